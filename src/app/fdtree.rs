@@ -1,0 +1,400 @@
+//! `fslab fdtree`: argument checks, dry run, repetitions, and the three output formats.
+
+use crate::cli::{BackendArg, FdtreeArgs, OutputFormat};
+use crate::report::runsummary;
+use crate::runner::adhoc::{self, AdhocOptions};
+use crate::runner::progress::ProgressObserver;
+use crate::stats::Thresholds;
+use crate::units::fmt_bytes;
+use crate::workload::fdtree::{self, Backend, Fdtree, FdtreeParams, Mode, RepOutcome};
+use crate::workload::{Target, Workload};
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+/// Version of the JSON document printed by `--format json`.
+pub const JSON_SCHEMA: &str = "fslab.fdtree.v1";
+
+fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
+    let mode = match (a.create_only, a.remove_only) {
+        (true, false) => Mode::CreateOnly,
+        (false, true) => Mode::RemoveOnly,
+        // fdtree: both or neither means the full cycle.
+        _ => Mode::Full,
+    };
+    if mode != Mode::Full && a.repeat > 1 {
+        crate::bail_usage!(
+            "--repeat {} needs the full cycle; drop -C/-R or use --repeat 1",
+            a.repeat
+        );
+    }
+    if !a.roots.is_empty() && mode != Mode::RemoveOnly {
+        crate::bail_usage!("--root only applies to -R (remove only); drop --root or add -R");
+    }
+    if a.repeat == 0 {
+        crate::bail_usage!("--repeat 0: at least one repetition is needed; use --repeat 1 or more");
+    }
+    if a.min_phase.is_nan() || a.min_phase < 0.0 {
+        crate::bail_usage!("--min-phase must be a number of seconds ≥ 0");
+    }
+    let backend = match a.backend {
+        BackendArg::Fs => Backend::Fs,
+        BackendArg::Null => Backend::Null,
+    };
+    if backend == Backend::Null && mode != Mode::Full {
+        crate::bail_usage!("--backend null runs the full cycle only; drop -C/-R");
+    }
+    let p = FdtreeParams {
+        dirs: a.dirs,
+        files: a.files,
+        size_blocks: a.size,
+        levels: a.levels,
+        threads: a.threads,
+        sync: a.sync,
+        mode,
+        backend,
+        keep: a.keep,
+        roots: a.roots.clone(),
+    };
+    p.validate()?;
+    Ok(p)
+}
+
+/// Find the trees a create-only run left under `dir` for this host.
+fn find_roots(dir: &Path, threads: usize) -> Result<Vec<String>> {
+    let prefix = format!("LEVEL0.{}.", crate::sysinfo::short_hostname());
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| crate::error::usage(format!("cannot read {}: {e}; check -o", dir.display())))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    found.sort();
+    if found.len() == threads {
+        return Ok(found);
+    }
+    if found.is_empty() {
+        crate::bail_usage!(
+            "-R found no tree named {prefix}* in {}; create one with -C first or name it with --root",
+            dir.display()
+        );
+    }
+    crate::bail_usage!(
+        "-R found {} trees in {} ({}) but --threads is {threads}; name the ones to remove with --root",
+        found.len(),
+        dir.display(),
+        found.join(", ")
+    )
+}
+
+/// Run `fslab fdtree`.
+pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
+    let mut params = params_from(&a)?;
+    let format = if a.json { OutputFormat::Json } else { a.format };
+    let per_tree = params.counts()?;
+    let total = params.total_counts()?;
+
+    if params.backend == Backend::Fs {
+        crate::workload::check_writable_dir(&a.start_dir, "-o")?;
+    }
+    if params.mode == Mode::RemoveOnly && params.roots.is_empty() {
+        params.roots = find_roots(&a.start_dir, params.threads)?;
+    }
+    if params.mode == Mode::RemoveOnly && params.roots.len() != params.threads {
+        crate::bail_usage!(
+            "-R with --threads {} needs {} --root names, got {}",
+            params.threads,
+            params.threads,
+            params.roots.len()
+        );
+    }
+    let start_dir = if params.backend == Backend::Fs {
+        std::fs::canonicalize(&a.start_dir)?
+    } else {
+        a.start_dir.clone()
+    };
+    let target = Target::new(&start_dir);
+    let mut engine = Fdtree::new(params.clone());
+
+    if a.dry_run {
+        return dry_run(&params, &engine, &target, format);
+    }
+    if params.backend == Backend::Fs {
+        // Before anything is created: does it fit?
+        engine.prepare(&target)?;
+    }
+
+    let mut store = if a.no_store {
+        None
+    } else {
+        Some(super::open_store(db)?)
+    };
+    let obs = ProgressObserver::new(!a.quiet && format != OutputFormat::Json, "fdtree");
+    let fdtree_fmt = format == OutputFormat::Fdtree;
+    let start_display = a.start_dir.clone();
+    let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &dyn Workload| {
+        if fdtree_fmt {
+            if let Some(out) = last_outcome(w) {
+                crate::out!("{}", fdtree_report(&params, &start_display, &out));
+            }
+        }
+    };
+    let label = format!(
+        "fdtree -d {} -f {} -s {} -l {}{}",
+        params.dirs,
+        params.files,
+        params.size_blocks,
+        params.levels,
+        if params.threads > 1 {
+            format!(" --threads {}", params.threads)
+        } else {
+            String::new()
+        }
+    );
+    let result = adhoc::run(
+        AdhocOptions {
+            repeat: a.repeat,
+            store: store.as_mut(),
+            name: "fdtree".into(),
+            command_line: super::command_line(),
+            params: serde_json::to_value(&params)?,
+            label,
+        },
+        &mut engine,
+        &target,
+        &obs,
+        &mut on_rep,
+    )?;
+
+    let sums = runsummary::summarize_reps(&result.reps);
+    let thresholds = Thresholds {
+        min_phase_seconds: a.min_phase,
+        ..Thresholds::default()
+    };
+    let warnings = runsummary::warnings(&sums, &thresholds);
+    match format {
+        OutputFormat::Json => {
+            let doc = serde_json::json!({
+                "schema": JSON_SCHEMA,
+                "fslab_version": env!("CARGO_PKG_VERSION"),
+                "run_id": result.study,
+                "params": params,
+                "counts": {"per_tree": per_tree, "total": total, "units": {"dirs": "count", "files": "count", "bytes": "B"}},
+                "start_dir": start_dir,
+                "fs_type": target.fs_type,
+                "sync_timed": params.sync,
+                "repetitions": result.reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
+                    "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
+                })).collect::<Vec<_>>()).collect::<Vec<_>>(),
+                "summary": runsummary::to_json(&sums),
+                "warnings": warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+                "environment": result.environment.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+                "error": result.error.as_ref().map(|e| format!("{e:#}")),
+            });
+            crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+        }
+        OutputFormat::Table | OutputFormat::Fdtree => {
+            if format == OutputFormat::Table && !result.reps.is_empty() {
+                crate::outln!(
+                    "{}",
+                    header(&params, &start_dir, target.fs_type.as_deref())?
+                );
+                crate::outln!("{}", runsummary::render_table(&sums));
+            }
+            if format == OutputFormat::Table || !warnings.is_empty() {
+                for w in &warnings {
+                    crate::outln!("warning: {w}");
+                }
+            }
+            if let Some(id) = result.study {
+                eprintln!("stored as run {id}: fslab show {id}");
+            }
+        }
+    }
+    if params.mode == Mode::CreateOnly && result.error.is_none() {
+        eprintln!(
+            "tree kept: {} (remove it with: fslab fdtree -R -o {} {})",
+            engine
+                .root_names()
+                .iter()
+                .map(|n| start_dir.join(n).display().to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+            a.start_dir.display(),
+            shape_flags(&params)
+        );
+    }
+    match result.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn last_outcome(w: &dyn Workload) -> Option<RepOutcome> {
+    w.as_any()
+        .downcast_ref::<Fdtree>()
+        .and_then(|f| f.last.clone())
+}
+
+fn shape_flags(p: &FdtreeParams) -> String {
+    format!(
+        "-d {} -f {} -s {} -l {}",
+        p.dirs, p.files, p.size_blocks, p.levels
+    )
+}
+
+fn header(p: &FdtreeParams, dir: &Path, fs: Option<&str>) -> Result<String> {
+    let t = p.total_counts()?;
+    let sync = if p.sync {
+        "syncfs timed at the end of every phase (--sync)"
+    } else {
+        "syncfs not timed (the default, like fdtree; --sync counts writeback)"
+    };
+    let backend = match p.backend {
+        Backend::Fs => format!("{} ({})", dir.display(), fs.unwrap_or("unknown fs")),
+        Backend::Null => "null backend (no system calls)".to_string(),
+    };
+    Ok(format!(
+        "fdtree {} on {backend}: {} dirs, {} files, {} per repetition; {} thread(s); {sync}",
+        shape_flags(p),
+        t.dirs,
+        t.files,
+        fmt_bytes(t.bytes),
+        p.threads
+    ))
+}
+
+fn dry_run(p: &FdtreeParams, engine: &Fdtree, target: &Target, format: OutputFormat) -> Result<()> {
+    let per = p.counts()?;
+    let t = p.total_counts()?;
+    let req = engine.requirements();
+    let free = if p.backend == Backend::Fs {
+        Some(crate::sysinfo::free_space(target.dir())?)
+    } else {
+        None
+    };
+    let fits =
+        free.map(|f| req.bytes <= f.bytes && (f.inodes_total == 0 || req.inodes <= f.inodes));
+    if format == OutputFormat::Json {
+        let doc = serde_json::json!({
+            "schema": JSON_SCHEMA,
+            "dry_run": true,
+            "params": p,
+            "counts": {"per_tree": per, "total": t},
+            "requirements": {"bytes": req.bytes, "inodes": req.inodes},
+            "free": free.map(|f| serde_json::json!({"bytes": f.bytes, "inodes": f.inodes, "inodes_total": f.inodes_total})),
+            "fits": fits,
+        });
+        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    crate::outln!(
+        "fdtree {} ({} thread(s)), dry run: nothing created",
+        shape_flags(p),
+        p.threads
+    );
+    crate::outln!("  directories: {} ({} per tree)", t.dirs, per.dirs);
+    crate::outln!(
+        "  files:       {} ({} per tree, {} KiB each)",
+        t.files,
+        per.files,
+        p.size_blocks * 4
+    );
+    crate::outln!(
+        "  file data:   {} ({} KiB)",
+        fmt_bytes(t.bytes),
+        t.bytes / 1024
+    );
+    crate::outln!(
+        "  needs about  {} and {} inodes",
+        fmt_bytes(req.bytes),
+        req.inodes
+    );
+    if let Some(f) = free {
+        let inodes = if f.inodes_total == 0 {
+            "no fixed inode limit".to_string()
+        } else {
+            format!("{} inodes", f.inodes)
+        };
+        crate::outln!(
+            "  {} has   {} and {inodes} free: {}",
+            target.dir().display(),
+            fmt_bytes(f.bytes),
+            if fits == Some(true) {
+                "fits"
+            } else {
+                "DOES NOT FIT"
+            }
+        );
+    }
+    Ok(())
+}
+
+/// fdtree.bash's report for one repetition, with sub-second times and fractional rates.
+pub fn fdtree_report(p: &FdtreeParams, start: &Path, out: &RepOutcome) -> String {
+    use std::fmt::Write;
+    let t = p.total_counts().unwrap_or(fdtree::Counts {
+        dirs: 0,
+        files: 0,
+        bytes: 0,
+    });
+    let mut s = String::new();
+    let root = out.roots.first().cloned().unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "fdtree-1.0.2 (fslab {}): starting at {}/{}/",
+        env!("CARGO_PKG_VERSION"),
+        start.display(),
+        root
+    );
+    let _ = writeln!(
+        s,
+        "\tcreating/deleting {} directory levels with {} directories at each level",
+        p.levels, p.dirs
+    );
+    let _ = writeln!(s, "\tfor a total of {} directories", t.dirs);
+    let _ = writeln!(
+        s,
+        "\twith {} files of size {}KiB per directory",
+        p.files,
+        p.size_blocks * 4
+    );
+    let _ = writeln!(
+        s,
+        "\tfor a total of {} files and {}KiB",
+        t.files,
+        t.bytes / 1024
+    );
+    let date = |secs: f64| {
+        (out.started + chrono::Duration::nanoseconds((secs * 1e9) as i64))
+            .format("%a %b %e %H:%M:%S %Y")
+            .to_string()
+    };
+    for ph in &out.phases {
+        let rate = ph.items as f64 / ph.elapsed.max(1e-9);
+        let _ = writeln!(s, "{}", date(ph.t_in));
+        let _ = writeln!(s, "{}", date(ph.t_out));
+        let times = format!("{:.3}, {:.3}, {:.3}", ph.t_in, ph.t_out, ph.elapsed);
+        match ph.phase {
+            "dir_create" => {
+                let _ = writeln!(s, "DIRECTORY CREATE TIME IN, OUT, TOTAL = {times}");
+                let _ = writeln!(s, "\tDirectory creates per second =  {rate:.2}");
+            }
+            "file_create" => {
+                let _ = writeln!(s, "FILE CREATE TIME IN, OUT, TOTAL      = {times}");
+                let _ = writeln!(s, "\tFile creates per second      =  {rate:.2}");
+                let kib = (ph.items * p.file_bytes()) as f64 / 1024.0 / ph.elapsed.max(1e-9);
+                let _ = writeln!(s, "\tKiB per second               =  {kib:.2}");
+            }
+            "file_remove" => {
+                let _ = writeln!(s, "FILE REMOVE TIME IN, OUT, TOTAL      = {times}");
+                let _ = writeln!(s, "\tFile removals per second     =  {rate:.2}");
+            }
+            _ => {
+                let _ = writeln!(s, "DIRECTORY REMOVE TIME IN, OUT, TOTAL = {times}");
+                let _ = writeln!(s, "\tDirectory removals per second =  {rate:.2}");
+            }
+        }
+    }
+    s
+}

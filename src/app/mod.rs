@@ -1,0 +1,39 @@
+//! One function per subcommand: turn parsed arguments into work and print the result.
+
+mod fdtree;
+mod list;
+
+use crate::cli::{Cli, Command};
+use crate::store::Store;
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// Run the parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    let db = cli.db.clone();
+    match cli.command {
+        Command::Fdtree(a) => fdtree::run(a, db),
+        Command::List(a) => list::list(a, db),
+        Command::Show(a) => list::show(a, db),
+    }
+}
+
+/// Open the results database chosen by `--db` or the default.
+pub fn open_store(db: Option<PathBuf>) -> Result<Store> {
+    let path = db.unwrap_or_else(crate::store::default_path);
+    Store::open(&path)
+}
+
+/// The command line as typed, quoted where needed, for the store.
+pub fn command_line() -> String {
+    std::env::args()
+        .map(|a| {
+            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            } else {
+                a
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,177 @@
+//! Command-line definitions (clap derive). Every option's help states its default.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// fslab: provision file-system configurations, run fdtree/IOzone/dbench-compatible
+/// engines at system-call speed, store every sample, and report with statistics.
+#[derive(Debug, Parser)]
+#[command(
+    name = "fslab",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Results database. Default: $FSLAB_DB, else ~/.local/share/fslab/results.db.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Metadata tree benchmark compatible with fdtree.bash (directory create, file create,
+    /// file remove, directory remove).
+    #[command(after_long_help = FDTREE_EXAMPLES)]
+    Fdtree(FdtreeArgs),
+    /// List stored runs and studies, newest first.
+    List(ListArgs),
+    /// Show one stored run or study with its summary.
+    Show(ShowArgs),
+}
+
+const FDTREE_EXAMPLES: &str = "\
+Examples:
+  fslab fdtree -d 20 -f 40 -s 1 -l 3 -o /mnt/test     8,421 dirs and 336,840 files of 4 KiB
+  fslab fdtree -o /mnt/test --repeat 10 --sync         ten cycles, writeback counted
+  fslab fdtree --dry-run -d 10 -l 6 -o /mnt/test       print the counts and the space needed
+  fslab fdtree --backend null -d 10 -l 5 -f 100        fslab's own cost per operation
+  fslab fdtree -C -o /mnt/test; fslab fdtree -R -o /mnt/test   create now, remove later";
+
+/// Output format of engine commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// A summary table (mean, sd, 95% CI, min, max, cv per metric).
+    Table,
+    /// fdtree.bash's report lines for every repetition, with sub-second values.
+    Fdtree,
+    /// One versioned JSON document with units.
+    Json,
+}
+
+/// Backend of the fdtree engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// The file system under -o.
+    Fs,
+    /// No system calls: measures fslab's own overhead per operation.
+    Null,
+}
+
+/// `fslab fdtree`.
+#[derive(Debug, Args)]
+pub struct FdtreeArgs {
+    /// Subdirectories per directory (fdtree -d).
+    #[arg(short = 'd', long = "dirs", default_value_t = 10, value_name = "N")]
+    pub dirs: u64,
+    /// Files in every directory, root and leaves included (fdtree -f).
+    #[arg(short = 'f', long = "files", default_value_t = 10, value_name = "N")]
+    pub files: u64,
+    /// File size in 4 KiB blocks; 0 makes empty files (fdtree -s).
+    #[arg(
+        short = 's',
+        long = "size",
+        default_value_t = 10,
+        value_name = "BLOCKS"
+    )]
+    pub size: u64,
+    /// Levels below the root directory (fdtree -l).
+    #[arg(short = 'l', long = "levels", default_value_t = 4, value_name = "N")]
+    pub levels: u32,
+    /// Start directory; the tree is made inside it as LEVEL0.<host>.<pid> (fdtree -o).
+    #[arg(
+        short = 'o',
+        long = "start-dir",
+        default_value = ".",
+        value_name = "DIR"
+    )]
+    pub start_dir: PathBuf,
+    /// Create only: run the two create phases and leave the tree in place (fdtree -C).
+    #[arg(short = 'C', long = "create-only")]
+    pub create_only: bool,
+    /// Remove only: run the two remove phases on a tree left by -C (fdtree -R). The tree is
+    /// found under -o by name (LEVEL0.<host>.*) unless --root names it.
+    #[arg(short = 'R', long = "remove-only")]
+    pub remove_only: bool,
+    /// With -R: the tree root(s) to remove, names inside -o (one per thread).
+    #[arg(long = "root", value_name = "NAME")]
+    pub roots: Vec<String>,
+    /// Run the whole cycle N times and report mean, sd and 95% CI.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeat: u32,
+    /// Worker threads, each with its own tree, starting every phase together.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub threads: usize,
+    /// End every phase with syncfs inside its timing, so writeback is counted.
+    /// Default: off, like fdtree (dirty data may still be in memory when a phase ends).
+    #[arg(long)]
+    pub sync: bool,
+    /// Print the counts and the space needed, create nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+    /// Same as --format json.
+    #[arg(long)]
+    pub json: bool,
+    /// Where operations go.
+    #[arg(long, value_enum, default_value_t = BackendArg::Fs)]
+    pub backend: BackendArg,
+    /// Keep a partial tree after an error or Ctrl-C (default: remove it).
+    #[arg(long)]
+    pub keep: bool,
+    /// Warn when a phase takes less than this many seconds on average.
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    pub min_phase: f64,
+    /// Do not record the run in the results database.
+    #[arg(long)]
+    pub no_store: bool,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `fslab list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `fslab show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run or study id (see `fslab list`).
+    pub id: i64,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn fdtree_defaults_are_fdtree_defaults() {
+        let c = Cli::try_parse_from(["fslab", "fdtree"]).unwrap();
+        let Command::Fdtree(a) = c.command else {
+            panic!()
+        };
+        assert_eq!((a.dirs, a.files, a.size, a.levels), (10, 10, 10, 4));
+        assert_eq!(a.start_dir, PathBuf::from("."));
+    }
+}

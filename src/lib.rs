@@ -1,0 +1,43 @@
+//! fslab: a file-system benchmarking lab.
+//!
+//! Layers (dependencies point one way): `cli → app → runner → {provision, workload, store}
+//! → stats`; `report → {store, stats}`; `stats` imports nothing of ours and does no I/O.
+//! See `../shared/DESIGN.md` in the project history and `doc/` for the contracts.
+
+#![warn(missing_docs)]
+
+/// Print a line to stdout, ignoring a closed pipe (`fslab … | head` must not panic or
+/// leave a half-made tree behind because its reader went away).
+#[macro_export]
+macro_rules! outln {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock());
+    }};
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// Print to stdout without a newline, ignoring a closed pipe.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+pub mod app;
+pub mod cli;
+pub mod error;
+pub mod metric;
+pub mod report;
+pub mod runner;
+pub mod signal;
+pub mod stats;
+pub mod store;
+pub mod sysinfo;
+pub mod units;
+pub mod workload;

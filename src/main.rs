@@ -1,0 +1,46 @@
+//! The `fslab` binary: parse the command line, run, map errors to exit codes
+//! (0 ok, 1 some study cells failed, 2 bad input or error, 130 interrupted).
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = match fslab::cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+                || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            {
+                let _ = e.print();
+                return ExitCode::from(
+                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                        2
+                    } else {
+                        0
+                    },
+                );
+            }
+            // One line: clap's first line plus where to look.
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ");
+            eprintln!("fslab: {first}; see `fslab help`");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = fslab::signal::install() {
+        eprintln!("fslab: cannot install the Ctrl-C handler: {e}");
+        return ExitCode::from(2);
+    }
+    match fslab::app::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fslab: {e:#}");
+            ExitCode::from(fslab::error::exit_code(&e))
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! Measured values in long format: one [`Metric`] is one number of one repetition.
+//!
+//! Every engine (fdtree, IOzone, dbench) reports a flat list of metrics, so the store and
+//! the reports never need to know which workload produced them.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The unit of a metric. Stored as its short string (`as_str`) so the database stays readable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum Unit {
+    /// Elapsed wall-clock time in seconds.
+    Seconds,
+    /// Latency in milliseconds.
+    Millis,
+    /// Directories created or removed per second.
+    DirsPerSec,
+    /// Files created or removed per second.
+    FilesPerSec,
+    /// Generic operations per second.
+    OpsPerSec,
+    /// Throughput in KiB/s (1024 bytes), as IOzone and fdtree report it.
+    KiBPerSec,
+    /// Throughput in MB/s (10^6 bytes), as dbench reports it.
+    MBPerSec,
+    /// A count of items (files, operations, records).
+    Count,
+    /// A number of bytes.
+    Bytes,
+    /// A percentage (for example CPU use).
+    Percent,
+}
+
+impl Unit {
+    /// All units, for parsing and documentation.
+    pub const ALL: [Unit; 10] = [
+        Unit::Seconds,
+        Unit::Millis,
+        Unit::DirsPerSec,
+        Unit::FilesPerSec,
+        Unit::OpsPerSec,
+        Unit::KiBPerSec,
+        Unit::MBPerSec,
+        Unit::Count,
+        Unit::Bytes,
+        Unit::Percent,
+    ];
+
+    /// The short unit string used in the store, JSON and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Seconds => "s",
+            Unit::Millis => "ms",
+            Unit::DirsPerSec => "dirs/s",
+            Unit::FilesPerSec => "files/s",
+            Unit::OpsPerSec => "ops/s",
+            Unit::KiBPerSec => "KiB/s",
+            Unit::MBPerSec => "MB/s",
+            Unit::Count => "count",
+            Unit::Bytes => "B",
+            Unit::Percent => "%",
+        }
+    }
+
+    /// Parse the short unit string written by [`Unit::as_str`].
+    pub fn parse(s: &str) -> Option<Unit> {
+        Unit::ALL.into_iter().find(|u| u.as_str() == s)
+    }
+
+    /// Whether a larger value is better (rates) or worse (times, latencies).
+    /// Counts and bytes are treated as "higher is better" (more work done).
+    pub fn higher_is_better(self) -> bool {
+        !matches!(self, Unit::Seconds | Unit::Millis)
+    }
+
+    /// Whether this unit is a rate (per second).
+    pub fn is_rate(self) -> bool {
+        matches!(
+            self,
+            Unit::DirsPerSec
+                | Unit::FilesPerSec
+                | Unit::OpsPerSec
+                | Unit::KiBPerSec
+                | Unit::MBPerSec
+        )
+    }
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One measured value of one repetition.
+///
+/// `phase` names what was measured (`file_create`, `random_read`, `NTCreateX`),
+/// `name` names the statistic (`rate`, `elapsed`, `throughput`, `p99_latency`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// What was measured, e.g. `dir_create`.
+    pub phase: String,
+    /// Which number of that phase, e.g. `rate`.
+    pub name: String,
+    /// The unit of `value`.
+    pub unit: Unit,
+    /// The value.
+    pub value: f64,
+}
+
+impl Metric {
+    /// Build a metric.
+    pub fn new(phase: impl Into<String>, name: impl Into<String>, unit: Unit, value: f64) -> Self {
+        Metric {
+            phase: phase.into(),
+            name: name.into(),
+            unit,
+            value,
+        }
+    }
+
+    /// `phase.name`, the key used by `--metric` filters and reports.
+    pub fn key(&self) -> String {
+        format!("{}.{}", self.phase, self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unit_strings_round_trip() {
+        for u in Unit::ALL {
+            assert_eq!(Unit::parse(u.as_str()), Some(u));
+        }
+        assert_eq!(Unit::parse("furlongs"), None);
+    }
+
+    #[test]
+    fn times_are_lower_is_better() {
+        assert!(!Unit::Seconds.higher_is_better());
+        assert!(!Unit::Millis.higher_is_better());
+        assert!(Unit::FilesPerSec.higher_is_better());
+        assert!(Unit::KiBPerSec.is_rate());
+        assert!(!Unit::Seconds.is_rate());
+    }
+
+    #[test]
+    fn metric_key_joins_phase_and_name() {
+        let m = Metric::new("file_create", "rate", Unit::FilesPerSec, 1.0);
+        assert_eq!(m.key(), "file_create.rate");
+    }
+}

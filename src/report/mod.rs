@@ -1,0 +1,3 @@
+//! Turning stored or fresh samples into text: summary tables, JSON, warnings.
+
+pub mod runsummary;

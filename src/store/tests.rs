@@ -1,0 +1,147 @@
+use super::*;
+use crate::metric::Unit;
+
+fn sample_study(store: &Store) -> (i64, i64, i64) {
+    let s = store
+        .begin_study(&NewStudy {
+            kind: "study",
+            name: "t".into(),
+            command_line: "fslab study run t.toml".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    let c = store
+        .add_cell(
+            s,
+            &NewCell {
+                idx: 0,
+                label: "journal=16MB".into(),
+                factors: vec![("journal".into(), "16MB".into())],
+                config: serde_json::json!({"fs": "ext4"}),
+            },
+        )
+        .unwrap();
+    let w = store
+        .add_workload(s, 0, "fdtree", "small", &serde_json::json!({"dirs": 2}))
+        .unwrap();
+    (s, c, w)
+}
+
+fn trial<'a>(c: i64, w: i64, rep: u32, metrics: &'a [Metric]) -> NewTrial<'a> {
+    NewTrial {
+        cell: c,
+        workload: w,
+        repetition: rep,
+        order_index: rep,
+        status: "ok",
+        error: None,
+        cache_policy: "none",
+        started_at: now(),
+        finished_at: now(),
+        wall_seconds: 1.0,
+        metrics,
+        histograms: &[],
+    }
+}
+
+#[test]
+fn round_trip_of_a_study() {
+    let mut store = Store::open_in_memory().unwrap();
+    let (s, c, w) = sample_study(&store);
+    let m = [
+        Metric::new("file_create", "rate", Unit::FilesPerSec, 1234.5),
+        Metric::new("file_create", "elapsed", Unit::Seconds, 2.5),
+    ];
+    store.record_trial(&trial(c, w, 1, &m)).unwrap();
+    store
+        .set_environment(s, &[("kernel".into(), "6.1".into())])
+        .unwrap();
+    store
+        .set_series(c, w, "complete", Some("fixed"), None)
+        .unwrap();
+    store.set_study_status(s, "complete").unwrap();
+    let d = store.load(s).unwrap().unwrap();
+    assert_eq!(d.study.status, "complete");
+    assert!(d.study.finished_at.is_some());
+    assert_eq!(
+        d.cells[0].factors,
+        vec![("journal".to_string(), "16MB".to_string())]
+    );
+    assert_eq!(d.workloads[0].kind, "fdtree");
+    assert_eq!(d.trials.len(), 1);
+    assert_eq!(d.trials[0].samples, m.to_vec());
+    assert_eq!(
+        d.environment,
+        vec![("kernel".to_string(), "6.1".to_string())]
+    );
+    assert_eq!(d.series[0].stop_reason.as_deref(), Some("fixed"));
+    assert_eq!(store.completed_repetitions(c, w).unwrap(), 1);
+    assert_eq!(store.next_order_index(s).unwrap(), 2);
+}
+
+#[test]
+fn a_counted_repetition_cannot_be_stored_twice() {
+    let mut store = Store::open_in_memory().unwrap();
+    let (_, c, w) = sample_study(&store);
+    let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
+    store.record_trial(&trial(c, w, 1, &m)).unwrap();
+    assert!(store.record_trial(&trial(c, w, 1, &m)).is_err());
+    // Only one sample row survives: the failed insert rolled back its whole transaction.
+    assert_eq!(store.trials(1).unwrap().len(), 1);
+}
+
+#[test]
+fn a_failing_sample_rolls_back_the_trial() {
+    let mut store = Store::open_in_memory().unwrap();
+    let (s, c, w) = sample_study(&store);
+    // Two samples with the same (phase, metric) violate the primary key.
+    let m = [
+        Metric::new("p", "rate", Unit::OpsPerSec, 1.0),
+        Metric::new("p", "rate", Unit::OpsPerSec, 2.0),
+    ];
+    assert!(store.record_trial(&trial(c, w, 1, &m)).is_err());
+    assert!(store.trials(s).unwrap().is_empty());
+}
+
+#[test]
+fn schema_version_is_set_and_reopen_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("sub/r.db");
+    {
+        let store = Store::open(&p).unwrap();
+        let v: i64 = store
+            .conn()
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
+        sample_study(&store);
+    }
+    let store = Store::open(&p).unwrap();
+    assert_eq!(store.list_studies().unwrap().len(), 1);
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("r.db");
+    {
+        let c = rusqlite::Connection::open(&p).unwrap();
+        c.pragma_update(None, "user_version", 99).unwrap();
+    }
+    let err = Store::open(&p).err().unwrap().to_string();
+    assert!(err.contains("newer than this fslab"), "{err}");
+}
+
+#[test]
+fn deleting_a_study_cascades() {
+    let mut store = Store::open_in_memory().unwrap();
+    let (s, c, w) = sample_study(&store);
+    let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
+    store.record_trial(&trial(c, w, 1, &m)).unwrap();
+    store.delete_study(s).unwrap();
+    let n: i64 = store
+        .conn()
+        .query_row("SELECT COUNT(*) FROM sample", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 0);
+}

@@ -1,0 +1,246 @@
+//! Facts about the machine and its file systems: free space, file-system type, memory,
+//! kernel, CPU. Read from statvfs, /proc and /sys; no external commands.
+
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// Free space of a file system, as statvfs reports it to an unprivileged writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FreeSpace {
+    /// Bytes available to non-root users (f_bavail × f_frsize).
+    pub bytes: u64,
+    /// Free inodes available (f_favail).
+    pub inodes: u64,
+    /// Total inodes (0 where the file system has no fixed inode count, e.g. btrfs).
+    pub inodes_total: u64,
+}
+
+/// statvfs of the file system holding `dir`.
+pub fn free_space(dir: &Path) -> Result<FreeSpace> {
+    let st = rustix::fs::statvfs(dir).with_context(|| format!("statvfs {}", dir.display()))?;
+    Ok(FreeSpace {
+        bytes: st.f_bavail.saturating_mul(st.f_frsize),
+        inodes: st.f_favail,
+        inodes_total: st.f_files,
+    })
+}
+
+/// One line of /proc/self/mountinfo that matters to us.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountEntry {
+    /// Where it is mounted.
+    pub mount_point: PathBuf,
+    /// File-system type (`ext4`, `tmpfs`, …).
+    pub fs_type: String,
+    /// The mount source (a device path for block file systems).
+    pub source: String,
+    /// Per-mount and super-block options joined with commas.
+    pub options: String,
+}
+
+/// Unescape the octal escapes (`\040` for space) used in /proc mount tables.
+fn unescape_mount_field(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 4 <= b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = u16::from(b[i + 1] - b'0') * 64
+                + u16::from(b[i + 2] - b'0') * 8
+                + u16::from(b[i + 3] - b'0');
+            out.push(v as u8);
+            i += 4;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parse the text of /proc/self/mountinfo.
+pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
+    let mut v = Vec::new();
+    for line in text.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let lf: Vec<&str> = left.split(' ').collect();
+        let rf: Vec<&str> = right.split(' ').collect();
+        if lf.len() < 6 || rf.len() < 2 {
+            continue;
+        }
+        let mut options = lf[5].to_string();
+        if let Some(sb) = rf.get(2) {
+            options.push(',');
+            options.push_str(sb);
+        }
+        v.push(MountEntry {
+            mount_point: PathBuf::from(unescape_mount_field(lf[4])),
+            fs_type: rf[0].to_string(),
+            source: unescape_mount_field(rf[1]),
+            options,
+        });
+    }
+    v
+}
+
+/// The mounts of this process's namespace.
+pub fn mounts() -> Vec<MountEntry> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .map(|t| parse_mountinfo(&t))
+        .unwrap_or_default()
+}
+
+/// The mount holding `path` (longest mount-point prefix of its canonical path).
+pub fn mount_of(path: &Path) -> Option<MountEntry> {
+    let canon = std::fs::canonicalize(path).ok()?;
+    mounts()
+        .into_iter()
+        .filter(|m| canon.starts_with(&m.mount_point))
+        // Later entries shadow earlier ones on the same mount point.
+        .enumerate()
+        .max_by_key(|(i, m)| (m.mount_point.as_os_str().len(), *i))
+        .map(|(_, m)| m)
+}
+
+/// The file-system type of the mount holding `path`, if it can be found.
+pub fn fs_type_of(path: &Path) -> Option<String> {
+    mount_of(path).map(|m| m.fs_type)
+}
+
+/// Total RAM in bytes (MemTotal from /proc/meminfo).
+pub fn total_ram() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+/// The short host name (up to the first dot), as `hostname -s` prints it.
+pub fn short_hostname() -> String {
+    let uts = rustix::system::uname();
+    let full = uts.nodename().to_string_lossy().into_owned();
+    full.split('.').next().unwrap_or("localhost").to_string()
+}
+
+/// Kernel release and version (`uname -r -v`).
+pub fn kernel() -> String {
+    let uts = rustix::system::uname();
+    format!(
+        "{} {} {}",
+        uts.sysname().to_string_lossy(),
+        uts.release().to_string_lossy(),
+        uts.version().to_string_lossy()
+    )
+}
+
+/// CPU model name and the number of online CPUs.
+pub fn cpu() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let n = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    format!("{model} ({n} CPUs)")
+}
+
+/// Whether the process runs as root (euid 0).
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// The environment recorded with every run: host, kernel, CPU, RAM, fslab version, and
+/// (when `target` is given) the file system, mount options and device under it.
+pub fn environment(target: Option<&Path>) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("host".to_string(), short_hostname()),
+        ("kernel".to_string(), kernel()),
+        ("cpu".to_string(), cpu()),
+        ("ram_bytes".to_string(), total_ram().to_string()),
+        (
+            "fslab_version".to_string(),
+            env!("CARGO_PKG_VERSION").to_string(),
+        ),
+    ];
+    if let Some(m) = target.and_then(mount_of) {
+        env.push(("target_fs".into(), m.fs_type.clone()));
+        env.push(("target_mount".into(), m.mount_point.display().to_string()));
+        env.push(("target_mount_options".into(), m.options.clone()));
+        env.push(("target_device".into(), m.source.clone()));
+        if let Some(sched) = scheduler_of_device(&m.source) {
+            env.push(("target_scheduler".into(), sched));
+        }
+    }
+    env.sort();
+    env
+}
+
+/// The active I/O scheduler of a block device (`/sys/block/<dev>/queue/scheduler`, the
+/// bracketed entry), or `None` for non-block sources and partitions we cannot map.
+pub fn scheduler_of_device(source: &str) -> Option<String> {
+    let name = Path::new(source).file_name()?.to_str()?;
+    let text = std::fs::read_to_string(format!("/sys/block/{name}/queue/scheduler")).ok()?;
+    let active = text
+        .split_whitespace()
+        .find(|w| w.starts_with('['))
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string());
+    active.or_else(|| Some(text.trim().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "\
+22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,discard
+30 22 0:25 / /dev/shm rw,nosuid shared:2 - tmpfs tmpfs rw,size=100k
+41 22 7:0 / /mnt/with\\040space rw,noatime - xfs /dev/loop0 rw,logbufs=8
+";
+
+    #[test]
+    fn parses_mountinfo_lines() {
+        let m = parse_mountinfo(SAMPLE);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[0].mount_point, PathBuf::from("/"));
+        assert_eq!(m[0].fs_type, "ext4");
+        assert_eq!(m[0].source, "/dev/vda");
+        assert_eq!(m[1].fs_type, "tmpfs");
+        assert_eq!(m[2].mount_point, PathBuf::from("/mnt/with space"));
+        assert_eq!(m[2].options, "rw,noatime,rw,logbufs=8");
+    }
+
+    #[test]
+    fn free_space_of_tmp_is_positive() {
+        let f = free_space(Path::new("/tmp")).unwrap();
+        assert!(f.bytes > 0);
+    }
+
+    #[test]
+    fn root_mount_is_found() {
+        let m = mount_of(Path::new("/")).unwrap();
+        assert_eq!(m.mount_point, PathBuf::from("/"));
+    }
+
+    #[test]
+    fn hostname_has_no_dot() {
+        assert!(!short_hostname().contains('.'));
+        assert!(total_ram() > 0);
+    }
+}

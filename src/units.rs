@@ -1,0 +1,183 @@
+//! Parsing and printing of sizes and durations as users type them (`4k`, `1G`, `90s`, `2h`).
+//!
+//! Sizes are binary (k = 1024) as in IOzone, mkfs and losetup; a bare number is bytes unless
+//! the caller gives a different default multiplier (IOzone's `-s 512` means 512 KiB).
+
+use std::time::Duration;
+
+/// Parse a size such as `512`, `4k`, `16M`, `1g`, `2T` (binary multiples; optional `B`/`iB`).
+/// `bare` is the multiplier for a number without a suffix (1 for bytes, 1024 for KiB).
+pub fn parse_size_with(s: &str, bare: u64) -> Result<u64, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("empty size".into());
+    }
+    let lower = t.to_ascii_lowercase();
+    let bad = || format!("'{s}' is not a size; use a number with an optional k, m, g or t suffix");
+    // "16MiB", "16MB" and "16M" mean the same; "512B" is explicitly bytes.
+    let (stripped, explicit_bytes) = if let Some(r) = lower.strip_suffix("ib") {
+        (r, false)
+    } else if let Some(r) = lower.strip_suffix('b') {
+        (r, r.ends_with(|c: char| c.is_ascii_digit()))
+    } else {
+        (lower.as_str(), false)
+    };
+    let (num, mult) = match stripped.chars().last() {
+        Some('k') => (&stripped[..stripped.len() - 1], 1u64 << 10),
+        Some('m') => (&stripped[..stripped.len() - 1], 1u64 << 20),
+        Some('g') => (&stripped[..stripped.len() - 1], 1u64 << 30),
+        Some('t') => (&stripped[..stripped.len() - 1], 1u64 << 40),
+        Some(c) if c.is_ascii_digit() => (stripped, if explicit_bytes { 1 } else { bare }),
+        _ => return Err(bad()),
+    };
+    let n: u64 = num.trim().parse().map_err(|_| bad())?;
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size '{s}' is too large"))
+}
+
+/// Parse a size where a bare number means bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    parse_size_with(s, 1)
+}
+
+/// Parse a duration such as `90`, `90s`, `5m`, `2h`, `1h30m`, `500ms`. A bare number is seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let err = || format!("'{s}' is not a duration; use e.g. 90s, 5m, 2h or 1h30m");
+    if t.is_empty() {
+        return Err(err());
+    }
+    if let Ok(secs) = t.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 {
+            return Ok(Duration::from_secs_f64(secs));
+        }
+        return Err(err());
+    }
+    let mut total = 0.0f64;
+    let mut rest = t;
+    while !rest.is_empty() {
+        let idx = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(err)?;
+        if idx == 0 {
+            return Err(err());
+        }
+        let n: f64 = rest[..idx].parse().map_err(|_| err())?;
+        let after = &rest[idx..];
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let unit = &after[..unit_len];
+        let mult = match unit {
+            "ms" => 0.001,
+            "s" | "sec" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "d" => 86400.0,
+            _ => return Err(err()),
+        };
+        total += n * mult;
+        rest = &after[unit_len..];
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+/// Print bytes with a binary suffix, e.g. `1.5 GiB`.
+pub fn fmt_bytes(b: u64) -> String {
+    const U: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < U.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+/// Print a duration compactly: `850 ms`, `12.3 s`, `4m05s`, `2h03m`.
+pub fn fmt_duration(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else if s < 60.0 {
+        format!("{s:.1} s")
+    } else if s < 3600.0 {
+        format!("{}m{:02}s", (s / 60.0) as u64, (s as u64) % 60)
+    } else {
+        format!("{}h{:02}m", (s / 3600.0) as u64, ((s as u64) / 60) % 60)
+    }
+}
+
+/// Format a number with a sensible number of significant digits for tables.
+pub fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        // Four significant digits without an exponent: 0.001801, not 1.801e-3.
+        let decimals = (3 - a.log10().floor() as i32).clamp(2, 12) as usize;
+        format!("{v:.decimals$}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("512").unwrap(), 512);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("4K").unwrap(), 4096);
+        assert_eq!(parse_size("16M").unwrap(), 16 << 20);
+        assert_eq!(parse_size("1g").unwrap(), 1 << 30);
+        assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_size("2GB").unwrap(), 2 << 30);
+        assert_eq!(parse_size_with("512", 1024).unwrap(), 512 * 1024);
+        assert_eq!(parse_size_with("512b", 1024).unwrap(), 512);
+        assert!(parse_size("").is_err());
+        assert!(parse_size("x").is_err());
+        assert!(parse_size("4q").is_err());
+        assert!(parse_size("-4k").is_err());
+        assert!(parse_size("99999999999999t").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
+        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("-3").is_err());
+        assert!(parse_duration("5x").is_err());
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(fmt_bytes(100), "100 B");
+        assert_eq!(fmt_bytes(1536), "1.5 KiB");
+        assert_eq!(fmt_bytes(1 << 30), "1.0 GiB");
+        assert_eq!(fmt_duration(Duration::from_millis(850)), "850 ms");
+        assert_eq!(fmt_duration(Duration::from_secs(245)), "4m05s");
+        assert_eq!(fmt_num(12345.6), "12346");
+        assert_eq!(fmt_num(1.23456), "1.23");
+        assert_eq!(fmt_num(0.0018012), "0.001801");
+        assert_eq!(fmt_num(0.25), "0.2500");
+    }
+}

@@ -1,0 +1,442 @@
+//! Running one fdtree repetition: worker threads, phase barriers, timing and metrics.
+
+use super::tree::{FsOps, NullOps, Ops, Shape, WalkError, Walker};
+use super::{Backend, Counts, FdtreeParams, Mode, PHASES};
+use crate::metric::{Metric, Unit};
+use crate::workload::{Observer, Requirements, Target, Workload};
+use anyhow::{anyhow, Context, Result};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+/// Start and end of one worker's part of one phase.
+type Span = Option<(Instant, Instant)>;
+
+/// Timing of one phase of one repetition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseTiming {
+    /// Phase name (`dir_create`, …).
+    pub phase: &'static str,
+    /// Items done in the phase over all workers.
+    pub items: u64,
+    /// Seconds from the first worker's start to the last worker's finish (plus syncfs if asked).
+    pub elapsed: f64,
+    /// Seconds of the timed syncfs, if `--sync`.
+    pub sync: Option<f64>,
+    /// Per-worker elapsed seconds.
+    pub per_thread: Vec<f64>,
+    /// Spread of the workers' start times (seconds).
+    pub start_skew: f64,
+    /// Seconds since the start of the repetition at which the phase began and ended.
+    pub t_in: f64,
+    /// See `t_in`.
+    pub t_out: f64,
+}
+
+/// What one repetition produced.
+#[derive(Debug, Clone)]
+pub struct RepOutcome {
+    /// Phase timings in run order.
+    pub phases: Vec<PhaseTiming>,
+    /// The tree roots used (names inside the start directory).
+    pub roots: Vec<String>,
+    /// Wall-clock start and end of the phases (for fdtree's date lines).
+    pub started: chrono::DateTime<chrono::Local>,
+}
+
+/// The fdtree engine.
+pub struct Fdtree {
+    params: FdtreeParams,
+    counts: Counts,
+    /// Roots created by the current repetition, for cleanup.
+    live_roots: Vec<PathBuf>,
+    /// The last repetition's details, for fdtree-format output.
+    pub last: Option<RepOutcome>,
+}
+
+impl Fdtree {
+    /// An engine for validated parameters.
+    pub fn new(params: FdtreeParams) -> Fdtree {
+        // Parameters are validated by the caller; counts fall back to zeros if not.
+        let counts = params.counts().unwrap_or(Counts {
+            dirs: 0,
+            files: 0,
+            bytes: 0,
+        });
+        Fdtree {
+            params,
+            counts,
+            live_roots: Vec::new(),
+            last: None,
+        }
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &FdtreeParams {
+        &self.params
+    }
+
+    /// Root names for this process (`LEVEL0.<host>.<pid>[.<i>]`).
+    pub fn root_names(&self) -> Vec<String> {
+        if self.params.mode == Mode::RemoveOnly {
+            return self.params.roots.clone();
+        }
+        let base = format!(
+            "LEVEL0.{}.{}",
+            crate::sysinfo::short_hostname(),
+            std::process::id()
+        );
+        if self.params.threads == 1 {
+            vec![base]
+        } else {
+            (0..self.params.threads)
+                .map(|i| format!("{base}.{i}"))
+                .collect()
+        }
+    }
+
+    fn phases(&self) -> &'static [&'static str] {
+        match self.params.mode {
+            Mode::Full => &PHASES,
+            Mode::CreateOnly => &PHASES[..2],
+            Mode::RemoveOnly => &PHASES[2..],
+        }
+    }
+
+    /// Run one repetition and return its timings.
+    pub fn run_rep(&mut self, start_dir: &Path, obs: &dyn Observer) -> Result<RepOutcome> {
+        let names = self.root_names();
+        let started = chrono::Local::now();
+        let phases = match self.params.backend {
+            Backend::Fs => {
+                let base = FsOps::open_path(start_dir).with_context(|| {
+                    format!("cannot open start directory {}", start_dir.display())
+                })?;
+                if self.params.mode != Mode::RemoveOnly {
+                    for n in &names {
+                        let p = start_dir.join(n);
+                        if p.exists() {
+                            crate::bail_usage!(
+                                "{} already exists; remove it (or run with -R --root {n}) first",
+                                p.display()
+                            );
+                        }
+                    }
+                }
+                // Until the repetition succeeds, these are what cleanup removes.
+                self.live_roots = names.iter().map(|n| start_dir.join(n)).collect();
+                let fb = self.params.file_bytes();
+                self.run_phases(
+                    &names,
+                    obs,
+                    |_| FsOps::new(fb),
+                    |ops, n| Ok(ops.open_dir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
+                    |ops, n| Ok(ops.mkdir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
+                    |ops, n| Ok(ops.rmdir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
+                    Some(&base),
+                )?
+            }
+            Backend::Null => self.run_phases(
+                &names,
+                obs,
+                |_| NullOps,
+                |_, _| Ok(()),
+                |_, _| Ok(()),
+                |_, _| Ok(()),
+                None,
+            )?,
+        };
+        // Success: a full cycle removed its trees, create-only keeps them on purpose.
+        self.live_roots.clear();
+        let out = RepOutcome {
+            phases,
+            roots: names,
+            started,
+        };
+        self.last = Some(out.clone());
+        Ok(out)
+    }
+
+    /// The multi-threaded phase loop, generic over the operations.
+    #[allow(clippy::too_many_arguments)]
+    fn run_phases<O, MkOps, OpenRoot, MkRoot, RmRoot>(
+        &self,
+        names: &[String],
+        obs: &dyn Observer,
+        make_ops: MkOps,
+        open_root: OpenRoot,
+        mk_root: MkRoot,
+        rm_root: RmRoot,
+        sync_fd: Option<&rustix::fd::OwnedFd>,
+    ) -> Result<Vec<PhaseTiming>>
+    where
+        O: Ops,
+        MkOps: Fn(usize) -> O + Sync,
+        OpenRoot: Fn(&mut O, &str) -> Result<O::Dir> + Sync,
+        MkRoot: Fn(&mut O, &str) -> Result<()> + Sync,
+        RmRoot: Fn(&mut O, &str) -> Result<()> + Sync,
+    {
+        let threads = self.params.threads;
+        let phases = self.phases();
+        let shape = Shape {
+            dirs: self.params.dirs,
+            files: self.params.files,
+            levels: self.params.levels,
+            file_bytes: self.params.file_bytes(),
+        };
+        let barrier = Barrier::new(threads + 1);
+        let abort = AtomicBool::new(false);
+        let progress = AtomicU64::new(0);
+        let first_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+        // Per phase, per thread: (start, end) instants.
+        let spans: Mutex<Vec<Vec<Span>>> = Mutex::new(vec![vec![None; threads]; phases.len()]);
+        let stop = || abort.load(Ordering::Relaxed) || crate::signal::interrupted();
+        let t0 = Instant::now();
+        let mut timings = Vec::new();
+
+        std::thread::scope(|s| -> Result<()> {
+            for (tid, root_name) in names.iter().enumerate() {
+                let (barrier, abort, progress, first_error, spans, stop) =
+                    (&barrier, &abort, &progress, &first_error, &spans, &stop);
+                let (make_ops, open_root, mk_root, rm_root) =
+                    (&make_ops, &open_root, &mk_root, &rm_root);
+                s.spawn(move || {
+                    let mut walker = Walker::new(make_ops(tid), shape, progress, stop);
+                    let fail = |e: anyhow::Error| {
+                        abort.store(true, Ordering::Relaxed);
+                        let mut g = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                        if g.is_none() {
+                            *g = Some(e);
+                        }
+                    };
+                    let walk_err = |e: WalkError| match e {
+                        WalkError::Stopped => anyhow!(crate::signal::Interrupted),
+                        WalkError::Io { op, path, err } => {
+                            anyhow!("{op} {root_name}/{path}: {err}")
+                        }
+                    };
+                    for (pi, phase) in phases.iter().enumerate() {
+                        barrier.wait();
+                        if !abort.load(Ordering::Relaxed) {
+                            let start = Instant::now();
+                            let level = shape.levels;
+                            let r: Result<()> = (|| match *phase {
+                                "dir_create" => {
+                                    mk_root(&mut walker.ops, root_name)
+                                        .with_context(|| format!("mkdir {root_name}"))?;
+                                    let root = open_root(&mut walker.ops, root_name)?;
+                                    walker.create_dirs(&root, level).map_err(walk_err)
+                                }
+                                "file_create" => {
+                                    let root = open_root(&mut walker.ops, root_name)?;
+                                    walker.create_files(&root, level).map_err(walk_err)
+                                }
+                                "file_remove" => {
+                                    let root = open_root(&mut walker.ops, root_name)
+                                        .with_context(|| format!("open tree root {root_name}"))?;
+                                    walker.remove_files(&root, level).map_err(walk_err)
+                                }
+                                _ => {
+                                    let root = open_root(&mut walker.ops, root_name)?;
+                                    walker.remove_dirs(&root, level).map_err(walk_err)?;
+                                    drop(root);
+                                    rm_root(&mut walker.ops, root_name)
+                                        .with_context(|| format!("rmdir {root_name}"))
+                                }
+                            })();
+                            let end = Instant::now();
+                            walker.flush_progress();
+                            match r {
+                                Ok(()) => {
+                                    spans.lock().unwrap_or_else(|p| p.into_inner())[pi][tid] =
+                                        Some((start, end));
+                                }
+                                Err(e) => fail(e),
+                            }
+                        }
+                        barrier.wait();
+                    }
+                });
+            }
+            // The coordinator: releases each phase, waits for its end, times the syncfs.
+            for (pi, phase) in phases.iter().enumerate() {
+                let items = self.items_of(phase);
+                obs.phase_started(phase, items);
+                progress.store(0, Ordering::Relaxed);
+                barrier.wait();
+                // Report progress while the workers run; the closing barrier is the second wait.
+                let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+                std::thread::scope(|ps| {
+                    let progress = &progress;
+                    ps.spawn(move || {
+                        while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                            done_rx.recv_timeout(Duration::from_millis(100))
+                        {
+                            obs.progress(progress.load(Ordering::Relaxed));
+                        }
+                    });
+                    barrier.wait();
+                    drop(done_tx);
+                });
+                obs.progress(progress.load(Ordering::Relaxed));
+                let sync_time = if self.params.sync && !abort.load(Ordering::Relaxed) {
+                    let t = Instant::now();
+                    if let Some(fd) = sync_fd {
+                        rustix::fs::syncfs(fd).context("syncfs")?;
+                    }
+                    Some(t.elapsed())
+                } else {
+                    None
+                };
+                obs.phase_finished(phase);
+                if abort.load(Ordering::Relaxed) {
+                    continue;
+                }
+                let sp = spans.lock().unwrap_or_else(|p| p.into_inner());
+                let row: Vec<(Instant, Instant)> = sp[pi].iter().flatten().copied().collect();
+                let first = row.iter().map(|r| r.0).min().unwrap_or(t0);
+                let last = row.iter().map(|r| r.1).max().unwrap_or(t0);
+                let last_start = row.iter().map(|r| r.0).max().unwrap_or(t0);
+                let elapsed =
+                    (last - first).as_secs_f64() + sync_time.map_or(0.0, |d| d.as_secs_f64());
+                let t_in = (first - t0).as_secs_f64();
+                timings.push(PhaseTiming {
+                    phase,
+                    items,
+                    elapsed,
+                    sync: sync_time.map(|d| d.as_secs_f64()),
+                    per_thread: row.iter().map(|r| (r.1 - r.0).as_secs_f64()).collect(),
+                    start_skew: (last_start - first).as_secs_f64(),
+                    t_in,
+                    t_out: t_in + elapsed,
+                });
+            }
+            Ok(())
+        })?;
+        if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
+        Ok(timings)
+    }
+
+    /// Items of a phase over all workers.
+    fn items_of(&self, phase: &str) -> u64 {
+        let t = self.params.threads as u64;
+        if phase.starts_with("dir") {
+            self.counts.dirs * t
+        } else {
+            self.counts.files * t
+        }
+    }
+
+    /// Metrics of one repetition's timings.
+    pub fn metrics(&self, phases: &[PhaseTiming]) -> Vec<Metric> {
+        let mut m = Vec::new();
+        let per_thread_items = |p: &PhaseTiming| p.items / self.params.threads as u64;
+        for p in phases {
+            let unit = if p.phase.starts_with("dir") {
+                Unit::DirsPerSec
+            } else {
+                Unit::FilesPerSec
+            };
+            let secs = p.elapsed.max(1e-9);
+            m.push(Metric::new(p.phase, "elapsed", Unit::Seconds, p.elapsed));
+            m.push(Metric::new(p.phase, "rate", unit, p.items as f64 / secs));
+            if p.phase == "file_create" {
+                let kib = (p.items * self.params.file_bytes()) as f64 / 1024.0;
+                m.push(Metric::new(
+                    p.phase,
+                    "throughput",
+                    Unit::KiBPerSec,
+                    kib / secs,
+                ));
+            }
+            if let Some(s) = p.sync {
+                m.push(Metric::new(p.phase, "sync_time", Unit::Seconds, s));
+            }
+            if self.params.threads > 1 {
+                let rates: Vec<f64> = p
+                    .per_thread
+                    .iter()
+                    .map(|t| per_thread_items(p) as f64 / t.max(1e-9))
+                    .collect();
+                let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = rates.iter().copied().fold(0.0, f64::max);
+                m.push(Metric::new(p.phase, "thread_rate_min", unit, min));
+                m.push(Metric::new(p.phase, "thread_rate_max", unit, max));
+                m.push(Metric::new(
+                    p.phase,
+                    "start_skew",
+                    Unit::Seconds,
+                    p.start_skew,
+                ));
+            }
+        }
+        m
+    }
+
+    /// Remove whatever is left of the trees of the current repetition.
+    fn remove_leftovers(&mut self) -> Result<()> {
+        let mut first_err = None;
+        for root in self.live_roots.drain(..) {
+            if root.exists() {
+                if let Err(e) = std::fs::remove_dir_all(&root) {
+                    first_err.get_or_insert(anyhow!(
+                        "could not remove partial tree {}: {e}",
+                        root.display()
+                    ));
+                }
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Paths of trees that a failed or interrupted run left (create-only keeps its tree).
+    pub fn live_roots(&self) -> &[PathBuf] {
+        &self.live_roots
+    }
+}
+
+impl Workload for Fdtree {
+    fn name(&self) -> &'static str {
+        "fdtree"
+    }
+
+    fn requirements(&self) -> Requirements {
+        if self.params.backend == Backend::Null || self.params.mode == Mode::RemoveOnly {
+            return Requirements::default();
+        }
+        let t = self.params.threads as u64;
+        // Each directory takes at least one block of its own on block file systems.
+        Requirements {
+            bytes: (self.counts.bytes + self.counts.dirs * super::BLOCK).saturating_mul(t),
+            inodes: (self.counts.dirs + self.counts.files).saturating_mul(t),
+        }
+    }
+
+    fn prepare(&mut self, target: &Target) -> Result<()> {
+        if self.params.backend == Backend::Null {
+            return Ok(());
+        }
+        crate::workload::check_writable_dir(target.dir(), "-o")?;
+        crate::workload::check_fits(target.dir(), self.requirements(), "this fdtree run")
+    }
+
+    fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
+        let out = self.run_rep(target.dir(), obs)?;
+        Ok(self.metrics(&out.phases))
+    }
+
+    fn cleanup(&mut self, _target: &Target) -> Result<()> {
+        if self.params.keep {
+            self.live_roots.clear();
+            return Ok(());
+        }
+        self.remove_leftovers()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

@@ -1,0 +1,340 @@
+//! The fdtree-compatible metadata engine.
+//!
+//! Follows `fdtree.bash` 1.0.2 (LLNL): the same flags and defaults (`-l 4 -d 10 -f 10 -s 10`),
+//! the same tree (`LEVEL0.<host>.<pid>/`, `L<k>D<n>` directories, `L<k>F<n>` files in every
+//! directory), the same counts and the same four phases, but with system calls instead of a
+//! process per file and a monotonic nanosecond clock instead of whole seconds.
+//!
+//! With `threads > 1` every worker builds its own tree (`LEVEL0.<host>.<pid>.<i>`, as people
+//! ran several fdtree copies side by side); workers start each phase together behind a
+//! barrier and the aggregate rate is all items over the time from the first start to the
+//! last finish.
+
+mod engine;
+pub mod tree;
+
+pub use engine::{Fdtree, PhaseTiming, RepOutcome};
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+/// fdtree's defaults.
+pub const DEFAULT_LEVELS: u32 = 4;
+/// fdtree's default directories per level.
+pub const DEFAULT_DIRS: u64 = 10;
+/// fdtree's default files per directory.
+pub const DEFAULT_FILES: u64 = 10;
+/// fdtree's default file size in 4 KiB blocks.
+pub const DEFAULT_SIZE_BLOCKS: u64 = 10;
+/// fdtree's block size.
+pub const BLOCK: u64 = 4096;
+
+/// Which half of the cycle to run (fdtree's `-C` / `-R`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// All four phases (fdtree's default, or both `-C` and `-R`).
+    Full,
+    /// Directory create and file create only; the tree is left in place.
+    CreateOnly,
+    /// File remove and directory remove of a tree left by a create-only run.
+    RemoveOnly,
+}
+
+/// Where the walk's operations go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// The real file system.
+    Fs,
+    /// No system calls: measures fslab's own cost per operation.
+    Null,
+}
+
+/// Everything one fdtree run needs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FdtreeParams {
+    /// Subdirectories per directory (`-d`).
+    pub dirs: u64,
+    /// Files per directory (`-f`).
+    pub files: u64,
+    /// File size in 4 KiB blocks (`-s`).
+    pub size_blocks: u64,
+    /// Levels below the root (`-l`).
+    pub levels: u32,
+    /// Worker threads, each with its own tree.
+    pub threads: usize,
+    /// End every phase with syncfs inside its timing.
+    pub sync: bool,
+    /// Which phases to run.
+    pub mode: Mode,
+    /// Real file system or null backend.
+    pub backend: Backend,
+    /// Keep a partial tree after an error or interrupt.
+    pub keep: bool,
+    /// Tree roots to remove in remove-only mode (names inside the start directory).
+    pub roots: Vec<String>,
+}
+
+impl Default for FdtreeParams {
+    fn default() -> Self {
+        FdtreeParams {
+            dirs: DEFAULT_DIRS,
+            files: DEFAULT_FILES,
+            size_blocks: DEFAULT_SIZE_BLOCKS,
+            levels: DEFAULT_LEVELS,
+            threads: 1,
+            sync: false,
+            mode: Mode::Full,
+            backend: Backend::Fs,
+            keep: false,
+            roots: Vec::new(),
+        }
+    }
+}
+
+/// Item counts of one tree (one worker), computed exactly as fdtree does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Directories including the root: 1 + d + … + d^l.
+    pub dirs: u64,
+    /// Files: f × dirs.
+    pub files: u64,
+    /// Bytes of file data: files × s × 4096.
+    pub bytes: u64,
+}
+
+impl FdtreeParams {
+    /// Counts of one tree, or a usage error when they overflow 64 bits.
+    pub fn counts(&self) -> Result<Counts> {
+        let too_big = || {
+            crate::error::usage(format!(
+                "-d {} -l {} -f {} -s {} describes more than 2^64 items or bytes; use smaller -d, -l, -f or -s",
+                self.dirs, self.levels, self.files, self.size_blocks
+            ))
+        };
+        let mut dirs: u64 = 0;
+        for _ in 0..=self.levels {
+            dirs = dirs
+                .checked_mul(self.dirs)
+                .and_then(|x| x.checked_add(1))
+                .ok_or_else(too_big)?;
+        }
+        let files = dirs.checked_mul(self.files).ok_or_else(too_big)?;
+        let bytes = files
+            .checked_mul(self.size_blocks)
+            .and_then(|x| x.checked_mul(BLOCK))
+            .ok_or_else(too_big)?;
+        Ok(Counts { dirs, files, bytes })
+    }
+
+    /// Counts over all worker threads.
+    pub fn total_counts(&self) -> Result<Counts> {
+        let c = self.counts()?;
+        let t = self.threads as u64;
+        let over = || {
+            crate::error::usage(
+                "the tree times --threads exceeds 2^64 items; use fewer threads or a smaller tree",
+            )
+        };
+        Ok(Counts {
+            dirs: c.dirs.checked_mul(t).ok_or_else(over)?,
+            files: c.files.checked_mul(t).ok_or_else(over)?,
+            bytes: c.bytes.checked_mul(t).ok_or_else(over)?,
+        })
+    }
+
+    /// Bytes per file.
+    pub fn file_bytes(&self) -> u64 {
+        self.size_blocks * BLOCK
+    }
+
+    /// Check values that make no sense, with a message naming the fix.
+    pub fn validate(&self) -> Result<()> {
+        if self.dirs == 0 {
+            crate::bail_usage!(
+                "-d 0: directories per level must be at least 1; for a single directory use -l 0"
+            );
+        }
+        if self.files == 0 {
+            crate::bail_usage!(
+                "-f 0: files per directory must be at least 1; the file phases need files to time"
+            );
+        }
+        if self.threads == 0 {
+            crate::bail_usage!(
+                "--threads 0: at least one worker is needed; use --threads 1 or more"
+            );
+        }
+        if self.threads > 4096 {
+            crate::bail_usage!(
+                "--threads {}: at most 4096 workers are supported",
+                self.threads
+            );
+        }
+        if self.levels > 1000 {
+            crate::bail_usage!(
+                "-l {}: at most 1000 levels are supported (path length limits); use a smaller -l",
+                self.levels
+            );
+        }
+        self.total_counts()?;
+        Ok(())
+    }
+}
+
+/// An fdtree workload as written in a study file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FdtreeSpec {
+    /// Label in reports; default derived from the shape.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// Subdirectories per directory (default 10).
+    #[serde(default = "d_dirs")]
+    pub dirs: u64,
+    /// Files per directory (default 10).
+    #[serde(default = "d_files")]
+    pub files: u64,
+    /// File size in 4 KiB blocks (default 10).
+    #[serde(default = "d_size")]
+    pub size_blocks: u64,
+    /// Levels below the root (default 4).
+    #[serde(default = "d_levels")]
+    pub levels: u32,
+    /// Worker threads (default 1).
+    #[serde(default = "d_threads")]
+    pub threads: usize,
+    /// syncfs at the end of every phase, timed (default false).
+    #[serde(default)]
+    pub sync: bool,
+}
+
+fn d_dirs() -> u64 {
+    DEFAULT_DIRS
+}
+fn d_files() -> u64 {
+    DEFAULT_FILES
+}
+fn d_size() -> u64 {
+    DEFAULT_SIZE_BLOCKS
+}
+fn d_levels() -> u32 {
+    DEFAULT_LEVELS
+}
+fn d_threads() -> usize {
+    1
+}
+
+impl FdtreeSpec {
+    /// The label, or `fdtree -d D -f F -s S -l L`.
+    pub fn label(&self) -> String {
+        self.label.clone().unwrap_or_else(|| {
+            format!(
+                "fdtree -d {} -f {} -s {} -l {}",
+                self.dirs, self.files, self.size_blocks, self.levels
+            )
+        })
+    }
+
+    /// Validated engine parameters.
+    pub fn to_params(&self) -> Result<FdtreeParams> {
+        let p = FdtreeParams {
+            dirs: self.dirs,
+            files: self.files,
+            size_blocks: self.size_blocks,
+            levels: self.levels,
+            threads: self.threads,
+            sync: self.sync,
+            ..FdtreeParams::default()
+        };
+        p.validate()?;
+        Ok(p)
+    }
+}
+
+/// Phase names, in the order they run.
+pub const PHASES: [&str; 4] = ["dir_create", "file_create", "file_remove", "dir_remove"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_match_fdtree() {
+        let p = FdtreeParams {
+            dirs: 20,
+            files: 40,
+            size_blocks: 1,
+            levels: 3,
+            ..Default::default()
+        };
+        let c = p.counts().unwrap();
+        assert_eq!(c.dirs, 8421);
+        assert_eq!(c.files, 336_840);
+        assert_eq!(c.bytes, 336_840 * 4096);
+        let d = FdtreeParams::default().counts().unwrap();
+        assert_eq!(
+            (d.dirs, d.files, d.bytes / 1024),
+            (11111, 111_110, 4_444_400)
+        );
+        let one = FdtreeParams {
+            levels: 0,
+            ..Default::default()
+        }
+        .counts()
+        .unwrap();
+        assert_eq!((one.dirs, one.files), (1, 10));
+    }
+
+    #[test]
+    fn absurd_and_zero_values_are_refused() {
+        let huge = FdtreeParams {
+            dirs: 1000,
+            levels: 10,
+            ..Default::default()
+        };
+        assert!(huge.validate().unwrap_err().to_string().contains("2^64"));
+        assert!(FdtreeParams {
+            dirs: 0,
+            ..Default::default()
+        }
+        .validate()
+        .is_err());
+        assert!(FdtreeParams {
+            files: 0,
+            ..Default::default()
+        }
+        .validate()
+        .is_err());
+        assert!(FdtreeParams {
+            threads: 0,
+            ..Default::default()
+        }
+        .validate()
+        .is_err());
+        assert!(FdtreeParams {
+            size_blocks: 0,
+            ..Default::default()
+        }
+        .validate()
+        .is_ok());
+    }
+
+    #[test]
+    fn threads_multiply_totals() {
+        let p = FdtreeParams {
+            threads: 3,
+            ..Default::default()
+        };
+        assert_eq!(p.total_counts().unwrap().files, 3 * 111_110);
+    }
+
+    #[test]
+    fn spec_defaults_and_unknown_keys() {
+        let s: FdtreeSpec = toml::from_str("dirs = 3").unwrap();
+        assert_eq!((s.dirs, s.files, s.size_blocks, s.levels), (3, 10, 10, 4));
+        assert!(toml::from_str::<FdtreeSpec>("dirz = 3").is_err());
+        assert_eq!(s.label(), "fdtree -d 3 -f 10 -s 10 -l 4");
+    }
+}

@@ -1,0 +1,171 @@
+//! Workload engines: the [`Workload`] trait, the target they run against, and the
+//! serialisable [`WorkloadSpec`] that study files use to name them.
+//!
+//! An engine times only what it measures and returns a flat list of [`Metric`]s; it knows
+//! nothing about mkfs, mount or the store.
+
+pub mod fdtree;
+
+use crate::metric::Metric;
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Where a workload runs: a writable directory, plus what is known about the file system.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The directory the workload creates its files in (it must exist and be writable).
+    pub dir: PathBuf,
+    /// The file-system type if known (`ext4`, `tmpfs`, …), for messages and warnings.
+    pub fs_type: Option<String>,
+}
+
+impl Target {
+    /// A target directory whose file-system type is looked up from `/proc/self/mountinfo`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        let fs_type = crate::sysinfo::fs_type_of(&dir);
+        Target { dir, fs_type }
+    }
+
+    /// The target directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// What a workload needs from its target, checked before anything is created.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Requirements {
+    /// Bytes of data the workload will have on disk at its peak.
+    pub bytes: u64,
+    /// Inodes (files plus directories) it will have at its peak.
+    pub inodes: u64,
+}
+
+/// Progress events from a running workload. All methods default to doing nothing.
+///
+/// Engines call `progress` at most every few thousand operations, so an observer may take
+/// a lock or draw a bar.
+pub trait Observer: Sync {
+    /// A phase started; `total` is the number of units of work in it (0 if unknown).
+    fn phase_started(&self, _phase: &str, _total: u64) {}
+    /// `done` units of the current phase are finished (cumulative, all threads).
+    fn progress(&self, _done: u64) {}
+    /// A phase finished.
+    fn phase_finished(&self, _phase: &str) {}
+    /// A line of information for the user (not part of the results).
+    fn message(&self, _msg: &str) {}
+}
+
+/// An observer that ignores everything.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// A native workload engine.
+pub trait Workload {
+    /// Stable id used in study files, the store and reports (`fdtree`, `iozone`, `dbench`).
+    fn name(&self) -> &'static str;
+    /// Bytes and inodes this workload needs on its target.
+    fn requirements(&self) -> Requirements;
+    /// Untimed set-up before a repetition (for example checking free space).
+    fn prepare(&mut self, target: &Target) -> Result<()>;
+    /// Run one measured repetition and return its metrics. Times only what it measures.
+    fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>>;
+    /// Remove whatever the repetition left behind. Called even when `run` failed.
+    fn cleanup(&mut self, target: &Target) -> Result<()>;
+    /// The engine as `Any`, so callers that know the engine can read its details.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// A workload as written in a study file (`[[workload]]` with `kind = "…"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum WorkloadSpec {
+    /// The fdtree-compatible metadata tree.
+    Fdtree(fdtree::FdtreeSpec),
+}
+
+impl WorkloadSpec {
+    /// The engine name (`fdtree`, …).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WorkloadSpec::Fdtree(_) => "fdtree",
+        }
+    }
+
+    /// The label given in the study file, or a generated one.
+    pub fn label(&self) -> String {
+        match self {
+            WorkloadSpec::Fdtree(s) => s.label(),
+        }
+    }
+
+    /// Build the engine for this spec.
+    pub fn build(&self) -> Result<Box<dyn Workload>> {
+        match self {
+            WorkloadSpec::Fdtree(s) => Ok(Box::new(fdtree::Fdtree::new(s.to_params()?))),
+        }
+    }
+}
+
+/// Check that `dir` exists, is a directory, and can be written; `flag` names the option
+/// that chose it, for the message.
+pub fn check_writable_dir(dir: &Path, flag: &str) -> Result<()> {
+    let meta = match std::fs::metadata(dir) {
+        Ok(m) => m,
+        Err(_) => crate::bail_usage!(
+            "{} does not exist; create it or choose another directory with {flag}",
+            dir.display()
+        ),
+    };
+    if !meta.is_dir() {
+        crate::bail_usage!(
+            "{} is not a directory; choose a directory with {flag}",
+            dir.display()
+        );
+    }
+    let st = rustix::fs::statvfs(dir)?;
+    if st.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY) {
+        crate::bail_usage!(
+            "{} is on a read-only file system; remount it read-write or choose another directory with {flag}",
+            dir.display()
+        );
+    }
+    if rustix::fs::access(
+        dir,
+        rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+    )
+    .is_err()
+    {
+        crate::bail_usage!(
+            "{} is not writable by this user; fix its permissions or choose another directory with {flag}",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// Check that `req` fits into the free bytes and inodes of the file system holding `dir`.
+/// Returns a usage error naming the shortfall and the fix.
+pub fn check_fits(dir: &Path, req: Requirements, what: &str) -> Result<()> {
+    let free = crate::sysinfo::free_space(dir)?;
+    if req.bytes > free.bytes {
+        crate::bail_usage!(
+            "{what} needs {} of data but {} has only {} free; choose smaller sizes or another directory with -o/-D",
+            crate::units::fmt_bytes(req.bytes),
+            dir.display(),
+            crate::units::fmt_bytes(free.bytes)
+        );
+    }
+    // Some file systems (btrfs, tmpfs with nr_inodes=0) report 0 total inodes: no fixed limit.
+    if free.inodes_total > 0 && req.inodes > free.inodes {
+        crate::bail_usage!(
+            "{what} needs {} inodes but {} has only {} free; choose fewer files/directories or a file system with more inodes (mkfs -N / -i)",
+            req.inodes,
+            dir.display(),
+            free.inodes
+        );
+    }
+    Ok(())
+}
