@@ -125,6 +125,20 @@ impl Metric {
     }
 }
 
+/// A serialized latency histogram of one phase of one repetition (stored beside the samples
+/// so reports can merge repetitions exactly).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Histogram {
+    /// The phase (operation) it belongs to.
+    pub phase: String,
+    /// What it measures, e.g. `latency_ns`.
+    pub name: String,
+    /// How `data` is encoded, e.g. `hdr-v2-deflate` (hdrhistogram's V2 deflate serializer).
+    pub encoding: String,
+    /// The encoded histogram.
+    pub data: Vec<u8>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

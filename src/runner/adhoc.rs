@@ -97,6 +97,11 @@ pub fn run(
             (Ok(_), Err(e)) => Err(e),
         };
         let wall = t.elapsed().as_secs_f64();
+        let histograms = if result.is_ok() {
+            workload.take_histograms()
+        } else {
+            Vec::new()
+        };
         if let (Some(st), Some((_, cell, wl))) = (opts.store.as_deref_mut(), ids) {
             let (status, err_text, metrics): (&str, Option<String>, &[Metric]) = match &result {
                 Ok(m) => ("ok", None, m),
@@ -114,7 +119,7 @@ pub fn run(
                 finished_at: store::now(),
                 wall_seconds: wall,
                 metrics,
-                histograms: &[],
+                histograms: &histograms,
             })?;
         }
         match result {

@@ -7,6 +7,7 @@
 
 mod read;
 
+pub use crate::metric::Histogram;
 pub use read::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow};
 
 use crate::metric::Metric;
@@ -55,19 +56,6 @@ pub struct NewCell {
     pub factors: Vec<(String, String)>,
     /// The resolved configuration as JSON.
     pub config: serde_json::Value,
-}
-
-/// A serialized latency histogram of one phase of one trial.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Histogram {
-    /// The phase (operation) it belongs to.
-    pub phase: String,
-    /// What it measures, e.g. `latency_ns`.
-    pub name: String,
-    /// How `data` is encoded, e.g. `hdr-v2-deflate`.
-    pub encoding: String,
-    /// The encoded histogram.
-    pub data: Vec<u8>,
 }
 
 /// One repetition of one workload on one cell, ready to be written.

@@ -74,6 +74,10 @@ pub trait Workload {
     fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>>;
     /// Remove whatever the repetition left behind. Called even when `run` failed.
     fn cleanup(&mut self, target: &Target) -> Result<()>;
+    /// Latency histograms of the last repetition, taken once (engines without any return none).
+    fn take_histograms(&mut self) -> Vec<crate::metric::Histogram> {
+        Vec::new()
+    }
     /// The engine as `Any`, so callers that know the engine can read its details.
     fn as_any(&self) -> &dyn std::any::Any;
 }
