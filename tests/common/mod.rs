@@ -1,0 +1,34 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::path::Path;
+
+/// The fslab binary with a private results database in `dir`.
+pub fn fslab(db_dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("fslab").expect("fslab binary is built by cargo test");
+    c.env("FSLAB_DB", db_dir.join("results.db"));
+    c.env_remove("RUST_BACKTRACE");
+    c
+}
+
+/// Whether this process runs as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Tests that need root (mkfs, mount, loop devices) call this first.
+///
+/// Without root they fail loudly, unless the developer explicitly sets
+/// `FSLAB_SKIP_PRIVILEGED=1`, in which case they print SKIPPED and return `false`.
+pub fn require_root(test: &str) -> bool {
+    if is_root() {
+        return true;
+    }
+    if std::env::var("FSLAB_SKIP_PRIVILEGED").as_deref() == Ok("1") {
+        eprintln!("SKIPPED {test}: needs root (FSLAB_SKIP_PRIVILEGED=1)");
+        return false;
+    }
+    panic!("{test} needs root (mkfs, mount, loop devices); run as root or set FSLAB_SKIP_PRIVILEGED=1 to skip on purpose");
+}
