@@ -1,0 +1,307 @@
+//! Every external command fslab runs (losetup, mkfs, tune2fs, mount, dumpe2fs, …) and every
+//! write to a kernel control file (`/sys/block/*/queue/scheduler`, `/proc/sys/vm/drop_caches`)
+//! goes through the [`Exec`] trait.
+//!
+//! The real implementation ([`RealExec`]) spawns the program; [`RecordingExec`] records the
+//! command lines and answers with scripted outputs, so tests assert the exact mkfs and mount
+//! lines without root (hyperfine's mock executor follows the same idea). Command lines print
+//! as shell commands a user could paste, which is also how they are stored with each cell.
+
+use super::ProvisionError;
+use std::fmt;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+
+/// A program and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CmdLine {
+    /// The program, looked up in `PATH`.
+    pub program: String,
+    /// The arguments.
+    pub args: Vec<String>,
+}
+
+impl CmdLine {
+    /// A command with no arguments yet.
+    pub fn new(program: impl Into<String>) -> CmdLine {
+        CmdLine {
+            program: program.into(),
+            args: Vec::new(),
+        }
+    }
+
+    /// Add one argument.
+    pub fn arg(mut self, a: impl AsRef<str>) -> CmdLine {
+        self.args.push(a.as_ref().to_string());
+        self
+    }
+
+    /// Add a path argument.
+    pub fn path(self, p: &Path) -> CmdLine {
+        let s = p.to_string_lossy().into_owned();
+        self.arg(s)
+    }
+
+    /// Add several arguments.
+    pub fn args<I, S>(mut self, it: I) -> CmdLine
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.args
+            .extend(it.into_iter().map(|s| s.as_ref().to_string()));
+        self
+    }
+}
+
+/// Quote a word for a POSIX shell when it needs it.
+pub fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:@%+$".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+impl fmt::Display for CmdLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&shell_quote(&self.program))?;
+        for a in &self.args {
+            write!(f, " {}", shell_quote(a))?;
+        }
+        Ok(())
+    }
+}
+
+/// What a finished command printed and how it exited.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Output {
+    /// Exit status (-1 if killed by a signal).
+    pub status: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Output {
+    /// A successful output with this stdout.
+    pub fn ok(stdout: impl Into<String>) -> Output {
+        Output {
+            status: 0,
+            stdout: stdout.into(),
+            stderr: String::new(),
+        }
+    }
+}
+
+/// Runs external commands and writes kernel control files.
+pub trait Exec: Send + Sync {
+    /// Run a command to completion and return its output, whatever its exit status.
+    /// Errors only when it could not be started (not installed, not executable).
+    fn output(&self, cmd: &CmdLine) -> Result<Output, ProvisionError>;
+
+    /// Write `value` to a kernel control file (shown as `echo VALUE > PATH`).
+    fn write_file(&self, path: &Path, value: &str) -> Result<(), ProvisionError>;
+
+    /// Run a command and fail unless it exits with status 0.
+    fn run(&self, cmd: &CmdLine) -> Result<Output, ProvisionError> {
+        let out = self.output(cmd)?;
+        if out.status != 0 {
+            return Err(ProvisionError::CommandFailed {
+                cmdline: cmd.to_string(),
+                code: out.status,
+                stderr: first_meaningful_line(&out.stderr, &out.stdout),
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// The line of a failed command's output that says what went wrong: the first non-empty
+/// line of stderr (mkfs.xfs prints its reason and then the whole usage text), else stdout.
+pub fn first_meaningful_line(stderr: &str, stdout: &str) -> String {
+    let pick = |s: &str| {
+        s.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(str::to_string)
+    };
+    pick(stderr)
+        .or_else(|| pick(stdout))
+        .unwrap_or_else(|| "no output".into())
+}
+
+/// How a file write is shown in transcripts.
+pub fn write_line(path: &Path, value: &str) -> String {
+    format!(
+        "echo {} > {}",
+        shell_quote(value),
+        shell_quote(&path.to_string_lossy())
+    )
+}
+
+/// The Debian package that provides a program, for "install it" messages.
+pub fn package_of(program: &str) -> &'static str {
+    match program {
+        "mkfs.xfs" | "xfs_info" | "xfs_db" => "xfsprogs",
+        "mkfs.btrfs" | "btrfs" => "btrfs-progs",
+        "mkfs.nilfs2" | "nilfs-tune" => "nilfs-tools",
+        "mkfs.jfs" | "jfs_tune" => "jfsutils",
+        p if p.starts_with("mkfs.ext") || ["mke2fs", "dumpe2fs", "tune2fs"].contains(&p) => {
+            "e2fsprogs"
+        }
+        "mount" | "umount" => "mount",
+        _ => "util-linux",
+    }
+}
+
+/// Spawns the real programs.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RealExec;
+
+impl Exec for RealExec {
+    fn output(&self, cmd: &CmdLine) -> Result<Output, ProvisionError> {
+        let out = Command::new(&cmd.program)
+            .args(&cmd.args)
+            // Messages in English so that parsing and error texts are stable.
+            .env("LC_ALL", "C")
+            .output()
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    ProvisionError::NotInstalled {
+                        program: cmd.program.clone(),
+                        package: package_of(&cmd.program),
+                    }
+                } else {
+                    ProvisionError::Io(format!("cannot start `{cmd}`: {e}"))
+                }
+            })?;
+        Ok(Output {
+            status: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+
+    fn write_file(&self, path: &Path, value: &str) -> Result<(), ProvisionError> {
+        std::fs::write(path, value).map_err(|e| {
+            ProvisionError::Io(format!("cannot write '{value}' to {}: {e}", path.display()))
+        })
+    }
+}
+
+/// A responder decides what a recorded command "printed".
+pub type Responder = Box<dyn Fn(&CmdLine) -> Output + Send + Sync>;
+
+/// Records command lines instead of running them; answers with a scripted [`Output`].
+pub struct RecordingExec {
+    lines: Mutex<Vec<String>>,
+    responder: Responder,
+}
+
+impl RecordingExec {
+    /// Every command succeeds with empty output.
+    pub fn new() -> RecordingExec {
+        RecordingExec::with(Box::new(|_| Output::ok("")))
+    }
+
+    /// Commands are answered by `responder`.
+    pub fn with(responder: Responder) -> RecordingExec {
+        RecordingExec {
+            lines: Mutex::new(Vec::new()),
+            responder,
+        }
+    }
+
+    /// The command lines recorded so far, in order.
+    pub fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+impl Default for RecordingExec {
+    fn default() -> Self {
+        RecordingExec::new()
+    }
+}
+
+impl Exec for RecordingExec {
+    fn output(&self, cmd: &CmdLine) -> Result<Output, ProvisionError> {
+        self.lines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(cmd.to_string());
+        Ok((self.responder)(cmd))
+    }
+
+    fn write_file(&self, path: &Path, value: &str) -> Result<(), ProvisionError> {
+        self.lines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(write_line(path, value));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_print_as_shell() {
+        let c = CmdLine::new("mount")
+            .args(["-t", "ext4", "-o", "noatime,data=ordered"])
+            .arg("/dev/loop3")
+            .arg("/var/tmp/my dir");
+        assert_eq!(
+            c.to_string(),
+            "mount -t ext4 -o noatime,data=ordered /dev/loop3 '/var/tmp/my dir'"
+        );
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn failing_command_reports_first_stderr_line() {
+        let ex = RecordingExec::with(Box::new(|_| Output {
+            status: 1,
+            stdout: String::new(),
+            stderr: "\nLog size must be at least 64MB.\nUsage: mkfs.xfs\n".into(),
+        }));
+        let e = ex.run(&CmdLine::new("mkfs.xfs").arg("-f")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`mkfs.xfs -f` failed (exit 1): Log size must be at least 64MB."
+        );
+        assert_eq!(ex.lines(), vec!["mkfs.xfs -f"]);
+    }
+
+    #[test]
+    fn real_exec_reports_missing_program_with_package() {
+        let e = RealExec
+            .output(&CmdLine::new("mkfs.xfs-that-does-not-exist"))
+            .unwrap_err();
+        assert!(matches!(e, ProvisionError::NotInstalled { .. }), "{e}");
+        assert_eq!(package_of("mkfs.xfs"), "xfsprogs");
+        assert_eq!(package_of("mkfs.ext4"), "e2fsprogs");
+        assert_eq!(package_of("losetup"), "util-linux");
+    }
+
+    #[test]
+    fn real_exec_runs_and_captures() {
+        let out = RealExec
+            .run(&CmdLine::new("sh").args(["-c", "echo hi; echo err >&2"]))
+            .unwrap();
+        assert_eq!(out.stdout, "hi\n");
+        assert_eq!(out.stderr, "err\n");
+        let e = RealExec
+            .run(&CmdLine::new("sh").args(["-c", "echo bad >&2; exit 3"]))
+            .unwrap_err();
+        assert!(e.to_string().contains("exit 3): bad"), "{e}");
+    }
+}

@@ -1,0 +1,356 @@
+//! Safety checks before anything is formatted. fslab runs mkfs as root; these checks make
+//! formatting the wrong device impossible rather than unlikely.
+//!
+//! A device is refused when it: is not a block device; is mounted; has a mounted partition;
+//! holds the root file system (through partitions, device mapper or loop devices too); is
+//! swap; backs a loop device or is held by device mapper/RAID (`holders/`); is a loop device
+//! under something mounted; cannot be opened exclusively (`O_EXCL`, the kernel's own "in use"
+//! test); or carries a file-system, RAID or partition-table signature (`blkid -p`,
+//! `wipefs -n`) or partitions. `allow_format` in the study waives only the signature test,
+//! for that exact path: it says "its old contents may go", never "format it while in use".
+
+use super::exec::{CmdLine, Exec};
+use super::{loopdev, ProvisionError};
+use std::collections::HashMap;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// A device number (major, minor).
+pub type DevNum = (u32, u32);
+
+fn devnum_of_rdev(rdev: u64) -> DevNum {
+    (rustix::fs::major(rdev), rustix::fs::minor(rdev))
+}
+
+/// The sysfs directory of a block device.
+fn sys_dir(d: DevNum) -> Option<PathBuf> {
+    std::fs::canonicalize(format!("/sys/dev/block/{}:{}", d.0, d.1)).ok()
+}
+
+fn read_devnum(sys: &Path) -> Option<DevNum> {
+    let t = std::fs::read_to_string(sys.join("dev")).ok()?;
+    let (a, b) = t.trim().split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+fn children(sys: &Path, sub: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(sys.join(sub))
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| std::fs::canonicalize(e.path()).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Partitions of a whole disk (`sda1`, `loop0p1`), as sysfs directories.
+fn partitions(sys: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(sys)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.join("partition").exists())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn block_devnum(path: &Path) -> Option<DevNum> {
+    let m = std::fs::metadata(path).ok()?;
+    m.file_type()
+        .is_block_device()
+        .then(|| devnum_of_rdev(m.rdev()))
+}
+
+/// Every device a block device depends on: itself, the disk of a partition, the slaves of a
+/// device-mapper/RAID device, the block device under a loop device — recursively.
+fn underlying(d: DevNum, out: &mut Vec<DevNum>) {
+    if out.contains(&d) || out.len() > 256 {
+        return;
+    }
+    out.push(d);
+    let Some(sys) = sys_dir(d) else { return };
+    if sys.join("partition").exists() {
+        if let Some(parent) = sys.parent().and_then(read_devnum) {
+            underlying(parent, out);
+        }
+    }
+    for s in children(&sys, "slaves") {
+        if let Some(n) = read_devnum(&s) {
+            underlying(n, out);
+        }
+    }
+    if let Some(name) = sys.file_name().and_then(|n| n.to_str()) {
+        if let Some(back) = loopdev::backing_file(name) {
+            if let Some(n) = block_devnum(&back) {
+                underlying(n, out);
+            }
+        }
+    }
+}
+
+/// Why each in-use device is in use: mounts (with what they depend on) and swap.
+fn in_use() -> HashMap<DevNum, String> {
+    let mut map: HashMap<DevNum, String> = HashMap::new();
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let Some(sep) = f.iter().position(|w| *w == "-") else {
+            continue;
+        };
+        let (Some(num), Some(mp), Some(src)) = (f.get(2), f.get(4), f.get(sep + 2)) else {
+            continue;
+        };
+        let mp = mp.replace("\\040", " ");
+        // btrfs reports an anonymous device number here; the source path is the real one.
+        let mut roots = Vec::new();
+        if let Some((a, b)) = num.split_once(':') {
+            if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
+                roots.push((a, b));
+            }
+        }
+        if src.starts_with('/') {
+            if let Some(n) = block_devnum(Path::new(src)) {
+                roots.push(n);
+            }
+        }
+        for r in roots {
+            let mut deps = Vec::new();
+            underlying(r, &mut deps);
+            for (i, d) in deps.into_iter().enumerate() {
+                let why = match (i, mp.as_str()) {
+                    (0, "/") => "holds the root file system (/)".to_string(),
+                    (0, _) => format!("is mounted on {mp}"),
+                    (_, "/") => format!("lies under the root file system (/, from {src})"),
+                    (_, _) => format!("lies under {src}, which is mounted on {mp}"),
+                };
+                map.entry(d).or_insert(why);
+            }
+        }
+    }
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    for line in swaps.lines().skip(1) {
+        let Some(p) = line.split_whitespace().next() else {
+            continue;
+        };
+        if let Some(n) = block_devnum(Path::new(p)) {
+            let mut deps = Vec::new();
+            underlying(n, &mut deps);
+            for (i, d) in deps.into_iter().enumerate() {
+                let why = if i == 0 {
+                    "is in use as swap".to_string()
+                } else {
+                    format!("lies under swap device {p}")
+                };
+                map.entry(d).or_insert(why);
+            }
+        }
+    }
+    map
+}
+
+/// The read-only commands that look for signatures: `blkid -p` and `wipefs -n`.
+pub fn probe_commands(dev: &Path) -> [CmdLine; 2] {
+    [
+        CmdLine::new("blkid").args(["-p", "-o", "export"]).path(dev),
+        CmdLine::new("wipefs")
+            .args(["-n", "--noheadings", "-o", "TYPE,OFFSET"])
+            .path(dev),
+    ]
+}
+
+/// How thorough a check is: `plan` runs without root and skips what needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thoroughness {
+    /// Open the device with O_EXCL (needs read permission, i.e. root).
+    pub exclusive_open: bool,
+    /// Look for signatures with blkid and wipefs (needs root).
+    pub signatures: bool,
+}
+
+impl Thoroughness {
+    /// Everything (what a run does before mkfs).
+    pub const FULL: Thoroughness = Thoroughness {
+        exclusive_open: true,
+        signatures: true,
+    };
+}
+
+/// Refuse to format `dev` unless it is an idle block device without any signature.
+/// `allow_listed` (the exact path is under `allow_format`) waives the signature test only.
+pub fn check_formattable(
+    dev: &Path,
+    allow_listed: bool,
+    exec: &dyn Exec,
+    how: Thoroughness,
+) -> Result<(), ProvisionError> {
+    let refuse = |reason: String| ProvisionError::Refused {
+        device: dev.display().to_string(),
+        reason,
+    };
+    let meta = std::fs::metadata(dev).map_err(|e| {
+        refuse(format!(
+            "cannot stat it ({e}); give an existing block device such as /dev/sdb"
+        ))
+    })?;
+    if !meta.file_type().is_block_device() {
+        return Err(refuse(
+            "it is not a block device; give a device such as /dev/sdb, or use loop:SIZE for an image fslab manages".into(),
+        ));
+    }
+    let num = devnum_of_rdev(meta.rdev());
+    let fix = "choose a device that nothing uses (fslab never formats a device in use)";
+    let busy = in_use();
+    if let Some(why) = busy.get(&num) {
+        return Err(refuse(format!("it {why}; {fix}")));
+    }
+    let sys = sys_dir(num).ok_or_else(|| {
+        refuse(format!(
+            "no sysfs entry for {}:{}; is it a real block device?",
+            num.0, num.1
+        ))
+    })?;
+    let parts = partitions(&sys);
+    for p in &parts {
+        if let Some(pn) = read_devnum(p) {
+            if let Some(why) = busy.get(&pn) {
+                let name = p.file_name().unwrap_or_default().to_string_lossy();
+                return Err(refuse(format!("its partition {name} {why}; {fix}")));
+            }
+        }
+    }
+    let holders: Vec<String> = children(&sys, "holders")
+        .iter()
+        .filter_map(|h| h.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    if !holders.is_empty() {
+        return Err(refuse(format!(
+            "it is held by {} (device mapper, RAID or LVM); {fix}",
+            holders.join(", ")
+        )));
+    }
+    let canon = std::fs::canonicalize(dev).unwrap_or_else(|_| dev.to_path_buf());
+    let loops = loopdev::loops_backed_by(&canon);
+    if !loops.is_empty() {
+        return Err(refuse(format!(
+            "it backs loop device {}; detach it first (losetup -d) or {fix}",
+            loops
+                .iter()
+                .map(|l| l.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    if how.exclusive_open {
+        use std::os::unix::fs::OpenOptionsExt;
+        if let Err(e) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(dev)
+        {
+            if e.raw_os_error() == Some(libc::EBUSY) {
+                return Err(refuse(format!(
+                    "the kernel reports it busy (opened exclusively: mounted, swap, RAID or device-mapper member); {fix}"
+                )));
+            }
+            return Err(refuse(format!("cannot open it ({e}); run as root")));
+        }
+    }
+    if allow_listed {
+        return Ok(());
+    }
+    let waive = format!(
+        "if its contents may be destroyed, list \"{}\" under [device] allow_format",
+        dev.display()
+    );
+    if !parts.is_empty() {
+        return Err(refuse(format!(
+            "it has {} partition(s); {waive}",
+            parts.len()
+        )));
+    }
+    if how.signatures {
+        let [blkid_cmd, wipefs_cmd] = probe_commands(dev);
+        let blkid = exec.output(&blkid_cmd)?;
+        // blkid exits 2 when it finds nothing.
+        if blkid.status == 0 {
+            let found: Vec<&str> = blkid
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with("TYPE=") || l.starts_with("PTTYPE="))
+                .collect();
+            return Err(refuse(format!(
+                "it carries a signature ({}); {waive}",
+                if found.is_empty() {
+                    "blkid found one".to_string()
+                } else {
+                    found.join(" ")
+                }
+            )));
+        } else if blkid.status != 2 {
+            return Err(refuse(format!(
+                "blkid -p could not probe it (exit {}): {}",
+                blkid.status,
+                super::exec::first_meaningful_line(&blkid.stderr, &blkid.stdout)
+            )));
+        }
+        let wipefs = exec.run(&wipefs_cmd)?;
+        let sigs: Vec<&str> = wipefs
+            .stdout
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        if !sigs.is_empty() {
+            return Err(refuse(format!(
+                "wipefs finds signatures ({}); {waive}",
+                sigs.join("; ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provision::exec::RecordingExec;
+
+    #[test]
+    fn regular_files_and_missing_paths_are_refused() {
+        let t = tempfile::NamedTempFile::new().unwrap();
+        let e = check_formattable(t.path(), true, &RecordingExec::new(), Thoroughness::FULL)
+            .unwrap_err();
+        assert!(e.to_string().contains("not a block device"), "{e}");
+        let e = check_formattable(
+            Path::new("/dev/does-not-exist"),
+            true,
+            &RecordingExec::new(),
+            Thoroughness::FULL,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("cannot stat"), "{e}");
+        let e = check_formattable(
+            Path::new("/dev/null"),
+            true,
+            &RecordingExec::new(),
+            Thoroughness::FULL,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("not a block device"), "{e}");
+    }
+
+    #[test]
+    fn the_root_device_is_always_refused() {
+        // Whatever the root file system sits on, its device is found in use. No command
+        // is run: the refusal comes before any probing.
+        let root = crate::sysinfo::mount_of(Path::new("/")).unwrap();
+        if !root.source.starts_with("/dev/") || block_devnum(Path::new(&root.source)).is_none() {
+            return; // root on overlay/tmpfs in some containers: nothing to test here
+        }
+        let ex = RecordingExec::new();
+        let e =
+            check_formattable(Path::new(&root.source), true, &ex, Thoroughness::FULL).unwrap_err();
+        assert!(e.to_string().contains("root file system"), "{e}");
+        assert!(ex.lines().is_empty());
+    }
+}

@@ -1,0 +1,301 @@
+//! Reading back what mkfs made and failing the cell when it is not what was asked.
+//!
+//! Parses the text of `dumpe2fs -h` (e2fsprogs: `Total journal blocks`, `Block size`,
+//! `Journal UUID`, `Journal device`), `xfs_info` (the `log =` and `data =` lines) and
+//! `btrfs inspect-internal dump-super` (`sectorsize`). A study that asks for a 64 MiB journal
+//! on an external device gets exactly that, or a failed cell saying what came out instead.
+
+use super::spec::{size_word, FsConfig, FsType, Journal};
+
+/// The value after `key:` on the first line that starts with `key` (dumpe2fs style).
+pub fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines().find_map(|l| {
+        let rest = l.strip_prefix(key)?;
+        let rest = rest.trim_start();
+        rest.strip_prefix(':').map(str::trim)
+    })
+}
+
+fn num(text: &str, key: &str) -> Result<u64, String> {
+    let v = field(text, key).ok_or_else(|| format!("dumpe2fs printed no '{key}'"))?;
+    v.split_whitespace()
+        .next()
+        .and_then(|w| w.parse().ok())
+        .ok_or_else(|| format!("dumpe2fs '{key}' is not a number: {v}"))
+}
+
+/// Device numbers as dumpe2fs prints `Journal device` (old 16-bit or new encoding).
+fn dev_encodings(major: u32, minor: u32) -> [u64; 2] {
+    let old = ((major as u64) << 8) | (minor as u64 & 0xff);
+    let new =
+        (minor as u64 & 0xff) | ((major as u64 & 0xfff) << 8) | ((minor as u64 & !0xff) << 12);
+    [old, new]
+}
+
+/// Check an ext file system: journal presence, size and device, block and inode size.
+/// `journal_dump` is `dumpe2fs -h` of the external journal device; `journal_dev` its
+/// (major, minor).
+pub fn verify_ext(
+    cfg: &FsConfig,
+    data_dump: &str,
+    journal_dump: Option<&str>,
+    journal_dev: Option<(u32, u32)>,
+) -> Result<(), String> {
+    let features = field(data_dump, "Filesystem features").unwrap_or("");
+    let has_journal = features.split_whitespace().any(|f| f == "has_journal");
+    let want_journal = cfg.fs != FsType::Ext2 && !cfg.features.iter().any(|f| f == "^has_journal");
+    if has_journal != want_journal {
+        return Err(format!(
+            "mkfs made a file system {} a journal, but {} asks for {}",
+            if has_journal { "with" } else { "without" },
+            cfg.fs,
+            if want_journal { "one" } else { "none" }
+        ));
+    }
+    let bs = num(data_dump, "Block size")?;
+    if let Some(want) = cfg.block_size {
+        if bs != want {
+            return Err(format!("block size is {bs}, asked {want}"));
+        }
+    }
+    if let Some(want) = cfg.inode_size {
+        let got = num(data_dump, "Inode size")?;
+        if got != want {
+            return Err(format!("inode size is {got}, asked {want}"));
+        }
+    }
+    if !want_journal {
+        return Ok(());
+    }
+    match &cfg.journal {
+        Journal::Internal => {
+            if field(data_dump, "Journal UUID").is_some_and(|u| u != "<none>") {
+                return Err("the journal is external, asked internal".into());
+            }
+            if let Some(want) = cfg.journal_size {
+                let got = num(data_dump, "Total journal blocks")? * bs;
+                if got != want {
+                    return Err(format!(
+                        "the internal journal is {}, asked {}",
+                        size_word(got),
+                        size_word(want)
+                    ));
+                }
+            }
+        }
+        Journal::External(_) => {
+            let uuid = field(data_dump, "Journal UUID")
+                .ok_or("the file system has no external journal (no 'Journal UUID'), asked one")?;
+            let jd = journal_dump.ok_or("no dump of the journal device")?;
+            let juuid = field(jd, "Filesystem UUID").unwrap_or("");
+            if juuid != uuid {
+                return Err(format!(
+                    "the file system's journal UUID {uuid} is not the journal device's UUID {juuid}"
+                ));
+            }
+            if let (Some((ma, mi)), Some(dev)) = (journal_dev, field(data_dump, "Journal device")) {
+                let dev = u64::from_str_radix(dev.trim_start_matches("0x"), 16)
+                    .map_err(|_| format!("cannot read 'Journal device: {dev}'"))?;
+                if !dev_encodings(ma, mi).contains(&dev) {
+                    return Err(format!(
+                        "the superblock names journal device {dev:#06x}, not {ma}:{mi}"
+                    ));
+                }
+            }
+            if let Some(want) = cfg.journal_size {
+                let jbs = num(jd, "Block size")?;
+                let got = num(jd, "Total journal blocks")? * jbs;
+                if got != want {
+                    return Err(format!(
+                        "the external journal is {}, asked {}",
+                        size_word(got),
+                        size_word(want)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `key=value` from an xfs_info line such as `log =internal log bsize=4096 blocks=16384`.
+fn xfs_kv(line: &str, key: &str) -> Option<u64> {
+    line.split(|c: char| c.is_whitespace() || c == ',')
+        .find_map(|w| w.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
+}
+
+/// Check an XFS file system from `xfs_info MOUNTPOINT`: log placement and size, block and
+/// inode size.
+pub fn verify_xfs(cfg: &FsConfig, info: &str, journal_dev: Option<&str>) -> Result<(), String> {
+    let log = info
+        .lines()
+        .find(|l| l.trim_start().starts_with("log "))
+        .ok_or("xfs_info printed no 'log' line")?;
+    let place = log
+        .split_once('=')
+        .map(|(_, r)| r.split_whitespace().next().unwrap_or(""))
+        .unwrap_or("");
+    match (&cfg.journal, journal_dev) {
+        (Journal::Internal, _) if place != "internal" => {
+            return Err(format!("the log is on {place}, asked internal"))
+        }
+        (Journal::External(_), Some(j)) if place != j && place != "external" => {
+            return Err(format!("the log is on {place}, asked {j}"))
+        }
+        _ => {}
+    }
+    if let Some(want) = cfg.journal_size {
+        let got = xfs_kv(log, "bsize").unwrap_or(0) * xfs_kv(log, "blocks").unwrap_or(0);
+        if got != want {
+            return Err(format!(
+                "the log is {}, asked {}",
+                size_word(got),
+                size_word(want)
+            ));
+        }
+    }
+    if let Some(want) = cfg.block_size {
+        let data = info
+            .lines()
+            .find(|l| l.trim_start().starts_with("data "))
+            .ok_or("xfs_info printed no 'data' line")?;
+        let got = xfs_kv(data, "bsize").unwrap_or(0);
+        if got != want {
+            return Err(format!("block size is {got}, asked {want}"));
+        }
+    }
+    if let Some(want) = cfg.inode_size {
+        let got = info.lines().find_map(|l| xfs_kv(l, "isize")).unwrap_or(0);
+        if got != want {
+            return Err(format!("inode size is {got}, asked {want}"));
+        }
+    }
+    Ok(())
+}
+
+/// Check a btrfs file system from `btrfs inspect-internal dump-super`.
+pub fn verify_btrfs(cfg: &FsConfig, dump: &str) -> Result<(), String> {
+    if let Some(want) = cfg.block_size {
+        let got = dump
+            .lines()
+            .find_map(|l| {
+                let mut w = l.split_whitespace();
+                (w.next() == Some("sectorsize")).then(|| w.next()?.parse::<u64>().ok())?
+            })
+            .ok_or("dump-super printed no sectorsize")?;
+        if got != want {
+            return Err(format!("sector size is {got}, asked {want}"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provision::spec::DeviceSpec;
+
+    const EXT4_INTERNAL: &str = "Filesystem UUID:          ad3cf5cb\n\
+Filesystem features:      has_journal ext_attr dir_index extent 64bit\n\
+Block size:               4096\n\
+Inode size:\t          256\n\
+Journal inode:            8\n\
+Total journal size:       64M\n\
+Total journal blocks:     16384\n";
+
+    const EXT4_EXTERNAL: &str = "Filesystem UUID:          ad3cf5cb\n\
+Filesystem features:      has_journal ext_attr dir_index extent 64bit\n\
+Block size:               4096\n\
+Inode size:\t          256\n\
+Journal UUID:             9fb7a0f5\n\
+Journal device:\t          0x0701\n";
+
+    const JDEV: &str = "Filesystem UUID:          9fb7a0f5\n\
+Filesystem features:      journal_dev\n\
+Block size:               4096\n\
+Total journal size:       16M\n\
+Total journal blocks:     4096\n\
+Journal users:            ad3cf5cb\n";
+
+    fn ext4(size: u64) -> FsConfig {
+        let mut c = FsConfig::new(FsType::Ext4, DeviceSpec::Loop(1 << 30));
+        c.journal_size = Some(size);
+        c.inode_size = Some(256);
+        c
+    }
+
+    #[test]
+    fn internal_journal_size_is_checked() {
+        assert_eq!(field(EXT4_INTERNAL, "Inode size"), Some("256"));
+        assert!(verify_ext(&ext4(64 << 20), EXT4_INTERNAL, None, None).is_ok());
+        let e = verify_ext(&ext4(128 << 20), EXT4_INTERNAL, None, None).unwrap_err();
+        assert_eq!(e, "the internal journal is 64M, asked 128M");
+        let mut c = ext4(64 << 20);
+        c.inode_size = Some(512);
+        assert!(verify_ext(&c, EXT4_INTERNAL, None, None)
+            .unwrap_err()
+            .contains("inode size"));
+    }
+
+    #[test]
+    fn external_journal_device_uuid_and_size_are_checked() {
+        let mut c = ext4(16 << 20);
+        c.journal = Journal::External(DeviceSpec::Loop(1 << 30));
+        assert!(verify_ext(&c, EXT4_EXTERNAL, Some(JDEV), Some((7, 1))).is_ok());
+        let e = verify_ext(&c, EXT4_EXTERNAL, Some(JDEV), Some((7, 2))).unwrap_err();
+        assert!(e.contains("journal device 0x0701, not 7:2"), "{e}");
+        c.journal_size = Some(64 << 20);
+        let e = verify_ext(&c, EXT4_EXTERNAL, Some(JDEV), Some((7, 1))).unwrap_err();
+        assert_eq!(e, "the external journal is 16M, asked 64M");
+        // Internal asked, external made.
+        let e = verify_ext(&ext4(16 << 20), EXT4_EXTERNAL, None, None).unwrap_err();
+        assert!(e.contains("external, asked internal"));
+        // External asked, internal made.
+        let e = verify_ext(&c, EXT4_INTERNAL, Some(JDEV), Some((7, 1))).unwrap_err();
+        assert!(e.contains("no external journal"));
+    }
+
+    #[test]
+    fn ext2_must_have_no_journal() {
+        let c = FsConfig::new(FsType::Ext2, DeviceSpec::Loop(1 << 30));
+        assert!(verify_ext(&c, EXT4_INTERNAL, None, None)
+            .unwrap_err()
+            .contains("with a journal"));
+    }
+
+    const XFS: &str =
+        "meta-data=/dev/loop0             isize=512    agcount=4, agsize=65536 blks\n\
+data     =                       bsize=4096   blocks=262144, imaxpct=25\n\
+log      =/dev/loop1             bsize=4096   blocks=16384, version=2\n";
+
+    #[test]
+    fn xfs_log_placement_and_size() {
+        let mut c = FsConfig::new(FsType::Xfs, DeviceSpec::Loop(1 << 30));
+        c.journal = Journal::External(DeviceSpec::Loop(1 << 30));
+        c.journal_size = Some(64 << 20);
+        c.inode_size = Some(512);
+        assert!(verify_xfs(&c, XFS, Some("/dev/loop1")).is_ok());
+        assert!(verify_xfs(&c, XFS, Some("/dev/loop2"))
+            .unwrap_err()
+            .contains("asked /dev/loop2"));
+        c.journal_size = Some(128 << 20);
+        assert_eq!(
+            verify_xfs(&c, XFS, Some("/dev/loop1")).unwrap_err(),
+            "the log is 64M, asked 128M"
+        );
+        let i = FsConfig::new(FsType::Xfs, DeviceSpec::Loop(1 << 30));
+        assert!(verify_xfs(&i, XFS, None)
+            .unwrap_err()
+            .contains("asked internal"));
+        let internal = XFS.replace("/dev/loop1            ", "internal log");
+        assert!(verify_xfs(&i, &internal, None).is_ok());
+    }
+
+    #[test]
+    fn btrfs_sector_size() {
+        let mut c = FsConfig::new(FsType::Btrfs, DeviceSpec::Loop(1 << 30));
+        c.block_size = Some(4096);
+        assert!(verify_btrfs(&c, "csum_size\t\t4\nsectorsize\t\t4096\n").is_ok());
+        assert!(verify_btrfs(&c, "sectorsize\t\t65536\n").is_err());
+    }
+}

@@ -1,0 +1,308 @@
+//! The exact mkfs, tune2fs, mount and inspection command lines for a cell.
+//!
+//! Pure functions of the configuration and the device names, so `fslab study plan` prints
+//! the same lines the run executes. Follows mke2fs(8)/tune2fs(8)/dumpe2fs(8) for ext2/3/4,
+//! mkfs.xfs(8)/xfs_info(8) for XFS, mkfs.btrfs(8)/btrfs-inspect-internal(8) for btrfs.
+//!
+//! fslab's own choices, all stated in `doc/studies.md`:
+//! - ext: `-E lazy_itable_init=0,lazy_journal_init=0`, so mke2fs initialises inode tables and
+//!   the journal now instead of a kernel thread doing it in the background during the
+//!   benchmark; merged into a `-E` the study gives.
+//! - ext with an external journal: `-b` is always passed (default 4096) because the journal
+//!   device and the file system must agree, and mke2fs picks 1024 for small devices.
+//! - force flags (`-F`, `-f`): the devices have passed the safety checks first.
+
+use super::exec::CmdLine;
+use super::spec::{FsConfig, FsType, Journal};
+use std::path::Path;
+
+const LAZY: [&str; 2] = ["lazy_itable_init=0", "lazy_journal_init=0"];
+
+/// A size for mkfs.xfs and friends: `64m`, `1g`, or bytes.
+fn xfs_size(n: u64) -> String {
+    for (suffix, shift) in [("g", 30), ("m", 20), ("k", 10)] {
+        if n >= 1 << shift && n % (1 << shift) == 0 {
+            return format!("{}{suffix}", n >> shift);
+        }
+    }
+    n.to_string()
+}
+
+/// The study's extra mke2fs arguments with fslab's `-E` flags merged in; returns fslab's
+/// own `-E` argument separately when the study gave none.
+fn ext_user_args(user: &[String]) -> (Option<String>, Vec<String>) {
+    let mut out = user.to_vec();
+    let merge = |v: &str| {
+        let mut parts: Vec<String> = v
+            .split(',')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect();
+        for l in LAZY {
+            let key = l.split('=').next().unwrap_or(l);
+            if !parts.iter().any(|p| p.split('=').next() == Some(key)) {
+                parts.push(l.to_string());
+            }
+        }
+        parts.join(",")
+    };
+    if let Some(i) = out.iter().position(|a| a == "-E") {
+        if let Some(v) = out.get(i + 1).cloned() {
+            out[i + 1] = merge(&v);
+            return (None, out);
+        }
+    }
+    if let Some(i) = out.iter().position(|a| a.starts_with("-E") && a.len() > 2) {
+        let v = out[i][2..].to_string();
+        out[i] = format!("-E{}", merge(&v));
+        return (None, out);
+    }
+    (Some(LAZY.join(",")), out)
+}
+
+/// `mke2fs -O journal_dev` for an external ext3/4 journal; `None` for other layouts.
+pub fn journal_mkfs(cfg: &FsConfig, jdev: &str) -> Option<CmdLine> {
+    if !matches!(cfg.fs, FsType::Ext3 | FsType::Ext4) {
+        return None;
+    }
+    if !matches!(cfg.journal, Journal::External(_)) {
+        return None;
+    }
+    let bs = cfg.ext_block_size();
+    let mut c = CmdLine::new("mke2fs")
+        .args(["-F", "-q", "-O", "journal_dev", "-b"])
+        .arg(bs.to_string())
+        .arg(jdev);
+    if let Some(j) = cfg.journal_size {
+        // The journal uses this many blocks of the device (mke2fs's blocks-count argument).
+        c = c.arg((j / bs).to_string());
+    }
+    Some(c)
+}
+
+/// The mkfs command for the data device.
+pub fn mkfs(cfg: &FsConfig, data: &str, jdev: Option<&str>) -> CmdLine {
+    let prog = cfg.fs.mkfs_program();
+    match cfg.fs {
+        FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => {
+            let (own_e, user) = ext_user_args(&cfg.mkfs);
+            let mut c = CmdLine::new(prog).args(["-F", "-q"]);
+            if let Some(e) = own_e {
+                c = c.arg("-E").arg(e);
+            }
+            let external = matches!(cfg.journal, Journal::External(_));
+            if cfg.block_size.is_some() || external {
+                c = c.arg("-b").arg(cfg.ext_block_size().to_string());
+            }
+            if let Some(i) = cfg.inode_size {
+                c = c.arg("-I").arg(i.to_string());
+            }
+            match (external, jdev) {
+                (true, Some(j)) => c = c.arg("-J").arg(format!("device={j}")),
+                _ => {
+                    if let Some(n) = cfg.journal_size {
+                        c = c.arg("-J").arg(format!("size={}", n >> 20));
+                    }
+                }
+            }
+            c.args(user).arg(data)
+        }
+        FsType::Xfs => {
+            let mut c = CmdLine::new(prog).args(["-f", "-q"]);
+            if let Some(b) = cfg.block_size {
+                c = c.arg("-b").arg(format!("size={b}"));
+            }
+            if let Some(i) = cfg.inode_size {
+                c = c.arg("-i").arg(format!("size={i}"));
+            }
+            let size = cfg.journal_size.map(xfs_size);
+            match (jdev, size) {
+                (Some(j), Some(s)) => c = c.arg("-l").arg(format!("logdev={j},size={s}")),
+                (Some(j), None) => c = c.arg("-l").arg(format!("logdev={j}")),
+                (None, Some(s)) => c = c.arg("-l").arg(format!("size={s}")),
+                (None, None) => {}
+            }
+            c.args(&cfg.mkfs).arg(data)
+        }
+        FsType::Btrfs => {
+            let mut c = CmdLine::new(prog).args(["-f", "-q"]);
+            if let Some(b) = cfg.block_size {
+                c = c.arg("-s").arg(b.to_string());
+            }
+            c.args(&cfg.mkfs).arg(data)
+        }
+        FsType::Nilfs2 => {
+            let mut c = CmdLine::new(prog).args(["-f", "-q"]);
+            if let Some(b) = cfg.block_size {
+                c = c.arg("-b").arg(b.to_string());
+            }
+            c.args(&cfg.mkfs).arg(data)
+        }
+        FsType::Jfs => {
+            let mut c = CmdLine::new(prog).arg("-q");
+            if let Some(n) = cfg.journal_size {
+                c = c.arg("-s").arg((n >> 20).to_string());
+            }
+            c.args(&cfg.mkfs).arg(data)
+        }
+    }
+}
+
+/// `tune2fs -O …` when the study sets ext features.
+pub fn tune(cfg: &FsConfig, data: &str) -> Option<CmdLine> {
+    if cfg.features.is_empty() || !cfg.fs.is_ext() {
+        return None;
+    }
+    Some(
+        CmdLine::new("tune2fs")
+            .arg("-O")
+            .arg(cfg.features.join(","))
+            .arg(data),
+    )
+}
+
+/// Mount options including the journal device where the file system needs it named.
+pub fn mount_options(cfg: &FsConfig, jdev: Option<&str>) -> Vec<String> {
+    let mut o = cfg.mount.clone();
+    if let Some(j) = jdev {
+        match cfg.fs {
+            // The superblock records the journal's device number, which changes when loop
+            // devices are attached again; naming the path is always right.
+            FsType::Ext3 | FsType::Ext4 => o.push(format!("journal_path={j}")),
+            FsType::Xfs => o.push(format!("logdev={j}")),
+            _ => {}
+        }
+    }
+    o
+}
+
+/// The mount command.
+pub fn mount(fs: FsType, options: &[String], data: &str, mountpoint: &Path) -> CmdLine {
+    let mut c = CmdLine::new("mount").arg("-t").arg(fs.as_str());
+    if !options.is_empty() {
+        c = c.arg("-o").arg(options.join(","));
+    }
+    c.arg(data).path(mountpoint)
+}
+
+/// The commands that read back what mkfs made (run after mounting), in order.
+pub fn inspect(cfg: &FsConfig, data: &str, jdev: Option<&str>, mountpoint: &Path) -> Vec<CmdLine> {
+    match cfg.fs {
+        FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => {
+            let mut v = vec![CmdLine::new("dumpe2fs").arg("-h").arg(data)];
+            if let Some(j) = jdev {
+                v.push(CmdLine::new("dumpe2fs").arg("-h").arg(j));
+            }
+            v
+        }
+        FsType::Xfs => vec![CmdLine::new("xfs_info").path(mountpoint)],
+        FsType::Btrfs => vec![CmdLine::new("btrfs")
+            .args(["inspect-internal", "dump-super"])
+            .arg(data)],
+        FsType::Nilfs2 => vec![CmdLine::new("nilfs-tune").arg("-l").arg(data)],
+        FsType::Jfs => vec![CmdLine::new("jfs_tune").arg("-l").arg(data)],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provision::spec::DeviceSpec;
+
+    fn ext4() -> FsConfig {
+        FsConfig::new(FsType::Ext4, DeviceSpec::Loop(1 << 30))
+    }
+
+    #[test]
+    fn ext4_internal_journal() {
+        let mut c = ext4();
+        c.journal_size = Some(64 << 20);
+        c.mkfs = vec!["-m".into(), "0".into()];
+        assert_eq!(
+            mkfs(&c, "/dev/loop0", None).to_string(),
+            "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 -J size=64 -m 0 /dev/loop0"
+        );
+        assert!(journal_mkfs(&c, "/dev/loop1").is_none());
+    }
+
+    #[test]
+    fn ext4_external_journal_agrees_on_block_size() {
+        let mut c = ext4();
+        c.journal = Journal::External(DeviceSpec::Loop(1 << 30));
+        c.journal_size = Some(16 << 20);
+        assert_eq!(
+            journal_mkfs(&c, "/dev/loop1").unwrap().to_string(),
+            "mke2fs -F -q -O journal_dev -b 4096 /dev/loop1 4096"
+        );
+        assert_eq!(
+            mkfs(&c, "/dev/loop0", Some("/dev/loop1")).to_string(),
+            "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 -b 4096 -J device=/dev/loop1 /dev/loop0"
+        );
+        let o = mount_options(&c, Some("/dev/loop1"));
+        assert_eq!(
+            mount(FsType::Ext4, &o, "/dev/loop0", Path::new("/w/mnt/c0")).to_string(),
+            "mount -t ext4 -o journal_path=/dev/loop1 /dev/loop0 /w/mnt/c0"
+        );
+    }
+
+    #[test]
+    fn user_e_flags_are_merged_not_replaced() {
+        let mut c = ext4();
+        c.mkfs = vec!["-E".into(), "stride=16,lazy_itable_init=1".into()];
+        assert_eq!(
+            mkfs(&c, "/dev/x", None).to_string(),
+            "mkfs.ext4 -F -q -E stride=16,lazy_itable_init=1,lazy_journal_init=0 /dev/x"
+        );
+        c.mkfs = vec!["-Estride=8".into()];
+        assert!(mkfs(&c, "/dev/x", None)
+            .to_string()
+            .contains("-Estride=8,lazy_itable_init=0,lazy_journal_init=0"));
+    }
+
+    #[test]
+    fn xfs_lines() {
+        let mut c = FsConfig::new(FsType::Xfs, DeviceSpec::Loop(1 << 30));
+        c.journal_size = Some(64 << 20);
+        c.block_size = Some(4096);
+        c.inode_size = Some(512);
+        assert_eq!(
+            mkfs(&c, "/dev/loop0", None).to_string(),
+            "mkfs.xfs -f -q -b size=4096 -i size=512 -l size=64m /dev/loop0"
+        );
+        c.journal = Journal::External(DeviceSpec::Ram(256 << 20));
+        c.mount = vec!["logbufs=8".into(), "logbsize=256k".into()];
+        assert_eq!(
+            mkfs(&c, "/dev/loop0", Some("/dev/loop1")).to_string(),
+            "mkfs.xfs -f -q -b size=4096 -i size=512 -l logdev=/dev/loop1,size=64m /dev/loop0"
+        );
+        let o = mount_options(&c, Some("/dev/loop1"));
+        assert_eq!(
+            mount(FsType::Xfs, &o, "/dev/loop0", Path::new("/m")).to_string(),
+            "mount -t xfs -o logbufs=8,logbsize=256k,logdev=/dev/loop1 /dev/loop0 /m"
+        );
+        assert_eq!(
+            inspect(&c, "/dev/loop0", Some("/dev/loop1"), Path::new("/m"))[0].to_string(),
+            "xfs_info /m"
+        );
+    }
+
+    #[test]
+    fn btrfs_ext2_and_features() {
+        let c = FsConfig::new(FsType::Btrfs, DeviceSpec::Loop(1 << 30));
+        assert_eq!(
+            mkfs(&c, "/dev/l", None).to_string(),
+            "mkfs.btrfs -f -q /dev/l"
+        );
+        let mut e = FsConfig::new(FsType::Ext2, DeviceSpec::Loop(1 << 30));
+        e.features = vec!["^dir_index".into(), "large_dir".into()];
+        assert_eq!(
+            tune(&e, "/dev/l").unwrap().to_string(),
+            "tune2fs -O '^dir_index,large_dir' /dev/l"
+        );
+        assert!(tune(&c, "/dev/l").is_none());
+        assert_eq!(
+            mount(FsType::Ext2, &[], "/dev/l", Path::new("/m")).to_string(),
+            "mount -t ext2 /dev/l /m"
+        );
+    }
+}

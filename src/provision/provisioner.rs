@@ -1,0 +1,537 @@
+//! Making one cell's file system for real: devices, safety checks, scheduler, mkfs, tune2fs,
+//! mount, read-back and verification — and taking it all down again.
+//!
+//! The same code runs in plan mode (no run directory): commands are recorded, not run, loop
+//! devices are named `$DATA` and `$JOURNAL`, paths start with `$RUN`, and nothing on the
+//! machine is touched. So `fslab study plan` prints exactly the sequence a run executes.
+
+use super::exec::{write_line, CmdLine, Exec, Output, RecordingExec};
+use super::mount::Mounted;
+use super::spec::{DeviceSpec, FsConfig, FsType, Journal};
+use super::state::{Resource, RunDir};
+use super::{guard, inspect, loopdev, mkfs, ProvisionError};
+use crate::workload::Target;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Makes and removes cells' file systems.
+pub struct Provisioner {
+    exec: Arc<dyn Exec>,
+    run: Option<Arc<RunDir>>,
+    base: PathBuf,
+    allow_format: Vec<PathBuf>,
+    ram_total: u64,
+    tmpfs: Mutex<Option<(u64, u64)>>,
+    dirs: Mutex<Vec<(u64, PathBuf)>>,
+}
+
+/// A loop device fslab attached over an image it created.
+struct LoopDev {
+    device: PathBuf,
+    image: PathBuf,
+    ids: Option<(u64, u64)>,
+}
+
+/// One provisioned, mounted cell.
+pub struct Provisioned {
+    exec: Arc<dyn Exec>,
+    run: Option<Arc<RunDir>>,
+    /// The configuration it was made from.
+    pub config: FsConfig,
+    /// The data device.
+    pub data: PathBuf,
+    /// The external journal device, if any.
+    pub journal: Option<PathBuf>,
+    /// Every command run, in order, as shell lines.
+    pub commands: Vec<String>,
+    /// What the read-back commands printed, each after a `# command` line.
+    pub dump: String,
+    mounted: Option<Mounted>,
+    mountpoint_id: Option<u64>,
+    mountpoint: PathBuf,
+    loops: Vec<LoopDev>,
+}
+
+fn plan_responder(cmd: &CmdLine) -> Output {
+    if cmd.program == "losetup" && cmd.args.iter().any(|a| a == "--find") {
+        let role = cmd
+            .args
+            .last()
+            .and_then(|img| img.rsplit('-').next())
+            .map(|s| s.trim_end_matches(".img").to_ascii_uppercase())
+            .unwrap_or_else(|| "DEV".into());
+        return Output::ok(format!("${role}"));
+    }
+    Output::ok("")
+}
+
+impl Provisioner {
+    /// A provisioner for a live run. `ram_total` is the tmpfs size for all `ram:` devices.
+    pub fn new(
+        exec: Arc<dyn Exec>,
+        run: Arc<RunDir>,
+        allow_format: Vec<PathBuf>,
+        ram_total: u64,
+    ) -> Result<Provisioner, ProvisionError> {
+        let base = run.path().to_path_buf();
+        let p = Provisioner {
+            exec,
+            run: Some(run),
+            base,
+            allow_format,
+            ram_total,
+            tmpfs: Mutex::new(None),
+            dirs: Mutex::new(Vec::new()),
+        };
+        p.make_dir(&p.base.join("images"))?;
+        p.make_dir(&p.base.join("mnt"))?;
+        Ok(p)
+    }
+
+    /// A provisioner that only lists commands (for `fslab study plan`).
+    pub fn planner(allow_format: Vec<PathBuf>, ram_total: u64) -> Provisioner {
+        Provisioner::dry(
+            Arc::new(RecordingExec::with(Box::new(plan_responder))),
+            PathBuf::from("$RUN"),
+            allow_format,
+            ram_total,
+        )
+    }
+
+    /// A provisioner whose commands go to `exec` and that touches nothing else on the
+    /// machine: no state file, no directories, no safety checks, no verification.
+    pub fn dry(
+        exec: Arc<dyn Exec>,
+        base: PathBuf,
+        allow_format: Vec<PathBuf>,
+        ram_total: u64,
+    ) -> Provisioner {
+        Provisioner {
+            exec,
+            run: None,
+            base,
+            allow_format,
+            ram_total,
+            tmpfs: Mutex::new(None),
+            dirs: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn make_dir(&self, dir: &Path) -> Result<(), ProvisionError> {
+        let Some(run) = &self.run else { return Ok(()) };
+        let id = run.record(Resource::Dir {
+            path: dir.to_path_buf(),
+        })?;
+        std::fs::create_dir(dir)
+            .map_err(|e| ProvisionError::Io(format!("cannot create {}: {e}", dir.display())))?;
+        self.dirs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((id, dir.to_path_buf()));
+        Ok(())
+    }
+
+    fn ram_dir(&self) -> PathBuf {
+        self.base.join("ram")
+    }
+
+    /// Mount the run's tmpfs for `ram:` devices once.
+    fn ensure_tmpfs(&self, log: &mut Vec<String>) -> Result<(), ProvisionError> {
+        let mut t = self.tmpfs.lock().unwrap_or_else(|p| p.into_inner());
+        if t.is_some() {
+            return Ok(());
+        }
+        let dir = self.ram_dir();
+        self.make_dir(&dir)?;
+        let id = match &self.run {
+            Some(r) => r.record(Resource::Tmpfs { path: dir.clone() })?,
+            None => 0,
+        };
+        // Room for every ram: device of the study plus tmpfs's own overhead.
+        let size = self.ram_total + (16 << 20);
+        let cmd = CmdLine::new("mount")
+            .args(["-t", "tmpfs", "-o"])
+            .arg(format!("size={size},mode=0700"))
+            .arg("fslab-ram")
+            .path(&dir);
+        log.push(cmd.to_string());
+        self.exec.run(&cmd)?;
+        *t = Some((id, size));
+        Ok(())
+    }
+
+    fn device(
+        &self,
+        idx: usize,
+        role: &str,
+        spec: &DeviceSpec,
+        direct_io: bool,
+        log: &mut Vec<String>,
+        loops: &mut Vec<LoopDev>,
+    ) -> Result<PathBuf, ProvisionError> {
+        let (size, dir) = match spec {
+            DeviceSpec::Path(p) => {
+                self.check(p, log)?;
+                return Ok(p.clone());
+            }
+            DeviceSpec::Loop(n) => (*n, self.base.join("images")),
+            DeviceSpec::Ram(n) => {
+                self.ensure_tmpfs(log)?;
+                (*n, self.ram_dir())
+            }
+        };
+        let image = dir.join(format!("c{idx}-{role}.img"));
+        let image_id = match &self.run {
+            Some(r) => Some(r.record(Resource::Image {
+                path: image.clone(),
+            })?),
+            None => None,
+        };
+        let t = loopdev::truncate_cmd(&image, size);
+        log.push(t.to_string());
+        self.exec.run(&t)?;
+        let loop_id = match &self.run {
+            Some(r) => Some(r.record(Resource::Loop {
+                image: image.clone(),
+                device: None,
+            })?),
+            None => None,
+        };
+        log.push(loopdev::attach_cmd(&image, direct_io).to_string());
+        let dev = loopdev::attach(self.exec.as_ref(), &image, direct_io)?;
+        if let (Some(r), Some(id)) = (&self.run, loop_id) {
+            r.update(
+                id,
+                Resource::Loop {
+                    image: image.clone(),
+                    device: Some(dev.clone()),
+                },
+            )?;
+        }
+        loops.push(LoopDev {
+            device: dev.clone(),
+            image,
+            ids: image_id.zip(loop_id),
+        });
+        // A fresh sparse image has no signature; checking anyway costs two commands and
+        // catches the impossible (a reused path, a losetup that returned the wrong device).
+        self.check(&dev, log)?;
+        Ok(dev)
+    }
+
+    fn check(&self, dev: &Path, log: &mut Vec<String>) -> Result<(), ProvisionError> {
+        let allowed = self.allow_format.iter().any(|a| a == dev);
+        if self.run.is_some() {
+            guard::check_formattable(dev, allowed, self.exec.as_ref(), guard::Thoroughness::FULL)?;
+        }
+        if !allowed {
+            log.extend(guard::probe_commands(dev).iter().map(|c| c.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Make, mount and verify one cell's file system. On error, everything made so far is
+    /// torn down before the error is returned.
+    pub fn provision(&self, idx: usize, cfg: &FsConfig) -> Result<Provisioned, ProvisionError> {
+        let mut p = Provisioned {
+            exec: self.exec.clone(),
+            run: self.run.clone(),
+            config: cfg.clone(),
+            data: PathBuf::new(),
+            journal: None,
+            commands: Vec::new(),
+            dump: String::new(),
+            mounted: None,
+            mountpoint_id: None,
+            mountpoint: self.base.join("mnt").join(format!("c{idx}")),
+            loops: Vec::new(),
+        };
+        match self.build(idx, cfg, &mut p) {
+            Ok(()) => Ok(p),
+            Err(e) => {
+                if let Err(t) = p.teardown_inner() {
+                    eprintln!("fslab: after a failed provisioning: {t}");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn build(&self, idx: usize, cfg: &FsConfig, p: &mut Provisioned) -> Result<(), ProvisionError> {
+        let mut log = Vec::new();
+        let mut loops = Vec::new();
+        let r = self.build_steps(idx, cfg, p, &mut log, &mut loops);
+        p.loops = loops;
+        p.commands = log;
+        r
+    }
+
+    fn build_steps(
+        &self,
+        idx: usize,
+        cfg: &FsConfig,
+        p: &mut Provisioned,
+        log: &mut Vec<String>,
+        loops: &mut Vec<LoopDev>,
+    ) -> Result<(), ProvisionError> {
+        let exec = self.exec.as_ref();
+        let data = self.device(idx, "data", &cfg.data, cfg.direct_io, log, loops)?;
+        p.data = data.clone();
+        let jdev = match &cfg.journal {
+            Journal::External(spec) => {
+                let j = self.device(idx, "journal", spec, cfg.direct_io, log, loops)?;
+                p.journal = Some(j.clone());
+                Some(j)
+            }
+            Journal::Internal => None,
+        };
+        let data_s = data.to_string_lossy().into_owned();
+        let jdev_s = jdev.as_ref().map(|j| j.to_string_lossy().into_owned());
+        if let Some(sched) = &cfg.scheduler {
+            self.set_scheduler(&data, sched, log)?;
+        }
+        let mut cmds: Vec<CmdLine> = Vec::new();
+        if let Some(j) = &jdev_s {
+            cmds.extend(mkfs::journal_mkfs(cfg, j));
+        }
+        cmds.push(mkfs::mkfs(cfg, &data_s, jdev_s.as_deref()));
+        cmds.extend(mkfs::tune(cfg, &data_s));
+        for c in &cmds {
+            log.push(c.to_string());
+            exec.run(c)?;
+        }
+        let mnt = p.mountpoint.clone();
+        if let Some(run) = &self.run {
+            p.mountpoint_id = Some(run.record(Resource::Dir { path: mnt.clone() })?);
+            std::fs::create_dir(&mnt)
+                .map_err(|e| ProvisionError::Io(format!("cannot create {}: {e}", mnt.display())))?;
+        }
+        let options = mkfs::mount_options(cfg, jdev_s.as_deref());
+        log.push(mkfs::mount(cfg.fs, &options, &data_s, &mnt).to_string());
+        p.mounted = Some(Mounted::mount(
+            self.exec.clone(),
+            self.run.clone(),
+            cfg.fs,
+            options,
+            &data,
+            &mnt,
+        )?);
+        let mut outputs = Vec::new();
+        for c in mkfs::inspect(cfg, &data_s, jdev_s.as_deref(), &mnt) {
+            log.push(c.to_string());
+            let out = exec.run(&c)?;
+            p.dump
+                .push_str(&format!("# {c}\n{}\n", out.stdout.trim_end()));
+            outputs.push(out.stdout);
+        }
+        for l in loops.iter() {
+            if let Some(dio) = loopdev::direct_io_of(&l.device) {
+                p.dump.push_str(&format!(
+                    "# {} -> {} (direct I/O {})\n",
+                    l.device.display(),
+                    l.image.display(),
+                    if dio { "on" } else { "off" }
+                ));
+                if cfg.direct_io && !dio {
+                    p.dump.push_str("# note: direct I/O was asked but the kernel kept buffered I/O for this image\n");
+                }
+            }
+        }
+        if self.run.is_some() {
+            self.verify(cfg, &outputs, jdev.as_deref())
+                .map_err(|m| ProvisionError::Verify(format!(
+                    "{} on {}: {m}; the cell is failed rather than measured in a configuration that was not asked for",
+                    cfg.fs, data_s
+                )))?;
+        }
+        Ok(())
+    }
+
+    fn verify(&self, cfg: &FsConfig, out: &[String], jdev: Option<&Path>) -> Result<(), String> {
+        let first = out.first().map(String::as_str).unwrap_or("");
+        match cfg.fs {
+            FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => {
+                let jnum = jdev
+                    .and_then(|j| std::fs::metadata(j).ok())
+                    .map(|m| (rustix::fs::major(m.rdev()), rustix::fs::minor(m.rdev())));
+                inspect::verify_ext(cfg, first, out.get(1).map(String::as_str), jnum)
+            }
+            FsType::Xfs => inspect::verify_xfs(
+                cfg,
+                first,
+                jdev.map(|j| j.to_string_lossy().into_owned()).as_deref(),
+            ),
+            FsType::Btrfs => inspect::verify_btrfs(cfg, first),
+            FsType::Nilfs2 | FsType::Jfs => Ok(()),
+        }
+    }
+
+    fn set_scheduler(
+        &self,
+        dev: &Path,
+        sched: &str,
+        log: &mut Vec<String>,
+    ) -> Result<(), ProvisionError> {
+        let name = dev
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // Partitions share their disk's queue.
+        let disk = if self.run.is_some() {
+            std::fs::canonicalize(format!("/sys/class/block/{name}"))
+                .ok()
+                .filter(|p| p.join("partition").exists())
+                .and_then(|p| {
+                    p.parent()
+                        .and_then(|d| d.file_name())
+                        .map(|n| n.to_string_lossy().into_owned())
+                })
+                .unwrap_or(name)
+        } else {
+            name
+        };
+        let path = PathBuf::from(format!("/sys/block/{disk}/queue/scheduler"));
+        log.push(write_line(&path, sched));
+        self.exec.write_file(&path, sched).map_err(|e| {
+            let avail = std::fs::read_to_string(&path).unwrap_or_default();
+            ProvisionError::Io(format!(
+                "cannot set I/O scheduler '{sched}' on {}: {e}; available: {}",
+                dev.display(),
+                avail.trim()
+            ))
+        })?;
+        if self.run.is_some() {
+            let now = crate::sysinfo::scheduler_of_device(&disk).unwrap_or_default();
+            if now != sched {
+                return Err(ProvisionError::Verify(format!(
+                    "I/O scheduler of {} is '{now}' after setting '{sched}'",
+                    dev.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The commands provisioning cell `idx` runs, with `$RUN`, `$DATA` and `$JOURNAL`
+    /// standing for names only known at run time. Plan mode only.
+    pub fn plan(
+        &self,
+        idx: usize,
+        cfg: &FsConfig,
+    ) -> Result<(Vec<String>, Vec<String>), ProvisionError> {
+        let mut p = self.provision(idx, cfg)?;
+        let made = std::mem::take(&mut p.commands);
+        let mut teardown = Vec::new();
+        if let Some(m) = &p.mounted {
+            teardown.push(m.umount_cmd().to_string());
+        }
+        for l in p.loops.iter().rev() {
+            teardown.push(loopdev::detach_cmd(&l.device).to_string());
+            teardown.push(format!("rm {}", l.image.display()));
+        }
+        // Tearing down in plan mode only records commands.
+        drop(p);
+        Ok((made, teardown))
+    }
+
+    /// Unmount the tmpfs and remove the run's directories (after every cell's teardown).
+    pub fn finish(&self) -> Result<(), ProvisionError> {
+        if let Some((id, _)) = self.tmpfs.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let c = CmdLine::new("umount").path(&self.ram_dir());
+            self.exec.run(&c)?;
+            if let Some(r) = &self.run {
+                r.forget(id)?;
+            }
+        }
+        let dirs = std::mem::take(&mut *self.dirs.lock().unwrap_or_else(|p| p.into_inner()));
+        for (id, d) in dirs.into_iter().rev() {
+            if let Some(r) = &self.run {
+                std::fs::remove_dir(&d).map_err(|e| {
+                    ProvisionError::Io(format!("cannot remove {}: {e}", d.display()))
+                })?;
+                r.forget(id)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Provisioned {
+    /// Where workloads run: the mount point.
+    pub fn target(&self) -> Target {
+        Target {
+            dir: self.mountpoint.clone(),
+            fs_type: Some(self.config.fs.as_str().to_string()),
+        }
+    }
+
+    /// The mount, for remount cycles.
+    pub fn mounted_mut(&mut self) -> Option<&mut Mounted> {
+        self.mounted.as_mut()
+    }
+
+    /// Unmount, detach and delete everything this cell made.
+    pub fn teardown(mut self) -> Result<(), ProvisionError> {
+        self.teardown_inner()
+    }
+
+    fn teardown_inner(&mut self) -> Result<(), ProvisionError> {
+        let mut first: Option<ProvisionError> = None;
+        let mut keep = |r: Result<(), ProvisionError>| {
+            if let Err(e) = r {
+                first.get_or_insert(e);
+            }
+        };
+        if let Some(m) = self.mounted.take() {
+            keep(m.unmount());
+        }
+        if let (Some(run), Some(id)) = (&self.run, self.mountpoint_id) {
+            match std::fs::remove_dir(&self.mountpoint) {
+                Ok(()) => {
+                    self.mountpoint_id = None;
+                    keep(run.forget(id));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    self.mountpoint_id = None;
+                    keep(run.forget(id));
+                }
+                Err(e) => keep(Err(ProvisionError::Io(format!(
+                    "cannot remove {}: {e}",
+                    self.mountpoint.display()
+                )))),
+            }
+        }
+        while let Some(l) = self.loops.pop() {
+            let r = self.exec.run(&loopdev::detach_cmd(&l.device)).map(|_| ());
+            if r.is_err() {
+                keep(r);
+                continue;
+            }
+            if let (Some(run), Some((img_id, loop_id))) = (&self.run, l.ids) {
+                keep(run.forget(loop_id));
+                match std::fs::remove_file(&l.image) {
+                    Ok(()) => keep(run.forget(img_id)),
+                    Err(e) => keep(Err(ProvisionError::Io(format!(
+                        "cannot remove {}: {e}",
+                        l.image.display()
+                    )))),
+                }
+            }
+        }
+        match first {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Provisioned {
+    fn drop(&mut self) {
+        if self.mounted.is_some() || !self.loops.is_empty() {
+            if let Err(e) = self.teardown_inner() {
+                eprintln!("fslab: teardown: {e}; `fslab cleanup` will retry");
+            }
+        }
+    }
+}

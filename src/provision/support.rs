@@ -1,0 +1,111 @@
+//! What this machine can provision: file systems the kernel knows (`/proc/filesystems` or a
+//! module under `/lib/modules/$(uname -r)/kernel/fs/`) and programs that are installed.
+//! Read-only, no root needed, so `fslab study plan` can say "not supported on this machine"
+//! before anything runs.
+
+use super::exec::package_of;
+use super::spec::FsType;
+use std::path::{Path, PathBuf};
+
+/// Programs every study needs besides the mkfs tools.
+pub const COMMON_PROGRAMS: [&str; 6] =
+    ["losetup", "mount", "umount", "truncate", "blkid", "wipefs"];
+
+/// Find a program in `PATH`, then in the sbin directories (absent from a user's `PATH` on
+/// some systems, while root's has them).
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin"].map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// Whether the running kernel has (or can load) this file system.
+pub fn kernel_has(fs: &str) -> bool {
+    let listed = std::fs::read_to_string("/proc/filesystems")
+        .map(|t| t.lines().any(|l| l.split_whitespace().last() == Some(fs)))
+        .unwrap_or(false);
+    if listed {
+        return true;
+    }
+    let release = rustix::system::uname()
+        .release()
+        .to_string_lossy()
+        .into_owned();
+    Path::new(&format!("/lib/modules/{release}/kernel/fs/{fs}")).is_dir()
+}
+
+/// `Ok` if cells of this type can be made here, else one line saying what is missing and
+/// what to do.
+pub fn check_fs(fs: FsType) -> Result<(), String> {
+    let mut missing = Vec::new();
+    if !kernel_has(fs.as_str()) {
+        missing.push(format!(
+            "the kernel has no {fs} (not in /proc/filesystems, no module under /lib/modules/{}/kernel/fs/{fs})",
+            rustix::system::uname().release().to_string_lossy()
+        ));
+    }
+    for p in fs.programs() {
+        if find_program(p).is_none() {
+            missing.push(format!(
+                "{p} is missing (apt-get install {})",
+                package_of(p)
+            ));
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{fs} is not supported on this machine: {}; remove the {fs} cells or run where the kernel and tools have it (scripts/install-deps installs the tools)",
+        missing.join(" and ")
+    ))
+}
+
+/// `Ok` if the programs every study runs are installed.
+pub fn check_common() -> Result<(), String> {
+    let missing: Vec<String> = COMMON_PROGRAMS
+        .iter()
+        .filter(|p| find_program(p).is_none())
+        .map(|p| format!("{p} ({})", package_of(p)))
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "missing programs: {}; run scripts/install-deps",
+            missing.join(", ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sh_is_found_and_nonsense_is_not() {
+        assert!(find_program("sh").is_some());
+        assert!(find_program("fslab-no-such-program").is_none());
+    }
+
+    #[test]
+    fn unsupported_fs_message_names_the_fix() {
+        // A file system no kernel has: the message must say so and name the package.
+        if kernel_has("nilfs2") && find_program("mkfs.nilfs2").is_some() {
+            assert!(check_fs(FsType::Nilfs2).is_ok());
+        } else {
+            let e = check_fs(FsType::Nilfs2).unwrap_err();
+            assert!(e.contains("not supported on this machine"), "{e}");
+        }
+        assert!(kernel_has("tmpfs") || kernel_has("proc"));
+    }
+}
