@@ -33,6 +33,7 @@ pub mod app;
 pub mod cli;
 pub mod error;
 pub mod metric;
+pub mod plan;
 pub mod provision;
 pub mod report;
 pub mod runner;

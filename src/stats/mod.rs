@@ -4,6 +4,7 @@
 //! and the 95% Student-t confidence interval of the mean (Traeger et al. 2008 recommend at
 //! least ten runs and t-intervals). `warnings` flags results that cannot be trusted.
 
+pub mod adaptive;
 pub mod summary;
 pub mod warnings;
 

@@ -1,0 +1,168 @@
+//! The study file as written: TOML sections deserialized with unknown keys rejected.
+//!
+//! `[[workload]]` tables and factor levels stay raw TOML tables here, because a factor level
+//! may override any workload parameter; `matrix.rs` merges and deserializes them per cell.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A whole study file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudyFile {
+    /// Short name; `--resume` finds the study by it.
+    pub name: String,
+    /// What the study asks.
+    #[serde(default)]
+    pub description: String,
+    /// Repetitions, order and cache policy.
+    #[serde(default)]
+    pub repetitions: RepetitionsSection,
+    /// Devices.
+    pub device: DeviceSection,
+    /// The file system and its knobs (the base every factor level modifies).
+    #[serde(default)]
+    pub filesystem: FilesystemSection,
+    /// Factors; their cartesian product gives the cells.
+    #[serde(default, rename = "factor")]
+    pub factors: Vec<FactorSection>,
+    /// Workloads; every one runs on every cell.
+    #[serde(default, rename = "workload")]
+    pub workloads: Vec<toml::Table>,
+}
+
+/// `[repetitions]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepetitionsSection {
+    /// At least this many counted repetitions per cell × workload (default 5).
+    pub min: Option<u32>,
+    /// At most this many (default: `min` without `target_ci`, else 30).
+    pub max: Option<u32>,
+    /// Stop when every headline metric's 95% CI half-width is under this fraction of its mean.
+    pub target_ci: Option<f64>,
+    /// Time budget for the whole study (`2h`, `90m`).
+    pub budget: Option<String>,
+    /// Execution order.
+    pub order: Option<Order>,
+    /// Seed for `randomized` (default: drawn at random and stored).
+    pub seed: Option<u64>,
+    /// Cache policy before each repetition.
+    pub cache: Option<CachePolicy>,
+}
+
+/// Order in which repetitions of the cells run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Round-robin: repetition 1 of every cell, then repetition 2 of every cell, … (ABAB).
+    Interleaved,
+    /// Like interleaved, but every round in a seeded random order.
+    Randomized,
+    /// All repetitions of one cell, then the next (AABB).
+    Sequential,
+}
+
+impl Order {
+    /// The study-file word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Order::Interleaved => "interleaved",
+            Order::Randomized => "randomized",
+            Order::Sequential => "sequential",
+        }
+    }
+}
+
+/// What happens to caches before each counted repetition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CachePolicy {
+    /// `sync`, unmount, drop the page, dentry and inode caches, mount again.
+    Cold,
+    /// One discarded repetition first (stored with status `discarded`), then no cache action.
+    Warm,
+    /// Nothing.
+    None,
+}
+
+impl CachePolicy {
+    /// The study-file word, also stored with every trial.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CachePolicy::Cold => "cold",
+            CachePolicy::Warm => "warm",
+            CachePolicy::None => "none",
+        }
+    }
+}
+
+/// `[device]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSection {
+    /// `loop:SIZE`, `ram:SIZE` or a block device path.
+    pub data: String,
+    /// External journal: `loop:SIZE`, `ram:SIZE`, a path, or `internal` (the default).
+    pub journal: Option<String>,
+    /// Exact device paths whose old contents may be destroyed.
+    #[serde(default)]
+    pub allow_format: Vec<PathBuf>,
+    /// Direct I/O on loop and RAM devices (default true).
+    pub direct_io: Option<bool>,
+}
+
+/// A string or a list of strings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StrOrList {
+    /// One string (split on commas for mount options and features, on spaces for mkfs).
+    One(String),
+    /// A list.
+    Many(Vec<String>),
+}
+
+/// A size as a string with suffix (`64M`) or an integer number of bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SizeValue {
+    /// Bytes.
+    Bytes(u64),
+    /// `4k`, `64M`, `1G`.
+    Text(String),
+}
+
+/// `[filesystem]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilesystemSection {
+    /// ext2, ext3, ext4, xfs, btrfs, nilfs2, jfs.
+    #[serde(rename = "type")]
+    pub fs_type: Option<String>,
+    /// Extra mkfs arguments.
+    pub mkfs: Option<StrOrList>,
+    /// Mount options.
+    pub mount: Option<StrOrList>,
+    /// tune2fs -O features.
+    pub features: Option<StrOrList>,
+    /// I/O scheduler of the data device.
+    pub scheduler: Option<String>,
+    /// Journal (ext3/4) or log (XFS) size.
+    pub journal_size: Option<SizeValue>,
+    /// Block size.
+    pub block_size: Option<SizeValue>,
+    /// Inode size.
+    pub inode_size: Option<SizeValue>,
+    /// XFS log size (same as journal_size, XFS only).
+    pub log_size: Option<SizeValue>,
+}
+
+/// `[[factor]]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FactorSection {
+    /// Factor name, shown in cell labels (`journal=64MB`).
+    pub name: String,
+    /// Levels: each a table with `label` and the knobs it sets.
+    pub values: Vec<toml::Table>,
+}

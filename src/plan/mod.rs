@@ -1,0 +1,306 @@
+//! Study files: parsing, validation and the matrix of cells.
+//!
+//! A study file (TOML, unknown keys rejected) names repetitions, order and cache policy, the
+//! devices, the base file system, factors and workloads; `doc/studies.md` documents every
+//! key and its default. [`Study::load`] returns a validated study whose [`Study::cells`] are
+//! the cartesian product of the factor levels. Nothing here touches the machine except
+//! [`Study::check_machine`], which only reads.
+
+pub mod file;
+pub mod matrix;
+
+pub use file::{CachePolicy, Order, StudyFile};
+pub use matrix::{cells, Cell, PROVISION_KEYS};
+
+use crate::provision::{support, DeviceSpec, Journal};
+use crate::workload::WorkloadSpec;
+use anyhow::Result;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Default minimum repetitions.
+pub const DEFAULT_MIN: u32 = 5;
+/// Default maximum repetitions when `target_ci` is set.
+pub const DEFAULT_MAX_ADAPTIVE: u32 = 30;
+
+/// Resolved `[repetitions]`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Repetitions {
+    /// At least this many counted repetitions per series.
+    pub min: u32,
+    /// At most this many.
+    pub max: u32,
+    /// Target 95% CI half-width as a fraction of the mean; `None` = fixed count (`min`).
+    pub target_ci: Option<f64>,
+    /// Time budget for the whole study.
+    pub budget: Option<Duration>,
+    /// Execution order.
+    pub order: Order,
+    /// Seed for `randomized`, if given in the file.
+    pub seed: Option<u64>,
+    /// Cache policy.
+    pub cache: CachePolicy,
+}
+
+/// A workload as declared (before per-cell overrides).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadDef {
+    /// Position in the study.
+    pub idx: usize,
+    /// The parsed spec.
+    pub spec: WorkloadSpec,
+}
+
+/// A validated study.
+#[derive(Debug, Clone)]
+pub struct Study {
+    /// The file as parsed.
+    pub file: StudyFile,
+    /// The file's text, stored with the study.
+    pub text: String,
+    /// Hash of the parsed content (comments and layout do not count); `--resume` checks it.
+    pub hash: String,
+    /// Repetition policy.
+    pub repetitions: Repetitions,
+    /// Workloads in study order.
+    pub workloads: Vec<WorkloadDef>,
+    /// Cells in plan order.
+    pub cells: Vec<Cell>,
+}
+
+/// 64-bit FNV-1a, printed as 16 hex digits: a stable change detector, not a security hash.
+pub fn fnv1a64(data: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in data {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+impl Study {
+    /// Read and validate a study file. Errors are usage errors naming the file and line.
+    pub fn load(path: &Path) -> Result<Study> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            crate::error::usage(format!("cannot read study file {}: {e}", path.display()))
+        })?;
+        Study::parse(&text).map_err(|e| crate::error::usage(format!("{}: {e}", path.display())))
+    }
+
+    /// Parse and validate study text.
+    pub fn parse(text: &str) -> std::result::Result<Study, String> {
+        let file: StudyFile = toml::from_str(text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|s| format!("line {}: ", line_of(text, s.start)))
+                .unwrap_or_default();
+            format!("{at}{}", matrix::one_line(e.message()))
+        })?;
+        Study::from_file(file, text.to_string())
+    }
+
+    /// Validate a parsed file.
+    pub fn from_file(file: StudyFile, text: String) -> std::result::Result<Study, String> {
+        if file.name.trim().is_empty() {
+            return Err("name must not be empty".into());
+        }
+        if file.workloads.is_empty() {
+            return Err("a study needs at least one [[workload]] with kind = \"fdtree\" (or another engine)".into());
+        }
+        let repetitions = repetitions(&file.repetitions)?;
+        let mut names = BTreeSet::new();
+        for f in &file.factors {
+            if f.name.trim().is_empty() {
+                return Err("every [[factor]] needs a name".into());
+            }
+            if !names.insert(f.name.as_str()) {
+                return Err(format!("factor '{}' is declared twice", f.name));
+            }
+            if f.values.is_empty() {
+                return Err(format!("factor '{}' has no values", f.name));
+            }
+            let mut labels = BTreeSet::new();
+            for v in &f.values {
+                let label = match v.get("label") {
+                    Some(toml::Value::String(s)) if !s.is_empty() => s.as_str(),
+                    _ => {
+                        return Err(format!(
+                            "every value of factor '{}' needs label = \"…\"",
+                            f.name
+                        ))
+                    }
+                };
+                if !labels.insert(label) {
+                    return Err(format!(
+                        "factor '{}' has two values labelled '{label}'",
+                        f.name
+                    ));
+                }
+                if v.contains_key("type") {
+                    return Err(format!(
+                        "factor '{}' level '{label}': use fs = \"…\" to choose the file system in a factor",
+                        f.name
+                    ));
+                }
+            }
+        }
+        for p in &file.device.allow_format {
+            if !p.is_absolute() {
+                return Err(format!(
+                    "allow_format entry '{}' must be an absolute device path",
+                    p.display()
+                ));
+            }
+        }
+        let mut workloads = Vec::new();
+        for (idx, t) in file.workloads.iter().enumerate() {
+            let spec =
+                matrix::workload_spec(t).map_err(|e| format!("workload {}: {e}", idx + 1))?;
+            spec.build()
+                .map_err(|e| format!("workload {} ({}): {e:#}", idx + 1, spec.label()))?;
+            workloads.push(WorkloadDef { idx, spec });
+        }
+        let cells = matrix::cells(&file)?;
+        for c in &cells {
+            for w in &c.workloads {
+                let engine = w
+                    .build()
+                    .map_err(|e| format!("cell {}: workload {}: {e:#}", c.label, w.label()))?;
+                let need = engine.requirements().bytes;
+                if let Some(size) = c.fs.data.created_size() {
+                    if need > size / 10 * 9 {
+                        return Err(format!(
+                            "cell {}: workload '{}' needs {} but the data device is {}; use a larger {}",
+                            c.label,
+                            w.label(),
+                            crate::units::fmt_bytes(need),
+                            crate::units::fmt_bytes(size),
+                            if matches!(c.fs.data, DeviceSpec::Ram(_)) { "ram:SIZE" } else { "loop:SIZE" }
+                        ));
+                    }
+                }
+            }
+        }
+        let canonical = serde_json::to_string(&file).map_err(|e| e.to_string())?;
+        Ok(Study {
+            hash: fnv1a64(canonical.as_bytes()),
+            file,
+            text,
+            repetitions,
+            workloads,
+            cells,
+        })
+    }
+
+    /// The study's name.
+    pub fn name(&self) -> &str {
+        &self.file.name
+    }
+
+    /// Device paths under `allow_format`.
+    pub fn allow_format(&self) -> Vec<PathBuf> {
+        self.file.device.allow_format.clone()
+    }
+
+    /// Bytes of RAM the `ram:` devices of all cells take together (all cells may be
+    /// mounted at once when repetitions are interleaved).
+    pub fn ram_bytes(&self) -> u64 {
+        self.cells
+            .iter()
+            .flat_map(|c| {
+                let j = match &c.fs.journal {
+                    Journal::External(d) => Some(d.clone()),
+                    Journal::Internal => None,
+                };
+                std::iter::once(c.fs.data.clone()).chain(j)
+            })
+            .filter_map(|d| match d {
+                DeviceSpec::Ram(n) => Some(n),
+                _ => None,
+            })
+            .sum()
+    }
+
+    /// Bytes of sparse loop images of all cells (an upper bound of the disk space used).
+    pub fn loop_bytes(&self) -> u64 {
+        self.cells
+            .iter()
+            .flat_map(|c| {
+                let j = match &c.fs.journal {
+                    Journal::External(d) => Some(d.clone()),
+                    Journal::Internal => None,
+                };
+                std::iter::once(c.fs.data.clone()).chain(j)
+            })
+            .filter_map(|d| match d {
+                DeviceSpec::Loop(n) => Some(n),
+                _ => None,
+            })
+            .sum()
+    }
+
+    /// Check that this machine can make every cell: kernel file systems and tools.
+    pub fn check_machine(&self) -> std::result::Result<(), String> {
+        support::check_common()?;
+        let types: BTreeSet<_> = self.cells.iter().map(|c| c.fs.fs).collect();
+        for t in types {
+            support::check_fs(t)?;
+        }
+        Ok(())
+    }
+}
+
+fn repetitions(r: &file::RepetitionsSection) -> std::result::Result<Repetitions, String> {
+    let min = r.min.unwrap_or(DEFAULT_MIN);
+    if min == 0 {
+        return Err("[repetitions] min must be at least 1".into());
+    }
+    if let Some(t) = r.target_ci {
+        if !(t > 0.0 && t < 1.0) {
+            return Err(format!(
+                "[repetitions] target_ci = {t}: give a fraction of the mean between 0 and 1, e.g. 0.05 for 5%"
+            ));
+        }
+    }
+    let max = match (r.max, r.target_ci) {
+        (Some(m), Some(_)) => m,
+        (None, Some(_)) => DEFAULT_MAX_ADAPTIVE.max(min),
+        (Some(m), None) if m != min => {
+            return Err(format!(
+                "[repetitions] max = {m} only applies with target_ci; set target_ci for adaptive repetitions or make min the count you want"
+            ))
+        }
+        (_, None) => min,
+    };
+    if max < min {
+        return Err(format!("[repetitions] max ({max}) is below min ({min})"));
+    }
+    if r.target_ci.is_some() && max < 2 {
+        return Err(
+            "[repetitions] target_ci needs max of at least 2 (a CI needs two values)".into(),
+        );
+    }
+    let budget = r
+        .budget
+        .as_deref()
+        .map(crate::units::parse_duration)
+        .transpose()
+        .map_err(|e| format!("[repetitions] budget: {e}"))?;
+    Ok(Repetitions {
+        min,
+        max,
+        target_ci: r.target_ci,
+        budget,
+        order: r.order.unwrap_or(Order::Interleaved),
+        seed: r.seed,
+        cache: r.cache.unwrap_or(CachePolicy::Cold),
+    })
+}
+
+#[cfg(test)]
+mod tests;

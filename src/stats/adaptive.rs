@@ -1,0 +1,156 @@
+//! When to stop repeating a series (one cell × workload): a fixed count, or adaptively when
+//! the 95% Student-t confidence interval of every headline metric is narrow enough, between a
+//! minimum and a maximum, within a time budget.
+//!
+//! The rule follows the methodology of Traeger et al. (2008): report 95% t-intervals and
+//! make them tight; the half-width is compared with a fraction of the mean (e.g. 0.05 = 5%).
+//! Pure functions; the runner stores the reason per series.
+
+use super::summary::summarize;
+
+/// Why a series stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// The fixed number of repetitions was reached.
+    Fixed,
+    /// Every headline metric's CI half-width is within the target.
+    CiMet,
+    /// The maximum was reached before the CI target.
+    MaxReps,
+    /// The study's time budget ran out.
+    Budget,
+}
+
+impl StopReason {
+    /// The word stored in `series.stop_reason`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Fixed => "fixed",
+            StopReason::CiMet => "ci_met",
+            StopReason::MaxReps => "max_reps",
+            StopReason::Budget => "budget",
+        }
+    }
+}
+
+/// A repetition rule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    /// At least this many.
+    pub min: u32,
+    /// At most this many.
+    pub max: u32,
+    /// Target half-width as a fraction of |mean|; `None` = fixed count `min`.
+    pub target_ci: Option<f64>,
+}
+
+/// The largest relative 95% CI half-width over the headline metrics, or `None` when any of
+/// them has no interval yet (fewer than two values, a zero mean, a non-finite value).
+pub fn worst_relative_ci(headlines: &[Vec<f64>]) -> Option<f64> {
+    if headlines.is_empty() {
+        return None;
+    }
+    let mut worst: f64 = 0.0;
+    for v in headlines {
+        let r = summarize(v)?.ci_relative()?;
+        worst = worst.max(r);
+    }
+    Some(worst)
+}
+
+/// Whether to stop after `n` counted repetitions whose headline values are `headlines`
+/// (one vector per headline metric). `None` means: run another one.
+pub fn decide(rule: &Rule, n: u32, headlines: &[Vec<f64>]) -> Option<StopReason> {
+    match rule.target_ci {
+        None => (n >= rule.min).then_some(StopReason::Fixed),
+        Some(target) => {
+            if n >= rule.min && n >= 2 {
+                if let Some(w) = worst_relative_ci(headlines) {
+                    if w <= target {
+                        return Some(StopReason::CiMet);
+                    }
+                }
+            }
+            (n >= rule.max).then_some(StopReason::MaxReps)
+        }
+    }
+}
+
+/// Whether another repetition expected to take `next_s` seconds still fits the budget.
+pub fn budget_allows(spent_s: f64, budget_s: f64, next_s: f64) -> bool {
+    spent_s + next_s.max(0.0) <= budget_s
+}
+
+/// How many more repetitions a series needs at least and may take at most.
+pub fn remaining(rule: &Rule, n: u32) -> (u32, u32) {
+    let lo = rule.min.saturating_sub(n);
+    let hi = match rule.target_ci {
+        None => lo,
+        Some(_) => rule.max.saturating_sub(n),
+    };
+    (lo, hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXED: Rule = Rule {
+        min: 3,
+        max: 3,
+        target_ci: None,
+    };
+    const ADAPTIVE: Rule = Rule {
+        min: 3,
+        max: 6,
+        target_ci: Some(0.05),
+    };
+
+    #[test]
+    fn fixed_stops_exactly_at_min() {
+        assert_eq!(decide(&FIXED, 2, &[]), None);
+        assert_eq!(decide(&FIXED, 3, &[]), Some(StopReason::Fixed));
+        assert_eq!(remaining(&FIXED, 1), (2, 2));
+    }
+
+    #[test]
+    fn adaptive_stops_when_every_headline_is_tight() {
+        let tight = vec![100.0, 101.0, 99.0];
+        let loose = vec![50.0, 150.0, 100.0];
+        // Not before min, even when tight.
+        assert_eq!(decide(&ADAPTIVE, 2, &[tight[..2].to_vec()]), None);
+        assert_eq!(
+            decide(&ADAPTIVE, 3, &[tight.clone()]),
+            Some(StopReason::CiMet)
+        );
+        // One loose metric keeps it going…
+        assert_eq!(decide(&ADAPTIVE, 3, &[tight.clone(), loose.clone()]), None);
+        // …until max.
+        let loose6 = vec![50.0, 150.0, 100.0, 60.0, 140.0, 100.0];
+        assert_eq!(decide(&ADAPTIVE, 6, &[loose6]), Some(StopReason::MaxReps));
+        assert_eq!(remaining(&ADAPTIVE, 4), (0, 2));
+    }
+
+    #[test]
+    fn relative_ci_matches_a_hand_computation() {
+        // mean 100, sd 1, n 3: half-width = t(2, .975) * 1 / sqrt(3) = 4.3027 / 1.7321 = 2.484
+        let w = worst_relative_ci(&[vec![99.0, 100.0, 101.0]]).unwrap();
+        assert!((w - 0.02484).abs() < 1e-4, "{w}");
+        assert_eq!(worst_relative_ci(&[vec![1.0]]), None);
+        assert_eq!(worst_relative_ci(&[vec![0.0, 0.0]]), None);
+        assert_eq!(worst_relative_ci(&[]), None);
+    }
+
+    #[test]
+    fn no_headline_means_run_to_max() {
+        assert_eq!(decide(&ADAPTIVE, 3, &[]), None);
+        assert_eq!(decide(&ADAPTIVE, 6, &[]), Some(StopReason::MaxReps));
+    }
+
+    #[test]
+    fn budget() {
+        assert!(budget_allows(50.0, 60.0, 10.0));
+        assert!(!budget_allows(50.0, 60.0, 10.5));
+        assert_eq!(StopReason::CiMet.as_str(), "ci_met");
+    }
+}
