@@ -33,6 +33,74 @@ pub enum Command {
     List(ListArgs),
     /// Show one stored run or study with its summary.
     Show(ShowArgs),
+    /// Plan or run a study: every file-system configuration of a study file provisioned for
+    /// real (mkfs, journal, mount options) and every workload repeated on it.
+    #[command(subcommand)]
+    Study(StudyCommand),
+    /// Remove what killed study runs left in the work directory (mounts, loop devices,
+    /// images) — only what their state files record.
+    Cleanup(CleanupArgs),
+}
+
+/// `fslab study …`.
+#[derive(Debug, Subcommand)]
+pub enum StudyCommand {
+    /// Print the cells, the exact commands each will run, the space needed and an ETA;
+    /// changes nothing and needs no root.
+    #[command(after_long_help = STUDY_EXAMPLES)]
+    Plan(StudyPlanArgs),
+    /// Run a study (as root): provision each cell, run the workloads with the cache policy
+    /// and order of the file, store every repetition, print a summary per cell.
+    #[command(after_long_help = STUDY_EXAMPLES)]
+    Run(StudyRunArgs),
+}
+
+const STUDY_EXAMPLES: &str = "\
+Examples:
+  fslab study plan examples/studies/quickstart.toml     what it will do, how long, how much space
+  fslab study run examples/studies/quickstart.toml      run it (root)
+  fslab study run examples/studies/quickstart.toml --resume   continue after Ctrl-C or a crash
+  fslab cleanup                                         remove what a killed run left
+
+The work directory holds loop images, mount points and the state file of each run:
+default $FSLAB_WORKDIR, else /var/tmp/fslab (choose with --workdir).
+Study file reference: doc/studies.md. Safety rules: doc/safety.md.";
+
+/// `fslab study plan`.
+#[derive(Debug, Args)]
+pub struct StudyPlanArgs {
+    /// The study file (TOML).
+    pub file: PathBuf,
+    /// Work directory for loop images, mount points and run state.
+    /// Default: $FSLAB_WORKDIR, else /var/tmp/fslab.
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+}
+
+/// `fslab study run`.
+#[derive(Debug, Args)]
+pub struct StudyRunArgs {
+    /// The study file (TOML).
+    pub file: PathBuf,
+    /// Continue the newest unfinished study with this name (the file must be unchanged):
+    /// completed repetitions are kept, the missing ones are run. Default: start a new study.
+    #[arg(long)]
+    pub resume: bool,
+    /// Work directory for loop images, mount points and run state.
+    /// Default: $FSLAB_WORKDIR, else /var/tmp/fslab.
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// No progress display (the summary is still printed).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `fslab cleanup`.
+#[derive(Debug, Args)]
+pub struct CleanupArgs {
+    /// Work directory to clean. Default: $FSLAB_WORKDIR, else /var/tmp/fslab.
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
 }
 
 const FDTREE_EXAMPLES: &str = "\

@@ -1,7 +1,10 @@
 //! One function per subcommand: turn parsed arguments into work and print the result.
 
+mod cleanup;
 mod fdtree;
 mod list;
+mod study;
+mod study_plan;
 
 use crate::cli::{Cli, Command};
 use crate::store::Store;
@@ -15,6 +18,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Fdtree(a) => fdtree::run(a, db),
         Command::List(a) => list::list(a, db),
         Command::Show(a) => list::show(a, db),
+        Command::Study(crate::cli::StudyCommand::Plan(a)) => study::plan(a, db),
+        Command::Study(crate::cli::StudyCommand::Run(a)) => study::run(a, db),
+        Command::Cleanup(a) => cleanup::run(a),
     }
 }
 

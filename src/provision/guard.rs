@@ -154,7 +154,7 @@ pub fn probe_commands(dev: &Path) -> [CmdLine; 2] {
     [
         CmdLine::new("blkid").args(["-p", "-o", "export"]).path(dev),
         CmdLine::new("wipefs")
-            .args(["-n", "--noheadings", "-o", "TYPE,OFFSET"])
+            .args(["-n", "--noheadings", "--output", "TYPE,OFFSET"])
             .path(dev),
     ]
 }

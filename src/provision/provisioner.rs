@@ -302,6 +302,7 @@ impl Provisioner {
             exec.run(c)?;
         }
         let mnt = p.mountpoint.clone();
+        log.push(CmdLine::new("mkdir").path(&mnt).to_string());
         if let Some(run) = &self.run {
             p.mountpoint_id = Some(run.record(Resource::Dir { path: mnt.clone() })?);
             std::fs::create_dir(&mnt)

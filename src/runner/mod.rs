@@ -1,4 +1,11 @@
-//! Running workloads: single engine commands (`adhoc`) and, later, whole studies.
+//! Running workloads: single engine commands (`adhoc`) and whole studies (`study`), with the
+//! cache policy, execution order, environment capture and progress display they use.
 
 pub mod adhoc;
+pub mod cache;
+pub mod env;
+pub mod order;
 pub mod progress;
+pub mod series;
+pub mod study;
+pub mod study_progress;

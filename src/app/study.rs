@@ -1,0 +1,105 @@
+//! `fslab study plan` and `fslab study run`.
+
+use crate::cli::StudyRunArgs;
+use crate::plan::Study;
+use crate::provision::exec::RealExec;
+use crate::provision::state::{default_workdir, WorkDir};
+use crate::report::runsummary;
+use crate::runner::study::{self, StudyRun};
+use crate::stats::Thresholds;
+use anyhow::Result;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use super::study_plan::plan;
+
+/// Run `fslab study run`.
+pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
+    let study = Study::load(&a.file)?;
+    if !crate::sysinfo::is_root() {
+        crate::bail_usage!(
+            "fslab study run makes loop devices, file systems and mounts and needs root; run it as root (e.g. sudo -E), or see what it would do with `fslab study plan {}`",
+            a.file.display()
+        );
+    }
+    study.check_machine().map_err(crate::error::usage)?;
+    let mut store = super::open_store(db)?;
+    let workdir = WorkDir::new(a.workdir.unwrap_or_else(default_workdir));
+    let outcome = study::run(StudyRun {
+        study: &study,
+        store: &mut store,
+        workdir,
+        exec: Arc::new(RealExec),
+        resume: a.resume,
+        command_line: super::command_line(),
+        progress: !a.quiet,
+    })?;
+    for act in &outcome.cleaned.actions {
+        eprintln!("cleaned up after a killed run: {act}");
+    }
+    print_summary(&store, outcome.study_id)?;
+    for (label, err) in &outcome.failed_cells {
+        crate::outln!("FAILED cell {label}: {err}");
+    }
+    eprintln!(
+        "{} study {}: fslab show {}",
+        if outcome.resumed { "resumed" } else { "stored as" },
+        outcome.study_id,
+        outcome.study_id
+    );
+    for l in &outcome.leftovers {
+        eprintln!("fslab: warning: {l}");
+    }
+    if !outcome.leftovers.is_empty() {
+        eprintln!("fslab: run `fslab cleanup` to remove what is left");
+    }
+    if outcome.status == "interrupted" {
+        eprintln!(
+            "interrupted: completed repetitions are stored; continue with `fslab study run {} --resume`",
+            a.file.display()
+        );
+        return Err(anyhow::Error::new(crate::signal::Interrupted));
+    }
+    if !outcome.failed_cells.is_empty() {
+        return Err(anyhow::Error::new(crate::error::CellsFailed {
+            failed: outcome.failed_cells.len(),
+            total: outcome.total_cells,
+            study: outcome.study_id,
+        }));
+    }
+    Ok(())
+}
+
+/// Per cell × workload: repetitions, stop reason and the summary table with warnings.
+fn print_summary(store: &crate::store::Store, id: i64) -> Result<()> {
+    let Some(d) = store.load(id)? else {
+        return Ok(());
+    };
+    for c in &d.cells {
+        for w in &d.workloads {
+            let reps = super::list::reps_of(&d, c.id, w.id);
+            let s = d
+                .series
+                .iter()
+                .find(|s| s.cell_id == c.id && s.workload_id == w.id);
+            let how = match s {
+                Some(s) if s.status == "failed" => "failed".to_string(),
+                Some(s) => format!(
+                    "stopped: {}",
+                    s.stop_reason.as_deref().unwrap_or("not finished")
+                ),
+                None => String::new(),
+            };
+            crate::outln!();
+            crate::outln!("{} · {} · {} repetition(s), {how}", c.label, w.label, reps.len());
+            let sums = runsummary::summarize_reps(&reps);
+            if !sums.is_empty() {
+                crate::outln!("{}", runsummary::render_table(&sums));
+                for warn in runsummary::warnings(&sums, &Thresholds::default()) {
+                    crate::outln!("warning: {warn}");
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,272 @@
+//! `fslab study plan FILE`: the cells, the exact commands each runs, the space and RAM the
+//! study needs and an ETA. Changes nothing, needs no root.
+//!
+//! The ETA comes from the last study of the same name in the store when there is one (mean
+//! wall time per repetition of each cell × workload, as measured); otherwise from a stated
+//! model: 2 s to provision a cell, 1 s per cold-cache cycle, 20,000 metadata operations/s and
+//! 150 MB/s for the data a workload writes and removes, or the duration a time-based
+//! workload declares.
+
+use crate::cli::StudyPlanArgs;
+use crate::plan::{CachePolicy, Study};
+use crate::provision::exec::RealExec;
+use crate::provision::state::{default_workdir, WorkDir};
+use crate::provision::{guard, mount::Mounted, DeviceSpec, Journal, Provisioner};
+use crate::runner::cache;
+use crate::units::{fmt_bytes, fmt_duration};
+use crate::workload::WorkloadSpec;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Seconds assumed to provision one cell when nothing was measured.
+const MODEL_PROVISION_S: f64 = 2.0;
+/// Seconds assumed for one cold-cache cycle.
+const MODEL_COLD_S: f64 = 1.0;
+/// Metadata operations per second assumed.
+const MODEL_OPS: f64 = 20_000.0;
+/// Bytes per second assumed.
+const MODEL_BYTES: f64 = 150e6;
+
+/// Seconds one repetition of `w` is expected to take by the model.
+pub fn model_rep_seconds(w: &WorkloadSpec, cache: CachePolicy) -> f64 {
+    let cold = if cache == CachePolicy::Cold { MODEL_COLD_S } else { 0.0 };
+    let json = serde_json::to_value(w).unwrap_or_default();
+    let secs = |k: &str| match json.get(k) {
+        Some(serde_json::Value::Number(n)) => n.as_f64(),
+        Some(serde_json::Value::String(s)) => crate::units::parse_duration(s).ok().map(|d| d.as_secs_f64()),
+        _ => None,
+    };
+    if let Some(d) = secs("duration") {
+        return d + secs("warmup").unwrap_or(0.0) + cold + 1.0;
+    }
+    let req = w.build().map(|e| e.requirements()).unwrap_or_default();
+    // Created and removed: every item and byte twice.
+    2.0 * req.inodes as f64 / MODEL_OPS + 2.0 * req.bytes as f64 / MODEL_BYTES + cold + 0.2
+}
+
+/// Mean measured seconds per repetition from the newest study of this name, keyed by
+/// (cell label, workload label).
+fn history(study: &Study, db: Option<PathBuf>) -> Option<(i64, BTreeMap<(String, String), f64>)> {
+    let store = super::open_store(db).ok()?;
+    let row = store.latest_study_named(study.name()).ok()??;
+    let d = store.load(row.id).ok()??;
+    let mut acc: BTreeMap<(String, String), (f64, u32)> = BTreeMap::new();
+    for t in d.trials.iter().filter(|t| t.status == "ok") {
+        let c = d.cells.iter().find(|c| c.id == t.cell_id)?;
+        let w = d.workloads.iter().find(|w| w.id == t.workload_id)?;
+        let e = acc.entry((c.label.clone(), w.label.clone())).or_default();
+        e.0 += t.wall_seconds;
+        e.1 += 1;
+    }
+    if acc.is_empty() {
+        return None;
+    }
+    Some((
+        row.id,
+        acc.into_iter().map(|(k, (s, n))| (k, s / f64::from(n))).collect(),
+    ))
+}
+
+/// Run `fslab study plan`.
+pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
+    let study = Study::load(&a.file)?;
+    study.check_machine().map_err(crate::error::usage)?;
+    let work = WorkDir::new(a.workdir.unwrap_or_else(default_workdir));
+    let root = crate::sysinfo::is_root();
+    let r = &study.repetitions;
+    let f = &study.file;
+    let series = study.cells.len() * study.workloads.len();
+    crate::outln!("study {}{}", f.name, if f.description.is_empty() { String::new() } else { format!(": {}", f.description) });
+    let reps = match r.target_ci {
+        None => format!("{} repetitions each (fixed)", r.min),
+        Some(t) => format!(
+            "{} to {} repetitions each, until the 95% CI of every headline metric is within {:.1}% of its mean",
+            r.min,
+            r.max,
+            t * 100.0
+        ),
+    };
+    crate::outln!(
+        "  {} cell(s) × {} workload(s) = {series} series; {reps}",
+        study.cells.len(),
+        study.workloads.len()
+    );
+    let cache_text = match r.cache {
+        CachePolicy::Cold => "cold (sync, umount, drop caches, mount before every repetition)",
+        CachePolicy::Warm => "warm (one discarded repetition first per series and provisioning)",
+        CachePolicy::None => "none",
+    };
+    crate::outln!(
+        "  order {}{}, cache {cache_text}{}",
+        r.order.as_str(),
+        match (r.order, r.seed) {
+            (crate::plan::Order::Randomized, Some(s)) => format!(" (seed {s})"),
+            (crate::plan::Order::Randomized, None) => " (seed drawn at start and stored)".into(),
+            _ => String::new(),
+        },
+        r.budget.map(|b| format!(", budget {}", fmt_duration(b))).unwrap_or_default()
+    );
+    crate::outln!(
+        "  $RUN = {}/runs/<pid>-<time>, made when the study runs; $DATA and $JOURNAL are the loop devices losetup picks",
+        work.root().display()
+    );
+
+    let planner = Provisioner::planner(study.allow_format(), study.ram_bytes());
+    for c in &study.cells {
+        crate::outln!();
+        crate::outln!("cell {}  {}", c.idx, c.label);
+        let fs = &c.fs;
+        let mut desc = format!("  {} on {}", fs.fs, fs.data);
+        match (&fs.journal, fs.journal_size) {
+            (Journal::Internal, Some(j)) => desc += &format!(", internal journal {}", fmt_bytes(j)),
+            (Journal::Internal, None) => {}
+            (Journal::External(d), j) => {
+                desc += &format!(
+                    ", external journal on {d}{}",
+                    j.map(|j| format!(" ({})", fmt_bytes(j))).unwrap_or_default()
+                )
+            }
+        }
+        if !fs.mount.is_empty() {
+            desc += &format!(", mount {}", fs.mount.join(","));
+        }
+        crate::outln!("{desc}");
+        for p in [Some(&fs.data), match &fs.journal {
+            Journal::External(d) => Some(d),
+            Journal::Internal => None,
+        }]
+        .into_iter()
+        .flatten()
+        {
+            if let DeviceSpec::Path(dev) = p {
+                let allowed = study.allow_format().iter().any(|x| x == dev);
+                let how = guard::Thoroughness {
+                    exclusive_open: root,
+                    signatures: root,
+                };
+                guard::check_formattable(dev, allowed, &RealExec, how).map_err(|e| crate::error::usage(e.to_string()))?;
+                if !root {
+                    crate::outln!("  ({} passes the checks possible without root; the busy and signature checks run as root before mkfs)", dev.display());
+                }
+            }
+        }
+        let (made, teardown) = planner.plan(c.idx, fs).map_err(|e| crate::error::usage(e.to_string()))?;
+        for l in made {
+            crate::outln!("  $ {l}");
+        }
+        let rec = Arc::new(crate::provision::exec::RecordingExec::new());
+        let m = Mounted::mount(
+            rec,
+            None,
+            fs.fs,
+            crate::provision::mkfs::mount_options(fs, matches!(fs.journal, Journal::External(_)).then_some("$JOURNAL")),
+            std::path::Path::new("$DATA"),
+            &PathBuf::from(format!("$RUN/mnt/c{}", c.idx)),
+        )?;
+        let per_rep = cache::plan_lines(r.cache, &m);
+        if !per_rep.is_empty() {
+            crate::outln!("  before every repetition:");
+            for l in per_rep {
+                crate::outln!("  $ {l}");
+            }
+        }
+        crate::outln!("  workloads:");
+        for w in &c.workloads {
+            let req = w.build().map(|e| e.requirements()).unwrap_or_default();
+            crate::outln!(
+                "    {} ({}): {} files and directories, {} of data",
+                w.label(),
+                w.kind(),
+                req.inodes,
+                fmt_bytes(req.bytes)
+            );
+        }
+        crate::outln!("  teardown:");
+        for l in teardown {
+            crate::outln!("  $ {l}");
+        }
+    }
+
+    crate::outln!();
+    let free = crate::sysinfo::free_space(
+        std::iter::successors(Some(work.root()), |p| p.parent())
+            .find(|p| p.exists())
+            .unwrap_or(std::path::Path::new("/")),
+    )
+    .map(|f| f.bytes)
+    .unwrap_or(0);
+    let written: u64 = study
+        .cells
+        .iter()
+        .map(|c| {
+            let data: u64 = c
+                .workloads
+                .iter()
+                .map(|w| w.build().map(|e| e.requirements().bytes).unwrap_or(0))
+                .max()
+                .unwrap_or(0);
+            let journal = c.fs.journal_size.unwrap_or(0);
+            data + journal
+        })
+        .sum();
+    crate::outln!(
+        "space: loop images {} apparent (sparse); about {} written at the peak if every cell is mounted at once; {} free under {}",
+        fmt_bytes(study.loop_bytes()),
+        fmt_bytes(written),
+        fmt_bytes(free),
+        work.root().display()
+    );
+    if study.ram_bytes() > 0 {
+        crate::outln!(
+            "RAM: {} for ram: devices (tmpfs), of {} total",
+            fmt_bytes(study.ram_bytes()),
+            fmt_bytes(crate::sysinfo::total_ram())
+        );
+    }
+    if written > free {
+        crate::outln!("warning: the study may write more than the free space under the work directory; choose another --workdir");
+    }
+
+    let hist = history(&study, db);
+    let mut lo = 0.0;
+    let mut hi = 0.0;
+    let mut measured = 0usize;
+    for c in &study.cells {
+        lo += MODEL_PROVISION_S;
+        hi += MODEL_PROVISION_S;
+        for (i, w) in c.workloads.iter().enumerate() {
+            let base = study.workloads[i].spec.label();
+            let per = match hist.as_ref().and_then(|(_, h)| h.get(&(c.label.clone(), base))) {
+                Some(&s) => {
+                    measured += 1;
+                    s
+                }
+                None => model_rep_seconds(w, r.cache),
+            };
+            let warm = if r.cache == CachePolicy::Warm { per } else { 0.0 };
+            lo += f64::from(r.min) * per + warm;
+            hi += f64::from(r.max) * per + warm;
+        }
+    }
+    if let Some(b) = r.budget {
+        lo = lo.min(b.as_secs_f64());
+        hi = hi.min(b.as_secs_f64());
+    }
+    let how = match &hist {
+        Some((id, _)) if measured > 0 => format!("from the times measured in study {id} ({measured} of {series} series)"),
+        _ => "from a model (no earlier study of this name in the store; later plans use measured times)".into(),
+    };
+    let range = if (hi - lo).abs() < 1.0 {
+        fmt_duration(Duration::from_secs_f64(lo))
+    } else {
+        format!("{} to {}", fmt_duration(Duration::from_secs_f64(lo)), fmt_duration(Duration::from_secs_f64(hi)))
+    };
+    crate::outln!("ETA: {range}, {how}");
+    if !root {
+        crate::outln!("run it as root: fslab study run {}", a.file.display());
+    }
+    Ok(())
+}

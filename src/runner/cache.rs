@@ -1,0 +1,72 @@
+//! The cache policy applied before each counted repetition.
+//!
+//! `cold` follows Traeger et al. (2008), "caches should be cleared before each run …
+//! remounting the file system": `sync`, unmount (which also writes back and drops the file
+//! system's own caches), `echo 3 > /proc/sys/vm/drop_caches` (page cache, dentries and
+//! inodes, including the block devices' caches), mount again. `warm` runs one discarded
+//! repetition first; `none` does nothing. The policy is stored with every trial.
+
+use crate::plan::CachePolicy;
+use crate::provision::exec::{write_line, CmdLine, Exec};
+use crate::provision::mount::Mounted;
+use crate::provision::ProvisionError;
+use std::path::Path;
+
+/// The kernel's cache-drop control file.
+pub const DROP_CACHES: &str = "/proc/sys/vm/drop_caches";
+
+/// Make the caches cold: sync, unmount, drop caches, mount.
+pub fn make_cold(exec: &dyn Exec, m: &mut Mounted) -> Result<(), ProvisionError> {
+    exec.run(&CmdLine::new("sync"))?;
+    m.unmount_only()?;
+    exec.write_file(Path::new(DROP_CACHES), "3")?;
+    m.mount_again()
+}
+
+/// The commands a policy runs before each counted repetition, for `fslab study plan`.
+pub fn plan_lines(policy: CachePolicy, m: &Mounted) -> Vec<String> {
+    match policy {
+        CachePolicy::Cold => vec![
+            "sync".into(),
+            m.umount_cmd().to_string(),
+            write_line(Path::new(DROP_CACHES), "3"),
+            m.mount_cmd().to_string(),
+        ],
+        CachePolicy::Warm | CachePolicy::None => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provision::exec::RecordingExec;
+    use crate::provision::FsType;
+    use std::sync::Arc;
+
+    #[test]
+    fn cold_is_sync_umount_drop_mount() {
+        let ex = Arc::new(RecordingExec::new());
+        let mut m = Mounted::mount(
+            ex.clone(),
+            None,
+            FsType::Xfs,
+            vec![],
+            Path::new("/dev/loop2"),
+            Path::new("/m"),
+        )
+        .unwrap();
+        make_cold(ex.as_ref(), &mut m).unwrap();
+        let lines = ex.lines();
+        assert_eq!(
+            lines[1..],
+            [
+                "sync",
+                "umount /m",
+                "echo 3 > /proc/sys/vm/drop_caches",
+                "mount -t xfs /dev/loop2 /m"
+            ]
+        );
+        assert_eq!(plan_lines(CachePolicy::Cold, &m), lines[1..]);
+        assert!(plan_lines(CachePolicy::Warm, &m).is_empty());
+    }
+}

@@ -1,0 +1,168 @@
+//! The environment of a study, captured once when it starts: host, kernel, CPU, RAM, fslab
+//! version, CPU frequency governor, the work directory's file system and the device under
+//! it (model, scheduler, rotational), real data devices, and the versions of every tool the
+//! study runs (`mkfs.ext4 -V`, `mkfs.xfs -V`, `mkfs.btrfs --version`, losetup, mount).
+//! Traeger et al. found that papers omit exactly these; they are stored with the results.
+
+use crate::plan::Study;
+use crate::provision::exec::{CmdLine, Exec};
+use crate::provision::{DeviceSpec, FsType, Journal};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+fn version_args(program: &str) -> &'static [&'static str] {
+    match program {
+        p if p.starts_with("mkfs.ext") || p == "mke2fs" || p == "mkfs.xfs" => &["-V"],
+        _ => &["--version"],
+    }
+}
+
+/// First line of a tool's version output (some print it on stderr).
+pub fn tool_version(exec: &dyn Exec, program: &str) -> String {
+    let cmd = CmdLine::new(program).args(version_args(program));
+    match exec.output(&cmd) {
+        Ok(o) => {
+            let text = if o.stdout.trim().is_empty() { o.stderr } else { o.stdout };
+            text.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .unwrap_or("unknown")
+                .to_string()
+        }
+        Err(e) => format!("not available ({e})"),
+    }
+}
+
+fn read_trim(p: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// Facts about a block device: model, size, rotational, scheduler (from sysfs).
+pub fn device_facts(dev: &str) -> Vec<(String, String)> {
+    let Some(name) = Path::new(dev).file_name().and_then(|n| n.to_str()) else {
+        return Vec::new();
+    };
+    // A partition's queue and model belong to its disk.
+    let disk = std::fs::canonicalize(format!("/sys/class/block/{name}"))
+        .ok()
+        .and_then(|p| {
+            if p.join("partition").exists() {
+                p.parent()
+                    .and_then(|d| d.file_name())
+                    .map(|n| n.to_string_lossy().into_owned())
+            } else {
+                Some(name.to_string())
+            }
+        })
+        .unwrap_or_else(|| name.to_string());
+    let sys = format!("/sys/block/{disk}");
+    let mut v = Vec::new();
+    let model = read_trim(format!("{sys}/device/model"))
+        .or_else(|| read_trim(format!("{sys}/device/vendor")))
+        .or_else(|| {
+            std::fs::read_link(format!("{sys}/device/driver"))
+                .ok()
+                .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        })
+        .unwrap_or_else(|| "unknown".into());
+    v.push(("model".into(), model));
+    if let Some(s) = read_trim(format!("{sys}/size")).and_then(|s| s.parse::<u64>().ok()) {
+        v.push(("bytes".into(), (s * 512).to_string()));
+    }
+    if let Some(r) = read_trim(format!("{sys}/queue/rotational")) {
+        v.push(("rotational".into(), r));
+    }
+    if let Some(s) = crate::sysinfo::scheduler_of_device(&disk) {
+        v.push(("scheduler".into(), s));
+    }
+    v
+}
+
+/// Capture the environment of a study.
+pub fn capture(exec: &dyn Exec, workdir: &Path, study: &Study) -> Vec<(String, String)> {
+    let mut env = crate::sysinfo::environment(None);
+    if let Some(g) = read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") {
+        env.push(("cpu_governor".into(), g));
+    }
+    env.push(("workdir".into(), workdir.display().to_string()));
+    // The work directory may not exist yet: its nearest existing ancestor is on the same
+    // file system.
+    let existing = std::iter::successors(Some(workdir), |p| p.parent()).find(|p| p.exists());
+    if let Some(m) = existing.and_then(crate::sysinfo::mount_of) {
+        env.push(("workdir_fs".into(), m.fs_type.clone()));
+        env.push(("workdir_device".into(), m.source.clone()));
+        for (k, v) in device_facts(&m.source) {
+            env.push((format!("workdir_device_{k}"), v));
+        }
+    }
+    let r = &study.repetitions;
+    env.push(("cache_policy".into(), r.cache.as_str().into()));
+    env.push(("order".into(), r.order.as_str().into()));
+    let mut paths = BTreeSet::new();
+    let mut programs: BTreeSet<&str> = ["losetup", "mount"].into_iter().collect();
+    let mut types: BTreeSet<FsType> = BTreeSet::new();
+    for c in &study.cells {
+        types.insert(c.fs.fs);
+        if let DeviceSpec::Path(p) = &c.fs.data {
+            paths.insert(p.display().to_string());
+        }
+        if let Journal::External(DeviceSpec::Path(p)) = &c.fs.journal {
+            paths.insert(p.display().to_string());
+        }
+    }
+    for t in &types {
+        programs.insert(t.mkfs_program());
+    }
+    for p in programs {
+        env.push((format!("tool_{p}"), tool_version(exec, p)));
+    }
+    for p in paths {
+        for (k, v) in device_facts(&p) {
+            env.push((format!("device {p} {k}"), v));
+        }
+    }
+    env.sort();
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provision::exec::{Output, RecordingExec};
+
+    #[test]
+    fn versions_come_from_stdout_or_stderr() {
+        let ex = RecordingExec::with(Box::new(|c| {
+            if c.program == "mkfs.ext4" {
+                Output {
+                    status: 0,
+                    stdout: String::new(),
+                    stderr: "mke2fs 1.47.0 (5-Feb-2023)\n\tUsing EXT2FS Library version 1.47.0\n".into(),
+                }
+            } else {
+                Output::ok("mkfs.xfs version 6.1.0\n")
+            }
+        }));
+        assert_eq!(tool_version(&ex, "mkfs.ext4"), "mke2fs 1.47.0 (5-Feb-2023)");
+        assert_eq!(tool_version(&ex, "mkfs.xfs"), "mkfs.xfs version 6.1.0");
+        assert_eq!(ex.lines(), vec!["mkfs.ext4 -V", "mkfs.xfs -V"]);
+    }
+
+    #[test]
+    fn study_environment_names_tools_and_policy() {
+        let s = crate::plan::Study::parse(
+            "name = \"e\"\n[device]\ndata = \"loop:1G\"\n[filesystem]\ntype = \"xfs\"\n[[workload]]\nkind = \"fdtree\"\nlevels = 1\n",
+        )
+        .unwrap();
+        let ex = RecordingExec::with(Box::new(|_| Output::ok("v1\n")));
+        let env = capture(&ex, Path::new("/tmp"), &s);
+        let get = |k: &str| env.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
+        assert_eq!(get("tool_mkfs.xfs").as_deref(), Some("v1"));
+        assert_eq!(get("cache_policy").as_deref(), Some("cold"));
+        assert!(get("kernel").is_some());
+        assert!(get("workdir_fs").is_some());
+    }
+}

@@ -1,0 +1,631 @@
+//! Running a study: provision every cell for real, run every workload on it with the cache
+//! policy, in the chosen order, until each series' stopping rule or the budget says stop,
+//! storing every repetition in one transaction as it completes.
+//!
+//! Failure semantics: a cell whose provisioning or remount fails is recorded failed with its
+//! error; a repetition that fails fails its series (and marks the cell failed); the study
+//! goes on with the other cells. Ctrl-C stops at the next safe point, the repetition in
+//! flight is dropped (not stored), everything is unmounted and detached, and
+//! `--resume` continues later with exactly the planned repetitions.
+
+use super::cache;
+use super::env;
+use super::order::Scheduler;
+use super::series::{Series, SeriesState};
+use super::study_progress::StudyProgress;
+use crate::metric::Metric;
+use crate::plan::{CachePolicy, Order, Study};
+use crate::provision::exec::Exec;
+use crate::provision::state::{self, CleanupReport, WorkDir};
+use crate::provision::{Provisioned, Provisioner};
+use crate::stats::adaptive::{self, Rule, StopReason};
+use crate::store::{self, NewCell, NewStudy, NewTrial, Store};
+use crate::workload::Workload;
+use anyhow::{Context, Result};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How to run a study.
+pub struct StudyRun<'a> {
+    /// The validated study.
+    pub study: &'a Study,
+    /// Where results go.
+    pub store: &'a mut Store,
+    /// The work directory for images, mounts and state.
+    pub workdir: WorkDir,
+    /// Runs the external commands.
+    pub exec: Arc<dyn Exec>,
+    /// Continue the newest unfinished study of this name.
+    pub resume: bool,
+    /// The command line as typed.
+    pub command_line: String,
+    /// Show progress on stderr.
+    pub progress: bool,
+}
+
+/// What a study run ended with.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The study id in the store.
+    pub study_id: i64,
+    /// `complete`, `partial`, `failed` or `interrupted`.
+    pub status: &'static str,
+    /// Failed cells: label and error.
+    pub failed_cells: Vec<(String, String)>,
+    /// Number of cells.
+    pub total_cells: usize,
+    /// What the start-of-run cleanup removed (left by killed runs).
+    pub cleaned: CleanupReport,
+    /// Teardown problems, if any (run `fslab cleanup`).
+    pub leftovers: Vec<String>,
+    /// Whether this run continued an earlier one.
+    pub resumed: bool,
+}
+
+struct Live {
+    prov: Provisioned,
+    engines: BTreeMap<usize, Box<dyn Workload>>,
+    warmed: BTreeSet<usize>,
+}
+
+struct Runner<'a> {
+    study: &'a Study,
+    store: &'a mut Store,
+    exec: Arc<dyn Exec>,
+    prov: Provisioner,
+    series: Vec<Series>,
+    live: BTreeMap<usize, Live>,
+    cell_ids: Vec<i64>,
+    wl_ids: Vec<i64>,
+    cell_errors: BTreeMap<usize, String>,
+    order_index: u32,
+    progress: StudyProgress,
+    spent_before: f64,
+    started: Instant,
+    rule: Rule,
+    leftovers: Vec<String>,
+}
+
+enum RepEnd {
+    Ok,
+    /// The repetition failed; `cell_level` when the cell itself is unusable.
+    Failed { err: String, cell_level: bool },
+    Interrupted,
+}
+
+fn is_interrupt(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<crate::signal::Interrupted>())
+}
+
+/// Run (or resume) a study.
+pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
+    let study = r.study;
+    let (study_id, cell_ids, wl_ids, seed, resumed) = if r.resume {
+        open_existing(r.store, &r.workdir, r.exec.as_ref(), study)?
+    } else {
+        create_new(r.store, r.exec.as_ref(), &r.workdir, study, &r.command_line)?
+    };
+    let trials = r.store.trials(study_id)?;
+    let prior_series = r.store.series(study_id)?;
+    let rep = &study.repetitions;
+    let rule = Rule {
+        min: rep.min,
+        max: rep.max,
+        target_ci: rep.target_ci,
+    };
+    let mut series = Vec::new();
+    for c in &study.cells {
+        for w in &study.workloads {
+            let mut s = Series::new(c.idx, w.idx);
+            let (cid, wid) = (cell_ids[c.idx], wl_ids[w.idx]);
+            let mine: Vec<_> = trials
+                .iter()
+                .filter(|t| t.cell_id == cid && t.workload_id == wid)
+                .collect();
+            s.load(&mine);
+            let prior = prior_series
+                .iter()
+                .find(|p| p.cell_id == cid && p.workload_id == wid);
+            if let Some(p) = prior.filter(|p| p.status == "complete") {
+                s.state = match p.stop_reason.as_deref() {
+                    Some("ci_met") => SeriesState::Done(StopReason::CiMet),
+                    Some("max_reps") => SeriesState::Done(StopReason::MaxReps),
+                    Some("budget") => SeriesState::Done(StopReason::Budget),
+                    _ => SeriesState::Done(StopReason::Fixed),
+                };
+            } else if let Some(reason) = s.decide(&rule) {
+                r.store
+                    .set_series(cid, wid, "complete", Some(reason.as_str()), None)?;
+            }
+            series.push(s);
+        }
+    }
+    let spent_before: f64 = trials.iter().map(|t| t.wall_seconds).sum();
+
+    // What killed runs left, then our own run directory.
+    let cleaned = state::cleanup(&r.workdir, r.exec.as_ref(), Duration::from_secs(10));
+    let run_dir = r
+        .workdir
+        .start_run(Some(study_id))
+        .context("preparing the work directory")?;
+    let prov = Provisioner::new(
+        r.exec.clone(),
+        run_dir.clone(),
+        study.allow_format(),
+        study.ram_bytes(),
+    )?;
+    let total: u64 = series.iter().map(|s| u64::from(s.planned(&rule))).sum();
+    let progress = StudyProgress::new(r.progress, total);
+    progress.rep_finished(series.iter().map(|s| u64::from(s.done)).sum(), "");
+    let order_index = r.store.next_order_index(study_id)?;
+    let mut runner = Runner {
+        study,
+        store: r.store,
+        exec: r.exec.clone(),
+        prov,
+        series,
+        live: BTreeMap::new(),
+        cell_ids,
+        wl_ids,
+        cell_errors: BTreeMap::new(),
+        order_index,
+        progress,
+        spent_before,
+        started: Instant::now(),
+        rule,
+        leftovers: Vec::new(),
+    };
+    let interrupted = runner.main_loop(seed)?;
+    runner.progress.finish();
+    // Take everything down, whatever happened.
+    let cells: Vec<usize> = runner.live.keys().copied().collect();
+    for c in cells {
+        runner.retire(c, interrupted)?;
+    }
+    if let Err(e) = runner.prov.finish() {
+        runner.leftovers.push(e.to_string());
+    }
+    if let Err(e) = run_dir.finish() {
+        runner.leftovers.push(e.to_string());
+    }
+    let failed_cells: Vec<(String, String)> = runner
+        .cell_errors
+        .iter()
+        .map(|(&c, e)| (study.cells[c].label.clone(), e.clone()))
+        .collect();
+    let any_ok = runner
+        .series
+        .iter()
+        .any(|s| matches!(s.state, SeriesState::Done(_)));
+    let status = if interrupted {
+        "interrupted"
+    } else if failed_cells.is_empty() {
+        "complete"
+    } else if any_ok {
+        "partial"
+    } else {
+        "failed"
+    };
+    runner.store.set_study_status(study_id, status)?;
+    Ok(Outcome {
+        study_id,
+        status,
+        failed_cells,
+        total_cells: study.cells.len(),
+        cleaned,
+        leftovers: runner.leftovers,
+        resumed,
+    })
+}
+
+type Ids = (i64, Vec<i64>, Vec<i64>, u64, bool);
+
+fn create_new(
+    st: &mut Store,
+    exec: &dyn Exec,
+    workdir: &WorkDir,
+    study: &Study,
+    command_line: &str,
+) -> Result<Ids> {
+    let seed = study.repetitions.seed.unwrap_or_else(|| {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        (t.as_nanos() as u64) ^ (u64::from(std::process::id()) << 32)
+    });
+    let id = st.begin_study(&NewStudy {
+        kind: "study",
+        name: study.name().to_string(),
+        description: study.file.description.clone(),
+        command_line: command_line.to_string(),
+        spec: study.text.clone(),
+        spec_hash: study.hash.clone(),
+        seed: (study.repetitions.order == Order::Randomized).then_some(seed),
+    })?;
+    st.set_environment(id, &env::capture(exec, workdir.root(), study))?;
+    let mut cells = Vec::new();
+    for c in &study.cells {
+        cells.push(st.add_cell(
+            id,
+            &NewCell {
+                idx: c.idx,
+                label: c.label.clone(),
+                factors: c.factors.clone(),
+                config: serde_json::json!({"fs": c.fs, "workloads": c.workloads}),
+            },
+        )?);
+    }
+    let mut wls = Vec::new();
+    for w in &study.workloads {
+        wls.push(st.add_workload(
+            id,
+            w.idx,
+            w.spec.kind(),
+            &w.spec.label(),
+            &serde_json::to_value(&w.spec)?,
+        )?);
+    }
+    for &c in &cells {
+        for &w in &wls {
+            st.set_series(c, w, "pending", None, None)?;
+        }
+    }
+    Ok((id, cells, wls, seed, false))
+}
+
+fn open_existing(st: &mut Store, workdir: &WorkDir, exec: &dyn Exec, study: &Study) -> Result<Ids> {
+    let Some(row) = st.latest_study_named(study.name())? else {
+        crate::bail_usage!(
+            "no study named '{}' to resume in {}; run it without --resume",
+            study.name(),
+            st.path().display()
+        );
+    };
+    if row.spec_hash != study.hash {
+        crate::bail_usage!(
+            "the study file changed since study {} was started (its content hash differs); restore the file, or run without --resume to start a new study",
+            row.id
+        );
+    }
+    if row.status == "complete" {
+        crate::bail_usage!(
+            "study {} ('{}') is already complete; see `fslab show {}`, or run without --resume to start a new one",
+            row.id,
+            row.name,
+            row.id
+        );
+    }
+    if let Some((_, pid)) = workdir.live_studies().into_iter().find(|(s, _)| *s == row.id) {
+        crate::bail_usage!(
+            "study {} is being run right now by process {pid}; wait for it or stop it first",
+            row.id
+        );
+    }
+    let cells = st.cells(row.id)?;
+    let wls = st.workloads(row.id)?;
+    if cells.len() != study.cells.len() || wls.len() != study.workloads.len() {
+        crate::bail_usage!(
+            "study {} has {} cells and {} workloads in the store but the file has {} and {}; run without --resume",
+            row.id,
+            cells.len(),
+            wls.len(),
+            study.cells.len(),
+            study.workloads.len()
+        );
+    }
+    // The environment as it is now, where it differs from the first run.
+    let before: BTreeMap<String, String> = st.environment(row.id)?.into_iter().collect();
+    let n = before.keys().filter(|k| k.starts_with("resumed_at")).count() + 1;
+    let mut diff = vec![(format!("resumed_at.{n}"), store::now())];
+    for (k, v) in env::capture(exec, workdir.root(), study) {
+        if before.get(&k).is_some_and(|b| *b != v) {
+            eprintln!("fslab: warning: {k} changed since the study started: now '{v}'");
+            diff.push((format!("{k}@resume.{n}"), v));
+        }
+    }
+    st.set_environment(row.id, &diff)?;
+    st.set_study_status(row.id, "running")?;
+    let mut cell_ids = vec![0; cells.len()];
+    for c in &cells {
+        cell_ids[c.idx as usize] = c.id;
+    }
+    let mut wl_ids = vec![0; wls.len()];
+    for w in &wls {
+        wl_ids[w.idx as usize] = w.id;
+    }
+    let seed = row.seed.map(|s| s as u64).unwrap_or(0);
+    Ok((row.id, cell_ids, wl_ids, seed, true))
+}
+
+impl Runner<'_> {
+    fn spent(&self) -> f64 {
+        self.spent_before + self.started.elapsed().as_secs_f64()
+    }
+
+    fn update_total(&self) {
+        let t: u64 = self.series.iter().map(|s| u64::from(s.planned(&self.rule))).sum();
+        self.progress.set_total(t);
+    }
+
+    /// Returns whether the run was interrupted.
+    fn main_loop(&mut self, seed: u64) -> Result<bool> {
+        let mut sched = Scheduler::new(self.study.repetitions.order, seed);
+        loop {
+            if crate::signal::interrupted() {
+                return Ok(true);
+            }
+            let active: Vec<bool> = self.series.iter().map(Series::is_active).collect();
+            let done: Vec<u32> = self.series.iter().map(|s| s.done).collect();
+            let Some(si) = sched.next(&active, &done) else {
+                return Ok(false);
+            };
+            if let Some(budget) = self.study.repetitions.budget {
+                let all: Vec<f64> = self.series.iter().flat_map(|s| s.durations.clone()).collect();
+                let est = self.series[si]
+                    .mean_duration()
+                    .or_else(|| (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64))
+                    .unwrap_or(0.0);
+                if !adaptive::budget_allows(self.spent(), budget.as_secs_f64(), est) {
+                    self.stop_all_for_budget()?;
+                    continue;
+                }
+            }
+            let cell = self.series[si].cell;
+            if !self.live.contains_key(&cell) {
+                if let Err(e) = self.bring_up(cell) {
+                    self.fail_cell(cell, &format!("{e:#}"))?;
+                    continue;
+                }
+            }
+            match self.repetition(si)? {
+                RepEnd::Interrupted => return Ok(true),
+                RepEnd::Failed { err, cell_level: true } => self.fail_cell(cell, &err)?,
+                RepEnd::Failed { err, cell_level: false } => {
+                    self.fail_series(si, &err)?;
+                    self.retire_if_done(cell)?;
+                }
+                RepEnd::Ok => {
+                    if let Some(reason) = self.series[si].decide(&self.rule) {
+                        let (c, w) = self.ids(si);
+                        self.store.set_series(c, w, "complete", Some(reason.as_str()), None)?;
+                        self.update_total();
+                        self.retire_if_done(cell)?;
+                    }
+                }
+            }
+        }
+    }
+
+    fn ids(&self, si: usize) -> (i64, i64) {
+        let s = &self.series[si];
+        (self.cell_ids[s.cell], self.wl_ids[s.wl])
+    }
+
+    fn stop_all_for_budget(&mut self) -> Result<()> {
+        self.progress.println("time budget reached; stopping every series");
+        for si in 0..self.series.len() {
+            if self.series[si].is_active() {
+                self.series[si].state = SeriesState::Done(StopReason::Budget);
+                let (c, w) = self.ids(si);
+                self.store.set_series(c, w, "complete", Some("budget"), None)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn bring_up(&mut self, cell: usize) -> Result<()> {
+        let c = &self.study.cells[cell];
+        let cid = self.cell_ids[cell];
+        self.store.set_cell_status(cid, "running", None)?;
+        self.progress.println(&format!("provisioning cell {}: {}", cell, c.label));
+        let prov = self.prov.provision(cell, &c.fs)?;
+        self.store
+            .set_cell_provisioning(cid, &prov.commands, &prov.dump)?;
+        self.live.insert(
+            cell,
+            Live {
+                prov,
+                engines: BTreeMap::new(),
+                warmed: BTreeSet::new(),
+            },
+        );
+        Ok(())
+    }
+
+    fn fail_cell(&mut self, cell: usize, err: &str) -> Result<()> {
+        self.progress
+            .println(&format!("cell {} failed: {err}", self.study.cells[cell].label));
+        for si in 0..self.series.len() {
+            if self.series[si].cell == cell && self.series[si].is_active() {
+                self.series[si].state = SeriesState::Failed(err.to_string());
+                let (c, w) = self.ids(si);
+                self.store.set_series(c, w, "failed", None, Some(err))?;
+            }
+        }
+        self.cell_errors.entry(cell).or_insert_with(|| err.to_string());
+        self.update_total();
+        self.retire(cell, false)
+    }
+
+    fn fail_series(&mut self, si: usize, err: &str) -> Result<()> {
+        let s = &self.series[si];
+        let cell = s.cell;
+        let label = self.study.workloads[s.wl].spec.label();
+        self.progress.println(&format!(
+            "{} · {label} failed: {err}",
+            self.study.cells[cell].label
+        ));
+        self.series[si].state = SeriesState::Failed(err.to_string());
+        let (c, w) = self.ids(si);
+        self.store.set_series(c, w, "failed", None, Some(err))?;
+        self.cell_errors
+            .entry(cell)
+            .or_insert_with(|| format!("workload {label}: {err}"));
+        self.update_total();
+        Ok(())
+    }
+
+    fn retire_if_done(&mut self, cell: usize) -> Result<()> {
+        if self.series.iter().any(|s| s.cell == cell && s.is_active()) {
+            return Ok(());
+        }
+        self.retire(cell, false)
+    }
+
+    /// Tear a cell down and set its final status.
+    fn retire(&mut self, cell: usize, interrupted: bool) -> Result<()> {
+        if let Some(live) = self.live.remove(&cell) {
+            let mut engines = live.engines;
+            let target = live.prov.target();
+            for e in engines.values_mut() {
+                let _ = e.cleanup(&target);
+            }
+            if let Err(e) = live.prov.teardown() {
+                self.leftovers.push(format!("cell {}: {e}", self.study.cells[cell].label));
+            }
+        }
+        let cid = self.cell_ids[cell];
+        match self.cell_errors.get(&cell) {
+            Some(e) => self.store.set_cell_status(cid, "failed", Some(e))?,
+            None if interrupted || self.series.iter().any(|s| s.cell == cell && s.is_active()) => {
+                self.store.set_cell_status(cid, "pending", None)?
+            }
+            None => self.store.set_cell_status(cid, "complete", None)?,
+        }
+        Ok(())
+    }
+
+    /// One counted repetition of series `si` (with a discarded warm-up first if due).
+    fn repetition(&mut self, si: usize) -> Result<RepEnd> {
+        let (cell, wl) = (self.series[si].cell, self.series[si].wl);
+        let warm_due = self.study.repetitions.cache == CachePolicy::Warm
+            && !self.live.get(&cell).is_some_and(|l| l.warmed.contains(&wl));
+        if warm_due {
+            match self.attempt(si, false)? {
+                RepEnd::Ok => {
+                    if let Some(l) = self.live.get_mut(&cell) {
+                        l.warmed.insert(wl);
+                    }
+                }
+                other => return Ok(other),
+            }
+        }
+        self.attempt(si, true)
+    }
+
+    fn attempt(&mut self, si: usize, counted: bool) -> Result<RepEnd> {
+        let (cell, wl) = (self.series[si].cell, self.series[si].wl);
+        let cache_policy = self.study.repetitions.cache;
+        let spec = self.study.cells[cell].workloads[wl].clone();
+        let rep_no = self.series[si].done + 1;
+        let what = format!(
+            "{} · {} · {}",
+            self.study.cells[cell].label,
+            spec.label(),
+            if counted {
+                format!("rep {rep_no}")
+            } else {
+                "warm-up (discarded)".to_string()
+            }
+        );
+        self.progress.rep_started(&what);
+        let started_at = store::now();
+        let t0 = Instant::now();
+        let Some(live) = self.live.get_mut(&cell) else {
+            return Ok(RepEnd::Failed {
+                err: "the cell is not provisioned".into(),
+                cell_level: true,
+            });
+        };
+        if counted && cache_policy == CachePolicy::Cold {
+            if let Some(m) = live.prov.mounted_mut() {
+                if let Err(e) = cache::make_cold(self.exec.as_ref(), m) {
+                    return Ok(RepEnd::Failed {
+                        err: format!("cold-cache remount: {e}"),
+                        cell_level: true,
+                    });
+                }
+            }
+        }
+        let target = live.prov.target();
+        if !live.engines.contains_key(&wl) {
+            match spec.build() {
+                Ok(e) => {
+                    live.engines.insert(wl, e);
+                }
+                Err(e) => {
+                    return Ok(RepEnd::Failed {
+                        err: format!("{e:#}"),
+                        cell_level: false,
+                    })
+                }
+            }
+        }
+        let Some(engine) = live.engines.get_mut(&wl) else {
+            return Ok(RepEnd::Failed {
+                err: "no engine".into(),
+                cell_level: false,
+            });
+        };
+        let result = engine
+            .prepare(&target)
+            .and_then(|_| engine.run(&target, &self.progress));
+        let cleaned = engine.cleanup(&target);
+        let result = match (result, cleaned) {
+            (Ok(m), Ok(())) => Ok(m),
+            (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+        };
+        let histograms = if result.is_ok() {
+            engine.take_histograms()
+        } else {
+            Vec::new()
+        };
+        let wall = t0.elapsed().as_secs_f64();
+        if let Err(e) = &result {
+            if is_interrupt(e) || crate::signal::interrupted() {
+                // The repetition in flight is not stored; --resume runs it again.
+                return Ok(RepEnd::Interrupted);
+            }
+        }
+        let (c, w) = self.ids(si);
+        let (status, err, metrics): (&str, Option<String>, &[Metric]) = match (&result, counted) {
+            (Ok(m), true) => ("ok", None, m),
+            (Ok(m), false) => ("discarded", None, m),
+            (Err(e), _) => ("failed", Some(format!("{e:#}")), &[]),
+        };
+        self.store.record_trial(&NewTrial {
+            cell: c,
+            workload: w,
+            repetition: if counted { rep_no } else { 0 },
+            order_index: self.order_index,
+            status,
+            error: err.clone(),
+            cache_policy: cache_policy.as_str(),
+            started_at,
+            finished_at: store::now(),
+            wall_seconds: wall,
+            metrics,
+            histograms: &histograms,
+        })?;
+        self.order_index += 1;
+        match result {
+            Ok(m) => {
+                if counted {
+                    if self.series[si].done == 0 {
+                        self.store.set_series(c, w, "running", None, None)?;
+                    }
+                    self.series[si].add(&m, wall);
+                    let total: u64 = self.series.iter().map(|s| u64::from(s.done)).sum();
+                    self.progress
+                        .rep_finished(total, &format!("[{total}] {what}: {wall:.2} s"));
+                }
+                Ok(RepEnd::Ok)
+            }
+            Err(_) => Ok(RepEnd::Failed {
+                err: err.unwrap_or_default(),
+                cell_level: false,
+            }),
+        }
+    }
+}
