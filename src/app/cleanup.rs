@@ -27,10 +27,7 @@ pub fn run(a: CleanupArgs) -> Result<()> {
         crate::outln!("left alone: {a}");
     }
     if !rep.errors.is_empty() {
-        crate::bail_usage!(
-            "could not remove everything: {}",
-            rep.errors.join("; ")
-        );
+        crate::bail_usage!("could not remove everything: {}", rep.errors.join("; "));
     }
     if rep.actions.is_empty() && rep.alive.is_empty() {
         crate::outln!("nothing to clean in {}", work.root().display());

@@ -3,6 +3,7 @@
 use crate::cli::StudyRunArgs;
 use crate::plan::Study;
 use crate::provision::exec::RealExec;
+use crate::provision::guard;
 use crate::provision::state::{default_workdir, WorkDir};
 use crate::report::runsummary;
 use crate::runner::study::{self, StudyRun};
@@ -23,7 +24,24 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
         );
     }
     study.check_machine().map_err(crate::error::usage)?;
+    // Real devices are checked before anything starts: a refusal is bad input, not a
+    // failed cell.
+    for dev in study.real_devices() {
+        let allowed = study.allow_format().contains(&dev);
+        guard::check_formattable(&dev, allowed, &RealExec, guard::Thoroughness::FULL)
+            .map_err(|e| crate::error::usage(e.to_string()))?;
+    }
     let mut store = super::open_store(db)?;
+    if !a.resume {
+        if let Some(prev) = store.latest_study_named(study.name())? {
+            if prev.spec_hash == study.hash && prev.status != "complete" {
+                eprintln!(
+                    "note: study {} of this name is unfinished ({}); this starts a new one — use --resume to continue it",
+                    prev.id, prev.status
+                );
+            }
+        }
+    }
     let workdir = WorkDir::new(a.workdir.unwrap_or_else(default_workdir));
     let outcome = study::run(StudyRun {
         study: &study,
@@ -43,7 +61,11 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
     }
     eprintln!(
         "{} study {}: fslab show {}",
-        if outcome.resumed { "resumed" } else { "stored as" },
+        if outcome.resumed {
+            "resumed"
+        } else {
+            "stored as"
+        },
         outcome.study_id,
         outcome.study_id
     );
@@ -91,7 +113,12 @@ fn print_summary(store: &crate::store::Store, id: i64) -> Result<()> {
                 None => String::new(),
             };
             crate::outln!();
-            crate::outln!("{} · {} · {} repetition(s), {how}", c.label, w.label, reps.len());
+            crate::outln!(
+                "{} · {} · {} repetition(s), {how}",
+                c.label,
+                w.label,
+                reps.len()
+            );
             let sums = runsummary::summarize_reps(&reps);
             if !sums.is_empty() {
                 crate::outln!("{}", runsummary::render_table(&sums));

@@ -32,11 +32,17 @@ const MODEL_BYTES: f64 = 150e6;
 
 /// Seconds one repetition of `w` is expected to take by the model.
 pub fn model_rep_seconds(w: &WorkloadSpec, cache: CachePolicy) -> f64 {
-    let cold = if cache == CachePolicy::Cold { MODEL_COLD_S } else { 0.0 };
+    let cold = if cache == CachePolicy::Cold {
+        MODEL_COLD_S
+    } else {
+        0.0
+    };
     let json = serde_json::to_value(w).unwrap_or_default();
     let secs = |k: &str| match json.get(k) {
         Some(serde_json::Value::Number(n)) => n.as_f64(),
-        Some(serde_json::Value::String(s)) => crate::units::parse_duration(s).ok().map(|d| d.as_secs_f64()),
+        Some(serde_json::Value::String(s)) => crate::units::parse_duration(s)
+            .ok()
+            .map(|d| d.as_secs_f64()),
         _ => None,
     };
     if let Some(d) = secs("duration") {
@@ -49,7 +55,10 @@ pub fn model_rep_seconds(w: &WorkloadSpec, cache: CachePolicy) -> f64 {
 
 /// Mean measured seconds per repetition from the newest study of this name, keyed by
 /// (cell label, workload label).
-fn history(study: &Study, db: Option<PathBuf>) -> Option<(i64, BTreeMap<(String, String), f64>)> {
+/// Mean seconds per repetition keyed by (cell label, workload label), and the study id.
+type History = (i64, BTreeMap<(String, String), f64>);
+
+fn history(study: &Study, db: Option<PathBuf>) -> Option<History> {
     let store = super::open_store(db).ok()?;
     let row = store.latest_study_named(study.name()).ok()??;
     let d = store.load(row.id).ok()??;
@@ -66,7 +75,9 @@ fn history(study: &Study, db: Option<PathBuf>) -> Option<(i64, BTreeMap<(String,
     }
     Some((
         row.id,
-        acc.into_iter().map(|(k, (s, n))| (k, s / f64::from(n))).collect(),
+        acc.into_iter()
+            .map(|(k, (s, n))| (k, s / f64::from(n)))
+            .collect(),
     ))
 }
 
@@ -79,7 +90,15 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     let r = &study.repetitions;
     let f = &study.file;
     let series = study.cells.len() * study.workloads.len();
-    crate::outln!("study {}{}", f.name, if f.description.is_empty() { String::new() } else { format!(": {}", f.description) });
+    crate::outln!(
+        "study {}{}",
+        f.name,
+        if f.description.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", f.description)
+        }
+    );
     let reps = match r.target_ci {
         None => format!("{} repetitions each (fixed)", r.min),
         Some(t) => format!(
@@ -107,7 +126,9 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
             (crate::plan::Order::Randomized, None) => " (seed drawn at start and stored)".into(),
             _ => String::new(),
         },
-        r.budget.map(|b| format!(", budget {}", fmt_duration(b))).unwrap_or_default()
+        r.budget
+            .map(|b| format!(", budget {}", fmt_duration(b)))
+            .unwrap_or_default()
     );
     crate::outln!(
         "  $RUN = {}/runs/<pid>-<time>, made when the study runs; $DATA and $JOURNAL are the loop devices losetup picks",
@@ -126,7 +147,8 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
             (Journal::External(d), j) => {
                 desc += &format!(
                     ", external journal on {d}{}",
-                    j.map(|j| format!(" ({})", fmt_bytes(j))).unwrap_or_default()
+                    j.map(|j| format!(" ({})", fmt_bytes(j)))
+                        .unwrap_or_default()
                 )
             }
         }
@@ -134,10 +156,13 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
             desc += &format!(", mount {}", fs.mount.join(","));
         }
         crate::outln!("{desc}");
-        for p in [Some(&fs.data), match &fs.journal {
-            Journal::External(d) => Some(d),
-            Journal::Internal => None,
-        }]
+        for p in [
+            Some(&fs.data),
+            match &fs.journal {
+                Journal::External(d) => Some(d),
+                Journal::Internal => None,
+            },
+        ]
         .into_iter()
         .flatten()
         {
@@ -147,13 +172,16 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
                     exclusive_open: root,
                     signatures: root,
                 };
-                guard::check_formattable(dev, allowed, &RealExec, how).map_err(|e| crate::error::usage(e.to_string()))?;
+                guard::check_formattable(dev, allowed, &RealExec, how)
+                    .map_err(|e| crate::error::usage(e.to_string()))?;
                 if !root {
                     crate::outln!("  ({} passes the checks possible without root; the busy and signature checks run as root before mkfs)", dev.display());
                 }
             }
         }
-        let (made, teardown) = planner.plan(c.idx, fs).map_err(|e| crate::error::usage(e.to_string()))?;
+        let (made, teardown) = planner
+            .plan(c.idx, fs)
+            .map_err(|e| crate::error::usage(e.to_string()))?;
         for l in made {
             crate::outln!("  $ {l}");
         }
@@ -162,7 +190,10 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
             rec,
             None,
             fs.fs,
-            crate::provision::mkfs::mount_options(fs, matches!(fs.journal, Journal::External(_)).then_some("$JOURNAL")),
+            crate::provision::mkfs::mount_options(
+                fs,
+                matches!(fs.journal, Journal::External(_)).then_some("$JOURNAL"),
+            ),
             std::path::Path::new("$DATA"),
             &PathBuf::from(format!("$RUN/mnt/c{}", c.idx)),
         )?;
@@ -239,14 +270,21 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
         hi += MODEL_PROVISION_S;
         for (i, w) in c.workloads.iter().enumerate() {
             let base = study.workloads[i].spec.label();
-            let per = match hist.as_ref().and_then(|(_, h)| h.get(&(c.label.clone(), base))) {
+            let per = match hist
+                .as_ref()
+                .and_then(|(_, h)| h.get(&(c.label.clone(), base)))
+            {
                 Some(&s) => {
                     measured += 1;
                     s
                 }
                 None => model_rep_seconds(w, r.cache),
             };
-            let warm = if r.cache == CachePolicy::Warm { per } else { 0.0 };
+            let warm = if r.cache == CachePolicy::Warm {
+                per
+            } else {
+                0.0
+            };
             lo += f64::from(r.min) * per + warm;
             hi += f64::from(r.max) * per + warm;
         }
@@ -262,7 +300,11 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     let range = if (hi - lo).abs() < 1.0 {
         fmt_duration(Duration::from_secs_f64(lo))
     } else {
-        format!("{} to {}", fmt_duration(Duration::from_secs_f64(lo)), fmt_duration(Duration::from_secs_f64(hi)))
+        format!(
+            "{} to {}",
+            fmt_duration(Duration::from_secs_f64(lo)),
+            fmt_duration(Duration::from_secs_f64(hi))
+        )
     };
     crate::outln!("ETA: {range}, {how}");
     if !root {

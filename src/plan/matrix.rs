@@ -28,6 +28,27 @@ pub const PROVISION_KEYS: [&str; 11] = [
     "scheduler",
 ];
 
+impl Cell {
+    /// The existing block devices this cell formats.
+    pub fn real_devices(&self) -> Vec<std::path::PathBuf> {
+        let mut v = Vec::new();
+        if let DeviceSpec::Path(p) = &self.fs.data {
+            v.push(p.clone());
+        }
+        if let Journal::External(DeviceSpec::Path(p)) = &self.fs.journal {
+            v.push(p.clone());
+        }
+        v
+    }
+
+    /// Whether this cell and `other` format a common real device (so they cannot be
+    /// mounted at the same time).
+    pub fn shares_device_with(&self, other: &Cell) -> bool {
+        let mine = self.real_devices();
+        other.real_devices().iter().any(|d| mine.contains(d))
+    }
+}
+
 /// One cell: a configuration and the workloads that run on it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cell {

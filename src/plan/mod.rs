@@ -244,6 +244,17 @@ impl Study {
             .sum()
     }
 
+    /// The existing block devices the study formats (`data`/`journal` paths), each once.
+    pub fn real_devices(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = Vec::new();
+        for p in self.cells.iter().flat_map(Cell::real_devices) {
+            if !v.contains(&p) {
+                v.push(p);
+            }
+        }
+        v
+    }
+
     /// Check that this machine can make every cell: kernel file systems and tools.
     pub fn check_machine(&self) -> std::result::Result<(), String> {
         support::check_common()?;

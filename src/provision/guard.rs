@@ -62,28 +62,46 @@ fn block_devnum(path: &Path) -> Option<DevNum> {
         .then(|| devnum_of_rdev(m.rdev()))
 }
 
+/// How a device relates to the in-use device it was reached from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rel {
+    /// The device itself.
+    Itself,
+    /// The whole disk holding the (partition) device.
+    DiskOf,
+    /// A device further down (slave of device mapper/RAID, loop backing device, …).
+    Under,
+}
+
 /// Every device a block device depends on: itself, the disk of a partition, the slaves of a
 /// device-mapper/RAID device, the block device under a loop device — recursively.
-fn underlying(d: DevNum, out: &mut Vec<DevNum>) {
-    if out.contains(&d) || out.len() > 256 {
+fn underlying(d: DevNum, rel: Rel, out: &mut Vec<(DevNum, Rel)>) {
+    if out.iter().any(|(x, _)| *x == d) || out.len() > 256 {
         return;
     }
-    out.push(d);
+    out.push((d, rel));
+    let next = |r: Rel| {
+        if r == Rel::Itself {
+            Rel::DiskOf
+        } else {
+            Rel::Under
+        }
+    };
     let Some(sys) = sys_dir(d) else { return };
     if sys.join("partition").exists() {
         if let Some(parent) = sys.parent().and_then(read_devnum) {
-            underlying(parent, out);
+            underlying(parent, next(rel), out);
         }
     }
     for s in children(&sys, "slaves") {
         if let Some(n) = read_devnum(&s) {
-            underlying(n, out);
+            underlying(n, Rel::Under, out);
         }
     }
     if let Some(name) = sys.file_name().and_then(|n| n.to_str()) {
         if let Some(back) = loopdev::backing_file(name) {
             if let Some(n) = block_devnum(&back) {
-                underlying(n, out);
+                underlying(n, Rel::Under, out);
             }
         }
     }
@@ -116,13 +134,14 @@ fn in_use() -> HashMap<DevNum, String> {
         }
         for r in roots {
             let mut deps = Vec::new();
-            underlying(r, &mut deps);
-            for (i, d) in deps.into_iter().enumerate() {
-                let why = match (i, mp.as_str()) {
-                    (0, "/") => "holds the root file system (/)".to_string(),
-                    (0, _) => format!("is mounted on {mp}"),
+            underlying(r, Rel::Itself, &mut deps);
+            for (d, rel) in deps {
+                let why = match (rel, mp.as_str()) {
+                    (Rel::Itself, "/") => "holds the root file system (/)".to_string(),
+                    (Rel::Itself, _) => format!("is mounted on {mp}"),
                     (_, "/") => format!("lies under the root file system (/, from {src})"),
-                    (_, _) => format!("lies under {src}, which is mounted on {mp}"),
+                    (Rel::DiskOf, _) => format!("has partition {src} mounted on {mp}"),
+                    (Rel::Under, _) => format!("lies under {src}, which is mounted on {mp}"),
                 };
                 map.entry(d).or_insert(why);
             }
@@ -135,9 +154,9 @@ fn in_use() -> HashMap<DevNum, String> {
         };
         if let Some(n) = block_devnum(Path::new(p)) {
             let mut deps = Vec::new();
-            underlying(n, &mut deps);
-            for (i, d) in deps.into_iter().enumerate() {
-                let why = if i == 0 {
+            underlying(n, Rel::Itself, &mut deps);
+            for (d, rel) in deps {
+                let why = if rel == Rel::Itself {
                     "is in use as swap".to_string()
                 } else {
                     format!("lies under swap device {p}")

@@ -24,6 +24,9 @@ pub struct Provisioner {
     ram_total: u64,
     tmpfs: Mutex<Option<(u64, u64)>>,
     dirs: Mutex<Vec<(u64, PathBuf)>>,
+    /// Real devices this run has formatted: their signature is ours, so a later cell on the
+    /// same device may format it again.
+    formatted: Mutex<Vec<PathBuf>>,
 }
 
 /// A loop device fslab attached over an image it created.
@@ -83,6 +86,7 @@ impl Provisioner {
             ram_total,
             tmpfs: Mutex::new(None),
             dirs: Mutex::new(Vec::new()),
+            formatted: Mutex::new(Vec::new()),
         };
         p.make_dir(&p.base.join("images"))?;
         p.make_dir(&p.base.join("mnt"))?;
@@ -115,6 +119,7 @@ impl Provisioner {
             ram_total,
             tmpfs: Mutex::new(None),
             dirs: Mutex::new(Vec::new()),
+            formatted: Mutex::new(Vec::new()),
         }
     }
 
@@ -173,6 +178,10 @@ impl Provisioner {
         let (size, dir) = match spec {
             DeviceSpec::Path(p) => {
                 self.check(p, log)?;
+                let mut f = self.formatted.lock().unwrap_or_else(|e| e.into_inner());
+                if !f.contains(p) {
+                    f.push(p.clone());
+                }
                 return Ok(p.clone());
             }
             DeviceSpec::Loop(n) => (*n, self.base.join("images")),
@@ -221,7 +230,13 @@ impl Provisioner {
     }
 
     fn check(&self, dev: &Path, log: &mut Vec<String>) -> Result<(), ProvisionError> {
-        let allowed = self.allow_format.iter().any(|a| a == dev);
+        let allowed = self.allow_format.iter().any(|a| a == dev)
+            || self
+                .formatted
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .any(|a| a == dev);
         if self.run.is_some() {
             guard::check_formattable(dev, allowed, self.exec.as_ref(), guard::Thoroughness::FULL)?;
         }

@@ -22,7 +22,11 @@ pub fn tool_version(exec: &dyn Exec, program: &str) -> String {
     let cmd = CmdLine::new(program).args(version_args(program));
     match exec.output(&cmd) {
         Ok(o) => {
-            let text = if o.stdout.trim().is_empty() { o.stderr } else { o.stdout };
+            let text = if o.stdout.trim().is_empty() {
+                o.stderr
+            } else {
+                o.stdout
+            };
             text.lines()
                 .map(str::trim)
                 .find(|l| !l.is_empty())
@@ -140,7 +144,8 @@ mod tests {
                 Output {
                     status: 0,
                     stdout: String::new(),
-                    stderr: "mke2fs 1.47.0 (5-Feb-2023)\n\tUsing EXT2FS Library version 1.47.0\n".into(),
+                    stderr: "mke2fs 1.47.0 (5-Feb-2023)\n\tUsing EXT2FS Library version 1.47.0\n"
+                        .into(),
                 }
             } else {
                 Output::ok("mkfs.xfs version 6.1.0\n")

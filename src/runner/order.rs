@@ -75,7 +75,9 @@ mod tests {
         let mut out = Vec::new();
         loop {
             let active: Vec<bool> = done.iter().map(|&d| d < reps).collect();
-            let Some(i) = s.next(&active, &done) else { break };
+            let Some(i) = s.next(&active, &done) else {
+                break;
+            };
             done[i] += 1;
             out.push(i);
         }
@@ -102,7 +104,11 @@ mod tests {
             r.sort();
             assert_eq!(r, vec![0, 1, 2, 3, 4]);
         }
-        assert_ne!(a[..5], [0, 1, 2, 3, 4], "seed 42 should not give the identity");
+        assert_ne!(
+            a[..5],
+            [0, 1, 2, 3, 4],
+            "seed 42 should not give the identity"
+        );
     }
 
     #[test]

@@ -90,7 +90,10 @@ struct Runner<'a> {
 enum RepEnd {
     Ok,
     /// The repetition failed; `cell_level` when the cell itself is unusable.
-    Failed { err: String, cell_level: bool },
+    Failed {
+        err: String,
+        cell_level: bool,
+    },
     Interrupted,
 }
 
@@ -296,7 +299,11 @@ fn open_existing(st: &mut Store, workdir: &WorkDir, exec: &dyn Exec, study: &Stu
             row.id
         );
     }
-    if let Some((_, pid)) = workdir.live_studies().into_iter().find(|(s, _)| *s == row.id) {
+    if let Some((_, pid)) = workdir
+        .live_studies()
+        .into_iter()
+        .find(|(s, _)| *s == row.id)
+    {
         crate::bail_usage!(
             "study {} is being run right now by process {pid}; wait for it or stop it first",
             row.id
@@ -316,7 +323,11 @@ fn open_existing(st: &mut Store, workdir: &WorkDir, exec: &dyn Exec, study: &Stu
     }
     // The environment as it is now, where it differs from the first run.
     let before: BTreeMap<String, String> = st.environment(row.id)?.into_iter().collect();
-    let n = before.keys().filter(|k| k.starts_with("resumed_at")).count() + 1;
+    let n = before
+        .keys()
+        .filter(|k| k.starts_with("resumed_at"))
+        .count()
+        + 1;
     let mut diff = vec![(format!("resumed_at.{n}"), store::now())];
     for (k, v) in env::capture(exec, workdir.root(), study) {
         if before.get(&k).is_some_and(|b| *b != v) {
@@ -344,7 +355,11 @@ impl Runner<'_> {
     }
 
     fn update_total(&self) {
-        let t: u64 = self.series.iter().map(|s| u64::from(s.planned(&self.rule))).sum();
+        let t: u64 = self
+            .series
+            .iter()
+            .map(|s| u64::from(s.planned(&self.rule)))
+            .sum();
         self.progress.set_total(t);
     }
 
@@ -361,10 +376,16 @@ impl Runner<'_> {
                 return Ok(false);
             };
             if let Some(budget) = self.study.repetitions.budget {
-                let all: Vec<f64> = self.series.iter().flat_map(|s| s.durations.clone()).collect();
+                let all: Vec<f64> = self
+                    .series
+                    .iter()
+                    .flat_map(|s| s.durations.clone())
+                    .collect();
                 let est = self.series[si]
                     .mean_duration()
-                    .or_else(|| (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64))
+                    .or_else(|| {
+                        (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64)
+                    })
                     .unwrap_or(0.0);
                 if !adaptive::budget_allows(self.spent(), budget.as_secs_f64(), est) {
                     self.stop_all_for_budget()?;
@@ -373,6 +394,17 @@ impl Runner<'_> {
             }
             let cell = self.series[si].cell;
             if !self.live.contains_key(&cell) {
+                // Cells on the same real device cannot be mounted together: take the other
+                // down first (it is made again when its turn comes).
+                let clash: Vec<usize> = self
+                    .live
+                    .keys()
+                    .copied()
+                    .filter(|&o| self.study.cells[o].shares_device_with(&self.study.cells[cell]))
+                    .collect();
+                for o in clash {
+                    self.retire(o, false)?;
+                }
                 if let Err(e) = self.bring_up(cell) {
                     self.fail_cell(cell, &format!("{e:#}"))?;
                     continue;
@@ -380,15 +412,22 @@ impl Runner<'_> {
             }
             match self.repetition(si)? {
                 RepEnd::Interrupted => return Ok(true),
-                RepEnd::Failed { err, cell_level: true } => self.fail_cell(cell, &err)?,
-                RepEnd::Failed { err, cell_level: false } => {
+                RepEnd::Failed {
+                    err,
+                    cell_level: true,
+                } => self.fail_cell(cell, &err)?,
+                RepEnd::Failed {
+                    err,
+                    cell_level: false,
+                } => {
                     self.fail_series(si, &err)?;
                     self.retire_if_done(cell)?;
                 }
                 RepEnd::Ok => {
                     if let Some(reason) = self.series[si].decide(&self.rule) {
                         let (c, w) = self.ids(si);
-                        self.store.set_series(c, w, "complete", Some(reason.as_str()), None)?;
+                        self.store
+                            .set_series(c, w, "complete", Some(reason.as_str()), None)?;
                         self.update_total();
                         self.retire_if_done(cell)?;
                     }
@@ -403,12 +442,14 @@ impl Runner<'_> {
     }
 
     fn stop_all_for_budget(&mut self) -> Result<()> {
-        self.progress.println("time budget reached; stopping every series");
+        self.progress
+            .println("time budget reached; stopping every series");
         for si in 0..self.series.len() {
             if self.series[si].is_active() {
                 self.series[si].state = SeriesState::Done(StopReason::Budget);
                 let (c, w) = self.ids(si);
-                self.store.set_series(c, w, "complete", Some("budget"), None)?;
+                self.store
+                    .set_series(c, w, "complete", Some("budget"), None)?;
             }
         }
         Ok(())
@@ -418,7 +459,8 @@ impl Runner<'_> {
         let c = &self.study.cells[cell];
         let cid = self.cell_ids[cell];
         self.store.set_cell_status(cid, "running", None)?;
-        self.progress.println(&format!("provisioning cell {}: {}", cell, c.label));
+        self.progress
+            .println(&format!("provisioning cell {}: {}", cell, c.label));
         let prov = self.prov.provision(cell, &c.fs)?;
         self.store
             .set_cell_provisioning(cid, &prov.commands, &prov.dump)?;
@@ -434,8 +476,10 @@ impl Runner<'_> {
     }
 
     fn fail_cell(&mut self, cell: usize, err: &str) -> Result<()> {
-        self.progress
-            .println(&format!("cell {} failed: {err}", self.study.cells[cell].label));
+        self.progress.println(&format!(
+            "cell {} failed: {err}",
+            self.study.cells[cell].label
+        ));
         for si in 0..self.series.len() {
             if self.series[si].cell == cell && self.series[si].is_active() {
                 self.series[si].state = SeriesState::Failed(err.to_string());
@@ -443,7 +487,9 @@ impl Runner<'_> {
                 self.store.set_series(c, w, "failed", None, Some(err))?;
             }
         }
-        self.cell_errors.entry(cell).or_insert_with(|| err.to_string());
+        self.cell_errors
+            .entry(cell)
+            .or_insert_with(|| err.to_string());
         self.update_total();
         self.retire(cell, false)
     }
@@ -482,7 +528,8 @@ impl Runner<'_> {
                 let _ = e.cleanup(&target);
             }
             if let Err(e) = live.prov.teardown() {
-                self.leftovers.push(format!("cell {}: {e}", self.study.cells[cell].label));
+                self.leftovers
+                    .push(format!("cell {}: {e}", self.study.cells[cell].label));
             }
         }
         let cid = self.cell_ids[cell];
@@ -549,24 +596,17 @@ impl Runner<'_> {
             }
         }
         let target = live.prov.target();
-        if !live.engines.contains_key(&wl) {
-            match spec.build() {
-                Ok(e) => {
-                    live.engines.insert(wl, e);
-                }
+        let engine = match live.engines.entry(wl) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => match spec.build() {
+                Ok(e) => v.insert(e),
                 Err(e) => {
                     return Ok(RepEnd::Failed {
                         err: format!("{e:#}"),
                         cell_level: false,
                     })
                 }
-            }
-        }
-        let Some(engine) = live.engines.get_mut(&wl) else {
-            return Ok(RepEnd::Failed {
-                err: "no engine".into(),
-                cell_level: false,
-            });
+            },
         };
         let result = engine
             .prepare(&target)

@@ -115,7 +115,12 @@ impl Observer for StudyProgress {
     }
 
     fn progress(&self, done: u64) {
-        if let Some(b) = self.phase.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        if let Some(b) = self
+            .phase
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
             b.set_position(done);
         }
     }

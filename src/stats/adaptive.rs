@@ -120,7 +120,7 @@ mod tests {
         // Not before min, even when tight.
         assert_eq!(decide(&ADAPTIVE, 2, &[tight[..2].to_vec()]), None);
         assert_eq!(
-            decide(&ADAPTIVE, 3, &[tight.clone()]),
+            decide(&ADAPTIVE, 3, std::slice::from_ref(&tight)),
             Some(StopReason::CiMet)
         );
         // One loose metric keeps it going…
