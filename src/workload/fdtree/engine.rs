@@ -124,6 +124,21 @@ impl Fdtree {
                         }
                     }
                 }
+                // syncfs(2) needs a real descriptor; the O_PATH one above gives EBADF.
+                let sync_fd = if self.params.sync {
+                    Some(
+                        rustix::fs::open(
+                            start_dir,
+                            rustix::fs::OFlags::RDONLY
+                                | rustix::fs::OFlags::DIRECTORY
+                                | rustix::fs::OFlags::CLOEXEC,
+                            rustix::fs::Mode::empty(),
+                        )
+                        .with_context(|| format!("cannot open {} for syncfs", start_dir.display()))?,
+                    )
+                } else {
+                    None
+                };
                 // Until the repetition succeeds, these are what cleanup removes.
                 self.live_roots = names.iter().map(|n| start_dir.join(n)).collect();
                 let fb = self.params.file_bytes();
@@ -134,7 +149,7 @@ impl Fdtree {
                     |ops, n| Ok(ops.open_dir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
                     |ops, n| Ok(ops.mkdir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
                     |ops, n| Ok(ops.rmdir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
-                    Some(&base),
+                    sync_fd.as_ref(),
                 )?
             }
             Backend::Null => self.run_phases(
@@ -283,7 +298,13 @@ impl Fdtree {
                 let sync_time = if self.params.sync && !abort.load(Ordering::Relaxed) {
                     let t = Instant::now();
                     if let Some(fd) = sync_fd {
-                        rustix::fs::syncfs(fd).context("syncfs")?;
+                        // Never return from the scope here: the workers wait at the next
+                        // barrier. Abort instead, so they skip the remaining phases.
+                        if let Err(e) = rustix::fs::syncfs(fd) {
+                            abort.store(true, Ordering::Relaxed);
+                            let mut g = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                            g.get_or_insert(anyhow!("syncfs after {phase}: {e}"));
+                        }
                     }
                     Some(t.elapsed())
                 } else {
