@@ -77,13 +77,24 @@ fn assert_exactly_planned(dir: &Path) {
         assert_eq!(c.status, "complete");
         assert!(c.commands.iter().any(|l| l.starts_with("mkfs.ext4")));
     }
-    let series = d.series.iter().filter(|s| s.stop_reason.as_deref() == Some("fixed"));
+    let series = d
+        .series
+        .iter()
+        .filter(|s| s.stop_reason.as_deref() == Some("fixed"));
     assert_eq!(series.count(), d.cells.len() * d.workloads.len());
 }
 
 fn assert_nothing_left(work: &Path) {
-    assert!(loops_under(work).is_empty(), "loop devices left: {:?}", loops_under(work));
-    assert!(mounts_under(work).is_empty(), "mounts left: {:?}", mounts_under(work));
+    assert!(
+        loops_under(work).is_empty(),
+        "loop devices left: {:?}",
+        loops_under(work)
+    );
+    assert!(
+        mounts_under(work).is_empty(),
+        "mounts left: {:?}",
+        mounts_under(work)
+    );
     let runs: Vec<_> = std::fs::read_dir(work.join("runs"))
         .map(|r| r.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();

@@ -92,9 +92,14 @@ fn io(what: String) -> impl FnOnce(std::io::Error) -> ProvisionError {
 }
 
 impl WorkDir {
-    /// A work directory at `root` (created when a run starts).
+    /// A work directory at `root` (created when a run starts). A relative path is made
+    /// absolute, so state files and cleanup agree on every path.
     pub fn new(root: impl Into<PathBuf>) -> WorkDir {
-        WorkDir { root: root.into() }
+        let root: PathBuf = root.into();
+        let root = std::fs::canonicalize(&root)
+            .or_else(|_| std::path::absolute(&root))
+            .unwrap_or(root);
+        WorkDir { root }
     }
 
     /// The root.
@@ -485,6 +490,13 @@ mod tests {
         assert!(rep.actions.iter().any(|a| a.starts_with("rm ")), "{rep:?}");
         // No loop device is backed by the image, so no losetup was run.
         assert!(ex.lines().is_empty(), "{:?}", ex.lines());
+    }
+
+    #[test]
+    fn a_relative_workdir_is_made_absolute() {
+        let w = WorkDir::new("some/relative/dir");
+        assert!(w.root().is_absolute());
+        assert!(w.root().ends_with("some/relative/dir"));
     }
 
     #[test]

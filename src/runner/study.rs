@@ -104,7 +104,16 @@ fn is_interrupt(e: &anyhow::Error) -> bool {
 /// Run (or resume) a study.
 pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
     let study = r.study;
-    let (study_id, cell_ids, wl_ids, seed, resumed) = if r.resume {
+    let nothing_stored = r.store.latest_study_named(study.name())?.is_none();
+    if r.resume && nothing_stored {
+        // Killed before its plan was stored (one transaction): nothing was measured yet.
+        eprintln!(
+            "note: no study named '{}' in {} yet; starting it",
+            study.name(),
+            r.store.path().display()
+        );
+    }
+    let (study_id, cell_ids, wl_ids, seed, resumed) = if r.resume && !nothing_stored {
         open_existing(r.store, &r.workdir, r.exec.as_ref(), study)?
     } else {
         create_new(r.store, r.exec.as_ref(), &r.workdir, study, &r.command_line)?
@@ -224,10 +233,32 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
 
 type Ids = (i64, Vec<i64>, Vec<i64>, u64, bool);
 
+/// Record a new study with its cells, workloads and series in one transaction, so a kill
+/// at any point leaves either nothing or a complete plan to resume.
 fn create_new(
     st: &mut Store,
     exec: &dyn Exec,
     workdir: &WorkDir,
+    study: &Study,
+    command_line: &str,
+) -> Result<Ids> {
+    let environment = env::capture(exec, workdir.root(), study);
+    st.conn().execute_batch("BEGIN IMMEDIATE")?;
+    match create_rows(st, &environment, study, command_line) {
+        Ok(ids) => {
+            st.conn().execute_batch("COMMIT")?;
+            Ok(ids)
+        }
+        Err(e) => {
+            let _ = st.conn().execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+fn create_rows(
+    st: &mut Store,
+    environment: &[(String, String)],
     study: &Study,
     command_line: &str,
 ) -> Result<Ids> {
@@ -246,7 +277,7 @@ fn create_new(
         spec_hash: study.hash.clone(),
         seed: (study.repetitions.order == Order::Randomized).then_some(seed),
     })?;
-    st.set_environment(id, &env::capture(exec, workdir.root(), study))?;
+    st.set_environment(id, environment)?;
     let mut cells = Vec::new();
     for c in &study.cells {
         cells.push(st.add_cell(
@@ -280,7 +311,7 @@ fn create_new(
 fn open_existing(st: &mut Store, workdir: &WorkDir, exec: &dyn Exec, study: &Study) -> Result<Ids> {
     let Some(row) = st.latest_study_named(study.name())? else {
         crate::bail_usage!(
-            "no study named '{}' to resume in {}; run it without --resume",
+            "no study named '{}' to resume in {}",
             study.name(),
             st.path().display()
         );

@@ -134,7 +134,9 @@ impl Fdtree {
                                 | rustix::fs::OFlags::CLOEXEC,
                             rustix::fs::Mode::empty(),
                         )
-                        .with_context(|| format!("cannot open {} for syncfs", start_dir.display()))?,
+                        .with_context(|| {
+                            format!("cannot open {} for syncfs", start_dir.display())
+                        })?,
                     )
                 } else {
                     None
