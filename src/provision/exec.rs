@@ -166,10 +166,14 @@ pub struct RealExec;
 
 impl Exec for RealExec {
     fn output(&self, cmd: &CmdLine) -> Result<Output, ProvisionError> {
+        use std::os::unix::process::CommandExt;
         let out = Command::new(&cmd.program)
             .args(&cmd.args)
             // Messages in English so that parsing and error texts are stable.
             .env("LC_ALL", "C")
+            // Its own process group: Ctrl-C in the terminal reaches fslab only, which stops
+            // at a safe point, instead of killing a mkfs, umount or losetup -d half-way.
+            .process_group(0)
             .output()
             .map_err(|e| {
                 if e.kind() == std::io::ErrorKind::NotFound {

@@ -16,12 +16,14 @@ pub mod inspect;
 pub mod loopdev;
 pub mod mkfs;
 pub mod mount;
+mod provisioned;
 mod provisioner;
 pub mod spec;
 pub mod state;
 pub mod support;
 
-pub use provisioner::{Provisioned, Provisioner};
+pub use provisioned::Provisioned;
+pub use provisioner::Provisioner;
 pub use spec::{DeviceSpec, FsConfig, FsType, Journal};
 
 /// Why provisioning failed. Callers branch on `Refused` (never retried) and `NotInstalled`.

@@ -7,10 +7,10 @@
 
 use super::exec::{write_line, CmdLine, Exec, Output, RecordingExec};
 use super::mount::Mounted;
+use super::provisioned::{LoopDev, Provisioned};
 use super::spec::{DeviceSpec, FsConfig, FsType, Journal};
 use super::state::{Resource, RunDir};
 use super::{guard, inspect, loopdev, mkfs, ProvisionError};
-use crate::workload::Target;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -27,33 +27,6 @@ pub struct Provisioner {
     /// Real devices this run has formatted: their signature is ours, so a later cell on the
     /// same device may format it again.
     formatted: Mutex<Vec<PathBuf>>,
-}
-
-/// A loop device fslab attached over an image it created.
-struct LoopDev {
-    device: PathBuf,
-    image: PathBuf,
-    ids: Option<(u64, u64)>,
-}
-
-/// One provisioned, mounted cell.
-pub struct Provisioned {
-    exec: Arc<dyn Exec>,
-    run: Option<Arc<RunDir>>,
-    /// The configuration it was made from.
-    pub config: FsConfig,
-    /// The data device.
-    pub data: PathBuf,
-    /// The external journal device, if any.
-    pub journal: Option<PathBuf>,
-    /// Every command run, in order, as shell lines.
-    pub commands: Vec<String>,
-    /// What the read-back commands printed, each after a `# command` line.
-    pub dump: String,
-    mounted: Option<Mounted>,
-    mountpoint_id: Option<u64>,
-    mountpoint: PathBuf,
-    loops: Vec<LoopDev>,
 }
 
 fn plan_responder(cmd: &CmdLine) -> Output {
@@ -473,198 +446,6 @@ impl Provisioner {
     }
 }
 
-impl Provisioned {
-    /// Where workloads run: the mount point.
-    pub fn target(&self) -> Target {
-        Target {
-            dir: self.mountpoint.clone(),
-            fs_type: Some(self.config.fs.as_str().to_string()),
-        }
-    }
-
-    /// The mount, for remount cycles.
-    pub fn mounted_mut(&mut self) -> Option<&mut Mounted> {
-        self.mounted.as_mut()
-    }
-
-    /// Unmount, detach and delete everything this cell made.
-    pub fn teardown(mut self) -> Result<(), ProvisionError> {
-        self.teardown_inner()
-    }
-
-    fn teardown_inner(&mut self) -> Result<(), ProvisionError> {
-        let mut first: Option<ProvisionError> = None;
-        let mut keep = |r: Result<(), ProvisionError>| {
-            if let Err(e) = r {
-                first.get_or_insert(e);
-            }
-        };
-        if let Some(m) = self.mounted.take() {
-            keep(m.unmount());
-        }
-        if let (Some(run), Some(id)) = (&self.run, self.mountpoint_id) {
-            match std::fs::remove_dir(&self.mountpoint) {
-                Ok(()) => {
-                    self.mountpoint_id = None;
-                    keep(run.forget(id));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    self.mountpoint_id = None;
-                    keep(run.forget(id));
-                }
-                Err(e) => keep(Err(ProvisionError::Io(format!(
-                    "cannot remove {}: {e}",
-                    self.mountpoint.display()
-                )))),
-            }
-        }
-        while let Some(l) = self.loops.pop() {
-            let r = self.exec.run(&loopdev::detach_cmd(&l.device)).map(|_| ());
-            if r.is_err() {
-                keep(r);
-                continue;
-            }
-            if let (Some(run), Some((img_id, loop_id))) = (&self.run, l.ids) {
-                keep(run.forget(loop_id));
-                match std::fs::remove_file(&l.image) {
-                    Ok(()) => keep(run.forget(img_id)),
-                    Err(e) => keep(Err(ProvisionError::Io(format!(
-                        "cannot remove {}: {e}",
-                        l.image.display()
-                    )))),
-                }
-            }
-        }
-        match first {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for Provisioned {
-    fn drop(&mut self) {
-        if self.mounted.is_some() || !self.loops.is_empty() {
-            if let Err(e) = self.teardown_inner() {
-                eprintln!("fslab: teardown: {e}; `fslab cleanup` will retry");
-            }
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::provision::exec::RecordingExec;
-
-    fn responder() -> crate::provision::exec::Responder {
-        let n = std::sync::atomic::AtomicU32::new(0);
-        Box::new(move |c: &CmdLine| {
-            if c.program == "losetup" && c.args.iter().any(|a| a == "--find") {
-                let i = n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                return Output::ok(format!("/dev/loop{}\n", 10 + i));
-            }
-            Output::ok("")
-        })
-    }
-
-    #[test]
-    fn ext4_with_a_ram_journal_and_a_scheduler_runs_exactly_these_commands() {
-        let ex = Arc::new(RecordingExec::with(responder()));
-        let p = Provisioner::dry(ex.clone(), PathBuf::from("/w/run"), vec![], 256 << 20);
-        let mut cfg = FsConfig::new(FsType::Ext4, DeviceSpec::Loop(1 << 30));
-        cfg.journal = Journal::External(DeviceSpec::Ram(256 << 20));
-        cfg.journal_size = Some(64 << 20);
-        cfg.mount = vec!["noatime".into()];
-        cfg.features = vec!["^dir_index".into()];
-        cfg.scheduler = Some("mq-deadline".into());
-        let prov = p.provision(3, &cfg).unwrap();
-        let want = [
-            "truncate -s 1073741824 /w/run/images/c3-data.img",
-            "losetup --find --show --direct-io=on /w/run/images/c3-data.img",
-            "blkid -p -o export /dev/loop10",
-            "wipefs -n --noheadings --output TYPE,OFFSET /dev/loop10",
-            "mount -t tmpfs -o size=285212672,mode=0700 fslab-ram /w/run/ram",
-            "truncate -s 268435456 /w/run/ram/c3-journal.img",
-            "losetup --find --show --direct-io=on /w/run/ram/c3-journal.img",
-            "blkid -p -o export /dev/loop11",
-            "wipefs -n --noheadings --output TYPE,OFFSET /dev/loop11",
-            "echo mq-deadline > /sys/block/loop10/queue/scheduler",
-            "mke2fs -F -q -O journal_dev -b 4096 /dev/loop11 16384",
-            "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 -b 4096 -J device=/dev/loop11 /dev/loop10",
-            "tune2fs -O '^dir_index' /dev/loop10",
-            "mkdir /w/run/mnt/c3",
-            "mount -t ext4 -o noatime,journal_path=/dev/loop11 /dev/loop10 /w/run/mnt/c3",
-            "dumpe2fs -h /dev/loop10",
-            "dumpe2fs -h /dev/loop11",
-        ];
-        assert_eq!(prov.commands, want);
-        // What ran is what was stored, except the mkdir (a system call) and, in dry mode,
-        // the read-only safety probes.
-        let ran: Vec<String> = want
-            .iter()
-            .filter(|l| {
-                !["mkdir", "blkid", "wipefs"]
-                    .iter()
-                    .any(|p| l.starts_with(p))
-            })
-            .map(|s| s.to_string())
-            .collect();
-        assert_eq!(ex.lines(), ran);
-        assert_eq!(prov.target().dir, PathBuf::from("/w/run/mnt/c3"));
-        prov.teardown().unwrap();
-        let after = ex.lines();
-        assert_eq!(
-            after[ran.len()..],
-            [
-                "umount /w/run/mnt/c3",
-                "losetup -d /dev/loop11",
-                "losetup -d /dev/loop10"
-            ]
-        );
-        p.finish().unwrap();
-        assert_eq!(ex.lines().last().unwrap(), "umount /w/run/ram");
-    }
-
-    #[test]
-    fn a_failed_mkfs_tears_down_what_was_made() {
-        let ex = Arc::new(RecordingExec::with(Box::new(|c: &CmdLine| {
-            if c.program == "mkfs.xfs" {
-                return Output {
-                    status: 1,
-                    stdout: String::new(),
-                    stderr: "Filesystem must be larger than 300MB.\nUsage: …".into(),
-                };
-            }
-            if c.program == "losetup" && c.args.iter().any(|a| a == "--find") {
-                return Output::ok("/dev/loop5\n");
-            }
-            Output::ok("")
-        })));
-        let p = Provisioner::dry(ex.clone(), PathBuf::from("/w"), vec![], 0);
-        let cfg = FsConfig::new(FsType::Xfs, DeviceSpec::Loop(1 << 30));
-        let e = p.provision(0, &cfg).err().unwrap();
-        assert!(e.to_string().contains("larger than 300MB"), "{e}");
-        assert_eq!(ex.lines().last().unwrap(), "losetup -d /dev/loop5");
-    }
-
-    #[test]
-    fn the_plan_uses_placeholders() {
-        let p = Provisioner::planner(vec![], 0);
-        let cfg = FsConfig::new(FsType::Btrfs, DeviceSpec::Loop(1 << 30));
-        let (made, teardown) = p.plan(1, &cfg).unwrap();
-        assert!(
-            made.contains(&"mkfs.btrfs -f -q $DATA".to_string()),
-            "{made:?}"
-        );
-        assert!(made.contains(&"btrfs inspect-internal dump-super $DATA".to_string()));
-        assert_eq!(
-            teardown,
-            [
-                "umount $RUN/mnt/c1",
-                "losetup -d $DATA",
-                "rm $RUN/images/c1-data.img"
-            ]
-        );
-    }
-}
+#[path = "provisioner_tests.rs"]
+mod tests;

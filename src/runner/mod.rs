@@ -9,3 +9,4 @@ pub mod progress;
 pub mod series;
 pub mod study;
 pub mod study_progress;
+mod study_setup;

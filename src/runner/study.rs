@@ -9,17 +9,17 @@
 //! `--resume` continues later with exactly the planned repetitions.
 
 use super::cache;
-use super::env;
 use super::order::Scheduler;
 use super::series::{Series, SeriesState};
 use super::study_progress::StudyProgress;
+use super::study_setup::{create_new, open_existing};
 use crate::metric::Metric;
-use crate::plan::{CachePolicy, Order, Study};
+use crate::plan::{CachePolicy, Study};
 use crate::provision::exec::Exec;
 use crate::provision::state::{self, CleanupReport, WorkDir};
 use crate::provision::{Provisioned, Provisioner};
 use crate::stats::adaptive::{self, Rule, StopReason};
-use crate::store::{self, NewCell, NewStudy, NewTrial, Store};
+use crate::store::{self, NewTrial, Store};
 use crate::workload::Workload;
 use anyhow::{Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
@@ -231,155 +231,6 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
     })
 }
 
-type Ids = (i64, Vec<i64>, Vec<i64>, u64, bool);
-
-/// Record a new study with its cells, workloads and series in one transaction, so a kill
-/// at any point leaves either nothing or a complete plan to resume.
-fn create_new(
-    st: &mut Store,
-    exec: &dyn Exec,
-    workdir: &WorkDir,
-    study: &Study,
-    command_line: &str,
-) -> Result<Ids> {
-    let environment = env::capture(exec, workdir.root(), study);
-    st.conn().execute_batch("BEGIN IMMEDIATE")?;
-    match create_rows(st, &environment, study, command_line) {
-        Ok(ids) => {
-            st.conn().execute_batch("COMMIT")?;
-            Ok(ids)
-        }
-        Err(e) => {
-            let _ = st.conn().execute_batch("ROLLBACK");
-            Err(e)
-        }
-    }
-}
-
-fn create_rows(
-    st: &mut Store,
-    environment: &[(String, String)],
-    study: &Study,
-    command_line: &str,
-) -> Result<Ids> {
-    let seed = study.repetitions.seed.unwrap_or_else(|| {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        (t.as_nanos() as u64) ^ (u64::from(std::process::id()) << 32)
-    });
-    let id = st.begin_study(&NewStudy {
-        kind: "study",
-        name: study.name().to_string(),
-        description: study.file.description.clone(),
-        command_line: command_line.to_string(),
-        spec: study.text.clone(),
-        spec_hash: study.hash.clone(),
-        seed: (study.repetitions.order == Order::Randomized).then_some(seed),
-    })?;
-    st.set_environment(id, environment)?;
-    let mut cells = Vec::new();
-    for c in &study.cells {
-        cells.push(st.add_cell(
-            id,
-            &NewCell {
-                idx: c.idx,
-                label: c.label.clone(),
-                factors: c.factors.clone(),
-                config: serde_json::json!({"fs": c.fs, "workloads": c.workloads}),
-            },
-        )?);
-    }
-    let mut wls = Vec::new();
-    for w in &study.workloads {
-        wls.push(st.add_workload(
-            id,
-            w.idx,
-            w.spec.kind(),
-            &w.spec.label(),
-            &serde_json::to_value(&w.spec)?,
-        )?);
-    }
-    for &c in &cells {
-        for &w in &wls {
-            st.set_series(c, w, "pending", None, None)?;
-        }
-    }
-    Ok((id, cells, wls, seed, false))
-}
-
-fn open_existing(st: &mut Store, workdir: &WorkDir, exec: &dyn Exec, study: &Study) -> Result<Ids> {
-    let Some(row) = st.latest_study_named(study.name())? else {
-        crate::bail_usage!(
-            "no study named '{}' to resume in {}",
-            study.name(),
-            st.path().display()
-        );
-    };
-    if row.spec_hash != study.hash {
-        crate::bail_usage!(
-            "the study file changed since study {} was started (its content hash differs); restore the file, or run without --resume to start a new study",
-            row.id
-        );
-    }
-    if row.status == "complete" {
-        crate::bail_usage!(
-            "study {} ('{}') is already complete; see `fslab show {}`, or run without --resume to start a new one",
-            row.id,
-            row.name,
-            row.id
-        );
-    }
-    if let Some((_, pid)) = workdir
-        .live_studies()
-        .into_iter()
-        .find(|(s, _)| *s == row.id)
-    {
-        crate::bail_usage!(
-            "study {} is being run right now by process {pid}; wait for it or stop it first",
-            row.id
-        );
-    }
-    let cells = st.cells(row.id)?;
-    let wls = st.workloads(row.id)?;
-    if cells.len() != study.cells.len() || wls.len() != study.workloads.len() {
-        crate::bail_usage!(
-            "study {} has {} cells and {} workloads in the store but the file has {} and {}; run without --resume",
-            row.id,
-            cells.len(),
-            wls.len(),
-            study.cells.len(),
-            study.workloads.len()
-        );
-    }
-    // The environment as it is now, where it differs from the first run.
-    let before: BTreeMap<String, String> = st.environment(row.id)?.into_iter().collect();
-    let n = before
-        .keys()
-        .filter(|k| k.starts_with("resumed_at"))
-        .count()
-        + 1;
-    let mut diff = vec![(format!("resumed_at.{n}"), store::now())];
-    for (k, v) in env::capture(exec, workdir.root(), study) {
-        if before.get(&k).is_some_and(|b| *b != v) {
-            eprintln!("fslab: warning: {k} changed since the study started: now '{v}'");
-            diff.push((format!("{k}@resume.{n}"), v));
-        }
-    }
-    st.set_environment(row.id, &diff)?;
-    st.set_study_status(row.id, "running")?;
-    let mut cell_ids = vec![0; cells.len()];
-    for c in &cells {
-        cell_ids[c.idx as usize] = c.id;
-    }
-    let mut wl_ids = vec![0; wls.len()];
-    for w in &wls {
-        wl_ids[w.idx as usize] = w.id;
-    }
-    let seed = row.seed.map(|s| s as u64).unwrap_or(0);
-    Ok((row.id, cell_ids, wl_ids, seed, true))
-}
-
 impl Runner<'_> {
     fn spent(&self) -> f64 {
         self.spent_before + self.started.elapsed().as_secs_f64()
@@ -437,6 +288,10 @@ impl Runner<'_> {
                     self.retire(o, false)?;
                 }
                 if let Err(e) = self.bring_up(cell) {
+                    if crate::signal::interrupted() {
+                        self.retire(cell, true)?;
+                        return Ok(true);
+                    }
                     self.fail_cell(cell, &format!("{e:#}"))?;
                     continue;
                 }
@@ -619,6 +474,9 @@ impl Runner<'_> {
         if counted && cache_policy == CachePolicy::Cold {
             if let Some(m) = live.prov.mounted_mut() {
                 if let Err(e) = cache::make_cold(self.exec.as_ref(), m) {
+                    if crate::signal::interrupted() {
+                        return Ok(RepEnd::Interrupted);
+                    }
                     return Ok(RepEnd::Failed {
                         err: format!("cold-cache remount: {e}"),
                         cell_level: true,
