@@ -166,3 +166,82 @@ fn privileged_study_across_file_systems_records_everything() {
     );
     assert!(testdev::mounts_under(&work).is_empty());
 }
+
+fn run_study(dir: &std::path::Path, text: &str) -> fslab::store::StudyData {
+    let file = dir.join("s.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = fslab(dir)
+        .args(["study", "run", "-q"])
+        .arg(&file)
+        .arg("--workdir")
+        .arg(dir.join("work"))
+        .timeout(std::time::Duration::from_secs(180))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = Store::open(&dir.join("results.db")).unwrap();
+    let id = store.list_studies().unwrap()[0].id;
+    store.load(id).unwrap().unwrap()
+}
+
+const SMALL: &str = r#"
+[device]
+data = "loop:64M"
+[filesystem]
+type = "ext4"
+[[factor]]
+name = "journal"
+values = [{ label = "4M", journal_size = "4M" }, { label = "8M", journal_size = "8M" }]
+[[workload]]
+kind = "fdtree"
+dirs = 3
+files = 3
+size_blocks = 1
+levels = 2
+"#;
+
+#[test]
+fn privileged_adaptive_repetitions_stop_by_ci_or_max_and_store_why() {
+    if !require_root("privileged_adaptive_repetitions_stop_by_ci_or_max_and_store_why") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let d = run_study(
+        t.path(),
+        &format!("name = \"adaptive\"\n[repetitions]\nmin = 2\nmax = 4\ntarget_ci = 0.5\ncache = \"none\"\n{SMALL}"),
+    );
+    assert_eq!(d.series.len(), 2);
+    for s in &d.series {
+        let n = d
+            .trials
+            .iter()
+            .filter(|t| t.cell_id == s.cell_id && t.status == "ok")
+            .count();
+        match s.stop_reason.as_deref() {
+            Some("ci_met") => assert!((2..=4).contains(&n), "{n}"),
+            Some("max_reps") => assert_eq!(n, 4),
+            other => panic!("unexpected stop reason {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn privileged_budget_stops_every_series() {
+    if !require_root("privileged_budget_stops_every_series") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let d = run_study(
+        t.path(),
+        &format!("name = \"budget\"\n[repetitions]\nmin = 50\nbudget = \"1s\"\ncache = \"none\"\n{SMALL}"),
+    );
+    assert_eq!(d.study.status, "complete");
+    for s in &d.series {
+        assert_eq!(s.stop_reason.as_deref(), Some("budget"), "{s:?}");
+    }
+    assert!(d.trials.len() < 100, "the budget did not stop anything");
+}
