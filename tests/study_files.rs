@@ -88,8 +88,9 @@ fn quickstart_plan_prints_commands_space_and_eta() {
     ] {
         assert!(text.contains(want), "missing {want:?} in:\n{text}");
     }
-    // Nothing was made.
+    // Nothing was made: no work directory, no database.
     assert!(!work.exists());
+    assert!(!t.path().join("results.db").exists());
 }
 
 #[test]

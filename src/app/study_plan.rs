@@ -59,7 +59,12 @@ pub fn model_rep_seconds(w: &WorkloadSpec, cache: CachePolicy) -> f64 {
 type History = (i64, BTreeMap<(String, String), f64>);
 
 fn history(study: &Study, db: Option<PathBuf>) -> Option<History> {
-    let store = super::open_store(db).ok()?;
+    // A plan changes nothing: no database is created just to look for history.
+    let path = db.unwrap_or_else(crate::store::default_path);
+    if !path.exists() {
+        return None;
+    }
+    let store = crate::store::Store::open(&path).ok()?;
     let row = store.latest_study_named(study.name()).ok()??;
     let d = store.load(row.id).ok()??;
     let mut acc: BTreeMap<(String, String), (f64, u32)> = BTreeMap::new();

@@ -154,13 +154,25 @@ pub fn open_existing(
     }
     st.set_environment(row.id, &diff)?;
     st.set_study_status(row.id, "running")?;
+    let damaged = || {
+        crate::error::usage(format!(
+            "study {} in the store has cells or workloads out of order; run without --resume",
+            row.id
+        ))
+    };
     let mut cell_ids = vec![0; cells.len()];
     for c in &cells {
-        cell_ids[c.idx as usize] = c.id;
+        *usize::try_from(c.idx)
+            .ok()
+            .and_then(|i| cell_ids.get_mut(i))
+            .ok_or_else(damaged)? = c.id;
     }
     let mut wl_ids = vec![0; wls.len()];
     for w in &wls {
-        wl_ids[w.idx as usize] = w.id;
+        *usize::try_from(w.idx)
+            .ok()
+            .and_then(|i| wl_ids.get_mut(i))
+            .ok_or_else(damaged)? = w.id;
     }
     let seed = row.seed.map(|s| s as u64).unwrap_or(0);
     Ok((row.id, cell_ids, wl_ids, seed, true))
