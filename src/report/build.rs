@@ -181,7 +181,12 @@ impl Selection {
         for tok in &toks {
             if !keys.iter().any(|(p, n)| Self::matches(tok, p, n)) {
                 let names: Vec<String> = keys.iter().map(|(p, n)| format!("{p}.{n}")).collect();
-                let shown = names.iter().take(40).cloned().collect::<Vec<_>>().join(", ");
+                let shown = names
+                    .iter()
+                    .take(40)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 let more = if names.len() > 40 { ", …" } else { "" };
                 crate::bail_usage!(
                     "no metric '{tok}' in this study; --metric takes phase.metric, a metric or a phase; available: {shown}{more}"
@@ -396,7 +401,9 @@ fn latency_curves(
                 .stats
                 .iter()
                 .filter(|s| s.cell == ci && &s.phase == op)
-                .filter_map(|s| latency::percentile_of(&s.name, s.unit).map(|p| (p, s.summary.mean)))
+                .filter_map(|s| {
+                    latency::percentile_of(&s.name, s.unit).map(|p| (p, s.summary.mean))
+                })
                 .collect();
             if points.len() >= 2 {
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));

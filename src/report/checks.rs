@@ -100,7 +100,12 @@ fn env_value<'a>(entries: &'a [(String, String)], key: &str) -> Option<&'a str> 
 }
 
 /// Phases whose mean elapsed time is under the minimum, one warning per phase.
-fn too_short(w: &WorkloadReport, cells: &[CellInfo], opts: &ReportOptions, out: &mut Vec<ReportWarning>) {
+fn too_short(
+    w: &WorkloadReport,
+    cells: &[CellInfo],
+    opts: &ReportOptions,
+    out: &mut Vec<ReportWarning>,
+) {
     let min = opts.thresholds.min_phase_seconds;
     for phase in &w.phases {
         let short: Vec<&CellMetric> = w
@@ -349,10 +354,18 @@ pub fn dataset_bytes(kind: &str, p: &serde_json::Value) -> Option<u64> {
     if let Some(b) = num("dataset_bytes") {
         return Some(b);
     }
-    let threads = num("threads").or_else(|| num("workers")).unwrap_or(1).max(1);
+    let threads = num("threads")
+        .or_else(|| num("workers"))
+        .unwrap_or(1)
+        .max(1);
     match kind {
         "fdtree" => {
-            let (d, f, s, l) = (num("dirs")?, num("files")?, num("size_blocks")?, num("levels")?);
+            let (d, f, s, l) = (
+                num("dirs")?,
+                num("files")?,
+                num("size_blocks")?,
+                num("levels")?,
+            );
             let mut dirs: u128 = 0;
             for _ in 0..=l {
                 dirs = dirs.checked_mul(u128::from(d))?.checked_add(1)?;
@@ -382,7 +395,10 @@ mod tests {
         assert_eq!(dataset_bytes("iozone", &p), Some(4 << 30));
         let p = json!({"file_size": 1024, "direct": true});
         assert_eq!(dataset_bytes("iozone", &p), None);
-        assert_eq!(dataset_bytes("dbench", &json!({"dataset_bytes": 7})), Some(7));
+        assert_eq!(
+            dataset_bytes("dbench", &json!({"dataset_bytes": 7})),
+            Some(7)
+        );
         assert_eq!(dataset_bytes("dbench", &json!({})), None);
     }
 }

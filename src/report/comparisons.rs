@@ -133,7 +133,9 @@ fn pairs(
             let base = cells.iter().position(|b| {
                 level_of(b, &f.name) == Some(f.baseline.as_str())
                     && b.factors.len() == cell.factors.len()
-                    && others.iter().all(|(n, l)| level_of(b, n) == Some(l.as_str()))
+                    && others
+                        .iter()
+                        .all(|(n, l)| level_of(b, n) == Some(l.as_str()))
             });
             if let Some(b) = base {
                 let context = others
@@ -215,7 +217,7 @@ pub fn observations(workloads: &[WorkloadReport]) -> Vec<Observation> {
             if !headline {
                 continue;
             }
-            let change = if c.factor == "cell" {
+            let change = if c.factor == "cell" || c.factor == "source" {
                 format!("{} instead of {}", c.to, c.from)
             } else {
                 format!("{} {} instead of {}", c.factor, c.to, c.from)

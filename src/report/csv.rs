@@ -24,12 +24,24 @@ fn num(v: Option<f64>) -> String {
 impl Exporter for CsvExporter {
     fn render(&self, r: &ReportData) -> anyhow::Result<Vec<u8>> {
         let mut o = String::new();
-        let mut head: Vec<String> = vec!["workload".into(), "engine".into(), "configuration".into()];
+        let mut head: Vec<String> =
+            vec!["workload".into(), "engine".into(), "configuration".into()];
         head.extend(r.factors.iter().map(|f| field(&f.name)));
         head.extend(
             [
-                "phase", "metric", "unit", "n", "mean", "sd", "ci95_low", "ci95_high", "median",
-                "min", "max", "cv", "outliers",
+                "phase",
+                "metric",
+                "unit",
+                "n",
+                "mean",
+                "sd",
+                "ci95_low",
+                "ci95_high",
+                "median",
+                "min",
+                "max",
+                "cv",
+                "outliers",
             ]
             .iter()
             .map(|s| s.to_string()),

@@ -90,10 +90,16 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
         esc(&w.label),
         esc(&w.kind)
     );
-    let _ = writeln!(o, "<p class=\"meta\">Parameters: <code>{}</code></p>", esc(&w.params.to_string()));
+    let _ = writeln!(
+        o,
+        "<p class=\"meta\">Parameters: <code>{}</code></p>",
+        esc(&w.params.to_string())
+    );
     let cells = r.cells_with_data(w);
     if cells.is_empty() {
-        o.push_str("<p>No completed repetitions of this workload (see Repetitions).</p></section>\n");
+        o.push_str(
+            "<p>No completed repetitions of this workload (see Repetitions).</p></section>\n",
+        );
         return Ok(());
     }
     for t in &w.tables {
@@ -156,7 +162,16 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
     }
     if !w.comparisons.is_empty() {
         o.push_str("<h3>Comparisons against the baseline</h3>\n");
-        table_head(o, &["comparison", "metric", "verdict", "Welch p", "Mann–Whitney p"]);
+        table_head(
+            o,
+            &[
+                "comparison",
+                "metric",
+                "verdict",
+                "Welch p",
+                "Mann–Whitney p",
+            ],
+        );
         for c in &w.comparisons {
             let class = match c.better {
                 Some(true) => " class=\"better\"",
@@ -215,7 +230,12 @@ fn tail(r: &ReportData, o: &mut String) {
     } else {
         o.push_str("<ul>\n");
         for ob in &r.observations {
-            let _ = writeln!(o, "<li><b>{}</b>: {}</li>", esc(&ob.workload), esc(&ob.text));
+            let _ = writeln!(
+                o,
+                "<li><b>{}</b>: {}</li>",
+                esc(&ob.workload),
+                esc(&ob.text)
+            );
         }
         o.push_str("</ul>\n");
     }
@@ -234,7 +254,11 @@ fn tail(r: &ReportData, o: &mut String) {
     for row in series_rows(r) {
         o.push_str("<tr>");
         for (i, c) in row.iter().enumerate() {
-            let class = if (2..5).contains(&i) { " class=\"num\"" } else { "" };
+            let class = if (2..5).contains(&i) {
+                " class=\"num\""
+            } else {
+                ""
+            };
             let _ = write!(o, "<td{class}>{}</td>", esc(c));
         }
         o.push_str("</tr>\n");
@@ -246,7 +270,12 @@ fn tail(r: &ReportData, o: &mut String) {
         }
         table_head(o, &["key", "value"]);
         for (k, v) in &e.entries {
-            let _ = writeln!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
+            let _ = writeln!(
+                o,
+                "<tr><th>{}</th><td>{}</td></tr>",
+                esc(k),
+                esc(&super::verdict::env_value(k, v))
+            );
         }
         o.push_str("</tbody></table>\n");
     }

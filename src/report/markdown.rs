@@ -27,7 +27,13 @@ fn row(o: &mut String, cells: &[String]) {
 fn header(o: &mut String, cells: &[String], right: std::ops::Range<usize>) {
     row(o, cells);
     let seps: Vec<String> = (0..cells.len())
-        .map(|i| if right.contains(&i) { "---:".into() } else { "---".into() })
+        .map(|i| {
+            if right.contains(&i) {
+                "---:".into()
+            } else {
+                "---".into()
+            }
+        })
         .collect();
     row(o, &seps);
 }
@@ -37,12 +43,18 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     let _ = writeln!(o, "Parameters: `{}`", w.params);
     let cells = r.cells_with_data(w);
     if cells.is_empty() {
-        let _ = writeln!(o, "\nNo completed repetitions of this workload (see Repetitions).");
+        let _ = writeln!(
+            o,
+            "\nNo completed repetitions of this workload (see Repetitions)."
+        );
         return;
     }
     for t in &w.tables {
         let _ = writeln!(o, "\n### {}\n", t.title);
-        let _ = writeln!(o, "Mean, with the standard deviation under it, then the 95% CI and n.\n");
+        let _ = writeln!(
+            o,
+            "Mean, with the standard deviation under it, then the 95% CI and n.\n"
+        );
         let mut h = vec!["configuration".to_string()];
         h.extend(t.phases.iter().map(|p| esc(p)));
         header(o, &h, 1..h.len());
@@ -76,7 +88,11 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             }
         }
         pcts.sort_by(f64::total_cmp);
-        let mut h = vec!["operation".to_string(), "configuration".into(), "count".into()];
+        let mut h = vec![
+            "operation".to_string(),
+            "configuration".into(),
+            "count".into(),
+        ];
         h.extend(pcts.iter().map(|p| percentile_label(*p)));
         header(o, &h, 2..h.len());
         for l in &w.latency {
@@ -157,7 +173,7 @@ impl Exporter for MarkdownExporter {
             }
             header(&mut o, &["key".into(), "value".into()], 0..0);
             for (k, v) in &e.entries {
-                row(&mut o, &[esc(k), esc(v)]);
+                row(&mut o, &[esc(k), esc(&super::verdict::env_value(k, v))]);
             }
         }
         for c in &r.cells {
@@ -173,7 +189,11 @@ impl Exporter for MarkdownExporter {
                 let _ = writeln!(o, "```");
             }
             if !c.superblock.is_empty() {
-                let _ = writeln!(o, "\nSuperblock:\n\n```text\n{}\n```", c.superblock.trim_end());
+                let _ = writeln!(
+                    o,
+                    "\nSuperblock:\n\n```text\n{}\n```",
+                    c.superblock.trim_end()
+                );
             }
         }
         Ok(o.into_bytes())

@@ -54,3 +54,6 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Html => Box::new(html::HtmlExporter),
     }
 }
+
+#[cfg(test)]
+mod tests;

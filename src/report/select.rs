@@ -10,7 +10,7 @@
 
 use super::model::{Environment, Source};
 use crate::metric::Histogram;
-use crate::store::{StudyData, StudyRow, Store};
+use crate::store::{Store, StudyData, StudyRow};
 use anyhow::Result;
 use std::collections::BTreeMap;
 
@@ -84,7 +84,12 @@ pub fn find_study(store: &Store, what: &str) -> Result<StudyRow> {
 
 fn choose_cell(data: &StudyData, sel: &CellSel, spec: &str) -> Result<i64> {
     let found: Vec<i64> = match sel {
-        CellSel::Idx(i) => data.cells.iter().filter(|c| c.idx == *i).map(|c| c.id).collect(),
+        CellSel::Idx(i) => data
+            .cells
+            .iter()
+            .filter(|c| c.idx == *i)
+            .map(|c| c.id)
+            .collect(),
         CellSel::Named(name) => {
             let by_label: Vec<i64> = data
                 .cells
@@ -156,8 +161,11 @@ pub fn load(store: &Store, spec: &str) -> Result<Loaded> {
         data.series.retain(|s| s.cell_id == id);
     }
     if !data.trials.iter().any(|t| t.status == "ok") {
-        let failed: Vec<&crate::store::TrialRow> =
-            data.trials.iter().filter(|t| t.status == "failed").collect();
+        let failed: Vec<&crate::store::TrialRow> = data
+            .trials
+            .iter()
+            .filter(|t| t.status == "failed")
+            .collect();
         let why = match failed.first().and_then(|t| t.error.as_deref()) {
             Some(e) => format!("{} failed repetition(s), first: {e}", failed.len()),
             None => match data.cells.iter().find_map(|c| c.error.as_deref()) {

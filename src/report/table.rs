@@ -60,7 +60,7 @@ pub(crate) fn ci_n(s: &CellMetric) -> String {
 
 /// The comparison's name: `journal 16MB → 64MB (fs=ext4)`.
 pub(crate) fn comparison_name(c: &Comparison) -> String {
-    let base = if c.factor == "cell" {
+    let base = if c.factor == "cell" || c.factor == "source" {
         format!("{} → {}", c.from, c.to)
     } else {
         format!("{} {} → {}", c.factor, c.from, c.to)
@@ -85,7 +85,7 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     let _ = writeln!(o, "\n== {} ({}) ==", w.label, w.kind);
     let cells = r.cells_with_data(w);
     if cells.is_empty() {
-        let _ = writeln!(o, "no completed repetitions of this workload (see Repetitions)");
+        let _ = writeln!(o, "no completed repetitions of this workload");
         return;
     }
     for t in &w.tables {
@@ -111,7 +111,10 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
         latency_table(r, w, o);
     }
     if !w.comparisons.is_empty() {
-        let _ = writeln!(o, "\nComparisons against the baseline (Welch's t-test; Mann–Whitney p beside)");
+        let _ = writeln!(
+            o,
+            "\nComparisons against the baseline (Welch's t-test; Mann–Whitney p beside)"
+        );
         let mut tb = new_table();
         tb.set_header(vec!["comparison", "metric", "verdict", "M–W p"]);
         for c in &w.comparisons {
@@ -119,7 +122,8 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
                 Cell::new(comparison_name(c)),
                 Cell::new(format!("{}.{}", c.phase, c.name)),
                 Cell::new(&c.verdict),
-                Cell::new(fmt_p_cell(c.mann_whitney.map(|m| m.p))).set_alignment(CellAlignment::Right),
+                Cell::new(fmt_p_cell(c.mann_whitney.map(|m| m.p)))
+                    .set_alignment(CellAlignment::Right),
             ]);
         }
         let _ = writeln!(o, "{tb}");
@@ -138,7 +142,11 @@ fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     }
     pcts.sort_by(f64::total_cmp);
     let mut tb = new_table();
-    let mut header = vec!["operation".to_string(), "configuration".to_string(), "count".to_string()];
+    let mut header = vec![
+        "operation".to_string(),
+        "configuration".to_string(),
+        "count".to_string(),
+    ];
     header.extend(pcts.iter().map(|p| percentile_label(*p)));
     tb.set_header(header);
     for l in &w.latency {
@@ -187,6 +195,22 @@ pub(crate) const SERIES_HEADER: [&str; 7] = [
     "status",
 ];
 
+/// The workload sections (tables, latency, comparisons) and the warnings, as `fslab show`
+/// prints them under its own header.
+pub fn summary_text(r: &ReportData) -> String {
+    let mut o = String::new();
+    for w in &r.workloads {
+        workload_section(r, w, &mut o);
+    }
+    if !r.warnings.is_empty() {
+        let _ = writeln!(o, "\nWarnings:");
+        for w in &r.warnings {
+            let _ = writeln!(o, "- {}", w.message);
+        }
+    }
+    o
+}
+
 impl Exporter for TableExporter {
     fn render(&self, r: &ReportData) -> anyhow::Result<Vec<u8>> {
         let mut o = String::new();
@@ -224,7 +248,7 @@ impl Exporter for TableExporter {
                 let _ = writeln!(o, "[{}]", e.source);
             }
             for (k, v) in &e.entries {
-                let _ = writeln!(o, "  {k:<24} {v}");
+                let _ = writeln!(o, "  {k:<24} {}", super::verdict::env_value(k, v));
             }
         }
         for c in &r.cells {

@@ -61,6 +61,15 @@ pub fn fmt_interval(ci: Option<(f64, f64)>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// An environment value for display: byte counts (`*_bytes`) get a binary size beside
+/// them, `ram_bytes 25769803776 (24.0 GiB)`.
+pub fn env_value(key: &str, value: &str) -> String {
+    match value.parse::<u64>() {
+        Ok(b) if key.ends_with("_bytes") => format!("{value} ({})", crate::units::fmt_bytes(b)),
+        _ => value.to_string(),
+    }
+}
+
 /// A phase name in words (`dir_create` → `directory creation`, `random_read` → `random read`).
 pub fn phase_label(phase: &str) -> String {
     match phase {
@@ -96,7 +105,11 @@ pub fn is_significant(change: Option<&Change>, welch: Option<&Welch>) -> bool {
 }
 
 /// The verdict of a comparison and whether the candidate is better (when significant).
-pub fn verdict(unit: Unit, change: Option<&Change>, welch: Option<&Welch>) -> (String, Option<bool>) {
+pub fn verdict(
+    unit: Unit,
+    change: Option<&Change>,
+    welch: Option<&Welch>,
+) -> (String, Option<bool>) {
     let Some(c) = change else {
         return ("not comparable (a mean is zero or negative)".into(), None);
     };
@@ -129,7 +142,12 @@ pub fn verdict(unit: Unit, change: Option<&Change>, welch: Option<&Welch>) -> (S
     // Magnitudes of the interval in the direction of the change.
     let (mlo, mhi) = if up { (lo, hi) } else { (-hi, -lo) };
     let mag = c.percent.abs();
-    let tail = format!("(95% CI {}–{}%, {})", fmt_pct(mlo), fmt_pct(mhi), fmt_p(w.p));
+    let tail = format!(
+        "(95% CI {}–{}%, {})",
+        fmt_pct(mlo),
+        fmt_pct(mhi),
+        fmt_p(w.p)
+    );
     let text = match unit {
         Unit::Seconds if up => format!("slower: {}% more time {tail}", fmt_pct(mag)),
         Unit::Seconds => format!("faster: {}% less time {tail}", fmt_pct(mag)),
@@ -176,7 +194,10 @@ mod tests {
         let c = percent_change(&more, &base).unwrap();
         let w = welch(&more, &base).unwrap();
         let (time, better) = verdict(Unit::Seconds, Some(&c), Some(&w));
-        assert!(time.starts_with("faster: 36% less time (95% CI 3"), "{time}");
+        assert!(
+            time.starts_with("faster: 36% less time (95% CI 3"),
+            "{time}"
+        );
         assert_eq!(better, Some(true));
         let (lat, _) = verdict(Unit::Millis, Some(&c), Some(&w));
         assert!(lat.starts_with("lower by 36%"), "{lat}");
@@ -189,12 +210,24 @@ mod tests {
         let c = percent_change(&a, &b).unwrap();
         let w = welch(&a, &b).unwrap();
         let (v, better) = verdict(Unit::OpsPerSec, Some(&c), Some(&w));
-        assert!(v.starts_with("no significant difference (+0.12%, 95% CI "), "{v}");
+        assert!(
+            v.starts_with("no significant difference (+0.99%, 95% CI -12% to +16%, p = 0.865)"),
+            "{v}"
+        );
         assert_eq!(better, None);
         let single = percent_change(&[1.0], &[2.0]).unwrap();
         assert!(verdict(Unit::OpsPerSec, Some(&single), None)
             .0
             .contains("too few repetitions"));
+    }
+
+    #[test]
+    fn environment_sizes() {
+        assert_eq!(
+            env_value("ram_bytes", "25769803776"),
+            "25769803776 (24.0 GiB)"
+        );
+        assert_eq!(env_value("kernel", "6.1"), "6.1");
     }
 
     #[test]

@@ -151,13 +151,15 @@ impl<'a> Builder<'a> {
         self.store.set_environment(self.study, env).unwrap();
         for (i, c) in self.cells.clone().into_iter().enumerate() {
             let stop = stops[i % stops.len()];
-            let series_status = if stop == "failed" { "failed" } else { "complete" };
+            let series_status = if stop == "failed" {
+                "failed"
+            } else {
+                "complete"
+            };
             self.store
                 .set_series(c, self.workload, series_status, Some(stop), None)
                 .unwrap();
-            self.store
-                .set_cell_status(c, series_status, None)
-                .unwrap();
+            self.store.set_cell_status(c, series_status, None).unwrap();
         }
         self.store.set_study_status(self.study, status).unwrap();
         self.study
@@ -203,7 +205,12 @@ fn journal_study(store: &mut Store) -> i64 {
         "Does a bigger journal speed up metadata-heavy work?",
         "fslab study run examples/studies/journal.toml",
     );
-    let cells = [("16MB", "ext4"), ("16MB", "xfs"), ("64MB", "ext4"), ("64MB", "xfs")];
+    let cells = [
+        ("16MB", "ext4"),
+        ("16MB", "xfs"),
+        ("64MB", "ext4"),
+        ("64MB", "xfs"),
+    ];
     for (i, (j, fs)) in cells.iter().enumerate() {
         let cmds = if *fs == "ext4" {
             ext4_commands(i, &j.replace("MB", "M"))
@@ -251,7 +258,15 @@ fn journal_study(store: &mut Store) -> i64 {
                 _ => {}
             }
             let order = (rep * 4 + c) as u32;
-            b.trial(c, rep as u32 + 1, order, "ok", None, &fdtree_metrics(rates), &[]);
+            b.trial(
+                c,
+                rep as u32 + 1,
+                order,
+                "ok",
+                None,
+                &fdtree_metrics(rates),
+                &[],
+            );
         }
     }
     b.trial(
@@ -308,7 +323,15 @@ fn iozone_study(store: &mut Store) -> i64 {
                 Metric::new("write", "throughput", Unit::KiBPerSec, write),
                 Metric::new("read", "throughput", Unit::KiBPerSec, read),
             ];
-            b.trial(c, rep as u32 + 1, (rep * cells.len() + c) as u32, "ok", None, &m, &[]);
+            b.trial(
+                c,
+                rep as u32 + 1,
+                (rep * cells.len() + c) as u32,
+                "ok",
+                None,
+                &m,
+                &[],
+            );
         }
     }
     b.finish(
@@ -322,7 +345,8 @@ fn hist(op: &str, base_us: u64, scale: f64, rep: usize) -> Histogram {
     let mut h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
     for i in 0..200u64 {
         // A long-tailed, deterministic spread: most near the base, a few far out.
-        let v = base_us as f64 * (1.0 + (i % 20) as f64 / 10.0 + if i % 50 == 0 { 20.0 } else { 0.0 });
+        let v =
+            base_us as f64 * (1.0 + (i % 20) as f64 / 10.0 + if i % 50 == 0 { 20.0 } else { 0.0 });
         h.record((v * scale * 1000.0 * (1.0 + rep as f64 * 0.01)) as u64)
             .unwrap();
     }
@@ -345,7 +369,11 @@ fn dbench_study(store: &mut Store) -> i64 {
         "dbench on xfs with an internal and an external log",
         "fslab study run examples/studies/xfs-log.toml",
     );
-    b.cell(&[("log", "internal")], &["mkfs.xfs -f /dev/loop0".into()], "");
+    b.cell(
+        &[("log", "internal")],
+        &["mkfs.xfs -f /dev/loop0".into()],
+        "",
+    );
     b.cell(
         &[("log", "external")],
         &["mkfs.xfs -f -l logdev=/dev/loop2,size=64m /dev/loop1".into()],
@@ -358,11 +386,21 @@ fn dbench_study(store: &mut Store) -> i64 {
             let speed = if c == 1 { 1.9 } else { 1.0 };
             let lat = if c == 1 { 0.6 } else { 1.0 };
             let n = noise(rep, c);
-            let mut m = vec![Metric::new("total", "throughput", Unit::MBPerSec, 180.0 * speed * n)];
+            let mut m = vec![Metric::new(
+                "total",
+                "throughput",
+                Unit::MBPerSec,
+                180.0 * speed * n,
+            )];
             let mut hs = Vec::new();
             for (op, base) in ops {
                 let ms = base as f64 / 1000.0 * lat * n;
-                m.push(Metric::new(op, "count", Unit::Count, (50_000.0 * speed * n).round()));
+                m.push(Metric::new(
+                    op,
+                    "count",
+                    Unit::Count,
+                    (50_000.0 * speed * n).round(),
+                ));
                 m.push(Metric::new(op, "mean_latency", Unit::Millis, ms * 1.6));
                 m.push(Metric::new(op, "p50_latency", Unit::Millis, ms * 1.5));
                 m.push(Metric::new(op, "p99_latency", Unit::Millis, ms * 21.0));

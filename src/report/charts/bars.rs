@@ -43,7 +43,10 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
         });
         items.push((gi, bi, s));
     }
-    let unit = items.first().map(|i| i.2.unit).unwrap_or(crate::metric::Unit::Count);
+    let unit = items
+        .first()
+        .map(|i| i.2.unit)
+        .unwrap_or(crate::metric::Unit::Count);
     let ymax = items
         .iter()
         .map(|(_, _, s)| whisker(s, r.options.error_bars).1.max(s.summary.mean))
@@ -51,18 +54,28 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
     let ymax = if ymax > 0.0 { ymax * 1.1 } else { 1.0 };
     let (ng, nb) = (groups.len().max(1), bars.len().max(1));
     let legend_entries: Vec<(String, RGBColor)> = if nb > 1 || gf.is_none() {
-        bars.iter().enumerate().map(|(i, b)| (b.clone(), color(i))).collect()
+        bars.iter()
+            .enumerate()
+            .map(|(i, b)| (b.clone(), color(i)))
+            .collect()
     } else {
         Vec::new()
     };
     let plot_w = (ng * (30 + 34 * nb) + 120).clamp(420, 1000) as u32;
-    let width = plot_w + if legend_entries.is_empty() { 0 } else { LEGEND_W };
+    let width = plot_w
+        + if legend_entries.is_empty() {
+            0
+        } else {
+            LEGEND_W
+        };
     let title = format!(
         "{} · {}",
         super::super::verdict::phase_label(phase),
         axis_label(name, unit)
     );
-    let x_desc = gf.map(|f| f.name.clone()).unwrap_or_else(|| "configuration".into());
+    let x_desc = gf
+        .map(|f| f.name.clone())
+        .unwrap_or_else(|| "configuration".into());
     let svg = svg(width, 380, |root| {
         let (plot, side) = root.split_horizontally(plot_w);
         let mut chart = ChartBuilder::on(&plot)
@@ -87,7 +100,11 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
         for (g, b, s) in &items {
             let x0 = *g as f64 + 0.1 + *b as f64 * bw + bw * 0.08;
             let x1 = x0 + bw * 0.84;
-            let col = if gf.is_some() && nb == 1 { color(0) } else { color(*b) };
+            let col = if gf.is_some() && nb == 1 {
+                color(0)
+            } else {
+                color(*b)
+            };
             chart.draw_series(std::iter::once(Rectangle::new(
                 [(x0, 0.0), (x1, s.summary.mean)],
                 col.filled(),

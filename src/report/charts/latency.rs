@@ -23,7 +23,11 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, op: &str) -> anyhow::Result<Cha
         .collect();
     let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = all.iter().copied().fold(0.0f64, f64::max);
-    let (lo, hi) = if all.is_empty() { (0.001, 1.0) } else { (lo, hi) };
+    let (lo, hi) = if all.is_empty() {
+        (0.001, 1.0)
+    } else {
+        (lo, hi)
+    };
     let log = hi / lo > 20.0;
     let from_hist = curves.iter().all(|c| c.from == "histogram");
     let title = format!("{op} · latency percentiles (ms)");
@@ -45,7 +49,9 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, op: &str) -> anyhow::Result<Cha
         let (plot, side) = root.split_horizontally(plot_w);
         let xr = 0.0f64..4.7;
         let to_xy = |pts: &[(f64, f64)]| -> Vec<(f64, f64)> {
-            pts.iter().map(|p| (nines(p.0), if log { p.1.max(lo) } else { p.1 })).collect()
+            pts.iter()
+                .map(|p| (nines(p.0), if log { p.1.max(lo) } else { p.1 }))
+                .collect()
         };
         macro_rules! body {
             ($chart:ident, $ybase:expr) => {{
@@ -56,7 +62,11 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, op: &str) -> anyhow::Result<Cha
                     .y_labels(6)
                     .max_light_lines(1)
                     .y_label_formatter(&tick)
-                    .y_desc(if log { "latency (ms, log scale)" } else { "latency (ms)" })
+                    .y_desc(if log {
+                        "latency (ms, log scale)"
+                    } else {
+                        "latency (ms)"
+                    })
                     .x_desc("percentile")
                     .label_style(font(12))
                     .axis_desc_style(font(13))
@@ -64,7 +74,8 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, op: &str) -> anyhow::Result<Cha
                 for (i, c) in curves.iter().enumerate() {
                     let pts = to_xy(&c.points);
                     $chart.draw_series(LineSeries::new(pts.clone(), color(i).stroke_width(2)))?;
-                    $chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color(i).filled())))?;
+                    $chart
+                        .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color(i).filled())))?;
                 }
                 for (p, label) in ticks {
                     let (px, py) = $chart.backend_coord(&(nines(p), $ybase));
@@ -95,7 +106,8 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, op: &str) -> anyhow::Result<Cha
         caption: if from_hist {
             "Latency at each percentile, all repetitions merged exactly (HDR histograms).".into()
         } else {
-            "Latency at each percentile: means over repetitions of the per-repetition percentiles.".into()
+            "Latency at each percentile: means over repetitions of the per-repetition percentiles."
+                .into()
         },
         svg,
     })

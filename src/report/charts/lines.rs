@@ -19,7 +19,9 @@ pub fn chart(
     let values = f.numeric.clone().unwrap_or_default();
     let (vmin, vmax) = values
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(*v), b.max(*v)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(*v), b.max(*v))
+        });
     let log = vmin > 0.0 && vmax / vmin >= 8.0;
     let tx = |v: f64| if log { v.log2() } else { v };
     // series label → points (x, mean, lo, hi), in level order.
@@ -57,7 +59,11 @@ pub fn chart(
         .iter()
         .enumerate()
         .map(|(i, (k, _))| {
-            let label = if k.is_empty() { "mean".to_string() } else { k.clone() };
+            let label = if k.is_empty() {
+                "mean".to_string()
+            } else {
+                k.clone()
+            };
             (label, color(i))
         })
         .collect();
@@ -97,7 +103,10 @@ pub fn chart(
             let mut band: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.3)).collect();
             band.extend(pts.iter().rev().map(|p| (p.0, p.2)));
             chart.draw_series(std::iter::once(Polygon::new(band, col.mix(0.18).filled())))?;
-            chart.draw_series(LineSeries::new(pts.iter().map(|p| (p.0, p.1)), col.stroke_width(2)))?;
+            chart.draw_series(LineSeries::new(
+                pts.iter().map(|p| (p.0, p.1)),
+                col.stroke_width(2),
+            ))?;
             chart.draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 4, col.filled())))?;
         }
         // Ticks at the levels themselves, labelled as the study names them.

@@ -10,13 +10,25 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
         .into_iter()
         .filter_map(|c| w.stat(c, phase, name).map(|s| (c, s)))
         .collect();
-    let unit = slots.first().map(|s| s.1.unit).unwrap_or(crate::metric::Unit::Count);
+    let unit = slots
+        .first()
+        .map(|s| s.1.unit)
+        .unwrap_or(crate::metric::Unit::Count);
     let (lo, hi) = slots
         .iter()
         .flat_map(|(_, s)| s.values.iter().copied())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
-    let span = if hi > lo { hi - lo } else { hi.abs().max(1.0) * 0.1 };
-    let (ymin, ymax) = ((lo - span * 0.15).max(if lo >= 0.0 { 0.0 } else { f64::MIN }), hi + span * 0.15);
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    let span = if hi > lo {
+        hi - lo
+    } else {
+        hi.abs().max(1.0) * 0.1
+    };
+    let (ymin, ymax) = (
+        (lo - span * 0.15).max(if lo >= 0.0 { 0.0 } else { f64::MIN }),
+        hi + span * 0.15,
+    );
     let n = slots.len().max(1);
     let width = (n * 90 + 140).clamp(420, 1100) as u32;
     let title = format!(
@@ -44,7 +56,9 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
             .axis_desc_style(font(13))
             .draw()?;
         // Colours as in the bar charts: one per combination of the non-grouping factors.
-        let gf = super::bars::group_factor(r).map(|f| f.name.clone()).unwrap_or_default();
+        let gf = super::bars::group_factor(r)
+            .map(|f| f.name.clone())
+            .unwrap_or_default();
         let mut keys: Vec<String> = Vec::new();
         for (i, (c, s)) in slots.iter().enumerate() {
             let key = others(&r.cells[*c], &gf);
@@ -62,7 +76,10 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
                 }
             };
             chart.draw_series(std::iter::once(PathElement::new(
-                vec![(i as f64 + 0.12, s.summary.mean), (i as f64 + 0.88, s.summary.mean)],
+                vec![
+                    (i as f64 + 0.12, s.summary.mean),
+                    (i as f64 + 0.88, s.summary.mean),
+                ],
                 BLACK.stroke_width(2),
             )))?;
             chart.draw_series(
@@ -77,7 +94,11 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
                     .map(|&j| Circle::new((x_of(j), s.values[j]), 8, RED.stroke_width(2))),
             )?;
             let (px, py) = chart.backend_coord(&(i as f64 + 0.5, ymin));
-            root.draw(&Text::new(short_label(&r.cells[*c]), (px, py + 6), label_below(12)))?;
+            root.draw(&Text::new(
+                short_label(&r.cells[*c]),
+                (px, py + 6),
+                label_below(12),
+            ))?;
         }
         Ok(())
     })?;
