@@ -101,13 +101,19 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         wr.tables = tables(&wr);
         wr.comparisons =
             comparisons::compare(&wr, &cells, &factors, &baseline, opts, !selection.is_all());
-        wr.latency = latency_curves(&wr, &trials, &cells, input.histograms, &selection)?;
+        wr.latency = latency::curves(&wr, &trials, &cells, input.histograms, |op| {
+            selection.is_all()
+                || wr
+                    .stats
+                    .iter()
+                    .any(|s| s.phase == op && s.unit == Unit::Millis)
+        })?;
         workloads.push(wr);
     }
 
     let series = series_info(d, &cells, &workloads);
-    let observations = comparisons::observations(&workloads);
     let warnings = checks::warnings(&cells, &workloads, &series, &input.environments, opts);
+    let observations = comparisons::observations(&workloads, &cells, &warnings);
     Ok(ReportData {
         schema: SCHEMA,
         title: input.title.clone(),
@@ -340,84 +346,6 @@ fn tables(wr: &WorkloadReport) -> Vec<TableSpec> {
             }
         })
         .collect()
-}
-
-/// Latency curves per cell and operation: merged histograms where stored, else the
-/// percentile metrics.
-fn latency_curves(
-    wr: &WorkloadReport,
-    trials: &[&TrialRow],
-    cells: &[CellInfo],
-    hists: &BTreeMap<i64, Vec<Histogram>>,
-    sel: &Selection,
-) -> Result<Vec<LatencyCurve>> {
-    let mut out = Vec::new();
-    let wanted = |op: &str| {
-        sel.is_all()
-            || wr
-                .stats
-                .iter()
-                .any(|s| s.phase == op && s.unit == Unit::Millis)
-    };
-    for (ci, cell) in cells.iter().enumerate() {
-        let mut by_op: BTreeMap<(String, String), Vec<&Histogram>> = BTreeMap::new();
-        let mut op_order: Vec<String> = Vec::new();
-        for t in trials.iter().filter(|t| t.cell_id == cell.id) {
-            for h in hists.get(&t.id).map(Vec::as_slice).unwrap_or(&[]) {
-                if !op_order.contains(&h.phase) {
-                    op_order.push(h.phase.clone());
-                }
-                by_op
-                    .entry((h.phase.clone(), h.name.clone()))
-                    .or_default()
-                    .push(h);
-            }
-        }
-        // Operations in the workload's phase order, then any others in stored order.
-        let mut ops: Vec<String> = wr
-            .phases
-            .iter()
-            .filter(|p| op_order.contains(p))
-            .cloned()
-            .collect();
-        ops.extend(op_order.into_iter().filter(|o| !wr.phases.contains(o)));
-        for op in ops.iter().filter(|o| wanted(o)) {
-            // One histogram name per operation: the first stored.
-            let Some(((_, _), hs)) = by_op.iter().find(|((p, _), _)| p == op) else {
-                continue;
-            };
-            if let Some((points, count)) = latency::merged_curve(hs)? {
-                out.push(LatencyCurve {
-                    cell: ci,
-                    op: op.clone(),
-                    from: "histogram".into(),
-                    count: Some(count),
-                    points,
-                });
-            }
-        }
-        for op in wr.phases.iter().filter(|p| !ops.contains(p)) {
-            let mut points: Vec<(f64, f64)> = wr
-                .stats
-                .iter()
-                .filter(|s| s.cell == ci && &s.phase == op)
-                .filter_map(|s| {
-                    latency::percentile_of(&s.name, s.unit).map(|p| (p, s.summary.mean))
-                })
-                .collect();
-            if points.len() >= 2 {
-                points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                out.push(LatencyCurve {
-                    cell: ci,
-                    op: op.clone(),
-                    from: "metrics".into(),
-                    count: None,
-                    points,
-                });
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// Repetitions, failures and stop reason of every cell × workload that has any trial or

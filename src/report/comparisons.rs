@@ -205,9 +205,51 @@ pub fn compare(
     out
 }
 
+/// Warnings about one cell's metric that put a difference in doubt, as a caution
+/// (`Caution: drift in journal=64MB fs=ext4; see Warnings.`), if any.
+fn caution(
+    w: &WorkloadReport,
+    c: &Comparison,
+    cells: &[CellInfo],
+    warnings: &[ReportWarning],
+) -> String {
+    let key = format!("{}.{}", c.phase, c.name);
+    let mut found: Vec<String> = Vec::new();
+    for cell in [c.baseline_cell, c.cell] {
+        let label = &cells[cell].label;
+        for wn in warnings.iter().filter(|x| {
+            x.workload.as_deref() == Some(w.label.as_str())
+                && x.cell.as_deref() == Some(label.as_str())
+                && x.metric.as_deref() == Some(key.as_str())
+        }) {
+            let what = match wn.kind {
+                WarningKind::Drift => "drift",
+                WarningKind::Outlier => "an outlier",
+                WarningKind::FirstSlower => "a slow first repetition",
+                WarningKind::HighCv => "high variation",
+                _ => continue,
+            };
+            let text = format!("{what} in {label}");
+            if !found.contains(&text) {
+                found.push(text);
+            }
+        }
+    }
+    if found.is_empty() {
+        String::new()
+    } else {
+        format!(" Caution: {}; see Warnings.", found.join(", "))
+    }
+}
+
 /// Observations in the manner of the classic articles, one per significant difference of a
-/// phase's headline metric.
-pub fn observations(workloads: &[WorkloadReport]) -> Vec<Observation> {
+/// phase's headline metric, with a caution where a warning about either side's values
+/// (drift, outlier, slow first repetition, high variation) puts it in doubt.
+pub fn observations(
+    workloads: &[WorkloadReport],
+    cells: &[CellInfo],
+    warnings: &[ReportWarning],
+) -> Vec<Observation> {
     let mut out = Vec::new();
     for w in workloads {
         for c in w.comparisons.iter().filter(|c| c.significant) {
@@ -234,9 +276,10 @@ pub fn observations(workloads: &[WorkloadReport]) -> Vec<Observation> {
             out.push(Observation {
                 workload: w.label.clone(),
                 text: format!(
-                    "{text}: {} {}.",
+                    "{text}: {} {}.{}",
                     verdict::subject(&c.phase, &c.name),
-                    c.verdict
+                    c.verdict,
+                    caution(w, c, cells, warnings)
                 ),
             });
         }

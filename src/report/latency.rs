@@ -6,8 +6,12 @@
 //! (encoding `hdr-v2-deflate` or `hdr-v2`); the value unit comes from the histogram name's
 //! suffix (`latency_ns`, `latency_us`, `latency_ms`; nanoseconds when there is none).
 
+use super::model::{CellInfo, LatencyCurve, WorkloadReport};
 use crate::metric::{Histogram, Unit};
+use crate::store::TrialRow;
+use anyhow::Result;
 use hdrhistogram::serialization::Deserializer;
+use std::collections::BTreeMap;
 
 /// Percentiles at which curves are sampled; 100 is the maximum.
 pub const PERCENTILES: [f64; 9] = [50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 100.0];
@@ -101,6 +105,75 @@ pub fn percentile_of(name: &str, unit: Unit) -> Option<f64> {
         digits.to_string()
     };
     v.parse().ok().filter(|v: &f64| *v <= 100.0)
+}
+
+/// Latency curves per cell and operation of one workload: merged histograms where stored,
+/// else the percentile metrics; only operations `wanted` (the `--metric` selection) says.
+pub fn curves(
+    wr: &WorkloadReport,
+    trials: &[&TrialRow],
+    cells: &[CellInfo],
+    hists: &BTreeMap<i64, Vec<Histogram>>,
+    wanted: impl Fn(&str) -> bool,
+) -> Result<Vec<LatencyCurve>> {
+    let mut out = Vec::new();
+    for (ci, cell) in cells.iter().enumerate() {
+        let mut by_op: BTreeMap<(String, String), Vec<&Histogram>> = BTreeMap::new();
+        let mut op_order: Vec<String> = Vec::new();
+        for t in trials.iter().filter(|t| t.cell_id == cell.id) {
+            for h in hists.get(&t.id).map(Vec::as_slice).unwrap_or(&[]) {
+                if !op_order.contains(&h.phase) {
+                    op_order.push(h.phase.clone());
+                }
+                by_op
+                    .entry((h.phase.clone(), h.name.clone()))
+                    .or_default()
+                    .push(h);
+            }
+        }
+        // Operations in the workload's phase order, then any others in stored order.
+        let mut ops: Vec<String> = wr
+            .phases
+            .iter()
+            .filter(|p| op_order.contains(p))
+            .cloned()
+            .collect();
+        ops.extend(op_order.into_iter().filter(|o| !wr.phases.contains(o)));
+        for op in ops.iter().filter(|o| wanted(o)) {
+            // One histogram name per operation: the first stored.
+            let Some(((_, _), hs)) = by_op.iter().find(|((p, _), _)| p == op) else {
+                continue;
+            };
+            if let Some((points, count)) = merged_curve(hs)? {
+                out.push(LatencyCurve {
+                    cell: ci,
+                    op: op.clone(),
+                    from: "histogram".into(),
+                    count: Some(count),
+                    points,
+                });
+            }
+        }
+        for op in wr.phases.iter().filter(|p| !ops.contains(p)) {
+            let mut points: Vec<(f64, f64)> = wr
+                .stats
+                .iter()
+                .filter(|s| s.cell == ci && &s.phase == op)
+                .filter_map(|s| percentile_of(&s.name, s.unit).map(|p| (p, s.summary.mean)))
+                .collect();
+            if points.len() >= 2 {
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                out.push(LatencyCurve {
+                    cell: ci,
+                    op: op.clone(),
+                    from: "metrics".into(),
+                    count: None,
+                    points,
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
