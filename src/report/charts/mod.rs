@@ -15,7 +15,7 @@ mod strip;
 use super::model::*;
 use crate::units::fmt_num;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+pub(crate) use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// One chart.
 #[derive(Debug, Clone)]
@@ -30,8 +30,9 @@ pub struct Chart {
     pub svg: String,
 }
 
-/// Okabe–Ito colour-blind-safe palette (yellow last: weakest on white), then greys.
-const PALETTE: [RGBColor; 10] = [
+/// The Okabe–Ito colour-blind-safe palette (its yellow late: weakest on white), then darker
+/// and lighter variants and greys, so up to 16 series get distinct colours.
+const PALETTE: [RGBColor; 16] = [
     RGBColor(0, 114, 178),
     RGBColor(230, 159, 0),
     RGBColor(0, 158, 115),
@@ -41,7 +42,13 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(0, 0, 0),
     RGBColor(240, 228, 66),
     RGBColor(128, 128, 128),
+    RGBColor(136, 34, 85),
+    RGBColor(17, 119, 51),
+    RGBColor(51, 34, 136),
+    RGBColor(153, 153, 51),
+    RGBColor(102, 204, 238),
     RGBColor(170, 68, 153),
+    RGBColor(187, 187, 187),
 ];
 
 /// The i-th series colour.

@@ -31,16 +31,30 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
     );
     let n = slots.len().max(1);
     let width = (n * 90 + 140).clamp(420, 1100) as u32;
+    // Labels that do not fit their slot are drawn vertically (plotters' text estimate is
+    // about 0.56 em per character at this size).
+    let labels: Vec<String> = slots
+        .iter()
+        .map(|(c, _)| short_label(&r.cells[*c]))
+        .collect();
+    let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u32;
+    let slot_px = (width - 110) / n as u32;
+    let vertical = longest * 6 > slot_px;
+    let label_area = if vertical {
+        (longest * 6 + 34).min(220)
+    } else {
+        44
+    };
     let title = format!(
         "{} · {} · every repetition",
         super::super::verdict::phase_label(phase),
         axis_label(name, unit)
     );
-    let svg = svg(width, 360, |root| {
+    let svg = svg(width, 316 + label_area, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(&title, font(16))
             .margin(12)
-            .x_label_area_size(44)
+            .x_label_area_size(label_area)
             .y_label_area_size(72)
             .build_cartesian_2d(0f64..n as f64, ymin..ymax)?;
         chart
@@ -94,11 +108,14 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
                     .map(|&j| Circle::new((x_of(j), s.values[j]), 8, RED.stroke_width(2))),
             )?;
             let (px, py) = chart.backend_coord(&(i as f64 + 0.5, ymin));
-            root.draw(&Text::new(
-                short_label(&r.cells[*c]),
-                (px, py + 6),
-                label_below(12),
-            ))?;
+            let style = if vertical {
+                font(12)
+                    .transform(FontTransform::Rotate270)
+                    .pos(Pos::new(HPos::Right, VPos::Center))
+            } else {
+                label_below(12)
+            };
+            root.draw(&Text::new(labels[i].clone(), (px, py + 6), style))?;
         }
         Ok(())
     })?;
