@@ -3,6 +3,7 @@
 mod cleanup;
 mod fdtree;
 mod list;
+mod report;
 mod study;
 mod study_plan;
 
@@ -18,6 +19,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Fdtree(a) => fdtree::run(a, db),
         Command::List(a) => list::list(a, db),
         Command::Show(a) => list::show(a, db),
+        Command::Report(a) => report::report(a, db),
+        Command::Compare(a) => report::compare(a, db),
         Command::Study(crate::cli::StudyCommand::Plan(a)) => study::plan(a, db),
         Command::Study(crate::cli::StudyCommand::Run(a)) => study::run(a, db),
         Command::Cleanup(a) => cleanup::run(a),

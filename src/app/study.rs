@@ -5,9 +5,8 @@ use crate::plan::Study;
 use crate::provision::exec::RealExec;
 use crate::provision::guard;
 use crate::provision::state::{default_workdir, WorkDir};
-use crate::report::runsummary;
+use crate::report;
 use crate::runner::study::{self, StudyRun};
-use crate::stats::Thresholds;
 use anyhow::Result;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -92,41 +91,19 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// Per cell × workload: repetitions, stop reason and the summary table with warnings.
+/// The study's report (tables of the articles' layout, comparisons against each factor's
+/// first level, stop reasons, warnings), as `fslab report ID` prints it.
 fn print_summary(store: &crate::store::Store, id: i64) -> Result<()> {
-    let Some(d) = store.load(id)? else {
-        return Ok(());
+    let loaded = report::select::load(store, &id.to_string())?;
+    let input = report::Input {
+        title: loaded.source.name.clone(),
+        sources: vec![loaded.source.clone()],
+        environments: vec![report::select::environment(&loaded)],
+        data: &loaded.data,
+        histograms: &loaded.histograms,
     };
-    for c in &d.cells {
-        for w in &d.workloads {
-            let reps = super::list::reps_of(&d, c.id, w.id);
-            let s = d
-                .series
-                .iter()
-                .find(|s| s.cell_id == c.id && s.workload_id == w.id);
-            let how = match s {
-                Some(s) if s.status == "failed" => "failed".to_string(),
-                Some(s) => format!(
-                    "stopped: {}",
-                    s.stop_reason.as_deref().unwrap_or("not finished")
-                ),
-                None => String::new(),
-            };
-            crate::outln!();
-            crate::outln!(
-                "{} · {} · {} repetition(s), {how}",
-                c.label,
-                w.label,
-                reps.len()
-            );
-            let sums = runsummary::summarize_reps(&reps);
-            if !sums.is_empty() {
-                crate::outln!("{}", runsummary::render_table(&sums));
-                for warn in runsummary::warnings(&sums, &Thresholds::default()) {
-                    crate::outln!("warning: {warn}");
-                }
-            }
-        }
-    }
+    let r = report::build(&input, &report::ReportOptions::default())?;
+    let bytes = report::exporter(report::Format::Table).render(&r)?;
+    crate::out!("{}", String::from_utf8_lossy(&bytes));
     Ok(())
 }

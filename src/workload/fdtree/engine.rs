@@ -124,25 +124,17 @@ impl Fdtree {
                         }
                     }
                 }
-                // syncfs(2) needs a real descriptor; the O_PATH one above gives EBADF.
-                let sync_fd = if self.params.sync {
-                    Some(
-                        rustix::fs::open(
-                            start_dir,
-                            rustix::fs::OFlags::RDONLY
-                                | rustix::fs::OFlags::DIRECTORY
-                                | rustix::fs::OFlags::CLOEXEC,
-                            rustix::fs::Mode::empty(),
-                        )
-                        .with_context(|| {
-                            format!("cannot open {} for syncfs", start_dir.display())
-                        })?,
-                    )
-                } else {
-                    None
-                };
                 // Until the repetition succeeds, these are what cleanup removes.
                 self.live_roots = names.iter().map(|n| start_dir.join(n)).collect();
+                // syncfs needs a real descriptor; O_PATH ones are refused with EBADF.
+                let sync_dir = rustix::fs::open(
+                    start_dir,
+                    rustix::fs::OFlags::RDONLY
+                        | rustix::fs::OFlags::DIRECTORY
+                        | rustix::fs::OFlags::CLOEXEC,
+                    rustix::fs::Mode::empty(),
+                )
+                .with_context(|| format!("cannot open start directory {}", start_dir.display()))?;
                 let fb = self.params.file_bytes();
                 self.run_phases(
                     &names,
@@ -151,7 +143,7 @@ impl Fdtree {
                     |ops, n| Ok(ops.open_dir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
                     |ops, n| Ok(ops.mkdir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
                     |ops, n| Ok(ops.rmdir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
-                    sync_fd.as_ref(),
+                    Some(&sync_dir),
                 )?
             }
             Backend::Null => self.run_phases(
@@ -212,7 +204,7 @@ impl Fdtree {
         let t0 = Instant::now();
         let mut timings = Vec::new();
 
-        std::thread::scope(|s| -> Result<()> {
+        std::thread::scope(|s| {
             for (tid, root_name) in names.iter().enumerate() {
                 let (barrier, abort, progress, first_error, spans, stop) =
                     (&barrier, &abort, &progress, &first_error, &spans, &stop);
@@ -297,18 +289,17 @@ impl Fdtree {
                     drop(done_tx);
                 });
                 obs.progress(progress.load(Ordering::Relaxed));
-                let sync_time = if self.params.sync && !abort.load(Ordering::Relaxed) {
+                let sync_span = if self.params.sync && !abort.load(Ordering::Relaxed) {
                     let t = Instant::now();
                     if let Some(fd) = sync_fd {
-                        // Never return from the scope here: the workers wait at the next
-                        // barrier. Abort instead, so they skip the remaining phases.
+                        // Never return early here: the workers are waiting at the next barrier.
                         if let Err(e) = rustix::fs::syncfs(fd) {
                             abort.store(true, Ordering::Relaxed);
                             let mut g = first_error.lock().unwrap_or_else(|p| p.into_inner());
                             g.get_or_insert(anyhow!("syncfs after {phase}: {e}"));
                         }
                     }
-                    Some(t.elapsed())
+                    Some((t, Instant::now()))
                 } else {
                     None
                 };
@@ -321,22 +312,22 @@ impl Fdtree {
                 let first = row.iter().map(|r| r.0).min().unwrap_or(t0);
                 let last = row.iter().map(|r| r.1).max().unwrap_or(t0);
                 let last_start = row.iter().map(|r| r.0).max().unwrap_or(t0);
-                let elapsed =
-                    (last - first).as_secs_f64() + sync_time.map_or(0.0, |d| d.as_secs_f64());
+                // With --sync the phase ends when syncfs returns.
+                let end = sync_span.map_or(last, |(_, e)| e.max(last));
+                let elapsed = (end - first).as_secs_f64();
                 let t_in = (first - t0).as_secs_f64();
                 timings.push(PhaseTiming {
                     phase,
                     items,
                     elapsed,
-                    sync: sync_time.map(|d| d.as_secs_f64()),
+                    sync: sync_span.map(|(a, b)| (b - a).as_secs_f64()),
                     per_thread: row.iter().map(|r| (r.1 - r.0).as_secs_f64()).collect(),
                     start_skew: (last_start - first).as_secs_f64(),
                     t_in,
                     t_out: t_in + elapsed,
                 });
             }
-            Ok(())
-        })?;
+        });
         if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
             return Err(e);
         }
