@@ -446,6 +446,17 @@ impl Provisioner {
     }
 }
 
+impl Drop for Provisioner {
+    /// Best effort after an early error; `finish` already ran on the normal path.
+    fn drop(&mut self) {
+        if self.run.is_some() {
+            if let Err(e) = self.finish() {
+                eprintln!("fslab: {e}; `fslab cleanup` will retry");
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "provisioner_tests.rs"]
 mod tests;

@@ -70,12 +70,14 @@ struct Live {
 }
 
 struct Runner<'a> {
+    // Dropped first on an early error: cells are taken down before the provisioner's
+    // tmpfs and directories (fields drop in declaration order).
+    live: BTreeMap<usize, Live>,
+    prov: Provisioner,
     study: &'a Study,
     store: &'a mut Store,
     exec: Arc<dyn Exec>,
-    prov: Provisioner,
     series: Vec<Series>,
-    live: BTreeMap<usize, Live>,
     cell_ids: Vec<i64>,
     wl_ids: Vec<i64>,
     cell_errors: BTreeMap<usize, String>,
