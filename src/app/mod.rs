@@ -1,6 +1,7 @@
 //! One function per subcommand: turn parsed arguments into work and print the result.
 
 mod fdtree;
+mod iozone;
 mod list;
 
 use crate::cli::{Cli, Command};
@@ -13,6 +14,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let db = cli.db.clone();
     match cli.command {
         Command::Fdtree(a) => fdtree::run(a, db),
+        Command::Iozone(a) => iozone::run(a, db),
         Command::List(a) => list::list(a, db),
         Command::Show(a) => list::show(a, db),
     }
