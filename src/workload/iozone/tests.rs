@@ -182,7 +182,7 @@ pub fn iozone_rate(bytes: u64, elapsed: Duration) -> u64 {
 
 /// A system call failed in a test.
 #[derive(Debug, thiserror::Error)]
-#[error("{test} test: {op} of {path} at offset {offset} failed after {done} bytes of this pass: {source}{hint}")]
+#[error("{test} test: {op} of {path} at offset {offset} failed after {done} bytes of this pass: {err}{hint}")]
 pub struct TestIoError {
     /// The pass.
     pub test: &'static str,
@@ -195,14 +195,14 @@ pub struct TestIoError {
     /// Bytes moved in this pass before the failure.
     pub done: u64,
     /// The error.
-    pub source: io::Error,
+    pub err: io::Error,
     hint: &'static str,
 }
 
 impl TestIoError {
     /// Whether the file system ran out of space.
     pub fn is_no_space(&self) -> bool {
-        self.source.raw_os_error() == Some(libc::ENOSPC)
+        self.err.raw_os_error() == Some(libc::ENOSPC)
     }
 }
 
@@ -370,7 +370,7 @@ impl<'a, I: Io> Runner<'a, I> {
         e: io::Error,
     ) -> anyhow::Error {
         let hint = match e.raw_os_error() {
-            Some(libc::ENOSPC) => "; the file system is full: free space, use a smaller -s, or choose another file with -f",
+            Some(libc::ENOSPC) => "; the file system is full and fslab removed the test file: free space, use a smaller -s, or choose another file with -f",
             Some(libc::EDQUOT) => "; the disk quota is exhausted: use a smaller -s or another file system",
             Some(libc::EINVAL) if self.spec.direct => "; O_DIRECT needs aligned offsets and sizes: use a record size that is a multiple of 4 KiB",
             _ => "",
@@ -381,7 +381,7 @@ impl<'a, I: Io> Runner<'a, I> {
             path: self.spec.path.display().to_string(),
             offset,
             done,
-            source: e,
+            err: e,
             hint,
         }
         .into()
