@@ -3,6 +3,7 @@
 //! (text table, `-R` blocks, `-b` worksheet, throughput-mode lines) and summarised with
 //! fslab's statistics, or as one JSON document.
 
+use super::iozone_report::{get, means, rate_of, sweep_table, throughput_lines, warnings};
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
@@ -12,7 +13,7 @@ use crate::stats::Thresholds;
 use crate::units::fmt_bytes;
 use crate::workload::iozone::sweep::{self, Plan, Point, SizeOptions};
 use crate::workload::iozone::{
-    self, biff, report, resolve_tests, throughput, Iozone, IozoneParams, Test,
+    self, biff, report, resolve_tests, throughput, Iozone, IozoneParams,
 };
 use crate::workload::{Target, Workload};
 use anyhow::{Context, Result};
@@ -300,40 +301,6 @@ fn splash(a: &IozoneArgs, s: &Setup) -> String {
     out
 }
 
-fn rate_of(m: &[Metric], t: Test) -> u64 {
-    m.iter()
-        .find(|x| x.phase == t.phase() && x.name == "throughput")
-        .map_or(0, |x| x.value as u64)
-}
-
-fn get(m: &[Metric], phase: &str, name: &str) -> f64 {
-    m.iter()
-        .find(|x| x.phase == phase && x.name == name)
-        .map_or(0.0, |x| x.value)
-}
-
-fn throughput_lines(m: &[Metric], workers: usize, tests: &[u8]) -> String {
-    let mut s = String::new();
-    for t in throughput::phases(tests) {
-        let ph = t.phase();
-        let (title, noun) = throughput::titles(t);
-        s.push_str(&report::throughput_text(&report::ThroughputLines {
-            title,
-            noun,
-            workers,
-            children: get(m, ph, "children_sum"),
-            parent: get(m, ph, "parent"),
-            min: get(m, ph, "min_worker"),
-            max: get(m, ph, "max_worker"),
-            avg: get(m, ph, "avg_worker"),
-            min_xfer: get(m, ph, "min_xfer") / 1024.0,
-            aggregate: get(m, ph, "aggregate"),
-        }));
-        s.push('\n');
-    }
-    s
-}
-
 /// Run `fslab iozone`.
 pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let s = setup(&a)?;
@@ -414,7 +381,14 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             name: "iozone".into(),
             command_line: super::command_line(),
             params: serde_json::to_value(&s.base)?,
-            label: s.base.label(),
+            label: match s.plan.points.as_slice() {
+                [p] => point_params(&s.base, *p)?.label(),
+                ps => format!(
+                    "iozone sweep of {} points{}",
+                    ps.len(),
+                    s.base.flags_label()
+                ),
+            },
         },
         &mut cells,
         &s.target,
@@ -494,30 +468,6 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     }
 }
 
-/// Mean IOzone rate per (point, test) over the repetitions, truncated as IOzone prints.
-fn means(points: &[Point], reps: &[Vec<Vec<Metric>>]) -> BTreeMap<(Point, Test), u64> {
-    let mut v = BTreeMap::new();
-    for (p, r) in points.iter().zip(reps) {
-        if r.is_empty() {
-            continue;
-        }
-        for t in Test::ALL {
-            let xs: Vec<f64> = r
-                .iter()
-                .filter_map(|m| {
-                    m.iter()
-                        .find(|x| x.phase == t.phase() && x.name == "throughput")
-                        .map(|x| x.value)
-                })
-                .collect();
-            if !xs.is_empty() {
-                v.insert((*p, t), (xs.iter().sum::<f64>() / xs.len() as f64) as u64);
-            }
-        }
-    }
-    v
-}
-
 fn blocks(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> Vec<report::ExcelBlock> {
     if s.base.threads > 1 {
         // Throughput mode: one block per phase, the children's throughput as IOzone's -R.
@@ -569,80 +519,5 @@ fn excel_text(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> String {
         return out;
     }
     out.push_str(&report::excel_text(&blocks(s, reps)));
-    out
-}
-
-/// Summary of a sweep: one row per (point, test) with the throughput statistics.
-fn sweep_table(points: &[Point], sums: &[Vec<MetricSummary>]) -> String {
-    use comfy_table::{presets, Cell, CellAlignment, Table};
-    let num = crate::units::fmt_num;
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_BORDERS_ONLY);
-    t.set_header(vec![
-        "kB",
-        "reclen",
-        "test",
-        "mean kB/s",
-        "sd",
-        "95% CI",
-        "min",
-        "max",
-        "cv",
-        "n",
-    ]);
-    for (p, sum) in points.iter().zip(sums) {
-        for m in sum.iter().filter(|m| m.name == "throughput") {
-            let s = &m.summary;
-            let r = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
-            t.add_row(vec![
-                r(p.file_kib.to_string()),
-                r((p.record / 1024).to_string()),
-                Cell::new(&m.phase),
-                r(num(s.mean)),
-                r(s.sd.map(num).unwrap_or_else(|| "-".into())),
-                r(s.ci95
-                    .map(|(a, b)| format!("{} – {}", num(a), num(b)))
-                    .unwrap_or_else(|| "-".into())),
-                r(num(s.min)),
-                r(num(s.max)),
-                r(s.cv
-                    .map(|c| format!("{:.1}%", c * 100.0))
-                    .unwrap_or_else(|| "-".into())),
-                r(s.n.to_string()),
-            ]);
-        }
-    }
-    t.to_string()
-}
-
-/// Warnings: per point for one point; for a sweep, short tests are counted in one line.
-fn warnings(points: &[Point], sums: &[Vec<MetricSummary>], t: &Thresholds) -> Vec<String> {
-    use crate::stats::Warning;
-    let mut short = 0;
-    let mut total = 0;
-    let mut out = Vec::new();
-    for (p, sum) in points.iter().zip(sums) {
-        for w in runsummary::warnings(sum, t) {
-            match w {
-                Warning::TooShort { .. } => short += 1,
-                other if points.len() == 1 => out.push(other.to_string()),
-                other => out.push(format!(
-                    "{}k/{}: {other}",
-                    p.file_kib,
-                    iozone::fmt_record(p.record)
-                )),
-            }
-        }
-        total += sum.iter().filter(|m| m.name == "elapsed").count();
-    }
-    if short > 0 {
-        out.insert(
-            0,
-            format!(
-                "{short} of {total} timed tests took less than {} s on average: too short to trust; use larger files (-s, -n/-g)",
-                t.min_phase_seconds
-            ),
-        );
-    }
     out
 }

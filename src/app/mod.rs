@@ -2,6 +2,7 @@
 
 mod fdtree;
 mod iozone;
+mod iozone_report;
 mod list;
 
 use crate::cli::{Cli, Command};

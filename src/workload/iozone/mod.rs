@@ -12,8 +12,13 @@
 //! in [`throughput`].
 
 pub mod biff;
+pub mod calls;
+pub mod direct;
 pub mod io;
+pub mod kind;
+pub mod recording;
 pub mod report;
+pub mod spec;
 pub mod stream;
 pub mod sweep;
 pub mod tests;
@@ -22,13 +27,15 @@ pub mod throughput;
 #[cfg(test)]
 mod unit_tests;
 
+pub use direct::{probe_direct, DirectSupport};
+pub use spec::{parse_kib_size, IozoneSpec};
 pub use tests::{PassResult, Test};
 
 use crate::metric::{Metric, Unit};
 use crate::workload::{Observer, Requirements, Target, Workload};
 use anyhow::{Context, Result};
 use io::{AlignedBuf, Io, OpenFlags, RealIo};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// IOzone's smallest record (`MINBUFFERSIZE`).
@@ -225,11 +232,17 @@ impl IozoneParams {
 
     /// A short label: `iozone -s 1048576k -r 1024k -i 0 -i 1`.
     pub fn label(&self) -> String {
-        let mut s = format!(
-            "iozone -s {}k -r {}",
+        format!(
+            "iozone -s {}k -r {}{}",
             self.file_kib,
-            fmt_record(self.record)
-        );
+            fmt_record(self.record),
+            self.flags_label()
+        )
+    }
+
+    /// The flags of the label other than the sizes (` -i 0 -i 1 -I`, …).
+    pub fn flags_label(&self) -> String {
+        let mut s = String::new();
         if self.tests != (0..=7).collect::<Vec<u8>>() {
             for t in &self.tests {
                 s.push_str(&format!(" -i {t}"));
@@ -270,68 +283,6 @@ fn resolve_in(dir: &Path, f: &Path) -> PathBuf {
     } else {
         dir.join(f)
     }
-}
-
-/// What the target's file system says about O_DIRECT.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DirectSupport {
-    /// Required alignment of file offsets and lengths in bytes (statx `STATX_DIOALIGN`;
-    /// 512 when the kernel does not say).
-    pub offset_align: u32,
-    /// Required alignment of buffer addresses.
-    pub mem_align: u32,
-}
-
-/// Check that `dir`'s file system takes O_DIRECT and find its alignment, with a probe file
-/// that is removed again. File systems that keep data only in memory (tmpfs, ramfs) are
-/// refused: Linux ≥ 6.6 accepts O_DIRECT on tmpfs but it still copies through memory.
-pub fn probe_direct(dir: &Path, fs_type: Option<&str>) -> Result<DirectSupport> {
-    if let Some(fs @ ("tmpfs" | "ramfs" | "devtmpfs")) = fs_type {
-        crate::bail_usage!(
-            "-I (O_DIRECT) on {fs} ({}) measures memory copies, not a device: {fs} has no device to bypass the cache to; drop -I or put the file on a disk-backed file system with -f",
-            dir.display()
-        );
-    }
-    let probe = dir.join(format!(".fslab-odirect-probe.{}", std::process::id()));
-    let mut io = RealIo::new();
-    let flags = OpenFlags {
-        write: true,
-        create: true,
-        truncate: true,
-        direct: true,
-        ..Default::default()
-    };
-    let opened = io.open(&probe, flags);
-    let result = match opened {
-        Ok(fd) => {
-            let st = rustix::fs::statx(
-                rustix::fs::CWD,
-                &probe,
-                rustix::fs::AtFlags::empty(),
-                rustix::fs::StatxFlags::DIOALIGN,
-            );
-            let _ = io.close(fd);
-            let (off, mem) = match st {
-                Ok(s) if s.stx_mask & rustix::fs::StatxFlags::DIOALIGN.bits() != 0 => {
-                    (s.stx_dio_offset_align, s.stx_dio_mem_align)
-                }
-                _ => (512, 512),
-            };
-            Ok(DirectSupport {
-                offset_align: if off == 0 { 512 } else { off },
-                mem_align: if mem == 0 { 512 } else { mem },
-            })
-        }
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Err(crate::error::usage(format!(
-            "-I (O_DIRECT): the {} file system at {} does not support direct I/O; drop -I or choose a file on ext4, xfs or btrfs with -f",
-            fs_type.unwrap_or("unknown"),
-            dir.display()
-        ))),
-        Err(e) => Err(anyhow::Error::new(e)
-            .context(format!("cannot create a probe file in {}", dir.display()))),
-    };
-    let _ = std::fs::remove_file(&probe);
-    result
 }
 
 /// The IOzone engine for one point.
@@ -542,106 +493,5 @@ impl Workload for Iozone {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
-    }
-}
-
-/// An IOzone workload as written in a study file (`kind = "iozone"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IozoneSpec {
-    /// Label in reports; default derived from the parameters.
-    #[serde(default)]
-    pub label: Option<String>,
-    /// File size, e.g. "1g" (a bare number is KiB, as in IOzone). Default "512k".
-    #[serde(default = "d_file_size")]
-    pub file_size: String,
-    /// Record size, e.g. "1m" (a bare number is KiB). Default "4k".
-    #[serde(default = "d_record_size")]
-    pub record_size: String,
-    /// IOzone test numbers. Default [0, 1].
-    #[serde(default = "d_tests")]
-    pub tests: Vec<i64>,
-    /// O_DIRECT (-I).
-    #[serde(default)]
-    pub direct: bool,
-    /// fsync inside the timing (-e).
-    #[serde(default)]
-    pub fsync: bool,
-    /// close inside the timing (-c).
-    #[serde(default)]
-    pub close: bool,
-    /// O_SYNC writes (-o).
-    #[serde(default)]
-    pub osync: bool,
-    /// Stride in records (-j). Default 17.
-    #[serde(default = "d_stride")]
-    pub stride: u64,
-    /// Throughput-mode workers (-t). Default 1 (single file).
-    #[serde(default = "d_threads")]
-    pub threads: usize,
-}
-
-fn d_file_size() -> String {
-    "512k".into()
-}
-fn d_record_size() -> String {
-    "4k".into()
-}
-fn d_tests() -> Vec<i64> {
-    vec![0, 1]
-}
-fn d_stride() -> u64 {
-    DEFAULT_STRIDE
-}
-fn d_threads() -> usize {
-    1
-}
-
-/// Parse an IOzone size: k/m/g suffixes, a bare number is KiB (IOzone's rule).
-pub fn parse_kib_size(s: &str, what: &str) -> Result<u64> {
-    crate::units::parse_size_with(s, 1024).map_err(|e| {
-        crate::error::usage(format!(
-            "{what}: {e} (a bare number means KiB, as in IOzone)"
-        ))
-    })
-}
-
-impl IozoneSpec {
-    /// The label, or the IOzone command it stands for.
-    pub fn label(&self) -> String {
-        match &self.label {
-            Some(l) => l.clone(),
-            None => self
-                .to_params()
-                .map(|p| p.label())
-                .unwrap_or_else(|_| "iozone".into()),
-        }
-    }
-
-    /// Validated engine parameters.
-    pub fn to_params(&self) -> Result<IozoneParams> {
-        let file = parse_kib_size(&self.file_size, "file_size")?;
-        if file % 1024 != 0 {
-            crate::bail_usage!(
-                "file_size {}: IOzone sizes are whole KiB; use a multiple of 1k",
-                self.file_size
-            );
-        }
-        let record = parse_kib_size(&self.record_size, "record_size")?;
-        let (tests, _) = resolve_tests(&self.tests)?;
-        let p = IozoneParams {
-            file_kib: file / 1024,
-            record,
-            tests,
-            direct: self.direct,
-            fsync: self.fsync,
-            close: self.close,
-            osync: self.osync,
-            stride: self.stride,
-            threads: self.threads,
-            ..IozoneParams::default()
-        };
-        p.validate()?;
-        Ok(p)
     }
 }
