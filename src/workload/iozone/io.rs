@@ -254,8 +254,11 @@ impl Io for RealIo {
     }
 }
 
-/// A heap buffer aligned for O_DIRECT (4096 bytes), touched once so no page fault lands in
-/// a timed loop.
+/// A heap buffer for records: aligned for O_DIRECT and touched once, so no page fault lands
+/// in a timed loop. Records of 1 MiB and more get a 2 MiB-aligned buffer backed by a
+/// transparent huge page where the kernel allows it (`MADV_HUGEPAGE`): IOzone aligns its
+/// buffer to its 1 MiB "cache size", and on CPUs without fast `rep movsb` the kernel's copy
+/// into 4 KiB pages costs measurably more TLB misses for large records.
 pub struct AlignedBuf {
     ptr: std::ptr::NonNull<u8>,
     len: usize,
@@ -267,13 +270,22 @@ unsafe impl Send for AlignedBuf {}
 
 /// Alignment of every I/O buffer (the largest logical block size O_DIRECT asks for).
 pub const BUF_ALIGN: usize = 4096;
+/// Alignment and size granule of buffers for records of [`BIG_RECORD`] and more.
+pub const HUGE_ALIGN: usize = 2 << 20;
+/// Records at least this large get a huge-page buffer.
+pub const BIG_RECORD: usize = 1 << 20;
 
 impl AlignedBuf {
     /// `len` bytes filled with `fill` (every page written, so they are real pages, not the
     /// shared zero page).
     pub fn new(len: usize, fill: u8) -> AlignedBuf {
-        let size = len.max(1).div_ceil(BUF_ALIGN) * BUF_ALIGN;
-        let layout = match std::alloc::Layout::from_size_align(size, BUF_ALIGN) {
+        let align = if len >= BIG_RECORD {
+            HUGE_ALIGN
+        } else {
+            BUF_ALIGN
+        };
+        let size = len.max(1).div_ceil(align) * align;
+        let layout = match std::alloc::Layout::from_size_align(size, align) {
             Ok(l) => l,
             Err(_) => std::alloc::handle_alloc_error(std::alloc::Layout::new::<u8>()),
         };
@@ -282,6 +294,11 @@ impl AlignedBuf {
         let Some(ptr) = std::ptr::NonNull::new(raw) else {
             std::alloc::handle_alloc_error(layout)
         };
+        if align == HUGE_ALIGN {
+            // Advisory only: without THP the buffer stays in 4 KiB pages.
+            // SAFETY: [raw, raw+size) is a mapping this process owns.
+            unsafe { libc::madvise(raw.cast(), size, libc::MADV_HUGEPAGE) };
+        }
         // SAFETY: raw points to `size` writable bytes.
         unsafe { std::ptr::write_bytes(raw, fill, size) };
         AlignedBuf { ptr, len, layout }
