@@ -3,6 +3,9 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+mod iozone;
+pub use iozone::IozoneArgs;
+
 /// fslab: provision file-system configurations, run fdtree/IOzone/dbench-compatible
 /// engines at system-call speed, store every sample, and report with statistics.
 #[derive(Debug, Parser)]
@@ -29,6 +32,10 @@ pub enum Command {
     /// file remove, directory remove).
     #[command(after_long_help = FDTREE_EXAMPLES)]
     Fdtree(FdtreeArgs),
+    /// IOzone-compatible throughput tests (write, rewrite, read, re-read, random read/write,
+    /// backwards read, record rewrite, strided read, fwrite/re-fwrite, fread/re-fread).
+    #[command(disable_version_flag = true, after_long_help = IOZONE_EXAMPLES)]
+    Iozone(IozoneArgs),
     /// List stored runs and studies, newest first.
     List(ListArgs),
     /// Show one stored run or study with its summary.
@@ -134,6 +141,14 @@ Examples:
   fslab fdtree --dry-run -d 10 -l 6 -o /mnt/test       print the counts and the space needed
   fslab fdtree --backend null -d 10 -l 5 -f 100        fslab's own cost per operation
   fslab fdtree -C -o /mnt/test; fslab fdtree -R -o /mnt/test   create now, remove later";
+
+const IOZONE_EXAMPLES: &str = "\
+Examples:
+  fslab iozone -i 0 -i 1 -s 1g -r 1m -f /mnt/test/iozone.tmp   write/rewrite, read/re-read
+  fslab iozone -s 16g -r 1m -r 4m -r 16m -f /mnt/t/f --repeat 10   the classic journal study
+  fslab iozone -a -n 1m -g 64m -f /mnt/t/f -R                  auto sweep with IOzone's report
+  fslab iozone -I -s 2g -r 1m -f /mnt/t/f                       O_DIRECT
+  fslab iozone -t 4 -s 256m -r 64k -F /mnt/t/a /mnt/t/b /mnt/t/c /mnt/t/d   throughput mode";
 
 /// Output format of engine commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

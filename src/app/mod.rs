@@ -2,6 +2,8 @@
 
 mod cleanup;
 mod fdtree;
+mod iozone;
+mod iozone_report;
 mod list;
 mod report;
 mod study;
@@ -17,6 +19,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let db = cli.db.clone();
     match cli.command {
         Command::Fdtree(a) => fdtree::run(a, db),
+        Command::Iozone(a) => iozone::run(a, db),
         Command::List(a) => list::list(a, db),
         Command::Show(a) => list::show(a, db),
         Command::Report(a) => report::report(a, db),

@@ -156,3 +156,172 @@ pub fn run(
         error,
     })
 }
+
+/// One cell of a multi-cell engine run (for example one (file size, record size) point of an
+/// IOzone sweep): its label and factors in the store, and the engine that runs it.
+pub struct AdhocCell<'a> {
+    /// Human label, e.g. `file_size=1024k record_size=64k`.
+    pub label: String,
+    /// Factor name and level, e.g. `[("file_size", "1024k"), ("record_size", "64k")]`.
+    pub factors: Vec<(String, String)>,
+    /// The cell's resolved configuration, stored as JSON.
+    pub config: serde_json::Value,
+    /// The engine for this cell.
+    pub workload: Box<dyn Workload + 'a>,
+}
+
+/// What a multi-cell engine command produced.
+#[derive(Debug)]
+pub struct CellsResult {
+    /// The study id in the store, if recorded.
+    pub study: Option<i64>,
+    /// Per cell, the metrics of every completed repetition, in order.
+    pub reps: Vec<Vec<Vec<Metric>>>,
+    /// Environment captured at the start.
+    pub environment: Vec<(String, String)>,
+    /// The error that ended the run early, if any (completed repetitions are kept).
+    pub error: Option<anyhow::Error>,
+}
+
+/// Called after each completed (repetition, cell) with the repetition (1-based), the cell
+/// index and its metrics.
+pub type CellHook<'a> = &'a mut dyn FnMut(u32, usize, &[Metric], &dyn Workload);
+
+/// Run every cell `opts.repeat` times, interleaved (repetition 1 of every cell, then
+/// repetition 2, …), recording each (cell, repetition) as a trial as soon as it completes.
+/// The first failure ends the run; completed trials stay stored.
+pub fn run_cells(
+    mut opts: AdhocOptions<'_>,
+    cells: &mut [AdhocCell<'_>],
+    target: &Target,
+    obs: &dyn Observer,
+    on_rep: CellHook<'_>,
+) -> Result<CellsResult> {
+    let environment = crate::sysinfo::environment(Some(target.dir()));
+    let mut ids: Option<(i64, Vec<i64>, i64)> = None;
+    if let Some(st) = opts.store.as_deref_mut() {
+        let study = st.begin_study(&NewStudy {
+            kind: "run",
+            name: opts.name.clone(),
+            description: String::new(),
+            command_line: opts.command_line.clone(),
+            spec: opts.params.to_string(),
+            spec_hash: String::new(),
+            seed: None,
+        })?;
+        st.set_environment(study, &environment)?;
+        let kind = cells.first().map_or("unknown", |c| c.workload.name());
+        let wl = st.add_workload(study, 0, kind, &opts.label, &opts.params)?;
+        let mut cell_ids = Vec::new();
+        for (idx, c) in cells.iter().enumerate() {
+            let id = st.add_cell(
+                study,
+                &NewCell {
+                    idx,
+                    label: c.label.clone(),
+                    factors: c.factors.clone(),
+                    config: c.config.clone(),
+                },
+            )?;
+            st.set_cell_status(id, "running", None)?;
+            st.set_series(id, wl, "running", None, None)?;
+            cell_ids.push(id);
+        }
+        ids = Some((study, cell_ids, wl));
+    }
+
+    let mut reps: Vec<Vec<Vec<Metric>>> = vec![Vec::new(); cells.len()];
+    let mut error = None;
+    let mut order_index = 0u32;
+    let mut failed_cell = None;
+    'outer: for rep in 1..=opts.repeat.max(1) {
+        for (ci, cell) in cells.iter_mut().enumerate() {
+            let workload = cell.workload.as_mut();
+            let started_at = store::now();
+            let t = Instant::now();
+            let result = workload
+                .prepare(target)
+                .and_then(|_| workload.run(target, obs));
+            let cleaned = workload.cleanup(target);
+            let result = match (result, cleaned) {
+                (Ok(m), Ok(())) => Ok(m),
+                (Err(e), _) => Err(e),
+                (Ok(_), Err(e)) => Err(e),
+            };
+            let wall = t.elapsed().as_secs_f64();
+            let histograms = if result.is_ok() {
+                workload.take_histograms()
+            } else {
+                Vec::new()
+            };
+            if let (Some(st), Some((_, cell_ids, wl))) = (opts.store.as_deref_mut(), &ids) {
+                let (status, err_text, metrics): (&str, Option<String>, &[Metric]) = match &result {
+                    Ok(m) => ("ok", None, m),
+                    Err(e) => ("failed", Some(format!("{e:#}")), &[]),
+                };
+                st.record_trial(&NewTrial {
+                    cell: cell_ids[ci],
+                    workload: *wl,
+                    repetition: if status == "ok" { rep } else { 0 },
+                    order_index,
+                    status,
+                    error: err_text,
+                    cache_policy: "none",
+                    started_at,
+                    finished_at: store::now(),
+                    wall_seconds: wall,
+                    metrics,
+                    histograms: &histograms,
+                })?;
+            }
+            order_index += 1;
+            match result {
+                Ok(m) => {
+                    on_rep(rep, ci, &m, workload);
+                    reps[ci].push(m);
+                }
+                Err(e) => {
+                    error = Some(e);
+                    failed_cell = Some(ci);
+                    break 'outer;
+                }
+            }
+        }
+    }
+
+    if let (Some(st), Some((study, cell_ids, wl))) = (opts.store.as_deref_mut(), &ids) {
+        let interrupted = error
+            .as_ref()
+            .is_some_and(|e| e.chain().any(|c| c.is::<crate::signal::Interrupted>()));
+        let msg = error.as_ref().map(|e| format!("{e:#}"));
+        let any_done = reps.iter().any(|r| !r.is_empty());
+        for (ci, &cell) in cell_ids.iter().enumerate() {
+            let full = reps[ci].len() as u32 == opts.repeat.max(1);
+            let (cs, m) = if failed_cell == Some(ci) {
+                ("failed", msg.as_deref())
+            } else if full {
+                ("complete", None)
+            } else {
+                (
+                    "failed",
+                    Some("not run: the run stopped at an earlier error"),
+                )
+            };
+            st.set_series(cell, *wl, cs, Some("fixed"), m)?;
+            st.set_cell_status(cell, cs, m)?;
+        }
+        let status = match (&error, interrupted) {
+            (None, _) => "complete",
+            (Some(_), true) => "interrupted",
+            (Some(_), false) if any_done => "partial",
+            (Some(_), false) => "failed",
+        };
+        st.set_study_status(*study, status)?;
+    }
+    Ok(CellsResult {
+        study: ids.map(|i| i.0),
+        reps,
+        environment,
+        error,
+    })
+}

@@ -5,6 +5,7 @@
 //! nothing about mkfs, mount or the store.
 
 pub mod fdtree;
+pub mod iozone;
 
 use crate::metric::Metric;
 use anyhow::Result;
@@ -88,6 +89,8 @@ pub trait Workload {
 pub enum WorkloadSpec {
     /// The fdtree-compatible metadata tree.
     Fdtree(fdtree::FdtreeSpec),
+    /// The IOzone-compatible throughput tests.
+    Iozone(iozone::IozoneSpec),
 }
 
 impl WorkloadSpec {
@@ -95,6 +98,7 @@ impl WorkloadSpec {
     pub fn kind(&self) -> &'static str {
         match self {
             WorkloadSpec::Fdtree(_) => "fdtree",
+            WorkloadSpec::Iozone(_) => "iozone",
         }
     }
 
@@ -102,6 +106,7 @@ impl WorkloadSpec {
     pub fn label(&self) -> String {
         match self {
             WorkloadSpec::Fdtree(s) => s.label(),
+            WorkloadSpec::Iozone(s) => s.label(),
         }
     }
 
@@ -109,6 +114,7 @@ impl WorkloadSpec {
     pub fn build(&self) -> Result<Box<dyn Workload>> {
         match self {
             WorkloadSpec::Fdtree(s) => Ok(Box::new(fdtree::Fdtree::new(s.to_params()?))),
+            WorkloadSpec::Iozone(s) => Ok(Box::new(iozone::Iozone::new(s.to_params()?))),
         }
     }
 }

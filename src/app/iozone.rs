@@ -1,0 +1,523 @@
+//! `fslab iozone`: IOzone's flags turned into a plan of (file size, record size) points, each
+//! run `--repeat` times (interleaved) and stored as its own cell, printed as IOzone prints it
+//! (text table, `-R` blocks, `-b` worksheet, throughput-mode lines) and summarised with
+//! fslab's statistics, or as one JSON document.
+
+use super::iozone_report::{get, means, rate_of, sweep_table, throughput_lines, warnings};
+use crate::cli::IozoneArgs;
+use crate::metric::Metric;
+use crate::report::runsummary::{self, MetricSummary};
+use crate::runner::adhoc::{self, AdhocCell, AdhocOptions};
+use crate::runner::progress::ProgressObserver;
+use crate::stats::Thresholds;
+use crate::units::fmt_bytes;
+use crate::workload::iozone::sweep::{self, Plan, Point, SizeOptions};
+use crate::workload::iozone::{
+    self, biff, report, resolve_tests, throughput, Iozone, IozoneParams,
+};
+use crate::workload::{Target, Workload};
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Version of the JSON document printed by `--json`.
+pub const JSON_SCHEMA: &str = "fslab.iozone.v1";
+
+/// Parsed and checked command line.
+struct Setup {
+    plan: Plan,
+    base: IozoneParams,
+    target: Target,
+    notes: Vec<String>,
+}
+
+fn kib(s: &str, flag: &str) -> Result<u64> {
+    let b = iozone::parse_kib_size(s, flag)?;
+    if b % 1024 != 0 {
+        crate::bail_usage!("{flag} {s}: IOzone file sizes are whole KiB; use a multiple of 1k");
+    }
+    Ok(b / 1024)
+}
+
+fn bytes(s: &str, flag: &str) -> Result<u64> {
+    iozone::parse_kib_size(s, flag)
+}
+
+fn setup(a: &IozoneArgs) -> Result<Setup> {
+    let opts = SizeOptions {
+        auto: a.auto,
+        sizes_kib: a
+            .sizes
+            .iter()
+            .map(|s| kib(s, "-s"))
+            .collect::<Result<_>>()?,
+        records: a
+            .records
+            .iter()
+            .map(|s| bytes(s, "-r"))
+            .collect::<Result<_>>()?,
+        min_file_kib: a.min_file.as_deref().map(|s| kib(s, "-n")).transpose()?,
+        max_file_kib: a.max_file.as_deref().map(|s| kib(s, "-g")).transpose()?,
+        min_record: a
+            .min_record
+            .as_deref()
+            .map(|s| bytes(s, "-y"))
+            .transpose()?,
+        max_record: a
+            .max_record
+            .as_deref()
+            .map(|s| bytes(s, "-q"))
+            .transpose()?,
+        no_crossover: a.no_crossover,
+    };
+    let requested: Vec<i64> = a
+        .tests
+        .iter()
+        .map(|t| {
+            t.trim().parse::<i64>().map_err(|_| {
+                crate::error::usage(format!("-i {t}: not a test number; use -i with 0-7"))
+            })
+        })
+        .collect::<Result<_>>()?;
+    let (tests, note) = resolve_tests(&requested)?;
+    let mut notes: Vec<String> = note.into_iter().collect();
+    if a.repeat == 0 {
+        crate::bail_usage!("--repeat 0: at least one repetition is needed; use --repeat 1 or more");
+    }
+    if a.min_phase.is_nan() || a.min_phase < 0.0 {
+        crate::bail_usage!("--min-phase must be a number of seconds ≥ 0");
+    }
+    if a.verify == Some(0) {
+        crate::bail_usage!("-V 0: the pattern byte must be 1-255 (or give -V alone for 165)");
+    }
+    let threads = a.threads.unwrap_or(1);
+    let tmode = a.threads.is_some();
+    if tmode {
+        if a.auto
+            || opts.sizes_kib.len() > 1
+            || opts.records.len() > 1
+            || a.min_file.is_some()
+            || a.max_file.is_some()
+            || a.min_record.is_some()
+            || a.max_record.is_some()
+            || a.no_crossover
+        {
+            crate::bail_usage!(
+                "-t (throughput mode) cannot be mixed with auto-mode options (-a, -n, -g, -y, -q, -z, lists of -s/-r); drop one or the other"
+            );
+        }
+        if a.file.is_some() {
+            crate::bail_usage!(
+                "-t takes one file per worker: use -F FILE… (as IOzone does) instead of -f"
+            );
+        }
+        if tests.contains(&4) {
+            notes.push(
+                "-i 4 (record rewrite) is not part of IOzone's throughput mode and is skipped"
+                    .into(),
+            );
+        }
+    } else if !a.files.is_empty() {
+        crate::bail_usage!("-F names one file per throughput worker; add -t N or use -f FILE");
+    }
+    if !tmode && a.no_stonewall {
+        notes.push("-x (no stonewalling) only matters in throughput mode (-t)".into());
+    }
+    let plan = sweep::plan(&opts)?;
+    if a.drop_caches && !crate::sysinfo::is_root() {
+        crate::bail_usage!("--drop-caches writes /proc/sys/vm/drop_caches and needs root; run as root or use --fadvise");
+    }
+    // Where the files go.
+    let (target_dir, file, thread_files) = if tmode && !a.files.is_empty() {
+        let mut abs = Vec::new();
+        for f in &a.files {
+            let (dir, name) = split_file(f, "-F")?;
+            abs.push(dir.join(name));
+        }
+        let dir = abs[0].parent().map(Path::to_path_buf).unwrap_or_default();
+        (dir, PathBuf::from(iozone::DEFAULT_FILE), abs)
+    } else {
+        let f = a
+            .file
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(iozone::DEFAULT_FILE));
+        let (dir, name) = split_file(&f, "-f")?;
+        (dir, name, Vec::new())
+    };
+    let base = IozoneParams {
+        tests,
+        direct: a.direct,
+        fsync: a.fsync,
+        close: a.close,
+        osync: a.osync,
+        stride: a.stride,
+        threads,
+        stonewall: !a.no_stonewall,
+        verify: a.verify.is_some(),
+        pattern: a.verify.unwrap_or(iozone::DEFAULT_PATTERN),
+        keep: a.keep,
+        file,
+        thread_files,
+        drop_caches: a.drop_caches,
+        fadvise: a.fadvise,
+        phase_pause: a.phase_pause,
+        space_check: !a.no_space_check,
+        ..IozoneParams::default()
+    };
+    Ok(Setup {
+        plan,
+        base,
+        target: Target::new(target_dir),
+        notes,
+    })
+}
+
+/// A file argument split into its (existing, writable, canonical) directory and its name.
+fn split_file(f: &Path, flag: &str) -> Result<(PathBuf, PathBuf)> {
+    let name = match f.file_name() {
+        Some(n) => PathBuf::from(n),
+        None => crate::bail_usage!(
+            "{flag} {}: not a file name; give a path to a file",
+            f.display()
+        ),
+    };
+    let parent = match f.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    crate::workload::check_writable_dir(&parent, flag)?;
+    let dir = std::fs::canonicalize(&parent)
+        .with_context(|| format!("cannot resolve {}", parent.display()))?;
+    if dir.join(&name).is_dir() {
+        crate::bail_usage!(
+            "{flag} {}: is a directory; give a file name inside it, e.g. {}/iozone.tmp",
+            f.display(),
+            f.display()
+        );
+    }
+    Ok((dir, name))
+}
+
+fn point_params(base: &IozoneParams, p: Point) -> Result<IozoneParams> {
+    let params = IozoneParams {
+        file_kib: p.file_kib,
+        record: p.record,
+        ..base.clone()
+    };
+    params.validate()?;
+    Ok(params)
+}
+
+fn factors(p: Point) -> Vec<(String, String)> {
+    vec![
+        ("file_size".into(), format!("{}k", p.file_kib)),
+        ("record_size".into(), iozone::fmt_record(p.record)),
+    ]
+}
+
+/// The cache-effects warning, if the data set fits comfortably in RAM.
+fn cache_warning(base: &IozoneParams, plan: &Plan) -> Option<String> {
+    if base.direct {
+        return None;
+    }
+    let ram = crate::sysinfo::total_ram();
+    let largest = plan
+        .points
+        .iter()
+        .map(|p| p.file_kib * 1024)
+        .max()
+        .unwrap_or(0);
+    let data = largest.saturating_mul(base.threads.max(1) as u64);
+    if ram == 0 || data >= 2 * ram {
+        return None;
+    }
+    Some(format!(
+        "the data set ({}) is smaller than twice the RAM ({}) and O_DIRECT is off: the results include page-cache effects; use -I, files of at least {} in total (-s), or --fadvise/--drop-caches for the reads",
+        fmt_bytes(data),
+        fmt_bytes(ram),
+        fmt_bytes(2 * ram)
+    ))
+}
+
+fn splash(a: &IozoneArgs, s: &Setup) -> String {
+    let b = &s.base;
+    let mut out = format!(
+        "\tfslab {} iozone (IOzone 3.414 semantics) on {} ({})\n",
+        env!("CARGO_PKG_VERSION"),
+        s.target.dir.display(),
+        s.target.fs_type.as_deref().unwrap_or("unknown fs")
+    );
+    let mut line = |t: String| {
+        out.push('\t');
+        out.push_str(&t);
+        out.push('\n');
+    };
+    if a.auto || s.plan.sweep {
+        line("Auto Mode".into());
+    }
+    if a.no_crossover {
+        line("Cross over of record size disabled.".into());
+    }
+    if b.direct {
+        line("O_DIRECT feature enabled".into());
+    }
+    if b.close {
+        line("Include close in write timing".into());
+    }
+    if b.fsync {
+        line("Include fsync in write timing".into());
+    }
+    if b.osync {
+        line("SYNC Mode. ".into());
+    }
+    if b.verify {
+        line(format!(
+            "Verify Mode. Pattern {:02x}{:02x}{:02x}{:02x}",
+            b.pattern, b.pattern, b.pattern, b.pattern
+        ));
+    }
+    if b.keep {
+        line("Setting no_unlink".into());
+    }
+    if !b.stonewall && b.threads > 1 {
+        line("Stonewall disabled".into());
+    }
+    if !s.plan.sweep {
+        let p = s.plan.points[0];
+        line(format!("File size set to {} kB", p.file_kib));
+        line(format!("Record Size {} kB", p.record / 1024));
+    }
+    line(format!("Command line used: {}", super::command_line()));
+    line("Output is in kBytes/sec".into());
+    if b.threads > 1 {
+        let p = s.plan.points[0];
+        line(format!("Throughput test with {} threads", b.threads));
+        line(format!(
+            "Each thread writes a {} kByte file in {} kByte records",
+            p.file_kib,
+            p.record / 1024
+        ));
+    }
+    out
+}
+
+/// Run `fslab iozone`.
+pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
+    let s = setup(&a)?;
+    let json = a.json;
+    let tmode = s.base.threads > 1 || a.threads.is_some();
+    let mut cells = Vec::new();
+    for &p in &s.plan.points {
+        let params = point_params(&s.base, p)?;
+        cells.push(AdhocCell {
+            label: format!(
+                "file_size={}k record_size={}",
+                p.file_kib,
+                iozone::fmt_record(p.record)
+            ),
+            factors: factors(p),
+            config: serde_json::json!({
+                "target": s.target.dir, "fs_type": s.target.fs_type,
+                "file_kib": p.file_kib, "record_bytes": p.record,
+            }),
+            workload: Box::new(Iozone::new(params)),
+        });
+    }
+    // Check the largest point before anything runs (space, O_DIRECT, alignment).
+    if let Some(c) = cells
+        .iter_mut()
+        .max_by_key(|c| c.workload.requirements().bytes)
+    {
+        c.workload.prepare(&s.target)?;
+    }
+    let cache_warn = cache_warning(&s.base, &s.plan);
+    if !json {
+        for n in &s.notes {
+            eprintln!("note: {n}");
+        }
+        if let Some(w) = &cache_warn {
+            eprintln!("warning: {w}");
+        }
+        crate::out!("{}", splash(&a, &s));
+    }
+    let mut store = if a.no_store {
+        None
+    } else {
+        Some(super::open_store(db)?)
+    };
+    let obs = ProgressObserver::new(!a.quiet && !json, "iozone");
+    let repeat = a.repeat;
+    let tests = s.base.tests.clone();
+    let workers = s.base.threads;
+    let points = s.plan.points.clone();
+    let mut on_rep = |rep: u32, ci: usize, m: &[Metric], _w: &dyn Workload| {
+        if json {
+            return;
+        }
+        if ci == 0 {
+            if repeat > 1 {
+                crate::outln!("\n\trepetition {rep} of {repeat}");
+            }
+            if !tmode {
+                crate::out!("\n{}", report::table_header());
+            } else {
+                crate::outln!();
+            }
+        }
+        let p = points[ci];
+        if tmode {
+            crate::out!("{}", throughput_lines(m, workers, &tests));
+        } else {
+            crate::outln!(
+                "{}",
+                report::table_row(p.file_kib, p.record, &tests, &|t| rate_of(m, t))
+            );
+        }
+    };
+    let result = adhoc::run_cells(
+        AdhocOptions {
+            repeat,
+            store: store.as_mut(),
+            name: "iozone".into(),
+            command_line: super::command_line(),
+            params: serde_json::to_value(&s.base)?,
+            label: match s.plan.points.as_slice() {
+                [p] => point_params(&s.base, *p)?.label(),
+                ps => format!(
+                    "iozone sweep of {} points{}",
+                    ps.len(),
+                    s.base.flags_label()
+                ),
+            },
+        },
+        &mut cells,
+        &s.target,
+        &obs,
+        &mut on_rep,
+    )?;
+    let sums: Vec<Vec<MetricSummary>> = result
+        .reps
+        .iter()
+        .map(|r| runsummary::summarize_reps(r))
+        .collect();
+    let thresholds = Thresholds {
+        min_phase_seconds: a.min_phase,
+        ..Thresholds::default()
+    };
+    let mut warnings = warnings(&s.plan.points, &sums, &thresholds);
+    if let Some(w) = &cache_warn {
+        warnings.insert(0, w.clone());
+    }
+    if json {
+        let doc = serde_json::json!({
+            "schema": JSON_SCHEMA,
+            "fslab_version": env!("CARGO_PKG_VERSION"),
+            "run_id": result.study,
+            "command_line": super::command_line(),
+            "mode": if tmode { "throughput" } else { "single" },
+            "params": s.base,
+            "target": s.target.dir,
+            "fs_type": s.target.fs_type,
+            "units": {"throughput": "KiB/s", "elapsed": "s", "file_kib": "KiB", "record_bytes": "B"},
+            "points": s.plan.points.iter().zip(&result.reps).zip(&sums).map(|((p, reps), sum)| serde_json::json!({
+                "file_kib": p.file_kib,
+                "record_bytes": p.record,
+                "repetitions": reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
+                    "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
+                })).collect::<Vec<_>>()).collect::<Vec<_>>(),
+                "summary": runsummary::to_json(sum),
+            })).collect::<Vec<_>>(),
+            "skipped_points": s.plan.skipped,
+            "notes": s.notes,
+            "warnings": warnings,
+            "environment": result.environment.iter().cloned().collect::<BTreeMap<_, _>>(),
+            "error": result.error.as_ref().map(|e| format!("{e:#}")),
+        });
+        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        if !tmode && result.reps.iter().any(|r| !r.is_empty()) {
+            crate::outln!("\niozone test complete.");
+        }
+        let any = result.reps.iter().any(|r| !r.is_empty());
+        if any && repeat > 1 {
+            crate::outln!();
+            if s.plan.points.len() == 1 {
+                crate::outln!("{}", runsummary::render_table(&sums[0]));
+            } else {
+                crate::outln!("{}", sweep_table(&s.plan.points, &sums));
+            }
+        }
+        if a.excel && any {
+            crate::out!("{}", excel_text(&s, &result.reps));
+        }
+        for w in &warnings {
+            crate::outln!("warning: {w}");
+        }
+        if let Some(id) = result.study {
+            eprintln!("stored as run {id}: fslab show {id}");
+        }
+    }
+    if let (Some(path), true) = (&a.biff, result.reps.iter().any(|r| !r.is_empty())) {
+        let blocks = blocks(&s, &result.reps);
+        std::fs::write(path, biff::workbook(&super::command_line(), &blocks))
+            .with_context(|| format!("cannot write -b {}", path.display()))?;
+    }
+    match result.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn blocks(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> Vec<report::ExcelBlock> {
+    if s.base.threads > 1 {
+        // Throughput mode: one block per phase, the children's throughput as IOzone's -R.
+        let m = reps
+            .first()
+            .and_then(|r| r.first())
+            .cloned()
+            .unwrap_or_default();
+        return throughput::phases(&s.base.tests)
+            .into_iter()
+            .map(|t| report::ExcelBlock {
+                title: throughput::titles(t).0,
+                records_kib: vec![s.plan.points[0].record / 1024],
+                rows: vec![(
+                    s.base.threads as u64,
+                    vec![get(&m, t.phase(), "children_sum") as u64],
+                )],
+            })
+            .collect();
+    }
+    report::excel_blocks(
+        &s.base.tests,
+        &s.plan.report_records,
+        &s.plan.points,
+        &s.plan.skipped,
+        &means(&s.plan.points, reps),
+    )
+}
+
+fn excel_text(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> String {
+    let mut out = String::new();
+    let n = reps.iter().map(|r| r.len()).max().unwrap_or(0);
+    if n > 1 {
+        out.push_str(&format!(
+            "\nfslab: the values below are means of {n} repetitions\n"
+        ));
+    }
+    if s.base.threads > 1 {
+        let m = reps
+            .first()
+            .and_then(|r| r.first())
+            .cloned()
+            .unwrap_or_default();
+        let rows: Vec<(&str, f64)> = throughput::phases(&s.base.tests)
+            .into_iter()
+            .map(|t| (throughput::titles(t).0, get(&m, t.phase(), "children_sum")))
+            .collect();
+        out.push_str(&report::throughput_excel(s.plan.points[0].record, &rows));
+        return out;
+    }
+    out.push_str(&report::excel_text(&blocks(s, reps)));
+    out
+}

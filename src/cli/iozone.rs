@@ -1,0 +1,111 @@
+//! `fslab iozone` options: IOzone's flags where IOzone has them (same letters, same
+//! defaults, sizes in KiB when no suffix is given), fslab's additions as long options.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// `fslab iozone`.
+#[derive(Debug, Args)]
+pub struct IozoneArgs {
+    /// Test to run, repeatable (IOzone -i): 0 write/rewrite, 1 read/re-read, 2 random
+    /// read/write, 3 backwards read, 4 record rewrite, 5 strided read, 6 fwrite/re-fwrite,
+    /// 7 fread/re-fread. Default: all of 0-7. 0 is added when a selected test reads the file.
+    #[arg(short = 'i', value_name = "N", allow_hyphen_values = true)]
+    pub tests: Vec<String>,
+    /// File size (IOzone -s): k, m, g suffixes, a bare number is KiB. Repeat for a list
+    /// (turns on auto mode over the listed sizes). Default: 512k.
+    #[arg(short = 's', value_name = "SIZE")]
+    pub sizes: Vec<String>,
+    /// Record size (IOzone -r): k, m, g suffixes, a bare number is KiB; 128 bytes to 16 MiB.
+    /// Repeat for a list. Default: 4k.
+    #[arg(short = 'r', value_name = "SIZE")]
+    pub records: Vec<String>,
+    /// Auto mode (IOzone -a): files 64 KiB to 512 MiB, records 4 KiB to 16 MiB, doubling;
+    /// files over 16 MiB start at 64 KiB records unless -z.
+    #[arg(short = 'a')]
+    pub auto: bool,
+    /// With -a: keep small records for large files (IOzone -z).
+    #[arg(short = 'z')]
+    pub no_crossover: bool,
+    /// Auto mode: smallest file size (IOzone -n). Default: 64k.
+    #[arg(short = 'n', value_name = "SIZE")]
+    pub min_file: Option<String>,
+    /// Auto mode: largest file size (IOzone -g). Default: 512m.
+    #[arg(short = 'g', value_name = "SIZE")]
+    pub max_file: Option<String>,
+    /// Auto mode: smallest record size (IOzone -y). Default: 4k.
+    #[arg(short = 'y', value_name = "SIZE")]
+    pub min_record: Option<String>,
+    /// Auto mode: largest record size (IOzone -q). Default: 16m.
+    #[arg(short = 'q', value_name = "SIZE")]
+    pub max_record: Option<String>,
+    /// O_DIRECT on all tests but fwrite/fread (IOzone -I). Default: off.
+    #[arg(short = 'I')]
+    pub direct: bool,
+    /// Include fsync (and fflush) in the timing (IOzone -e). Default: off.
+    #[arg(short = 'e')]
+    pub fsync: bool,
+    /// Include close in the timing (IOzone -c). Default: off.
+    #[arg(short = 'c')]
+    pub close: bool,
+    /// O_SYNC writes (IOzone -o). Default: off.
+    #[arg(short = 'o')]
+    pub osync: bool,
+    /// Stride of the strided read in records (IOzone -j). Default: 17.
+    #[arg(short = 'j', value_name = "RECORDS", default_value_t = crate::workload::iozone::DEFAULT_STRIDE)]
+    pub stride: u64,
+    /// Test file (IOzone -f). Default: ./iozone.tmp.
+    #[arg(short = 'f', value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// Throughput mode: one file per worker (IOzone -F), as many as -t. Default:
+    /// ./iozone.DUMMY.<n>.
+    #[arg(short = 'F', value_name = "PATH", num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// Keep the test file(s) afterwards (IOzone -w). Default: remove.
+    #[arg(short = 'w')]
+    pub keep: bool,
+    /// Verify every byte read against the pattern written (IOzone -V); a mismatch fails the
+    /// run naming the offset. Optional pattern byte 1-255. Default pattern: 165 (0xA5).
+    #[arg(short = 'V', value_name = "PATTERN", num_args = 0..=1, default_missing_value = "165")]
+    pub verify: Option<u8>,
+    /// Throughput mode with N workers, each on its own file (IOzone -t, at most 256).
+    #[arg(short = 't', value_name = "N")]
+    pub threads: Option<usize>,
+    /// Throughput mode: no stonewalling (IOzone -x). Default: stonewalling on.
+    #[arg(short = 'x')]
+    pub no_stonewall: bool,
+    /// Also print IOzone's "Excel" report blocks (IOzone -R).
+    #[arg(short = 'R')]
+    pub excel: bool,
+    /// Write the -R report as an Excel (BIFF2 .xls) worksheet, as IOzone -b does.
+    #[arg(short = 'b', value_name = "FILE.xls")]
+    pub biff: Option<PathBuf>,
+    /// Run everything N times (interleaved over the sweep) and report mean, sd and 95% CI.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeat: u32,
+    /// Print one JSON document (with units) instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Drop the page cache before every test after the first (root). Default: off.
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// posix_fadvise(DONTNEED) on the file before every test after the first, so reads
+    /// come from the device. Default: off.
+    #[arg(long)]
+    pub fadvise: bool,
+    /// Throughput mode: seconds to pause after sync() between phases (IOzone: 2).
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    pub phase_pause: f64,
+    /// Skip the free-space check before writing (thin or compressing file systems).
+    #[arg(long)]
+    pub no_space_check: bool,
+    /// Warn when a test takes less than this many seconds on average.
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    pub min_phase: f64,
+    /// Do not record the run in the results database.
+    #[arg(long)]
+    pub no_store: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}

@@ -1,0 +1,249 @@
+//! IOzone's report layouts, character for character as `iozone.c` prints them: the text table
+//! (`print_header` and the `printf`s of each test), the `-R` "Excel" blocks (`dump_excel`,
+//! `dump_report`) and the throughput-mode lines and `-R` summary (`dump_throughput`).
+
+use super::sweep::Point;
+use super::tests::Test;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// The two header lines of the text table (IOzone's `CONTROL_STRING3`).
+pub fn table_header() -> String {
+    let top = [
+        " ", " ", " ", " ", " ", " ", "random", "random", "bkwd", "record", "stride", "", "", "",
+        "",
+    ];
+    let names = [
+        "kB", "reclen", "write", "rewrite", "read", "reread", "read", "write", "read", "rewrite",
+        "read", "fwrite", "frewrite", "fread", "freread",
+    ];
+    let line = |v: &[&str; 15]| {
+        format!(
+            "{:>16}{:>8}{:>8}{:>8}{:>8}{:>10}{:>8}{:>8}{:>8} {:>8} {:>8}{:>9}{:>9}{:>8}{:>9}\n",
+            v[0],
+            v[1],
+            v[2],
+            v[3],
+            v[4],
+            v[5],
+            v[6],
+            v[7],
+            v[8],
+            v[9],
+            v[10],
+            v[11],
+            v[12],
+            v[13],
+            v[14]
+        )
+    };
+    format!("{}{}", line(&top), line(&names))
+}
+
+/// What IOzone prints in place of a test that was not selected (`test_output[]`), so columns
+/// keep IOzone's (slightly irregular) positions.
+const BLANKS: [usize; 8] = [16, 18, 16, 8, 8, 8, 18, 16];
+
+/// One row of the text table: file KiB, record KiB, then each selected test's KiB/s.
+pub fn table_row(file_kib: u64, record: u64, tests: &[u8], rate: &dyn Fn(Test) -> u64) -> String {
+    let mut s = format!("{:>16}{:>8}", file_kib, record / 1024);
+    for n in 0u8..8 {
+        if !tests.contains(&n) {
+            s.push_str(&" ".repeat(BLANKS[n as usize]));
+            continue;
+        }
+        let _ = match n {
+            0 => write!(s, "{:>8}{:>8}", rate(Test::Write), rate(Test::Rewrite)),
+            1 => write!(s, "{:>9}{:>9}", rate(Test::Read), rate(Test::Reread)),
+            2 => write!(
+                s,
+                "{:>8}{:>8}",
+                rate(Test::RandomRead),
+                rate(Test::RandomWrite)
+            ),
+            3 => write!(s, "{:>8}", rate(Test::BackwardRead)),
+            4 => write!(s, " {:>8}", rate(Test::RecordRewrite)),
+            5 => write!(s, " {:>8}", rate(Test::StrideRead)),
+            6 => write!(s, "{:>9}{:>9}", rate(Test::Fwrite), rate(Test::Frewrite)),
+            _ => write!(s, "{:>8}{:>9}", rate(Test::Fread), rate(Test::Freread)),
+        };
+    }
+    s
+}
+
+/// `-R` block titles, in IOzone's order.
+pub fn excel_title(t: Test) -> &'static str {
+    match t {
+        Test::Write => "Writer report",
+        Test::Rewrite => "Re-writer report",
+        Test::Read => "Reader report",
+        Test::Reread => "Re-Reader report",
+        Test::RandomRead => "Random read report",
+        Test::RandomWrite => "Random write report",
+        Test::BackwardRead => "Backward read report",
+        Test::RecordRewrite => "Record rewrite report",
+        Test::StrideRead => "Stride read report",
+        Test::Fwrite => "Fwrite report",
+        Test::Frewrite => "Re-Fwrite report",
+        Test::Fread => "Fread report",
+        Test::Freread => "Re-Fread report",
+    }
+}
+
+/// One `-R` block: a title, the record sizes (KiB) heading the columns, and per file size
+/// the value of every record size up to the file size (0 where the cell was skipped).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExcelBlock {
+    /// IOzone's title, e.g. `Writer report`.
+    pub title: &'static str,
+    /// Column headings: record sizes in KiB.
+    pub records_kib: Vec<u64>,
+    /// Rows: file size in KiB and the values.
+    pub rows: Vec<(u64, Vec<u64>)>,
+}
+
+/// Build the `-R` blocks for the selected tests from per-cell KiB/s values.
+/// `values[(point, test)]` holds the value of a measured cell; skipped cells are 0.
+pub fn excel_blocks(
+    tests: &[u8],
+    report_records: &[u64],
+    points: &[Point],
+    skipped: &[Point],
+    values: &BTreeMap<(Point, Test), u64>,
+) -> Vec<ExcelBlock> {
+    let mut files: Vec<u64> = points.iter().chain(skipped).map(|p| p.file_kib).collect();
+    files.sort_unstable();
+    files.dedup();
+    let mut out = Vec::new();
+    for t in Test::ALL {
+        if !tests.contains(&t.number()) {
+            continue;
+        }
+        let rows = files
+            .iter()
+            .map(|&f| {
+                let vals = report_records
+                    .iter()
+                    .filter(|&&r| r <= f * 1024)
+                    .filter_map(|&r| {
+                        let p = Point {
+                            file_kib: f,
+                            record: r,
+                        };
+                        if let Some(v) = values.get(&(p, t)) {
+                            Some(*v)
+                        } else if skipped.contains(&p) {
+                            Some(0)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect();
+                (f, vals)
+            })
+            .collect();
+        out.push(ExcelBlock {
+            title: excel_title(t),
+            records_kib: report_records.iter().map(|r| r / 1024).collect(),
+            rows,
+        });
+    }
+    out
+}
+
+/// The `-R` text: "Excel output is below:" and one block per test.
+pub fn excel_text(blocks: &[ExcelBlock]) -> String {
+    let mut s = String::from("Excel output is below:\n");
+    for b in blocks {
+        let _ = writeln!(s, "\n\"{}\"", b.title);
+        s.push_str("      ");
+        for r in &b.records_kib {
+            let _ = write!(s, "  \"{r}\"");
+        }
+        s.push('\n');
+        for (f, vals) in &b.rows {
+            let _ = write!(s, "\"{f}\"  ");
+            for v in vals {
+                let _ = write!(s, " {v} ");
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// Throughput-mode figures of one phase, in IOzone's units (KiB, KiB/s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThroughputLines {
+    /// IOzone's phase title (`Initial write`, …).
+    pub title: &'static str,
+    /// The noun in "Children see throughput for N <noun>".
+    pub noun: &'static str,
+    /// Workers.
+    pub workers: usize,
+    /// Σ per-worker rates.
+    pub children: f64,
+    /// Σ KiB before the stop / parent's wall time.
+    pub parent: f64,
+    /// Slowest worker.
+    pub min: f64,
+    /// Fastest worker.
+    pub max: f64,
+    /// Mean worker.
+    pub avg: f64,
+    /// Fewest KiB any worker moved before the stop.
+    pub min_xfer: f64,
+    /// All bytes / (last finish − first start), KiB/s (fslab's addition).
+    pub aggregate: f64,
+}
+
+/// IOzone's per-phase throughput lines, plus fslab's true aggregate.
+pub fn throughput_text(l: &ThroughputLines) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\tChildren see throughput for {:2} {} \t= {:10.2} kB/sec",
+        l.workers, l.noun, l.children
+    );
+    let _ = writeln!(
+        s,
+        "\tParent sees throughput for {:2} {} \t= {:10.2} kB/sec",
+        l.workers, l.noun, l.parent
+    );
+    let _ = writeln!(
+        s,
+        "\tMin throughput per thread \t\t\t= {:10.2} kB/sec ",
+        l.min
+    );
+    let _ = writeln!(
+        s,
+        "\tMax throughput per thread \t\t\t= {:10.2} kB/sec",
+        l.max
+    );
+    let _ = writeln!(
+        s,
+        "\tAvg throughput per thread \t\t\t= {:10.2} kB/sec",
+        l.avg
+    );
+    let _ = writeln!(s, "\tMin xfer \t\t\t\t\t= {:10.2} kB", l.min_xfer);
+    let _ = writeln!(
+        s,
+        "\tAggregate (all bytes, first start to last finish) \t= {:10.2} kB/sec",
+        l.aggregate
+    );
+    s
+}
+
+/// IOzone's `-R` summary in throughput mode (`dump_throughput`): one row per phase with the
+/// children's throughput.
+pub fn throughput_excel(record: u64, rows: &[(&str, f64)]) -> String {
+    let mut s = String::from(
+        "\n\"Throughput report Y-axis is type of test X-axis is number of threads\"\n",
+    );
+    let _ = writeln!(s, "\"Record size = {} kBytes \"", record / 1024);
+    s.push_str("\"Output is in kBytes/sec\"\n\n");
+    for (title, v) in rows {
+        let _ = writeln!(s, "\"{title:>15} \" {v:10.2} \n");
+    }
+    s
+}
