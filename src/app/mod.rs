@@ -1,5 +1,6 @@
 //! One function per subcommand: turn parsed arguments into work and print the result.
 
+mod dbench;
 mod fdtree;
 mod list;
 
@@ -13,6 +14,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let db = cli.db.clone();
     match cli.command {
         Command::Fdtree(a) => fdtree::run(a, db),
+        Command::Dbench(a) => dbench::run(a, db),
         Command::List(a) => list::list(a, db),
         Command::Show(a) => list::show(a, db),
     }

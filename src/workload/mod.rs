@@ -4,6 +4,7 @@
 //! An engine times only what it measures and returns a flat list of [`Metric`]s; it knows
 //! nothing about mkfs, mount or the store.
 
+pub mod dbench;
 pub mod fdtree;
 
 use crate::metric::Metric;
@@ -88,6 +89,8 @@ pub trait Workload {
 pub enum WorkloadSpec {
     /// The fdtree-compatible metadata tree.
     Fdtree(fdtree::FdtreeSpec),
+    /// The dbench-compatible client load.
+    Dbench(dbench::DbenchSpec),
 }
 
 impl WorkloadSpec {
@@ -95,6 +98,7 @@ impl WorkloadSpec {
     pub fn kind(&self) -> &'static str {
         match self {
             WorkloadSpec::Fdtree(_) => "fdtree",
+            WorkloadSpec::Dbench(_) => "dbench",
         }
     }
 
@@ -102,6 +106,7 @@ impl WorkloadSpec {
     pub fn label(&self) -> String {
         match self {
             WorkloadSpec::Fdtree(s) => s.label(),
+            WorkloadSpec::Dbench(s) => s.label(),
         }
     }
 
@@ -109,6 +114,7 @@ impl WorkloadSpec {
     pub fn build(&self) -> Result<Box<dyn Workload>> {
         match self {
             WorkloadSpec::Fdtree(s) => Ok(Box::new(fdtree::Fdtree::new(s.to_params()?))),
+            WorkloadSpec::Dbench(s) => Ok(Box::new(dbench::Dbench::new(s.to_params()?))),
         }
     }
 }
