@@ -52,6 +52,7 @@ fn params_from(a: &DbenchArgs) -> Result<DbenchParams> {
     p.clients = clients;
     p.duration = duration;
     p.validate()?;
+    crate::workload::check_writable_dir(&a.directory, "-D")?;
     let lf = match &a.loadfile {
         Some(path) => Loadfile::from_path(path)?,
         None => generate::default_loadfile(),
@@ -174,7 +175,6 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         return write_generated(&a, out);
     }
     let params = params_from(&a)?;
-    crate::workload::check_writable_dir(&a.directory, "-D")?;
     let dir = std::fs::canonicalize(&a.directory)?;
     let target = Target::new(&dir);
     let mut engine = Dbench::new(params.clone());
@@ -298,7 +298,8 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         for w in &warnings {
             crate::outln!("warning: {w}");
         }
-        if let Some(id) = result.study {
+        // On failure the error is the one line; the failed trial is stored all the same.
+        if let (Some(id), None) = (result.study, &result.error) {
             eprintln!("stored as run {id}: fslab show {id}");
         }
     }

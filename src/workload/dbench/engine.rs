@@ -278,6 +278,10 @@ impl Dbench {
                 ("execute", b as f64 / 1e6 / t, t)
             };
             obs.progress(lines);
+            if secs < 0.5 {
+                // dbench, too, prints nothing in the first second of a phase.
+                continue;
+            }
             obs.message(&format!(
                 "{:4}  {:8}  {:7.2} MB/sec  {phase} {:3.0} sec  latency {:.3} ms",
                 n - finished,

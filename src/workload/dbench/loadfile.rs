@@ -18,6 +18,7 @@
 
 use super::ops::{parse_status, Expect, OpKind};
 use anyhow::Result;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
@@ -174,45 +175,68 @@ pub struct LineError {
 }
 
 /// Split a line into tokens the way dbench's `next_token` does: whitespace separates,
-/// double quotes group and are dropped.
-pub fn tokenize(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut in_token = false;
-    for c in line.chars() {
-        if c == '"' {
-            quoted = !quoted;
-            in_token = true;
-        } else if !quoted && (c == ' ' || c == '\t') {
-            if in_token {
-                out.push(std::mem::take(&mut cur));
-                in_token = false;
-            }
-        } else {
-            cur.push(if c == '\\' { '/' } else { c });
-            in_token = true;
+/// double quotes group and are dropped. Backslashes are kept here; paths treat `\\` and `/`
+/// alike. Tokens borrow from the line unless a quote sits inside them.
+pub fn tokenize(line: &str) -> Vec<Cow<'_, str>> {
+    let b = line.as_bytes();
+    let mut out = Vec::with_capacity(8);
+    let mut i = 0;
+    while i < b.len() {
+        while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+            i += 1;
         }
-    }
-    if in_token {
-        out.push(cur);
+        if i == b.len() {
+            break;
+        }
+        let start = i;
+        let mut quoted = false;
+        let mut quotes = 0;
+        while i < b.len() && (quoted || (b[i] != b' ' && b[i] != b'\t')) {
+            if b[i] == b'"' {
+                quoted = !quoted;
+                quotes += 1;
+            }
+            i += 1;
+        }
+        let tok = &line[start..i];
+        if quotes == 0 {
+            out.push(Cow::Borrowed(tok));
+        } else if quotes == 2 && tok.starts_with('"') && tok.ends_with('"') {
+            out.push(Cow::Borrowed(&tok[1..tok.len() - 1]));
+        } else {
+            out.push(Cow::Owned(tok.replace('"', "")));
+        }
     }
     out
 }
 
 /// Parse a number like `strtol(s, NULL, 0)`, but the whole token must be a number.
 pub fn parse_int(s: &str) -> Option<u64> {
-    let (digits, radix) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        (h, 16)
-    } else if s.len() > 1 && s.starts_with('0') {
-        (&s[1..], 8)
+    let b = s.as_bytes();
+    let (digits, radix) = if b.len() > 2 && b[0] == b'0' && (b[1] | 0x20) == b'x' {
+        (&b[2..], 16)
+    } else if b.len() > 1 && b[0] == b'0' {
+        (&b[1..], 8)
     } else {
-        (s, 10)
+        (b, 10)
     };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+    if digits.is_empty() {
         return None;
     }
-    u64::from_str_radix(digits, radix).ok()
+    let mut v: u64 = 0;
+    for &c in digits {
+        let d = match c {
+            b'0'..=b'9' => u64::from(c - b'0'),
+            b'a'..=b'f' => u64::from(c - b'a' + 10),
+            b'A'..=b'F' => u64::from(c - b'A' + 10),
+            _ => return None,
+        };
+        if d >= radix {
+            return None;
+        }
+        v = v.checked_mul(radix)?.checked_add(d)?;
+    }
+    Some(v)
 }
 
 const DIRECTIVES: [&str; 8] = [
@@ -230,18 +254,34 @@ const DIRECTIVES: [&str; 8] = [
 struct Builder {
     lf: Loadfile,
     path_ids: HashMap<String, PathId>,
+    /// Path tokens as written (before normalisation), so repeated paths cost one lookup.
+    raw_ids: HashMap<String, PathId>,
     status_ids: HashMap<String, u16>,
     handle_ids: HashMap<i64, HandleId>,
 }
 
 impl Builder {
     fn path(&mut self, raw: &str) -> std::result::Result<PathId, String> {
-        let trailing = raw.len() > 1 && raw.ends_with('/');
+        if let Some(&id) = self.raw_ids.get(raw) {
+            return Ok(id);
+        }
+        let id = self.normalize(raw)?;
+        self.raw_ids.insert(raw.to_string(), id);
+        Ok(id)
+    }
+
+    fn normalize(&mut self, raw: &str) -> std::result::Result<PathId, String> {
+        let trailing = raw.len() > 1 && raw.ends_with(['/', '\\']);
         let mut comps = Vec::new();
-        for c in raw.split('/') {
+        for c in raw.split(['/', '\\']) {
             match c {
                 "" | "." => {}
-                ".." => return Err(format!("path {raw} leaves the client tree (`..`)")),
+                ".." => {
+                    return Err(format!(
+                        "path {} leaves the client tree (`..`)",
+                        raw.replace('\\', "/")
+                    ))
+                }
                 c => comps.push(c),
             }
         }
@@ -306,7 +346,7 @@ impl Builder {
         if toks.is_empty() || toks[0].starts_with('#') {
             return Ok(None);
         }
-        let mut t: &[String] = &toks;
+        let mut t: &[Cow<'_, str>] = &toks;
         let mut time = None;
         if t[0].starts_with(|c: char| c.is_ascii_digit()) {
             let v: f64 = t[0]
@@ -321,20 +361,22 @@ impl Builder {
         let Some(opname) = t.first() else {
             return Err("a timestamp without an operation".into());
         };
-        if opname.starts_with("SMB") {
-            return Err(
-                "this is a dbench 1 loadfile (SMB… operations); use a dbench 3/4 NBENCH loadfile"
-                    .into(),
-            );
-        }
-        if let Some(d) = DIRECTIVES.iter().find(|d| opname.as_str() == **d) {
+        let Some(kind) = OpKind::from_name(opname) else {
+            if opname.starts_with("SMB") {
+                return Err(
+                    "this is a dbench 1 loadfile (SMB… operations); use a dbench 3/4 NBENCH loadfile"
+                        .into(),
+                );
+            }
+            if let Some(d) = DIRECTIVES.iter().find(|d| opname.as_ref() == **d) {
+                return Err(format!(
+                    "the dbench 5 directive {d} is not supported; expand it into plain operations"
+                ));
+            }
             return Err(format!(
-                "the dbench 5 directive {d} is not supported; expand it into plain operations"
+                "unknown operation {opname} (dbench's file back end has NTCreateX, Close, ReadX, WriteX, …)"
             ));
-        }
-        let kind = OpKind::from_name(opname).ok_or_else(|| {
-            format!("unknown operation {opname} (dbench's file back end has NTCreateX, Close, ReadX, WriteX, …)")
-        })?;
+        };
         if t.len() < 2 {
             return Err(format!(
                 "{kind} has no status (NT_STATUS_…, 0x…, SUCCESS, ERROR or *) at the end"
@@ -611,3 +653,7 @@ impl Loadfile {
         v
     }
 }
+
+#[cfg(test)]
+#[path = "loadfile_tests.rs"]
+mod tests;

@@ -102,9 +102,21 @@ impl OpKind {
 
     /// Look a name up, ignoring case (dbench 5 uses strcasecmp).
     pub fn from_name(s: &str) -> Option<OpKind> {
-        OpKind::ALL
-            .into_iter()
-            .find(|k| k.name().eq_ignore_ascii_case(s))
+        // Exact spellings first: loadfiles are large and almost always use them.
+        let exact = match s {
+            "NTCreateX" => Some(OpKind::NtCreateX),
+            "Close" => Some(OpKind::Close),
+            "ReadX" => Some(OpKind::ReadX),
+            "WriteX" => Some(OpKind::WriteX),
+            "QUERY_PATH_INFORMATION" => Some(OpKind::QueryPathInformation),
+            "FIND_FIRST" => Some(OpKind::FindFirst),
+            _ => None,
+        };
+        exact.or_else(|| {
+            OpKind::ALL
+                .into_iter()
+                .find(|k| k.name().eq_ignore_ascii_case(s))
+        })
     }
 
     /// Position in [`OpKind::ALL`], for per-kind arrays.
