@@ -69,6 +69,7 @@ struct ClientResult {
     measured_bytes: u64,
     measured_ops: u64,
     passes: u64,
+    lines: u64,
     finished: Instant,
     max_lag: Duration,
 }
@@ -105,6 +106,8 @@ pub struct RepOutcome {
     pub measured_ops: u64,
     /// Complete passes over the loadfile, all clients.
     pub passes: u64,
+    /// Loadfile lines executed by all clients, warmup included (dbench's line counter).
+    pub total_lines: u64,
     /// Largest lateness behind the loadfile's timestamps, in ms (0 without timestamps).
     pub max_lag_ms: f64,
     /// Per-operation latency table, in dbench's order; kinds that did not occur are left out.
@@ -367,6 +370,7 @@ impl Dbench {
             measured_bytes,
             measured_ops,
             passes: results.iter().map(|r| r.passes).sum(),
+            total_lines: results.iter().map(|r| r.lines).sum(),
             max_lag_ms: results
                 .iter()
                 .map(|r| r.max_lag.as_secs_f64() * 1e3)
@@ -537,6 +541,7 @@ fn run_client(
         measured_bytes: mbytes,
         measured_ops: mops,
         passes,
+        lines,
         finished,
         max_lag,
     })
@@ -558,7 +563,33 @@ impl Workload for Dbench {
 
     fn prepare(&mut self, target: &Target) -> Result<()> {
         crate::workload::check_writable_dir(target.dir(), "-D")?;
-        crate::workload::check_fits(target.dir(), self.requirements(), "this dbench run")
+        let req = self.requirements();
+        let free = crate::sysinfo::free_space(target.dir())?;
+        let short = if req.bytes > free.bytes {
+            Some(format!(
+                "{} of data but {} has only {} free",
+                crate::units::fmt_bytes(req.bytes),
+                target.dir().display(),
+                crate::units::fmt_bytes(free.bytes)
+            ))
+        } else if free.inodes_total > 0 && req.inodes > free.inodes {
+            Some(format!(
+                "{} inodes but {} has only {} free",
+                req.inodes,
+                target.dir().display(),
+                free.inodes
+            ))
+        } else {
+            None
+        };
+        match short {
+            Some(s) => crate::bail_usage!(
+                "{} clients replaying {} need about {s}; use fewer clients, a smaller loadfile, or another directory with -D",
+                self.params.clients,
+                self.params.loadfile_source
+            ),
+            None => Ok(()),
+        }
     }
 
     fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
