@@ -346,7 +346,7 @@ fn privileged_dbench_target_without_space() {
     fails(
         &["dbench", "-t", "1", "-D", fs.path().to_str().unwrap(), "2"],
         db.path(),
-        "2 clients replaying default loadfile (fslab model v1, seed 2024) need about",
+        "this run (2 clients replaying default loadfile (fslab model v1, seed 2024)) needs about",
     );
     assert!(entries(fs.path()).is_empty());
 

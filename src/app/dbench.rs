@@ -192,8 +192,8 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
 
     let lf = &params.loadfile;
     let header = format!(
-        "fslab dbench: {} clients in {} ({}), loadfile {} ({} operations, {:.1} MB per pass), warmup {:.0} s, run {:.0} s{}",
-        params.clients,
+        "fslab dbench: {} in {} ({}), loadfile {} ({} operations, {:.1} MB per pass), warmup {:.0} s, run {:.0} s{}",
+        crate::workload::dbench::clients_text(params.clients),
         dir.display(),
         target.fs_type.as_deref().unwrap_or("unknown fs"),
         params.loadfile_source,
@@ -234,8 +234,8 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         }
     };
     let label = format!(
-        "dbench {} clients, {:.0} s{}",
-        params.clients,
+        "dbench {}, {:.0} s{}",
+        crate::workload::dbench::clients_text(params.clients),
         params.duration.as_secs_f64(),
         if a.loadfile.is_some() {
             format!(", {}", params.loadfile_source)

@@ -15,6 +15,9 @@ pub mod footprint;
 pub mod generate;
 pub mod loadfile;
 pub mod ops;
+mod parse;
+pub mod sys;
+mod worker;
 
 pub use client::ClientOptions;
 pub use engine::{Dbench, OpRow, RepOutcome};
@@ -132,6 +135,15 @@ fn d_clients() -> usize {
 }
 fn d_duration() -> String {
     format!("{DEFAULT_TIMELIMIT}s")
+}
+
+/// "1 client", "4 clients".
+pub fn clients_text(n: usize) -> String {
+    if n == 1 {
+        "1 client".into()
+    } else {
+        format!("{n} clients")
+    }
 }
 
 /// Parse a duration option, as a usage error naming the key.
