@@ -166,7 +166,7 @@ fn op_names_ignore_case() {
 #[test]
 fn find_first_wildcards_and_optional_unlink_attributes() {
     let lf = Loadfile::parse(
-        "FIND_FIRST \"\\clients\\client1\\~dmtmp\\<.JNK\" 260 1366 0 NT_STATUS_NO_SUCH_FILE\nFIND_FIRST \"\\clients\\client1\\x.doc\" 260 10 0 NT_STATUS_OK\nUnlink \"\\x\" NT_STATUS_OK\n",
+        "FIND_FIRST \"\\clients\\client1\\docs\\<.TMP\" 260 1366 0 NT_STATUS_NO_SUCH_FILE\nFIND_FIRST \"\\clients\\client1\\x.doc\" 260 10 0 NT_STATUS_OK\nUnlink \"\\x\" NT_STATUS_OK\n",
         "t",
     )
     .unwrap();
