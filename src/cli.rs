@@ -36,6 +36,10 @@ pub enum Command {
     /// backwards read, record rewrite, strided read, fwrite/re-fwrite, fread/re-fread).
     #[command(disable_version_flag = true, after_long_help = IOZONE_EXAMPLES)]
     Iozone(IozoneArgs),
+    /// Client load compatible with dbench 4: N clients replay an NBENCH loadfile (dbench's
+    /// client.txt or fslab's generated office load) and report MB/s and latency percentiles.
+    #[command(after_long_help = DBENCH_EXAMPLES)]
+    Dbench(DbenchArgs),
     /// List stored runs and studies, newest first.
     List(ListArgs),
     /// Show one stored run or study with its summary.
@@ -150,6 +154,14 @@ Examples:
   fslab iozone -I -s 2g -r 1m -f /mnt/t/f                       O_DIRECT
   fslab iozone -t 4 -s 256m -r 64k -F /mnt/t/a /mnt/t/b /mnt/t/c /mnt/t/d   throughput mode";
 
+const DBENCH_EXAMPLES: &str = "\
+Examples:
+  fslab dbench -D /mnt/test 10                          10 clients, fslab's office load, 120 s warmup + 600 s
+  fslab dbench -D /mnt/test -t 60 16                    16 clients, 12 s warmup + 60 s measured
+  fslab dbench -c /usr/share/dbench/client.txt -D /mnt/test -t 60 4   dbench's own loadfile
+  fslab dbench -D /mnt/test -t 30 --fsync --repeat 5 8  fsync after every write, five runs, mean and CI
+  fslab dbench --generate office.txt --seed 7           write a loadfile from fslab's office model";
+
 /// Output format of engine commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -240,6 +252,84 @@ pub struct FdtreeArgs {
     #[arg(long)]
     pub no_store: bool,
     /// No progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `fslab dbench`.
+#[derive(Debug, Args)]
+pub struct DbenchArgs {
+    /// Number of clients; each replays the loadfile in its own tree clients/client<N> (dbench's
+    /// NPROCS).
+    #[arg(value_name = "NCLIENTS", required_unless_present = "generate")]
+    pub clients: Option<usize>,
+    /// Measured run time after the warmup: seconds, or a duration such as 90s or 5m (dbench -t).
+    #[arg(
+        short = 't',
+        long = "timelimit",
+        default_value = "600",
+        value_name = "TIME"
+    )]
+    pub timelimit: String,
+    /// Warmup before the measured time, not counted. Default: a fifth of -t, like dbench
+    /// (0 with --run-once).
+    #[arg(long, value_name = "TIME")]
+    pub warmup: Option<String>,
+    /// NBENCH loadfile, plain or gzip-compressed (dbench -c). Default: fslab's generated
+    /// small-office load (see --generate).
+    #[arg(short = 'c', long = "loadfile", value_name = "FILE")]
+    pub loadfile: Option<PathBuf>,
+    /// Directory the client trees are made in (dbench -D).
+    #[arg(
+        short = 'D',
+        long = "directory",
+        default_value = ".",
+        value_name = "DIR"
+    )]
+    pub directory: PathBuf,
+    /// Open files with O_SYNC (dbench -s). Default: off.
+    #[arg(short = 's', long)]
+    pub sync: bool,
+    /// fsync after every write (dbench -F). Default: off.
+    #[arg(short = 'F', long)]
+    pub fsync: bool,
+    /// fdatasync the parent directory after unlink, rmdir and rename (dbench -S). Default: off.
+    #[arg(short = 'S', long)]
+    pub sync_dir: bool,
+    /// Skip the case-insensitive name lookups that imitate Samba (dbench --no-resolve).
+    /// Default: lookups on, like dbench.
+    #[arg(long)]
+    pub no_resolve: bool,
+    /// Replay as fast as possible, ignoring the loadfile's timestamps. Default: timestamps are
+    /// honoured like dbench (client.txt has none).
+    #[arg(long)]
+    pub ignore_timestamps: bool,
+    /// Play the loadfile once per client instead of looping until -t is over (dbench 5
+    /// --run-once); -t still caps the run.
+    #[arg(long)]
+    pub run_once: bool,
+    /// Leave the client trees in place after the run (dbench --skip-cleanup). Default: removed.
+    #[arg(long)]
+    pub skip_cleanup: bool,
+    /// Run N times and report mean, sd and 95% CI.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeat: u32,
+    /// Print one versioned JSON document instead of tables (progress lines go to stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// Write fslab's default loadfile model to FILE and exit (no clients are run).
+    #[arg(long, value_name = "FILE")]
+    pub generate: Option<PathBuf>,
+    /// Seed for --generate. Default: the seed of the built-in default load.
+    #[arg(long, value_name = "N", requires = "generate")]
+    pub seed: Option<u64>,
+    /// Tasks per pass for --generate. Default: as the built-in default load (1500).
+    #[arg(long, value_name = "N", requires = "generate")]
+    pub tasks: Option<u32>,
+    /// Do not record the run in the results database.
+    #[arg(long)]
+    pub no_store: bool,
+    /// No per-second progress lines.
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }

@@ -23,11 +23,18 @@ fn main() -> ExitCode {
             }
             // One line: clap's first line plus where to look.
             let text = e.render().to_string();
-            let first = text
-                .lines()
+            let mut lines = text.lines();
+            let mut first = lines
                 .next()
                 .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ");
+                .trim_start_matches("error: ")
+                .to_string();
+            // "the following required arguments were not provided:" names them on the next line.
+            if first.ends_with(':') {
+                if let Some(next) = lines.next() {
+                    first = format!("{first} {}", next.trim());
+                }
+            }
             eprintln!("fslab: {first}; see `fslab help`");
             return ExitCode::from(2);
         }

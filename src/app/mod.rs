@@ -1,6 +1,7 @@
 //! One function per subcommand: turn parsed arguments into work and print the result.
 
 mod cleanup;
+mod dbench;
 mod fdtree;
 mod iozone;
 mod iozone_report;
@@ -20,6 +21,7 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Fdtree(a) => fdtree::run(a, db),
         Command::Iozone(a) => iozone::run(a, db),
+        Command::Dbench(a) => dbench::run(a, db),
         Command::List(a) => list::list(a, db),
         Command::Show(a) => list::show(a, db),
         Command::Report(a) => report::report(a, db),

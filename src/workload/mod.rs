@@ -4,6 +4,7 @@
 //! An engine times only what it measures and returns a flat list of [`Metric`]s; it knows
 //! nothing about mkfs, mount or the store.
 
+pub mod dbench;
 pub mod fdtree;
 pub mod iozone;
 
@@ -91,6 +92,8 @@ pub enum WorkloadSpec {
     Fdtree(fdtree::FdtreeSpec),
     /// The IOzone-compatible throughput tests.
     Iozone(iozone::IozoneSpec),
+    /// The dbench-compatible client load.
+    Dbench(dbench::DbenchSpec),
 }
 
 impl WorkloadSpec {
@@ -99,6 +102,7 @@ impl WorkloadSpec {
         match self {
             WorkloadSpec::Fdtree(_) => "fdtree",
             WorkloadSpec::Iozone(_) => "iozone",
+            WorkloadSpec::Dbench(_) => "dbench",
         }
     }
 
@@ -107,6 +111,7 @@ impl WorkloadSpec {
         match self {
             WorkloadSpec::Fdtree(s) => s.label(),
             WorkloadSpec::Iozone(s) => s.label(),
+            WorkloadSpec::Dbench(s) => s.label(),
         }
     }
 
@@ -115,6 +120,7 @@ impl WorkloadSpec {
         match self {
             WorkloadSpec::Fdtree(s) => Ok(Box::new(fdtree::Fdtree::new(s.to_params()?))),
             WorkloadSpec::Iozone(s) => Ok(Box::new(iozone::Iozone::new(s.to_params()?))),
+            WorkloadSpec::Dbench(s) => Ok(Box::new(dbench::Dbench::new(s.to_params()?))),
         }
     }
 }

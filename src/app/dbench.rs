@@ -1,0 +1,321 @@
+//! `fslab dbench`: argument checks, the loadfile generator, repetitions, dbench-style
+//! progress and report, and the JSON document.
+
+use crate::cli::DbenchArgs;
+use crate::metric::Metric;
+use crate::report::runsummary;
+use crate::runner::adhoc::{self, AdhocOptions};
+use crate::stats::Thresholds;
+use crate::workload::dbench::{
+    generate, parse_duration_opt, ClientOptions, Dbench, DbenchParams, Loadfile, RepOutcome,
+};
+use crate::workload::{Observer, Target, Workload};
+use anyhow::Result;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Version of the JSON document printed by `--json`.
+pub const JSON_SCHEMA: &str = "fslab.dbench.v1";
+
+/// Prints dbench's per-second lines: to stdout with the tables, to stderr with `--json`.
+struct Console {
+    json: bool,
+    quiet: bool,
+}
+
+impl Observer for Console {
+    fn message(&self, msg: &str) {
+        if self.quiet {
+            return;
+        }
+        if self.json {
+            eprintln!("{msg}");
+        } else {
+            crate::outln!("{msg}");
+        }
+    }
+}
+
+fn params_from(a: &DbenchArgs) -> Result<DbenchParams> {
+    if a.repeat == 0 {
+        crate::bail_usage!("--repeat 0: at least one repetition is needed; use --repeat 1 or more");
+    }
+    let clients = a.clients.unwrap_or(0);
+    let duration = parse_duration_opt(&a.timelimit, "-t")?;
+    let warmup = match &a.warmup {
+        Some(w) => parse_duration_opt(w, "--warmup")?,
+        None if a.run_once => std::time::Duration::ZERO,
+        None => duration / 5,
+    };
+    // Cheap checks first, so `fslab dbench 0` does not read a 26 MB loadfile to say no.
+    let mut p = DbenchParams::new(Loadfile::default());
+    p.clients = clients;
+    p.duration = duration;
+    p.validate()?;
+    crate::workload::check_writable_dir(&a.directory, "-D")?;
+    let lf = match &a.loadfile {
+        Some(path) => Loadfile::from_path(path)?,
+        None => generate::default_loadfile(),
+    };
+    p.loadfile_source = lf.source.clone();
+    p.loadfile = Arc::new(lf);
+    p.warmup = warmup;
+    p.client = ClientOptions {
+        sync_open: a.sync,
+        fsync: a.fsync,
+        sync_dir: a.sync_dir,
+        no_resolve: a.no_resolve,
+    };
+    p.timestamps = !a.ignore_timestamps;
+    p.run_once = a.run_once;
+    p.skip_cleanup = a.skip_cleanup;
+    Ok(p)
+}
+
+fn write_generated(a: &DbenchArgs, out: &PathBuf) -> Result<()> {
+    let seed = a.seed.unwrap_or(generate::DEFAULT_SEED);
+    let tasks = a.tasks.unwrap_or(generate::DEFAULT_TASKS);
+    if tasks == 0 {
+        crate::bail_usage!("--tasks 0 makes a loadfile without work; use --tasks 1 or more");
+    }
+    let text = generate::generate(seed, tasks);
+    let lf = Loadfile::parse(&text, "generated")?;
+    std::fs::write(out, &text).map_err(|e| {
+        crate::error::usage(format!(
+            "cannot write {}: {e}; choose a writable path for --generate",
+            out.display()
+        ))
+    })?;
+    eprintln!(
+        "wrote {}: {} operations per pass, {:.1} MB of ReadX/WriteX per pass (seed {seed}, {tasks} tasks)",
+        out.display(),
+        lf.ops.len(),
+        lf.bytes_per_pass() as f64 / 1e6
+    );
+    Ok(())
+}
+
+fn options_text(p: &DbenchParams) -> String {
+    let mut v = Vec::new();
+    if p.client.sync_open {
+        v.push("O_SYNC opens (--sync)");
+    }
+    if p.client.fsync {
+        v.push("fsync after every write (--fsync)");
+    }
+    if p.client.sync_dir {
+        v.push("directory syncs (--sync-dir)");
+    }
+    if p.client.no_resolve {
+        v.push("no name resolution (--no-resolve)");
+    }
+    if p.run_once {
+        v.push("one pass per client (--run-once)");
+    }
+    if !p.timestamps && p.loadfile.has_timestamps {
+        v.push("timestamps ignored");
+    }
+    if v.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", v.join(", "))
+    }
+}
+
+/// dbench's per-operation table with percentiles, and its closing throughput line.
+pub fn report(p: &DbenchParams, o: &RepOutcome) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        " {:<24}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        "Operation", "Count", "AvgLat", "P50", "P99", "P99.9", "MaxLat"
+    );
+    let _ = writeln!(s, " {}", "-".repeat(84));
+    for r in &o.ops {
+        let _ = writeln!(
+            s,
+            " {:<24}{:>10}{:>10.3}{:>10.3}{:>10.3}{:>10.3}{:>10.3}",
+            r.op, r.count, r.mean_ms, r.p50_ms, r.p99_ms, r.p999_ms, r.max_ms
+        );
+    }
+    let _ = writeln!(
+        s,
+        " (latencies in ms, HDR histograms merged over all clients)"
+    );
+    let max = o.ops.iter().map(|r| r.max_ms).fold(0.0, f64::max);
+    let _ = write!(
+        s,
+        "\nThroughput {:.3} MB/sec{}{}  {} clients  max_latency={:.3} ms  ({} ops in {:.1} s)",
+        o.throughput_mb_s,
+        if p.client.sync_open {
+            " (sync open)"
+        } else {
+            ""
+        },
+        if p.client.sync_dir {
+            " (sync dirs)"
+        } else {
+            ""
+        },
+        p.clients,
+        max,
+        o.measured_ops,
+        o.measured_seconds
+    );
+    if p.timestamps && p.loadfile.has_timestamps {
+        let _ = write!(s, "  max_lag={:.3} ms", o.max_lag_ms);
+    }
+    s
+}
+
+/// Run `fslab dbench`.
+pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
+    if let Some(out) = &a.generate {
+        return write_generated(&a, out);
+    }
+    let params = params_from(&a)?;
+    let dir = std::fs::canonicalize(&a.directory)?;
+    let target = Target::new(&dir);
+    let mut engine = Dbench::new(params.clone());
+    // Before anything is created: does it fit?
+    engine.prepare(&target)?;
+    for n in engine.top_level_names() {
+        let p = dir.join(&n);
+        if p.symlink_metadata().is_ok() {
+            crate::bail_usage!(
+                "{} already exists (left by an earlier run?); remove it or choose another directory with -D",
+                p.display()
+            );
+        }
+    }
+
+    let lf = &params.loadfile;
+    let header = format!(
+        "fslab dbench: {} in {} ({}), loadfile {} ({} operations, {:.1} MB per pass), warmup {:.0} s, run {:.0} s{}",
+        crate::workload::dbench::clients_text(params.clients),
+        dir.display(),
+        target.fs_type.as_deref().unwrap_or("unknown fs"),
+        params.loadfile_source,
+        lf.ops.len(),
+        lf.bytes_per_pass() as f64 / 1e6,
+        params.warmup.as_secs_f64(),
+        params.duration.as_secs_f64(),
+        options_text(&params)
+    );
+    let console = Console {
+        json: a.json,
+        quiet: a.quiet,
+    };
+    console.message(&header);
+
+    let mut store = if a.no_store {
+        None
+    } else {
+        Some(super::open_store(db)?)
+    };
+    let mut outcomes: Vec<RepOutcome> = Vec::new();
+    let json = a.json;
+    let repeat = a.repeat;
+    let shown = params.clone();
+    let mut on_rep = |rep: u32, _m: &[Metric], w: &dyn Workload| {
+        if let Some(o) = w
+            .as_any()
+            .downcast_ref::<Dbench>()
+            .and_then(|d| d.last.clone())
+        {
+            if !json {
+                if repeat > 1 {
+                    crate::outln!("\nrepetition {rep} of {repeat}:");
+                }
+                crate::outln!("\n{}", report(&shown, &o));
+            }
+            outcomes.push(o);
+        }
+    };
+    let label = format!(
+        "dbench {}, {:.0} s{}",
+        crate::workload::dbench::clients_text(params.clients),
+        params.duration.as_secs_f64(),
+        if a.loadfile.is_some() {
+            format!(", {}", params.loadfile_source)
+        } else {
+            String::new()
+        }
+    );
+    let result = adhoc::run(
+        AdhocOptions {
+            repeat: a.repeat,
+            store: store.as_mut(),
+            name: "dbench".into(),
+            command_line: super::command_line(),
+            params: serde_json::to_value(&params)?,
+            label,
+        },
+        &mut engine,
+        &target,
+        &console,
+        &mut on_rep,
+    )?;
+
+    let sums = runsummary::summarize_reps(&result.reps);
+    let warnings = runsummary::warnings(&sums, &Thresholds::default());
+    if json {
+        let doc = serde_json::json!({
+            "schema": JSON_SCHEMA,
+            "fslab_version": env!("CARGO_PKG_VERSION"),
+            "run_id": result.study,
+            "params": params,
+            "loadfile": {
+                "source": params.loadfile_source,
+                "lines": lf.lines,
+                "operations_per_pass": lf.ops.len(),
+                "bytes_per_pass": lf.bytes_per_pass(),
+                "has_timestamps": lf.has_timestamps,
+            },
+            "directory": dir,
+            "fs_type": target.fs_type,
+            "repetitions": outcomes,
+            "metrics": result.reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
+                "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
+            })).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            "summary": runsummary::to_json(&sums),
+            "warnings": warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
+            "environment": result.environment.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            "error": result.error.as_ref().map(|e| format!("{e:#}")),
+        });
+        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        if result.reps.len() > 1 {
+            let totals: Vec<_> = sums
+                .iter()
+                .filter(|m| m.phase == "total")
+                .cloned()
+                .collect();
+            crate::outln!("\nsummary over {} repetitions:", result.reps.len());
+            crate::outln!("{}", runsummary::render_table(&totals));
+        }
+        for w in &warnings {
+            crate::outln!("warning: {w}");
+        }
+        // On failure the error is the one line; the failed trial is stored all the same.
+        if let (Some(id), None) = (result.study, &result.error) {
+            eprintln!("stored as run {id}: fslab show {id}");
+        }
+    }
+    if params.skip_cleanup && result.error.is_none() {
+        eprintln!(
+            "client trees kept (--skip-cleanup): {}",
+            engine
+                .top_level_names()
+                .iter()
+                .map(|n| dir.join(n).display().to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    match result.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}

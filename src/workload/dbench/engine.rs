@@ -1,0 +1,457 @@
+//! Running one dbench repetition: N client threads released together behind a barrier,
+//! each looping over the loadfile until the time is up, a per-second progress line, and
+//! the throughput and per-operation latency histograms after the warmup.
+//!
+//! Timing follows dbench: the warmup (default a fifth of `-t`) is run first and not
+//! counted, then `-t` seconds are measured; throughput is the ReadX and WriteX bytes of
+//! operations that completed in the measured window divided by its length, in MB/s
+//! (10^6 bytes). Unlike dbench, an operation counts when it *completes* inside the window
+//! (dbench counts whatever the one-second alarm saw last), and latency is kept as an HDR
+//! histogram per operation kind (nanoseconds, 3 significant digits) instead of a mean and
+//! a maximum.
+
+use super::client::Client;
+use super::ops::OpKind;
+use super::worker::{run_client, ClientContext, ClientResult, Gate, Slot};
+use super::DbenchParams;
+use crate::metric::{Histogram as StoredHistogram, Metric, Unit};
+use crate::workload::{Observer, Requirements, Target, Workload};
+use anyhow::{anyhow, Result};
+use hdrhistogram::Histogram;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// One row of the per-operation table.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct OpRow {
+    /// Operation name.
+    pub op: &'static str,
+    /// Operations completed in the measured window, all clients.
+    pub count: u64,
+    /// Mean latency in ms.
+    pub mean_ms: f64,
+    /// Median latency in ms.
+    pub p50_ms: f64,
+    /// 99th percentile in ms.
+    pub p99_ms: f64,
+    /// 99.9th percentile in ms.
+    pub p999_ms: f64,
+    /// Maximum in ms.
+    pub max_ms: f64,
+}
+
+/// What one repetition produced.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RepOutcome {
+    /// MB/s (10^6 bytes) of ReadX+WriteX after the warmup.
+    pub throughput_mb_s: f64,
+    /// Length of the measured window in seconds.
+    pub measured_seconds: f64,
+    /// Bytes counted in the window.
+    pub measured_bytes: u64,
+    /// Operations completed in the window.
+    pub measured_ops: u64,
+    /// Complete passes over the loadfile, all clients.
+    pub passes: u64,
+    /// Loadfile lines executed by all clients, warmup included (dbench's line counter).
+    pub total_lines: u64,
+    /// Largest lateness behind the loadfile's timestamps, in ms (0 without timestamps).
+    pub max_lag_ms: f64,
+    /// Per-operation latency table, in dbench's order; kinds that did not occur are left out.
+    pub ops: Vec<OpRow>,
+}
+
+/// The dbench engine.
+pub struct Dbench {
+    params: DbenchParams,
+    live: Vec<PathBuf>,
+    hists: Vec<StoredHistogram>,
+    /// The last repetition's details, for the dbench-style report.
+    pub last: Option<RepOutcome>,
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+impl Dbench {
+    /// An engine for validated parameters.
+    pub fn new(params: DbenchParams) -> Dbench {
+        Dbench {
+            params,
+            live: Vec::new(),
+            hists: Vec::new(),
+            last: None,
+        }
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &DbenchParams {
+        &self.params
+    }
+
+    /// Top-level entries of the target that the clients create (`clients`, usually).
+    pub fn top_level_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = (0..self.params.clients)
+            .flat_map(|n| self.params.loadfile.top_level_names(n))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// Run one repetition in `dir`.
+    pub fn run_rep(&mut self, dir: &Path, obs: &dyn Observer) -> Result<RepOutcome> {
+        let names = self.top_level_names();
+        for n in &names {
+            let p = dir.join(n);
+            if p.symlink_metadata().is_ok() {
+                crate::bail_usage!(
+                    "{} already exists (left by an earlier run?); remove it or choose another directory with -D",
+                    p.display()
+                );
+            }
+        }
+        self.live = names.iter().map(|n| dir.join(n)).collect();
+        let p = &self.params;
+        let lf = &*p.loadfile;
+        let n = p.clients;
+        let slots: Vec<Slot> = (0..n).map(|_| Slot::default()).collect();
+        let abort = AtomicBool::new(false);
+        let first_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+        let start: OnceLock<Instant> = OnceLock::new();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let fail = |e: anyhow::Error| {
+            abort.store(true, Ordering::Relaxed);
+            let mut g = first_error.lock().unwrap_or_else(|p| p.into_inner());
+            if g.is_none() {
+                *g = Some(e);
+            }
+        };
+
+        let gate = Gate::default();
+        let results: Vec<Option<ClientResult>> = std::thread::scope(|s| {
+            let mut handles = Vec::with_capacity(n);
+            for (id, slot) in slots.iter().enumerate() {
+                let (gate, abort, start, fail) = (&gate, &abort, &start, &fail);
+                let done = done_tx.clone();
+                let b = std::thread::Builder::new().name(format!("dbench-client{id}"));
+                let spawned = b.spawn_scoped(s, move || {
+                    let client = Client::new(id, lf, dir, p.client);
+                    let t0 = gate.arrive_and_wait(start);
+                    let out = match client {
+                        Err(e) => {
+                            fail(anyhow!("client {id}: cannot open {}: {e}", dir.display()));
+                            None
+                        }
+                        Ok(c) => match run_client(c, p, slot, abort, t0) {
+                            Ok(r) => Some(r),
+                            Err(e) => {
+                                fail(e.context_for(id, dir));
+                                None
+                            }
+                        },
+                    };
+                    let _ = done.send(());
+                    out
+                });
+                match spawned {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        fail(anyhow!(
+                            "cannot start client thread {id}: {e}; use fewer clients"
+                        ));
+                        break;
+                    }
+                }
+            }
+            drop(done_tx);
+            // Release everybody at once when all started clients are ready.
+            let t0 = gate.open_when(handles.len(), &start);
+            self.progress(t0, &slots, &done_rx, handles.len(), obs);
+            handles
+                .into_iter()
+                .enumerate()
+                .map(|(id, h)| {
+                    h.join().unwrap_or_else(|_| {
+                        fail(anyhow!(
+                            "client {id} panicked; this is a bug in fslab, please report it"
+                        ));
+                        None
+                    })
+                })
+                .collect()
+        });
+
+        if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
+        let t0 = *start.get().unwrap_or(&Instant::now());
+        let results: Vec<ClientResult> = results.into_iter().flatten().collect();
+        self.summarize(t0, results)
+    }
+
+    /// Print a line per second until every client is done.
+    fn progress(
+        &self,
+        t0: Instant,
+        slots: &[Slot],
+        done: &std::sync::mpsc::Receiver<()>,
+        n: usize,
+        obs: &dyn Observer,
+    ) {
+        let warm_end = t0 + self.params.warmup;
+        let mut finished = 0;
+        let mut tick = 1u64;
+        obs.phase_started("dbench", 0);
+        while finished < n {
+            let next = t0 + Duration::from_secs(tick);
+            let wait = next.saturating_duration_since(Instant::now());
+            match done.recv_timeout(wait) {
+                Ok(()) => {
+                    finished += 1;
+                    continue;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            tick += 1;
+            let now = Instant::now();
+            let lines: u64 = slots.iter().map(|s| s.lines.load(Ordering::Relaxed)).sum();
+            let lat = slots
+                .iter()
+                .map(|s| s.max_latency_ns.swap(0, Ordering::Relaxed))
+                .max()
+                .unwrap_or(0);
+            let (phase, mbps, secs) = if now < warm_end {
+                let b: u64 = slots.iter().map(|s| s.bytes.load(Ordering::Relaxed)).sum();
+                let t = (now - t0).as_secs_f64();
+                ("warmup", b as f64 / 1e6 / t, t)
+            } else {
+                let b: u64 = slots
+                    .iter()
+                    .map(|s| s.measured_bytes.load(Ordering::Relaxed))
+                    .sum();
+                let t = (now - warm_end).as_secs_f64().max(1e-9);
+                ("execute", b as f64 / 1e6 / t, t)
+            };
+            obs.progress(lines);
+            if secs < 0.5 {
+                // dbench, too, prints nothing in the first second of a phase.
+                continue;
+            }
+            obs.message(&format!(
+                "{:4}  {:8}  {:7.2} MB/sec  {phase} {:3.0} sec  latency {:.3} ms",
+                n - finished,
+                lines / n as u64,
+                mbps,
+                secs,
+                ms(lat)
+            ));
+        }
+        obs.phase_finished("dbench");
+    }
+
+    fn summarize(&mut self, t0: Instant, results: Vec<ClientResult>) -> Result<RepOutcome> {
+        let p = &self.params;
+        let warm_end = t0 + p.warmup;
+        let end = warm_end + p.duration;
+        let last = results
+            .iter()
+            .map(|r| r.finished)
+            .max()
+            .unwrap_or(t0)
+            .min(end);
+        if last <= warm_end {
+            crate::bail_usage!(
+                "every client finished before the warmup of {:.1} s was over, so nothing was measured; use a shorter --warmup (or --warmup 0 with --run-once)",
+                p.warmup.as_secs_f64()
+            );
+        }
+        let window = (last - warm_end).as_secs_f64();
+        let measured_bytes: u64 = results.iter().map(|r| r.measured_bytes).sum();
+        let measured_ops: u64 = results.iter().map(|r| r.measured_ops).sum();
+        if measured_ops == 0 {
+            crate::bail_usage!(
+                "no operation completed in the {window:.1} s after the warmup (each one took longer); use a longer -t"
+            );
+        }
+        let mut merged: Vec<Option<Histogram<u64>>> = (0..OpKind::COUNT).map(|_| None).collect();
+        for r in &results {
+            for (k, h) in r.hists.iter().enumerate() {
+                if let Some(h) = h {
+                    match &mut merged[k] {
+                        Some(m) => m
+                            .add(h)
+                            .map_err(|e| anyhow!("merging latency histograms: {e}"))?,
+                        slot @ None => *slot = Some(h.clone()),
+                    }
+                }
+            }
+        }
+        let mut rows = Vec::new();
+        self.hists.clear();
+        for kind in OpKind::ALL {
+            let Some(h) = &merged[kind.index()] else {
+                continue;
+            };
+            if h.is_empty() {
+                continue;
+            }
+            rows.push(OpRow {
+                op: kind.name(),
+                count: h.len(),
+                mean_ms: h.mean() / 1e6,
+                p50_ms: ms(h.value_at_quantile(0.5)),
+                p99_ms: ms(h.value_at_quantile(0.99)),
+                p999_ms: ms(h.value_at_quantile(0.999)),
+                max_ms: ms(h.max()),
+            });
+            let mut data = Vec::new();
+            use hdrhistogram::serialization::Serializer as _;
+            hdrhistogram::serialization::V2DeflateSerializer::new()
+                .serialize(h, &mut data)
+                .map_err(|e| anyhow!("serializing the {kind} histogram: {e:?}"))?;
+            self.hists.push(StoredHistogram {
+                phase: kind.name().to_string(),
+                name: "latency_ns".into(),
+                encoding: "hdr-v2-deflate".into(),
+                data,
+            });
+        }
+        let out = RepOutcome {
+            throughput_mb_s: measured_bytes as f64 / 1e6 / window,
+            measured_seconds: window,
+            measured_bytes,
+            measured_ops,
+            passes: results.iter().map(|r| r.passes).sum(),
+            total_lines: results.iter().map(|r| r.lines).sum(),
+            max_lag_ms: results
+                .iter()
+                .map(|r| r.max_lag.as_secs_f64() * 1e3)
+                .fold(0.0, f64::max),
+            ops: rows,
+        };
+        self.last = Some(out.clone());
+        Ok(out)
+    }
+
+    /// Metrics of one repetition.
+    pub fn metrics(&self, o: &RepOutcome) -> Vec<Metric> {
+        let mut m = vec![
+            Metric::new("total", "throughput", Unit::MBPerSec, o.throughput_mb_s),
+            Metric::new(
+                "total",
+                "op_rate",
+                Unit::OpsPerSec,
+                o.measured_ops as f64 / o.measured_seconds,
+            ),
+            Metric::new("total", "elapsed", Unit::Seconds, o.measured_seconds),
+            Metric::new("total", "operations", Unit::Count, o.measured_ops as f64),
+            Metric::new(
+                "total",
+                "max_latency",
+                Unit::Millis,
+                o.ops.iter().map(|r| r.max_ms).fold(0.0, f64::max),
+            ),
+        ];
+        if self.params.timestamps && self.params.loadfile.has_timestamps {
+            m.push(Metric::new("total", "max_lag", Unit::Millis, o.max_lag_ms));
+        }
+        for r in &o.ops {
+            m.push(Metric::new(r.op, "count", Unit::Count, r.count as f64));
+            m.push(Metric::new(r.op, "mean_latency", Unit::Millis, r.mean_ms));
+            m.push(Metric::new(r.op, "p50_latency", Unit::Millis, r.p50_ms));
+            m.push(Metric::new(r.op, "p99_latency", Unit::Millis, r.p99_ms));
+            m.push(Metric::new(r.op, "p999_latency", Unit::Millis, r.p999_ms));
+            m.push(Metric::new(r.op, "max_latency", Unit::Millis, r.max_ms));
+        }
+        m
+    }
+
+    /// Remove the client trees of the current repetition.
+    fn remove_trees(&mut self) -> Result<()> {
+        let mut first = None;
+        for p in self.live.drain(..) {
+            let r = match p.symlink_metadata() {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&p),
+                Ok(_) => std::fs::remove_file(&p),
+                Err(_) => Ok(()),
+            };
+            if let Err(e) = r {
+                first.get_or_insert(anyhow!("could not remove client tree {}: {e}", p.display()));
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+impl Workload for Dbench {
+    fn name(&self) -> &'static str {
+        "dbench"
+    }
+
+    fn requirements(&self) -> Requirements {
+        let f = super::footprint::footprint(&self.params.loadfile);
+        let c = self.params.clients as u64;
+        Requirements {
+            bytes: f.bytes.saturating_mul(c),
+            inodes: f.inodes.saturating_mul(c),
+        }
+    }
+
+    fn prepare(&mut self, target: &Target) -> Result<()> {
+        crate::workload::check_writable_dir(target.dir(), "-D")?;
+        let req = self.requirements();
+        let free = crate::sysinfo::free_space(target.dir())?;
+        let short = if req.bytes > free.bytes {
+            Some(format!(
+                "{} of data but {} has only {} free",
+                crate::units::fmt_bytes(req.bytes),
+                target.dir().display(),
+                crate::units::fmt_bytes(free.bytes)
+            ))
+        } else if free.inodes_total > 0 && req.inodes > free.inodes {
+            Some(format!(
+                "{} inodes but {} has only {} free",
+                req.inodes,
+                target.dir().display(),
+                free.inodes
+            ))
+        } else {
+            None
+        };
+        match short {
+            Some(s) => crate::bail_usage!(
+                "this run ({} replaying {}) needs about {s}; use fewer clients, a smaller loadfile, or another directory with -D",
+                super::clients_text(self.params.clients),
+                self.params.loadfile_source
+            ),
+            None => Ok(()),
+        }
+    }
+
+    fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
+        self.hists.clear();
+        let out = self.run_rep(target.dir(), obs)?;
+        Ok(self.metrics(&out))
+    }
+
+    fn cleanup(&mut self, _target: &Target) -> Result<()> {
+        if self.params.skip_cleanup {
+            self.live.clear();
+            return Ok(());
+        }
+        self.remove_trees()
+    }
+
+    fn take_histograms(&mut self) -> Vec<StoredHistogram> {
+        std::mem::take(&mut self.hists)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

@@ -1,0 +1,299 @@
+//! The operations of dbench's `fileio` back end and the expected-status column of an NBENCH
+//! loadfile.
+//!
+//! Names follow dbench (`fileio.c`): `NTCreateX`, `ReadX`, `QUERY_PATH_INFORMATION`, … and are
+//! matched case-insensitively as dbench 5 does. A status is `NT_STATUS_<NAME>`, a hexadecimal
+//! NTSTATUS (`0x00000000`, `0xc0000034`), `SUCCESS`, `ERROR` or `*` (any outcome).
+//!
+//! dbench itself only distinguishes "success" from "failure" and ignores the status of most
+//! operations; fslab checks every operation. A POSIX file system cannot reproduce every NT
+//! status, so a failure status is compared by class: the "not found" statuses require
+//! `ENOENT`/`ENOTDIR`, `OBJECT_NAME_COLLISION` requires `EEXIST`, and so on; failure statuses
+//! without a POSIX counterpart accept any error.
+
+use std::fmt;
+
+/// One operation of dbench's file back end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpKind {
+    /// Open or create a file or directory and bind it to a handle.
+    NtCreateX,
+    /// Close a handle.
+    Close,
+    /// Rename a path.
+    Rename,
+    /// Remove a file.
+    Unlink,
+    /// Remove a directory tree (at the start of each pass in dbench's loadfiles).
+    Deltree,
+    /// Remove an empty directory.
+    Rmdir,
+    /// Create a directory.
+    Mkdir,
+    /// Look a path up (stat, then a case-insensitive directory scan).
+    QueryPathInformation,
+    /// fstat a handle.
+    QueryFileInformation,
+    /// statvfs of the target.
+    QueryFsInformation,
+    /// Set the times of a handle.
+    SetFileInformation,
+    /// List a directory, optionally with a wildcard pattern.
+    FindFirst,
+    /// pwrite on a handle.
+    WriteX,
+    /// pread on a handle.
+    ReadX,
+    /// Take a byte-range lock.
+    LockX,
+    /// Release a byte-range lock.
+    UnlockX,
+    /// fsync a handle.
+    Flush,
+}
+
+impl OpKind {
+    /// Number of operation kinds.
+    pub const COUNT: usize = 17;
+
+    /// All kinds, in dbench's report order.
+    pub const ALL: [OpKind; OpKind::COUNT] = [
+        OpKind::NtCreateX,
+        OpKind::Close,
+        OpKind::Rename,
+        OpKind::Unlink,
+        OpKind::Deltree,
+        OpKind::Rmdir,
+        OpKind::Mkdir,
+        OpKind::QueryPathInformation,
+        OpKind::QueryFileInformation,
+        OpKind::QueryFsInformation,
+        OpKind::SetFileInformation,
+        OpKind::FindFirst,
+        OpKind::WriteX,
+        OpKind::ReadX,
+        OpKind::LockX,
+        OpKind::UnlockX,
+        OpKind::Flush,
+    ];
+
+    /// The name as written in loadfiles and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::NtCreateX => "NTCreateX",
+            OpKind::Close => "Close",
+            OpKind::Rename => "Rename",
+            OpKind::Unlink => "Unlink",
+            OpKind::Deltree => "Deltree",
+            OpKind::Rmdir => "Rmdir",
+            OpKind::Mkdir => "Mkdir",
+            OpKind::QueryPathInformation => "QUERY_PATH_INFORMATION",
+            OpKind::QueryFileInformation => "QUERY_FILE_INFORMATION",
+            OpKind::QueryFsInformation => "QUERY_FS_INFORMATION",
+            OpKind::SetFileInformation => "SET_FILE_INFORMATION",
+            OpKind::FindFirst => "FIND_FIRST",
+            OpKind::WriteX => "WriteX",
+            OpKind::ReadX => "ReadX",
+            OpKind::LockX => "LockX",
+            OpKind::UnlockX => "UnlockX",
+            OpKind::Flush => "Flush",
+        }
+    }
+
+    /// Look a name up, ignoring case (dbench 5 uses strcasecmp).
+    pub fn from_name(s: &str) -> Option<OpKind> {
+        // Exact spellings first: loadfiles are large and almost always use them.
+        let exact = match s {
+            "NTCreateX" => Some(OpKind::NtCreateX),
+            "Close" => Some(OpKind::Close),
+            "ReadX" => Some(OpKind::ReadX),
+            "WriteX" => Some(OpKind::WriteX),
+            "QUERY_PATH_INFORMATION" => Some(OpKind::QueryPathInformation),
+            "FIND_FIRST" => Some(OpKind::FindFirst),
+            _ => None,
+        };
+        exact.or_else(|| {
+            OpKind::ALL
+                .into_iter()
+                .find(|k| k.name().eq_ignore_ascii_case(s))
+        })
+    }
+
+    /// Position in [`OpKind::ALL`], for per-kind arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The arguments between the operation name and the status, for messages.
+    pub fn usage(self) -> &'static str {
+        match self {
+            OpKind::NtCreateX => "PATH CREATE_OPTIONS DISPOSITION HANDLE",
+            OpKind::Close | OpKind::Flush => "HANDLE",
+            OpKind::Rename => "OLD_PATH NEW_PATH",
+            OpKind::Unlink => "PATH [ATTRIBUTES]",
+            OpKind::Deltree | OpKind::Rmdir | OpKind::Mkdir => "PATH",
+            OpKind::QueryPathInformation => "PATH LEVEL",
+            OpKind::QueryFileInformation | OpKind::SetFileInformation => "HANDLE LEVEL",
+            OpKind::QueryFsInformation => "LEVEL",
+            OpKind::FindFirst => "PATTERN LEVEL MAXCOUNT COUNT",
+            OpKind::WriteX | OpKind::ReadX => "HANDLE OFFSET SIZE RETURNED_SIZE",
+            OpKind::LockX | OpKind::UnlockX => "HANDLE OFFSET LENGTH",
+        }
+    }
+}
+
+impl fmt::Display for OpKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which errors a failure status accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailClass {
+    /// `OBJECT_NAME_NOT_FOUND`, `OBJECT_PATH_NOT_FOUND`, `NO_SUCH_FILE`, `NOT_FOUND`:
+    /// ENOENT or ENOTDIR.
+    NotFound,
+    /// `OBJECT_NAME_COLLISION`: EEXIST.
+    Exists,
+    /// `DIRECTORY_NOT_EMPTY`: ENOTEMPTY (or EEXIST, which POSIX also allows).
+    NotEmpty,
+    /// `ACCESS_DENIED`: EACCES, EPERM or EROFS.
+    AccessDenied,
+    /// `NOT_A_DIRECTORY`: ENOTDIR.
+    NotADirectory,
+    /// `FILE_IS_A_DIRECTORY`: EISDIR.
+    IsADirectory,
+    /// Any other failure status (`ERROR`, `SHARING_VIOLATION`, …): any error.
+    Any,
+}
+
+impl FailClass {
+    /// Whether an errno is an acceptable outcome for this class.
+    pub fn accepts(self, errno: i32) -> bool {
+        use libc::*;
+        match self {
+            FailClass::NotFound => errno == ENOENT || errno == ENOTDIR,
+            FailClass::Exists => errno == EEXIST,
+            FailClass::NotEmpty => errno == ENOTEMPTY || errno == EEXIST,
+            FailClass::AccessDenied => errno == EACCES || errno == EPERM || errno == EROFS,
+            FailClass::NotADirectory => errno == ENOTDIR,
+            FailClass::IsADirectory => errno == EISDIR,
+            FailClass::Any => true,
+        }
+    }
+}
+
+/// The outcome a loadfile line expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// `NT_STATUS_OK`, `0x00000000` or `SUCCESS`.
+    Success,
+    /// A failure status.
+    Failure(FailClass),
+    /// `*`: any outcome.
+    Any,
+}
+
+/// Known NTSTATUS values: (name without the `NT_STATUS_` prefix, code, class).
+const KNOWN: &[(&str, u32, FailClass)] = &[
+    ("OBJECT_NAME_NOT_FOUND", 0xC000_0034, FailClass::NotFound),
+    ("OBJECT_PATH_NOT_FOUND", 0xC000_003A, FailClass::NotFound),
+    ("NO_SUCH_FILE", 0xC000_000F, FailClass::NotFound),
+    ("NOT_FOUND", 0xC000_0225, FailClass::NotFound),
+    ("OBJECT_NAME_COLLISION", 0xC000_0035, FailClass::Exists),
+    ("DIRECTORY_NOT_EMPTY", 0xC000_0101, FailClass::NotEmpty),
+    ("ACCESS_DENIED", 0xC000_0022, FailClass::AccessDenied),
+    ("NOT_A_DIRECTORY", 0xC000_0103, FailClass::NotADirectory),
+    ("FILE_IS_A_DIRECTORY", 0xC000_00BA, FailClass::IsADirectory),
+];
+
+/// Parse the status column. `None` means the token is not a status at all.
+pub fn parse_status(tok: &str) -> Option<Expect> {
+    if tok == "*" {
+        return Some(Expect::Any);
+    }
+    if tok == "SUCCESS" {
+        return Some(Expect::Success);
+    }
+    if tok == "ERROR" {
+        return Some(Expect::Failure(FailClass::Any));
+    }
+    if let Some(name) = tok.strip_prefix("NT_STATUS_") {
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return None;
+        }
+        if name == "OK" {
+            return Some(Expect::Success);
+        }
+        let class = KNOWN
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map_or(FailClass::Any, |k| k.2);
+        return Some(Expect::Failure(class));
+    }
+    let hex = tok.strip_prefix("0x").or_else(|| tok.strip_prefix("0X"))?;
+    let code = u32::from_str_radix(hex, 16).ok()?;
+    if code == 0 {
+        return Some(Expect::Success);
+    }
+    let class = KNOWN
+        .iter()
+        .find(|(_, c, _)| *c == code)
+        .map_or(FailClass::Any, |k| k.2);
+    Some(Expect::Failure(class))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_ignore_case() {
+        for k in OpKind::ALL {
+            assert_eq!(OpKind::from_name(k.name()), Some(k));
+            assert_eq!(OpKind::ALL[k.index()], k);
+        }
+        assert_eq!(OpKind::from_name("ntcreatex"), Some(OpKind::NtCreateX));
+        assert_eq!(OpKind::from_name("find_first"), Some(OpKind::FindFirst));
+        assert_eq!(OpKind::from_name("SMBopenX"), None);
+    }
+
+    #[test]
+    fn statuses() {
+        assert_eq!(parse_status("NT_STATUS_OK"), Some(Expect::Success));
+        assert_eq!(parse_status("0x00000000"), Some(Expect::Success));
+        assert_eq!(parse_status("SUCCESS"), Some(Expect::Success));
+        assert_eq!(parse_status("*"), Some(Expect::Any));
+        assert_eq!(parse_status("ERROR"), Some(Expect::Failure(FailClass::Any)));
+        assert_eq!(
+            parse_status("NT_STATUS_OBJECT_NAME_NOT_FOUND"),
+            Some(Expect::Failure(FailClass::NotFound))
+        );
+        assert_eq!(
+            parse_status("0xc0000034"),
+            Some(Expect::Failure(FailClass::NotFound))
+        );
+        assert_eq!(
+            parse_status("0xC0000035"),
+            Some(Expect::Failure(FailClass::Exists))
+        );
+        assert_eq!(
+            parse_status("NT_STATUS_SHARING_VIOLATION"),
+            Some(Expect::Failure(FailClass::Any))
+        );
+        assert_eq!(parse_status("0xZZ"), None);
+        assert_eq!(parse_status("OK"), None);
+        assert_eq!(parse_status("NT_STATUS_"), None);
+        assert_eq!(parse_status("16385"), None);
+    }
+
+    #[test]
+    fn classes_accept_the_right_errnos() {
+        assert!(FailClass::NotFound.accepts(libc::ENOENT));
+        assert!(FailClass::NotFound.accepts(libc::ENOTDIR));
+        assert!(!FailClass::NotFound.accepts(libc::EEXIST));
+        assert!(FailClass::Exists.accepts(libc::EEXIST));
+        assert!(FailClass::Any.accepts(libc::EIO));
+    }
+}

@@ -1,0 +1,181 @@
+//! One client thread of a dbench run: the start gate, the loop over loadfile passes with
+//! per-operation timing into HDR histograms, and the counters the progress line reads.
+
+use super::client::{Client, OpError};
+use super::ops::OpKind;
+use super::DbenchParams;
+use anyhow::anyhow;
+use hdrhistogram::Histogram;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Counters one client publishes for the progress line (its own cache line).
+#[repr(align(128))]
+#[derive(Default)]
+pub(super) struct Slot {
+    pub(super) lines: AtomicU64,
+    pub(super) bytes: AtomicU64,
+    pub(super) measured_bytes: AtomicU64,
+    pub(super) max_latency_ns: AtomicU64,
+}
+
+/// The start line: clients arrive and wait; the coordinator opens it when all have arrived
+/// and sets the common start instant (dbench's SIGSTOP/SIGCONT release).
+#[derive(Default)]
+pub(super) struct Gate {
+    state: Mutex<(usize, bool)>,
+    cv: Condvar,
+}
+
+impl Gate {
+    pub(super) fn arrive_and_wait(&self, start: &OnceLock<Instant>) -> Instant {
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        g.0 += 1;
+        self.cv.notify_all();
+        while !g.1 {
+            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+        *start.get_or_init(Instant::now)
+    }
+
+    pub(super) fn open_when(&self, n: usize, start: &OnceLock<Instant>) -> Instant {
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while g.0 < n {
+            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+        let t0 = *start.get_or_init(Instant::now);
+        g.1 = true;
+        self.cv.notify_all();
+        t0
+    }
+}
+
+/// What one client thread hands back.
+pub(super) struct ClientResult {
+    pub(super) hists: Vec<Option<Histogram<u64>>>,
+    pub(super) measured_bytes: u64,
+    pub(super) measured_ops: u64,
+    pub(super) passes: u64,
+    pub(super) lines: u64,
+    pub(super) finished: Instant,
+    pub(super) max_lag: Duration,
+}
+
+/// Turns a client's failure into the run's error.
+pub(super) trait ClientContext {
+    fn context_for(self, id: usize, dir: &Path) -> anyhow::Error;
+}
+
+impl ClientContext for ClientFailure {
+    fn context_for(self, id: usize, dir: &Path) -> anyhow::Error {
+        match self {
+            ClientFailure::Stopped => anyhow!(crate::signal::Interrupted),
+            ClientFailure::Op(e) => {
+                let nospace = matches!(e.errno, Some(libc::ENOSPC) | Some(libc::EDQUOT));
+                if nospace {
+                    crate::error::usage(format!(
+                        "client {id} ran out of space in {} (loadfile {e}); free space there, use fewer clients, or a bigger file system",
+                        dir.display()
+                    ))
+                } else {
+                    anyhow!("client {id} failed in {}: loadfile {e}", dir.display())
+                }
+            }
+        }
+    }
+}
+
+/// Why a client stopped early.
+pub(super) enum ClientFailure {
+    Stopped,
+    Op(OpError),
+}
+
+/// One client's loop: passes over the loadfile until the end of the run.
+pub(super) fn run_client(
+    mut c: Client<'_>,
+    p: &DbenchParams,
+    slot: &Slot,
+    abort: &AtomicBool,
+    t0: Instant,
+) -> std::result::Result<ClientResult, ClientFailure> {
+    let lf = &*p.loadfile;
+    let warm_end = t0 + p.warmup;
+    let end = warm_end + p.duration;
+    let mut measuring = p.warmup.is_zero();
+    let mut hists: Vec<Option<Histogram<u64>>> = (0..OpKind::COUNT).map(|_| None).collect();
+    let (mut lines, mut bytes, mut mbytes, mut mops, mut passes) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut max_lag = Duration::ZERO;
+    'run: loop {
+        let pass_start = Instant::now();
+        for op in &lf.ops {
+            if abort.load(Ordering::Relaxed) || crate::signal::interrupted() {
+                if crate::signal::interrupted() {
+                    return Err(ClientFailure::Stopped);
+                }
+                break 'run;
+            }
+            if p.timestamps {
+                if let Some(t) = op.time {
+                    let target = pass_start + Duration::from_secs_f64(t);
+                    let now = Instant::now();
+                    if target > now {
+                        std::thread::sleep(target.min(end) - now);
+                        if Instant::now() >= end {
+                            break 'run;
+                        }
+                    } else {
+                        max_lag = max_lag.max(now - target);
+                    }
+                }
+            }
+            let s = Instant::now();
+            let r = c.exec(op);
+            let e = Instant::now();
+            let n = r.map_err(ClientFailure::Op)?;
+            if e >= end {
+                break 'run;
+            }
+            let ns = (e - s).as_nanos() as u64;
+            lines += 1;
+            bytes += n;
+            slot.lines.store(lines, Ordering::Relaxed);
+            slot.bytes.store(bytes, Ordering::Relaxed);
+            slot.max_latency_ns.fetch_max(ns, Ordering::Relaxed);
+            if !measuring && e >= warm_end {
+                measuring = true;
+            }
+            if measuring {
+                let h = hists[op.kind.index()].get_or_insert_with(|| {
+                    // Auto-resizing, 3 significant digits: grows with the largest latency seen.
+                    let mut h = Histogram::<u64>::new(3).expect("3 significant digits are valid");
+                    h.auto(true);
+                    h
+                });
+                // An auto-resizing histogram only fails on counter overflow, which a u64
+                // count cannot reach in a run.
+                let _ = h.record(ns.max(1));
+                mbytes += n;
+                mops += 1;
+                slot.measured_bytes.store(mbytes, Ordering::Relaxed);
+            }
+        }
+        passes += 1;
+        if p.run_once {
+            break;
+        }
+    }
+    let finished = Instant::now();
+    c.close_all();
+    Ok(ClientResult {
+        hists,
+        measured_bytes: mbytes,
+        measured_ops: mops,
+        passes,
+        lines,
+        finished,
+        max_lag,
+    })
+}
