@@ -93,7 +93,9 @@ values = [{ label = "shallow", levels = 1 }, { label = "deep", levels = 3 }]
 "#,
     )
     .unwrap();
-    let crate::workload::WorkloadSpec::Fdtree(f) = &s.cells[1].workloads[0];
+    let crate::workload::WorkloadSpec::Fdtree(f) = &s.cells[1].workloads[0] else {
+        panic!("expected an fdtree workload")
+    };
     assert_eq!(f.levels, 3);
     assert_eq!(f.dirs, 2);
     let e =
