@@ -286,8 +286,13 @@ pub fn warnings(phase: &str, a: &PhaseAggregate) -> Vec<String> {
     }
     if let Some(r) = a.rank_rate {
         if a.ranks > 1 && r.spread_pct > 25.0 {
+            let advice = if a.stonewall.is_some() {
+                "see the stonewall figures for the rate while all ranks ran"
+            } else {
+                "use --stonewall to measure while all ranks run"
+            };
             w.push(format!(
-                "{phase}: per-rank rates differ by {:.0}% of their mean (min {:.1}, max {:.1}); the slowest rank sets the aggregate — use --stonewall to measure while all ranks run",
+                "{phase}: per-rank rates differ by {:.0}% of their mean (min {:.1}, max {:.1}); the slowest rank sets the aggregate — {advice}",
                 r.spread_pct, r.min, r.max
             ));
         }

@@ -149,7 +149,11 @@ impl Comm {
     pub fn library(&self) -> String {
         mpi::environment::library_version()
             .ok()
-            .and_then(|v| v.lines().next().map(|l| l.trim().to_string()))
+            .and_then(|v| {
+                v.lines()
+                    .next()
+                    .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            })
             .unwrap_or_else(|| "unknown MPI library".into())
     }
 
@@ -163,17 +167,24 @@ impl Comm {
 
     /// True on every rank iff `local` is true on every rank.
     pub fn all(&self, local: bool) -> bool {
-        let mut out = 0u8;
+        let mut out = 0i32;
         self.world
-            .all_reduce_into(&u8::from(local), &mut out, SystemOperation::min());
+            .all_reduce_into(&i32::from(local), &mut out, SystemOperation::min());
         out == 1
     }
 
     /// Rank 0's string on every rank.
     pub fn broadcast_text(&self, s: &str) -> String {
-        let mut b = to_fixed(s, HOST_LEN);
-        self.world.process_at_rank(0).broadcast_into(&mut b[..]);
-        from_fixed(&b)
+        let root = self.world.process_at_rank(0);
+        let mut len = s.len() as u64;
+        root.broadcast_into(&mut len);
+        let mut b = if self.is_root() {
+            s.as_bytes().to_vec()
+        } else {
+            vec![0u8; len as usize]
+        };
+        root.broadcast_into(&mut b[..]);
+        String::from_utf8_lossy(&b).into_owned()
     }
 
     /// Gather equal-length vectors at rank 0 (concatenated by rank); `None` elsewhere.
@@ -206,13 +217,15 @@ impl Comm {
     /// every rank gets a [`Collective`] error with one exit code; rank 0's message names each
     /// failed rank and its error (identical messages are grouped), the others' is empty.
     pub fn agree<T>(&self, local: Result<T>) -> Result<T> {
+        // i32, not u8: MPICH reduces 1-byte integers as signed, so 130 would lose to 0.
         let code = match &local {
-            Ok(_) => 0u8,
-            Err(e) => crate::error::exit_code(e).max(1),
+            Ok(_) => 0i32,
+            Err(e) => i32::from(crate::error::exit_code(e).max(1)),
         };
-        let mut worst = 0u8;
+        let mut worst = 0i32;
         self.world
             .all_reduce_into(&code, &mut worst, SystemOperation::max());
+        let worst = u8::try_from(worst).unwrap_or(2);
         if worst == 0 {
             return local;
         }

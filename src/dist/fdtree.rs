@@ -340,7 +340,13 @@ impl DistFdtree {
         };
         let ops = make_ops();
         let start = comm.wtime();
-        let walked = self.walk(phase, ops, base, &progress, &stop);
+        // Look once before starting: a rank that starts after the first finisher is done has
+        // done nothing by the stonewall; one that starts after a peer failed need not start.
+        let walked = if stop() {
+            Err(anyhow!(crate::signal::Interrupted))
+        } else {
+            self.walk(phase, ops, base, &progress, &stop)
+        };
         let mut sync_secs = 0.0;
         let mut result = walked;
         if result.is_ok() && self.params.sync {

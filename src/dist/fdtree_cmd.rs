@@ -51,6 +51,26 @@ fn validate(a: &FdtreeArgs) -> Result<FdtreeParams> {
     Ok(p)
 }
 
+/// Every rank must run the same phases and repetitions, or the collectives would not match
+/// (mpiexec's `A : B` syntax can give ranks different command lines). `-o` may differ: one
+/// tree per rank can use per-node paths.
+fn same_options_everywhere(comm: &Comm, a: &FdtreeArgs, p: &FdtreeParams) -> Result<()> {
+    let mine = serde_json::json!({
+        "params": p, "repeat": a.repeat, "dry_run": a.dry_run,
+        "shared": a.mpi.shared, "stonewall": a.mpi.stonewall,
+    })
+    .to_string();
+    let rank0 = comm.broadcast_text(&mine);
+    let local = if mine == rank0 {
+        Ok(())
+    } else {
+        Err(crate::error::usage(format!(
+            "was started with other fdtree options than rank 0 (mine: {mine}; rank 0: {rank0}); give every rank the same command line"
+        )))
+    };
+    comm.agree(local)
+}
+
 fn start_dir(a: &FdtreeArgs, backend: Backend) -> Result<PathBuf> {
     if backend == Backend::Null {
         return Ok(a.start_dir.clone());
@@ -95,6 +115,7 @@ fn seen_by_all(comm: &Comm, dir: &Path, tag: &str, layout: Layout) -> Result<boo
 pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let format = if a.json { OutputFormat::Json } else { a.format };
     let params = comm.agree(validate(&a))?;
+    same_options_everywhere(comm, &a, &params)?;
     let layout = if a.mpi.shared {
         Layout::Shared
     } else {
