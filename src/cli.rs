@@ -33,7 +33,31 @@ pub enum Command {
     List(ListArgs),
     /// Show one stored run or study with its summary.
     Show(ShowArgs),
+    /// Report a study or run: the articles' tables, comparisons against a baseline with
+    /// significance, warnings, environment; as text, Markdown, CSV, JSON or HTML with charts.
+    #[command(after_long_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
+    /// Compare two runs, studies or cells (B against A) with percent change, 95% interval,
+    /// Welch's t-test and Mann–Whitney.
+    #[command(after_long_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
 }
+
+const REPORT_EXAMPLES: &str = "\
+Examples:
+  fslab report quickstart                          tables of the newest study named quickstart
+  fslab report 12 --format html --out report.html  one self-contained HTML file with charts
+  fslab report 12 --baseline journal=64MB          compare every journal size with 64MB
+  fslab report 12 --metric file_create.rate        only that metric (tables, charts, tests)
+  fslab report 12 --format csv > results.csv       one row per configuration, phase and metric
+Sources: ID, NAME (newest with that name), ID:INDEX (one cell), ID/factor=level[,factor=level].";
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  fslab compare 11 12                    run 12 against run 11 (same engine)
+  fslab compare 12:0 12:3                cell 3 of study 12 against its cell 0
+  fslab compare 12/journal=16MB 12/journal=1GB --format markdown
+  fslab compare old-study new-study      every common configuration and workload";
 
 const FDTREE_EXAMPLES: &str = "\
 Examples:
@@ -157,6 +181,67 @@ pub struct ShowArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// What error bars and bands show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ErrorBarsArg {
+    /// The 95% confidence interval of the mean (Student t).
+    Ci,
+    /// Plus and minus one standard deviation.
+    Sd,
+}
+
+/// Options shared by `fslab report` and `fslab compare`.
+#[derive(Debug, Args)]
+pub struct ReportOutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: crate::report::Format,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Only these metrics: `phase.metric`, a metric name (all phases) or a phase (all its
+    /// metrics); repeat or separate with commas. Default: all metrics in tables, each phase's
+    /// headline metric (rate, else throughput, else time) in comparisons and charts.
+    #[arg(long, value_name = "METRIC")]
+    pub metric: Vec<String>,
+    /// What error bars show in charts.
+    #[arg(long, value_enum, default_value = "ci")]
+    pub error_bars: ErrorBarsArg,
+    /// Warn when a phase takes less than this many seconds on average.
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    pub min_phase: f64,
+    /// Warn when the coefficient of variation exceeds this percentage.
+    #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]
+    pub max_cv: f64,
+}
+
+/// `fslab report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The study or run: ID, NAME (newest with that name), ID:INDEX or ID/factor=level for
+    /// one cell.
+    pub source: String,
+    /// Compare against this instead of each factor's first level: a level (`64MB`),
+    /// `factor=level`, or a cell label (then every cell is compared with that cell).
+    #[arg(long, value_name = "LABEL")]
+    pub baseline: Option<String>,
+    /// Output options.
+    #[command(flatten)]
+    pub output: ReportOutputArgs,
+}
+
+/// `fslab compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: ID, NAME, ID:INDEX or ID/factor=level.
+    pub a: String,
+    /// The candidate, compared against A.
+    pub b: String,
+    /// Output options.
+    #[command(flatten)]
+    pub output: ReportOutputArgs,
 }
 
 #[cfg(test)]

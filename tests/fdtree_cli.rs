@@ -295,10 +295,7 @@ fn runs_are_stored_and_listed_and_shown() {
         .args(["show", "1"])
         .assert()
         .success()
-        .stdout(
-            predicate::str::contains("2 repetition(s)")
-                .and(predicate::str::contains("file_create")),
-        );
+        .stdout(predicate::str::contains("n=2").and(predicate::str::contains("file_create")));
     fslab(work.path())
         .args(["show", "7"])
         .assert()

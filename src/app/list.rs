@@ -112,35 +112,38 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
     for (k, v) in &d.environment {
         crate::outln!("  {k:<22} {v}");
     }
+    crate::outln!();
     for c in &d.cells {
-        for w in &d.workloads {
-            let reps = reps_of(&d, c.id, w.id);
-            let failed: Vec<&str> = d
-                .trials
-                .iter()
-                .filter(|t| t.cell_id == c.id && t.workload_id == w.id && t.status == "failed")
-                .filter_map(|t| t.error.as_deref())
-                .collect();
-            crate::outln!();
+        let idx = format!("{}:{}", d.study.id, c.idx);
+        crate::outln!("  cell {idx:<8} {} [{}]", c.label, c.status);
+        if let Some(e) = &c.error {
+            crate::outln!("    error: {e}");
+        }
+        for t in d
+            .trials
+            .iter()
+            .filter(|t| t.cell_id == c.id && t.status == "failed")
+        {
             crate::outln!(
-                "{} · {} · {} repetition(s) [{}]",
-                c.label,
-                w.label,
-                reps.len(),
-                c.status
+                "    failed repetition: {}",
+                t.error.as_deref().unwrap_or("no error recorded")
             );
-            if let Some(e) = &c.error {
-                crate::outln!("  error: {e}");
-            } else {
-                for e in failed {
-                    crate::outln!("  failed repetition: {e}");
-                }
-            }
-            let sums = runsummary::summarize_reps(&reps);
-            if !sums.is_empty() {
-                crate::outln!("{}", runsummary::render_table(&sums));
-            }
         }
     }
+    // The per-workload tables, comparisons and warnings of `fslab report`.
+    let report = crate::report::build(
+        &crate::report::Input {
+            title: s.name.clone(),
+            sources: Vec::new(),
+            environments: vec![crate::report::model::Environment {
+                source: s.id.to_string(),
+                entries: d.environment.clone(),
+            }],
+            data: &d,
+            histograms: &std::collections::BTreeMap::new(),
+        },
+        &crate::report::ReportOptions::default(),
+    )?;
+    crate::out!("{}", crate::report::table::summary_text(&report));
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 pub(crate) mod fdtree;
 mod list;
+mod report;
 
 use crate::cli::{Cli, Command};
 use crate::store::Store;
@@ -27,6 +28,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Fdtree(a) => fdtree::run(a, db),
         Command::List(a) => list::list(a, db),
         Command::Show(a) => list::show(a, db),
+        Command::Report(a) => report::report(a, db),
+        Command::Compare(a) => report::compare(a, db),
     }
 }
 

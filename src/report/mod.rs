@@ -1,3 +1,59 @@
-//! Turning stored or fresh samples into text: summary tables, JSON, warnings.
+//! Turning stored samples into reports: the [`ReportData`] model computed once from the
+//! store ([`build`]), and one [`Exporter`] per output format that only renders it
+//! (terminal table, Markdown, CSV, JSON, HTML with SVG charts).
+//!
+//! `runsummary` is the compact per-metric summary printed by engine commands.
 
+pub mod build;
+pub mod charts;
+pub mod checks;
+pub mod comparisons;
+pub mod csv;
+pub mod html;
+pub mod json;
+pub mod latency;
+pub mod levels;
+pub mod markdown;
+pub mod model;
 pub mod runsummary;
+pub mod select;
+pub mod table;
+pub mod verdict;
+
+pub use build::{build, Input, ReportOptions};
+pub use model::{ErrorBars, ReportData};
+
+/// Renders a report. Pure: the same model gives the same bytes.
+pub trait Exporter {
+    /// Render `report` into bytes (UTF-8 text for every format of fslab).
+    fn render(&self, report: &ReportData) -> anyhow::Result<Vec<u8>>;
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Tables for the terminal (`mean ± sd` on one line, the interval and n under it).
+    Table,
+    /// Markdown: the same tables and sections.
+    Markdown,
+    /// CSV: one row per configuration, workload, phase and metric.
+    Csv,
+    /// The whole model as versioned JSON.
+    Json,
+    /// One self-contained HTML file with SVG charts.
+    Html,
+}
+
+/// The exporter of a format.
+pub fn exporter(format: Format) -> Box<dyn Exporter> {
+    match format {
+        Format::Table => Box::new(table::TableExporter),
+        Format::Markdown => Box::new(markdown::MarkdownExporter),
+        Format::Csv => Box::new(csv::CsvExporter),
+        Format::Json => Box::new(json::JsonExporter),
+        Format::Html => Box::new(html::HtmlExporter),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,97 @@
+//! `fslab report` and `fslab compare`: load from the store, build the report model once,
+//! render it with the chosen exporter, write it to stdout or `--out`.
+
+use crate::cli::{CompareArgs, ErrorBarsArg, ReportArgs, ReportOutputArgs};
+use crate::report::{self, select, ErrorBars, Input, ReportData, ReportOptions};
+use crate::stats::Thresholds;
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+fn options(o: &ReportOutputArgs, baseline: Option<String>) -> Result<ReportOptions> {
+    if o.min_phase.is_nan() || o.min_phase < 0.0 {
+        crate::bail_usage!("--min-phase {} must be zero or more seconds", o.min_phase);
+    }
+    if o.max_cv.is_nan() || o.max_cv <= 0.0 {
+        crate::bail_usage!("--max-cv {} must be a positive percentage", o.max_cv);
+    }
+    Ok(ReportOptions {
+        baseline,
+        metrics: o.metric.clone(),
+        error_bars: match o.error_bars {
+            ErrorBarsArg::Ci => ErrorBars::Ci,
+            ErrorBarsArg::Sd => ErrorBars::Sd,
+        },
+        thresholds: Thresholds {
+            min_phase_seconds: o.min_phase,
+            max_cv: o.max_cv / 100.0,
+        },
+        compare_factors: None,
+    })
+}
+
+fn emit(r: &ReportData, o: &ReportOutputArgs) -> Result<()> {
+    let bytes = report::exporter(o.format).render(r)?;
+    match &o.out {
+        Some(path) => std::fs::write(path, &bytes).with_context(|| {
+            format!(
+                "cannot write the report to {}; choose another file with --out",
+                path.display()
+            )
+        })?,
+        None => {
+            use std::io::Write as _;
+            let mut out = std::io::stdout().lock();
+            // A closed pipe (`fslab report … | head`) is not an error.
+            let _ = out.write_all(&bytes).and_then(|_| out.flush());
+        }
+    }
+    Ok(())
+}
+
+/// `fslab report SOURCE`.
+pub fn report(a: ReportArgs, db: Option<PathBuf>) -> Result<()> {
+    let opts = options(&a.output, a.baseline.clone())?;
+    let store = super::open_store(db)?;
+    let loaded = select::load(&store, &a.source)?;
+    let env = select::environment(&loaded);
+    let input = Input {
+        title: loaded.source.name.clone(),
+        sources: vec![loaded.source.clone()],
+        environments: vec![env],
+        data: &loaded.data,
+        histograms: &loaded.histograms,
+    };
+    let r = report::build(&input, &opts)?;
+    emit(&r, &a.output)
+}
+
+/// `fslab compare A B`.
+pub fn compare(a: CompareArgs, db: Option<PathBuf>) -> Result<()> {
+    if a.a.trim() == a.b.trim() {
+        crate::bail_usage!(
+            "compare needs two different sources, got '{}' twice; e.g. `fslab compare 11 12` or `fslab compare 12:0 12:3`",
+            a.a
+        );
+    }
+    let mut opts = options(&a.output, None)?;
+    opts.compare_factors = Some(vec!["source".to_string()]);
+    let store = super::open_store(db)?;
+    let la = select::load(&store, &a.a)?;
+    let lb = select::load(&store, &a.b)?;
+    let title = format!(
+        "{} ({}) vs {} ({})",
+        la.source.name, la.source.spec, lb.source.name, lb.source.spec
+    );
+    let sources = vec![la.source.clone(), lb.source.clone()];
+    let environments = vec![select::environment(&la), select::environment(&lb)];
+    let (data, histograms) = select::merge(la, lb)?;
+    let input = Input {
+        title,
+        sources,
+        environments,
+        data: &data,
+        histograms: &histograms,
+    };
+    let r = report::build(&input, &opts)?;
+    emit(&r, &a.output)
+}

@@ -1,0 +1,389 @@
+//! From the store's [`StudyData`] to the [`ReportData`] model: group the samples of counted
+//! repetitions by workload, cell, phase and metric (values kept in execution order),
+//! summarise them, lay out the tables, compare against the baselines and run the checks.
+//! Pure: no I/O, the same input always gives the same model.
+
+use super::checks;
+use super::comparisons;
+use super::latency;
+use super::levels::numeric_levels;
+use super::model::*;
+use crate::metric::{Histogram, Unit};
+use crate::stats::{self, outliers, Thresholds};
+use crate::store::{StudyData, TrialRow};
+use anyhow::Result;
+use std::collections::BTreeMap;
+
+/// Choices that shape a report.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// `--baseline`: a cell label, `factor=level`, or a level of one factor.
+    pub baseline: Option<String>,
+    /// `--metric` selections: `phase.metric`, `metric` or `phase` (empty = all).
+    pub metrics: Vec<String>,
+    /// What error bars show.
+    pub error_bars: ErrorBars,
+    /// Warning thresholds (short phases, high variation).
+    pub thresholds: Thresholds,
+    /// Restrict comparisons to these factors (`fslab compare` uses its `source` factor).
+    pub compare_factors: Option<Vec<String>>,
+}
+
+/// What the report is made from: the (possibly merged) study data, the histograms of its
+/// trials, and a description of each source.
+pub struct Input<'a> {
+    /// Title of the report.
+    pub title: String,
+    /// The study or run (or both sides of a comparison).
+    pub sources: Vec<Source>,
+    /// Environment of each source.
+    pub environments: Vec<Environment>,
+    /// Everything stored about it.
+    pub data: &'a StudyData,
+    /// Histograms by trial id.
+    pub histograms: &'a BTreeMap<i64, Vec<Histogram>>,
+}
+
+/// Metric names that stand for a phase when several exist, best first.
+const HEADLINE_ORDER: [&str; 7] = [
+    "rate",
+    "throughput",
+    "elapsed",
+    "mean_latency",
+    "avg_latency",
+    "p50_latency",
+    "latency",
+];
+
+/// Build the report model.
+pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
+    let d = input.data;
+    let cells: Vec<CellInfo> = d
+        .cells
+        .iter()
+        .map(|c| CellInfo {
+            id: c.id,
+            idx: c.idx,
+            label: c.label.clone(),
+            factors: c.factors.clone(),
+            status: c.status.clone(),
+            error: c.error.clone(),
+            commands: c.commands.clone(),
+            superblock: c.superblock.clone(),
+            config: c.config.clone(),
+        })
+        .collect();
+    let mut factors = factors_of(&cells);
+    let selection = Selection::parse(&opts.metrics, d)?;
+    let baseline = comparisons::resolve_baseline(opts.baseline.as_deref(), &cells, &mut factors)?;
+
+    let mut workloads = Vec::new();
+    for w in &d.workloads {
+        let trials: Vec<&TrialRow> = d
+            .trials
+            .iter()
+            .filter(|t| t.workload_id == w.id && t.status == "ok")
+            .collect();
+        let mut wr = WorkloadReport {
+            id: w.id,
+            kind: w.kind.clone(),
+            label: w.label.clone(),
+            params: w.params.clone(),
+            phases: Vec::new(),
+            tables: Vec::new(),
+            stats: Vec::new(),
+            comparisons: Vec::new(),
+            latency: Vec::new(),
+        };
+        // A workload without any counted repetition stays in the report (its series show
+        // why), with empty tables.
+        fill_stats(&mut wr, &trials, &cells, &selection);
+        wr.tables = tables(&wr);
+        wr.comparisons =
+            comparisons::compare(&wr, &cells, &factors, &baseline, opts, !selection.is_all());
+        wr.latency = latency::curves(&wr, &trials, &cells, input.histograms, |op| {
+            selection.is_all()
+                || wr
+                    .stats
+                    .iter()
+                    .any(|s| s.phase == op && s.unit == Unit::Millis)
+        })?;
+        workloads.push(wr);
+    }
+
+    let series = series_info(d, &cells, &workloads);
+    let warnings = checks::warnings(&cells, &workloads, &series, &input.environments, opts);
+    let observations = comparisons::observations(&workloads, &cells, &warnings);
+    Ok(ReportData {
+        schema: SCHEMA,
+        title: input.title.clone(),
+        sources: input.sources.clone(),
+        options: OptionsEcho {
+            baseline: opts.baseline.clone(),
+            metrics: opts.metrics.clone(),
+            error_bars: opts.error_bars,
+        },
+        factors,
+        cells,
+        workloads,
+        series,
+        observations,
+        warnings,
+        environments: input.environments.clone(),
+    })
+}
+
+/// Factors in plan order with their levels in order of first appearance.
+fn factors_of(cells: &[CellInfo]) -> Vec<Factor> {
+    let mut out: Vec<Factor> = Vec::new();
+    for c in cells {
+        for (name, level) in &c.factors {
+            let f = match out.iter_mut().position(|f| &f.name == name) {
+                Some(i) => &mut out[i],
+                None => {
+                    out.push(Factor {
+                        name: name.clone(),
+                        levels: Vec::new(),
+                        numeric: None,
+                        is_size: false,
+                        baseline: level.clone(),
+                    });
+                    out.last_mut().expect("just pushed")
+                }
+            };
+            if !f.levels.contains(level) {
+                f.levels.push(level.clone());
+            }
+        }
+    }
+    for f in &mut out {
+        if let Some((v, size)) = numeric_levels(&f.levels) {
+            f.numeric = Some(v);
+            f.is_size = size;
+        }
+    }
+    out
+}
+
+/// The `--metric` selection.
+struct Selection(Vec<String>);
+
+impl Selection {
+    fn parse(tokens: &[String], d: &StudyData) -> Result<Selection> {
+        let toks: Vec<String> = tokens
+            .iter()
+            .flat_map(|t| t.split(','))
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .collect();
+        let mut keys: Vec<(String, String)> = Vec::new();
+        for t in d.trials.iter().filter(|t| t.status == "ok") {
+            for m in &t.samples {
+                if !keys.iter().any(|(p, n)| *p == m.phase && *n == m.name) {
+                    keys.push((m.phase.clone(), m.name.clone()));
+                }
+            }
+        }
+        for tok in &toks {
+            if !keys.iter().any(|(p, n)| Self::matches(tok, p, n)) {
+                let names: Vec<String> = keys.iter().map(|(p, n)| format!("{p}.{n}")).collect();
+                let shown = names
+                    .iter()
+                    .take(40)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let more = if names.len() > 40 { ", …" } else { "" };
+                crate::bail_usage!(
+                    "no metric '{tok}' in this study; --metric takes phase.metric, a metric or a phase; available: {shown}{more}"
+                );
+            }
+        }
+        Ok(Selection(toks))
+    }
+
+    fn matches(tok: &str, phase: &str, name: &str) -> bool {
+        match tok.split_once('.') {
+            Some((p, n)) => p == phase && n == name,
+            None => tok == phase || tok == name,
+        }
+    }
+
+    fn is_all(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn keeps(&self, phase: &str, name: &str) -> bool {
+        self.is_all() || self.0.iter().any(|t| Self::matches(t, phase, name))
+    }
+}
+
+/// Group the samples of the workload's counted trials into per-cell statistics.
+fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo], sel: &Selection) {
+    // (phase, name) in first-appearance order with their unit.
+    let mut keys: Vec<(String, String, Unit)> = Vec::new();
+    for t in trials {
+        for m in &t.samples {
+            if sel.keeps(&m.phase, &m.name)
+                && !keys.iter().any(|(p, n, _)| *p == m.phase && *n == m.name)
+            {
+                keys.push((m.phase.clone(), m.name.clone(), m.unit));
+            }
+            if !wr.phases.contains(&m.phase) && sel.keeps(&m.phase, &m.name) {
+                wr.phases.push(m.phase.clone());
+            }
+        }
+    }
+    let headline: BTreeMap<&str, &str> = wr
+        .phases
+        .iter()
+        .filter_map(|p| {
+            let names: Vec<(&str, Unit)> = keys
+                .iter()
+                .filter(|k| &k.0 == p)
+                .map(|k| (k.1.as_str(), k.2))
+                .collect();
+            let pick = HEADLINE_ORDER
+                .iter()
+                .find_map(|h| names.iter().find(|n| n.0 == *h))
+                .or_else(|| names.iter().find(|n| n.1 != Unit::Count))
+                .or_else(|| names.first())?;
+            Some((p.as_str(), pick.0))
+        })
+        .collect();
+    for (ci, cell) in cells.iter().enumerate() {
+        let mut ts: Vec<&&TrialRow> = trials.iter().filter(|t| t.cell_id == cell.id).collect();
+        ts.sort_by_key(|t| (t.order_index, t.id));
+        for (phase, name, unit) in &keys {
+            let mut values = Vec::new();
+            let mut reps = Vec::new();
+            let mut order = Vec::new();
+            for t in &ts {
+                if let Some(m) = t
+                    .samples
+                    .iter()
+                    .find(|m| &m.phase == phase && &m.name == name && m.unit == *unit)
+                {
+                    values.push(m.value);
+                    reps.push(t.repetition);
+                    order.push(t.order_index);
+                }
+            }
+            let Some(summary) = stats::summarize(&values) else {
+                continue;
+            };
+            wr.stats.push(CellMetric {
+                cell: ci,
+                phase: phase.clone(),
+                name: name.clone(),
+                unit: *unit,
+                summary,
+                outliers: outliers::outlier_indices(&values, outliers::MODIFIED_Z_THRESHOLD),
+                values,
+                repetitions: reps,
+                order,
+                headline: headline.get(phase.as_str()) == Some(&name.as_str()),
+            });
+        }
+    }
+}
+
+/// A table title for a metric name and its units.
+fn title(name: &str, units: &[Unit]) -> String {
+    let mut us: Vec<&str> = Vec::new();
+    for u in units {
+        if !us.contains(&u.as_str()) {
+            us.push(u.as_str());
+        }
+    }
+    let words = match name {
+        "elapsed" => "Time".to_string(),
+        "rate" => "Rate".to_string(),
+        "throughput" => "Throughput".to_string(),
+        other => {
+            let w = super::verdict::metric_label(other);
+            let mut c = w.chars();
+            match c.next() {
+                Some(f) => f.to_uppercase().chain(c).collect(),
+                None => w,
+            }
+        }
+    };
+    format!("{words} ({})", us.join(", "))
+}
+
+/// One table per metric name: times first, then rates, then the rest, each in order of
+/// first appearance.
+fn tables(wr: &WorkloadReport) -> Vec<TableSpec> {
+    let mut names: Vec<(String, Unit)> = Vec::new();
+    for s in &wr.stats {
+        if !names.iter().any(|(n, _)| *n == s.name) {
+            names.push((s.name.clone(), s.unit));
+        }
+    }
+    let rank = |u: Unit| match u {
+        Unit::Seconds => 0,
+        u if u.is_rate() => 1,
+        _ => 2,
+    };
+    names.sort_by_key(|(_, u)| rank(*u));
+    names
+        .into_iter()
+        .map(|(name, _)| {
+            let mut phases = Vec::new();
+            let mut units = Vec::new();
+            for p in &wr.phases {
+                if let Some(s) = wr.stats.iter().find(|s| &s.phase == p && s.name == name) {
+                    phases.push(p.clone());
+                    units.push(s.unit);
+                }
+            }
+            TableSpec {
+                title: title(&name, &units),
+                metric: name,
+                phases,
+                units,
+            }
+        })
+        .collect()
+}
+
+/// Repetitions, failures and stop reason of every cell × workload that has any trial or
+/// series row.
+fn series_info(d: &StudyData, cells: &[CellInfo], workloads: &[WorkloadReport]) -> Vec<SeriesInfo> {
+    let mut out = Vec::new();
+    for (ci, c) in cells.iter().enumerate() {
+        for (wi, w) in workloads.iter().enumerate() {
+            let ts: Vec<&TrialRow> = d
+                .trials
+                .iter()
+                .filter(|t| t.cell_id == c.id && t.workload_id == w.id)
+                .collect();
+            let row = d
+                .series
+                .iter()
+                .find(|s| s.cell_id == c.id && s.workload_id == w.id);
+            if ts.is_empty() && row.is_none() && c.error.is_none() {
+                continue;
+            }
+            let count = |st: &str| ts.iter().filter(|t| t.status == st).count();
+            let error = row
+                .and_then(|r| r.error.clone())
+                .or_else(|| ts.iter().find_map(|t| t.error.clone()))
+                .or_else(|| c.error.clone());
+            out.push(SeriesInfo {
+                cell: ci,
+                workload: wi,
+                ok: count("ok"),
+                failed: count("failed"),
+                discarded: count("discarded"),
+                status: row
+                    .map(|r| r.status.clone())
+                    .unwrap_or_else(|| c.status.clone()),
+                stop_reason: row.and_then(|r| r.stop_reason.clone()),
+                error,
+            });
+        }
+    }
+    out
+}

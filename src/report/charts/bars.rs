@@ -1,0 +1,150 @@
+//! Grouped bars with error bars: groups by one factor (the first; for `compare`, the first
+//! that is not `source`), one bar per combination of the other factors, a legend, labelled
+//! axes with units. The chart the classic articles drew per test.
+
+use super::*;
+
+/// The factor to group by, if any.
+pub(crate) fn group_factor(r: &ReportData) -> Option<&Factor> {
+    match r.factors.as_slice() {
+        [] => None,
+        [only] => Some(only),
+        [first, second, ..] if first.name == "source" => Some(second),
+        [first, ..] => Some(first),
+    }
+}
+
+/// Grouped bar chart of one phase's metric.
+pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> anyhow::Result<Chart> {
+    let gf = group_factor(r);
+    let mut groups: Vec<String> = Vec::new();
+    let mut bars: Vec<String> = Vec::new();
+    // (group, bar, stat)
+    let mut items: Vec<(usize, usize, &CellMetric)> = Vec::new();
+    for c in ordered_cells(r, w) {
+        let Some(s) = w.stat(c, phase, name) else {
+            continue;
+        };
+        let cell = &r.cells[c];
+        let (g, b) = match gf {
+            None => (String::new(), short_label(cell)),
+            Some(f) => (
+                level(cell, &f.name).unwrap_or("-").to_string(),
+                others(cell, &f.name),
+            ),
+        };
+        let gi = groups.iter().position(|x| *x == g).unwrap_or_else(|| {
+            groups.push(g.clone());
+            groups.len() - 1
+        });
+        let bi = bars.iter().position(|x| *x == b).unwrap_or_else(|| {
+            bars.push(b.clone());
+            bars.len() - 1
+        });
+        items.push((gi, bi, s));
+    }
+    let unit = items
+        .first()
+        .map(|i| i.2.unit)
+        .unwrap_or(crate::metric::Unit::Count);
+    let ymax = items
+        .iter()
+        .map(|(_, _, s)| whisker(s, r.options.error_bars).1.max(s.summary.mean))
+        .fold(0.0f64, f64::max);
+    let ymax = if ymax > 0.0 { ymax * 1.1 } else { 1.0 };
+    let (ng, nb) = (groups.len().max(1), bars.len().max(1));
+    let legend_entries: Vec<(String, RGBColor)> = if nb > 1 || gf.is_none() {
+        bars.iter()
+            .enumerate()
+            .map(|(i, b)| (b.clone(), color(i)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let plot_w = (ng * (30 + 34 * nb) + 120).clamp(420, 1000) as u32;
+    let width = plot_w
+        + if legend_entries.is_empty() {
+            0
+        } else {
+            LEGEND_W
+        };
+    let title = format!(
+        "{} · {}",
+        super::super::verdict::phase_label(phase),
+        axis_label(name, unit)
+    );
+    let x_desc = gf
+        .map(|f| f.name.clone())
+        .unwrap_or_else(|| "configuration".into());
+    let svg = svg(width, 380, |root| {
+        let (plot, side) = root.split_horizontally(plot_w);
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(&title, font(16))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(72)
+            .build_cartesian_2d(0f64..ng as f64, 0f64..ymax)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_labels(6)
+            .max_light_lines(1)
+            .y_label_formatter(&tick)
+            .y_desc(axis_label(name, unit))
+            .x_desc(x_desc.clone())
+            .label_style(font(12))
+            .axis_desc_style(font(13))
+            .draw()?;
+        let bw = 0.8 / nb as f64;
+        for (g, b, s) in &items {
+            let x0 = *g as f64 + 0.1 + *b as f64 * bw + bw * 0.08;
+            let x1 = x0 + bw * 0.84;
+            let col = if gf.is_some() && nb == 1 {
+                color(0)
+            } else {
+                color(*b)
+            };
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x0, 0.0), (x1, s.summary.mean)],
+                col.filled(),
+            )))?;
+            let (lo, hi) = whisker(s, r.options.error_bars);
+            if hi > lo {
+                let xc = (x0 + x1) / 2.0;
+                let cap = bw * 0.18;
+                let black = BLACK.stroke_width(1);
+                chart.draw_series([
+                    PathElement::new(vec![(xc, lo), (xc, hi)], black),
+                    PathElement::new(vec![(xc - cap, lo), (xc + cap, lo)], black),
+                    PathElement::new(vec![(xc - cap, hi), (xc + cap, hi)], black),
+                ])?;
+            }
+        }
+        for (g, label) in groups.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(g as f64 + 0.5, 0.0));
+            plot.draw(&Text::new(label.clone(), (px, py + 6), label_below(12)))?;
+        }
+        let legend_title = match gf {
+            Some(f) => r
+                .factors
+                .iter()
+                .filter(|x| x.name != f.name)
+                .map(|x| x.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            None => "configuration".into(),
+        };
+        legend(&side, &legend_title, &legend_entries)?;
+        Ok(())
+    })?;
+    Ok(Chart {
+        kind: "bars",
+        title,
+        caption: format!(
+            "Mean of each configuration; {}.",
+            whisker_words(r.options.error_bars)
+        ),
+        svg,
+    })
+}

@@ -1,0 +1,142 @@
+//! Line charts for numeric sweeps (journal size, record size, clients): the factor's levels
+//! placed by value on the x axis (log₂ when they span 8× or more), one line per combination
+//! of the other factors, the mean with a shaded band (95% CI or ± sd).
+
+use super::*;
+
+/// (x, mean, low, high) of one level.
+type Point = (f64, f64, f64, f64);
+
+/// Line chart of one phase's metric over numeric factor `fi`.
+pub fn chart(
+    r: &ReportData,
+    w: &WorkloadReport,
+    fi: usize,
+    phase: &str,
+    name: &str,
+) -> anyhow::Result<Chart> {
+    let f = &r.factors[fi];
+    let values = f.numeric.clone().unwrap_or_default();
+    let (vmin, vmax) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(*v), b.max(*v))
+        });
+    let log = vmin > 0.0 && vmax / vmin >= 8.0;
+    let tx = |v: f64| if log { v.log2() } else { v };
+    // series label → points (x, mean, lo, hi), in level order.
+    let mut series: Vec<(String, Vec<Point>)> = Vec::new();
+    let mut unit = crate::metric::Unit::Count;
+    for c in ordered_cells(r, w) {
+        let Some(s) = w.stat(c, phase, name) else {
+            continue;
+        };
+        let cell = &r.cells[c];
+        let Some(pos) = level(cell, &f.name).and_then(|l| f.levels.iter().position(|x| x == l))
+        else {
+            continue;
+        };
+        unit = s.unit;
+        let key = others(cell, &f.name);
+        let (lo, hi) = whisker(s, r.options.error_bars);
+        let point = (tx(values[pos]), s.summary.mean, lo, hi);
+        match series.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, pts)) => pts.push(point),
+            None => series.push((key, vec![point])),
+        }
+    }
+    for (_, pts) in &mut series {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let (x0, x1) = (tx(vmin), tx(vmax));
+    let pad = ((x1 - x0) * 0.06).max(0.5);
+    let ymax = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q.3.max(q.1)))
+        .fold(0.0f64, f64::max);
+    let ymax = if ymax > 0.0 { ymax * 1.1 } else { 1.0 };
+    let entries: Vec<(String, RGBColor)> = series
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _))| {
+            let label = if k.is_empty() {
+                "mean".to_string()
+            } else {
+                k.clone()
+            };
+            (label, color(i))
+        })
+        .collect();
+    let title = format!(
+        "{} · {} by {}",
+        super::super::verdict::phase_label(phase),
+        axis_label(name, unit),
+        f.name
+    );
+    let plot_w = 470u32;
+    let svg = svg(plot_w + LEGEND_W, 380, |root| {
+        let (plot, side) = root.split_horizontally(plot_w);
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(&title, font(16))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(72)
+            .build_cartesian_2d((x0 - pad)..(x1 + pad), 0f64..ymax)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_labels(6)
+            .max_light_lines(1)
+            .y_label_formatter(&tick)
+            .y_desc(axis_label(name, unit))
+            .x_desc(if log {
+                format!("{} (log scale)", f.name)
+            } else {
+                f.name.clone()
+            })
+            .label_style(font(12))
+            .axis_desc_style(font(13))
+            .draw()?;
+        for (i, (_, pts)) in series.iter().enumerate() {
+            let col = color(i);
+            let mut band: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.3)).collect();
+            band.extend(pts.iter().rev().map(|p| (p.0, p.2)));
+            chart.draw_series(std::iter::once(Polygon::new(band, col.mix(0.18).filled())))?;
+            chart.draw_series(LineSeries::new(
+                pts.iter().map(|p| (p.0, p.1)),
+                col.stroke_width(2),
+            ))?;
+            chart.draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 4, col.filled())))?;
+        }
+        // Ticks at the levels themselves, labelled as the study names them.
+        for (pos, label) in f.levels.iter().enumerate() {
+            let x = tx(values[pos]);
+            let (px, py) = chart.backend_coord(&(x, 0.0));
+            plot.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))?;
+            plot.draw(&Text::new(label.clone(), (px, py + 7), label_below(12)))?;
+        }
+        let title = r
+            .factors
+            .iter()
+            .filter(|x| x.name != f.name)
+            .map(|x| x.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        legend(&side, &title, &entries)?;
+        Ok(())
+    })?;
+    Ok(Chart {
+        kind: "lines",
+        title,
+        caption: format!(
+            "Mean per level of {}; shaded band: {}.",
+            f.name,
+            match r.options.error_bars {
+                ErrorBars::Ci => "95% confidence interval of the mean",
+                ErrorBars::Sd => "± one standard deviation",
+            }
+        ),
+        svg,
+    })
+}

@@ -1,0 +1,259 @@
+//! Charts as SVG, drawn with plotters' SVG backend (no font files: text is left to the
+//! browser, sizes are estimated), deterministic for the same model.
+//!
+//! Per workload: grouped bars with error bars for each phase's headline metric (groups by
+//! the first factor, one bar per level of the others, as the classic articles drew them),
+//! line charts with error bands for every numeric factor of three or more levels (journal
+//! size, record size, clients), a strip plot showing every repetition in execution order with outliers ringed,
+//! and latency-percentile curves per operation.
+
+mod bars;
+mod latency;
+mod lines;
+mod strip;
+
+use super::model::*;
+use crate::units::fmt_num;
+use plotters::prelude::*;
+pub(crate) use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// One chart.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// `bars`, `lines`, `strip` or `latency`.
+    pub kind: &'static str,
+    /// Title (also drawn in the SVG).
+    pub title: String,
+    /// What the marks mean, for a caption.
+    pub caption: String,
+    /// The SVG document.
+    pub svg: String,
+}
+
+/// The Okabe–Ito colour-blind-safe palette (its yellow late: weakest on white), then darker
+/// and lighter variants and greys, so up to 16 series get distinct colours.
+const PALETTE: [RGBColor; 16] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(213, 94, 0),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+    RGBColor(240, 228, 66),
+    RGBColor(128, 128, 128),
+    RGBColor(136, 34, 85),
+    RGBColor(17, 119, 51),
+    RGBColor(51, 34, 136),
+    RGBColor(153, 153, 51),
+    RGBColor(102, 204, 238),
+    RGBColor(170, 68, 153),
+    RGBColor(187, 187, 187),
+];
+
+/// The i-th series colour.
+pub(crate) fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// A cell's short label for axes and legends: its factor levels (`16MB ext4`), or its label
+/// shortened to 28 characters.
+pub(crate) fn short_label(c: &CellInfo) -> String {
+    if c.factors.is_empty() {
+        let s: String = c.label.chars().take(28).collect();
+        if c.label.chars().count() > 28 {
+            format!("{s}…")
+        } else {
+            s
+        }
+    } else {
+        c.factors
+            .iter()
+            .map(|(_, l)| l.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// The (low, high) whisker of a mean: the 95% interval or ± one sd; the mean itself when
+/// there is no spread.
+pub(crate) fn whisker(s: &CellMetric, bars: ErrorBars) -> (f64, f64) {
+    let m = s.summary.mean;
+    match bars {
+        ErrorBars::Ci => s.summary.ci95.unwrap_or((m, m)),
+        ErrorBars::Sd => s.summary.sd.map(|sd| (m - sd, m + sd)).unwrap_or((m, m)),
+    }
+}
+
+/// What the whiskers show, for captions.
+pub(crate) fn whisker_words(bars: ErrorBars) -> &'static str {
+    match bars {
+        ErrorBars::Ci => "error bars: 95% confidence interval of the mean",
+        ErrorBars::Sd => "error bars: ± one standard deviation",
+    }
+}
+
+/// The y-axis description of a metric.
+pub(crate) fn axis_label(name: &str, unit: crate::metric::Unit) -> String {
+    format!("{} ({})", super::verdict::metric_label(name), unit.as_str())
+}
+
+/// Tick labels: whole numbers without decimals, others formatted like the tables.
+pub(crate) fn tick(v: &f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        let s = fmt_num(*v);
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    }
+}
+
+/// Text style for titles, labels and legends.
+pub(crate) fn font(size: u32) -> TextStyle<'static> {
+    ("sans-serif", size).into_font().color(&BLACK)
+}
+
+/// Centred text below a point (category labels under the x axis).
+pub(crate) fn label_below(size: u32) -> TextStyle<'static> {
+    font(size).pos(Pos::new(HPos::Center, VPos::Top))
+}
+
+/// Render with a fresh SVG string of the given size.
+pub(crate) fn svg<F>(w: u32, h: u32, draw: F) -> anyhow::Result<String>
+where
+    F: FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> anyhow::Result<()>,
+{
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, (w, h)).into_drawing_area();
+        root.fill(&WHITE)?;
+        draw(&root)?;
+        root.present()?;
+    }
+    Ok(s)
+}
+
+/// Cells with values of a metric, ordered for display: by the numeric value of their factor
+/// levels where the factor is numeric, else in plan order.
+pub(crate) fn ordered_cells(r: &ReportData, w: &WorkloadReport) -> Vec<usize> {
+    let mut cells = r.cells_with_data(w);
+    let key = |c: usize| -> Vec<f64> {
+        r.factors
+            .iter()
+            .map(|f| {
+                let level = r.cells[c]
+                    .factors
+                    .iter()
+                    .find(|(n, _)| *n == f.name)
+                    .map(|(_, l)| l.as_str());
+                let pos = level.and_then(|l| f.levels.iter().position(|x| x == l));
+                match (pos, &f.numeric) {
+                    (Some(p), Some(v)) => v[p],
+                    (Some(p), None) => p as f64,
+                    (None, _) => f64::INFINITY,
+                }
+            })
+            .collect()
+    };
+    cells.sort_by(|&a, &b| {
+        let (ka, kb) = (key(a), key(b));
+        ka.iter()
+            .zip(&kb)
+            .map(|(x, y)| x.total_cmp(y))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.cmp(&b))
+    });
+    cells
+}
+
+/// All charts of one workload, in display order.
+pub fn workload_charts(r: &ReportData, w: &WorkloadReport) -> anyhow::Result<Vec<Chart>> {
+    let mut out = Vec::new();
+    if r.cells_with_data(w).is_empty() {
+        return Ok(out);
+    }
+    let bars_ok = |s: &&CellMetric| s.headline && s.unit != crate::metric::Unit::Millis;
+    let mut phases: Vec<(&str, &str)> = Vec::new();
+    for s in w.stats.iter().filter(bars_ok) {
+        if !phases.contains(&(s.phase.as_str(), s.name.as_str())) {
+            phases.push((s.phase.as_str(), s.name.as_str()));
+        }
+    }
+    for (phase, name) in &phases {
+        out.push(bars::chart(r, w, phase, name)?);
+    }
+    for (fi, f) in r.factors.iter().enumerate() {
+        // A sweep needs at least three levels; two are read better as bars.
+        if f.numeric.is_none() || f.levels.len() < 3 {
+            continue;
+        }
+        for (phase, name) in &phases {
+            out.push(lines::chart(r, w, fi, phase, name)?);
+        }
+    }
+    for (phase, name) in &phases {
+        out.push(strip::chart(r, w, phase, name)?);
+    }
+    let mut ops: Vec<&str> = Vec::new();
+    for l in &w.latency {
+        if !ops.contains(&l.op.as_str()) {
+            ops.push(&l.op);
+        }
+    }
+    for op in ops {
+        out.push(latency::chart(r, w, op)?);
+    }
+    Ok(out)
+}
+
+/// Width of the legend pane at the right of a chart.
+pub(crate) const LEGEND_W: u32 = 150;
+
+/// Draw a legend (title, then one colour swatch and label per entry) into `area`.
+pub(crate) fn legend(
+    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    title: &str,
+    entries: &[(String, RGBColor)],
+) -> anyhow::Result<()> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    area.draw(&Text::new(title.to_string(), (8, 44), font(13)))?;
+    for (i, (label, col)) in entries.iter().enumerate() {
+        let y = 66 + 20 * i as i32;
+        area.draw(&Rectangle::new([(8, y), (22, y + 12)], col.filled()))?;
+        let mut l: String = label.chars().take(19).collect();
+        if label.chars().count() > 19 {
+            l.push('…');
+        }
+        area.draw(&Text::new(l, (28, y), font(12)))?;
+    }
+    Ok(())
+}
+
+/// The level of `factor` in a cell.
+pub(crate) fn level<'a>(c: &'a CellInfo, factor: &str) -> Option<&'a str> {
+    c.factors
+        .iter()
+        .find(|(n, _)| n == factor)
+        .map(|(_, l)| l.as_str())
+}
+
+/// The levels of a cell's factors except `skip`, for legends: the bare level when one
+/// factor remains (the legend title names it), else `name=level` pairs; empty if none.
+pub(crate) fn others(c: &CellInfo, skip: &str) -> String {
+    let rest: Vec<&(String, String)> = c.factors.iter().filter(|(n, _)| n != skip).collect();
+    match rest.as_slice() {
+        [(_, l)] => l.clone(),
+        _ => rest
+            .iter()
+            .map(|(n, l)| format!("{n}={l}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}

@@ -1,0 +1,288 @@
+//! Comparisons against a baseline and the observations written from them.
+//!
+//! By default every factor is compared one at a time: each cell whose level of factor F is
+//! not F's baseline (its first level, or the level named by `--baseline`) is compared with
+//! the cell that has F's baseline level and the same levels of all other factors. So with
+//! `journal × fs`, `journal=64MB fs=xfs` is compared with `journal=16MB fs=xfs`, and
+//! `journal=16MB fs=xfs` with `journal=16MB fs=ext4`. `--baseline CELL-LABEL` instead compares
+//! every cell with that one cell. Only each phase's headline metric is compared unless
+//! `--metric` selects metrics explicitly.
+
+use super::build::ReportOptions;
+use super::model::*;
+use super::verdict;
+use crate::stats::compare::{mann_whitney, percent_change, welch};
+use anyhow::Result;
+
+/// What the comparisons are made against.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Baseline {
+    /// Each factor against its baseline level (`Factor::baseline`).
+    Factors,
+    /// Every cell against this cell (index into cells).
+    Cell(usize),
+}
+
+fn level_of<'a>(c: &'a CellInfo, factor: &str) -> Option<&'a str> {
+    c.factors
+        .iter()
+        .find(|(f, _)| f == factor)
+        .map(|(_, l)| l.as_str())
+}
+
+/// Resolve `--baseline` (a cell label, `factor=level`, or a level of exactly one factor),
+/// setting the factor's baseline level; a usage error naming what exists otherwise.
+pub fn resolve_baseline(
+    spec: Option<&str>,
+    cells: &[CellInfo],
+    factors: &mut [Factor],
+) -> Result<Baseline> {
+    let Some(spec) = spec.map(str::trim) else {
+        return Ok(Baseline::Factors);
+    };
+    if let Some(i) = cells.iter().position(|c| c.label == spec) {
+        return Ok(Baseline::Cell(i));
+    }
+    let candidates: Vec<usize> = match spec.split_once('=') {
+        Some((f, l)) => factors
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| x.name == f.trim() && x.levels.iter().any(|v| v == l.trim()))
+            .map(|(i, _)| i)
+            .collect(),
+        None => factors
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| x.levels.iter().any(|v| v == spec))
+            .map(|(i, _)| i)
+            .collect(),
+    };
+    match candidates.as_slice() {
+        [i] => {
+            let level = spec.split_once('=').map(|(_, l)| l.trim()).unwrap_or(spec);
+            factors[*i].baseline = level.to_string();
+            Ok(Baseline::Factors)
+        }
+        [] => {
+            let levels: Vec<String> = factors
+                .iter()
+                .flat_map(|f| f.levels.iter().map(move |l| format!("{}={l}", f.name)))
+                .collect();
+            let labels: Vec<&str> = cells.iter().take(20).map(|c| c.label.as_str()).collect();
+            let levels = if levels.is_empty() {
+                "none (no factors)".to_string()
+            } else {
+                levels.join(", ")
+            };
+            crate::bail_usage!(
+                "no cell or factor level '{spec}' to use as --baseline; factor levels: {levels}; cells: {}",
+                labels.join(", ")
+            )
+        }
+        many => {
+            let names: Vec<String> = many
+                .iter()
+                .map(|&i| format!("{}={spec}", factors[i].name))
+                .collect();
+            crate::bail_usage!(
+                "--baseline '{spec}' is a level of several factors; write one of {}",
+                names.join(", ")
+            )
+        }
+    }
+}
+
+/// (baseline cell, candidate cell, factor, from, to, context) pairs.
+type Pair = (usize, usize, String, String, String, String);
+
+fn pairs(
+    cells: &[CellInfo],
+    factors: &[Factor],
+    baseline: &Baseline,
+    opts: &ReportOptions,
+) -> Vec<Pair> {
+    let mut out = Vec::new();
+    if let Baseline::Cell(b) = *baseline {
+        for (c, cell) in cells.iter().enumerate().filter(|(c, _)| *c != b) {
+            out.push((
+                b,
+                c,
+                "cell".to_string(),
+                cells[b].label.clone(),
+                cell.label.clone(),
+                String::new(),
+            ));
+        }
+        return out;
+    }
+    for f in factors {
+        if let Some(only) = &opts.compare_factors {
+            if !only.contains(&f.name) {
+                continue;
+            }
+        }
+        for (c, cell) in cells.iter().enumerate() {
+            let Some(level) = level_of(cell, &f.name) else {
+                continue;
+            };
+            if level == f.baseline {
+                continue;
+            }
+            let others: Vec<&(String, String)> =
+                cell.factors.iter().filter(|(n, _)| *n != f.name).collect();
+            let base = cells.iter().position(|b| {
+                level_of(b, &f.name) == Some(f.baseline.as_str())
+                    && b.factors.len() == cell.factors.len()
+                    && others
+                        .iter()
+                        .all(|(n, l)| level_of(b, n) == Some(l.as_str()))
+            });
+            if let Some(b) = base {
+                let context = others
+                    .iter()
+                    .map(|(n, l)| format!("{n}={l}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                out.push((
+                    b,
+                    c,
+                    f.name.clone(),
+                    f.baseline.clone(),
+                    level.to_string(),
+                    context,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Comparisons of one workload.
+pub fn compare(
+    wr: &WorkloadReport,
+    cells: &[CellInfo],
+    factors: &[Factor],
+    baseline: &Baseline,
+    opts: &ReportOptions,
+    all_metrics: bool,
+) -> Vec<Comparison> {
+    let mut out = Vec::new();
+    for (b, c, factor, from, to, context) in pairs(cells, factors, baseline, opts) {
+        for cand in wr
+            .stats
+            .iter()
+            .filter(|s| s.cell == c && (all_metrics || s.headline))
+        {
+            let Some(base) = wr.stat(b, &cand.phase, &cand.name) else {
+                continue;
+            };
+            let change = percent_change(&base.values, &cand.values);
+            let w = welch(&base.values, &cand.values);
+            let mw = mann_whitney(&base.values, &cand.values);
+            let significant = verdict::is_significant(change.as_ref(), w.as_ref());
+            let (text, better) = verdict::verdict(cand.unit, change.as_ref(), w.as_ref());
+            out.push(Comparison {
+                factor: factor.clone(),
+                baseline_cell: b,
+                cell: c,
+                from: from.clone(),
+                to: to.clone(),
+                context: context.clone(),
+                phase: cand.phase.clone(),
+                name: cand.name.clone(),
+                unit: cand.unit,
+                baseline_mean: base.summary.mean,
+                mean: cand.summary.mean,
+                change,
+                welch: w,
+                mann_whitney: mw,
+                significant,
+                better,
+                verdict: text,
+            });
+        }
+    }
+    out
+}
+
+/// Warnings about one cell's metric that put a difference in doubt, as a caution
+/// (`Caution: drift in journal=64MB fs=ext4; see Warnings.`), if any.
+fn caution(
+    w: &WorkloadReport,
+    c: &Comparison,
+    cells: &[CellInfo],
+    warnings: &[ReportWarning],
+) -> String {
+    let key = format!("{}.{}", c.phase, c.name);
+    let mut found: Vec<String> = Vec::new();
+    for cell in [c.baseline_cell, c.cell] {
+        let label = &cells[cell].label;
+        for wn in warnings.iter().filter(|x| {
+            x.workload.as_deref() == Some(w.label.as_str())
+                && x.cell.as_deref() == Some(label.as_str())
+                && x.metric.as_deref() == Some(key.as_str())
+        }) {
+            let what = match wn.kind {
+                WarningKind::Drift => "drift",
+                WarningKind::Outlier => "an outlier",
+                WarningKind::FirstSlower => "a slow first repetition",
+                WarningKind::HighCv => "high variation",
+                _ => continue,
+            };
+            let text = format!("{what} in {label}");
+            if !found.contains(&text) {
+                found.push(text);
+            }
+        }
+    }
+    if found.is_empty() {
+        String::new()
+    } else {
+        format!(" Caution: {}; see Warnings.", found.join(", "))
+    }
+}
+
+/// Observations in the manner of the classic articles, one per significant difference of a
+/// phase's headline metric, with a caution where a warning about either side's values
+/// (drift, outlier, slow first repetition, high variation) puts it in doubt.
+pub fn observations(
+    workloads: &[WorkloadReport],
+    cells: &[CellInfo],
+    warnings: &[ReportWarning],
+) -> Vec<Observation> {
+    let mut out = Vec::new();
+    for w in workloads {
+        for c in w.comparisons.iter().filter(|c| c.significant) {
+            let headline = w
+                .stat(c.cell, &c.phase, &c.name)
+                .is_some_and(|s| s.headline);
+            if !headline {
+                continue;
+            }
+            let change = if c.factor == "cell" || c.factor == "source" {
+                format!("{} instead of {}", c.to, c.from)
+            } else {
+                format!("{} {} instead of {}", c.factor, c.to, c.from)
+            };
+            let text = if c.context.is_empty() {
+                let mut s = change;
+                if let Some(f) = s.get(..1) {
+                    s = f.to_uppercase() + &s[1..];
+                }
+                s
+            } else {
+                format!("With {}, {change}", c.context)
+            };
+            out.push(Observation {
+                workload: w.label.clone(),
+                text: format!(
+                    "{text}: {} {}.{}",
+                    verdict::subject(&c.phase, &c.name),
+                    c.verdict,
+                    caution(w, c, cells, warnings)
+                ),
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,91 @@
+//! The CSV report: one row per workload × configuration × phase × metric with the same
+//! statistics the tables show, at full precision (Rust's shortest round-trip form), one
+//! column per factor. Comparisons and warnings are in the JSON, Markdown and HTML formats.
+
+use super::model::*;
+use super::Exporter;
+use std::fmt::Write as _;
+
+/// Renders [`ReportData`] as CSV (RFC 4180 quoting).
+pub struct CsvExporter;
+
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map(|x| format!("{x}")).unwrap_or_default()
+}
+
+impl Exporter for CsvExporter {
+    fn render(&self, r: &ReportData) -> anyhow::Result<Vec<u8>> {
+        let mut o = String::new();
+        let mut head: Vec<String> =
+            vec!["workload".into(), "engine".into(), "configuration".into()];
+        head.extend(r.factors.iter().map(|f| field(&f.name)));
+        head.extend(
+            [
+                "phase",
+                "metric",
+                "unit",
+                "n",
+                "mean",
+                "sd",
+                "ci95_low",
+                "ci95_high",
+                "median",
+                "min",
+                "max",
+                "cv",
+                "outliers",
+            ]
+            .iter()
+            .map(|s| s.to_string()),
+        );
+        let _ = writeln!(o, "{}", head.join(","));
+        for w in &r.workloads {
+            for t in &w.tables {
+                for &c in &r.cells_with_data(w) {
+                    let cell = &r.cells[c];
+                    for p in &t.phases {
+                        let Some(s) = w.stat(c, p, &t.metric) else {
+                            continue;
+                        };
+                        let mut cols = vec![field(&w.label), field(&w.kind), field(&cell.label)];
+                        for f in &r.factors {
+                            let l = cell
+                                .factors
+                                .iter()
+                                .find(|(n, _)| *n == f.name)
+                                .map(|(_, l)| l.as_str())
+                                .unwrap_or("");
+                            cols.push(field(l));
+                        }
+                        let sm = &s.summary;
+                        cols.extend([
+                            field(p),
+                            field(&s.name),
+                            field(s.unit.as_str()),
+                            sm.n.to_string(),
+                            num(Some(sm.mean)),
+                            num(sm.sd),
+                            num(sm.ci95.map(|c| c.0)),
+                            num(sm.ci95.map(|c| c.1)),
+                            num(Some(sm.median)),
+                            num(Some(sm.min)),
+                            num(Some(sm.max)),
+                            num(sm.cv),
+                            s.outliers.len().to_string(),
+                        ]);
+                        let _ = writeln!(o, "{}", cols.join(","));
+                    }
+                }
+            }
+        }
+        Ok(o.into_bytes())
+    }
+}

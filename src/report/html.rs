@@ -1,0 +1,324 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, no script, no network) with
+//! the tables, the charts of every workload, comparisons, observations, warnings,
+//! repetitions and the environment with each configuration's exact commands and superblock.
+
+use super::charts::{self, Chart};
+use super::model::*;
+use super::table::{comparison_name, percentile_label, series_rows, SERIES_HEADER};
+use super::verdict::{fmt_interval, fmt_opt, fmt_p_cell};
+use super::Exporter;
+use crate::units::fmt_num;
+use std::fmt::Write as _;
+
+/// Renders [`ReportData`] as one HTML page with embedded SVG charts.
+pub struct HtmlExporter;
+
+/// Escape text for HTML.
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+const STYLE: &str = "
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1360px;padding:0 1.5rem 3rem;color:#1a1a1a;line-height:1.45}
+h1{margin-top:1.5rem}h2{border-bottom:2px solid #0072b2;padding-bottom:.2rem;margin-top:2.5rem}
+h3{margin-top:1.8rem}
+nav{background:#f4f6f8;padding:.6rem 1rem;border-radius:6px}nav a{margin-right:1rem}
+table{border-collapse:collapse;margin:.6rem 0;font-size:.92rem}
+th,td{border:1px solid #d0d4d8;padding:.3rem .55rem;vertical-align:top}
+th{background:#eef1f4;text-align:left}
+td.num{text-align:right;white-space:nowrap}
+.mean{font-weight:600}.sd{color:#444}.ci{color:#666;font-size:.8rem}
+.charts{display:flex;flex-wrap:wrap;gap:1rem}
+figure{margin:0;border:1px solid #e1e4e8;border-radius:6px;padding:.4rem;background:#fff;max-width:100%}
+figure svg{max-width:100%;height:auto;display:block}
+figcaption{font-size:.82rem;color:#555;max-width:640px}
+.better{color:#00734d}.worse{color:#b33c00}
+ul.warnings li{margin:.25rem 0}
+pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;font-size:.82rem}
+.meta{color:#555}
+";
+
+fn table_head(o: &mut String, cols: &[&str]) {
+    o.push_str("<table><thead><tr>");
+    for c in cols {
+        let _ = write!(o, "<th>{}</th>", esc(c));
+    }
+    o.push_str("</tr></thead><tbody>\n");
+}
+
+fn entry(s: &CellMetric) -> String {
+    let sd = s
+        .summary
+        .sd
+        .map(|v| format!("± {}", fmt_num(v)))
+        .unwrap_or_else(|| "± -".into());
+    let ci = match s.summary.ci95 {
+        Some(ci) => format!("95% CI {} · n={}", fmt_interval(Some(ci)), s.summary.n),
+        None => format!("n={}", s.summary.n),
+    };
+    format!(
+        "<div class=\"mean\">{}</div><div class=\"sd\">{sd}</div><div class=\"ci\">{ci}</div>",
+        fmt_num(s.summary.mean)
+    )
+}
+
+fn chart_figure(o: &mut String, c: &Chart) {
+    let _ = writeln!(
+        o,
+        "<figure class=\"chart chart-{}\">{}<figcaption>{}</figcaption></figure>",
+        c.kind,
+        c.svg,
+        esc(&c.caption)
+    );
+}
+
+fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> anyhow::Result<()> {
+    let _ = writeln!(
+        o,
+        "<section id=\"workload-{wi}\"><h2>{} <small>({})</small></h2>",
+        esc(&w.label),
+        esc(&w.kind)
+    );
+    let _ = writeln!(
+        o,
+        "<p class=\"meta\">Parameters: <code>{}</code></p>",
+        esc(&w.params.to_string())
+    );
+    let cells = r.cells_with_data(w);
+    if cells.is_empty() {
+        o.push_str(
+            "<p>No completed repetitions of this workload (see Repetitions).</p></section>\n",
+        );
+        return Ok(());
+    }
+    for t in &w.tables {
+        let _ = writeln!(o, "<h3>{}</h3>", esc(&t.title));
+        let mut cols = vec!["configuration"];
+        cols.extend(t.phases.iter().map(String::as_str));
+        table_head(o, &cols);
+        for &c in &cells {
+            let _ = write!(o, "<tr><th>{}</th>", esc(&r.cells[c].label));
+            for p in &t.phases {
+                match w.stat(c, p, &t.metric) {
+                    Some(s) => {
+                        let _ = write!(o, "<td class=\"num\">{}</td>", entry(s));
+                    }
+                    None => o.push_str("<td class=\"num\">-</td>"),
+                }
+            }
+            o.push_str("</tr>\n");
+        }
+        o.push_str("</tbody></table>\n");
+    }
+    let charts = charts::workload_charts(r, w)?;
+    if !charts.is_empty() {
+        o.push_str("<h3>Charts</h3><div class=\"charts\">\n");
+        for c in &charts {
+            chart_figure(o, c);
+        }
+        o.push_str("</div>\n");
+    }
+    if !w.latency.is_empty() {
+        o.push_str("<h3>Latency percentiles per operation (ms)</h3>\n");
+        let mut pcts: Vec<f64> = Vec::new();
+        for l in &w.latency {
+            for (p, _) in &l.points {
+                if !pcts.contains(p) {
+                    pcts.push(*p);
+                }
+            }
+        }
+        pcts.sort_by(f64::total_cmp);
+        let labels: Vec<String> = pcts.iter().map(|p| percentile_label(*p)).collect();
+        let mut cols = vec!["operation", "configuration", "count"];
+        cols.extend(labels.iter().map(String::as_str));
+        table_head(o, &cols);
+        for l in &w.latency {
+            let _ = write!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td>",
+                esc(&l.op),
+                esc(&r.cells[l.cell].label),
+                l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into())
+            );
+            for p in &pcts {
+                let v = l.points.iter().find(|x| x.0 == *p).map(|x| x.1);
+                let _ = write!(o, "<td class=\"num\">{}</td>", fmt_opt(v));
+            }
+            o.push_str("</tr>\n");
+        }
+        o.push_str("</tbody></table>\n");
+    }
+    if !w.comparisons.is_empty() {
+        o.push_str("<h3>Comparisons against the baseline</h3>\n");
+        table_head(
+            o,
+            &[
+                "comparison",
+                "metric",
+                "verdict",
+                "Welch p",
+                "Mann–Whitney p",
+            ],
+        );
+        for c in &w.comparisons {
+            let class = match c.better {
+                Some(true) => " class=\"better\"",
+                Some(false) => " class=\"worse\"",
+                None => "",
+            };
+            let _ = writeln!(
+                o,
+                "<tr><td>{}</td><td>{}.{}</td><td{class}>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                esc(&comparison_name(c)),
+                esc(&c.phase),
+                esc(&c.name),
+                esc(&c.verdict),
+                fmt_p_cell(c.welch.map(|x| x.p)),
+                fmt_p_cell(c.mann_whitney.map(|x| x.p))
+            );
+        }
+        o.push_str("</tbody></table>\n");
+    }
+    o.push_str("</section>\n");
+    Ok(())
+}
+
+fn header(r: &ReportData, o: &mut String) {
+    let _ = writeln!(o, "<h1>{}</h1>", esc(&r.title));
+    for s in &r.sources {
+        let _ = writeln!(
+            o,
+            "<p class=\"meta\">{} {} <b>{}</b> [{}] · created {} · finished {} · fslab {}<br>command: <code>{}</code>{}</p>",
+            esc(&s.kind),
+            s.id,
+            esc(&s.name),
+            esc(&s.status),
+            esc(&s.created_at),
+            esc(s.finished_at.as_deref().unwrap_or("-")),
+            esc(&s.tool_version),
+            esc(&s.command_line),
+            if s.description.is_empty() {
+                String::new()
+            } else {
+                format!("<br>{}", esc(&s.description))
+            }
+        );
+    }
+    o.push_str("<nav>");
+    for (i, w) in r.workloads.iter().enumerate() {
+        let _ = write!(o, "<a href=\"#workload-{i}\">{}</a>", esc(&w.label));
+    }
+    o.push_str("<a href=\"#observations\">Observations</a><a href=\"#warnings\">Warnings</a><a href=\"#repetitions\">Repetitions</a><a href=\"#environment\">Environment</a></nav>\n");
+}
+
+fn tail(r: &ReportData, o: &mut String) {
+    o.push_str("<section id=\"observations\"><h2>Observations</h2>\n");
+    if r.observations.is_empty() {
+        o.push_str("<p>No significant differences against the baseline.</p>\n");
+    } else {
+        o.push_str("<ul>\n");
+        for ob in &r.observations {
+            let _ = writeln!(
+                o,
+                "<li><b>{}</b>: {}</li>",
+                esc(&ob.workload),
+                esc(&ob.text)
+            );
+        }
+        o.push_str("</ul>\n");
+    }
+    o.push_str("</section>\n<section id=\"warnings\"><h2>Warnings</h2>\n");
+    if r.warnings.is_empty() {
+        o.push_str("<p>None.</p>\n");
+    } else {
+        o.push_str("<ul class=\"warnings\">\n");
+        for w in &r.warnings {
+            let _ = writeln!(o, "<li>{}</li>", esc(&w.message));
+        }
+        o.push_str("</ul>\n");
+    }
+    o.push_str("</section>\n<section id=\"repetitions\"><h2>Repetitions</h2>\n");
+    table_head(o, &SERIES_HEADER);
+    for row in series_rows(r) {
+        o.push_str("<tr>");
+        for (i, c) in row.iter().enumerate() {
+            let class = if (2..5).contains(&i) {
+                " class=\"num\""
+            } else {
+                ""
+            };
+            let _ = write!(o, "<td{class}>{}</td>", esc(c));
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</tbody></table></section>\n<section id=\"environment\"><h2>Environment</h2>\n");
+    for e in &r.environments {
+        if r.environments.len() > 1 {
+            let _ = writeln!(o, "<h3>{}</h3>", esc(&e.source));
+        }
+        table_head(o, &["key", "value"]);
+        for (k, v) in &e.entries {
+            let _ = writeln!(
+                o,
+                "<tr><th>{}</th><td>{}</td></tr>",
+                esc(k),
+                esc(&super::verdict::env_value(k, v))
+            );
+        }
+        o.push_str("</tbody></table>\n");
+    }
+    for c in &r.cells {
+        if c.commands.is_empty() && c.superblock.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "<h3>Configuration {}</h3>", esc(&c.label));
+        if !c.commands.is_empty() {
+            let _ = writeln!(o, "<pre>{}</pre>", esc(&c.commands.join("\n")));
+        }
+        if !c.superblock.is_empty() {
+            let _ = writeln!(
+                o,
+                "<details><summary>Superblock</summary><pre>{}</pre></details>",
+                esc(c.superblock.trim_end())
+            );
+        }
+    }
+    o.push_str("</section>\n");
+}
+
+impl Exporter for HtmlExporter {
+    fn render(&self, r: &ReportData) -> anyhow::Result<Vec<u8>> {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<link rel=\"icon\" href=\"data:,\"><title>fslab report: {}</title><style>{STYLE}</style></head><body>",
+            esc(&r.title)
+        );
+        header(r, &mut o);
+        for (i, w) in r.workloads.iter().enumerate() {
+            workload(r, i, w, &mut o)?;
+        }
+        tail(r, &mut o);
+        let _ = writeln!(
+            o,
+            "<footer class=\"meta\"><p>{} · {}.</p></footer></body></html>",
+            r.schema,
+            esc(charts::whisker_words(r.options.error_bars))
+        );
+        Ok(o.into_bytes())
+    }
+}

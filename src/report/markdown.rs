@@ -1,0 +1,201 @@
+//! The Markdown report: the same sections and numbers as the terminal tables, each entry the
+//! mean with the standard deviation under it, then the 95% interval and n (GitHub-flavoured
+//! tables, `<br>` inside cells).
+
+use super::model::*;
+use super::table::{
+    ci_n, comparison_name, percentile_label, series_rows, source_lines, SERIES_HEADER,
+};
+use super::verdict::{fmt_opt, fmt_p_cell};
+use super::Exporter;
+use crate::units::fmt_num;
+use std::fmt::Write as _;
+
+/// Renders [`ReportData`] as Markdown.
+pub struct MarkdownExporter;
+
+/// Escape text for a table cell.
+fn esc(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn row(o: &mut String, cells: &[String]) {
+    let _ = writeln!(o, "| {} |", cells.join(" | "));
+}
+
+/// A header row; columns in `right` are right-aligned (numbers).
+fn header(o: &mut String, cells: &[String], right: std::ops::Range<usize>) {
+    row(o, cells);
+    let seps: Vec<String> = (0..cells.len())
+        .map(|i| {
+            if right.contains(&i) {
+                "---:".into()
+            } else {
+                "---".into()
+            }
+        })
+        .collect();
+    row(o, &seps);
+}
+
+fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
+    let _ = writeln!(o, "\n## {} ({})\n", esc(&w.label), w.kind);
+    let _ = writeln!(o, "Parameters: `{}`", w.params);
+    let cells = r.cells_with_data(w);
+    if cells.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nNo completed repetitions of this workload (see Repetitions)."
+        );
+        return;
+    }
+    for t in &w.tables {
+        let _ = writeln!(o, "\n### {}\n", t.title);
+        let _ = writeln!(
+            o,
+            "Mean, with the standard deviation under it, then the 95% CI and n.\n"
+        );
+        let mut h = vec!["configuration".to_string()];
+        h.extend(t.phases.iter().map(|p| esc(p)));
+        header(o, &h, 1..h.len());
+        for &c in &cells {
+            let mut cols = vec![esc(&r.cells[c].label)];
+            for p in &t.phases {
+                cols.push(match w.stat(c, p, &t.metric) {
+                    Some(s) => format!(
+                        "{}<br>{}<br>{}",
+                        fmt_num(s.summary.mean),
+                        s.summary
+                            .sd
+                            .map(|sd| format!("± {}", fmt_num(sd)))
+                            .unwrap_or_else(|| "± -".into()),
+                        ci_n(s)
+                    ),
+                    None => "-".into(),
+                });
+            }
+            row(o, &cols);
+        }
+    }
+    if !w.latency.is_empty() {
+        let _ = writeln!(o, "\n### Latency percentiles per operation (ms)\n");
+        let mut pcts: Vec<f64> = Vec::new();
+        for l in &w.latency {
+            for (p, _) in &l.points {
+                if !pcts.contains(p) {
+                    pcts.push(*p);
+                }
+            }
+        }
+        pcts.sort_by(f64::total_cmp);
+        let mut h = vec![
+            "operation".to_string(),
+            "configuration".into(),
+            "count".into(),
+        ];
+        h.extend(pcts.iter().map(|p| percentile_label(*p)));
+        header(o, &h, 2..h.len());
+        for l in &w.latency {
+            let mut cols = vec![
+                esc(&l.op),
+                esc(&r.cells[l.cell].label),
+                l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+            ];
+            for p in &pcts {
+                cols.push(fmt_opt(l.points.iter().find(|x| x.0 == *p).map(|x| x.1)));
+            }
+            row(o, &cols);
+        }
+    }
+    if !w.comparisons.is_empty() {
+        let _ = writeln!(o, "\n### Comparisons against the baseline\n");
+        header(
+            o,
+            &[
+                "comparison".into(),
+                "metric".into(),
+                "verdict".into(),
+                "Welch p".into(),
+                "Mann–Whitney p".into(),
+            ],
+            3..5,
+        );
+        for c in &w.comparisons {
+            row(
+                o,
+                &[
+                    esc(&comparison_name(c)),
+                    format!("{}.{}", esc(&c.phase), esc(&c.name)),
+                    esc(&c.verdict),
+                    fmt_p_cell(c.welch.map(|x| x.p)),
+                    fmt_p_cell(c.mann_whitney.map(|x| x.p)),
+                ],
+            );
+        }
+    }
+}
+
+impl Exporter for MarkdownExporter {
+    fn render(&self, r: &ReportData) -> anyhow::Result<Vec<u8>> {
+        let mut o = String::new();
+        let _ = writeln!(o, "# {}\n", esc(&r.title));
+        for l in source_lines(r) {
+            let _ = writeln!(o, "- {}", esc(&l));
+        }
+        for w in &r.workloads {
+            workload(r, w, &mut o);
+        }
+        let _ = writeln!(o, "\n## Observations\n");
+        if r.observations.is_empty() {
+            let _ = writeln!(o, "No significant differences against the baseline.");
+        }
+        for ob in &r.observations {
+            let _ = writeln!(o, "- **{}**: {}", esc(&ob.workload), ob.text);
+        }
+        let _ = writeln!(o, "\n## Warnings\n");
+        if r.warnings.is_empty() {
+            let _ = writeln!(o, "None.");
+        }
+        for w in &r.warnings {
+            let _ = writeln!(o, "- {}", w.message);
+        }
+        let _ = writeln!(o, "\n## Repetitions\n");
+        let h: Vec<String> = SERIES_HEADER.iter().map(|s| s.to_string()).collect();
+        header(&mut o, &h, 2..5);
+        for r in series_rows(r) {
+            let cols: Vec<String> = r.iter().map(|c| esc(c)).collect();
+            row(&mut o, &cols);
+        }
+        let _ = writeln!(o, "\n## Environment\n");
+        for e in &r.environments {
+            if r.environments.len() > 1 {
+                let _ = writeln!(o, "\n### {}\n", esc(&e.source));
+            }
+            header(&mut o, &["key".into(), "value".into()], 0..0);
+            for (k, v) in &e.entries {
+                row(&mut o, &[esc(k), esc(&super::verdict::env_value(k, v))]);
+            }
+        }
+        for c in &r.cells {
+            if c.commands.is_empty() && c.superblock.is_empty() {
+                continue;
+            }
+            let _ = writeln!(o, "\n### Configuration {}\n", esc(&c.label));
+            if !c.commands.is_empty() {
+                let _ = writeln!(o, "```sh");
+                for cmd in &c.commands {
+                    let _ = writeln!(o, "{cmd}");
+                }
+                let _ = writeln!(o, "```");
+            }
+            if !c.superblock.is_empty() {
+                let _ = writeln!(
+                    o,
+                    "\nSuperblock:\n\n```text\n{}\n```",
+                    c.superblock.trim_end()
+                );
+            }
+        }
+        Ok(o.into_bytes())
+    }
+}

@@ -1,0 +1,345 @@
+//! The report model: everything a report shows, computed once from the store's data by
+//! [`super::build`]. Exporters only render it; none of them computes a statistic.
+//!
+//! The model is serialised as-is by the JSON exporter (`schema` = [`SCHEMA`]), so its field
+//! names are part of the output contract documented in `doc/reports.md`.
+
+use crate::metric::Unit;
+use crate::stats::compare::{Change, MannWhitney, Welch};
+use crate::stats::Summary;
+use serde::Serialize;
+
+/// Version tag of the JSON report.
+pub const SCHEMA: &str = "fslab.report.v1";
+
+/// Whether error bars and bands show the 95% confidence interval or ± one sd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorBars {
+    /// 95% Student-t interval of the mean.
+    #[default]
+    Ci,
+    /// Mean ± one standard deviation.
+    Sd,
+}
+
+/// A complete report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportData {
+    /// [`SCHEMA`].
+    pub schema: &'static str,
+    /// Title (the study or run name, or "A vs B").
+    pub title: String,
+    /// What was reported: one study or run, or the two sides of a comparison.
+    pub sources: Vec<Source>,
+    /// Options that shaped the report.
+    pub options: OptionsEcho,
+    /// Factors of the study, in plan order.
+    pub factors: Vec<Factor>,
+    /// Configurations (cells), in plan order.
+    pub cells: Vec<CellInfo>,
+    /// One section per workload (scenario).
+    pub workloads: Vec<WorkloadReport>,
+    /// Repetitions and stop reason of every cell × workload.
+    pub series: Vec<SeriesInfo>,
+    /// Plain-language observations, only for significant differences.
+    pub observations: Vec<Observation>,
+    /// Results that should not be trusted as they are.
+    pub warnings: Vec<ReportWarning>,
+    /// Environment of each source.
+    pub environments: Vec<Environment>,
+}
+
+/// A study or run the report was made from.
+#[derive(Debug, Clone, Serialize)]
+pub struct Source {
+    /// How the user named it (`12`, `quickstart`, `12:3`), or the id.
+    pub spec: String,
+    /// Store id.
+    pub id: i64,
+    /// `run` or `study`.
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Status (`complete`, `partial`, …).
+    pub status: String,
+    /// Command line that made it.
+    pub command_line: String,
+    /// fslab version that measured it.
+    pub tool_version: String,
+    /// Start time as stored.
+    pub created_at: String,
+    /// End time as stored.
+    pub finished_at: Option<String>,
+}
+
+/// Options echoed into the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct OptionsEcho {
+    /// `--baseline`, if given.
+    pub baseline: Option<String>,
+    /// `--metric` selections, if any.
+    pub metrics: Vec<String>,
+    /// What error bars show.
+    pub error_bars: ErrorBars,
+}
+
+/// A factor and its levels.
+#[derive(Debug, Clone, Serialize)]
+pub struct Factor {
+    /// Name, e.g. `journal`.
+    pub name: String,
+    /// Level labels in plan order.
+    pub levels: Vec<String>,
+    /// Numeric value of each level when every level parses as a size or a number
+    /// (`16MB` → bytes, `4` → 4), for ordering and line charts.
+    pub numeric: Option<Vec<f64>>,
+    /// Whether the levels are sizes (`16MB`, `4k`) rather than plain numbers.
+    pub is_size: bool,
+    /// The level comparisons are made against.
+    pub baseline: String,
+}
+
+/// One configuration.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellInfo {
+    /// Store id.
+    pub id: i64,
+    /// Position in the plan.
+    pub idx: i64,
+    /// Label, e.g. `journal=16MB fs=ext4`.
+    pub label: String,
+    /// Factor levels, in factor order.
+    pub factors: Vec<(String, String)>,
+    /// Status.
+    pub status: String,
+    /// Error, if the cell failed.
+    pub error: Option<String>,
+    /// Exact provisioning commands (mkfs, mount, …).
+    pub commands: Vec<String>,
+    /// Superblock or log dump read back after mkfs.
+    pub superblock: String,
+    /// The resolved configuration.
+    pub config: serde_json::Value,
+}
+
+/// Repetitions of one cell × workload.
+#[derive(Debug, Clone, Serialize)]
+pub struct SeriesInfo {
+    /// Index into `cells`.
+    pub cell: usize,
+    /// Index into `workloads`.
+    pub workload: usize,
+    /// Counted (`ok`) repetitions.
+    pub ok: usize,
+    /// Failed repetitions.
+    pub failed: usize,
+    /// Discarded warm-up repetitions.
+    pub discarded: usize,
+    /// Series status as stored.
+    pub status: String,
+    /// Why repetitions stopped (`fixed`, `ci_met`, `max_reps`, `budget`, …).
+    pub stop_reason: Option<String>,
+    /// The series error, or the first failed repetition's.
+    pub error: Option<String>,
+}
+
+/// One workload (scenario) of the study.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadReport {
+    /// Store id.
+    pub id: i64,
+    /// Engine (`fdtree`, `iozone`, `dbench`).
+    pub kind: String,
+    /// Label.
+    pub label: String,
+    /// Parameters.
+    pub params: serde_json::Value,
+    /// Phases in order of first appearance.
+    pub phases: Vec<String>,
+    /// Tables in the articles' layout: one per metric name.
+    pub tables: Vec<TableSpec>,
+    /// Statistics of every cell × phase × metric that has values.
+    pub stats: Vec<CellMetric>,
+    /// Comparisons against the baseline.
+    pub comparisons: Vec<Comparison>,
+    /// Latency percentiles per operation and cell.
+    pub latency: Vec<LatencyCurve>,
+}
+
+/// A table: rows are cells, columns are phases, entries one metric.
+#[derive(Debug, Clone, Serialize)]
+pub struct TableSpec {
+    /// Metric name shown (`elapsed`, `rate`, `throughput`, `p99_latency`).
+    pub metric: String,
+    /// Title, e.g. `Time (s)`.
+    pub title: String,
+    /// Phases that have this metric, in order.
+    pub phases: Vec<String>,
+    /// Unit of each phase's column.
+    pub units: Vec<Unit>,
+}
+
+/// Statistics of one metric of one cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct CellMetric {
+    /// Index into the report's `cells`.
+    pub cell: usize,
+    /// Phase.
+    pub phase: String,
+    /// Metric name.
+    pub name: String,
+    /// Unit.
+    pub unit: Unit,
+    /// n, mean, sd, median, min, max, cv, 95% interval.
+    pub summary: Summary,
+    /// Values in execution order.
+    pub values: Vec<f64>,
+    /// Repetition number of each value.
+    pub repetitions: Vec<i64>,
+    /// Execution order index of each value.
+    pub order: Vec<i64>,
+    /// Positions (into `values`) of outliers by the median/MAD rule. Shown, never dropped.
+    pub outliers: Vec<usize>,
+    /// Whether this is the phase's headline metric (compared and charted by default).
+    pub headline: bool,
+}
+
+/// A candidate cell against its baseline cell for one metric.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// The factor that differs (`journal`), or `cell` when `--baseline` names a cell.
+    pub factor: String,
+    /// Index of the baseline cell.
+    pub baseline_cell: usize,
+    /// Index of the candidate cell.
+    pub cell: usize,
+    /// The baseline's level of `factor` (or its label).
+    pub from: String,
+    /// The candidate's level of `factor` (or its label).
+    pub to: String,
+    /// The other factors, held equal (`fs=ext4`); empty when there are none.
+    pub context: String,
+    /// Phase.
+    pub phase: String,
+    /// Metric name.
+    pub name: String,
+    /// Unit.
+    pub unit: Unit,
+    /// Baseline mean.
+    pub baseline_mean: f64,
+    /// Candidate mean.
+    pub mean: f64,
+    /// Percent change of the mean with its 95% interval.
+    pub change: Option<Change>,
+    /// Welch's t-test.
+    pub welch: Option<Welch>,
+    /// Mann–Whitney U test.
+    pub mann_whitney: Option<MannWhitney>,
+    /// Welch p < 0.05 and the interval of the change excludes 0.
+    pub significant: bool,
+    /// Whether the candidate is better (direction from the unit), when significant.
+    pub better: Option<bool>,
+    /// Plain verdict, e.g. `faster by 56% (95% CI 49–63%, p < 0.001)`.
+    pub verdict: String,
+}
+
+/// Latency percentiles of one operation in one cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct LatencyCurve {
+    /// Index into `cells`.
+    pub cell: usize,
+    /// Operation (phase).
+    pub op: String,
+    /// `histogram` (all repetitions merged exactly) or `metrics` (means of the per-repetition
+    /// percentile metrics).
+    pub from: String,
+    /// Number of operations recorded (histograms only).
+    pub count: Option<u64>,
+    /// (percentile, milliseconds), ascending; 100 is the maximum.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A plain-language observation about a significant difference.
+#[derive(Debug, Clone, Serialize)]
+pub struct Observation {
+    /// Workload label.
+    pub workload: String,
+    /// The sentence.
+    pub text: String,
+}
+
+/// What a warning is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// A phase shorter than the minimum.
+    TooShort,
+    /// Coefficient of variation above the threshold.
+    HighCv,
+    /// Fewer than two repetitions: no spread, interval or test.
+    FewRepetitions,
+    /// A value flagged by the median/MAD rule.
+    Outlier,
+    /// The first repetition much worse than the others.
+    FirstSlower,
+    /// A trend across the execution order.
+    Drift,
+    /// The data set is smaller than twice the RAM.
+    CacheDataset,
+    /// Reads faster than the device can deliver.
+    CacheDevice,
+    /// Repetitions stopped for a reason other than meeting the target.
+    StopReason,
+    /// Failed repetitions or cells.
+    Failed,
+}
+
+/// A warning about one result, with what to do about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportWarning {
+    /// Kind.
+    pub kind: WarningKind,
+    /// Workload label, if specific to one.
+    pub workload: Option<String>,
+    /// Cell label, if specific to one.
+    pub cell: Option<String>,
+    /// `phase.metric`, if specific to one.
+    pub metric: Option<String>,
+    /// The message, one line, naming the fix.
+    pub message: String,
+}
+
+/// Environment of one source.
+#[derive(Debug, Clone, Serialize)]
+pub struct Environment {
+    /// The source's spec (matches `Source::spec`).
+    pub source: String,
+    /// Key/value pairs, sorted by key.
+    pub entries: Vec<(String, String)>,
+}
+
+impl WorkloadReport {
+    /// The statistics of one cell, phase and metric.
+    pub fn stat(&self, cell: usize, phase: &str, name: &str) -> Option<&CellMetric> {
+        self.stats
+            .iter()
+            .find(|s| s.cell == cell && s.phase == phase && s.name == name)
+    }
+
+    /// The headline metric name of a phase, if any.
+    pub fn headline(&self, phase: &str) -> Option<&CellMetric> {
+        self.stats.iter().find(|s| s.phase == phase && s.headline)
+    }
+}
+
+impl ReportData {
+    /// Cells that have at least one value in workload `w`, in plan order.
+    pub fn cells_with_data(&self, w: &WorkloadReport) -> Vec<usize> {
+        (0..self.cells.len())
+            .filter(|&c| w.stats.iter().any(|s| s.cell == c))
+            .collect()
+    }
+}

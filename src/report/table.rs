@@ -1,0 +1,271 @@
+//! The terminal report: the articles' tables (rows = configurations, columns = phases; each
+//! entry `mean ± sd` with the 95% interval and n under it), comparisons, observations,
+//! warnings, repetitions and the environment.
+
+use super::model::*;
+use super::verdict::{fmt_interval, fmt_opt, fmt_p_cell};
+use super::Exporter;
+use crate::units::fmt_num;
+use comfy_table::{presets, Cell, CellAlignment, Table};
+use std::fmt::Write as _;
+
+/// Renders [`ReportData`] as text tables for a terminal.
+pub struct TableExporter;
+
+fn new_table() -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED);
+    // A fixed width keeps the output identical whether or not stdout is a terminal.
+    t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
+    t
+}
+
+/// The header block shared by the text formats: what was reported.
+pub(crate) fn source_lines(r: &ReportData) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in &r.sources {
+        out.push(format!(
+            "{} {} '{}' [{}] — created {}, finished {}, fslab {}",
+            s.kind,
+            s.id,
+            s.name,
+            s.status,
+            s.created_at,
+            s.finished_at.as_deref().unwrap_or("-"),
+            s.tool_version
+        ));
+        out.push(format!("command: {}", s.command_line));
+        if !s.description.is_empty() {
+            out.push(format!("about: {}", s.description));
+        }
+    }
+    out
+}
+
+/// `mean ± sd` of an entry.
+pub(crate) fn mean_sd(s: &CellMetric) -> String {
+    match s.summary.sd {
+        Some(sd) => format!("{} ± {}", fmt_num(s.summary.mean), fmt_num(sd)),
+        None => fmt_num(s.summary.mean),
+    }
+}
+
+/// `[lo – hi] n=5` under an entry.
+pub(crate) fn ci_n(s: &CellMetric) -> String {
+    match s.summary.ci95 {
+        Some(ci) => format!("[{}] n={}", fmt_interval(Some(ci)), s.summary.n),
+        None => format!("n={}", s.summary.n),
+    }
+}
+
+/// The comparison's name: `journal 16MB → 64MB (fs=ext4)`.
+pub(crate) fn comparison_name(c: &Comparison) -> String {
+    let base = if c.factor == "cell" || c.factor == "source" {
+        format!("{} → {}", c.from, c.to)
+    } else {
+        format!("{} {} → {}", c.factor, c.from, c.to)
+    };
+    if c.context.is_empty() {
+        base
+    } else {
+        format!("{base} ({})", c.context)
+    }
+}
+
+/// Percentile column label: `p50`, `p99.9`, `max`.
+pub(crate) fn percentile_label(p: f64) -> String {
+    if p >= 100.0 {
+        "max".into()
+    } else {
+        format!("p{}", super::levels::fmt_number_label(p))
+    }
+}
+
+fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
+    let _ = writeln!(o, "\n== {} ({}) ==", w.label, w.kind);
+    let cells = r.cells_with_data(w);
+    if cells.is_empty() {
+        let _ = writeln!(o, "no completed repetitions of this workload");
+        return;
+    }
+    for t in &w.tables {
+        let _ = writeln!(o, "\n{} — mean ± sd; 95% CI and n below", t.title);
+        let mut tb = new_table();
+        let mut header = vec![Cell::new("configuration")];
+        header.extend(t.phases.iter().map(Cell::new));
+        tb.set_header(header);
+        for &c in &cells {
+            let mut row = vec![Cell::new(&r.cells[c].label)];
+            for p in &t.phases {
+                let text = match w.stat(c, p, &t.metric) {
+                    Some(s) => format!("{}\n{}", mean_sd(s), ci_n(s)),
+                    None => "-".into(),
+                };
+                row.push(Cell::new(text).set_alignment(CellAlignment::Right));
+            }
+            tb.add_row(row);
+        }
+        let _ = writeln!(o, "{tb}");
+    }
+    if !w.latency.is_empty() {
+        latency_table(r, w, o);
+    }
+    if !w.comparisons.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nComparisons against the baseline (Welch's t-test; Mann–Whitney p beside)"
+        );
+        let mut tb = new_table();
+        tb.set_header(vec!["comparison", "metric", "verdict", "M–W p"]);
+        for c in &w.comparisons {
+            tb.add_row(vec![
+                Cell::new(comparison_name(c)),
+                Cell::new(format!("{}.{}", c.phase, c.name)),
+                Cell::new(&c.verdict),
+                Cell::new(fmt_p_cell(c.mann_whitney.map(|m| m.p)))
+                    .set_alignment(CellAlignment::Right),
+            ]);
+        }
+        let _ = writeln!(o, "{tb}");
+    }
+}
+
+fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
+    let _ = writeln!(o, "\nLatency percentiles per operation (ms)");
+    let mut pcts: Vec<f64> = Vec::new();
+    for l in &w.latency {
+        for (p, _) in &l.points {
+            if !pcts.contains(p) {
+                pcts.push(*p);
+            }
+        }
+    }
+    pcts.sort_by(f64::total_cmp);
+    let mut tb = new_table();
+    let mut header = vec![
+        "operation".to_string(),
+        "configuration".to_string(),
+        "count".to_string(),
+    ];
+    header.extend(pcts.iter().map(|p| percentile_label(*p)));
+    tb.set_header(header);
+    for l in &w.latency {
+        let mut row = vec![
+            Cell::new(&l.op),
+            Cell::new(&r.cells[l.cell].label),
+            Cell::new(l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into()))
+                .set_alignment(CellAlignment::Right),
+        ];
+        for p in &pcts {
+            let v = l.points.iter().find(|x| x.0 == *p).map(|x| x.1);
+            row.push(Cell::new(fmt_opt(v)).set_alignment(CellAlignment::Right));
+        }
+        tb.add_row(row);
+    }
+    let _ = writeln!(o, "{tb}");
+}
+
+/// Repetitions and stop reasons table rows: (configuration, workload, n, failed, discarded,
+/// stop reason, status).
+pub(crate) fn series_rows(r: &ReportData) -> Vec<[String; 7]> {
+    r.series
+        .iter()
+        .map(|s| {
+            [
+                r.cells[s.cell].label.clone(),
+                r.workloads[s.workload].label.clone(),
+                s.ok.to_string(),
+                s.failed.to_string(),
+                s.discarded.to_string(),
+                s.stop_reason.clone().unwrap_or_else(|| "-".into()),
+                s.status.clone(),
+            ]
+        })
+        .collect()
+}
+
+/// Column names of [`series_rows`].
+pub(crate) const SERIES_HEADER: [&str; 7] = [
+    "configuration",
+    "workload",
+    "n",
+    "failed",
+    "discarded",
+    "stop reason",
+    "status",
+];
+
+/// The workload sections (tables, latency, comparisons) and the warnings, as `fslab show`
+/// prints them under its own header.
+pub fn summary_text(r: &ReportData) -> String {
+    let mut o = String::new();
+    for w in &r.workloads {
+        workload_section(r, w, &mut o);
+    }
+    if !r.warnings.is_empty() {
+        let _ = writeln!(o, "\nWarnings:");
+        for w in &r.warnings {
+            let _ = writeln!(o, "- {}", w.message);
+        }
+    }
+    o
+}
+
+impl Exporter for TableExporter {
+    fn render(&self, r: &ReportData) -> anyhow::Result<Vec<u8>> {
+        let mut o = String::new();
+        let _ = writeln!(o, "{}", r.title);
+        for l in source_lines(r) {
+            let _ = writeln!(o, "  {l}");
+        }
+        for w in &r.workloads {
+            workload_section(r, w, &mut o);
+        }
+        let _ = writeln!(o, "\n== Observations ==");
+        if r.observations.is_empty() {
+            let _ = writeln!(o, "no significant differences against the baseline");
+        }
+        for ob in &r.observations {
+            let _ = writeln!(o, "- [{}] {}", ob.workload, ob.text);
+        }
+        let _ = writeln!(o, "\n== Warnings ==");
+        if r.warnings.is_empty() {
+            let _ = writeln!(o, "none");
+        }
+        for w in &r.warnings {
+            let _ = writeln!(o, "- {}", w.message);
+        }
+        let _ = writeln!(o, "\n== Repetitions ==");
+        let mut tb = new_table();
+        tb.set_header(SERIES_HEADER.to_vec());
+        for row in series_rows(r) {
+            tb.add_row(row.to_vec());
+        }
+        let _ = writeln!(o, "{tb}");
+        let _ = writeln!(o, "\n== Environment ==");
+        for e in &r.environments {
+            if r.environments.len() > 1 {
+                let _ = writeln!(o, "[{}]", e.source);
+            }
+            for (k, v) in &e.entries {
+                let _ = writeln!(o, "  {k:<24} {}", super::verdict::env_value(k, v));
+            }
+        }
+        for c in &r.cells {
+            if c.commands.is_empty() && c.superblock.is_empty() {
+                continue;
+            }
+            let _ = writeln!(o, "\n-- configuration {} --", c.label);
+            for cmd in &c.commands {
+                let _ = writeln!(o, "  $ {cmd}");
+            }
+            if !c.superblock.is_empty() {
+                let _ = writeln!(o, "  superblock:");
+                for l in c.superblock.lines() {
+                    let _ = writeln!(o, "    {l}");
+                }
+            }
+        }
+        Ok(o.into_bytes())
+    }
+}

@@ -1,0 +1,470 @@
+//! Report model tests on small studies written through the Store API (in memory), against
+//! hand-computed values (cross-checked with scipy 1.17 where noted).
+
+use super::model::*;
+use super::*;
+use crate::metric::{Metric, Unit};
+use crate::store::{NewCell, NewStudy, NewTrial, Store};
+use std::collections::BTreeMap;
+
+/// A study with `cells` (factor lists) and one fdtree workload; `values(cell, rep)` gives the
+/// metrics of each repetition, recorded interleaved.
+fn study(
+    cells: &[&[(&str, &str)]],
+    reps: u32,
+    env: &[(&str, &str)],
+    values: impl Fn(usize, u32) -> Vec<Metric>,
+) -> (Store, i64) {
+    let mut store = Store::open_in_memory().unwrap();
+    let s = store
+        .begin_study(&NewStudy {
+            kind: "study",
+            name: "unit".into(),
+            command_line: "fslab study run unit.toml".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut ids = Vec::new();
+    for (i, f) in cells.iter().enumerate() {
+        let label = f
+            .iter()
+            .map(|(a, b)| format!("{a}={b}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let label = if label.is_empty() {
+            "/mnt/x".into()
+        } else {
+            label
+        };
+        ids.push(
+            store
+                .add_cell(
+                    s,
+                    &NewCell {
+                        idx: i,
+                        label,
+                        factors: f
+                            .iter()
+                            .map(|(a, b)| (a.to_string(), b.to_string()))
+                            .collect(),
+                        config: serde_json::json!({}),
+                    },
+                )
+                .unwrap(),
+        );
+    }
+    let w = store
+        .add_workload(
+            s,
+            0,
+            "fdtree",
+            "tiny",
+            &serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
+        )
+        .unwrap();
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    store.set_environment(s, &env).unwrap();
+    let mut order = 0;
+    for rep in 1..=reps {
+        for (c, id) in ids.iter().enumerate() {
+            let m = values(c, rep);
+            store
+                .record_trial(&NewTrial {
+                    cell: *id,
+                    workload: w,
+                    repetition: rep,
+                    order_index: order,
+                    status: "ok",
+                    error: None,
+                    cache_policy: "cold",
+                    started_at: "t".into(),
+                    finished_at: "t".into(),
+                    wall_seconds: 1.0,
+                    metrics: &m,
+                    histograms: &[],
+                })
+                .unwrap();
+            order += 1;
+        }
+    }
+    for id in &ids {
+        store
+            .set_series(*id, w, "complete", Some("fixed"), None)
+            .unwrap();
+    }
+    (store, s)
+}
+
+fn report(store: &Store, id: i64, opts: &ReportOptions) -> anyhow::Result<ReportData> {
+    let d = store.load(id).unwrap().unwrap();
+    let env = vec![Environment {
+        source: id.to_string(),
+        entries: d.environment.clone(),
+    }];
+    build(
+        &Input {
+            title: "unit".into(),
+            sources: Vec::new(),
+            environments: env,
+            data: &d,
+            histograms: &BTreeMap::new(),
+        },
+        opts,
+    )
+}
+
+const CELLS: [&[(&str, &str)]; 4] = [
+    &[("journal", "16MB"), ("fs", "ext4")],
+    &[("journal", "16MB"), ("fs", "xfs")],
+    &[("journal", "64MB"), ("fs", "ext4")],
+    &[("journal", "64MB"), ("fs", "xfs")],
+];
+
+fn two_by_two() -> (Store, i64) {
+    study(&CELLS, 3, &[("ram_bytes", "1000000")], |c, rep| {
+        let r = match c {
+            2 => [150.0, 153.0, 147.0],
+            3 => [100.0, 99.0, 101.0],
+            _ => [100.0, 102.0, 98.0],
+        }[rep as usize - 1];
+        vec![
+            Metric::new("dir_create", "elapsed", Unit::Seconds, 7.0 / r),
+            Metric::new("dir_create", "rate", Unit::DirsPerSec, r),
+        ]
+    })
+}
+
+#[test]
+fn each_factor_is_compared_with_the_others_held_equal() {
+    let (store, id) = two_by_two();
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let w = &r.workloads[0];
+    let pairs: Vec<(usize, usize, &str, &str)> = w
+        .comparisons
+        .iter()
+        .map(|c| {
+            (
+                c.baseline_cell,
+                c.cell,
+                c.factor.as_str(),
+                c.context.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        vec![
+            (0, 2, "journal", "fs=ext4"),
+            (1, 3, "journal", "fs=xfs"),
+            (0, 1, "fs", "journal=16MB"),
+            (2, 3, "fs", "journal=64MB"),
+        ]
+    );
+    // Only the headline metric (rate) is compared by default.
+    assert!(w.comparisons.iter().all(|c| c.name == "rate"));
+}
+
+#[test]
+fn percent_change_welch_and_rank_test_by_hand() {
+    // [100, 102, 98] → [150, 153, 147]: +50%. Relative variances 4/(3·100²) and
+    // 9/(3·150²) are equal, so Satterthwaite gives df = 4; t(4, .975) = 2.776445;
+    // interval 100·(1.5·exp(∓2.776445·√(2·4/30000)) − 1) = 43.351% … 56.957% (scipy agrees).
+    // Welch: t = 50/√(4/3 + 9/3) = 24.019, df 3.4845, p 5.37e-05. Mann–Whitney 3 vs 3,
+    // separated: U = 0, exact p = 2/20 = 0.1.
+    let (store, id) = two_by_two();
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let c = &r.workloads[0].comparisons[0];
+    let ch = c.change.unwrap();
+    assert!((ch.percent - 50.0).abs() < 1e-9);
+    let (lo, hi) = ch.ci95.unwrap();
+    assert!((lo - 43.350995290579576).abs() < 1e-6, "{lo}");
+    assert!((hi - 56.95740343058926).abs() < 1e-6, "{hi}");
+    let w = c.welch.unwrap();
+    assert!((w.t - 24.019223070763072).abs() < 1e-9);
+    assert!((w.df - 3.484536082474226).abs() < 1e-9);
+    assert!((w.p - 5.3744010099228094e-05).abs() < 1e-9);
+    assert_eq!(c.mann_whitney.unwrap().p, 0.1);
+    assert!(c.significant);
+    assert_eq!(c.better, Some(true));
+    assert_eq!(c.verdict, "faster by 50% (95% CI 43–57%, p < 0.001)");
+    // The same cells, no difference: [100, 102, 98] against itself.
+    let same = &r.workloads[0].comparisons[2];
+    assert!(!same.significant);
+    assert!(
+        same.verdict
+            .starts_with("no significant difference (+0.00%"),
+        "{}",
+        same.verdict
+    );
+}
+
+#[test]
+fn observations_only_for_significant_headline_differences() {
+    // 64MB ext4 [150, 153, 147] → 64MB xfs [100, 99, 101]: −33.33%, interval −36.05% …
+    // −30.50% (scipy), so "slower by 33% (95% CI 31–36%".
+    let (store, id) = two_by_two();
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert_eq!(
+        texts[0],
+        "With fs=ext4, journal 64MB instead of 16MB: directory creation faster by 50% (95% CI 43–57%, p < 0.001)."
+    );
+    assert!(
+        texts[1].starts_with(
+            "With journal=64MB, fs xfs instead of ext4: directory creation slower by 33% (95% CI 31–36%, p "
+        ),
+        "{}",
+        texts[1]
+    );
+}
+
+#[test]
+fn baseline_can_be_a_level_or_a_cell() {
+    let (store, id) = two_by_two();
+    let opts = ReportOptions {
+        baseline: Some("64MB".into()),
+        ..Default::default()
+    };
+    let r = report(&store, id, &opts).unwrap();
+    let c = &r.workloads[0].comparisons[0];
+    assert_eq!((c.baseline_cell, c.cell, c.from.as_str()), (2, 0, "64MB"));
+    assert!((c.change.unwrap().percent + 100.0 / 3.0).abs() < 1e-9);
+    let opts = ReportOptions {
+        baseline: Some("journal=16MB fs=xfs".into()),
+        ..Default::default()
+    };
+    let r = report(&store, id, &opts).unwrap();
+    let cmp = &r.workloads[0].comparisons;
+    assert_eq!(cmp.len(), 3);
+    assert!(cmp
+        .iter()
+        .all(|c| c.baseline_cell == 1 && c.factor == "cell"));
+}
+
+#[test]
+fn unknown_baseline_and_metric_name_what_exists() {
+    let (store, id) = two_by_two();
+    let opts = ReportOptions {
+        baseline: Some("128MB".into()),
+        ..Default::default()
+    };
+    let e = report(&store, id, &opts).unwrap_err();
+    assert!(e.is::<crate::error::UsageError>());
+    assert!(
+        e.to_string()
+            .contains("factor levels: journal=16MB, journal=64MB, fs=ext4, fs=xfs"),
+        "{e}"
+    );
+    let opts = ReportOptions {
+        metrics: vec!["dir_create.speed".into()],
+        ..Default::default()
+    };
+    let e = report(&store, id, &opts).unwrap_err().to_string();
+    assert!(
+        e.contains("available: dir_create.elapsed, dir_create.rate"),
+        "{e}"
+    );
+}
+
+#[test]
+fn metric_selection_narrows_tables_and_comparisons() {
+    let (store, id) = two_by_two();
+    let opts = ReportOptions {
+        metrics: vec!["elapsed".into()],
+        ..Default::default()
+    };
+    let r = report(&store, id, &opts).unwrap();
+    let w = &r.workloads[0];
+    assert!(w.stats.iter().all(|s| s.name == "elapsed"));
+    assert_eq!(w.tables.len(), 1);
+    assert_eq!(w.tables[0].title, "Time (s)");
+    // Explicitly chosen metrics are compared even though elapsed is not a headline.
+    assert_eq!(w.comparisons.len(), 4);
+    assert_eq!(
+        w.comparisons[0].verdict.split(" (").next(),
+        Some("faster: 33% less time")
+    );
+}
+
+#[test]
+fn warnings_name_each_problem() {
+    // One configuration, six repetitions: phase a has a slow first repetition (60 against a
+    // median of 100: 40% worse) that is also an outlier (MAD 0.5, modified z −53.96) and
+    // makes its CV 17.5%;
+    // phase b drifts 100 → 75 (Mann–Kendall exact p = 2/6! = 0.00278, Theil–Sen −5 per
+    // repetition = −28.6% of the median 87.5 over the series) and its CV is 10.7%; phase c
+    // lasts 0.5 s; phase read streams 2,000,000 KiB/s, more than the device's 1 GB/s.
+    let a = [60.0, 100.0, 101.0, 99.0, 100.0, 100.0];
+    let b = [100.0, 95.0, 90.0, 85.0, 80.0, 75.0];
+    let (store, id) = study(
+        &[&[]],
+        6,
+        &[
+            ("ram_bytes", "1000000"),
+            ("device_read_bytes_per_sec", "1000000000"),
+        ],
+        |_, rep| {
+            let i = rep as usize - 1;
+            vec![
+                Metric::new("a", "rate", Unit::OpsPerSec, a[i]),
+                Metric::new("b", "rate", Unit::OpsPerSec, b[i]),
+                Metric::new("c", "elapsed", Unit::Seconds, 0.5),
+                Metric::new("read", "throughput", Unit::KiBPerSec, 2_000_000.0),
+            ]
+        },
+    );
+    let cell = store.cells(id).unwrap()[0].id;
+    let wl = store.workloads(id).unwrap()[0].id;
+    store
+        .set_series(cell, wl, "complete", Some("budget"), None)
+        .unwrap();
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let kinds: Vec<WarningKind> = r.warnings.iter().map(|w| w.kind).collect();
+    use WarningKind::*;
+    assert_eq!(
+        kinds,
+        vec![
+            TooShort,
+            CacheDataset,
+            HighCv,
+            Outlier,
+            FirstSlower,
+            HighCv,
+            Drift,
+            CacheDevice,
+            StopReason
+        ],
+        "{:#?}",
+        r.warnings
+    );
+    let msg = |k: WarningKind| {
+        r.warnings
+            .iter()
+            .find(|w| w.kind == k)
+            .map(|w| w.message.clone())
+            .unwrap()
+    };
+    assert!(
+        msg(Outlier).contains("repetition 1 = 60.00 (modified z -54.0)"),
+        "{}",
+        msg(Outlier)
+    );
+    assert!(msg(FirstSlower).contains("is 40% worse than the median of the others (100.0)"));
+    assert!(
+        msg(Drift).contains("drift downward by 29% over 6 repetitions"),
+        "{}",
+        msg(Drift)
+    );
+    assert!(
+        msg(Drift).contains("Mann–Kendall p = 0.003"),
+        "{}",
+        msg(Drift)
+    );
+    let cv: Vec<&str> = r
+        .warnings
+        .iter()
+        .filter(|w| w.kind == HighCv)
+        .map(|w| w.message.as_str())
+        .collect();
+    assert!(
+        cv[0].contains("a.rate: coefficient of variation 17.5%"),
+        "{}",
+        cv[0]
+    );
+    assert!(
+        cv[1].contains("b.rate: coefficient of variation 10.7%"),
+        "{}",
+        cv[1]
+    );
+    assert!(msg(TooShort).contains("c: mean time under 1 s"));
+    // 21 files of 4 KiB = 84.0 KiB against 2 × 976.6 KiB of RAM.
+    assert!(
+        msg(CacheDataset).contains("data set (84.0 KiB)"),
+        "{}",
+        msg(CacheDataset)
+    );
+    assert!(
+        msg(CacheDevice).contains("reads at 1.9 GiB/s"),
+        "{}",
+        msg(CacheDevice)
+    );
+    assert!(msg(StopReason).contains("time budget after 6 repetitions"));
+    // The outlier is flagged, never dropped: n stays 6.
+    let s = r.workloads[0].stat(0, "a", "rate").unwrap();
+    assert_eq!((s.summary.n, s.outliers.clone()), (6, vec![0]));
+}
+
+#[test]
+fn single_repetitions_and_failures_are_warned_about() {
+    let (mut store, id) = study(&CELLS[..2], 1, &[], |_, _| {
+        vec![Metric::new("p", "rate", Unit::OpsPerSec, 10.0)]
+    });
+    let cells = store.cells(id).unwrap();
+    let wl = store.workloads(id).unwrap()[0].id;
+    store
+        .record_trial(&NewTrial {
+            cell: cells[1].id,
+            workload: wl,
+            repetition: 0,
+            order_index: 9,
+            status: "failed",
+            error: Some("ENOSPC".into()),
+            cache_policy: "cold",
+            started_at: "t".into(),
+            finished_at: "t".into(),
+            wall_seconds: 1.0,
+            metrics: &[],
+            histograms: &[],
+        })
+        .unwrap();
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let msgs: Vec<(WarningKind, &str)> = r
+        .warnings
+        .iter()
+        .map(|w| (w.kind, w.message.as_str()))
+        .collect();
+    assert_eq!(msgs[0].0, WarningKind::FewRepetitions);
+    assert!(msgs[0]
+        .1
+        .starts_with("only one repetition in journal=16MB fs=ext4, journal=16MB fs=xfs:"));
+    assert_eq!(msgs[1].0, WarningKind::Failed);
+    assert!(
+        msgs[1]
+            .1
+            .contains("1 failed repetition(s), 1 counted: ENOSPC"),
+        "{}",
+        msgs[1].1
+    );
+    // One repetition each: the comparison says it cannot test.
+    let c = &r.workloads[0].comparisons[0];
+    assert_eq!(
+        c.verdict,
+        "+0.00% with too few repetitions to test (needs at least 2 on each side)"
+    );
+}
+
+#[test]
+fn same_store_same_bytes() {
+    let (store, id) = two_by_two();
+    let opts = ReportOptions::default();
+    for f in [
+        Format::Table,
+        Format::Markdown,
+        Format::Csv,
+        Format::Json,
+        Format::Html,
+    ] {
+        let a = exporter(f)
+            .render(&report(&store, id, &opts).unwrap())
+            .unwrap();
+        let b = exporter(f)
+            .render(&report(&store, id, &opts).unwrap())
+            .unwrap();
+        assert_eq!(a, b, "{f:?}");
+        assert!(!a.is_empty());
+    }
+}

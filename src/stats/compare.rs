@@ -1,0 +1,287 @@
+//! Comparing two samples (a baseline and a candidate): percent change of the mean with its
+//! 95% interval, Welch's unequal-variance t-test, and the Mann–Whitney U rank test.
+//!
+//! **Percent change.** The change is `100·(m_B/m_A − 1)` for means `m_A` (baseline) and
+//! `m_B` (candidate). Its 95% interval comes from the delta method on the log ratio
+//! `L = ln(m_B/m_A)`: `Var(L) ≈ s_A²/(n_A·m_A²) + s_B²/(n_B·m_B²)` (the squared relative
+//! standard errors), with Welch–Satterthwaite degrees of freedom computed from those two
+//! terms, `L ± t(df, 0.975)·√Var(L)`, mapped back with `100·(e^x − 1)`. Working on the log
+//! scale keeps the interval asymmetric the way ratios are (a halving and a doubling are the
+//! same distance) and never gives a ratio below zero. Both means must be positive.
+//!
+//! **Welch's t-test** (Welch 1947): `t = (m_B − m_A)/√(s_A²/n_A + s_B²/n_B)`, degrees of
+//! freedom by Welch–Satterthwaite, two-sided p from Student's t. Same as
+//! `scipy.stats.ttest_ind(a, b, equal_var=False)` and R's `t.test(a, b)`.
+//!
+//! **Mann–Whitney U** (two-sided). `U` is the statistic of the baseline sample
+//! (`R_A − n_A(n_A+1)/2` with mid-ranks for ties), as scipy's `mannwhitneyu(a, b)` returns.
+//! Without ties and with `n_A + n_B ≤ 60` the p-value is exact: the null distribution of U
+//! is the coefficient list of the Gaussian binomial `[n_A+n_B choose n_A]_q`, and
+//! `p = min(1, 2·min(P(U ≤ u), P(U ≥ u)))`. Otherwise the normal approximation with the
+//! tie-corrected variance `n_A·n_B/12·((n+1) − Σ(t³−t)/(n(n−1)))` and a continuity
+//! correction of 0.5 is used (scipy's `method="asymptotic"`, R's `wilcox.test(exact=FALSE)`).
+//! With 3 against 3 repetitions the smallest possible exact p is 0.1, so the rank test can
+//! only confirm a difference from about 4 against 4 repetitions on.
+
+use super::summary::t_quantile;
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+
+/// Largest `n_A + n_B` for which the exact Mann–Whitney distribution is used.
+pub const MW_EXACT_MAX_N: usize = 60;
+
+/// Result of Welch's t-test.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Welch {
+    /// The t statistic (candidate minus baseline).
+    pub t: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Two-sided p-value.
+    pub p: f64,
+}
+
+/// How a Mann–Whitney p-value was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MwMethod {
+    /// Exact null distribution (no ties, small samples).
+    Exact,
+    /// Normal approximation with tie and continuity correction.
+    Normal,
+}
+
+/// Result of the Mann–Whitney U test.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MannWhitney {
+    /// U statistic of the baseline sample.
+    pub u: f64,
+    /// Two-sided p-value.
+    pub p: f64,
+    /// How `p` was computed.
+    pub method: MwMethod,
+}
+
+/// Percent change of the candidate mean relative to the baseline mean.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Change {
+    /// `m_B / m_A`.
+    pub ratio: f64,
+    /// `100·(ratio − 1)`.
+    pub percent: f64,
+    /// 95% interval of `percent` (delta method on the log ratio); `None` when either side
+    /// has fewer than two values.
+    pub ci95: Option<(f64, f64)>,
+    /// Degrees of freedom used for the interval.
+    pub df: Option<f64>,
+}
+
+fn mean_var(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    let v = if xs.len() > 1 {
+        xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        f64::NAN
+    };
+    (m, v)
+}
+
+fn finite(xs: &[f64]) -> bool {
+    xs.iter().all(|x| x.is_finite())
+}
+
+/// Welch–Satterthwaite degrees of freedom of two variance terms `v = s²/n` with `n − 1`
+/// degrees of freedom each; `None` when both terms are zero.
+fn satterthwaite(va: f64, na: usize, vb: f64, nb: usize) -> Option<f64> {
+    let den = va * va / (na as f64 - 1.0) + vb * vb / (nb as f64 - 1.0);
+    if den > 0.0 {
+        Some((va + vb).powi(2) / den)
+    } else {
+        None
+    }
+}
+
+/// Two-sided tail probability of |t| under Student's t with `df` degrees of freedom.
+fn t_two_sided(t: f64, df: f64) -> f64 {
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(d) => (2.0 * d.sf(t.abs())).min(1.0),
+        Err(_) => f64::NAN,
+    }
+}
+
+/// Welch's t-test of `candidate` against `baseline`; `None` when either has fewer than two
+/// values or any value is not finite. Two samples without any spread give p = 1 when their
+/// means are equal and p = 0 otherwise.
+pub fn welch(baseline: &[f64], candidate: &[f64]) -> Option<Welch> {
+    let (na, nb) = (baseline.len(), candidate.len());
+    if na < 2 || nb < 2 || !finite(baseline) || !finite(candidate) {
+        return None;
+    }
+    let (ma, sa2) = mean_var(baseline);
+    let (mb, sb2) = mean_var(candidate);
+    let (va, vb) = (sa2 / na as f64, sb2 / nb as f64);
+    let diff = mb - ma;
+    match satterthwaite(va, na, vb, nb) {
+        Some(df) => {
+            let t = diff / (va + vb).sqrt();
+            Some(Welch {
+                t,
+                df,
+                p: t_two_sided(t, df),
+            })
+        }
+        None => {
+            let df = (na + nb - 2) as f64;
+            let (t, p) = if diff == 0.0 {
+                (0.0, 1.0)
+            } else {
+                (diff.signum() * f64::INFINITY, 0.0)
+            };
+            Some(Welch { t, df, p })
+        }
+    }
+}
+
+/// Percent change of the candidate mean over the baseline mean with its 95% interval (see
+/// the module header). `None` when a side is empty, a value is not finite, or a mean is not
+/// positive.
+pub fn percent_change(baseline: &[f64], candidate: &[f64]) -> Option<Change> {
+    if baseline.is_empty() || candidate.is_empty() || !finite(baseline) || !finite(candidate) {
+        return None;
+    }
+    let (na, nb) = (baseline.len(), candidate.len());
+    let (ma, sa2) = mean_var(baseline);
+    let (mb, sb2) = mean_var(candidate);
+    if ma <= 0.0 || mb <= 0.0 {
+        return None;
+    }
+    let ratio = mb / ma;
+    let percent = 100.0 * (ratio - 1.0);
+    if na < 2 || nb < 2 {
+        return Some(Change {
+            ratio,
+            percent,
+            ci95: None,
+            df: None,
+        });
+    }
+    // Squared relative standard errors of the two means.
+    let ca = sa2 / (na as f64 * ma * ma);
+    let cb = sb2 / (nb as f64 * mb * mb);
+    let (ci95, df) = match satterthwaite(ca, na, cb, nb) {
+        Some(df) => {
+            let h = t_quantile(df, 0.975) * (ca + cb).sqrt();
+            let l = ratio.ln();
+            (
+                Some((100.0 * ((l - h).exp() - 1.0), 100.0 * ((l + h).exp() - 1.0))),
+                Some(df),
+            )
+        }
+        // No spread on either side: the interval is the point itself.
+        None => (Some((percent, percent)), Some((na + nb - 2) as f64)),
+    };
+    Some(Change {
+        ratio,
+        percent,
+        ci95,
+        df,
+    })
+}
+
+/// Mid-ranks (1-based) of the pooled sample and the tie-group sizes.
+fn ranks(pooled: &[f64]) -> (Vec<f64>, Vec<usize>) {
+    let mut idx: Vec<usize> = (0..pooled.len()).collect();
+    idx.sort_by(|&a, &b| pooled[a].total_cmp(&pooled[b]));
+    let mut r = vec![0.0; pooled.len()];
+    let mut ties = Vec::new();
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i + 1;
+        while j < idx.len() && pooled[idx[j]] == pooled[idx[i]] {
+            j += 1;
+        }
+        // Positions i..j (0-based) share the mean of ranks i+1..=j.
+        let mid = (i + 1 + j) as f64 / 2.0;
+        for &k in &idx[i..j] {
+            r[k] = mid;
+        }
+        if j - i > 1 {
+            ties.push(j - i);
+        }
+        i = j;
+    }
+    (r, ties)
+}
+
+/// Exact null distribution of U for sample sizes `m` and `n` (no ties): entry `u` is the
+/// number of the `C(m+n, m)` equally likely arrangements with U = u. These are the
+/// coefficients of the Gaussian binomial `∏_{i=1..m} (1 − q^{n+i}) / (1 − q^i)`.
+fn mw_counts(m: usize, n: usize) -> Vec<i128> {
+    let len = m * n + 1;
+    let mut c = vec![0i128; len];
+    c[0] = 1;
+    for i in 1..=m {
+        // Multiply by (1 − q^{n+i}), descending so each term uses the old coefficient.
+        let k = n + i;
+        for j in (k..len).rev() {
+            c[j] -= c[j - k];
+        }
+        // Divide by (1 − q^i): a running sum with stride i (exact: the quotient is a
+        // polynomial with non-negative integer coefficients).
+        for j in i..len {
+            c[j] += c[j - i];
+        }
+    }
+    c
+}
+
+/// Mann–Whitney U test of `candidate` against `baseline` (two-sided); `None` when either is
+/// empty or a value is not finite.
+pub fn mann_whitney(baseline: &[f64], candidate: &[f64]) -> Option<MannWhitney> {
+    let (n1, n2) = (baseline.len(), candidate.len());
+    if n1 == 0 || n2 == 0 || !finite(baseline) || !finite(candidate) {
+        return None;
+    }
+    let pooled: Vec<f64> = baseline.iter().chain(candidate).copied().collect();
+    let (r, ties) = ranks(&pooled);
+    let r1: f64 = r[..n1].iter().sum();
+    let u = r1 - (n1 * (n1 + 1)) as f64 / 2.0;
+    let n = n1 + n2;
+    if ties.is_empty() && n <= MW_EXACT_MAX_N {
+        let counts = mw_counts(n1, n2);
+        let total: i128 = counts.iter().sum();
+        // Without ties U is an integer.
+        let ui = u.round() as usize;
+        let le: i128 = counts[..=ui].iter().sum();
+        let ge: i128 = counts[ui..].iter().sum();
+        let p = (2.0 * le.min(ge) as f64 / total as f64).min(1.0);
+        return Some(MannWhitney {
+            u,
+            p,
+            method: MwMethod::Exact,
+        });
+    }
+    let (f1, f2, nf) = (n1 as f64, n2 as f64, n as f64);
+    let tie_term: f64 = ties.iter().map(|&t| (t * t * t - t) as f64).sum();
+    let var = f1 * f2 / 12.0 * ((nf + 1.0) - tie_term / (nf * (nf - 1.0)));
+    let mu = f1 * f2 / 2.0;
+    let p = if var <= 0.0 {
+        1.0
+    } else {
+        let z = ((u - mu).abs() - 0.5).max(0.0) / var.sqrt();
+        match Normal::new(0.0, 1.0) {
+            Ok(nd) => (2.0 * nd.sf(z)).min(1.0),
+            Err(_) => f64::NAN,
+        }
+    };
+    Some(MannWhitney {
+        u,
+        p,
+        method: MwMethod::Normal,
+    })
+}
+
+#[cfg(test)]
+#[path = "compare_tests.rs"]
+mod tests;

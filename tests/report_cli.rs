@@ -1,0 +1,258 @@
+//! `fslab report` and `fslab compare` end to end on synthetic studies written through the
+//! Store API (tests/common/report_fixtures.rs): every format as a snapshot, byte-for-byte
+//! determinism, the options, and bad input (one line, exit code 2).
+
+mod common;
+#[path = "common/report_fixtures.rs"]
+mod fixtures;
+
+use common::fslab;
+use std::path::Path;
+use tempfile::TempDir;
+
+/// A temporary directory holding the fixture database (as `results.db`, FSLAB_DB's name).
+fn db() -> (TempDir, fixtures::Ids) {
+    let dir = tempfile::tempdir().unwrap();
+    let ids = fixtures::build(&dir.path().join("results.db"));
+    (dir, ids)
+}
+
+fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let out = fslab(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "fslab {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs a command that must fail with exit code 2 and one line on stderr; returns that line.
+fn run_usage_error(dir: &Path, args: &[&str]) -> String {
+    let out = fslab(dir).args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "fslab {args:?}: {out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "not one line: {err}");
+    assert!(out.stdout.is_empty());
+    err
+}
+
+#[test]
+fn snapshots_of_every_format() {
+    let (dir, ids) = db();
+    let j = ids.journal.to_string();
+    for format in ["table", "markdown", "csv", "json"] {
+        let out = run_ok(dir.path(), &["report", &j, "--format", format]);
+        if format != "csv" {
+            // The drifting cell's significant difference carries a caution.
+            assert!(out.contains("Caution: drift in journal=64MB fs=ext4; see Warnings."));
+        }
+        insta::assert_snapshot!(format!("journal_{format}"), out);
+    }
+    let out = run_ok(dir.path(), &["report", "xfs-log", "--format", "markdown"]);
+    insta::assert_snapshot!("dbench_markdown", out);
+    let out = run_ok(dir.path(), &["report", "journal-iozone", "--format", "csv"]);
+    insta::assert_snapshot!("iozone_csv", out);
+    let run = ids.run_a.to_string();
+    let out = run_ok(dir.path(), &["report", &run, "--format", "html"]);
+    insta::assert_snapshot!("run_html", out);
+}
+
+#[test]
+fn same_store_gives_the_same_bytes() {
+    // Two databases written separately from the same fixture, every format and study.
+    let (a, ids) = db();
+    let (b, _) = db();
+    for id in [ids.journal, ids.iozone, ids.dbench, ids.run_a] {
+        for format in ["table", "markdown", "csv", "json", "html"] {
+            let args = ["report", &id.to_string(), "--format", format];
+            let x = run_ok(a.path(), &args);
+            assert_eq!(x, run_ok(b.path(), &args), "study {id} {format}");
+        }
+    }
+}
+
+#[test]
+fn html_is_self_contained_with_charts() {
+    let (dir, ids) = db();
+    let out = dir.path().join("r.html");
+    run_ok(
+        dir.path(),
+        &[
+            "report",
+            &ids.iozone.to_string(),
+            "--format",
+            "html",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    // Bars per test, lines over the four journal sizes, strips; no scripts, no fetches.
+    assert_eq!(html.matches("class=\"chart chart-bars\"").count(), 2);
+    assert_eq!(html.matches("class=\"chart chart-lines\"").count(), 2);
+    assert_eq!(html.matches("class=\"chart chart-strip\"").count(), 2);
+    for forbidden in ["<script", "http://", "https://", "src="] {
+        let hits: Vec<&str> = html
+            .match_indices(forbidden)
+            .map(|(i, _)| &html[i.saturating_sub(20)..(i + 40).min(html.len())])
+            .filter(|s| !s.contains("http://www.w3.org/2000/svg"))
+            .collect();
+        assert!(hits.is_empty(), "{forbidden}: {hits:?}");
+    }
+    // dbench: one latency chart per operation.
+    let html = run_ok(
+        dir.path(),
+        &["report", &ids.dbench.to_string(), "--format", "html"],
+    );
+    assert_eq!(html.matches("class=\"chart chart-latency\"").count(), 3);
+    assert!(html.contains("NTCreateX · latency percentiles (ms)"));
+}
+
+#[test]
+fn name_resolves_to_the_newest_and_cells_can_be_chosen() {
+    let (dir, ids) = db();
+    // Two runs are named fdtree: the newest (run_b) is reported.
+    let out = run_ok(dir.path(), &["report", "fdtree", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["schema"], "fslab.report.v1");
+    assert_eq!(v["sources"][0]["id"], ids.run_b);
+    // One cell by index and by factor levels.
+    let spec = format!("{}:2", ids.journal);
+    let v: serde_json::Value =
+        serde_json::from_str(&run_ok(dir.path(), &["report", &spec, "--format", "json"])).unwrap();
+    assert_eq!(v["cells"].as_array().unwrap().len(), 1);
+    assert_eq!(v["cells"][0]["label"], "journal=64MB fs=ext4");
+    let spec = format!("{}/journal=64MB,fs=ext4", ids.journal);
+    let v: serde_json::Value =
+        serde_json::from_str(&run_ok(dir.path(), &["report", &spec, "--format", "json"])).unwrap();
+    assert_eq!(v["cells"][0]["idx"], 2);
+}
+
+#[test]
+fn options_shape_the_report() {
+    let (dir, ids) = db();
+    let j = ids.journal.to_string();
+    let md = run_ok(
+        dir.path(),
+        &[
+            "report",
+            &j,
+            "--format",
+            "markdown",
+            "--metric",
+            "dir_remove.rate",
+            "--baseline",
+            "64MB",
+        ],
+    );
+    assert!(
+        md.contains("journal 64MB → 16MB (fs=ext4) | dir_remove.rate | slower by 79%"),
+        "{md}"
+    );
+    assert!(!md.contains("| file_create") && !md.contains("### Time"));
+    let json = run_ok(
+        dir.path(),
+        &["report", &j, "--format", "json", "--error-bars", "sd"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["options"]["error_bars"], "sd");
+    let html = run_ok(
+        dir.path(),
+        &["report", &j, "--format", "html", "--error-bars", "sd"],
+    );
+    assert!(html.contains("error bars: ± one standard deviation"));
+}
+
+#[test]
+fn compare_two_runs_and_two_cells() {
+    let (dir, ids) = db();
+    let (a, b) = (ids.run_a.to_string(), ids.run_b.to_string());
+    let out = run_ok(dir.path(), &["compare", &a, &b]);
+    insta::assert_snapshot!("compare_runs_table", out);
+    assert!(
+        out.contains("file_create.rate ┆ faster by 30% (95% CI "),
+        "{out}"
+    );
+    let a = format!("{}:0", ids.journal);
+    let b = format!("{}/journal=64MB,fs=ext4", ids.journal);
+    let out = run_ok(dir.path(), &["compare", &a, &b, "--format", "markdown"]);
+    assert!(
+        out.contains(&format!("{a} → {b} | dir_remove.rate | faster by 367%")),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_with_exit_code_2() {
+    let (dir, ids) = db();
+    let p = dir.path();
+    let e = run_usage_error(p, &["report", "999"]);
+    assert!(
+        e.contains("no study or run '999'") && e.contains("recent: 6 broken (study)"),
+        "{e}"
+    );
+    let e = run_usage_error(p, &["report", "nonesuch"]);
+    assert!(e.contains("no study or run 'nonesuch'"), "{e}");
+    let j = ids.journal.to_string();
+    let e = run_usage_error(p, &["report", &j, "--baseline", "2GB"]);
+    assert!(
+        e.contains("no cell or factor level '2GB'") && e.contains("journal=64MB"),
+        "{e}"
+    );
+    let e = run_usage_error(p, &["report", &j, "--metric", "file_create.speed"]);
+    assert!(
+        e.contains("no metric 'file_create.speed'") && e.contains("file_create.rate"),
+        "{e}"
+    );
+    let e = run_usage_error(p, &["report", &ids.broken.to_string()]);
+    assert!(
+        e.contains("has no completed repetitions")
+            && e.contains("Device or resource busy")
+            && e.contains("recent: 5 fdtree (run)"),
+        "{e}"
+    );
+    let e = run_usage_error(p, &["report", &format!("{j}:9")]);
+    assert!(
+        e.contains("no cell") && e.contains(&format!("{j}:0 (journal=16MB fs=ext4)")),
+        "{e}"
+    );
+    let e = run_usage_error(p, &["report", &format!("{j}/fs=xfs")]);
+    assert!(e.contains("matches 2 cells"), "{e}");
+    let e = run_usage_error(
+        p,
+        &["compare", &ids.run_a.to_string(), &ids.dbench.to_string()],
+    );
+    assert!(e.contains("no workload in common"), "{e}");
+    let e = run_usage_error(p, &["compare", &j, &j]);
+    assert!(e.contains("two different sources"), "{e}");
+    let e = run_usage_error(p, &["compare", &j, &format!("{j}:1")]);
+    assert!(e.contains("overlap"), "{e}");
+    let e = run_usage_error(p, &["report", &j, "--max-cv", "0"]);
+    assert!(e.contains("--max-cv"), "{e}");
+    let out = p.join("no/such/dir/r.html");
+    let e = run_usage_error(p, &["report", &j, "--out", out.to_str().unwrap()]);
+    assert!(e.contains("cannot write the report"), "{e}");
+}
+
+#[test]
+fn empty_database_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = run_usage_error(dir.path(), &["report", "1"]);
+    assert!(e.contains("is empty"), "{e}");
+}
+
+/// Writes the fixture database to $FSLAB_FIXTURE_DB for looking at reports by hand:
+/// `FSLAB_FIXTURE_DB=/tmp/f.db cargo test --test report_cli -- --ignored fixture_db`.
+#[test]
+#[ignore]
+fn fixture_db() {
+    let path = std::env::var("FSLAB_FIXTURE_DB").expect("set FSLAB_FIXTURE_DB=PATH");
+    let _ = std::fs::remove_file(&path);
+    let ids = fixtures::build(Path::new(&path));
+    eprintln!(
+        "journal {} iozone {} dbench {} runs {} {} broken {}",
+        ids.journal, ids.iozone, ids.dbench, ids.run_a, ids.run_b, ids.broken
+    );
+}
