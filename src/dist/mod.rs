@@ -21,8 +21,6 @@ mod cli;
 mod comm;
 #[cfg(feature = "mpi")]
 mod fdtree;
-#[cfg(feature = "mpi")]
-mod fdtree_cmd;
 
 #[cfg(feature = "mpi")]
 pub use cli::MpiArgs;
@@ -61,7 +59,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let comm = std::rc::Rc::new(comm::Comm::init()?);
     let db = cli.db;
     let result = match cli.command {
-        Command::Fdtree(a) => fdtree_cmd::run(&comm, a, db),
+        Command::Fdtree(a) => fdtree::run(&comm, a, db),
         other => Err(crate::error::usage(format!(
             "`fslab {}` has no MPI mode; run it without mpiexec",
             command_name(&other)
