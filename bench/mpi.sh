@@ -74,12 +74,14 @@ add() { V["$1"]+="$2 "; }
 
 fslab_mpi() { # name ranks args...
   local name=$1 n=$2; shift 2
-  while read -r k v; do add "$name|$k" "$v"; done < <(
+  local key val
+  while read -r key val; do add "$name|$key" "$val"; done < <(
     mpiexec -n "$n" "$FSLAB" fdtree -o "$T" "$@" --no-store -q --json | metrics_of_json)
 }
 fslab_threads() { # name threads args...
   local name=$1 n=$2; shift 2
-  while read -r k v; do add "$name|$k" "$v"; done < <(
+  local key val
+  while read -r key val; do add "$name|$key" "$val"; done < <(
     "$FSLAB" fdtree -o "$T" --threads "$n" "$@" --no-store -q --json | metrics_of_json)
 }
 mdtest_run() { # name ranks extra-args...
@@ -113,10 +115,9 @@ run_config() {
 
 for i in $(seq 1 "$RUNS"); do
   echo "run $i/$RUNS" >&2
-  k=${#configs[@]}
-  for j in $(seq 0 $((k - 1))); do
-    c=${configs[$(((i + j) % k))]}
-    run_config "$c"
+  nconf=${#configs[@]}
+  for j in $(seq 0 $((nconf - 1))); do
+    run_config "${configs[$(((i + j) % nconf))]}"
   done
 done
 
@@ -131,7 +132,7 @@ PHASES=(dir_create file_create file_remove dir_remove)
   echo
   echo "Produced by \`sudo bench/mpi.sh\` (RUNS=$RUNS, ITEMS=$ITEMS) on $(date -u +%Y-%m-%d)."
   echo "Machine: $(uname -sr), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs;"
-  echo "$(mpiexec --version 2>/dev/null | grep -m1 -i version | sed 's/^ *//'); mdtest: $MD_VERSION."
+  echo "MPICH hydra $(mpiexec --version 2>/dev/null | grep -m1 'Version:' | awk '{print $NF}'); mdtest: $MD_VERSION."
   echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Medians of $RUNS interleaved runs (the order"
   echo "of the configurations rotates every run). The machine has **$(nproc) cores** and is shared with other"
   echo "builds: read ratios, not absolute rates; 4 ranks on 2 cores are oversubscribed."
