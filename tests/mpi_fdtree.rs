@@ -361,28 +361,36 @@ fn rank_pid(rank: u32, db: &Path) -> Option<u32> {
 
 #[test]
 fn ctrl_c_on_one_rank_stops_all_ranks_and_removes_every_tree() {
+    interrupt_rank_2("fdtree -d 10 -f 30 -s 0 -l 3 -q", ".r2");
+}
+
+#[test]
+fn ctrl_c_on_one_rank_of_a_shared_tree_stops_all_ranks_and_removes_the_tree() {
+    // Many directories, so the interrupt often lands in the depth-by-depth directory phases.
+    interrupt_rank_2("fdtree -d 10 -f 3 -s 0 -l 4 -q --shared", ".shared");
+}
+
+/// Start 4 ranks, interrupt rank 2 as soon as the tree whose name ends in `tree` exists.
+fn interrupt_rank_2(cmd: &str, tree: &str) {
     let work = tempfile::tempdir().unwrap();
     let t = scratch();
     let db = work.path().join("results.db");
-    let child = mpi_command(
-        work.path(),
-        &[(4, args("fdtree -d 10 -f 30 -s 0 -l 3 -q", t.path()))],
-    )
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = mpi_command(work.path(), &[(4, args(cmd, t.path()))])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     // Wait until rank 2's tree exists, then interrupt rank 2 alone.
     let deadline = Instant::now() + Duration::from_secs(60);
     let pid = loop {
         let tree = std::fs::read_dir(t.path())
             .unwrap()
             .flatten()
-            .any(|e| e.file_name().to_string_lossy().ends_with(".r2"));
+            .any(|e| e.file_name().to_string_lossy().ends_with(tree));
         if let (true, Some(pid)) = (tree, rank_pid(2, &db)) {
             break pid;
         }
-        assert!(Instant::now() < deadline, "rank 2 never started its tree");
+        assert!(Instant::now() < deadline, "the tree never appeared");
         std::thread::sleep(Duration::from_millis(2));
     };
     // SAFETY: kill has no memory-safety preconditions.
@@ -399,4 +407,41 @@ fn ctrl_c_on_one_rank_stops_all_ranks_and_removes_every_tree() {
         0,
         "partial trees left behind"
     );
+}
+
+#[test]
+fn repetitions_and_timed_syncfs_under_mpi() {
+    let work = tempfile::tempdir().unwrap();
+    let t = scratch();
+    let out = run(
+        work.path(),
+        &[(
+            2,
+            args(
+                "fdtree -d 2 -f 2 -s 1 -l 1 -q --json --no-store --repeat 2 --sync",
+                t.path(),
+            ),
+        )],
+    );
+    let doc = json(&out);
+    assert_eq!(doc["repetitions"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["per_rank"].as_array().unwrap().len(), 2);
+    for rep in doc["repetitions"].as_array().unwrap() {
+        let sync = rep
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["metric"] == "sync_time")
+            .count();
+        assert_eq!(sync, 4, "a timed syncfs in every phase: {rep}");
+    }
+    let s = doc["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["phase"] == "file_create" && m["metric"] == "items")
+        .unwrap()
+        .clone();
+    assert_eq!((s["n"].as_u64(), s["mean"].as_f64()), (Some(2), Some(12.0)));
+    assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0);
 }

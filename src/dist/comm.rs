@@ -10,7 +10,8 @@
 //!    phase's closing collective ([`Comm::settle`]) then receives every notice sent, so no
 //!    message outlives its phase;
 //! 3. an error that escapes outside these collectives (for example rank 0 cannot write the
-//!    database) ends the whole job with `MPI_Abort` after printing it (see `super::run`).
+//!    database) ends the whole job with `MPI_Abort` after printing it (see `super::run`), and
+//!    so does a panic (a panic hook installed at `MPI_Init`).
 
 use super::clock::{self, ClockInfo, Offset, PingSample};
 use crate::error::Collective;
@@ -88,6 +89,13 @@ impl Comm {
             anyhow::anyhow!("MPI was initialised twice; this is a bug in fslab, please report it")
         })?;
         let world = universe.world();
+        // A panic (a bug) on one rank must not leave the others waiting in a collective, and
+        // MPI_Finalize during unwinding could wait for them: print it, then end the job.
+        let default_hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            default_hook(info);
+            SimpleCommunicator::world().abort(101);
+        }));
         let rank = world.rank() as u32;
         let size = world.size() as u32;
         let mine = to_fixed(&crate::sysinfo::short_hostname(), HOST_LEN);
