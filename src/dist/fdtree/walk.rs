@@ -129,19 +129,31 @@ impl DistFdtree {
                             .mkdir(base, &name)
                             .with_context(|| format!("mkdir {root_label}"))?;
                         progress.fetch_add(1, Ordering::Relaxed);
-                        let root = w.ops.open_dir(base, &name)?;
+                        let root = w
+                            .ops
+                            .open_dir(base, &name)
+                            .with_context(|| format!("open {root_label}"))?;
                         w.create_dirs(&root, levels).map_err(walk_err)
                     }
                     "file_create" => {
-                        let root = w.ops.open_dir(base, &name)?;
+                        let root = w
+                            .ops
+                            .open_dir(base, &name)
+                            .with_context(|| format!("open {root_label}"))?;
                         w.create_files(&root, levels).map_err(walk_err)
                     }
                     "file_remove" => {
-                        let root = w.ops.open_dir(base, &name)?;
+                        let root = w
+                            .ops
+                            .open_dir(base, &name)
+                            .with_context(|| format!("open {root_label}"))?;
                         w.remove_files(&root, levels).map_err(walk_err)
                     }
                     _ => {
-                        let root = w.ops.open_dir(base, &name)?;
+                        let root = w
+                            .ops
+                            .open_dir(base, &name)
+                            .with_context(|| format!("open {root_label}"))?;
                         w.remove_dirs(&root, levels).map_err(walk_err)?;
                         drop(root);
                         w.ops
@@ -158,7 +170,10 @@ impl DistFdtree {
                 let files = RankFiles::new(ops, self.comm.rank());
                 let mut w = Walker::new(files, self.shape(), progress, stop);
                 w.check_every = CHECK_EVERY;
-                let root = w.ops.open_dir(base, &name)?;
+                let root = w
+                    .ops
+                    .open_dir(base, &name)
+                    .with_context(|| format!("open {root_label}"))?;
                 let r = if phase == "file_create" {
                     w.create_files(&root, levels)
                 } else {
