@@ -50,6 +50,11 @@ fn same_options_everywhere(comm: &Comm, a: &FdtreeArgs, p: &FdtreeParams) -> Res
     comm.agree(local)
 }
 
+/// `FSLAB_MPI_CLOCK_CHECK` as rank 0 sees it (it is broadcast so all ranks agree).
+fn clock_check_env() -> String {
+    std::env::var("FSLAB_MPI_CLOCK_CHECK").unwrap_or_default()
+}
+
 fn start_dir(a: &FdtreeArgs, backend: Backend) -> Result<PathBuf> {
     if backend == Backend::Null {
         return Ok(a.start_dir.clone());
@@ -122,7 +127,8 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         a.mpi.stonewall,
         tag.clone(),
         fit_ranks,
-    );
+    )
+    .check_all_clocks(comm.broadcast_text(&clock_check_env()) == "1");
     let info = JobInfo {
         comm,
         params: &params,

@@ -106,10 +106,18 @@ impl DistFdtree {
             stonewall,
             tag,
             fit_ranks,
-            estimate_all_clocks: std::env::var("FSLAB_MPI_CLOCK_CHECK").as_deref() == Ok("1"),
+            estimate_all_clocks: false,
             live: None,
             reps: Vec::new(),
         }
+    }
+
+    /// Also measure the clock offsets of ranks that share rank 0's clock (a self-check,
+    /// `FSLAB_MPI_CLOCK_CHECK=1`). Every rank must get the same value (it decides which
+    /// ranks take part in the ping-pong).
+    pub fn check_all_clocks(mut self, on: bool) -> Self {
+        self.estimate_all_clocks = on;
+        self
     }
 
     /// Name of this rank's tree root inside the start directory.

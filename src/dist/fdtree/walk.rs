@@ -57,13 +57,12 @@ impl DistFdtree {
         };
         let ops = make_ops();
         let start = comm.wtime();
-        // Look once before starting: a rank that starts after the first finisher is done has
-        // done nothing by the stonewall; one that starts after a peer failed need not start.
-        let walked = if stop() {
-            Err(anyhow!(crate::signal::Interrupted))
-        } else {
-            self.walk(phase, ops, base, &progress, &stop)
-        };
+        // Look once before starting, so a rank that starts after the first finisher is done
+        // is marked with 0 items. Never skip the walk on what it sees (a peer's failure, a
+        // signal): the shared layout's directory phases contain collective steps that every
+        // rank must take; the walk notices the stop at its first check and takes them.
+        let _ = stop();
+        let walked = self.walk(phase, ops, base, &progress, &stop);
         let mut sync_secs = 0.0;
         let mut result = walked;
         if result.is_ok() && self.params.sync {
