@@ -254,6 +254,10 @@ pub struct FdtreeArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// MPI mode options (builds with the `mpi` feature).
+    #[cfg(feature = "mpi")]
+    #[command(flatten)]
+    pub mpi: crate::dist::MpiArgs,
 }
 
 /// `fslab dbench`.

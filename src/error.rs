@@ -34,9 +34,23 @@ pub struct CellsFailed {
     pub study: i64,
 }
 
+/// An error that several processes (MPI ranks) agreed on: every rank exits with `code`;
+/// rank 0 prints `message` for all of them, the others carry an empty message and print
+/// nothing (see `src/dist`).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Collective {
+    /// Exit code of every rank.
+    pub code: u8,
+    /// What rank 0 prints; empty on the other ranks.
+    pub message: String,
+}
+
 /// Exit code for an error chain.
 pub fn exit_code(err: &anyhow::Error) -> u8 {
-    if err.downcast_ref::<CellsFailed>().is_some() {
+    if let Some(c) = err.downcast_ref::<Collective>() {
+        c.code
+    } else if err.downcast_ref::<CellsFailed>().is_some() {
         1
     } else if err.chain().any(|e| e.is::<crate::signal::Interrupted>()) {
         130

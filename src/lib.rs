@@ -31,6 +31,7 @@ macro_rules! out {
 
 pub mod app;
 pub mod cli;
+pub mod dist;
 pub mod error;
 pub mod metric;
 pub mod plan;

@@ -46,7 +46,13 @@ fn main() -> ExitCode {
     match fslab::app::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("fslab: {e:#}");
+            // Under MPI, ranks other than 0 leave the report to rank 0.
+            let quiet = e
+                .downcast_ref::<fslab::error::Collective>()
+                .is_some_and(|c| c.message.is_empty());
+            if !quiet {
+                eprintln!("fslab: {e:#}");
+            }
             ExitCode::from(fslab::error::exit_code(&e))
         }
     }

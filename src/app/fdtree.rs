@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 /// Version of the JSON document printed by `--format json`.
 pub const JSON_SCHEMA: &str = "fslab.fdtree.v1";
 
-fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
+/// Engine parameters from the command line, validated.
+pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
     let mode = match (a.create_only, a.remove_only) {
         (true, false) => Mode::CreateOnly,
         (false, true) => Mode::RemoveOnly,
@@ -89,6 +90,8 @@ fn find_roots(dir: &Path, threads: usize) -> Result<Vec<String>> {
 
 /// Run `fslab fdtree`.
 pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
+    #[cfg(feature = "mpi")]
+    a.mpi.refuse_outside_mpi()?;
     let mut params = params_from(&a)?;
     let format = if a.json { OutputFormat::Json } else { a.format };
     let per_tree = params.counts()?;
@@ -236,7 +239,8 @@ fn last_outcome(w: &dyn Workload) -> Option<RepOutcome> {
         .and_then(|f| f.last.clone())
 }
 
-fn shape_flags(p: &FdtreeParams) -> String {
+/// `-d D -f F -s S -l L`.
+pub(crate) fn shape_flags(p: &FdtreeParams) -> String {
     format!(
         "-d {} -f {} -s {} -l {}",
         p.dirs, p.files, p.size_blocks, p.levels
@@ -332,12 +336,22 @@ fn dry_run(p: &FdtreeParams, engine: &Fdtree, target: &Target, format: OutputFor
 
 /// fdtree.bash's report for one repetition, with sub-second times and fractional rates.
 pub fn fdtree_report(p: &FdtreeParams, start: &Path, out: &RepOutcome) -> String {
-    use std::fmt::Write;
     let t = p.total_counts().unwrap_or(fdtree::Counts {
         dirs: 0,
         files: 0,
         bytes: 0,
     });
+    fdtree_report_counts(p, t, start, out)
+}
+
+/// [`fdtree_report`] with the totals given (MPI runs count over ranks).
+pub(crate) fn fdtree_report_counts(
+    p: &FdtreeParams,
+    t: fdtree::Counts,
+    start: &Path,
+    out: &RepOutcome,
+) -> String {
+    use std::fmt::Write;
     let mut s = String::new();
     let root = out.roots.first().cloned().unwrap_or_default();
     let _ = writeln!(

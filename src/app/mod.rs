@@ -2,7 +2,7 @@
 
 mod cleanup;
 mod dbench;
-mod fdtree;
+pub(crate) mod fdtree;
 mod iozone;
 mod iozone_report;
 mod list;
@@ -17,6 +17,18 @@ use std::path::PathBuf;
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
+    // Under an MPI launcher the MPI-aware engines run as ranks (src/dist, doc/mpi.md).
+    #[cfg(feature = "mpi")]
+    if crate::dist::wants_mpi(&cli.command)? {
+        return crate::dist::run(cli);
+    }
+    #[cfg(not(feature = "mpi"))]
+    crate::dist::launch::refuse_without_feature(crate::dist::launch::from_env()?.as_ref())?;
+    dispatch(cli)
+}
+
+/// Run the parsed command line in this process alone (no MPI).
+pub fn dispatch(cli: Cli) -> Result<()> {
     let db = cli.db.clone();
     match cli.command {
         Command::Fdtree(a) => fdtree::run(a, db),

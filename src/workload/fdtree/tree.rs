@@ -234,8 +234,11 @@ pub struct Walker<'a, O: Ops> {
     pub shape: Shape,
     /// Shared progress counter (all threads); updated every [`PROGRESS_EVERY`] items.
     pub progress: &'a AtomicU64,
-    /// Stop flag polled every item.
+    /// Stop flag, polled every `check_every` items.
     pub stop: &'a dyn Fn() -> bool,
+    /// Items between progress updates and stop checks (default [`PROGRESS_EVERY`]; MPI mode
+    /// checks more often so a stonewall or a failed rank is noticed sooner).
+    pub check_every: u64,
     /// Items since the last progress update.
     pending: u64,
     /// Path components of the current position, for error messages only.
@@ -253,6 +256,7 @@ impl<'a, O: Ops> Walker<'a, O> {
             shape,
             progress,
             stop,
+            check_every: PROGRESS_EVERY,
             pending: 0,
             trail: Vec::new(),
         }
@@ -261,7 +265,7 @@ impl<'a, O: Ops> Walker<'a, O> {
     #[inline]
     fn tick(&mut self) -> Result<(), WalkError> {
         self.pending += 1;
-        if self.pending == PROGRESS_EVERY {
+        if self.pending >= self.check_every {
             self.flush_progress();
             if (self.stop)() {
                 return Err(WalkError::Stopped);

@@ -1,0 +1,45 @@
+//! Command-line options of MPI mode, flattened into the engine commands that have one
+//! (present only in builds with the `mpi` feature).
+
+use clap::Args;
+
+/// Options that only apply under `mpiexec`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct MpiArgs {
+    /// Under mpiexec: all ranks work in one shared tree (directories split among ranks, every
+    /// rank's files in every directory, mdtest's shared-directory mode) instead of one tree per
+    /// rank. Default: one tree per rank.
+    #[arg(long, help_heading = "MPI mode (under mpiexec, see doc/mpi.md)")]
+    pub shared: bool,
+    /// Under mpiexec: also measure each phase up to the moment the first rank finishes its
+    /// share (IOzone's stonewall), reporting the items every rank had done by then beside the
+    /// usual last-done figures. Default: off.
+    #[arg(long, help_heading = "MPI mode (under mpiexec, see doc/mpi.md)")]
+    pub stonewall: bool,
+    /// Under mpiexec: print every rank's items, start offset, time and rate per phase (last
+    /// repetition; JSON always has them). Default: off.
+    #[arg(long, help_heading = "MPI mode (under mpiexec, see doc/mpi.md)")]
+    pub per_rank: bool,
+}
+
+impl MpiArgs {
+    /// Refuse MPI-only options in a run that is not under mpiexec.
+    pub fn refuse_outside_mpi(&self) -> anyhow::Result<()> {
+        let used: Vec<&str> = [
+            (self.shared, "--shared"),
+            (self.stonewall, "--stonewall"),
+            (self.per_rank, "--per-rank"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, f)| *f)
+        .collect();
+        if !used.is_empty() {
+            crate::bail_usage!(
+                "{} only apply under mpiexec (e.g. `mpiexec -n 4 fslab fdtree …`); drop them or start fslab with mpiexec",
+                used.join(", ")
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,223 @@
+//! `mpiexec -n N fslab fdtree …`: checks agreed by all ranks, the run (stored by rank 0 only)
+//! and rank 0's report.
+
+use super::report::{dry_run, rep_outcome, report, JobInfo};
+use super::{DistFdtree, Layout};
+use crate::app::fdtree::{fdtree_report_counts, params_from, shape_flags};
+use crate::cli::{FdtreeArgs, OutputFormat};
+use crate::dist::comm::Comm;
+use crate::runner::adhoc::{self, AdhocOptions};
+use crate::runner::progress::ProgressObserver;
+use crate::workload::fdtree::{Backend, FdtreeParams, Mode};
+use crate::workload::{Quiet, Target, Workload};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+fn validate(a: &FdtreeArgs) -> Result<FdtreeParams> {
+    let p = params_from(a)?;
+    if p.threads != 1 {
+        crate::bail_usage!(
+            "--threads {}: under mpiexec every rank is one worker; start more ranks (mpiexec -n) instead",
+            p.threads
+        );
+    }
+    if p.mode != Mode::Full {
+        crate::bail_usage!(
+            "-C/-R: under mpiexec fslab runs the full cycle (create, then remove, between barriers); drop -C/-R"
+        );
+    }
+    Ok(p)
+}
+
+/// Every rank must run the same phases and repetitions, or the collectives would not match
+/// (mpiexec's `A : B` syntax can give ranks different command lines). `-o` may differ: one
+/// tree per rank can use per-node paths.
+fn same_options_everywhere(comm: &Comm, a: &FdtreeArgs, p: &FdtreeParams) -> Result<()> {
+    let mine = serde_json::json!({
+        "params": p, "repeat": a.repeat, "dry_run": a.dry_run,
+        "shared": a.mpi.shared, "stonewall": a.mpi.stonewall,
+    })
+    .to_string();
+    let rank0 = comm.broadcast_text(&mine);
+    let local = if mine == rank0 {
+        Ok(())
+    } else {
+        Err(crate::error::usage(format!(
+            "was started with other fdtree options than rank 0 (mine: {mine}; rank 0: {rank0}); give every rank the same command line"
+        )))
+    };
+    comm.agree(local)
+}
+
+/// `FSLAB_MPI_CLOCK_CHECK` as rank 0 sees it (it is broadcast so all ranks agree).
+fn clock_check_env() -> String {
+    std::env::var("FSLAB_MPI_CLOCK_CHECK").unwrap_or_default()
+}
+
+fn start_dir(a: &FdtreeArgs, backend: Backend) -> Result<PathBuf> {
+    if backend == Backend::Null {
+        return Ok(a.start_dir.clone());
+    }
+    crate::workload::check_writable_dir(&a.start_dir, "-o")?;
+    std::fs::canonicalize(&a.start_dir)
+        .with_context(|| format!("cannot resolve {}", a.start_dir.display()))
+}
+
+/// Does every rank see the directory rank 0 sees? Rank 0 creates a marker file in it, every
+/// rank looks for it. `--shared` needs that; one tree per rank can also use node-local
+/// directories (then the space check counts only the ranks on each node).
+fn seen_by_all(comm: &Comm, dir: &Path, tag: &str, layout: Layout) -> Result<bool> {
+    let marker = dir.join(format!(".fslab-mpi.{tag}"));
+    let made = if comm.is_root() {
+        std::fs::File::create(&marker)
+            .map(drop)
+            .with_context(|| format!("cannot create {}", marker.display()))
+    } else {
+        Ok(())
+    };
+    comm.agree(made)?;
+    let sees = marker.symlink_metadata().is_ok();
+    let all = comm.all(sees);
+    if comm.is_root() {
+        // Every rank has looked (the reduction above needs all of them).
+        let _ = std::fs::remove_file(&marker);
+    }
+    let local = if layout == Layout::Shared && !sees {
+        Err(crate::error::usage(format!(
+            "does not see {}, which rank 0 created: --shared needs -o to be the same directory on every node (a shared file system)",
+            marker.display()
+        )))
+    } else {
+        Ok(())
+    };
+    comm.agree(local)?;
+    Ok(all)
+}
+
+/// Run `fslab fdtree` as one rank of the job.
+pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
+    let format = if a.json { OutputFormat::Json } else { a.format };
+    let params = comm.agree(validate(&a))?;
+    same_options_everywhere(comm, &a, &params)?;
+    let layout = if a.mpi.shared {
+        Layout::Shared
+    } else {
+        Layout::Private
+    };
+    let tag = comm.broadcast_text(&format!(
+        "{}.{}",
+        crate::sysinfo::short_hostname(),
+        std::process::id()
+    ));
+    let dir = comm.agree(start_dir(&a, params.backend))?;
+    let all_see = match params.backend {
+        Backend::Fs => seen_by_all(comm, &dir, &tag, layout)?,
+        Backend::Null => true,
+    };
+    let fit_ranks = if all_see {
+        u64::from(comm.size())
+    } else {
+        comm.ranks_on_my_host()
+    };
+    let mut engine = DistFdtree::new(
+        Rc::clone(comm),
+        params.clone(),
+        layout,
+        a.mpi.stonewall,
+        tag.clone(),
+        fit_ranks,
+    )
+    .check_all_clocks(comm.broadcast_text(&clock_check_env()) == "1");
+    let info = JobInfo {
+        comm,
+        params: &params,
+        layout,
+        stonewall: a.mpi.stonewall,
+        dir: &dir,
+        all_see,
+        tag: &tag,
+    };
+    if a.dry_run {
+        if comm.is_root() {
+            dry_run(&info, &engine);
+        }
+        return Ok(());
+    }
+    let mut store = comm.agree(if comm.is_root() && !a.no_store {
+        crate::app::open_store(db).map(Some)
+    } else {
+        Ok(None)
+    })?;
+    let target = Target::new(&dir);
+    let bar = ProgressObserver::new(
+        comm.is_root() && !a.quiet && format != OutputFormat::Json,
+        "fdtree rank 0",
+    );
+    let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
+    let counts = engine.job_counts();
+    let fdtree_fmt = format == OutputFormat::Fdtree && comm.is_root();
+    let root0 = format!(
+        "LEVEL0.{tag}.{}",
+        if layout == Layout::Shared {
+            "shared"
+        } else {
+            "r0"
+        }
+    );
+    let start_display = a.start_dir.clone();
+    let ranks = comm.size();
+    let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &dyn Workload| {
+        let last = w
+            .as_any()
+            .downcast_ref::<DistFdtree>()
+            .and_then(|e| e.reps.last());
+        if let (true, Some(rep)) = (fdtree_fmt, last) {
+            let out = rep_outcome(rep, &root0);
+            crate::outln!(
+                "fslab MPI: {ranks} ranks, {}; totals below are over all ranks",
+                match layout {
+                    Layout::Private => "one tree per rank (LEVEL0.<tag>.r<rank>)",
+                    Layout::Shared => "one shared tree (LEVEL0.<tag>.shared)",
+                }
+            );
+            crate::out!(
+                "{}",
+                fdtree_report_counts(&params, counts, &start_display, &out)
+            );
+        }
+    };
+    let result = adhoc::run(
+        AdhocOptions {
+            repeat: a.repeat,
+            store: store.as_mut(),
+            name: "fdtree".into(),
+            command_line: format!("mpiexec -n {} {}", comm.size(), crate::app::command_line()),
+            params: info.params_json()?,
+            label: format!(
+                "{} ×{} ranks{}",
+                label(&params),
+                comm.size(),
+                match layout {
+                    Layout::Shared => " shared",
+                    Layout::Private => "",
+                }
+            ),
+        },
+        &mut engine,
+        &target,
+        obs,
+        &mut on_rep,
+    )?;
+    if comm.is_root() {
+        report(&info, &engine, &result, format, a.min_phase, a.mpi.per_rank)?;
+    }
+    match result.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn label(p: &FdtreeParams) -> String {
+    format!("fdtree {}", shape_flags(p))
+}

@@ -1,0 +1,367 @@
+//! The fdtree engine as one MPI rank: the same tree walk as `workload::fdtree`, one worker
+//! per rank, every phase between a barrier and a closing collective, timed with `MPI_Wtime`
+//! and combined at rank 0 by the rules of [`super::aggregate`].
+//!
+//! Layouts: **private** (the default) gives every rank its own fdtree tree
+//! `LEVEL0.<host0>.<pid0>.r<rank>` in the shared start directory (as people ran fdtree copies
+//! side by side, now synchronised); **shared** (`--shared`) is described in
+//! [`super::shared_tree`].
+
+mod cmd;
+mod report;
+mod walk;
+
+pub use cmd::run;
+
+use super::aggregate::{self, PhaseAggregate, RankPhase, StonewallMark};
+use super::clock::ClockInfo;
+use super::comm::Comm;
+use super::shared_tree::dirs_of_rank;
+use crate::metric::{Metric, Unit};
+use crate::workload::fdtree::tree::{FsOps, NullOps, Shape};
+use crate::workload::fdtree::{Backend, Counts, FdtreeParams, BLOCK, PHASES};
+use crate::workload::{Observer, Requirements, Target, Workload};
+use anyhow::{anyhow, Context, Result};
+use rustix::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// Rounds of the clock ping-pong per repetition.
+const CLOCK_ROUNDS: usize = 8;
+
+/// Values per phase sent from each rank to rank 0.
+pub(super) const REC: usize = 8;
+
+/// How the ranks' trees are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layout {
+    /// One fdtree tree per rank.
+    Private,
+    /// One tree for all ranks, directories split, files of every rank in every directory.
+    Shared,
+}
+
+/// One phase of one repetition at rank 0.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DistPhase {
+    /// Phase name.
+    pub phase: &'static str,
+    /// Every rank's record; times in seconds since the repetition's earliest start, on rank
+    /// 0's clock.
+    pub ranks: Vec<RankPhase>,
+    /// The combined figures.
+    pub agg: PhaseAggregate,
+}
+
+/// One repetition at rank 0.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DistRep {
+    /// The phases in run order.
+    pub phases: Vec<DistPhase>,
+    /// Clock offsets used.
+    pub clock: ClockInfo,
+    /// Wall-clock time when the repetition started.
+    #[serde(skip)]
+    pub started: chrono::DateTime<chrono::Local>,
+}
+
+/// The engine on one rank.
+pub struct DistFdtree {
+    comm: Rc<Comm>,
+    params: FdtreeParams,
+    layout: Layout,
+    stonewall: bool,
+    tag: String,
+    fit_ranks: u64,
+    estimate_all_clocks: bool,
+    /// A repetition started and may have left a tree behind.
+    live: Option<PathBuf>,
+    /// Rank 0: details of every completed repetition.
+    pub reps: Vec<DistRep>,
+}
+
+/// The start directory as the walk sees it.
+enum Base {
+    Fs { dir: OwnedFd, sync: OwnedFd },
+    Null,
+}
+
+impl DistFdtree {
+    /// The engine for validated parameters (`threads` must be 1). `tag` names the job's trees;
+    /// `fit_ranks` is how many ranks (this one included) put their trees on the file system
+    /// this rank sees, for the space check.
+    pub fn new(
+        comm: Rc<Comm>,
+        params: FdtreeParams,
+        layout: Layout,
+        stonewall: bool,
+        tag: String,
+        fit_ranks: u64,
+    ) -> Self {
+        DistFdtree {
+            comm,
+            params,
+            layout,
+            stonewall,
+            tag,
+            fit_ranks,
+            estimate_all_clocks: false,
+            live: None,
+            reps: Vec::new(),
+        }
+    }
+
+    /// Also measure the clock offsets of ranks that share rank 0's clock (a self-check,
+    /// `FSLAB_MPI_CLOCK_CHECK=1`). Every rank must get the same value (it decides which
+    /// ranks take part in the ping-pong).
+    pub fn check_all_clocks(mut self, on: bool) -> Self {
+        self.estimate_all_clocks = on;
+        self
+    }
+
+    /// Name of this rank's tree root inside the start directory.
+    pub fn root_name(&self) -> String {
+        match self.layout {
+            Layout::Private => format!("LEVEL0.{}.r{}", self.tag, self.comm.rank()),
+            Layout::Shared => format!("LEVEL0.{}.shared", self.tag),
+        }
+    }
+
+    fn tree(&self) -> Counts {
+        // Validated by the caller; zeros only if it was not.
+        self.params.counts().unwrap_or(Counts {
+            dirs: 0,
+            files: 0,
+            bytes: 0,
+        })
+    }
+
+    /// Items of `phase` for `rank`.
+    pub fn items_of(&self, phase: &str, rank: u32) -> u64 {
+        let t = self.tree();
+        match (phase.starts_with("dir"), self.layout) {
+            (false, _) => t.files,
+            (true, Layout::Private) => t.dirs,
+            (true, Layout::Shared) => dirs_of_rank(
+                self.params.dirs,
+                self.params.levels,
+                u64::from(rank),
+                u64::from(self.comm.size()),
+            ),
+        }
+    }
+
+    /// Directories, files and bytes of the whole job per repetition.
+    pub fn job_counts(&self) -> Counts {
+        let t = self.tree();
+        let n = u64::from(self.comm.size());
+        Counts {
+            dirs: match self.layout {
+                Layout::Private => t.dirs.saturating_mul(n),
+                Layout::Shared => t.dirs,
+            },
+            files: t.files.saturating_mul(n),
+            bytes: t.bytes.saturating_mul(n),
+        }
+    }
+
+    fn shape(&self) -> Shape {
+        Shape {
+            dirs: self.params.dirs,
+            files: self.params.files,
+            levels: self.params.levels,
+            file_bytes: self.params.file_bytes(),
+        }
+    }
+
+    /// Open the start directory; check that the tree does not exist yet.
+    fn open_base(&self, dir: &Path) -> Result<Base> {
+        if self.params.backend == Backend::Null {
+            return Ok(Base::Null);
+        }
+        let root = dir.join(self.root_name());
+        let checks = self.layout == Layout::Private || self.comm.is_root();
+        if checks && root.symlink_metadata().is_ok() {
+            crate::bail_usage!(
+                "{} already exists (left by an earlier run?); remove it first",
+                root.display()
+            );
+        }
+        let open = |flags| {
+            rustix::fs::open(dir, flags, rustix::fs::Mode::empty())
+                .with_context(|| format!("cannot open start directory {}", dir.display()))
+        };
+        use rustix::fs::OFlags;
+        Ok(Base::Fs {
+            dir: open(OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC)?,
+            // syncfs needs a real descriptor; O_PATH ones are refused with EBADF.
+            sync: open(OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)?,
+        })
+    }
+
+    /// Run one repetition on every rank; rank 0 returns the aggregated metrics.
+    fn run_rep(&mut self, dir: &Path, obs: &dyn Observer) -> Result<Vec<Metric>> {
+        let comm = Rc::clone(&self.comm);
+        let clock = comm.clocks(CLOCK_ROUNDS, self.estimate_all_clocks);
+        let started = chrono::Local::now();
+        let base = comm.agree(self.open_base(dir))?;
+        if matches!(base, Base::Fs { .. }) {
+            self.live = Some(dir.join(self.root_name()));
+        }
+        let mut recs: Vec<f64> = Vec::with_capacity(PHASES.len() * REC);
+        let mut local_error = None;
+        for phase in PHASES {
+            comm.barrier();
+            if comm.is_root() {
+                obs.phase_started(phase, self.items_of(phase, 0));
+            }
+            let run = match &base {
+                Base::Fs { dir, sync } => {
+                    let fb = self.params.file_bytes();
+                    self.phase(phase, || FsOps::new(fb), dir, Some(sync), obs)
+                }
+                Base::Null => self.phase(phase, || NullOps, &(), None, obs),
+            };
+            if run.error.is_some() {
+                comm.notify_failed();
+            }
+            let any_failed = comm.settle();
+            if comm.is_root() {
+                obs.phase_finished(phase);
+            }
+            recs.extend_from_slice(&run.rec);
+            if any_failed {
+                local_error = run.error;
+                break;
+            }
+        }
+        comm.agree(local_error.map_or(Ok(()), Err))?;
+        // Complete: the full cycle removed the trees.
+        self.live = None;
+        let all = comm.gather(&recs);
+        let (Some(all), Some(clock)) = (all, clock) else {
+            return Ok(Vec::new());
+        };
+        let rep = self.combine(&all, clock, started);
+        let metrics = rep
+            .phases
+            .iter()
+            .flat_map(|p| {
+                let unit = if p.phase.starts_with("dir") {
+                    Unit::DirsPerSec
+                } else {
+                    Unit::FilesPerSec
+                };
+                aggregate::phase_metrics(p.phase, &p.agg, unit, p.phase == "file_create")
+            })
+            .collect();
+        self.reps.push(rep);
+        Ok(metrics)
+    }
+
+    /// Rank 0: turn the gathered records into per-phase aggregates.
+    fn combine(
+        &self,
+        all: &[f64],
+        clock: ClockInfo,
+        started: chrono::DateTime<chrono::Local>,
+    ) -> DistRep {
+        let per_rank = PHASES.len() * REC;
+        let n = self.comm.size() as usize;
+        // Report times as seconds since the earliest start of the first phase.
+        let t0 = (0..n)
+            .map(|r| clock.to_rank0(r, all[r * per_rank + 2]))
+            .fold(f64::INFINITY, f64::min);
+        let phases = PHASES
+            .iter()
+            .enumerate()
+            .filter_map(|(pi, phase)| {
+                let ranks: Vec<RankPhase> = (0..n)
+                    .map(|r| {
+                        let v = &all[r * per_rank + pi * REC..][..REC];
+                        let t = |x: f64| clock.to_rank0(r, x) - t0;
+                        RankPhase {
+                            rank: r as u32,
+                            items: v[0] as u64,
+                            bytes: v[1] as u64,
+                            start: t(v[2]),
+                            end: t(v[3]),
+                            sync: v[4],
+                            stonewall: (v[7] > 0.0).then(|| StonewallMark {
+                                items: v[5] as u64,
+                                at: t(v[6]),
+                            }),
+                        }
+                    })
+                    .collect();
+                // `None` only for zero ranks, which MPI never has.
+                aggregate::aggregate(&ranks).map(|agg| DistPhase { phase, ranks, agg })
+            })
+            .collect();
+        DistRep {
+            phases,
+            clock,
+            started,
+        }
+    }
+}
+
+impl Workload for DistFdtree {
+    fn name(&self) -> &'static str {
+        "fdtree"
+    }
+
+    /// What this rank's file system must hold: the job's share of every rank that writes to it.
+    fn requirements(&self) -> Requirements {
+        if self.params.backend == Backend::Null {
+            return Requirements::default();
+        }
+        let job = self.job_counts();
+        let n = u64::from(self.comm.size()).max(1);
+        let bytes = job.bytes + job.dirs * BLOCK;
+        let inodes = job.dirs + job.files;
+        Requirements {
+            bytes: (bytes / n).saturating_mul(self.fit_ranks),
+            inodes: (inodes / n + 1).saturating_mul(self.fit_ranks),
+        }
+    }
+
+    fn prepare(&mut self, target: &Target) -> Result<()> {
+        let local = if self.params.backend == Backend::Null {
+            Ok(())
+        } else {
+            crate::workload::check_writable_dir(target.dir(), "-o").and_then(|_| {
+                crate::workload::check_fits(target.dir(), self.requirements(), "this fdtree run")
+            })
+        };
+        self.comm.agree(local)
+    }
+
+    fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
+        self.run_rep(target.dir(), obs)
+    }
+
+    fn cleanup(&mut self, _target: &Target) -> Result<()> {
+        let leftover = self.live.take();
+        // Shared tree: remove it only when every rank has stopped touching it.
+        self.comm.barrier();
+        let mine = match (&leftover, self.layout) {
+            (Some(p), Layout::Private) => Some(p),
+            (Some(p), Layout::Shared) if self.comm.is_root() => Some(p),
+            _ => None,
+        };
+        let local = match mine {
+            Some(p) if !self.params.keep && p.symlink_metadata().is_ok() => {
+                std::fs::remove_dir_all(p)
+                    .map_err(|e| anyhow!("could not remove partial tree {}: {e}", p.display()))
+            }
+            _ => Ok(()),
+        };
+        self.comm.agree(local)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

@@ -1,0 +1,304 @@
+//! Rank 0's report of an MPI fdtree run: header, summary table, per-rank table, fdtree's
+//! format and the JSON document.
+
+use super::{DistFdtree, DistRep, Layout};
+use crate::app::fdtree::shape_flags;
+use crate::cli::OutputFormat;
+use crate::dist::comm::Comm;
+use crate::report::runsummary;
+use crate::runner::adhoc;
+use crate::stats::Thresholds;
+use crate::units::fmt_bytes;
+use crate::workload::fdtree::{Backend, FdtreeParams, PhaseTiming, RepOutcome};
+use crate::workload::Workload;
+use anyhow::Result;
+use comfy_table::{presets, Cell, CellAlignment, Table};
+use std::path::Path;
+
+/// Version of the JSON document printed by `--format json` under MPI.
+pub const JSON_SCHEMA: &str = "fslab.fdtree.mpi.v1";
+
+/// Metrics shown in the text table (all are stored and in JSON).
+const TABLE_METRICS: [&str; 11] = [
+    "elapsed",
+    "rate",
+    "throughput",
+    "items",
+    "rank_rate_min",
+    "rank_rate_max",
+    "rank_rate_spread",
+    "start_skew",
+    "end_skew",
+    "stonewall_rate",
+    "stonewall_items",
+];
+
+/// What rank 0 says about the job.
+pub(super) struct JobInfo<'a> {
+    pub(super) comm: &'a Comm,
+    pub(super) params: &'a FdtreeParams,
+    pub(super) layout: Layout,
+    pub(super) stonewall: bool,
+    pub(super) dir: &'a Path,
+    pub(super) all_see: bool,
+    pub(super) tag: &'a str,
+}
+
+impl JobInfo<'_> {
+    fn hosts(&self) -> Vec<(String, usize)> {
+        let mut v: Vec<(String, usize)> = Vec::new();
+        for h in self.comm.hosts() {
+            match v.iter_mut().find(|(n, _)| n == h) {
+                Some(e) => e.1 += 1,
+                None => v.push((h.clone(), 1)),
+            }
+        }
+        v
+    }
+
+    fn mpi_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "ranks": self.comm.size(),
+            "hosts": self.hosts().into_iter().map(|(h, n)| serde_json::json!({"host": h, "ranks": n})).collect::<Vec<_>>(),
+            "library": self.comm.library(),
+            "layout": self.layout,
+            "stonewall": self.stonewall,
+            "target_seen_by_all_ranks": self.all_see,
+            "tag": self.tag,
+        })
+    }
+
+    pub(super) fn params_json(&self) -> Result<serde_json::Value> {
+        let mut v = serde_json::to_value(self.params)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("mpi".into(), self.mpi_json());
+        }
+        Ok(v)
+    }
+
+    pub(super) fn header(&self, engine: &DistFdtree) -> String {
+        let t = engine.job_counts();
+        let hosts = self.hosts();
+        let host_list: Vec<String> = hosts
+            .iter()
+            .take(4)
+            .map(|(h, n)| format!("{h} ×{n}"))
+            .collect();
+        let more = if hosts.len() > 4 { ", …" } else { "" };
+        let layout = match self.layout {
+            Layout::Private => "one tree per rank".to_string(),
+            Layout::Shared => "one shared tree, every rank's files in every directory".into(),
+        };
+        let target = match self.params.backend {
+            Backend::Fs => format!(
+                "{} ({}{})",
+                self.dir.display(),
+                crate::sysinfo::fs_type_of(self.dir).unwrap_or_else(|| "unknown fs".into()),
+                if self.all_see {
+                    ", seen by all ranks"
+                } else {
+                    ", NOT the same directory on every node"
+                }
+            ),
+            Backend::Null => "null backend (no system calls)".into(),
+        };
+        let sync = if self.params.sync {
+            "syncfs timed per rank"
+        } else {
+            "syncfs not timed"
+        };
+        format!(
+            "fdtree {} under MPI: {} ranks on {} host(s) ({}{more}); {layout}; {target}\n\
+             per repetition: {} dirs, {} files, {}; {sync}; stonewall {}",
+            shape_flags(self.params),
+            self.comm.size(),
+            hosts.len(),
+            host_list.join(", "),
+            t.dirs,
+            t.files,
+            fmt_bytes(t.bytes),
+            if self.stonewall { "on" } else { "off" }
+        )
+    }
+}
+
+/// fdtree's report structure filled with the aggregated phases.
+pub(super) fn rep_outcome(rep: &DistRep, root: &str) -> RepOutcome {
+    RepOutcome {
+        phases: rep
+            .phases
+            .iter()
+            .map(|p| PhaseTiming {
+                phase: p.phase,
+                items: p.agg.items,
+                elapsed: p.agg.elapsed,
+                sync: (p.agg.sync_max > 0.0).then_some(p.agg.sync_max),
+                per_thread: p.ranks.iter().map(|r| r.elapsed()).collect(),
+                start_skew: p.agg.start_skew,
+                t_in: p.agg.first_start,
+                t_out: p.agg.last_end,
+            })
+            .collect(),
+        roots: vec![root.to_string()],
+        started: rep.started,
+    }
+}
+
+pub(super) fn dry_run(info: &JobInfo, engine: &DistFdtree) {
+    let t = engine.job_counts();
+    let n = info.comm.size();
+    crate::outln!(
+        "fdtree {} under MPI ({n} ranks), dry run: nothing created",
+        shape_flags(info.params)
+    );
+    let per_rank_dirs: Vec<u64> = (0..n).map(|r| engine.items_of("dir_create", r)).collect();
+    let lo = per_rank_dirs.iter().min().copied().unwrap_or(0);
+    let hi = per_rank_dirs.iter().max().copied().unwrap_or(0);
+    let per = if lo == hi {
+        format!("{lo} per rank")
+    } else {
+        format!("{lo}–{hi} per rank")
+    };
+    crate::outln!("  directories: {} ({per})", t.dirs);
+    crate::outln!(
+        "  files:       {} ({} per rank, {} KiB each)",
+        t.files,
+        engine.items_of("file_create", 0),
+        info.params.size_blocks * 4
+    );
+    crate::outln!("  file data:   {}", fmt_bytes(t.bytes));
+    let req = engine.requirements();
+    crate::outln!(
+        "  rank 0's file system must hold about {} and {} inodes ({})",
+        fmt_bytes(req.bytes),
+        req.inodes,
+        if info.all_see {
+            "all ranks write to it"
+        } else {
+            "the ranks on its node write to it"
+        }
+    );
+}
+
+pub(super) fn report(
+    info: &JobInfo,
+    engine: &DistFdtree,
+    result: &adhoc::AdhocResult,
+    format: OutputFormat,
+    min_phase: f64,
+    per_rank: bool,
+) -> Result<()> {
+    let sums = runsummary::summarize_reps(&result.reps);
+    let thresholds = Thresholds {
+        min_phase_seconds: min_phase,
+        ..Thresholds::default()
+    };
+    let mut warnings: Vec<String> = runsummary::warnings(&sums, &thresholds)
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    if let Some(rep) = engine.reps.last() {
+        for p in &rep.phases {
+            warnings.extend(super::aggregate::warnings(p.phase, &p.agg));
+        }
+    }
+    if format == OutputFormat::Json {
+        let doc = serde_json::json!({
+            "schema": JSON_SCHEMA,
+            "fslab_version": env!("CARGO_PKG_VERSION"),
+            "run_id": result.study,
+            "params": info.params,
+            "mpi": info.mpi_json(),
+            "counts": {"total": engine.job_counts(), "units": {"dirs": "count", "files": "count", "bytes": "B"}},
+            "start_dir": info.dir,
+            "fs_type": crate::sysinfo::fs_type_of(info.dir),
+            "sync_timed": info.params.sync,
+            "repetitions": result.reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
+                "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
+            })).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            "per_rank": engine.reps,
+            "per_rank_units": {"start": "s", "end": "s", "sync": "s", "items": "count", "bytes": "B", "rate": "items/s"},
+            "summary": runsummary::to_json(&sums),
+            "warnings": warnings,
+            "environment": result.environment.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            "error": result.error.as_ref().map(|e| format!("{e:#}")),
+        });
+        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    if format == OutputFormat::Table && !result.reps.is_empty() {
+        crate::outln!("{}", info.header(engine));
+        if let Some(rep) = engine.reps.last() {
+            crate::outln!("{}", clock_line(rep));
+        }
+        let shown: Vec<_> = sums
+            .into_iter()
+            .filter(|m| TABLE_METRICS.contains(&m.name.as_str()))
+            .collect();
+        crate::outln!("{}", runsummary::render_table(&shown));
+    }
+    if per_rank {
+        if let Some(rep) = engine.reps.last() {
+            crate::outln!("{}", per_rank_table(info, rep));
+        }
+    }
+    for w in &warnings {
+        crate::outln!("warning: {w}");
+    }
+    if let Some(id) = result.study {
+        eprintln!("stored as run {id}: fslab show {id} (all metrics)");
+    }
+    Ok(())
+}
+
+fn clock_line(rep: &DistRep) -> String {
+    let c = &rep.clock;
+    let tick = format!("MPI_Wtime, resolution {:.0} ns", c.tick * 1e9);
+    if c.max_uncertainty() == 0.0 {
+        format!("clock: {tick}; every rank on rank 0's node (one clock, no correction)")
+    } else {
+        format!(
+            "clock: {tick}; offsets to rank 0 up to {:.1} µs, each known to ±{:.1} µs (ping-pong), corrected",
+            c.max_offset() * 1e6,
+            c.max_uncertainty() * 1e6
+        )
+    }
+}
+
+fn per_rank_table(info: &JobInfo, rep: &DistRep) -> String {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_BORDERS_ONLY);
+    let mut head = vec![
+        "phase",
+        "rank",
+        "host",
+        "items",
+        "start +ms",
+        "elapsed s",
+        "rate/s",
+    ];
+    if info.stonewall {
+        head.push("items at stonewall");
+    }
+    t.set_header(head);
+    let hosts = info.comm.hosts();
+    for p in &rep.phases {
+        for r in &p.ranks {
+            let mut row = vec![
+                Cell::new(p.phase),
+                Cell::new(r.rank).set_alignment(CellAlignment::Right),
+                Cell::new(hosts.get(r.rank as usize).map_or("?", |h| h.as_str())),
+                Cell::new(r.items).set_alignment(CellAlignment::Right),
+                Cell::new(format!("{:.3}", (r.start - p.agg.first_start) * 1e3))
+                    .set_alignment(CellAlignment::Right),
+                Cell::new(format!("{:.6}", r.elapsed())).set_alignment(CellAlignment::Right),
+                Cell::new(format!("{:.1}", r.rate())).set_alignment(CellAlignment::Right),
+            ];
+            if let Some(s) = r.stonewall {
+                row.push(Cell::new(s.items).set_alignment(CellAlignment::Right));
+            }
+            t.add_row(row);
+        }
+    }
+    t.to_string()
+}

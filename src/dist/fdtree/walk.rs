@@ -1,0 +1,263 @@
+//! The work of one phase on one rank: fdtree's walk in either layout, the notices from the
+//! other ranks polled as it goes, and the record sent to rank 0.
+
+use super::{DistFdtree, Layout, REC};
+use crate::dist::shared_tree::{LevelWalker, RankFiles};
+use crate::workload::fdtree::tree::{Ops, WalkError, Walker};
+use crate::workload::Observer;
+use anyhow::{anyhow, Context, Result};
+use rustix::fd::OwnedFd;
+use std::cell::Cell;
+use std::ffi::CString;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Items between two polls for notices from other ranks: small enough that a stonewall or a
+/// failure elsewhere is seen within a fraction of a millisecond on fast file systems, large
+/// enough that the poll (`MPI_Iprobe`, well under a microsecond) costs nothing measurable.
+pub const CHECK_EVERY: u64 = 64;
+
+/// What one rank measured in one phase, and how it ended.
+pub(super) struct PhaseRun {
+    pub(super) rec: [f64; REC],
+    /// A real local failure (not "stopped because another rank failed").
+    pub(super) error: Option<anyhow::Error>,
+}
+
+impl DistFdtree {
+    /// One phase on this rank, generic over the operations.
+    pub(super) fn phase<O: Ops, F: Fn() -> O>(
+        &self,
+        phase: &'static str,
+        make_ops: F,
+        base: &O::Dir,
+        sync: Option<&OwnedFd>,
+        obs: &dyn Observer,
+    ) -> PhaseRun {
+        let comm = &*self.comm;
+        let progress = AtomicU64::new(0);
+        let peer_failed = Cell::new(false);
+        let mark: Cell<Option<(u64, f64)>> = Cell::new(None);
+        let stop = || {
+            if crate::signal::interrupted() {
+                return true;
+            }
+            let seen = comm.poll();
+            if seen.failed > 0 {
+                peer_failed.set(true);
+                return true;
+            }
+            let done = progress.load(Ordering::Relaxed);
+            if self.stonewall && seen.finished > 0 && mark.get().is_none() {
+                mark.set(Some((done, comm.wtime())));
+            }
+            if comm.is_root() {
+                obs.progress(done);
+            }
+            false
+        };
+        let ops = make_ops();
+        let start = comm.wtime();
+        // Look once before starting, so a rank that starts after the first finisher is done
+        // is marked with 0 items. Never skip the walk on what it sees (a peer's failure, a
+        // signal): the shared layout's directory phases contain collective steps that every
+        // rank must take; the walk notices the stop at its first check and takes them.
+        let _ = stop();
+        let walked = self.walk(phase, ops, base, &progress, &stop);
+        let mut sync_secs = 0.0;
+        let mut result = walked;
+        if result.is_ok() && self.params.sync {
+            if let Some(fd) = sync {
+                let t = comm.wtime();
+                result = rustix::fs::syncfs(fd).map_err(|e| anyhow!("syncfs after {phase}: {e}"));
+                sync_secs = comm.wtime() - t;
+            }
+        }
+        let end = comm.wtime();
+        let items = progress.load(Ordering::Relaxed);
+        if result.is_ok() && self.stonewall {
+            comm.notify_finished();
+        }
+        let (sw_items, sw_at) = mark.get().unwrap_or((items, end));
+        let bytes = if phase == "file_create" {
+            items * self.params.file_bytes()
+        } else {
+            0
+        };
+        let rec = [
+            items as f64,
+            bytes as f64,
+            start,
+            end,
+            sync_secs,
+            sw_items as f64,
+            sw_at,
+            if self.stonewall { 1.0 } else { 0.0 },
+        ];
+        let error = match result {
+            Ok(()) => None,
+            // Stopped because another rank failed: not this rank's error.
+            Err(_) if peer_failed.get() && !crate::signal::interrupted() => None,
+            Err(e) => Some(e),
+        };
+        PhaseRun { rec, error }
+    }
+
+    /// The work of one phase; counts every item in `progress`.
+    fn walk<O: Ops>(
+        &self,
+        phase: &'static str,
+        ops: O,
+        base: &O::Dir,
+        progress: &AtomicU64,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<()> {
+        let name = CString::new(self.root_name())?;
+        let root_label = self.root_name();
+        let walk_err = |e: WalkError| match e {
+            WalkError::Stopped => anyhow!(crate::signal::Interrupted),
+            WalkError::Io { op, path, err } => anyhow!("{op} {root_label}/{path}: {err}"),
+        };
+        let levels = self.params.levels;
+        match (self.layout, phase) {
+            (Layout::Private, _) => {
+                let mut w = Walker::new(ops, self.shape(), progress, stop);
+                w.check_every = CHECK_EVERY;
+                let r = match phase {
+                    "dir_create" => {
+                        w.ops
+                            .mkdir(base, &name)
+                            .with_context(|| format!("mkdir {root_label}"))?;
+                        progress.fetch_add(1, Ordering::Relaxed);
+                        let root = w
+                            .ops
+                            .open_dir(base, &name)
+                            .with_context(|| format!("open {root_label}"))?;
+                        w.create_dirs(&root, levels).map_err(walk_err)
+                    }
+                    "file_create" => {
+                        let root = w
+                            .ops
+                            .open_dir(base, &name)
+                            .with_context(|| format!("open {root_label}"))?;
+                        w.create_files(&root, levels).map_err(walk_err)
+                    }
+                    "file_remove" => {
+                        let root = w
+                            .ops
+                            .open_dir(base, &name)
+                            .with_context(|| format!("open {root_label}"))?;
+                        w.remove_files(&root, levels).map_err(walk_err)
+                    }
+                    _ => {
+                        let root = w
+                            .ops
+                            .open_dir(base, &name)
+                            .with_context(|| format!("open {root_label}"))?;
+                        w.remove_dirs(&root, levels).map_err(walk_err)?;
+                        drop(root);
+                        w.ops
+                            .rmdir(base, &name)
+                            .with_context(|| format!("rmdir {root_label}"))?;
+                        progress.fetch_add(1, Ordering::Relaxed);
+                        Ok(())
+                    }
+                };
+                w.flush_progress();
+                r
+            }
+            (Layout::Shared, "file_create" | "file_remove") => {
+                let files = RankFiles::new(ops, self.comm.rank());
+                let mut w = Walker::new(files, self.shape(), progress, stop);
+                w.check_every = CHECK_EVERY;
+                let root = w
+                    .ops
+                    .open_dir(base, &name)
+                    .with_context(|| format!("open {root_label}"))?;
+                let r = if phase == "file_create" {
+                    w.create_files(&root, levels)
+                } else {
+                    w.remove_files(&root, levels)
+                };
+                w.flush_progress();
+                r.map_err(walk_err)
+            }
+            (Layout::Shared, _) => {
+                self.shared_dirs(phase == "dir_remove", ops, base, progress, stop, &walk_err)
+            }
+        }
+    }
+
+    /// Shared layout, directory phases: depth by depth with a collective step in between.
+    fn shared_dirs<O: Ops>(
+        &self,
+        remove: bool,
+        mut ops: O,
+        base: &O::Dir,
+        progress: &AtomicU64,
+        stop: &dyn Fn() -> bool,
+        walk_err: &dyn Fn(WalkError) -> anyhow::Error,
+    ) -> Result<()> {
+        let comm = &*self.comm;
+        let name = &CString::new(self.root_name())?;
+        let (rank, size) = (u64::from(comm.rank()), u64::from(comm.size()));
+        let levels = self.params.levels;
+        let mut failed: Option<anyhow::Error> = None;
+        if !remove && comm.is_root() {
+            match ops.mkdir(base, name) {
+                Ok(()) => {
+                    progress.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) => failed = Some(anyhow!("mkdir {}: {e}", self.root_name())),
+            }
+        }
+        let mut root = None;
+        let mut lw = LevelWalker::new(ops, self.params.dirs, levels, progress, stop, CHECK_EVERY);
+        let depths: Vec<u32> = if remove {
+            (1..=levels).rev().collect()
+        } else {
+            (1..=levels).collect()
+        };
+        for (i, depth) in depths.iter().enumerate() {
+            // Creating: the step comes before each depth (its parents must exist). Removing:
+            // between depths (a directory's children must be gone).
+            if !remove || i > 0 {
+                if failed.is_some() {
+                    comm.notify_failed();
+                }
+                if !comm.all(failed.is_none()) {
+                    break;
+                }
+            }
+            if root.is_none() {
+                match lw.ops.open_dir(base, name) {
+                    Ok(r) => root = Some(r),
+                    Err(e) => {
+                        failed = Some(anyhow!("open {}: {e}", self.root_name()));
+                        continue;
+                    }
+                }
+            }
+            if let Some(r) = &root {
+                if let Err(e) = lw.level(r, *depth, rank, size, remove) {
+                    lw.flush_progress();
+                    failed = Some(walk_err(e));
+                }
+            }
+        }
+        lw.flush_progress();
+        lw.close();
+        drop(root);
+        if remove {
+            if failed.is_some() {
+                comm.notify_failed();
+            }
+            if comm.all(failed.is_none()) && comm.is_root() {
+                lw.ops
+                    .rmdir(base, name)
+                    .with_context(|| format!("rmdir {}", self.root_name()))?;
+                progress.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        failed.map_or(Ok(()), Err)
+    }
+}

@@ -1,0 +1,193 @@
+//! How fslab knows it was started by an MPI launcher (`mpiexec`, `mpirun`, `srun`).
+//!
+//! MPI launchers put the rank and the job size into each process's environment before
+//! `MPI_Init` runs. fslab reads them (no MPI call is needed for that, so even a build without
+//! the `mpi` feature can tell that it is one of several ranks and refuse to run N copies that
+//! would each write their own results):
+//!
+//! | variables                                   | set by                                        |
+//! |---------------------------------------------|-----------------------------------------------|
+//! | `PMI_RANK`, `PMI_SIZE`                      | MPICH hydra, Intel MPI, Slurm `--mpi=pmi2`    |
+//! | `OMPI_COMM_WORLD_RANK`, `OMPI_COMM_WORLD_SIZE` | Open MPI `mpirun`                          |
+//! | `PMIX_RANK`                                 | PMIx launchers (Open MPI 5, Slurm `--mpi=pmix`) |
+//! | `MV2_COMM_WORLD_RANK`, `MV2_COMM_WORLD_SIZE` | MVAPICH2                                     |
+//!
+//! `FSLAB_MPI=1` forces MPI mode (for a launcher that sets none of these, or a 1-process
+//! "singleton" run without a launcher); `FSLAB_MPI=0` turns detection off, so every process
+//! runs on its own as if started without a launcher.
+
+/// What the environment says about the launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// This process's rank, if the launcher says.
+    pub rank: Option<u32>,
+    /// Number of ranks in the job, if the launcher says.
+    pub size: Option<u32>,
+    /// Which variable revealed the launcher (for messages), e.g. `PMI_SIZE`.
+    pub source: &'static str,
+}
+
+impl Launch {
+    /// True when this is certainly one of several ranks.
+    pub fn is_multi(&self) -> bool {
+        self.size.is_some_and(|s| s > 1) || self.rank.is_some_and(|r| r > 0)
+    }
+
+    /// "one of 4 ranks (PMI_SIZE)" for messages.
+    pub fn describe(&self) -> String {
+        match self.size {
+            Some(n) => format!("one of {n} ranks ({})", self.source),
+            None => format!("one of several ranks ({})", self.source),
+        }
+    }
+}
+
+/// Rank and size variable pairs, in the order they are tried.
+const PAIRS: [(&str, &str); 4] = [
+    ("PMI_RANK", "PMI_SIZE"),
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+    ("MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"),
+    ("PMIX_RANK", ""),
+];
+
+/// Detect a launch from an environment lookup function (testable without touching the
+/// process environment). `Ok(None)`: not started by a launcher (or `FSLAB_MPI=0`).
+pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> anyhow::Result<Option<Launch>> {
+    let num = |var: &'static str| -> anyhow::Result<Option<u32>> {
+        match get(var) {
+            None => Ok(None),
+            Some(v) => match v.trim().parse::<u32>() {
+                Ok(n) => Ok(Some(n)),
+                Err(_) => crate::bail_usage!(
+                    "{var}={v:?} is not a rank number; unset it, or set FSLAB_MPI=0 to ignore MPI launcher variables"
+                ),
+            },
+        }
+    };
+    match get("FSLAB_MPI").as_deref().map(str::trim) {
+        Some("0") => return Ok(None),
+        Some("1") | None | Some("") => {}
+        Some(other) => crate::bail_usage!(
+            "FSLAB_MPI={other:?}: use FSLAB_MPI=1 to force MPI mode or FSLAB_MPI=0 to turn it off"
+        ),
+    }
+    for (rank_var, size_var) in PAIRS {
+        let rank = num(rank_var)?;
+        let size = if size_var.is_empty() {
+            None
+        } else {
+            num(size_var)?
+        };
+        if rank.is_some() || size.is_some() {
+            let source = if size.is_some() { size_var } else { rank_var };
+            return Ok(Some(Launch { rank, size, source }));
+        }
+    }
+    if get("FSLAB_MPI").as_deref().map(str::trim) == Some("1") {
+        return Ok(Some(Launch {
+            rank: None,
+            size: None,
+            source: "FSLAB_MPI",
+        }));
+    }
+    Ok(None)
+}
+
+/// Detect a launch from the process environment.
+pub fn from_env() -> anyhow::Result<Option<Launch>> {
+    from_vars(|k| std::env::var(k).ok())
+}
+
+/// In a build without the `mpi` feature: refuse to run as one of several ranks (every rank
+/// would run the whole benchmark and store its own copy of the results).
+pub fn refuse_without_feature(launch: Option<&Launch>) -> anyhow::Result<()> {
+    match launch {
+        Some(l) if l.is_multi() || l.source == "FSLAB_MPI" => crate::bail_usage!(
+            "this fslab runs as {} but was built without MPI support; rebuild with `cargo build --release --features mpi` (see doc/mpi.md), or set FSLAB_MPI=0 to run independent copies",
+            l.describe()
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// For a command that has no MPI mode (`list`, `show`, …): refuse to run it as one of several
+/// ranks; `command` names it for the message.
+pub fn refuse_for_command(launch: Option<&Launch>, command: &str) -> anyhow::Result<()> {
+    match launch {
+        Some(l) if l.is_multi() => crate::bail_usage!(
+            "`fslab {command}` has no MPI mode but runs as {}; run it without mpiexec (MPI mode: fdtree, see doc/mpi.md)",
+            l.describe()
+        ),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn detect(vars: &[(&str, &str)]) -> anyhow::Result<Option<Launch>> {
+        let m: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        from_vars(|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn no_launcher_means_no_mpi() {
+        assert_eq!(detect(&[("HOME", "/root")]).unwrap(), None);
+    }
+
+    #[test]
+    fn hydra_open_mpi_and_pmix_are_recognised() {
+        let l = detect(&[("PMI_RANK", "3"), ("PMI_SIZE", "4")])
+            .unwrap()
+            .unwrap();
+        assert_eq!((l.rank, l.size, l.source), (Some(3), Some(4), "PMI_SIZE"));
+        assert!(l.is_multi());
+        let o = detect(&[("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "1")])
+            .unwrap()
+            .unwrap();
+        assert!(!o.is_multi());
+        let p = detect(&[("PMIX_RANK", "0")]).unwrap().unwrap();
+        assert_eq!((p.rank, p.size), (Some(0), None));
+        assert!(!p.is_multi());
+        assert!(detect(&[("PMIX_RANK", "2")]).unwrap().unwrap().is_multi());
+    }
+
+    #[test]
+    fn fslab_mpi_forces_or_disables() {
+        assert_eq!(
+            detect(&[("FSLAB_MPI", "0"), ("PMI_SIZE", "4")]).unwrap(),
+            None
+        );
+        let f = detect(&[("FSLAB_MPI", "1")]).unwrap().unwrap();
+        assert_eq!(f.source, "FSLAB_MPI");
+        assert!(detect(&[("FSLAB_MPI", "yes")]).is_err());
+    }
+
+    #[test]
+    fn garbage_rank_is_a_usage_error() {
+        let e = detect(&[("PMI_RANK", "x")]).unwrap_err();
+        assert!(e.to_string().contains("PMI_RANK"));
+        assert_eq!(crate::error::exit_code(&e), 2);
+    }
+
+    #[test]
+    fn builds_without_mpi_refuse_several_ranks() {
+        let multi = detect(&[("PMI_RANK", "1"), ("PMI_SIZE", "2")])
+            .unwrap()
+            .unwrap();
+        let single = detect(&[("PMI_RANK", "0"), ("PMI_SIZE", "1")])
+            .unwrap()
+            .unwrap();
+        let e = refuse_without_feature(Some(&multi)).unwrap_err();
+        assert!(e.to_string().contains("--features mpi"), "{e}");
+        assert!(refuse_without_feature(Some(&single)).is_ok());
+        assert!(refuse_without_feature(None).is_ok());
+        assert!(refuse_for_command(Some(&multi), "list").is_err());
+        assert!(refuse_for_command(Some(&single), "list").is_ok());
+    }
+}
