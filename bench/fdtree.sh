@@ -5,12 +5,12 @@
 # Measured side by side in one run, interleaved, medians of RUNS runs; writes
 # bench/results/fdtree.md. Needs root (it mounts a tmpfs and an ext4 loop image) and gcc.
 #
-#   sudo bench/fdtree.sh                 RUNS=5 by default
+#   sudo bench/fdtree.sh                 RUNS=9 by default
 #   RUNS=9 sudo bench/fdtree.sh
 #   FDTREE_BASH=/path/to/fdtree.bash     use this copy of fdtree.bash instead of fetching it
 set -euo pipefail
 
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-9}
 FD_RUNS=${FD_RUNS:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -151,6 +151,18 @@ mkdir -p "$(dirname "$OUT")"
       echo "| $fs | $p | $(fmt "$c") | $(fmt "$f") | $(ratio "$f" "$c") |"
     done
   done
+  echo
+  echo "Every run (ops/s, in run order), so the spread behind each median is visible:"
+  echo
+  echo '```'
+  for fs in tmpfs ext4; do
+    for p in file_create file_remove; do
+      for who in c fslab; do
+        printf '%-6s %-12s %-6s %s\n' "$fs" "$p" "$who" "$(for v in ${R[$fs,$who,$p]}; do fmt "$v"; printf ' '; done)"
+      done
+    done
+  done
+  echo '```'
   echo
   if [ -n "$FDB" ]; then
     echo "## Against fdtree.bash 1.0.2 (one \`dd\` per file, whole-second timer)"
