@@ -336,6 +336,10 @@ pub struct DbenchArgs {
     /// No per-second progress lines.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// MPI mode options (builds with the `mpi` feature).
+    #[cfg(feature = "mpi")]
+    #[command(flatten)]
+    pub mpi: crate::dist::MpiReportArgs,
 }
 
 /// `fslab list`.

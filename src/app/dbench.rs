@@ -18,9 +18,9 @@ use std::sync::Arc;
 pub const JSON_SCHEMA: &str = "fslab.dbench.v1";
 
 /// Prints dbench's per-second lines: to stdout with the tables, to stderr with `--json`.
-struct Console {
-    json: bool,
-    quiet: bool,
+pub(crate) struct Console {
+    pub(crate) json: bool,
+    pub(crate) quiet: bool,
 }
 
 impl Observer for Console {
@@ -36,7 +36,7 @@ impl Observer for Console {
     }
 }
 
-fn params_from(a: &DbenchArgs) -> Result<DbenchParams> {
+pub(crate) fn params_from(a: &DbenchArgs) -> Result<DbenchParams> {
     if a.repeat == 0 {
         crate::bail_usage!("--repeat 0: at least one repetition is needed; use --repeat 1 or more");
     }
@@ -95,7 +95,7 @@ fn write_generated(a: &DbenchArgs, out: &PathBuf) -> Result<()> {
     Ok(())
 }
 
-fn options_text(p: &DbenchParams) -> String {
+pub(crate) fn options_text(p: &DbenchParams) -> String {
     let mut v = Vec::new();
     if p.client.sync_open {
         v.push("O_SYNC opens (--sync)");
@@ -171,6 +171,8 @@ pub fn report(p: &DbenchParams, o: &RepOutcome) -> String {
 
 /// Run `fslab dbench`.
 pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
+    #[cfg(feature = "mpi")]
+    a.mpi.refuse_outside_mpi()?;
     if let Some(out) = &a.generate {
         return write_generated(&a, out);
     }

@@ -24,11 +24,11 @@ use std::path::{Path, PathBuf};
 pub const JSON_SCHEMA: &str = "fslab.iozone.v1";
 
 /// Parsed and checked command line.
-struct Setup {
-    plan: Plan,
-    base: IozoneParams,
-    target: Target,
-    notes: Vec<String>,
+pub(crate) struct Setup {
+    pub(crate) plan: Plan,
+    pub(crate) base: IozoneParams,
+    pub(crate) target: Target,
+    pub(crate) notes: Vec<String>,
 }
 
 fn kib(s: &str, flag: &str) -> Result<u64> {
@@ -43,7 +43,7 @@ fn bytes(s: &str, flag: &str) -> Result<u64> {
     iozone::parse_kib_size(s, flag)
 }
 
-fn setup(a: &IozoneArgs) -> Result<Setup> {
+pub(crate) fn setup(a: &IozoneArgs) -> Result<Setup> {
     let opts = SizeOptions {
         auto: a.auto,
         sizes_kib: a
@@ -198,7 +198,7 @@ fn split_file(f: &Path, flag: &str) -> Result<(PathBuf, PathBuf)> {
     Ok((dir, name))
 }
 
-fn point_params(base: &IozoneParams, p: Point) -> Result<IozoneParams> {
+pub(crate) fn point_params(base: &IozoneParams, p: Point) -> Result<IozoneParams> {
     let params = IozoneParams {
         file_kib: p.file_kib,
         record: p.record,
@@ -216,7 +216,7 @@ fn factors(p: Point) -> Vec<(String, String)> {
 }
 
 /// The cache-effects warning, if the data set fits comfortably in RAM.
-fn cache_warning(base: &IozoneParams, plan: &Plan) -> Option<String> {
+pub(crate) fn cache_warning(base: &IozoneParams, plan: &Plan) -> Option<String> {
     if base.direct {
         return None;
     }
@@ -239,7 +239,7 @@ fn cache_warning(base: &IozoneParams, plan: &Plan) -> Option<String> {
     ))
 }
 
-fn splash(a: &IozoneArgs, s: &Setup) -> String {
+pub(crate) fn splash(a: &IozoneArgs, s: &Setup) -> String {
     let b = &s.base;
     let mut out = format!(
         "\tfslab {} iozone (IOzone 3.414 semantics) on {} ({})\n",
@@ -303,6 +303,8 @@ fn splash(a: &IozoneArgs, s: &Setup) -> String {
 
 /// Run `fslab iozone`.
 pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
+    #[cfg(feature = "mpi")]
+    a.mpi.refuse_outside_mpi()?;
     let s = setup(&a)?;
     let json = a.json;
     let tmode = s.base.threads > 1 || a.threads.is_some();
@@ -468,7 +470,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     }
 }
 
-fn blocks(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> Vec<report::ExcelBlock> {
+pub(crate) fn blocks(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> Vec<report::ExcelBlock> {
     if s.base.threads > 1 {
         // Throughput mode: one block per phase, the children's throughput as IOzone's -R.
         let m = reps
@@ -497,7 +499,7 @@ fn blocks(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> Vec<report::ExcelBlock> {
     )
 }
 
-fn excel_text(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> String {
+pub(crate) fn excel_text(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> String {
     let mut out = String::new();
     let n = reps.iter().map(|r| r.len()).max().unwrap_or(0);
     if n > 1 {

@@ -14,13 +14,13 @@ pub(super) fn rate_of(m: &[Metric], t: Test) -> u64 {
         .map_or(0, |x| x.value as u64)
 }
 
-pub(super) fn get(m: &[Metric], phase: &str, name: &str) -> f64 {
+pub(crate) fn get(m: &[Metric], phase: &str, name: &str) -> f64 {
     m.iter()
         .find(|x| x.phase == phase && x.name == name)
         .map_or(0.0, |x| x.value)
 }
 
-pub(super) fn throughput_lines(m: &[Metric], workers: usize, tests: &[u8]) -> String {
+pub(crate) fn throughput_lines(m: &[Metric], workers: usize, tests: &[u8]) -> String {
     let mut s = String::new();
     for t in throughput::phases(tests) {
         let ph = t.phase();
@@ -110,7 +110,7 @@ pub(super) fn sweep_table(points: &[Point], sums: &[Vec<MetricSummary>]) -> Stri
 }
 
 /// Warnings: per point for one point; for a sweep, short tests are counted in one line.
-pub(super) fn warnings(
+pub(crate) fn warnings(
     points: &[Point],
     sums: &[Vec<MetricSummary>],
     t: &Thresholds,

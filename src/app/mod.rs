@@ -1,10 +1,10 @@
 //! One function per subcommand: turn parsed arguments into work and print the result.
 
 mod cleanup;
-mod dbench;
+pub(crate) mod dbench;
 pub(crate) mod fdtree;
-mod iozone;
-mod iozone_report;
+pub(crate) mod iozone;
+pub(crate) mod iozone_report;
 mod list;
 mod report;
 mod study;

@@ -108,4 +108,8 @@ pub struct IozoneArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// MPI mode options (builds with the `mpi` feature).
+    #[cfg(feature = "mpi")]
+    #[command(flatten)]
+    pub mpi: crate::dist::MpiReportArgs,
 }

@@ -275,6 +275,16 @@ pub fn phase_metrics(phase: &str, a: &PhaseAggregate, unit: Unit, kib_rate: bool
 
 /// Warnings about one aggregated phase that the aggregate rate alone hides.
 pub fn warnings(phase: &str, a: &PhaseAggregate) -> Vec<String> {
+    let advice = if a.stonewall.is_some() {
+        "see the stonewall figures for the rate while all ranks ran"
+    } else {
+        "use --stonewall to measure while all ranks run"
+    };
+    warnings_with(phase, a, advice)
+}
+
+/// [`warnings`] with the engine's own advice for ranks whose rates differ.
+pub fn warnings_with(phase: &str, a: &PhaseAggregate, imbalance_advice: &str) -> Vec<String> {
     let mut w = Vec::new();
     // A late start dilutes the aggregate: the earliest rank's clock runs while others wait.
     if a.ranks > 1 && a.start_skew > 0.01 && a.start_skew > 0.05 * a.elapsed {
@@ -286,13 +296,8 @@ pub fn warnings(phase: &str, a: &PhaseAggregate) -> Vec<String> {
     }
     if let Some(r) = a.rank_rate {
         if a.ranks > 1 && r.spread_pct > 25.0 {
-            let advice = if a.stonewall.is_some() {
-                "see the stonewall figures for the rate while all ranks ran"
-            } else {
-                "use --stonewall to measure while all ranks run"
-            };
             w.push(format!(
-                "{phase}: per-rank rates differ by {:.0}% of their mean (min {:.1}, max {:.1}); the slowest rank sets the aggregate — {advice}",
+                "{phase}: per-rank rates differ by {:.0}% of their mean (min {:.1}, max {:.1}); the slowest rank sets the aggregate — {imbalance_advice}",
                 r.spread_pct, r.min, r.max
             ));
         }

@@ -43,3 +43,24 @@ impl MpiArgs {
         Ok(())
     }
 }
+
+/// MPI options of the engines whose layout under mpiexec is fixed (`iozone -t`, `dbench`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct MpiReportArgs {
+    /// Under mpiexec: print every rank's figures (last repetition; JSON always has them).
+    /// Default: off.
+    #[arg(long, help_heading = "MPI mode (under mpiexec, see doc/mpi.md)")]
+    pub per_rank: bool,
+}
+
+impl MpiReportArgs {
+    /// Refuse MPI-only options in a run that is not under mpiexec.
+    pub fn refuse_outside_mpi(&self) -> anyhow::Result<()> {
+        if self.per_rank {
+            crate::bail_usage!(
+                "--per-rank only applies under mpiexec (e.g. `mpiexec -n 4 fslab dbench 8 …`); drop it or start fslab with mpiexec"
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,7 +1,8 @@
 //! Every MPI call fslab makes, in one place (rsmpi over the system's MPI library).
 //!
-//! All calls happen on the main thread (`MPI_THREAD_SINGLE` is enough). Three rules keep a
-//! failure on one rank from hanging the others:
+//! All calls happen on the main thread; other threads (dbench's clients) never call MPI, so
+//! `MPI_THREAD_FUNNELED` is requested and required. Three rules keep a failure on one rank
+//! from hanging the others:
 //!
 //! 1. every step that can fail on some ranks ends in [`Comm::agree`], a collective that all
 //!    ranks enter whatever happened locally, so they leave it with the same verdict;
@@ -17,7 +18,8 @@ use super::clock::{self, ClockInfo, Offset, PingSample};
 use crate::error::Collective;
 use anyhow::Result;
 use mpi::collective::SystemOperation;
-use mpi::environment::Universe;
+use mpi::datatype::PartitionMut;
+use mpi::environment::{Threading, Universe};
 use mpi::point_to_point::{Destination, Source};
 use mpi::request::{Request, StaticScope};
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -33,6 +35,8 @@ const TAG_NOTICE: i32 = 0x5102;
 static FINISHED: i32 = 1;
 /// Notice payload: the sender failed (or was interrupted) and stopped.
 static FAILED: i32 = 2;
+/// How often a rank waiting in a phase's closing collective checks whether it completed.
+const SETTLE_NAP: std::time::Duration = std::time::Duration::from_micros(200);
 /// Bytes of a host name or error message sent between ranks.
 const HOST_LEN: usize = 256;
 const MSG_LEN: usize = 1024;
@@ -83,12 +87,21 @@ fn from_fixed(b: &[u8]) -> String {
 }
 
 impl Comm {
-    /// `MPI_Init`, then exchange host names.
+    /// `MPI_Init_thread` (funneled), then exchange host names.
     pub fn init() -> Result<Comm> {
-        let universe = mpi::initialize().ok_or_else(|| {
-            anyhow::anyhow!("MPI was initialised twice; this is a bug in fslab, please report it")
-        })?;
+        let (universe, threading) = mpi::initialize_with_threading(Threading::Funneled)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "MPI was initialised twice; this is a bug in fslab, please report it"
+                )
+            })?;
         let world = universe.world();
+        if threading < Threading::Funneled {
+            // Every rank gets the same answer from one library, so all stop here together.
+            crate::bail_usage!(
+                "the MPI library offers only MPI_THREAD_SINGLE, but fslab's dbench clients are threads; use an MPI built with thread support (MPICH and Open MPI are)"
+            );
+        }
         // A panic (a bug) on one rank must not leave the others waiting in a collective, and
         // MPI_Finalize during unwinding could wait for them: print it, then end the job.
         let default_hook = std::panic::take_hook();
@@ -165,14 +178,6 @@ impl Comm {
             .unwrap_or_else(|| "unknown MPI library".into())
     }
 
-    /// Element-wise sum over all ranks.
-    pub fn sum(&self, local: &[u64]) -> Vec<u64> {
-        let mut out = vec![0u64; local.len()];
-        self.world
-            .all_reduce_into(local, &mut out[..], SystemOperation::sum());
-        out
-    }
-
     /// True on every rank iff `local` is true on every rank.
     pub fn all(&self, local: bool) -> bool {
         let mut out = 0i32;
@@ -206,6 +211,86 @@ impl Comm {
             root.gather_into(local);
             None
         }
+    }
+
+    /// Rank 0's values on every rank (`v` must have the same length everywhere).
+    pub fn broadcast_f64s(&self, v: &mut [f64]) {
+        self.world.process_at_rank(0).broadcast_into(v);
+    }
+
+    /// Gather byte strings of any length at rank 0 (index = rank); `None` elsewhere.
+    pub fn gather_bytes(&self, local: &[u8]) -> Option<Vec<Vec<u8>>> {
+        let root = self.world.process_at_rank(0);
+        let len = local.len() as i32;
+        if self.is_root() {
+            let mut lens = vec![0i32; self.size as usize];
+            root.gather_into_root(&len, &mut lens[..]);
+            let displs: Vec<i32> = lens
+                .iter()
+                .scan(0i32, |acc, &l| {
+                    let d = *acc;
+                    *acc += l;
+                    Some(d)
+                })
+                .collect();
+            let total: i32 = lens.iter().sum();
+            let mut all = vec![0u8; total.max(0) as usize];
+            {
+                let mut part = PartitionMut::new(&mut all[..], &lens[..], &displs[..]);
+                root.gather_varcount_into_root(local, &mut part);
+            }
+            Some(
+                lens.iter()
+                    .zip(&displs)
+                    .map(|(&l, &d)| all[d as usize..(d + l) as usize].to_vec())
+                    .collect(),
+            )
+        } else {
+            root.gather_into(&len);
+            root.gather_varcount_into(local);
+            None
+        }
+    }
+
+    /// Element-wise `op` of `local` over all ranks (collective), waiting without spinning:
+    /// the reduction is started non-blocking and tested every `nap`, so a rank that arrives
+    /// early leaves the CPU to the ranks (and threads) still working. (MPICH's blocking
+    /// collectives poll the CPU at 100% while they wait.)
+    fn all_reduce_napping(
+        &self,
+        local: &[u64],
+        op: SystemOperation,
+        nap: std::time::Duration,
+    ) -> Vec<u64> {
+        let mut out = vec![0u64; local.len()];
+        mpi::request::scope(|scope| {
+            let mut req = self
+                .world
+                .immediate_all_reduce_into(scope, local, &mut out[..], op);
+            loop {
+                match req.test() {
+                    Ok(_) => break,
+                    Err(r) => {
+                        req = r;
+                        std::thread::sleep(nap);
+                    }
+                }
+            }
+        });
+        out
+    }
+
+    /// Element-wise sums of `sums` and maxima of `maxes` over all ranks, napping while it
+    /// waits (see `all_reduce_napping`).
+    pub fn sum_max_napping(
+        &self,
+        sums: &[u64],
+        maxes: &[u64],
+        nap: std::time::Duration,
+    ) -> (Vec<u64>, Vec<u64>) {
+        let s = self.all_reduce_napping(sums, SystemOperation::sum(), nap);
+        let m = self.all_reduce_napping(maxes, SystemOperation::max(), nap);
+        (s, m)
     }
 
     fn gather_text(&self, s: &str) -> Option<Vec<String>> {
@@ -392,7 +477,13 @@ impl Comm {
             let n = self.notices.borrow();
             (u64::from(n.sent_failed), u64::from(n.sent_finished))
         };
-        let totals = self.sum(&[sent_failed, sent_finished]);
+        // A rank that finished early naps here instead of spinning, so on a node with more
+        // ranks than cores it does not take the CPU from the ranks still in the phase.
+        let totals = self.all_reduce_napping(
+            &[sent_failed, sent_finished],
+            SystemOperation::sum(),
+            SETTLE_NAP,
+        );
         let mut n = self.notices.borrow_mut();
         let expect_failed = totals[0] - sent_failed;
         let expect_finished = totals[1] - sent_finished;

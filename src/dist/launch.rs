@@ -115,7 +115,7 @@ pub fn refuse_without_feature(launch: Option<&Launch>) -> anyhow::Result<()> {
 pub fn refuse_for_command(launch: Option<&Launch>, command: &str) -> anyhow::Result<()> {
     match launch {
         Some(l) if l.is_multi() => crate::bail_usage!(
-            "`fslab {command}` has no MPI mode but runs as {}; run it without mpiexec (MPI mode: fdtree, see doc/mpi.md)",
+            "`fslab {command}` has no MPI mode but runs as {}; run it without mpiexec (MPI mode: fdtree, iozone -t, dbench; see doc/mpi.md)",
             l.describe()
         ),
         _ => Ok(()),

@@ -20,10 +20,16 @@ mod cli;
 #[cfg(feature = "mpi")]
 mod comm;
 #[cfg(feature = "mpi")]
+mod dbench;
+#[cfg(feature = "mpi")]
 mod fdtree;
+#[cfg(feature = "mpi")]
+mod iozone;
+#[cfg(feature = "mpi")]
+mod job;
 
 #[cfg(feature = "mpi")]
-pub use cli::MpiArgs;
+pub use cli::{MpiArgs, MpiReportArgs};
 
 #[cfg(feature = "mpi")]
 use crate::cli::{Cli, Command};
@@ -46,8 +52,11 @@ pub fn wants_mpi(cmd: &Command) -> anyhow::Result<bool> {
     let Some(launch) = launch::from_env()? else {
         return Ok(false);
     };
-    if matches!(cmd, Command::Fdtree(_)) {
-        return Ok(true);
+    match cmd {
+        Command::Fdtree(_) | Command::Iozone(_) => return Ok(true),
+        // Writing the generated loadfile is not a benchmark: every rank would write it.
+        Command::Dbench(a) if a.generate.is_none() => return Ok(true),
+        _ => {}
     }
     launch::refuse_for_command(Some(&launch), &command_name(cmd))?;
     Ok(false)
@@ -60,6 +69,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let db = cli.db;
     let result = match cli.command {
         Command::Fdtree(a) => fdtree::run(&comm, a, db),
+        Command::Iozone(a) => iozone::run(&comm, a, db),
+        Command::Dbench(a) => dbench::run(&comm, a, db),
         other => Err(crate::error::usage(format!(
             "`fslab {}` has no MPI mode; run it without mpiexec",
             command_name(&other)

@@ -6,12 +6,13 @@ use super::{DistFdtree, Layout};
 use crate::app::fdtree::{fdtree_report_counts, params_from, shape_flags};
 use crate::cli::{FdtreeArgs, OutputFormat};
 use crate::dist::comm::Comm;
+use crate::dist::job;
 use crate::runner::adhoc::{self, AdhocOptions};
 use crate::runner::progress::ProgressObserver;
 use crate::workload::fdtree::{Backend, FdtreeParams, Mode};
 use crate::workload::{Quiet, Target, Workload};
 use anyhow::{Context, Result};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::rc::Rc;
 
 fn validate(a: &FdtreeArgs) -> Result<FdtreeParams> {
@@ -30,29 +31,15 @@ fn validate(a: &FdtreeArgs) -> Result<FdtreeParams> {
     Ok(p)
 }
 
-/// Every rank must run the same phases and repetitions, or the collectives would not match
-/// (mpiexec's `A : B` syntax can give ranks different command lines). `-o` may differ: one
-/// tree per rank can use per-node paths.
+/// Every rank must run the same phases and repetitions. `-o` may differ: one tree per rank
+/// can use per-node paths.
 fn same_options_everywhere(comm: &Comm, a: &FdtreeArgs, p: &FdtreeParams) -> Result<()> {
     let mine = serde_json::json!({
         "params": p, "repeat": a.repeat, "dry_run": a.dry_run,
         "shared": a.mpi.shared, "stonewall": a.mpi.stonewall,
     })
     .to_string();
-    let rank0 = comm.broadcast_text(&mine);
-    let local = if mine == rank0 {
-        Ok(())
-    } else {
-        Err(crate::error::usage(format!(
-            "was started with other fdtree options than rank 0 (mine: {mine}; rank 0: {rank0}); give every rank the same command line"
-        )))
-    };
-    comm.agree(local)
-}
-
-/// `FSLAB_MPI_CLOCK_CHECK` as rank 0 sees it (it is broadcast so all ranks agree).
-fn clock_check_env() -> String {
-    std::env::var("FSLAB_MPI_CLOCK_CHECK").unwrap_or_default()
+    job::same_options_everywhere(comm, &mine, "fdtree")
 }
 
 fn start_dir(a: &FdtreeArgs, backend: Backend) -> Result<PathBuf> {
@@ -62,37 +49,6 @@ fn start_dir(a: &FdtreeArgs, backend: Backend) -> Result<PathBuf> {
     crate::workload::check_writable_dir(&a.start_dir, "-o")?;
     std::fs::canonicalize(&a.start_dir)
         .with_context(|| format!("cannot resolve {}", a.start_dir.display()))
-}
-
-/// Does every rank see the directory rank 0 sees? Rank 0 creates a marker file in it, every
-/// rank looks for it. `--shared` needs that; one tree per rank can also use node-local
-/// directories (then the space check counts only the ranks on each node).
-fn seen_by_all(comm: &Comm, dir: &Path, tag: &str, layout: Layout) -> Result<bool> {
-    let marker = dir.join(format!(".fslab-mpi.{tag}"));
-    let made = if comm.is_root() {
-        std::fs::File::create(&marker)
-            .map(drop)
-            .with_context(|| format!("cannot create {}", marker.display()))
-    } else {
-        Ok(())
-    };
-    comm.agree(made)?;
-    let sees = marker.symlink_metadata().is_ok();
-    let all = comm.all(sees);
-    if comm.is_root() {
-        // Every rank has looked (the reduction above needs all of them).
-        let _ = std::fs::remove_file(&marker);
-    }
-    let local = if layout == Layout::Shared && !sees {
-        Err(crate::error::usage(format!(
-            "does not see {}, which rank 0 created: --shared needs -o to be the same directory on every node (a shared file system)",
-            marker.display()
-        )))
-    } else {
-        Ok(())
-    };
-    comm.agree(local)?;
-    Ok(all)
 }
 
 /// Run `fslab fdtree` as one rank of the job.
@@ -105,21 +61,22 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         Layout::Private
     };
-    let tag = comm.broadcast_text(&format!(
-        "{}.{}",
-        crate::sysinfo::short_hostname(),
-        std::process::id()
-    ));
+    let tag = job::tag(comm);
     let dir = comm.agree(start_dir(&a, params.backend))?;
     let all_see = match params.backend {
-        Backend::Fs => seen_by_all(comm, &dir, &tag, layout)?,
+        // --shared needs -o to be one directory for all ranks; one tree per rank can also use
+        // node-local directories (then the space check counts only the ranks on each node).
+        Backend::Fs => job::seen_by_all(
+            comm,
+            &dir,
+            &tag,
+            (layout == Layout::Shared).then_some(
+                "--shared needs -o to be the same directory on every node (a shared file system)",
+            ),
+        )?,
         Backend::Null => true,
     };
-    let fit_ranks = if all_see {
-        u64::from(comm.size())
-    } else {
-        comm.ranks_on_my_host()
-    };
+    let fit_ranks = job::ranks_sharing_my_fs(comm, all_see);
     let mut engine = DistFdtree::new(
         Rc::clone(comm),
         params.clone(),
@@ -128,7 +85,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         tag.clone(),
         fit_ranks,
     )
-    .check_all_clocks(comm.broadcast_text(&clock_check_env()) == "1");
+    .check_all_clocks(job::clock_check(comm));
     let info = JobInfo {
         comm,
         params: &params,
@@ -144,11 +101,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         }
         return Ok(());
     }
-    let mut store = comm.agree(if comm.is_root() && !a.no_store {
-        crate::app::open_store(db).map(Some)
-    } else {
-        Ok(None)
-    })?;
+    let mut store = job::open_store(comm, a.no_store, db)?;
     let target = Target::new(&dir);
     let bar = ProgressObserver::new(
         comm.is_root() && !a.quiet && format != OutputFormat::Json,

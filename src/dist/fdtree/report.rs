@@ -5,6 +5,7 @@ use super::{DistFdtree, DistRep, Layout};
 use crate::app::fdtree::shape_flags;
 use crate::cli::OutputFormat;
 use crate::dist::comm::Comm;
+use crate::dist::job;
 use crate::report::runsummary;
 use crate::runner::adhoc;
 use crate::stats::Thresholds;
@@ -45,27 +46,15 @@ pub(super) struct JobInfo<'a> {
 }
 
 impl JobInfo<'_> {
-    fn hosts(&self) -> Vec<(String, usize)> {
-        let mut v: Vec<(String, usize)> = Vec::new();
-        for h in self.comm.hosts() {
-            match v.iter_mut().find(|(n, _)| n == h) {
-                Some(e) => e.1 += 1,
-                None => v.push((h.clone(), 1)),
-            }
+    fn mpi_json(&self) -> serde_json::Value {
+        let mut v = job::mpi_json(self.comm);
+        if let Some(o) = v.as_object_mut() {
+            o.insert("layout".into(), serde_json::json!(self.layout));
+            o.insert("stonewall".into(), self.stonewall.into());
+            o.insert("target_seen_by_all_ranks".into(), self.all_see.into());
+            o.insert("tag".into(), self.tag.into());
         }
         v
-    }
-
-    fn mpi_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "ranks": self.comm.size(),
-            "hosts": self.hosts().into_iter().map(|(h, n)| serde_json::json!({"host": h, "ranks": n})).collect::<Vec<_>>(),
-            "library": self.comm.library(),
-            "layout": self.layout,
-            "stonewall": self.stonewall,
-            "target_seen_by_all_ranks": self.all_see,
-            "tag": self.tag,
-        })
     }
 
     pub(super) fn params_json(&self) -> Result<serde_json::Value> {
@@ -78,13 +67,6 @@ impl JobInfo<'_> {
 
     pub(super) fn header(&self, engine: &DistFdtree) -> String {
         let t = engine.job_counts();
-        let hosts = self.hosts();
-        let host_list: Vec<String> = hosts
-            .iter()
-            .take(4)
-            .map(|(h, n)| format!("{h} ×{n}"))
-            .collect();
-        let more = if hosts.len() > 4 { ", …" } else { "" };
         let layout = match self.layout {
             Layout::Private => "one tree per rank".to_string(),
             Layout::Shared => "one shared tree, every rank's files in every directory".into(),
@@ -108,12 +90,10 @@ impl JobInfo<'_> {
             "syncfs not timed"
         };
         format!(
-            "fdtree {} under MPI: {} ranks on {} host(s) ({}{more}); {layout}; {target}\n\
+            "fdtree {} under MPI: {}; {layout}; {target}\n\
              per repetition: {} dirs, {} files, {}; {sync}; stonewall {}",
             shape_flags(self.params),
-            self.comm.size(),
-            hosts.len(),
-            host_list.join(", "),
+            job::ranks_text(self.comm),
             t.dirs,
             t.files,
             fmt_bytes(t.bytes),
@@ -229,7 +209,7 @@ pub(super) fn report(
     if format == OutputFormat::Table && !result.reps.is_empty() {
         crate::outln!("{}", info.header(engine));
         if let Some(rep) = engine.reps.last() {
-            crate::outln!("{}", clock_line(rep));
+            crate::outln!("{}", job::clock_line(&rep.clock));
         }
         let shown: Vec<_> = sums
             .into_iter()
@@ -249,20 +229,6 @@ pub(super) fn report(
         eprintln!("stored as run {id}: fslab show {id} (all metrics)");
     }
     Ok(())
-}
-
-fn clock_line(rep: &DistRep) -> String {
-    let c = &rep.clock;
-    let tick = format!("MPI_Wtime, resolution {:.0} ns", c.tick * 1e9);
-    if c.max_uncertainty() == 0.0 {
-        format!("clock: {tick}; every rank on rank 0's node (one clock, no correction)")
-    } else {
-        format!(
-            "clock: {tick}; offsets to rank 0 up to {:.1} µs, each known to ±{:.1} µs (ping-pong), corrected",
-            c.max_offset() * 1e6,
-            c.max_uncertainty() * 1e6
-        )
-    }
 }
 
 fn per_rank_table(info: &JobInfo, rep: &DistRep) -> String {

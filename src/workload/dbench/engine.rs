@@ -63,9 +63,104 @@ pub struct RepOutcome {
     pub ops: Vec<OpRow>,
 }
 
+/// One process's clients' results of a repetition, before the report is made (under MPI,
+/// every rank has one and rank 0 combines them with [`LocalRep::merge`]).
+#[derive(Debug, Clone)]
+pub struct LocalRep {
+    /// Seconds from the start to the last client's end (its last operation done).
+    pub last_finish: f64,
+    /// ReadX/WriteX bytes of operations completed in the measured window.
+    pub measured_bytes: u64,
+    /// Operations completed in the measured window.
+    pub measured_ops: u64,
+    /// Complete passes over the loadfile.
+    pub passes: u64,
+    /// Loadfile lines executed, warmup included.
+    pub lines: u64,
+    /// Largest lateness behind the loadfile's timestamps, seconds.
+    pub max_lag: f64,
+    /// Latency histograms per operation kind (index = `OpKind::index`), merged over clients.
+    pub hists: Vec<Option<Histogram<u64>>>,
+}
+
+impl LocalRep {
+    /// Add another process's results (sums, maxima, merged histograms).
+    pub fn merge(&mut self, o: LocalRep) -> Result<()> {
+        self.last_finish = self.last_finish.max(o.last_finish);
+        self.measured_bytes += o.measured_bytes;
+        self.measured_ops += o.measured_ops;
+        self.passes += o.passes;
+        self.lines += o.lines;
+        self.max_lag = self.max_lag.max(o.max_lag);
+        merge_hists(&mut self.hists, o.hists.iter())
+    }
+}
+
+fn merge_hists<'a>(
+    into: &mut Vec<Option<Histogram<u64>>>,
+    from: impl Iterator<Item = &'a Option<Histogram<u64>>>,
+) -> Result<()> {
+    into.resize(OpKind::COUNT, None);
+    for (k, h) in from.enumerate() {
+        if let (Some(h), Some(slot)) = (h, into.get_mut(k)) {
+            match slot {
+                Some(m) => m
+                    .add(h)
+                    .map_err(|e| anyhow!("merging latency histograms: {e}"))?,
+                None => *slot = Some(h.clone()),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How the clients of a repetition are released and watched: alone in this process (the
+/// per-second lines of dbench's parent), or in step with other MPI ranks (`src/dist`).
+pub(crate) trait Conductor {
+    /// Every started client waits at the start line: return the instant the run starts from
+    /// (it may wait for other processes first).
+    fn release(&self) -> Instant;
+    /// Runs while the clients run; returns when every client has finished.
+    fn watch(&self, w: &Watch<'_>);
+}
+
+/// What a [`Conductor`] sees of the running clients.
+pub(crate) struct Watch<'a> {
+    /// The start instant.
+    pub(crate) t0: Instant,
+    /// Warmup (not counted).
+    pub(crate) warmup: Duration,
+    /// One counter slot per client.
+    pub(crate) slots: &'a [Slot],
+    /// One message per client that finished.
+    pub(crate) done: &'a std::sync::mpsc::Receiver<()>,
+    /// Clients started.
+    pub(crate) n: usize,
+    /// Set to stop every client at its next operation (set by a failing client, too).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) abort: &'a AtomicBool,
+    /// Where the per-second lines go.
+    pub(crate) obs: &'a dyn Observer,
+}
+
+/// The conductor of a run in one process: start at once, print a line per second.
+struct Alone;
+
+impl Conductor for Alone {
+    fn release(&self) -> Instant {
+        Instant::now()
+    }
+    fn watch(&self, w: &Watch<'_>) {
+        progress(w);
+    }
+}
+
 /// The dbench engine.
 pub struct Dbench {
     params: DbenchParams,
+    /// Global number of this process's first client (0 unless several processes share the
+    /// clients, as MPI ranks do).
+    first_client: usize,
     live: Vec<PathBuf>,
     hists: Vec<StoredHistogram>,
     /// The last repetition's details, for the dbench-style report.
@@ -81,6 +176,7 @@ impl Dbench {
     pub fn new(params: DbenchParams) -> Dbench {
         Dbench {
             params,
+            first_client: 0,
             live: Vec::new(),
             hists: Vec::new(),
             last: None,
@@ -92,9 +188,21 @@ impl Dbench {
         &self.params
     }
 
+    /// Number this process's clients from `first` (client trees `client<first>`, …), when
+    /// other processes run the clients below it.
+    pub fn with_first_client(mut self, first: usize) -> Dbench {
+        self.first_client = first;
+        self
+    }
+
+    fn client_ids(&self) -> std::ops::Range<usize> {
+        self.first_client..self.first_client + self.params.clients
+    }
+
     /// Top-level entries of the target that the clients create (`clients`, usually).
     pub fn top_level_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = (0..self.params.clients)
+        let mut v: Vec<String> = self
+            .client_ids()
             .flat_map(|n| self.params.loadfile.top_level_names(n))
             .collect();
         v.sort();
@@ -104,6 +212,14 @@ impl Dbench {
 
     /// Run one repetition in `dir`.
     pub fn run_rep(&mut self, dir: &Path, obs: &dyn Observer) -> Result<RepOutcome> {
+        self.begin(dir)?;
+        let local = self.run_clients(dir, obs, &Alone)?;
+        self.conclude(local)
+    }
+
+    /// Refuse to start if a top-level entry the clients create exists; note what the
+    /// repetition will create (removed by cleanup).
+    pub fn begin(&mut self, dir: &Path) -> Result<()> {
         let names = self.top_level_names();
         for n in &names {
             let p = dir.join(n);
@@ -115,6 +231,17 @@ impl Dbench {
             }
         }
         self.live = names.iter().map(|n| dir.join(n)).collect();
+        Ok(())
+    }
+
+    /// Start this process's clients, release them through `conductor`, let it watch them,
+    /// and combine their results.
+    pub(crate) fn run_clients(
+        &self,
+        dir: &Path,
+        obs: &dyn Observer,
+        conductor: &dyn Conductor,
+    ) -> Result<LocalRep> {
         let p = &self.params;
         let lf = &*p.loadfile;
         let n = p.clients;
@@ -134,7 +261,7 @@ impl Dbench {
         let gate = Gate::default();
         let results: Vec<Option<ClientResult>> = std::thread::scope(|s| {
             let mut handles = Vec::with_capacity(n);
-            for (id, slot) in slots.iter().enumerate() {
+            for (id, slot) in self.client_ids().zip(&slots) {
                 let (gate, abort, start, fail) = (&gate, &abort, &start, &fail);
                 let done = done_tx.clone();
                 let b = std::thread::Builder::new().name(format!("dbench-client{id}"));
@@ -169,12 +296,20 @@ impl Dbench {
             }
             drop(done_tx);
             // Release everybody at once when all started clients are ready.
-            let t0 = gate.open_when(handles.len(), &start);
-            self.progress(t0, &slots, &done_rx, handles.len(), obs);
+            let t0 = gate.open_when(handles.len(), &start, || conductor.release());
+            conductor.watch(&Watch {
+                t0,
+                warmup: p.warmup,
+                slots: &slots,
+                done: &done_rx,
+                n: handles.len(),
+                abort: &abort,
+                obs,
+            });
             handles
                 .into_iter()
-                .enumerate()
-                .map(|(id, h)| {
+                .zip(self.client_ids())
+                .map(|(h, id)| {
                     h.join().unwrap_or_else(|_| {
                         fail(anyhow!(
                             "client {id} panicked; this is a bug in fslab, please report it"
@@ -190,111 +325,53 @@ impl Dbench {
         }
         let t0 = *start.get().unwrap_or(&Instant::now());
         let results: Vec<ClientResult> = results.into_iter().flatten().collect();
-        self.summarize(t0, results)
-    }
-
-    /// Print a line per second until every client is done.
-    fn progress(
-        &self,
-        t0: Instant,
-        slots: &[Slot],
-        done: &std::sync::mpsc::Receiver<()>,
-        n: usize,
-        obs: &dyn Observer,
-    ) {
-        let warm_end = t0 + self.params.warmup;
-        let mut finished = 0;
-        let mut tick = 1u64;
-        obs.phase_started("dbench", 0);
-        while finished < n {
-            let next = t0 + Duration::from_secs(tick);
-            let wait = next.saturating_duration_since(Instant::now());
-            match done.recv_timeout(wait) {
-                Ok(()) => {
-                    finished += 1;
-                    continue;
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-            }
-            tick += 1;
-            let now = Instant::now();
-            let lines: u64 = slots.iter().map(|s| s.lines.load(Ordering::Relaxed)).sum();
-            let lat = slots
-                .iter()
-                .map(|s| s.max_latency_ns.swap(0, Ordering::Relaxed))
-                .max()
-                .unwrap_or(0);
-            let (phase, mbps, secs) = if now < warm_end {
-                let b: u64 = slots.iter().map(|s| s.bytes.load(Ordering::Relaxed)).sum();
-                let t = (now - t0).as_secs_f64();
-                ("warmup", b as f64 / 1e6 / t, t)
-            } else {
-                let b: u64 = slots
-                    .iter()
-                    .map(|s| s.measured_bytes.load(Ordering::Relaxed))
-                    .sum();
-                let t = (now - warm_end).as_secs_f64().max(1e-9);
-                ("execute", b as f64 / 1e6 / t, t)
-            };
-            obs.progress(lines);
-            if secs < 0.5 {
-                // dbench, too, prints nothing in the first second of a phase.
-                continue;
-            }
-            obs.message(&format!(
-                "{:4}  {:8}  {:7.2} MB/sec  {phase} {:3.0} sec  latency {:.3} ms",
-                n - finished,
-                lines / n as u64,
-                mbps,
-                secs,
-                ms(lat)
-            ));
+        let mut hists = Vec::new();
+        for r in &results {
+            merge_hists(&mut hists, r.hists.iter())?;
         }
-        obs.phase_finished("dbench");
+        Ok(LocalRep {
+            last_finish: results
+                .iter()
+                .map(|r| r.finished.saturating_duration_since(t0).as_secs_f64())
+                .fold(0.0, f64::max),
+            measured_bytes: results.iter().map(|r| r.measured_bytes).sum(),
+            measured_ops: results.iter().map(|r| r.measured_ops).sum(),
+            passes: results.iter().map(|r| r.passes).sum(),
+            lines: results.iter().map(|r| r.lines).sum(),
+            max_lag: results
+                .iter()
+                .map(|r| r.max_lag.as_secs_f64())
+                .fold(0.0, f64::max),
+            hists,
+        })
     }
 
-    fn summarize(&mut self, t0: Instant, results: Vec<ClientResult>) -> Result<RepOutcome> {
+    /// The report of a repetition from its clients' results (one process's, or every
+    /// rank's merged): checks that something was measured, the per-operation table and the
+    /// stored histograms.
+    pub fn conclude(&mut self, r: LocalRep) -> Result<RepOutcome> {
         let p = &self.params;
-        let warm_end = t0 + p.warmup;
-        let end = warm_end + p.duration;
-        let last = results
-            .iter()
-            .map(|r| r.finished)
-            .max()
-            .unwrap_or(t0)
-            .min(end);
-        if last <= warm_end {
+        let warm = p.warmup.as_secs_f64();
+        let last = r.last_finish.min(warm + p.duration.as_secs_f64());
+        if last <= warm {
             crate::bail_usage!(
                 "every client finished before the warmup of {:.1} s was over, so nothing was measured; use a shorter --warmup (or --warmup 0 with --run-once)",
                 p.warmup.as_secs_f64()
             );
         }
-        let window = (last - warm_end).as_secs_f64();
-        let measured_bytes: u64 = results.iter().map(|r| r.measured_bytes).sum();
-        let measured_ops: u64 = results.iter().map(|r| r.measured_ops).sum();
+        let window = last - warm;
+        let measured_bytes = r.measured_bytes;
+        let measured_ops = r.measured_ops;
         if measured_ops == 0 {
             crate::bail_usage!(
                 "no operation completed in the {window:.1} s after the warmup (each one took longer); use a longer -t"
             );
         }
-        let mut merged: Vec<Option<Histogram<u64>>> = (0..OpKind::COUNT).map(|_| None).collect();
-        for r in &results {
-            for (k, h) in r.hists.iter().enumerate() {
-                if let Some(h) = h {
-                    match &mut merged[k] {
-                        Some(m) => m
-                            .add(h)
-                            .map_err(|e| anyhow!("merging latency histograms: {e}"))?,
-                        slot @ None => *slot = Some(h.clone()),
-                    }
-                }
-            }
-        }
+        let merged = r.hists;
         let mut rows = Vec::new();
         self.hists.clear();
         for kind in OpKind::ALL {
-            let Some(h) = &merged[kind.index()] else {
+            let Some(h) = merged.get(kind.index()).and_then(|h| h.as_ref()) else {
                 continue;
             };
             if h.is_empty() {
@@ -326,12 +403,9 @@ impl Dbench {
             measured_seconds: window,
             measured_bytes,
             measured_ops,
-            passes: results.iter().map(|r| r.passes).sum(),
-            total_lines: results.iter().map(|r| r.lines).sum(),
-            max_lag_ms: results
-                .iter()
-                .map(|r| r.max_lag.as_secs_f64() * 1e3)
-                .fold(0.0, f64::max),
+            passes: r.passes,
+            total_lines: r.lines,
+            max_lag_ms: r.max_lag * 1e3,
             ops: rows,
         };
         self.last = Some(out.clone());
@@ -380,12 +454,93 @@ impl Dbench {
                 Ok(_) => std::fs::remove_file(&p),
                 Err(_) => Ok(()),
             };
+            // Gone meanwhile: removed by another process of the same job (MPI ranks sharing
+            // a node-local directory).
+            let r = r.or_else(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(e),
+            });
             if let Err(e) = r {
                 first.get_or_insert(anyhow!("could not remove client tree {}: {e}", p.display()));
             }
         }
         first.map_or(Ok(()), Err)
     }
+}
+
+/// Print a line per second until every client is done (dbench's parent).
+fn progress(w: &Watch<'_>) {
+    let (t0, slots, done, n, obs) = (w.t0, w.slots, w.done, w.n, w.obs);
+    let warm_end = t0 + w.warmup;
+    let mut finished = 0;
+    let mut tick = 1u64;
+    obs.phase_started("dbench", 0);
+    while finished < n {
+        let next = t0 + Duration::from_secs(tick);
+        let wait = next.saturating_duration_since(Instant::now());
+        match done.recv_timeout(wait) {
+            Ok(()) => {
+                finished += 1;
+                continue;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        tick += 1;
+        let now = Instant::now();
+        let lines: u64 = slots.iter().map(|s| s.lines.load(Ordering::Relaxed)).sum();
+        let lat = slots
+            .iter()
+            .map(|s| s.max_latency_ns.swap(0, Ordering::Relaxed))
+            .max()
+            .unwrap_or(0);
+        let (phase, mbps, secs) = if now < warm_end {
+            let b: u64 = slots.iter().map(|s| s.bytes.load(Ordering::Relaxed)).sum();
+            let t = (now - t0).as_secs_f64();
+            ("warmup", b as f64 / 1e6 / t, t)
+        } else {
+            let b: u64 = slots
+                .iter()
+                .map(|s| s.measured_bytes.load(Ordering::Relaxed))
+                .sum();
+            let t = (now - warm_end).as_secs_f64().max(1e-9);
+            ("execute", b as f64 / 1e6 / t, t)
+        };
+        obs.progress(lines);
+        if secs < 0.5 {
+            // dbench, too, prints nothing in the first second of a phase.
+            continue;
+        }
+        obs.message(&progress_line(
+            n - finished,
+            lines / n as u64,
+            mbps,
+            phase,
+            secs,
+            lat,
+        ));
+    }
+    obs.phase_finished("dbench");
+}
+
+/// dbench's per-second line: clients running, average lines per client, MB/s so far in the
+/// phase, phase and seconds, largest latency of the second (ns).
+pub(crate) fn progress_line(
+    running: usize,
+    lines_per_client: u64,
+    mbps: f64,
+    phase: &str,
+    secs: f64,
+    lat_ns: u64,
+) -> String {
+    format!(
+        "{:4}  {:8}  {:7.2} MB/sec  {phase} {:3.0} sec  latency {:.3} ms",
+        running,
+        lines_per_client,
+        mbps,
+        secs,
+        ms(lat_ns)
+    )
 }
 
 impl Workload for Dbench {

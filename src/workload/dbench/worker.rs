@@ -14,11 +14,15 @@ use std::time::{Duration, Instant};
 /// Counters one client publishes for the progress line (its own cache line).
 #[repr(align(128))]
 #[derive(Default)]
-pub(super) struct Slot {
-    pub(super) lines: AtomicU64,
-    pub(super) bytes: AtomicU64,
-    pub(super) measured_bytes: AtomicU64,
-    pub(super) max_latency_ns: AtomicU64,
+pub(crate) struct Slot {
+    /// Loadfile lines executed.
+    pub(crate) lines: AtomicU64,
+    /// ReadX/WriteX bytes, warmup included.
+    pub(crate) bytes: AtomicU64,
+    /// ReadX/WriteX bytes after the warmup.
+    pub(crate) measured_bytes: AtomicU64,
+    /// Largest latency since the progress line last took it (reset to 0 when read).
+    pub(crate) max_latency_ns: AtomicU64,
 }
 
 /// The start line: clients arrive and wait; the coordinator opens it when all have arrived
@@ -40,12 +44,22 @@ impl Gate {
         *start.get_or_init(Instant::now)
     }
 
-    pub(super) fn open_when(&self, n: usize, start: &OnceLock<Instant>) -> Instant {
+    /// Wait until `n` clients have arrived, ask `release` for the start instant, then open.
+    pub(super) fn open_when(
+        &self,
+        n: usize,
+        start: &OnceLock<Instant>,
+        release: impl FnOnce() -> Instant,
+    ) -> Instant {
         let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
         while g.0 < n {
             g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
         }
-        let t0 = *start.get_or_init(Instant::now);
+        // The clients wait on the condition variable, not the lock: releasing it while the
+        // conductor waits (for other processes) lets nobody past the gate.
+        drop(g);
+        let t0 = *start.get_or_init(release);
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
         g.1 = true;
         self.cv.notify_all();
         t0

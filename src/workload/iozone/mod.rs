@@ -285,6 +285,32 @@ fn resolve_in(dir: &Path, f: &Path) -> PathBuf {
     }
 }
 
+/// With `-I`: can the file system of `dir` do O_DIRECT with this record size and fslab's
+/// buffer alignment? (A probe file; a usage error naming the fix if not.)
+pub fn check_direct(params: &IozoneParams, dir: &Path) -> Result<()> {
+    let fs = crate::sysinfo::fs_type_of(dir);
+    let d = probe_direct(dir, fs.as_deref())?;
+    let a = u64::from(d.offset_align.max(d.mem_align));
+    if params.record % a != 0 {
+        crate::bail_usage!(
+            "-I (O_DIRECT) needs records that are a multiple of {a} bytes on {} ({}), but the record size is {} bytes; use -r {} or another multiple of {a}",
+            dir.display(),
+            fs.as_deref().unwrap_or("unknown fs"),
+            params.record,
+            fmt_record(params.record.div_ceil(a) * a)
+        );
+    }
+    if a > io::BUF_ALIGN as u64 && u64::from(d.mem_align) > io::BUF_ALIGN as u64 {
+        crate::bail_usage!(
+            "-I (O_DIRECT) on {} needs buffers aligned to {} bytes, more than fslab's {}; drop -I",
+            dir.display(),
+            d.mem_align,
+            io::BUF_ALIGN
+        );
+    }
+    Ok(())
+}
+
 /// The IOzone engine for one point.
 pub struct Iozone {
     params: IozoneParams,
@@ -417,26 +443,7 @@ impl Workload for Iozone {
             let dir = f.parent().unwrap_or(target.dir());
             crate::workload::check_writable_dir(dir, "-f")?;
             if self.params.direct {
-                let fs = crate::sysinfo::fs_type_of(dir);
-                let d = probe_direct(dir, fs.as_deref())?;
-                let a = u64::from(d.offset_align.max(d.mem_align));
-                if self.params.record % a != 0 {
-                    crate::bail_usage!(
-                        "-I (O_DIRECT) needs records that are a multiple of {a} bytes on {} ({}), but the record size is {} bytes; use -r {} or another multiple of {a}",
-                        dir.display(),
-                        fs.as_deref().unwrap_or("unknown fs"),
-                        self.params.record,
-                        fmt_record(self.params.record.div_ceil(a) * a)
-                    );
-                }
-                if a > io::BUF_ALIGN as u64 && u64::from(d.mem_align) > io::BUF_ALIGN as u64 {
-                    crate::bail_usage!(
-                        "-I (O_DIRECT) on {} needs buffers aligned to {} bytes, more than fslab's {}; drop -I",
-                        dir.display(),
-                        d.mem_align,
-                        io::BUF_ALIGN
-                    );
-                }
+                check_direct(&self.params, dir)?;
             }
         }
         if self.params.space_check {

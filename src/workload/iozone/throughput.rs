@@ -195,19 +195,82 @@ impl ThroughputOutcome {
     }
 }
 
+/// How the workers of a phase are started together, stopped by the stonewall and told about
+/// failures elsewhere: threads of this process (an in-process barrier and flags, below), or
+/// one worker per MPI rank (`src/dist/iozone`). The worker calls these at fixed points of
+/// [`worker_phase`]; implementations must be cheap where they are polled per record.
+pub trait Coordination {
+    /// The start line: called after the untimed set-up; returns when every worker may start.
+    fn start_line(&self);
+    /// Checked right after the start line: another worker already failed, do not start.
+    fn aborted(&self) -> bool;
+    /// Checked before every record `i` in phases the stonewall applies to: has the first
+    /// worker finished? (May poll other processes every few records.)
+    fn stop_raised(&self, i: u64) -> bool;
+    /// Checked after every record: has the stop been seen (no new polling)?
+    fn stop_seen(&self) -> bool;
+    /// This worker finished its loop before any stop: stop the others (stonewalling on).
+    fn raise_stop(&self);
+    /// Records done since the last call (called every few records).
+    fn progress(&self, records: u64);
+    /// Checked with the Ctrl-C check every few records: give up this phase now because
+    /// another worker failed.
+    fn abandon(&self) -> bool;
+    /// This worker was interrupted (Ctrl-C) and stops with an error.
+    fn interrupted(&self);
+}
+
 /// Shared state of one phase.
 struct Shared<'a> {
     stop: &'a AtomicBool,
     abort: &'a AtomicBool,
     progress: &'a AtomicU64,
-    stonewall: bool,
 }
 
-/// Per-worker settings.
-struct Job<'a> {
-    path: &'a Path,
-    p: &'a IozoneParams,
-    order: &'a [u64],
+/// The worker threads of one process: an in-process barrier, a stop flag and an abort flag.
+struct Threads<'a> {
+    sh: Shared<'a>,
+    barrier: &'a Barrier,
+}
+
+impl Coordination for Threads<'_> {
+    fn start_line(&self) {
+        self.barrier.wait();
+    }
+    fn aborted(&self) -> bool {
+        self.sh.abort.load(Ordering::Relaxed)
+    }
+    #[inline]
+    fn stop_raised(&self, _i: u64) -> bool {
+        self.sh.stop.load(Ordering::Relaxed)
+    }
+    #[inline]
+    fn stop_seen(&self) -> bool {
+        self.sh.stop.load(Ordering::Relaxed)
+    }
+    fn raise_stop(&self) {
+        self.sh.stop.store(true, Ordering::Relaxed);
+    }
+    fn progress(&self, records: u64) {
+        self.sh.progress.fetch_add(records, Ordering::Relaxed);
+    }
+    fn abandon(&self) -> bool {
+        // Threads finish their phase when another fails; the run ends at the phase's end.
+        false
+    }
+    fn interrupted(&self) {
+        self.sh.abort.store(true, Ordering::Relaxed);
+    }
+}
+
+/// One worker's settings.
+pub struct Job<'a> {
+    /// Its file.
+    pub path: &'a Path,
+    /// The run's parameters.
+    pub p: &'a IozoneParams,
+    /// The random tests' record order ([`permutation`] of the records; empty without `-i 2`).
+    pub order: &'a [u64],
 }
 
 /// Run throughput mode on the real file system.
@@ -271,14 +334,16 @@ where
                 let mut io = make_io(w);
                 let mut buf = AlignedBuf::new(p.record as usize, p.pattern);
                 let job = Job { path, p, order };
-                let sh = Shared {
-                    stop,
-                    abort,
-                    progress,
-                    stonewall: p.stonewall,
+                let coord = Threads {
+                    sh: Shared {
+                        stop,
+                        abort,
+                        progress,
+                    },
+                    barrier,
                 };
                 for (pi, &test) in phases.iter().enumerate() {
-                    let r = worker_phase(&mut io, &job, &sh, &mut buf, test, barrier);
+                    let r = worker_phase(&mut io, &job, &coord, &mut buf, test);
                     match r {
                         Ok(Some(wp)) => {
                             results.lock().unwrap_or_else(|e| e.into_inner())[pi][w] = Some(wp)
@@ -338,15 +403,14 @@ enum OnStop {
     Ignore,
 }
 
-/// Set up (untimed), wait for the start barrier, run the timed loop, finish untimed.
-/// Returns `None` when the run was aborted by another worker.
-fn worker_phase<I: Io>(
+/// One worker's phase: set up (untimed), wait at the start line, run the timed loop, finish
+/// untimed. Returns `None` when the run was aborted by another worker. `buf` is one record.
+pub fn worker_phase<I: Io, C: Coordination>(
     io: &mut I,
     job: &Job<'_>,
-    sh: &Shared<'_>,
+    coord: &C,
     buf: &mut [u8],
     test: Test,
-    barrier: &Barrier,
 ) -> Result<Option<WorkerPhase>> {
     let p = job.p;
     let path = job.path;
@@ -391,9 +455,9 @@ fn worker_phase<I: Io>(
     ) {
         buf.fill(p.pattern);
     }
-    barrier.wait();
+    coord.start_line();
     let mut target = setup?;
-    if sh.abort.load(Ordering::Relaxed) {
+    if coord.aborted() {
         target.close(io);
         return Ok(None);
     }
@@ -413,14 +477,17 @@ fn worker_phase<I: Io>(
     let mut i = 0u64;
     while i < n {
         if i & mask == 0 {
-            sh.progress
-                .fetch_add(if i == 0 { 0 } else { mask + 1 }, Ordering::Relaxed);
+            coord.progress(if i == 0 { 0 } else { mask + 1 });
             if crate::signal::interrupted() {
-                sh.abort.store(true, Ordering::Relaxed);
+                coord.interrupted();
                 return Err(anyhow!(crate::signal::Interrupted));
             }
+            if coord.abandon() {
+                target.close(io);
+                return Ok(None);
+            }
         }
-        if on_stop != OnStop::Ignore && sh.stop.load(Ordering::Relaxed) {
+        if on_stop != OnStop::Ignore && coord.stop_raised(i) {
             if on_stop == OnStop::Break {
                 stopped = true;
                 break;
@@ -469,13 +536,13 @@ fn worker_phase<I: Io>(
             )
         })?;
         total += reclen;
-        if on_stop == OnStop::Ignore || !sh.stop.load(Ordering::Relaxed) {
+        if on_stop == OnStop::Ignore || !coord.stop_seen() {
             counted += reclen;
         }
         i += 1;
     }
-    if sh.stonewall && !stopped {
-        sh.stop.store(true, Ordering::Relaxed);
+    if p.stonewall && !stopped {
+        coord.raise_stop();
     }
     if p.fsync {
         target.flush(io)?;

@@ -1,0 +1,310 @@
+//! `mpiexec -n N fslab dbench NCLIENTS …`: dbench's checks agreed by all ranks, the run
+//! (stored by rank 0 only), and rank 0's dbench-style report with the MPI figures.
+
+use super::{share, DbenchRep, DistDbench};
+use crate::app::dbench::{options_text, params_from, report, Console};
+use crate::cli::DbenchArgs;
+use crate::dist::comm::Comm;
+use crate::dist::job;
+use crate::report::runsummary;
+use crate::runner::adhoc::{self, AdhocOptions};
+use crate::stats::Thresholds;
+use crate::workload::dbench::{clients_text, DbenchParams, RepOutcome};
+use crate::workload::{Observer, Target, Workload};
+use anyhow::{Context, Result};
+use comfy_table::{presets, Cell, CellAlignment, Table};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+/// Version of the JSON document printed by `--json` under MPI.
+pub const JSON_SCHEMA: &str = "fslab.dbench.mpi.v1";
+
+fn validate(comm: &Comm, a: &DbenchArgs) -> Result<(DbenchParams, PathBuf)> {
+    let p = params_from(a)?;
+    let n = comm.size() as usize;
+    if p.clients < n {
+        crate::bail_usage!(
+            "{} for {n} ranks: under mpiexec NCLIENTS counts the clients of all ranks together and every rank needs at least one; give at least {n} clients or start fewer ranks",
+            clients_text(p.clients)
+        );
+    }
+    let dir = std::fs::canonicalize(&a.directory)
+        .with_context(|| format!("cannot resolve {}", a.directory.display()))?;
+    Ok((p, dir))
+}
+
+/// "2 clients per rank" or "2–3 clients per rank".
+fn per_rank_text(total: usize, size: usize) -> String {
+    let lo = share(total, size, size - 1).1;
+    let hi = share(total, size, 0).1;
+    if lo == hi {
+        format!("{lo} per rank")
+    } else {
+        format!("{lo}–{hi} per rank")
+    }
+}
+
+/// Run `fslab dbench` as one rank of the job.
+pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
+    let (params, dir) = comm.agree(validate(comm, &a))?;
+    // -D may differ per node (node-local directories); the load and the timing may not.
+    let mine = serde_json::json!({
+        "params": params, "repeat": a.repeat,
+        "loadfile_ops": params.loadfile.ops.len(), "loadfile_bytes": params.loadfile.bytes_per_pass(),
+    })
+    .to_string();
+    job::same_options_everywhere(comm, &mine, "dbench")?;
+    let tag = job::tag(comm);
+    let all_see = job::seen_by_all(comm, &dir, &tag, None)?;
+    let target = Target::new(&dir);
+    let mut engine = DistDbench::new(Rc::clone(comm), params.clone(), all_see)
+        .check_all_clocks(job::clock_check(comm));
+    engine.prepare(&target)?;
+    let root = comm.is_root();
+    let console = Console {
+        json: a.json,
+        quiet: a.quiet || !root,
+    };
+    let size = comm.size() as usize;
+    let lf = &params.loadfile;
+    console.message(&format!(
+        "fslab dbench: {} in {} ({}), loadfile {} ({} operations, {:.1} MB per pass), warmup {:.0} s, run {:.0} s{}\n\
+         MPI: {}; clients {} (contiguous numbers), released together at one instant on rank 0's clock; -D {}",
+        clients_text(params.clients),
+        dir.display(),
+        target.fs_type.as_deref().unwrap_or("unknown fs"),
+        params.loadfile_source,
+        lf.ops.len(),
+        lf.bytes_per_pass() as f64 / 1e6,
+        params.warmup.as_secs_f64(),
+        params.duration.as_secs_f64(),
+        options_text(&params),
+        job::ranks_text(comm),
+        per_rank_text(params.clients, size),
+        if all_see {
+            "seen by all ranks"
+        } else {
+            "NOT the same directory on every node"
+        }
+    ));
+    let mut store = job::open_store(comm, a.no_store, db)?;
+    let (json, repeat) = (a.json, a.repeat);
+    let shown = params.clone();
+    let mut on_rep = |rep: u32, _m: &[crate::metric::Metric], w: &dyn Workload| {
+        let last = w
+            .as_any()
+            .downcast_ref::<DistDbench>()
+            .and_then(|d| d.reps.last());
+        if let (false, true, Some(r)) = (json, root, last) {
+            if repeat > 1 {
+                crate::outln!("\nrepetition {rep} of {repeat}:");
+            }
+            crate::outln!("\n{}", report(&shown, &r.outcome));
+            crate::outln!("{}", mpi_line(r));
+        }
+    };
+    let mut stored = serde_json::to_value(&params)?;
+    if let Some(o) = stored.as_object_mut() {
+        let mut m = job::mpi_json(comm);
+        if let Some(mo) = m.as_object_mut() {
+            mo.insert(
+                "clients_per_rank".into(),
+                per_rank_text(params.clients, size).into(),
+            );
+            mo.insert("directory_seen_by_all_ranks".into(), all_see.into());
+        }
+        o.insert("mpi".into(), m);
+    }
+    let result = adhoc::run(
+        AdhocOptions {
+            repeat,
+            store: store.as_mut(),
+            name: "dbench".into(),
+            command_line: format!("mpiexec -n {size} {}", crate::app::command_line()),
+            params: stored,
+            label: format!(
+                "dbench {}, {:.0} s ×{size} ranks{}",
+                clients_text(params.clients),
+                params.duration.as_secs_f64(),
+                if a.loadfile.is_some() {
+                    format!(", {}", params.loadfile_source)
+                } else {
+                    String::new()
+                }
+            ),
+        },
+        &mut engine,
+        &target,
+        &console,
+        &mut on_rep,
+    )?;
+    if root {
+        finish(comm, &a, &params, &dir, all_see, &engine, &result)?;
+    }
+    if params.skip_cleanup && result.error.is_none() && root {
+        eprintln!(
+            "client trees kept (--skip-cleanup): {}",
+            engine
+                .top_level_names()
+                .iter()
+                .map(|n| dir.join(n).display().to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    match result.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The MPI line under dbench's report.
+fn mpi_line(r: &DbenchRep) -> String {
+    let rates: Vec<f64> = r.ranks.iter().map(|x| x.throughput_mb_s).collect();
+    let s = crate::dist::aggregate::spread(&rates);
+    format!(
+        "MPI: {} ranks, start skew {:.3} ms, finish skew {:.3} ms; per rank {:.3}–{:.3} MB/sec (spread {:.0}%); {}",
+        r.ranks.len(),
+        r.start_skew * 1e3,
+        r.end_skew * 1e3,
+        s.map_or(0.0, |x| x.min),
+        s.map_or(0.0, |x| x.max),
+        s.map_or(0.0, |x| x.spread_pct),
+        job::clock_line(&r.clock)
+    )
+}
+
+fn per_rank_table(comm: &Comm, r: &DbenchRep) -> String {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_BORDERS_ONLY);
+    t.set_header(vec![
+        "rank",
+        "host",
+        "clients",
+        "start +ms",
+        "ops",
+        "MB",
+        "passes",
+        "MB/sec",
+    ]);
+    let num = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
+    for x in &r.ranks {
+        t.add_row(vec![
+            num(x.rank.to_string()),
+            Cell::new(
+                comm.hosts()
+                    .get(x.rank as usize)
+                    .map_or("?", |h| h.as_str()),
+            ),
+            num(format!(
+                "{}–{}",
+                x.first_client,
+                x.first_client + x.clients.max(1) - 1
+            )),
+            num(format!("{:.3}", x.start * 1e3)),
+            num(x.measured_ops.to_string()),
+            num(format!("{:.1}", x.measured_bytes as f64 / 1e6)),
+            num(x.passes.to_string()),
+            num(format!("{:.3}", x.throughput_mb_s)),
+        ]);
+    }
+    t.to_string()
+}
+
+fn finish(
+    comm: &Comm,
+    a: &DbenchArgs,
+    params: &DbenchParams,
+    dir: &std::path::Path,
+    all_see: bool,
+    engine: &DistDbench,
+    result: &adhoc::AdhocResult,
+) -> Result<()> {
+    let sums = runsummary::summarize_reps(&result.reps);
+    let mut warnings: Vec<String> = runsummary::warnings(&sums, &Thresholds::default())
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    if let Some(r) = engine.reps.last() {
+        let ranks: Vec<crate::dist::aggregate::RankPhase> = r
+            .ranks
+            .iter()
+            .map(|x| crate::dist::aggregate::RankPhase {
+                rank: x.rank,
+                items: x.measured_ops,
+                bytes: x.measured_bytes,
+                start: x.start,
+                // Every rank's window ends at the same instant.
+                end: params.warmup.as_secs_f64() + r.outcome.measured_seconds,
+                sync: 0.0,
+                stonewall: None,
+            })
+            .collect();
+        if let Some(agg) = crate::dist::aggregate::aggregate(&ranks) {
+            warnings.extend(crate::dist::aggregate::warnings_with(
+                "dbench",
+                &agg,
+                "the clients of the slower ranks got less done in the same window",
+            ));
+        }
+    }
+    if a.json {
+        let outcomes: Vec<&RepOutcome> = engine.reps.iter().map(|r| &r.outcome).collect();
+        let lf = &params.loadfile;
+        let doc = serde_json::json!({
+            "schema": JSON_SCHEMA,
+            "fslab_version": env!("CARGO_PKG_VERSION"),
+            "run_id": result.study,
+            "params": params,
+            "mpi": {
+                "ranks": comm.size(),
+                "hosts": job::mpi_json(comm)["hosts"],
+                "library": comm.library(),
+                "clients_per_rank": per_rank_text(params.clients, comm.size() as usize),
+                "directory_seen_by_all_ranks": all_see,
+            },
+            "loadfile": {
+                "source": params.loadfile_source,
+                "lines": lf.lines,
+                "operations_per_pass": lf.ops.len(),
+                "bytes_per_pass": lf.bytes_per_pass(),
+                "has_timestamps": lf.has_timestamps,
+            },
+            "directory": dir,
+            "fs_type": crate::sysinfo::fs_type_of(dir),
+            "repetitions": outcomes,
+            "per_rank": engine.reps,
+            "per_rank_units": {"start": "s", "finish": "s", "measured_bytes": "B", "throughput_mb_s": "MB/s"},
+            "metrics": result.reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
+                "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
+            })).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            "summary": runsummary::to_json(&sums),
+            "warnings": warnings,
+            "environment": result.environment.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            "error": result.error.as_ref().map(|e| format!("{e:#}")),
+        });
+        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    if result.reps.len() > 1 {
+        let totals: Vec<_> = sums
+            .iter()
+            .filter(|m| m.phase == "total")
+            .cloned()
+            .collect();
+        crate::outln!("\nsummary over {} repetitions:", result.reps.len());
+        crate::outln!("{}", runsummary::render_table(&totals));
+    }
+    if a.mpi.per_rank {
+        if let Some(r) = engine.reps.last() {
+            crate::outln!("{}", per_rank_table(comm, r));
+        }
+    }
+    for w in &warnings {
+        crate::outln!("warning: {w}");
+    }
+    if let (Some(id), None) = (result.study, &result.error) {
+        eprintln!("stored as run {id}: fslab show {id}");
+    }
+    Ok(())
+}

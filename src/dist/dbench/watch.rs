@@ -1,0 +1,154 @@
+//! The release and the per-second watch of one rank's dbench clients, in step with the other
+//! ranks: a common start instant on rank 0's clock (so warmup and measured window are the
+//! same interval on every rank), failures carried between ranks within 20 ms, and a
+//! per-second collective that gives rank 0 the job's progress line.
+
+use crate::dist::comm::Comm;
+use crate::workload::dbench::engine::{progress_line, Conductor, Watch};
+use std::cell::Cell;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// How far ahead of the broadcast the common start is set: every rank must have the start
+/// time before it comes (a rank that gets it late starts at once and shows as start skew).
+const START_MARGIN: f64 = 0.05;
+/// How often a rank looks for notices from other ranks while its clients run.
+const POLL: Duration = Duration::from_millis(20);
+/// How often a rank waiting in the per-second collective checks whether it completed.
+const NAP: Duration = Duration::from_millis(1);
+
+/// One rank's conductor.
+pub(super) struct RankConductor<'a> {
+    pub(super) comm: &'a Comm,
+    /// This rank's clock minus rank 0's (0 on rank 0's node).
+    pub(super) offset: f64,
+    /// Set by `release`: the planned start and the actual release, both as this rank's
+    /// `MPI_Wtime`.
+    pub(super) planned: Cell<f64>,
+    pub(super) released: Cell<f64>,
+}
+
+impl Conductor for RankConductor<'_> {
+    fn release(&self) -> Instant {
+        let comm = self.comm;
+        // Every rank's clients are at their start line.
+        comm.barrier();
+        let mut t = [0f64];
+        if comm.is_root() {
+            t[0] = comm.wtime() + START_MARGIN;
+        }
+        comm.broadcast_f64s(&mut t);
+        // Rank 0's time → this rank's clock.
+        let local = t[0] + self.offset;
+        let (now_i, now_w) = (Instant::now(), comm.wtime());
+        let ahead = local - now_w;
+        let t0 = if ahead >= 0.0 {
+            now_i + Duration::from_secs_f64(ahead)
+        } else {
+            now_i
+                .checked_sub(Duration::from_secs_f64(-ahead))
+                .unwrap_or(now_i)
+        };
+        let wait = t0.saturating_duration_since(Instant::now());
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
+        }
+        self.planned.set(local);
+        self.released.set(comm.wtime());
+        t0
+    }
+
+    fn watch(&self, w: &Watch<'_>) {
+        let comm = self.comm;
+        let warm_end = w.t0 + w.warmup;
+        let mut finished = 0usize;
+        let mut tick = 1u64;
+        let mut peer_failed = false;
+        let mut notified = false;
+        let mut check = |peer_failed: &mut bool| {
+            if comm.poll().failed > 0 {
+                *peer_failed = true;
+                w.abort.store(true, Ordering::Relaxed);
+            }
+            // A local client failed (or was interrupted): tell the others at once.
+            if w.abort.load(Ordering::Relaxed) && !*peer_failed && !notified {
+                comm.notify_failed();
+                notified = true;
+            }
+        };
+        if comm.is_root() {
+            w.obs.phase_started("dbench", 0);
+        }
+        loop {
+            let next = w.t0 + Duration::from_secs(tick);
+            // Until the next second, or until this rank's clients are all done.
+            while finished < w.n {
+                let now = Instant::now();
+                if now >= next {
+                    break;
+                }
+                match w.done.recv_timeout((next - now).min(POLL)) {
+                    Ok(()) => finished += 1,
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => finished = w.n,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                }
+                check(&mut peer_failed);
+            }
+            check(&mut peer_failed);
+            tick += 1;
+            let lines: u64 = w
+                .slots
+                .iter()
+                .map(|s| s.lines.load(Ordering::Relaxed))
+                .sum();
+            let bytes: u64 = w
+                .slots
+                .iter()
+                .map(|s| s.bytes.load(Ordering::Relaxed))
+                .sum();
+            let mbytes: u64 = w
+                .slots
+                .iter()
+                .map(|s| s.measured_bytes.load(Ordering::Relaxed))
+                .sum();
+            let lat = w
+                .slots
+                .iter()
+                .map(|s| s.max_latency_ns.swap(0, Ordering::Relaxed))
+                .max()
+                .unwrap_or(0);
+            let running = (w.n - finished) as u64;
+            // Every rank takes part in every second's collective until no client of any
+            // rank runs: all ranks leave the loop after the same one.
+            let (s, m) =
+                comm.sum_max_napping(&[running, lines, bytes, mbytes, w.n as u64], &[lat], NAP);
+            if s[0] == 0 {
+                break;
+            }
+            if comm.is_root() {
+                let now = Instant::now();
+                let (phase, mbps, secs) = if now < warm_end {
+                    let t = (now - w.t0).as_secs_f64().max(1e-9);
+                    ("warmup", s[2] as f64 / 1e6 / t, t)
+                } else {
+                    let t = (now - warm_end).as_secs_f64().max(1e-9);
+                    ("execute", s[3] as f64 / 1e6 / t, t)
+                };
+                w.obs.progress(s[1]);
+                if secs >= 0.5 {
+                    w.obs.message(&progress_line(
+                        s[0] as usize,
+                        s[1] / s[4].max(1),
+                        mbps,
+                        phase,
+                        secs,
+                        m[0],
+                    ));
+                }
+            }
+        }
+        if comm.is_root() {
+            w.obs.phase_finished("dbench");
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! `mpiexec -n N fslab iozone -t N …`: IOzone's flags checked as without MPI, then agreed by
+//! all ranks; one worker per rank on its own file; rank 0 prints IOzone's throughput lines
+//! with the MPI figures and stores the run.
+
+use super::report::{self, JobInfo};
+use super::DistIozone;
+use crate::app::iozone::{cache_warning, point_params, setup, splash, Setup};
+use crate::cli::IozoneArgs;
+use crate::dist::comm::Comm;
+use crate::dist::job;
+use crate::runner::adhoc::{self, AdhocCell, AdhocOptions};
+use crate::runner::progress::ProgressObserver;
+use crate::workload::iozone::{self, IozoneParams};
+use crate::workload::{Observer, Quiet, Target, Workload};
+use anyhow::Result;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+/// IOzone's checks, then the MPI rules: throughput mode, one worker per rank.
+fn validate(comm: &Comm, a: &IozoneArgs) -> Result<(Setup, IozoneParams)> {
+    let n = comm.size() as usize;
+    match a.threads {
+        None => crate::bail_usage!(
+            "under mpiexec fslab iozone runs IOzone's throughput mode with one worker per rank; add -t {n} (with -F and {n} files, or none for ./iozone.DUMMY.<rank>)"
+        ),
+        Some(t) if t != n => crate::bail_usage!(
+            "-t {t} but {n} ranks: under mpiexec every rank is one IOzone worker; use -t {n}, or mpiexec -n {t}"
+        ),
+        Some(_) => {}
+    }
+    let s = setup(a)?;
+    let params = point_params(&s.base, s.plan.points[0])?;
+    Ok((s, params))
+}
+
+/// This rank's file: its `-F` entry, or `iozone.DUMMY.<rank>` in the current directory.
+fn rank_file(p: &IozoneParams, dir: &std::path::Path, rank: u32) -> PathBuf {
+    match p.thread_files.get(rank as usize) {
+        Some(f) => f.clone(),
+        None => dir.join(format!("iozone.DUMMY.{rank}")),
+    }
+}
+
+/// Run `fslab iozone -t N` as one rank of the job.
+pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
+    let (s, params) = comm.agree(validate(comm, &a))?;
+    // File names may differ per node; everything that shapes the phases must not.
+    let shape = IozoneParams {
+        file: PathBuf::new(),
+        thread_files: Vec::new(),
+        ..params.clone()
+    };
+    let mine = serde_json::json!({"params": shape, "repeat": a.repeat}).to_string();
+    job::same_options_everywhere(comm, &mine, "iozone")?;
+    let tag = job::tag(comm);
+    let file = rank_file(&params, s.target.dir(), comm.rank());
+    let dir = file
+        .parent()
+        .map_or_else(|| PathBuf::from("."), |d| d.to_path_buf());
+    let all_see = job::seen_by_all(comm, &dir, &tag, None)?;
+    let fit_ranks = job::ranks_sharing_my_fs(comm, all_see);
+    let target = Target::new(&dir);
+    let mut engine = DistIozone::new(Rc::clone(comm), params.clone(), file, fit_ranks)
+        .check_all_clocks(job::clock_check(comm));
+    // Space, O_DIRECT and alignment on every rank before anything is written or printed.
+    engine.prepare(&target)?;
+    let info = JobInfo {
+        comm,
+        params: &params,
+        dir: &dir,
+        all_see,
+        tag: &tag,
+    };
+    let root = comm.is_root();
+    let json = a.json;
+    let cache_warn = cache_warning(&s.base, &s.plan);
+    if root && !json {
+        for n in &s.notes {
+            eprintln!("note: {n}");
+        }
+        if let Some(w) = &cache_warn {
+            eprintln!("warning: {w}");
+        }
+        let head = splash(&a, &s)
+            .replace(" threads\n", " processes (MPI ranks)\n")
+            .replace("\tEach thread writes", "\tEach process writes");
+        crate::out!("{head}{}", info.header());
+    }
+    let mut store = job::open_store(comm, a.no_store, db)?;
+    let bar = ProgressObserver::new(root && !a.quiet && !json, "iozone rank 0");
+    let obs: &dyn Observer = if root { &bar } else { &Quiet };
+    let repeat = a.repeat;
+    let tests = params.tests.clone();
+    let ranks = comm.size() as usize;
+    let point = s.plan.points[0];
+    let mut cells = vec![AdhocCell {
+        label: format!(
+            "file_size={}k record_size={}",
+            point.file_kib,
+            iozone::fmt_record(point.record)
+        ),
+        factors: vec![
+            ("file_size".into(), format!("{}k", point.file_kib)),
+            ("record_size".into(), iozone::fmt_record(point.record)),
+        ],
+        config: serde_json::json!({
+            "target": dir, "fs_type": target.fs_type,
+            "file_kib": point.file_kib, "record_bytes": point.record,
+        }),
+        workload: Box::new(engine),
+    }];
+    let mut on_rep = |rep: u32, _ci: usize, m: &[crate::metric::Metric], w: &dyn Workload| {
+        if !root || json {
+            return;
+        }
+        if repeat > 1 {
+            crate::outln!("\n\trepetition {rep} of {repeat}");
+        }
+        crate::outln!();
+        crate::out!(
+            "{}",
+            crate::app::iozone_report::throughput_lines(m, ranks, &tests)
+        );
+        if let Some(r) = w
+            .as_any()
+            .downcast_ref::<DistIozone>()
+            .and_then(|e| e.reps.last())
+        {
+            crate::out!("{}", report::mpi_lines(r));
+        }
+    };
+    let result = adhoc::run_cells(
+        AdhocOptions {
+            repeat,
+            store: store.as_mut(),
+            name: "iozone".into(),
+            command_line: format!("mpiexec -n {} {}", comm.size(), crate::app::command_line()),
+            params: info.params_json()?,
+            label: format!("{} ×{} ranks", params.label(), comm.size()),
+        },
+        &mut cells,
+        &target,
+        obs,
+        &mut on_rep,
+    )?;
+    if root {
+        let engine = cells[0]
+            .workload
+            .as_any()
+            .downcast_ref::<DistIozone>()
+            .ok_or_else(|| anyhow::anyhow!("the MPI iozone engine went missing; this is a bug"))?;
+        report::finish(&info, &a, &s, engine, &result, cache_warn)?;
+    }
+    match result.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,504 @@
+//! IOzone's throughput mode (`-t N`) with one worker per MPI rank: the worker of
+//! `workload::iozone::throughput` (same system calls, same untimed set-up, same stonewall
+//! rules), started at every phase by `MPI_Barrier` instead of a thread barrier, its stonewall
+//! and failures carried between ranks by the notices of [`super::comm`], timed on each rank
+//! and combined at rank 0 on rank 0's clock.
+//!
+//! IOzone's figures are computed from the ranks' records exactly as from threads' ("children
+//! see", "parent sees", min/max/avg per worker, min xfer), plus the true aggregate (all bytes
+//! / (latest finish − earliest start)) and the MPI figures of [`super::aggregate`] (phase-start
+//! and finish skew, per-rank spread). Stonewalling across ranks: the first rank to finish its
+//! loop notifies all others; each notices it at its next poll (every 64 KiB of records, an
+//! `MPI_Iprobe` of about 50 ns), stops counting there (readers stop, writers write on to the
+//! end of their file), and the lateness of the slowest notice is reported as `stonewall_lag`.
+
+mod cmd;
+mod report;
+
+pub use cmd::run;
+
+use super::aggregate::{self, PhaseAggregate, RankPhase};
+use super::clock::ClockInfo;
+use super::comm::Comm;
+use crate::metric::{Metric, Unit};
+use crate::workload::iozone::io::{AlignedBuf, Io, RealIo};
+use crate::workload::iozone::tests::permutation;
+use crate::workload::iozone::throughput::{
+    self, worker_phase, Coordination, Job, PhaseOutcome, ThroughputOutcome, WorkerPhase,
+};
+use crate::workload::iozone::{check_direct, IozoneParams, Test};
+use crate::workload::{Observer, Requirements, Target, Workload};
+use anyhow::Result;
+use serde::Serialize;
+use std::cell::Cell;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// Rounds of the clock ping-pong per repetition.
+const CLOCK_ROUNDS: usize = 8;
+/// Values per phase sent from each rank to rank 0: start, timed seconds, finish, bytes
+/// counted, bytes moved, stopped (0/1), present (0/1).
+const REC: usize = 7;
+/// Bytes of records between two polls for notices from other ranks.
+const POLL_BYTES: u64 = 64 << 10;
+
+/// One rank's part of one phase, as reported (times in seconds since the repetition's
+/// earliest start, on rank 0's clock).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RankWorker {
+    /// The rank.
+    pub rank: u32,
+    /// Start of its timed loop.
+    pub start: f64,
+    /// Seconds IOzone times: to the stop it noticed, or to the end of its loop.
+    pub timed: f64,
+    /// When it had finished everything (untimed fsync and close included).
+    pub finish: f64,
+    /// Bytes before the stop (what IOzone counts).
+    pub counted: u64,
+    /// Bytes moved in all.
+    pub total: u64,
+    /// Whether the stonewall cut its measurement short.
+    pub stopped: bool,
+    /// IOzone's per-worker rate, KiB/s.
+    pub rate: f64,
+}
+
+/// One phase of one repetition at rank 0.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankPhases {
+    /// Metric phase name (`write`, `read`, …).
+    pub phase: &'static str,
+    /// Every rank's record.
+    pub ranks: Vec<RankWorker>,
+    /// The last-done aggregate (items are KiB, so per-rank rates are KiB/s).
+    pub agg: PhaseAggregate,
+    /// Latest stop noticed − first finish: how late the slowest rank saw the stonewall
+    /// (`None` without stonewalling, in fwrite/fread, or when no rank was stopped).
+    pub stonewall_lag: Option<f64>,
+}
+
+/// One repetition at rank 0.
+#[derive(Debug, Clone, Serialize)]
+pub struct IozoneRep {
+    /// Phases in run order.
+    pub phases: Vec<RankPhases>,
+    /// Clock offsets used.
+    pub clock: ClockInfo,
+}
+
+/// The engine on one rank.
+pub struct DistIozone {
+    comm: Rc<Comm>,
+    params: IozoneParams,
+    /// This rank's file.
+    file: PathBuf,
+    /// Ranks whose files share this rank's file system (for the space check).
+    fit_ranks: u64,
+    check_clocks: bool,
+    live: bool,
+    succeeded: bool,
+    /// Rank 0: details of every completed repetition.
+    pub reps: Vec<IozoneRep>,
+}
+
+/// The worker's view of the other ranks during one phase.
+struct RankCoord<'a> {
+    comm: &'a Comm,
+    stonewall: bool,
+    poll_mask: u64,
+    stop: Cell<bool>,
+    failed: Cell<bool>,
+    obs: Option<&'a dyn Observer>,
+    done: Cell<u64>,
+}
+
+impl RankCoord<'_> {
+    fn poll(&self) {
+        let seen = self.comm.poll();
+        if seen.failed > 0 {
+            self.failed.set(true);
+        }
+        if self.stonewall && seen.finished > 0 {
+            self.stop.set(true);
+        }
+    }
+}
+
+impl Coordination for RankCoord<'_> {
+    fn start_line(&self) {
+        self.comm.barrier();
+    }
+    fn aborted(&self) -> bool {
+        self.poll();
+        self.failed.get()
+    }
+    #[inline]
+    fn stop_raised(&self, i: u64) -> bool {
+        if !self.stop.get() && i & self.poll_mask == 0 {
+            self.poll();
+        }
+        self.stop.get()
+    }
+    #[inline]
+    fn stop_seen(&self) -> bool {
+        self.stop.get()
+    }
+    fn raise_stop(&self) {
+        self.comm.notify_finished();
+    }
+    fn progress(&self, records: u64) {
+        if let Some(obs) = self.obs {
+            self.done.set(self.done.get() + records);
+            obs.progress(self.done.get());
+        }
+    }
+    fn abandon(&self) -> bool {
+        self.poll();
+        self.failed.get()
+    }
+    fn interrupted(&self) {}
+}
+
+/// Largest power of two ≤ `n` (n ≥ 1), minus one: a mask for "every so many records".
+fn pow2_mask(n: u64) -> u64 {
+    (1u64 << (63 - n.max(1).leading_zeros())) - 1
+}
+
+impl DistIozone {
+    /// The engine for validated throughput-mode parameters (`threads` = number of ranks).
+    pub fn new(comm: Rc<Comm>, params: IozoneParams, file: PathBuf, fit_ranks: u64) -> Self {
+        DistIozone {
+            comm,
+            params,
+            file,
+            fit_ranks,
+            check_clocks: false,
+            live: false,
+            succeeded: false,
+            reps: Vec::new(),
+        }
+    }
+
+    /// Also measure the clocks of ranks on rank 0's node (`FSLAB_MPI_CLOCK_CHECK=1`).
+    pub fn check_all_clocks(mut self, on: bool) -> Self {
+        self.check_clocks = on;
+        self
+    }
+
+    /// One repetition on every rank; rank 0 returns the metrics.
+    fn run_rep(&mut self, obs: &dyn Observer) -> Result<Vec<Metric>> {
+        let comm = Rc::clone(&self.comm);
+        let clock = comm.clocks(CLOCK_ROUNDS, self.check_clocks);
+        let p = &self.params;
+        let phases = throughput::phases(&p.tests);
+        let order = if p.tests.contains(&2) {
+            permutation(p.numrecs())
+        } else {
+            Vec::new()
+        };
+        let job = Job {
+            path: &self.file,
+            p,
+            order: &order,
+        };
+        let mut io = RealIo::new();
+        let mut buf = AlignedBuf::new(p.record as usize, p.pattern);
+        let poll_mask = pow2_mask(POLL_BYTES / p.record.max(1));
+        let mut recs: Vec<f64> = Vec::with_capacity(phases.len() * REC);
+        let mut local_error = None;
+        self.live = true;
+        for (pi, &test) in phases.iter().enumerate() {
+            if comm.is_root() {
+                obs.phase_started(test.phase(), p.numrecs());
+            }
+            let coord = RankCoord {
+                comm: &comm,
+                stonewall: p.stonewall,
+                poll_mask,
+                stop: Cell::new(false),
+                failed: Cell::new(false),
+                obs: comm.is_root().then_some(obs),
+                done: Cell::new(0),
+            };
+            // MPI_Wtime and Instant may be different clocks: convert through one pair.
+            let (ref_i, ref_w) = (Instant::now(), comm.wtime());
+            let w = |t: Instant| ref_w + t.saturating_duration_since(ref_i).as_secs_f64();
+            let r = worker_phase(&mut io, &job, &coord, &mut buf, test);
+            let rec = match &r {
+                Ok(Some(wp)) => [
+                    w(wp.start),
+                    wp.timed,
+                    w(wp.finish),
+                    wp.counted as f64,
+                    wp.total as f64,
+                    f64::from(u8::from(wp.stopped)),
+                    1.0,
+                ],
+                _ => [0.0; REC],
+            };
+            if r.is_err() {
+                io.close_all();
+                comm.notify_failed();
+            }
+            let any_failed = comm.settle();
+            if comm.is_root() {
+                obs.phase_finished(test.phase());
+            }
+            recs.extend_from_slice(&rec);
+            if let Err(e) = r {
+                local_error = Some(e.context(format!("{}", self.file.display())));
+            }
+            if any_failed {
+                break;
+            }
+            if pi + 1 < phases.len() {
+                // Every rank flushes its own node's dirty data, then IOzone's pause.
+                // SAFETY: sync has no preconditions.
+                unsafe { libc::sync() };
+                std::thread::sleep(Duration::from_secs_f64(p.phase_pause));
+            }
+        }
+        comm.agree(local_error.map_or(Ok(()), Err))?;
+        self.succeeded = true;
+        let all = comm.gather(&recs);
+        let (Some(all), Some(clock)) = (all, clock) else {
+            return Ok(Vec::new());
+        };
+        let (rep, outcome) = self.combine(&all, clock, &phases);
+        let mut metrics = outcome.metrics();
+        for ph in &rep.phases {
+            metrics.extend(mpi_metrics(ph));
+        }
+        self.reps.push(rep);
+        Ok(metrics)
+    }
+
+    /// Rank 0: the gathered records as IOzone's phase outcomes and as per-rank records.
+    fn combine(
+        &self,
+        all: &[f64],
+        clock: ClockInfo,
+        tests: &[Test],
+    ) -> (IozoneRep, ThroughputOutcome) {
+        let n = self.comm.size() as usize;
+        let per_rank = tests.len() * REC;
+        let t0 = (0..n)
+            .map(|r| clock.to_rank0(r, all[r * per_rank]))
+            .fold(f64::INFINITY, f64::min);
+        // IOzone's figures are computed from Instants; any origin will do.
+        let base = Instant::now();
+        let at = |s: f64| base + Duration::from_secs_f64(s.max(0.0));
+        let mut phases = Vec::new();
+        let mut outcomes = Vec::new();
+        for (pi, &test) in tests.iter().enumerate() {
+            let ranks: Vec<RankWorker> = (0..n)
+                .map(|r| {
+                    let v = &all[r * per_rank + pi * REC..][..REC];
+                    let t = |x: f64| clock.to_rank0(r, x) - t0;
+                    let (counted, timed) = (v[3] as u64, v[1]);
+                    RankWorker {
+                        rank: r as u32,
+                        start: t(v[0]),
+                        timed,
+                        finish: t(v[2]),
+                        counted,
+                        total: v[4] as u64,
+                        stopped: v[5] > 0.0,
+                        rate: counted as f64 / 1024.0 / timed.max(1e-9),
+                    }
+                })
+                .collect();
+            let workers: Vec<WorkerPhase> = ranks
+                .iter()
+                .map(|r| WorkerPhase {
+                    start: at(r.start),
+                    timed: r.timed,
+                    finish: at(r.finish),
+                    counted: r.counted,
+                    total: r.total,
+                    stopped: r.stopped,
+                })
+                .collect();
+            let first = ranks.iter().map(|r| r.start).fold(f64::INFINITY, f64::min);
+            let last = ranks.iter().map(|r| r.finish).fold(0.0, f64::max);
+            outcomes.push(PhaseOutcome {
+                test,
+                workers,
+                parent: Duration::from_secs_f64((last - first).max(0.0)),
+            });
+            let recs: Vec<RankPhase> = ranks
+                .iter()
+                .map(|r| RankPhase {
+                    rank: r.rank,
+                    items: r.total / 1024,
+                    bytes: r.total,
+                    start: r.start,
+                    end: r.finish,
+                    sync: 0.0,
+                    stonewall: None,
+                })
+                .collect();
+            let Some(agg) = aggregate::aggregate(&recs) else {
+                continue;
+            };
+            phases.push(RankPhases {
+                phase: test.phase(),
+                stonewall_lag: stonewall_lag(&ranks, test, self.params.stonewall),
+                ranks,
+                agg,
+            });
+        }
+        (
+            IozoneRep { phases, clock },
+            ThroughputOutcome { phases: outcomes },
+        )
+    }
+}
+
+/// How late the slowest rank noticed the stonewall: its stop − the first rank's loop end.
+fn stonewall_lag(ranks: &[RankWorker], test: Test, stonewall: bool) -> Option<f64> {
+    let honours = !matches!(
+        test,
+        Test::Fwrite | Test::Fread | Test::Frewrite | Test::Freread
+    );
+    if !stonewall || !honours {
+        return None;
+    }
+    let first = ranks
+        .iter()
+        .filter(|r| !r.stopped)
+        .map(|r| r.start + r.timed)
+        .fold(f64::INFINITY, f64::min);
+    let latest = ranks
+        .iter()
+        .filter(|r| r.stopped)
+        .map(|r| r.start + r.timed)
+        .fold(f64::NEG_INFINITY, f64::max);
+    (first.is_finite() && latest.is_finite()).then(|| (latest - first).max(0.0))
+}
+
+/// The MPI figures of one phase, beside IOzone's.
+fn mpi_metrics(p: &RankPhases) -> Vec<Metric> {
+    let ph = p.phase;
+    let rates: Vec<f64> = p.ranks.iter().map(|r| r.rate).collect();
+    let mut m = vec![
+        Metric::new(ph, "ranks", Unit::Count, p.ranks.len() as f64),
+        Metric::new(ph, "start_skew", Unit::Seconds, p.agg.start_skew),
+        Metric::new(ph, "end_skew", Unit::Seconds, p.agg.end_skew),
+    ];
+    if let Some(s) = aggregate::spread(&rates) {
+        m.push(Metric::new(
+            ph,
+            "worker_spread",
+            Unit::Percent,
+            s.spread_pct,
+        ));
+    }
+    if let Some(lag) = p.stonewall_lag {
+        m.push(Metric::new(ph, "stonewall_lag", Unit::Seconds, lag));
+    }
+    m
+}
+
+impl Workload for DistIozone {
+    fn name(&self) -> &'static str {
+        "iozone"
+    }
+
+    /// This rank's file system holds the files of every rank that writes to it.
+    fn requirements(&self) -> Requirements {
+        Requirements {
+            bytes: self.params.file_bytes().saturating_mul(self.fit_ranks),
+            inodes: self.fit_ranks,
+        }
+    }
+
+    fn prepare(&mut self, _target: &Target) -> Result<()> {
+        self.succeeded = false;
+        let local = (|| -> Result<()> {
+            let dir = self.file.parent().unwrap_or(std::path::Path::new("."));
+            crate::workload::check_writable_dir(dir, "-F")?;
+            if self.params.direct {
+                check_direct(&self.params, dir)?;
+            }
+            if self.params.space_check {
+                // A file left by an earlier -w run is rewritten in place.
+                let existing = std::fs::metadata(&self.file).map_or(0, |m| m.len());
+                let mut req = self.requirements();
+                req.bytes = req.bytes.saturating_sub(existing);
+                crate::workload::check_fits(dir, req, "this IOzone run").map_err(|e| {
+                    crate::error::usage(format!("{e:#} (or skip this check with --no-space-check)"))
+                })?;
+            }
+            Ok(())
+        })();
+        self.comm.agree(local)
+    }
+
+    fn run(&mut self, _target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
+        self.run_rep(obs)
+    }
+
+    fn cleanup(&mut self, _target: &Target) -> Result<()> {
+        let remove = self.live && !(self.params.keep && self.succeeded);
+        self.live = false;
+        let local = match std::fs::remove_file(&self.file) {
+            _ if !remove => Ok(()),
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(anyhow::anyhow!(
+                "could not remove test file {}: {e}",
+                self.file.display()
+            )),
+        };
+        self.comm.agree(local)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rw(rank: u32, start: f64, timed: f64, stopped: bool) -> RankWorker {
+        RankWorker {
+            rank,
+            start,
+            timed,
+            finish: start + timed,
+            counted: 1024,
+            total: 1024,
+            stopped,
+            rate: 1.0,
+        }
+    }
+
+    #[test]
+    fn poll_masks_are_powers_of_two() {
+        assert_eq!(pow2_mask(16), 15);
+        assert_eq!(pow2_mask(17), 15);
+        assert_eq!(pow2_mask(1), 0);
+        assert_eq!(pow2_mask(0), 0);
+    }
+
+    #[test]
+    fn stonewall_lag_is_latest_stop_after_first_finish() {
+        let r = [
+            rw(0, 0.0, 1.0, false),
+            rw(1, 0.1, 0.95, true),
+            rw(2, 0.0, 1.02, true),
+        ];
+        let lag = stonewall_lag(&r, Test::Read, true).unwrap();
+        assert!((lag - 0.05).abs() < 1e-12, "{lag}");
+        assert!(stonewall_lag(&r, Test::Read, false).is_none());
+        assert!(stonewall_lag(&r, Test::Fread, true).is_none());
+        // Nobody stopped (all finished before noticing): no lag to report.
+        let all = [rw(0, 0.0, 1.0, false), rw(1, 0.0, 1.0, false)];
+        assert!(stonewall_lag(&all, Test::Write, true).is_none());
+    }
+}

@@ -1,0 +1,215 @@
+//! Rank 0's report of an MPI `iozone -t` run: the header, the MPI lines under IOzone's
+//! throughput lines, the per-rank table, the summary and the JSON document.
+
+use super::{DistIozone, IozoneRep};
+use crate::app::iozone::{blocks, excel_text, Setup};
+use crate::app::iozone_report::warnings;
+use crate::cli::IozoneArgs;
+use crate::dist::comm::Comm;
+use crate::dist::{aggregate, job};
+use crate::report::runsummary;
+use crate::runner::adhoc::CellsResult;
+use crate::stats::Thresholds;
+use crate::workload::iozone::{biff, IozoneParams};
+use anyhow::{Context, Result};
+use comfy_table::{presets, Cell, CellAlignment, Table};
+use std::fmt::Write;
+use std::path::Path;
+
+/// Version of the JSON document printed by `--json` under MPI.
+pub const JSON_SCHEMA: &str = "fslab.iozone.mpi.v1";
+
+/// What rank 0 says about the job.
+pub(super) struct JobInfo<'a> {
+    pub(super) comm: &'a Comm,
+    pub(super) params: &'a IozoneParams,
+    /// Rank 0's file directory.
+    pub(super) dir: &'a Path,
+    pub(super) all_see: bool,
+    pub(super) tag: &'a str,
+}
+
+impl JobInfo<'_> {
+    fn mpi_json(&self) -> serde_json::Value {
+        let mut v = job::mpi_json(self.comm);
+        if let Some(o) = v.as_object_mut() {
+            o.insert("workers_per_rank".into(), 1.into());
+            o.insert("stonewall".into(), self.params.stonewall.into());
+            o.insert("files_in_one_directory".into(), self.all_see.into());
+            o.insert("tag".into(), self.tag.into());
+        }
+        v
+    }
+
+    pub(super) fn params_json(&self) -> Result<serde_json::Value> {
+        let mut v = serde_json::to_value(self.params)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("mpi".into(), self.mpi_json());
+        }
+        Ok(v)
+    }
+
+    /// The MPI lines after IOzone's opening lines.
+    pub(super) fn header(&self) -> String {
+        let files = if self.params.thread_files.is_empty() {
+            format!("{}/iozone.DUMMY.<rank>", self.dir.display())
+        } else {
+            "-F, one per rank".into()
+        };
+        format!(
+            "\tMPI: {}, one worker per rank; files {files} ({}, {})\n",
+            job::ranks_text(self.comm),
+            crate::sysinfo::fs_type_of(self.dir).unwrap_or_else(|| "unknown fs".into()),
+            if self.all_see {
+                "all in rank 0's directory"
+            } else {
+                "NOT all in rank 0's directory"
+            }
+        )
+    }
+}
+
+/// Per phase: start skew, finish skew, per-rank spread and stonewall lag, under IOzone's lines.
+pub(super) fn mpi_lines(rep: &IozoneRep) -> String {
+    let mut s = format!(
+        "\tMPI, {} ranks: start skew, finish skew (ms); spread of per-rank rates; stonewall lag (ms)\n",
+        rep.phases.first().map_or(0, |p| p.ranks.len())
+    );
+    for p in &rep.phases {
+        let rates: Vec<f64> = p.ranks.iter().map(|r| r.rate).collect();
+        let spread = aggregate::spread(&rates).map_or(0.0, |x| x.spread_pct);
+        let _ = writeln!(
+            s,
+            "\t  {:<14} {:10.3} {:10.3} {:7.1}% {:>10}",
+            p.phase,
+            p.agg.start_skew * 1e3,
+            p.agg.end_skew * 1e3,
+            spread,
+            p.stonewall_lag
+                .map_or_else(|| "-".to_string(), |l| format!("{:.3}", l * 1e3))
+        );
+    }
+    s.push('\t');
+    s.push_str(&job::clock_line(&rep.clock));
+    s.push('\n');
+    s
+}
+
+fn per_rank_table(comm: &Comm, rep: &IozoneRep) -> String {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_BORDERS_ONLY);
+    t.set_header(vec![
+        "phase",
+        "rank",
+        "host",
+        "start +ms",
+        "timed s",
+        "kB counted",
+        "kB moved",
+        "stopped",
+        "kB/s",
+    ]);
+    let hosts = comm.hosts();
+    let r = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
+    for p in &rep.phases {
+        for w in &p.ranks {
+            t.add_row(vec![
+                Cell::new(p.phase),
+                r(w.rank.to_string()),
+                Cell::new(hosts.get(w.rank as usize).map_or("?", |h| h.as_str())),
+                r(format!("{:.3}", (w.start - p.agg.first_start) * 1e3)),
+                r(format!("{:.6}", w.timed)),
+                r((w.counted / 1024).to_string()),
+                r((w.total / 1024).to_string()),
+                Cell::new(if w.stopped { "yes" } else { "" }),
+                r(format!("{:.2}", w.rate)),
+            ]);
+        }
+    }
+    t.to_string()
+}
+
+/// Rank 0, after the run: summary, `-R`/`-b`, per-rank table, warnings, or the JSON document.
+pub(super) fn finish(
+    info: &JobInfo,
+    a: &IozoneArgs,
+    s: &Setup,
+    engine: &DistIozone,
+    result: &CellsResult,
+    cache_warn: Option<String>,
+) -> Result<()> {
+    let sums: Vec<Vec<runsummary::MetricSummary>> = result
+        .reps
+        .iter()
+        .map(|r| runsummary::summarize_reps(r))
+        .collect();
+    let thresholds = Thresholds {
+        min_phase_seconds: a.min_phase,
+        ..Thresholds::default()
+    };
+    let mut warns = warnings(&s.plan.points, &sums, &thresholds);
+    if let Some(w) = cache_warn {
+        warns.insert(0, w);
+    }
+    let advice = if info.params.stonewall {
+        "IOzone's per-worker figures stop at the first finish (stonewalling), the aggregate includes the tail"
+    } else {
+        "drop -x to count only while all ranks run (IOzone's stonewalling)"
+    };
+    if let Some(rep) = engine.reps.last() {
+        for p in &rep.phases {
+            warns.extend(aggregate::warnings_with(p.phase, &p.agg, advice));
+        }
+    }
+    let any = result.reps.iter().any(|r| !r.is_empty());
+    if a.json {
+        let doc = serde_json::json!({
+            "schema": JSON_SCHEMA,
+            "fslab_version": env!("CARGO_PKG_VERSION"),
+            "run_id": result.study,
+            "command_line": format!("mpiexec -n {} {}", info.comm.size(), crate::app::command_line()),
+            "mode": "throughput",
+            "params": info.params,
+            "mpi": info.mpi_json(),
+            "target": info.dir,
+            "fs_type": crate::sysinfo::fs_type_of(info.dir),
+            "units": {"throughput": "KiB/s", "elapsed": "s", "file_kib": "KiB", "record_bytes": "B",
+                      "per_rank": {"start": "s", "timed": "s", "finish": "s", "counted": "B", "total": "B", "rate": "KiB/s"}},
+            "repetitions": result.reps.first().map(|reps| reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
+                "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
+            })).collect::<Vec<_>>()).collect::<Vec<_>>()),
+            "per_rank": engine.reps,
+            "summary": sums.first().map(|x| runsummary::to_json(x)),
+            "notes": s.notes,
+            "warnings": warns,
+            "environment": result.environment.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+            "error": result.error.as_ref().map(|e| format!("{e:#}")),
+        });
+        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        if any && a.repeat > 1 {
+            crate::outln!();
+            crate::outln!("{}", runsummary::render_table(&sums[0]));
+        }
+        if a.excel && any {
+            crate::out!("{}", excel_text(s, &result.reps));
+        }
+        if a.mpi.per_rank {
+            if let Some(rep) = engine.reps.last() {
+                crate::outln!("{}", per_rank_table(info.comm, rep));
+            }
+        }
+        for w in &warns {
+            crate::outln!("warning: {w}");
+        }
+        if let Some(id) = result.study {
+            eprintln!("stored as run {id}: fslab show {id}");
+        }
+    }
+    if let (Some(path), true) = (&a.biff, any) {
+        let cmd = crate::app::command_line();
+        std::fs::write(path, biff::workbook(&cmd, &blocks(s, &result.reps)))
+            .with_context(|| format!("cannot write -b {}", path.display()))?;
+    }
+    Ok(())
+}
