@@ -15,7 +15,7 @@ pub use cmd::run;
 use super::clock::ClockInfo;
 use super::comm::Comm;
 use crate::metric::{Metric, Unit};
-use crate::workload::dbench::engine::LocalRep;
+use crate::workload::dbench::conduct::LocalRep;
 use crate::workload::dbench::ops::OpKind;
 use crate::workload::dbench::{Dbench, DbenchParams, RepOutcome};
 use crate::workload::{Observer, Requirements, Target, Workload};

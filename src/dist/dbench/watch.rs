@@ -4,7 +4,7 @@
 //! per-second collective that gives rank 0 the job's progress line.
 
 use crate::dist::comm::Comm;
-use crate::workload::dbench::engine::{progress_line, Conductor, Watch};
+use crate::workload::dbench::conduct::{progress_line, Conductor, Watch};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};

@@ -10,6 +10,7 @@
 //! See `doc/dbench.md`.
 
 pub mod client;
+pub(crate) mod conduct;
 pub mod engine;
 pub mod footprint;
 pub mod generate;
