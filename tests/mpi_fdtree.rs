@@ -11,84 +11,16 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use common::mpi::{json, mpi_command, rank_pid, run, scratch, text};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-const FSLAB: &str = env!("CARGO_BIN_EXE_fslab");
-
-/// `mpiexec` from PATH; panics with the fix when it is missing.
-fn mpiexec() -> PathBuf {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|d| d.join("mpiexec"))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!("mpiexec not found in PATH: install MPICH with `scripts/install-deps --mpi` (apt-get install mpich libmpich-dev)")
-        })
-}
-
-/// `timeout 180 mpiexec <groups…>`, where each group is (ranks, fslab arguments); groups
-/// are joined with mpiexec's `:` (different command lines for different ranks).
-fn mpi_command(db: &Path, groups: &[(usize, Vec<String>)]) -> Command {
-    let mut c = Command::new("timeout");
-    c.args(["--kill-after=10", "180"]).arg(mpiexec());
-    for (i, (n, args)) in groups.iter().enumerate() {
-        if i > 0 {
-            c.arg(":");
-        }
-        c.arg("-n").arg(n.to_string()).arg(FSLAB).args(args);
-    }
-    c.env("FSLAB_DB", db.join("results.db"))
-        .env_remove("FSLAB_MPI")
-        .env_remove("FSLAB_MPI_CLOCK_CHECK")
-        .env_remove("RUST_BACKTRACE");
-    c
-}
-
-fn run(db: &Path, groups: &[(usize, Vec<String>)]) -> Output {
-    let out = mpi_command(db, groups)
-        .output()
-        .expect("timeout and mpiexec run");
-    assert_ne!(
-        out.status.code(),
-        Some(124),
-        "mpiexec hung: {}",
-        text(&out.stderr)
-    );
-    out
-}
 
 fn args(s: &str, dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = s.split_whitespace().map(String::from).collect();
     v.push("-o".into());
     v.push(dir.display().to_string());
     v
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        text(&out.stderr)
-    );
-    // One document: only rank 0 prints.
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not one JSON document ({e}): {}", text(&out.stdout)))
-}
-
-/// A scratch directory on tmpfs (fast, and what the documentation's examples use).
-fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("fslab-mpi-test")
-        .tempdir_in("/dev/shm")
-        .expect("/dev/shm is writable")
 }
 
 /// (phase, per-rank items) of the first repetition.
@@ -336,27 +268,6 @@ fn clock_offsets_of_ranks_sharing_a_clock_lie_within_their_uncertainty() {
         // round trip by construction.
         assert!(off.abs() <= unc + 1e-9, "rank {rank}: {o}");
     }
-}
-
-/// The pid of the fslab rank `rank` whose environment carries `db` (this test's run).
-fn rank_pid(rank: u32, db: &Path) -> Option<u32> {
-    let want_rank = format!("PMI_RANK={rank}");
-    let want_db = format!("FSLAB_DB={}", db.display());
-    for e in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(env) = std::fs::read(e.path().join("environ")) else {
-            continue;
-        };
-        let vars: Vec<&[u8]> = env.split(|&b| b == 0).collect();
-        let has = |s: &str| vars.contains(&s.as_bytes());
-        let exe = std::fs::read_link(e.path().join("exe")).unwrap_or_default();
-        if has(&want_rank) && has(&want_db) && exe.ends_with("fslab") {
-            return Some(pid);
-        }
-    }
-    None
 }
 
 #[test]

@@ -4,6 +4,10 @@
 use assert_cmd::Command;
 use std::path::Path;
 
+/// Helpers of the MPI tests (builds with the `mpi` feature).
+#[cfg(feature = "mpi")]
+pub mod mpi;
+
 /// The fslab binary with a private results database in `dir`.
 pub fn fslab(db_dir: &Path) -> Command {
     let mut c = Command::cargo_bin("fslab").expect("fslab binary is built by cargo test");

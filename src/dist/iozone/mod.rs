@@ -248,7 +248,8 @@ impl DistIozone {
             }
             recs.extend_from_slice(&rec);
             if let Err(e) = r {
-                local_error = Some(e.context(format!("{}", self.file.display())));
+                // The worker's errors name the file.
+                local_error = Some(e);
             }
             if any_failed {
                 break;

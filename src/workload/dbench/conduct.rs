@@ -1,0 +1,179 @@
+//! Who starts the clients of a repetition and watches them while they run: dbench's parent
+//! process (release at once, one progress line per second) or, under MPI, a rank in step
+//! with the other ranks (`src/dist/dbench`) — and what one process's clients hand back.
+
+use super::engine::ms;
+use super::ops::OpKind;
+use super::worker::Slot;
+use crate::workload::Observer;
+use anyhow::{anyhow, Result};
+use hdrhistogram::Histogram;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// One process's clients' results of a repetition, before the report is made (under MPI,
+/// every rank has one and rank 0 combines them with [`LocalRep::merge`]).
+#[derive(Debug, Clone)]
+pub struct LocalRep {
+    /// Seconds from the start to the last client's end (its last operation done).
+    pub last_finish: f64,
+    /// ReadX/WriteX bytes of operations completed in the measured window.
+    pub measured_bytes: u64,
+    /// Operations completed in the measured window.
+    pub measured_ops: u64,
+    /// Complete passes over the loadfile.
+    pub passes: u64,
+    /// Loadfile lines executed, warmup included.
+    pub lines: u64,
+    /// Largest lateness behind the loadfile's timestamps, seconds.
+    pub max_lag: f64,
+    /// Latency histograms per operation kind (index = `OpKind::index`), merged over clients.
+    pub hists: Vec<Option<Histogram<u64>>>,
+}
+
+impl LocalRep {
+    /// Add another process's results (sums, maxima, merged histograms).
+    pub fn merge(&mut self, o: LocalRep) -> Result<()> {
+        self.last_finish = self.last_finish.max(o.last_finish);
+        self.measured_bytes += o.measured_bytes;
+        self.measured_ops += o.measured_ops;
+        self.passes += o.passes;
+        self.lines += o.lines;
+        self.max_lag = self.max_lag.max(o.max_lag);
+        merge_hists(&mut self.hists, o.hists.iter())
+    }
+}
+
+pub(super) fn merge_hists<'a>(
+    into: &mut Vec<Option<Histogram<u64>>>,
+    from: impl Iterator<Item = &'a Option<Histogram<u64>>>,
+) -> Result<()> {
+    into.resize(OpKind::COUNT, None);
+    for (k, h) in from.enumerate() {
+        if let (Some(h), Some(slot)) = (h, into.get_mut(k)) {
+            match slot {
+                Some(m) => m
+                    .add(h)
+                    .map_err(|e| anyhow!("merging latency histograms: {e}"))?,
+                None => *slot = Some(h.clone()),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How the clients of a repetition are released and watched: alone in this process (the
+/// per-second lines of dbench's parent), or in step with other MPI ranks (`src/dist`).
+pub(crate) trait Conductor {
+    /// Every started client waits at the start line: return the instant the run starts from
+    /// (it may wait for other processes first).
+    fn release(&self) -> Instant;
+    /// Runs while the clients run; returns when every client has finished.
+    fn watch(&self, w: &Watch<'_>);
+}
+
+/// What a [`Conductor`] sees of the running clients.
+pub(crate) struct Watch<'a> {
+    /// The start instant.
+    pub(crate) t0: Instant,
+    /// Warmup (not counted).
+    pub(crate) warmup: Duration,
+    /// One counter slot per client.
+    pub(crate) slots: &'a [Slot],
+    /// One message per client that finished.
+    pub(crate) done: &'a std::sync::mpsc::Receiver<()>,
+    /// Clients started.
+    pub(crate) n: usize,
+    /// Set to stop every client at its next operation (set by a failing client, too).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) abort: &'a AtomicBool,
+    /// Where the per-second lines go.
+    pub(crate) obs: &'a dyn Observer,
+}
+
+/// The conductor of a run in one process: start at once, print a line per second.
+pub(super) struct Alone;
+
+impl Conductor for Alone {
+    fn release(&self) -> Instant {
+        Instant::now()
+    }
+    fn watch(&self, w: &Watch<'_>) {
+        progress(w);
+    }
+}
+
+/// Print a line per second until every client is done (dbench's parent).
+fn progress(w: &Watch<'_>) {
+    let (t0, slots, done, n, obs) = (w.t0, w.slots, w.done, w.n, w.obs);
+    let warm_end = t0 + w.warmup;
+    let mut finished = 0;
+    let mut tick = 1u64;
+    obs.phase_started("dbench", 0);
+    while finished < n {
+        let next = t0 + Duration::from_secs(tick);
+        let wait = next.saturating_duration_since(Instant::now());
+        match done.recv_timeout(wait) {
+            Ok(()) => {
+                finished += 1;
+                continue;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        tick += 1;
+        let now = Instant::now();
+        let lines: u64 = slots.iter().map(|s| s.lines.load(Ordering::Relaxed)).sum();
+        let lat = slots
+            .iter()
+            .map(|s| s.max_latency_ns.swap(0, Ordering::Relaxed))
+            .max()
+            .unwrap_or(0);
+        let (phase, mbps, secs) = if now < warm_end {
+            let b: u64 = slots.iter().map(|s| s.bytes.load(Ordering::Relaxed)).sum();
+            let t = (now - t0).as_secs_f64();
+            ("warmup", b as f64 / 1e6 / t, t)
+        } else {
+            let b: u64 = slots
+                .iter()
+                .map(|s| s.measured_bytes.load(Ordering::Relaxed))
+                .sum();
+            let t = (now - warm_end).as_secs_f64().max(1e-9);
+            ("execute", b as f64 / 1e6 / t, t)
+        };
+        obs.progress(lines);
+        if secs < 0.5 {
+            // dbench, too, prints nothing in the first second of a phase.
+            continue;
+        }
+        obs.message(&progress_line(
+            n - finished,
+            lines / n as u64,
+            mbps,
+            phase,
+            secs,
+            lat,
+        ));
+    }
+    obs.phase_finished("dbench");
+}
+
+/// dbench's per-second line: clients running, average lines per client, MB/s so far in the
+/// phase, phase and seconds, largest latency of the second (ns).
+pub(crate) fn progress_line(
+    running: usize,
+    lines_per_client: u64,
+    mbps: f64,
+    phase: &str,
+    secs: f64,
+    lat_ns: u64,
+) -> String {
+    format!(
+        "{:4}  {:8}  {:7.2} MB/sec  {phase} {:3.0} sec  latency {:.3} ms",
+        running,
+        lines_per_client,
+        mbps,
+        secs,
+        ms(lat_ns)
+    )
+}
