@@ -35,7 +35,7 @@ fn iozone(db: &Path, dir: &Path, n: usize, args: &str) -> Output {
 }
 
 fn metric(doc: &serde_json::Value, phase: &str, name: &str) -> f64 {
-    doc["repetitions"][0]
+    doc["points"][0]["repetitions"][0]
         .as_array()
         .unwrap()
         .iter()

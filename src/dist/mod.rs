@@ -52,13 +52,14 @@ pub fn wants_mpi(cmd: &Command) -> anyhow::Result<bool> {
     let Some(launch) = launch::from_env()? else {
         return Ok(false);
     };
-    match cmd {
+    let name = match cmd {
         Command::Fdtree(_) | Command::Iozone(_) => return Ok(true),
         // Writing the generated loadfile is not a benchmark: every rank would write it.
-        Command::Dbench(a) if a.generate.is_none() => return Ok(true),
-        _ => {}
-    }
-    launch::refuse_for_command(Some(&launch), &command_name(cmd))?;
+        Command::Dbench(a) if a.generate.is_some() => "dbench --generate".to_string(),
+        Command::Dbench(_) => return Ok(true),
+        other => command_name(other),
+    };
+    launch::refuse_for_command(Some(&launch), &name)?;
     Ok(false)
 }
 

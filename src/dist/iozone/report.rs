@@ -175,11 +175,16 @@ pub(super) fn finish(
             "fs_type": crate::sysinfo::fs_type_of(info.dir),
             "units": {"throughput": "KiB/s", "elapsed": "s", "file_kib": "KiB", "record_bytes": "B",
                       "per_rank": {"start": "s", "timed": "s", "finish": "s", "counted": "B", "total": "B", "rate": "KiB/s"}},
-            "repetitions": result.reps.first().map(|reps| reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
-                "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
-            })).collect::<Vec<_>>()).collect::<Vec<_>>()),
+            // One point, laid out as `fslab iozone --json` lays out its points.
+            "points": s.plan.points.iter().zip(&result.reps).zip(&sums).map(|((p, reps), sum)| serde_json::json!({
+                "file_kib": p.file_kib,
+                "record_bytes": p.record,
+                "repetitions": reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
+                    "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
+                })).collect::<Vec<_>>()).collect::<Vec<_>>(),
+                "summary": runsummary::to_json(sum),
+            })).collect::<Vec<_>>(),
             "per_rank": engine.reps,
-            "summary": sums.first().map(|x| runsummary::to_json(x)),
             "notes": s.notes,
             "warnings": warns,
             "environment": result.environment.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
