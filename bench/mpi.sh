@@ -55,7 +55,8 @@ cleanup() {
   umount "$WORK/tmpfs" 2>/dev/null
   rm -rf "$WORK/tmpfs" "$WORK/ior-src" "$WORK/ior"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 cleanup
 rm -f "$WORK"/part-*.md
 mkdir -p "$WORK/tmpfs"

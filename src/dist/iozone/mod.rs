@@ -9,8 +9,9 @@
 //! / (latest finish − earliest start)) and the MPI figures of [`super::aggregate`] (phase-start
 //! and finish skew, per-rank spread). Stonewalling across ranks: the first rank to finish its
 //! loop notifies all others; each notices it at its next poll (every 64 KiB of records, an
-//! `MPI_Iprobe` of about 50 ns), stops counting there (readers stop, writers write on to the
-//! end of their file), and the lateness of the slowest notice is reported as `stonewall_lag`.
+//! `MPI_Iprobe` of about 50 ns, in every phase, so a failure elsewhere is seen as fast), stops
+//! counting there (readers stop, writers write on to the end of their file), and the lateness
+//! of the slowest notice is reported as `stonewall_lag`.
 
 mod cmd;
 mod report;
@@ -135,10 +136,8 @@ impl Coordination for RankCoord<'_> {
         self.failed.get()
     }
     #[inline]
-    fn stop_raised(&self, i: u64) -> bool {
-        if !self.stop.get() && i & self.poll_mask == 0 {
-            self.poll();
-        }
+    fn stop_raised(&self, _i: u64) -> bool {
+        // Polled by `abandon`, which the worker calls just before at every check.
         self.stop.get()
     }
     #[inline]
@@ -157,6 +156,9 @@ impl Coordination for RankCoord<'_> {
     fn abandon(&self) -> bool {
         self.poll();
         self.failed.get()
+    }
+    fn check_mask(&self, mask: u64) -> u64 {
+        mask.min(self.poll_mask)
     }
     fn interrupted(&self) {}
 }

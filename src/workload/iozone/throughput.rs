@@ -216,6 +216,11 @@ pub trait Coordination {
     /// Checked with the Ctrl-C check every few records: give up this phase now because
     /// another worker failed.
     fn abandon(&self) -> bool;
+    /// How often the progress, Ctrl-C and abandon checks run: every `mask + 1` records, given
+    /// the worker's own choice (a power of two minus one); may only make it more often.
+    fn check_mask(&self, mask: u64) -> u64 {
+        mask
+    }
     /// This worker was interrupted (Ctrl-C) and stops with an error.
     fn interrupted(&self);
 }
@@ -462,7 +467,7 @@ pub fn worker_phase<I: Io, C: Coordination>(
         return Ok(None);
     }
     let per = ((64u64 << 20) / reclen).clamp(1, 1024);
-    let mask = (1u64 << (63 - per.leading_zeros())) - 1;
+    let mask = coord.check_mask((1u64 << (63 - per.leading_zeros())) - 1);
     let mut counted = 0u64;
     let mut total = 0u64;
     let mut stopped = false;
