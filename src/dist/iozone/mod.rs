@@ -14,20 +14,19 @@
 //! of the slowest notice is reported as `stonewall_lag`.
 
 mod cmd;
+mod combine;
 mod report;
 
 pub use cmd::run;
 
-use super::aggregate::{self, PhaseAggregate, RankPhase};
+use super::aggregate::PhaseAggregate;
 use super::clock::ClockInfo;
 use super::comm::Comm;
-use crate::metric::{Metric, Unit};
+use crate::metric::Metric;
 use crate::workload::iozone::io::{AlignedBuf, Io, RealIo};
 use crate::workload::iozone::tests::permutation;
-use crate::workload::iozone::throughput::{
-    self, worker_phase, Coordination, Job, PhaseOutcome, ThroughputOutcome, WorkerPhase,
-};
-use crate::workload::iozone::{check_direct, IozoneParams, Test};
+use crate::workload::iozone::throughput::{self, worker_phase, Coordination, Job};
+use crate::workload::iozone::{check_direct, IozoneParams};
 use crate::workload::{Observer, Requirements, Target, Workload};
 use anyhow::Result;
 use serde::Serialize;
@@ -39,8 +38,8 @@ use std::time::{Duration, Instant};
 /// Rounds of the clock ping-pong per repetition.
 const CLOCK_ROUNDS: usize = 8;
 /// Values per phase sent from each rank to rank 0: start, timed seconds, finish, bytes
-/// counted, bytes moved, stopped (0/1), present (0/1).
-const REC: usize = 7;
+/// counted, bytes moved, stopped (0/1). (Only complete repetitions are combined.)
+const REC: usize = 6;
 /// Bytes of records between two polls for notices from other ranks.
 const POLL_BYTES: u64 = 64 << 10;
 
@@ -236,7 +235,6 @@ impl DistIozone {
                     wp.counted as f64,
                     wp.total as f64,
                     f64::from(u8::from(wp.stopped)),
-                    1.0,
                 ],
                 _ => [0.0; REC],
             };
@@ -269,140 +267,15 @@ impl DistIozone {
         let (Some(all), Some(clock)) = (all, clock) else {
             return Ok(Vec::new());
         };
-        let (rep, outcome) = self.combine(&all, clock, &phases);
+        let (rep, outcome) =
+            combine::combine(&all, clock, &phases, self.comm.size() as usize, p.stonewall);
         let mut metrics = outcome.metrics();
         for ph in &rep.phases {
-            metrics.extend(mpi_metrics(ph));
+            metrics.extend(combine::mpi_metrics(ph));
         }
         self.reps.push(rep);
         Ok(metrics)
     }
-
-    /// Rank 0: the gathered records as IOzone's phase outcomes and as per-rank records.
-    fn combine(
-        &self,
-        all: &[f64],
-        clock: ClockInfo,
-        tests: &[Test],
-    ) -> (IozoneRep, ThroughputOutcome) {
-        let n = self.comm.size() as usize;
-        let per_rank = tests.len() * REC;
-        let t0 = (0..n)
-            .map(|r| clock.to_rank0(r, all[r * per_rank]))
-            .fold(f64::INFINITY, f64::min);
-        // IOzone's figures are computed from Instants; any origin will do.
-        let base = Instant::now();
-        let at = |s: f64| base + Duration::from_secs_f64(s.max(0.0));
-        let mut phases = Vec::new();
-        let mut outcomes = Vec::new();
-        for (pi, &test) in tests.iter().enumerate() {
-            let ranks: Vec<RankWorker> = (0..n)
-                .map(|r| {
-                    let v = &all[r * per_rank + pi * REC..][..REC];
-                    let t = |x: f64| clock.to_rank0(r, x) - t0;
-                    let (counted, timed) = (v[3] as u64, v[1]);
-                    RankWorker {
-                        rank: r as u32,
-                        start: t(v[0]),
-                        timed,
-                        finish: t(v[2]),
-                        counted,
-                        total: v[4] as u64,
-                        stopped: v[5] > 0.0,
-                        rate: counted as f64 / 1024.0 / timed.max(1e-9),
-                    }
-                })
-                .collect();
-            let workers: Vec<WorkerPhase> = ranks
-                .iter()
-                .map(|r| WorkerPhase {
-                    start: at(r.start),
-                    timed: r.timed,
-                    finish: at(r.finish),
-                    counted: r.counted,
-                    total: r.total,
-                    stopped: r.stopped,
-                })
-                .collect();
-            let first = ranks.iter().map(|r| r.start).fold(f64::INFINITY, f64::min);
-            let last = ranks.iter().map(|r| r.finish).fold(0.0, f64::max);
-            outcomes.push(PhaseOutcome {
-                test,
-                workers,
-                parent: Duration::from_secs_f64((last - first).max(0.0)),
-            });
-            let recs: Vec<RankPhase> = ranks
-                .iter()
-                .map(|r| RankPhase {
-                    rank: r.rank,
-                    items: r.total / 1024,
-                    bytes: r.total,
-                    start: r.start,
-                    end: r.finish,
-                    sync: 0.0,
-                    stonewall: None,
-                })
-                .collect();
-            let Some(agg) = aggregate::aggregate(&recs) else {
-                continue;
-            };
-            phases.push(RankPhases {
-                phase: test.phase(),
-                stonewall_lag: stonewall_lag(&ranks, test, self.params.stonewall),
-                ranks,
-                agg,
-            });
-        }
-        (
-            IozoneRep { phases, clock },
-            ThroughputOutcome { phases: outcomes },
-        )
-    }
-}
-
-/// How late the slowest rank noticed the stonewall: its stop − the first rank's loop end.
-fn stonewall_lag(ranks: &[RankWorker], test: Test, stonewall: bool) -> Option<f64> {
-    let honours = !matches!(
-        test,
-        Test::Fwrite | Test::Fread | Test::Frewrite | Test::Freread
-    );
-    if !stonewall || !honours {
-        return None;
-    }
-    let first = ranks
-        .iter()
-        .filter(|r| !r.stopped)
-        .map(|r| r.start + r.timed)
-        .fold(f64::INFINITY, f64::min);
-    let latest = ranks
-        .iter()
-        .filter(|r| r.stopped)
-        .map(|r| r.start + r.timed)
-        .fold(f64::NEG_INFINITY, f64::max);
-    (first.is_finite() && latest.is_finite()).then(|| (latest - first).max(0.0))
-}
-
-/// The MPI figures of one phase, beside IOzone's.
-fn mpi_metrics(p: &RankPhases) -> Vec<Metric> {
-    let ph = p.phase;
-    let rates: Vec<f64> = p.ranks.iter().map(|r| r.rate).collect();
-    let mut m = vec![
-        Metric::new(ph, "ranks", Unit::Count, p.ranks.len() as f64),
-        Metric::new(ph, "start_skew", Unit::Seconds, p.agg.start_skew),
-        Metric::new(ph, "end_skew", Unit::Seconds, p.agg.end_skew),
-    ];
-    if let Some(s) = aggregate::spread(&rates) {
-        m.push(Metric::new(
-            ph,
-            "worker_spread",
-            Unit::Percent,
-            s.spread_pct,
-        ));
-    }
-    if let Some(lag) = p.stonewall_lag {
-        m.push(Metric::new(ph, "stonewall_lag", Unit::Seconds, lag));
-    }
-    m
 }
 
 impl Workload for DistIozone {
@@ -466,20 +339,7 @@ impl Workload for DistIozone {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    fn rw(rank: u32, start: f64, timed: f64, stopped: bool) -> RankWorker {
-        RankWorker {
-            rank,
-            start,
-            timed,
-            finish: start + timed,
-            counted: 1024,
-            total: 1024,
-            stopped,
-            rate: 1.0,
-        }
-    }
+    use super::pow2_mask;
 
     #[test]
     fn poll_masks_are_powers_of_two() {
@@ -487,21 +347,5 @@ mod tests {
         assert_eq!(pow2_mask(17), 15);
         assert_eq!(pow2_mask(1), 0);
         assert_eq!(pow2_mask(0), 0);
-    }
-
-    #[test]
-    fn stonewall_lag_is_latest_stop_after_first_finish() {
-        let r = [
-            rw(0, 0.0, 1.0, false),
-            rw(1, 0.1, 0.95, true),
-            rw(2, 0.0, 1.02, true),
-        ];
-        let lag = stonewall_lag(&r, Test::Read, true).unwrap();
-        assert!((lag - 0.05).abs() < 1e-12, "{lag}");
-        assert!(stonewall_lag(&r, Test::Read, false).is_none());
-        assert!(stonewall_lag(&r, Test::Fread, true).is_none());
-        // Nobody stopped (all finished before noticing): no lag to report.
-        let all = [rw(0, 0.0, 1.0, false), rw(1, 0.0, 1.0, false)];
-        assert!(stonewall_lag(&all, Test::Write, true).is_none());
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod biff;
 pub mod calls;
+pub mod coord;
 pub mod direct;
 pub mod io;
 pub mod kind;

@@ -1,0 +1,81 @@
+//! How the workers of IOzone's throughput mode are coordinated: the hook
+//! ([`Coordination`]) the worker calls at its start line, before each record and every few
+//! records, and its implementation for threads of one process (an in-process barrier, a stop
+//! flag and an abort flag, IOzone `-T`'s shared-memory flags). MPI ranks have their own
+//! implementation in `src/dist/iozone`.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Barrier;
+
+/// How the workers of a phase are started together, stopped by the stonewall and told about
+/// failures elsewhere: threads of this process (an in-process barrier and flags, below), or
+/// one worker per MPI rank (`src/dist/iozone`). The worker calls these at fixed points of
+/// [`super::throughput::worker_phase`]; implementations must be cheap where they are polled per record.
+pub trait Coordination {
+    /// The start line: called after the untimed set-up; returns when every worker may start.
+    fn start_line(&self);
+    /// Checked right after the start line: another worker already failed, do not start.
+    fn aborted(&self) -> bool;
+    /// Checked before every record `i` in phases the stonewall applies to: has the first
+    /// worker finished? (May poll other processes every few records.)
+    fn stop_raised(&self, i: u64) -> bool;
+    /// Checked after every record: has the stop been seen (no new polling)?
+    fn stop_seen(&self) -> bool;
+    /// This worker finished its loop before any stop: stop the others (stonewalling on).
+    fn raise_stop(&self);
+    /// Records done since the last call (called every few records).
+    fn progress(&self, records: u64);
+    /// Checked with the Ctrl-C check every few records: give up this phase now because
+    /// another worker failed.
+    fn abandon(&self) -> bool;
+    /// How often the progress, Ctrl-C and abandon checks run: every `mask + 1` records, given
+    /// the worker's own choice (a power of two minus one); may only make it more often.
+    fn check_mask(&self, mask: u64) -> u64 {
+        mask
+    }
+    /// This worker was interrupted (Ctrl-C) and stops with an error.
+    fn interrupted(&self);
+}
+
+/// Shared state of one phase.
+pub(super) struct Shared<'a> {
+    pub(super) stop: &'a AtomicBool,
+    pub(super) abort: &'a AtomicBool,
+    pub(super) progress: &'a AtomicU64,
+}
+
+/// The worker threads of one process: an in-process barrier, a stop flag and an abort flag.
+pub(super) struct Threads<'a> {
+    pub(super) sh: Shared<'a>,
+    pub(super) barrier: &'a Barrier,
+}
+
+impl Coordination for Threads<'_> {
+    fn start_line(&self) {
+        self.barrier.wait();
+    }
+    fn aborted(&self) -> bool {
+        self.sh.abort.load(Ordering::Relaxed)
+    }
+    #[inline]
+    fn stop_raised(&self, _i: u64) -> bool {
+        self.sh.stop.load(Ordering::Relaxed)
+    }
+    #[inline]
+    fn stop_seen(&self) -> bool {
+        self.sh.stop.load(Ordering::Relaxed)
+    }
+    fn raise_stop(&self) {
+        self.sh.stop.store(true, Ordering::Relaxed);
+    }
+    fn progress(&self, records: u64) {
+        self.sh.progress.fetch_add(records, Ordering::Relaxed);
+    }
+    fn abandon(&self) -> bool {
+        // Threads finish their phase when another fails; the run ends at the phase's end.
+        false
+    }
+    fn interrupted(&self) {
+        self.sh.abort.store(true, Ordering::Relaxed);
+    }
+}
