@@ -3,9 +3,8 @@
 
 mod common;
 
-use common::{fslab, require_root};
+use common::{fslab, require_root, TempMount};
 use std::path::Path;
-use std::process::Command;
 
 const TINY: &str = r#"Deltree "\clients\client1" NT_STATUS_OK
 Mkdir "\clients" NT_STATUS_OK
@@ -297,29 +296,6 @@ fn existing_clients_directory_is_refused() {
 }
 
 /// A tmpfs mounted for one test, unmounted when dropped.
-struct Tmpfs(tempfile::TempDir);
-
-impl Tmpfs {
-    fn mount(opts: &str) -> Tmpfs {
-        let d = tempfile::tempdir().unwrap();
-        let st = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", opts, "fslab-test"])
-            .arg(d.path())
-            .status()
-            .unwrap();
-        assert!(st.success(), "mount -t tmpfs -o {opts} failed");
-        Tmpfs(d)
-    }
-    fn path(&self) -> &Path {
-        self.0.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.0.path()).status();
-    }
-}
 
 #[test]
 fn privileged_dbench_read_only_target() {
@@ -327,7 +303,7 @@ fn privileged_dbench_read_only_target() {
         return;
     }
     let db = tempfile::tempdir().unwrap();
-    let fs = Tmpfs::mount("ro,size=1m");
+    let fs = TempMount::new("tmpfs", "ro,size=1m");
     fails(
         &["dbench", "-t", "1", "-D", fs.path().to_str().unwrap(), "2"],
         db.path(),
@@ -341,7 +317,7 @@ fn privileged_dbench_target_without_space() {
         return;
     }
     let db = tempfile::tempdir().unwrap();
-    let fs = Tmpfs::mount("size=1m");
+    let fs = TempMount::new("tmpfs", "size=1m");
     // The default load needs tens of MB per client: refused before anything is made.
     fails(
         &["dbench", "-t", "1", "-D", fs.path().to_str().unwrap(), "2"],

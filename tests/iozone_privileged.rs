@@ -3,41 +3,14 @@
 
 mod common;
 
-use common::{fslab, require_root};
-use std::path::Path;
-use std::process::Command;
-
-/// A mount that is undone when dropped.
-struct Mount(tempfile::TempDir);
-
-impl Mount {
-    fn new(fstype: &str, opts: &str) -> Mount {
-        let dir = tempfile::tempdir().unwrap();
-        let st = Command::new("mount")
-            .args(["-t", fstype, "-o", opts, fstype])
-            .arg(dir.path())
-            .status()
-            .unwrap();
-        assert!(st.success(), "mount -t {fstype} failed");
-        Mount(dir)
-    }
-    fn path(&self) -> &Path {
-        self.0.path()
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.0.path()).status();
-    }
-}
+use common::{fslab, require_root, TempMount};
 
 #[test]
 fn privileged_no_space_mid_test_reports_bytes_removes_the_file_and_fails() {
     if !require_root("privileged_no_space_mid_test_reports_bytes_removes_the_file_and_fails") {
         return;
     }
-    let m = Mount::new("tmpfs", "size=1m");
+    let m = TempMount::new("tmpfs", "size=1m");
     let db = tempfile::tempdir().unwrap();
     let f = m.path().join("full.tmp");
     let out = fslab(db.path())
@@ -85,7 +58,7 @@ fn privileged_o_direct_refused_where_the_file_system_lacks_it() {
     if !require_root("privileged_o_direct_refused_where_the_file_system_lacks_it") {
         return;
     }
-    let m = Mount::new("ramfs", "mode=755");
+    let m = TempMount::new("ramfs", "mode=755");
     let db = tempfile::tempdir().unwrap();
     let out = fslab(db.path())
         .args(["iozone", "-I", "-s", "64k", "-f"])

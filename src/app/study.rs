@@ -103,7 +103,8 @@ fn print_summary(store: &crate::store::Store, id: i64) -> Result<()> {
         histograms: &loaded.histograms,
     };
     let r = report::build(&input, &report::ReportOptions::default())?;
-    let bytes = report::exporter(report::Format::Table).render(&r)?;
+    let table = report::table::TableExporter { superblocks: false };
+    let bytes = report::Exporter::render(&table, &r)?;
     crate::out!("{}", String::from_utf8_lossy(&bytes));
     Ok(())
 }

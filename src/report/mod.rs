@@ -47,7 +47,7 @@ pub enum Format {
 /// The exporter of a format.
 pub fn exporter(format: Format) -> Box<dyn Exporter> {
     match format {
-        Format::Table => Box::new(table::TableExporter),
+        Format::Table => Box::new(table::TableExporter { superblocks: true }),
         Format::Markdown => Box::new(markdown::MarkdownExporter),
         Format::Csv => Box::new(csv::CsvExporter),
         Format::Json => Box::new(json::JsonExporter),

@@ -10,7 +10,12 @@ use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::fmt::Write as _;
 
 /// Renders [`ReportData`] as text tables for a terminal.
-pub struct TableExporter;
+pub struct TableExporter {
+    /// Print every configuration's superblock dump in the environment section (`fslab
+    /// report`); the summary at the end of `fslab study run` leaves them out and says where
+    /// they are.
+    pub superblocks: bool,
+}
 
 fn new_table() -> Table {
     let mut t = Table::new();
@@ -259,7 +264,9 @@ impl Exporter for TableExporter {
             for cmd in &c.commands {
                 let _ = writeln!(o, "  $ {cmd}");
             }
-            if !c.superblock.is_empty() {
+            if !c.superblock.is_empty() && !self.superblocks {
+                let _ = writeln!(o, "  superblock: stored; `fslab report` prints it");
+            } else if !c.superblock.is_empty() {
                 let _ = writeln!(o, "  superblock:");
                 for l in c.superblock.lines() {
                     let _ = writeln!(o, "    {l}");

@@ -42,118 +42,33 @@ pub struct AdhocResult {
 /// Called after each completed repetition with its number (1-based) and metrics.
 pub type RepHook<'a> = &'a mut dyn FnMut(u32, &[Metric], &dyn Workload);
 
-/// Run `workload` `opts.repeat` times on `target`.
+/// Run `workload` `opts.repeat` times on `target`: a one-cell [`run_cells`] whose cell is
+/// the target directory.
 pub fn run(
-    mut opts: AdhocOptions<'_>,
+    opts: AdhocOptions<'_>,
     workload: &mut dyn Workload,
     target: &Target,
     obs: &dyn Observer,
     on_rep: RepHook<'_>,
 ) -> Result<AdhocResult> {
-    let environment = crate::sysinfo::environment(Some(target.dir()));
-    let mut ids = None;
-    if let Some(st) = opts.store.as_deref_mut() {
-        let study = st.begin_study(&NewStudy {
-            kind: "run",
-            name: opts.name.clone(),
-            description: String::new(),
-            command_line: opts.command_line.clone(),
-            spec: opts.params.to_string(),
-            spec_hash: String::new(),
-            seed: None,
-        })?;
-        st.set_environment(study, &environment)?;
-        let label = match &target.fs_type {
-            Some(fs) => format!("{} ({fs})", target.dir.display()),
-            None => target.dir.display().to_string(),
-        };
-        let cell = st.add_cell(
-            study,
-            &NewCell {
-                idx: 0,
-                label,
-                factors: Vec::new(),
-                config: serde_json::json!({"target": target.dir, "fs_type": target.fs_type}),
-            },
-        )?;
-        let wl = st.add_workload(study, 0, workload.name(), &opts.label, &opts.params)?;
-        st.set_cell_status(cell, "running", None)?;
-        st.set_series(cell, wl, "running", None, None)?;
-        ids = Some((study, cell, wl));
-    }
-
-    let mut reps = Vec::new();
-    let mut error = None;
-    for rep in 1..=opts.repeat.max(1) {
-        let started_at = store::now();
-        let t = Instant::now();
-        let result = workload
-            .prepare(target)
-            .and_then(|_| workload.run(target, obs));
-        let cleaned = workload.cleanup(target);
-        let result = match (result, cleaned) {
-            (Ok(m), Ok(())) => Ok(m),
-            (Err(e), _) => Err(e),
-            (Ok(_), Err(e)) => Err(e),
-        };
-        let wall = t.elapsed().as_secs_f64();
-        let histograms = if result.is_ok() {
-            workload.take_histograms()
-        } else {
-            Vec::new()
-        };
-        if let (Some(st), Some((_, cell, wl))) = (opts.store.as_deref_mut(), ids) {
-            let (status, err_text, metrics): (&str, Option<String>, &[Metric]) = match &result {
-                Ok(m) => ("ok", None, m),
-                Err(e) => ("failed", Some(format!("{e:#}")), &[]),
-            };
-            st.record_trial(&NewTrial {
-                cell,
-                workload: wl,
-                repetition: if status == "ok" { rep } else { 0 },
-                order_index: rep - 1,
-                status,
-                error: err_text,
-                cache_policy: "none",
-                started_at,
-                finished_at: store::now(),
-                wall_seconds: wall,
-                metrics,
-                histograms: &histograms,
-            })?;
-        }
-        match result {
-            Ok(m) => {
-                on_rep(rep, &m, workload);
-                reps.push(m);
-            }
-            Err(e) => {
-                error = Some(e);
-                break;
-            }
-        }
-    }
-
-    if let (Some(st), Some((study, cell, wl))) = (opts.store.as_deref_mut(), ids) {
-        let interrupted = error
-            .as_ref()
-            .is_some_and(|e| e.chain().any(|c| c.is::<crate::signal::Interrupted>()));
-        let (status, cell_status) = match (&error, interrupted) {
-            (None, _) => ("complete", "complete"),
-            (Some(_), true) => ("interrupted", "failed"),
-            (Some(_), false) if !reps.is_empty() => ("partial", "failed"),
-            (Some(_), false) => ("failed", "failed"),
-        };
-        let msg = error.as_ref().map(|e| format!("{e:#}"));
-        st.set_series(cell, wl, cell_status, Some("fixed"), msg.as_deref())?;
-        st.set_cell_status(cell, cell_status, msg.as_deref())?;
-        st.set_study_status(study, status)?;
-    }
+    let label = match &target.fs_type {
+        Some(fs) => format!("{} ({fs})", target.dir.display()),
+        None => target.dir.display().to_string(),
+    };
+    let mut cells = [AdhocCell {
+        label,
+        factors: Vec::new(),
+        config: serde_json::json!({"target": target.dir, "fs_type": target.fs_type}),
+        workload: Box::new(workload),
+    }];
+    let r = run_cells(opts, &mut cells, target, obs, &mut |rep, _cell, m, w| {
+        on_rep(rep, m, w)
+    })?;
     Ok(AdhocResult {
-        study: ids.map(|i| i.0),
-        reps,
-        environment,
-        error,
+        study: r.study,
+        reps: r.reps.into_iter().next().unwrap_or_default(),
+        environment: r.environment,
+        error: r.error,
     })
 }
 

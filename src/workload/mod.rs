@@ -84,6 +84,32 @@ pub trait Workload {
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
+/// A borrowed engine is an engine: callers that own one can lend it to code that takes
+/// `Box<dyn Workload>` (for example a one-cell run of the ad-hoc runner).
+impl<W: Workload + ?Sized> Workload for &mut W {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn requirements(&self) -> Requirements {
+        (**self).requirements()
+    }
+    fn prepare(&mut self, target: &Target) -> Result<()> {
+        (**self).prepare(target)
+    }
+    fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
+        (**self).run(target, obs)
+    }
+    fn cleanup(&mut self, target: &Target) -> Result<()> {
+        (**self).cleanup(target)
+    }
+    fn take_histograms(&mut self) -> Vec<crate::metric::Histogram> {
+        (**self).take_histograms()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        (**self).as_any()
+    }
+}
+
 /// A workload as written in a study file (`[[workload]]` with `kind = "…"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]

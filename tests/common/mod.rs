@@ -36,3 +36,33 @@ pub fn require_root(test: &str) -> bool {
     }
     panic!("{test} needs root (mkfs, mount, loop devices); run as root or set FSLAB_SKIP_PRIVILEGED=1 to skip on purpose");
 }
+
+/// A file system mounted on a fresh temporary directory (root only), unmounted when dropped.
+pub struct TempMount(tempfile::TempDir);
+
+impl TempMount {
+    /// `mount -t FSTYPE -o OPTS FSTYPE <tempdir>` (tmpfs, ramfs, …).
+    pub fn new(fstype: &str, opts: &str) -> TempMount {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let st = std::process::Command::new("mount")
+            .args(["-t", fstype, "-o", opts, fstype])
+            .arg(dir.path())
+            .status()
+            .expect("run mount");
+        assert!(st.success(), "mount -t {fstype} -o {opts} failed");
+        TempMount(dir)
+    }
+
+    /// Where it is mounted.
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for TempMount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
