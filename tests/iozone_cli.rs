@@ -279,6 +279,116 @@ fn throughput_mode_reports_iozones_figures_and_the_aggregate() {
 }
 
 #[test]
+fn one_worker_is_still_throughput_mode_with_real_figures() {
+    // IOzone's -t 1 is throughput mode with one child (the 1 of a 1-vs-N scaling run), not
+    // the single-file mode, and its figures must be measured values, never zeros.
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    let j = run_ok(
+        d.path(),
+        &[
+            "-t",
+            "1",
+            "-s",
+            "64k",
+            "-r",
+            "4k",
+            "-i",
+            "0",
+            "-i",
+            "1",
+            "--phase-pause",
+            "0",
+            "--json",
+            "-F",
+            a.to_str().unwrap(),
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+    let s = v["points"][0]["summary"].as_array().unwrap();
+    for ph in ["write", "rewrite", "read", "reread"] {
+        let cs = s
+            .iter()
+            .find(|x| x["phase"] == ph && x["metric"] == "children_sum")
+            .unwrap_or_else(|| panic!("{ph}.children_sum missing: {j}"));
+        assert!(cs["mean"].as_f64().unwrap() > 0.0, "{ph}: {j}");
+    }
+    let text = run_ok(
+        d.path(),
+        &[
+            "-t",
+            "1",
+            "-s",
+            "64k",
+            "-r",
+            "4k",
+            "-i",
+            "0",
+            "--phase-pause",
+            "0",
+            "-F",
+            a.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        text.contains("Children see throughput for  1 initial writers"),
+        "{text}"
+    );
+    assert!(!text.contains("=       0.00 kB/sec"), "{text}");
+}
+
+#[test]
+fn excel_report_in_throughput_mode_shows_the_mean_of_the_repetitions() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    let args = [
+        "-t",
+        "1",
+        "-s",
+        "64k",
+        "-r",
+        "4k",
+        "-i",
+        "0",
+        "--phase-pause",
+        "0",
+        "--repeat",
+        "3",
+        "-F",
+        a.to_str().unwrap(),
+    ];
+    let mut with_r = args.to_vec();
+    with_r.push("-R");
+    with_r.push("--json");
+    let j = run_ok(d.path(), &with_r);
+    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+    let s = v["points"][0]["summary"].as_array().unwrap();
+    let m = s
+        .iter()
+        .find(|x| x["phase"] == "write" && x["metric"] == "children_sum")
+        .unwrap();
+    let values: Vec<f64> = m["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(values.len(), 3);
+    let mut with_r = args.to_vec();
+    with_r.push("-R");
+    let text = run_ok(d.path(), &with_r);
+    assert!(text.contains("means of 3 repetitions"), "{text}");
+    // The -R row is a mean of three fresh measurements, so it is almost never equal to the
+    // first one; it must lie within their range.
+    let row: f64 = text
+        .lines()
+        .skip_while(|l| !l.contains("Initial write"))
+        .find_map(|l| l.split_whitespace().last().and_then(|x| x.parse().ok()))
+        .unwrap_or_else(|| panic!("no Initial write row: {text}"));
+    assert!(row > 0.0, "{text}");
+}
+
+#[test]
 fn bad_input_exits_2_with_one_line() {
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("x.tmp");

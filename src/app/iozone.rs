@@ -152,6 +152,7 @@ pub(crate) fn setup(a: &IozoneArgs) -> Result<Setup> {
         osync: a.osync,
         stride: a.stride,
         threads,
+        throughput: tmode,
         stonewall: !a.no_stonewall,
         verify: a.verify.is_some(),
         pattern: a.verify.unwrap_or(iozone::DEFAULT_PATTERN),
@@ -279,7 +280,7 @@ pub(crate) fn splash(a: &IozoneArgs, s: &Setup) -> String {
     if b.keep {
         line("Setting no_unlink".into());
     }
-    if !b.stonewall && b.threads > 1 {
+    if !b.stonewall && b.throughput {
         line("Stonewall disabled".into());
     }
     if !s.plan.sweep {
@@ -289,7 +290,7 @@ pub(crate) fn splash(a: &IozoneArgs, s: &Setup) -> String {
     }
     line(format!("Command line used: {}", super::command_line()));
     line("Output is in kBytes/sec".into());
-    if b.threads > 1 {
+    if b.throughput {
         let p = s.plan.points[0];
         line(format!("Throughput test with {} threads", b.threads));
         line(format!(
@@ -307,7 +308,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     a.mpi.refuse_outside_mpi()?;
     let s = setup(&a)?;
     let json = a.json;
-    let tmode = s.base.threads > 1 || a.threads.is_some();
+    let tmode = s.base.throughput;
     let mut cells = Vec::new();
     for &p in &s.plan.points {
         let params = point_params(&s.base, p)?;
@@ -470,14 +471,19 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     }
 }
 
+/// Mean of `phase.name` over the repetitions of the single throughput-mode cell (the
+/// `-R`/`-b` reports say "means of N repetitions").
+fn mean_over_reps(reps: &[Vec<Vec<Metric>>], phase: &str, name: &str) -> f64 {
+    let runs = reps.first().map(Vec::as_slice).unwrap_or_default();
+    if runs.is_empty() {
+        return 0.0;
+    }
+    runs.iter().map(|m| get(m, phase, name)).sum::<f64>() / runs.len() as f64
+}
+
 pub(crate) fn blocks(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> Vec<report::ExcelBlock> {
-    if s.base.threads > 1 {
+    if s.base.throughput {
         // Throughput mode: one block per phase, the children's throughput as IOzone's -R.
-        let m = reps
-            .first()
-            .and_then(|r| r.first())
-            .cloned()
-            .unwrap_or_default();
         return throughput::phases(&s.base.tests)
             .into_iter()
             .map(|t| report::ExcelBlock {
@@ -485,7 +491,7 @@ pub(crate) fn blocks(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> Vec<report::ExcelB
                 records_kib: vec![s.plan.points[0].record / 1024],
                 rows: vec![(
                     s.base.threads as u64,
-                    vec![get(&m, t.phase(), "children_sum") as u64],
+                    vec![mean_over_reps(reps, t.phase(), "children_sum") as u64],
                 )],
             })
             .collect();
@@ -507,15 +513,13 @@ pub(crate) fn excel_text(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> String {
             "\nfslab: the values below are means of {n} repetitions\n"
         ));
     }
-    if s.base.threads > 1 {
-        let m = reps
-            .first()
-            .and_then(|r| r.first())
-            .cloned()
-            .unwrap_or_default();
+    if s.base.throughput {
         let rows: Vec<(&str, f64)> = throughput::phases(&s.base.tests)
             .into_iter()
-            .map(|t| (throughput::titles(t).0, get(&m, t.phase(), "children_sum")))
+            .map(|t| {
+                let v = mean_over_reps(reps, t.phase(), "children_sum");
+                (throughput::titles(t).0, v)
+            })
             .collect();
         out.push_str(&report::throughput_excel(s.plan.points[0].record, &rows));
         return out;

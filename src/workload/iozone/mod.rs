@@ -76,8 +76,11 @@ pub struct IozoneParams {
     pub osync: bool,
     /// `-j`: stride in records.
     pub stride: u64,
-    /// `-t`: workers (1 = the classic single-file mode).
+    /// `-t`: workers, each on its own file.
     pub threads: usize,
+    /// Throughput mode (`-t N`, `-t 1` included): workers on their own files, IOzone's
+    /// children/parent figures; off = IOzone's classic single-file mode.
+    pub throughput: bool,
     /// Stonewalling in throughput mode (IOzone's default; `-x` turns it off).
     pub stonewall: bool,
     /// `-V`: verify every byte read.
@@ -112,6 +115,7 @@ impl Default for IozoneParams {
             osync: false,
             stride: DEFAULT_STRIDE,
             threads: 1,
+            throughput: false,
             stonewall: true,
             verify: false,
             pattern: DEFAULT_PATTERN,
@@ -175,7 +179,7 @@ impl IozoneParams {
 
     /// Files this point writes (one, or one per worker).
     pub fn files(&self, dir: &Path) -> Vec<PathBuf> {
-        if self.threads <= 1 {
+        if !self.throughput {
             return vec![resolve_in(dir, &self.file)];
         }
         if !self.thread_files.is_empty() {
@@ -259,7 +263,7 @@ impl IozoneParams {
                 s.push_str(f);
             }
         }
-        if self.threads > 1 {
+        if self.throughput {
             s.push_str(&format!(" -t {}", self.threads));
             if !self.stonewall {
                 s.push_str(" -x");
@@ -467,7 +471,7 @@ impl Workload for Iozone {
     fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
         let files = self.params.files(target.dir());
         self.live = files.clone();
-        if self.params.threads > 1 {
+        if self.params.throughput {
             let out = throughput::run(&self.params, &files, obs)?;
             self.succeeded = true;
             return Ok(out.metrics());

@@ -99,6 +99,7 @@ impl IozoneSpec {
             osync: self.osync,
             stride: self.stride,
             threads: self.threads,
+            throughput: self.threads > 1,
             ..IozoneParams::default()
         };
         p.validate()?;

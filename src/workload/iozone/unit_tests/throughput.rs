@@ -58,6 +58,7 @@ fn throughput_run(stonewall: bool) -> throughput::ThroughputOutcome {
         record: 4096,
         tests: vec![0, 1],
         threads: 2,
+        throughput: true,
         stonewall,
         phase_pause: 0.0,
         ..IozoneParams::default()
