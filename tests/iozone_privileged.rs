@@ -107,3 +107,127 @@ fn privileged_drop_caches_between_tests() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// ext4 on a loop device over an image in a temporary directory; torn down when dropped.
+struct LoopExt4 {
+    dev: String,
+    mnt: tempfile::TempDir,
+    _img: tempfile::TempDir,
+}
+
+impl LoopExt4 {
+    fn new(size: &str) -> LoopExt4 {
+        let img = tempfile::tempdir_in("/var/tmp").expect("image directory");
+        let file = img.path().join("ext4.img");
+        let run = |cmd: &mut std::process::Command| {
+            let out = cmd.output().expect("run a set-up command");
+            assert!(out.status.success(), "{cmd:?}: {out:?}");
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        run(std::process::Command::new("truncate")
+            .args(["-s", size])
+            .arg(&file));
+        run(std::process::Command::new("mkfs.ext4")
+            .args(["-q", "-F"])
+            .arg(&file));
+        let dev = run(std::process::Command::new("losetup")
+            .args(["--find", "--show", "--direct-io=on"])
+            .arg(&file));
+        let mnt = tempfile::tempdir().expect("mount point");
+        let m = LoopExt4 {
+            dev,
+            mnt,
+            _img: img,
+        };
+        run(std::process::Command::new("mount")
+            .arg(&m.dev)
+            .arg(m.mnt.path()));
+        m
+    }
+
+    /// The device's `queue/<name>` attribute.
+    fn queue(&self, name: &str) -> u64 {
+        let base = self.dev.trim_start_matches("/dev/");
+        std::fs::read_to_string(format!("/sys/block/{base}/queue/{name}"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// Completed read requests so far (the first field of `/sys/block/<dev>/stat`).
+    fn reads(&self) -> u64 {
+        let base = self.dev.trim_start_matches("/dev/");
+        std::fs::read_to_string(format!("/sys/block/{base}/stat"))
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+}
+
+impl Drop for LoopExt4 {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.mnt.path())
+            .status();
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.dev])
+            .status();
+    }
+}
+
+/// With -I the record buffer's pages decide the device requests: by default fslab's buffer
+/// follows the system's THP policy as IOzone's does (1 MiB in 4 KiB pages = 256 segments,
+/// split in two by a loop device's 128-segment limit); `--huge-buffer` makes it one request.
+#[test]
+fn privileged_o_direct_buffer_pages_decide_the_device_requests() {
+    if !require_root("privileged_o_direct_buffer_pages_decide_the_device_requests") {
+        return;
+    }
+    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap();
+    assert!(
+        !thp.contains("[never]") && !thp.contains("[always]"),
+        "this test needs transparent huge pages in madvise mode (found: {thp})"
+    );
+    let m = LoopExt4::new("256M");
+    assert!(
+        m.queue("max_segments") < 256 && m.queue("max_sectors_kb") >= 1024,
+        "a loop device is expected to split 256 segments and take 1 MiB requests"
+    );
+    let db = tempfile::tempdir().unwrap();
+    let reads_of = |extra: &[&str]| {
+        let before = m.reads();
+        let out = fslab(db.path())
+            .args([
+                "iozone", "-I", "-i", "0", "-i", "1", "-s", "16m", "-r", "1m",
+            ])
+            .args(extra)
+            .args(["--no-store", "--quiet", "-f"])
+            .arg(m.mnt.path().join("f"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        (m.reads() - before, text)
+    };
+    // Read and re-read: 16 records each, plus one untimed priming read each.
+    let records = 2 * 16 + 2;
+    let (plain, text) = reads_of(&[]);
+    assert!(!text.contains("huge page"), "{text}");
+    assert!(
+        plain >= 2 * records,
+        "4 KiB pages: each 1 MiB record is split in two ({plain} reads for {records} records)"
+    );
+    let (huge, text) = reads_of(&["--huge-buffer"]);
+    assert!(
+        text.contains("Record buffer in a transparent huge page"),
+        "{text}"
+    );
+    assert!(
+        (records..records + 4).contains(&huge),
+        "one huge page: one request per record ({huge} reads for {records} records)"
+    );
+}

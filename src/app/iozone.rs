@@ -163,6 +163,7 @@ pub(crate) fn setup(a: &IozoneArgs) -> Result<Setup> {
         fadvise: a.fadvise,
         phase_pause: a.phase_pause,
         space_check: !a.no_space_check,
+        huge_buffer: a.huge_buffer,
         ..IozoneParams::default()
     };
     Ok(Setup {
@@ -261,6 +262,9 @@ pub(crate) fn splash(a: &IozoneArgs, s: &Setup) -> String {
     }
     if b.direct {
         line("O_DIRECT feature enabled".into());
+    }
+    if b.huge_buffer {
+        line("Record buffer in a transparent huge page (--huge-buffer)".into());
     }
     if b.close {
         line("Include close in write timing".into());

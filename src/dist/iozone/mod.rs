@@ -205,7 +205,7 @@ impl DistIozone {
             order: &order,
         };
         let mut io = RealIo::new();
-        let mut buf = AlignedBuf::new(p.record as usize, p.pattern);
+        let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
         let poll_mask = pow2_mask(POLL_BYTES / p.record.max(1));
         let mut recs: Vec<f64> = Vec::with_capacity(phases.len() * REC);
         let mut local_error = None;

@@ -255,10 +255,11 @@ impl Io for RealIo {
 }
 
 /// A heap buffer for records: aligned for O_DIRECT and touched once, so no page fault lands
-/// in a timed loop. Records of 1 MiB and more get a 2 MiB-aligned buffer backed by a
-/// transparent huge page where the kernel allows it (`MADV_HUGEPAGE`): IOzone aligns its
-/// buffer to its 1 MiB "cache size", and on CPUs without fast `rep movsb` the kernel's copy
-/// into 4 KiB pages costs measurably more TLB misses for large records.
+/// in a timed loop. With `huge` (see `IozoneParams::huge_buffer` for when) the buffer is
+/// 2 MiB-aligned and backed by a transparent huge page where the kernel allows it
+/// (`MADV_HUGEPAGE`): on CPUs without fast `rep movsb` the kernel's copy into 4 KiB pages
+/// costs measurably more TLB misses for large records. Without it the buffer is 4 KiB-aligned
+/// and its pages follow the system's THP policy.
 pub struct AlignedBuf {
     ptr: std::ptr::NonNull<u8>,
     len: usize,
@@ -272,18 +273,14 @@ unsafe impl Send for AlignedBuf {}
 pub const BUF_ALIGN: usize = 4096;
 /// Alignment and size granule of buffers for records of [`BIG_RECORD`] and more.
 pub const HUGE_ALIGN: usize = 2 << 20;
-/// Records at least this large get a huge-page buffer.
+/// Records at least this large get a huge-page buffer for cached I/O.
 pub const BIG_RECORD: usize = 1 << 20;
 
 impl AlignedBuf {
     /// `len` bytes filled with `fill` (every page written, so they are real pages, not the
     /// shared zero page).
-    pub fn new(len: usize, fill: u8) -> AlignedBuf {
-        let align = if len >= BIG_RECORD {
-            HUGE_ALIGN
-        } else {
-            BUF_ALIGN
-        };
+    pub fn new(len: usize, fill: u8, huge: bool) -> AlignedBuf {
+        let align = if huge { HUGE_ALIGN } else { BUF_ALIGN };
         let size = len.max(1).div_ceil(align) * align;
         let layout = match std::alloc::Layout::from_size_align(size, align) {
             Ok(l) => l,

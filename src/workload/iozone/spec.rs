@@ -48,6 +48,10 @@ pub struct IozoneSpec {
     /// Throughput-mode workers (-t). Default 1 (single file).
     #[serde(default = "d_threads")]
     pub threads: usize,
+    /// Record buffer in a transparent huge page at every record size and with O_DIRECT
+    /// (`--huge-buffer`). Default false.
+    #[serde(default)]
+    pub huge_buffer: bool,
 }
 
 fn d_file_size() -> String {
@@ -100,6 +104,7 @@ impl IozoneSpec {
             stride: self.stride,
             threads: self.threads,
             throughput: self.threads > 1,
+            huge_buffer: self.huge_buffer,
             ..IozoneParams::default()
         };
         p.validate()?;

@@ -266,7 +266,7 @@ where
             );
             s.spawn(move || {
                 let mut io = make_io(w);
-                let mut buf = AlignedBuf::new(p.record as usize, p.pattern);
+                let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
                 let job = Job { path, p, order };
                 let coord = Threads {
                     sh: Shared {

@@ -31,7 +31,7 @@ fn spec(numrecs: u64, reclen: usize) -> FileSpec<'static> {
 
 /// Run `-i n` on `io` with `s`, returning the passes.
 fn run(io: &mut RecordingIo, s: &FileSpec<'_>, n: u8) -> anyhow::Result<Vec<PassResult>> {
-    let mut buf = io::AlignedBuf::new(s.reclen, s.pattern);
+    let mut buf = io::AlignedBuf::new(s.reclen, s.pattern, false);
     let mut r = Runner {
         io,
         spec: s,
@@ -540,6 +540,27 @@ fn test_selection_adds_the_write_test_where_needed_and_refuses_unknown_numbers()
             "{bad}: {e}"
         );
     }
+}
+
+#[test]
+fn huge_page_buffers_for_large_cached_records_not_for_o_direct_unless_asked() {
+    let p = |record: u64, direct: bool, huge_buffer: bool| IozoneParams {
+        record,
+        direct,
+        huge_buffer,
+        ..IozoneParams::default()
+    };
+    assert!(p(1 << 20, false, false).huge_buffer());
+    assert!(p(16 << 20, false, false).huge_buffer());
+    assert!(!p(512 << 10, false, false).huge_buffer());
+    assert!(!p(4096, false, false).huge_buffer());
+    // O_DIRECT: the buffer's pages shape the device requests; IOzone's default, unless asked.
+    assert!(!p(1 << 20, true, false).huge_buffer());
+    assert!(p(1 << 20, true, true).huge_buffer());
+    assert!(p(4096, false, true).huge_buffer());
+    assert!(p(1 << 20, true, true)
+        .label()
+        .ends_with(" -I --huge-buffer"));
 }
 
 mod plan_report;
