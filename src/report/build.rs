@@ -112,7 +112,8 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
     }
 
     let series = series_info(d, &cells, &workloads);
-    let warnings = checks::warnings(&cells, &workloads, &series, &input.environments, opts);
+    let mut warnings = checks::warnings(&cells, &workloads, &series, &input.environments, opts);
+    warnings.extend(comparisons::multiple_comparison_warnings(&workloads));
     let observations = comparisons::observations(&workloads, &cells, &warnings);
     Ok(ReportData {
         schema: SCHEMA,

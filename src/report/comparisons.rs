@@ -197,10 +197,83 @@ pub fn compare(
                 welch: w,
                 mann_whitney: mw,
                 significant,
+                q: None,
                 better,
                 verdict: text,
             });
         }
+    }
+    adjust(&mut out);
+    out
+}
+
+/// Benjamini–Hochberg q for every comparison, the family being all comparisons of the same
+/// phase and metric (one question — "does the configuration change this?" — asked of every
+/// pair of configurations the report compares).
+fn adjust(comparisons: &mut [Comparison]) {
+    let mut families: Vec<(&str, &str)> = Vec::new();
+    for c in comparisons.iter() {
+        if !families.contains(&(c.phase.as_str(), c.name.as_str())) {
+            families.push((c.phase.as_str(), c.name.as_str()));
+        }
+    }
+    let families: Vec<(String, String)> = families
+        .into_iter()
+        .map(|(p, n)| (p.to_string(), n.to_string()))
+        .collect();
+    for (phase, name) in families {
+        let members: Vec<usize> = (0..comparisons.len())
+            .filter(|&i| comparisons[i].phase == phase && comparisons[i].name == name)
+            .collect();
+        let p: Vec<f64> = members
+            .iter()
+            .map(|&i| comparisons[i].welch.as_ref().map_or(f64::NAN, |w| w.p))
+            .collect();
+        let q = crate::stats::compare::benjamini_hochberg(&p);
+        for (&i, q) in members.iter().zip(q) {
+            comparisons[i].q = (!q.is_nan()).then_some(q);
+        }
+    }
+}
+
+/// Whether a comparison is reported as an observation: significant on its own and after the
+/// adjustment for multiple comparisons.
+pub fn holds_up(c: &Comparison) -> bool {
+    c.significant && c.q.is_some_and(|q| q < verdict::ALPHA)
+}
+
+/// One warning per workload whose headline comparisons include differences with p < 0.05
+/// that the adjustment for multiple comparisons does not keep.
+pub fn multiple_comparison_warnings(workloads: &[WorkloadReport]) -> Vec<ReportWarning> {
+    let mut out = Vec::new();
+    for w in workloads {
+        let headline: Vec<&Comparison> = w
+            .comparisons
+            .iter()
+            .filter(|c| {
+                w.stat(c.cell, &c.phase, &c.name)
+                    .is_some_and(|s| s.headline)
+                    && c.welch.is_some()
+            })
+            .collect();
+        let raw = headline.iter().filter(|c| c.significant).count();
+        let kept = headline.iter().filter(|c| holds_up(c)).count();
+        if raw == kept {
+            continue;
+        }
+        let m = headline.len();
+        out.push(ReportWarning {
+            kind: WarningKind::MultipleComparisons,
+            workload: Some(w.label.clone()),
+            cell: None,
+            metric: None,
+            message: format!(
+                "{}: {raw} of {m} comparisons have p < 0.05, {kept} after adjusting for multiple comparisons (Benjamini–Hochberg per metric); Observations leave out the {} that do not hold up (were there no real differences, about {:.2} of {m} would reach p < 0.05 by chance); add repetitions or compare fewer configurations to confirm them",
+                w.label,
+                raw - kept,
+                m as f64 * verdict::ALPHA
+            ),
+        });
     }
     out
 }
@@ -242,8 +315,8 @@ fn caution(
     }
 }
 
-/// Observations in the manner of the classic articles, one per significant difference of a
-/// phase's headline metric, with a caution where a warning about either side's values
+/// Observations in the manner of the classic articles, one per difference of a phase's
+/// headline metric that is significant after the adjustment for multiple comparisons, with a caution where a warning about either side's values
 /// (drift, outlier, slow first repetition, high variation) puts it in doubt.
 pub fn observations(
     workloads: &[WorkloadReport],
@@ -252,7 +325,7 @@ pub fn observations(
 ) -> Vec<Observation> {
     let mut out = Vec::new();
     for w in workloads {
-        for c in w.comparisons.iter().filter(|c| c.significant) {
+        for c in w.comparisons.iter().filter(|c| holds_up(c)) {
             let headline = w
                 .stat(c.cell, &c.phase, &c.name)
                 .is_some_and(|s| s.headline);

@@ -240,6 +240,9 @@ pub struct Comparison {
     pub mann_whitney: Option<MannWhitney>,
     /// Welch p < 0.05 and the interval of the change excludes 0.
     pub significant: bool,
+    /// Welch's p adjusted for multiple comparisons (Benjamini–Hochberg over every comparison
+    /// of the same workload, phase and metric in this report); observations need it < 0.05.
+    pub q: Option<f64>,
     /// Whether the candidate is better (direction from the unit), when significant.
     pub better: Option<bool>,
     /// Plain verdict, e.g. `faster by 56% (95% CI 49–63%, p < 0.001)`.
@@ -295,6 +298,8 @@ pub enum WarningKind {
     StopReason,
     /// Failed repetitions or cells.
     Failed,
+    /// Differences with p < 0.05 that do not survive the adjustment for multiple comparisons.
+    MultipleComparisons,
 }
 
 /// A warning about one result, with what to do about it.

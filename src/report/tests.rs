@@ -468,3 +468,56 @@ fn same_store_same_bytes() {
         assert!(!a.is_empty());
     }
 }
+
+#[test]
+fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
+    // One factor, baseline 16MB [100, 102, 98] against three levels. Welch p (scipy 1.17):
+    // 64MB [104, 106, 103] 0.044236, 256MB [101, 99, 100] 1.0, 1GB [130, 131, 129] 0.00019925;
+    // Benjamini–Hochberg (scipy's false_discovery_control): 0.066354, 1.0, 0.00059776.
+    let levels: [&[(&str, &str)]; 4] = [
+        &[("journal", "16MB")],
+        &[("journal", "64MB")],
+        &[("journal", "256MB")],
+        &[("journal", "1GB")],
+    ];
+    let (store, id) = study(&levels, 3, &[("ram_bytes", "1000000")], |c, rep| {
+        let r = match c {
+            1 => [104.0, 106.0, 103.0],
+            2 => [101.0, 99.0, 100.0],
+            3 => [130.0, 131.0, 129.0],
+            _ => [100.0, 102.0, 98.0],
+        }[rep as usize - 1];
+        vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, r)]
+    });
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let cs = &r.workloads[0].comparisons;
+    assert_eq!(cs.len(), 3);
+    let by_to = |l: &str| cs.iter().find(|c| c.to == l).unwrap();
+    let (c64, c256, c1g) = (by_to("64MB"), by_to("256MB"), by_to("1GB"));
+    assert!((c64.welch.unwrap().p - 0.044236).abs() < 1e-5);
+    assert!((c64.q.unwrap() - 0.066354).abs() < 1e-5, "{:?}", c64.q);
+    assert!((c256.q.unwrap() - 1.0).abs() < 1e-9);
+    assert!((c1g.q.unwrap() - 0.00059776).abs() < 1e-7, "{:?}", c1g.q);
+    // 64MB is significant on its own (the verdict says so) but does not hold up.
+    assert!(c64.significant && c64.verdict.starts_with("faster by"));
+    let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert!(
+        texts[0].starts_with("Journal 1GB instead of 16MB"),
+        "{texts:?}"
+    );
+    let mc: Vec<&ReportWarning> = r
+        .warnings
+        .iter()
+        .filter(|w| w.kind == WarningKind::MultipleComparisons)
+        .collect();
+    assert_eq!(mc.len(), 1);
+    assert!(
+        mc[0]
+            .message
+            .contains("2 of 3 comparisons have p < 0.05, 1 after adjusting")
+            && mc[0].message.contains("about 0.15 of 3"),
+        "{}",
+        mc[0].message
+    );
+}

@@ -22,6 +22,11 @@
 //! correction of 0.5 is used (scipy's `method="asymptotic"`, R's `wilcox.test(exact=FALSE)`).
 //! With 3 against 3 repetitions the smallest possible exact p is 0.1, so the rank test can
 //! only confirm a difference from about 4 against 4 repetitions on.
+//!
+//! **Benjamini–Hochberg** (1995) adjusted p-values for a family of m tests: sort the p-values
+//! ascending, `q_(i) = min over j ≥ i of min(1, p_(j)·m/j)`. Declaring the tests with q < α
+//! significant keeps the expected share of false discoveries among them at most α. Same as
+//! R's `p.adjust(p, "BH")` and statsmodels' `multipletests(p, method="fdr_bh")`.
 
 use super::summary::t_quantile;
 use serde::Serialize;
@@ -280,6 +285,21 @@ pub fn mann_whitney(baseline: &[f64], candidate: &[f64]) -> Option<MannWhitney> 
         p,
         method: MwMethod::Normal,
     })
+}
+
+/// Benjamini–Hochberg adjusted p-values (q-values), in the order of `p`. NaN stays NaN and
+/// does not count towards the family size.
+pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..p.len()).filter(|&i| !p[i].is_nan()).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let m = order.len() as f64;
+    let mut q = vec![f64::NAN; p.len()];
+    let mut running = 1.0_f64;
+    for (rank, &i) in order.iter().enumerate().rev() {
+        running = running.min(p[i] * m / (rank as f64 + 1.0)).min(1.0);
+        q[i] = running;
+    }
+    q
 }
 
 #[cfg(test)]

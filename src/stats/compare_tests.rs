@@ -162,3 +162,35 @@ proptest! {
         prop_assert!((w1.p - w2.p).abs() < 1e-9);
     }
 }
+
+/// Hand-computed (and R's `p.adjust(…, "BH")`): sorted 0.005, 0.01, 0.03, 0.04 with m = 4 give
+/// 0.02, 0.02, 0.04, 0.04 before the step-up minimum, which changes nothing here.
+#[test]
+fn benjamini_hochberg_matches_a_hand_computation() {
+    let q = benjamini_hochberg(&[0.01, 0.04, 0.03, 0.005]);
+    let want = [0.02, 0.04, 0.04, 0.02];
+    for (a, b) in q.iter().zip(want) {
+        assert!((a - b).abs() < 1e-12, "{q:?}");
+    }
+    // The step-up minimum: 0.04·3/2 = 0.06 is lowered to the next rank's 0.05·3/3 = 0.05.
+    let q = benjamini_hochberg(&[0.05, 0.04, 0.001]);
+    let want = [0.05, 0.05, 0.003];
+    for (a, b) in q.iter().zip(want) {
+        assert!((a - b).abs() < 1e-12, "{q:?}");
+    }
+    // One p of 0.018 among three comparisons is no longer below 0.05; NaN is left out of m.
+    let q = benjamini_hochberg(&[0.018, f64::NAN, 0.5, 0.6]);
+    assert!((q[0] - 0.054).abs() < 1e-12, "{q:?}");
+    assert!(q[1].is_nan());
+    assert!(
+        (q[2] - 0.6).abs() < 1e-12 && (q[3] - 0.6).abs() < 1e-12,
+        "{q:?}"
+    );
+    // Never above 1, and a single test is unchanged.
+    for q in benjamini_hochberg(&[0.9, 0.95, 0.99]) {
+        assert!((q - 0.99).abs() < 1e-12);
+    }
+    assert_eq!(benjamini_hochberg(&[0.5, 0.8]), [0.8, 0.8]);
+    assert_eq!(benjamini_hochberg(&[0.03]), [0.03]);
+    assert!(benjamini_hochberg(&[]).is_empty());
+}
