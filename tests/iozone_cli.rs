@@ -17,6 +17,13 @@ fn run_ok(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// `fslab iozone` with whitespace-separated flags followed by file paths; stdout.
+fn run_words(dir: &Path, flags: &str, files: &[&Path]) -> String {
+    let mut args: Vec<&str> = flags.split_whitespace().collect();
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    run_ok(dir, &args)
+}
+
 fn run_bad(dir: &Path, args: &[&str], needle: &str) {
     let out = fslab(dir).arg("iozone").args(args).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{args:?} should exit 2");
@@ -284,25 +291,10 @@ fn one_worker_is_still_throughput_mode_with_real_figures() {
     // the single-file mode, and its figures must be measured values, never zeros.
     let d = tempfile::tempdir().unwrap();
     let a = d.path().join("a");
-    let j = run_ok(
+    let j = run_words(
         d.path(),
-        &[
-            "-t",
-            "1",
-            "-s",
-            "64k",
-            "-r",
-            "4k",
-            "-i",
-            "0",
-            "-i",
-            "1",
-            "--phase-pause",
-            "0",
-            "--json",
-            "-F",
-            a.to_str().unwrap(),
-        ],
+        "-t 1 -s 64k -r 4k -i 0 -i 1 --phase-pause 0 --json -F",
+        &[&a],
     );
     let v: serde_json::Value = serde_json::from_str(&j).unwrap();
     let s = v["points"][0]["summary"].as_array().unwrap();
@@ -313,23 +305,7 @@ fn one_worker_is_still_throughput_mode_with_real_figures() {
             .unwrap_or_else(|| panic!("{ph}.children_sum missing: {j}"));
         assert!(cs["mean"].as_f64().unwrap() > 0.0, "{ph}: {j}");
     }
-    let text = run_ok(
-        d.path(),
-        &[
-            "-t",
-            "1",
-            "-s",
-            "64k",
-            "-r",
-            "4k",
-            "-i",
-            "0",
-            "--phase-pause",
-            "0",
-            "-F",
-            a.to_str().unwrap(),
-        ],
-    );
+    let text = run_words(d.path(), "-t 1 -s 64k -r 4k -i 0 --phase-pause 0 -F", &[&a]);
     assert!(
         text.contains("Children see throughput for  1 initial writers"),
         "{text}"
@@ -341,51 +317,39 @@ fn one_worker_is_still_throughput_mode_with_real_figures() {
 fn excel_report_in_throughput_mode_shows_the_mean_of_the_repetitions() {
     let d = tempfile::tempdir().unwrap();
     let a = d.path().join("a");
-    let args = [
-        "-t",
-        "1",
-        "-s",
-        "64k",
-        "-r",
-        "4k",
-        "-i",
-        "0",
-        "--phase-pause",
-        "0",
-        "--repeat",
-        "3",
-        "-F",
-        a.to_str().unwrap(),
-    ];
-    let mut with_r = args.to_vec();
-    with_r.push("-R");
-    with_r.push("--json");
-    let j = run_ok(d.path(), &with_r);
-    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
-    let s = v["points"][0]["summary"].as_array().unwrap();
-    let m = s
-        .iter()
-        .find(|x| x["phase"] == "write" && x["metric"] == "children_sum")
-        .unwrap();
-    let values: Vec<f64> = m["values"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect();
-    assert_eq!(values.len(), 3);
-    let mut with_r = args.to_vec();
-    with_r.push("-R");
-    let text = run_ok(d.path(), &with_r);
+    let text = run_words(
+        d.path(),
+        "-t 1 -s 64k -r 4k -i 0 --phase-pause 0 --repeat 3 -R -F",
+        &[&a],
+    );
     assert!(text.contains("means of 3 repetitions"), "{text}");
-    // The -R row is a mean of three fresh measurements, so it is almost never equal to the
-    // first one; it must lie within their range.
+    // Each repetition prints IOzone's children figure; the -R row must be their mean.
+    let reps: Vec<f64> = text
+        .lines()
+        .filter(|l| l.contains("Children see throughput for  1 initial writers"))
+        .map(|l| {
+            l.split('=')
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(reps.len(), 3, "{text}");
+    let mean = reps.iter().sum::<f64>() / 3.0;
     let row: f64 = text
         .lines()
-        .skip_while(|l| !l.contains("Initial write"))
-        .find_map(|l| l.split_whitespace().last().and_then(|x| x.parse().ok()))
+        .find(|l| l.contains("\"  Initial write \""))
+        .and_then(|l| l.split_whitespace().last())
+        .and_then(|x| x.parse().ok())
         .unwrap_or_else(|| panic!("no Initial write row: {text}"));
-    assert!(row > 0.0, "{text}");
+    assert!(
+        (row - mean).abs() <= 0.01 + mean * 1e-9,
+        "row {row}, repetitions {reps:?}"
+    );
 }
 
 #[test]
