@@ -131,15 +131,7 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
     }
     if !w.latency.is_empty() {
         o.push_str("<h3>Latency percentiles per operation (ms)</h3>\n");
-        let mut pcts: Vec<f64> = Vec::new();
-        for l in &w.latency {
-            for (p, _) in &l.points {
-                if !pcts.contains(p) {
-                    pcts.push(*p);
-                }
-            }
-        }
-        pcts.sort_by(f64::total_cmp);
+        let pcts = w.latency_percentiles();
         let labels: Vec<String> = pcts.iter().map(|p| percentile_label(*p)).collect();
         let mut cols = vec!["operation", "configuration", "count"];
         cols.extend(labels.iter().map(String::as_str));

@@ -79,15 +79,7 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     }
     if !w.latency.is_empty() {
         let _ = writeln!(o, "\n### Latency percentiles per operation (ms)\n");
-        let mut pcts: Vec<f64> = Vec::new();
-        for l in &w.latency {
-            for (p, _) in &l.points {
-                if !pcts.contains(p) {
-                    pcts.push(*p);
-                }
-            }
-        }
-        pcts.sort_by(f64::total_cmp);
+        let pcts = w.latency_percentiles();
         let mut h = vec![
             "operation".to_string(),
             "configuration".into(),

@@ -327,6 +327,21 @@ pub struct Environment {
 }
 
 impl WorkloadReport {
+    /// Every percentile that some latency curve has, ascending (the columns of the latency
+    /// tables).
+    pub fn latency_percentiles(&self) -> Vec<f64> {
+        let mut pcts: Vec<f64> = Vec::new();
+        for l in &self.latency {
+            for (p, _) in &l.points {
+                if !pcts.contains(p) {
+                    pcts.push(*p);
+                }
+            }
+        }
+        pcts.sort_by(f64::total_cmp);
+        pcts
+    }
+
     /// The statistics of one cell, phase and metric.
     pub fn stat(&self, cell: usize, phase: &str, name: &str) -> Option<&CellMetric> {
         self.stats

@@ -137,15 +137,7 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
 
 fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     let _ = writeln!(o, "\nLatency percentiles per operation (ms)");
-    let mut pcts: Vec<f64> = Vec::new();
-    for l in &w.latency {
-        for (p, _) in &l.points {
-            if !pcts.contains(p) {
-                pcts.push(*p);
-            }
-        }
-    }
-    pcts.sort_by(f64::total_cmp);
+    let pcts = w.latency_percentiles();
     let mut tb = new_table();
     let mut header = vec![
         "operation".to_string(),
