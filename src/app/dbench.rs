@@ -305,18 +305,35 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
             eprintln!("stored as run {id}: fslab show {id}");
         }
     }
-    if params.skip_cleanup && result.error.is_none() {
+    conclude(
+        &params,
+        &dir,
+        true,
+        || engine.top_level_names(),
+        result.error,
+    )
+}
+
+/// The end of a dbench run: with `--skip-cleanup` after a successful run, say where the
+/// client trees were kept (when `tell`: rank 0 under MPI), then return the run's error.
+pub(crate) fn conclude(
+    params: &DbenchParams,
+    dir: &std::path::Path,
+    tell: bool,
+    names: impl FnOnce() -> Vec<String>,
+    error: Option<anyhow::Error>,
+) -> Result<()> {
+    if params.skip_cleanup && error.is_none() && tell {
         eprintln!(
             "client trees kept (--skip-cleanup): {}",
-            engine
-                .top_level_names()
+            names()
                 .iter()
                 .map(|n| dir.join(n).display().to_string())
                 .collect::<Vec<_>>()
                 .join(" ")
         );
     }
-    match result.error {
+    match error {
         Some(e) => Err(e),
         None => Ok(()),
     }

@@ -3,13 +3,14 @@
 //! (text table, `-R` blocks, `-b` worksheet, throughput-mode lines) and summarised with
 //! fslab's statistics, or as one JSON document.
 
-use super::iozone_report::{get, means, rate_of, sweep_table, throughput_lines, warnings};
+use super::iozone_report::{
+    get, means, points_json, rate_of, summaries_and_warnings, sweep_table, throughput_lines,
+};
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
-use crate::report::runsummary::{self, MetricSummary};
+use crate::report::runsummary;
 use crate::runner::adhoc::{self, AdhocCell, AdhocOptions};
 use crate::runner::progress::ProgressObserver;
-use crate::stats::Thresholds;
 use crate::units::fmt_bytes;
 use crate::workload::iozone::sweep::{self, Plan, Point, SizeOptions};
 use crate::workload::iozone::{
@@ -402,19 +403,12 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         &obs,
         &mut on_rep,
     )?;
-    let sums: Vec<Vec<MetricSummary>> = result
-        .reps
-        .iter()
-        .map(|r| runsummary::summarize_reps(r))
-        .collect();
-    let thresholds = Thresholds {
-        min_phase_seconds: a.min_phase,
-        ..Thresholds::default()
-    };
-    let mut warnings = warnings(&s.plan.points, &sums, &thresholds);
-    if let Some(w) = &cache_warn {
-        warnings.insert(0, w.clone());
-    }
+    let (sums, warnings) = summaries_and_warnings(
+        &s.plan.points,
+        &result.reps,
+        a.min_phase,
+        cache_warn.as_ref(),
+    );
     if json {
         let doc = serde_json::json!({
             "schema": JSON_SCHEMA,
@@ -426,14 +420,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             "target": s.target.dir,
             "fs_type": s.target.fs_type,
             "units": {"throughput": "KiB/s", "elapsed": "s", "file_kib": "KiB", "record_bytes": "B"},
-            "points": s.plan.points.iter().zip(&result.reps).zip(&sums).map(|((p, reps), sum)| serde_json::json!({
-                "file_kib": p.file_kib,
-                "record_bytes": p.record,
-                "repetitions": reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
-                    "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
-                })).collect::<Vec<_>>()).collect::<Vec<_>>(),
-                "summary": runsummary::to_json(sum),
-            })).collect::<Vec<_>>(),
+            "points": points_json(&s.plan.points, &result.reps, &sums),
             "skipped_points": s.plan.skipped,
             "notes": s.notes,
             "warnings": warnings,

@@ -109,6 +109,51 @@ pub(super) fn sweep_table(points: &[Point], sums: &[Vec<MetricSummary>]) -> Stri
     t.to_string()
 }
 
+/// Each point's summary over its repetitions, and the run's warnings: the cache warning (if
+/// any) first, then too-short tests and high variation (`--min-phase`).
+pub(crate) fn summaries_and_warnings(
+    points: &[Point],
+    reps: &[Vec<Vec<Metric>>],
+    min_phase: f64,
+    cache_warn: Option<&String>,
+) -> (Vec<Vec<MetricSummary>>, Vec<String>) {
+    let sums: Vec<Vec<MetricSummary>> =
+        reps.iter().map(|r| runsummary::summarize_reps(r)).collect();
+    let thresholds = Thresholds {
+        min_phase_seconds: min_phase,
+        ..Thresholds::default()
+    };
+    let mut warns = warnings(points, &sums, &thresholds);
+    if let Some(w) = cache_warn {
+        warns.insert(0, w.clone());
+    }
+    (sums, warns)
+}
+
+/// The `points` array of `fslab iozone --json`: sizes, every repetition's metrics and the
+/// summary, per point.
+pub(crate) fn points_json(
+    points: &[Point],
+    reps: &[Vec<Vec<Metric>>],
+    sums: &[Vec<MetricSummary>],
+) -> serde_json::Value {
+    points
+        .iter()
+        .zip(reps)
+        .zip(sums)
+        .map(|((p, reps), sum)| {
+            serde_json::json!({
+                "file_kib": p.file_kib,
+                "record_bytes": p.record,
+                "repetitions": reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
+                    "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
+                })).collect::<Vec<_>>()).collect::<Vec<_>>(),
+                "summary": runsummary::to_json(sum),
+            })
+        })
+        .collect()
+}
+
 /// Warnings: per point for one point; for a sweep, short tests are counted in one line.
 pub(crate) fn warnings(
     points: &[Point],

@@ -2,7 +2,7 @@
 //! (stored by rank 0 only), and rank 0's dbench-style report with the MPI figures.
 
 use super::{share, DbenchRep, DistDbench};
-use crate::app::dbench::{options_text, params_from, report, Console};
+use crate::app::dbench::{conclude, options_text, params_from, report, Console};
 use crate::cli::DbenchArgs;
 use crate::dist::comm::Comm;
 use crate::dist::job;
@@ -141,21 +141,13 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     if root {
         finish(comm, &a, &params, &dir, all_see, &engine, &result)?;
     }
-    if params.skip_cleanup && result.error.is_none() && root {
-        eprintln!(
-            "client trees kept (--skip-cleanup): {}",
-            engine
-                .top_level_names()
-                .iter()
-                .map(|n| dir.join(n).display().to_string())
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
-    }
-    match result.error {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    conclude(
+        &params,
+        &dir,
+        root,
+        || engine.top_level_names(),
+        result.error,
+    )
 }
 
 /// The MPI line under dbench's report.

@@ -3,13 +3,12 @@
 
 use super::{DistIozone, IozoneRep};
 use crate::app::iozone::{blocks, excel_text, Setup};
-use crate::app::iozone_report::warnings;
+use crate::app::iozone_report::{points_json, summaries_and_warnings};
 use crate::cli::IozoneArgs;
 use crate::dist::comm::Comm;
 use crate::dist::{aggregate, job};
 use crate::report::runsummary;
 use crate::runner::adhoc::CellsResult;
-use crate::stats::Thresholds;
 use crate::workload::iozone::{biff, IozoneParams};
 use anyhow::{Context, Result};
 use comfy_table::{presets, Cell, CellAlignment, Table};
@@ -138,19 +137,12 @@ pub(super) fn finish(
     result: &CellsResult,
     cache_warn: Option<String>,
 ) -> Result<()> {
-    let sums: Vec<Vec<runsummary::MetricSummary>> = result
-        .reps
-        .iter()
-        .map(|r| runsummary::summarize_reps(r))
-        .collect();
-    let thresholds = Thresholds {
-        min_phase_seconds: a.min_phase,
-        ..Thresholds::default()
-    };
-    let mut warns = warnings(&s.plan.points, &sums, &thresholds);
-    if let Some(w) = cache_warn {
-        warns.insert(0, w);
-    }
+    let (sums, mut warns) = summaries_and_warnings(
+        &s.plan.points,
+        &result.reps,
+        a.min_phase,
+        cache_warn.as_ref(),
+    );
     let advice = if info.params.stonewall {
         "IOzone's per-worker figures stop at the first finish (stonewalling), the aggregate includes the tail"
     } else {
@@ -176,14 +168,7 @@ pub(super) fn finish(
             "units": {"throughput": "KiB/s", "elapsed": "s", "file_kib": "KiB", "record_bytes": "B",
                       "per_rank": {"start": "s", "timed": "s", "finish": "s", "counted": "B", "total": "B", "rate": "KiB/s"}},
             // One point, laid out as `fslab iozone --json` lays out its points.
-            "points": s.plan.points.iter().zip(&result.reps).zip(&sums).map(|((p, reps), sum)| serde_json::json!({
-                "file_kib": p.file_kib,
-                "record_bytes": p.record,
-                "repetitions": reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
-                    "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
-                })).collect::<Vec<_>>()).collect::<Vec<_>>(),
-                "summary": runsummary::to_json(sum),
-            })).collect::<Vec<_>>(),
+            "points": points_json(&s.plan.points, &result.reps, &sums),
             "per_rank": engine.reps,
             "notes": s.notes,
             "warnings": warns,
