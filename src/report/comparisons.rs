@@ -211,20 +211,15 @@ pub fn compare(
 /// phase and metric (one question — "does the configuration change this?" — asked of every
 /// pair of configurations the report compares).
 fn adjust(comparisons: &mut [Comparison]) {
-    let mut families: Vec<(&str, &str)> = Vec::new();
-    for c in comparisons.iter() {
-        if !families.contains(&(c.phase.as_str(), c.name.as_str())) {
-            families.push((c.phase.as_str(), c.name.as_str()));
-        }
+    let mut families: std::collections::BTreeMap<(&str, &str), Vec<usize>> = Default::default();
+    for (i, c) in comparisons.iter().enumerate() {
+        families
+            .entry((c.phase.as_str(), c.name.as_str()))
+            .or_default()
+            .push(i);
     }
-    let families: Vec<(String, String)> = families
-        .into_iter()
-        .map(|(p, n)| (p.to_string(), n.to_string()))
-        .collect();
-    for (phase, name) in families {
-        let members: Vec<usize> = (0..comparisons.len())
-            .filter(|&i| comparisons[i].phase == phase && comparisons[i].name == name)
-            .collect();
+    let families: Vec<Vec<usize>> = families.into_values().collect();
+    for members in families {
         let p: Vec<f64> = members
             .iter()
             .map(|&i| comparisons[i].welch.as_ref().map_or(f64::NAN, |w| w.p))
