@@ -13,7 +13,8 @@
 #   tmpfs  -s 1g -r 1m      tmpfs  -s 1g -r 4k
 #   ext4   -s 1g -r 1m      ext4   -s 1g -r 4k      ext4 -I -s 2g -r 1m (O_DIRECT)
 # plus cached sequential 1 MiB reads on tmpfs: fslab's read/re-read against pread_loop.c.
-# Results (medians, ratios fslab/IOzone, raw runs, commands) go to OUT.
+# Results (medians, ratios fslab/IOzone, raw runs, commands) go to OUT, the raw rows beside it
+# (OUT with .raw.tsv); bench/iozone_report.py recomputes the tables from those rows.
 set -euo pipefail
 
 RUNS=${RUNS:-5}
@@ -34,6 +35,10 @@ command -v python3 >/dev/null || die "python3 missing: apt-get install python3"
 
 mkdir -p "$WORK"
 RAW="$WORK/raw.tsv"
+# What else ran: load average at start and end, and the share of CPU time the hypervisor
+# took (steal, from /proc/stat) over the whole run, printed in the results.
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+STAT_START=$(head -1 /proc/stat)
 : > "$RAW"
 LOOP=""
 cleanup() {
@@ -150,80 +155,8 @@ done
 rm -f "$WORK/tmpfs/limit.tmp"
 
 # --- medians and ratios -------------------------------------------------------------
-python3 - "$RAW" "$OUT" "$RUNS" "$IOZONE" "$FSLAB" <<'PY'
-import statistics, sys, subprocess, platform, datetime
-raw, out, runs, iozone, fslab = sys.argv[1:6]
-tests = ["write", "rewrite", "read", "reread", "random read", "random write", "bkwd read",
-         "record rewrite", "stride read", "fwrite", "frewrite", "fread", "freread"]
-data, limit = {}, {}
-for line in open(raw):
-    cfg, tool, r, rest = line.rstrip("\n").split("\t")
-    vals = [int(x) for x in rest.split()]
-    if cfg == "limit":
-        limit.setdefault(tool, []).append(vals)
-    else:
-        data.setdefault(cfg, {}).setdefault(tool, []).append(vals[2:])
-med = lambda xs: statistics.median(xs)
-rng = __import__("random").Random(1)
-def ratio_ci(a, b, n=2000):
-    """95% bootstrap interval of median(b)/median(a), runs of each tool resampled independently
-    (seeded: the same raw rows give the same interval)."""
-    rs = sorted(med(rng.choices(b, k=len(b))) / max(med(rng.choices(a, k=len(a))), 1) for _ in range(n))
-    return rs[int(0.025 * n)], rs[int(0.975 * n) - 1]
-L = []
-L.append("# fslab iozone vs IOzone 3.414: medians of %s interleaved runs\n" % runs)
-L.append("Produced by `sudo IOZONE_SRC=<pantheon-systems/iozone checkout> RUNS=%s bench/iozone.sh` on %s (%s, kernel %s, %d CPUs), %s." % (
-    runs, platform.node(), platform.machine(), platform.release(), __import__("os").cpu_count(),
-    datetime.datetime.now().strftime("%Y-%m-%d %H:%M")))
-L.append("Both tools run the same command line, one after the other, alternating which goes first; the")
-L.append("file systems are a private tmpfs (size=3g) and ext4 on a loop device (`losetup --direct-io=on`,")
-L.append("6 GiB image on the host's disk). Values are IOzone's own KiB/s (integer, truncated) from each")
-L.append("tool's result row; the ratio is median(fslab) / median(IOzone). Both run at `nice -n -20`. The")
-L.append("machine is shared (2 CPUs, other jobs compiling at the same time), so single runs scatter; the")
-L.append("min–max columns show how much. The 95% interval of the ratio is a bootstrap over the runs")
-L.append("(2000 resamples of each tool's runs, seeded); a test is *below target* only if the whole")
-L.append("interval is under 0.97, *unresolved* if the median ratio is under 0.97 but the interval")
-L.append("reaches it.\n")
-worst = []
-for cfg, tools in data.items():
-    fs, size, rec = cfg.split("-", 2) if not cfg.startswith("ext4-direct") else ("ext4-direct",) + tuple(cfg.split("-")[2:4])
-    flags = "-I " if cfg.startswith("ext4-direct") else ""
-    L.append("## %s: `%s-s %s -r %s`\n" % (fs, flags, size, rec))
-    L.append("| test | IOzone median | fslab median | ratio | ratio 95% CI | IOzone min–max | fslab min–max |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|")
-    for i, t in enumerate(tests):
-        a = [v[i] for v in tools["iozone"]]
-        b = [v[i] for v in tools["fslab"]]
-        ratio = med(b) / med(a) if med(a) else float("nan")
-        lo, hi = ratio_ci(a, b)
-        worst.append((ratio, cfg, t, lo, hi))
-        L.append("| %s | %d | %d | %.3f | %.2f–%.2f | %d–%d | %d–%d |" % (t, med(a), med(b), ratio, lo, hi, min(a), max(a), min(b), max(b)))
-    L.append("")
-if limit:
-    p = [v[0] for v in limit["pread"]]
-    f_read = [v[0] for v in limit["fslab"]]
-    f_reread = [v[1] for v in limit["fslab"]]
-    L.append("## The limit: cached sequential 1 MiB reads (tmpfs, 1 GiB)\n")
-    L.append("`bench/pread_loop.c`: one untimed pass, then one timed pass of `pread(fd, buf, 1 MiB, off)` into")
-    L.append("one aligned buffer. fslab: the read and re-read columns of `fslab iozone -i 0 -i 1 -s 1g -r 1m`.\n")
-    L.append("| | median KiB/s | min–max | ratio to pread loop |")
-    L.append("|---|---:|---:|---:|")
-    L.append("| pread loop | %d | %d–%d | 1.000 |" % (med(p), min(p), max(p)))
-    L.append("| fslab read | %d | %d–%d | %.3f |" % (med(f_read), min(f_read), max(f_read), med(f_read) / med(p)))
-    L.append("| fslab re-read | %d | %d–%d | %.3f |" % (med(f_reread), min(f_reread), max(f_reread), med(f_reread) / med(p)))
-    L.append("")
-worst.sort()
-L.append("## Summary\n")
-L.append("Lowest ratios fslab/IOzone: " + ", ".join("%s %s %.3f (%.3f–%.3f)" % (c, t, r, lo, hi) for r, c, t, lo, hi in worst[:5]) + ".")
-L.append("Tests with a median ratio at or above 0.97: %d of %d." % (sum(1 for w in worst if w[0] >= 0.97), len(worst)))
-below = [w for w in worst if w[4] < 0.97]
-unresolved = [w for w in worst if w[0] < 0.97 <= w[4]]
-L.append("Below target (whole 95%% interval under 0.97): %d%s." % (len(below), "".join(
-    "" if not below else ": " + ", ".join("%s %s %.3f (%.3f–%.3f)" % (c, t, r, lo, hi) for r, c, t, lo, hi in below))))
-L.append("Unresolved (median under 0.97, interval reaching it): %d.\n" % len(unresolved))
-L.append("Raw rows (config, tool, run, row) are in the bench's work directory as raw.tsv.")
-open(out, "w").write("\n".join(L) + "\n")
-print("\n".join(L))
-PY
 cp "$RAW" "${OUT%.md}.raw.tsv"
+python3 "$HERE/iozone_report.py" "$OUT" "${OUT%.md}.raw.tsv" --runs "$RUNS" \
+    --load-start "$LOAD_START" --load-end "$(cut -d' ' -f1-3 /proc/loadavg)" \
+    --stat-start "$STAT_START" --stat-end "$(head -1 /proc/stat)"
 echo "results: $OUT"

@@ -96,10 +96,9 @@ pub struct IozoneArgs {
     /// Throughput mode: seconds to pause after sync() between phases (IOzone: 2).
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub phase_pause: f64,
-    /// Put the record buffer in a transparent huge page at every record size and with -I.
-    /// Default: only cached I/O with records of 1 MiB and more; with -I the buffer follows
-    /// the system's THP policy, as IOzone's does, because its pages decide how the kernel
-    /// splits each record into device requests (see doc/iozone.md).
+    /// Put the record buffer in a transparent huge page (MADV_HUGEPAGE). Default: off; the
+    /// buffer follows the system's THP policy, as IOzone's does. With -I its pages decide how
+    /// the kernel splits each record into device requests (see doc/iozone.md).
     #[arg(long)]
     pub huge_buffer: bool,
     /// Skip the free-space check before writing (thin or compressing file systems).

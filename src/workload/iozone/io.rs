@@ -255,11 +255,10 @@ impl Io for RealIo {
 }
 
 /// A heap buffer for records: aligned for O_DIRECT and touched once, so no page fault lands
-/// in a timed loop. With `huge` (see `IozoneParams::huge_buffer` for when) the buffer is
-/// 2 MiB-aligned and backed by a transparent huge page where the kernel allows it
-/// (`MADV_HUGEPAGE`): on CPUs without fast `rep movsb` the kernel's copy into 4 KiB pages
-/// costs measurably more TLB misses for large records. Without it the buffer is 4 KiB-aligned
-/// and its pages follow the system's THP policy.
+/// in a timed loop. With `huge` (`--huge-buffer`, see `IozoneParams::huge_buffer`) the buffer
+/// is 2 MiB-aligned and backed by a transparent huge page where the kernel allows it
+/// (`MADV_HUGEPAGE`). Without it the buffer is 4 KiB-aligned and its pages follow the
+/// system's THP policy, as IOzone's do.
 pub struct AlignedBuf {
     ptr: std::ptr::NonNull<u8>,
     len: usize,
@@ -271,10 +270,8 @@ unsafe impl Send for AlignedBuf {}
 
 /// Alignment of every I/O buffer (the largest logical block size O_DIRECT asks for).
 pub const BUF_ALIGN: usize = 4096;
-/// Alignment and size granule of buffers for records of [`BIG_RECORD`] and more.
+/// Alignment and size granule of huge-page buffers (`--huge-buffer`).
 pub const HUGE_ALIGN: usize = 2 << 20;
-/// Records at least this large get a huge-page buffer for cached I/O.
-pub const BIG_RECORD: usize = 1 << 20;
 
 impl AlignedBuf {
     /// `len` bytes filled with `fill` (every page written, so they are real pages, not the

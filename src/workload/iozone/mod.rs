@@ -101,8 +101,8 @@ pub struct IozoneParams {
     pub phase_pause: f64,
     /// Check free space before writing.
     pub space_check: bool,
-    /// `--huge-buffer`: ask for a transparent huge page for the record buffer at every
-    /// record size and with `-I` too (see [`IozoneParams::huge_buffer`]).
+    /// `--huge-buffer`: ask for a transparent huge page for the record buffer (see
+    /// [`IozoneParams::huge_buffer`]).
     pub huge_buffer: bool,
 }
 
@@ -171,18 +171,16 @@ pub fn resolve_tests(requested: &[i64]) -> Result<(Vec<u8>, Option<String>)> {
 }
 
 impl IozoneParams {
-    /// Whether the record buffer asks for a transparent huge page (`MADV_HUGEPAGE`).
-    ///
-    /// Cached I/O with records of 1 MiB and more: yes. The file system sees the same calls
-    /// either way; only the kernel's copy gets fewer TLB misses (IOzone aligns its buffer to
-    /// 1 MiB for the same reason). With `-I` the buffer's pages shape the device requests: a
-    /// 1 MiB record in 4 KiB pages is 256 segments, more than many queues take in one request
-    /// (a loop device takes 128), so the kernel splits it, while one huge page is a few large
-    /// segments and one request. IOzone does not ask for huge pages, so with `-I` fslab leaves
-    /// the buffer to the system's THP policy as IOzone does, and the device sees IOzone's
-    /// requests. `--huge-buffer` asks for a huge page anyway (fewer, larger requests).
+    /// Whether the record buffer asks for a transparent huge page (`MADV_HUGEPAGE`): only
+    /// with `--huge-buffer`. By default the buffer follows the system's THP policy, as
+    /// IOzone's does. With `-I` the buffer's pages shape the device requests: a 1 MiB record
+    /// in 4 KiB pages is 256 segments, more than many queues take in one request (a loop
+    /// device takes 128), so the kernel splits it, while one huge page is a few large segments
+    /// and one request. For cached I/O only the kernel's copy changes (fewer TLB misses), by
+    /// less than the run-to-run noise on the development machine; fslab measures what IOzone
+    /// measures unless asked otherwise.
     pub fn huge_buffer(&self) -> bool {
-        self.huge_buffer || (!self.direct && self.record >= io::BIG_RECORD as u64)
+        self.huge_buffer
     }
 
     /// File size in bytes as written: whole records only (IOzone: `numrecs = KiB*1024/reclen`).
