@@ -44,6 +44,7 @@ else:
     context = "Load average and steal time: not recorded (tables recomputed from raw rows)."
 
 data, limit = {}, {}
+per_file = [0] * len(args.raw)  # rounds in each raw file (the RUNS of each bench run)
 for k, path in enumerate(args.raw):
     for line in open(path):
         cfg, tool, r, rest = line.rstrip("\n").split("\t")
@@ -52,9 +53,7 @@ for k, path in enumerate(args.raw):
             limit.setdefault(tool, []).append(vals)
         else:
             data.setdefault(cfg, {}).setdefault(tool, []).append(((k, int(r)), vals[2:]))
-# Rounds per raw file (the RUNS of each bench run) and in all.
-per_file = [max((r for tools in data.values() for rows in tools.values() for (k, r), _ in rows if k == i), default=0)
-            for i in range(len(args.raw))]
+            per_file[k] = max(per_file[k], int(r))
 runs = args.runs or str(sum(per_file))
 
 med = statistics.median
@@ -99,7 +98,7 @@ L.append("target* only if the whole interval is under %.2f, *unresolved* if the 
 L.append("%.2f but the interval reaches it. *paired* is the median of the per-round ratios (the two" % TARGET)
 L.append("tools ran back to back in each round, so a slow minute of the host hits both) with its")
 L.append("bootstrap interval over rounds: a second estimate of the same ratio, less sensitive to drift.\n")
-if min(per_file + [int(runs)]) < 5 and len(args.raw) == 1:
+if len(args.raw) == 1 and per_file[0] < 5:
     L.append("**Only %s round(s): the intervals below cannot show the scatter; use RUNS=15 or more.**\n" % runs)
 
 cells, paired = [], []

@@ -145,26 +145,21 @@ impl LoopExt4 {
         m
     }
 
+    /// The device's file `rel` under `/sys/block/<dev>/`.
+    fn sysfs(&self, rel: &str) -> String {
+        let base = self.dev.trim_start_matches("/dev/");
+        std::fs::read_to_string(format!("/sys/block/{base}/{rel}")).unwrap()
+    }
+
     /// The device's `queue/<name>` attribute.
     fn queue(&self, name: &str) -> u64 {
-        let base = self.dev.trim_start_matches("/dev/");
-        std::fs::read_to_string(format!("/sys/block/{base}/queue/{name}"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
+        self.sysfs(&format!("queue/{name}")).trim().parse().unwrap()
     }
 
     /// Completed read requests so far (the first field of `/sys/block/<dev>/stat`).
     fn reads(&self) -> u64 {
-        let base = self.dev.trim_start_matches("/dev/");
-        std::fs::read_to_string(format!("/sys/block/{base}/stat"))
-            .unwrap()
-            .split_whitespace()
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
+        let stat = self.sysfs("stat");
+        stat.split_whitespace().next().unwrap().parse().unwrap()
     }
 }
 
