@@ -43,14 +43,18 @@ fn create_only_builds_the_fdtree_tree_and_remove_only_removes_it() {
         .arg(&t)
         .assert()
         .success();
-    let roots: Vec<_> = std::fs::read_dir(&t)
+    let mut entries: Vec<_> = std::fs::read_dir(&t)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    assert_eq!(roots.len(), 1);
-    let root = &roots[0];
+    entries.sort();
+    // The tree and, beside it, fslab's record of it (what lets -R prove it is fslab's).
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    let root = &entries[1];
     let name = root.file_name().unwrap().to_str().unwrap();
     assert!(name.starts_with("LEVEL0."), "{name}");
+    let record = entries[0].file_name().unwrap().to_str().unwrap();
+    assert_eq!(record, format!(".fslab-tree.{name}"));
     // 1 + 2 + 4 directories (root counted by fdtree), 3 files in each, 4 KiB each.
     let (dirs, files, bytes) = count(root);
     assert_eq!(dirs + 1, 7);

@@ -6,7 +6,7 @@ use crate::runner::adhoc::{self, AdhocOptions};
 use crate::runner::progress::ProgressObserver;
 use crate::stats::Thresholds;
 use crate::units::fmt_bytes;
-use crate::workload::fdtree::{self, Backend, Fdtree, FdtreeParams, Mode, RepOutcome};
+use crate::workload::fdtree::{self, record, Backend, Fdtree, FdtreeParams, Mode, RepOutcome};
 use crate::workload::{Target, Workload};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -60,21 +60,32 @@ pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
     Ok(p)
 }
 
-/// Find the trees a create-only run left under `dir` for this host.
+/// Find the trees a create-only run of fslab left under `dir` for this host: directories
+/// named like fdtree's roots that carry fslab's record (see `workload::fdtree::record`).
 fn find_roots(dir: &Path, threads: usize) -> Result<Vec<String>> {
     let prefix = format!("LEVEL0.{}.", crate::sysinfo::short_hostname());
-    let mut found: Vec<String> = std::fs::read_dir(dir)
+    let candidates: Vec<String> = std::fs::read_dir(dir)
         .map_err(|e| crate::error::usage(format!("cannot read {}: {e}; check -o", dir.display())))?
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
         .filter_map(|e| e.file_name().into_string().ok())
         .filter(|n| n.starts_with(&prefix))
         .collect();
+    let (mut found, unrecorded): (Vec<String>, Vec<String>) = candidates
+        .into_iter()
+        .partition(|n| record::verify(dir, n).is_ok());
     found.sort();
     if found.len() == threads {
         return Ok(found);
     }
     if found.is_empty() {
+        if !unrecorded.is_empty() {
+            crate::bail_usage!(
+                "-R found no tree that fslab recorded in {} ({} has no fslab record, so fslab will not remove it); create one with -C first",
+                dir.display(),
+                unrecorded.join(", ")
+            );
+        }
         crate::bail_usage!(
             "-R found no tree named {prefix}* in {}; create one with -C first or name it with --root",
             dir.display()
@@ -86,6 +97,22 @@ fn find_roots(dir: &Path, threads: usize) -> Result<Vec<String>> {
         dir.display(),
         found.join(", ")
     )
+}
+
+/// Check that every tree `-R` is about to remove is one fslab made, with this shape.
+fn verify_roots(dir: &Path, params: &FdtreeParams) -> Result<()> {
+    for root in &params.roots {
+        let rec = record::verify(dir, root)?;
+        let asked = shape_flags(params);
+        if rec.flags() != asked {
+            crate::bail_usage!(
+                "{} was made with {}, not {asked}; run -R with the flags of the -C run",
+                dir.join(root).display(),
+                rec.flags()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Run `fslab fdtree`.
@@ -100,8 +127,15 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     if params.backend == Backend::Fs {
         crate::workload::check_writable_dir(&a.start_dir, "-o")?;
     }
+    let start_dir = if params.backend == Backend::Fs {
+        std::fs::canonicalize(&a.start_dir).map_err(|e| {
+            crate::error::usage(format!("cannot use -o {}: {e}", a.start_dir.display()))
+        })?
+    } else {
+        a.start_dir.clone()
+    };
     if params.mode == Mode::RemoveOnly && params.roots.is_empty() {
-        params.roots = find_roots(&a.start_dir, params.threads)?;
+        params.roots = find_roots(&start_dir, params.threads)?;
     }
     if params.mode == Mode::RemoveOnly && params.roots.len() != params.threads {
         crate::bail_usage!(
@@ -111,13 +145,11 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
             params.roots.len()
         );
     }
-    let start_dir = if params.backend == Backend::Fs {
-        std::fs::canonicalize(&a.start_dir)?
-    } else {
-        a.start_dir.clone()
-    };
+    if params.mode == Mode::RemoveOnly {
+        verify_roots(&start_dir, &params)?;
+    }
     let target = Target::new(&start_dir);
-    let mut engine = Fdtree::new(params.clone());
+    let mut engine = Fdtree::new(params.clone()).with_records(params.backend == Backend::Fs);
 
     if a.dry_run {
         return dry_run(&params, &engine, &target, format);

@@ -158,6 +158,7 @@ pub(crate) fn setup(a: &IozoneArgs) -> Result<Setup> {
         verify: a.verify.is_some(),
         pattern: a.verify.unwrap_or(iozone::DEFAULT_PATTERN),
         keep: a.keep,
+        overwrite: a.overwrite,
         file,
         thread_files,
         drop_caches: a.drop_caches,

@@ -64,6 +64,12 @@ pub struct IozoneArgs {
     /// Keep the test file(s) afterwards (IOzone -w). Default: remove.
     #[arg(short = 'w')]
     pub keep: bool,
+    /// Let the run write over a test file that already exists with data (then removed at the
+    /// end unless -w, as IOzone does). Default: such a file is refused; an existing empty
+    /// file is used and emptied again; directories, devices and other special files are
+    /// always refused.
+    #[arg(long)]
+    pub overwrite: bool,
     /// Verify every byte read against the pattern written (IOzone -V); a mismatch fails the
     /// run naming the offset. Optional pattern byte 1-255. Default pattern: 165 (0xA5).
     #[arg(short = 'V', value_name = "PATTERN", num_args = 0..=1, default_missing_value = "165")]

@@ -160,7 +160,12 @@ pub fn run_cells(
             let cleaned = workload.cleanup(target);
             let result = match (result, cleaned) {
                 (Ok(m), Ok(())) => Ok(m),
-                (Err(e), _) => Err(e),
+                (Err(e), Ok(())) => Err(e),
+                (Err(e), Err(c)) => {
+                    // The run's error decides the outcome; what cleanup left is said too.
+                    eprintln!("fslab: warning: {c:#}");
+                    Err(e)
+                }
                 (Ok(_), Err(e)) => Err(e),
             };
             let wall = t.elapsed().as_secs_f64();

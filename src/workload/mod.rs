@@ -7,6 +7,7 @@
 pub mod dbench;
 pub mod fdtree;
 pub mod iozone;
+pub mod testfile;
 
 use crate::metric::Metric;
 use anyhow::Result;

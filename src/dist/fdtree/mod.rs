@@ -18,6 +18,7 @@ use super::clock::ClockInfo;
 use super::comm::Comm;
 use super::shared_tree::dirs_of_rank;
 use crate::metric::{Metric, Unit};
+use crate::workload::fdtree::sweep::{sweep_tree, SweepShape};
 use crate::workload::fdtree::tree::{FsOps, NullOps, Shape};
 use crate::workload::fdtree::{Backend, Counts, FdtreeParams, BLOCK, PHASES};
 use crate::workload::{Observer, Requirements, Target, Workload};
@@ -353,8 +354,21 @@ impl Workload for DistFdtree {
         };
         let local = match mine {
             Some(p) if !self.params.keep && p.symlink_metadata().is_ok() => {
-                std::fs::remove_dir_all(p)
-                    .map_err(|e| anyhow!("could not remove partial tree {}: {e}", p.display()))
+                // Only fdtree's own names go; anything else stays and is named.
+                let shape = SweepShape {
+                    dirs: self.params.dirs,
+                    files: self.params.files,
+                    levels: self.params.levels,
+                    ranks: (self.layout == Layout::Shared).then(|| u64::from(self.comm.size())),
+                };
+                let (parent, name) = (p.parent(), p.file_name());
+                match (parent, name) {
+                    (Some(dir), Some(n)) => sweep_tree(dir, &n.to_string_lossy(), &shape)
+                        .map_err(|e| anyhow!("could not remove partial tree {}: {e}", p.display()))
+                        .and_then(|s| s.into_result(p))
+                        .map(|_| ()),
+                    _ => Ok(()),
+                }
             }
             _ => Ok(()),
         };

@@ -27,6 +27,7 @@ use crate::workload::iozone::io::{AlignedBuf, Io, RealIo};
 use crate::workload::iozone::tests::permutation;
 use crate::workload::iozone::throughput::{self, worker_phase, Coordination, Job};
 use crate::workload::iozone::{check_direct, IozoneParams};
+use crate::workload::testfile::{self, TestFile};
 use crate::workload::{Observer, Requirements, Target, Workload};
 use anyhow::Result;
 use serde::Serialize;
@@ -97,7 +98,8 @@ pub struct DistIozone {
     /// Ranks whose files share this rank's file system (for the space check).
     fit_ranks: u64,
     check_clocks: bool,
-    live: bool,
+    /// This rank's file and what was there before (see `workload::testfile`), once claimed.
+    claim: Option<TestFile>,
     succeeded: bool,
     /// Rank 0: details of every completed repetition.
     pub reps: Vec<IozoneRep>,
@@ -176,7 +178,7 @@ impl DistIozone {
             file,
             fit_ranks,
             check_clocks: false,
-            live: false,
+            claim: None,
             succeeded: false,
             reps: Vec::new(),
         }
@@ -209,7 +211,6 @@ impl DistIozone {
         let poll_mask = pow2_mask(POLL_BYTES / p.record.max(1));
         let mut recs: Vec<f64> = Vec::with_capacity(phases.len() * REC);
         let mut local_error = None;
-        self.live = true;
         for (pi, &test) in phases.iter().enumerate() {
             if comm.is_root() {
                 obs.phase_started(test.phase(), p.numrecs());
@@ -296,6 +297,9 @@ impl Workload for DistIozone {
         let local = (|| -> Result<()> {
             let dir = self.file.parent().unwrap_or(std::path::Path::new("."));
             crate::workload::check_writable_dir(dir, "-F")?;
+            let claim = testfile::claim(&self.file, self.params.overwrite, "-F")?;
+            self.file = claim.path.clone();
+            self.claim = Some(claim);
             if self.params.direct {
                 check_direct(&self.params, dir)?;
             }
@@ -318,16 +322,10 @@ impl Workload for DistIozone {
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {
-        let remove = self.live && !(self.params.keep && self.succeeded);
-        self.live = false;
-        let local = match std::fs::remove_file(&self.file) {
-            _ if !remove => Ok(()),
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(anyhow::anyhow!(
-                "could not remove test file {}: {e}",
-                self.file.display()
-            )),
+        let keep = self.params.keep && self.succeeded;
+        let local = match self.claim.take() {
+            Some(c) => testfile::release(&c, keep),
+            None => Ok(()),
         };
         self.comm.agree(local)
     }

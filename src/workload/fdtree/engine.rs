@@ -1,5 +1,7 @@
 //! Running one fdtree repetition: worker threads, phase barriers, timing and metrics.
 
+use super::record;
+use super::sweep::{sweep_tree, SweepShape};
 use super::tree::{FsOps, NullOps, Ops, Shape, WalkError, Walker};
 use super::{Backend, Counts, FdtreeParams, Mode, PHASES};
 use crate::metric::{Metric, Unit};
@@ -49,8 +51,10 @@ pub struct RepOutcome {
 pub struct Fdtree {
     params: FdtreeParams,
     counts: Counts,
-    /// Roots created by the current repetition, for cleanup.
+    /// Roots this repetition made (or, for `-R`, was given and verified), for cleanup.
     live_roots: Vec<PathBuf>,
+    /// Write a record beside every tree (ad-hoc runs; see [`record`]).
+    records: bool,
     /// The last repetition's details, for fdtree-format output.
     pub last: Option<RepOutcome>,
 }
@@ -68,8 +72,17 @@ impl Fdtree {
             params,
             counts,
             live_roots: Vec::new(),
+            records: false,
             last: None,
         }
+    }
+
+    /// Keep a record beside every tree this engine makes (`fslab fdtree`), so a later `-R`
+    /// or `fslab cleanup` can prove the tree is fslab's. Studies run on file systems fslab
+    /// made and destroys, and write none.
+    pub fn with_records(mut self, on: bool) -> Fdtree {
+        self.records = on;
+        self
     }
 
     /// The parameters.
@@ -113,19 +126,6 @@ impl Fdtree {
                 let base = FsOps::open_path(start_dir).with_context(|| {
                     format!("cannot open start directory {}", start_dir.display())
                 })?;
-                if self.params.mode != Mode::RemoveOnly {
-                    for n in &names {
-                        let p = start_dir.join(n);
-                        if p.exists() {
-                            crate::bail_usage!(
-                                "{} already exists; remove it (or run with -R --root {n}) first",
-                                p.display()
-                            );
-                        }
-                    }
-                }
-                // Until the repetition succeeds, these are what cleanup removes.
-                self.live_roots = names.iter().map(|n| start_dir.join(n)).collect();
                 // syncfs needs a real descriptor; O_PATH ones are refused with EBADF.
                 let sync_dir = rustix::fs::open(
                     start_dir,
@@ -135,16 +135,48 @@ impl Fdtree {
                     rustix::fs::Mode::empty(),
                 )
                 .with_context(|| format!("cannot open start directory {}", start_dir.display()))?;
+                if self.params.mode == Mode::RemoveOnly {
+                    // Verified by the caller: these trees are fslab's.
+                    self.live_roots = names.iter().map(|n| start_dir.join(n)).collect();
+                } else {
+                    for n in &names {
+                        let p = start_dir.join(n);
+                        if p.symlink_metadata().is_ok() {
+                            crate::bail_usage!(
+                                "{} already exists; remove it (or run with -R --root {n}) first",
+                                p.display()
+                            );
+                        }
+                    }
+                    if self.records {
+                        for n in &names {
+                            record::write(start_dir, &record::TreeRecord::new(n, &self.params))?;
+                        }
+                    }
+                }
                 let fb = self.params.file_bytes();
-                self.run_phases(
+                // The roots this run made itself: only these are ever swept on failure.
+                let made = std::sync::Mutex::new(Vec::new());
+                let r = self.run_phases(
                     &names,
                     obs,
                     |_| FsOps::new(fb),
                     |ops, n| Ok(ops.open_dir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
-                    |ops, n| Ok(ops.mkdir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
+                    |ops, n| {
+                        ops.mkdir(&base, &std::ffi::CString::new(n.as_bytes())?)?;
+                        made.lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(n.to_string());
+                        Ok(())
+                    },
                     |ops, n| Ok(ops.rmdir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
                     Some(&sync_dir),
-                )?
+                );
+                let made = made.into_inner().unwrap_or_else(|p| p.into_inner());
+                let after = self.after_phases(start_dir, &names, &made, r.is_ok());
+                let phases = r?;
+                after?;
+                phases
             }
             Backend::Null => self.run_phases(
                 &names,
@@ -156,8 +188,6 @@ impl Fdtree {
                 None,
             )?,
         };
-        // Success: a full cycle removed its trees, create-only keeps them on purpose.
-        self.live_roots.clear();
         let out = RepOutcome {
             phases,
             roots: names,
@@ -390,16 +420,72 @@ impl Fdtree {
         m
     }
 
-    /// Remove whatever is left of the trees of the current repetition.
+    /// Bookkeeping once the phases are over: which roots cleanup may sweep, and the records.
+    fn after_phases(
+        &mut self,
+        start_dir: &Path,
+        names: &[String],
+        made: &[String],
+        ok: bool,
+    ) -> Result<()> {
+        let mode = self.params.mode;
+        if mode != Mode::RemoveOnly {
+            // A failed run leaves only what it made itself for cleanup.
+            self.live_roots = if ok {
+                Vec::new()
+            } else {
+                made.iter().map(|n| start_dir.join(n)).collect()
+            };
+        } else if ok {
+            self.live_roots.clear();
+        }
+        if !self.records {
+            return Ok(());
+        }
+        for n in names {
+            let exists = made.contains(n) || mode == Mode::RemoveOnly;
+            let gone = ok && mode != Mode::CreateOnly;
+            if gone || !exists {
+                record::remove(start_dir, n)?;
+            } else if mode != Mode::RemoveOnly && start_dir.join(n).symlink_metadata().is_ok() {
+                record::complete(start_dir, n)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The names a tree of these parameters can hold.
+    fn sweep_shape(&self) -> SweepShape {
+        SweepShape {
+            dirs: self.params.dirs,
+            files: self.params.files,
+            levels: self.params.levels,
+            ranks: None,
+        }
+    }
+
+    /// Remove what is left of the trees this repetition made (or `-R` was given): only
+    /// fdtree's own entries (see [`super::sweep`]); anything else stays and is reported.
     fn remove_leftovers(&mut self) -> Result<()> {
         let mut first_err = None;
-        for root in self.live_roots.drain(..) {
-            if root.exists() {
-                if let Err(e) = std::fs::remove_dir_all(&root) {
-                    first_err.get_or_insert(anyhow!(
-                        "could not remove partial tree {}: {e}",
-                        root.display()
-                    ));
+        let shape = self.sweep_shape();
+        for root in std::mem::take(&mut self.live_roots) {
+            let (Some(parent), Some(name)) = (root.parent(), root.file_name()) else {
+                continue;
+            };
+            let name = name.to_string_lossy();
+            let swept = sweep_tree(parent, &name, &shape)
+                .map_err(|e| anyhow!("could not remove partial tree {}: {e}", root.display()))
+                .and_then(|s| s.into_result(&root));
+            match swept {
+                Ok(_) if self.records => {
+                    if let Err(e) = record::remove(parent, &name) {
+                        first_err.get_or_insert(e);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    first_err.get_or_insert(e);
                 }
             }
         }

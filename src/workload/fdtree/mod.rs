@@ -11,6 +11,8 @@
 //! last finish.
 
 mod engine;
+pub mod record;
+pub mod sweep;
 pub mod tree;
 
 pub use engine::{Fdtree, PhaseTiming, RepOutcome};

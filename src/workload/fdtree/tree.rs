@@ -125,7 +125,8 @@ impl Ops for FsOps {
         Ok(rustix::fs::openat(
             parent,
             name,
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            // Never through a symbolic link: the walk stays inside the tree it made.
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )?)
     }

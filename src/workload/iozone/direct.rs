@@ -26,6 +26,12 @@ pub fn probe_direct(dir: &Path, fs_type: Option<&str>) -> Result<DirectSupport> 
         );
     }
     let probe = dir.join(format!(".fslab-odirect-probe.{}", std::process::id()));
+    if probe.symlink_metadata().is_ok() {
+        crate::bail_usage!(
+            "{} exists and is not fslab's to replace; remove it or choose another directory",
+            probe.display()
+        );
+    }
     let mut io = RealIo::new();
     let flags = OpenFlags {
         write: true,
@@ -35,6 +41,7 @@ pub fn probe_direct(dir: &Path, fs_type: Option<&str>) -> Result<DirectSupport> 
         ..Default::default()
     };
     let opened = io.open(&probe, flags);
+    let created = opened.is_ok();
     let result = match opened {
         Ok(fd) => {
             let st = rustix::fs::statx(
@@ -63,6 +70,8 @@ pub fn probe_direct(dir: &Path, fs_type: Option<&str>) -> Result<DirectSupport> 
         Err(e) => Err(anyhow::Error::new(e)
             .context(format!("cannot create a probe file in {}", dir.display()))),
     };
-    let _ = std::fs::remove_file(&probe);
+    if created {
+        let _ = std::fs::remove_file(&probe);
+    }
     result
 }

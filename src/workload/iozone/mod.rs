@@ -33,6 +33,7 @@ pub use spec::{parse_kib_size, IozoneSpec};
 pub use tests::{PassResult, Test};
 
 use crate::metric::{Metric, Unit};
+use crate::workload::testfile::{self, TestFile};
 use crate::workload::{Observer, Requirements, Target, Workload};
 use anyhow::{Context, Result};
 use io::{AlignedBuf, Io, OpenFlags, RealIo};
@@ -104,6 +105,10 @@ pub struct IozoneParams {
     /// `--huge-buffer`: ask for a transparent huge page for the record buffer (see
     /// [`IozoneParams::huge_buffer`]).
     pub huge_buffer: bool,
+    /// `--overwrite`: a test file that exists with data may be written over (and is then
+    /// removed at the end unless `-w`, as IOzone does); without it such a file is refused.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub overwrite: bool,
 }
 
 impl Default for IozoneParams {
@@ -130,6 +135,7 @@ impl Default for IozoneParams {
             phase_pause: 2.0,
             space_check: true,
             huge_buffer: false,
+            overwrite: false,
         }
     }
 }
@@ -338,8 +344,9 @@ pub fn check_direct(params: &IozoneParams, dir: &Path) -> Result<()> {
 /// The IOzone engine for one point.
 pub struct Iozone {
     params: IozoneParams,
-    /// Files created by the current repetition, removed by cleanup.
-    live: Vec<PathBuf>,
+    /// The test files of the current repetition and what was there before (see
+    /// [`crate::workload::testfile`]); cleanup removes or restores exactly these.
+    claims: Vec<TestFile>,
     succeeded: bool,
 }
 
@@ -348,7 +355,7 @@ impl Iozone {
     pub fn new(params: IozoneParams) -> Iozone {
         Iozone {
             params,
-            live: Vec::new(),
+            claims: Vec::new(),
             succeeded: false,
         }
     }
@@ -463,6 +470,15 @@ impl Workload for Iozone {
     fn prepare(&mut self, target: &Target) -> Result<()> {
         self.succeeded = false;
         let files = self.params.files(target.dir());
+        let flag = match (self.params.throughput, self.params.thread_files.is_empty()) {
+            (false, _) => "-f",
+            (true, false) => "-F",
+            (true, true) => "-t",
+        };
+        self.claims = files
+            .iter()
+            .map(|f| testfile::claim(f, self.params.overwrite, flag))
+            .collect::<Result<_>>()?;
         for f in &files {
             let dir = f.parent().unwrap_or(target.dir());
             crate::workload::check_writable_dir(dir, "-f")?;
@@ -488,8 +504,10 @@ impl Workload for Iozone {
     }
 
     fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
-        let files = self.params.files(target.dir());
-        self.live = files.clone();
+        if self.claims.is_empty() {
+            self.prepare(target)?;
+        }
+        let files: Vec<PathBuf> = self.claims.iter().map(|c| c.path.clone()).collect();
         if self.params.throughput {
             let out = throughput::run(&self.params, &files, obs)?;
             self.succeeded = true;
@@ -504,19 +522,9 @@ impl Workload for Iozone {
     fn cleanup(&mut self, _target: &Target) -> Result<()> {
         let keep = self.params.keep && self.succeeded;
         let mut first = None;
-        for f in self.live.drain(..) {
-            if keep {
-                continue;
-            }
-            match std::fs::remove_file(&f) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    first.get_or_insert(anyhow::anyhow!(
-                        "could not remove test file {}: {e}",
-                        f.display()
-                    ));
-                }
+        for c in std::mem::take(&mut self.claims) {
+            if let Err(e) = testfile::release(&c, keep) {
+                first.get_or_insert(e);
             }
         }
         first.map_or(Ok(()), Err)

@@ -1,0 +1,248 @@
+//! The record an ad-hoc fdtree run leaves beside each tree it makes, so that a later
+//! `fslab fdtree -R` (or `fslab cleanup`) can prove the tree is fslab's before removing it.
+//!
+//! The record is a small JSON file `.fslab-tree.<root>` in the start directory (beside the
+//! tree, not inside it, so the tree is exactly fdtree's). It is written *before* the tree's
+//! root is made, completed with the root's device and inode numbers once the run ends, and
+//! removed together with the tree. A directory without a record, or whose device and inode
+//! differ from the record (it was removed and made again by someone else), is not fslab's:
+//! `-R` refuses it and nothing is removed.
+
+use super::FdtreeParams;
+use crate::workload::fdtree::sweep::SweepShape;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Prefix of every tree root fdtree names (`LEVEL0.<host>.<pid>[.<i>]`).
+pub const ROOT_PREFIX: &str = "LEVEL0.";
+
+/// What fslab knows about one tree it made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeRecord {
+    /// Always `"fdtree"`.
+    pub kind: String,
+    /// The root's name in the start directory.
+    pub root: String,
+    /// fslab's version that made it.
+    pub fslab_version: String,
+    /// Host and process that made it.
+    pub host: String,
+    /// Process id of the run that made it.
+    pub pid: u32,
+    /// When the record was written (RFC 3339).
+    pub created_at: String,
+    /// `-d`.
+    pub dirs: u64,
+    /// `-f`.
+    pub files: u64,
+    /// `-s`.
+    pub size_blocks: u64,
+    /// `-l`.
+    pub levels: u32,
+    /// Device number of the root, once made.
+    pub dev: Option<u64>,
+    /// Inode number of the root, once made.
+    pub ino: Option<u64>,
+}
+
+impl TreeRecord {
+    /// A record for a tree about to be made with `params`.
+    pub fn new(root: &str, params: &FdtreeParams) -> TreeRecord {
+        TreeRecord {
+            kind: "fdtree".into(),
+            root: root.to_string(),
+            fslab_version: env!("CARGO_PKG_VERSION").into(),
+            host: crate::sysinfo::short_hostname(),
+            pid: std::process::id(),
+            created_at: crate::store::now(),
+            dirs: params.dirs,
+            files: params.files,
+            size_blocks: params.size_blocks,
+            levels: params.levels,
+            dev: None,
+            ino: None,
+        }
+    }
+
+    /// The names this tree can hold.
+    pub fn shape(&self) -> SweepShape {
+        SweepShape {
+            dirs: self.dirs,
+            files: self.files,
+            levels: self.levels,
+            ranks: None,
+        }
+    }
+
+    /// The shape as fdtree flags (`-d 2 -f 3 -s 1 -l 2`).
+    pub fn flags(&self) -> String {
+        format!(
+            "-d {} -f {} -s {} -l {}",
+            self.dirs, self.files, self.size_blocks, self.levels
+        )
+    }
+}
+
+/// Where the record of tree `root` in `start_dir` lives.
+pub fn path(start_dir: &Path, root: &str) -> PathBuf {
+    start_dir.join(format!(".fslab-tree.{root}"))
+}
+
+/// Write (or replace) a record, atomically.
+pub fn write(start_dir: &Path, rec: &TreeRecord) -> Result<()> {
+    let dest = path(start_dir, &rec.root);
+    let tmp = start_dir.join(format!(".fslab-tree.{}.tmp", rec.root));
+    let text = serde_json::to_string_pretty(rec)?;
+    std::fs::write(&tmp, text + "\n")
+        .and_then(|_| std::fs::rename(&tmp, &dest))
+        .with_context(|| format!("cannot write the tree record {}", dest.display()))
+}
+
+/// Read the record of `root`, if there is one.
+pub fn read(start_dir: &Path, root: &str) -> Result<Option<TreeRecord>> {
+    let p = path(start_dir, root);
+    match std::fs::read_to_string(&p) {
+        Ok(text) => {
+            let rec: TreeRecord = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not an fslab tree record", p.display()))?;
+            if rec.kind != "fdtree" || rec.root != root {
+                anyhow::bail!("{} records another tree ({})", p.display(), rec.root);
+            }
+            Ok(Some(rec))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
+    }
+}
+
+/// Add the root's device and inode numbers to its record (after the root was made).
+pub fn complete(start_dir: &Path, root: &str) -> Result<()> {
+    let Some(mut rec) = read(start_dir, root)? else {
+        return Ok(());
+    };
+    let md = std::fs::symlink_metadata(start_dir.join(root))
+        .with_context(|| format!("cannot stat tree {root}"))?;
+    rec.dev = Some(md.dev());
+    rec.ino = Some(md.ino());
+    write(start_dir, &rec)
+}
+
+/// Remove the record of `root` (the tree is gone).
+pub fn remove(start_dir: &Path, root: &str) -> Result<()> {
+    let p = path(start_dir, root);
+    match std::fs::remove_file(&p) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot remove {}", p.display())),
+    }
+}
+
+/// Check that `name` is a plain tree-root name: one path component, fdtree's prefix.
+pub fn check_root_name(name: &str) -> Result<()> {
+    if name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains('/')
+        || name.contains('\0')
+        || !name.starts_with(ROOT_PREFIX)
+    {
+        crate::bail_usage!(
+            "--root {name}: a tree root is a name like {ROOT_PREFIX}<host>.<pid> directly inside -o, as a -C run prints it; fslab removes only trees it made"
+        );
+    }
+    Ok(())
+}
+
+/// Prove that `start_dir/root` is a tree fslab made (for `-R`): a plain root name, a real
+/// directory (not a symbolic link), a record beside it whose device and inode numbers (when
+/// known) match. Returns the record.
+pub fn verify(start_dir: &Path, root: &str) -> Result<TreeRecord> {
+    check_root_name(root)?;
+    let p = start_dir.join(root);
+    let md = match std::fs::symlink_metadata(&p) {
+        Ok(m) => m,
+        Err(e) => crate::bail_usage!("cannot use tree {}: {e}", p.display()),
+    };
+    if !md.file_type().is_dir() {
+        crate::bail_usage!(
+            "{} is not a directory (a symbolic link or a file); fslab removes only trees it made",
+            p.display()
+        );
+    }
+    let rec = match read(start_dir, root) {
+        Ok(Some(r)) => r,
+        Ok(None) => crate::bail_usage!(
+            "{} has no fslab record ({} is missing), so fslab cannot tell it made it and will not remove it; remove it yourself if it is not needed",
+            p.display(),
+            path(start_dir, root).display()
+        ),
+        Err(e) => return Err(crate::error::usage(format!("{e:#}; fslab will not remove {}", p.display()))),
+    };
+    if let (Some(dev), Some(ino)) = (rec.dev, rec.ino) {
+        if dev != md.dev() || ino != md.ino() {
+            crate::bail_usage!(
+                "{} is not the directory fslab made (its inode differs from the record {}); fslab will not remove it",
+                p.display(),
+                path(start_dir, root).display()
+            );
+        }
+    }
+    Ok(rec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> FdtreeParams {
+        FdtreeParams {
+            dirs: 2,
+            files: 3,
+            size_blocks: 1,
+            levels: 2,
+            ..FdtreeParams::default()
+        }
+    }
+
+    #[test]
+    fn a_recorded_tree_verifies_and_a_replaced_one_does_not() {
+        let t = tempfile::tempdir().unwrap();
+        let root = "LEVEL0.h.7";
+        write(t.path(), &TreeRecord::new(root, &params())).unwrap();
+        std::fs::create_dir(t.path().join(root)).unwrap();
+        // Intent only (killed before the run ended): accepted on the record.
+        assert_eq!(
+            verify(t.path(), root).unwrap().flags(),
+            "-d 2 -f 3 -s 1 -l 2"
+        );
+        complete(t.path(), root).unwrap();
+        assert!(read(t.path(), root).unwrap().unwrap().ino.is_some());
+        verify(t.path(), root).unwrap();
+        // Replaced by another directory of the same name: refused.
+        std::fs::rename(t.path().join(root), t.path().join("other")).unwrap();
+        std::fs::create_dir(t.path().join(root)).unwrap();
+        let e = verify(t.path(), root).unwrap_err().to_string();
+        assert!(e.contains("inode differs"), "{e}");
+        remove(t.path(), root).unwrap();
+        assert!(read(t.path(), root).unwrap().is_none());
+    }
+
+    #[test]
+    fn unrecorded_and_odd_roots_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("results")).unwrap();
+        std::fs::create_dir(t.path().join("LEVEL0.x.1")).unwrap();
+        for bad in ["results", ".", "..", "../x", "/etc", "a/LEVEL0.x.1", ""] {
+            let e = verify(t.path(), bad).unwrap_err().to_string();
+            assert!(e.contains("--root"), "{bad}: {e}");
+        }
+        let e = verify(t.path(), "LEVEL0.x.1").unwrap_err().to_string();
+        assert!(e.contains("no fslab record"), "{e}");
+        std::os::unix::fs::symlink(t.path().join("results"), t.path().join("LEVEL0.x.2")).unwrap();
+        write(t.path(), &TreeRecord::new("LEVEL0.x.2", &params())).unwrap();
+        let e = verify(t.path(), "LEVEL0.x.2").unwrap_err().to_string();
+        assert!(e.contains("not a directory"), "{e}");
+    }
+}
