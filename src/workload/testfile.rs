@@ -319,8 +319,10 @@ mod tests {
         let tf = claim(&link, true, "-f").unwrap();
         assert_eq!(tf.path, std::fs::canonicalize(&real).unwrap());
         // Replaced by another file between claim and release: not removed.
-        std::fs::remove_file(&real).unwrap();
-        std::fs::write(&real, b"someone else's").unwrap();
+        // (Made before the old one goes, so the inode number cannot be reused.)
+        let other = t.path().join("other");
+        std::fs::write(&other, b"someone else's").unwrap();
+        std::fs::rename(&other, &real).unwrap();
         assert!(release(&tf, false).is_err());
         assert_eq!(std::fs::read(&real).unwrap(), b"someone else's");
     }
