@@ -93,7 +93,18 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
 
 /// The study's report (tables of the articles' layout, comparisons against each factor's
 /// first level, stop reasons, warnings), as `fslab report ID` prints it.
+///
+/// A study with no completed repetition yet (interrupted at once, every cell failed) has
+/// nothing to report: that is said in one line and the exit code is decided by what
+/// happened (130, 1), not by the empty report.
 fn print_summary(store: &crate::store::Store, id: i64) -> Result<()> {
+    let completed = store
+        .load(id)?
+        .is_some_and(|d| d.trials.iter().any(|t| t.status == "ok"));
+    if !completed {
+        eprintln!("study {id} has no completed repetitions yet: no report to print");
+        return Ok(());
+    }
     let loaded = report::select::load(store, &id.to_string())?;
     let input = report::Input {
         title: loaded.source.name.clone(),
