@@ -65,6 +65,17 @@ pub trait Observer: Sync {
 pub struct Quiet;
 impl Observer for Quiet {}
 
+/// An entry a repetition will create in its target (see [`Workload::creates`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Creates {
+    /// Absolute path of the entry.
+    pub path: PathBuf,
+    /// What it is: `fdtree_tree`, `iozone_file` or `dbench_dir`.
+    pub kind: &'static str,
+    /// What identifies it further (a tree's shape), as JSON.
+    pub detail: serde_json::Value,
+}
+
 /// A native workload engine.
 pub trait Workload {
     /// Stable id used in study files, the store and reports (`fdtree`, `iozone`, `dbench`).
@@ -79,6 +90,12 @@ pub trait Workload {
     fn cleanup(&mut self, target: &Target) -> Result<()>;
     /// Latency histograms of the last repetition, taken once (engines without any return none).
     fn take_histograms(&mut self) -> Vec<crate::metric::Histogram> {
+        Vec::new()
+    }
+    /// The entries of its target the next repetition will create, known after `prepare`.
+    /// Ad-hoc runs record them in the store *before* they exist, so `fslab cleanup` can
+    /// remove what a killed run left, and only that. Default: none.
+    fn creates(&self, _target: &Target) -> Vec<Creates> {
         Vec::new()
     }
     /// The engine as `Any`, so callers that know the engine can read its details.
@@ -105,6 +122,9 @@ impl<W: Workload + ?Sized> Workload for &mut W {
     }
     fn take_histograms(&mut self) -> Vec<crate::metric::Histogram> {
         (**self).take_histograms()
+    }
+    fn creates(&self, target: &Target) -> Vec<Creates> {
+        (**self).creates(target)
     }
     fn as_any(&self) -> &dyn std::any::Any {
         (**self).as_any()

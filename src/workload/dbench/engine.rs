@@ -16,7 +16,7 @@ use super::ops::OpKind;
 use super::worker::{run_client, ClientContext, ClientResult, Gate, Slot};
 use super::DbenchParams;
 use crate::metric::{Histogram as StoredHistogram, Metric, Unit};
-use crate::workload::{Observer, Requirements, Target, Workload};
+use crate::workload::{Creates, Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -425,6 +425,17 @@ impl Workload for Dbench {
         self.hists.clear();
         let out = self.run_rep(target.dir(), obs)?;
         Ok(self.metrics(&out))
+    }
+
+    fn creates(&self, target: &Target) -> Vec<Creates> {
+        self.top_level_names()
+            .into_iter()
+            .map(|n| Creates {
+                path: target.dir().join(n),
+                kind: "dbench_dir",
+                detail: serde_json::Value::Null,
+            })
+            .collect()
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {

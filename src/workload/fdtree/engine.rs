@@ -5,7 +5,7 @@ use super::sweep::{sweep_tree, SweepShape};
 use super::tree::{FsOps, NullOps, Ops, Shape, WalkError, Walker};
 use super::{Backend, Counts, FdtreeParams, Mode, PHASES};
 use crate::metric::{Metric, Unit};
-use crate::workload::{Observer, Requirements, Target, Workload};
+use crate::workload::{Creates, Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -526,6 +526,26 @@ impl Workload for Fdtree {
     fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
         let out = self.run_rep(target.dir(), obs)?;
         Ok(self.metrics(&out.phases))
+    }
+
+    fn creates(&self, target: &Target) -> Vec<Creates> {
+        if self.params.backend == Backend::Null {
+            return Vec::new();
+        }
+        let detail = serde_json::json!({
+            "dirs": self.params.dirs,
+            "files": self.params.files,
+            "size_blocks": self.params.size_blocks,
+            "levels": self.params.levels,
+        });
+        self.root_names()
+            .into_iter()
+            .map(|n| Creates {
+                path: target.dir().join(n),
+                kind: "fdtree_tree",
+                detail: detail.clone(),
+            })
+            .collect()
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {

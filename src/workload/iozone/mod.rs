@@ -34,7 +34,7 @@ pub use tests::{PassResult, Test};
 
 use crate::metric::{Metric, Unit};
 use crate::workload::testfile::{self, TestFile};
-use crate::workload::{Observer, Requirements, Target, Workload};
+use crate::workload::{Creates, Observer, Requirements, Target, Workload};
 use anyhow::{Context, Result};
 use io::{AlignedBuf, Io, OpenFlags, RealIo};
 use serde::Serialize;
@@ -517,6 +517,18 @@ impl Workload for Iozone {
         let passes = self.run_single(&mut io, &files[0], obs)?;
         self.succeeded = true;
         Ok(Iozone::metrics(&passes))
+    }
+
+    fn creates(&self, _target: &Target) -> Vec<Creates> {
+        self.claims
+            .iter()
+            .filter(|c| c.prior == testfile::Prior::Absent)
+            .map(|c| Creates {
+                path: c.path.clone(),
+                kind: "iozone_file",
+                detail: serde_json::Value::Null,
+            })
+            .collect()
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {
