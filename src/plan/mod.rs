@@ -255,12 +255,22 @@ impl Study {
         v
     }
 
-    /// Check that this machine can make every cell: kernel file systems and tools.
+    /// Check that this machine can make every cell: kernel file systems and tools, and no
+    /// external journal on its cell's data device (the same device reached by another path,
+    /// or a partition of it). Only reads.
     pub fn check_machine(&self) -> std::result::Result<(), String> {
         support::check_common()?;
         let types: BTreeSet<_> = self.cells.iter().map(|c| c.fs.fs).collect();
         for t in types {
             support::check_fs(t)?;
+        }
+        for c in &self.cells {
+            if let (DeviceSpec::Path(d), Journal::External(DeviceSpec::Path(j))) =
+                (&c.fs.data, &c.fs.journal)
+            {
+                crate::provision::guard::check_distinct(d, j)
+                    .map_err(|e| format!("cell {}: {e}", c.label))?;
+            }
         }
         Ok(())
     }

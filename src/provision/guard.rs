@@ -170,6 +170,49 @@ fn in_use() -> HashMap<DevNum, String> {
     map
 }
 
+/// Refuse a data device and an external journal device that are one device: the same
+/// device number after following symlinks (`/dev/sdb` and `/dev/disk/by-id/…`), or one
+/// lying on the other (a partition of it, a loop device over it). Paths that do not exist or
+/// are not block devices are left to [`check_formattable`], which names them.
+pub fn check_distinct(data: &Path, journal: &Path) -> Result<(), ProvisionError> {
+    let (Some(d), Some(j)) = (block_devnum(data), block_devnum(journal)) else {
+        return Ok(());
+    };
+    let refuse = |reason: String| ProvisionError::Refused {
+        device: journal.display().to_string(),
+        reason,
+    };
+    let fix = "an external journal needs a device of its own: use journal = \"internal\" or another device";
+    if d == j {
+        return Err(refuse(format!(
+            "it is the same device as the data device {} ({}:{}) under another path; {fix}",
+            data.display(),
+            d.0,
+            d.1
+        )));
+    }
+    for (a, b, on, under) in [
+        (j, d, "the journal", "the data device"),
+        (d, j, "the data device", "the journal"),
+    ] {
+        let mut deps = Vec::new();
+        underlying(a, Rel::Itself, &mut deps);
+        if deps.iter().any(|(x, _)| *x == b) {
+            let (on_path, under_path) = if on == "the journal" {
+                (journal, data)
+            } else {
+                (data, journal)
+            };
+            return Err(refuse(format!(
+                "{on} {} lies on {under} {} (a partition of it or a device over it); {fix}",
+                on_path.display(),
+                under_path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The read-only commands that look for signatures: `blkid -p` and `wipefs -n`.
 pub fn probe_commands(dev: &Path) -> [CmdLine; 2] {
     [
