@@ -6,6 +6,9 @@ use std::path::PathBuf;
 mod iozone;
 pub use iozone::IozoneArgs;
 
+#[cfg(test)]
+mod prop_tests;
+
 /// fslab: provision file-system configurations, run fdtree/IOzone/dbench-compatible
 /// engines at system-call speed, store every sample, and report with statistics.
 #[derive(Debug, Parser)]
@@ -327,7 +330,7 @@ pub struct DbenchArgs {
     /// Seed for --generate. Default: the seed of the built-in default load.
     #[arg(long, value_name = "N", requires = "generate")]
     pub seed: Option<u64>,
-    /// Tasks per pass for --generate. Default: as the built-in default load (1500).
+    /// Tasks per pass for --generate, 1 to 10000. Default: as the built-in default load (1500).
     #[arg(long, value_name = "N", requires = "generate")]
     pub tasks: Option<u32>,
     /// Do not record the run in the results database.

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 pub struct FreeSpace {
     /// Bytes available to non-root users (f_bavail × f_frsize).
     pub bytes: u64,
+    /// Size of the file system in bytes (f_blocks × f_frsize).
+    pub total_bytes: u64,
     /// Free inodes available (f_favail).
     pub inodes: u64,
     /// Total inodes (0 where the file system has no fixed inode count, e.g. btrfs).
@@ -20,6 +22,7 @@ pub fn free_space(dir: &Path) -> Result<FreeSpace> {
     let st = rustix::fs::statvfs(dir).with_context(|| format!("statvfs {}", dir.display()))?;
     Ok(FreeSpace {
         bytes: st.f_bavail.saturating_mul(st.f_frsize),
+        total_bytes: st.f_blocks.saturating_mul(st.f_frsize),
         inodes: st.f_favail,
         inodes_total: st.f_files,
     })

@@ -2,8 +2,23 @@
 //!
 //! Sizes are binary (k = 1024) as in IOzone, mkfs and losetup; a bare number is bytes unless
 //! the caller gives a different default multiplier (IOzone's `-s 512` means 512 KiB).
+//!
+//! Both are range-checked here, so every value a parser returns can be added to an `Instant`,
+//! summed a few times or multiplied by a small count without overflowing: durations go up
+//! to [`MAX_DURATION`] (a year), sizes up to [`MAX_SIZE`] (1 EiB, an eighth of the kernel's
+//! signed 64-bit file offsets).
 
 use std::time::Duration;
+
+/// The longest duration accepted anywhere (a run time, warmup, budget, pause): 365 days.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 86_400);
+/// The largest size accepted anywhere (a device, file, journal, record): 1 EiB.
+pub const MAX_SIZE: u64 = 1 << 60;
+
+/// The range of durations, for messages.
+pub const DURATION_RANGE: &str = "0 to 365d (one year)";
+/// The range of sizes, for messages.
+pub const SIZE_RANGE: &str = "0 to 1048576T (1 EiB)";
 
 /// Parse a size such as `512`, `4k`, `16M`, `1g`, `2T` (binary multiples; optional `B`/`iB`).
 /// `bare` is the multiplier for a number without a suffix (1 for bytes, 1024 for KiB).
@@ -30,9 +45,20 @@ pub fn parse_size_with(s: &str, bare: u64) -> Result<u64, String> {
         Some(c) if c.is_ascii_digit() => (stripped, if explicit_bytes { 1 } else { bare }),
         _ => return Err(bad()),
     };
-    let n: u64 = num.trim().parse().map_err(|_| bad())?;
+    let n: u64 = num.trim().parse().map_err(|e: std::num::ParseIntError| {
+        if *e.kind() == std::num::IntErrorKind::PosOverflow {
+            out_of_range_size(s)
+        } else {
+            bad()
+        }
+    })?;
     n.checked_mul(mult)
-        .ok_or_else(|| format!("size '{s}' is too large"))
+        .filter(|&b| b <= MAX_SIZE)
+        .ok_or_else(|| out_of_range_size(s))
+}
+
+fn out_of_range_size(s: &str) -> String {
+    format!("size '{s}' is out of range; use {SIZE_RANGE}")
 }
 
 /// Parse a size where a bare number means bytes.
@@ -41,6 +67,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 /// Parse a duration such as `90`, `90s`, `5m`, `2h`, `1h30m`, `500ms`. A bare number is seconds.
+/// At most [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let err = || format!("'{s}' is not a duration; use e.g. 90s, 5m, 2h or 1h30m");
@@ -48,10 +75,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err(err());
     }
     if let Ok(secs) = t.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Ok(Duration::from_secs_f64(secs));
+        if secs.is_nan() || secs < 0.0 {
+            return Err(err());
         }
-        return Err(err());
+        return in_range(secs, s);
     }
     let mut total = 0.0f64;
     let mut rest = t;
@@ -79,7 +106,47 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         total += n * mult;
         rest = &after[unit_len..];
     }
-    Ok(Duration::from_secs_f64(total))
+    in_range(total, s)
+}
+
+/// `secs` as a duration when it is within [`MAX_DURATION`] (NaN and infinity are not).
+fn in_range(secs: f64, s: &str) -> Result<Duration, String> {
+    if (0.0..=MAX_DURATION.as_secs_f64()).contains(&secs) {
+        Ok(Duration::from_secs_f64(secs))
+    } else {
+        Err(format!(
+            "duration '{s}' is out of range; use {DURATION_RANGE}"
+        ))
+    }
+}
+
+/// Check a number of seconds given as a plain number (`--min-phase`, `--phase-pause`):
+/// finite, from 0 to [`MAX_DURATION`]. The message names `flag`.
+pub fn check_seconds(v: f64, flag: &str) -> Result<(), String> {
+    if (0.0..=MAX_DURATION.as_secs_f64()).contains(&v) {
+        Ok(())
+    } else {
+        // Huge values in exponent form: 1e300, not three hundred digits.
+        let shown = if v.abs() >= 1e15 {
+            format!("{v:e}")
+        } else {
+            v.to_string()
+        };
+        Err(format!(
+            "{flag} {shown}: out of range; give seconds from 0 to {} (365 days)",
+            MAX_DURATION.as_secs()
+        ))
+    }
+}
+
+/// Seconds as a duration for printing an estimate: negative and NaN as 0, beyond
+/// `Duration::MAX` as `Duration::MAX` (never a panic).
+pub fn duration_from_secs_saturating(secs: f64) -> Duration {
+    if secs.is_nan() || secs <= 0.0 {
+        Duration::ZERO
+    } else {
+        Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+    }
 }
 
 /// Print bytes with a binary suffix, e.g. `1.5 GiB`.
@@ -152,7 +219,46 @@ mod tests {
         assert!(parse_size("x").is_err());
         assert!(parse_size("4q").is_err());
         assert!(parse_size("-4k").is_err());
-        assert!(parse_size("99999999999999t").is_err());
+        assert!(parse_size("99999999999999t")
+            .unwrap_err()
+            .contains("out of range; use 0 to 1048576T"));
+        assert_eq!(parse_size("1048576T").unwrap(), MAX_SIZE);
+        assert!(parse_size("1048577T").is_err());
+        assert!(parse_size("18446744073709551616")
+            .unwrap_err()
+            .contains("out of range"));
+        assert!(parse_size_with(&u64::MAX.to_string(), 1024).is_err());
+    }
+
+    #[test]
+    fn durations_beyond_a_year_are_refused() {
+        assert_eq!(parse_duration("365d").unwrap(), MAX_DURATION);
+        for s in [
+            "18446744073709551615",
+            "18446744073709551615s",
+            "9223372036854775807",
+            "366d",
+            "1e300",
+            "inf",
+            "8760h1s",
+        ] {
+            let e = parse_duration(s).unwrap_err();
+            assert!(e.contains("out of range; use 0 to 365d"), "{s}: {e}");
+        }
+        assert!(parse_duration("NaN")
+            .unwrap_err()
+            .contains("not a duration"));
+        assert!(check_seconds(2.0, "--phase-pause").is_ok());
+        assert!(check_seconds(f64::INFINITY, "--phase-pause")
+            .unwrap_err()
+            .contains("--phase-pause inf: out of range"));
+        assert!(check_seconds(f64::NAN, "--min-phase").is_err());
+        assert!(check_seconds(1e300, "--phase-pause")
+            .unwrap_err()
+            .starts_with("--phase-pause 1e300: out of range"));
+        assert!(check_seconds(-1.0, "--min-phase").is_err());
+        assert_eq!(duration_from_secs_saturating(1e300), Duration::MAX);
+        assert_eq!(duration_from_secs_saturating(f64::NAN), Duration::ZERO);
     }
 
     #[test]

@@ -354,7 +354,56 @@ fn privileged_dbench_target_without_space() {
             "1",
         ],
         db.path(),
-        "ran out of space",
+        "(ENOSPC): ",
     );
+    assert!(entries(fs.path()).is_empty(), "trees removed");
+}
+
+#[test]
+fn privileged_dbench_short_write_on_a_full_file_system_names_enospc() {
+    if !require_root("privileged_dbench_short_write_on_a_full_file_system_names_enospc") {
+        return;
+    }
+    let db = tempfile::tempdir().unwrap();
+    let fs = TempMount::new("tmpfs", "size=2m");
+    // A 12 KiB write first, so a later 64 KiB write straddles the end of the space: the
+    // kernel writes part of it and returns a short count without an errno. The file is
+    // unlinked while its handle stays open, which the space estimate does not model.
+    let load = db.path().join("straddle.txt");
+    let mut text = String::from("Deltree \"\\clients\\client1\" NT_STATUS_OK\nMkdir \"\\clients\" NT_STATUS_OK\nNTCreateX \"\\clients\\client1\" 0x1 0x2 1 NT_STATUS_OK\nClose 1 NT_STATUS_OK\n");
+    for h in 2..5 {
+        text.push_str(&format!(
+            "NTCreateX \"\\clients\\client1\\hog\" 0x40 0x5 {h} NT_STATUS_OK\nWriteX {h} 0 12288 12288 NT_STATUS_OK\n"
+        ));
+        for i in 0..16 {
+            text.push_str(&format!(
+                "WriteX {h} {} 65536 65536 NT_STATUS_OK\n",
+                12288 + i * 65536
+            ));
+        }
+        text.push_str("Unlink \"\\clients\\client1\\hog\" 0x6 NT_STATUS_OK\n");
+    }
+    std::fs::write(&load, text).unwrap();
+    let dir = fs.path().to_str().unwrap();
+    let err = fails(
+        &[
+            "dbench",
+            "--run-once",
+            "-c",
+            load.to_str().unwrap(),
+            "-D",
+            dir,
+            "1",
+        ],
+        db.path(),
+        &format!("no space left on {dir} (ENOSPC): "),
+    );
+    // The free space of the target when the write failed, of its size.
+    assert!(err.contains(" free of 2.0 MiB"), "{err}");
+    assert!(
+        err.contains("use fewer clients or a bigger file system"),
+        "{err}"
+    );
+    assert!(!err.contains("wrote "), "{err}");
     assert!(entries(fs.path()).is_empty(), "trees removed");
 }

@@ -7,7 +7,7 @@ use common::{fslab, require_root};
 use fslab::provision::exec::RealExec;
 use fslab::provision::guard::{check_formattable, Thoroughness};
 use std::path::Path;
-use testdev::{ensure_partitions, sh, write_mbr, TestLoop, TestMount, TestSwap};
+use testdev::{ensure_partitions, sfdisk, sh, write_mbr, TestLoop, TestMount, TestSwap};
 
 fn refused(dev: &Path, allow: bool) -> String {
     match check_formattable(dev, allow, &RealExec, Thoroughness::FULL) {
@@ -123,6 +123,33 @@ fn privileged_refuses_signatures_unless_the_exact_path_is_allowed() {
     let p = TestLoop::over(&img, false);
     let e = refused(&p.dev, false);
     assert!(e.contains("dos") || e.contains("partition"), "{e}");
+}
+
+#[test]
+fn privileged_a_blank_partition_passes_and_one_with_a_file_system_is_refused() {
+    if !require_root("privileged_a_blank_partition_passes_and_one_with_a_file_system_is_refused") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    // Detached when dropped, also when an assertion fails; its partitions go with it.
+    let l = TestLoop::new(t.path(), "parts.img", 64, true);
+    for label in ["dos", "gpt"] {
+        let parts = sfdisk(l.path(), &format!("label: {label}\n,16M\n,16M\n"), 2);
+        // blkid -p reports the partition's entry in the parent's table (PART_ENTRY_*):
+        // that is no signature on the partition itself.
+        check_formattable(&parts[0], false, &RealExec, Thoroughness::FULL)
+            .unwrap_or_else(|e| panic!("blank {label} partition refused: {e}"));
+        sh("mkfs.ext4", &["-q", "-F", parts[1].to_str().unwrap()]);
+        let e = refused(&parts[1], false);
+        assert!(
+            e.contains("file-system signature") && e.contains("TYPE=ext4"),
+            "{label}: {e}"
+        );
+        assert!(!e.contains("PART_ENTRY"), "{label}: {e}");
+        // The disk holding them is still refused for its partitions.
+        assert!(refused(&l.dev, false).contains("partition(s)"));
+        sh("wipefs", &["-a", "-q", parts[1].to_str().unwrap()]);
+    }
 }
 
 #[test]

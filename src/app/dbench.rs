@@ -37,9 +37,7 @@ impl Observer for Console {
 }
 
 pub(crate) fn params_from(a: &DbenchArgs) -> Result<DbenchParams> {
-    if a.repeat == 0 {
-        crate::bail_usage!("--repeat 0: at least one repetition is needed; use --repeat 1 or more");
-    }
+    super::check_repeat(a.repeat)?;
     let clients = a.clients.unwrap_or(0);
     let duration = parse_duration_opt(&a.timelimit, "-t")?;
     let warmup = match &a.warmup {
@@ -72,12 +70,26 @@ pub(crate) fn params_from(a: &DbenchArgs) -> Result<DbenchParams> {
     Ok(p)
 }
 
-fn write_generated(a: &DbenchArgs, out: &PathBuf) -> Result<()> {
+/// The most tasks `--generate` writes: about 170 MB of loadfile, held in memory twice.
+pub(crate) const MAX_TASKS: u32 = 10_000;
+
+/// Seed and tasks of `--generate`, checked.
+pub(crate) fn generate_options(a: &DbenchArgs) -> Result<(u64, u32)> {
     let seed = a.seed.unwrap_or(generate::DEFAULT_SEED);
     let tasks = a.tasks.unwrap_or(generate::DEFAULT_TASKS);
     if tasks == 0 {
         crate::bail_usage!("--tasks 0 makes a loadfile without work; use --tasks 1 or more");
     }
+    if tasks > MAX_TASKS {
+        crate::bail_usage!(
+            "--tasks {tasks} is out of range; use 1 to {MAX_TASKS} (about 170 MB of loadfile)"
+        );
+    }
+    Ok((seed, tasks))
+}
+
+fn write_generated(a: &DbenchArgs, out: &PathBuf) -> Result<()> {
+    let (seed, tasks) = generate_options(a)?;
     let text = generate::generate(seed, tasks);
     let lf = Loadfile::parse(&text, "generated")?;
     std::fs::write(out, &text).map_err(|e| {

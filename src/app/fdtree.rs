@@ -31,12 +31,11 @@ pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
     if !a.roots.is_empty() && mode != Mode::RemoveOnly {
         crate::bail_usage!("--root only applies to -R (remove only); drop --root or add -R");
     }
-    if a.repeat == 0 {
-        crate::bail_usage!("--repeat 0: at least one repetition is needed; use --repeat 1 or more");
-    }
+    super::check_repeat(a.repeat)?;
     if a.min_phase.is_nan() || a.min_phase < 0.0 {
         crate::bail_usage!("--min-phase must be a number of seconds ≥ 0");
     }
+    crate::units::check_seconds(a.min_phase, "--min-phase").map_err(crate::error::usage)?;
     let backend = match a.backend {
         BackendArg::Fs => Backend::Fs,
         BackendArg::Null => Backend::Null,

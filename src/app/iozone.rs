@@ -82,12 +82,17 @@ pub(crate) fn setup(a: &IozoneArgs) -> Result<Setup> {
         .collect::<Result<_>>()?;
     let (tests, note) = resolve_tests(&requested)?;
     let mut notes: Vec<String> = note.into_iter().collect();
-    if a.repeat == 0 {
-        crate::bail_usage!("--repeat 0: at least one repetition is needed; use --repeat 1 or more");
-    }
+    super::check_repeat(a.repeat)?;
     if a.min_phase.is_nan() || a.min_phase < 0.0 {
         crate::bail_usage!("--min-phase must be a number of seconds ≥ 0");
     }
+    for (v, flag) in [
+        (a.min_phase, "--min-phase"),
+        (a.phase_pause, "--phase-pause"),
+    ] {
+        crate::units::check_seconds(v, flag).map_err(crate::error::usage)?;
+    }
+    crate::workload::check_stride(a.stride, "-j")?;
     if a.verify == Some(0) {
         crate::bail_usage!("-V 0: the pattern byte must be 1-255 (or give -V alone for 165)");
     }

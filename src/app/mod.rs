@@ -6,14 +6,28 @@ pub(crate) mod fdtree;
 pub(crate) mod iozone;
 pub(crate) mod iozone_report;
 mod list;
-mod report;
+pub(crate) mod report;
 mod study;
-mod study_plan;
+pub(crate) mod study_plan;
 
 use crate::cli::{Cli, Command};
 use crate::store::Store;
 use anyhow::Result;
 use std::path::PathBuf;
+
+/// Check `--repeat` of the engine commands: 1 to [`crate::plan::MAX_REPETITIONS`].
+pub(crate) fn check_repeat(n: u32) -> Result<()> {
+    if n == 0 {
+        crate::bail_usage!("--repeat 0: at least one repetition is needed; use --repeat 1 or more");
+    }
+    if n > crate::plan::MAX_REPETITIONS {
+        crate::bail_usage!(
+            "--repeat {n} is out of range; use 1 to {}",
+            crate::plan::MAX_REPETITIONS
+        );
+    }
+    Ok(())
+}
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> Result<()> {

@@ -7,12 +7,17 @@ use crate::stats::Thresholds;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 
-fn options(o: &ReportOutputArgs, baseline: Option<String>) -> Result<ReportOptions> {
+/// Report options from the command line, checked.
+pub(crate) fn options(o: &ReportOutputArgs, baseline: Option<String>) -> Result<ReportOptions> {
     if o.min_phase.is_nan() || o.min_phase < 0.0 {
         crate::bail_usage!("--min-phase {} must be zero or more seconds", o.min_phase);
     }
-    if o.max_cv.is_nan() || o.max_cv <= 0.0 {
-        crate::bail_usage!("--max-cv {} must be a positive percentage", o.max_cv);
+    crate::units::check_seconds(o.min_phase, "--min-phase").map_err(crate::error::usage)?;
+    if o.max_cv.is_nan() || o.max_cv <= 0.0 || o.max_cv.is_infinite() {
+        crate::bail_usage!(
+            "--max-cv {} must be a positive percentage (a finite number above 0)",
+            o.max_cv
+        );
     }
     Ok(ReportOptions {
         baseline,

@@ -19,7 +19,6 @@ use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Seconds assumed to provision one cell when nothing was measured.
 const MODEL_PROVISION_S: f64 = 2.0;
@@ -245,9 +244,9 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
                 .max()
                 .unwrap_or(0);
             let journal = c.fs.journal_size.unwrap_or(0);
-            data + journal
+            data.saturating_add(journal)
         })
-        .sum();
+        .fold(0u64, u64::saturating_add);
     crate::outln!(
         "space: loop images {} apparent (sparse); about {} written at the peak if every cell is mounted at once; {} free under {}",
         fmt_bytes(study.loop_bytes()),
@@ -267,6 +266,19 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     }
 
     let hist = history(&study, db);
+    crate::outln!("ETA: {}", eta_text(&study, hist.as_ref()));
+    if !root {
+        crate::outln!("run it as root: fslab study run {}", a.file.display());
+    }
+    Ok(())
+}
+
+/// The ETA line after "ETA: ": a range of wall time from the measured history of the same
+/// study when there is one, else from the model, capped by the budget. Never panics, however
+/// large the repetitions and durations (saturating conversion).
+pub(crate) fn eta_text(study: &Study, hist: Option<&History>) -> String {
+    let r = &study.repetitions;
+    let series = study.cells.len() * study.workloads.len();
     let mut lo = 0.0;
     let mut hi = 0.0;
     let mut measured = 0usize;
@@ -275,10 +287,7 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
         hi += MODEL_PROVISION_S;
         for (i, w) in c.workloads.iter().enumerate() {
             let base = study.workloads[i].spec.label();
-            let per = match hist
-                .as_ref()
-                .and_then(|(_, h)| h.get(&(c.label.clone(), base)))
-            {
+            let per = match hist.and_then(|(_, h)| h.get(&(c.label.clone(), base))) {
                 Some(&s) => {
                     measured += 1;
                     s
@@ -298,22 +307,15 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
         lo = lo.min(b.as_secs_f64());
         hi = hi.min(b.as_secs_f64());
     }
-    let how = match &hist {
+    let how = match hist {
         Some((id, _)) if measured > 0 => format!("from the times measured in study {id} ({measured} of {series} series)"),
         _ => "from a model (no earlier study of this name in the store; later plans use measured times)".into(),
     };
+    let d = |s: f64| fmt_duration(crate::units::duration_from_secs_saturating(s));
     let range = if (hi - lo).abs() < 1.0 {
-        fmt_duration(Duration::from_secs_f64(lo))
+        d(lo)
     } else {
-        format!(
-            "{} to {}",
-            fmt_duration(Duration::from_secs_f64(lo)),
-            fmt_duration(Duration::from_secs_f64(hi))
-        )
+        format!("{} to {}", d(lo), d(hi))
     };
-    crate::outln!("ETA: {range}, {how}");
-    if !root {
-        crate::outln!("run it as root: fslab study run {}", a.file.display());
-    }
-    Ok(())
+    format!("{range}, {how}")
 }

@@ -51,7 +51,7 @@ pub struct IozoneArgs {
     /// O_SYNC writes (IOzone -o). Default: off.
     #[arg(short = 'o')]
     pub osync: bool,
-    /// Stride of the strided read in records (IOzone -j). Default: 17.
+    /// Stride of the strided read in records (IOzone -j), 0 to 2^30. Default: 17.
     #[arg(short = 'j', value_name = "RECORDS", default_value_t = crate::workload::iozone::DEFAULT_STRIDE)]
     pub stride: u64,
     /// Test file (IOzone -f). Default: ./iozone.tmp.
@@ -99,7 +99,8 @@ pub struct IozoneArgs {
     /// come from the device. Default: off.
     #[arg(long)]
     pub fadvise: bool,
-    /// Throughput mode: seconds to pause after sync() between phases (IOzone: 2).
+    /// Throughput mode: seconds to pause after sync() between phases, up to 365 days
+    /// (IOzone: 2).
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub phase_pause: f64,
     /// Put the record buffer in a transparent huge page (MADV_HUGEPAGE). Default: off; the

@@ -81,9 +81,20 @@ struct Knobs {
 
 fn size_of(v: &SizeValue, key: &str) -> Result<u64, String> {
     match v {
-        SizeValue::Bytes(n) => Ok(*n),
+        SizeValue::Bytes(n) => bytes_in_range(*n, key),
         SizeValue::Text(s) => crate::units::parse_size(s).map_err(|e| format!("{key}: {e}")),
     }
+}
+
+/// A size given as a number of bytes, within [`crate::units::MAX_SIZE`] like a text size.
+fn bytes_in_range(n: u64, key: &str) -> Result<u64, String> {
+    if n > crate::units::MAX_SIZE {
+        return Err(format!(
+            "{key}: size {n} is out of range; use {}",
+            crate::units::SIZE_RANGE
+        ));
+    }
+    Ok(n)
 }
 
 fn split_list(key: &str, s: &str) -> Vec<String> {
@@ -107,7 +118,7 @@ fn list_of(key: &str, v: &StrOrList) -> Vec<String> {
 
 fn toml_size(key: &str, v: &toml::Value) -> Result<u64, String> {
     match v {
-        toml::Value::Integer(n) if *n >= 0 => Ok(*n as u64),
+        toml::Value::Integer(n) if *n >= 0 => bytes_in_range(*n as u64, key),
         toml::Value::String(s) => crate::units::parse_size(s).map_err(|e| format!("{key}: {e}")),
         _ => Err(format!(
             "{key} must be a size such as \"64M\" or a number of bytes"

@@ -23,6 +23,8 @@ use std::time::Duration;
 pub const DEFAULT_MIN: u32 = 5;
 /// Default maximum repetitions when `target_ci` is set.
 pub const DEFAULT_MAX_ADAPTIVE: u32 = 30;
+/// The most repetitions a series may ask for (`min`, `max`).
+pub const MAX_REPETITIONS: u32 = 100_000;
 
 /// Resolved `[repetitions]`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -223,7 +225,7 @@ impl Study {
                 DeviceSpec::Ram(n) => Some(n),
                 _ => None,
             })
-            .sum()
+            .fold(0, u64::saturating_add)
     }
 
     /// Bytes of sparse loop images of all cells (an upper bound of the disk space used).
@@ -241,7 +243,7 @@ impl Study {
                 DeviceSpec::Loop(n) => Some(n),
                 _ => None,
             })
-            .sum()
+            .fold(0, u64::saturating_add)
     }
 
     /// The existing block devices the study formats (`data`/`journal` paths), each once.
@@ -255,12 +257,22 @@ impl Study {
         v
     }
 
-    /// Check that this machine can make every cell: kernel file systems and tools.
+    /// Check that this machine can make every cell: kernel file systems and tools, and no
+    /// external journal on its cell's data device (the same device reached by another path,
+    /// or a partition of it). Only reads.
     pub fn check_machine(&self) -> std::result::Result<(), String> {
         support::check_common()?;
         let types: BTreeSet<_> = self.cells.iter().map(|c| c.fs.fs).collect();
         for t in types {
             support::check_fs(t)?;
+        }
+        for c in &self.cells {
+            if let (DeviceSpec::Path(d), Journal::External(DeviceSpec::Path(j))) =
+                (&c.fs.data, &c.fs.journal)
+            {
+                crate::provision::guard::check_distinct(d, j)
+                    .map_err(|e| format!("cell {}: {e}", c.label))?;
+            }
         }
         Ok(())
     }
@@ -288,6 +300,13 @@ fn repetitions(r: &file::RepetitionsSection) -> std::result::Result<Repetitions,
         }
         (_, None) => min,
     };
+    for (key, n) in [("min", min), ("max", max)] {
+        if n > MAX_REPETITIONS {
+            return Err(format!(
+                "[repetitions] {key} = {n} is out of range; use 1 to {MAX_REPETITIONS}"
+            ));
+        }
+    }
     if max < min {
         return Err(format!("[repetitions] max ({max}) is below min ({min})"));
     }

@@ -222,3 +222,25 @@ fn a_study_without_workloads_or_fs_is_refused() {
     let e = Study::parse(&BASE.replace("type = \"ext4\"", "")).unwrap_err();
     assert!(e.contains("no file system chosen"), "{e}");
 }
+
+#[test]
+fn sizes_in_bytes_are_range_checked_like_sizes_in_text() {
+    let with = |line: &str| {
+        Study::parse(&BASE.replace(
+            "mount = [\"noatime\"]",
+            &format!("mount = [\"noatime\"]\n{line}"),
+        ))
+    };
+    let e = with("journal_size = 9223372036854775807").unwrap_err();
+    assert!(
+        e.contains("journal_size: size 9223372036854775807 is out of range; use 0 to 1048576T"),
+        "{e}"
+    );
+    let e = with("journal_size = \"1048577T\"").unwrap_err();
+    assert!(e.contains("out of range"), "{e}");
+    let e = study("[[factor]]\nname = \"j\"\nvalues = [{ label = \"x\", journal_size = 9223372036854775807 }]\n").unwrap_err();
+    assert!(
+        e.contains("journal_size: size 9223372036854775807 is out of range"),
+        "{e}"
+    );
+}

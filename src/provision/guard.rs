@@ -6,10 +6,13 @@
 //! swap; backs a loop device or is held by device mapper/RAID (`holders/`); is a loop device
 //! under something mounted; cannot be opened exclusively (`O_EXCL`, the kernel's own "in use"
 //! test); or carries a file-system, RAID or partition-table signature (`blkid -p`,
-//! `wipefs -n`) or partitions. `allow_format` in the study waives only the signature test,
-//! for that exact path: it says "its old contents may go", never "format it while in use".
+//! `wipefs -n`) or partitions. A partition's entry in its disk's table (blkid's
+//! `PART_ENTRY_*` tags) is not a signature on the partition: a blank partition passes.
+//! `allow_format` in the study waives only the signature test, for that exact path: it says
+//! "its old contents may go", never "format it while in use".
 
 use super::exec::{CmdLine, Exec};
+use super::signature::Signature;
 use super::{loopdev, ProvisionError};
 use std::collections::HashMap;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -168,6 +171,49 @@ fn in_use() -> HashMap<DevNum, String> {
     map
 }
 
+/// Refuse a data device and an external journal device that are one device: the same
+/// device number after following symlinks (`/dev/sdb` and `/dev/disk/by-id/…`), or one
+/// lying on the other (a partition of it, a loop device over it). Paths that do not exist or
+/// are not block devices are left to [`check_formattable`], which names them.
+pub fn check_distinct(data: &Path, journal: &Path) -> Result<(), ProvisionError> {
+    let (Some(d), Some(j)) = (block_devnum(data), block_devnum(journal)) else {
+        return Ok(());
+    };
+    let refuse = |reason: String| ProvisionError::Refused {
+        device: journal.display().to_string(),
+        reason,
+    };
+    let fix = "an external journal needs a device of its own: use journal = \"internal\" or another device";
+    if d == j {
+        return Err(refuse(format!(
+            "it is the same device as the data device {} ({}:{}) under another path; {fix}",
+            data.display(),
+            d.0,
+            d.1
+        )));
+    }
+    for (a, b, on, under) in [
+        (j, d, "the journal", "the data device"),
+        (d, j, "the data device", "the journal"),
+    ] {
+        let mut deps = Vec::new();
+        underlying(a, Rel::Itself, &mut deps);
+        if deps.iter().any(|(x, _)| *x == b) {
+            let (on_path, under_path) = if on == "the journal" {
+                (journal, data)
+            } else {
+                (data, journal)
+            };
+            return Err(refuse(format!(
+                "{on} {} lies on {under} {} (a partition of it or a device over it); {fix}",
+                on_path.display(),
+                under_path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The read-only commands that look for signatures: `blkid -p` and `wipefs -n`.
 pub fn probe_commands(dev: &Path) -> [CmdLine; 2] {
     [
@@ -293,19 +339,10 @@ pub fn check_formattable(
         let blkid = exec.output(&blkid_cmd)?;
         // blkid exits 2 when it finds nothing.
         if blkid.status == 0 {
-            let found: Vec<&str> = blkid
-                .stdout
-                .lines()
-                .filter(|l| l.starts_with("TYPE=") || l.starts_with("PTTYPE="))
-                .collect();
-            return Err(refuse(format!(
-                "it carries a signature ({}); {waive}",
-                if found.is_empty() {
-                    "blkid found one".to_string()
-                } else {
-                    found.join(" ")
-                }
-            )));
+            if let Some(sig) = Signature::from_blkid(&blkid.stdout) {
+                return Err(refuse(format!("it carries {sig}; {waive}")));
+            }
+            // Only the partition's entry in its disk's table: a blank partition.
         } else if blkid.status != 2 {
             return Err(refuse(format!(
                 "blkid -p could not probe it (exit {}): {}",

@@ -18,6 +18,7 @@ pub mod mkfs;
 pub mod mount;
 mod provisioned;
 mod provisioner;
+pub mod signature;
 pub mod spec;
 pub mod state;
 pub mod support;

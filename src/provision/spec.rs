@@ -293,6 +293,17 @@ impl FsConfig {
             }
             _ => {}
         }
+        if let (DeviceSpec::Path(d), Journal::External(DeviceSpec::Path(j))) =
+            (&self.data, &self.journal)
+        {
+            // Path equality compares components: `/dev/./sdb` and `/dev//sdb` are `/dev/sdb`.
+            if d == j {
+                return Err(format!(
+                    "data and journal are the same device {}; an external journal needs a device of its own: use journal = \"internal\" or another device",
+                    d.display()
+                ));
+            }
+        }
         if !self.features.is_empty() && !fs.is_ext() {
             return Err(format!(
                 "features (tune2fs -O) apply to ext2/3/4 only; pass {fs} options through mkfs = [...]"
@@ -472,6 +483,15 @@ mod tests {
         b.block_size = Some(1024);
         b.inode_size = Some(2048);
         assert!(b.validate().unwrap_err().contains("inode_size"));
+    }
+
+    #[test]
+    fn the_data_device_is_no_journal_device() {
+        let mut c = FsConfig::new(FsType::Ext4, DeviceSpec::Path("/dev/sdx".into()));
+        c.journal = Journal::External(DeviceSpec::Path("/dev//./sdx".into()));
+        assert!(c.validate().unwrap_err().contains("same device /dev/sdx"));
+        c.journal = Journal::External(DeviceSpec::Path("/dev/sdy".into()));
+        assert!(c.validate().is_ok());
     }
 
     #[test]

@@ -164,12 +164,29 @@ impl WorkloadSpec {
 
     /// Build the engine for this spec.
     pub fn build(&self) -> Result<Box<dyn Workload>> {
+        if let WorkloadSpec::Iozone(s) = self {
+            check_stride(s.stride, "stride")?;
+        }
         match self {
             WorkloadSpec::Fdtree(s) => Ok(Box::new(fdtree::Fdtree::new(s.to_params()?))),
             WorkloadSpec::Iozone(s) => Ok(Box::new(iozone::Iozone::new(s.to_params()?))),
             WorkloadSpec::Dbench(s) => Ok(Box::new(dbench::Dbench::new(s.to_params()?))),
         }
     }
+}
+
+/// The largest IOzone stride (`-j`, `stride`) fslab accepts, in records: 2^30, so the
+/// strided read's `stride × record size` (records up to 16 MiB) stays far inside 64 bits.
+pub const MAX_IOZONE_STRIDE: u64 = 1 << 30;
+
+/// Check an IOzone stride against [`MAX_IOZONE_STRIDE`]; `what` names the flag or key.
+pub fn check_stride(stride: u64, what: &str) -> Result<()> {
+    if stride > MAX_IOZONE_STRIDE {
+        crate::bail_usage!(
+            "{what} {stride} is out of range; use a stride of 0 to {MAX_IOZONE_STRIDE} records"
+        );
+    }
+    Ok(())
 }
 
 /// Check that `dir` exists, is a directory, and can be written; `flag` names the option

@@ -138,3 +138,38 @@ pub fn mounts_under(dir: &Path) -> Vec<String> {
         .filter(|m| Path::new(m).starts_with(dir))
         .collect()
 }
+
+/// Write a partition table with `sfdisk` (script on standard input, e.g. "label: dos\n,16M\n")
+/// and make sure the kernel made the first `parts` partition devices; returns their paths.
+pub fn sfdisk(dev: &str, script: &str, parts: usize) -> Vec<PathBuf> {
+    use std::io::Write;
+    let mut child = Command::new("sfdisk")
+        .args(["-q", dev])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "sfdisk: {e}; install it with scripts/install-deps --test (apt-get install fdisk)"
+            )
+        });
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "sfdisk {dev} failed");
+    let paths: Vec<PathBuf> = (1..=parts)
+        .map(|i| PathBuf::from(format!("{dev}p{i}")))
+        .collect();
+    for _ in 0..50 {
+        if paths.iter().all(|p| p.exists()) {
+            return paths;
+        }
+        // Without udev the kernel's re-read may not be enough: add the partitions explicitly.
+        let _ = Command::new("partx").args(["-a", dev]).output();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("the partitions of {dev} did not appear");
+}

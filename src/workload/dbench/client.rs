@@ -20,7 +20,7 @@
 
 use super::loadfile::{Args, HandleId, Loadfile, Op, PathId};
 use super::ops::{Expect, OpKind};
-use super::sys::{base_of, errno_name, lock, scan, wild_match};
+use super::sys::{base_of, errno_name, lacks_space, lock, pwrite_or_errno, scan, wild_match};
 use rustix::fd::OwnedFd;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
@@ -106,6 +106,11 @@ impl<'a> Client<'a> {
             dirbuf: vec![MaybeUninit::uninit(); 32 * 1024],
             opts,
         })
+    }
+
+    /// The target directory the client works in.
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     /// The path of `p` for this client, for messages.
@@ -334,14 +339,17 @@ impl<'a> Client<'a> {
                 },
             ) => {
                 let fd = self.handle_fd(op, handle)?;
-                let r = rustix::io::pwrite(fd, &self.wbuf[..size as usize], offset);
+                let r = pwrite_or_errno(fd, &self.wbuf[..size as usize], offset);
                 if let Ok(n) = r {
                     if n != ret as usize {
+                        // Still short without an errno: a full file system all the same.
+                        let short = n < size as usize;
+                        let full = short && lacks_space(fd, u64::from(size) - n as u64);
                         return Err(self.fail(
                             op,
                             hname(handle),
                             format!("wrote {n} bytes, the loadfile expects {ret}"),
-                            None,
+                            full.then_some(libc::ENOSPC),
                         ));
                     }
                 }

@@ -212,6 +212,13 @@ fn errors_name_the_line_number_and_text() {
     assert!(e.contains("a timestamp without an operation"), "{e}");
     let e = err("1e999 Close 1 NT_STATUS_OK");
     assert!(e.contains("timestamp 1e999"), "{e}");
+    for big in ["1e300", "9223372036854775807", "31536000.5"] {
+        let e = err(&format!("{big} Close 1 NT_STATUS_OK"));
+        assert!(
+            e.contains(&format!("timestamp {big} is out of range")),
+            "{e}"
+        );
+    }
 }
 
 #[test]

@@ -193,6 +193,14 @@ impl Builder {
             if !v.is_finite() || v < 0.0 {
                 return Err(format!("timestamp {} is not a number of seconds", t[0]));
             }
+            // The client adds it to the start of the pass: keep it a usable duration.
+            if v > crate::units::MAX_DURATION.as_secs_f64() {
+                return Err(format!(
+                    "timestamp {} is out of range; use 0 to {} seconds (365 days)",
+                    t[0],
+                    crate::units::MAX_DURATION.as_secs()
+                ));
+            }
             time = Some(v);
             t = &t[1..];
         }

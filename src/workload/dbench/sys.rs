@@ -1,5 +1,6 @@
 //! System-call helpers of the dbench client: directory scans with a reusable buffer,
-//! SMB wildcard matching, byte-range locks, errno names for messages.
+//! SMB wildcard matching, byte-range locks, writes that report a full file system by its
+//! errno, errno names for messages.
 
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
@@ -32,6 +33,24 @@ pub fn errno_name(e: i32) -> String {
     let text = std::io::Error::from_raw_os_error(e).to_string();
     let text = text.split(" (os error").next().unwrap_or(&text).to_string();
     format!("{n} ({text})")
+}
+
+/// `pwrite` of `buf` at `offset`. A short write means the file system could take only
+/// part of it; the rest is written once more, so a full file system answers with its errno
+/// (ENOSPC, EDQUOT) instead of a bare byte count. Returns the bytes written in all.
+pub fn pwrite_or_errno(fd: impl AsFd, buf: &[u8], offset: u64) -> Result<usize, Errno> {
+    let n = rustix::io::pwrite(&fd, buf, offset)?;
+    if n == 0 || n >= buf.len() {
+        return Ok(n);
+    }
+    let rest = rustix::io::pwrite(&fd, &buf[n..], offset + n as u64)?;
+    Ok(n + rest)
+}
+
+/// Whether the file system of `fd` has less than `need` bytes left for unprivileged
+/// writers (statvfs), i.e. a short write there is the disk being full.
+pub fn lacks_space(fd: impl AsFd, need: u64) -> bool {
+    rustix::fs::fstatvfs(fd).is_ok_and(|st| st.f_bavail.saturating_mul(st.f_frsize) < need)
 }
 
 /// The last component of a rendered path (trailing `/` ignored).
@@ -117,6 +136,15 @@ mod tests {
         assert_eq!(base_of(b"clients/client0/x.doc"), b"x.doc");
         assert_eq!(base_of(b"clients/client0/"), b"client0");
         assert_eq!(base_of(b"top"), b"top");
+    }
+
+    #[test]
+    fn lack_of_space_is_measured_on_the_file_system_of_the_handle() {
+        let f = tempfile::tempfile().unwrap();
+        assert!(lacks_space(&f, u64::MAX));
+        assert!(!lacks_space(&f, 0));
+        assert_eq!(pwrite_or_errno(&f, &[7u8; 100], 4096), Ok(100));
+        assert_eq!(f.metadata().unwrap().len(), 4196);
     }
 
     #[test]

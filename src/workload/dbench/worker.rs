@@ -4,6 +4,7 @@
 use super::client::{Client, OpError};
 use super::ops::OpKind;
 use super::DbenchParams;
+use crate::sysinfo::{free_space, FreeSpace};
 use anyhow::anyhow;
 use hdrhistogram::Histogram;
 use std::path::Path;
@@ -86,25 +87,61 @@ impl ClientContext for ClientFailure {
     fn context_for(self, id: usize, dir: &Path) -> anyhow::Error {
         match self {
             ClientFailure::Stopped => anyhow!(crate::signal::Interrupted),
-            ClientFailure::Op(e) => {
-                let nospace = matches!(e.errno, Some(libc::ENOSPC) | Some(libc::EDQUOT));
-                if nospace {
-                    crate::error::usage(format!(
-                        "client {id} ran out of space in {} (loadfile {e}); free space there, use fewer clients, or a bigger file system",
-                        dir.display()
-                    ))
-                } else {
-                    anyhow!("client {id} failed in {}: loadfile {e}", dir.display())
+            ClientFailure::Op(e, space) => match e.errno {
+                Some(n @ (libc::ENOSPC | libc::EDQUOT)) => {
+                    crate::error::usage(no_space_message(n, id, dir, &e, space))
                 }
-            }
+                _ => anyhow!("client {id} failed in {}: loadfile {e}", dir.display()),
+            },
         }
     }
+}
+
+/// "no space left on DIR (ENOSPC): 12.0 MiB free of 1.0 GiB; …": the errno, the target's
+/// free space and size (statvfs, when the write failed), the operation, the fix.
+fn no_space_message(
+    errno: i32,
+    id: usize,
+    dir: &Path,
+    e: &OpError,
+    space: Option<FreeSpace>,
+) -> String {
+    let (what, name, fix) = if errno == libc::EDQUOT {
+        (
+            "disk quota exceeded",
+            "EDQUOT",
+            "raise the quota, use fewer clients or a bigger file system",
+        )
+    } else {
+        (
+            "no space left",
+            "ENOSPC",
+            "use fewer clients or a bigger file system",
+        )
+    };
+    let space = match space {
+        Some(f) => format!(
+            "{} free of {}",
+            crate::units::fmt_bytes(f.bytes),
+            crate::units::fmt_bytes(f.total_bytes)
+        ),
+        None => "free space unknown (statvfs failed)".into(),
+    };
+    format!(
+        "{what} on {} ({name}): {space}, at client {id}'s loadfile line {} ({} {}); {fix}",
+        dir.display(),
+        e.line,
+        e.op,
+        e.subject
+    )
 }
 
 /// Why a client stopped early.
 pub(super) enum ClientFailure {
     Stopped,
-    Op(OpError),
+    /// A failed operation, with the target's free space when it failed for lack of space
+    /// (taken while the client's handles still hold what they hold).
+    Op(OpError, Option<FreeSpace>),
 }
 
 /// One client's loop: passes over the loadfile until the end of the run.
@@ -148,7 +185,11 @@ pub(super) fn run_client(
             let s = Instant::now();
             let r = c.exec(op);
             let e = Instant::now();
-            let n = r.map_err(ClientFailure::Op)?;
+            let n = r.map_err(|e| {
+                let full = matches!(e.errno, Some(libc::ENOSPC | libc::EDQUOT));
+                let space = full.then(|| free_space(c.root()).ok()).flatten();
+                ClientFailure::Op(e, space)
+            })?;
             if e >= end {
                 break 'run;
             }
