@@ -295,7 +295,12 @@ impl Workload for DistIozone {
     fn prepare(&mut self, _target: &Target) -> Result<()> {
         self.succeeded = false;
         let local = (|| -> Result<()> {
-            let dir = self.file.parent().unwrap_or(std::path::Path::new("."));
+            let dir = self
+                .file
+                .parent()
+                .unwrap_or(std::path::Path::new("."))
+                .to_path_buf();
+            let dir = dir.as_path();
             crate::workload::check_writable_dir(dir, "-F")?;
             let claim = testfile::claim(&self.file, self.params.overwrite, "-F")?;
             self.file = claim.path.clone();
