@@ -7,14 +7,19 @@
 //! format. Every error names the database file.
 //!
 //! Opening (create, migrate, refuse other programs' files, read-only) is in `open.rs`;
-//! writes in `write.rs`, reads in `read.rs`.
+//! writes in `write.rs`, reads in `read.rs`; exclusive claims on a study in `claim.rs`;
+//! the paths an engine run owns in `owned.rs`.
 
+mod claim;
 mod open;
+mod owned;
 mod read;
 mod write;
 
 pub use crate::metric::Histogram;
+pub use claim::{Claim, ClaimError, ClaimInfo};
 pub use open::{APPLICATION_ID, SCHEMA_VERSION};
+pub use owned::{OwnedKind, OwnedPath, OwnedState};
 pub use read::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow};
 
 use crate::metric::Metric;
@@ -193,4 +198,8 @@ impl Store {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_claim;
+#[cfg(test)]
 mod tests_open;
+#[cfg(test)]
+mod tests_owned;
