@@ -193,6 +193,17 @@ impl Store {
         let conn = Connection::open_with_flags(path, flags)
             .and_then(|c| c.busy_timeout(BUSY).map(|_| c))
             .map_err(|e| db_error(path, "opening", e))?;
+        // SQLite falls back to read-only when the file or its file system cannot be written;
+        // say so now rather than fail at the first write.
+        if conn
+            .is_readonly(rusqlite::DatabaseName::Main)
+            .unwrap_or(false)
+        {
+            crate::bail_usage!(
+                "results database {} cannot be written (the file or its file system is read-only) and this command stores its results there; choose a writable file with --db",
+                path.display()
+            );
+        }
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
