@@ -115,11 +115,20 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
             r.store.path().display()
         );
     }
-    let (study_id, cell_ids, wl_ids, seed, resumed) = if r.resume && !nothing_stored {
+    let ((study_id, cell_ids, wl_ids, seed, resumed), claim) = if r.resume && !nothing_stored {
         open_existing(r.store, &r.workdir, r.exec.as_ref(), study)?
     } else {
         create_new(r.store, r.exec.as_ref(), &r.workdir, study, &r.command_line)?
     };
+    if let Some(gone) = claim.taken_over() {
+        eprintln!(
+            "fslab: note: study {study_id} was claimed by process {} on this host since {}, which is gone; taking it over",
+            gone.pid, gone.claimed_at
+        );
+    }
+    // Held until this function returns, however it returns (an early `?` included); a run
+    // killed outright leaves a claim of a dead process, which the next run takes over.
+    let _claim = claim;
     let trials = r.store.trials(study_id)?;
     let prior_series = r.store.series(study_id)?;
     let rep = &study.repetitions;
