@@ -197,8 +197,8 @@ impl Store {
         let me = ClaimInfo::mine(study)?;
         let held = self.claim_of(study)?;
         let conn = claim_connection(&self.target, &self.path, &what)?;
-        match &held {
-            Some(h) => match h.is_alive() {
+        if let Some(h) = &held {
+            match h.is_alive() {
                 Some(true) => return Err(ClaimError::Held(h.clone()).into()),
                 None => {
                     return Err(ClaimError::OtherHost {
@@ -207,9 +207,9 @@ impl Store {
                     }
                     .into())
                 }
+                // Gone: taken over below.
                 Some(false) => {}
-            },
-            None => {}
+            }
         }
         self.conn
             .execute(
