@@ -137,7 +137,11 @@ fn privileged_sigkill_cleanup_resume_gives_exactly_the_planned_repetitions() {
         let finished_first = child.try_wait().unwrap().is_some();
         child.kill().unwrap();
         child.wait().unwrap();
-        if finished_first {
+        // Killed after the study was complete (while printing its summary): nothing to resume.
+        let completed = Store::open_read_only(&t.path().join("results.db"))
+            .and_then(|s| s.list_studies())
+            .is_ok_and(|l| l.iter().any(|s| s.status == "complete"));
+        if finished_first || completed {
             eprintln!("attempt {attempt}: finished within {delay:?}; trying an earlier kill");
             continue;
         }
@@ -257,4 +261,34 @@ fn privileged_two_resumes_of_one_study_are_kept_apart() {
         return;
     }
     panic!("the study always finished before Ctrl-C; make it larger");
+}
+
+/// A run killed while tearing down a cell whose repetitions were all stored leaves that
+/// cell `running`; the resume has nothing to measure there but must still finish it.
+#[test]
+fn privileged_resume_finishes_a_cell_killed_during_its_teardown() {
+    if !require_root("privileged_resume_finishes_a_cell_killed_during_its_teardown") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("s.toml");
+    std::fs::write(&file, study_text("torn")).unwrap();
+    let work = t.path().join("work");
+    let out = spawn_run(t.path(), &file, &work, false)
+        .wait_with_output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The state such a kill leaves: every repetition stored, the cell and study still running.
+    let c = rusqlite::Connection::open(t.path().join("results.db")).unwrap();
+    c.execute_batch(
+        "UPDATE cell SET status = 'running' WHERE idx = 1;
+         UPDATE study SET status = 'running', finished_at = NULL;",
+    )
+    .unwrap();
+    drop(c);
+    finish_with_resume(t.path(), &file, &work);
 }

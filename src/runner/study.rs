@@ -212,6 +212,20 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
     if let Err(e) = run_dir.finish() {
         runner.leftovers.push(e.to_string());
     }
+    // A cell whose series were all done before this run started is never brought up, so
+    // nothing above sets its status: a run killed while tearing it down left it `running`.
+    for cell in 0..study.cells.len() {
+        let done = runner
+            .series
+            .iter()
+            .filter(|s| s.cell == cell)
+            .all(|s| matches!(s.state, SeriesState::Done(_)));
+        if done && !runner.cell_errors.contains_key(&cell) {
+            runner
+                .store
+                .set_cell_status(runner.cell_ids[cell], "complete", None)?;
+        }
+    }
     let failed_cells: Vec<(String, String)> = runner
         .cell_errors
         .iter()
