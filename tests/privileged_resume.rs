@@ -137,7 +137,11 @@ fn privileged_sigkill_cleanup_resume_gives_exactly_the_planned_repetitions() {
         let finished_first = child.try_wait().unwrap().is_some();
         child.kill().unwrap();
         child.wait().unwrap();
-        if finished_first {
+        // Killed after the study was complete (while printing its summary): nothing to resume.
+        let completed = Store::open_read_only(&t.path().join("results.db"))
+            .and_then(|s| s.list_studies())
+            .is_ok_and(|l| l.iter().any(|s| s.status == "complete"));
+        if finished_first || completed {
             eprintln!("attempt {attempt}: finished within {delay:?}; trying an earlier kill");
             continue;
         }
@@ -187,4 +191,104 @@ fn privileged_ctrl_c_tears_down_and_resume_completes() {
         return;
     }
     panic!("the study always finished before Ctrl-C; make it larger");
+}
+
+#[test]
+fn privileged_two_resumes_of_one_study_are_kept_apart() {
+    if !require_root("privileged_two_resumes_of_one_study_are_kept_apart") {
+        return;
+    }
+    for attempt in 0..4 {
+        let t = tempfile::tempdir().unwrap();
+        let file = t.path().join("s.toml");
+        std::fs::write(&file, study_text("raced")).unwrap();
+        let work = t.path().join("work");
+        let child = spawn_run(t.path(), &file, &work, false);
+        std::thread::sleep(Duration::from_millis(1500 >> attempt));
+        // SAFETY: kill(2) with a valid pid and signal number.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let out = child.wait_with_output().unwrap();
+        if out.status.success() {
+            continue; // finished before the signal
+        }
+        assert_eq!(out.status.code(), Some(130));
+        // Two resumes at once: exactly one proceeds, the other stops at once naming it.
+        let mut runs = [
+            spawn_run(t.path(), &file, &work, true),
+            spawn_run(t.path(), &file, &work, true),
+        ];
+        let start = Instant::now();
+        let first = loop {
+            if let Some(i) = (0..2).find(|&i| runs[i].try_wait().unwrap().is_some()) {
+                break i;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "neither resume ended"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let [a, b] = runs;
+        let (loser, winner) = if first == 0 { (a, b) } else { (b, a) };
+        let winner_pid = winner.id();
+        let lost = loser.wait_with_output().unwrap();
+        let lost_after = start.elapsed();
+        let won = winner.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&lost.stderr);
+        assert_eq!(lost.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!("is being run by process {winner_pid} on host"))
+                && err.contains("wait for it or stop it")
+                && err.lines().count() == 1,
+            "{err}"
+        );
+        assert!(
+            lost_after < Duration::from_secs(10),
+            "the loser took {lost_after:?}"
+        );
+        assert!(
+            won.status.success(),
+            "winner: {}",
+            String::from_utf8_lossy(&won.stderr)
+        );
+        assert_exactly_planned(t.path());
+        // Neither left a run directory, a mount or a loop device; the claim is gone.
+        assert_nothing_left(&work);
+        let store = Store::open(&t.path().join("results.db")).unwrap();
+        assert_eq!(store.unfinished_runs().unwrap(), []);
+        let id = store.list_studies().unwrap()[0].id;
+        assert_eq!(store.claim_of(id).unwrap(), None);
+        return;
+    }
+    panic!("the study always finished before Ctrl-C; make it larger");
+}
+
+/// A run killed while tearing down a cell whose repetitions were all stored leaves that
+/// cell `running`; the resume has nothing to measure there but must still finish it.
+#[test]
+fn privileged_resume_finishes_a_cell_killed_during_its_teardown() {
+    if !require_root("privileged_resume_finishes_a_cell_killed_during_its_teardown") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("s.toml");
+    std::fs::write(&file, study_text("torn")).unwrap();
+    let work = t.path().join("work");
+    let out = spawn_run(t.path(), &file, &work, false)
+        .wait_with_output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The state such a kill leaves: every repetition stored, the cell and study still running.
+    let c = rusqlite::Connection::open(t.path().join("results.db")).unwrap();
+    c.execute_batch(
+        "UPDATE cell SET status = 'running' WHERE idx = 1;
+         UPDATE study SET status = 'running', finished_at = NULL;",
+    )
+    .unwrap();
+    drop(c);
+    finish_with_resume(t.path(), &file, &work);
 }

@@ -239,6 +239,16 @@ fn bad_input_is_one_line_with_exit_code_2() {
 #[test]
 fn empty_database_says_so() {
     let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    // No file at all: the error names it, and reading creates none.
+    let e = run_usage_error(dir.path(), &["report", "1"]);
+    assert!(
+        e.contains(&format!("no results database at {}", db.display())),
+        "{e}"
+    );
+    assert!(!db.exists());
+    // A store with nothing in it.
+    fslab::store::Store::open(&db).unwrap();
     let e = run_usage_error(dir.path(), &["report", "1"]);
     assert!(e.contains("is empty"), "{e}");
 }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 /// `fslab list`.
 pub fn list(a: ListArgs, db: Option<PathBuf>) -> Result<()> {
-    let store = super::open_store(db)?;
+    let store = super::open_store_read_only(db)?;
     let studies = store.list_studies()?;
     if a.json {
         crate::outln!("{}", serde_json::to_string_pretty(&studies)?);
@@ -63,7 +63,7 @@ pub fn reps_of(d: &StudyData, cell: i64, workload: i64) -> Vec<Vec<crate::metric
 
 /// `fslab show ID`.
 pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
-    let store = super::open_store(db)?;
+    let store = super::open_store_read_only(db)?;
     let Some(d) = store.load(a.id)? else {
         let ids: Vec<String> = store
             .list_studies()?

@@ -58,10 +58,19 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     }
 }
 
-/// Open the results database chosen by `--db` or the default.
+/// Open the results database chosen by `--db` or the default, for a command that writes:
+/// the file is created if missing and migrated to the current schema.
 pub fn open_store(db: Option<PathBuf>) -> Result<Store> {
     let path = db.unwrap_or_else(crate::store::default_path);
     Store::open(&path)
+}
+
+/// Open the results database chosen by `--db` or the default, for a command that only reads
+/// (`list`, `show`, `report`, `compare`): nothing is created or changed, so it works on a
+/// read-only file system, and a missing file is an error that names it.
+pub fn open_store_read_only(db: Option<PathBuf>) -> Result<Store> {
+    let path = db.unwrap_or_else(crate::store::default_path);
+    Store::open_read_only(&path)
 }
 
 /// The command line as typed, quoted where needed, for the store.

@@ -56,7 +56,7 @@ fn emit(r: &ReportData, o: &ReportOutputArgs) -> Result<()> {
 /// `fslab report SOURCE`.
 pub fn report(a: ReportArgs, db: Option<PathBuf>) -> Result<()> {
     let opts = options(&a.output, a.baseline.clone())?;
-    let store = super::open_store(db)?;
+    let store = super::open_store_read_only(db)?;
     let loaded = select::load(&store, &a.source)?;
     let env = select::environment(&loaded);
     let input = Input {
@@ -80,7 +80,7 @@ pub fn compare(a: CompareArgs, db: Option<PathBuf>) -> Result<()> {
     }
     let mut opts = options(&a.output, None)?;
     opts.compare_factors = Some(vec!["source".to_string()]);
-    let store = super::open_store(db)?;
+    let store = super::open_store_read_only(db)?;
     let la = select::load(&store, &a.a)?;
     let lb = select::load(&store, &a.b)?;
     let title = format!(

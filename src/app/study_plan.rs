@@ -63,7 +63,7 @@ fn history(study: &Study, db: Option<PathBuf>) -> Option<History> {
     if !path.exists() {
         return None;
     }
-    let store = crate::store::Store::open(&path).ok()?;
+    let store = crate::store::Store::open_read_only(&path).ok()?;
     let row = store.latest_study_named(study.name()).ok()??;
     let d = store.load(row.id).ok()??;
     let mut acc: BTreeMap<(String, String), (f64, u32)> = BTreeMap::new();

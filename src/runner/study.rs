@@ -115,11 +115,20 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
             r.store.path().display()
         );
     }
-    let (study_id, cell_ids, wl_ids, seed, resumed) = if r.resume && !nothing_stored {
+    let ((study_id, cell_ids, wl_ids, seed, resumed), claim) = if r.resume && !nothing_stored {
         open_existing(r.store, &r.workdir, r.exec.as_ref(), study)?
     } else {
         create_new(r.store, r.exec.as_ref(), &r.workdir, study, &r.command_line)?
     };
+    if let Some(gone) = claim.taken_over() {
+        eprintln!(
+            "fslab: note: study {study_id} was claimed by process {} on this host since {}, which is gone; taking it over",
+            gone.pid, gone.claimed_at
+        );
+    }
+    // Held until this function returns, however it returns (an early `?` included); a run
+    // killed outright leaves a claim of a dead process, which the next run takes over.
+    let _claim = claim;
     let trials = r.store.trials(study_id)?;
     let prior_series = r.store.series(study_id)?;
     let rep = &study.repetitions;
@@ -202,6 +211,20 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
     }
     if let Err(e) = run_dir.finish() {
         runner.leftovers.push(e.to_string());
+    }
+    // A cell whose series were all done before this run started is never brought up, so
+    // nothing above sets its status: a run killed while tearing it down left it `running`.
+    for cell in 0..study.cells.len() {
+        let done = runner
+            .series
+            .iter()
+            .filter(|s| s.cell == cell)
+            .all(|s| matches!(s.state, SeriesState::Done(_)));
+        if done && !runner.cell_errors.contains_key(&cell) {
+            runner
+                .store
+                .set_cell_status(runner.cell_ids[cell], "complete", None)?;
+        }
     }
     let failed_cells: Vec<(String, String)> = runner
         .cell_errors

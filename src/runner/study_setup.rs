@@ -1,12 +1,13 @@
 //! Recording a study in the store before it runs, or finding it again for `--resume`:
 //! the study row, environment, cells, workloads and series (new studies in one
-//! transaction), the checks that the file is unchanged and that no live run owns it.
+//! transaction), the checks that the file is unchanged, and the claim that keeps every other
+//! process off the study while this one runs it.
 
 use super::env;
 use crate::plan::{Order, Study};
 use crate::provision::exec::Exec;
 use crate::provision::state::WorkDir;
-use crate::store::{self, NewCell, NewStudy, Store};
+use crate::store::{self, Claim, NewCell, NewStudy, Store};
 use anyhow::Result;
 use std::collections::BTreeMap;
 
@@ -14,26 +15,21 @@ use std::collections::BTreeMap;
 pub type Ids = (i64, Vec<i64>, Vec<i64>, u64, bool);
 
 /// Record a new study with its cells, workloads and series in one transaction, so a kill
-/// at any point leaves either nothing or a complete plan to resume.
+/// at any point leaves either nothing or a complete plan to resume. The study is claimed for
+/// this process in the same transaction: no `--resume` can take it before this run starts.
 pub fn create_new(
     st: &mut Store,
     exec: &dyn Exec,
     workdir: &WorkDir,
     study: &Study,
     command_line: &str,
-) -> Result<Ids> {
+) -> Result<(Ids, Claim)> {
     let environment = env::capture(exec, workdir.root(), study);
-    st.conn().execute_batch("BEGIN IMMEDIATE")?;
-    match create_rows(st, &environment, study, command_line) {
-        Ok(ids) => {
-            st.conn().execute_batch("COMMIT")?;
-            Ok(ids)
-        }
-        Err(e) => {
-            let _ = st.conn().execute_batch("ROLLBACK");
-            Err(e)
-        }
-    }
+    st.immediate("recording the new study", |st| {
+        let ids = create_rows(st, &environment, study, command_line)?;
+        let claim = st.claim_in_transaction(ids.0)?;
+        Ok((ids, claim))
+    })
 }
 
 fn create_rows(
@@ -88,13 +84,14 @@ fn create_rows(
     Ok((id, cells, wls, seed, false))
 }
 
-/// Find the study to resume and check that it may be resumed.
+/// Find the study to resume, claim it for this process before anything else is done (a
+/// second `--resume` of the same study stops here), and check that it may be resumed.
 pub fn open_existing(
     st: &mut Store,
     workdir: &WorkDir,
     exec: &dyn Exec,
     study: &Study,
-) -> Result<Ids> {
+) -> Result<(Ids, Claim)> {
     let Some(row) = st.latest_study_named(study.name())? else {
         crate::bail_usage!(
             "no study named '{}' to resume in {}",
@@ -102,6 +99,7 @@ pub fn open_existing(
             st.path().display()
         );
     };
+    let claim = st.claim(row.id)?;
     if row.spec_hash != study.hash {
         crate::bail_usage!(
             "the study file changed since study {} was started (its content hash differs); restore the file, or run without --resume to start a new study",
@@ -116,6 +114,8 @@ pub fn open_existing(
             row.id
         );
     }
+    // The claim above is what keeps runs apart; this also catches a run of an fslab from
+    // before claims existed that works in the same directory.
     if let Some((_, pid)) = workdir
         .live_studies()
         .into_iter()
@@ -175,5 +175,5 @@ pub fn open_existing(
             .ok_or_else(damaged)? = w.id;
     }
     let seed = row.seed.map(|s| s as u64).unwrap_or(0);
-    Ok((row.id, cell_ids, wl_ids, seed, true))
+    Ok(((row.id, cell_ids, wl_ids, seed, true), claim))
 }

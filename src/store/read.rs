@@ -155,201 +155,233 @@ const STUDY_COLS: &str =
     "id, kind, name, description, command_line, spec, spec_hash, tool_version, seed, status, created_at, finished_at";
 
 impl Store {
+    /// Run the read `f`; its error names what was read and the database file.
+    fn reading<T>(&self, what: impl std::fmt::Display, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        f().with_context(|| self.at(what))
+    }
+
     /// All studies and runs, newest first.
     pub fn list_studies(&self) -> Result<Vec<StudyRow>> {
+        if self.empty {
+            return Ok(Vec::new());
+        }
+        let what = "listing studies";
         let mut st = self
             .conn()
-            .prepare(&format!("SELECT {STUDY_COLS} FROM study ORDER BY id DESC"))?;
-        let rows = st.query_map([], study_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            .prepare(&format!("SELECT {STUDY_COLS} FROM study ORDER BY id DESC"))
+            .map_err(self.fail(what))?;
+        let rows = st.query_map([], study_from_row).map_err(self.fail(what))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(self.fail(what))
     }
 
     /// One study by id.
     pub fn study(&self, id: i64) -> Result<Option<StudyRow>> {
-        Ok(self
-            .conn()
+        if self.empty {
+            return Ok(None);
+        }
+        self.conn()
             .query_row(
                 &format!("SELECT {STUDY_COLS} FROM study WHERE id = ?1"),
                 params![id],
                 study_from_row,
             )
-            .optional()?)
+            .optional()
+            .map_err(self.fail(format_args!("reading study {id}")))
     }
 
     /// The newest study with this name and kind `study`.
     pub fn latest_study_named(&self, name: &str) -> Result<Option<StudyRow>> {
-        Ok(self
-            .conn()
+        if self.empty {
+            return Ok(None);
+        }
+        self.conn()
             .query_row(
                 &format!("SELECT {STUDY_COLS} FROM study WHERE name = ?1 AND kind = 'study' ORDER BY id DESC LIMIT 1"),
                 params![name],
                 study_from_row,
             )
-            .optional()?)
+            .optional()
+            .map_err(self.fail(format_args!("looking up study '{name}'")))
     }
 
     /// Cells of a study in plan order.
     pub fn cells(&self, study: i64) -> Result<Vec<CellRow>> {
-        let mut st = self.conn().prepare(
-            "SELECT id, idx, label, factors, config, commands, superblock, status, error FROM cell WHERE study_id = ?1 ORDER BY idx",
-        )?;
-        let rows = st.query_map(params![study], |r| {
-            let factors: String = r.get(3)?;
-            let config: String = r.get(4)?;
-            let commands: String = r.get(5)?;
-            Ok((
-                CellRow {
-                    id: r.get(0)?,
-                    idx: r.get(1)?,
-                    label: r.get(2)?,
-                    factors: Vec::new(),
-                    config: serde_json::Value::Null,
-                    commands: Vec::new(),
-                    superblock: r.get(6)?,
-                    status: r.get(7)?,
-                    error: r.get(8)?,
-                },
-                factors,
-                config,
-                commands,
-            ))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (mut c, f, cfg, cmds) = row?;
-            c.factors = serde_json::from_str(&f).context("cell.factors is not valid JSON")?;
-            c.config = serde_json::from_str(&cfg).context("cell.config is not valid JSON")?;
-            c.commands = serde_json::from_str(&cmds).context("cell.commands is not valid JSON")?;
-            out.push(c);
-        }
-        Ok(out)
+        self.reading(format_args!("reading the cells of study {study}"), || {
+            let mut st = self.conn().prepare(
+                "SELECT id, idx, label, factors, config, commands, superblock, status, error FROM cell WHERE study_id = ?1 ORDER BY idx",
+            )?;
+            let rows = st.query_map(params![study], |r| {
+                let factors: String = r.get(3)?;
+                let config: String = r.get(4)?;
+                let commands: String = r.get(5)?;
+                Ok((
+                    CellRow {
+                        id: r.get(0)?,
+                        idx: r.get(1)?,
+                        label: r.get(2)?,
+                        factors: Vec::new(),
+                        config: serde_json::Value::Null,
+                        commands: Vec::new(),
+                        superblock: r.get(6)?,
+                        status: r.get(7)?,
+                        error: r.get(8)?,
+                    },
+                    factors,
+                    config,
+                    commands,
+                ))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (mut c, f, cfg, cmds) = row?;
+                c.factors = serde_json::from_str(&f).context("cell.factors is not valid JSON")?;
+                c.config = serde_json::from_str(&cfg).context("cell.config is not valid JSON")?;
+                c.commands = serde_json::from_str(&cmds).context("cell.commands is not valid JSON")?;
+                out.push(c);
+            }
+            Ok(out)
+        })
     }
 
     /// Workloads of a study in order.
     pub fn workloads(&self, study: i64) -> Result<Vec<WorkloadRow>> {
-        let mut st = self.conn().prepare(
-            "SELECT id, idx, kind, label, params FROM workload WHERE study_id = ?1 ORDER BY idx",
-        )?;
-        let rows = st.query_map(params![study], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get::<_, String>(4)?,
-            ))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (id, idx, kind, label, p) = row?;
-            out.push(WorkloadRow {
-                id,
-                idx,
-                kind,
-                label,
-                params: serde_json::from_str(&p).context("workload.params is not valid JSON")?,
-            });
-        }
-        Ok(out)
+        self.reading(format_args!("reading the workloads of study {study}"), || {
+            let mut st = self.conn().prepare(
+                "SELECT id, idx, kind, label, params FROM workload WHERE study_id = ?1 ORDER BY idx",
+            )?;
+            let rows = st.query_map(params![study], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (id, idx, kind, label, p) = row?;
+                out.push(WorkloadRow {
+                    id,
+                    idx,
+                    kind,
+                    label,
+                    params: serde_json::from_str(&p).context("workload.params is not valid JSON")?,
+                });
+            }
+            Ok(out)
+        })
     }
 
     /// Series outcomes of a study.
     pub fn series(&self, study: i64) -> Result<Vec<SeriesRow>> {
-        let mut st = self.conn().prepare(
-            "SELECT s.cell_id, s.workload_id, s.status, s.stop_reason, s.error FROM series s
-             JOIN cell c ON c.id = s.cell_id WHERE c.study_id = ?1 ORDER BY c.idx, s.workload_id",
-        )?;
-        let rows = st.query_map(params![study], |r| {
-            Ok(SeriesRow {
-                cell_id: r.get(0)?,
-                workload_id: r.get(1)?,
-                status: r.get(2)?,
-                stop_reason: r.get(3)?,
-                error: r.get(4)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.reading(format_args!("reading the series of study {study}"), || {
+            let mut st = self.conn().prepare(
+                "SELECT s.cell_id, s.workload_id, s.status, s.stop_reason, s.error FROM series s
+                 JOIN cell c ON c.id = s.cell_id WHERE c.study_id = ?1 ORDER BY c.idx, s.workload_id",
+            )?;
+            let rows = st.query_map(params![study], |r| {
+                Ok(SeriesRow {
+                    cell_id: r.get(0)?,
+                    workload_id: r.get(1)?,
+                    status: r.get(2)?,
+                    stop_reason: r.get(3)?,
+                    error: r.get(4)?,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
     }
 
     /// Trials of a study in execution order, each with its samples.
     pub fn trials(&self, study: i64) -> Result<Vec<TrialRow>> {
-        let mut st = self.conn().prepare(
-            "SELECT t.id, t.cell_id, t.workload_id, t.repetition, t.order_index, t.status, t.error, t.cache_policy,
-                    t.started_at, t.finished_at, t.wall_seconds
-             FROM trial t JOIN cell c ON c.id = t.cell_id WHERE c.study_id = ?1 ORDER BY t.order_index, t.id",
-        )?;
-        let rows = st.query_map(params![study], |r| {
-            Ok(TrialRow {
-                id: r.get(0)?,
-                cell_id: r.get(1)?,
-                workload_id: r.get(2)?,
-                repetition: r.get(3)?,
-                order_index: r.get(4)?,
-                status: r.get(5)?,
-                error: r.get(6)?,
-                cache_policy: r.get(7)?,
-                started_at: r.get(8)?,
-                finished_at: r.get(9)?,
-                wall_seconds: r.get(10)?,
-                samples: Vec::new(),
-            })
-        })?;
-        let mut trials: Vec<TrialRow> = rows.collect::<rusqlite::Result<_>>()?;
-        let mut ss = self.conn().prepare(
-            "SELECT s.trial_id, s.phase, s.metric, s.unit, s.value FROM sample s
-             JOIN trial t ON t.id = s.trial_id JOIN cell c ON c.id = t.cell_id
-             WHERE c.study_id = ?1 ORDER BY s.trial_id, s.rowid",
-        )?;
-        let samples = ss.query_map(params![study], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, f64>(4)?,
-            ))
-        })?;
-        let index: std::collections::HashMap<i64, usize> =
-            trials.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
-        for s in samples {
-            let (tid, phase, name, unit, value) = s?;
-            let unit = Unit::parse(&unit)
-                .with_context(|| format!("unknown unit '{unit}' in sample of trial {tid}"))?;
-            if let Some(&i) = index.get(&tid) {
-                trials[i].samples.push(Metric {
-                    phase,
-                    name,
-                    unit,
-                    value,
-                });
+        self.reading(format_args!("reading the repetitions of study {study}"), || {
+            let mut st = self.conn().prepare(
+                "SELECT t.id, t.cell_id, t.workload_id, t.repetition, t.order_index, t.status, t.error, t.cache_policy,
+                        t.started_at, t.finished_at, t.wall_seconds
+                 FROM trial t JOIN cell c ON c.id = t.cell_id WHERE c.study_id = ?1 ORDER BY t.order_index, t.id",
+            )?;
+            let rows = st.query_map(params![study], |r| {
+                Ok(TrialRow {
+                    id: r.get(0)?,
+                    cell_id: r.get(1)?,
+                    workload_id: r.get(2)?,
+                    repetition: r.get(3)?,
+                    order_index: r.get(4)?,
+                    status: r.get(5)?,
+                    error: r.get(6)?,
+                    cache_policy: r.get(7)?,
+                    started_at: r.get(8)?,
+                    finished_at: r.get(9)?,
+                    wall_seconds: r.get(10)?,
+                    samples: Vec::new(),
+                })
+            })?;
+            let mut trials: Vec<TrialRow> = rows.collect::<rusqlite::Result<_>>()?;
+            let mut ss = self.conn().prepare(
+                "SELECT s.trial_id, s.phase, s.metric, s.unit, s.value FROM sample s
+                 JOIN trial t ON t.id = s.trial_id JOIN cell c ON c.id = t.cell_id
+                 WHERE c.study_id = ?1 ORDER BY s.trial_id, s.rowid",
+            )?;
+            let samples = ss.query_map(params![study], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, f64>(4)?,
+                ))
+            })?;
+            let index: std::collections::HashMap<i64, usize> =
+                trials.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
+            for s in samples {
+                let (tid, phase, name, unit, value) = s?;
+                let unit = Unit::parse(&unit)
+                    .with_context(|| format!("unknown unit '{unit}' in sample of trial {tid}"))?;
+                if let Some(&i) = index.get(&tid) {
+                    trials[i].samples.push(Metric {
+                        phase,
+                        name,
+                        unit,
+                        value,
+                    });
+                }
             }
-        }
-        Ok(trials)
+            Ok(trials)
+        })
     }
 
     /// Histograms of one trial.
     pub fn histograms(&self, trial: i64) -> Result<Vec<Histogram>> {
-        let mut st = self
-            .conn()
-            .prepare("SELECT phase, name, encoding, data FROM histogram WHERE trial_id = ?1 ORDER BY phase, name")?;
-        let rows = st.query_map(params![trial], |r| {
-            Ok(Histogram {
-                phase: r.get(0)?,
-                name: r.get(1)?,
-                encoding: r.get(2)?,
-                data: r.get(3)?,
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.reading(format_args!("reading the histograms of repetition {trial}"), || {
+            let mut st = self
+                .conn()
+                .prepare("SELECT phase, name, encoding, data FROM histogram WHERE trial_id = ?1 ORDER BY phase, name")?;
+            let rows = st.query_map(params![trial], |r| {
+                Ok(Histogram {
+                    phase: r.get(0)?,
+                    name: r.get(1)?,
+                    encoding: r.get(2)?,
+                    data: r.get(3)?,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
     }
 
     /// Environment of a study, sorted by key.
     pub fn environment(&self, study: i64) -> Result<Vec<(String, String)>> {
-        let mut st = self
-            .conn()
-            .prepare("SELECT key, value FROM environment WHERE study_id = ?1 ORDER BY key")?;
-        let rows = st.query_map(params![study], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.reading(
+            format_args!("reading the environment of study {study}"),
+            || {
+                let mut st = self.conn().prepare(
+                    "SELECT key, value FROM environment WHERE study_id = ?1 ORDER BY key",
+                )?;
+                let rows = st.query_map(params![study], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                Ok(rows.collect::<rusqlite::Result<_>>()?)
+            },
+        )
     }
 
     /// Everything about one study, or `None` if the id does not exist.

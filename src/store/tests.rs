@@ -1,7 +1,9 @@
+//! Round trips of the store's writes and reads.
+
 use super::*;
 use crate::metric::Unit;
 
-fn sample_study(store: &Store) -> (i64, i64, i64) {
+pub(super) fn sample_study(store: &Store) -> (i64, i64, i64) {
     let s = store
         .begin_study(&NewStudy {
             kind: "study",
@@ -126,6 +128,8 @@ fn newer_schema_is_refused() {
     let p = dir.path().join("r.db");
     {
         let c = rusqlite::Connection::open(&p).unwrap();
+        c.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
         c.pragma_update(None, "user_version", 99).unwrap();
     }
     let err = Store::open(&p).err().unwrap().to_string();

@@ -57,6 +57,16 @@ impl TempMount {
     pub fn path(&self) -> &Path {
         self.0.path()
     }
+
+    /// `mount -o remount,OPTS` (e.g. `ro`), keeping it mounted where it is.
+    pub fn remount(&self, opts: &str) {
+        let st = std::process::Command::new("mount")
+            .args(["-o", &format!("remount,{opts}")])
+            .arg(self.0.path())
+            .status()
+            .expect("run mount");
+        assert!(st.success(), "mount -o remount,{opts} failed");
+    }
 }
 
 impl Drop for TempMount {

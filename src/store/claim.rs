@@ -1,0 +1,283 @@
+//! Exclusive claims on a study or engine run: at most one process runs it at a time.
+//!
+//! A claim is a `claim` row (study, pid, host, the process's start time, when) written inside
+//! a `BEGIN IMMEDIATE` transaction, so processes racing for the same study are serialised by
+//! SQLite's write lock and exactly one wins. The start time (field 22 of `/proc/<pid>/stat`,
+//! clock ticks since boot) tells the holder from a later process that got the same pid. A
+//! claim whose holder is gone from this host is taken over; one from another host cannot be
+//! checked and is refused. The [`Claim`] guard deletes its row when released or dropped
+//! (success, error, Ctrl-C); a killed process leaves a row that the next run takes over.
+
+use super::{db_error, now, open::Target, Store};
+use anyhow::Result;
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::{Path, PathBuf};
+
+/// Who holds (or held) a claim on a study.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimInfo {
+    /// The study or run.
+    pub study_id: i64,
+    /// The holder's process id.
+    pub pid: u32,
+    /// The holder's host name (uname nodename).
+    pub host: String,
+    /// The holder's start time: `/proc/<pid>/stat` field 22, clock ticks since boot.
+    pub start_time: u64,
+    /// When it was claimed (RFC 3339 UTC).
+    pub claimed_at: String,
+}
+
+/// Why a study could not be claimed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimError {
+    /// A live process on this host holds it.
+    #[error(
+        "study {} is being run by process {} on host {} since {}; wait for it or stop it",
+        .0.study_id, .0.pid, .0.host, .0.claimed_at
+    )]
+    Held(ClaimInfo),
+    /// A process on another host holds it; whether it still runs cannot be seen from here.
+    #[error(
+        "study {} is claimed by process {} on host {} since {}, which this host cannot check; wait for it to end there, or if it is gone, release it with `sqlite3 {} \"DELETE FROM claim WHERE study_id = {}\"`",
+        .info.study_id, .info.pid, .info.host, .info.claimed_at, .db.display(), .info.study_id
+    )]
+    OtherHost {
+        /// The holder.
+        info: ClaimInfo,
+        /// The database file.
+        db: PathBuf,
+    },
+    /// There is no such study.
+    #[error("no study or run {0} to claim; see `fslab list`")]
+    NoStudy(i64),
+}
+
+/// Field 22 of `/proc/<pid>/stat` (start time in clock ticks since boot) and whether the
+/// process has already exited (a zombie waiting to be reaped).
+pub(super) fn proc_start(pid: u32) -> Option<(u64, bool)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces and ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3 (state), so field 22 is at index 19.
+    let start = fields.get(19)?.parse().ok()?;
+    let exited = matches!(fields.first().copied(), Some("Z" | "X"));
+    Some((start, exited))
+}
+
+fn host_name() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+impl ClaimInfo {
+    /// The identity of this process, for a claim on `study`.
+    fn mine(study_id: i64) -> Result<ClaimInfo> {
+        let pid = std::process::id();
+        let Some((start_time, _)) = proc_start(pid) else {
+            anyhow::bail!("cannot read /proc/{pid}/stat to identify this process; mount /proc");
+        };
+        Ok(ClaimInfo {
+            study_id,
+            pid,
+            host: host_name(),
+            start_time,
+            claimed_at: now(),
+        })
+    }
+
+    /// Whether the holder still runs: `Some` when it is on this host, `None` when it is on
+    /// another one (cannot be checked from here).
+    pub fn is_alive(&self) -> Option<bool> {
+        (self.host == host_name()).then(|| {
+            proc_start(self.pid).is_some_and(|(start, exited)| start == self.start_time && !exited)
+        })
+    }
+
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimInfo> {
+        Ok(ClaimInfo {
+            study_id: r.get(0)?,
+            pid: r.get(1)?,
+            host: r.get(2)?,
+            start_time: r.get::<_, i64>(3)? as u64,
+            claimed_at: r.get(4)?,
+        })
+    }
+}
+
+const CLAIM_COLS: &str = "study_id, pid, host, start_time, claimed_at";
+
+/// An exclusive claim on a study, held until released or dropped.
+#[must_use = "the claim is released when this guard is dropped"]
+pub struct Claim {
+    info: ClaimInfo,
+    taken_over: Option<ClaimInfo>,
+    /// Its own connection, so the claim can be released while the store is borrowed
+    /// elsewhere (the runner holds it mutably until the end).
+    conn: Option<Connection>,
+    path: PathBuf,
+}
+
+impl Claim {
+    /// This claim.
+    pub fn info(&self) -> &ClaimInfo {
+        &self.info
+    }
+
+    /// The claim of a process that was gone, if this one replaced it.
+    pub fn taken_over(&self) -> Option<&ClaimInfo> {
+        self.taken_over.as_ref()
+    }
+
+    /// Delete the claim row now (dropping the guard does the same, reporting errors on
+    /// stderr instead).
+    pub fn release(mut self) -> Result<()> {
+        self.delete()
+    }
+
+    fn delete(&mut self) -> Result<()> {
+        let Some(conn) = self.conn.take() else {
+            return Ok(());
+        };
+        let i = &self.info;
+        conn.execute(
+            "DELETE FROM claim WHERE study_id = ?1 AND pid = ?2 AND host = ?3 AND start_time = ?4",
+            params![i.study_id, i.pid, i.host, i.start_time as i64],
+        )
+        .map_err(|e| {
+            db_error(
+                &self.path,
+                format_args!(
+                    "releasing the claim on study {} (the next run takes it over)",
+                    i.study_id
+                ),
+                e,
+            )
+        })?;
+        Ok(())
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let Err(e) = self.delete() {
+            eprintln!("fslab: warning: {e:#}");
+        }
+    }
+}
+
+impl Store {
+    /// Claim `study` (kind `study` or `run`) for this process in its own `BEGIN IMMEDIATE`
+    /// transaction. Fails with a [`ClaimError`] when a live process holds it or when the
+    /// holder is on another host; takes over the claim of a process that is gone (see
+    /// [`Claim::taken_over`]).
+    pub fn claim(&mut self, study: i64) -> Result<Claim> {
+        self.immediate(&format!("claiming study {study}"), |st| {
+            st.claim_in_transaction(study)
+        })
+    }
+
+    /// [`Store::claim`] for a caller that already holds a `BEGIN IMMEDIATE` transaction (see
+    /// [`Store::immediate`]); the claim takes effect when that transaction commits.
+    pub fn claim_in_transaction(&self, study: i64) -> Result<Claim> {
+        let what = format!("claiming study {study}");
+        let exists = self
+            .conn
+            .query_row("SELECT 1 FROM study WHERE id = ?1", params![study], |_| {
+                Ok(())
+            })
+            .optional()
+            .map_err(self.fail(&what))?;
+        if exists.is_none() {
+            return Err(ClaimError::NoStudy(study).into());
+        }
+        let me = ClaimInfo::mine(study)?;
+        let held = self.claim_of(study)?;
+        let conn = claim_connection(&self.target, &self.path, &what)?;
+        if let Some(h) = &held {
+            match h.is_alive() {
+                Some(true) => return Err(ClaimError::Held(h.clone()).into()),
+                None => {
+                    return Err(ClaimError::OtherHost {
+                        info: h.clone(),
+                        db: self.path.clone(),
+                    }
+                    .into())
+                }
+                // Gone: taken over below.
+                Some(false) => {}
+            }
+        }
+        self.conn
+            .execute(
+                &format!("INSERT OR REPLACE INTO claim ({CLAIM_COLS}) VALUES (?1, ?2, ?3, ?4, ?5)"),
+                params![
+                    me.study_id,
+                    me.pid,
+                    me.host,
+                    me.start_time as i64,
+                    me.claimed_at
+                ],
+            )
+            .map_err(self.fail(&what))?;
+        Ok(Claim {
+            info: me,
+            taken_over: held,
+            conn: Some(conn),
+            path: self.path.clone(),
+        })
+    }
+
+    /// The current claim on `study`, if any.
+    pub fn claim_of(&self, study: i64) -> Result<Option<ClaimInfo>> {
+        self.conn
+            .query_row(
+                &format!("SELECT {CLAIM_COLS} FROM claim WHERE study_id = ?1"),
+                params![study],
+                ClaimInfo::from_row,
+            )
+            .optional()
+            .map_err(self.fail(format_args!("reading the claim on study {study}")))
+    }
+
+    /// Studies and runs whose status is `running`, oldest first, each with its claim if any
+    /// (no claim, or a claim whose holder [`ClaimInfo::is_alive`] says is gone: a killed
+    /// run).
+    pub fn unfinished_runs(&self) -> Result<Vec<(i64, Option<ClaimInfo>)>> {
+        let what = "listing unfinished runs";
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT s.id, c.study_id, c.pid, c.host, c.start_time, c.claimed_at
+                 FROM study s LEFT JOIN claim c ON c.study_id = s.id
+                 WHERE s.status = 'running' ORDER BY s.id",
+            )
+            .map_err(self.fail(what))?;
+        let rows = st
+            .query_map([], |r| {
+                let id: i64 = r.get(0)?;
+                let claimed: Option<i64> = r.get(1)?;
+                let info = match claimed {
+                    Some(_) => Some(ClaimInfo {
+                        study_id: id,
+                        pid: r.get(2)?,
+                        host: r.get(3)?,
+                        start_time: r.get::<_, i64>(4)? as u64,
+                        claimed_at: r.get(5)?,
+                    }),
+                    None => None,
+                };
+                Ok((id, info))
+            })
+            .map_err(self.fail(what))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(self.fail(what))
+    }
+}
+
+fn claim_connection(target: &Target, path: &Path, what: &str) -> Result<Connection> {
+    target.connect().map_err(|e| db_error(path, what, e))
+}

@@ -1,0 +1,359 @@
+//! Opening the results store: for writing (create the file, create or migrate the schema in
+//! one `BEGIN IMMEDIATE` transaction, switch to WAL) or read-only (never creates, migrates or
+//! changes the file, and works when its directory is read-only).
+//!
+//! A file is opened only if it is empty (no tables, `user_version` 0) or fslab's: marked with
+//! [`APPLICATION_ID`], or an unmarked store of schema version 1 (written before the marker
+//! existed; it is marked when first opened for writing). Anything else is another program's
+//! database and is refused before anything is written to it, so it stays byte-for-byte as it
+//! was.
+
+use super::{db_error, Store};
+use anyhow::{Context, Result};
+use rand::Rng;
+use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The schema version this build writes and reads (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// `PRAGMA application_id` of an fslab results database: the bytes "FSLB".
+pub const APPLICATION_ID: i32 = 0x4653_4C42;
+
+/// Migrations: entry `i` takes a database from schema version `i` to `i + 1`.
+const MIGRATIONS: [&str; 2] = [include_str!("schema.sql"), include_str!("schema_v2.sql")];
+
+/// The tables of schema version 1. A file with all of them, `user_version` 1 and no
+/// application_id was written by an fslab from before the marker.
+const V1_TABLES: [&str; 8] = [
+    "cell",
+    "environment",
+    "histogram",
+    "sample",
+    "series",
+    "study",
+    "trial",
+    "workload",
+];
+
+/// How long a statement waits for another process's lock before it fails.
+pub(super) const BUSY: Duration = Duration::from_secs(30);
+
+/// What a second connection opens to reach the same database.
+pub(super) enum Target {
+    /// A database file.
+    File(PathBuf),
+    /// A shared-cache in-memory database of this process (tests).
+    Memory(String),
+}
+
+impl Target {
+    /// A new read-write connection to the same database (it must exist).
+    pub(super) fn connect(&self) -> rusqlite::Result<Connection> {
+        let rw = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let c = match self {
+            Target::File(p) => Connection::open_with_flags(p, rw)?,
+            Target::Memory(uri) => {
+                Connection::open_with_flags(uri, rw | OpenFlags::SQLITE_OPEN_URI)?
+            }
+        };
+        c.busy_timeout(BUSY)?;
+        c.pragma_update(None, "foreign_keys", "ON")?;
+        Ok(c)
+    }
+}
+
+/// What a database file holds, read before anything is written to it.
+#[derive(Debug, PartialEq)]
+enum Contents {
+    /// No tables, `user_version` 0, no application_id: a new file.
+    Empty,
+    /// fslab's, at this schema version.
+    Fslab(i64),
+    /// Another program's; says what it holds.
+    Foreign(String),
+}
+
+/// Read the markers and table names in one statement, so one consistent snapshot is seen
+/// even while another process creates the schema.
+fn contents(conn: &Connection) -> rusqlite::Result<Contents> {
+    let (app, version, names): (i32, i64, Option<String>) = conn.query_row(
+        "SELECT (SELECT application_id FROM pragma_application_id()),
+                (SELECT user_version FROM pragma_user_version()),
+                (SELECT group_concat(name, char(31)) FROM (SELECT name FROM sqlite_master
+                  WHERE type = 'table' AND name NOT LIKE 'sqlite^_%' ESCAPE '^' ORDER BY name))",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    let tables: Vec<&str> = names
+        .as_deref()
+        .map_or(Vec::new(), |n| n.split('\u{1f}').collect());
+    Ok(if app == APPLICATION_ID {
+        Contents::Fslab(version)
+    } else if app == 0 && version == 0 && tables.is_empty() {
+        Contents::Empty
+    } else if app == 0 && version == 1 && V1_TABLES.iter().all(|t| tables.contains(t)) {
+        Contents::Fslab(1)
+    } else if !tables.is_empty() {
+        let mut shown = tables
+            .iter()
+            .take(8)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if tables.len() > 8 {
+            shown.push_str(", …");
+        }
+        Contents::Foreign(format!("it holds tables {shown}"))
+    } else if app != 0 {
+        Contents::Foreign(format!(
+            "its application_id is {app:#010x}, another program's"
+        ))
+    } else {
+        Contents::Foreign(format!(
+            "its user_version is {version} but it holds no tables"
+        ))
+    })
+}
+
+/// Turn what [`contents`] found into an error unless this fslab may use the file.
+fn usable(path: &Path, found: rusqlite::Result<Contents>) -> Result<Contents> {
+    let not_ours = |why: &str| {
+        crate::error::usage(format!(
+            "{} is not an fslab results database ({why}); choose another file with --db",
+            path.display()
+        ))
+    };
+    match found {
+        Err(e) if e.sqlite_error_code() == Some(ErrorCode::NotADatabase) => {
+            Err(not_ours("it is not an SQLite file"))
+        }
+        Err(e) => Err(db_error(path, "reading the schema", e)),
+        Ok(Contents::Foreign(why)) => Err(not_ours(&why)),
+        Ok(Contents::Fslab(v)) if v > SCHEMA_VERSION => Err(crate::error::usage(format!(
+            "results database {} has schema version {v}, newer than this fslab ({SCHEMA_VERSION}); upgrade fslab or choose another file with --db",
+            path.display()
+        ))),
+        Ok(c) => Ok(c),
+    }
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+/// `file:` URI of an existing file, opened immutable (see [`Store::open_read_only`]).
+fn immutable_uri(path: &Path) -> Result<String> {
+    let abs = std::fs::canonicalize(path)
+        .with_context(|| format!("cannot resolve {}; check the path", path.display()))?;
+    let mut uri = String::from("file:");
+    for c in abs.to_string_lossy().chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?mode=ro&immutable=1");
+    Ok(uri)
+}
+
+/// Whether the `-wal` file beside `path` holds no transactions (missing, or at most its
+/// 32-byte header).
+fn wal_is_empty(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(PathBuf::from(wal)).map_or(true, |m| m.len() <= 32)
+}
+
+impl Store {
+    /// Open the database at `path` for writing: make the file (and its directory) if missing,
+    /// create or migrate fslab's schema, switch to WAL. A file that is not fslab's is refused
+    /// (a usage error) before anything is written to it.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(parent) = path.parent() {
+            if !parent.as_os_str().is_empty() {
+                std::fs::create_dir_all(parent).with_context(|| {
+                    format!(
+                        "cannot create {}; choose another file with --db",
+                        parent.display()
+                    )
+                })?;
+            }
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)
+            .and_then(|c| c.busy_timeout(BUSY).map(|_| c))
+            .map_err(|e| db_error(path, "opening", e))?;
+        // SQLite falls back to read-only when the file or its file system cannot be written;
+        // say so now rather than fail at the first write.
+        if conn
+            .is_readonly(rusqlite::DatabaseName::Main)
+            .unwrap_or(false)
+        {
+            crate::bail_usage!(
+                "results database {} cannot be written (the file or its file system is read-only) and this command stores its results there; choose a writable file with --db",
+                path.display()
+            );
+        }
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+            target: Target::File(path.to_path_buf()),
+            empty: false,
+        };
+        if usable(path, contents(&store.conn))? != Contents::Fslab(SCHEMA_VERSION) {
+            store.migrate()?;
+        }
+        store.use_wal()?;
+        store
+            .conn
+            .pragma_update(None, "foreign_keys", "ON")
+            .and_then(|_| store.conn.pragma_update(None, "synchronous", "NORMAL"))
+            .map_err(|e| db_error(path, "setting up the connection", e))?;
+        Ok(store)
+    }
+
+    /// Open the database at `path` for reading only (`fslab list`, `show`, `report`,
+    /// `compare`). It is never created, migrated or changed; a missing file is a usage error.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        match path.try_exists() {
+            Ok(true) => {}
+            Ok(false) => crate::bail_usage!(
+                "no results database at {}: nothing has been stored there; record a run first (e.g. `fslab fdtree -o DIR`) or choose another file with --db",
+                path.display()
+            ),
+            Err(e) => crate::bail_usage!(
+                "cannot reach results database {}: {e}; check the path and its permissions, or choose another file with --db",
+                path.display()
+            ),
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let open = |target: &Path, flags: OpenFlags| {
+            Connection::open_with_flags(target, flags)
+                .and_then(|c| c.busy_timeout(BUSY).map(|_| c))
+                .map_err(|e| db_error(path, "opening", e))
+        };
+        let mut conn = open(path, flags)?;
+        let mut found = contents(&conn);
+        if let Err(e) = &found {
+            // A WAL database is read through its `-shm` index, which a read-only connection
+            // still has to create (and the `-wal` file with it) when they are missing; in a
+            // read-only directory it cannot, and SQLite fails with CANTOPEN. When no `-wal`
+            // file holds transactions, every committed one is in the main file (the last
+            // writer checkpointed on close), so `immutable=1` — read the main file alone, no
+            // locks, no side files — sees exactly what a normal open would. With a non-empty
+            // `-wal` it would hide those transactions, so the error stands then.
+            let cannot = matches!(
+                e.sqlite_error_code(),
+                Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly)
+            );
+            if cannot && wal_is_empty(path) {
+                let uri = immutable_uri(path)?;
+                conn = open(Path::new(&uri), flags | OpenFlags::SQLITE_OPEN_URI)?;
+                found = contents(&conn);
+            }
+        }
+        let found = usable(path, found)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+            target: Target::File(path.to_path_buf()),
+            empty: found == Contents::Empty,
+        })
+    }
+
+    /// An in-memory store (tests). Shared-cache, so a claim's own connection reaches it.
+    pub fn open_in_memory() -> Result<Store> {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let uri = format!(
+            "file:fslab-mem-{}-{}?mode=memory&cache=shared",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let path = PathBuf::from(":memory:");
+        let conn =
+            Connection::open_with_flags(&uri, flags).map_err(|e| db_error(&path, "opening", e))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| db_error(&path, "setting up the connection", e))?;
+        let mut store = Store {
+            conn,
+            path,
+            target: Target::Memory(uri),
+            empty: false,
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Create or migrate the schema in one `BEGIN IMMEDIATE` transaction. What the file holds
+    /// is read again inside it: a concurrent opener may have done the work meanwhile.
+    fn migrate(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| db_error(&path, "locking the database to create its schema", e))?;
+        let from = match usable(&path, contents(&tx))? {
+            Contents::Fslab(v) => v,
+            _ => 0,
+        };
+        for (v, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {
+            tx.execute_batch(sql).map_err(|e| {
+                db_error(
+                    &path,
+                    format_args!("migrating the schema from version {v} to {}", v + 1),
+                    e,
+                )
+            })?;
+        }
+        if from < SCHEMA_VERSION {
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+                .and_then(|_| tx.pragma_update(None, "application_id", APPLICATION_ID))
+                .map_err(|e| db_error(&path, "marking the schema version", e))?;
+        }
+        tx.commit()
+            .map_err(|e| db_error(&path, "committing the schema", e))
+    }
+
+    /// Switch to WAL. That needs an exclusive lock, and SQLite answers SQLITE_BUSY at once —
+    /// without waiting in the busy handler — when another connection holds a shared lock
+    /// while this one wants to upgrade (it could deadlock otherwise). Concurrent first
+    /// openers of a new file (several runs started together) do exactly that, so retry with
+    /// a random pause until [`BUSY`] has passed.
+    fn use_wal(&self) -> Result<()> {
+        let deadline = Instant::now() + BUSY;
+        let mut pause_ms = 2u64;
+        loop {
+            let mode: rusqlite::Result<String> =
+                self.conn
+                    .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0));
+            match mode {
+                Ok(m) if m.eq_ignore_ascii_case("wal") => return Ok(()),
+                Err(e) if !is_busy(&e) || Instant::now() >= deadline => {
+                    return Err(db_error(&self.path, "switching to WAL mode", e));
+                }
+                Ok(m) if Instant::now() >= deadline => anyhow::bail!(
+                    "results database {} stays in {m} journal mode instead of WAL; its file system may not support shared memory: choose another file with --db",
+                    self.path.display()
+                ),
+                _ => {}
+            }
+            let jitter = rand::thread_rng().gen_range(0..=pause_ms);
+            std::thread::sleep(Duration::from_millis(pause_ms + jitter));
+            pause_ms = (pause_ms * 2).min(64);
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Opening: other programs' databases refused and untouched, the unmarked version-1 store
+//! migrated only when opened for writing, read-only opens that create nothing, errors that
+//! name the file.
+
+use super::tests::sample_study;
+use super::*;
+use std::path::Path;
+
+fn bytes(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap()
+}
+
+fn side_files(p: &Path) -> Vec<String> {
+    ["-wal", "-shm", "-journal"]
+        .iter()
+        .map(|s| format!("{}{s}", p.display()))
+        .filter(|f| Path::new(f).exists())
+        .collect()
+}
+
+fn is_usage(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<crate::error::UsageError>())
+}
+
+/// A database of another program: two tables, a row, rollback journal (SQLite's default).
+fn foreign_db(p: &Path) {
+    let c = rusqlite::Connection::open(p).unwrap();
+    c.execute_batch(
+        "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);
+         CREATE TABLE tags (note INTEGER, tag TEXT);
+         INSERT INTO notes (text) VALUES ('keep me');",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_foreign_database_is_refused_and_left_byte_for_byte_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("other.sqlite");
+    foreign_db(&p);
+    let before = bytes(&p);
+    for e in [
+        Store::open(&p).err().unwrap(),
+        Store::open_read_only(&p).err().unwrap(),
+    ] {
+        let msg = format!("{e:#}");
+        assert!(is_usage(&e), "{msg}");
+        assert_eq!(
+            msg,
+            format!(
+                "{} is not an fslab results database (it holds tables notes, tags); choose another file with --db",
+                p.display()
+            )
+        );
+    }
+    assert_eq!(bytes(&p), before);
+    assert!(side_files(&p).is_empty(), "{:?}", side_files(&p));
+}
+
+#[test]
+fn a_file_marked_by_another_program_or_not_sqlite_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let marked = dir.path().join("marked.db");
+    rusqlite::Connection::open(&marked)
+        .unwrap()
+        .pragma_update(None, "application_id", 0x4750_4B47)
+        .unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(
+        &text,
+        "not a database at all, just some text that is long enough to have a header\n".repeat(4),
+    )
+    .unwrap();
+    for (p, why) in [
+        (
+            &marked,
+            "its application_id is 0x47504b47, another program's",
+        ),
+        (&text, "it is not an SQLite file"),
+    ] {
+        let before = bytes(p);
+        let e = Store::open(p).err().unwrap();
+        assert!(is_usage(&e));
+        assert!(format!("{e:#}").contains(why), "{e:#}");
+        assert_eq!(bytes(p), before);
+        assert!(side_files(p).is_empty());
+    }
+}
+
+fn markers(p: &Path) -> (i64, i32, bool) {
+    let c = rusqlite::Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .unwrap();
+    let v = c
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    let a = c
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .unwrap();
+    let owned: i64 = c
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('claim', 'owned_path')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    (v, a, owned == 2)
+}
+
+#[test]
+fn the_version_1_fixture_is_read_as_is_and_migrated_when_opened_for_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v1.db");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v1.db"),
+        &p,
+    )
+    .unwrap();
+    assert_eq!(markers(&p), (1, 0, false));
+    {
+        let st = Store::open_read_only(&p).unwrap();
+        let names: Vec<String> = st
+            .list_studies()
+            .unwrap()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(names, ["iozone", "fdtree"]);
+        assert_eq!(st.load(1).unwrap().unwrap().trials.len(), 2);
+    }
+    assert_eq!(markers(&p), (1, 0, false), "a read migrates nothing");
+    {
+        let st = Store::open(&p).unwrap();
+        assert_eq!(st.list_studies().unwrap().len(), 2);
+        let d = st.load(2).unwrap().unwrap();
+        assert_eq!(d.trials.iter().filter(|t| t.status == "ok").count(), 2);
+        assert!(!d.trials[0].samples.is_empty());
+    }
+    assert_eq!(markers(&p), (SCHEMA_VERSION, APPLICATION_ID, true));
+    // Marked now, and still fslab's on the next open.
+    assert_eq!(Store::open(&p).unwrap().list_studies().unwrap().len(), 2);
+}
+
+#[test]
+fn a_new_store_is_marked_and_at_the_current_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("new.db");
+    Store::open(&p).unwrap();
+    assert_eq!(markers(&p), (SCHEMA_VERSION, APPLICATION_ID, true));
+}
+
+#[test]
+fn a_read_only_open_of_a_missing_file_creates_nothing_and_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("sub/none.db");
+    let e = Store::open_read_only(&p).err().unwrap();
+    assert!(is_usage(&e));
+    let msg = format!("{e:#}");
+    assert!(
+        msg.contains(&p.display().to_string()) && msg.contains("--db"),
+        "{msg}"
+    );
+    assert!(!p.exists() && !dir.path().join("sub").exists());
+}
+
+#[test]
+fn a_read_only_open_of_an_empty_file_finds_nothing_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("empty.db");
+    std::fs::write(&p, b"").unwrap();
+    let st = Store::open_read_only(&p).unwrap();
+    assert!(st.list_studies().unwrap().is_empty());
+    assert!(st.study(1).unwrap().is_none());
+    drop(st);
+    assert_eq!(std::fs::metadata(&p).unwrap().len(), 0);
+}
+
+#[test]
+fn store_errors_name_the_database_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("r.db");
+    sample_study(&Store::open(&p).unwrap());
+    let ro = Store::open_read_only(&p).unwrap();
+    assert!(ro.is_read_only());
+    let e = ro.set_study_status(1, "complete").err().unwrap();
+    let msg = format!("{e:#}");
+    assert!(
+        msg.starts_with(&format!(
+            "setting study 1 to complete in results database {} (the file or its directory is read-only",
+            p.display()
+        )),
+        "{msg}"
+    );
+    // A read of a damaged row names the file too.
+    Store::open(&p)
+        .unwrap()
+        .conn()
+        .execute("UPDATE cell SET factors = 'oops'", [])
+        .unwrap();
+    let msg = format!("{:#}", ro.load(1).err().unwrap());
+    assert!(
+        msg.starts_with(&format!(
+            "reading the cells of study 1 in results database {}",
+            p.display()
+        )),
+        "{msg}"
+    );
+}
