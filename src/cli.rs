@@ -59,8 +59,9 @@ pub enum Command {
     /// real (mkfs, journal, mount options) and every workload repeated on it.
     #[command(subcommand)]
     Study(StudyCommand),
-    /// Remove what killed study runs left in the work directory (mounts, loop devices,
-    /// images) — only what their state files record.
+    /// Remove what killed runs left — only what they recorded: mounts, loop devices and
+    /// images of studies in the work directory, and the trees and files of killed engine
+    /// runs (from the results database, --db); mark those runs interrupted.
     Cleanup(CleanupArgs),
 }
 

@@ -1,36 +1,67 @@
-//! `fslab cleanup`: remove what killed study runs left in the work directory.
+//! `fslab cleanup`: remove what killed runs left — mounts, loop devices and images of
+//! studies in the work directory, and the files of killed engine runs recorded in the
+//! results store — and mark those runs `interrupted`.
 
 use crate::cli::CleanupArgs;
 use crate::provision::exec::RealExec;
 use crate::provision::state::{self, WorkDir};
+use crate::runner::leftovers;
+use crate::store::Store;
 use anyhow::Result;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Run `fslab cleanup`.
-pub fn run(a: CleanupArgs) -> Result<()> {
+pub fn run(a: CleanupArgs, db: Option<PathBuf>) -> Result<()> {
+    let mut problems = Vec::new();
+    let mut did_something = false;
+
+    // The store: killed engine runs and studies (no root needed for a user's own files).
+    let path = db.unwrap_or_else(crate::store::default_path);
+    if path.exists() {
+        let mut store = Store::open(&path)?;
+        let rep = leftovers::clean_killed_runs(&mut store)?;
+        for l in &rep.actions {
+            crate::outln!("{l}");
+        }
+        for l in &rep.alive {
+            crate::outln!("left alone: {l}");
+        }
+        for l in &rep.kept {
+            crate::outln!("left in place: {l}");
+        }
+        did_something |= !rep.actions.is_empty() || !rep.alive.is_empty();
+        problems.extend(rep.kept);
+    }
+
+    // The work directory: what killed study runs provisioned.
     let work = WorkDir::new(a.workdir.unwrap_or_else(state::default_workdir));
-    if work.run_dirs().is_empty() {
-        crate::outln!("nothing to clean in {}", work.root().display());
-        return Ok(());
+    if !work.run_dirs().is_empty() {
+        if !crate::sysinfo::is_root() {
+            crate::bail_usage!(
+                "{} holds runs to clean up (mounts and loop devices need root); run `fslab cleanup` as root",
+                work.root().display()
+            );
+        }
+        let rep = state::cleanup(&work, &RealExec, Duration::from_secs(10));
+        for a in &rep.actions {
+            crate::outln!("{a}");
+        }
+        for a in &rep.alive {
+            crate::outln!("left alone: {a}");
+        }
+        did_something |= !rep.actions.is_empty() || !rep.alive.is_empty();
+        problems.extend(rep.errors);
     }
-    if !crate::sysinfo::is_root() {
-        crate::bail_usage!(
-            "{} holds runs to clean up (mounts and loop devices need root); run `fslab cleanup` as root",
-            work.root().display()
+    if !problems.is_empty() {
+        crate::bail_usage!("could not remove everything: {}", problems.join("; "));
+    }
+    if !did_something {
+        crate::outln!(
+            "nothing to clean in {} or {}",
+            work.root().display(),
+            path.display()
         );
-    }
-    let rep = state::cleanup(&work, &RealExec, Duration::from_secs(10));
-    for a in &rep.actions {
-        crate::outln!("{a}");
-    }
-    for a in &rep.alive {
-        crate::outln!("left alone: {a}");
-    }
-    if !rep.errors.is_empty() {
-        crate::bail_usage!("could not remove everything: {}", rep.errors.join("; "));
-    }
-    if rep.actions.is_empty() && rep.alive.is_empty() {
-        crate::outln!("nothing to clean in {}", work.root().display());
     }
     Ok(())
 }

@@ -54,7 +54,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Compare(a) => report::compare(a, db),
         Command::Study(crate::cli::StudyCommand::Plan(a)) => study::plan(a, db),
         Command::Study(crate::cli::StudyCommand::Run(a)) => study::run(a, db),
-        Command::Cleanup(a) => cleanup::run(a),
+        Command::Cleanup(a) => cleanup::run(a, db),
     }
 }
 

@@ -2,12 +2,18 @@
 //! times against one directory, every repetition stored as it completes.
 //!
 //! The run is recorded as a study of kind `run` with one cell (the target) and one
-//! workload, so `fslab list`, `show` and `report` treat it like any study.
+//! workload, so `fslab list`, `show` and `report` treat it like any study. While it runs it
+//! holds a claim on that row (process id and start time), and every entry a repetition is
+//! about to create in the target is recorded before it exists (`owned_path`): if the process
+//! is killed, `fslab cleanup` sees the dead claim and removes exactly those entries.
 
 use crate::metric::Metric;
-use crate::store::{self, NewCell, NewStudy, NewTrial, Store};
-use crate::workload::{Observer, Target, Workload};
+use crate::store::{self, NewCell, NewStudy, NewTrial, OwnedKind, Store};
+use crate::workload::{Creates, Observer, Target, Workload};
 use anyhow::Result;
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// How to run and record an engine command.
@@ -98,6 +104,50 @@ pub struct CellsResult {
     pub error: Option<anyhow::Error>,
 }
 
+/// Record, before they exist, the entries the next repetition will create.
+fn record_intended(
+    st: &Store,
+    study: i64,
+    made: &[Creates],
+    owned: &mut HashMap<PathBuf, i64>,
+) -> Result<()> {
+    for c in made {
+        if owned.contains_key(&c.path) {
+            continue;
+        }
+        let kind = match c.kind {
+            "fdtree_tree" => OwnedKind::FdtreeTree,
+            "iozone_file" => OwnedKind::IozoneFile,
+            "dbench_dir" => OwnedKind::DbenchDir,
+            other => anyhow::bail!("internal: unknown kind of created entry '{other}'"),
+        };
+        let path = std::path::absolute(&c.path)?;
+        let id = st.add_owned_path(study, &path, kind, &c.detail)?;
+        owned.insert(c.path.clone(), id);
+    }
+    Ok(())
+}
+
+/// After a repetition's cleanup: what it made is either gone (`removed`) or kept on purpose
+/// (`-C`, `-w`, `--keep`, or left because it holds a user's files): then its device and
+/// inode numbers are recorded, so only that very entry is ever taken for fslab's.
+/// A removed entry is forgotten, so a later repetition that makes it again records it anew.
+fn record_outcome(st: &Store, made: &[Creates], owned: &mut HashMap<PathBuf, i64>) -> Result<()> {
+    for c in made {
+        let Some(&id) = owned.get(&c.path) else {
+            continue;
+        };
+        match std::fs::symlink_metadata(&c.path) {
+            Ok(md) => st.set_owned_created(id, md.dev(), md.ino())?,
+            Err(_) => {
+                st.set_owned_removed(id)?;
+                owned.remove(&c.path);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Called after each completed (repetition, cell) with the repetition (1-based), the cell
 /// index and its metrics.
 pub type CellHook<'a> = &'a mut dyn FnMut(u32, usize, &[Metric], &dyn Workload);
@@ -114,8 +164,12 @@ pub fn run_cells(
 ) -> Result<CellsResult> {
     let environment = crate::sysinfo::environment(Some(target.dir()));
     let mut ids: Option<(i64, Vec<i64>, i64)> = None;
+    // Held until this function returns, however it returns; a killed run leaves it behind
+    // for `fslab cleanup` to find. Taken in the transaction that records the run, so no
+    // unclaimed `running` row is ever visible.
+    let mut _claim = None;
     if let Some(st) = opts.store.as_deref_mut() {
-        let study = st.begin_study(&NewStudy {
+        let new = NewStudy {
             kind: "run",
             name: opts.name.clone(),
             description: String::new(),
@@ -123,7 +177,12 @@ pub fn run_cells(
             spec: opts.params.to_string(),
             spec_hash: String::new(),
             seed: None,
+        };
+        let (study, claim) = st.immediate("recording the run", |st| {
+            let study = st.begin_study(&new)?;
+            Ok((study, st.claim_in_transaction(study)?))
         })?;
+        _claim = Some(claim);
         st.set_environment(study, &environment)?;
         let kind = cells.first().map_or("unknown", |c| c.workload.name());
         let wl = st.add_workload(study, 0, kind, &opts.label, &opts.params)?;
@@ -144,6 +203,7 @@ pub fn run_cells(
         }
         ids = Some((study, cell_ids, wl));
     }
+    let mut owned: HashMap<PathBuf, i64> = HashMap::new();
 
     let mut reps: Vec<Vec<Vec<Metric>>> = vec![Vec::new(); cells.len()];
     let mut error = None;
@@ -154,10 +214,19 @@ pub fn run_cells(
             let workload = cell.workload.as_mut();
             let started_at = store::now();
             let t = Instant::now();
-            let result = workload
-                .prepare(target)
-                .and_then(|_| workload.run(target, obs));
+            let prepared = workload.prepare(target);
+            let made = workload.creates(target);
+            let result = match (prepared, opts.store.as_deref_mut(), &ids) {
+                (Ok(()), Some(st), Some((study, _, _))) => {
+                    record_intended(st, *study, &made, &mut owned)
+                }
+                (r, _, _) => r,
+            }
+            .and_then(|_| workload.run(target, obs));
             let cleaned = workload.cleanup(target);
+            if let Some(st) = opts.store.as_deref_mut() {
+                record_outcome(st, &made, &mut owned)?;
+            }
             let result = match (result, cleaned) {
                 (Ok(m), Ok(())) => Ok(m),
                 (Err(e), Ok(())) => Err(e),

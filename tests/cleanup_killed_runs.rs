@@ -1,0 +1,218 @@
+//! `fslab cleanup` after an engine run was killed with SIGKILL: what the run recorded making
+//! is removed (and only that: a user's file inside the partial tree stays), the run is marked
+//! `interrupted`; a live run is left alone. Each test uses its own store, work directory and
+//! target directory.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Setup {
+    dir: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("target")).unwrap();
+        std::fs::write(dir.path().join("target/user.txt"), b"mine").unwrap();
+        Setup { dir }
+    }
+    fn target(&self) -> PathBuf {
+        self.dir.path().join("target")
+    }
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(assert_cmd::cargo::cargo_bin("fslab"));
+        c.env("FSLAB_DB", self.dir.path().join("results.db"))
+            .env("FSLAB_WORKDIR", self.dir.path().join("work"))
+            .env_remove("RUST_BACKTRACE");
+        c
+    }
+    fn spawn(&self, args: &[&str]) -> Child {
+        self.cmd()
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+    fn cleanup(&self) -> (i32, String) {
+        let out = self.cmd().arg("cleanup").output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code().unwrap_or(-1), text)
+    }
+    fn status(&self) -> String {
+        let c = rusqlite::Connection::open(self.dir.path().join("results.db")).unwrap();
+        c.query_row("SELECT status FROM study", [], |r| r.get(0))
+            .unwrap()
+    }
+    fn entries(&self) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(self.target())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !cond() {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "{what} did not happen in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn kill(mut child: Child) {
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+fn tree(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .find(|e| e.file_name().to_string_lossy().starts_with("LEVEL0."))
+        .map(|e| e.path())
+}
+
+#[test]
+fn a_killed_fdtree_run_is_cleaned_up_and_marked_interrupted() {
+    let s = Setup::new();
+    let t = s.target();
+    let child = s.spawn(&[
+        "fdtree",
+        "-q",
+        "-d",
+        "10",
+        "-f",
+        "100",
+        "-s",
+        "0",
+        "-l",
+        "4",
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    wait_for("the tree", || {
+        tree(&t).is_some_and(|r| r.join("L4D1").is_dir())
+    });
+    let root = tree(&t).unwrap();
+    std::fs::write(root.join("L4D1/notes.txt"), b"mine").unwrap();
+
+    // While it runs, cleanup leaves it alone.
+    let (code, text) = s.cleanup();
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("is running"), "{text}");
+    assert_eq!(s.status(), "running");
+
+    kill(child);
+    assert_eq!(
+        s.status(),
+        "running",
+        "SIGKILL leaves the run marked running"
+    );
+    let (code, text) = s.cleanup();
+    // The user's file inside the tree is kept, so not everything could go: exit 2, named.
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("notes.txt"), "{text}");
+    assert!(text.contains("marked interrupted"), "{text}");
+    assert_eq!(s.status(), "interrupted");
+    assert_eq!(std::fs::read(root.join("L4D1/notes.txt")).unwrap(), b"mine");
+    assert_eq!(std::fs::read(t.join("user.txt")).unwrap(), b"mine");
+    // Of the tree only the directories holding the user's file are left.
+    assert_eq!(
+        std::fs::read_dir(&root).unwrap().count(),
+        1,
+        "{:?}",
+        s.entries()
+    );
+
+    // A second cleanup has nothing more to do.
+    let (code, text) = s.cleanup();
+    assert_eq!(code, 0, "{text}");
+}
+
+#[test]
+fn killed_iozone_and_dbench_runs_lose_their_files_and_keep_the_users() {
+    let s = Setup::new();
+    let t = s.target();
+    let f = t.join("iozone.tmp");
+    let child = s.spawn(&[
+        "iozone",
+        "--quiet",
+        "--repeat",
+        "10000",
+        "-i",
+        "0",
+        "-s",
+        "8m",
+        "-r",
+        "4k",
+        "-f",
+        f.to_str().unwrap(),
+    ]);
+    wait_for("the test file", || f.exists());
+    kill(child);
+    assert!(f.exists());
+    let (code, text) = s.cleanup();
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("removed IOzone test file"), "{text}");
+    assert_eq!(s.entries(), vec!["user.txt".to_string()]);
+    assert_eq!(s.status(), "interrupted");
+
+    let s = Setup::new();
+    let t = s.target();
+    let child = s.spawn(&[
+        "dbench",
+        "--quiet",
+        "-t",
+        "60",
+        "--warmup",
+        "0",
+        "-D",
+        t.to_str().unwrap(),
+        "1",
+    ]);
+    wait_for("the client tree", || t.join("clients").exists());
+    std::thread::sleep(Duration::from_millis(300));
+    kill(child);
+    let (code, text) = s.cleanup();
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("removed dbench client tree"), "{text}");
+    assert_eq!(s.entries(), vec!["user.txt".to_string()]);
+    assert_eq!(s.status(), "interrupted");
+}
+
+#[test]
+fn an_iozone_file_kept_with_w_by_a_finished_run_is_not_touched() {
+    let s = Setup::new();
+    let f = s.target().join("kept");
+    let out = s
+        .cmd()
+        .args([
+            "iozone", "--quiet", "-w", "-i", "0", "-s", "64k", "-r", "4k", "-f",
+        ])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, text) = s.cleanup();
+    assert_eq!(code, 0, "{text}");
+    assert!(f.exists(), "a complete run's -w file is the user's to keep");
+    assert_eq!(s.status(), "complete");
+}
