@@ -1,5 +1,5 @@
 //! Telemetry at phase boundaries (issue 12): what the devices, the machine, fslab itself and
-//! the file system's journal did during a phase, as ordinary [`Metric`] samples.
+//! the file system's journal did during a phase, as ordinary [`Metric`](crate::metric::Metric) samples.
 //!
 //! At each boundary the runner takes a [`Snapshot`] (one read each of `/proc/diskstats`,
 //! `/proc/stat`, `/proc/loadavg`, `/proc/meminfo`, getrusage and the file system's counter
@@ -25,6 +25,7 @@ mod settle;
 mod tests;
 mod xfs;
 
+pub use btrfs::CommitStats;
 pub use devices::{BlockDev, Device, Devices, Role};
 pub use diskstats::DiskStats;
 pub use fs::{FsCounters, FsSample};
@@ -33,9 +34,11 @@ pub use interference::{
     OTHER_CPU_FLOOR_S, OTHER_CPU_MAX_PCT, OTHER_IO_BYTES_PER_SEC, OTHER_IO_FLOOR_BYTES,
     OTHER_IO_FRACTION, STEAL_MAX_PCT,
 };
+pub use jbd2::{Jbd2Averages, Jbd2Info};
 pub use metrics::delta;
 pub use procfs::{CpuTimes, DirtyMemory, LoadAvg, ProcStat, Usage};
 pub use settle::{settle, Clock, Settled, SystemClock, SETTLE_POLL};
+pub use xfs::XfsLog;
 
 use anyhow::{Context, Result};
 use std::time::Instant;
