@@ -4,7 +4,8 @@
 //! - an ext4 with an external journal: the data device shows the bytes written, the journal
 //!   device shows writes, jbd2 counts transactions, the backing device is the one under the
 //!   temporary directory (as findmnt reports it);
-//! - an XFS: its per-mount log statistics move;
+//! - an XFS with an external log: the log device is found from the mount, its per-mount log
+//!   statistics move and the log's bytes show on the log device;
 //! - interference: a cell whose images live on a file system of the test's own (on a loop
 //!   device, so no other process writes to it), quiet while only the cell writes, and marked
 //!   while a thread writes to that file system outside the cell's image.
@@ -155,11 +156,22 @@ fn privileged_telemetry_reads_the_xfs_log_statistics() {
     }
     let t = tempfile::tempdir().unwrap();
     let data = dio_loop(t.path(), "xfs.img", 320);
-    sh("mkfs.xfs", &["-q", "-f", data.path()]);
+    let log = dio_loop(t.path(), "log.img", 64);
+    let logdev = format!("logdev={}", log.path());
+    sh("mkfs.xfs", &["-q", "-f", "-l", &logdev, data.path()]);
     let mnt = t.path().join("mnt");
-    let _m = TestMount::new(data.path(), &mnt);
+    std::fs::create_dir_all(&mnt).unwrap();
+    sh(
+        "mount",
+        &["-o", &logdev, data.path(), mnt.to_str().unwrap()],
+    );
+    let _m = TestMount(mnt.clone());
+    // The external log is found from the mount (its logdev= option).
     let devs = Devices::for_target(&mnt).unwrap();
-    let fs = FsCounters::detect(&devs.get(Role::Data).unwrap().dev.name, None);
+    assert_eq!(devs, Devices::for_cell(&data.dev, Some(&log.dev)).unwrap());
+    assert_eq!(devs.get(Role::Journal).unwrap().dev.name, name_of(&log.dev));
+    // The statistics are named after the data device, also with an external log.
+    let fs = FsCounters::detect(&name_of(&data.dev), Some(&name_of(&log.dev)));
     assert_eq!(
         fs,
         FsCounters::Xfs {
@@ -175,6 +187,8 @@ fn privileged_telemetry_reads_the_xfs_log_statistics() {
     assert!(value(&m, "fs.log.force") >= 1.0);
     assert!(value(&m, "fs.log.transactions") >= 100.0);
     assert!(value(&m, "dev.data.write_bytes") > 0.0);
+    // The log's bytes went to the log device.
+    assert!(value(&m, "dev.journal.write_bytes") >= value(&m, "fs.log.bytes"));
 }
 
 #[test]

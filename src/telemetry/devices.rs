@@ -173,6 +173,7 @@ impl Devices {
             return Ok(Devices::default());
         };
         let j = match external_journal_in(Path::new("/"), &d.name) {
+            None => xfs_logdev(dir)?,
             Some(name) => {
                 let dev = std::fs::read_to_string(format!("/sys/class/block/{name}/dev"))
                     .with_context(|| {
@@ -185,7 +186,6 @@ impl Devices {
                     .with_context(|| format!("bad device number `{}` of {name}", dev.trim()))?;
                 Some(BlockDev::from_number(ma, mi)?)
             }
-            None => None,
         };
         Devices::build(d, j)
     }
@@ -259,6 +259,18 @@ impl Devices {
             .iter()
             .map(|d| (d.dev.major, d.dev.minor))
             .collect()
+    }
+}
+
+/// The external log device of an XFS mounted at or above `dir` (its `logdev=` mount option).
+fn xfs_logdev(dir: &Path) -> Result<Option<BlockDev>> {
+    let Some(m) = crate::sysinfo::mount_of(dir).filter(|m| m.fs_type == "xfs") else {
+        return Ok(None);
+    };
+    match m.options.split(',').find_map(|o| o.strip_prefix("logdev=")) {
+        Some(p) => BlockDev::of_path(Path::new(p))
+            .with_context(|| format!("the XFS log device {p} of {}", m.mount_point.display())),
+        None => Ok(None),
     }
 }
 
