@@ -42,5 +42,6 @@ pub mod signal;
 pub mod stats;
 pub mod store;
 pub mod sysinfo;
+pub mod telemetry;
 pub mod units;
 pub mod workload;

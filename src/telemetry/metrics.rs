@@ -1,0 +1,208 @@
+//! Two snapshots → the metrics of the phase between them, with the names of issue 12
+//! (`dev.<role>.*`, `cpu.*`, `load.*`, `mem.*`, `proc.*`, `fs.journal.*`, `fs.log.*`).
+//! Every name, unit and derivation is listed in `doc/telemetry.md`.
+
+use super::fs::FsSample;
+use super::procfs::CpuSplit;
+use super::{btrfs, diskstats, jbd2, xfs, Snapshot};
+use crate::metric::{Metric, Unit};
+
+struct Out<'a> {
+    phase: &'a str,
+    v: Vec<Metric>,
+}
+
+impl Out<'_> {
+    fn put(&mut self, name: impl Into<String>, unit: Unit, value: f64) {
+        self.v.push(Metric::new(self.phase, name, unit, value));
+    }
+}
+
+/// The metrics of the phase from `start` to `end`, each with `phase` as its phase.
+///
+/// Devices are matched by role and device number; one absent at the start counts
+/// everything it did (it appeared during the phase), one absent at the end gives no
+/// metrics. CPU percentages are of all CPUs' time in the interval and are left out when the
+/// interval is shorter than one USER_HZ tick. `mem.dirty_writeback_peak` is the larger of
+/// Dirty+Writeback at the two boundaries (the peak in between is seen only by a sampler).
+pub fn delta(phase: &str, start: &Snapshot, end: &Snapshot) -> Vec<Metric> {
+    let mut o = Out {
+        phase,
+        v: Vec::with_capacity(64),
+    };
+    let elapsed_ms = end.at.saturating_duration_since(start.at).as_secs_f64() * 1000.0;
+    devices(&mut o, start, end, elapsed_ms);
+    machine(&mut o, start, end);
+    match (start.fs, end.fs) {
+        (s, Some(FsSample::Jbd2(e))) => {
+            let s = match s {
+                Some(FsSample::Jbd2(s)) => s,
+                _ => jbd2::Jbd2Info::default(),
+            };
+            journal(&mut o, &jbd2::delta(&s, &e));
+        }
+        (s, Some(FsSample::Xfs(e))) => {
+            let d = match s {
+                Some(FsSample::Xfs(s)) => xfs::delta(&s, &e),
+                _ => None,
+            };
+            // Cleared or remounted in between: everything counted since happened inside.
+            xfs_log(&mut o, &d.unwrap_or(e));
+        }
+        (s, Some(FsSample::Btrfs(e))) => {
+            let d = match s {
+                Some(FsSample::Btrfs(s)) => btrfs::delta(&s, &e),
+                _ => None,
+            };
+            let (n, ms) = d.unwrap_or((e.commits, e.total_ms));
+            o.put("fs.journal.transactions", Unit::Count, n as f64);
+            o.put("fs.journal.commit_ms", Unit::Millis, ms as f64);
+            if n > 0 {
+                o.put(
+                    "fs.journal.commit_ms_avg",
+                    Unit::Millis,
+                    ms as f64 / n as f64,
+                );
+            }
+            o.put("fs.journal.commit_ms_max", Unit::Millis, e.max_ms as f64);
+        }
+        (_, None) => {}
+    }
+    o.v
+}
+
+fn devices(o: &mut Out<'_>, start: &Snapshot, end: &Snapshot, elapsed_ms: f64) {
+    for (dev, line) in &end.disks {
+        let Some(e) = line else { continue };
+        let s = start
+            .disks
+            .iter()
+            .find(|(d, _)| {
+                d.role == dev.role && d.dev.major == dev.dev.major && d.dev.minor == dev.dev.minor
+            })
+            .and_then(|(_, s)| s.as_ref());
+        let d = diskstats::delta(s, e);
+        let p = format!("dev.{}.", dev.role.label());
+        o.put(format!("{p}read_bytes"), Unit::Bytes, d.read_bytes as f64);
+        o.put(format!("{p}write_bytes"), Unit::Bytes, d.write_bytes as f64);
+        o.put(format!("{p}read_ios"), Unit::Count, d.read_ios as f64);
+        o.put(format!("{p}write_ios"), Unit::Count, d.write_ios as f64);
+        o.put(format!("{p}read_merges"), Unit::Count, d.read_merges as f64);
+        o.put(
+            format!("{p}write_merges"),
+            Unit::Count,
+            d.write_merges as f64,
+        );
+        o.put(format!("{p}read_ms"), Unit::Millis, d.read_ms as f64);
+        o.put(format!("{p}write_ms"), Unit::Millis, d.write_ms as f64);
+        o.put(format!("{p}queue_ms"), Unit::Millis, d.queue_ms as f64);
+        if elapsed_ms > 0.0 {
+            let util = (d.io_ms as f64 / elapsed_ms * 100.0).clamp(0.0, 100.0);
+            o.put(format!("{p}util"), Unit::Percent, util);
+        }
+        if let Some(b) = d.discard_bytes {
+            o.put(format!("{p}discard_bytes"), Unit::Bytes, b as f64);
+        }
+        if let Some(n) = d.flush_ios {
+            o.put(format!("{p}flush_ios"), Unit::Count, n as f64);
+        }
+    }
+}
+
+fn machine(o: &mut Out<'_>, start: &Snapshot, end: &Snapshot) {
+    let c = CpuSplit::between(&start.stat.cpu, &end.stat.cpu);
+    let total = c.total() as f64;
+    let own_user_s = end.usage.user_us.saturating_sub(start.usage.user_us) as f64 / 1e6;
+    if total > 0.0 {
+        let pct = |x: u64| x as f64 / total * 100.0;
+        o.put("cpu.user", Unit::Percent, pct(c.user));
+        o.put("cpu.sys", Unit::Percent, pct(c.sys));
+        o.put("cpu.iowait", Unit::Percent, pct(c.iowait));
+        o.put("cpu.steal", Unit::Percent, pct(c.steal));
+        o.put("cpu.idle", Unit::Percent, pct(c.idle));
+        let hz = end.ticks_per_second.max(1) as f64;
+        let other = (c.user as f64 / hz - own_user_s).max(0.0);
+        o.put(
+            "cpu.other_user",
+            Unit::Percent,
+            other / (total / hz) * 100.0,
+        );
+    }
+    o.put(
+        "ctxt",
+        Unit::Count,
+        end.stat.ctxt.saturating_sub(start.stat.ctxt) as f64,
+    );
+    o.put("load.start", Unit::Count, start.load.one);
+    o.put("load.end", Unit::Count, end.load.one);
+    let dw = |s: &Snapshot| s.memory.dirty + s.memory.writeback;
+    o.put(
+        "mem.dirty_writeback_peak",
+        Unit::Bytes,
+        dw(start).max(dw(end)) as f64,
+    );
+    o.put("proc.user", Unit::Seconds, own_user_s);
+    let own_sys_s = end.usage.sys_us.saturating_sub(start.usage.sys_us) as f64 / 1e6;
+    o.put("proc.sys", Unit::Seconds, own_sys_s);
+    o.put("proc.max_rss", Unit::Bytes, end.usage.max_rss as f64);
+}
+
+fn journal(o: &mut Out<'_>, d: &jbd2::Jbd2Delta) {
+    let n = d.transactions as f64;
+    o.put("fs.journal.transactions", Unit::Count, n);
+    o.put("fs.journal.requested", Unit::Count, d.requested as f64);
+    o.put("fs.journal.blocks", Unit::Count, d.blocks);
+    o.put("fs.journal.logged_blocks", Unit::Count, d.logged_blocks);
+    o.put("fs.journal.handles", Unit::Count, d.handles);
+    if n > 0.0 {
+        o.put(
+            "fs.journal.blocks_per_transaction",
+            Unit::Count,
+            d.blocks / n,
+        );
+        o.put(
+            "fs.journal.handles_per_transaction",
+            Unit::Count,
+            d.handles / n,
+        );
+    }
+    o.put(
+        "fs.journal.blocks_per_transaction_limit",
+        Unit::Count,
+        d.limit as f64,
+    );
+    o.put("fs.journal.wait_ms", Unit::Millis, d.wait_ms);
+    o.put(
+        "fs.journal.request_delay_ms",
+        Unit::Millis,
+        d.request_delay_ms,
+    );
+    o.put("fs.journal.running_ms", Unit::Millis, d.running_ms);
+    o.put("fs.journal.locked_ms", Unit::Millis, d.locked_ms);
+    o.put("fs.journal.flushing_ms", Unit::Millis, d.flushing_ms);
+    o.put("fs.journal.logging_ms", Unit::Millis, d.logging_ms);
+    if let Some(c) = d.commit_ms_avg {
+        o.put("fs.journal.commit_ms_avg", Unit::Millis, c);
+    }
+}
+
+fn xfs_log(o: &mut Out<'_>, d: &xfs::XfsLog) {
+    o.put("fs.log.writes", Unit::Count, d.writes as f64);
+    o.put("fs.log.blocks", Unit::Count, d.blocks as f64);
+    o.put(
+        "fs.log.bytes",
+        Unit::Bytes,
+        (d.blocks * xfs::BASIC_BLOCK) as f64,
+    );
+    o.put("fs.log.noiclogs", Unit::Count, d.noiclogs as f64);
+    o.put("fs.log.force", Unit::Count, d.force as f64);
+    o.put("fs.log.force_sleep", Unit::Count, d.force_sleep as f64);
+    o.put("fs.log.try_logspace", Unit::Count, d.try_logspace as f64);
+    o.put(
+        "fs.log.sleep_logspace",
+        Unit::Count,
+        d.sleep_logspace as f64,
+    );
+    o.put("fs.log.push_ail", Unit::Count, d.push_ail as f64);
+    o.put("fs.log.transactions", Unit::Count, d.transactions() as f64);
+}
