@@ -80,7 +80,7 @@ fn assert_exactly_planned(dir: &Path) {
     let series = d
         .series
         .iter()
-        .filter(|s| s.stop_reason.as_deref() == Some("fixed"));
+        .filter(|s| s.stop_reason == Some(fslab::stats::adaptive::StopReason::Fixed));
     assert_eq!(series.count(), d.cells.len() * d.workloads.len());
 }
 

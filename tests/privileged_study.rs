@@ -221,9 +221,10 @@ fn privileged_adaptive_repetitions_stop_by_ci_or_max_and_store_why() {
             .iter()
             .filter(|t| t.cell_id == s.cell_id && t.status == "ok")
             .count();
-        match s.stop_reason.as_deref() {
-            Some("ci_met") => assert!((2..=4).contains(&n), "{n}"),
-            Some("max_reps") => assert_eq!(n, 4),
+        use fslab::stats::adaptive::StopReason;
+        match s.stop_reason {
+            Some(StopReason::CiMet) => assert!((2..=4).contains(&n), "{n}"),
+            Some(StopReason::MaxReps) => assert_eq!(n, 4),
             other => panic!("unexpected stop reason {other:?}"),
         }
     }
@@ -242,7 +243,11 @@ fn privileged_budget_stops_every_series() {
     );
     assert_eq!(d.study.status, "complete");
     for s in &d.series {
-        assert_eq!(s.stop_reason.as_deref(), Some("budget"), "{s:?}");
+        assert_eq!(
+            s.stop_reason,
+            Some(fslab::stats::adaptive::StopReason::Budget),
+            "{s:?}"
+        );
     }
     assert!(d.trials.len() < 2000, "the budget did not stop anything");
 }

@@ -232,12 +232,8 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let json = a.json;
     let repeat = a.repeat;
     let shown = params.clone();
-    let mut on_rep = |rep: u32, _m: &[Metric], w: &dyn Workload| {
-        if let Some(o) = w
-            .as_any()
-            .downcast_ref::<Dbench>()
-            .and_then(|d| d.last.clone())
-        {
+    let mut on_rep = |rep: u32, _m: &[Metric], w: &Dbench| {
+        if let Some(o) = w.last.clone() {
             if !json {
                 if repeat > 1 {
                     crate::outln!("\nrepetition {rep} of {repeat}:");

@@ -166,10 +166,10 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let obs = ProgressObserver::new(!a.quiet && format != OutputFormat::Json, "fdtree");
     let fdtree_fmt = format == OutputFormat::Fdtree;
     let start_display = a.start_dir.clone();
-    let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &dyn Workload| {
+    let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &Fdtree| {
         if fdtree_fmt {
-            if let Some(out) = last_outcome(w) {
-                crate::out!("{}", fdtree_report(&params, &start_display, &out));
+            if let Some(out) = &w.last {
+                crate::out!("{}", fdtree_report(&params, &start_display, out));
             }
         }
     };
@@ -262,12 +262,6 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         Some(e) => Err(e),
         None => Ok(()),
     }
-}
-
-fn last_outcome(w: &dyn Workload) -> Option<RepOutcome> {
-    w.as_any()
-        .downcast_ref::<Fdtree>()
-        .and_then(|f| f.last.clone())
 }
 
 /// `-d D -f F -s S -l L`.

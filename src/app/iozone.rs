@@ -334,7 +334,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
                 "target": s.target.dir, "fs_type": s.target.fs_type,
                 "file_kib": p.file_kib, "record_bytes": p.record,
             }),
-            workload: Box::new(Iozone::new(params)),
+            workload: Iozone::new(params),
         });
     }
     // Check the largest point before anything runs (space, O_DIRECT, alignment).
@@ -364,7 +364,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let tests = s.base.tests.clone();
     let workers = s.base.threads;
     let points = s.plan.points.clone();
-    let mut on_rep = |rep: u32, ci: usize, m: &[Metric], _w: &dyn Workload| {
+    let mut on_rep = |rep: u32, ci: usize, m: &[Metric], _w: &Iozone| {
         if json {
             return;
         }

@@ -3,6 +3,7 @@
 use crate::cli::{ListArgs, ShowArgs};
 use crate::report::runsummary;
 use crate::store::StudyData;
+use crate::store::TrialStatus;
 use anyhow::Result;
 use comfy_table::{presets, Table};
 use std::path::PathBuf;
@@ -38,7 +39,7 @@ pub fn list(a: ListArgs, db: Option<PathBuf>) -> Result<()> {
             s.id.to_string(),
             s.kind,
             s.name,
-            s.status,
+            s.status.to_string(),
             s.created_at
                 .replace('T', " ")
                 .trim_end_matches('Z')
@@ -56,7 +57,7 @@ pub fn list(a: ListArgs, db: Option<PathBuf>) -> Result<()> {
 pub fn reps_of(d: &StudyData, cell: i64, workload: i64) -> Vec<Vec<crate::metric::Metric>> {
     d.trials
         .iter()
-        .filter(|t| t.cell_id == cell && t.workload_id == workload && t.status == "ok")
+        .filter(|t| t.cell_id == cell && t.workload_id == workload && t.status == TrialStatus::Ok)
         .map(|t| t.samples.clone())
         .collect()
 }
@@ -122,7 +123,7 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
         for t in d
             .trials
             .iter()
-            .filter(|t| t.cell_id == c.id && t.status == "failed")
+            .filter(|t| t.cell_id == c.id && t.status == TrialStatus::Failed)
         {
             crate::outln!(
                 "    failed repetition: {}",

@@ -7,6 +7,7 @@ use crate::provision::guard;
 use crate::provision::state::{default_workdir, WorkDir};
 use crate::report;
 use crate::runner::study::{self, StudyRun};
+use crate::store::{StudyStatus, TrialStatus};
 use anyhow::Result;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -33,7 +34,7 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
     let mut store = super::open_store(db)?;
     if !a.resume {
         if let Some(prev) = store.latest_study_named(study.name())? {
-            if prev.spec_hash == study.hash && prev.status != "complete" {
+            if prev.spec_hash == study.hash && prev.status != StudyStatus::Complete {
                 eprintln!(
                     "note: study {} of this name is unfinished ({}); this starts a new one — use --resume to continue it",
                     prev.id, prev.status
@@ -74,7 +75,7 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
     if !outcome.leftovers.is_empty() {
         eprintln!("fslab: run `fslab cleanup` to remove what is left");
     }
-    if outcome.status == "interrupted" {
+    if outcome.status == StudyStatus::Interrupted {
         eprintln!(
             "interrupted: completed repetitions are stored; continue with `fslab study run {} --resume`",
             a.file.display()
@@ -100,7 +101,7 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
 fn print_summary(store: &crate::store::Store, id: i64) -> Result<()> {
     let completed = store
         .load(id)?
-        .is_some_and(|d| d.trials.iter().any(|t| t.status == "ok"));
+        .is_some_and(|d| d.trials.iter().any(|t| t.status == TrialStatus::Ok));
     if !completed {
         eprintln!("study {id} has no completed repetitions yet: no report to print");
         return Ok(());

@@ -67,7 +67,11 @@ fn history(study: &Study, db: Option<PathBuf>) -> Option<History> {
     let row = store.latest_study_named(study.name()).ok()??;
     let d = store.load(row.id).ok()??;
     let mut acc: BTreeMap<(String, String), (f64, u32)> = BTreeMap::new();
-    for t in d.trials.iter().filter(|t| t.status == "ok") {
+    for t in d
+        .trials
+        .iter()
+        .filter(|t| t.status == crate::store::TrialStatus::Ok)
+    {
         let c = d.cells.iter().find(|c| c.id == t.cell_id)?;
         let w = d.workloads.iter().find(|w| w.id == t.workload_id)?;
         let e = acc.entry((c.label.clone(), w.label.clone())).or_default();

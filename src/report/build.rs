@@ -10,6 +10,7 @@ use super::levels::numeric_levels;
 use super::model::*;
 use crate::metric::{Histogram, Unit};
 use crate::stats::{self, outliers, Thresholds};
+use crate::store::TrialStatus;
 use crate::store::{StudyData, TrialRow};
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -66,7 +67,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
             idx: c.idx,
             label: c.label.clone(),
             factors: c.factors.clone(),
-            status: c.status.clone(),
+            status: c.status,
             error: c.error.clone(),
             commands: c.commands.clone(),
             superblock: c.superblock.clone(),
@@ -82,7 +83,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         let trials: Vec<&TrialRow> = d
             .trials
             .iter()
-            .filter(|t| t.workload_id == w.id && t.status == "ok")
+            .filter(|t| t.workload_id == w.id && t.status == TrialStatus::Ok)
             .collect();
         let mut wr = WorkloadReport {
             id: w.id,
@@ -178,7 +179,7 @@ impl Selection {
             .filter(|t| !t.is_empty())
             .collect();
         let mut keys: Vec<(String, String)> = Vec::new();
-        for t in d.trials.iter().filter(|t| t.status == "ok") {
+        for t in d.trials.iter().filter(|t| t.status == TrialStatus::Ok) {
             for m in &t.samples {
                 if !keys.iter().any(|(p, n)| *p == m.phase && *n == m.name) {
                     keys.push((m.phase.clone(), m.name.clone()));
@@ -367,7 +368,7 @@ fn series_info(d: &StudyData, cells: &[CellInfo], workloads: &[WorkloadReport]) 
             if ts.is_empty() && row.is_none() && c.error.is_none() {
                 continue;
             }
-            let count = |st: &str| ts.iter().filter(|t| t.status == st).count();
+            let count = |st: TrialStatus| ts.iter().filter(|t| t.status == st).count();
             let error = row
                 .and_then(|r| r.error.clone())
                 .or_else(|| ts.iter().find_map(|t| t.error.clone()))
@@ -375,13 +376,11 @@ fn series_info(d: &StudyData, cells: &[CellInfo], workloads: &[WorkloadReport]) 
             out.push(SeriesInfo {
                 cell: ci,
                 workload: wi,
-                ok: count("ok"),
-                failed: count("failed"),
-                discarded: count("discarded"),
-                status: row
-                    .map(|r| r.status.clone())
-                    .unwrap_or_else(|| c.status.clone()),
-                stop_reason: row.and_then(|r| r.stop_reason.clone()),
+                ok: count(TrialStatus::Ok),
+                failed: count(TrialStatus::Failed),
+                discarded: count(TrialStatus::Discarded),
+                status: row.map_or_else(|| c.status.into(), |r| r.status),
+                stop_reason: row.and_then(|r| r.stop_reason),
                 error,
             });
         }

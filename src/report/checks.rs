@@ -7,7 +7,9 @@
 use super::build::ReportOptions;
 use super::model::*;
 use crate::metric::Unit;
+use crate::stats::adaptive::StopReason;
 use crate::stats::{outliers, trend};
+use crate::store::SeriesStatus;
 use crate::units::{fmt_bytes, fmt_num, parse_size};
 
 /// A first repetition this much worse than the median of the others is flagged (10%).
@@ -296,31 +298,24 @@ fn series_warnings(
 ) {
     let (cell, w) = (&cells[s.cell], &workloads[s.workload]);
     let what = format!("{} · {}", cell.label, w.label);
-    match s.stop_reason.as_deref() {
-        None | Some("fixed") | Some("ci_met") => {}
-        Some("budget") => out.push(warn(
+    match s.stop_reason {
+        None | Some(StopReason::Fixed) | Some(StopReason::CiMet) => {}
+        Some(StopReason::Budget) => out.push(warn(
             WarningKind::StopReason,
             Some(w),
             Some(cell),
             None,
             format!("{what}: stopped by the time budget after {} repetitions, before the interval target was met; raise the budget or accept wider intervals", s.ok),
         )),
-        Some("max_reps") => out.push(warn(
+        Some(StopReason::MaxReps) => out.push(warn(
             WarningKind::StopReason,
             Some(w),
             Some(cell),
             None,
             format!("{what}: reached the maximum of {} repetitions without meeting the interval target; the result varies more than the target allows", s.ok),
         )),
-        Some(other) => out.push(warn(
-            WarningKind::StopReason,
-            Some(w),
-            Some(cell),
-            None,
-            format!("{what}: repetitions stopped ({other}) after {}; resume the study to complete it", s.ok),
-        )),
     }
-    if s.failed > 0 || s.status == "failed" {
+    if s.failed > 0 || s.status == SeriesStatus::Failed {
         let err = s.error.as_deref().unwrap_or("no error recorded");
         out.push(warn(
             WarningKind::Failed,

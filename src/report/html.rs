@@ -196,7 +196,7 @@ fn header(r: &ReportData, o: &mut String) {
             esc(&s.kind),
             s.id,
             esc(&s.name),
-            esc(&s.status),
+            esc(s.status.as_str()),
             esc(&s.created_at),
             esc(s.finished_at.as_deref().unwrap_or("-")),
             esc(&s.tool_version),

@@ -63,8 +63,8 @@ pub struct Source {
     pub name: String,
     /// Description.
     pub description: String,
-    /// Status (`complete`, `partial`, …).
-    pub status: String,
+    /// Status.
+    pub status: crate::store::StudyStatus,
     /// Command line that made it.
     pub command_line: String,
     /// fslab version that measured it.
@@ -114,7 +114,7 @@ pub struct CellInfo {
     /// Factor levels, in factor order.
     pub factors: Vec<(String, String)>,
     /// Status.
-    pub status: String,
+    pub status: crate::store::CellStatus,
     /// Error, if the cell failed.
     pub error: Option<String>,
     /// Exact provisioning commands (mkfs, mount, …).
@@ -138,10 +138,10 @@ pub struct SeriesInfo {
     pub failed: usize,
     /// Discarded warm-up repetitions.
     pub discarded: usize,
-    /// Series status as stored.
-    pub status: String,
+    /// Series status as stored (the cell's, for a series without a row).
+    pub status: crate::store::SeriesStatus,
     /// Why repetitions stopped (`fixed`, `ci_met`, `max_reps`, `budget`, …).
-    pub stop_reason: Option<String>,
+    pub stop_reason: Option<crate::stats::adaptive::StopReason>,
     /// The series error, or the first failed repetition's.
     pub error: Option<String>,
 }

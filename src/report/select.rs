@@ -11,6 +11,7 @@
 use super::model::{Environment, Source};
 use crate::metric::Histogram;
 use crate::store::{Store, StudyData, StudyRow};
+use crate::store::{StudyStatus, TrialStatus};
 use anyhow::Result;
 use std::collections::BTreeMap;
 
@@ -52,7 +53,7 @@ fn recent(store: &Store, only_with_results: bool) -> Result<String> {
         if shown.len() >= 8 {
             break;
         }
-        if only_with_results && s.status == "failed" {
+        if only_with_results && s.status == StudyStatus::Failed {
             continue;
         }
         shown.push(format!("{} {} ({})", s.id, s.name, s.kind));
@@ -160,11 +161,11 @@ pub fn load(store: &Store, spec: &str) -> Result<Loaded> {
         data.trials.retain(|t| t.cell_id == id);
         data.series.retain(|s| s.cell_id == id);
     }
-    if !data.trials.iter().any(|t| t.status == "ok") {
+    if !data.trials.iter().any(|t| t.status == TrialStatus::Ok) {
         let failed: Vec<&crate::store::TrialRow> = data
             .trials
             .iter()
-            .filter(|t| t.status == "failed")
+            .filter(|t| t.status == TrialStatus::Failed)
             .collect();
         let why = match failed.first().and_then(|t| t.error.as_deref()) {
             Some(e) => format!("{} failed repetition(s), first: {e}", failed.len()),
@@ -183,7 +184,7 @@ pub fn load(store: &Store, spec: &str) -> Result<Loaded> {
         );
     }
     let mut histograms = BTreeMap::new();
-    for t in data.trials.iter().filter(|t| t.status == "ok") {
+    for t in data.trials.iter().filter(|t| t.status == TrialStatus::Ok) {
         let h = store.histograms(t.id)?;
         if !h.is_empty() {
             histograms.insert(t.id, h);
@@ -196,7 +197,7 @@ pub fn load(store: &Store, spec: &str) -> Result<Loaded> {
             kind: row.kind.clone(),
             name: row.name.clone(),
             description: row.description.clone(),
-            status: row.status.clone(),
+            status: row.status,
             command_line: row.command_line.clone(),
             tool_version: row.tool_version.clone(),
             created_at: row.created_at.clone(),

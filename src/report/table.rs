@@ -174,8 +174,9 @@ pub(crate) fn series_rows(r: &ReportData) -> Vec<[String; 7]> {
                 s.ok.to_string(),
                 s.failed.to_string(),
                 s.discarded.to_string(),
-                s.stop_reason.clone().unwrap_or_else(|| "-".into()),
-                s.status.clone(),
+                s.stop_reason
+                    .map_or_else(|| "-".into(), |r| r.as_str().to_string()),
+                s.status.as_str().to_string(),
             ]
         })
         .collect()

@@ -4,7 +4,9 @@
 use super::model::*;
 use super::*;
 use crate::metric::{Metric, Unit};
+use crate::stats::adaptive::StopReason;
 use crate::store::{NewCell, NewStudy, NewTrial, Store};
+use crate::store::{SeriesStatus, TrialStatus};
 use std::collections::BTreeMap;
 
 /// A study with `cells` (factor lists) and one fdtree workload; `values(cell, rep)` gives the
@@ -77,7 +79,7 @@ fn study(
                     workload: w,
                     repetition: rep,
                     order_index: order,
-                    status: "ok",
+                    status: TrialStatus::Ok,
                     error: None,
                     cache_policy: "cold",
                     started_at: "t".into(),
@@ -92,7 +94,13 @@ fn study(
     }
     for id in &ids {
         store
-            .set_series(*id, w, "complete", Some("fixed"), None)
+            .set_series(
+                *id,
+                w,
+                SeriesStatus::Complete,
+                Some(StopReason::Fixed),
+                None,
+            )
             .unwrap();
     }
     (store, s)
@@ -320,7 +328,13 @@ fn warnings_name_each_problem() {
     let cell = store.cells(id).unwrap()[0].id;
     let wl = store.workloads(id).unwrap()[0].id;
     store
-        .set_series(cell, wl, "complete", Some("budget"), None)
+        .set_series(
+            cell,
+            wl,
+            SeriesStatus::Complete,
+            Some(crate::stats::adaptive::StopReason::Budget),
+            None,
+        )
         .unwrap();
     let r = report(&store, id, &ReportOptions::default()).unwrap();
     let kinds: Vec<WarningKind> = r.warnings.iter().map(|w| w.kind).collect();
@@ -411,7 +425,7 @@ fn single_repetitions_and_failures_are_warned_about() {
             workload: wl,
             repetition: 0,
             order_index: 9,
-            status: "failed",
+            status: TrialStatus::Failed,
             error: Some("ENOSPC".into()),
             cache_policy: "cold",
             started_at: "t".into(),

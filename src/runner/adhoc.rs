@@ -1,20 +1,26 @@
 //! One engine command (`fslab fdtree`, `fslab iozone`, `fslab dbench`) run `--repeat N`
 //! times against one directory, every repetition stored as it completes.
 //!
-//! The run is recorded as a study of kind `run` with one cell (the target) and one
-//! workload, so `fslab list`, `show` and `report` treat it like any study. While it runs it
-//! holds a claim on that row (process id and start time), and every entry a repetition is
-//! about to create in the target is recorded before it exists (`owned_path`): if the process
+//! The run is recorded as a study of kind `run` whose cells are the command's points (one
+//! for fdtree and dbench, one per (file size, record size) for an IOzone sweep) with one
+//! workload and a fixed repetition rule, so `fslab list`, `show` and `report` treat it like
+//! any study. Every repetition follows the one protocol of [`super::repetition`]. While it
+//! runs it holds a claim on its row (process id and start time), and every entry a
+//! repetition is about to create is recorded before it exists (`owned_path`): if the process
 //! is killed, `fslab cleanup` sees the dead claim and removes exactly those entries.
+//!
+//! Unlike a study, an interrupted repetition is stored (as failed, with its error): an
+//! engine command cannot be resumed, and the row says that a repetition was cut short.
 
+use super::repetition::{self, Around};
 use crate::metric::Metric;
-use crate::store::{self, NewCell, NewStudy, NewTrial, OwnedKind, Store};
+use crate::stats::adaptive::StopReason;
+use crate::store::{CellStatus, NewCell, NewStudy, OwnedKind, SeriesStatus, Store, StudyStatus};
 use crate::workload::{Creates, Observer, Target, Workload};
 use anyhow::Result;
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
-use std::time::Instant;
 
 /// How to run and record an engine command.
 pub struct AdhocOptions<'a> {
@@ -32,55 +38,9 @@ pub struct AdhocOptions<'a> {
     pub label: String,
 }
 
-/// What an engine command produced.
-#[derive(Debug)]
-pub struct AdhocResult {
-    /// The study id in the store, if recorded.
-    pub study: Option<i64>,
-    /// Metrics of every completed repetition, in order.
-    pub reps: Vec<Vec<Metric>>,
-    /// Environment captured at the start.
-    pub environment: Vec<(String, String)>,
-    /// The error that ended the run early, if any (completed repetitions are kept).
-    pub error: Option<anyhow::Error>,
-}
-
-/// Called after each completed repetition with its number (1-based) and metrics.
-pub type RepHook<'a> = &'a mut dyn FnMut(u32, &[Metric], &dyn Workload);
-
-/// Run `workload` `opts.repeat` times on `target`: a one-cell [`run_cells`] whose cell is
-/// the target directory.
-pub fn run(
-    opts: AdhocOptions<'_>,
-    workload: &mut dyn Workload,
-    target: &Target,
-    obs: &dyn Observer,
-    on_rep: RepHook<'_>,
-) -> Result<AdhocResult> {
-    let label = match &target.fs_type {
-        Some(fs) => format!("{} ({fs})", target.dir.display()),
-        None => target.dir.display().to_string(),
-    };
-    let mut cells = [AdhocCell {
-        label,
-        factors: Vec::new(),
-        config: serde_json::json!({"target": target.dir, "fs_type": target.fs_type}),
-        workload: Box::new(workload),
-    }];
-    let r = run_cells(opts, &mut cells, target, obs, &mut |rep, _cell, m, w| {
-        on_rep(rep, m, w)
-    })?;
-    Ok(AdhocResult {
-        study: r.study,
-        reps: r.reps.into_iter().next().unwrap_or_default(),
-        environment: r.environment,
-        error: r.error,
-    })
-}
-
-/// One cell of a multi-cell engine run (for example one (file size, record size) point of an
-/// IOzone sweep): its label and factors in the store, and the engine that runs it.
-pub struct AdhocCell<'a> {
+/// One cell of an engine run (for example one (file size, record size) point of an IOzone
+/// sweep): its label and factors in the store, and the engine that runs it.
+pub struct AdhocCell<W> {
     /// Human label, e.g. `file_size=1024k record_size=64k`.
     pub label: String,
     /// Factor name and level, e.g. `[("file_size", "1024k"), ("record_size", "64k")]`.
@@ -88,10 +48,10 @@ pub struct AdhocCell<'a> {
     /// The cell's resolved configuration, stored as JSON.
     pub config: serde_json::Value,
     /// The engine for this cell.
-    pub workload: Box<dyn Workload + 'a>,
+    pub workload: W,
 }
 
-/// What a multi-cell engine command produced.
+/// What an engine command produced.
 #[derive(Debug)]
 pub struct CellsResult {
     /// The study id in the store, if recorded.
@@ -104,71 +64,77 @@ pub struct CellsResult {
     pub error: Option<anyhow::Error>,
 }
 
-/// Record, before they exist, the entries the next repetition will create.
-fn record_intended(
-    st: &Store,
-    study: i64,
-    made: &[Creates],
-    owned: &mut HashMap<PathBuf, i64>,
-) -> Result<()> {
-    for c in made {
-        if owned.contains_key(&c.path) {
-            continue;
-        }
-        let kind = match c.kind {
-            "fdtree_tree" => OwnedKind::FdtreeTree,
-            "iozone_file" => OwnedKind::IozoneFile,
-            "dbench_dir" => OwnedKind::DbenchDir,
-            other => anyhow::bail!("internal: unknown kind of created entry '{other}'"),
-        };
-        let path = std::path::absolute(&c.path)?;
-        let id = st.add_owned_path(study, &path, kind, &c.detail)?;
-        owned.insert(c.path.clone(), id);
+impl CellsResult {
+    /// Whether any repetition of any cell completed.
+    pub fn any_done(&self) -> bool {
+        self.reps.iter().any(|r| !r.is_empty())
     }
-    Ok(())
 }
 
-/// After a repetition's cleanup: what it made is either gone (`removed`) or kept on purpose
-/// (`-C`, `-w`, `--keep`, or left because it holds a user's files): then its device and
-/// inode numbers are recorded, so only that very entry is ever taken for fslab's.
-/// A removed entry is forgotten, so a later repetition that makes it again records it anew.
-fn record_outcome(st: &Store, made: &[Creates], owned: &mut HashMap<PathBuf, i64>) -> Result<()> {
-    for c in made {
-        let Some(&id) = owned.get(&c.path) else {
-            continue;
-        };
-        match std::fs::symlink_metadata(&c.path) {
-            Ok(md) => st.set_owned_created(id, md.dev(), md.ino())?,
-            Err(_) => {
-                st.set_owned_removed(id)?;
-                owned.remove(&c.path);
-            }
-        }
-    }
-    Ok(())
+/// What a one-cell engine command produced.
+#[derive(Debug)]
+pub struct AdhocResult {
+    /// The study id in the store, if recorded.
+    pub study: Option<i64>,
+    /// Metrics of every completed repetition, in order.
+    pub reps: Vec<Vec<Metric>>,
+    /// Environment captured at the start.
+    pub environment: Vec<(String, String)>,
+    /// The error that ended the run early, if any (completed repetitions are kept).
+    pub error: Option<anyhow::Error>,
 }
 
-/// Called after each completed (repetition, cell) with the repetition (1-based), the cell
-/// index and its metrics.
-pub type CellHook<'a> = &'a mut dyn FnMut(u32, usize, &[Metric], &dyn Workload);
-
-/// Run every cell `opts.repeat` times, interleaved (repetition 1 of every cell, then
-/// repetition 2, …), recording each (cell, repetition) as a trial as soon as it completes.
-/// The first failure ends the run; completed trials stay stored.
-pub fn run_cells(
-    mut opts: AdhocOptions<'_>,
-    cells: &mut [AdhocCell<'_>],
+/// Run `workload` `opts.repeat` times on `target`: a one-cell [`run_cells`] whose cell is
+/// the target directory. `on_rep` gets the repetition number (1-based), its metrics and the
+/// engine, after each completed repetition.
+pub fn run<W: Workload>(
+    opts: AdhocOptions<'_>,
+    workload: &mut W,
     target: &Target,
     obs: &dyn Observer,
-    on_rep: CellHook<'_>,
-) -> Result<CellsResult> {
-    let environment = crate::sysinfo::environment(Some(target.dir()));
-    let mut ids: Option<(i64, Vec<i64>, i64)> = None;
-    // Held until this function returns, however it returns; a killed run leaves it behind
-    // for `fslab cleanup` to find. Taken in the transaction that records the run, so no
-    // unclaimed `running` row is ever visible.
-    let mut _claim = None;
-    if let Some(st) = opts.store.as_deref_mut() {
+    on_rep: &mut dyn FnMut(u32, &[Metric], &W),
+) -> Result<AdhocResult> {
+    let label = match &target.fs_type {
+        Some(fs) => format!("{} ({fs})", target.dir.display()),
+        None => target.dir.display().to_string(),
+    };
+    let mut cells = [AdhocCell {
+        label,
+        factors: Vec::new(),
+        config: serde_json::json!({"target": target.dir, "fs_type": target.fs_type}),
+        workload,
+    }];
+    let r = run_cells(opts, &mut cells, target, obs, &mut |rep, _cell, m, w| {
+        on_rep(rep, m, w)
+    })?;
+    Ok(AdhocResult {
+        study: r.study,
+        reps: r.reps.into_iter().next().unwrap_or_default(),
+        environment: r.environment,
+        error: r.error,
+    })
+}
+
+/// The store side of a run: ids, the claim, and the entries recorded before they exist.
+struct Recording<'s> {
+    store: &'s mut Store,
+    study: i64,
+    cells: Vec<i64>,
+    workload: i64,
+    /// Recorded entries by path (`owned_path` ids), forgotten once removed.
+    owned: HashMap<PathBuf, i64>,
+    /// Held until the run returns, however it returns; a killed run leaves it behind for
+    /// `fslab cleanup` to find.
+    _claim: crate::store::Claim,
+}
+
+impl Recording<'_> {
+    fn begin<'s, W: Workload>(
+        st: &'s mut Store,
+        opts: &AdhocOptions<'_>,
+        cells: &[AdhocCell<W>],
+        environment: &[(String, String)],
+    ) -> Result<Recording<'s>> {
         let new = NewStudy {
             kind: "run",
             name: opts.name.clone(),
@@ -178,15 +144,15 @@ pub fn run_cells(
             spec_hash: String::new(),
             seed: None,
         };
+        // Claimed in the transaction that records it: no unclaimed `running` row is ever seen.
         let (study, claim) = st.immediate("recording the run", |st| {
             let study = st.begin_study(&new)?;
             Ok((study, st.claim_in_transaction(study)?))
         })?;
-        _claim = Some(claim);
-        st.set_environment(study, &environment)?;
+        st.set_environment(study, environment)?;
         let kind = cells.first().map_or("unknown", |c| c.workload.name());
-        let wl = st.add_workload(study, 0, kind, &opts.label, &opts.params)?;
-        let mut cell_ids = Vec::new();
+        let workload = st.add_workload(study, 0, kind, &opts.label, &opts.params)?;
+        let mut ids = Vec::new();
         for (idx, c) in cells.iter().enumerate() {
             let id = st.add_cell(
                 study,
@@ -197,120 +163,157 @@ pub fn run_cells(
                     config: c.config.clone(),
                 },
             )?;
-            st.set_cell_status(id, "running", None)?;
-            st.set_series(id, wl, "running", None, None)?;
-            cell_ids.push(id);
+            st.set_cell_status(id, CellStatus::Running, None)?;
+            st.set_series(id, workload, SeriesStatus::Running, None, None)?;
+            ids.push(id);
         }
-        ids = Some((study, cell_ids, wl));
+        Ok(Recording {
+            store: st,
+            study,
+            cells: ids,
+            workload,
+            owned: HashMap::new(),
+            _claim: claim,
+        })
     }
-    let mut owned: HashMap<PathBuf, i64> = HashMap::new();
 
+    /// Final statuses: the failed cell, the cells not reached, the run.
+    fn finish(
+        &mut self,
+        reps: &[Vec<Vec<Metric>>],
+        repeat: u32,
+        failed: Option<(usize, &anyhow::Error)>,
+    ) -> Result<()> {
+        let msg = failed.map(|(_, e)| format!("{e:#}"));
+        let interrupted =
+            failed.is_some_and(|(_, e)| e.chain().any(|c| c.is::<crate::signal::Interrupted>()));
+        for (ci, &cell) in self.cells.iter().enumerate() {
+            let full = reps[ci].len() as u32 == repeat.max(1);
+            let (series, cellst, m) = if failed.is_some_and(|(f, _)| f == ci) {
+                (SeriesStatus::Failed, CellStatus::Failed, msg.as_deref())
+            } else if full {
+                (SeriesStatus::Complete, CellStatus::Complete, None)
+            } else {
+                (
+                    SeriesStatus::Failed,
+                    CellStatus::Failed,
+                    Some("not run: the run stopped at an earlier error"),
+                )
+            };
+            self.store
+                .set_series(cell, self.workload, series, Some(StopReason::Fixed), m)?;
+            self.store.set_cell_status(cell, cellst, m)?;
+        }
+        let any_done = reps.iter().any(|r| !r.is_empty());
+        let status = match (failed, interrupted) {
+            (None, _) => StudyStatus::Complete,
+            (Some(_), true) => StudyStatus::Interrupted,
+            (Some(_), false) if any_done => StudyStatus::Partial,
+            (Some(_), false) => StudyStatus::Failed,
+        };
+        self.store.set_study_status(self.study, status)
+    }
+}
+
+impl Around for Recording<'_> {
+    /// Record, before they exist, the entries the repetition will create.
+    fn before_run(&mut self, creates: &[Creates]) -> Result<()> {
+        for c in creates {
+            if self.owned.contains_key(&c.path) {
+                continue;
+            }
+            let kind = match c.kind {
+                "fdtree_tree" => OwnedKind::FdtreeTree,
+                "iozone_file" => OwnedKind::IozoneFile,
+                "dbench_dir" => OwnedKind::DbenchDir,
+                other => anyhow::bail!("internal: unknown kind of created entry '{other}'"),
+            };
+            let path = std::path::absolute(&c.path)?;
+            let id = self
+                .store
+                .add_owned_path(self.study, &path, kind, &c.detail)?;
+            self.owned.insert(c.path.clone(), id);
+        }
+        Ok(())
+    }
+
+    /// What the repetition made is either gone (`removed`, and forgotten, so a later
+    /// repetition that makes it again records it anew) or kept on purpose (`-C`, `-w`,
+    /// `--keep`, or left because it holds a user's files): then its device and inode numbers
+    /// are recorded, so only that very entry is ever taken for fslab's.
+    fn after_cleanup(&mut self, creates: &[Creates]) -> Result<()> {
+        for c in creates {
+            let Some(&id) = self.owned.get(&c.path) else {
+                continue;
+            };
+            match std::fs::symlink_metadata(&c.path) {
+                Ok(md) => self.store.set_owned_created(id, md.dev(), md.ino())?,
+                Err(_) => {
+                    self.store.set_owned_removed(id)?;
+                    self.owned.remove(&c.path);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Called after each completed (repetition, cell) with the repetition (1-based), the cell
+/// index, its metrics and the cell's engine.
+pub type CellHook<'a, W> = &'a mut dyn FnMut(u32, usize, &[Metric], &W);
+
+/// Run every cell `opts.repeat` times, interleaved (repetition 1 of every cell, then
+/// repetition 2, …), recording each (cell, repetition) as a trial as soon as it completes.
+/// The first failure ends the run; completed trials stay stored. `on_rep` gets the
+/// repetition number (1-based), the cell index, the metrics and the cell's engine.
+pub fn run_cells<W: Workload>(
+    mut opts: AdhocOptions<'_>,
+    cells: &mut [AdhocCell<W>],
+    target: &Target,
+    obs: &dyn Observer,
+    on_rep: CellHook<'_, W>,
+) -> Result<CellsResult> {
+    let environment = crate::sysinfo::environment(Some(target.dir()));
+    let mut rec = match opts.store.take() {
+        Some(st) => Some(Recording::begin(st, &opts, cells, &environment)?),
+        None => None,
+    };
     let mut reps: Vec<Vec<Vec<Metric>>> = vec![Vec::new(); cells.len()];
-    let mut error = None;
+    let mut failure: Option<(usize, anyhow::Error)> = None;
     let mut order_index = 0u32;
-    let mut failed_cell = None;
     'outer: for rep in 1..=opts.repeat.max(1) {
         for (ci, cell) in cells.iter_mut().enumerate() {
-            let workload = cell.workload.as_mut();
-            let started_at = store::now();
-            let t = Instant::now();
-            let prepared = workload.prepare(target);
-            let made = workload.creates(target);
-            let result = match (prepared, opts.store.as_deref_mut(), &ids) {
-                (Ok(()), Some(st), Some((study, _, _))) => {
-                    record_intended(st, *study, &made, &mut owned)
-                }
-                (r, _, _) => r,
-            }
-            .and_then(|_| workload.run(target, obs));
-            let cleaned = workload.cleanup(target);
-            if let Some(st) = opts.store.as_deref_mut() {
-                record_outcome(st, &made, &mut owned)?;
-            }
-            let result = match (result, cleaned) {
-                (Ok(m), Ok(())) => Ok(m),
-                (Err(e), Ok(())) => Err(e),
-                (Err(e), Err(c)) => {
-                    // The run's error decides the outcome; what cleanup left is said too.
-                    eprintln!("fslab: warning: {c:#}");
-                    Err(e)
-                }
-                (Ok(_), Err(e)) => Err(e),
+            let r = match rec.as_mut() {
+                Some(rec) => repetition::run_one(&mut cell.workload, target, obs, rec),
+                None => repetition::run_one(&mut cell.workload, target, obs, &mut repetition::Bare),
             };
-            let wall = t.elapsed().as_secs_f64();
-            let histograms = if result.is_ok() {
-                workload.take_histograms()
-            } else {
-                Vec::new()
-            };
-            if let (Some(st), Some((_, cell_ids, wl))) = (opts.store.as_deref_mut(), &ids) {
-                let (status, err_text, metrics): (&str, Option<String>, &[Metric]) = match &result {
-                    Ok(m) => ("ok", None, m),
-                    Err(e) => ("failed", Some(format!("{e:#}")), &[]),
-                };
-                st.record_trial(&NewTrial {
-                    cell: cell_ids[ci],
-                    workload: *wl,
-                    repetition: if status == "ok" { rep } else { 0 },
-                    order_index,
-                    status,
-                    error: err_text,
-                    cache_policy: "none",
-                    started_at,
-                    finished_at: store::now(),
-                    wall_seconds: wall,
-                    metrics,
-                    histograms: &histograms,
-                })?;
+            for w in &r.warnings {
+                eprintln!("fslab: warning: {w}");
+            }
+            if let Some(rec) = rec.as_mut() {
+                let trial = r.trial(rec.cells[ci], rec.workload, rep, order_index, "none", true);
+                rec.store.record_trial(&trial)?;
             }
             order_index += 1;
-            match result {
-                Ok(m) => {
-                    on_rep(rep, ci, &m, workload);
-                    reps[ci].push(m);
+            match r.outcome {
+                repetition::Outcome::Done { metrics, .. } => {
+                    on_rep(rep, ci, &metrics, &cell.workload);
+                    reps[ci].push(metrics);
                 }
-                Err(e) => {
-                    error = Some(e);
-                    failed_cell = Some(ci);
+                repetition::Outcome::Failed(e) | repetition::Outcome::Interrupted(e) => {
+                    failure = Some((ci, e));
                     break 'outer;
                 }
             }
         }
     }
-
-    if let (Some(st), Some((study, cell_ids, wl))) = (opts.store.as_deref_mut(), &ids) {
-        let interrupted = error
-            .as_ref()
-            .is_some_and(|e| e.chain().any(|c| c.is::<crate::signal::Interrupted>()));
-        let msg = error.as_ref().map(|e| format!("{e:#}"));
-        let any_done = reps.iter().any(|r| !r.is_empty());
-        for (ci, &cell) in cell_ids.iter().enumerate() {
-            let full = reps[ci].len() as u32 == opts.repeat.max(1);
-            let (cs, m) = if failed_cell == Some(ci) {
-                ("failed", msg.as_deref())
-            } else if full {
-                ("complete", None)
-            } else {
-                (
-                    "failed",
-                    Some("not run: the run stopped at an earlier error"),
-                )
-            };
-            st.set_series(cell, *wl, cs, Some("fixed"), m)?;
-            st.set_cell_status(cell, cs, m)?;
-        }
-        let status = match (&error, interrupted) {
-            (None, _) => "complete",
-            (Some(_), true) => "interrupted",
-            (Some(_), false) if any_done => "partial",
-            (Some(_), false) => "failed",
-        };
-        st.set_study_status(*study, status)?;
+    if let Some(rec) = rec.as_mut() {
+        rec.finish(&reps, opts.repeat, failure.as_ref().map(|(c, e)| (*c, e)))?;
     }
     Ok(CellsResult {
-        study: ids.map(|i| i.0),
+        study: rec.as_ref().map(|r| r.study),
         reps,
         environment,
-        error,
+        error: failure.map(|(_, e)| e),
     })
 }

@@ -16,7 +16,7 @@
 //! Anything else is left in place and named. Live runs and runs claimed on another host are
 //! left alone.
 
-use crate::store::{ClaimInfo, OwnedKind, OwnedPath, OwnedState, Store};
+use crate::store::{ClaimInfo, OwnedKind, OwnedPath, OwnedState, Store, StudyStatus};
 use crate::workload::fdtree::{record, sweep};
 use anyhow::Result;
 use std::os::unix::fs::MetadataExt;
@@ -76,7 +76,7 @@ fn clean_one(st: &mut Store, study: i64, dead: &ClaimInfo, rep: &mut Report) -> 
                 .push(format!("run {study}: left {}: {why}", o.path.display())),
         }
     }
-    st.set_study_status(study, "interrupted")?;
+    st.set_study_status(study, StudyStatus::Interrupted)?;
     rep.actions.push(format!(
         "run {study}: marked interrupted (process {} on {} was killed)",
         dead.pid, dead.host

@@ -86,7 +86,10 @@ impl Series {
 
     /// Load the counted repetitions already stored (resume), in repetition order.
     pub fn load(&mut self, trials: &[&TrialRow]) {
-        let mut ok: Vec<&&TrialRow> = trials.iter().filter(|t| t.status == "ok").collect();
+        let mut ok: Vec<&&TrialRow> = trials
+            .iter()
+            .filter(|t| t.status == crate::store::TrialStatus::Ok)
+            .collect();
         ok.sort_by_key(|t| t.repetition);
         for t in ok {
             self.add(&t.samples, t.wall_seconds);

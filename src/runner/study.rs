@@ -10,16 +10,16 @@
 
 use super::cache;
 use super::order::Scheduler;
+use super::repetition::{self, Bare};
 use super::series::{Series, SeriesState};
 use super::study_progress::StudyProgress;
 use super::study_setup::{create_new, open_existing};
-use crate::metric::Metric;
 use crate::plan::{CachePolicy, Study};
 use crate::provision::exec::Exec;
 use crate::provision::state::{self, CleanupReport, WorkDir};
 use crate::provision::{Provisioned, Provisioner};
 use crate::stats::adaptive::{self, Rule, StopReason};
-use crate::store::{self, NewTrial, Store};
+use crate::store::{CellStatus, SeriesStatus, Store, StudyStatus};
 use crate::workload::Workload;
 use anyhow::{Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
@@ -49,8 +49,8 @@ pub struct StudyRun<'a> {
 pub struct Outcome {
     /// The study id in the store.
     pub study_id: i64,
-    /// `complete`, `partial`, `failed` or `interrupted`.
-    pub status: &'static str,
+    /// Complete, partial, failed or interrupted.
+    pub status: StudyStatus,
     /// Failed cells: label and error.
     pub failed_cells: Vec<(String, String)>,
     /// Number of cells.
@@ -97,10 +97,6 @@ enum RepEnd {
         cell_level: bool,
     },
     Interrupted,
-}
-
-fn is_interrupt(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.is::<crate::signal::Interrupted>())
 }
 
 /// Run (or resume) a study.
@@ -150,16 +146,11 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
             let prior = prior_series
                 .iter()
                 .find(|p| p.cell_id == cid && p.workload_id == wid);
-            if let Some(p) = prior.filter(|p| p.status == "complete") {
-                s.state = match p.stop_reason.as_deref() {
-                    Some("ci_met") => SeriesState::Done(StopReason::CiMet),
-                    Some("max_reps") => SeriesState::Done(StopReason::MaxReps),
-                    Some("budget") => SeriesState::Done(StopReason::Budget),
-                    _ => SeriesState::Done(StopReason::Fixed),
-                };
+            if let Some(p) = prior.filter(|p| p.status == SeriesStatus::Complete) {
+                s.state = SeriesState::Done(p.stop_reason.unwrap_or(StopReason::Fixed));
             } else if let Some(reason) = s.decide(&rule) {
                 r.store
-                    .set_series(cid, wid, "complete", Some(reason.as_str()), None)?;
+                    .set_series(cid, wid, SeriesStatus::Complete, Some(reason), None)?;
             }
             series.push(s);
         }
@@ -223,7 +214,7 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
         if done && !runner.cell_errors.contains_key(&cell) {
             runner
                 .store
-                .set_cell_status(runner.cell_ids[cell], "complete", None)?;
+                .set_cell_status(runner.cell_ids[cell], CellStatus::Complete, None)?;
         }
     }
     let failed_cells: Vec<(String, String)> = runner
@@ -236,13 +227,13 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
         .iter()
         .any(|s| matches!(s.state, SeriesState::Done(_)));
     let status = if interrupted {
-        "interrupted"
+        StudyStatus::Interrupted
     } else if failed_cells.is_empty() {
-        "complete"
+        StudyStatus::Complete
     } else if any_ok {
-        "partial"
+        StudyStatus::Partial
     } else {
-        "failed"
+        StudyStatus::Failed
     };
     runner.store.set_study_status(study_id, status)?;
     Ok(Outcome {
@@ -338,7 +329,7 @@ impl Runner<'_> {
                     if let Some(reason) = self.series[si].decide(&self.rule) {
                         let (c, w) = self.ids(si);
                         self.store
-                            .set_series(c, w, "complete", Some(reason.as_str()), None)?;
+                            .set_series(c, w, SeriesStatus::Complete, Some(reason), None)?;
                         self.update_total();
                         self.retire_if_done(cell)?;
                     }
@@ -359,8 +350,13 @@ impl Runner<'_> {
             if self.series[si].is_active() {
                 self.series[si].state = SeriesState::Done(StopReason::Budget);
                 let (c, w) = self.ids(si);
-                self.store
-                    .set_series(c, w, "complete", Some("budget"), None)?;
+                self.store.set_series(
+                    c,
+                    w,
+                    SeriesStatus::Complete,
+                    Some(StopReason::Budget),
+                    None,
+                )?;
             }
         }
         Ok(())
@@ -369,7 +365,7 @@ impl Runner<'_> {
     fn bring_up(&mut self, cell: usize) -> Result<()> {
         let c = &self.study.cells[cell];
         let cid = self.cell_ids[cell];
-        self.store.set_cell_status(cid, "running", None)?;
+        self.store.set_cell_status(cid, CellStatus::Running, None)?;
         self.progress
             .println(&format!("provisioning cell {}: {}", cell, c.label));
         let prov = self.prov.provision(cell, &c.fs)?;
@@ -395,7 +391,8 @@ impl Runner<'_> {
             if self.series[si].cell == cell && self.series[si].is_active() {
                 self.series[si].state = SeriesState::Failed(err.to_string());
                 let (c, w) = self.ids(si);
-                self.store.set_series(c, w, "failed", None, Some(err))?;
+                self.store
+                    .set_series(c, w, SeriesStatus::Failed, None, Some(err))?;
             }
         }
         self.cell_errors
@@ -415,7 +412,8 @@ impl Runner<'_> {
         ));
         self.series[si].state = SeriesState::Failed(err.to_string());
         let (c, w) = self.ids(si);
-        self.store.set_series(c, w, "failed", None, Some(err))?;
+        self.store
+            .set_series(c, w, SeriesStatus::Failed, None, Some(err))?;
         self.cell_errors
             .entry(cell)
             .or_insert_with(|| format!("workload {label}: {err}"));
@@ -445,11 +443,15 @@ impl Runner<'_> {
         }
         let cid = self.cell_ids[cell];
         match self.cell_errors.get(&cell) {
-            Some(e) => self.store.set_cell_status(cid, "failed", Some(e))?,
+            Some(e) => self
+                .store
+                .set_cell_status(cid, CellStatus::Failed, Some(e))?,
             None if interrupted || self.series.iter().any(|s| s.cell == cell && s.is_active()) => {
-                self.store.set_cell_status(cid, "pending", None)?
+                self.store.set_cell_status(cid, CellStatus::Pending, None)?
             }
-            None => self.store.set_cell_status(cid, "complete", None)?,
+            None => self
+                .store
+                .set_cell_status(cid, CellStatus::Complete, None)?,
         }
         Ok(())
     }
@@ -488,7 +490,7 @@ impl Runner<'_> {
             }
         );
         self.progress.rep_started(&what);
-        let started_at = store::now();
+        let started_at = crate::store::now();
         let t0 = Instant::now();
         let Some(live) = self.live.get_mut(&cell) else {
             return Ok(RepEnd::Failed {
@@ -522,62 +524,45 @@ impl Runner<'_> {
                 }
             },
         };
-        let result = engine
-            .prepare(&target)
-            .and_then(|_| engine.run(&target, &self.progress));
-        let cleaned = engine.cleanup(&target);
-        let result = match (result, cleaned) {
-            (Ok(m), Ok(())) => Ok(m),
-            (Err(e), _) | (Ok(_), Err(e)) => Err(e),
-        };
-        let histograms = if result.is_ok() {
-            engine.take_histograms()
-        } else {
-            Vec::new()
-        };
-        let wall = t0.elapsed().as_secs_f64();
-        if let Err(e) = &result {
-            if is_interrupt(e) || crate::signal::interrupted() {
-                // The repetition in flight is not stored; --resume runs it again.
-                return Ok(RepEnd::Interrupted);
-            }
+        let mut r = repetition::run_one(engine.as_mut(), &target, &self.progress, &mut Bare);
+        // A study's repetition includes the cache policy applied before it (the remount), for
+        // the budget and the ETA.
+        r.started_at = started_at;
+        r.wall_seconds = t0.elapsed().as_secs_f64();
+        for w in &r.warnings {
+            self.progress.println(&format!("warning: {w}"));
+        }
+        if r.interrupted() {
+            // The repetition in flight is not stored; --resume runs it again.
+            return Ok(RepEnd::Interrupted);
         }
         let (c, w) = self.ids(si);
-        let (status, err, metrics): (&str, Option<String>, &[Metric]) = match (&result, counted) {
-            (Ok(m), true) => ("ok", None, m),
-            (Ok(m), false) => ("discarded", None, m),
-            (Err(e), _) => ("failed", Some(format!("{e:#}")), &[]),
-        };
-        self.store.record_trial(&NewTrial {
-            cell: c,
-            workload: w,
-            repetition: if counted { rep_no } else { 0 },
-            order_index: self.order_index,
-            status,
-            error: err.clone(),
-            cache_policy: cache_policy.as_str(),
-            started_at,
-            finished_at: store::now(),
-            wall_seconds: wall,
-            metrics,
-            histograms: &histograms,
-        })?;
+        self.store.record_trial(&r.trial(
+            c,
+            w,
+            rep_no,
+            self.order_index,
+            cache_policy.as_str(),
+            counted,
+        ))?;
         self.order_index += 1;
-        match result {
-            Ok(m) => {
+        let wall = r.wall_seconds;
+        match r.metrics() {
+            Some(m) => {
                 if counted {
                     if self.series[si].done == 0 {
-                        self.store.set_series(c, w, "running", None, None)?;
+                        self.store
+                            .set_series(c, w, SeriesStatus::Running, None, None)?;
                     }
-                    self.series[si].add(&m, wall);
+                    self.series[si].add(m, wall);
                     let total: u64 = self.series.iter().map(|s| u64::from(s.done)).sum();
                     self.progress
                         .rep_finished(total, &format!("[{total}] {what}: {wall:.2} s"));
                 }
                 Ok(RepEnd::Ok)
             }
-            Err(_) => Ok(RepEnd::Failed {
-                err: err.unwrap_or_default(),
+            None => Ok(RepEnd::Failed {
+                err: r.error().map(|e| format!("{e:#}")).unwrap_or_default(),
                 cell_level: false,
             }),
         }

@@ -8,6 +8,7 @@ use crate::plan::{Order, Study};
 use crate::provision::exec::Exec;
 use crate::provision::state::WorkDir;
 use crate::store::{self, Claim, NewCell, NewStudy, Store};
+use crate::store::{SeriesStatus, StudyStatus};
 use anyhow::Result;
 use std::collections::BTreeMap;
 
@@ -78,7 +79,7 @@ fn create_rows(
     }
     for &c in &cells {
         for &w in &wls {
-            st.set_series(c, w, "pending", None, None)?;
+            st.set_series(c, w, SeriesStatus::Pending, None, None)?;
         }
     }
     Ok((id, cells, wls, seed, false))
@@ -106,7 +107,7 @@ pub fn open_existing(
             row.id
         );
     }
-    if row.status == "complete" {
+    if row.status == StudyStatus::Complete {
         crate::bail_usage!(
             "study {} ('{}') is already complete; see `fslab show {}`, or run without --resume to start a new one",
             row.id,
@@ -153,7 +154,7 @@ pub fn open_existing(
         }
     }
     st.set_environment(row.id, &diff)?;
-    st.set_study_status(row.id, "running")?;
+    st.set_study_status(row.id, StudyStatus::Running)?;
     let damaged = || {
         crate::error::usage(format!(
             "study {} in the store has cells or workloads out of order; run without --resume",

@@ -9,7 +9,8 @@
 use super::summary::summarize;
 
 /// Why a series stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// The fixed number of repetitions was reached.
     Fixed,
@@ -30,6 +31,24 @@ impl StopReason {
             StopReason::MaxReps => "max_reps",
             StopReason::Budget => "budget",
         }
+    }
+
+    /// The reason stored as `s`, if it is one.
+    pub fn parse(s: &str) -> Option<StopReason> {
+        [
+            StopReason::Fixed,
+            StopReason::CiMet,
+            StopReason::MaxReps,
+            StopReason::Budget,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

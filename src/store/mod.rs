@@ -14,6 +14,7 @@ mod claim;
 mod open;
 mod owned;
 mod read;
+mod status;
 mod write;
 
 pub use crate::metric::Histogram;
@@ -21,6 +22,7 @@ pub use claim::{Claim, ClaimError, ClaimInfo};
 pub use open::{APPLICATION_ID, SCHEMA_VERSION};
 pub use owned::{OwnedKind, OwnedPath, OwnedState};
 pub use read::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow};
+pub use status::{CellStatus, SeriesStatus, StudyStatus, TrialStatus};
 
 use crate::metric::Metric;
 use rusqlite::{Connection, ErrorCode};
@@ -82,7 +84,7 @@ pub struct NewTrial<'a> {
     /// Position in the study's execution order (0-based).
     pub order_index: u32,
     /// `ok`, `failed` or `discarded`.
-    pub status: &'static str,
+    pub status: TrialStatus,
     /// The error, if it failed.
     pub error: Option<String>,
     /// The cache policy applied before it (`cold`, `warm`, `none`).

@@ -1,7 +1,8 @@
 //! Read queries of the results store: studies, cells, workloads, trials and their samples.
 
-use super::{Histogram, Store};
+use super::{CellStatus, Histogram, SeriesStatus, Store, StudyStatus, TrialStatus};
 use crate::metric::{Metric, Unit};
+use crate::stats::adaptive::StopReason;
 use anyhow::{Context, Result};
 use rusqlite::{params, OptionalExtension, Row};
 use serde::Serialize;
@@ -28,7 +29,7 @@ pub struct StudyRow {
     /// Seed, if any.
     pub seed: Option<i64>,
     /// Status.
-    pub status: String,
+    pub status: StudyStatus,
     /// Creation time.
     pub created_at: String,
     /// Finish time.
@@ -53,7 +54,7 @@ pub struct CellRow {
     /// Superblock / log dump after mkfs.
     pub superblock: String,
     /// Status.
-    pub status: String,
+    pub status: CellStatus,
     /// Error, if failed.
     pub error: Option<String>,
 }
@@ -81,9 +82,9 @@ pub struct SeriesRow {
     /// Workload id.
     pub workload_id: i64,
     /// Status.
-    pub status: String,
-    /// Why repetitions stopped (`fixed`, `ci_met`, `max_reps`, `budget`, …).
-    pub stop_reason: Option<String>,
+    pub status: SeriesStatus,
+    /// Why repetitions stopped.
+    pub stop_reason: Option<StopReason>,
     /// Error, if failed.
     pub error: Option<String>,
 }
@@ -101,8 +102,8 @@ pub struct TrialRow {
     pub repetition: i64,
     /// Position in the execution order.
     pub order_index: i64,
-    /// `ok`, `failed`, `discarded`.
-    pub status: String,
+    /// Counted, failed or a discarded warm-up.
+    pub status: TrialStatus,
     /// Error, if failed.
     pub error: Option<String>,
     /// Cache policy applied.

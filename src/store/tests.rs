@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::metric::Unit;
+use crate::stats::adaptive::StopReason;
 
 pub(super) fn sample_study(store: &Store) -> (i64, i64, i64) {
     let s = store
@@ -35,7 +36,7 @@ fn trial<'a>(c: i64, w: i64, rep: u32, metrics: &'a [Metric]) -> NewTrial<'a> {
         workload: w,
         repetition: rep,
         order_index: rep,
-        status: "ok",
+        status: TrialStatus::Ok,
         error: None,
         cache_policy: "none",
         started_at: now(),
@@ -59,9 +60,9 @@ fn round_trip_of_a_study() {
         .set_environment(s, &[("kernel".into(), "6.1".into())])
         .unwrap();
     store
-        .set_series(c, w, "complete", Some("fixed"), None)
+        .set_series(c, w, SeriesStatus::Complete, Some(StopReason::Fixed), None)
         .unwrap();
-    store.set_study_status(s, "complete").unwrap();
+    store.set_study_status(s, StudyStatus::Complete).unwrap();
     let d = store.load(s).unwrap().unwrap();
     assert_eq!(d.study.status, "complete");
     assert!(d.study.finished_at.is_some());
@@ -76,7 +77,7 @@ fn round_trip_of_a_study() {
         d.environment,
         vec![("kernel".to_string(), "6.1".to_string())]
     );
-    assert_eq!(d.series[0].stop_reason.as_deref(), Some("fixed"));
+    assert_eq!(d.series[0].stop_reason, Some(StopReason::Fixed));
     assert_eq!(store.completed_repetitions(c, w).unwrap(), 1);
     assert_eq!(store.next_order_index(s).unwrap(), 2);
 }

@@ -140,7 +140,7 @@ fn runs_can_be_claimed_and_unfinished_runs_are_listed_with_their_claims() {
         .unwrap()
     };
     let (a, b, done) = (run(&st), run(&st), run(&st));
-    st.set_study_status(done, "complete").unwrap();
+    st.set_study_status(done, StudyStatus::Complete).unwrap();
     let dead = dead_pid();
     put_claim(&st, b, dead, &host(), 1);
     let c = st.claim(a).unwrap();

@@ -181,7 +181,7 @@ fn store_errors_name_the_database_file() {
     sample_study(&Store::open(&p).unwrap());
     let ro = Store::open_read_only(&p).unwrap();
     assert!(ro.is_read_only());
-    let e = ro.set_study_status(1, "complete").err().unwrap();
+    let e = ro.set_study_status(1, StudyStatus::Complete).err().unwrap();
     let msg = format!("{e:#}");
     assert!(
         msg.starts_with(&format!(

@@ -1,7 +1,10 @@
 //! Writes of the results store: studies, environment, cells, workloads, series and one
 //! transaction per repetition with all its samples. Every error names the database file.
 
-use super::{db_error, now, NewCell, NewStudy, NewTrial, Store};
+use super::{
+    db_error, now, CellStatus, NewCell, NewStudy, NewTrial, SeriesStatus, Store, StudyStatus,
+};
+use crate::stats::adaptive::StopReason;
 use anyhow::{Context, Result};
 use rusqlite::{params, OptionalExtension};
 
@@ -45,8 +48,8 @@ impl Store {
     }
 
     /// Set the final (or current) status of a study.
-    pub fn set_study_status(&self, study: i64, status: &str) -> Result<()> {
-        let finished = if status == "running" {
+    pub fn set_study_status(&self, study: i64, status: StudyStatus) -> Result<()> {
+        let finished = if status == StudyStatus::Running {
             None
         } else {
             Some(now())
@@ -74,7 +77,12 @@ impl Store {
     }
 
     /// Set a cell's status and error.
-    pub fn set_cell_status(&self, cell: i64, status: &str, error: Option<&str>) -> Result<()> {
+    pub fn set_cell_status(
+        &self,
+        cell: i64,
+        status: CellStatus,
+        error: Option<&str>,
+    ) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE cell SET status = ?2, error = ?3 WHERE id = ?1",
@@ -125,8 +133,8 @@ impl Store {
         &self,
         cell: i64,
         workload: i64,
-        status: &str,
-        stop_reason: Option<&str>,
+        status: SeriesStatus,
+        stop_reason: Option<StopReason>,
         error: Option<&str>,
     ) -> Result<()> {
         self.conn

@@ -98,8 +98,6 @@ pub trait Workload {
     fn creates(&self, _target: &Target) -> Vec<Creates> {
         Vec::new()
     }
-    /// The engine as `Any`, so callers that know the engine can read its details.
-    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// A borrowed engine is an engine: callers that own one can lend it to code that takes
@@ -125,9 +123,6 @@ impl<W: Workload + ?Sized> Workload for &mut W {
     }
     fn creates(&self, target: &Target) -> Vec<Creates> {
         (**self).creates(target)
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        (**self).as_any()
     }
 }
 

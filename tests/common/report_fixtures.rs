@@ -6,7 +6,10 @@
 #![allow(dead_code)]
 
 use fslab::metric::{Histogram, Metric, Unit};
-use fslab::store::{NewCell, NewStudy, NewTrial, Store};
+use fslab::stats::adaptive::StopReason;
+use fslab::store::{
+    CellStatus, NewCell, NewStudy, NewTrial, SeriesStatus, Store, StudyStatus, TrialStatus,
+};
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use serde_json::json;
 use std::path::Path;
@@ -135,7 +138,7 @@ impl<'a> Builder<'a> {
                 workload: self.workload,
                 repetition: rep,
                 order_index: order,
-                status,
+                status: TrialStatus::parse(status).expect("a trial status"),
                 error: error.map(str::to_string),
                 cache_policy: "cold",
                 started_at: t.clone(),
@@ -151,16 +154,17 @@ impl<'a> Builder<'a> {
         self.store.set_environment(self.study, env).unwrap();
         for (i, c) in self.cells.clone().into_iter().enumerate() {
             let stop = stops[i % stops.len()];
-            let series_status = if stop == "failed" {
-                "failed"
+            let (series, cell) = if stop == "failed" {
+                (SeriesStatus::Failed, CellStatus::Failed)
             } else {
-                "complete"
+                (SeriesStatus::Complete, CellStatus::Complete)
             };
             self.store
-                .set_series(c, self.workload, series_status, Some(stop), None)
+                .set_series(c, self.workload, series, StopReason::parse(stop), None)
                 .unwrap();
-            self.store.set_cell_status(c, series_status, None).unwrap();
+            self.store.set_cell_status(c, cell, None).unwrap();
         }
+        let status = StudyStatus::parse(status).expect("a study status");
         self.store.set_study_status(self.study, status).unwrap();
         self.study
     }

@@ -90,11 +90,8 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let mut store = job::open_store(comm, a.no_store, db)?;
     let (json, repeat) = (a.json, a.repeat);
     let shown = params.clone();
-    let mut on_rep = |rep: u32, _m: &[crate::metric::Metric], w: &dyn Workload| {
-        let last = w
-            .as_any()
-            .downcast_ref::<DistDbench>()
-            .and_then(|d| d.reps.last());
+    let mut on_rep = |rep: u32, _m: &[crate::metric::Metric], w: &DistDbench| {
+        let last = w.reps.last();
         if let (false, true, Some(r)) = (json, root, last) {
             if repeat > 1 {
                 crate::outln!("\nrepetition {rep} of {repeat}:");

@@ -366,10 +366,6 @@ impl Workload for DistDbench {
     fn take_histograms(&mut self) -> Vec<crate::metric::Histogram> {
         std::mem::take(&mut self.hists)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::dist::job;
 use crate::runner::adhoc::{self, AdhocOptions};
 use crate::runner::progress::ProgressObserver;
 use crate::workload::fdtree::{Backend, FdtreeParams, Mode};
-use crate::workload::{Quiet, Target, Workload};
+use crate::workload::{Quiet, Target};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -120,11 +120,8 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     );
     let start_display = a.start_dir.clone();
     let ranks = comm.size();
-    let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &dyn Workload| {
-        let last = w
-            .as_any()
-            .downcast_ref::<DistFdtree>()
-            .and_then(|e| e.reps.last());
+    let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &DistFdtree| {
+        let last = w.reps.last();
         if let (true, Some(rep)) = (fdtree_fmt, last) {
             let out = rep_outcome(rep, &root0);
             crate::outln!(

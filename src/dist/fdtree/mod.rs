@@ -374,8 +374,4 @@ impl Workload for DistFdtree {
         };
         self.comm.agree(local)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }

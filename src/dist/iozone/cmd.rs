@@ -107,9 +107,9 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             "target": dir, "fs_type": target.fs_type,
             "file_kib": point.file_kib, "record_bytes": point.record,
         }),
-        workload: Box::new(engine),
+        workload: engine,
     }];
-    let mut on_rep = |rep: u32, _ci: usize, m: &[crate::metric::Metric], w: &dyn Workload| {
+    let mut on_rep = |rep: u32, _ci: usize, m: &[crate::metric::Metric], w: &DistIozone| {
         if !root || json {
             return;
         }
@@ -121,11 +121,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             "{}",
             crate::app::iozone_report::throughput_lines(m, ranks, &tests)
         );
-        if let Some(r) = w
-            .as_any()
-            .downcast_ref::<DistIozone>()
-            .and_then(|e| e.reps.last())
-        {
+        if let Some(r) = w.reps.last() {
             crate::out!("{}", report::mpi_lines(r));
         }
     };
@@ -144,12 +140,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         &mut on_rep,
     )?;
     if root {
-        let engine = cells[0]
-            .workload
-            .as_any()
-            .downcast_ref::<DistIozone>()
-            .ok_or_else(|| anyhow::anyhow!("the MPI iozone engine went missing; this is a bug"))?;
-        report::finish(&info, &a, &s, engine, &result, cache_warn)?;
+        report::finish(&info, &a, &s, &cells[0].workload, &result, cache_warn)?;
     }
     match result.error {
         Some(e) => Err(e),

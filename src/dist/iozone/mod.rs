@@ -334,10 +334,6 @@ impl Workload for DistIozone {
         };
         self.comm.agree(local)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

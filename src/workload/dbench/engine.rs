@@ -449,8 +449,4 @@ impl Workload for Dbench {
     fn take_histograms(&mut self) -> Vec<StoredHistogram> {
         std::mem::take(&mut self.hists)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }

@@ -555,8 +555,4 @@ impl Workload for Fdtree {
         }
         self.remove_leftovers()
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }

@@ -541,8 +541,4 @@ impl Workload for Iozone {
         }
         first.map_or(Ok(()), Err)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }

@@ -1,0 +1,184 @@
+//! One repetition of one workload on one target: the protocol every runner follows (a study's
+//! series and an engine command's `--repeat` alike).
+//!
+//! prepare (untimed) → the caller's `before_run` → run (the engine times what it measures) →
+//! cleanup (always, also after a failure) → the caller's `after_cleanup` → the engine's
+//! histograms (only of a successful repetition). The result is a typed [`Repetition`]: done
+//! with its metrics, failed with its error, or interrupted by a signal; what to store is
+//! derived from it in one place ([`Repetition::trial`]).
+
+use crate::metric::{Histogram, Metric};
+use crate::store::{self, NewTrial, TrialStatus};
+use crate::workload::{Creates, Observer, Target, Workload};
+use std::time::Instant;
+
+/// How a repetition ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// It ran to the end and cleaned up.
+    Done {
+        /// The measured values.
+        metrics: Vec<Metric>,
+        /// Latency histograms, if the engine keeps any.
+        histograms: Vec<Histogram>,
+    },
+    /// It (or its cleanup) failed.
+    Failed(anyhow::Error),
+    /// A signal stopped it.
+    Interrupted(anyhow::Error),
+}
+
+/// One repetition, as it happened.
+#[derive(Debug)]
+pub struct Repetition {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// When it started (RFC 3339 UTC).
+    pub started_at: String,
+    /// When it ended.
+    pub finished_at: String,
+    /// Wall-clock seconds including the untimed set-up and cleanup.
+    pub wall_seconds: f64,
+    /// What cleanup could not do after the run had already failed (the run's error decides
+    /// the outcome; these are said besides).
+    pub warnings: Vec<String>,
+}
+
+/// What a runner does around a repetition (record what it will create, take telemetry, …),
+/// given the entries the engine said it will create ([`Workload::creates`]). Both default to
+/// nothing; an error fails the repetition.
+pub trait Around {
+    /// After `prepare` succeeded, right before `run`.
+    fn before_run(&mut self, _creates: &[Creates]) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// After `cleanup`, whatever happened.
+    fn after_cleanup(&mut self, _creates: &[Creates]) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// Nothing around the repetition.
+pub struct Bare;
+impl Around for Bare {}
+
+fn is_interrupt(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<crate::signal::Interrupted>())
+}
+
+/// Run one repetition of `engine` on `target`.
+pub fn run_one<W: Workload + ?Sized>(
+    engine: &mut W,
+    target: &Target,
+    obs: &dyn Observer,
+    around: &mut dyn Around,
+) -> Repetition {
+    let started_at = store::now();
+    let t0 = Instant::now();
+    let mut creates = Vec::new();
+    let result = engine
+        .prepare(target)
+        .and_then(|_| {
+            creates = engine.creates(target);
+            around.before_run(&creates)
+        })
+        .and_then(|_| engine.run(target, obs));
+    let cleaned = engine.cleanup(target);
+    let cleaned = match around.after_cleanup(&creates) {
+        Ok(()) => cleaned,
+        Err(e) => cleaned.and(Err(e)),
+    };
+    let mut warnings = Vec::new();
+    let result = match (result, cleaned) {
+        (Ok(m), Ok(())) => Ok(m),
+        (Err(e), Ok(())) => Err(e),
+        (Err(e), Err(c)) => {
+            warnings.push(format!("{c:#}"));
+            Err(e)
+        }
+        (Ok(_), Err(c)) => Err(c),
+    };
+    let outcome = match result {
+        Ok(metrics) => Outcome::Done {
+            metrics,
+            histograms: engine.take_histograms(),
+        },
+        Err(e) if is_interrupt(&e) || crate::signal::interrupted() => Outcome::Interrupted(e),
+        Err(e) => Outcome::Failed(e),
+    };
+    Repetition {
+        outcome,
+        started_at,
+        finished_at: store::now(),
+        wall_seconds: t0.elapsed().as_secs_f64(),
+        warnings,
+    }
+}
+
+impl Repetition {
+    /// Whether a signal stopped it.
+    pub fn interrupted(&self) -> bool {
+        matches!(self.outcome, Outcome::Interrupted(_))
+    }
+
+    /// The metrics of a repetition that ran to the end.
+    pub fn metrics(&self) -> Option<&[Metric]> {
+        match &self.outcome {
+            Outcome::Done { metrics, .. } => Some(metrics),
+            _ => None,
+        }
+    }
+
+    /// The error of one that did not.
+    pub fn error(&self) -> Option<&anyhow::Error> {
+        match &self.outcome {
+            Outcome::Done { .. } => None,
+            Outcome::Failed(e) | Outcome::Interrupted(e) => Some(e),
+        }
+    }
+
+    /// The trial row to store: counted (`ok`) or a discarded warm-up when it ran to the end,
+    /// else `failed` with its error (an interrupted one too, for runners that keep it).
+    pub fn trial<'a>(
+        &'a self,
+        cell: i64,
+        workload: i64,
+        repetition: u32,
+        order_index: u32,
+        cache_policy: &'a str,
+        counted: bool,
+    ) -> NewTrial<'a> {
+        let (status, error, metrics, histograms): (_, _, &[Metric], &[Histogram]) =
+            match &self.outcome {
+                Outcome::Done {
+                    metrics,
+                    histograms,
+                } if counted => (TrialStatus::Ok, None, metrics, histograms),
+                Outcome::Done {
+                    metrics,
+                    histograms,
+                } => (TrialStatus::Discarded, None, metrics, histograms),
+                Outcome::Failed(e) | Outcome::Interrupted(e) => {
+                    (TrialStatus::Failed, Some(format!("{e:#}")), &[], &[])
+                }
+            };
+        NewTrial {
+            cell,
+            workload,
+            repetition: if status == TrialStatus::Ok {
+                repetition
+            } else {
+                0
+            },
+            order_index,
+            status,
+            error,
+            cache_policy,
+            started_at: self.started_at.clone(),
+            finished_at: self.finished_at.clone(),
+            wall_seconds: self.wall_seconds,
+            metrics,
+            histograms,
+        }
+    }
+}
