@@ -2,8 +2,8 @@
 //! (`print_header` and the `printf`s of each test), the `-R` "Excel" blocks (`dump_excel`,
 //! `dump_report`) and the throughput-mode lines and `-R` summary (`dump_throughput`).
 
+use super::passes::Test;
 use super::sweep::Point;
-use super::tests::Test;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

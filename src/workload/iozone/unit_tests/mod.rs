@@ -5,8 +5,8 @@
 //! planner and the report layouts.
 
 use super::io::{Mark, OpenFlags};
+use super::passes::{iozone_rate, permutation, stride_next, FileSpec, Runner, Test, Ticker};
 use super::recording::{Op, RecordingIo};
-use super::tests::{iozone_rate, permutation, stride_next, FileSpec, Runner, Test, Ticker};
 use super::*;
 use crate::workload::Quiet;
 use std::path::Path;
@@ -423,7 +423,7 @@ fn verify_names_the_offset_of_the_first_wrong_byte() {
     s.verify = true;
     let e = run(&mut io, &s, 1).unwrap_err();
     let v = e
-        .downcast_ref::<tests::VerifyError>()
+        .downcast_ref::<passes::VerifyError>()
         .expect("a verify error");
     assert_eq!((v.offset, v.record), (5000, 1));
     let msg = e.to_string();
@@ -456,7 +456,7 @@ fn no_space_reports_the_bytes_written_and_closes_the_file() {
         .run_single(&mut io, Path::new(F), &Quiet)
         .unwrap_err();
     let t = e
-        .downcast_ref::<tests::TestIoError>()
+        .downcast_ref::<passes::TestIoError>()
         .expect("an I/O error");
     assert!(t.is_no_space());
     assert_eq!(t.done, 10_000);
