@@ -26,12 +26,8 @@ pub mod sweep;
 pub mod throughput;
 
 #[cfg(test)]
-mod unit_tests;
-
-/// The old path of [`passes`], still named by `src/cli/prop_tests.rs` (which belongs to the
-/// CLI restructuring); remove once that file calls `passes::stride_next`.
-#[cfg(test)]
-pub(crate) use passes as tests;
+#[path = "iozone_tests.rs"]
+pub(crate) mod tests;
 
 pub use direct::{probe_direct, DirectSupport};
 pub use passes::{PassResult, Test};

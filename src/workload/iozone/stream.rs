@@ -151,3 +151,35 @@ fn eof(got: usize) -> io::Error {
         format!("end of file after {got} bytes of the record"),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::iozone::recording::{Op, RecordingIo};
+    use std::path::Path;
+
+    #[test]
+    fn buffered_stream_gathers_small_writes_into_record_sized_calls() {
+        let mut io = RecordingIo::new();
+        let mut st = Stream::open(&mut io, Path::new("/t/stream"), Mode::Create, 4096).unwrap();
+        for _ in 0..5 {
+            st.write(&mut io, &[1u8; 1000]).unwrap();
+        }
+        st.close(&mut io).unwrap();
+        let w: Vec<(u64, usize)> = io
+            .ops
+            .iter()
+            .filter_map(|o| match o {
+                Op::Write { offset, len, .. } => Some((*offset, *len)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(w, [(0, 4096), (4096, 904)]);
+        let mut st = Stream::open(&mut io, Path::new("/t/stream"), Mode::Read, 4096).unwrap();
+        let mut b = [0u8; 1000];
+        for _ in 0..5 {
+            st.read(&mut io, &mut b).unwrap();
+        }
+        assert!(st.read(&mut io, &mut b).is_err(), "end of file");
+    }
+}

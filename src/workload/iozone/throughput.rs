@@ -549,3 +549,7 @@ impl Target {
         let _ = self.close_checked(io);
     }
 }
+
+#[cfg(test)]
+#[path = "throughput_tests.rs"]
+mod tests;
