@@ -12,6 +12,7 @@
 
 mod engine;
 pub mod record;
+pub mod report;
 pub mod sweep;
 pub mod tree;
 
