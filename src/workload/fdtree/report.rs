@@ -3,7 +3,7 @@
 //! with sub-second times and fractional rates where fdtree had whole seconds.
 //! Pure functions of the engine's types.
 
-use super::{Counts, FdtreeParams, RepOutcome};
+use super::{Counts, FdtreeParams, Phase, RepOutcome};
 use std::path::Path;
 
 /// fdtree.bash's report for one repetition, with sub-second times and fractional rates.
@@ -56,23 +56,23 @@ pub fn fdtree_report_counts(p: &FdtreeParams, t: Counts, start: &Path, out: &Rep
         let _ = writeln!(s, "{}", date(ph.t_in));
         let _ = writeln!(s, "{}", date(ph.t_out));
         let times = format!("{:.3}, {:.3}, {:.3}", ph.t_in, ph.t_out, ph.elapsed);
-        match ph.phase {
-            "dir_create" => {
-                let _ = writeln!(s, "DIRECTORY CREATE TIME IN, OUT, TOTAL = {times}");
+        // fdtree pads its headings to one column; "DIRECTORY …" is the widest.
+        let phase = ph.kind().unwrap_or(Phase::DirRemove);
+        let heading = format!("{} TIME IN, OUT, TOTAL", phase.label());
+        let _ = writeln!(s, "{heading:<37}= {times}");
+        match phase {
+            Phase::DirCreate => {
                 let _ = writeln!(s, "\tDirectory creates per second =  {rate:.2}");
             }
-            "file_create" => {
-                let _ = writeln!(s, "FILE CREATE TIME IN, OUT, TOTAL      = {times}");
+            Phase::FileCreate => {
                 let _ = writeln!(s, "\tFile creates per second      =  {rate:.2}");
                 let kib = (ph.items * p.file_bytes()) as f64 / 1024.0 / ph.elapsed.max(1e-9);
                 let _ = writeln!(s, "\tKiB per second               =  {kib:.2}");
             }
-            "file_remove" => {
-                let _ = writeln!(s, "FILE REMOVE TIME IN, OUT, TOTAL      = {times}");
+            Phase::FileRemove => {
                 let _ = writeln!(s, "\tFile removals per second     =  {rate:.2}");
             }
-            _ => {
-                let _ = writeln!(s, "DIRECTORY REMOVE TIME IN, OUT, TOTAL = {times}");
+            Phase::DirRemove => {
                 let _ = writeln!(s, "\tDirectory removals per second =  {rate:.2}");
             }
         }
