@@ -3,6 +3,11 @@
 //! Layers (dependencies point one way): `cli → app → runner → {provision, workload, store}
 //! → stats`; `report → {store, stats}`; `stats` imports nothing of ours and does no I/O.
 //! See `../shared/DESIGN.md` in the project history and `doc/` for the contracts.
+//!
+//! Unit tests live beside the code they test: an inline `#[cfg(test)] mod tests { … }` when
+//! short, else a sibling file `<module>_tests.rs` (for `x/mod.rs`: `x/x_tests.rs`) that the
+//! module includes with `#[cfg(test)] #[path = "<module>_tests.rs"] mod tests;`. No
+//! `tests.rs`, `tests_*.rs` or `unit_tests/`; product code never lives in a file named so.
 
 #![warn(missing_docs)]
 

@@ -6,6 +6,7 @@ use crate::metric::Metric;
 use crate::report::runsummary;
 use crate::runner::adhoc::{self, AdhocOptions};
 use crate::stats::Thresholds;
+use crate::workload::dbench::report::report;
 use crate::workload::dbench::{
     generate, parse_duration_opt, ClientOptions, Dbench, DbenchParams, Loadfile, RepOutcome,
 };
@@ -132,53 +133,6 @@ pub(crate) fn options_text(p: &DbenchParams) -> String {
     } else {
         format!("; {}", v.join(", "))
     }
-}
-
-/// dbench's per-operation table with percentiles, and its closing throughput line.
-pub fn report(p: &DbenchParams, o: &RepOutcome) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        " {:<24}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
-        "Operation", "Count", "AvgLat", "P50", "P99", "P99.9", "MaxLat"
-    );
-    let _ = writeln!(s, " {}", "-".repeat(84));
-    for r in &o.ops {
-        let _ = writeln!(
-            s,
-            " {:<24}{:>10}{:>10.3}{:>10.3}{:>10.3}{:>10.3}{:>10.3}",
-            r.op, r.count, r.mean_ms, r.p50_ms, r.p99_ms, r.p999_ms, r.max_ms
-        );
-    }
-    let _ = writeln!(
-        s,
-        " (latencies in ms, HDR histograms merged over all clients)"
-    );
-    let max = o.ops.iter().map(|r| r.max_ms).fold(0.0, f64::max);
-    let _ = write!(
-        s,
-        "\nThroughput {:.3} MB/sec{}{}  {} clients  max_latency={:.3} ms  ({} ops in {:.1} s)",
-        o.throughput_mb_s,
-        if p.client.sync_open {
-            " (sync open)"
-        } else {
-            ""
-        },
-        if p.client.sync_dir {
-            " (sync dirs)"
-        } else {
-            ""
-        },
-        p.clients,
-        max,
-        o.measured_ops,
-        o.measured_seconds
-    );
-    if p.timestamps && p.loadfile.has_timestamps {
-        let _ = write!(s, "  max_lag={:.3} ms", o.max_lag_ms);
-    }
-    s
 }
 
 /// Run `fslab dbench`.

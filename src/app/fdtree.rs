@@ -6,7 +6,8 @@ use crate::runner::adhoc::{self, AdhocOptions};
 use crate::runner::progress::ProgressObserver;
 use crate::stats::Thresholds;
 use crate::units::fmt_bytes;
-use crate::workload::fdtree::{self, record, Backend, Fdtree, FdtreeParams, Mode, RepOutcome};
+use crate::workload::fdtree::report::fdtree_report;
+use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, Mode, RepOutcome};
 use crate::workload::{Target, Workload};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -357,83 +358,4 @@ fn dry_run(p: &FdtreeParams, engine: &Fdtree, target: &Target, format: OutputFor
         );
     }
     Ok(())
-}
-
-/// fdtree.bash's report for one repetition, with sub-second times and fractional rates.
-pub fn fdtree_report(p: &FdtreeParams, start: &Path, out: &RepOutcome) -> String {
-    let t = p.total_counts().unwrap_or(fdtree::Counts {
-        dirs: 0,
-        files: 0,
-        bytes: 0,
-    });
-    fdtree_report_counts(p, t, start, out)
-}
-
-/// [`fdtree_report`] with the totals given (MPI runs count over ranks).
-pub(crate) fn fdtree_report_counts(
-    p: &FdtreeParams,
-    t: fdtree::Counts,
-    start: &Path,
-    out: &RepOutcome,
-) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let root = out.roots.first().cloned().unwrap_or_default();
-    let _ = writeln!(
-        s,
-        "fdtree-1.0.2 (fslab {}): starting at {}/{}/",
-        env!("CARGO_PKG_VERSION"),
-        start.display(),
-        root
-    );
-    let _ = writeln!(
-        s,
-        "\tcreating/deleting {} directory levels with {} directories at each level",
-        p.levels, p.dirs
-    );
-    let _ = writeln!(s, "\tfor a total of {} directories", t.dirs);
-    let _ = writeln!(
-        s,
-        "\twith {} files of size {}KiB per directory",
-        p.files,
-        p.size_blocks * 4
-    );
-    let _ = writeln!(
-        s,
-        "\tfor a total of {} files and {}KiB",
-        t.files,
-        t.bytes / 1024
-    );
-    let date = |secs: f64| {
-        (out.started + chrono::Duration::nanoseconds((secs * 1e9) as i64))
-            .format("%a %b %e %H:%M:%S %Y")
-            .to_string()
-    };
-    for ph in &out.phases {
-        let rate = ph.items as f64 / ph.elapsed.max(1e-9);
-        let _ = writeln!(s, "{}", date(ph.t_in));
-        let _ = writeln!(s, "{}", date(ph.t_out));
-        let times = format!("{:.3}, {:.3}, {:.3}", ph.t_in, ph.t_out, ph.elapsed);
-        match ph.phase {
-            "dir_create" => {
-                let _ = writeln!(s, "DIRECTORY CREATE TIME IN, OUT, TOTAL = {times}");
-                let _ = writeln!(s, "\tDirectory creates per second =  {rate:.2}");
-            }
-            "file_create" => {
-                let _ = writeln!(s, "FILE CREATE TIME IN, OUT, TOTAL      = {times}");
-                let _ = writeln!(s, "\tFile creates per second      =  {rate:.2}");
-                let kib = (ph.items * p.file_bytes()) as f64 / 1024.0 / ph.elapsed.max(1e-9);
-                let _ = writeln!(s, "\tKiB per second               =  {kib:.2}");
-            }
-            "file_remove" => {
-                let _ = writeln!(s, "FILE REMOVE TIME IN, OUT, TOTAL      = {times}");
-                let _ = writeln!(s, "\tFile removals per second     =  {rate:.2}");
-            }
-            _ => {
-                let _ = writeln!(s, "DIRECTORY REMOVE TIME IN, OUT, TOTAL = {times}");
-                let _ = writeln!(s, "\tDirectory removals per second =  {rate:.2}");
-            }
-        }
-    }
-    s
 }

@@ -333,4 +333,5 @@ fn repetitions(r: &file::RepetitionsSection) -> std::result::Result<Repetitions,
 }
 
 #[cfg(test)]
+#[path = "plan_tests.rs"]
 mod tests;

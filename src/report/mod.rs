@@ -56,4 +56,5 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
 }
 
 #[cfg(test)]
+#[path = "report_tests.rs"]
 mod tests;

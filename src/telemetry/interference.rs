@@ -370,3 +370,7 @@ pub fn interference_warning(cell: &str, reps: &[(u32, Verdict)]) -> Option<Strin
         ranges.join(", ")
     ))
 }
+
+#[cfg(test)]
+#[path = "interference_tests.rs"]
+mod tests;

@@ -22,6 +22,7 @@ mod metrics;
 mod procfs;
 mod settle;
 #[cfg(test)]
+#[path = "telemetry_tests.rs"]
 mod tests;
 mod xfs;
 

@@ -2,13 +2,14 @@
 //! (stored by rank 0 only), and rank 0's dbench-style report with the MPI figures.
 
 use super::{share, DbenchRep, DistDbench};
-use crate::app::dbench::{conclude, options_text, params_from, report, Console};
+use crate::app::dbench::{conclude, options_text, params_from, Console};
 use crate::cli::DbenchArgs;
 use crate::dist::comm::Comm;
 use crate::dist::job;
 use crate::report::runsummary;
 use crate::runner::adhoc::{self, AdhocOptions};
 use crate::stats::Thresholds;
+use crate::workload::dbench::report::report;
 use crate::workload::dbench::{clients_text, DbenchParams, RepOutcome};
 use crate::workload::{Observer, Target, Workload};
 use anyhow::{Context, Result};

@@ -3,12 +3,13 @@
 
 use super::report::{dry_run, rep_outcome, report, JobInfo};
 use super::{DistFdtree, Layout};
-use crate::app::fdtree::{fdtree_report_counts, params_from, shape_flags};
+use crate::app::fdtree::{params_from, shape_flags};
 use crate::cli::{FdtreeArgs, OutputFormat};
 use crate::dist::comm::Comm;
 use crate::dist::job;
 use crate::runner::adhoc::{self, AdhocOptions};
 use crate::runner::progress::ProgressObserver;
+use crate::workload::fdtree::report::fdtree_report_counts;
 use crate::workload::fdtree::{Backend, FdtreeParams, Mode};
 use crate::workload::{Quiet, Target};
 use anyhow::{Context, Result};

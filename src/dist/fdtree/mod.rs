@@ -20,7 +20,7 @@ use super::shared_tree::dirs_of_rank;
 use crate::metric::{Metric, Unit};
 use crate::workload::fdtree::sweep::{sweep_tree, SweepShape};
 use crate::workload::fdtree::tree::{FsOps, NullOps, Shape};
-use crate::workload::fdtree::{Backend, Counts, FdtreeParams, BLOCK, PHASES};
+use crate::workload::fdtree::{Backend, Counts, FdtreeParams, Phase, BLOCK, PHASES};
 use crate::workload::{Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Context, Result};
 use rustix::fd::OwnedFd;
@@ -46,13 +46,20 @@ pub enum Layout {
 /// One phase of one repetition at rank 0.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DistPhase {
-    /// Phase name.
+    /// The phase's stored name ([`Phase::as_str`]).
     pub phase: &'static str,
     /// Every rank's record; times in seconds since the repetition's earliest start, on rank
     /// 0's clock.
     pub ranks: Vec<RankPhase>,
     /// The combined figures.
     pub agg: PhaseAggregate,
+}
+
+impl DistPhase {
+    /// The phase, from its stored name (`None` only for a name fslab never makes).
+    pub fn kind(&self) -> Option<Phase> {
+        Phase::of(self.phase)
+    }
 }
 
 /// One repetition at rank 0.
@@ -138,10 +145,18 @@ impl DistFdtree {
         })
     }
 
-    /// Items of `phase` for `rank`.
+    /// Items of the phase with the stored name `phase` for `rank` (see [`Self::items_in`]).
     pub fn items_of(&self, phase: &str, rank: u32) -> u64 {
+        match Phase::of(phase) {
+            Some(p) => self.items_in(p, rank),
+            None => self.tree().files,
+        }
+    }
+
+    /// Items of `phase` for `rank`.
+    pub fn items_in(&self, phase: Phase, rank: u32) -> u64 {
         let t = self.tree();
-        match (phase.starts_with("dir"), self.layout) {
+        match (phase.on_dirs(), self.layout) {
             (false, _) => t.files,
             (true, Layout::Private) => t.dirs,
             (true, Layout::Shared) => dirs_of_rank(
@@ -215,7 +230,7 @@ impl DistFdtree {
         for phase in PHASES {
             comm.barrier();
             if comm.is_root() {
-                obs.phase_started(phase, self.items_of(phase, 0));
+                obs.phase_started(phase.as_str(), self.items_in(phase, 0));
             }
             let run = match &base {
                 Base::Fs { dir, sync } => {
@@ -229,7 +244,7 @@ impl DistFdtree {
             }
             let any_failed = comm.settle();
             if comm.is_root() {
-                obs.phase_finished(phase);
+                obs.phase_finished(phase.as_str());
             }
             recs.extend_from_slice(&run.rec);
             if any_failed {
@@ -249,12 +264,14 @@ impl DistFdtree {
             .phases
             .iter()
             .flat_map(|p| {
-                let unit = if p.phase.starts_with("dir") {
-                    Unit::DirsPerSec
-                } else {
-                    Unit::FilesPerSec
-                };
-                aggregate::phase_metrics(p.phase, &p.agg, unit, p.phase == "file_create")
+                let kind = p.kind();
+                let unit = kind.map_or(Unit::FilesPerSec, Phase::rate_unit);
+                aggregate::phase_metrics(
+                    p.phase,
+                    &p.agg,
+                    unit,
+                    kind.is_some_and(Phase::writes_data),
+                )
             })
             .collect();
         self.reps.push(rep);
@@ -297,7 +314,11 @@ impl DistFdtree {
                     })
                     .collect();
                 // `None` only for zero ranks, which MPI never has.
-                aggregate::aggregate(&ranks).map(|agg| DistPhase { phase, ranks, agg })
+                aggregate::aggregate(&ranks).map(|agg| DistPhase {
+                    phase: phase.as_str(),
+                    ranks,
+                    agg,
+                })
             })
             .collect();
         DistRep {

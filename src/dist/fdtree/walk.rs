@@ -4,6 +4,7 @@
 use super::{DistFdtree, Layout, REC};
 use crate::dist::shared_tree::{LevelWalker, RankFiles};
 use crate::workload::fdtree::tree::{Ops, WalkError, Walker};
+use crate::workload::fdtree::Phase;
 use crate::workload::Observer;
 use anyhow::{anyhow, Context, Result};
 use rustix::fd::OwnedFd;
@@ -27,7 +28,7 @@ impl DistFdtree {
     /// One phase on this rank, generic over the operations.
     pub(super) fn phase<O: Ops, F: Fn() -> O>(
         &self,
-        phase: &'static str,
+        phase: Phase,
         make_ops: F,
         base: &O::Dir,
         sync: Option<&OwnedFd>,
@@ -78,7 +79,7 @@ impl DistFdtree {
             comm.notify_finished();
         }
         let (sw_items, sw_at) = mark.get().unwrap_or((items, end));
-        let bytes = if phase == "file_create" {
+        let bytes = if phase.writes_data() {
             items * self.params.file_bytes()
         } else {
             0
@@ -105,7 +106,7 @@ impl DistFdtree {
     /// The work of one phase; counts every item in `progress`.
     fn walk<O: Ops>(
         &self,
-        phase: &'static str,
+        phase: Phase,
         ops: O,
         base: &O::Dir,
         progress: &AtomicU64,
@@ -123,7 +124,7 @@ impl DistFdtree {
                 let mut w = Walker::new(ops, self.shape(), progress, stop);
                 w.check_every = CHECK_EVERY;
                 let r = match phase {
-                    "dir_create" => {
+                    Phase::DirCreate => {
                         w.ops
                             .mkdir(base, &name)
                             .with_context(|| format!("mkdir {root_label}"))?;
@@ -134,21 +135,21 @@ impl DistFdtree {
                             .with_context(|| format!("open {root_label}"))?;
                         w.create_dirs(&root, levels).map_err(walk_err)
                     }
-                    "file_create" => {
+                    Phase::FileCreate => {
                         let root = w
                             .ops
                             .open_dir(base, &name)
                             .with_context(|| format!("open {root_label}"))?;
                         w.create_files(&root, levels).map_err(walk_err)
                     }
-                    "file_remove" => {
+                    Phase::FileRemove => {
                         let root = w
                             .ops
                             .open_dir(base, &name)
                             .with_context(|| format!("open {root_label}"))?;
                         w.remove_files(&root, levels).map_err(walk_err)
                     }
-                    _ => {
+                    Phase::DirRemove => {
                         let root = w
                             .ops
                             .open_dir(base, &name)
@@ -165,7 +166,7 @@ impl DistFdtree {
                 w.flush_progress();
                 r
             }
-            (Layout::Shared, "file_create" | "file_remove") => {
+            (Layout::Shared, Phase::FileCreate | Phase::FileRemove) => {
                 let files = RankFiles::new(ops, self.comm.rank());
                 let mut w = Walker::new(files, self.shape(), progress, stop);
                 w.check_every = CHECK_EVERY;
@@ -173,7 +174,7 @@ impl DistFdtree {
                     .ops
                     .open_dir(base, &name)
                     .with_context(|| format!("open {root_label}"))?;
-                let r = if phase == "file_create" {
+                let r = if phase == Phase::FileCreate {
                     w.create_files(&root, levels)
                 } else {
                     w.remove_files(&root, levels)
@@ -181,9 +182,14 @@ impl DistFdtree {
                 w.flush_progress();
                 r.map_err(walk_err)
             }
-            (Layout::Shared, _) => {
-                self.shared_dirs(phase == "dir_remove", ops, base, progress, stop, &walk_err)
-            }
+            (Layout::Shared, Phase::DirCreate | Phase::DirRemove) => self.shared_dirs(
+                phase == Phase::DirRemove,
+                ops,
+                base,
+                progress,
+                stop,
+                &walk_err,
+            ),
         }
     }
 

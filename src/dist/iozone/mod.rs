@@ -24,7 +24,7 @@ use super::clock::ClockInfo;
 use super::comm::Comm;
 use crate::metric::Metric;
 use crate::workload::iozone::io::{AlignedBuf, Io, RealIo};
-use crate::workload::iozone::tests::permutation;
+use crate::workload::iozone::passes::permutation;
 use crate::workload::iozone::throughput::{self, worker_phase, Coordination, Job};
 use crate::workload::iozone::{check_direct, IozoneParams};
 use crate::workload::testfile::{self, TestFile};

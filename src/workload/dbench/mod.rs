@@ -17,6 +17,7 @@ pub mod generate;
 pub mod loadfile;
 pub mod ops;
 mod parse;
+pub mod report;
 pub mod sys;
 mod worker;
 

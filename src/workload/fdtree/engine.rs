@@ -3,7 +3,7 @@
 use super::record;
 use super::sweep::{sweep_tree, SweepShape};
 use super::tree::{FsOps, NullOps, Ops, Shape, WalkError, Walker};
-use super::{Backend, Counts, FdtreeParams, Mode, PHASES};
+use super::{Backend, Counts, FdtreeParams, Mode, Phase, PHASES};
 use crate::metric::{Metric, Unit};
 use crate::workload::{Creates, Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Context, Result};
@@ -18,7 +18,7 @@ type Span = Option<(Instant, Instant)>;
 /// Timing of one phase of one repetition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhaseTiming {
-    /// Phase name (`dir_create`, …).
+    /// The phase's stored name ([`Phase::as_str`]).
     pub phase: &'static str,
     /// Items done in the phase over all workers.
     pub items: u64,
@@ -34,6 +34,13 @@ pub struct PhaseTiming {
     pub t_in: f64,
     /// See `t_in`.
     pub t_out: f64,
+}
+
+impl PhaseTiming {
+    /// The phase, from its stored name (`None` only for a name fslab never makes).
+    pub fn kind(&self) -> Option<Phase> {
+        Phase::of(self.phase)
+    }
 }
 
 /// What one repetition produced.
@@ -109,7 +116,7 @@ impl Fdtree {
         }
     }
 
-    fn phases(&self) -> &'static [&'static str] {
+    fn phases(&self) -> &'static [Phase] {
         match self.params.mode {
             Mode::Full => &PHASES,
             Mode::CreateOnly => &PHASES[..2],
@@ -261,22 +268,22 @@ impl Fdtree {
                             let start = Instant::now();
                             let level = shape.levels;
                             let r: Result<()> = (|| match *phase {
-                                "dir_create" => {
+                                Phase::DirCreate => {
                                     mk_root(&mut walker.ops, root_name)
                                         .with_context(|| format!("mkdir {root_name}"))?;
                                     let root = open_root(&mut walker.ops, root_name)?;
                                     walker.create_dirs(&root, level).map_err(walk_err)
                                 }
-                                "file_create" => {
+                                Phase::FileCreate => {
                                     let root = open_root(&mut walker.ops, root_name)?;
                                     walker.create_files(&root, level).map_err(walk_err)
                                 }
-                                "file_remove" => {
+                                Phase::FileRemove => {
                                     let root = open_root(&mut walker.ops, root_name)
                                         .with_context(|| format!("open tree root {root_name}"))?;
                                     walker.remove_files(&root, level).map_err(walk_err)
                                 }
-                                _ => {
+                                Phase::DirRemove => {
                                     let root = open_root(&mut walker.ops, root_name)?;
                                     walker.remove_dirs(&root, level).map_err(walk_err)?;
                                     drop(root);
@@ -299,9 +306,9 @@ impl Fdtree {
                 });
             }
             // The coordinator: releases each phase, waits for its end, times the syncfs.
-            for (pi, phase) in phases.iter().enumerate() {
+            for (pi, &phase) in phases.iter().enumerate() {
                 let items = self.items_of(phase);
-                obs.phase_started(phase, items);
+                obs.phase_started(phase.as_str(), items);
                 progress.store(0, Ordering::Relaxed);
                 barrier.wait();
                 // Report progress while the workers run; the closing barrier is the second wait.
@@ -333,7 +340,7 @@ impl Fdtree {
                 } else {
                     None
                 };
-                obs.phase_finished(phase);
+                obs.phase_finished(phase.as_str());
                 if abort.load(Ordering::Relaxed) {
                     continue;
                 }
@@ -347,7 +354,7 @@ impl Fdtree {
                 let elapsed = (end - first).as_secs_f64();
                 let t_in = (first - t0).as_secs_f64();
                 timings.push(PhaseTiming {
-                    phase,
+                    phase: phase.as_str(),
                     items,
                     elapsed,
                     sync: sync_span.map(|(a, b)| (b - a).as_secs_f64()),
@@ -365,9 +372,9 @@ impl Fdtree {
     }
 
     /// Items of a phase over all workers.
-    fn items_of(&self, phase: &str) -> u64 {
+    fn items_of(&self, phase: Phase) -> u64 {
         let t = self.params.threads as u64;
-        if phase.starts_with("dir") {
+        if phase.on_dirs() {
             self.counts.dirs * t
         } else {
             self.counts.files * t
@@ -379,15 +386,12 @@ impl Fdtree {
         let mut m = Vec::new();
         let per_thread_items = |p: &PhaseTiming| p.items / self.params.threads as u64;
         for p in phases {
-            let unit = if p.phase.starts_with("dir") {
-                Unit::DirsPerSec
-            } else {
-                Unit::FilesPerSec
-            };
+            let kind = p.kind();
+            let unit = kind.map_or(Unit::FilesPerSec, Phase::rate_unit);
             let secs = p.elapsed.max(1e-9);
             m.push(Metric::new(p.phase, "elapsed", Unit::Seconds, p.elapsed));
             m.push(Metric::new(p.phase, "rate", unit, p.items as f64 / secs));
-            if p.phase == "file_create" {
+            if kind.is_some_and(Phase::writes_data) {
                 let kib = (p.items * self.params.file_bytes()) as f64 / 1024.0;
                 m.push(Metric::new(
                     p.phase,

@@ -11,11 +11,14 @@
 //! last finish.
 
 mod engine;
+mod phase;
 pub mod record;
+pub mod report;
 pub mod sweep;
 pub mod tree;
 
 pub use engine::{Fdtree, PhaseTiming, RepOutcome};
+pub use phase::{Phase, PHASES};
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -254,9 +257,6 @@ impl FdtreeSpec {
         Ok(p)
     }
 }
-
-/// Phase names, in the order they run.
-pub const PHASES: [&str; 4] = ["dir_create", "file_create", "file_remove", "dir_remove"];
 
 #[cfg(test)]
 mod tests {

@@ -132,3 +132,27 @@ pub fn parse(bytes: &[u8]) -> Option<Vec<(u16, u16, String)>> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::iozone::report;
+
+    #[test]
+    fn biff_worksheet_round_trips() {
+        let blocks = vec![report::ExcelBlock {
+            title: "Writer report",
+            records_kib: vec![4, 8],
+            rows: vec![(64, vec![1000, 2000])],
+        }];
+        let bytes = workbook("iozone -a", &blocks);
+        assert_eq!(&bytes[..8], &[0x09, 0, 4, 0, 2, 0, 0x10, 0]);
+        assert_eq!(&bytes[bytes.len() - 4..], &[0x0A, 0, 0, 0]);
+        let cells = parse(&bytes).unwrap();
+        assert!(cells.contains(&(0, 0, "iozone -a".into())));
+        assert!(cells.contains(&(3, 0, "Writer report".into())));
+        assert!(cells.contains(&(4, 2, "8".into())));
+        assert!(cells.contains(&(5, 0, "64".into())));
+        assert!(cells.contains(&(5, 2, "2000".into())));
+    }
+}

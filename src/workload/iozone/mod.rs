@@ -17,20 +17,21 @@ pub mod coord;
 pub mod direct;
 pub mod io;
 pub mod kind;
+pub mod passes;
 pub mod recording;
 pub mod report;
 pub mod spec;
 pub mod stream;
 pub mod sweep;
-pub mod tests;
 pub mod throughput;
 
 #[cfg(test)]
-mod unit_tests;
+#[path = "iozone_tests.rs"]
+pub(crate) mod tests;
 
 pub use direct::{probe_direct, DirectSupport};
+pub use passes::{PassResult, Test};
 pub use spec::{parse_kib_size, IozoneSpec};
-pub use tests::{PassResult, Test};
 
 use crate::metric::{Metric, Unit};
 use crate::workload::testfile::{self, TestFile};
@@ -373,7 +374,7 @@ impl Iozone {
         obs: &dyn Observer,
     ) -> Result<Vec<PassResult>> {
         let p = &self.params;
-        let spec = tests::FileSpec {
+        let spec = passes::FileSpec {
             path,
             reclen: p.record as usize,
             numrecs: p.numrecs(),
@@ -395,16 +396,16 @@ impl Iozone {
                 0..=3 | 6 | 7 => 2,
                 _ => 1,
             };
-            obs.phase_started(tests::TEST_NAMES[n as usize], passes * spec.numrecs);
-            let mut r = tests::Runner {
+            obs.phase_started(passes::TEST_NAMES[n as usize], passes * spec.numrecs);
+            let mut r = passes::Runner {
                 io: &mut *io,
                 spec: &spec,
                 buf: &mut buf,
-                ticker: tests::Ticker::new(obs, spec.reclen),
+                ticker: passes::Ticker::new(obs, spec.reclen),
                 passes: 0,
             };
             let res = r.run(n);
-            obs.phase_finished(tests::TEST_NAMES[n as usize]);
+            obs.phase_finished(passes::TEST_NAMES[n as usize]);
             match res {
                 Ok(v) => out.extend(v),
                 Err(e) => {

@@ -2,8 +2,8 @@
 //! (`print_header` and the `printf`s of each test), the `-R` "Excel" blocks (`dump_excel`,
 //! `dump_report`) and the throughput-mode lines and `-R` summary (`dump_throughput`).
 
+use super::passes::Test;
 use super::sweep::Point;
-use super::tests::Test;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -246,4 +246,77 @@ pub fn throughput_excel(record: u64, rows: &[(&str, f64)]) -> String {
         let _ = writeln!(s, "\"{title:>15} \" {v:10.2} \n");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::iozone::sweep::Point;
+
+    #[test]
+    fn text_table_matches_iozones_columns() {
+        let h = table_header();
+        let lines: Vec<&str> = h.lines().collect();
+        // From IOzone 3.414's output ("KB" there; current IOzone prints "kB").
+        assert_eq!(
+            lines[0],
+            "                                                            random  random    bkwd   record   stride                                   "
+        );
+        assert_eq!(
+            lines[1],
+            "              kB  reclen   write rewrite    read    reread    read   write    read  rewrite     read   fwrite frewrite   fread  freread"
+        );
+        let row = table_row(64, 32 * 1024, &[0, 1], &|t| match t {
+            Test::Write => 571375,
+            Test::Rewrite => 1780008,
+            Test::Read => 6421025,
+            _ => 8182586,
+        });
+        assert_eq!(
+            row,
+            "              64      32  571375 1780008  6421025  8182586                                                                          "
+        );
+        let all = table_row(1024, 4096, &[0, 1, 2, 3, 4, 5, 6, 7], &|_| 1);
+        assert_eq!(all.len(), h.lines().nth(1).unwrap().len());
+    }
+
+    #[test]
+    fn excel_report_matches_iozones_layout() {
+        let points = [
+            Point {
+                file_kib: 64,
+                record: 32768,
+            },
+            Point {
+                file_kib: 64,
+                record: 65536,
+            },
+            Point {
+                file_kib: 128,
+                record: 32768,
+            },
+            Point {
+                file_kib: 128,
+                record: 65536,
+            },
+        ];
+        let mut v = std::collections::BTreeMap::new();
+        for (i, p) in points.iter().enumerate() {
+            v.insert((*p, Test::Write), 100 + i as u64);
+            v.insert((*p, Test::Rewrite), 200 + i as u64);
+        }
+        let b = excel_blocks(&[0], &[32768, 65536], &points, &[], &v);
+        assert_eq!(
+            excel_text(&b),
+            "Excel output is below:\n\n\"Writer report\"\n        \"32\"  \"64\"\n\"64\"   100  101 \n\"128\"   102  103 \n\n\"Re-writer report\"\n        \"32\"  \"64\"\n\"64\"   200  201 \n\"128\"   202  203 \n"
+        );
+        // Skipped crossover cells are 0, records above the file size are absent.
+        let skipped = [Point {
+            file_kib: 128,
+            record: 32768,
+        }];
+        v.retain(|(p, _), _| p.file_kib == 64);
+        let b = excel_blocks(&[0], &[32768, 65536, 262144], &points[..2], &skipped, &v);
+        assert_eq!(b[0].rows, [(64, vec![100, 101]), (128, vec![0])]);
+    }
 }

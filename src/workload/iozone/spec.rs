@@ -111,3 +111,34 @@ impl IozoneSpec {
         Ok(p)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn study_spec_defaults_and_unknown_keys() {
+        let s: IozoneSpec = toml::from_str("file_size = \"1g\"\nrecord_size = \"1m\"").unwrap();
+        let p = s.to_params().unwrap();
+        assert_eq!((p.file_kib, p.record), (1 << 20, 1 << 20));
+        assert_eq!(p.tests, [0, 1]);
+        assert_eq!((p.stride, p.threads), (17, 1));
+        assert!(toml::from_str::<IozoneSpec>("record = \"1m\"").is_err());
+        let bare: IozoneSpec =
+            toml::from_str("file_size = \"2048\"\nrecord_size = \"64\"").unwrap();
+        let p = bare.to_params().unwrap();
+        assert_eq!(
+            (p.file_kib, p.record),
+            (2048, 65536),
+            "bare numbers are KiB"
+        );
+        let bad: IozoneSpec = toml::from_str("file_size = \"4k\"\nrecord_size = \"1m\"").unwrap();
+        assert!(bad.to_params().is_err());
+        let w = crate::workload::WorkloadSpec::Iozone(s);
+        assert_eq!(w.kind(), "iozone");
+        assert!(w.build().is_ok());
+        let round: crate::workload::WorkloadSpec =
+            toml::from_str("kind = \"iozone\"\nfile_size = \"64k\"\ntests = [0, 2]").unwrap();
+        assert_eq!(round.label(), "iozone -s 64k -r 4k -i 0 -i 2");
+    }
+}

@@ -74,7 +74,7 @@ impl Stream {
     pub fn write<I: Io>(&mut self, io: &mut I, mut data: &[u8]) -> io::Result<()> {
         let cap = self.buf.len();
         if self.len == 0 && data.len() >= cap {
-            return super::tests::write_all(io, self.fd, data);
+            return super::passes::write_all(io, self.fd, data);
         }
         while !data.is_empty() {
             let n = (cap - self.len).min(data.len());
@@ -84,7 +84,7 @@ impl Stream {
             if self.len == cap {
                 self.flush(io)?;
                 if data.len() >= cap {
-                    return super::tests::write_all(io, self.fd, data);
+                    return super::passes::write_all(io, self.fd, data);
                 }
             }
         }
@@ -128,7 +128,7 @@ impl Stream {
     /// `fflush(stream)`: write out what is buffered (a write stream) or drop read-ahead.
     pub fn flush<I: Io>(&mut self, io: &mut I) -> io::Result<()> {
         if self.writing && self.len > 0 {
-            let r = super::tests::write_all(io, self.fd, &self.buf[..self.len]);
+            let r = super::passes::write_all(io, self.fd, &self.buf[..self.len]);
             self.len = 0;
             return r;
         }
@@ -150,4 +150,36 @@ fn eof(got: usize) -> io::Error {
         io::ErrorKind::UnexpectedEof,
         format!("end of file after {got} bytes of the record"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::iozone::recording::{Op, RecordingIo};
+    use std::path::Path;
+
+    #[test]
+    fn buffered_stream_gathers_small_writes_into_record_sized_calls() {
+        let mut io = RecordingIo::new();
+        let mut st = Stream::open(&mut io, Path::new("/t/stream"), Mode::Create, 4096).unwrap();
+        for _ in 0..5 {
+            st.write(&mut io, &[1u8; 1000]).unwrap();
+        }
+        st.close(&mut io).unwrap();
+        let w: Vec<(u64, usize)> = io
+            .ops
+            .iter()
+            .filter_map(|o| match o {
+                Op::Write { offset, len, .. } => Some((*offset, *len)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(w, [(0, 4096), (4096, 904)]);
+        let mut st = Stream::open(&mut io, Path::new("/t/stream"), Mode::Read, 4096).unwrap();
+        let mut b = [0u8; 1000];
+        for _ in 0..5 {
+            st.read(&mut io, &mut b).unwrap();
+        }
+        assert!(st.read(&mut io, &mut b).is_err(), "end of file");
+    }
 }

@@ -221,3 +221,7 @@ pub fn plan(o: &SizeOptions) -> Result<Plan> {
         skipped,
     })
 }
+
+#[cfg(test)]
+#[path = "sweep_tests.rs"]
+mod tests;

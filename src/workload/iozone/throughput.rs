@@ -17,9 +17,9 @@
 pub use super::coord::Coordination;
 use super::coord::{Shared, Threads};
 use super::io::{AlignedBuf, Fd, Io, OpenFlags, RealIo, Whence};
+use super::passes::{permutation, read_exact, stride_next, write_all, Test};
 use super::report::ThroughputLines;
 use super::stream::{Mode, Stream};
-use super::tests::{permutation, read_exact, stride_next, write_all, Test};
 use super::IozoneParams;
 use crate::metric::{Metric, Unit};
 use crate::workload::Observer;
@@ -549,3 +549,7 @@ impl Target {
         let _ = self.close_checked(io);
     }
 }
+
+#[cfg(test)]
+#[path = "throughput_tests.rs"]
+mod tests;

@@ -533,3 +533,7 @@ pub fn stride_next(pos: u64, reclen: u64, stride: u64, n: u64, wraps: &mut u64) 
         after + stride * reclen - reclen
     }
 }
+
+#[cfg(test)]
+#[path = "passes_tests.rs"]
+mod tests;

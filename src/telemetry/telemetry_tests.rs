@@ -1,12 +1,14 @@
 //! Tests across the telemetry parts: the metrics of a real captured phase (fixtures from
-//! `fixtures/capture.sh`), devices that appear and disappear, interference verdicts,
-//! warnings and settle with an injected clock.
+//! `fixtures/capture.sh`) and devices that appear and disappear. Interference verdicts,
+//! warnings and settle with an injected clock are tested beside `interference`
+//! (`interference_tests.rs`).
 
 use super::*;
 use crate::metric::{Metric, Unit};
 use std::time::{Duration, Instant};
 
-fn dev(
+/// A device of the given role and numbers (also used by `interference`'s tests).
+pub(super) fn dev(
     role: Role,
     major: u32,
     minor: u32,
@@ -300,6 +302,3 @@ fn xfs_log_metrics_come_from_the_stats_file() {
     };
     assert_eq!(get(&m2, "fs.log.writes").value, e.writes as f64);
 }
-
-#[path = "tests_interference.rs"]
-mod interference_tests;

@@ -1,7 +1,7 @@
 //! Interference verdicts, the warning line and settle, on synthetic snapshots.
 
 use super::super::*;
-use super::dev;
+use crate::telemetry::tests::dev;
 use anyhow::bail;
 use std::cell::Cell;
 use std::time::{Duration, Instant};

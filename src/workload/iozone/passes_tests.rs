@@ -1,13 +1,13 @@
-//! Unit tests of the IOzone engine: the exact calls, offsets and order of each test through
-//! the recording I/O layer, the random permutation and stride rule against IOzone 3.414's own
-//! sequences (captured with strace from `iozone -i 0 -i 2 -s 64k -r 4k`, `-s 400k -r 4k`,
-//! and `-i 0 -i 5 -s 160k -r 4k`), verification, no-space handling, stonewalling, the sweep
-//! planner and the report layouts.
+//! Unit tests of IOzone's timed passes: the exact calls, offsets and order of each test
+//! through the recording I/O layer, the random permutation and stride rule against IOzone
+//! 3.414's own sequences (captured with strace from `iozone -i 0 -i 2 -s 64k -r 4k`,
+//! `-s 400k -r 4k`, and `-i 0 -i 5 -s 160k -r 4k`), verification, no-space handling, the
+//! untimed steps between tests and IOzone's truncated rates.
 
-use super::io::{Mark, OpenFlags};
-use super::recording::{Op, RecordingIo};
-use super::tests::{iozone_rate, permutation, stride_next, FileSpec, Runner, Test, Ticker};
 use super::*;
+use crate::workload::iozone::io::{self, Mark, OpenFlags};
+use crate::workload::iozone::recording::{Op, RecordingIo};
+use crate::workload::iozone::{Iozone, IozoneParams, DEFAULT_PATTERN};
 use crate::workload::Quiet;
 use std::path::Path;
 use std::time::Duration;
@@ -373,31 +373,6 @@ fn fwrite_uses_r_plus_on_an_existing_file_and_one_write_per_record() {
 }
 
 #[test]
-fn buffered_stream_gathers_small_writes_into_record_sized_calls() {
-    let mut io = RecordingIo::new();
-    let mut st = stream::Stream::open(&mut io, Path::new(F), stream::Mode::Create, 4096).unwrap();
-    for _ in 0..5 {
-        st.write(&mut io, &[1u8; 1000]).unwrap();
-    }
-    st.close(&mut io).unwrap();
-    let w: Vec<(u64, usize)> = io
-        .ops
-        .iter()
-        .filter_map(|o| match o {
-            Op::Write { offset, len, .. } => Some((*offset, *len)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(w, [(0, 4096), (4096, 904)]);
-    let mut st = stream::Stream::open(&mut io, Path::new(F), stream::Mode::Read, 4096).unwrap();
-    let mut b = [0u8; 1000];
-    for _ in 0..5 {
-        st.read(&mut io, &mut b).unwrap();
-    }
-    assert!(st.read(&mut io, &mut b).is_err(), "end of file");
-}
-
-#[test]
 fn fread_opens_a_second_descriptor_to_fsync_and_reads_records_in_order() {
     let mut io = with_file(3, 4096);
     let s = spec(3, 4096);
@@ -422,9 +397,7 @@ fn verify_names_the_offset_of_the_first_wrong_byte() {
     let mut s = spec(4, 4096);
     s.verify = true;
     let e = run(&mut io, &s, 1).unwrap_err();
-    let v = e
-        .downcast_ref::<tests::VerifyError>()
-        .expect("a verify error");
+    let v = e.downcast_ref::<VerifyError>().expect("a verify error");
     assert_eq!((v.offset, v.record), (5000, 1));
     let msg = e.to_string();
     assert!(
@@ -455,9 +428,7 @@ fn no_space_reports_the_bytes_written_and_closes_the_file() {
     let e = engine
         .run_single(&mut io, Path::new(F), &Quiet)
         .unwrap_err();
-    let t = e
-        .downcast_ref::<tests::TestIoError>()
-        .expect("an I/O error");
+    let t = e.downcast_ref::<TestIoError>().expect("an I/O error");
     assert!(t.is_no_space());
     assert_eq!(t.done, 10_000);
     assert!(e.to_string().contains("after 10000 bytes"), "{e}");
@@ -523,45 +494,3 @@ fn rates_are_iozones_truncated_kib_per_second() {
     assert_eq!(m[0].unit, crate::metric::Unit::KiBPerSec);
     assert_eq!(m[1].key(), "random_write.elapsed");
 }
-
-#[test]
-fn test_selection_adds_the_write_test_where_needed_and_refuses_unknown_numbers() {
-    assert_eq!(resolve_tests(&[]).unwrap().0, (0..=7).collect::<Vec<u8>>());
-    let (t, note) = resolve_tests(&[2, 1]).unwrap();
-    assert_eq!(t, [0, 1, 2]);
-    assert!(note.is_some());
-    assert_eq!(resolve_tests(&[6, 7]).unwrap(), (vec![6, 7], None));
-    assert_eq!(resolve_tests(&[4]).unwrap(), (vec![4], None));
-    assert_eq!(resolve_tests(&[7]).unwrap().0, [0, 7]);
-    for bad in [8, 9, 12, 13, -1] {
-        let e = resolve_tests(&[bad]).unwrap_err();
-        assert!(
-            e.downcast_ref::<crate::error::UsageError>().is_some(),
-            "{bad}: {e}"
-        );
-    }
-}
-
-#[test]
-fn huge_page_buffers_only_when_asked() {
-    let p = |record: u64, direct: bool, huge_buffer: bool| IozoneParams {
-        record,
-        direct,
-        huge_buffer,
-        ..IozoneParams::default()
-    };
-    // IOzone's buffer follows the system's THP policy at every record size; so does fslab's.
-    assert!(!p(1 << 20, false, false).huge_buffer());
-    assert!(!p(16 << 20, false, false).huge_buffer());
-    assert!(!p(4096, false, false).huge_buffer());
-    assert!(!p(1 << 20, true, false).huge_buffer());
-    assert!(p(1 << 20, false, true).huge_buffer());
-    assert!(p(1 << 20, true, true).huge_buffer());
-    assert!(p(4096, false, true).huge_buffer());
-    assert!(p(1 << 20, true, true)
-        .label()
-        .ends_with(" -I --huge-buffer"));
-}
-
-mod plan_report;
-mod throughput;

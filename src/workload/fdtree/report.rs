@@ -1,0 +1,151 @@
+//! fdtree's own report text, as `fdtree.bash` 1.0.2 prints it after each run: the tree's
+//! shape and totals, then per phase the date lines, `TIME IN, OUT, TOTAL` and the rates —
+//! with sub-second times and fractional rates where fdtree had whole seconds.
+//! Pure functions of the engine's types.
+
+use super::{Counts, FdtreeParams, Phase, RepOutcome};
+use std::path::Path;
+
+/// fdtree.bash's report for one repetition, with sub-second times and fractional rates.
+pub fn fdtree_report(p: &FdtreeParams, start: &Path, out: &RepOutcome) -> String {
+    let t = p.total_counts().unwrap_or(Counts {
+        dirs: 0,
+        files: 0,
+        bytes: 0,
+    });
+    fdtree_report_counts(p, t, start, out)
+}
+
+/// [`fdtree_report`] with the totals given (MPI runs count over ranks).
+pub fn fdtree_report_counts(p: &FdtreeParams, t: Counts, start: &Path, out: &RepOutcome) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let root = out.roots.first().cloned().unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "fdtree-1.0.2 (fslab {}): starting at {}/{}/",
+        env!("CARGO_PKG_VERSION"),
+        start.display(),
+        root
+    );
+    let _ = writeln!(
+        s,
+        "\tcreating/deleting {} directory levels with {} directories at each level",
+        p.levels, p.dirs
+    );
+    let _ = writeln!(s, "\tfor a total of {} directories", t.dirs);
+    let _ = writeln!(
+        s,
+        "\twith {} files of size {}KiB per directory",
+        p.files,
+        p.size_blocks * 4
+    );
+    let _ = writeln!(
+        s,
+        "\tfor a total of {} files and {}KiB",
+        t.files,
+        t.bytes / 1024
+    );
+    let date = |secs: f64| {
+        (out.started + chrono::Duration::nanoseconds((secs * 1e9) as i64))
+            .format("%a %b %e %H:%M:%S %Y")
+            .to_string()
+    };
+    for ph in &out.phases {
+        let rate = ph.items as f64 / ph.elapsed.max(1e-9);
+        let _ = writeln!(s, "{}", date(ph.t_in));
+        let _ = writeln!(s, "{}", date(ph.t_out));
+        let times = format!("{:.3}, {:.3}, {:.3}", ph.t_in, ph.t_out, ph.elapsed);
+        // fdtree pads its headings to one column; "DIRECTORY …" is the widest.
+        let phase = ph.kind().unwrap_or(Phase::DirRemove);
+        let heading = format!("{} TIME IN, OUT, TOTAL", phase.label());
+        let _ = writeln!(s, "{heading:<37}= {times}");
+        match phase {
+            Phase::DirCreate => {
+                let _ = writeln!(s, "\tDirectory creates per second =  {rate:.2}");
+            }
+            Phase::FileCreate => {
+                let _ = writeln!(s, "\tFile creates per second      =  {rate:.2}");
+                let kib = (ph.items * p.file_bytes()) as f64 / 1024.0 / ph.elapsed.max(1e-9);
+                let _ = writeln!(s, "\tKiB per second               =  {kib:.2}");
+            }
+            Phase::FileRemove => {
+                let _ = writeln!(s, "\tFile removals per second     =  {rate:.2}");
+            }
+            Phase::DirRemove => {
+                let _ = writeln!(s, "\tDirectory removals per second =  {rate:.2}");
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::fdtree::PhaseTiming;
+    use chrono::TimeZone;
+
+    #[test]
+    fn report_follows_fdtree_bash_line_for_line() {
+        let p = FdtreeParams {
+            dirs: 2,
+            files: 3,
+            size_blocks: 1,
+            levels: 2,
+            ..FdtreeParams::default()
+        };
+        let phase = |phase, items, t_in: f64, elapsed: f64| PhaseTiming {
+            phase,
+            items,
+            elapsed,
+            sync: None,
+            per_thread: vec![elapsed],
+            start_skew: 0.0,
+            t_in,
+            t_out: t_in + elapsed,
+        };
+        let started = chrono::Local
+            .with_ymd_and_hms(2024, 3, 5, 7, 8, 9)
+            .single()
+            .unwrap();
+        let out = RepOutcome {
+            phases: vec![
+                phase("dir_create", 7, 0.0, 0.5),
+                phase("file_create", 21, 0.5, 0.25),
+                phase("file_remove", 21, 0.75, 0.125),
+                phase("dir_remove", 7, 0.875, 0.0625),
+            ],
+            roots: vec!["LEVEL0.h.1".into()],
+            started,
+        };
+        let text = fdtree_report(&p, Path::new("/m"), &out);
+        let expected = format!(
+            "fdtree-1.0.2 (fslab {}): starting at /m/LEVEL0.h.1/
+\tcreating/deleting 2 directory levels with 2 directories at each level
+\tfor a total of 7 directories
+\twith 3 files of size 4KiB per directory
+\tfor a total of 21 files and 84KiB
+Tue Mar  5 07:08:09 2024
+Tue Mar  5 07:08:09 2024
+DIRECTORY CREATE TIME IN, OUT, TOTAL = 0.000, 0.500, 0.500
+\tDirectory creates per second =  14.00
+Tue Mar  5 07:08:09 2024
+Tue Mar  5 07:08:09 2024
+FILE CREATE TIME IN, OUT, TOTAL      = 0.500, 0.750, 0.250
+\tFile creates per second      =  84.00
+\tKiB per second               =  336.00
+Tue Mar  5 07:08:09 2024
+Tue Mar  5 07:08:09 2024
+FILE REMOVE TIME IN, OUT, TOTAL      = 0.750, 0.875, 0.125
+\tFile removals per second     =  168.00
+Tue Mar  5 07:08:09 2024
+Tue Mar  5 07:08:09 2024
+DIRECTORY REMOVE TIME IN, OUT, TOTAL = 0.875, 0.938, 0.062
+\tDirectory removals per second =  112.00
+",
+            env!("CARGO_PKG_VERSION")
+        );
+        assert_eq!(text, expected);
+    }
+}
