@@ -7,7 +7,7 @@ use crate::runner::progress::ProgressObserver;
 use crate::stats::Thresholds;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::report::fdtree_report;
-use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, Mode, RepOutcome};
+use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, Mode};
 use crate::workload::{Target, Workload};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
