@@ -1,13 +1,15 @@
 //! Command-line definitions (clap derive). Every option's help states its default.
 
+use crate::workload::fdtree;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 mod iozone;
+#[cfg(feature = "mpi")]
+mod mpi;
 pub use iozone::IozoneArgs;
-
-#[cfg(test)]
-mod prop_tests;
+#[cfg(feature = "mpi")]
+pub use mpi::{MpiArgs, MpiReportArgs};
 
 /// fslab: provision file-system configurations, run fdtree/IOzone/dbench-compatible
 /// engines at system-call speed, store every sample, and report with statistics.
@@ -166,6 +168,24 @@ Examples:
   fslab dbench -D /mnt/test -t 30 --fsync --repeat 5 8  fsync after every write, five runs, mean and CI
   fslab dbench --generate office.txt --seed 7           write a loadfile from fslab's office model";
 
+/// Options every engine command (`fdtree`, `iozone`, `dbench`) takes, declared once.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Run everything N times (interleaved over an IOzone sweep) and report mean, sd and
+    /// 95% CI. Default: 1.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeat: u32,
+    /// Print one versioned JSON document (with units) instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not record the run in the results database.
+    #[arg(long)]
+    pub no_store: bool,
+    /// Warn when a phase or test takes less than this many seconds on average. Default: 1.
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    pub min_phase: f64,
+}
+
 /// Output format of engine commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -190,21 +210,21 @@ pub enum BackendArg {
 #[derive(Debug, Args)]
 pub struct FdtreeArgs {
     /// Subdirectories per directory (fdtree -d).
-    #[arg(short = 'd', long = "dirs", default_value_t = 10, value_name = "N")]
+    #[arg(short = 'd', long = "dirs", default_value_t = fdtree::DEFAULT_DIRS, value_name = "N")]
     pub dirs: u64,
     /// Files in every directory, root and leaves included (fdtree -f).
-    #[arg(short = 'f', long = "files", default_value_t = 10, value_name = "N")]
+    #[arg(short = 'f', long = "files", default_value_t = fdtree::DEFAULT_FILES, value_name = "N")]
     pub files: u64,
     /// File size in 4 KiB blocks; 0 makes empty files (fdtree -s).
     #[arg(
         short = 's',
         long = "size",
-        default_value_t = 10,
+        default_value_t = fdtree::DEFAULT_SIZE_BLOCKS,
         value_name = "BLOCKS"
     )]
     pub size: u64,
     /// Levels below the root directory (fdtree -l).
-    #[arg(short = 'l', long = "levels", default_value_t = 4, value_name = "N")]
+    #[arg(short = 'l', long = "levels", default_value_t = fdtree::DEFAULT_LEVELS, value_name = "N")]
     pub levels: u32,
     /// Start directory; the tree is made inside it as LEVEL0.<host>.<pid> (fdtree -o).
     #[arg(
@@ -224,9 +244,6 @@ pub struct FdtreeArgs {
     /// With -R: the tree root(s) to remove, names inside -o (one per thread).
     #[arg(long = "root", value_name = "NAME")]
     pub roots: Vec<String>,
-    /// Run the whole cycle N times and report mean, sd and 95% CI.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub repeat: u32,
     /// Worker threads, each with its own tree, starting every phase together.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub threads: usize,
@@ -237,31 +254,25 @@ pub struct FdtreeArgs {
     /// Print the counts and the space needed, create nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Output format.
+    /// Output format (--json is the same as --format json).
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
-    /// Same as --format json.
-    #[arg(long)]
-    pub json: bool,
     /// Where operations go.
     #[arg(long, value_enum, default_value_t = BackendArg::Fs)]
     pub backend: BackendArg,
     /// Keep a partial tree after an error or Ctrl-C (default: remove it).
     #[arg(long)]
     pub keep: bool,
-    /// Warn when a phase takes less than this many seconds on average.
-    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
-    pub min_phase: f64,
-    /// Do not record the run in the results database.
-    #[arg(long)]
-    pub no_store: bool,
+    /// Repetitions, output and store.
+    #[command(flatten)]
+    pub run: RunArgs,
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// MPI mode options (builds with the `mpi` feature).
     #[cfg(feature = "mpi")]
     #[command(flatten)]
-    pub mpi: crate::dist::MpiArgs,
+    pub mpi: crate::cli::MpiArgs,
 }
 
 /// `fslab dbench`.
@@ -319,12 +330,9 @@ pub struct DbenchArgs {
     /// Leave the client trees in place after the run (dbench --skip-cleanup). Default: removed.
     #[arg(long)]
     pub skip_cleanup: bool,
-    /// Run N times and report mean, sd and 95% CI.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub repeat: u32,
-    /// Print one versioned JSON document instead of tables (progress lines go to stderr).
-    #[arg(long)]
-    pub json: bool,
+    /// Repetitions, output (with --json the progress lines go to stderr) and store.
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Write fslab's default loadfile model to FILE and exit (no clients are run).
     #[arg(long, value_name = "FILE")]
     pub generate: Option<PathBuf>,
@@ -334,16 +342,13 @@ pub struct DbenchArgs {
     /// Tasks per pass for --generate, 1 to 10000. Default: as the built-in default load (1500).
     #[arg(long, value_name = "N", requires = "generate")]
     pub tasks: Option<u32>,
-    /// Do not record the run in the results database.
-    #[arg(long)]
-    pub no_store: bool,
     /// No per-second progress lines.
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// MPI mode options (builds with the `mpi` feature).
     #[cfg(feature = "mpi")]
     #[command(flatten)]
-    pub mpi: crate::dist::MpiReportArgs,
+    pub mpi: crate::cli::MpiReportArgs,
 }
 
 /// `fslab list`.

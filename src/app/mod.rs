@@ -1,22 +1,34 @@
 //! One function per subcommand: turn parsed arguments into work and print the result.
 
 mod cleanup;
-pub(crate) mod dbench;
-pub(crate) mod fdtree;
-pub(crate) mod iozone;
-pub(crate) mod iozone_report;
+mod dbench;
+mod fdtree;
+mod iozone;
 mod list;
-pub(crate) mod report;
+#[cfg(feature = "mpi")]
+mod mpi;
+#[cfg(test)]
+mod prop_tests;
+mod report;
 mod study;
-pub(crate) mod study_plan;
+mod study_plan;
 
 use crate::cli::{Cli, Command};
 use crate::store::Store;
 use anyhow::Result;
 use std::path::PathBuf;
 
+/// Check the options every engine command shares ([`crate::cli::RunArgs`]).
+fn check_run_args(r: &crate::cli::RunArgs) -> Result<()> {
+    check_repeat(r.repeat)?;
+    if r.min_phase.is_nan() || r.min_phase < 0.0 {
+        crate::bail_usage!("--min-phase must be a number of seconds ≥ 0");
+    }
+    crate::units::check_seconds(r.min_phase, "--min-phase").map_err(crate::error::usage)
+}
+
 /// Check `--repeat` of the engine commands: 1 to [`crate::plan::MAX_REPETITIONS`].
-pub(crate) fn check_repeat(n: u32) -> Result<()> {
+fn check_repeat(n: u32) -> Result<()> {
     if n == 0 {
         crate::bail_usage!("--repeat 0: at least one repetition is needed; use --repeat 1 or more");
     }
@@ -33,8 +45,8 @@ pub(crate) fn check_repeat(n: u32) -> Result<()> {
 pub fn run(cli: Cli) -> Result<()> {
     // Under an MPI launcher the MPI-aware engines run as ranks (src/dist, doc/mpi.md).
     #[cfg(feature = "mpi")]
-    if crate::dist::wants_mpi(&cli.command)? {
-        return crate::dist::run(cli);
+    if mpi::wants_mpi(&cli.command)? {
+        return mpi::run(cli);
     }
     #[cfg(not(feature = "mpi"))]
     crate::dist::launch::refuse_without_feature(crate::dist::launch::from_env()?.as_ref())?;

@@ -86,12 +86,9 @@ pub struct IozoneArgs {
     /// Write the -R report as an Excel (BIFF2 .xls) worksheet, as IOzone -b does.
     #[arg(short = 'b', value_name = "FILE.xls")]
     pub biff: Option<PathBuf>,
-    /// Run everything N times (interleaved over the sweep) and report mean, sd and 95% CI.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub repeat: u32,
-    /// Print one JSON document (with units) instead of the tables.
-    #[arg(long)]
-    pub json: bool,
+    /// Repetitions, output and store.
+    #[command(flatten)]
+    pub run: crate::cli::RunArgs,
     /// Drop the page cache before every test after the first (root). Default: off.
     #[arg(long)]
     pub drop_caches: bool,
@@ -111,17 +108,11 @@ pub struct IozoneArgs {
     /// Skip the free-space check before writing (thin or compressing file systems).
     #[arg(long)]
     pub no_space_check: bool,
-    /// Warn when a test takes less than this many seconds on average.
-    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
-    pub min_phase: f64,
-    /// Do not record the run in the results database.
-    #[arg(long)]
-    pub no_store: bool,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
     /// MPI mode options (builds with the `mpi` feature).
     #[cfg(feature = "mpi")]
     #[command(flatten)]
-    pub mpi: crate::dist::MpiReportArgs,
+    pub mpi: crate::cli::MpiReportArgs,
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// The job's tag, `<host of rank 0>.<pid of rank 0>`, on every rank: names what the job
 /// creates, so two jobs in one directory never collide.
-pub(super) fn tag(comm: &Comm) -> String {
+pub fn tag(comm: &Comm) -> String {
     comm.broadcast_text(&format!(
         "{}.{}",
         crate::sysinfo::short_hostname(),
@@ -20,7 +20,7 @@ pub(super) fn tag(comm: &Comm) -> String {
 /// Every rank must run the same phases and repetitions, or the collectives would not match
 /// (mpiexec's `A : B` syntax can give ranks different command lines). `mine` is this rank's
 /// options as one string; `command` names the engine for the message.
-pub(super) fn same_options_everywhere(comm: &Comm, mine: &str, command: &str) -> Result<()> {
+pub fn same_options_everywhere(comm: &Comm, mine: &str, command: &str) -> Result<()> {
     let rank0 = comm.broadcast_text(mine);
     let local = if mine == rank0 {
         Ok(())
@@ -34,7 +34,7 @@ pub(super) fn same_options_everywhere(comm: &Comm, mine: &str, command: &str) ->
 
 /// `FSLAB_MPI_CLOCK_CHECK=1` as rank 0 sees it, on every rank (it decides which ranks take
 /// part in the clock ping-pong, so all must agree).
-pub(super) fn clock_check(comm: &Comm) -> bool {
+pub fn clock_check(comm: &Comm) -> bool {
     let mine = std::env::var("FSLAB_MPI_CLOCK_CHECK").unwrap_or_default();
     comm.broadcast_text(&mine) == "1"
 }
@@ -42,12 +42,7 @@ pub(super) fn clock_check(comm: &Comm) -> bool {
 /// Does every rank see the directory rank 0 sees? Rank 0 creates a marker file in its `dir`,
 /// every rank looks for it in its own `dir`. With `required`, a rank that does not see it
 /// fails (the message says why the layout needs a shared directory).
-pub(super) fn seen_by_all(
-    comm: &Comm,
-    dir: &Path,
-    tag: &str,
-    required: Option<&str>,
-) -> Result<bool> {
+pub fn seen_by_all(comm: &Comm, dir: &Path, tag: &str, required: Option<&str>) -> Result<bool> {
     let marker = dir.join(format!(".fslab-mpi.{tag}"));
     let made = if comm.is_root() {
         std::fs::File::create(&marker)
@@ -76,7 +71,7 @@ pub(super) fn seen_by_all(
 
 /// How many ranks write to the file system this rank sees: all of them when every rank sees
 /// rank 0's directory, else the ranks on this host (node-local directories).
-pub(super) fn ranks_sharing_my_fs(comm: &Comm, all_see: bool) -> u64 {
+pub fn ranks_sharing_my_fs(comm: &Comm, all_see: bool) -> u64 {
     if all_see {
         u64::from(comm.size())
     } else {
@@ -86,20 +81,20 @@ pub(super) fn ranks_sharing_my_fs(comm: &Comm, all_see: bool) -> u64 {
 
 /// Rank 0 opens the results database (`None` with `--no-store` and on other ranks); a
 /// failure ends the run on all ranks.
-pub(super) fn open_store(
+pub fn open_store(
     comm: &Comm,
     no_store: bool,
     db: Option<PathBuf>,
 ) -> Result<Option<crate::store::Store>> {
     comm.agree(if comm.is_root() && !no_store {
-        crate::app::open_store(db).map(Some)
+        crate::store::Store::open(&db.unwrap_or_else(crate::store::default_path)).map(Some)
     } else {
         Ok(None)
     })
 }
 
 /// Hosts in rank order with their number of ranks.
-pub(super) fn hosts(comm: &Comm) -> Vec<(String, usize)> {
+pub fn hosts(comm: &Comm) -> Vec<(String, usize)> {
     let mut v: Vec<(String, usize)> = Vec::new();
     for h in comm.hosts() {
         match v.iter_mut().find(|(n, _)| n == h) {
@@ -111,7 +106,7 @@ pub(super) fn hosts(comm: &Comm) -> Vec<(String, usize)> {
 }
 
 /// "4 ranks on 1 host(s) (node01 ×4)".
-pub(super) fn ranks_text(comm: &Comm) -> String {
+pub fn ranks_text(comm: &Comm) -> String {
     let hosts = hosts(comm);
     let list: Vec<String> = hosts
         .iter()
@@ -128,7 +123,7 @@ pub(super) fn ranks_text(comm: &Comm) -> String {
 }
 
 /// The facts about the job that every engine's JSON and stored parameters carry.
-pub(super) fn mpi_json(comm: &Comm) -> serde_json::Value {
+pub fn mpi_json(comm: &Comm) -> serde_json::Value {
     serde_json::json!({
         "ranks": comm.size(),
         "hosts": hosts(comm).into_iter().map(|(h, n)| serde_json::json!({"host": h, "ranks": n})).collect::<Vec<_>>(),
@@ -137,7 +132,7 @@ pub(super) fn mpi_json(comm: &Comm) -> serde_json::Value {
 }
 
 /// The header line about clocks.
-pub(super) fn clock_line(c: &ClockInfo) -> String {
+pub fn clock_line(c: &ClockInfo) -> String {
     let tick = format!("MPI_Wtime, resolution {:.0} ns", c.tick * 1e9);
     if c.max_uncertainty() == 0.0 {
         format!("clock: {tick}; every rank on rank 0's node (one clock, no correction)")

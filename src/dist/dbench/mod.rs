@@ -7,10 +7,7 @@
 //! its length. Each rank merges its clients' HDR histograms, serializes them (hdrhistogram's
 //! V2 format) and rank 0 merges the ranks' histograms exactly.
 
-mod cmd;
 mod watch;
-
-pub use cmd::run;
 
 use super::clock::ClockInfo;
 use super::comm::Comm;

@@ -7,11 +7,7 @@
 //! side by side, now synchronised); **shared** (`--shared`) is described in
 //! [`super::shared_tree`].
 
-mod cmd;
-mod report;
 mod walk;
-
-pub use cmd::run;
 
 use super::aggregate::{self, PhaseAggregate, RankPhase, StonewallMark};
 use super::clock::ClockInfo;

@@ -13,11 +13,7 @@
 //! counting there (readers stop, writers write on to the end of their file), and the lateness
 //! of the slowest notice is reported as `stonewall_lag`.
 
-mod cmd;
 mod combine;
-mod report;
-
-pub use cmd::run;
 
 use super::aggregate::PhaseAggregate;
 use super::clock::ClockInfo;

@@ -1,11 +1,11 @@
 //! `mpiexec -n N fslab fdtree …`: checks agreed by all ranks, the run (stored by rank 0 only)
 //! and rank 0's report.
 
-use super::report::{dry_run, rep_outcome, report, JobInfo};
-use super::{DistFdtree, Layout};
-use crate::app::fdtree::{params_from, shape_flags};
+use super::mpi_report::{dry_run, rep_outcome, report, JobInfo};
+use super::{params_from, shape_flags};
 use crate::cli::{FdtreeArgs, OutputFormat};
 use crate::dist::comm::Comm;
+use crate::dist::fdtree::{DistFdtree, Layout};
 use crate::dist::job;
 use crate::runner::adhoc::{self, AdhocOptions};
 use crate::runner::progress::ProgressObserver;
@@ -36,7 +36,7 @@ fn validate(a: &FdtreeArgs) -> Result<FdtreeParams> {
 /// can use per-node paths.
 fn same_options_everywhere(comm: &Comm, a: &FdtreeArgs, p: &FdtreeParams) -> Result<()> {
     let mine = serde_json::json!({
-        "params": p, "repeat": a.repeat, "dry_run": a.dry_run,
+        "params": p, "repeat": a.run.repeat, "dry_run": a.dry_run,
         "shared": a.mpi.shared, "stonewall": a.mpi.stonewall,
     })
     .to_string();
@@ -54,7 +54,11 @@ fn start_dir(a: &FdtreeArgs, backend: Backend) -> Result<PathBuf> {
 
 /// Run `fslab fdtree` as one rank of the job.
 pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
-    let format = if a.json { OutputFormat::Json } else { a.format };
+    let format = if a.run.json {
+        OutputFormat::Json
+    } else {
+        a.format
+    };
     let params = comm.agree(validate(&a))?;
     same_options_everywhere(comm, &a, &params)?;
     let layout = if a.mpi.shared {
@@ -102,7 +106,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         }
         return Ok(());
     }
-    let mut store = job::open_store(comm, a.no_store, db)?;
+    let mut store = job::open_store(comm, a.run.no_store, db)?;
     let target = Target::new(&dir);
     let bar = ProgressObserver::new(
         comm.is_root() && !a.quiet && format != OutputFormat::Json,
@@ -140,7 +144,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let result = adhoc::run(
         AdhocOptions {
-            repeat: a.repeat,
+            repeat: a.run.repeat,
             store: store.as_mut(),
             name: "fdtree".into(),
             command_line: format!("mpiexec -n {} {}", comm.size(), crate::app::command_line()),
@@ -161,7 +165,14 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         &mut on_rep,
     )?;
     if comm.is_root() {
-        report(&info, &engine, &result, format, a.min_phase, a.mpi.per_rank)?;
+        report(
+            &info,
+            &engine,
+            &result,
+            format,
+            a.run.min_phase,
+            a.mpi.per_rank,
+        )?;
     }
     match result.error {
         Some(e) => Err(e),

@@ -1,10 +1,10 @@
 //! `mpiexec -n N fslab dbench NCLIENTS …`: dbench's checks agreed by all ranks, the run
 //! (stored by rank 0 only), and rank 0's dbench-style report with the MPI figures.
 
-use super::{share, DbenchRep, DistDbench};
-use crate::app::dbench::{conclude, options_text, params_from, Console};
+use super::{conclude, options_text, params_from, Console};
 use crate::cli::DbenchArgs;
 use crate::dist::comm::Comm;
+use crate::dist::dbench::{share, DbenchRep, DistDbench};
 use crate::dist::job;
 use crate::report::runsummary;
 use crate::runner::adhoc::{self, AdhocOptions};
@@ -50,7 +50,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let (params, dir) = comm.agree(validate(comm, &a))?;
     // -D may differ per node (node-local directories); the load and the timing may not.
     let mine = serde_json::json!({
-        "params": params, "repeat": a.repeat,
+        "params": params, "repeat": a.run.repeat,
         "loadfile_ops": params.loadfile.ops.len(), "loadfile_bytes": params.loadfile.bytes_per_pass(),
     })
     .to_string();
@@ -63,7 +63,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     engine.prepare(&target)?;
     let root = comm.is_root();
     let console = Console {
-        json: a.json,
+        json: a.run.json,
         quiet: a.quiet || !root,
     };
     let size = comm.size() as usize;
@@ -88,8 +88,8 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
             "NOT the same directory on every node"
         }
     ));
-    let mut store = job::open_store(comm, a.no_store, db)?;
-    let (json, repeat) = (a.json, a.repeat);
+    let mut store = job::open_store(comm, a.run.no_store, db)?;
+    let (json, repeat) = (a.run.json, a.run.repeat);
     let shown = params.clone();
     let mut on_rep = |rep: u32, _m: &[crate::metric::Metric], w: &DistDbench| {
         let last = w.reps.last();
@@ -211,7 +211,11 @@ fn finish(
     result: &adhoc::AdhocResult,
 ) -> Result<()> {
     let sums = runsummary::summarize_reps(&result.reps);
-    let mut warnings: Vec<String> = runsummary::warnings(&sums, &Thresholds::default())
+    let thresholds = Thresholds {
+        min_phase_seconds: a.run.min_phase,
+        ..Thresholds::default()
+    };
+    let mut warnings: Vec<String> = runsummary::warnings(&sums, &thresholds)
         .iter()
         .map(|w| w.to_string())
         .collect();
@@ -238,7 +242,7 @@ fn finish(
             ));
         }
     }
-    if a.json {
+    if a.run.json {
         let outcomes: Vec<&RepOutcome> = engine.reps.iter().map(|r| &r.outcome).collect();
         let lf = &params.loadfile;
         let doc = serde_json::json!({

@@ -3,9 +3,12 @@
 //! (text table, `-R` blocks, `-b` worksheet, throughput-mode lines) and summarised with
 //! fslab's statistics, or as one JSON document.
 
-use super::iozone_report::{
-    get, means, points_json, rate_of, summaries_and_warnings, sweep_table, throughput_lines,
-};
+#[cfg(feature = "mpi")]
+pub(super) mod mpi;
+#[cfg(feature = "mpi")]
+mod mpi_report;
+mod output;
+
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
 use crate::report::runsummary;
@@ -18,6 +21,9 @@ use crate::workload::iozone::{
 };
 use crate::workload::{Target, Workload};
 use anyhow::{Context, Result};
+use output::{
+    get, means, points_json, rate_of, summaries_and_warnings, sweep_table, throughput_lines,
+};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -82,16 +88,8 @@ pub(crate) fn setup(a: &IozoneArgs) -> Result<Setup> {
         .collect::<Result<_>>()?;
     let (tests, note) = resolve_tests(&requested)?;
     let mut notes: Vec<String> = note.into_iter().collect();
-    super::check_repeat(a.repeat)?;
-    if a.min_phase.is_nan() || a.min_phase < 0.0 {
-        crate::bail_usage!("--min-phase must be a number of seconds ≥ 0");
-    }
-    for (v, flag) in [
-        (a.min_phase, "--min-phase"),
-        (a.phase_pause, "--phase-pause"),
-    ] {
-        crate::units::check_seconds(v, flag).map_err(crate::error::usage)?;
-    }
+    super::check_run_args(&a.run)?;
+    crate::units::check_seconds(a.phase_pause, "--phase-pause").map_err(crate::error::usage)?;
     crate::workload::check_stride(a.stride, "-j")?;
     if a.verify == Some(0) {
         crate::bail_usage!("-V 0: the pattern byte must be 1-255 (or give -V alone for 165)");
@@ -318,7 +316,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     #[cfg(feature = "mpi")]
     a.mpi.refuse_outside_mpi()?;
     let s = setup(&a)?;
-    let json = a.json;
+    let json = a.run.json;
     let tmode = s.base.throughput;
     let mut cells = Vec::new();
     for &p in &s.plan.points {
@@ -354,13 +352,13 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         }
         crate::out!("{}", splash(&a, &s));
     }
-    let mut store = if a.no_store {
+    let mut store = if a.run.no_store {
         None
     } else {
         Some(super::open_store(db)?)
     };
     let obs = ProgressObserver::new(!a.quiet && !json, "iozone");
-    let repeat = a.repeat;
+    let repeat = a.run.repeat;
     let tests = s.base.tests.clone();
     let workers = s.base.threads;
     let points = s.plan.points.clone();
@@ -412,7 +410,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let (sums, warnings) = summaries_and_warnings(
         &s.plan.points,
         &result.reps,
-        a.min_phase,
+        a.run.min_phase,
         cache_warn.as_ref(),
     );
     if json {

@@ -1,6 +1,9 @@
 //! `fslab dbench`: argument checks, the loadfile generator, repetitions, dbench-style
 //! progress and report, and the JSON document.
 
+#[cfg(feature = "mpi")]
+pub(super) mod mpi;
+
 use crate::cli::DbenchArgs;
 use crate::metric::Metric;
 use crate::report::runsummary;
@@ -38,7 +41,7 @@ impl Observer for Console {
 }
 
 pub(crate) fn params_from(a: &DbenchArgs) -> Result<DbenchParams> {
-    super::check_repeat(a.repeat)?;
+    super::check_run_args(&a.run)?;
     let clients = a.clients.unwrap_or(0);
     let duration = parse_duration_opt(&a.timelimit, "-t")?;
     let warmup = match &a.warmup {
@@ -172,19 +175,19 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         options_text(&params)
     );
     let console = Console {
-        json: a.json,
+        json: a.run.json,
         quiet: a.quiet,
     };
     console.message(&header);
 
-    let mut store = if a.no_store {
+    let mut store = if a.run.no_store {
         None
     } else {
         Some(super::open_store(db)?)
     };
     let mut outcomes: Vec<RepOutcome> = Vec::new();
-    let json = a.json;
-    let repeat = a.repeat;
+    let json = a.run.json;
+    let repeat = a.run.repeat;
     let shown = params.clone();
     let mut on_rep = |rep: u32, _m: &[Metric], w: &Dbench| {
         if let Some(o) = w.last.clone() {
@@ -209,7 +212,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     );
     let result = adhoc::run(
         AdhocOptions {
-            repeat: a.repeat,
+            repeat: a.run.repeat,
             store: store.as_mut(),
             name: "dbench".into(),
             command_line: super::command_line(),
@@ -223,7 +226,11 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     )?;
 
     let sums = runsummary::summarize_reps(&result.reps);
-    let warnings = runsummary::warnings(&sums, &Thresholds::default());
+    let thresholds = Thresholds {
+        min_phase_seconds: a.run.min_phase,
+        ..Thresholds::default()
+    };
+    let warnings = runsummary::warnings(&sums, &thresholds);
     if json {
         let doc = serde_json::json!({
             "schema": JSON_SCHEMA,

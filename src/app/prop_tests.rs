@@ -4,7 +4,7 @@
 //! panic; every error is one line; every accepted value is usable (a duration can be added
 //! to `Instant::now()`, sizes can be summed).
 
-use super::{Cli, Command};
+use crate::cli::{Cli, Command};
 use crate::plan::Study;
 use crate::units;
 use clap::Parser;
@@ -113,22 +113,22 @@ fn check_cli(args: &[String]) {
     };
     let checked: anyhow::Result<()> = no_panic(&what, || match &cli.command {
         Command::Dbench(a) if a.generate.is_some() => {
-            crate::app::dbench::generate_options(a).map(|_| ())
+            super::dbench::generate_options(a).map(|_| ())
         }
-        Command::Dbench(a) => crate::app::dbench::params_from(a).map(|p| {
+        Command::Dbench(a) => super::dbench::params_from(a).map(|p| {
             let end = p.warmup.checked_add(p.duration).expect("warmup + run time");
             assert!(Instant::now().checked_add(end).is_some(), "{what}: {end:?}");
         }),
-        Command::Fdtree(a) => crate::app::fdtree::params_from(a).map(|p| {
+        Command::Fdtree(a) => super::fdtree::params_from(a).map(|p| {
             p.total_counts().expect("validated counts");
         }),
-        Command::Iozone(a) => crate::app::iozone::setup(a).and_then(|s| {
+        Command::Iozone(a) => super::iozone::setup(a).and_then(|s| {
             for &pt in &s.plan.points {
-                iozone_usable(&crate::app::iozone::point_params(&s.base, pt)?);
+                iozone_usable(&super::iozone::point_params(&s.base, pt)?);
             }
             Ok(())
         }),
-        Command::Report(a) => crate::app::report::options(&a.output, None).map(|_| ()),
+        Command::Report(a) => super::report::options(&a.output, None).map(|_| ()),
         _ => Ok(()),
     });
     if let Err(e) = checked {
@@ -367,7 +367,7 @@ fn the_inputs_of_the_issue_are_refused() {
         let Command::Dbench(d) = Cli::try_parse_from(&a).expect("clap accepts it").command else {
             panic!("not dbench")
         };
-        let e = crate::app::dbench::params_from(&d).expect_err(v);
+        let e = super::dbench::params_from(&d).expect_err(v);
         assert!(e.to_string().contains("out of range; use 0 to 365d"), "{e}");
     }
     for key in ["duration", "budget"] {

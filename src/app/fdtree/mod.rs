@@ -1,4 +1,10 @@
-//! `fslab fdtree`: argument checks, dry run, repetitions, and the three output formats.
+//! `fslab fdtree`: argument checks, dry run, repetitions, and the three output formats; its
+//! MPI variant in [`mpi`].
+
+#[cfg(feature = "mpi")]
+pub(super) mod mpi;
+#[cfg(feature = "mpi")]
+mod mpi_report;
 
 use crate::cli::{BackendArg, FdtreeArgs, OutputFormat};
 use crate::report::runsummary;
@@ -23,20 +29,16 @@ pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
         // fdtree: both or neither means the full cycle.
         _ => Mode::Full,
     };
-    if mode != Mode::Full && a.repeat > 1 {
+    if mode != Mode::Full && a.run.repeat > 1 {
         crate::bail_usage!(
             "--repeat {} needs the full cycle; drop -C/-R or use --repeat 1",
-            a.repeat
+            a.run.repeat
         );
     }
     if !a.roots.is_empty() && mode != Mode::RemoveOnly {
         crate::bail_usage!("--root only applies to -R (remove only); drop --root or add -R");
     }
-    super::check_repeat(a.repeat)?;
-    if a.min_phase.is_nan() || a.min_phase < 0.0 {
-        crate::bail_usage!("--min-phase must be a number of seconds ≥ 0");
-    }
-    crate::units::check_seconds(a.min_phase, "--min-phase").map_err(crate::error::usage)?;
+    super::check_run_args(&a.run)?;
     let backend = match a.backend {
         BackendArg::Fs => Backend::Fs,
         BackendArg::Null => Backend::Null,
@@ -120,7 +122,11 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     #[cfg(feature = "mpi")]
     a.mpi.refuse_outside_mpi()?;
     let mut params = params_from(&a)?;
-    let format = if a.json { OutputFormat::Json } else { a.format };
+    let format = if a.run.json {
+        OutputFormat::Json
+    } else {
+        a.format
+    };
     let per_tree = params.counts()?;
     let total = params.total_counts()?;
 
@@ -159,7 +165,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         engine.prepare(&target)?;
     }
 
-    let mut store = if a.no_store {
+    let mut store = if a.run.no_store {
         None
     } else {
         Some(super::open_store(db)?)
@@ -188,7 +194,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     );
     let result = adhoc::run(
         AdhocOptions {
-            repeat: a.repeat,
+            repeat: a.run.repeat,
             store: store.as_mut(),
             name: "fdtree".into(),
             command_line: super::command_line(),
@@ -203,7 +209,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
 
     let sums = runsummary::summarize_reps(&result.reps);
     let thresholds = Thresholds {
-        min_phase_seconds: a.min_phase,
+        min_phase_seconds: a.run.min_phase,
         ..Thresholds::default()
     };
     let warnings = runsummary::warnings(&sums, &thresholds);

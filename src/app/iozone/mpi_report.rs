@@ -1,11 +1,11 @@
 //! Rank 0's report of an MPI `iozone -t` run: the header, the MPI lines under IOzone's
 //! throughput lines, the per-rank table, the summary and the JSON document.
 
-use super::{DistIozone, IozoneRep};
-use crate::app::iozone::{blocks, excel_text, Setup};
-use crate::app::iozone_report::{points_json, summaries_and_warnings};
+use super::output::{points_json, summaries_and_warnings};
+use super::{blocks, excel_text, Setup};
 use crate::cli::IozoneArgs;
 use crate::dist::comm::Comm;
+use crate::dist::iozone::{DistIozone, IozoneRep};
 use crate::dist::{aggregate, job};
 use crate::report::runsummary;
 use crate::runner::adhoc::CellsResult;
@@ -140,7 +140,7 @@ pub(super) fn finish(
     let (sums, mut warns) = summaries_and_warnings(
         &s.plan.points,
         &result.reps,
-        a.min_phase,
+        a.run.min_phase,
         cache_warn.as_ref(),
     );
     let advice = if info.params.stonewall {
@@ -154,7 +154,7 @@ pub(super) fn finish(
         }
     }
     let any = result.reps.iter().any(|r| !r.is_empty());
-    if a.json {
+    if a.run.json {
         let doc = serde_json::json!({
             "schema": JSON_SCHEMA,
             "fslab_version": env!("CARGO_PKG_VERSION"),
@@ -177,7 +177,7 @@ pub(super) fn finish(
         });
         crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        if any && a.repeat > 1 {
+        if any && a.run.repeat > 1 {
             crate::outln!();
             crate::outln!("{}", runsummary::render_table(&sums[0]));
         }

@@ -1,10 +1,10 @@
 //! Rank 0's report of an MPI fdtree run: header, summary table, per-rank table, fdtree's
 //! format and the JSON document.
 
-use super::{DistFdtree, DistRep, Layout};
-use crate::app::fdtree::shape_flags;
+use super::shape_flags;
 use crate::cli::OutputFormat;
 use crate::dist::comm::Comm;
+use crate::dist::fdtree::{DistFdtree, DistRep, Layout};
 use crate::dist::job;
 use crate::report::runsummary;
 use crate::runner::adhoc;
@@ -179,7 +179,7 @@ pub(super) fn report(
         .collect();
     if let Some(rep) = engine.reps.last() {
         for p in &rep.phases {
-            warnings.extend(super::aggregate::warnings(p.phase, &p.agg));
+            warnings.extend(crate::dist::aggregate::warnings(p.phase.as_str(), &p.agg));
         }
     }
     if format == OutputFormat::Json {

@@ -1,5 +1,5 @@
 //! Command-line options of MPI mode, flattened into the engine commands that have one
-//! (present only in builds with the `mpi` feature).
+//! (present only in builds with the `mpi` feature; see `doc/mpi.md`).
 
 use clap::Args;
 

@@ -2,11 +2,11 @@
 //! all ranks; one worker per rank on its own file; rank 0 prints IOzone's throughput lines
 //! with the MPI figures and stores the run.
 
-use super::report::{self, JobInfo};
-use super::DistIozone;
-use crate::app::iozone::{cache_warning, point_params, setup, splash, Setup};
+use super::mpi_report::{self as report, JobInfo};
+use super::{cache_warning, point_params, setup, splash, Setup};
 use crate::cli::IozoneArgs;
 use crate::dist::comm::Comm;
+use crate::dist::iozone::DistIozone;
 use crate::dist::job;
 use crate::runner::adhoc::{self, AdhocCell, AdhocOptions};
 use crate::runner::progress::ProgressObserver;
@@ -50,7 +50,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         thread_files: Vec::new(),
         ..params.clone()
     };
-    let mine = serde_json::json!({"params": shape, "repeat": a.repeat}).to_string();
+    let mine = serde_json::json!({"params": shape, "repeat": a.run.repeat}).to_string();
     job::same_options_everywhere(comm, &mine, "iozone")?;
     let tag = job::tag(comm);
     let file = rank_file(&params, s.target.dir(), comm.rank());
@@ -72,7 +72,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         tag: &tag,
     };
     let root = comm.is_root();
-    let json = a.json;
+    let json = a.run.json;
     let cache_warn = cache_warning(&s.base, &s.plan);
     if root && !json {
         for n in &s.notes {
@@ -86,10 +86,10 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             .replace("\tEach thread writes", "\tEach process writes");
         crate::out!("{head}{}", info.header());
     }
-    let mut store = job::open_store(comm, a.no_store, db)?;
+    let mut store = job::open_store(comm, a.run.no_store, db)?;
     let bar = ProgressObserver::new(root && !a.quiet && !json, "iozone rank 0");
     let obs: &dyn Observer = if root { &bar } else { &Quiet };
-    let repeat = a.repeat;
+    let repeat = a.run.repeat;
     let tests = params.tests.clone();
     let ranks = comm.size() as usize;
     let point = s.plan.points[0];
@@ -117,10 +117,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             crate::outln!("\n\trepetition {rep} of {repeat}");
         }
         crate::outln!();
-        crate::out!(
-            "{}",
-            crate::app::iozone_report::throughput_lines(m, ranks, &tests)
-        );
+        crate::out!("{}", super::output::throughput_lines(m, ranks, &tests));
         if let Some(r) = w.reps.last() {
             crate::out!("{}", report::mpi_lines(r));
         }

@@ -1,0 +1,109 @@
+//! Whether a command runs as an MPI rank, and running it as one (builds with the `mpi`
+//! feature): the engines whose kind supports MPI ([`crate::workload::WorkloadKind::caps`])
+//! run their MPI command (`app/<engine>/mpi.rs`) under an MPI launcher; every other command
+//! is refused when there are several ranks. See `doc/mpi.md`.
+
+use crate::cli::{Cli, Command};
+use crate::dist::{comm, launch};
+use crate::workload::WorkloadKind;
+
+/// The subcommand's name as typed (`list`, `fdtree`, …), for messages.
+fn command_name(cmd: &Command) -> &'static str {
+    match cmd {
+        Command::Fdtree(_) => "fdtree",
+        Command::Iozone(_) => "iozone",
+        Command::Dbench(_) => "dbench",
+        Command::List(_) => "list",
+        Command::Show(_) => "show",
+        Command::Report(_) => "report",
+        Command::Compare(_) => "compare",
+        Command::Study(_) => "study",
+        Command::Cleanup(_) => "cleanup",
+    }
+}
+
+/// The workload kind an engine command runs, if it is one.
+fn engine_of(cmd: &Command) -> Option<WorkloadKind> {
+    match cmd {
+        Command::Fdtree(_) => Some(WorkloadKind::Fdtree),
+        Command::Iozone(_) => Some(WorkloadKind::Iozone),
+        // Writing the generated loadfile is not a benchmark: every rank would write it.
+        Command::Dbench(a) if a.generate.is_none() => Some(WorkloadKind::Dbench),
+        _ => None,
+    }
+}
+
+/// Whether this process should run `cmd` as an MPI rank: an MPI launcher started it and the
+/// command runs an engine with an MPI mode. A command without one is refused when there are
+/// several ranks.
+pub fn wants_mpi(cmd: &Command) -> anyhow::Result<bool> {
+    let Some(launch) = launch::from_env()? else {
+        return Ok(false);
+    };
+    if engine_of(cmd).is_some_and(|k| k.caps().mpi) {
+        return Ok(true);
+    }
+    let name = match cmd {
+        Command::Dbench(_) => "dbench --generate",
+        other => command_name(other),
+    };
+    launch::refuse_for_command(Some(&launch), name)?;
+    Ok(false)
+}
+
+/// Run `cli` as one MPI rank (after [`wants_mpi`] said so).
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let comm = std::rc::Rc::new(comm::Comm::init()?);
+    let db = cli.db;
+    let result = match cli.command {
+        Command::Fdtree(a) => super::fdtree::mpi::run(&comm, a, db),
+        Command::Iozone(a) => super::iozone::mpi::run(&comm, a, db),
+        Command::Dbench(a) => super::dbench::mpi::run(&comm, a, db),
+        other => Err(crate::error::usage(format!(
+            "`fslab {}` has no MPI mode; run it without mpiexec",
+            command_name(&other)
+        ))),
+    };
+    match result {
+        Ok(()) => Ok(()),
+        // Agreed by all ranks: every rank returns, rank 0's message names the failed ranks.
+        Err(e) if e.downcast_ref::<crate::error::Collective>().is_some() => Err(e),
+        // Escaped the collectives: the other ranks may be waiting for this one. End the job.
+        Err(e) => {
+            let code = crate::error::exit_code(&e);
+            eprintln!(
+                "fslab: rank {} on {}: {e:#}; ending all ranks (MPI_Abort)",
+                comm.rank(),
+                comm.hosts()[comm.rank() as usize]
+            );
+            comm.abort(code)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn command_names_are_the_subcommands() {
+        for (args, name) in [
+            (vec!["fslab", "list"], "list"),
+            (vec!["fslab", "show", "3"], "show"),
+            (vec!["fslab", "cleanup"], "cleanup"),
+            (vec!["fslab", "study", "plan", "x.toml"], "study"),
+        ] {
+            let c = Cli::try_parse_from(args).unwrap();
+            assert_eq!(command_name(&c.command), name);
+        }
+    }
+
+    #[test]
+    fn engine_commands_with_an_mpi_mode_are_the_mpi_capable_kinds() {
+        let c = Cli::try_parse_from(["fslab", "dbench", "--generate", "x.txt"]).unwrap();
+        assert_eq!(engine_of(&c.command), None);
+        let c = Cli::try_parse_from(["fslab", "fdtree"]).unwrap();
+        assert!(engine_of(&c.command).is_some_and(|k| k.caps().mpi));
+    }
+}
