@@ -8,26 +8,12 @@ use super::comparisons;
 use super::latency;
 use super::levels::numeric_levels;
 use super::model::*;
+use super::options::ReportOptions;
 use crate::metric::{Histogram, Unit};
-use crate::stats::{self, outliers, Thresholds};
+use crate::stats::{self, outliers};
 use crate::store::{StudyData, TrialRow};
 use anyhow::Result;
 use std::collections::BTreeMap;
-
-/// Choices that shape a report.
-#[derive(Debug, Clone, Default)]
-pub struct ReportOptions {
-    /// `--baseline`: a cell label, `factor=level`, or a level of one factor.
-    pub baseline: Option<String>,
-    /// `--metric` selections: `phase.metric`, `metric` or `phase` (empty = all).
-    pub metrics: Vec<String>,
-    /// What error bars show.
-    pub error_bars: ErrorBars,
-    /// Warning thresholds (short phases, high variation).
-    pub thresholds: Thresholds,
-    /// Restrict comparisons to these factors (`fslab compare` uses its `source` factor).
-    pub compare_factors: Option<Vec<String>>,
-}
 
 /// What the report is made from: the (possibly merged) study data, the histograms of its
 /// trials, and a description of each source.

@@ -4,8 +4,8 @@
 //! cache effects (a data set under twice the RAM; reads faster than the device), series that
 //! stopped for a reason other than meeting their target, and failures.
 
-use super::build::ReportOptions;
 use super::model::*;
+use super::options::ReportOptions;
 use crate::metric::Unit;
 use crate::stats::{outliers, trend};
 use crate::units::{fmt_bytes, fmt_num, parse_size};
