@@ -36,16 +36,8 @@ pub fn model_rep_seconds(w: &WorkloadSpec, cache: CachePolicy) -> f64 {
     } else {
         0.0
     };
-    let json = serde_json::to_value(w).unwrap_or_default();
-    let secs = |k: &str| match json.get(k) {
-        Some(serde_json::Value::Number(n)) => n.as_f64(),
-        Some(serde_json::Value::String(s)) => crate::units::parse_duration(s)
-            .ok()
-            .map(|d| d.as_secs_f64()),
-        _ => None,
-    };
-    if let Some(d) = secs("duration") {
-        return d + secs("warmup").unwrap_or(0.0) + cold + 1.0;
+    if let Some(d) = w.expected_duration() {
+        return d.as_secs_f64() + cold + 1.0;
     }
     let req = w.build().map(|e| e.requirements()).unwrap_or_default();
     // Created and removed: every item and byte twice.

@@ -5,6 +5,7 @@
 
 use super::checks;
 use super::comparisons;
+use super::headline;
 use super::latency;
 use super::levels::numeric_levels;
 use super::model::*;
@@ -12,6 +13,7 @@ use super::options::ReportOptions;
 use crate::metric::{Histogram, Unit};
 use crate::stats::{self, outliers};
 use crate::store::{StudyData, TrialRow};
+use crate::workload::WorkloadKind;
 use anyhow::Result;
 use std::collections::BTreeMap;
 
@@ -29,17 +31,6 @@ pub struct Input<'a> {
     /// Histograms by trial id.
     pub histograms: &'a BTreeMap<i64, Vec<Histogram>>,
 }
-
-/// Metric names that stand for a phase when several exist, best first.
-const HEADLINE_ORDER: [&str; 7] = [
-    "rate",
-    "throughput",
-    "elapsed",
-    "mean_latency",
-    "avg_latency",
-    "p50_latency",
-    "latency",
-];
 
 /// Build the report model.
 pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
@@ -221,6 +212,7 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
             }
         }
     }
+    let caps = WorkloadKind::of(&wr.kind).map(WorkloadKind::caps);
     let headline: BTreeMap<&str, &str> = wr
         .phases
         .iter()
@@ -230,12 +222,7 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
                 .filter(|k| &k.0 == p)
                 .map(|k| (k.1.as_str(), k.2))
                 .collect();
-            let pick = HEADLINE_ORDER
-                .iter()
-                .find_map(|h| names.iter().find(|n| n.0 == *h))
-                .or_else(|| names.iter().find(|n| n.1 != Unit::Count))
-                .or_else(|| names.first())?;
-            Some((p.as_str(), pick.0))
+            Some((p.as_str(), headline::pick(caps.as_ref(), p, &names)?))
         })
         .collect();
     for (ci, cell) in cells.iter().enumerate() {

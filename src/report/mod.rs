@@ -9,6 +9,7 @@ pub mod charts;
 pub mod checks;
 pub mod comparisons;
 pub mod csv;
+pub mod headline;
 pub mod html;
 pub mod json;
 pub mod latency;
