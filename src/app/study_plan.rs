@@ -9,16 +9,15 @@
 
 use crate::cli::StudyPlanArgs;
 use crate::plan::{CachePolicy, Study};
-use crate::provision::exec::RealExec;
+use crate::provision::plan::{check_named_device, named_devices};
 use crate::provision::state::{default_workdir, WorkDir};
-use crate::provision::{guard, mount::Mounted, DeviceSpec, Journal, Provisioner};
+use crate::provision::{Journal, Provisioner};
 use crate::runner::cache;
 use crate::units::{fmt_bytes, fmt_duration};
 use crate::workload::WorkloadSpec;
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// Seconds assumed to provision one cell when nothing was measured.
 const MODEL_PROVISION_S: f64 = 2.0;
@@ -36,16 +35,8 @@ pub fn model_rep_seconds(w: &WorkloadSpec, cache: CachePolicy) -> f64 {
     } else {
         0.0
     };
-    let json = serde_json::to_value(w).unwrap_or_default();
-    let secs = |k: &str| match json.get(k) {
-        Some(serde_json::Value::Number(n)) => n.as_f64(),
-        Some(serde_json::Value::String(s)) => crate::units::parse_duration(s)
-            .ok()
-            .map(|d| d.as_secs_f64()),
-        _ => None,
-    };
-    if let Some(d) = secs("duration") {
-        return d + secs("warmup").unwrap_or(0.0) + cold + 1.0;
+    if let Some(d) = w.expected_duration() {
+        return d.as_secs_f64() + cold + 1.0;
     }
     let req = w.build().map(|e| e.requirements()).unwrap_or_default();
     // Created and removed: every item and byte twice.
@@ -164,48 +155,20 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
             desc += &format!(", mount {}", fs.mount.join(","));
         }
         crate::outln!("{desc}");
-        for p in [
-            Some(&fs.data),
-            match &fs.journal {
-                Journal::External(d) => Some(d),
-                Journal::Internal => None,
-            },
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if let DeviceSpec::Path(dev) = p {
-                let allowed = study.allow_format().iter().any(|x| x == dev);
-                let how = guard::Thoroughness {
-                    exclusive_open: root,
-                    signatures: root,
-                };
-                guard::check_formattable(dev, allowed, &RealExec, how)
-                    .map_err(|e| crate::error::usage(e.to_string()))?;
-                if !root {
-                    crate::outln!("  ({} passes the checks possible without root; the busy and signature checks run as root before mkfs)", dev.display());
-                }
+        for dev in named_devices(fs) {
+            check_named_device(dev, &study.allow_format(), root)
+                .map_err(|e| crate::error::usage(e.to_string()))?;
+            if !root {
+                crate::outln!("  ({} passes the checks possible without root; the busy and signature checks run as root before mkfs)", dev.display());
             }
         }
-        let (made, teardown) = planner
+        let planned = planner
             .plan(c.idx, fs)
             .map_err(|e| crate::error::usage(e.to_string()))?;
-        for l in made {
+        for l in &planned.commands {
             crate::outln!("  $ {l}");
         }
-        let rec = Arc::new(crate::provision::exec::RecordingExec::new());
-        let m = Mounted::mount(
-            rec,
-            None,
-            fs.fs,
-            crate::provision::mkfs::mount_options(
-                fs,
-                matches!(fs.journal, Journal::External(_)).then_some("$JOURNAL"),
-            ),
-            std::path::Path::new("$DATA"),
-            &PathBuf::from(format!("$RUN/mnt/c{}", c.idx)),
-        )?;
-        let per_rep = cache::plan_lines(r.cache, &m);
+        let per_rep = cache::plan_lines(r.cache, &planned.mount);
         if !per_rep.is_empty() {
             crate::outln!("  before every repetition:");
             for l in per_rep {
@@ -224,7 +187,7 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
             );
         }
         crate::outln!("  teardown:");
-        for l in teardown {
+        for l in &planned.teardown {
             crate::outln!("  $ {l}");
         }
     }

@@ -16,6 +16,7 @@ pub mod inspect;
 pub mod loopdev;
 pub mod mkfs;
 pub mod mount;
+pub mod plan;
 mod provisioned;
 mod provisioner;
 pub mod signature;

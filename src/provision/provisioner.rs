@@ -3,9 +3,10 @@
 //!
 //! The same code runs in plan mode (no run directory): commands are recorded, not run, loop
 //! devices are named `$DATA` and `$JOURNAL`, paths start with `$RUN`, and nothing on the
-//! machine is touched. So `fslab study plan` prints exactly the sequence a run executes.
+//! machine is touched. So `fslab study plan` prints exactly the sequence a run executes
+//! (see [`super::plan`]).
 
-use super::exec::{write_line, CmdLine, Exec, Output, RecordingExec};
+use super::exec::{write_line, CmdLine, Exec};
 use super::mount::Mounted;
 use super::provisioned::{LoopDev, Provisioned};
 use super::spec::{DeviceSpec, FsConfig, FsType, Journal};
@@ -27,19 +28,6 @@ pub struct Provisioner {
     /// Real devices this run has formatted: their signature is ours, so a later cell on the
     /// same device may format it again.
     formatted: Mutex<Vec<PathBuf>>,
-}
-
-fn plan_responder(cmd: &CmdLine) -> Output {
-    if cmd.program == "losetup" && cmd.args.iter().any(|a| a == "--find") {
-        let role = cmd
-            .args
-            .last()
-            .and_then(|img| img.rsplit('-').next())
-            .map(|s| s.trim_end_matches(".img").to_ascii_uppercase())
-            .unwrap_or_else(|| "DEV".into());
-        return Output::ok(format!("${role}"));
-    }
-    Output::ok("")
 }
 
 impl Provisioner {
@@ -64,16 +52,6 @@ impl Provisioner {
         p.make_dir(&p.base.join("images"))?;
         p.make_dir(&p.base.join("mnt"))?;
         Ok(p)
-    }
-
-    /// A provisioner that only lists commands (for `fslab study plan`).
-    pub fn planner(allow_format: Vec<PathBuf>, ram_total: u64) -> Provisioner {
-        Provisioner::dry(
-            Arc::new(RecordingExec::with(Box::new(plan_responder))),
-            PathBuf::from("$RUN"),
-            allow_format,
-            ram_total,
-        )
     }
 
     /// A provisioner whose commands go to `exec` and that touches nothing else on the
@@ -400,28 +378,6 @@ impl Provisioner {
             }
         }
         Ok(())
-    }
-
-    /// The commands provisioning cell `idx` runs, with `$RUN`, `$DATA` and `$JOURNAL`
-    /// standing for names only known at run time. Plan mode only.
-    pub fn plan(
-        &self,
-        idx: usize,
-        cfg: &FsConfig,
-    ) -> Result<(Vec<String>, Vec<String>), ProvisionError> {
-        let mut p = self.provision(idx, cfg)?;
-        let made = std::mem::take(&mut p.commands);
-        let mut teardown = Vec::new();
-        if let Some(m) = &p.mounted {
-            teardown.push(m.umount_cmd().to_string());
-        }
-        for l in p.loops.iter().rev() {
-            teardown.push(loopdev::detach_cmd(&l.device).to_string());
-            teardown.push(format!("rm {}", l.image.display()));
-        }
-        // Tearing down in plan mode only records commands.
-        drop(p);
-        Ok((made, teardown))
     }
 
     /// Unmount the tmpfs and remove the run's directories (after every cell's teardown).

@@ -1,6 +1,6 @@
 //! Exact command sequences of the provisioner, with a recording executor (no root).
 use super::*;
-use crate::provision::exec::RecordingExec;
+use crate::provision::exec::{Output, RecordingExec};
 
 fn responder() -> crate::provision::exec::Responder {
     let n = std::sync::atomic::AtomicU32::new(0);
@@ -97,14 +97,19 @@ fn a_failed_mkfs_tears_down_what_was_made() {
 fn the_plan_uses_placeholders() {
     let p = Provisioner::planner(vec![], 0);
     let cfg = FsConfig::new(FsType::Btrfs, DeviceSpec::Loop(1 << 30));
-    let (made, teardown) = p.plan(1, &cfg).unwrap();
+    let planned = p.plan(1, &cfg).unwrap();
+    let made = &planned.commands;
     assert!(
         made.contains(&"mkfs.btrfs -f -q $DATA".to_string()),
         "{made:?}"
     );
     assert!(made.contains(&"btrfs inspect-internal dump-super $DATA".to_string()));
     assert_eq!(
-        teardown,
+        planned.mount.mount_cmd().to_string(),
+        "mount -t btrfs $DATA $RUN/mnt/c1"
+    );
+    assert_eq!(
+        planned.teardown,
         [
             "umount $RUN/mnt/c1",
             "losetup -d $DATA",

@@ -5,30 +5,18 @@
 
 use super::checks;
 use super::comparisons;
+use super::headline;
 use super::latency;
 use super::levels::numeric_levels;
 use super::model::*;
+use super::options::ReportOptions;
 use crate::metric::{Histogram, Unit};
-use crate::stats::{self, outliers, Thresholds};
+use crate::stats::{self, outliers};
 use crate::store::TrialStatus;
 use crate::store::{StudyData, TrialRow};
+use crate::workload::WorkloadKind;
 use anyhow::Result;
 use std::collections::BTreeMap;
-
-/// Choices that shape a report.
-#[derive(Debug, Clone, Default)]
-pub struct ReportOptions {
-    /// `--baseline`: a cell label, `factor=level`, or a level of one factor.
-    pub baseline: Option<String>,
-    /// `--metric` selections: `phase.metric`, `metric` or `phase` (empty = all).
-    pub metrics: Vec<String>,
-    /// What error bars show.
-    pub error_bars: ErrorBars,
-    /// Warning thresholds (short phases, high variation).
-    pub thresholds: Thresholds,
-    /// Restrict comparisons to these factors (`fslab compare` uses its `source` factor).
-    pub compare_factors: Option<Vec<String>>,
-}
 
 /// What the report is made from: the (possibly merged) study data, the histograms of its
 /// trials, and a description of each source.
@@ -44,17 +32,6 @@ pub struct Input<'a> {
     /// Histograms by trial id.
     pub histograms: &'a BTreeMap<i64, Vec<Histogram>>,
 }
-
-/// Metric names that stand for a phase when several exist, best first.
-const HEADLINE_ORDER: [&str; 7] = [
-    "rate",
-    "throughput",
-    "elapsed",
-    "mean_latency",
-    "avg_latency",
-    "p50_latency",
-    "latency",
-];
 
 /// Build the report model.
 pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
@@ -236,6 +213,7 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
             }
         }
     }
+    let caps = WorkloadKind::of(&wr.kind).map(WorkloadKind::caps);
     let headline: BTreeMap<&str, &str> = wr
         .phases
         .iter()
@@ -245,12 +223,7 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
                 .filter(|k| &k.0 == p)
                 .map(|k| (k.1.as_str(), k.2))
                 .collect();
-            let pick = HEADLINE_ORDER
-                .iter()
-                .find_map(|h| names.iter().find(|n| n.0 == *h))
-                .or_else(|| names.iter().find(|n| n.1 != Unit::Count))
-                .or_else(|| names.first())?;
-            Some((p.as_str(), pick.0))
+            Some((p.as_str(), headline::pick(caps.as_ref(), p, &names)?))
         })
         .collect();
     for (ci, cell) in cells.iter().enumerate() {

@@ -4,13 +4,14 @@
 //! cache effects (a data set under twice the RAM; reads faster than the device), series that
 //! stopped for a reason other than meeting their target, and failures.
 
-use super::build::ReportOptions;
 use super::model::*;
+use super::options::ReportOptions;
 use crate::metric::Unit;
 use crate::stats::adaptive::StopReason;
 use crate::stats::{outliers, trend};
 use crate::store::SeriesStatus;
 use crate::units::{fmt_bytes, fmt_num, parse_size};
+use crate::workload::WorkloadKind;
 
 /// A first repetition this much worse than the median of the others is flagged (10%).
 pub const FIRST_SLOWER_MIN: f64 = 0.10;
@@ -353,8 +354,8 @@ pub fn dataset_bytes(kind: &str, p: &serde_json::Value) -> Option<u64> {
         .or_else(|| num("workers"))
         .unwrap_or(1)
         .max(1);
-    match kind {
-        "fdtree" => {
+    match WorkloadKind::of(kind)? {
+        WorkloadKind::Fdtree => {
             let (d, f, s, l) = (
                 num("dirs")?,
                 num("files")?,
@@ -368,11 +369,11 @@ pub fn dataset_bytes(kind: &str, p: &serde_json::Value) -> Option<u64> {
             let bytes = dirs * u128::from(f) * u128::from(s) * 4096 * u128::from(threads);
             u64::try_from(bytes).ok()
         }
-        "iozone" => {
+        WorkloadKind::Iozone => {
             let file = size("file_size").or_else(|| size("size"))?;
             file.checked_mul(threads)
         }
-        _ => None,
+        WorkloadKind::Dbench => None,
     }
 }
 

@@ -8,8 +8,8 @@
 //! every cell with that one cell. Only each phase's headline metric is compared unless
 //! `--metric` selects metrics explicitly.
 
-use super::build::ReportOptions;
 use super::model::*;
+use super::options::ReportOptions;
 use super::verdict;
 use crate::stats::compare::{mann_whitney, percent_change, welch};
 use anyhow::Result;

@@ -9,19 +9,22 @@ pub mod charts;
 pub mod checks;
 pub mod comparisons;
 pub mod csv;
+pub mod headline;
 pub mod html;
 pub mod json;
 pub mod latency;
 pub mod levels;
 pub mod markdown;
 pub mod model;
+pub mod options;
 pub mod runsummary;
 pub mod select;
 pub mod table;
 pub mod verdict;
 
-pub use build::{build, Input, ReportOptions};
+pub use build::{build, Input};
 pub use model::{ErrorBars, ReportData};
+pub use options::ReportOptions;
 
 /// Renders a report. Pure: the same model gives the same bytes.
 pub trait Exporter {

@@ -4,15 +4,19 @@
 //! An engine times only what it measures and returns a flat list of [`Metric`]s; it knows
 //! nothing about mkfs, mount or the store.
 
+mod caps;
 pub mod dbench;
 pub mod fdtree;
 pub mod iozone;
 pub mod testfile;
 
+pub use caps::{Caps, WorkloadKind};
+
 use crate::metric::Metric;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Where a workload runs: a writable directory, plus what is known about the file system.
 #[derive(Debug, Clone)]
@@ -139,12 +143,42 @@ pub enum WorkloadSpec {
 }
 
 impl WorkloadSpec {
-    /// The engine name (`fdtree`, …).
-    pub fn kind(&self) -> &'static str {
+    /// The engine.
+    pub fn workload_kind(&self) -> WorkloadKind {
         match self {
-            WorkloadSpec::Fdtree(_) => "fdtree",
-            WorkloadSpec::Iozone(_) => "iozone",
-            WorkloadSpec::Dbench(_) => "dbench",
+            WorkloadSpec::Fdtree(_) => WorkloadKind::Fdtree,
+            WorkloadSpec::Iozone(_) => WorkloadKind::Iozone,
+            WorkloadSpec::Dbench(_) => WorkloadKind::Dbench,
+        }
+    }
+
+    /// The engine's stored name (`fdtree`, …).
+    pub fn kind(&self) -> &'static str {
+        self.workload_kind().as_str()
+    }
+
+    /// What the engine can do.
+    pub fn caps(&self) -> Caps {
+        self.workload_kind().caps()
+    }
+
+    /// How long one repetition runs by the spec's own declaration, for engines that run for
+    /// a time ([`Caps::timed`]): dbench's `duration` plus the `warmup` the spec states. A
+    /// warmup left to its default (a fifth of `duration`) is not counted, as `study plan`'s
+    /// ETA never counted it. `None` for engines that run until their work is done, and when
+    /// the spec's duration does not parse.
+    pub fn expected_duration(&self) -> Option<Duration> {
+        match self {
+            WorkloadSpec::Dbench(s) => {
+                let run = crate::units::parse_duration(&s.duration).ok()?;
+                let warmup = s
+                    .warmup
+                    .as_deref()
+                    .and_then(|w| crate::units::parse_duration(w).ok())
+                    .unwrap_or(Duration::ZERO);
+                run.checked_add(warmup)
+            }
+            WorkloadSpec::Fdtree(_) | WorkloadSpec::Iozone(_) => None,
         }
     }
 

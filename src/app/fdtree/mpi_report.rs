@@ -179,7 +179,7 @@ pub(super) fn report(
         .collect();
     if let Some(rep) = engine.reps.last() {
         for p in &rep.phases {
-            warnings.extend(crate::dist::aggregate::warnings(p.phase.as_str(), &p.agg));
+            warnings.extend(crate::dist::aggregate::warnings(p.phase, &p.agg));
         }
     }
     if format == OutputFormat::Json {

@@ -139,7 +139,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
         Ok(())
     })?;
     Ok(Chart {
-        kind: "bars",
+        kind: ChartKind::Bars,
         title,
         caption: format!(
             "Mean of each configuration; {}.",

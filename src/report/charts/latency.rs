@@ -101,7 +101,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, op: &str) -> anyhow::Result<Cha
         Ok(())
     })?;
     Ok(Chart {
-        kind: "latency",
+        kind: ChartKind::Latency,
         title,
         caption: if from_hist {
             "Latency at each percentile, all repetitions merged exactly (HDR histograms).".into()

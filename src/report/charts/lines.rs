@@ -127,7 +127,7 @@ pub fn chart(
         Ok(())
     })?;
     Ok(Chart {
-        kind: "lines",
+        kind: ChartKind::Lines,
         title,
         caption: format!(
             "Mean per level of {}; shaded band: {}.",

@@ -17,11 +17,42 @@ use crate::units::fmt_num;
 use plotters::prelude::*;
 pub(crate) use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+/// What a chart shows; its name is the HTML class suffix (`chart-bars`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChartKind {
+    /// Grouped bars with error bars of a phase's headline metric.
+    Bars,
+    /// A line with an error band over a numeric factor.
+    Lines,
+    /// Every repetition in execution order, outliers ringed.
+    Strip,
+    /// Latency-percentile curves of one operation.
+    Latency,
+}
+
+impl ChartKind {
+    /// The kind's name (`bars`, `lines`, `strip`, `latency`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ChartKind::Bars => "bars",
+            ChartKind::Lines => "lines",
+            ChartKind::Strip => "strip",
+            ChartKind::Latency => "latency",
+        }
+    }
+}
+
+impl std::fmt::Display for ChartKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One chart.
 #[derive(Debug, Clone)]
 pub struct Chart {
-    /// `bars`, `lines`, `strip` or `latency`.
-    pub kind: &'static str,
+    /// What it shows.
+    pub kind: ChartKind,
     /// Title (also drawn in the SVG).
     pub title: String,
     /// What the marks mean, for a caption.

@@ -120,7 +120,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
         Ok(())
     })?;
     Ok(Chart {
-        kind: "strip",
+        kind: ChartKind::Strip,
         title,
         caption: "Every counted repetition, left to right in execution order; black bar: mean; red ring: outlier by the median/MAD rule (kept in the statistics).".into(),
         svg,

@@ -1,0 +1,21 @@
+//! The choices that shape a report ([`ReportOptions`]), apart from the code that builds it,
+//! so the builder and the parts it calls (`checks`, `comparisons`) all depend on this file
+//! and not on each other.
+
+use super::model::ErrorBars;
+use crate::stats::Thresholds;
+
+/// Choices that shape a report.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// `--baseline`: a cell label, `factor=level`, or a level of one factor.
+    pub baseline: Option<String>,
+    /// `--metric` selections: `phase.metric`, `metric` or `phase` (empty = all).
+    pub metrics: Vec<String>,
+    /// What error bars show.
+    pub error_bars: ErrorBars,
+    /// Warning thresholds (short phases, high variation).
+    pub thresholds: Thresholds,
+    /// Restrict comparisons to these factors (`fslab compare` uses its `source` factor).
+    pub compare_factors: Option<Vec<String>>,
+}

@@ -1,0 +1,143 @@
+//! What each kind of workload engine can do, as data (as fio's `ioengine_ops` flags): an MPI
+//! mode, latency histograms, a declared run time, and the metric that stands for each phase.
+//! The study plan, MPI mode and reports read these instead of matching engine names.
+
+use std::fmt;
+
+/// The workload engines (`kind = "…"` in study files, the workload kind in the store).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WorkloadKind {
+    /// The fdtree-compatible metadata tree.
+    Fdtree,
+    /// The IOzone-compatible throughput tests.
+    Iozone,
+    /// The dbench-compatible client load.
+    Dbench,
+}
+
+/// What a kind of workload can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    /// Runs as MPI ranks under `mpiexec` (`fslab <kind>` with the `mpi` feature).
+    pub mpi: bool,
+    /// Records latency histograms ([`super::Workload::take_histograms`]).
+    pub histograms: bool,
+    /// Runs for a time its spec declares ([`super::WorkloadSpec::expected_duration`]),
+    /// rather than until a fixed amount of work is done.
+    pub timed: bool,
+    /// The metric that stands for a phase in reports (compared and charted by default):
+    /// `(phase, metric)` pairs, best first; phase `"*"` matches every phase.
+    pub headline: &'static [(&'static str, &'static str)],
+}
+
+impl Caps {
+    /// The headline metric of `phase` among the metrics it has (`has(name)`), if the kind
+    /// names one.
+    pub fn headline_of(&self, phase: &str, has: impl Fn(&str) -> bool) -> Option<&'static str> {
+        self.headline
+            .iter()
+            .find(|(p, m)| (*p == "*" || *p == phase) && has(m))
+            .map(|(_, m)| *m)
+    }
+}
+
+impl WorkloadKind {
+    /// Every kind.
+    pub const ALL: [WorkloadKind; 3] = [
+        WorkloadKind::Fdtree,
+        WorkloadKind::Iozone,
+        WorkloadKind::Dbench,
+    ];
+
+    /// The stored name (`fdtree`, `iozone`, `dbench`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            WorkloadKind::Fdtree => "fdtree",
+            WorkloadKind::Iozone => "iozone",
+            WorkloadKind::Dbench => "dbench",
+        }
+    }
+
+    /// The kind with the stored name `name`, if it is one.
+    pub fn of(name: &str) -> Option<WorkloadKind> {
+        WorkloadKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// What the kind can do.
+    pub const fn caps(self) -> Caps {
+        match self {
+            WorkloadKind::Fdtree => Caps {
+                mpi: true,
+                histograms: false,
+                timed: false,
+                headline: &[("*", "rate")],
+            },
+            WorkloadKind::Iozone => Caps {
+                mpi: true,
+                histograms: false,
+                timed: false,
+                headline: &[("*", "throughput")],
+            },
+            WorkloadKind::Dbench => Caps {
+                mpi: true,
+                histograms: true,
+                timed: true,
+                // The run's MB/s; per operation, its mean latency.
+                headline: &[("total", "throughput"), ("*", "mean_latency")],
+            },
+        }
+    }
+}
+
+impl fmt::Display for WorkloadKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::WorkloadSpec;
+    use std::time::Duration;
+
+    fn spec(text: &str) -> WorkloadSpec {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn kinds_are_the_study_file_tags() {
+        for k in WorkloadKind::ALL {
+            assert_eq!(WorkloadKind::of(k.as_str()), Some(k));
+            let s = spec(&format!("kind = \"{k}\""));
+            assert_eq!((s.workload_kind(), s.kind()), (k, k.as_str()));
+            assert_eq!(s.caps(), k.caps());
+            assert_eq!(k.caps().timed, s.expected_duration().is_some(), "{k}");
+        }
+        assert_eq!(WorkloadKind::of("fio"), None);
+    }
+
+    #[test]
+    fn expected_duration_is_the_declared_run_time() {
+        let d = spec("kind = \"dbench\"\nduration = \"20s\"\nwarmup = \"5s\"");
+        assert_eq!(d.expected_duration(), Some(Duration::from_secs(25)));
+        let d = spec("kind = \"dbench\"\nduration = \"1m\"");
+        assert_eq!(d.expected_duration(), Some(Duration::from_secs(60)));
+        let d = spec("kind = \"dbench\"\nduration = \"soon\"");
+        assert_eq!(d.expected_duration(), None);
+        assert_eq!(spec("kind = \"iozone\"").expected_duration(), None);
+    }
+
+    #[test]
+    fn headline_of_takes_the_first_entry_the_phase_has() {
+        let c = WorkloadKind::Dbench.caps();
+        let all = |_: &str| true;
+        assert_eq!(c.headline_of("total", all), Some("throughput"));
+        assert_eq!(c.headline_of("ReadX", all), Some("mean_latency"));
+        assert_eq!(
+            c.headline_of("total", |m| m == "mean_latency"),
+            Some("mean_latency")
+        );
+        assert_eq!(c.headline_of("ReadX", |m| m == "count"), None);
+    }
+}
