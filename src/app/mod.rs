@@ -3,6 +3,7 @@
 mod cleanup;
 mod dbench;
 mod fdtree;
+mod finish;
 mod iozone;
 mod list;
 #[cfg(feature = "mpi")]

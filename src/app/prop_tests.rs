@@ -144,8 +144,8 @@ fn iozone_usable(p: &crate::workload::iozone::IozoneParams) {
     assert!(Instant::now().checked_add(pause).is_some());
     let n = p.numrecs();
     let last = (n - 1) * p.record;
-    crate::workload::iozone::tests::stride_next(last, p.record, p.stride, n, &mut 0);
-    crate::workload::iozone::tests::stride_next(0, p.record, p.stride, n, &mut 0);
+    crate::workload::iozone::passes::stride_next(last, p.record, p.stride, n, &mut 0);
+    crate::workload::iozone::passes::stride_next(0, p.record, p.stride, n, &mut 0);
 }
 
 fn args(words: &[&str], v: &str) -> Vec<String> {

@@ -281,3 +281,7 @@ impl Store {
 fn claim_connection(target: &Target, path: &Path, what: &str) -> Result<Connection> {
     target.connect().map_err(|e| db_error(path, what, e))
 }
+
+#[cfg(test)]
+#[path = "claim_tests.rs"]
+mod tests;

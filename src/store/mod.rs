@@ -198,10 +198,5 @@ impl Store {
 }
 
 #[cfg(test)]
+#[path = "store_tests.rs"]
 mod tests;
-#[cfg(test)]
-mod tests_claim;
-#[cfg(test)]
-mod tests_open;
-#[cfg(test)]
-mod tests_owned;

@@ -357,3 +357,7 @@ impl Store {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "open_tests.rs"]
+mod tests;

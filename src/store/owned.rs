@@ -238,3 +238,7 @@ impl Store {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+#[path = "owned_tests.rs"]
+mod tests;

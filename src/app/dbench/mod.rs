@@ -4,11 +4,11 @@
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 
+use super::finish::{metrics_json, run_options, summarize, Ending, StoredLine};
 use crate::cli::DbenchArgs;
 use crate::metric::Metric;
-use crate::report::runsummary;
-use crate::runner::adhoc::{self, AdhocOptions};
-use crate::stats::Thresholds;
+use crate::report::runsummary::{self, MetricSummary};
+use crate::runner::adhoc;
 use crate::workload::dbench::report::report;
 use crate::workload::dbench::{
     generate, parse_duration_opt, ClientOptions, Dbench, DbenchParams, Loadfile, RepOutcome,
@@ -211,68 +211,42 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         }
     );
     let result = adhoc::run(
-        AdhocOptions {
-            repeat: a.run.repeat,
-            store: store.as_mut(),
-            name: "dbench".into(),
-            command_line: super::command_line(),
-            params: serde_json::to_value(&params)?,
+        run_options(
+            "dbench",
+            serde_json::to_value(&params)?,
             label,
-        },
+            a.run.repeat,
+            store.as_mut(),
+            None,
+        ),
         &mut engine,
         &target,
         &console,
         &mut on_rep,
     )?;
 
-    let sums = runsummary::summarize_reps(&result.reps);
-    let thresholds = Thresholds {
-        min_phase_seconds: a.run.min_phase,
-        ..Thresholds::default()
+    let (sums, warnings) = summarize(&result.reps, a.run.min_phase);
+    let end = Ending {
+        schema: JSON_SCHEMA,
+        run_id: result.study,
+        environment: &result.environment,
+        warnings: &warnings,
+        error: result.error.as_ref(),
     };
-    let warnings = runsummary::warnings(&sums, &thresholds);
     if json {
-        let doc = serde_json::json!({
-            "schema": JSON_SCHEMA,
-            "fslab_version": env!("CARGO_PKG_VERSION"),
-            "run_id": result.study,
+        end.print_json(serde_json::json!({
             "params": params,
-            "loadfile": {
-                "source": params.loadfile_source,
-                "lines": lf.lines,
-                "operations_per_pass": lf.ops.len(),
-                "bytes_per_pass": lf.bytes_per_pass(),
-                "has_timestamps": lf.has_timestamps,
-            },
+            "loadfile": loadfile_json(&params),
             "directory": dir,
             "fs_type": target.fs_type,
             "repetitions": outcomes,
-            "metrics": result.reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
-                "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
-            })).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            "metrics": metrics_json(&result.reps),
             "summary": runsummary::to_json(&sums),
-            "warnings": warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
-            "environment": result.environment.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
-            "error": result.error.as_ref().map(|e| format!("{e:#}")),
-        });
-        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+        }))?;
     } else {
-        if result.reps.len() > 1 {
-            let totals: Vec<_> = sums
-                .iter()
-                .filter(|m| m.phase == "total")
-                .cloned()
-                .collect();
-            crate::outln!("\nsummary over {} repetitions:", result.reps.len());
-            crate::outln!("{}", runsummary::render_table(&totals));
-        }
-        for w in &warnings {
-            crate::outln!("warning: {w}");
-        }
+        print_repetitions_summary(&sums, result.reps.len());
         // On failure the error is the one line; the failed trial is stored all the same.
-        if let (Some(id), None) = (result.study, &result.error) {
-            eprintln!("stored as run {id}: fslab show {id}");
-        }
+        end.print_tail(StoredLine::OnSuccess, "");
     }
     conclude(
         &params,
@@ -281,6 +255,31 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         || engine.top_level_names(),
         result.error,
     )
+}
+
+/// The loadfile as the JSON document describes it.
+pub(super) fn loadfile_json(p: &DbenchParams) -> serde_json::Value {
+    let lf = &p.loadfile;
+    serde_json::json!({
+        "source": p.loadfile_source,
+        "lines": lf.lines,
+        "operations_per_pass": lf.ops.len(),
+        "bytes_per_pass": lf.bytes_per_pass(),
+        "has_timestamps": lf.has_timestamps,
+    })
+}
+
+/// After several repetitions: the summary of the whole-run figures (phase `total`).
+pub(super) fn print_repetitions_summary(sums: &[MetricSummary], reps: usize) {
+    if reps > 1 {
+        let totals: Vec<_> = sums
+            .iter()
+            .filter(|m| m.phase == "total")
+            .cloned()
+            .collect();
+        crate::outln!("\nsummary over {reps} repetitions:");
+        crate::outln!("{}", runsummary::render_table(&totals));
+    }
 }
 
 /// The end of a dbench run: with `--skip-cleanup` after a successful run, say where the

@@ -2,13 +2,13 @@
 //! (stored by rank 0 only), and rank 0's dbench-style report with the MPI figures.
 
 use super::{conclude, options_text, params_from, Console};
+use crate::app::finish::{metrics_json, run_options, summarize, Ending, StoredLine};
 use crate::cli::DbenchArgs;
 use crate::dist::comm::Comm;
 use crate::dist::dbench::{share, DbenchRep, DistDbench};
 use crate::dist::job;
 use crate::report::runsummary;
-use crate::runner::adhoc::{self, AdhocOptions};
-use crate::stats::Thresholds;
+use crate::runner::adhoc;
 use crate::workload::dbench::report::report;
 use crate::workload::dbench::{clients_text, DbenchParams, RepOutcome};
 use crate::workload::{Observer, Target, Workload};
@@ -114,13 +114,10 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         o.insert("mpi".into(), m);
     }
     let result = adhoc::run(
-        AdhocOptions {
-            repeat,
-            store: store.as_mut(),
-            name: "dbench".into(),
-            command_line: format!("mpiexec -n {size} {}", crate::app::command_line()),
-            params: stored,
-            label: format!(
+        run_options(
+            "dbench",
+            stored,
+            format!(
                 "dbench {}, {:.0} s ×{size} ranks{}",
                 clients_text(params.clients),
                 params.duration.as_secs_f64(),
@@ -130,7 +127,10 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
                     String::new()
                 }
             ),
-        },
+            repeat,
+            store.as_mut(),
+            Some(comm.size()),
+        ),
         &mut engine,
         &target,
         &console,
@@ -210,15 +210,7 @@ fn finish(
     engine: &DistDbench,
     result: &adhoc::AdhocResult,
 ) -> Result<()> {
-    let sums = runsummary::summarize_reps(&result.reps);
-    let thresholds = Thresholds {
-        min_phase_seconds: a.run.min_phase,
-        ..Thresholds::default()
-    };
-    let mut warnings: Vec<String> = runsummary::warnings(&sums, &thresholds)
-        .iter()
-        .map(|w| w.to_string())
-        .collect();
+    let (sums, mut warnings) = summarize(&result.reps, a.run.min_phase);
     if let Some(r) = engine.reps.last() {
         let ranks: Vec<crate::dist::aggregate::RankPhase> = r
             .ranks
@@ -242,13 +234,16 @@ fn finish(
             ));
         }
     }
+    let end = Ending {
+        schema: JSON_SCHEMA,
+        run_id: result.study,
+        environment: &result.environment,
+        warnings: &warnings,
+        error: result.error.as_ref(),
+    };
     if a.run.json {
         let outcomes: Vec<&RepOutcome> = engine.reps.iter().map(|r| &r.outcome).collect();
-        let lf = &params.loadfile;
-        let doc = serde_json::json!({
-            "schema": JSON_SCHEMA,
-            "fslab_version": env!("CARGO_PKG_VERSION"),
-            "run_id": result.study,
+        return end.print_json(serde_json::json!({
             "params": params,
             "mpi": {
                 "ranks": comm.size(),
@@ -257,48 +252,22 @@ fn finish(
                 "clients_per_rank": per_rank_text(params.clients, comm.size() as usize),
                 "directory_seen_by_all_ranks": all_see,
             },
-            "loadfile": {
-                "source": params.loadfile_source,
-                "lines": lf.lines,
-                "operations_per_pass": lf.ops.len(),
-                "bytes_per_pass": lf.bytes_per_pass(),
-                "has_timestamps": lf.has_timestamps,
-            },
+            "loadfile": super::loadfile_json(params),
             "directory": dir,
             "fs_type": crate::sysinfo::fs_type_of(dir),
             "repetitions": outcomes,
             "per_rank": engine.reps,
             "per_rank_units": {"start": "s", "finish": "s", "measured_bytes": "B", "throughput_mb_s": "MB/s"},
-            "metrics": result.reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
-                "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
-            })).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            "metrics": metrics_json(&result.reps),
             "summary": runsummary::to_json(&sums),
-            "warnings": warnings,
-            "environment": result.environment.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
-            "error": result.error.as_ref().map(|e| format!("{e:#}")),
-        });
-        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
-        return Ok(());
+        }));
     }
-    if result.reps.len() > 1 {
-        let totals: Vec<_> = sums
-            .iter()
-            .filter(|m| m.phase == "total")
-            .cloned()
-            .collect();
-        crate::outln!("\nsummary over {} repetitions:", result.reps.len());
-        crate::outln!("{}", runsummary::render_table(&totals));
-    }
+    super::print_repetitions_summary(&sums, result.reps.len());
     if a.mpi.per_rank {
         if let Some(r) = engine.reps.last() {
             crate::outln!("{}", per_rank_table(comm, r));
         }
     }
-    for w in &warnings {
-        crate::outln!("warning: {w}");
-    }
-    if let (Some(id), None) = (result.study, &result.error) {
-        eprintln!("stored as run {id}: fslab show {id}");
-    }
+    end.print_tail(StoredLine::OnSuccess, "");
     Ok(())
 }

@@ -6,11 +6,11 @@ pub(super) mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_report;
 
+use super::finish::{metrics_json, run_options, summarize, Ending, StoredLine};
 use crate::cli::{BackendArg, FdtreeArgs, OutputFormat};
 use crate::report::runsummary;
-use crate::runner::adhoc::{self, AdhocOptions};
+use crate::runner::adhoc;
 use crate::runner::progress::ProgressObserver;
-use crate::stats::Thresholds;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::report::fdtree_report;
 use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, Mode};
@@ -193,64 +193,47 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         }
     );
     let result = adhoc::run(
-        AdhocOptions {
-            repeat: a.run.repeat,
-            store: store.as_mut(),
-            name: "fdtree".into(),
-            command_line: super::command_line(),
-            params: serde_json::to_value(&params)?,
+        run_options(
+            "fdtree",
+            serde_json::to_value(&params)?,
             label,
-        },
+            a.run.repeat,
+            store.as_mut(),
+            None,
+        ),
         &mut engine,
         &target,
         &obs,
         &mut on_rep,
     )?;
 
-    let sums = runsummary::summarize_reps(&result.reps);
-    let thresholds = Thresholds {
-        min_phase_seconds: a.run.min_phase,
-        ..Thresholds::default()
+    let (sums, warnings) = summarize(&result.reps, a.run.min_phase);
+    let end = Ending {
+        schema: JSON_SCHEMA,
+        run_id: result.study,
+        environment: &result.environment,
+        warnings: &warnings,
+        error: result.error.as_ref(),
     };
-    let warnings = runsummary::warnings(&sums, &thresholds);
-    match format {
-        OutputFormat::Json => {
-            let doc = serde_json::json!({
-                "schema": JSON_SCHEMA,
-                "fslab_version": env!("CARGO_PKG_VERSION"),
-                "run_id": result.study,
-                "params": params,
-                "counts": {"per_tree": per_tree, "total": total, "units": {"dirs": "count", "files": "count", "bytes": "B"}},
-                "start_dir": start_dir,
-                "fs_type": target.fs_type,
-                "sync_timed": params.sync,
-                "repetitions": result.reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
-                    "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
-                })).collect::<Vec<_>>()).collect::<Vec<_>>(),
-                "summary": runsummary::to_json(&sums),
-                "warnings": warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
-                "environment": result.environment.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
-                "error": result.error.as_ref().map(|e| format!("{e:#}")),
-            });
-            crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+    if format == OutputFormat::Json {
+        end.print_json(serde_json::json!({
+            "params": params,
+            "counts": {"per_tree": per_tree, "total": total, "units": {"dirs": "count", "files": "count", "bytes": "B"}},
+            "start_dir": start_dir,
+            "fs_type": target.fs_type,
+            "sync_timed": params.sync,
+            "repetitions": metrics_json(&result.reps),
+            "summary": runsummary::to_json(&sums),
+        }))?;
+    } else {
+        if format == OutputFormat::Table && !result.reps.is_empty() {
+            crate::outln!(
+                "{}",
+                header(&params, &start_dir, target.fs_type.as_deref())?
+            );
+            crate::outln!("{}", runsummary::render_table(&sums));
         }
-        OutputFormat::Table | OutputFormat::Fdtree => {
-            if format == OutputFormat::Table && !result.reps.is_empty() {
-                crate::outln!(
-                    "{}",
-                    header(&params, &start_dir, target.fs_type.as_deref())?
-                );
-                crate::outln!("{}", runsummary::render_table(&sums));
-            }
-            if format == OutputFormat::Table || !warnings.is_empty() {
-                for w in &warnings {
-                    crate::outln!("warning: {w}");
-                }
-            }
-            if let Some(id) = result.study {
-                eprintln!("stored as run {id}: fslab show {id}");
-            }
-        }
+        end.print_tail(StoredLine::Always, "");
     }
     if params.mode == Mode::CreateOnly && result.error.is_none() {
         eprintln!(

@@ -3,11 +3,12 @@
 
 use super::mpi_report::{dry_run, rep_outcome, report, JobInfo};
 use super::{params_from, shape_flags};
+use crate::app::finish::run_options;
 use crate::cli::{FdtreeArgs, OutputFormat};
 use crate::dist::comm::Comm;
 use crate::dist::fdtree::{DistFdtree, Layout};
 use crate::dist::job;
-use crate::runner::adhoc::{self, AdhocOptions};
+use crate::runner::adhoc;
 use crate::runner::progress::ProgressObserver;
 use crate::workload::fdtree::report::fdtree_report_counts;
 use crate::workload::fdtree::{Backend, FdtreeParams, Mode};
@@ -143,13 +144,10 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         }
     };
     let result = adhoc::run(
-        AdhocOptions {
-            repeat: a.run.repeat,
-            store: store.as_mut(),
-            name: "fdtree".into(),
-            command_line: format!("mpiexec -n {} {}", comm.size(), crate::app::command_line()),
-            params: info.params_json()?,
-            label: format!(
+        run_options(
+            "fdtree",
+            info.params_json()?,
+            format!(
                 "{} ×{} ranks{}",
                 label(&params),
                 comm.size(),
@@ -158,7 +156,10 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
                     Layout::Private => "",
                 }
             ),
-        },
+            a.run.repeat,
+            store.as_mut(),
+            Some(comm.size()),
+        ),
         &mut engine,
         &target,
         obs,

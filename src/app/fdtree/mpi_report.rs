@@ -2,15 +2,15 @@
 //! format and the JSON document.
 
 use super::shape_flags;
+use crate::app::finish::{metrics_json, summarize, Ending, StoredLine};
 use crate::cli::OutputFormat;
 use crate::dist::comm::Comm;
 use crate::dist::fdtree::{DistFdtree, DistRep, Layout};
 use crate::dist::job;
 use crate::report::runsummary;
 use crate::runner::adhoc;
-use crate::stats::Thresholds;
 use crate::units::fmt_bytes;
-use crate::workload::fdtree::{Backend, FdtreeParams, PhaseTiming, RepOutcome};
+use crate::workload::fdtree::{Backend, FdtreeParams, Phase, PhaseTiming, RepOutcome};
 use crate::workload::Workload;
 use anyhow::Result;
 use comfy_table::{presets, Cell, CellAlignment, Table};
@@ -131,7 +131,9 @@ pub(super) fn dry_run(info: &JobInfo, engine: &DistFdtree) {
         "fdtree {} under MPI ({n} ranks), dry run: nothing created",
         shape_flags(info.params)
     );
-    let per_rank_dirs: Vec<u64> = (0..n).map(|r| engine.items_of("dir_create", r)).collect();
+    let per_rank_dirs: Vec<u64> = (0..n)
+        .map(|r| engine.items_in(Phase::DirCreate, r))
+        .collect();
     let lo = per_rank_dirs.iter().min().copied().unwrap_or(0);
     let hi = per_rank_dirs.iter().max().copied().unwrap_or(0);
     let per = if lo == hi {
@@ -143,7 +145,7 @@ pub(super) fn dry_run(info: &JobInfo, engine: &DistFdtree) {
     crate::outln!(
         "  files:       {} ({} per rank, {} KiB each)",
         t.files,
-        engine.items_of("file_create", 0),
+        engine.items_in(Phase::FileCreate, 0),
         info.params.size_blocks * 4
     );
     crate::outln!("  file data:   {}", fmt_bytes(t.bytes));
@@ -168,43 +170,32 @@ pub(super) fn report(
     min_phase: f64,
     per_rank: bool,
 ) -> Result<()> {
-    let sums = runsummary::summarize_reps(&result.reps);
-    let thresholds = Thresholds {
-        min_phase_seconds: min_phase,
-        ..Thresholds::default()
-    };
-    let mut warnings: Vec<String> = runsummary::warnings(&sums, &thresholds)
-        .iter()
-        .map(|w| w.to_string())
-        .collect();
+    let (sums, mut warnings) = summarize(&result.reps, min_phase);
     if let Some(rep) = engine.reps.last() {
         for p in &rep.phases {
             warnings.extend(crate::dist::aggregate::warnings(p.phase, &p.agg));
         }
     }
+    let end = Ending {
+        schema: JSON_SCHEMA,
+        run_id: result.study,
+        environment: &result.environment,
+        warnings: &warnings,
+        error: result.error.as_ref(),
+    };
     if format == OutputFormat::Json {
-        let doc = serde_json::json!({
-            "schema": JSON_SCHEMA,
-            "fslab_version": env!("CARGO_PKG_VERSION"),
-            "run_id": result.study,
+        return end.print_json(serde_json::json!({
             "params": info.params,
             "mpi": info.mpi_json(),
             "counts": {"total": engine.job_counts(), "units": {"dirs": "count", "files": "count", "bytes": "B"}},
             "start_dir": info.dir,
             "fs_type": crate::sysinfo::fs_type_of(info.dir),
             "sync_timed": info.params.sync,
-            "repetitions": result.reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
-                "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
-            })).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            "repetitions": metrics_json(&result.reps),
             "per_rank": engine.reps,
             "per_rank_units": {"start": "s", "end": "s", "sync": "s", "items": "count", "bytes": "B", "rate": "items/s"},
             "summary": runsummary::to_json(&sums),
-            "warnings": warnings,
-            "environment": result.environment.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
-            "error": result.error.as_ref().map(|e| format!("{e:#}")),
-        });
-        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
-        return Ok(());
+        }));
     }
     if format == OutputFormat::Table && !result.reps.is_empty() {
         crate::outln!("{}", info.header(engine));
@@ -222,12 +213,7 @@ pub(super) fn report(
             crate::outln!("{}", per_rank_table(info, rep));
         }
     }
-    for w in &warnings {
-        crate::outln!("warning: {w}");
-    }
-    if let Some(id) = result.study {
-        eprintln!("stored as run {id}: fslab show {id} (all metrics)");
-    }
+    end.print_tail(StoredLine::Always, " (all metrics)");
     Ok(())
 }
 

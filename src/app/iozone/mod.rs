@@ -9,10 +9,11 @@ pub(super) mod mpi;
 mod mpi_report;
 mod output;
 
+use super::finish::{run_options, Ending, StoredLine};
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
 use crate::report::runsummary;
-use crate::runner::adhoc::{self, AdhocCell, AdhocOptions};
+use crate::runner::adhoc::{self, AdhocCell, CellsResult};
 use crate::runner::progress::ProgressObserver;
 use crate::units::fmt_bytes;
 use crate::workload::iozone::sweep::{self, Plan, Point, SizeOptions};
@@ -24,7 +25,6 @@ use anyhow::{Context, Result};
 use output::{
     get, means, points_json, rate_of, summaries_and_warnings, sweep_table, throughput_lines,
 };
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Version of the JSON document printed by `--json`.
@@ -386,22 +386,23 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             );
         }
     };
+    let label = match s.plan.points.as_slice() {
+        [p] => point_params(&s.base, *p)?.label(),
+        ps => format!(
+            "iozone sweep of {} points{}",
+            ps.len(),
+            s.base.flags_label()
+        ),
+    };
     let result = adhoc::run_cells(
-        AdhocOptions {
+        run_options(
+            "iozone",
+            serde_json::to_value(&s.base)?,
+            label,
             repeat,
-            store: store.as_mut(),
-            name: "iozone".into(),
-            command_line: super::command_line(),
-            params: serde_json::to_value(&s.base)?,
-            label: match s.plan.points.as_slice() {
-                [p] => point_params(&s.base, *p)?.label(),
-                ps => format!(
-                    "iozone sweep of {} points{}",
-                    ps.len(),
-                    s.base.flags_label()
-                ),
-            },
-        },
+            store.as_mut(),
+            None,
+        ),
         &mut cells,
         &s.target,
         &obs,
@@ -413,11 +414,16 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         a.run.min_phase,
         cache_warn.as_ref(),
     );
+    let end = Ending {
+        schema: JSON_SCHEMA,
+        run_id: result.study,
+        environment: &result.environment,
+        warnings: &warnings,
+        error: result.error.as_ref(),
+    };
+    let any = result.any_done();
     if json {
-        let doc = serde_json::json!({
-            "schema": JSON_SCHEMA,
-            "fslab_version": env!("CARGO_PKG_VERSION"),
-            "run_id": result.study,
+        end.print_json(serde_json::json!({
             "command_line": super::command_line(),
             "mode": if tmode { "throughput" } else { "single" },
             "params": s.base,
@@ -427,16 +433,11 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             "points": points_json(&s.plan.points, &result.reps, &sums),
             "skipped_points": s.plan.skipped,
             "notes": s.notes,
-            "warnings": warnings,
-            "environment": result.environment.iter().cloned().collect::<BTreeMap<_, _>>(),
-            "error": result.error.as_ref().map(|e| format!("{e:#}")),
-        });
-        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+        }))?;
     } else {
-        if !tmode && result.reps.iter().any(|r| !r.is_empty()) {
+        if !tmode && any {
             crate::outln!("\niozone test complete.");
         }
-        let any = result.reps.iter().any(|r| !r.is_empty());
         if any && repeat > 1 {
             crate::outln!();
             if s.plan.points.len() == 1 {
@@ -448,22 +449,23 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         if a.excel && any {
             crate::out!("{}", excel_text(&s, &result.reps));
         }
-        for w in &warnings {
-            crate::outln!("warning: {w}");
-        }
-        if let Some(id) = result.study {
-            eprintln!("stored as run {id}: fslab show {id}");
-        }
+        end.print_tail(StoredLine::Always, "");
     }
-    if let (Some(path), true) = (&a.biff, result.reps.iter().any(|r| !r.is_empty())) {
-        let blocks = blocks(&s, &result.reps);
-        std::fs::write(path, biff::workbook(&super::command_line(), &blocks))
-            .with_context(|| format!("cannot write -b {}", path.display()))?;
-    }
+    write_biff(a.biff.as_deref(), &s, &result)?;
     match result.error {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// `-b FILE.xls`: IOzone's `-R` blocks as a worksheet, when something was measured.
+pub(super) fn write_biff(path: Option<&Path>, s: &Setup, result: &CellsResult) -> Result<()> {
+    if let (Some(path), true) = (path, result.any_done()) {
+        let blocks = blocks(s, &result.reps);
+        std::fs::write(path, biff::workbook(&super::command_line(), &blocks))
+            .with_context(|| format!("cannot write -b {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Mean of `phase.name` over the repetitions of the single throughput-mode cell (the

@@ -4,11 +4,12 @@
 
 use super::mpi_report::{self as report, JobInfo};
 use super::{cache_warning, point_params, setup, splash, Setup};
+use crate::app::finish::run_options;
 use crate::cli::IozoneArgs;
 use crate::dist::comm::Comm;
 use crate::dist::iozone::DistIozone;
 use crate::dist::job;
-use crate::runner::adhoc::{self, AdhocCell, AdhocOptions};
+use crate::runner::adhoc::{self, AdhocCell};
 use crate::runner::progress::ProgressObserver;
 use crate::workload::iozone::{self, IozoneParams};
 use crate::workload::{Observer, Quiet, Target, Workload};
@@ -123,14 +124,14 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         }
     };
     let result = adhoc::run_cells(
-        AdhocOptions {
+        run_options(
+            "iozone",
+            info.params_json()?,
+            format!("{} ×{} ranks", params.label(), comm.size()),
             repeat,
-            store: store.as_mut(),
-            name: "iozone".into(),
-            command_line: format!("mpiexec -n {} {}", comm.size(), crate::app::command_line()),
-            params: info.params_json()?,
-            label: format!("{} ×{} ranks", params.label(), comm.size()),
-        },
+            store.as_mut(),
+            Some(comm.size()),
+        ),
         &mut cells,
         &target,
         obs,

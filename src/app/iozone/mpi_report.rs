@@ -2,15 +2,16 @@
 //! throughput lines, the per-rank table, the summary and the JSON document.
 
 use super::output::{points_json, summaries_and_warnings};
-use super::{blocks, excel_text, Setup};
+use super::{excel_text, write_biff, Setup};
+use crate::app::finish::{Ending, StoredLine};
 use crate::cli::IozoneArgs;
 use crate::dist::comm::Comm;
 use crate::dist::iozone::{DistIozone, IozoneRep};
 use crate::dist::{aggregate, job};
 use crate::report::runsummary;
 use crate::runner::adhoc::CellsResult;
-use crate::workload::iozone::{biff, IozoneParams};
-use anyhow::{Context, Result};
+use crate::workload::iozone::IozoneParams;
+use anyhow::Result;
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::fmt::Write;
 use std::path::Path;
@@ -153,12 +154,16 @@ pub(super) fn finish(
             warns.extend(aggregate::warnings_with(p.phase, &p.agg, advice));
         }
     }
-    let any = result.reps.iter().any(|r| !r.is_empty());
+    let any = result.any_done();
+    let end = Ending {
+        schema: JSON_SCHEMA,
+        run_id: result.study,
+        environment: &result.environment,
+        warnings: &warns,
+        error: result.error.as_ref(),
+    };
     if a.run.json {
-        let doc = serde_json::json!({
-            "schema": JSON_SCHEMA,
-            "fslab_version": env!("CARGO_PKG_VERSION"),
-            "run_id": result.study,
+        end.print_json(serde_json::json!({
             "command_line": format!("mpiexec -n {} {}", info.comm.size(), crate::app::command_line()),
             "mode": "throughput",
             "params": info.params,
@@ -171,11 +176,7 @@ pub(super) fn finish(
             "points": points_json(&s.plan.points, &result.reps, &sums),
             "per_rank": engine.reps,
             "notes": s.notes,
-            "warnings": warns,
-            "environment": result.environment.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
-            "error": result.error.as_ref().map(|e| format!("{e:#}")),
-        });
-        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+        }))?;
     } else {
         if any && a.run.repeat > 1 {
             crate::outln!();
@@ -189,17 +190,7 @@ pub(super) fn finish(
                 crate::outln!("{}", per_rank_table(info.comm, rep));
             }
         }
-        for w in &warns {
-            crate::outln!("warning: {w}");
-        }
-        if let Some(id) = result.study {
-            eprintln!("stored as run {id}: fslab show {id}");
-        }
+        end.print_tail(StoredLine::Always, "");
     }
-    if let (Some(path), true) = (&a.biff, any) {
-        let cmd = crate::app::command_line();
-        std::fs::write(path, biff::workbook(&cmd, &blocks(s, &result.reps)))
-            .with_context(|| format!("cannot write -b {}", path.display()))?;
-    }
-    Ok(())
+    write_biff(a.biff.as_deref(), s, result)
 }

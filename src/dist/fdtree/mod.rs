@@ -141,14 +141,6 @@ impl DistFdtree {
         })
     }
 
-    /// Items of the phase with the stored name `phase` for `rank` (see [`Self::items_in`]).
-    pub fn items_of(&self, phase: &str, rank: u32) -> u64 {
-        match Phase::of(phase) {
-            Some(p) => self.items_in(p, rank),
-            None => self.tree().files,
-        }
-    }
-
     /// Items of `phase` for `rank`.
     pub fn items_in(&self, phase: Phase, rank: u32) -> u64 {
         let t = self.tree();

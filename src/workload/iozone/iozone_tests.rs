@@ -3,10 +3,6 @@
 
 use super::*;
 
-/// The old path of [`passes::stride_next`], still named by `src/cli/prop_tests.rs` (which
-/// belongs to the CLI restructuring); remove once that file calls `passes::stride_next`.
-pub(crate) use super::passes::stride_next;
-
 #[test]
 fn test_selection_adds_the_write_test_where_needed_and_refuses_unknown_numbers() {
     assert_eq!(resolve_tests(&[]).unwrap().0, (0..=7).collect::<Vec<u8>>());

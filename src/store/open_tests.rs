@@ -2,8 +2,8 @@
 //! migrated only when opened for writing, read-only opens that create nothing, errors that
 //! name the file.
 
-use super::tests::sample_study;
-use super::*;
+use crate::store::tests::sample_study;
+use crate::store::*;
 use std::path::Path;
 
 fn bytes(p: &Path) -> Vec<u8> {

@@ -1,7 +1,7 @@
 //! Owned paths: intended, created with device and inode, removed; found by study and by path.
 
-use super::tests::sample_study;
-use super::*;
+use crate::store::tests::sample_study;
+use crate::store::*;
 use std::path::Path;
 
 #[test]

@@ -1,9 +1,9 @@
 //! Claims: exclusive, released on drop, taken over from a process that is gone (exited, or
 //! its pid reused), refused when the holder is alive or on another host.
 
-use super::claim::proc_start;
-use super::tests::sample_study;
-use super::*;
+use super::proc_start;
+use crate::store::tests::sample_study;
+use crate::store::*;
 
 fn file_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();

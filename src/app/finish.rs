@@ -1,0 +1,201 @@
+//! The ending every engine command shares (fdtree, iozone and dbench, with and without MPI):
+//! the summary of the repetitions and its warnings, one typed JSON run document — the common
+//! envelope with the engine's own part flattened into it — and the human tail (warnings,
+//! where the run is stored). An engine adds only what is its own: its part of the document
+//! and the lines it prints before the tail.
+
+use crate::metric::Metric;
+use crate::report::runsummary::{self, MetricSummary};
+use crate::runner::adhoc::AdhocOptions;
+use crate::stats::Thresholds;
+use crate::store::Store;
+use anyhow::Result;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How an engine command is recorded: its name, parameters and label, with the command line
+/// as typed (under MPI, with the launcher and the number of ranks in front).
+pub(crate) fn run_options<'a>(
+    name: &str,
+    params: serde_json::Value,
+    label: String,
+    repeat: u32,
+    store: Option<&'a mut Store>,
+    ranks: Option<u32>,
+) -> AdhocOptions<'a> {
+    let typed = super::command_line();
+    AdhocOptions {
+        repeat,
+        store,
+        name: name.into(),
+        command_line: match ranks {
+            Some(n) => format!("mpiexec -n {n} {typed}"),
+            None => typed,
+        },
+        params,
+        label,
+    }
+}
+
+/// The repetitions summarised metric by metric, and the warnings about them (phases shorter
+/// than `min_phase`, high variation).
+pub(crate) fn summarize(reps: &[Vec<Metric>], min_phase: f64) -> (Vec<MetricSummary>, Vec<String>) {
+    let sums = runsummary::summarize_reps(reps);
+    let thresholds = Thresholds {
+        min_phase_seconds: min_phase,
+        ..Thresholds::default()
+    };
+    let warnings = runsummary::warnings(&sums, &thresholds)
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    (sums, warnings)
+}
+
+/// Every repetition's metrics as JSON (phase, metric, unit, value), in order.
+pub(crate) fn metrics_json(reps: &[Vec<Metric>]) -> serde_json::Value {
+    reps.iter()
+        .map(|r| {
+            r.iter()
+                .map(|m| {
+                    serde_json::json!({
+                        "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
+                    })
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The JSON document of an engine command: the envelope every engine shares and the
+/// engine's own fields (a JSON object) flattened into it. Printed with sorted keys.
+#[derive(Debug, Serialize)]
+pub(crate) struct RunDoc<'a> {
+    /// Versioned name of the document (`fslab.fdtree.v1`, …).
+    pub schema: &'static str,
+    /// The fslab that wrote it.
+    pub fslab_version: &'static str,
+    /// The run's id in the store (none with `--no-store`).
+    pub run_id: Option<i64>,
+    /// The warnings, one line each.
+    pub warnings: &'a [String],
+    /// The environment recorded with the run.
+    pub environment: BTreeMap<&'a str, &'a str>,
+    /// The error that ended the run early, if any.
+    pub error: Option<String>,
+    /// The engine's own part.
+    #[serde(flatten)]
+    pub engine: serde_json::Value,
+}
+
+/// What every engine command ends with.
+pub(crate) struct Ending<'a> {
+    /// The document's schema name.
+    pub schema: &'static str,
+    /// The run's id in the store.
+    pub run_id: Option<i64>,
+    /// The environment recorded with the run.
+    pub environment: &'a [(String, String)],
+    /// The warnings.
+    pub warnings: &'a [String],
+    /// The error that ended the run early, if any.
+    pub error: Option<&'a anyhow::Error>,
+}
+
+/// When the "stored as run N" line is said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StoredLine {
+    /// After every run (a failed repetition is stored too).
+    Always,
+    /// Only after a run without error (the error is then the one line).
+    OnSuccess,
+}
+
+impl Ending<'_> {
+    /// The run document with the engine's own part.
+    pub fn document(&self, engine: serde_json::Value) -> RunDoc<'_> {
+        RunDoc {
+            schema: self.schema,
+            fslab_version: env!("CARGO_PKG_VERSION"),
+            run_id: self.run_id,
+            warnings: self.warnings,
+            environment: self
+                .environment
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect(),
+            error: self.error.map(|e| format!("{e:#}")),
+            engine,
+        }
+    }
+
+    /// Print the run document.
+    pub fn print_json(&self, engine: serde_json::Value) -> Result<()> {
+        // Through a `Value`, so keys come out sorted as every fslab document prints them.
+        let v = serde_json::to_value(self.document(engine))?;
+        crate::outln!("{}", serde_json::to_string_pretty(&v)?);
+        Ok(())
+    }
+
+    /// Print the warnings, then say where the run is stored (`what` follows the command,
+    /// e.g. " (all metrics)").
+    pub fn print_tail(&self, stored: StoredLine, what: &str) {
+        for w in self.warnings {
+            crate::outln!("warning: {w}");
+        }
+        if stored == StoredLine::OnSuccess && self.error.is_some() {
+            return;
+        }
+        if let Some(id) = self.run_id {
+            eprintln!("stored as run {id}: fslab show {id}{what}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::Unit;
+
+    #[test]
+    fn the_document_is_the_envelope_with_the_engines_part_and_sorted_keys() {
+        let env = vec![("kernel".to_string(), "6.1".to_string())];
+        let warnings = vec!["w".to_string()];
+        let err = anyhow::anyhow!("boom");
+        let end = Ending {
+            schema: "fslab.test.v1",
+            run_id: Some(7),
+            environment: &env,
+            warnings: &warnings,
+            error: Some(&err),
+        };
+        let v = serde_json::to_value(end.document(serde_json::json!({"zeta": 1, "alpha": [2]})))
+            .unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "alpha",
+                "environment",
+                "error",
+                "fslab_version",
+                "run_id",
+                "schema",
+                "warnings",
+                "zeta"
+            ]
+        );
+        assert_eq!(v["environment"]["kernel"], "6.1");
+        assert_eq!(v["error"], "boom");
+        assert_eq!(v["run_id"], 7);
+    }
+
+    #[test]
+    fn metrics_json_keeps_units_and_order() {
+        let reps = vec![vec![Metric::new("p", "rate", Unit::FilesPerSec, 2.0)]];
+        assert_eq!(
+            metrics_json(&reps),
+            serde_json::json!([[{"phase": "p", "metric": "rate", "unit": "files/s", "value": 2.0}]])
+        );
+    }
+}
