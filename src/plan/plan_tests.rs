@@ -244,3 +244,19 @@ fn sizes_in_bytes_are_range_checked_like_sizes_in_text() {
         "{e}"
     );
 }
+
+#[test]
+fn engine_parameter_errors_speak_in_the_study_files_keys() {
+    let e = Study::parse(&BASE.replace("dirs = 2", "dirs = 0")).unwrap_err();
+    assert!(
+        e.contains("dirs = 0: directories per level must be at least 1"),
+        "{e}"
+    );
+    assert!(e.contains("use levels = 0"), "{e}");
+    // (The workload's label, before the message, is its fdtree-style name.)
+    let msg = e.split("): ").nth(1).unwrap_or_default();
+    assert!(
+        !msg.contains("-d 0") && !msg.contains("-l 0"),
+        "command-line words in {e}"
+    );
+}

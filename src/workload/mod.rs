@@ -8,6 +8,7 @@ mod caps;
 pub mod dbench;
 pub mod fdtree;
 pub mod iozone;
+pub mod param;
 pub mod testfile;
 
 pub use caps::{Caps, WorkloadKind};

@@ -13,6 +13,7 @@ use crate::workload::dbench::report::report;
 use crate::workload::dbench::{
     generate, parse_duration_opt, ClientOptions, Dbench, DbenchParams, Loadfile, RepOutcome,
 };
+use crate::workload::param::{in_words, Words};
 use crate::workload::{Observer, Target, Workload};
 use anyhow::Result;
 use std::path::PathBuf;
@@ -53,7 +54,8 @@ pub(crate) fn params_from(a: &DbenchArgs) -> Result<DbenchParams> {
     let mut p = DbenchParams::new(Loadfile::default());
     p.clients = clients;
     p.duration = duration;
-    p.validate()?;
+    p.validate()
+        .map_err(|e| in_words(e, Words::Flags(&[("duration", "-t")])))?;
     crate::workload::check_writable_dir(&a.directory, "-D")?;
     let lf = match &a.loadfile {
         Some(path) => Loadfile::from_path(path)?,

@@ -14,12 +14,22 @@ use crate::runner::progress::ProgressObserver;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::report::fdtree_report;
 use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, Mode};
+use crate::workload::param::{in_words, Words};
 use crate::workload::{Target, Workload};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
 /// Version of the JSON document printed by `--format json`.
 pub const JSON_SCHEMA: &str = "fslab.fdtree.v1";
+
+/// The command line's flag for each engine parameter, for its error messages.
+const FLAGS: Words = Words::Flags(&[
+    ("dirs", "-d"),
+    ("files", "-f"),
+    ("size_blocks", "-s"),
+    ("levels", "-l"),
+    ("threads", "--threads"),
+]);
 
 /// Engine parameters from the command line, validated.
 pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
@@ -58,7 +68,7 @@ pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
         keep: a.keep,
         roots: a.roots.clone(),
     };
-    p.validate()?;
+    p.validate().map_err(|e| in_words(e, FLAGS))?;
     Ok(p)
 }
 

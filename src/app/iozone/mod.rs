@@ -20,12 +20,23 @@ use crate::workload::iozone::sweep::{self, Plan, Point, SizeOptions};
 use crate::workload::iozone::{
     self, biff, report, resolve_tests, throughput, Iozone, IozoneParams,
 };
+use crate::workload::param::{in_words, Words};
 use crate::workload::{Target, Workload};
 use anyhow::{Context, Result};
 use output::{
     get, means, points_json, rate_of, summaries_and_warnings, sweep_table, throughput_lines,
 };
 use std::path::{Path, PathBuf};
+
+/// The command line's flag for each engine parameter, for its error messages.
+const FLAGS: Words = Words::Flags(&[
+    ("record_size", "-r"),
+    ("file_size", "-s"),
+    ("threads", "-t"),
+    ("thread_files", "-F"),
+    ("tests", "-i"),
+    ("phase_pause", "--phase-pause"),
+]);
 
 /// Version of the JSON document printed by `--json`.
 pub const JSON_SCHEMA: &str = "fslab.iozone.v1";
@@ -211,7 +222,7 @@ pub(crate) fn point_params(base: &IozoneParams, p: Point) -> Result<IozoneParams
         record: p.record,
         ..base.clone()
     };
-    params.validate()?;
+    params.validate().map_err(|e| in_words(e, FLAGS))?;
     Ok(params)
 }
 

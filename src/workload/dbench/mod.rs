@@ -97,8 +97,8 @@ impl DbenchParams {
             );
         }
         if self.duration.is_zero() {
-            crate::bail_usage!(
-                "a run time of 0 seconds measures nothing; give -t a positive time such as 60"
+            crate::bail_param!(
+                "a run time of 0 seconds measures nothing; give {{duration=}} a positive time such as 60"
             );
         }
         Ok(())

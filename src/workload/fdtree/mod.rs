@@ -20,6 +20,7 @@ pub mod tree;
 pub use engine::{Fdtree, PhaseTiming, RepOutcome};
 pub use phase::{Phase, PHASES};
 
+use crate::workload::param::ParamError;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
@@ -113,10 +114,10 @@ impl FdtreeParams {
     /// Counts of one tree, or a usage error when they overflow 64 bits.
     pub fn counts(&self) -> Result<Counts> {
         let too_big = || {
-            crate::error::usage(format!(
-                "-d {} -l {} -f {} -s {} describes more than 2^64 items or bytes; use smaller -d, -l, -f or -s",
+            anyhow::Error::new(ParamError::new(format!(
+                "{{dirs={}}} {{levels={}}} {{files={}}} {{size_blocks={}}} describes more than 2^64 items or bytes; use smaller {{dirs=}}, {{levels=}}, {{files=}} or {{size_blocks=}}",
                 self.dirs, self.levels, self.files, self.size_blocks
-            ))
+            )))
         };
         let mut dirs: u64 = 0;
         for _ in 0..=self.levels {
@@ -157,29 +158,29 @@ impl FdtreeParams {
     /// Check values that make no sense, with a message naming the fix.
     pub fn validate(&self) -> Result<()> {
         if self.dirs == 0 {
-            crate::bail_usage!(
-                "-d 0: directories per level must be at least 1; for a single directory use -l 0"
+            crate::bail_param!(
+                "{{dirs=0}}: directories per level must be at least 1; for a single directory use {{levels=0}}"
             );
         }
         if self.files == 0 {
-            crate::bail_usage!(
-                "-f 0: files per directory must be at least 1; the file phases need files to time"
+            crate::bail_param!(
+                "{{files=0}}: files per directory must be at least 1; the file phases need files to time"
             );
         }
         if self.threads == 0 {
-            crate::bail_usage!(
-                "--threads 0: at least one worker is needed; use --threads 1 or more"
+            crate::bail_param!(
+                "{{threads=0}}: at least one worker is needed; use {{threads=1}} or more"
             );
         }
         if self.threads > 4096 {
-            crate::bail_usage!(
-                "--threads {}: at most 4096 workers are supported",
+            crate::bail_param!(
+                "{{threads={}}}: at most 4096 workers are supported",
                 self.threads
             );
         }
         if self.levels > 1000 {
-            crate::bail_usage!(
-                "-l {}: at most 1000 levels are supported (path length limits); use a smaller -l",
+            crate::bail_param!(
+                "{{levels={}}}: at most 1000 levels are supported (path length limits); use a smaller {{levels=}}",
                 self.levels
             );
         }

@@ -221,39 +221,39 @@ impl IozoneParams {
     pub fn validate(&self) -> Result<()> {
         let rk = |b: u64| crate::units::fmt_bytes(b);
         if self.record < MIN_RECORD || self.record > MAX_RECORD {
-            crate::bail_usage!(
-                "record size {} is outside IOzone's range of 128 bytes to 16 MiB; choose -r between 128b and 16m",
+            crate::bail_param!(
+                "record size {} is outside IOzone's range of 128 bytes to 16 MiB; choose {{record_size=}} between 128b and 16m",
                 rk(self.record)
             );
         }
         if self.file_kib == 0 {
-            crate::bail_usage!("file size 0: -s must be at least one record");
+            crate::bail_param!("file size 0: {{file_size=}} must be at least one record");
         }
         if self.record > self.file_kib * 1024 {
-            crate::bail_usage!(
-                "record size {} is larger than the file size {}; use a smaller -r or a larger -s",
+            crate::bail_param!(
+                "record size {} is larger than the file size {}; use a smaller {{record_size=}} or a larger {{file_size=}}",
                 rk(self.record),
                 rk(self.file_kib * 1024)
             );
         }
         if self.threads == 0 || self.threads > MAX_THREADS {
-            crate::bail_usage!(
-                "-t {}: throughput mode takes 1 to {MAX_THREADS} workers (IOzone's MAXSTREAMS)",
+            crate::bail_param!(
+                "{{threads={}}}: throughput mode takes 1 to {MAX_THREADS} workers (IOzone's MAXSTREAMS)",
                 self.threads
             );
         }
         if !self.thread_files.is_empty() && self.thread_files.len() != self.threads {
-            crate::bail_usage!(
-                "-F names {} files but -t asks for {} workers; give one file per worker",
+            crate::bail_param!(
+                "{{thread_files=}} names {} files but {{threads=}} asks for {} workers; give one file per worker",
                 self.thread_files.len(),
                 self.threads
             );
         }
         if self.tests.is_empty() || self.tests.iter().any(|&t| t > 7) {
-            crate::bail_usage!("no valid tests selected; use -i with numbers 0-7");
+            crate::bail_param!("no valid tests selected; use {{tests=}} with numbers 0-7");
         }
         if !self.phase_pause.is_finite() || self.phase_pause < 0.0 {
-            crate::bail_usage!("--phase-pause must be a number of seconds ≥ 0");
+            crate::bail_param!("{{phase_pause=}} must be a number of seconds ≥ 0");
         }
         Ok(())
     }

@@ -1,0 +1,136 @@
+//! Parameter errors that name the parameter, so each caller says it in its own words: a
+//! command-line flag for an engine command (`-d 0: …`), a key of the study file for a study
+//! (`dirs = 0: …`).
+//!
+//! An engine writes its refusal as a template in which `{field=value}` names a parameter by
+//! its study-file key (`{dirs=0}`, `{threads=}` without a value). The command line renders it
+//! with its table of flags ([`Words::Flags`]), a study with the keys ([`Words::Keys`], also
+//! what `Display` shows).
+
+use std::fmt;
+
+/// How a caller names parameters.
+#[derive(Debug, Clone, Copy)]
+pub enum Words {
+    /// Study-file keys: `dirs = 0`.
+    Keys,
+    /// Command-line flags, by key: `-d 0`. A key without a flag is said as a key.
+    Flags(&'static [(&'static str, &'static str)]),
+}
+
+/// A parameter an engine refuses (a usage error: exit code 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamError {
+    template: String,
+}
+
+impl ParamError {
+    /// An error from a template with `{key=value}` placeholders.
+    pub fn new(template: impl Into<String>) -> ParamError {
+        ParamError {
+            template: template.into(),
+        }
+    }
+
+    /// The message in `words`.
+    pub fn render(&self, words: Words) -> String {
+        let mut out = String::new();
+        let mut rest = self.template.as_str();
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}').map(|c| open + c) else {
+                break;
+            };
+            out.push_str(&rest[..open]);
+            let inner = &rest[open + 1..close];
+            match inner.split_once('=') {
+                Some((key, value))
+                    if !key.is_empty()
+                        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+                {
+                    out.push_str(&name(key, value, words));
+                }
+                _ => out.push_str(&rest[open..=close]),
+            }
+            rest = &rest[close + 1..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+fn name(key: &str, value: &str, words: Words) -> String {
+    let flag = match words {
+        Words::Flags(table) => table.iter().find(|(k, _)| *k == key).map(|(_, f)| *f),
+        Words::Keys => None,
+    };
+    match (flag, value.is_empty()) {
+        (Some(f), true) => f.to_string(),
+        (Some(f), false) => format!("{f} {value}"),
+        (None, true) => key.to_string(),
+        (None, false) => format!("{key} = {value}"),
+    }
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(Words::Keys))
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+/// Return early with a [`ParamError`] from a `format!` template.
+#[macro_export]
+macro_rules! bail_param {
+    ($($arg:tt)*) => {
+        return Err(anyhow::Error::new($crate::workload::param::ParamError::new(format!($($arg)*))))
+    };
+}
+
+/// An error as the caller says it: a [`ParamError`] anywhere in the chain is rendered in
+/// `words` as a usage error; any other error is returned as it is.
+pub fn in_words(e: anyhow::Error, words: Words) -> anyhow::Error {
+    match e.chain().find_map(|c| c.downcast_ref::<ParamError>()) {
+        Some(p) => crate::error::usage(p.render(words)),
+        None => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FLAGS: &[(&str, &str)] = &[("dirs", "-d"), ("levels", "-l"), ("threads", "--threads")];
+
+    #[test]
+    fn flags_for_the_command_line_keys_for_a_study() {
+        let e = ParamError::new(
+            "{dirs=0}: directories per level must be at least 1; for a single directory use {levels=0}",
+        );
+        assert_eq!(
+            e.render(Words::Flags(FLAGS)),
+            "-d 0: directories per level must be at least 1; for a single directory use -l 0"
+        );
+        assert_eq!(
+            e.to_string(),
+            "dirs = 0: directories per level must be at least 1; for a single directory use levels = 0"
+        );
+        let t = ParamError::new("use {threads=} 1 or {size_blocks=3}; {not a field} {x}");
+        assert_eq!(
+            t.render(Words::Flags(FLAGS)),
+            "use --threads 1 or size_blocks = 3; {not a field} {x}"
+        );
+    }
+
+    #[test]
+    fn in_words_renders_only_parameter_errors() {
+        let e = in_words(
+            anyhow::Error::new(ParamError::new("{dirs=0}: no")),
+            Words::Flags(FLAGS),
+        );
+        assert_eq!(e.to_string(), "-d 0: no");
+        assert!(e.is::<crate::error::UsageError>());
+        let other = in_words(anyhow::anyhow!("disk on fire"), Words::Keys);
+        assert_eq!(other.to_string(), "disk on fire");
+    }
+}
