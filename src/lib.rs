@@ -1,8 +1,9 @@
 //! fslab: a file-system benchmarking lab.
 //!
-//! Layers (dependencies point one way): `cli → app → runner → {provision, workload, store}
-//! → stats`; `report → {store, stats}`; `stats` imports nothing of ours and does no I/O.
-//! See `../shared/DESIGN.md` in the project history and `doc/` for the contracts.
+//! Layers (dependencies point one way; `doc/architecture.md` has the whole picture and
+//! `tests/layers.rs` checks it): `main → app → {cli, runner, dist, report, plan} →
+//! {provision, workload, store, telemetry} → {stats, metric, units, target, sysinfo, error,
+//! signal}`; `stats` imports nothing of ours and does no I/O.
 //!
 //! Unit tests live beside the code they test: an inline `#[cfg(test)] mod tests { … }` when
 //! short, else a sibling file `<module>_tests.rs` (for `x/mod.rs`: `x/x_tests.rs`) that the
@@ -47,6 +48,7 @@ pub mod signal;
 pub mod stats;
 pub mod store;
 pub mod sysinfo;
+pub mod target;
 pub mod telemetry;
 pub mod units;
 pub mod workload;

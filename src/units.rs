@@ -287,3 +287,9 @@ mod tests {
         assert_eq!(fmt_num(0.25), "0.2500");
     }
 }
+
+/// The current time as RFC 3339 UTC with millisecond precision (how every stored time is
+/// written).
+pub fn timestamp_now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

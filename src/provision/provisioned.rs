@@ -7,7 +7,7 @@ use super::mount::Mounted;
 use super::spec::FsConfig;
 use super::state::RunDir;
 use super::ProvisionError;
-use crate::workload::Target;
+use crate::target::Target;
 use std::path::PathBuf;
 use std::sync::Arc;
 

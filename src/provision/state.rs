@@ -140,7 +140,7 @@ impl WorkDir {
             doc: Mutex::new(StateDoc {
                 version: 1,
                 pid: std::process::id(),
-                started_at: crate::store::now(),
+                started_at: crate::units::timestamp_now(),
                 study,
                 next_id: 1,
                 resources: Vec::new(),

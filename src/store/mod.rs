@@ -102,9 +102,7 @@ pub struct NewTrial<'a> {
 }
 
 /// The current time as RFC 3339 UTC with millisecond precision.
-pub fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
+pub use crate::units::timestamp_now as now;
 
 /// The default database path: `$FSLAB_DB`, else `$XDG_DATA_HOME/fslab/results.db`
 /// (`~/.local/share/fslab/results.db`).

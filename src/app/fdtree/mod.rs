@@ -13,7 +13,7 @@ use crate::runner::adhoc;
 use crate::runner::progress::ProgressObserver;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::report::fdtree_report;
-use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, Mode};
+use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, FdtreeSpec, Mode};
 use crate::workload::param::{in_words, Words};
 use crate::workload::{Target, Workload};
 use anyhow::Result;
@@ -56,20 +56,23 @@ pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
     if backend == Backend::Null && mode != Mode::Full {
         crate::bail_usage!("--backend null runs the full cycle only; drop -C/-R");
     }
-    let p = FdtreeParams {
+    // The shape goes through the same conversion and checks as a study file's workload.
+    let spec = FdtreeSpec {
+        label: None,
         dirs: a.dirs,
         files: a.files,
         size_blocks: a.size,
         levels: a.levels,
         threads: a.threads,
         sync: a.sync,
+    };
+    Ok(FdtreeParams {
         mode,
         backend,
         keep: a.keep,
         roots: a.roots.clone(),
-    };
-    p.validate().map_err(|e| in_words(e, FLAGS))?;
-    Ok(p)
+        ..spec.to_params().map_err(|e| in_words(e, FLAGS))?
+    })
 }
 
 /// Find the trees a create-only run of fslab left under `dir` for this host: directories

@@ -56,7 +56,7 @@ impl TreeRecord {
             fslab_version: env!("CARGO_PKG_VERSION").into(),
             host: crate::sysinfo::short_hostname(),
             pid: std::process::id(),
-            created_at: crate::store::now(),
+            created_at: crate::units::timestamp_now(),
             dirs: params.dirs,
             files: params.files,
             size_blocks: params.size_blocks,
