@@ -200,6 +200,12 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
+/// The current time as RFC 3339 UTC with millisecond precision (how every stored time is
+/// written).
+pub fn timestamp_now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,10 +292,4 @@ mod tests {
         assert_eq!(fmt_num(0.0018012), "0.001801");
         assert_eq!(fmt_num(0.25), "0.2500");
     }
-}
-
-/// The current time as RFC 3339 UTC with millisecond precision (how every stored time is
-/// written).
-pub fn timestamp_now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }

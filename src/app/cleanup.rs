@@ -21,16 +21,10 @@ pub fn run(a: CleanupArgs, db: Option<PathBuf>) -> Result<()> {
     if path.exists() {
         let mut store = Store::open(&path)?;
         let rep = leftovers::clean_killed_runs(&mut store)?;
-        for l in &rep.actions {
-            crate::outln!("{l}");
-        }
-        for l in &rep.alive {
-            crate::outln!("left alone: {l}");
-        }
+        did_something |= say(&rep.actions, &rep.alive);
         for l in &rep.kept {
             crate::outln!("left in place: {l}");
         }
-        did_something |= !rep.actions.is_empty() || !rep.alive.is_empty();
         problems.extend(rep.kept);
     }
 
@@ -44,13 +38,7 @@ pub fn run(a: CleanupArgs, db: Option<PathBuf>) -> Result<()> {
             );
         }
         let rep = state::cleanup(&work, &RealExec, Duration::from_secs(10));
-        for a in &rep.actions {
-            crate::outln!("{a}");
-        }
-        for a in &rep.alive {
-            crate::outln!("left alone: {a}");
-        }
-        did_something |= !rep.actions.is_empty() || !rep.alive.is_empty();
+        did_something |= say(&rep.actions, &rep.alive);
         problems.extend(rep.errors);
     }
     if !problems.is_empty() {
@@ -64,4 +52,15 @@ pub fn run(a: CleanupArgs, db: Option<PathBuf>) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Print what was done and what was left alone; whether there was anything to say.
+fn say(actions: &[String], alive: &[String]) -> bool {
+    for a in actions {
+        crate::outln!("{a}");
+    }
+    for a in alive {
+        crate::outln!("left alone: {a}");
+    }
+    !actions.is_empty() || !alive.is_empty()
 }

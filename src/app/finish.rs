@@ -4,11 +4,13 @@
 //! where the run is stored). An engine adds only what is its own: its part of the document
 //! and the lines it prints before the tail.
 
+use crate::cli::RunArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
-use crate::runner::adhoc::AdhocOptions;
+use crate::runner::adhoc::{self, AdhocOptions, AdhocResult};
 use crate::stats::Thresholds;
 use crate::store::Store;
+use crate::workload::{Observer, Target, Workload};
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -109,6 +111,65 @@ pub(crate) enum StoredLine {
     Always,
     /// Only after a run without error (the error is then the one line).
     OnSuccess,
+}
+
+/// The results of an engine run, whatever its number of cells.
+pub(crate) trait Ended {
+    /// The run's id in the store.
+    fn run_id(&self) -> Option<i64>;
+    /// The environment recorded with it.
+    fn environment(&self) -> &[(String, String)];
+    /// The error that ended it early.
+    fn error(&self) -> Option<&anyhow::Error>;
+
+    /// Its ending, with the document's schema and the warnings.
+    fn ending<'a>(&'a self, schema: &'static str, warnings: &'a [String]) -> Ending<'a> {
+        Ending {
+            schema,
+            run_id: self.run_id(),
+            environment: self.environment(),
+            warnings,
+            error: self.error(),
+        }
+    }
+}
+
+/// Both result types carry the same three fields.
+macro_rules! ended {
+    ($($t:ty),+) => {$(
+        impl Ended for $t {
+            fn run_id(&self) -> Option<i64> {
+                self.study
+            }
+            fn environment(&self) -> &[(String, String)] {
+                &self.environment
+            }
+            fn error(&self) -> Option<&anyhow::Error> {
+                self.error.as_ref()
+            }
+        }
+    )+};
+}
+ended!(AdhocResult, crate::runner::adhoc::CellsResult);
+
+/// Run a one-cell engine command (`--repeat` times, stored unless `--no-store`) and
+/// summarise it: the results, their summary and the warnings.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_engine<W: Workload>(
+    name: &str,
+    params: serde_json::Value,
+    label: String,
+    run: &RunArgs,
+    store: Option<&mut Store>,
+    engine: &mut W,
+    target: &Target,
+    obs: &dyn Observer,
+    on_rep: &mut dyn FnMut(u32, &[Metric], &W),
+) -> Result<(AdhocResult, Vec<MetricSummary>, Vec<String>)> {
+    let options = run_options(name, params, label, run.repeat, store, None);
+    let result = adhoc::run(options, engine, target, obs, on_rep)?;
+    let (sums, warnings) = summarize(&result.reps, run.min_phase);
+    Ok((result, sums, warnings))
 }
 
 impl Ending<'_> {

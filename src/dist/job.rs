@@ -122,13 +122,32 @@ pub fn ranks_text(comm: &Comm) -> String {
     )
 }
 
-/// The facts about the job that every engine's JSON and stored parameters carry.
-pub fn mpi_json(comm: &Comm) -> serde_json::Value {
-    serde_json::json!({
+/// The facts about the job that every engine's JSON and stored parameters carry, with the
+/// engine's own (`extra`).
+pub fn mpi_json(comm: &Comm, extra: &[(&str, serde_json::Value)]) -> serde_json::Value {
+    let mut v = serde_json::json!({
         "ranks": comm.size(),
         "hosts": hosts(comm).into_iter().map(|(h, n)| serde_json::json!({"host": h, "ranks": n})).collect::<Vec<_>>(),
         "library": comm.library(),
-    })
+    });
+    if let Some(o) = v.as_object_mut() {
+        for (k, x) in extra {
+            o.insert((*k).to_string(), x.clone());
+        }
+    }
+    v
+}
+
+/// An engine's parameters as stored under MPI: its own, plus `mpi` (see [`mpi_json`]).
+pub fn params_with_mpi(
+    params: &impl serde::Serialize,
+    mpi: serde_json::Value,
+) -> anyhow::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(params)?;
+    if let Some(o) = v.as_object_mut() {
+        o.insert("mpi".into(), mpi);
+    }
+    Ok(v)
 }
 
 /// The header line about clocks.

@@ -116,21 +116,29 @@ fn remove_owned(o: &OwnedPath) -> std::result::Result<Option<String>, String> {
                 swept.files, swept.dirs
             )))
         }
-        OwnedKind::IozoneFile => {
-            if !md.file_type().is_file() {
-                return Err("not a regular file".into());
+        // A regular file and a real directory respectively, made by the run.
+        OwnedKind::IozoneFile | OwnedKind::DbenchDir => {
+            let file = o.kind == OwnedKind::IozoneFile;
+            if file != md.file_type().is_file() || (!file && !md.file_type().is_dir()) {
+                return Err(if file {
+                    "not a regular file"
+                } else {
+                    "not a directory"
+                }
+                .into());
             }
             made_after_intent(o)?;
-            std::fs::remove_file(&o.path).map_err(|e| e.to_string())?;
-            Ok(Some(format!("IOzone test file {shown}")))
-        }
-        OwnedKind::DbenchDir => {
-            if !md.file_type().is_dir() {
-                return Err("not a directory".into());
-            }
-            made_after_intent(o)?;
-            std::fs::remove_dir_all(&o.path).map_err(|e| e.to_string())?;
-            Ok(Some(format!("dbench client tree {shown}")))
+            let removed = if file {
+                std::fs::remove_file(&o.path)
+            } else {
+                std::fs::remove_dir_all(&o.path)
+            };
+            removed.map_err(|e| e.to_string())?;
+            Ok(Some(if file {
+                format!("IOzone test file {shown}")
+            } else {
+                format!("dbench client tree {shown}")
+            }))
         }
     }
 }

@@ -389,17 +389,23 @@ impl Runner<'_> {
         ));
         for si in 0..self.series.len() {
             if self.series[si].cell == cell && self.series[si].is_active() {
-                self.series[si].state = SeriesState::Failed(err.to_string());
-                let (c, w) = self.ids(si);
-                self.store
-                    .set_series(c, w, SeriesStatus::Failed, None, Some(err))?;
+                self.mark_failed(si, err, err.to_string())?;
             }
         }
-        self.cell_errors
-            .entry(cell)
-            .or_insert_with(|| err.to_string());
-        self.update_total();
         self.retire(cell, false)
+    }
+
+    /// Series `si` failed with `err`; its cell carries `cell_error` (the first one counts).
+    fn mark_failed(&mut self, si: usize, err: &str, cell_error: String) -> Result<()> {
+        self.series[si].state = SeriesState::Failed(err.to_string());
+        let (c, w) = self.ids(si);
+        self.store
+            .set_series(c, w, SeriesStatus::Failed, None, Some(err))?;
+        self.cell_errors
+            .entry(self.series[si].cell)
+            .or_insert(cell_error);
+        self.update_total();
+        Ok(())
     }
 
     fn fail_series(&mut self, si: usize, err: &str) -> Result<()> {
@@ -410,15 +416,7 @@ impl Runner<'_> {
             "{} · {label} failed: {err}",
             self.study.cells[cell].label
         ));
-        self.series[si].state = SeriesState::Failed(err.to_string());
-        let (c, w) = self.ids(si);
-        self.store
-            .set_series(c, w, SeriesStatus::Failed, None, Some(err))?;
-        self.cell_errors
-            .entry(cell)
-            .or_insert_with(|| format!("workload {label}: {err}"));
-        self.update_total();
-        Ok(())
+        self.mark_failed(si, err, format!("workload {label}: {err}"))
     }
 
     fn retire_if_done(&mut self, cell: usize) -> Result<()> {

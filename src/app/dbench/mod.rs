@@ -4,11 +4,10 @@
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 
-use super::finish::{metrics_json, run_options, summarize, Ending, StoredLine};
+use super::finish::{metrics_json, run_engine, Ended, StoredLine};
 use crate::cli::DbenchArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
-use crate::runner::adhoc;
 use crate::workload::dbench::report::report;
 use crate::workload::dbench::{
     generate, parse_duration_opt, ClientOptions, Dbench, DbenchParams, Loadfile, RepOutcome,
@@ -163,19 +162,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         }
     }
 
-    let lf = &params.loadfile;
-    let header = format!(
-        "fslab dbench: {} in {} ({}), loadfile {} ({} operations, {:.1} MB per pass), warmup {:.0} s, run {:.0} s{}",
-        crate::workload::dbench::clients_text(params.clients),
-        dir.display(),
-        target.fs_type.as_deref().unwrap_or("unknown fs"),
-        params.loadfile_source,
-        lf.ops.len(),
-        lf.bytes_per_pass() as f64 / 1e6,
-        params.warmup.as_secs_f64(),
-        params.duration.as_secs_f64(),
-        options_text(&params)
-    );
+    let header = header(&params, &target);
     let console = Console {
         json: a.run.json,
         quiet: a.quiet,
@@ -212,29 +199,18 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
             String::new()
         }
     );
-    let result = adhoc::run(
-        run_options(
-            "dbench",
-            serde_json::to_value(&params)?,
-            label,
-            a.run.repeat,
-            store.as_mut(),
-            None,
-        ),
+    let (result, sums, warnings) = run_engine(
+        "dbench",
+        serde_json::to_value(&params)?,
+        label,
+        &a.run,
+        store.as_mut(),
         &mut engine,
         &target,
         &console,
         &mut on_rep,
     )?;
-
-    let (sums, warnings) = summarize(&result.reps, a.run.min_phase);
-    let end = Ending {
-        schema: JSON_SCHEMA,
-        run_id: result.study,
-        environment: &result.environment,
-        warnings: &warnings,
-        error: result.error.as_ref(),
-    };
+    let end = result.ending(JSON_SCHEMA, &warnings);
     if json {
         end.print_json(serde_json::json!({
             "params": params,
@@ -256,6 +232,23 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         true,
         || engine.top_level_names(),
         result.error,
+    )
+}
+
+/// The first line of a run: clients, target, loadfile, times and options.
+pub(super) fn header(p: &DbenchParams, target: &Target) -> String {
+    let lf = &p.loadfile;
+    format!(
+        "fslab dbench: {} in {} ({}), loadfile {} ({} operations, {:.1} MB per pass), warmup {:.0} s, run {:.0} s{}",
+        crate::workload::dbench::clients_text(p.clients),
+        target.dir.display(),
+        target.fs_type.as_deref().unwrap_or("unknown fs"),
+        p.loadfile_source,
+        lf.ops.len(),
+        lf.bytes_per_pass() as f64 / 1e6,
+        p.warmup.as_secs_f64(),
+        p.duration.as_secs_f64(),
+        options_text(p)
     )
 }
 

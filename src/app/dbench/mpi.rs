@@ -1,8 +1,8 @@
 //! `mpiexec -n N fslab dbench NCLIENTS …`: dbench's checks agreed by all ranks, the run
 //! (stored by rank 0 only), and rank 0's dbench-style report with the MPI figures.
 
-use super::{conclude, options_text, params_from, Console};
-use crate::app::finish::{metrics_json, run_options, summarize, Ending, StoredLine};
+use super::{conclude, params_from, Console};
+use crate::app::finish::{metrics_json, run_options, summarize, Ended, StoredLine};
 use crate::cli::DbenchArgs;
 use crate::dist::comm::Comm;
 use crate::dist::dbench::{share, DbenchRep, DistDbench};
@@ -67,19 +67,10 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         quiet: a.quiet || !root,
     };
     let size = comm.size() as usize;
-    let lf = &params.loadfile;
     console.message(&format!(
-        "fslab dbench: {} in {} ({}), loadfile {} ({} operations, {:.1} MB per pass), warmup {:.0} s, run {:.0} s{}\n\
+        "{}\n\
          MPI: {}; clients {} (contiguous numbers), released together at one instant on rank 0's clock; -D {}",
-        clients_text(params.clients),
-        dir.display(),
-        target.fs_type.as_deref().unwrap_or("unknown fs"),
-        params.loadfile_source,
-        lf.ops.len(),
-        lf.bytes_per_pass() as f64 / 1e6,
-        params.warmup.as_secs_f64(),
-        params.duration.as_secs_f64(),
-        options_text(&params),
+        super::header(&params, &target),
         job::ranks_text(comm),
         per_rank_text(params.clients, size),
         if all_see {
@@ -101,18 +92,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
             crate::outln!("{}", mpi_line(r));
         }
     };
-    let mut stored = serde_json::to_value(&params)?;
-    if let Some(o) = stored.as_object_mut() {
-        let mut m = job::mpi_json(comm);
-        if let Some(mo) = m.as_object_mut() {
-            mo.insert(
-                "clients_per_rank".into(),
-                per_rank_text(params.clients, size).into(),
-            );
-            mo.insert("directory_seen_by_all_ranks".into(), all_see.into());
-        }
-        o.insert("mpi".into(), m);
-    }
+    let stored = job::params_with_mpi(&params, mpi_json(comm, &params, all_see))?;
     let result = adhoc::run(
         run_options(
             "dbench",
@@ -145,6 +125,20 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         root,
         || engine.top_level_names(),
         result.error,
+    )
+}
+
+/// What the JSON document and the stored parameters say about the job.
+fn mpi_json(comm: &Comm, params: &DbenchParams, all_see: bool) -> serde_json::Value {
+    job::mpi_json(
+        comm,
+        &[
+            (
+                "clients_per_rank",
+                per_rank_text(params.clients, comm.size() as usize).into(),
+            ),
+            ("directory_seen_by_all_ranks", all_see.into()),
+        ],
     )
 }
 
@@ -234,24 +228,12 @@ fn finish(
             ));
         }
     }
-    let end = Ending {
-        schema: JSON_SCHEMA,
-        run_id: result.study,
-        environment: &result.environment,
-        warnings: &warnings,
-        error: result.error.as_ref(),
-    };
+    let end = result.ending(JSON_SCHEMA, &warnings);
     if a.run.json {
         let outcomes: Vec<&RepOutcome> = engine.reps.iter().map(|r| &r.outcome).collect();
         return end.print_json(serde_json::json!({
             "params": params,
-            "mpi": {
-                "ranks": comm.size(),
-                "hosts": job::mpi_json(comm)["hosts"],
-                "library": comm.library(),
-                "clients_per_rank": per_rank_text(params.clients, comm.size() as usize),
-                "directory_seen_by_all_ranks": all_see,
-            },
+            "mpi": mpi_json(comm, params, all_see),
             "loadfile": super::loadfile_json(params),
             "directory": dir,
             "fs_type": crate::sysinfo::fs_type_of(dir),

@@ -6,10 +6,9 @@ pub(super) mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_report;
 
-use super::finish::{metrics_json, run_options, summarize, Ending, StoredLine};
+use super::finish::{metrics_json, run_engine, Ended, StoredLine};
 use crate::cli::{BackendArg, FdtreeArgs, OutputFormat};
 use crate::report::runsummary;
-use crate::runner::adhoc;
 use crate::runner::progress::ProgressObserver;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::report::fdtree_report;
@@ -205,29 +204,18 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
             String::new()
         }
     );
-    let result = adhoc::run(
-        run_options(
-            "fdtree",
-            serde_json::to_value(&params)?,
-            label,
-            a.run.repeat,
-            store.as_mut(),
-            None,
-        ),
+    let (result, sums, warnings) = run_engine(
+        "fdtree",
+        serde_json::to_value(&params)?,
+        label,
+        &a.run,
+        store.as_mut(),
         &mut engine,
         &target,
         &obs,
         &mut on_rep,
     )?;
-
-    let (sums, warnings) = summarize(&result.reps, a.run.min_phase);
-    let end = Ending {
-        schema: JSON_SCHEMA,
-        run_id: result.study,
-        environment: &result.environment,
-        warnings: &warnings,
-        error: result.error.as_ref(),
-    };
+    let end = result.ending(JSON_SCHEMA, &warnings);
     if format == OutputFormat::Json {
         end.print_json(serde_json::json!({
             "params": params,

@@ -2,7 +2,7 @@
 //! format and the JSON document.
 
 use super::shape_flags;
-use crate::app::finish::{metrics_json, summarize, Ending, StoredLine};
+use crate::app::finish::{metrics_json, summarize, Ended, StoredLine};
 use crate::cli::OutputFormat;
 use crate::dist::comm::Comm;
 use crate::dist::fdtree::{DistFdtree, DistRep, Layout};
@@ -47,22 +47,19 @@ pub(super) struct JobInfo<'a> {
 
 impl JobInfo<'_> {
     fn mpi_json(&self) -> serde_json::Value {
-        let mut v = job::mpi_json(self.comm);
-        if let Some(o) = v.as_object_mut() {
-            o.insert("layout".into(), serde_json::json!(self.layout));
-            o.insert("stonewall".into(), self.stonewall.into());
-            o.insert("target_seen_by_all_ranks".into(), self.all_see.into());
-            o.insert("tag".into(), self.tag.into());
-        }
-        v
+        job::mpi_json(
+            self.comm,
+            &[
+                ("layout", serde_json::json!(self.layout)),
+                ("stonewall", self.stonewall.into()),
+                ("target_seen_by_all_ranks", self.all_see.into()),
+                ("tag", self.tag.into()),
+            ],
+        )
     }
 
     pub(super) fn params_json(&self) -> Result<serde_json::Value> {
-        let mut v = serde_json::to_value(self.params)?;
-        if let Some(o) = v.as_object_mut() {
-            o.insert("mpi".into(), self.mpi_json());
-        }
-        Ok(v)
+        job::params_with_mpi(self.params, self.mpi_json())
     }
 
     pub(super) fn header(&self, engine: &DistFdtree) -> String {
@@ -176,13 +173,7 @@ pub(super) fn report(
             warnings.extend(crate::dist::aggregate::warnings(p.phase, &p.agg));
         }
     }
-    let end = Ending {
-        schema: JSON_SCHEMA,
-        run_id: result.study,
-        environment: &result.environment,
-        warnings: &warnings,
-        error: result.error.as_ref(),
-    };
+    let end = result.ending(JSON_SCHEMA, &warnings);
     if format == OutputFormat::Json {
         return end.print_json(serde_json::json!({
             "params": info.params,

@@ -9,7 +9,7 @@ pub(super) mod mpi;
 mod mpi_report;
 mod output;
 
-use super::finish::{run_options, Ending, StoredLine};
+use super::finish::{run_options, Ended, StoredLine};
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
 use crate::report::runsummary;
@@ -425,13 +425,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         a.run.min_phase,
         cache_warn.as_ref(),
     );
-    let end = Ending {
-        schema: JSON_SCHEMA,
-        run_id: result.study,
-        environment: &result.environment,
-        warnings: &warnings,
-        error: result.error.as_ref(),
-    };
+    let end = result.ending(JSON_SCHEMA, &warnings);
     let any = result.any_done();
     if json {
         end.print_json(serde_json::json!({

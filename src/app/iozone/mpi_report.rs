@@ -3,7 +3,7 @@
 
 use super::output::{points_json, summaries_and_warnings};
 use super::{excel_text, write_biff, Setup};
-use crate::app::finish::{Ending, StoredLine};
+use crate::app::finish::{Ended, StoredLine};
 use crate::cli::IozoneArgs;
 use crate::dist::comm::Comm;
 use crate::dist::iozone::{DistIozone, IozoneRep};
@@ -31,22 +31,19 @@ pub(super) struct JobInfo<'a> {
 
 impl JobInfo<'_> {
     fn mpi_json(&self) -> serde_json::Value {
-        let mut v = job::mpi_json(self.comm);
-        if let Some(o) = v.as_object_mut() {
-            o.insert("workers_per_rank".into(), 1.into());
-            o.insert("stonewall".into(), self.params.stonewall.into());
-            o.insert("files_in_one_directory".into(), self.all_see.into());
-            o.insert("tag".into(), self.tag.into());
-        }
-        v
+        job::mpi_json(
+            self.comm,
+            &[
+                ("workers_per_rank", 1.into()),
+                ("stonewall", self.params.stonewall.into()),
+                ("files_in_one_directory", self.all_see.into()),
+                ("tag", self.tag.into()),
+            ],
+        )
     }
 
     pub(super) fn params_json(&self) -> Result<serde_json::Value> {
-        let mut v = serde_json::to_value(self.params)?;
-        if let Some(o) = v.as_object_mut() {
-            o.insert("mpi".into(), self.mpi_json());
-        }
-        Ok(v)
+        job::params_with_mpi(self.params, self.mpi_json())
     }
 
     /// The MPI lines after IOzone's opening lines.
@@ -155,13 +152,7 @@ pub(super) fn finish(
         }
     }
     let any = result.any_done();
-    let end = Ending {
-        schema: JSON_SCHEMA,
-        run_id: result.study,
-        environment: &result.environment,
-        warnings: &warns,
-        error: result.error.as_ref(),
-    };
+    let end = result.ending(JSON_SCHEMA, &warns);
     if a.run.json {
         end.print_json(serde_json::json!({
             "command_line": format!("mpiexec -n {} {}", info.comm.size(), crate::app::command_line()),
