@@ -48,8 +48,6 @@ if [ -z "$FDB" ]; then
   FDB="$WORK/bin/fdtree.bash"
   if git clone -q --depth 1 https://github.com/LLNL/fdtree "$WORK/fdtree-src" 2>/dev/null; then
     cp "$WORK/fdtree-src/fdtree.bash" "$FDB"
-  elif [ -d /work/.mirror/LLNL+fdtree/repo ]; then
-    git --git-dir=/work/.mirror/LLNL+fdtree/repo show HEAD:fdtree.bash > "$FDB"
   else
     echo "bench/fdtree.sh: cannot fetch fdtree.bash; set FDTREE_BASH=/path/to/fdtree.bash" >&2
     FDB=""

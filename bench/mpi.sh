@@ -16,7 +16,7 @@
 # run this time are kept from the existing file (each part says when it was measured). Needs
 # root (it mounts its own tmpfs), mpiexec and a Rust toolchain. Anchors are built or found
 # beside the project, never committed: mdtest from the public hpc/ior repository unless
-# MDTEST=/path/to/mdtest; IOzone 3.414 from IOZONE=/path/to/iozone or built from a checkout of
+# MDTEST=/path/to/mdtest (or a clone of IOR_REPO, default the GitHub URL); IOzone 3.414 from IOZONE=/path/to/iozone or built from a checkout of
 # pantheon-systems/iozone in IOZONE_SRC (as bench/iozone.sh does); dbench 4.0 from PATH
 # (Debian's dbench package). A missing anchor leaves its columns empty.
 #
@@ -71,8 +71,7 @@ if has_part fdtree; then
   if [ -z "$MD" ]; then
     echo "building mdtest from hpc/ior (autotools, mpicc)" >&2
     src="$WORK/ior-src"
-    if git clone -q --depth 1 https://github.com/hpc/ior "$src" 2>/dev/null \
-       || { [ -d /work/.mirror/hpc+ior/repo ] && git clone -q /work/.mirror/hpc+ior/repo "$src"; }; then
+    if git clone -q --depth 1 "${IOR_REPO:-https://github.com/hpc/ior}" "$src" 2>/dev/null; then
       if (cd "$src" && ./bootstrap && ./configure -q --prefix="$WORK/ior" MPICC=mpicc && make -s -j2 && make -s install) >"$WORK/ior-build.log" 2>&1; then
         MD="$WORK/ior/bin/mdtest"
       else
@@ -86,7 +85,7 @@ if has_part fdtree; then
 fi
 
 IOZ=${IOZONE:-}
-IOZONE_SRC=${IOZONE_SRC:-/work/.mirror/pantheon-systems+iozone/repo}
+IOZONE_SRC=${IOZONE_SRC:-/tmp/iozone-src}
 if has_part iozone && [ -z "$IOZ" ]; then
   if [ ! -x "$WORK/iozone-build/src/current/iozone" ]; then
     echo "building IOzone from $IOZONE_SRC" >&2
