@@ -184,6 +184,15 @@ pub struct RunArgs {
     /// Warn when a phase or test takes less than this many seconds on average. Default: 1.
     #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
     pub min_phase: f64,
+    /// Before each repetition, wait up to this long (e.g. 30s) until the machine is quiet: no
+    /// other I/O on the target's device, no CPU steal, no load beyond the CPUs, little other
+    /// CPU. The wait is stored with the repetition. Default: 0 (no wait).
+    #[arg(long, value_name = "TIME", default_value = "0", value_parser = parse_settle)]
+    pub settle: std::time::Duration,
+}
+
+fn parse_settle(s: &str) -> Result<std::time::Duration, String> {
+    crate::units::parse_duration(s).map_err(|e| e.to_string())
 }
 
 /// Output format of engine commands.

@@ -123,6 +123,22 @@ impl Metric {
     pub fn key(&self) -> String {
         format!("{}.{}", self.phase, self.name)
     }
+
+    /// Whether it is telemetry measured around the engine (see [`is_telemetry`]).
+    pub fn is_telemetry(&self) -> bool {
+        is_telemetry(&self.name)
+    }
+}
+
+/// Name prefixes of the telemetry samples taken around an engine's phases (devices, CPU,
+/// load, memory, fslab's own process, the file system's journal or log; `doc/telemetry.md`).
+pub const TELEMETRY_PREFIXES: [&str; 6] = ["dev.", "cpu.", "load.", "mem.", "proc.", "fs."];
+
+/// Whether a metric name is telemetry rather than one of the engine's own measurements:
+/// telemetry explains results, it is not a result, so it gets tables of its own and no
+/// variation warnings.
+pub fn is_telemetry(name: &str) -> bool {
+    name == "ctxt" || TELEMETRY_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 /// A serialized latency histogram of one phase of one repetition (stored beside the samples

@@ -21,13 +21,14 @@ pub(crate) fn run_options<'a>(
     name: &str,
     params: serde_json::Value,
     label: String,
-    repeat: u32,
+    run: &RunArgs,
     store: Option<&'a mut Store>,
     ranks: Option<u32>,
 ) -> AdhocOptions<'a> {
     let typed = super::command_line();
     AdhocOptions {
-        repeat,
+        repeat: run.repeat,
+        settle: run.settle,
         store,
         name: name.into(),
         command_line: match ranks {
@@ -41,17 +42,28 @@ pub(crate) fn run_options<'a>(
 
 /// The repetitions summarised metric by metric, and the warnings about them (phases shorter
 /// than `min_phase`, high variation).
+///
+/// Telemetry samples are summarised too (the JSON document has them) but warned about
+/// never: they explain a result, they are not one.
 pub(crate) fn summarize(reps: &[Vec<Metric>], min_phase: f64) -> (Vec<MetricSummary>, Vec<String>) {
     let sums = runsummary::summarize_reps(reps);
     let thresholds = Thresholds {
         min_phase_seconds: min_phase,
         ..Thresholds::default()
     };
-    let warnings = runsummary::warnings(&sums, &thresholds)
+    let warnings = runsummary::warnings(&engine_only(&sums), &thresholds)
         .iter()
         .map(|w| w.to_string())
         .collect();
     (sums, warnings)
+}
+
+/// The engine's own measurements among `sums` (the terminal tables show these).
+pub(crate) fn engine_only(sums: &[MetricSummary]) -> Vec<MetricSummary> {
+    sums.iter()
+        .filter(|m| !crate::metric::is_telemetry(&m.name))
+        .cloned()
+        .collect()
 }
 
 /// Every repetition's metrics as JSON (phase, metric, unit, value), in order.
@@ -166,7 +178,7 @@ pub(crate) fn run_engine<W: Workload>(
     obs: &dyn Observer,
     on_rep: &mut dyn FnMut(u32, &[Metric], &W),
 ) -> Result<(AdhocResult, Vec<MetricSummary>, Vec<String>)> {
-    let options = run_options(name, params, label, run.repeat, store, None);
+    let options = run_options(name, params, label, run, store, None);
     let result = adhoc::run(options, engine, target, obs, on_rep)?;
     let (sums, warnings) = summarize(&result.reps, run.min_phase);
     Ok((result, sums, warnings))

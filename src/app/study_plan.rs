@@ -23,6 +23,8 @@ use std::path::PathBuf;
 const MODEL_PROVISION_S: f64 = 2.0;
 /// Seconds assumed for one cold-cache cycle.
 const MODEL_COLD_S: f64 = 1.0;
+/// Seconds assumed for a fresh file system before a repetition (teardown, mkfs, mount).
+const MODEL_FRESH_S: f64 = 4.0;
 /// Metadata operations per second assumed.
 const MODEL_OPS: f64 = 20_000.0;
 /// Bytes per second assumed.
@@ -30,10 +32,10 @@ const MODEL_BYTES: f64 = 150e6;
 
 /// Seconds one repetition of `w` is expected to take by the model.
 pub fn model_rep_seconds(w: &WorkloadSpec, cache: CachePolicy) -> f64 {
-    let cold = if cache == CachePolicy::Cold {
-        MODEL_COLD_S
-    } else {
-        0.0
+    let cold = match cache {
+        CachePolicy::Cold => MODEL_COLD_S,
+        CachePolicy::Fresh => MODEL_FRESH_S,
+        CachePolicy::Warm | CachePolicy::None => 0.0,
     };
     if let Some(d) = w.expected_duration() {
         return d.as_secs_f64() + cold + 1.0;
@@ -116,6 +118,7 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
         CachePolicy::Cold => "cold (sync, umount, drop caches, mount before every repetition)",
         CachePolicy::Warm => "warm (one discarded repetition first per series and provisioning)",
         CachePolicy::None => "none",
+        CachePolicy::Fresh => "fresh (a new file system, mkfs and mount, before every repetition)",
     };
     crate::outln!(
         "  order {}{}, cache {cache_text}{}",
@@ -129,6 +132,12 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
             .map(|b| format!(", budget {}", fmt_duration(b)))
             .unwrap_or_default()
     );
+    if !r.settle.is_zero() {
+        crate::outln!(
+            "  before every repetition: wait up to {} for a quiet machine (settle)",
+            fmt_duration(r.settle)
+        );
+    }
     crate::outln!(
         "  $RUN = {}/runs/<pid>-<time>, made when the study runs; $DATA and $JOURNAL are the loop devices losetup picks",
         work.root().display()

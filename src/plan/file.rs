@@ -49,6 +49,10 @@ pub struct RepetitionsSection {
     pub seed: Option<u64>,
     /// Cache policy before each repetition.
     pub cache: Option<CachePolicy>,
+    /// Before each repetition, wait up to this long until the machine is quiet (no other I/O
+    /// on the cell's backing device, no steal, no load beyond the CPUs, little other CPU);
+    /// the wait is stored with the repetition (default: no wait).
+    pub settle: Option<String>,
 }
 
 /// Order in which repetitions of the cells run.
@@ -84,6 +88,9 @@ pub enum CachePolicy {
     Warm,
     /// Nothing.
     None,
+    /// A new file system (mkfs and mount) before every counted repetition: no ageing is
+    /// carried from one repetition to the next, and the cache is cold as with `cold`.
+    Fresh,
 }
 
 impl CachePolicy {
@@ -93,6 +100,7 @@ impl CachePolicy {
             CachePolicy::Cold => "cold",
             CachePolicy::Warm => "warm",
             CachePolicy::None => "none",
+            CachePolicy::Fresh => "fresh",
         }
     }
 }

@@ -43,6 +43,8 @@ pub struct Repetitions {
     pub seed: Option<u64>,
     /// Cache policy.
     pub cache: CachePolicy,
+    /// Wait up to this long for a quiet machine before each repetition (zero: no wait).
+    pub settle: Duration,
 }
 
 /// A workload as declared (before per-cell overrides).
@@ -321,6 +323,13 @@ fn repetitions(r: &file::RepetitionsSection) -> std::result::Result<Repetitions,
         .map(crate::units::parse_duration)
         .transpose()
         .map_err(|e| format!("[repetitions] budget: {e}"))?;
+    let settle = r
+        .settle
+        .as_deref()
+        .map(crate::units::parse_duration)
+        .transpose()
+        .map_err(|e| format!("[repetitions] settle: {e}"))?
+        .unwrap_or(Duration::ZERO);
     Ok(Repetitions {
         min,
         max,
@@ -329,6 +338,7 @@ fn repetitions(r: &file::RepetitionsSection) -> std::result::Result<Repetitions,
         order: r.order.unwrap_or(Order::Interleaved),
         seed: r.seed,
         cache: r.cache.unwrap_or(CachePolicy::Cold),
+        settle,
     })
 }
 

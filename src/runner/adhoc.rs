@@ -13,6 +13,7 @@
 //! engine command cannot be resumed, and the row says that a repetition was cut short.
 
 use super::repetition::{self, Around};
+use super::telemetry::{Both, Recorder, Sources};
 use crate::metric::Metric;
 use crate::stats::adaptive::StopReason;
 use crate::store::{CellStatus, NewCell, NewStudy, OwnedKind, SeriesStatus, Store, StudyStatus};
@@ -36,6 +37,8 @@ pub struct AdhocOptions<'a> {
     pub params: serde_json::Value,
     /// Label of the workload.
     pub label: String,
+    /// Before each repetition, wait up to this long for a quiet machine (zero: no wait).
+    pub settle: std::time::Duration,
 }
 
 /// One cell of an engine run (for example one (file size, record size) point of an IOzone
@@ -281,12 +284,26 @@ pub fn run_cells<W: Workload>(
     let mut reps: Vec<Vec<Vec<Metric>>> = vec![Vec::new(); cells.len()];
     let mut failure: Option<(usize, anyhow::Error)> = None;
     let mut order_index = 0u32;
+    let sources = Sources::for_target(target.dir());
     'outer: for rep in 1..=opts.repeat.max(1) {
         for (ci, cell) in cells.iter_mut().enumerate() {
-            let r = match rec.as_mut() {
-                Some(rec) => repetition::run_one(&mut cell.workload, target, obs, rec),
-                None => repetition::run_one(&mut cell.workload, target, obs, &mut repetition::Bare),
+            let waited = (!opts.settle.is_zero()).then(|| sources.settle(opts.settle));
+            let tele = Recorder::new(&sources);
+            let watch = tele.observer(obs);
+            let mut tele_around = &tele;
+            let mut r = match rec.as_mut() {
+                Some(rec) => repetition::run_one(
+                    &mut cell.workload,
+                    target,
+                    &watch,
+                    &mut Both(rec, &mut tele_around),
+                ),
+                None => repetition::run_one(&mut cell.workload, target, &watch, &mut tele_around),
             };
+            let (extra, verdict) = tele.finish();
+            r.add_metrics(extra);
+            r.interference = verdict.filter(|v| !v.is_quiet()).map(|v| v.to_string());
+            r.settle_seconds = waited.map(|w| w.as_secs_f64());
             for w in &r.warnings {
                 eprintln!("fslab: warning: {w}");
             }

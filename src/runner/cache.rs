@@ -32,6 +32,13 @@ pub fn plan_lines(policy: CachePolicy, m: &Mounted) -> Vec<String> {
             write_line(Path::new(DROP_CACHES), "3"),
             m.mount_cmd().to_string(),
         ],
+        // Unmounted and taken down as above, then made again with the cell's own commands.
+        CachePolicy::Fresh => vec![
+            "sync".into(),
+            m.umount_cmd().to_string(),
+            "(tear the cell down and make it again: the provisioning commands above, mkfs included)"
+                .into(),
+        ],
         CachePolicy::Warm | CachePolicy::None => Vec::new(),
     }
 }

@@ -12,3 +12,4 @@ pub mod series;
 pub mod study;
 pub mod study_progress;
 mod study_setup;
+pub mod telemetry;

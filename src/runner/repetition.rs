@@ -42,6 +42,12 @@ pub struct Repetition {
     /// What cleanup could not do after the run had already failed (the run's error decides
     /// the outcome; these are said besides).
     pub warnings: Vec<String>,
+    /// Why the machine was not quiet during it (other I/O, steal, load, other CPU), if it
+    /// was not; `None` when quiet or not measured.
+    pub interference: Option<String>,
+    /// How long the runner waited for a quiet machine before it (`[repetitions] settle`,
+    /// `--settle`); `None` when not asked.
+    pub settle_seconds: Option<f64>,
 }
 
 /// What a runner does around a repetition (record what it will create, take telemetry, …),
@@ -112,10 +118,19 @@ pub fn run_one<W: Workload + ?Sized>(
         finished_at: store::now(),
         wall_seconds: t0.elapsed().as_secs_f64(),
         warnings,
+        interference: None,
+        settle_seconds: None,
     }
 }
 
 impl Repetition {
+    /// Add samples measured around the engine (telemetry) to a repetition that ran to the end.
+    pub fn add_metrics(&mut self, extra: Vec<Metric>) {
+        if let Outcome::Done { metrics, .. } = &mut self.outcome {
+            metrics.extend(extra);
+        }
+    }
+
     /// Whether a signal stopped it.
     pub fn interrupted(&self) -> bool {
         matches!(self.outcome, Outcome::Interrupted(_))

@@ -10,10 +10,11 @@
 
 use super::cache;
 use super::order::Scheduler;
-use super::repetition::{self, Bare};
+use super::repetition;
 use super::series::{Series, SeriesState};
 use super::study_progress::StudyProgress;
 use super::study_setup::{create_new, open_existing};
+use super::telemetry::{Recorder, Sources};
 use crate::plan::{CachePolicy, Study};
 use crate::provision::exec::Exec;
 use crate::provision::state::{self, CleanupReport, WorkDir};
@@ -67,6 +68,10 @@ struct Live {
     prov: Provisioned,
     engines: BTreeMap<usize, Box<dyn Workload>>,
     warmed: BTreeSet<usize>,
+    /// The cell's devices and file-system counters, for telemetry.
+    sources: Sources,
+    /// Whether a counted repetition ran on this file system (`fresh` makes a new one).
+    used: bool,
 }
 
 struct Runner<'a> {
@@ -371,15 +376,32 @@ impl Runner<'_> {
         let prov = self.prov.provision(cell, &c.fs)?;
         self.store
             .set_cell_provisioning(cid, &prov.commands, &prov.dump)?;
+        let sources = Sources::for_cell(&prov.data, prov.journal.as_deref());
         self.live.insert(
             cell,
             Live {
                 prov,
                 engines: BTreeMap::new(),
                 warmed: BTreeSet::new(),
+                sources,
+                used: false,
             },
         );
         Ok(())
+    }
+
+    /// `fresh`: take the cell's file system down and make it again (mkfs, mount), so the
+    /// next repetition starts on a new one.
+    fn renew(&mut self, cell: usize) -> Result<()> {
+        if let Some(live) = self.live.remove(&cell) {
+            let mut engines = live.engines;
+            let target = live.prov.target();
+            for e in engines.values_mut() {
+                let _ = e.cleanup(&target);
+            }
+            live.prov.teardown()?;
+        }
+        self.bring_up(cell)
     }
 
     fn fail_cell(&mut self, cell: usize, err: &str) -> Result<()> {
@@ -490,6 +512,20 @@ impl Runner<'_> {
         self.progress.rep_started(&what);
         let started_at = crate::store::now();
         let t0 = Instant::now();
+        if counted
+            && cache_policy == CachePolicy::Fresh
+            && self.live.get(&cell).is_some_and(|l| l.used)
+        {
+            if let Err(e) = self.renew(cell) {
+                if crate::signal::interrupted() {
+                    return Ok(RepEnd::Interrupted);
+                }
+                return Ok(RepEnd::Failed {
+                    err: format!("fresh file system: {e:#}"),
+                    cell_level: true,
+                });
+            }
+        }
         let Some(live) = self.live.get_mut(&cell) else {
             return Ok(RepEnd::Failed {
                 err: "the cell is not provisioned".into(),
@@ -522,7 +558,18 @@ impl Runner<'_> {
                 }
             },
         };
-        let mut r = repetition::run_one(engine.as_mut(), &target, &self.progress, &mut Bare);
+        let settle = self.study.repetitions.settle;
+        let waited = (!settle.is_zero()).then(|| live.sources.settle(settle));
+        let tele = Recorder::new(&live.sources);
+        let watch = tele.observer(&self.progress);
+        let mut r = repetition::run_one(engine.as_mut(), &target, &watch, &mut &tele);
+        let (extra, verdict) = tele.finish();
+        r.add_metrics(extra);
+        r.interference = verdict.filter(|v| !v.is_quiet()).map(|v| v.to_string());
+        r.settle_seconds = waited.map(|w| w.as_secs_f64());
+        if counted {
+            live.used = true;
+        }
         // A study's repetition includes the cache policy applied before it (the remount), for
         // the budget and the ETA.
         r.started_at = started_at;

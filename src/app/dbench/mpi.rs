@@ -107,7 +107,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
                     String::new()
                 }
             ),
-            repeat,
+            &a.run,
             store.as_mut(),
             Some(comm.size()),
         ),

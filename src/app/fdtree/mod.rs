@@ -6,7 +6,7 @@ pub(super) mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_report;
 
-use super::finish::{metrics_json, run_engine, Ended, StoredLine};
+use super::finish::{engine_only, metrics_json, run_engine, Ended, StoredLine};
 use crate::cli::{BackendArg, FdtreeArgs, OutputFormat};
 use crate::report::runsummary;
 use crate::runner::progress::ProgressObserver;
@@ -232,7 +232,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
                 "{}",
                 header(&params, &start_dir, target.fs_type.as_deref())?
             );
-            crate::outln!("{}", runsummary::render_table(&sums));
+            crate::outln!("{}", runsummary::render_table(&engine_only(&sums)));
         }
         end.print_tail(StoredLine::Always, "");
     }

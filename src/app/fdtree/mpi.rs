@@ -156,7 +156,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
                     Layout::Private => "",
                 }
             ),
-            a.run.repeat,
+            &a.run,
             store.as_mut(),
             Some(comm.size()),
         ),

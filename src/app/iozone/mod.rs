@@ -410,7 +410,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             "iozone",
             serde_json::to_value(&s.base)?,
             label,
-            repeat,
+            &a.run,
             store.as_mut(),
             None,
         ),
@@ -446,7 +446,10 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         if any && repeat > 1 {
             crate::outln!();
             if s.plan.points.len() == 1 {
-                crate::outln!("{}", runsummary::render_table(&sums[0]));
+                crate::outln!(
+                    "{}",
+                    runsummary::render_table(&crate::app::finish::engine_only(&sums[0]))
+                );
             } else {
                 crate::outln!("{}", sweep_table(&s.plan.points, &sums));
             }

@@ -128,7 +128,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             "iozone",
             info.params_json()?,
             format!("{} ×{} ranks", params.label(), comm.size()),
-            repeat,
+            &a.run,
             store.as_mut(),
             Some(comm.size()),
         ),

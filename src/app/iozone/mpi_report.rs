@@ -171,7 +171,10 @@ pub(super) fn finish(
     } else {
         if any && a.run.repeat > 1 {
             crate::outln!();
-            crate::outln!("{}", runsummary::render_table(&sums[0]));
+            crate::outln!(
+                "{}",
+                runsummary::render_table(&crate::app::finish::engine_only(&sums[0]))
+            );
         }
         if a.excel && any {
             crate::out!("{}", excel_text(s, &result.reps));

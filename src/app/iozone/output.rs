@@ -165,7 +165,7 @@ pub(crate) fn warnings(
     let mut total = 0;
     let mut out = Vec::new();
     for (p, sum) in points.iter().zip(sums) {
-        for w in runsummary::warnings(sum, t) {
+        for w in runsummary::warnings(&crate::app::finish::engine_only(sum), t) {
             match w {
                 Warning::TooShort { .. } => short += 1,
                 other if points.len() == 1 => out.push(other.to_string()),

@@ -1,0 +1,224 @@
+//! Telemetry around a repetition, for both runners: a snapshot at every phase boundary the
+//! engine reports (its observer's `phase_started` / `phase_finished`, which every engine
+//! calls outside its timed region), turned into per-phase samples (`dev.data.write_bytes`,
+//! `cpu.iowait`, `fs.journal.transactions`, … — see `doc/telemetry.md`), and the whole
+//! repetition's window judged for interference (other I/O on the backing device, steal,
+//! load, other processes' CPU).
+//!
+//! A snapshot costs about 63 µs (bench/results/telemetry.md); a phase gets two. Telemetry
+//! that cannot be read (a device gone, a counter file missing) never fails a repetition: the
+//! samples it could take are kept and the rest is left out.
+
+use super::repetition::Around;
+use crate::metric::Metric;
+use crate::telemetry::{self, Devices, FsCounters, Snapshot, Verdict, Window};
+use crate::workload::{Creates, Observer};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The devices and file-system counters a cell's telemetry reads.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    devices: Devices,
+    fs: FsCounters,
+}
+
+impl Sources {
+    /// A provisioned cell: its data device and external journal (device paths).
+    pub fn for_cell(data: &std::path::Path, journal: Option<&std::path::Path>) -> Sources {
+        let devices = Devices::for_cell(data, journal).unwrap_or_default();
+        Sources::with(devices)
+    }
+
+    /// An engine command's target directory: the device under it, its external journal,
+    /// and the devices backing loop devices among them.
+    pub fn for_target(dir: &std::path::Path) -> Sources {
+        Sources::with(Devices::for_target(dir).unwrap_or_default())
+    }
+
+    fn with(devices: Devices) -> Sources {
+        let name = |r| {
+            devices
+                .get(r)
+                .map(|d: &telemetry::Device| d.dev.name.clone())
+        };
+        let fs = match name(telemetry::Role::Data) {
+            Some(data) => FsCounters::detect(&data, name(telemetry::Role::Journal).as_deref()),
+            None => FsCounters::None,
+        };
+        Sources { devices, fs }
+    }
+
+    /// One snapshot, or none if the kernel files cannot be read.
+    pub fn snapshot(&self) -> Option<Snapshot> {
+        Snapshot::take(&self.devices, &self.fs).ok()
+    }
+
+    /// Wait up to `max` until the machine is quiet; how long it waited.
+    pub fn settle(&self, max: Duration) -> Duration {
+        if max.is_zero() {
+            return Duration::ZERO;
+        }
+        let clock = telemetry::SystemClock::default();
+        let mut probe = || Snapshot::take(&self.devices, &self.fs);
+        telemetry::settle(
+            max,
+            telemetry::SETTLE_POLL,
+            &telemetry::Thresholds::default(),
+            &clock,
+            &mut probe,
+        )
+        .map(|s| s.waited)
+        .unwrap_or(Duration::ZERO)
+    }
+}
+
+#[derive(Default)]
+struct State {
+    /// The repetition's first snapshot.
+    start: Option<Snapshot>,
+    /// The current phase and its first snapshot.
+    phase: Option<(String, Snapshot)>,
+    /// Samples of the phases that ended.
+    metrics: Vec<Metric>,
+    /// The repetition's window, once it ended.
+    verdict: Option<Verdict>,
+}
+
+/// The telemetry of one repetition.
+pub struct Recorder<'a> {
+    sources: &'a Sources,
+    state: Mutex<State>,
+}
+
+impl<'a> Recorder<'a> {
+    /// Telemetry from `sources`.
+    pub fn new(sources: &'a Sources) -> Recorder<'a> {
+        Recorder {
+            sources,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The engine's observer with a snapshot at every phase boundary.
+    pub fn observer<'o>(&'o self, inner: &'o dyn Observer) -> Watch<'o, 'a> {
+        Watch {
+            recorder: self,
+            inner,
+        }
+    }
+
+    /// The per-phase samples and the judgement of the repetition's window, taken once.
+    pub fn finish(&self) -> (Vec<Metric>, Option<Verdict>) {
+        let mut s = self.state();
+        (std::mem::take(&mut s.metrics), s.verdict.take())
+    }
+}
+
+/// Shared, so the same recorder also serves as the engine's observer during the run.
+impl Around for &Recorder<'_> {
+    fn before_run(&mut self, _creates: &[Creates]) -> anyhow::Result<()> {
+        let snap = self.sources.snapshot();
+        self.state().start = snap;
+        Ok(())
+    }
+
+    fn after_cleanup(&mut self, _creates: &[Creates]) -> anyhow::Result<()> {
+        let end = self.sources.snapshot();
+        let mut s = self.state();
+        if let (Some(start), Some(end)) = (s.start.take(), end) {
+            let w = Window::between(&start, &end);
+            s.verdict = Some(telemetry::interference(
+                &w,
+                &telemetry::Thresholds::default(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// An observer that takes the phase boundaries' snapshots and passes every event on.
+pub struct Watch<'o, 'a> {
+    recorder: &'o Recorder<'a>,
+    inner: &'o dyn Observer,
+}
+
+impl Observer for Watch<'_, '_> {
+    fn phase_started(&self, phase: &str, total: u64) {
+        if let Some(snap) = self.recorder.sources.snapshot() {
+            self.recorder.state().phase = Some((phase.to_string(), snap));
+        }
+        self.inner.phase_started(phase, total);
+    }
+
+    fn progress(&self, done: u64) {
+        self.inner.progress(done);
+    }
+
+    fn phase_finished(&self, phase: &str) {
+        self.inner.phase_finished(phase);
+        let end = self.recorder.sources.snapshot();
+        let mut s = self.recorder.state();
+        if let (Some((name, start)), Some(end)) = (s.phase.take(), end) {
+            if name == phase {
+                let m = telemetry::delta(phase, &start, &end);
+                s.metrics.extend(m);
+            }
+        }
+    }
+
+    fn message(&self, msg: &str) {
+        self.inner.message(msg);
+    }
+}
+
+/// Two things around one repetition, in order.
+pub struct Both<'x>(pub &'x mut dyn Around, pub &'x mut dyn Around);
+
+impl Around for Both<'_> {
+    fn before_run(&mut self, creates: &[Creates]) -> anyhow::Result<()> {
+        self.0.before_run(creates)?;
+        self.1.before_run(creates)
+    }
+
+    fn after_cleanup(&mut self, creates: &[Creates]) -> anyhow::Result<()> {
+        let a = self.0.after_cleanup(creates);
+        let b = self.1.after_cleanup(creates);
+        a.and(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Quiet;
+
+    #[test]
+    fn phases_get_samples_and_the_repetition_a_verdict() {
+        // No devices (as on tmpfs): the machine and process figures are still recorded.
+        let sources = Sources::default();
+        let rec = Recorder::new(&sources);
+        (&rec).before_run(&[]).unwrap();
+        {
+            let obs = rec.observer(&Quiet);
+            obs.phase_started("file_create", 10);
+            std::thread::sleep(Duration::from_millis(30));
+            obs.phase_finished("file_create");
+            // A phase that ends under another name (never happens) records nothing.
+            obs.phase_started("a", 1);
+            obs.phase_finished("b");
+        }
+        (&rec).after_cleanup(&[]).unwrap();
+        let (m, verdict) = rec.finish();
+        assert!(m.iter().all(|x| x.phase == "file_create"), "{m:?}");
+        for name in ["load.start", "load.end", "proc.user", "proc.sys"] {
+            assert!(m.iter().any(|x| x.name == name), "{name} missing: {m:?}");
+        }
+        assert!(verdict.is_some());
+        assert!(rec.finish().0.is_empty(), "taken once");
+    }
+}
