@@ -179,6 +179,8 @@ impl Repetition {
             wall_seconds: self.wall_seconds,
             metrics,
             histograms,
+            interference: None,
+            settle_seconds: None,
         }
     }
 }

@@ -114,6 +114,12 @@ pub struct TrialRow {
     pub finished_at: String,
     /// Wall seconds.
     pub wall_seconds: f64,
+    /// Why the machine was not quiet during it (one line); `None` when quiet, not measured,
+    /// or stored before schema version 3.
+    pub interference: Option<String>,
+    /// Seconds waited for a quiet machine before it; `None` when not asked (or before
+    /// schema version 3).
+    pub settle_seconds: Option<f64>,
     /// The measured values.
     pub samples: Vec<Metric>,
 }
@@ -163,7 +169,7 @@ impl Store {
 
     /// All studies and runs, newest first.
     pub fn list_studies(&self) -> Result<Vec<StudyRow>> {
-        if self.empty {
+        if self.version == 0 {
             return Ok(Vec::new());
         }
         let what = "listing studies";
@@ -178,7 +184,7 @@ impl Store {
 
     /// One study by id.
     pub fn study(&self, id: i64) -> Result<Option<StudyRow>> {
-        if self.empty {
+        if self.version == 0 {
             return Ok(None);
         }
         self.conn()
@@ -193,7 +199,7 @@ impl Store {
 
     /// The newest study with this name and kind `study`.
     pub fn latest_study_named(&self, name: &str) -> Result<Option<StudyRow>> {
-        if self.empty {
+        if self.version == 0 {
             return Ok(None);
         }
         self.conn()
@@ -298,11 +304,18 @@ impl Store {
     /// Trials of a study in execution order, each with its samples.
     pub fn trials(&self, study: i64) -> Result<Vec<TrialRow>> {
         self.reading(format_args!("reading the repetitions of study {study}"), || {
-            let mut st = self.conn().prepare(
+            // A store older than version 3 (read-only opens do not migrate) has no columns
+            // for the machine around a repetition: read them as unknown.
+            let around = if self.version >= 3 {
+                "t.interference, t.settle_seconds"
+            } else {
+                "NULL, NULL"
+            };
+            let mut st = self.conn().prepare(&format!(
                 "SELECT t.id, t.cell_id, t.workload_id, t.repetition, t.order_index, t.status, t.error, t.cache_policy,
-                        t.started_at, t.finished_at, t.wall_seconds
+                        t.started_at, t.finished_at, t.wall_seconds, {around}
                  FROM trial t JOIN cell c ON c.id = t.cell_id WHERE c.study_id = ?1 ORDER BY t.order_index, t.id",
-            )?;
+            ))?;
             let rows = st.query_map(params![study], |r| {
                 Ok(TrialRow {
                     id: r.get(0)?,
@@ -316,6 +329,8 @@ impl Store {
                     started_at: r.get(8)?,
                     finished_at: r.get(9)?,
                     wall_seconds: r.get(10)?,
+                    interference: r.get(11)?,
+                    settle_seconds: r.get(12)?,
                     samples: Vec::new(),
                 })
             })?;
