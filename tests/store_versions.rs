@@ -128,6 +128,23 @@ fn a_version_2_store_is_read_as_is_then_migrated_by_the_first_write() {
         ],
     );
     assert_eq!(markers(&db), (fslab::store::SCHEMA_VERSION, app));
+    // Version 3 at least: the columns of the machine around each repetition are there, NULL
+    // in the rows written before.
+    assert!(markers(&db).0 >= 3);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let (n, unknown): (i64, i64) = c
+        .query_row(
+            "SELECT COUNT(*), SUM(interference IS NULL AND settle_seconds IS NULL) FROM trial",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (n, unknown),
+        (72, 72),
+        "71 trials of version 2 and the new run's one"
+    );
+    drop(c);
     assert_eq!(
         reads(&db),
         before,

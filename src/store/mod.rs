@@ -7,13 +7,14 @@
 //! format. Every error names the database file.
 //!
 //! Opening (create, migrate, refuse other programs' files, read-only) is in `open.rs`;
-//! writes in `write.rs`, reads in `read.rs`; exclusive claims on a study in `claim.rs`;
-//! the paths an engine run owns in `owned.rs`.
+//! writes in `write.rs`, reads in `read.rs` (returning the rows of `rows.rs`); exclusive
+//! claims on a study in `claim.rs`; the paths an engine run owns in `owned.rs`.
 
 mod claim;
 mod open;
 mod owned;
 mod read;
+mod rows;
 mod status;
 mod write;
 
@@ -21,7 +22,7 @@ pub use crate::metric::Histogram;
 pub use claim::{Claim, ClaimError, ClaimInfo};
 pub use open::{APPLICATION_ID, SCHEMA_VERSION};
 pub use owned::{OwnedKind, OwnedPath, OwnedState};
-pub use read::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow};
+pub use rows::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow};
 pub use status::{CellStatus, SeriesStatus, StudyStatus, TrialStatus};
 
 use crate::metric::Metric;
