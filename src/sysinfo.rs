@@ -1,5 +1,19 @@
-//! Facts about the machine and its file systems: free space, file-system type, memory,
-//! kernel, CPU. Read from statvfs, /proc and /sys; no external commands.
+//! Facts about the machine and its file systems: free space, file-system type and effective
+//! mount options, memory, kernel, CPU, virtualisation, and what the block device under a file
+//! system is. Read from statvfs, /proc and /sys; the one external command is
+//! `systemd-detect-virt`, when installed (`virt.rs`).
+//!
+//! `/proc/self/mountinfo` is parsed here by hand: the `procfs` crate's `MountInfo` keeps the
+//! options in hash maps, which lose their order, and the order is part of what `mount` was
+//! told. `/proc/cpuinfo` goes through `procfs-core` (`cpu.rs`).
+
+mod block;
+mod cpu;
+mod virt;
+
+pub use block::{BlockFacts, Sysfs};
+pub use cpu::{cpu_facts, parse_cpuinfo, CpuFacts};
+pub use virt::{container_from_files, virtualization, vm_from_clues, Virtualization, VmClues};
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -37,8 +51,29 @@ pub struct MountEntry {
     pub fs_type: String,
     /// The mount source (a device path for block file systems).
     pub source: String,
-    /// Per-mount and super-block options joined with commas.
+    /// The effective options: per-mount then super-block options, each once, in order
+    /// (`rw,relatime` + `rw,discard` = `rw,relatime,discard`); `ro` on either side wins over
+    /// `rw`.
     pub options: String,
+}
+
+/// Per-mount and super-block options as one list: each option once, first place kept, and
+/// `rw` dropped when either side says `ro` (the mount is read-only then).
+pub fn effective_options(per_mount: &str, super_block: &str) -> String {
+    let all: Vec<&str> = per_mount
+        .split(',')
+        .chain(super_block.split(','))
+        .filter(|o| !o.is_empty())
+        .collect();
+    let read_only = all.contains(&"ro");
+    let mut out: Vec<&str> = Vec::with_capacity(all.len());
+    for o in all {
+        let dropped = read_only && o == "rw";
+        if !dropped && !out.contains(&o) {
+            out.push(o);
+        }
+    }
+    out.join(",")
 }
 
 /// Unescape the octal escapes (`\040` for space) used in /proc mount tables.
@@ -76,11 +111,7 @@ pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
         if lf.len() < 6 || rf.len() < 2 {
             continue;
         }
-        let mut options = lf[5].to_string();
-        if let Some(sb) = rf.get(2) {
-            options.push(',');
-            options.push_str(sb);
-        }
+        let options = effective_options(lf[5], rf.get(2).copied().unwrap_or(""));
         v.push(MountEntry {
             mount_point: PathBuf::from(unescape_mount_field(lf[4])),
             fs_type: rf[0].to_string(),
@@ -147,16 +178,10 @@ pub fn kernel() -> String {
     )
 }
 
-/// CPU model name and the number of online CPUs.
+/// CPU model name and the number of CPUs this process may use (`AMD EPYC (2 CPUs)`).
 pub fn cpu() -> String {
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
+    let model = cpu_facts()
+        .and_then(|c| c.model)
         .unwrap_or_else(|| "unknown".into());
     let n = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -169,8 +194,17 @@ pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
-/// The environment recorded with every run: host, kernel, CPU, RAM, fslab version, and
-/// (when `target` is given) the file system, mount options and device under it.
+/// Facts about the block device of a mount source or device path, as environment keys
+/// (`model`, `kind`, `vendor`, `vendor_id`, `device_id`, `bus`, `driver`, `disk`,
+/// `backing_file`, `backing_device`, `slaves`, `bytes`, `rotational`, `scheduler`; see
+/// [`BlockFacts::pairs`]) for the caller to prefix.
+pub fn device_facts(source: &str) -> Vec<(String, String)> {
+    Sysfs::describe_here(source).pairs()
+}
+
+/// The environment recorded with every run: host, kernel, CPU, RAM, virtualisation, fslab
+/// version, and (when `target` is given) the file system, its effective mount options and
+/// the device under it (`target_device_model`, …).
 pub fn environment(target: Option<&Path>) -> Vec<(String, String)> {
     let mut env = vec![
         ("host".to_string(), short_hostname()),
@@ -182,17 +216,47 @@ pub fn environment(target: Option<&Path>) -> Vec<(String, String)> {
             env!("CARGO_PKG_VERSION").to_string(),
         ),
     ];
+    if let Some(c) = cpu_facts() {
+        if let Some(m) = c.model {
+            env.push(("cpu_model".into(), m));
+        }
+        env.push(("cpu_count".into(), c.count.to_string()));
+    }
+    let v = virtualization();
+    env.push(("virtualization".into(), v.vm));
+    env.push(("virtualization_source".into(), v.vm_source));
+    env.push(("container".into(), v.container));
     if let Some(m) = target.and_then(mount_of) {
         env.push(("target_fs".into(), m.fs_type.clone()));
         env.push(("target_mount".into(), m.mount_point.display().to_string()));
         env.push(("target_mount_options".into(), m.options.clone()));
         env.push(("target_device".into(), m.source.clone()));
-        if let Some(sched) = scheduler_of_device(&m.source) {
+        let dev = Sysfs::describe_here(&m.source);
+        // The disk's queue: a partition's scheduler is its disk's.
+        if let Some(sched) = dev
+            .scheduler
+            .clone()
+            .or_else(|| scheduler_of_device(&m.source))
+        {
             env.push(("target_scheduler".into(), sched));
+        }
+        for (k, v) in dev.pairs() {
+            if k != "scheduler" {
+                env.push((format!("target_device_{k}"), v));
+            }
         }
     }
     env.sort();
     env
+}
+
+/// The active entry of a `queue/scheduler` file (`none [mq-deadline] kyber` = `mq-deadline`),
+/// or the text as it is when nothing is bracketed.
+pub(crate) fn active_scheduler(text: &str) -> String {
+    text.split_whitespace()
+        .find(|w| w.starts_with('['))
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+        .unwrap_or_else(|| text.trim().to_string())
 }
 
 /// The active I/O scheduler of a block device (`/sys/block/<dev>/queue/scheduler`, the
@@ -200,11 +264,7 @@ pub fn environment(target: Option<&Path>) -> Vec<(String, String)> {
 pub fn scheduler_of_device(source: &str) -> Option<String> {
     let name = Path::new(source).file_name()?.to_str()?;
     let text = std::fs::read_to_string(format!("/sys/block/{name}/queue/scheduler")).ok()?;
-    let active = text
-        .split_whitespace()
-        .find(|w| w.starts_with('['))
-        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string());
-    active.or_else(|| Some(text.trim().to_string()))
+    Some(active_scheduler(&text))
 }
 
 #[cfg(test)]
@@ -226,7 +286,54 @@ mod tests {
         assert_eq!(m[0].source, "/dev/vda");
         assert_eq!(m[1].fs_type, "tmpfs");
         assert_eq!(m[2].mount_point, PathBuf::from("/mnt/with space"));
-        assert_eq!(m[2].options, "rw,noatime,rw,logbufs=8");
+        assert_eq!(m[2].options, "rw,noatime,logbufs=8");
+    }
+
+    #[test]
+    fn effective_options_are_each_given_once_in_order() {
+        // This lab's root file system, as /proc/self/mountinfo gives it.
+        let root = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard,resv_strict,resuid=65534,resgid=65534\n";
+        assert_eq!(
+            parse_mountinfo(root)[0].options,
+            "rw,relatime,discard,resv_strict,resuid=65534,resgid=65534"
+        );
+        assert_eq!(effective_options("rw,relatime", "rw"), "rw,relatime");
+        // Read-only on either side makes the mount read-only.
+        assert_eq!(
+            effective_options("ro,relatime", "rw,errors=remount-ro"),
+            "ro,relatime,errors=remount-ro"
+        );
+        assert_eq!(effective_options("rw,noatime", "ro"), "noatime,ro");
+        assert_eq!(effective_options("rw", ""), "rw");
+    }
+
+    #[test]
+    fn the_environment_says_cpu_and_virtualisation_and_the_targets_device() {
+        let env = environment(Some(Path::new("/")));
+        let get = |k: &str| {
+            env.iter()
+                .find(|(a, _)| a == k)
+                .map(|(_, v)| v.as_str())
+                .unwrap_or_else(|| panic!("no {k} in {env:?}"))
+        };
+        for k in [
+            "virtualization",
+            "virtualization_source",
+            "container",
+            "cpu_model",
+            "cpu_count",
+            "target_device_model",
+            "target_device_kind",
+        ] {
+            assert!(!get(k).is_empty(), "{k}");
+        }
+        assert!(get("cpu_count").parse::<usize>().unwrap() >= 1);
+        assert!(!get("target_device_model").starts_with("0x"));
+        let opts: Vec<&str> = get("target_mount_options").split(',').collect();
+        let mut once = opts.clone();
+        once.sort();
+        once.dedup();
+        assert_eq!(once.len(), opts.len(), "{opts:?}");
     }
 
     #[test]

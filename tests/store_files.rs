@@ -170,7 +170,10 @@ fn a_version_1_store_lists_shows_and_reports_and_is_migrated_by_the_first_write(
     let args = tiny_fdtree(&o);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     ok(&db, &args);
-    assert_eq!(markers(&db), (2, fslab::store::APPLICATION_ID));
+    assert_eq!(
+        markers(&db),
+        (fslab::store::SCHEMA_VERSION, fslab::store::APPLICATION_ID)
+    );
     let list: serde_json::Value = serde_json::from_str(&ok(&db, &["list", "--json"])).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 3);
     assert!(ok(&db, &["report", "1"]).contains("file_create"));

@@ -87,6 +87,8 @@ fn study(
                     wall_seconds: 1.0,
                     metrics: &m,
                     histograms: &[],
+                    interference: None,
+                    settle_seconds: None,
                 })
                 .unwrap();
             order += 1;
@@ -433,6 +435,8 @@ fn single_repetitions_and_failures_are_warned_about() {
             wall_seconds: 1.0,
             metrics: &[],
             histograms: &[],
+            interference: None,
+            settle_seconds: None,
         })
         .unwrap();
     let r = report(&store, id, &ReportOptions::default()).unwrap();

@@ -3,6 +3,7 @@
 //! it (model, scheduler, rotational), real data devices, and the versions of every tool the
 //! study runs (`mkfs.ext4 -V`, `mkfs.xfs -V`, `mkfs.btrfs --version`, losetup, mount).
 //! Traeger et al. found that papers omit exactly these; they are stored with the results.
+//! The machine's own facts (CPU, virtualisation, what a device is) come from `sysinfo`.
 
 use crate::plan::Study;
 use crate::provision::exec::{CmdLine, Exec};
@@ -44,47 +45,6 @@ fn read_trim(p: impl AsRef<Path>) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// Facts about a block device: model, size, rotational, scheduler (from sysfs).
-pub fn device_facts(dev: &str) -> Vec<(String, String)> {
-    let Some(name) = Path::new(dev).file_name().and_then(|n| n.to_str()) else {
-        return Vec::new();
-    };
-    // A partition's queue and model belong to its disk.
-    let disk = std::fs::canonicalize(format!("/sys/class/block/{name}"))
-        .ok()
-        .and_then(|p| {
-            if p.join("partition").exists() {
-                p.parent()
-                    .and_then(|d| d.file_name())
-                    .map(|n| n.to_string_lossy().into_owned())
-            } else {
-                Some(name.to_string())
-            }
-        })
-        .unwrap_or_else(|| name.to_string());
-    let sys = format!("/sys/block/{disk}");
-    let mut v = Vec::new();
-    let model = read_trim(format!("{sys}/device/model"))
-        .or_else(|| read_trim(format!("{sys}/device/vendor")))
-        .or_else(|| {
-            std::fs::read_link(format!("{sys}/device/driver"))
-                .ok()
-                .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
-        })
-        .unwrap_or_else(|| "unknown".into());
-    v.push(("model".into(), model));
-    if let Some(s) = read_trim(format!("{sys}/size")).and_then(|s| s.parse::<u64>().ok()) {
-        v.push(("bytes".into(), (s * 512).to_string()));
-    }
-    if let Some(r) = read_trim(format!("{sys}/queue/rotational")) {
-        v.push(("rotational".into(), r));
-    }
-    if let Some(s) = crate::sysinfo::scheduler_of_device(&disk) {
-        v.push(("scheduler".into(), s));
-    }
-    v
-}
-
 /// Capture the environment of a study.
 pub fn capture(exec: &dyn Exec, workdir: &Path, study: &Study) -> Vec<(String, String)> {
     let mut env = crate::sysinfo::environment(None);
@@ -97,8 +57,9 @@ pub fn capture(exec: &dyn Exec, workdir: &Path, study: &Study) -> Vec<(String, S
     let existing = std::iter::successors(Some(workdir), |p| p.parent()).find(|p| p.exists());
     if let Some(m) = existing.and_then(crate::sysinfo::mount_of) {
         env.push(("workdir_fs".into(), m.fs_type.clone()));
+        env.push(("workdir_mount_options".into(), m.options.clone()));
         env.push(("workdir_device".into(), m.source.clone()));
-        for (k, v) in device_facts(&m.source) {
+        for (k, v) in crate::sysinfo::device_facts(&m.source) {
             env.push((format!("workdir_device_{k}"), v));
         }
     }
@@ -124,7 +85,7 @@ pub fn capture(exec: &dyn Exec, workdir: &Path, study: &Study) -> Vec<(String, S
         env.push((format!("tool_{p}"), tool_version(exec, p)));
     }
     for p in paths {
-        for (k, v) in device_facts(&p) {
+        for (k, v) in crate::sysinfo::device_facts(&p) {
             env.push((format!("device {p} {k}"), v));
         }
     }
@@ -169,5 +130,10 @@ mod tests {
         assert_eq!(get("cache_policy").as_deref(), Some("cold"));
         assert!(get("kernel").is_some());
         assert!(get("workdir_fs").is_some());
+        // This lab is a virtual machine: whatever it is, the study says what it found.
+        assert!(get("virtualization").is_some_and(|v| !v.is_empty()));
+        assert!(get("workdir_mount_options").is_some_and(|v| !v.is_empty()));
+        assert!(get("workdir_device_model").is_some_and(|m| !m.starts_with("0x")));
+        assert!(get("workdir_device_kind").is_some());
     }
 }

@@ -7,13 +7,14 @@
 //! format. Every error names the database file.
 //!
 //! Opening (create, migrate, refuse other programs' files, read-only) is in `open.rs`;
-//! writes in `write.rs`, reads in `read.rs`; exclusive claims on a study in `claim.rs`;
-//! the paths an engine run owns in `owned.rs`.
+//! writes in `write.rs`, reads in `read.rs` (returning the rows of `rows.rs`); exclusive
+//! claims on a study in `claim.rs`; the paths an engine run owns in `owned.rs`.
 
 mod claim;
 mod open;
 mod owned;
 mod read;
+mod rows;
 mod status;
 mod write;
 
@@ -21,7 +22,7 @@ pub use crate::metric::Histogram;
 pub use claim::{Claim, ClaimError, ClaimInfo};
 pub use open::{APPLICATION_ID, SCHEMA_VERSION};
 pub use owned::{OwnedKind, OwnedPath, OwnedState};
-pub use read::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow};
+pub use rows::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow};
 pub use status::{CellStatus, SeriesStatus, StudyStatus, TrialStatus};
 
 use crate::metric::Metric;
@@ -36,8 +37,10 @@ pub struct Store {
     /// What a second connection opens to reach the same database (claims release through
     /// their own connection): the path, or the shared in-memory URI of a test store.
     target: open::Target,
-    /// Opened read-only on a file that holds no tables yet: reads find nothing.
-    empty: bool,
+    /// The schema version of the file as opened: [`SCHEMA_VERSION`] once opened for writing
+    /// (migrated), the file's own version when opened read-only (an older store is read as it
+    /// is), 0 for a read-only open of a file that holds no tables yet (reads find nothing).
+    version: i64,
 }
 
 /// A new study or engine run to record.
@@ -87,7 +90,7 @@ pub struct NewTrial<'a> {
     pub status: TrialStatus,
     /// The error, if it failed.
     pub error: Option<String>,
-    /// The cache policy applied before it (`cold`, `warm`, `none`).
+    /// The cache policy applied before it (`cold`, `warm`, `fresh`, `none`).
     pub cache_policy: &'a str,
     /// Start time (RFC 3339, UTC).
     pub started_at: String,
@@ -99,6 +102,12 @@ pub struct NewTrial<'a> {
     pub metrics: &'a [Metric],
     /// Latency histograms, if the engine produced any.
     pub histograms: &'a [Histogram],
+    /// Why the machine was not quiet during it, in one line (stored with line breaks folded
+    /// to `; `); `None` when it was quiet or nobody measured.
+    pub interference: Option<String>,
+    /// Seconds the runner waited for the machine to be quiet before it; `None` when it was
+    /// not asked to wait.
+    pub settle_seconds: Option<f64>,
 }
 
 /// The current time as RFC 3339 UTC with millisecond precision.
@@ -144,6 +153,12 @@ impl Store {
     /// Where this database lives.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The schema version of the file as opened (see `doc/schema.md`): [`SCHEMA_VERSION`]
+    /// after an open for writing, possibly older after a read-only open, 0 for an empty file.
+    pub fn schema_version(&self) -> i64 {
+        self.version
     }
 
     /// Whether this store was opened with [`Store::open_read_only`].

@@ -17,13 +17,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The schema version this build writes and reads (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// `PRAGMA application_id` of an fslab results database: the bytes "FSLB".
 pub const APPLICATION_ID: i32 = 0x4653_4C42;
 
 /// Migrations: entry `i` takes a database from schema version `i` to `i + 1`.
-const MIGRATIONS: [&str; 2] = [include_str!("schema.sql"), include_str!("schema_v2.sql")];
+const MIGRATIONS: [&str; 3] = [
+    include_str!("schema.sql"),
+    include_str!("schema_v2.sql"),
+    include_str!("schema_v3.sql"),
+];
 
 /// The tables of schema version 1. A file with all of them, `user_version` 1 and no
 /// application_id was written by an fslab from before the marker.
@@ -208,7 +212,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
             target: Target::File(path.to_path_buf()),
-            empty: false,
+            version: SCHEMA_VERSION,
         };
         if usable(path, contents(&store.conn))? != Contents::Fslab(SCHEMA_VERSION) {
             store.migrate()?;
@@ -262,12 +266,16 @@ impl Store {
                 found = contents(&conn);
             }
         }
-        let found = usable(path, found)?;
+        // An older version is read as it is: the reads leave out what it cannot hold.
+        let version = match usable(path, found)? {
+            Contents::Fslab(v) => v,
+            _ => 0,
+        };
         Ok(Store {
             conn,
             path: path.to_path_buf(),
             target: Target::File(path.to_path_buf()),
-            empty: found == Contents::Empty,
+            version,
         })
     }
 
@@ -292,7 +300,7 @@ impl Store {
             conn,
             path,
             target: Target::Memory(uri),
-            empty: false,
+            version: SCHEMA_VERSION,
         };
         store.migrate()?;
         Ok(store)

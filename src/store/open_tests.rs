@@ -106,6 +106,33 @@ fn markers(p: &Path) -> (i64, i32, bool) {
     (v, a, owned == 2)
 }
 
+/// The columns of `trial` in a file, in table order.
+fn trial_columns(p: &Path) -> Vec<String> {
+    let c = rusqlite::Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .unwrap();
+    let mut st = c
+        .prepare("SELECT name FROM pragma_table_info('trial') ORDER BY cid")
+        .unwrap();
+    let names = st.query_map([], |r| r.get(0)).unwrap();
+    names.collect::<rusqlite::Result<_>>().unwrap()
+}
+
+const V3_TRIAL_COLUMNS: [&str; 13] = [
+    "id",
+    "cell_id",
+    "workload_id",
+    "repetition",
+    "order_index",
+    "status",
+    "error",
+    "cache_policy",
+    "started_at",
+    "finished_at",
+    "wall_seconds",
+    "interference",
+    "settle_seconds",
+];
+
 #[test]
 fn the_version_1_fixture_is_read_as_is_and_migrated_when_opened_for_writing() {
     let dir = tempfile::tempdir().unwrap();
@@ -136,6 +163,7 @@ fn the_version_1_fixture_is_read_as_is_and_migrated_when_opened_for_writing() {
         assert!(!d.trials[0].samples.is_empty());
     }
     assert_eq!(markers(&p), (SCHEMA_VERSION, APPLICATION_ID, true));
+    assert_eq!(trial_columns(&p), V3_TRIAL_COLUMNS, "1 → 3 in one open");
     // Marked now, and still fslab's on the next open.
     assert_eq!(Store::open(&p).unwrap().list_studies().unwrap().len(), 2);
 }
@@ -204,4 +232,118 @@ fn store_errors_name_the_database_file() {
         )),
         "{msg}"
     );
+}
+
+/// Row counts of every table and the names and SQL of every index, to compare a file before
+/// and after a migration.
+#[derive(Debug, PartialEq)]
+struct Inventory {
+    rows: Vec<(String, i64)>,
+    indexes: Vec<(String, String)>,
+}
+
+fn inventory(p: &Path) -> Inventory {
+    let c = rusqlite::Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .unwrap();
+    let tables: Vec<String> = c
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    let counts = tables
+        .into_iter()
+        .map(|t| {
+            let n = c
+                .query_row(&format!("SELECT COUNT(*) FROM \"{t}\""), [], |r| r.get(0))
+                .unwrap();
+            (t, n)
+        })
+        .collect();
+    let indexes = c
+        .prepare(
+            "SELECT name, coalesce(sql, '') FROM sqlite_master WHERE type = 'index' ORDER BY name",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    Inventory {
+        rows: counts,
+        indexes,
+    }
+}
+
+/// `tests/fixtures/store-v2.db` was written by fslab at schema version 2 (see doc/schema.md):
+/// the report fixtures' six studies, a real high-variance study (7) and an engine run (8).
+#[test]
+fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v2.db");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v2.db"),
+        &p,
+    )
+    .unwrap();
+    assert_eq!(markers(&p), (2, APPLICATION_ID, true));
+    let before = inventory(&p);
+    assert!(before.rows.iter().any(|(t, n)| t == "owned_path" && *n > 0));
+    let read = {
+        let st = Store::open_read_only(&p).unwrap();
+        assert_eq!(st.schema_version(), 2);
+        assert_eq!(st.list_studies().unwrap().len(), 8);
+        let d = st.load(7).unwrap().unwrap();
+        assert_eq!(d.study.name, "noisy-small-trees");
+        assert!(d
+            .trials
+            .iter()
+            .all(|t| t.interference.is_none() && t.settle_seconds.is_none()));
+        d
+    };
+    assert_eq!(
+        markers(&p),
+        (2, APPLICATION_ID, true),
+        "a read migrates nothing"
+    );
+    assert_eq!(trial_columns(&p).len(), 11);
+
+    let mut st = Store::open(&p).unwrap();
+    assert_eq!(st.schema_version(), SCHEMA_VERSION);
+    assert_eq!(markers(&p), (SCHEMA_VERSION, APPLICATION_ID, true));
+    assert_eq!(trial_columns(&p), V3_TRIAL_COLUMNS);
+    assert_eq!(inventory(&p), before, "every row and index kept");
+    assert_eq!(st.load(7).unwrap().unwrap(), read, "read back the same");
+    // The migrated file takes the new fields, and the unique index of counted repetitions
+    // still holds.
+    let (cell, workload) = (read.cells[0].id, read.workloads[0].id);
+    let new = NewTrial {
+        cell,
+        workload,
+        repetition: 5,
+        order_index: 99,
+        status: TrialStatus::Ok,
+        error: None,
+        cache_policy: "fresh",
+        started_at: now(),
+        finished_at: now(),
+        wall_seconds: 1.0,
+        metrics: &[],
+        histograms: &[],
+        interference: Some("vda: 3 MB written by other processes".into()),
+        settle_seconds: Some(4.0),
+    };
+    st.record_trial(&new).unwrap();
+    let last = st.load(7).unwrap().unwrap().trials.pop().unwrap();
+    assert_eq!(
+        (last.interference.as_deref(), last.settle_seconds),
+        (Some("vda: 3 MB written by other processes"), Some(4.0))
+    );
+    assert!(st
+        .record_trial(&NewTrial {
+            order_index: 100,
+            ..new
+        })
+        .is_err());
 }

@@ -1,139 +1,10 @@
 //! Read queries of the results store: studies, cells, workloads, trials and their samples.
 
-use super::{CellStatus, Histogram, SeriesStatus, Store, StudyStatus, TrialStatus};
+use super::rows::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow};
+use super::{Histogram, Store};
 use crate::metric::{Metric, Unit};
-use crate::stats::adaptive::StopReason;
 use anyhow::{Context, Result};
 use rusqlite::{params, OptionalExtension, Row};
-use serde::Serialize;
-
-/// A row of the `study` table.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct StudyRow {
-    /// Id.
-    pub id: i64,
-    /// `run` or `study`.
-    pub kind: String,
-    /// Name.
-    pub name: String,
-    /// Description.
-    pub description: String,
-    /// Command line as typed.
-    pub command_line: String,
-    /// Study file text or engine parameters.
-    pub spec: String,
-    /// Hash of `spec`.
-    pub spec_hash: String,
-    /// fslab version that wrote it.
-    pub tool_version: String,
-    /// Seed, if any.
-    pub seed: Option<i64>,
-    /// Status.
-    pub status: StudyStatus,
-    /// Creation time.
-    pub created_at: String,
-    /// Finish time.
-    pub finished_at: Option<String>,
-}
-
-/// A row of the `cell` table.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct CellRow {
-    /// Id.
-    pub id: i64,
-    /// Position in the plan.
-    pub idx: i64,
-    /// Label.
-    pub label: String,
-    /// Factor name and level label, in plan order.
-    pub factors: Vec<(String, String)>,
-    /// Resolved configuration.
-    pub config: serde_json::Value,
-    /// Exact provisioning commands.
-    pub commands: Vec<String>,
-    /// Superblock / log dump after mkfs.
-    pub superblock: String,
-    /// Status.
-    pub status: CellStatus,
-    /// Error, if failed.
-    pub error: Option<String>,
-}
-
-/// A row of the `workload` table.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct WorkloadRow {
-    /// Id.
-    pub id: i64,
-    /// Position in the study.
-    pub idx: i64,
-    /// Engine (`fdtree`, `iozone`, `dbench`).
-    pub kind: String,
-    /// Label.
-    pub label: String,
-    /// Parameters as JSON.
-    pub params: serde_json::Value,
-}
-
-/// A row of the `series` table (one cell × workload).
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct SeriesRow {
-    /// Cell id.
-    pub cell_id: i64,
-    /// Workload id.
-    pub workload_id: i64,
-    /// Status.
-    pub status: SeriesStatus,
-    /// Why repetitions stopped.
-    pub stop_reason: Option<StopReason>,
-    /// Error, if failed.
-    pub error: Option<String>,
-}
-
-/// A trial (repetition) with its samples.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct TrialRow {
-    /// Id.
-    pub id: i64,
-    /// Cell id.
-    pub cell_id: i64,
-    /// Workload id.
-    pub workload_id: i64,
-    /// Repetition number (0 = discarded warm-up).
-    pub repetition: i64,
-    /// Position in the execution order.
-    pub order_index: i64,
-    /// Counted, failed or a discarded warm-up.
-    pub status: TrialStatus,
-    /// Error, if failed.
-    pub error: Option<String>,
-    /// Cache policy applied.
-    pub cache_policy: String,
-    /// Start time.
-    pub started_at: String,
-    /// End time.
-    pub finished_at: String,
-    /// Wall seconds.
-    pub wall_seconds: f64,
-    /// The measured values.
-    pub samples: Vec<Metric>,
-}
-
-/// Everything stored about one study or run.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct StudyData {
-    /// The study.
-    pub study: StudyRow,
-    /// Environment key/value pairs, sorted by key.
-    pub environment: Vec<(String, String)>,
-    /// Cells in plan order.
-    pub cells: Vec<CellRow>,
-    /// Workloads in study order.
-    pub workloads: Vec<WorkloadRow>,
-    /// Series outcomes.
-    pub series: Vec<SeriesRow>,
-    /// Trials in execution order, each with its samples.
-    pub trials: Vec<TrialRow>,
-}
 
 fn study_from_row(r: &Row<'_>) -> rusqlite::Result<StudyRow> {
     Ok(StudyRow {
@@ -163,7 +34,7 @@ impl Store {
 
     /// All studies and runs, newest first.
     pub fn list_studies(&self) -> Result<Vec<StudyRow>> {
-        if self.empty {
+        if self.version == 0 {
             return Ok(Vec::new());
         }
         let what = "listing studies";
@@ -178,7 +49,7 @@ impl Store {
 
     /// One study by id.
     pub fn study(&self, id: i64) -> Result<Option<StudyRow>> {
-        if self.empty {
+        if self.version == 0 {
             return Ok(None);
         }
         self.conn()
@@ -193,7 +64,7 @@ impl Store {
 
     /// The newest study with this name and kind `study`.
     pub fn latest_study_named(&self, name: &str) -> Result<Option<StudyRow>> {
-        if self.empty {
+        if self.version == 0 {
             return Ok(None);
         }
         self.conn()
@@ -298,11 +169,18 @@ impl Store {
     /// Trials of a study in execution order, each with its samples.
     pub fn trials(&self, study: i64) -> Result<Vec<TrialRow>> {
         self.reading(format_args!("reading the repetitions of study {study}"), || {
-            let mut st = self.conn().prepare(
+            // A store older than version 3 (read-only opens do not migrate) has no columns
+            // for the machine around a repetition: read them as unknown.
+            let around = if self.version >= 3 {
+                "t.interference, t.settle_seconds"
+            } else {
+                "NULL, NULL"
+            };
+            let mut st = self.conn().prepare(&format!(
                 "SELECT t.id, t.cell_id, t.workload_id, t.repetition, t.order_index, t.status, t.error, t.cache_policy,
-                        t.started_at, t.finished_at, t.wall_seconds
+                        t.started_at, t.finished_at, t.wall_seconds, {around}
                  FROM trial t JOIN cell c ON c.id = t.cell_id WHERE c.study_id = ?1 ORDER BY t.order_index, t.id",
-            )?;
+            ))?;
             let rows = st.query_map(params![study], |r| {
                 Ok(TrialRow {
                     id: r.get(0)?,
@@ -316,6 +194,8 @@ impl Store {
                     started_at: r.get(8)?,
                     finished_at: r.get(9)?,
                     wall_seconds: r.get(10)?,
+                    interference: r.get(11)?,
+                    settle_seconds: r.get(12)?,
                     samples: Vec::new(),
                 })
             })?;

@@ -44,6 +44,8 @@ fn trial<'a>(c: i64, w: i64, rep: u32, metrics: &'a [Metric]) -> NewTrial<'a> {
         wall_seconds: 1.0,
         metrics,
         histograms: &[],
+        interference: None,
+        settle_seconds: None,
     }
 }
 
@@ -149,4 +151,44 @@ fn deleting_a_study_cascades() {
         .query_row("SELECT COUNT(*) FROM sample", [], |r| r.get(0))
         .unwrap();
     assert_eq!(n, 0);
+}
+
+#[test]
+fn interference_and_settling_round_trip_and_default_to_unknown() {
+    let mut store = Store::open_in_memory().unwrap();
+    let (s, c, w) = sample_study(&store);
+    let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
+    store
+        .record_trial(&NewTrial {
+            cache_policy: "fresh",
+            interference: Some(
+                "  cpu busy: 2 other processes running\n\nsda: 40 MB written by others \n".into(),
+            ),
+            settle_seconds: Some(12.5),
+            ..trial(c, w, 1, &m)
+        })
+        .unwrap();
+    store
+        .record_trial(&NewTrial {
+            interference: Some(" \n ".into()),
+            ..trial(c, w, 2, &m)
+        })
+        .unwrap();
+    store.record_trial(&trial(c, w, 3, &m)).unwrap();
+    let t = store.trials(s).unwrap();
+    assert_eq!(t[0].cache_policy, "fresh");
+    assert_eq!(
+        t[0].interference.as_deref(),
+        Some("cpu busy: 2 other processes running; sda: 40 MB written by others")
+    );
+    assert_eq!(t[0].settle_seconds, Some(12.5));
+    // A blank reason is no reason: NULL means quiet or not measured.
+    assert_eq!(
+        (t[1].interference.as_deref(), t[1].settle_seconds),
+        (None, None)
+    );
+    assert_eq!(
+        (t[2].interference.as_deref(), t[2].settle_seconds),
+        (None, None)
+    );
 }

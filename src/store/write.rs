@@ -8,6 +8,17 @@ use crate::stats::adaptive::StopReason;
 use anyhow::{Context, Result};
 use rusqlite::{params, OptionalExtension};
 
+/// An interference reason as one line: lines trimmed, empty ones dropped, the rest joined
+/// with `; `. Nothing left is `None` (NULL means quiet or not measured).
+fn one_line(reason: &str) -> Option<String> {
+    let parts: Vec<&str> = reason
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 impl Store {
     /// Record a new study or run; its status starts as `running`.
     pub fn begin_study(&self, s: &NewStudy) -> Result<i64> {
@@ -160,8 +171,8 @@ impl Store {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(fail)?;
         tx.execute(
-            "INSERT INTO trial (cell_id, workload_id, repetition, order_index, status, error, cache_policy, started_at, finished_at, wall_seconds)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO trial (cell_id, workload_id, repetition, order_index, status, error, cache_policy, started_at, finished_at, wall_seconds, interference, settle_seconds)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 t.cell,
                 t.workload,
@@ -172,7 +183,9 @@ impl Store {
                 t.cache_policy,
                 t.started_at,
                 t.finished_at,
-                t.wall_seconds
+                t.wall_seconds,
+                t.interference.as_deref().and_then(one_line),
+                t.settle_seconds
             ],
         )
         .map_err(fail)?;

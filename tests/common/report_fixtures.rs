@@ -146,6 +146,8 @@ impl<'a> Builder<'a> {
                 wall_seconds: 1.5,
                 metrics,
                 histograms: hists,
+                interference: None,
+                settle_seconds: None,
             })
             .unwrap();
     }

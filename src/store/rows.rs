@@ -1,0 +1,140 @@
+//! The rows the store's reads return: a study, its cells, workloads, series and trials.
+
+use super::{CellStatus, SeriesStatus, StudyStatus, TrialStatus};
+use crate::metric::Metric;
+use crate::stats::adaptive::StopReason;
+use serde::Serialize;
+
+/// A row of the `study` table.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StudyRow {
+    /// Id.
+    pub id: i64,
+    /// `run` or `study`.
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Command line as typed.
+    pub command_line: String,
+    /// Study file text or engine parameters.
+    pub spec: String,
+    /// Hash of `spec`.
+    pub spec_hash: String,
+    /// fslab version that wrote it.
+    pub tool_version: String,
+    /// Seed, if any.
+    pub seed: Option<i64>,
+    /// Status.
+    pub status: StudyStatus,
+    /// Creation time.
+    pub created_at: String,
+    /// Finish time.
+    pub finished_at: Option<String>,
+}
+
+/// A row of the `cell` table.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CellRow {
+    /// Id.
+    pub id: i64,
+    /// Position in the plan.
+    pub idx: i64,
+    /// Label.
+    pub label: String,
+    /// Factor name and level label, in plan order.
+    pub factors: Vec<(String, String)>,
+    /// Resolved configuration.
+    pub config: serde_json::Value,
+    /// Exact provisioning commands.
+    pub commands: Vec<String>,
+    /// Superblock / log dump after mkfs.
+    pub superblock: String,
+    /// Status.
+    pub status: CellStatus,
+    /// Error, if failed.
+    pub error: Option<String>,
+}
+
+/// A row of the `workload` table.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WorkloadRow {
+    /// Id.
+    pub id: i64,
+    /// Position in the study.
+    pub idx: i64,
+    /// Engine (`fdtree`, `iozone`, `dbench`).
+    pub kind: String,
+    /// Label.
+    pub label: String,
+    /// Parameters as JSON.
+    pub params: serde_json::Value,
+}
+
+/// A row of the `series` table (one cell × workload).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SeriesRow {
+    /// Cell id.
+    pub cell_id: i64,
+    /// Workload id.
+    pub workload_id: i64,
+    /// Status.
+    pub status: SeriesStatus,
+    /// Why repetitions stopped.
+    pub stop_reason: Option<StopReason>,
+    /// Error, if failed.
+    pub error: Option<String>,
+}
+
+/// A trial (repetition) with its samples.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TrialRow {
+    /// Id.
+    pub id: i64,
+    /// Cell id.
+    pub cell_id: i64,
+    /// Workload id.
+    pub workload_id: i64,
+    /// Repetition number (0 = discarded warm-up).
+    pub repetition: i64,
+    /// Position in the execution order.
+    pub order_index: i64,
+    /// Counted, failed or a discarded warm-up.
+    pub status: TrialStatus,
+    /// Error, if failed.
+    pub error: Option<String>,
+    /// Cache policy applied.
+    pub cache_policy: String,
+    /// Start time.
+    pub started_at: String,
+    /// End time.
+    pub finished_at: String,
+    /// Wall seconds.
+    pub wall_seconds: f64,
+    /// Why the machine was not quiet during it (one line); `None` when quiet, not measured,
+    /// or stored before schema version 3.
+    pub interference: Option<String>,
+    /// Seconds waited for a quiet machine before it; `None` when not asked (or before
+    /// schema version 3).
+    pub settle_seconds: Option<f64>,
+    /// The measured values.
+    pub samples: Vec<Metric>,
+}
+
+/// Everything stored about one study or run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StudyData {
+    /// The study.
+    pub study: StudyRow,
+    /// Environment key/value pairs, sorted by key.
+    pub environment: Vec<(String, String)>,
+    /// Cells in plan order.
+    pub cells: Vec<CellRow>,
+    /// Workloads in study order.
+    pub workloads: Vec<WorkloadRow>,
+    /// Series outcomes.
+    pub series: Vec<SeriesRow>,
+    /// Trials in execution order, each with its samples.
+    pub trials: Vec<TrialRow>,
+}

@@ -1,0 +1,287 @@
+//! Is this machine virtual? A benchmark on a virtual machine (or in a container) must say so:
+//! its disks are the host's files, its CPUs are shared.
+//!
+//! `systemd-detect-virt --vm` and `--container` answer when installed (they know every
+//! hypervisor and container manager, through CPUID, DMI, device tree and more). Without it:
+//! `/sys/hypervisor/type` (Xen), the DMI strings of `/sys/class/dmi/id/` matched as
+//! systemd does, then the `hypervisor` flag of `/proc/cpuinfo` (`vm-other`: some hypervisor,
+//! which is not named). Words are systemd's (`none`, `kvm`, `qemu`, `vmware`, `microsoft`,
+//! `oracle`, `xen`, `docker`, `podman`, `lxc`, …), so both paths store the same values.
+//! These are one-word files: read with `std::fs`, no parser needed.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The virtualisation of this machine, with how it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Virtualization {
+    /// The hypervisor, in systemd's words: `none`, `kvm`, `qemu`, `vmware`, `vm-other`, ….
+    pub vm: String,
+    /// How `vm` was found (`systemd-detect-virt --vm`, `DMI sys_vendor`, …).
+    pub vm_source: String,
+    /// The container manager, in systemd's words: `none`, `docker`, `podman`, `lxc`, ….
+    pub container: String,
+}
+
+/// DMI strings of virtual machines (systemd's `dmi_vendor_table`), matched at the start of
+/// `product_name`, `sys_vendor`, `board_vendor`, `bios_vendor` and `product_version`.
+const DMI_VENDORS: [(&str, &str); 16] = [
+    ("KVM", "kvm"),
+    ("OpenStack", "kvm"),
+    ("KubeVirt", "kvm"),
+    ("Amazon EC2", "amazon"),
+    ("QEMU", "qemu"),
+    ("VMware", "vmware"),
+    ("VMW", "vmware"),
+    ("innotek GmbH", "oracle"),
+    ("VirtualBox", "oracle"),
+    ("Xen", "xen"),
+    ("Bochs", "bochs"),
+    ("Parallels", "parallels"),
+    ("BHYVE", "bhyve"),
+    ("Hyper-V", "microsoft"),
+    ("Apple Virtualization", "apple"),
+    ("Google Compute Engine", "google"),
+];
+
+/// The DMI files looked at, in systemd's order.
+pub const DMI_FILES: [&str; 5] = [
+    "product_name",
+    "sys_vendor",
+    "board_vendor",
+    "bios_vendor",
+    "product_version",
+];
+
+/// What the fallback looks at when `systemd-detect-virt` is missing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VmClues {
+    /// `/sys/hypervisor/type` (`xen`).
+    pub hypervisor_type: Option<String>,
+    /// `/proc/xen/capabilities` (`control_d` on the Xen host itself, dom0).
+    pub xen_capabilities: Option<String>,
+    /// `(file, value)` of the DMI files that exist.
+    pub dmi: Vec<(String, String)>,
+    /// The `hypervisor` flag of `/proc/cpuinfo`.
+    pub cpu_hypervisor_flag: bool,
+}
+
+/// The hypervisor named by the clues, and which clue named it.
+pub fn vm_from_clues(c: &VmClues) -> (String, String) {
+    if let Some(t) = c.hypervisor_type.as_deref().filter(|t| !t.is_empty()) {
+        let dom0 = t == "xen"
+            && c.xen_capabilities
+                .as_deref()
+                .is_some_and(|cap| cap.contains("control_d"));
+        if !dom0 {
+            return (t.to_string(), "/sys/hypervisor/type".into());
+        }
+    }
+    for (file, value) in &c.dmi {
+        // Hyper-V guests say `Microsoft Corporation` / `Virtual Machine`.
+        if file == "product_name" && value == "Virtual Machine" {
+            let ms = c
+                .dmi
+                .iter()
+                .any(|(f, v)| f == "sys_vendor" && v == "Microsoft Corporation");
+            if ms {
+                return ("microsoft".into(), "DMI product_name".into());
+            }
+        }
+        if let Some((_, word)) = DMI_VENDORS.iter().find(|(p, _)| value.starts_with(p)) {
+            // EC2 bare-metal instances carry the vendor string but no hypervisor.
+            if *word == "amazon" && !c.cpu_hypervisor_flag {
+                continue;
+            }
+            return (word.to_string(), format!("DMI {file}"));
+        }
+    }
+    if c.cpu_hypervisor_flag {
+        return ("vm-other".into(), "/proc/cpuinfo hypervisor flag".into());
+    }
+    (
+        "none".into(),
+        "no hypervisor in /sys/hypervisor, DMI or /proc/cpuinfo".into(),
+    )
+}
+
+/// The container manager from the files container managers leave (systemd's own
+/// `/run/systemd/container`, podman's `/run/.containerenv`, docker's `/.dockerenv`) under
+/// `root`.
+pub fn container_from_files(root: &Path) -> String {
+    if let Some(c) = read_word(&root.join("run/systemd/container")) {
+        return c;
+    }
+    if root.join("run/.containerenv").exists() {
+        return "podman".into();
+    }
+    if root.join(".dockerenv").exists() {
+        return "docker".into();
+    }
+    "none".into()
+}
+
+fn read_word(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// `systemd-detect-virt ARG`'s answer: one word on stdout (exit status 1 with `none` is an
+/// answer too); `None` when it is not installed or says nothing usable.
+fn detect_virt(arg: &str) -> Option<String> {
+    let out = Command::new("systemd-detect-virt").arg(arg).output().ok()?;
+    let word = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let usable = !word.is_empty()
+        && !word.contains(char::is_whitespace)
+        && (out.status.success() || word == "none");
+    usable.then_some(word)
+}
+
+/// Read the fallback's clues from this machine.
+pub fn clues(cpu_hypervisor_flag: bool) -> VmClues {
+    let dmi = DMI_FILES
+        .iter()
+        .filter_map(|f| {
+            read_word(&Path::new("/sys/class/dmi/id").join(f)).map(|v| (f.to_string(), v))
+        })
+        .collect();
+    VmClues {
+        hypervisor_type: read_word(Path::new("/sys/hypervisor/type")),
+        xen_capabilities: read_word(Path::new("/proc/xen/capabilities")),
+        dmi,
+        cpu_hypervisor_flag,
+    }
+}
+
+/// The virtualisation of this machine (found once per process: it does not change).
+pub fn virtualization() -> Virtualization {
+    static FOUND: OnceLock<Virtualization> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let (vm, vm_source) = match detect_virt("--vm") {
+                Some(vm) => (vm, "systemd-detect-virt --vm".to_string()),
+                None => {
+                    let flag = super::cpu::cpu_facts().is_some_and(|c| c.hypervisor_flag);
+                    vm_from_clues(&clues(flag))
+                }
+            };
+            let container =
+                detect_virt("--container").unwrap_or_else(|| container_from_files(Path::new("/")));
+            Virtualization {
+                vm,
+                vm_source,
+                container,
+            }
+        })
+        .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dmi(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(f, v)| (f.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn clues_name_the_hypervisor_in_systemds_words() {
+        let qemu = VmClues {
+            // A KVM guest of libvirt/QEMU: /sys/class/dmi/id as the kernel gives it.
+            dmi: dmi(&[
+                ("product_name", "Standard PC (Q35 + ICH9, 2009)"),
+                ("sys_vendor", "QEMU"),
+                ("bios_vendor", "SeaBIOS"),
+                ("product_version", "pc-q35-7.2"),
+            ]),
+            cpu_hypervisor_flag: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            vm_from_clues(&qemu),
+            ("qemu".into(), "DMI sys_vendor".into())
+        );
+        let vmware = VmClues {
+            dmi: dmi(&[
+                ("product_name", "VMware7,1"),
+                ("sys_vendor", "VMware, Inc."),
+            ]),
+            ..Default::default()
+        };
+        assert_eq!(vm_from_clues(&vmware).0, "vmware");
+        let hyperv = VmClues {
+            dmi: dmi(&[
+                ("product_name", "Virtual Machine"),
+                ("sys_vendor", "Microsoft Corporation"),
+            ]),
+            ..Default::default()
+        };
+        assert_eq!(vm_from_clues(&hyperv).0, "microsoft");
+        let xen = VmClues {
+            hypervisor_type: Some("xen".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            vm_from_clues(&xen),
+            ("xen".into(), "/sys/hypervisor/type".into())
+        );
+    }
+
+    #[test]
+    fn bare_metal_and_unnamed_hypervisors() {
+        let metal = VmClues {
+            dmi: dmi(&[
+                ("product_name", "PowerEdge R650"),
+                ("sys_vendor", "Dell Inc."),
+            ]),
+            ..Default::default()
+        };
+        assert_eq!(vm_from_clues(&metal).0, "none");
+        // A Xen host (dom0) is not a guest; an EC2 metal instance neither.
+        let dom0 = VmClues {
+            hypervisor_type: Some("xen".into()),
+            xen_capabilities: Some("control_d".into()),
+            ..Default::default()
+        };
+        assert_eq!(vm_from_clues(&dom0).0, "none");
+        let ec2_metal = VmClues {
+            dmi: dmi(&[("sys_vendor", "Amazon EC2")]),
+            ..Default::default()
+        };
+        assert_eq!(vm_from_clues(&ec2_metal).0, "none");
+        // Only the CPU flag: some hypervisor, not named (this lab's KVM machine has no DMI).
+        let flag = VmClues {
+            cpu_hypervisor_flag: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            vm_from_clues(&flag),
+            ("vm-other".into(), "/proc/cpuinfo hypervisor flag".into())
+        );
+    }
+
+    #[test]
+    fn containers_are_known_by_the_files_they_leave() {
+        let root = tempfile::tempdir().unwrap();
+        assert_eq!(container_from_files(root.path()), "none");
+        std::fs::write(root.path().join(".dockerenv"), "").unwrap();
+        assert_eq!(container_from_files(root.path()), "docker");
+        std::fs::create_dir_all(root.path().join("run/systemd")).unwrap();
+        std::fs::write(root.path().join("run/systemd/container"), "lxc\n").unwrap();
+        assert_eq!(container_from_files(root.path()), "lxc");
+    }
+
+    #[test]
+    fn this_machine_says_what_it_is() {
+        let v = virtualization();
+        for word in [&v.vm, &v.vm_source, &v.container] {
+            assert!(!word.is_empty() && !word.contains('\n'), "{v:?}");
+        }
+    }
+}
