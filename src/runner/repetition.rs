@@ -194,8 +194,8 @@ impl Repetition {
             wall_seconds: self.wall_seconds,
             metrics,
             histograms,
-            interference: None,
-            settle_seconds: None,
+            interference: self.interference.clone(),
+            settle_seconds: self.settle_seconds,
         }
     }
 }
