@@ -381,9 +381,11 @@ pub struct ShowArgs {
 /// What error bars and bands show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ErrorBarsArg {
-    /// The 95% confidence interval of the mean (Student t).
+    /// The 95% confidence interval (of the geometric mean, on the log scale, for times,
+    /// rates, sizes and counts; Student t of the mean otherwise).
     Ci,
-    /// Plus and minus one standard deviation.
+    /// Plus and minus one standard deviation (clipped at 0 for quantities that cannot be
+    /// negative).
     Sd,
 }
 
@@ -410,6 +412,10 @@ pub struct ReportOutputArgs {
     /// Warn when the coefficient of variation exceeds this percentage.
     #[arg(long, default_value_t = 10.0, value_name = "PERCENT")]
     pub max_cv: f64,
+    /// How warnings are listed: one line per kind with a count and the places named (the
+    /// terminal shows at most about ten), or every warning on its own line. JSON has both.
+    #[arg(long, value_enum, default_value = "grouped")]
+    pub warnings: crate::report::WarningsMode,
 }
 
 /// `fslab report`.

@@ -73,6 +73,13 @@ impl Unit {
         !matches!(self, Unit::Seconds | Unit::Millis)
     }
 
+    /// Whether a value in this unit can never be negative: times, rates, throughputs, counts
+    /// and bytes (their 95% intervals are computed on the log scale). Percentages are not
+    /// (a percentage can be a signed change).
+    pub fn is_positive(self) -> bool {
+        !matches!(self, Unit::Percent)
+    }
+
     /// Whether this unit is a rate (per second).
     pub fn is_rate(self) -> bool {
         matches!(
@@ -174,6 +181,9 @@ mod tests {
         assert!(Unit::FilesPerSec.higher_is_better());
         assert!(Unit::KiBPerSec.is_rate());
         assert!(!Unit::Seconds.is_rate());
+        assert!(Unit::Seconds.is_positive() && Unit::Count.is_positive());
+        assert!(Unit::MBPerSec.is_positive() && Unit::Bytes.is_positive());
+        assert!(!Unit::Percent.is_positive());
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub(crate) fn options(o: &ReportOutputArgs, baseline: Option<String>) -> Result<
             max_cv: o.max_cv / 100.0,
         },
         compare_factors: None,
+        warnings: o.warnings,
     })
 }
 

@@ -3,6 +3,7 @@
 //! summarise them, lay out the tables, compare against the baselines and run the checks.
 //! Pure: no I/O, the same input always gives the same model.
 
+use super::advice::Origin;
 use super::checks;
 use super::comparisons;
 use super::headline;
@@ -10,8 +11,9 @@ use super::latency;
 use super::levels::numeric_levels;
 use super::model::*;
 use super::options::ReportOptions;
+use super::warngroups;
 use crate::metric::{Histogram, Unit};
-use crate::stats::{self, outliers};
+use crate::stats::{self, outliers, Quantity};
 use crate::store::TrialStatus;
 use crate::store::{StudyData, TrialRow};
 use crate::workload::WorkloadKind;
@@ -72,6 +74,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
             stats: Vec::new(),
             comparisons: Vec::new(),
             latency: Vec::new(),
+            cache_policy: cache_policy(&trials),
         };
         // A workload without any counted repetition stays in the report (its series show
         // why), with empty tables.
@@ -90,9 +93,22 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
     }
 
     let series = series_info(d, &cells, &workloads);
-    let mut warnings = checks::warnings(&cells, &workloads, &series, &input.environments, opts);
+    let origin = if input.sources.is_empty() {
+        Origin::of([d.study.kind.as_str()])
+    } else {
+        Origin::of(input.sources.iter().map(|s| s.kind.as_str()))
+    };
+    let mut warnings = checks::warnings(
+        &cells,
+        &workloads,
+        &series,
+        &input.environments,
+        origin,
+        opts,
+    );
     warnings.extend(comparisons::multiple_comparison_warnings(&workloads));
     let observations = comparisons::observations(&workloads, &cells, &warnings);
+    let warning_groups = warngroups::group(&warnings, &opts.thresholds);
     Ok(ReportData {
         schema: SCHEMA,
         title: input.title.clone(),
@@ -101,6 +117,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
             baseline: opts.baseline.clone(),
             metrics: opts.metrics.clone(),
             error_bars: opts.error_bars,
+            warnings: opts.warnings,
         },
         factors,
         cells,
@@ -108,7 +125,19 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         series,
         observations,
         warnings,
+        warning_groups,
         environments: input.environments.clone(),
+    })
+}
+
+/// The cache policy the trials ran under: their common stored word, `mixed` when they
+/// differ, `None` without trials.
+fn cache_policy(trials: &[&TrialRow]) -> Option<String> {
+    let first = trials.first()?.cache_policy.as_str();
+    Some(if trials.iter().all(|t| t.cache_policy == first) {
+        first.to_string()
+    } else {
+        "mixed".to_string()
     })
 }
 
@@ -244,7 +273,14 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
                     order.push(t.order_index);
                 }
             }
-            let Some(summary) = stats::summarize(&values) else {
+            // Times, rates, sizes and counts cannot be negative: their intervals are
+            // computed on the log scale.
+            let quantity = if unit.is_positive() {
+                Quantity::Positive
+            } else {
+                Quantity::Signed
+            };
+            let Some(summary) = stats::summarize_as(&values, quantity) else {
                 continue;
             };
             wr.stats.push(CellMetric {

@@ -8,6 +8,7 @@
 //! every cell with that one cell. Only each phase's headline metric is compared unless
 //! `--metric` selects metrics explicitly.
 
+use super::checks::Draft;
 use super::model::*;
 use super::options::ReportOptions;
 use super::verdict;
@@ -180,7 +181,6 @@ pub fn compare(
             let w = welch(&base.values, &cand.values);
             let mw = mann_whitney(&base.values, &cand.values);
             let significant = verdict::is_significant(change.as_ref(), w.as_ref());
-            let (text, better) = verdict::verdict(cand.unit, change.as_ref(), w.as_ref());
             out.push(Comparison {
                 factor: factor.clone(),
                 baseline_cell: b,
@@ -198,19 +198,26 @@ pub fn compare(
                 mann_whitney: mw,
                 significant,
                 q: None,
-                better,
-                verdict: text,
+                better: None,
+                verdict: String::new(),
             });
         }
     }
-    adjust(&mut out);
+    let family = adjust(&mut out);
+    for (c, size) in out.iter_mut().zip(family) {
+        // q is shown where it can differ from p: in a family of several comparisons.
+        let q = if size > 1 { c.q } else { None };
+        let (text, better) = verdict::verdict(c.unit, c.change.as_ref(), c.welch.as_ref(), q);
+        c.verdict = text;
+        c.better = better;
+    }
     out
 }
 
 /// Benjamini–Hochberg q for every comparison, the family being all comparisons of the same
 /// phase and metric (one question — "does the configuration change this?" — asked of every
-/// pair of configurations the report compares).
-fn adjust(comparisons: &mut [Comparison]) {
+/// pair of configurations the report compares). Returns each comparison's family size.
+fn adjust(comparisons: &mut [Comparison]) -> Vec<usize> {
     let mut families: std::collections::BTreeMap<(&str, &str), Vec<usize>> = Default::default();
     for (i, c) in comparisons.iter().enumerate() {
         families
@@ -219,7 +226,11 @@ fn adjust(comparisons: &mut [Comparison]) {
             .push(i);
     }
     let families: Vec<Vec<usize>> = families.into_values().collect();
+    let mut sizes = vec![0; comparisons.len()];
     for members in families {
+        for &i in &members {
+            sizes[i] = members.len();
+        }
         let p: Vec<f64> = members
             .iter()
             .map(|&i| comparisons[i].welch.as_ref().map_or(f64::NAN, |w| w.p))
@@ -229,6 +240,7 @@ fn adjust(comparisons: &mut [Comparison]) {
             comparisons[i].q = (!q.is_nan()).then_some(q);
         }
     }
+    sizes
 }
 
 /// Whether a comparison is reported as an observation: significant on its own and after the
@@ -257,18 +269,18 @@ pub fn multiple_comparison_warnings(workloads: &[WorkloadReport]) -> Vec<ReportW
             continue;
         }
         let m = headline.len();
-        out.push(ReportWarning {
-            kind: WarningKind::MultipleComparisons,
-            workload: Some(w.label.clone()),
-            cell: None,
-            metric: None,
-            message: format!(
-                "{}: {raw} of {m} comparisons have p < 0.05, {kept} after adjusting for multiple comparisons (Benjamini–Hochberg per metric); Observations leave out the {} that do not hold up (were there no real differences, about {:.2} of {m} would reach p < 0.05 by chance); add repetitions or compare fewer configurations to confirm them",
-                w.label,
-                raw - kept,
-                m as f64 * verdict::ALPHA
+        out.push(
+            Draft::new(WarningKind::MultipleComparisons, Some(w), None, None).finish(
+                w.label.clone(),
+                format!("{} of {raw} with p < 0.05", raw - kept),
+                format!(
+                    "{raw} of {m} comparisons have p < 0.05, {kept} after adjusting for multiple comparisons (Benjamini–Hochberg per metric); Observations leave out the {} that do not hold up (were there no real differences, about {:.2} of {m} would reach p < 0.05 by chance)",
+                    raw - kept,
+                    m as f64 * verdict::ALPHA
+                ),
+                "add repetitions or compare fewer configurations to confirm them".into(),
             ),
-        });
+        );
     }
     out
 }

@@ -1,6 +1,8 @@
 //! The CSV report: one row per workload × configuration × phase × metric with the same
 //! statistics the tables show, at full precision (Rust's shortest round-trip form), one
-//! column per factor. Comparisons and warnings are in the JSON, Markdown and HTML formats.
+//! column per factor; `ci95_low`/`ci95_high` by `ci95_method` (`log_t` for quantities that
+//! cannot be negative), and the geometric mean `gmean`. Comparisons and warnings are in the
+//! JSON, Markdown and HTML formats.
 
 use super::model::*;
 use super::Exporter;
@@ -42,6 +44,8 @@ impl Exporter for CsvExporter {
                 "max",
                 "cv",
                 "outliers",
+                "ci95_method",
+                "gmean",
             ]
             .iter()
             .map(|s| s.to_string()),
@@ -80,6 +84,8 @@ impl Exporter for CsvExporter {
                             num(Some(sm.max)),
                             num(sm.cv),
                             s.outliers.len().to_string(),
+                            sm.ci95_method.as_str().to_string(),
+                            num(sm.gmean),
                         ]);
                         let _ = writeln!(o, "{}", cols.join(","));
                     }

@@ -4,7 +4,7 @@
 
 use super::charts::{self, Chart};
 use super::model::*;
-use super::table::{comparison_name, percentile_label, series_rows, SERIES_HEADER};
+use super::table::{comparison_name, interval_words, percentile_label, series_rows, SERIES_HEADER};
 use super::verdict::{fmt_interval, fmt_opt, fmt_p_cell};
 use super::Exporter;
 use crate::units::fmt_num;
@@ -27,6 +27,21 @@ fn esc(s: &str) -> String {
         }
     }
     o
+}
+
+/// `` `text` `` as `<code>text</code>` (in already escaped text).
+fn code_spans(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for (i, part) in s.split('`').enumerate() {
+        if i > 0 {
+            out.push_str(if i % 2 == 1 { "<code>" } else { "</code>" });
+        }
+        out.push_str(part);
+    }
+    if s.matches('`').count() % 2 == 1 {
+        out.push_str("</code>");
+    }
+    out
 }
 
 const STYLE: &str = "
@@ -104,6 +119,11 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
     }
     for t in &w.tables {
         let _ = writeln!(o, "<h3>{}</h3>", esc(&t.title));
+        let _ = writeln!(
+            o,
+            "<p class=\"meta\">Mean, ± standard deviation, then the {} and n.</p>",
+            esc(&interval_words(w, t))
+        );
         let mut cols = vec!["configuration"];
         cols.extend(t.phases.iter().map(String::as_str));
         table_head(o, &cols);
@@ -161,6 +181,7 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
                 "metric",
                 "verdict",
                 "Welch p",
+                "q (BH)",
                 "Mann–Whitney p",
             ],
         );
@@ -172,12 +193,13 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
             };
             let _ = writeln!(
                 o,
-                "<tr><td>{}</td><td>{}.{}</td><td{class}>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                "<tr><td>{}</td><td>{}.{}</td><td{class}>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
                 esc(&comparison_name(c)),
                 esc(&c.phase),
                 esc(&c.name),
                 esc(&c.verdict),
                 fmt_p_cell(c.welch.map(|x| x.p)),
+                fmt_p_cell(c.q),
                 fmt_p_cell(c.mann_whitney.map(|x| x.p))
             );
         }
@@ -236,8 +258,8 @@ fn tail(r: &ReportData, o: &mut String) {
         o.push_str("<p>None.</p>\n");
     } else {
         o.push_str("<ul class=\"warnings\">\n");
-        for w in &r.warnings {
-            let _ = writeln!(o, "<li>{}</li>", esc(&w.message));
+        for l in super::warngroups::lines(r, false) {
+            let _ = writeln!(o, "<li>{}</li>", code_spans(&esc(&l)));
         }
         o.push_str("</ul>\n");
     }

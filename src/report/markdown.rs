@@ -1,10 +1,12 @@
 //! The Markdown report: the same sections and numbers as the terminal tables, each entry the
 //! mean with the standard deviation under it, then the 95% interval and n (GitHub-flavoured
-//! tables, `<br>` inside cells).
+//! tables, `<br>` inside cells); warnings grouped (all of them, uncapped) unless
+//! `--warnings all`.
 
 use super::model::*;
 use super::table::{
-    ci_n, comparison_name, percentile_label, series_rows, source_lines, SERIES_HEADER,
+    ci_n, comparison_name, interval_words, percentile_label, series_rows, source_lines,
+    SERIES_HEADER,
 };
 use super::verdict::{fmt_opt, fmt_p_cell};
 use super::Exporter;
@@ -53,7 +55,8 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
         let _ = writeln!(o, "\n### {}\n", t.title);
         let _ = writeln!(
             o,
-            "Mean, with the standard deviation under it, then the 95% CI and n.\n"
+            "Mean, with the standard deviation under it, then the {} and n.\n",
+            interval_words(w, t)
         );
         let mut h = vec!["configuration".to_string()];
         h.extend(t.phases.iter().map(|p| esc(p)));
@@ -108,9 +111,10 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
                 "metric".into(),
                 "verdict".into(),
                 "Welch p".into(),
+                "q (BH)".into(),
                 "Mann–Whitney p".into(),
             ],
-            3..5,
+            3..6,
         );
         for c in &w.comparisons {
             row(
@@ -120,6 +124,7 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
                     format!("{}.{}", esc(&c.phase), esc(&c.name)),
                     esc(&c.verdict),
                     fmt_p_cell(c.welch.map(|x| x.p)),
+                    fmt_p_cell(c.q),
                     fmt_p_cell(c.mann_whitney.map(|x| x.p)),
                 ],
             );
@@ -148,8 +153,8 @@ impl Exporter for MarkdownExporter {
         if r.warnings.is_empty() {
             let _ = writeln!(o, "None.");
         }
-        for w in &r.warnings {
-            let _ = writeln!(o, "- {}", w.message);
+        for l in super::warngroups::lines(r, false) {
+            let _ = writeln!(o, "- {}", l);
         }
         let _ = writeln!(o, "\n## Repetitions\n");
         let h: Vec<String> = SERIES_HEADER.iter().map(|s| s.to_string()).collect();

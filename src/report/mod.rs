@@ -4,7 +4,9 @@
 //!
 //! `runsummary` is the compact per-metric summary printed by engine commands.
 
+pub mod advice;
 pub mod build;
+pub mod cache_checks;
 pub mod charts;
 pub mod checks;
 pub mod comparisons;
@@ -21,9 +23,10 @@ pub mod runsummary;
 pub mod select;
 pub mod table;
 pub mod verdict;
+pub mod warngroups;
 
 pub use build::{build, Input};
-pub use model::{ErrorBars, ReportData};
+pub use model::{ErrorBars, ReportData, WarningsMode};
 pub use options::ReportOptions;
 
 /// Renders a report. Pure: the same model gives the same bytes.

@@ -16,11 +16,23 @@ pub const SCHEMA: &str = "fslab.report.v1";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorBars {
-    /// 95% Student-t interval of the mean.
+    /// The 95% interval of each statistic (`summary.ci95`, by its `ci95_method`).
     #[default]
     Ci,
-    /// Mean ± one standard deviation.
+    /// Mean ± one standard deviation (clipped at 0 for quantities that cannot be negative).
     Sd,
+}
+
+/// How the text formats list warnings (`--warnings`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningsMode {
+    /// One line per kind of warning (and advice), with a count and the first few places; the
+    /// terminal shows at most about ten lines.
+    #[default]
+    Grouped,
+    /// Every warning on its own line.
+    All,
 }
 
 /// A complete report.
@@ -44,8 +56,10 @@ pub struct ReportData {
     pub series: Vec<SeriesInfo>,
     /// Plain-language observations, only for significant differences.
     pub observations: Vec<Observation>,
-    /// Results that should not be trusted as they are.
+    /// Results that should not be trusted as they are, one entry each.
     pub warnings: Vec<ReportWarning>,
+    /// The same warnings grouped by kind and advice, most serious first.
+    pub warning_groups: Vec<super::warngroups::WarningGroup>,
     /// Environment of each source.
     pub environments: Vec<Environment>,
 }
@@ -84,6 +98,8 @@ pub struct OptionsEcho {
     pub metrics: Vec<String>,
     /// What error bars show.
     pub error_bars: ErrorBars,
+    /// How the text formats list warnings.
+    pub warnings: WarningsMode,
 }
 
 /// A factor and its levels.
@@ -167,6 +183,9 @@ pub struct WorkloadReport {
     pub comparisons: Vec<Comparison>,
     /// Latency percentiles per operation and cell.
     pub latency: Vec<LatencyCurve>,
+    /// The cache policy of its counted repetitions as stored (`cold`, `warm`, `none`;
+    /// `mixed` when they differ); `None` without any.
+    pub cache_policy: Option<String>,
 }
 
 /// A table: rows are cells, columns are phases, entries one metric.
@@ -193,7 +212,8 @@ pub struct CellMetric {
     pub name: String,
     /// Unit.
     pub unit: Unit,
-    /// n, mean, sd, median, min, max, cv, 95% interval.
+    /// n, mean, sd, median, min, max, cv, the 95% interval and its method (log scale for
+    /// units that cannot be negative), the geometric mean.
     pub summary: Summary,
     /// Values in execution order.
     pub values: Vec<f64>,
@@ -315,6 +335,11 @@ pub struct ReportWarning {
     pub metric: Option<String>,
     /// The message, one line, naming the fix.
     pub message: String,
+    /// Where, with its figure, as listed in a group line
+    /// (`journal=16MB fs=ext4 · dir_remove.rate 12.7%`).
+    pub subject: String,
+    /// What to do, in the words of its workload and cache policy (shared by a group).
+    pub advice: String,
 }
 
 /// Environment of one source.
@@ -324,6 +349,26 @@ pub struct Environment {
     pub source: String,
     /// Key/value pairs, sorted by key.
     pub entries: Vec<(String, String)>,
+}
+
+impl WarningKind {
+    /// Order of groups, most serious first: results that are missing or cannot be compared,
+    /// then results that measure something else (the page cache), then doubtful values.
+    pub fn rank(self) -> u8 {
+        match self {
+            WarningKind::Failed => 0,
+            WarningKind::FewRepetitions => 1,
+            WarningKind::MultipleComparisons => 2,
+            WarningKind::CacheDataset => 3,
+            WarningKind::CacheDevice => 4,
+            WarningKind::TooShort => 5,
+            WarningKind::HighCv => 6,
+            WarningKind::Drift => 7,
+            WarningKind::FirstSlower => 8,
+            WarningKind::Outlier => 9,
+            WarningKind::StopReason => 10,
+        }
+    }
 }
 
 impl WorkloadReport {

@@ -2,7 +2,7 @@
 //! so the builder and the parts it calls (`checks`, `comparisons`) all depend on this file
 //! and not on each other.
 
-use super::model::ErrorBars;
+use super::model::{ErrorBars, WarningsMode};
 use crate::stats::Thresholds;
 
 /// Choices that shape a report.
@@ -18,4 +18,6 @@ pub struct ReportOptions {
     pub thresholds: Thresholds,
     /// Restrict comparisons to these factors (`fslab compare` uses its `source` factor).
     pub compare_factors: Option<Vec<String>>,
+    /// How the text formats list warnings (`--warnings`).
+    pub warnings: WarningsMode,
 }

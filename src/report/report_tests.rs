@@ -9,9 +9,33 @@ use crate::store::{NewCell, NewStudy, NewTrial, Store};
 use crate::store::{SeriesStatus, TrialStatus};
 use std::collections::BTreeMap;
 
-/// A study with `cells` (factor lists) and one fdtree workload; `values(cell, rep)` gives the
-/// metrics of each repetition, recorded interleaved.
+/// A study with `cells` (factor lists) and one fdtree workload under the cold policy;
+/// `values(cell, rep)` gives the metrics of each repetition, recorded interleaved.
 fn study(
+    cells: &[&[(&str, &str)]],
+    reps: u32,
+    env: &[(&str, &str)],
+    values: impl Fn(usize, u32) -> Vec<Metric>,
+) -> (Store, i64) {
+    let fdtree = Workload {
+        kind: "fdtree",
+        params: serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
+        policy: "cold",
+    };
+    study_of(&fdtree, cells, reps, env, values)
+}
+
+/// The workload of a test study: its kind, stored parameters and cache policy.
+pub(super) struct Workload {
+    pub kind: &'static str,
+    pub params: serde_json::Value,
+    pub policy: &'static str,
+}
+
+/// A study with `cells` (factor lists) and one workload `wl`; `values(cell, rep)` gives the
+/// metrics of each repetition, recorded interleaved.
+pub(super) fn study_of(
+    wl: &Workload,
     cells: &[&[(&str, &str)]],
     reps: u32,
     env: &[(&str, &str)],
@@ -56,13 +80,7 @@ fn study(
         );
     }
     let w = store
-        .add_workload(
-            s,
-            0,
-            "fdtree",
-            "tiny",
-            &serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
-        )
+        .add_workload(s, 0, wl.kind, "tiny", &wl.params)
         .unwrap();
     let env: Vec<(String, String)> = env
         .iter()
@@ -81,7 +99,7 @@ fn study(
                     order_index: order,
                     status: TrialStatus::Ok,
                     error: None,
-                    cache_policy: "cold",
+                    cache_policy: wl.policy,
                     started_at: "t".into(),
                     finished_at: "t".into(),
                     wall_seconds: 1.0,
@@ -108,7 +126,7 @@ fn study(
     (store, s)
 }
 
-fn report(store: &Store, id: i64, opts: &ReportOptions) -> anyhow::Result<ReportData> {
+pub(super) fn report(store: &Store, id: i64, opts: &ReportOptions) -> anyhow::Result<ReportData> {
     let d = store.load(id).unwrap().unwrap();
     let env = vec![Environment {
         source: id.to_string(),
@@ -199,7 +217,11 @@ fn percent_change_welch_and_rank_test_by_hand() {
     assert_eq!(c.mann_whitney.unwrap().p, 0.1);
     assert!(c.significant);
     assert_eq!(c.better, Some(true));
-    assert_eq!(c.verdict, "faster by 50% (95% CI 43–57%, p < 0.001)");
+    // A family of four comparisons of dir_create.rate: q beside p.
+    assert_eq!(
+        c.verdict,
+        "faster by 50% (95% CI 43–57%, p < 0.001, q < 0.001)"
+    );
     // The same cells, no difference: [100, 102, 98] against itself.
     let same = &r.workloads[0].comparisons[2];
     assert!(!same.significant);
@@ -221,7 +243,7 @@ fn observations_only_for_significant_headline_differences() {
     assert_eq!(texts.len(), 2, "{texts:?}");
     assert_eq!(
         texts[0],
-        "With fs=ext4, journal 64MB instead of 16MB: directory creation faster by 50% (95% CI 43–57%, p < 0.001)."
+        "With fs=ext4, journal 64MB instead of 16MB: directory creation faster by 50% (95% CI 43–57%, p < 0.001, q < 0.001)."
     );
     assert!(
         texts[1].starts_with(
@@ -345,13 +367,12 @@ fn warnings_name_each_problem() {
         kinds,
         vec![
             TooShort,
-            CacheDataset,
+            CacheDevice,
             HighCv,
             Outlier,
             FirstSlower,
             HighCv,
             Drift,
-            CacheDevice,
             StopReason
         ],
         "{:#?}",
@@ -397,17 +418,13 @@ fn warnings_name_each_problem() {
         cv[1]
     );
     assert!(msg(TooShort).contains("c: mean time under 1 s"));
-    // 21 files of 4 KiB = 84.0 KiB against 2 × 976.6 KiB of RAM.
-    assert!(
-        msg(CacheDataset).contains("data set (84.0 KiB)"),
-        "{}",
-        msg(CacheDataset)
-    );
+    // fdtree's tree is not weighed against the RAM (CacheDataset is for IOzone).
     assert!(
         msg(CacheDevice).contains("reads at 1.9 GiB/s"),
         "{}",
         msg(CacheDevice)
     );
+    assert!(!r.warnings.iter().any(|w| w.kind == CacheDataset));
     assert!(msg(StopReason).contains("time budget after 6 repetitions"));
     // The outlier is flagged, never dropped: n stays 6.
     let s = r.workloads[0].stat(0, "a", "rate").unwrap();
@@ -449,6 +466,9 @@ fn single_repetitions_and_failures_are_warned_about() {
     assert!(msgs[0]
         .1
         .starts_with("only one repetition in journal=16MB fs=ext4, journal=16MB fs=xfs:"));
+    assert!(msgs[0]
+        .1
+        .ends_with("run at least 3 (repetitions.min in the study)"));
     assert_eq!(msgs[1].0, WarningKind::Failed);
     assert!(
         msgs[1]
@@ -516,8 +536,19 @@ fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
     assert!((c64.q.unwrap() - 0.066354).abs() < 1e-5, "{:?}", c64.q);
     assert!((c256.q.unwrap() - 1.0).abs() < 1e-9);
     assert!((c1g.q.unwrap() - 0.00059776).abs() < 1e-7, "{:?}", c1g.q);
-    // 64MB is significant on its own (the verdict says so) but does not hold up.
+    // 64MB is significant on its own but does not hold up, and its verdict says so with q.
     assert!(c64.significant && c64.verdict.starts_with("faster by"));
+    assert!(
+        c64.verdict
+            .ends_with("p = 0.044), but not after adjusting for multiple comparisons (q = 0.066)"),
+        "{}",
+        c64.verdict
+    );
+    assert!(
+        c1g.verdict.ends_with("p < 0.001, q < 0.001)"),
+        "{}",
+        c1g.verdict
+    );
     let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
     assert_eq!(texts.len(), 1, "{texts:?}");
     assert!(

@@ -1,10 +1,16 @@
 //! The summary printed after an engine command (`fslab fdtree --repeat N`) and by
-//! `fslab show`: one row per metric with mean, standard deviation, 95% interval, min, max,
-//! coefficient of variation and n, followed by the warnings.
+//! `fslab show`: one row per metric with mean, standard deviation, 95% interval (of the
+//! geometric mean, on the log scale, for quantities that cannot be negative), min, max,
+//! coefficient of variation and n, followed by the warnings — [`warning_lines`] words them
+//! for the engine and groups them as reports do.
 
+use super::advice::{self, Origin, Policy};
+use super::checks::Draft;
+use super::model::{ReportWarning, WarningKind};
 use crate::metric::{Metric, Unit};
-use crate::stats::{self, metric_warnings, Summary, Thresholds, Warning};
+use crate::stats::{self, metric_warnings, Quantity, Summary, Thresholds, Warning};
 use crate::units::fmt_num;
+use crate::workload::WorkloadKind;
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use serde::Serialize;
 
@@ -47,7 +53,12 @@ pub fn summarize_reps(reps: &[Vec<Metric>]) -> Vec<MetricSummary> {
         .into_iter()
         .zip(values)
         .filter_map(|((phase, name, unit), v)| {
-            stats::summarize(&v).map(|summary| MetricSummary {
+            let q = if unit.is_positive() {
+                Quantity::Positive
+            } else {
+                Quantity::Signed
+            };
+            stats::summarize_as(&v, q).map(|summary| MetricSummary {
                 phase,
                 name,
                 unit,
@@ -59,7 +70,8 @@ pub fn summarize_reps(reps: &[Vec<Metric>]) -> Vec<MetricSummary> {
 }
 
 /// Warnings for a set of summaries: short phases (from their `elapsed` metric) and high
-/// variation of each phase's headline metric (`rate`, else `throughput`), once per phase.
+/// variation of each phase's headline metric (`rate`, else `throughput`), once per phase, in
+/// words that fit any engine. [`warning_lines`] gives the engine's own advice, grouped.
 pub fn warnings(sums: &[MetricSummary], t: &Thresholds) -> Vec<Warning> {
     let has = |phase: &str, name: &str| sums.iter().any(|m| m.phase == phase && m.name == name);
     let mut out = Vec::new();
@@ -76,6 +88,70 @@ pub fn warnings(sums: &[MetricSummary], t: &Thresholds) -> Vec<Warning> {
         }
     }
     out
+}
+
+/// The warning lines of an engine command's run (cache policy `none`, or the engine's own
+/// cache dropping from `params`): short phases and high variation of each phase's headline
+/// metric ([`super::headline::pick`]), advised in the engine's flags (`-f, -l` for fdtree,
+/// `-s` for IOzone, `-t` for dbench), one line per kind with the phases named, as reports
+/// group them.
+pub fn warning_lines(
+    kind: Option<WorkloadKind>,
+    params: &serde_json::Value,
+    sums: &[MetricSummary],
+    t: &Thresholds,
+) -> Vec<String> {
+    let policy = Policy::of(Some("none"), params);
+    let caps = kind.map(WorkloadKind::caps);
+    let mut out: Vec<ReportWarning> = Vec::new();
+    let mut phases: Vec<&str> = Vec::new();
+    for m in sums {
+        if !phases.contains(&m.phase.as_str()) {
+            phases.push(&m.phase);
+        }
+    }
+    for phase in phases {
+        let of_phase: Vec<&MetricSummary> = sums.iter().filter(|m| m.phase == phase).collect();
+        let names: Vec<(&str, Unit)> = of_phase.iter().map(|m| (m.name.as_str(), m.unit)).collect();
+        let headline = super::headline::pick(caps.as_ref(), phase, &names);
+        for m in of_phase {
+            let key = format!("{phase}.{}", m.name);
+            let s = &m.summary;
+            if m.name == "elapsed" && s.mean < t.min_phase_seconds {
+                out.push(
+                    Draft::new(WarningKind::TooShort, None, None, Some(key.clone())).finish(
+                        phase.to_string(),
+                        format!("{} s", fmt_num(s.mean)),
+                        format!(
+                            "took {} s on average, under {} s: too short to trust",
+                            fmt_num(s.mean),
+                            t.min_phase_seconds
+                        ),
+                        advice::too_short(kind, Origin::Run),
+                    ),
+                );
+            }
+            match s.cv {
+                Some(cv) if Some(m.name.as_str()) == headline && cv > t.max_cv => out.push(
+                    Draft::new(WarningKind::HighCv, None, None, Some(key.clone())).finish(
+                        key,
+                        format!("{:.1}%", cv * 100.0),
+                        format!(
+                            "coefficient of variation {:.1}% is above {:.0}%",
+                            cv * 100.0,
+                            t.max_cv * 100.0
+                        ),
+                        advice::high_cv(policy, Origin::Run),
+                    ),
+                ),
+                _ => {}
+            }
+        }
+    }
+    super::warngroups::group(&out, t)
+        .into_iter()
+        .map(|g| g.text)
+        .collect()
 }
 
 fn opt(v: Option<f64>) -> String {
@@ -111,7 +187,14 @@ pub fn render_table(sums: &[MetricSummary]) -> String {
             Cell::new(s.n).set_alignment(CellAlignment::Right),
         ]);
     }
-    t.to_string()
+    let log = sums
+        .iter()
+        .any(|m| m.summary.ci95_method == stats::IntervalMethod::LogT);
+    if log {
+        format!("{t}\n95% CI of times, rates, sizes and counts: of the geometric mean, on the log scale")
+    } else {
+        t.to_string()
+    }
 }
 
 /// The summary as JSON: every metric with unit, statistics and raw values.
@@ -131,6 +214,8 @@ pub fn to_json(sums: &[MetricSummary]) -> serde_json::Value {
                     "max": m.summary.max,
                     "cv": m.summary.cv,
                     "ci95": m.summary.ci95.map(|(a, b)| [a, b]),
+                    "ci95_method": m.summary.ci95_method.as_str(),
+                    "gmean": m.summary.gmean,
                     "values": m.values,
                 })
             })
@@ -184,5 +269,71 @@ mod tests {
         let w = warnings(&s, &Thresholds::default());
         assert_eq!(w.len(), 1);
         assert!(matches!(w[0], Warning::TooShort { .. }));
+    }
+
+    #[test]
+    fn intervals_of_positive_metrics_stay_positive_and_say_so() {
+        // Rates of 100, 5000 and 200 dirs/s: the Student-t interval would start at -4800.
+        let reps: Vec<Vec<Metric>> = [100.0, 5000.0, 200.0]
+            .iter()
+            .map(|r| vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, *r)])
+            .collect();
+        let s = summarize_reps(&reps);
+        assert!(s[0].summary.ci95.unwrap().0 > 0.0);
+        let j = to_json(&s);
+        assert_eq!(j[0]["ci95_method"], "log_t");
+        assert!(j[0]["gmean"].as_f64().unwrap() > 0.0);
+        assert!(render_table(&s).ends_with("of the geometric mean, on the log scale"));
+    }
+
+    /// Four short, noisy phases of an engine run.
+    fn noisy_reps(phases: &[&str], unit: Unit, name: &str) -> Vec<MetricSummary> {
+        let reps: Vec<Vec<Metric>> = [1.0, 2.0, 0.5]
+            .iter()
+            .map(|k| {
+                phases
+                    .iter()
+                    .flat_map(|p| {
+                        [
+                            Metric::new(*p, "elapsed", Unit::Seconds, 0.2 * k),
+                            Metric::new(*p, name, unit, 1000.0 / k),
+                        ]
+                    })
+                    .collect()
+            })
+            .collect();
+        summarize_reps(&reps)
+    }
+
+    #[test]
+    fn engine_warnings_are_grouped_in_the_engines_words() {
+        let t = Thresholds::default();
+        let fd = noisy_reps(
+            &["dir_create", "file_create", "file_remove", "dir_remove"],
+            Unit::FilesPerSec,
+            "rate",
+        );
+        let lines = warning_lines(Some(WorkloadKind::Fdtree), &serde_json::json!({}), &fd, &t);
+        assert_eq!(lines.len(), 2, "{lines:#?}");
+        assert!(
+            lines[0].starts_with("Phases with a mean time under 1 s, too short to trust (4): dir_create (0.2333 s); file_create (0.2333 s); file_remove (0.2333 s) …and 1 more; make the phases longer with a larger tree: more files or levels (-f, -l)"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].starts_with("Coefficient of variation above 10% (4): dir_create.rate ("),
+            "{}",
+            lines[1]
+        );
+        assert!(lines[1].ends_with("run more repetitions (--repeat) or quiet the machine; a study with cache = \"cold\" also drops the caches before each repetition"));
+        // IOzone: file sizes, never the tree.
+        let io = noisy_reps(&["write", "read"], Unit::KiBPerSec, "throughput");
+        let lines = warning_lines(Some(WorkloadKind::Iozone), &serde_json::json!({}), &io, &t);
+        assert!(
+            lines[0].ends_with("make the phases longer with larger files (-s)"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines.iter().all(|l| !l.contains("levels")));
     }
 }

@@ -1,6 +1,8 @@
 //! The terminal report: the articles' tables (rows = configurations, columns = phases; each
-//! entry `mean ± sd` with the 95% interval and n under it), comparisons, observations,
-//! warnings, repetitions and the environment.
+//! entry `mean ± sd` with the 95% interval and n under it — the interval of the geometric
+//! mean for quantities that cannot be negative, the header says which), comparisons,
+//! observations, warnings (grouped, at most about ten lines unless `--warnings all`),
+//! repetitions and the environment.
 
 use super::model::*;
 use super::verdict::{fmt_interval, fmt_opt, fmt_p_cell};
@@ -63,6 +65,37 @@ pub(crate) fn ci_n(s: &CellMetric) -> String {
     }
 }
 
+/// What the intervals of a table are, from the methods of its entries:
+/// `95% CI of the geometric mean (log scale)`.
+pub(crate) fn interval_words(w: &WorkloadReport, t: &TableSpec) -> String {
+    ci_words(w.stats.iter().filter(|s| s.name == t.metric))
+}
+
+/// What the 95% intervals of these statistics are, from their methods:
+/// `95% CI of the geometric mean (log scale)`, or several joined with "or".
+pub(crate) fn ci_words<'a>(stats: impl Iterator<Item = &'a CellMetric>) -> String {
+    use crate::stats::IntervalMethod;
+    let mut methods: Vec<IntervalMethod> = stats
+        .filter(|s| s.summary.ci95.is_some())
+        .map(|s| s.summary.ci95_method)
+        .collect();
+    methods.sort_by_key(|m| m.as_str());
+    methods.dedup();
+    let words: Vec<&str> = methods
+        .iter()
+        .map(|m| match m {
+            IntervalMethod::LogT => "of the geometric mean (log scale)",
+            IntervalMethod::T => "of the mean (Student t)",
+            IntervalMethod::TClipped => "of the mean (Student t, clipped at 0, where a value is 0)",
+        })
+        .collect();
+    if words.is_empty() {
+        "95% CI".into()
+    } else {
+        format!("95% CI {}", words.join(" or "))
+    }
+}
+
 /// The comparison's name: `journal 16MB → 64MB (fs=ext4)`.
 pub(crate) fn comparison_name(c: &Comparison) -> String {
     let base = if c.factor == "cell" || c.factor == "source" {
@@ -94,7 +127,12 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
         return;
     }
     for t in &w.tables {
-        let _ = writeln!(o, "\n{} — mean ± sd; 95% CI and n below", t.title);
+        let _ = writeln!(
+            o,
+            "\n{} — mean ± sd; {} and n below",
+            t.title,
+            interval_words(w, t)
+        );
         let mut tb = new_table();
         let mut header = vec![Cell::new("configuration")];
         header.extend(t.phases.iter().map(Cell::new));
@@ -202,8 +240,8 @@ pub fn summary_text(r: &ReportData) -> String {
     }
     if !r.warnings.is_empty() {
         let _ = writeln!(o, "\nWarnings:");
-        for w in &r.warnings {
-            let _ = writeln!(o, "- {}", w.message);
+        for l in super::warngroups::lines(r, true) {
+            let _ = writeln!(o, "- {l}");
         }
     }
     o
@@ -230,8 +268,8 @@ impl Exporter for TableExporter {
         if r.warnings.is_empty() {
             let _ = writeln!(o, "none");
         }
-        for w in &r.warnings {
-            let _ = writeln!(o, "- {}", w.message);
+        for l in super::warngroups::lines(r, true) {
+            let _ = writeln!(o, "- {l}");
         }
         let _ = writeln!(o, "\n== Repetitions ==");
         let mut tb = new_table();

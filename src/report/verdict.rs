@@ -1,6 +1,7 @@
 //! Words and numbers as every report format prints them: fixed float formatting (so the same
 //! store gives the same bytes), phase and metric names in plain language, and the verdict of
-//! a comparison ("faster by 56% (95% CI 49–63%, p < 0.001)", "no significant difference").
+//! a comparison ("faster by 56% (95% CI 49–63%, p < 0.001)", "no significant difference"),
+//! with the Benjamini–Hochberg q beside p wherever q is part of the decision.
 
 use crate::metric::Unit;
 use crate::stats::compare::{Change, Welch};
@@ -39,6 +40,11 @@ pub fn fmt_p(p: f64) -> String {
     } else {
         format!("p = {p:.3}")
     }
+}
+
+/// A Benjamini–Hochberg q-value: `q < 0.001`, `q = 0.066`.
+pub fn fmt_q(q: f64) -> String {
+    fmt_p(q).replacen('p', "q", 1)
 }
 
 /// A p-value alone for table cells: `<0.001`, `0.023`, `-`.
@@ -105,10 +111,14 @@ pub fn is_significant(change: Option<&Change>, welch: Option<&Welch>) -> bool {
 }
 
 /// The verdict of a comparison and whether the candidate is better (when significant).
+/// `q` is the comparison's Benjamini–Hochberg q where its family has several comparisons
+/// (`None` for a family of one, where q = p): it is printed beside p, and a difference
+/// significant on its own but not at q < [`ALPHA`] says that it does not hold up.
 pub fn verdict(
     unit: Unit,
     change: Option<&Change>,
     welch: Option<&Welch>,
+    q: Option<f64>,
 ) -> (String, Option<bool>) {
     let Some(c) = change else {
         return ("not comparable (a mean is zero or negative)".into(), None);
@@ -122,16 +132,27 @@ pub fn verdict(
             None,
         );
     };
+    let pq = match q {
+        Some(q) => format!("{}, {}", fmt_p(w.p), fmt_q(q)),
+        None => fmt_p(w.p),
+    };
     if !is_significant(Some(c), Some(w)) {
+        // With p < ALPHA it is the interval that decides: say so.
         let ci = c
             .ci95
-            .map(|(lo, hi)| format!("95% CI {} to {}, ", fmt_signed_pct(lo), fmt_signed_pct(hi)))
+            .map(|(lo, hi)| {
+                let includes = if w.p < ALPHA { " includes 0" } else { "" };
+                format!(
+                    "95% CI {} to {}{includes}, ",
+                    fmt_signed_pct(lo),
+                    fmt_signed_pct(hi)
+                )
+            })
             .unwrap_or_default();
         return (
             format!(
-                "no significant difference ({}, {ci}{})",
-                fmt_signed_pct(c.percent),
-                fmt_p(w.p)
+                "no significant difference ({}, {ci}{pq})",
+                fmt_signed_pct(c.percent)
             ),
             None,
         );
@@ -142,12 +163,16 @@ pub fn verdict(
     // Magnitudes of the interval in the direction of the change.
     let (mlo, mhi) = if up { (lo, hi) } else { (-hi, -lo) };
     let mag = c.percent.abs();
-    let tail = format!(
-        "(95% CI {}–{}%, {})",
-        fmt_pct(mlo),
-        fmt_pct(mhi),
-        fmt_p(w.p)
-    );
+    let tail = match q {
+        Some(q) if q >= ALPHA => format!(
+            "(95% CI {}–{}%, {}), but not after adjusting for multiple comparisons ({})",
+            fmt_pct(mlo),
+            fmt_pct(mhi),
+            fmt_p(w.p),
+            fmt_q(q)
+        ),
+        _ => format!("(95% CI {}–{}%, {pq})", fmt_pct(mlo), fmt_pct(mhi)),
+    };
     let text = match unit {
         Unit::Seconds if up => format!("slower: {}% more time {tail}", fmt_pct(mag)),
         Unit::Seconds => format!("faster: {}% less time {tail}", fmt_pct(mag)),
@@ -184,22 +209,22 @@ mod tests {
         let more = [156.0, 158.0, 154.0, 157.0, 155.0];
         let c = percent_change(&base, &more).unwrap();
         let w = welch(&base, &more).unwrap();
-        let (rate, better) = verdict(Unit::FilesPerSec, Some(&c), Some(&w));
+        let (rate, better) = verdict(Unit::FilesPerSec, Some(&c), Some(&w), None);
         assert!(rate.starts_with("faster by 56% (95% CI "), "{rate}");
         assert!(rate.ends_with("p < 0.001)"), "{rate}");
         assert_eq!(better, Some(true));
-        let (time, better) = verdict(Unit::Seconds, Some(&c), Some(&w));
+        let (time, better) = verdict(Unit::Seconds, Some(&c), Some(&w), None);
         assert!(time.starts_with("slower: 56% more time"), "{time}");
         assert_eq!(better, Some(false));
         let c = percent_change(&more, &base).unwrap();
         let w = welch(&more, &base).unwrap();
-        let (time, better) = verdict(Unit::Seconds, Some(&c), Some(&w));
+        let (time, better) = verdict(Unit::Seconds, Some(&c), Some(&w), None);
         assert!(
             time.starts_with("faster: 36% less time (95% CI 3"),
             "{time}"
         );
         assert_eq!(better, Some(true));
-        let (lat, _) = verdict(Unit::Millis, Some(&c), Some(&w));
+        let (lat, _) = verdict(Unit::Millis, Some(&c), Some(&w), None);
         assert!(lat.starts_with("lower by 36%"), "{lat}");
     }
 
@@ -209,16 +234,58 @@ mod tests {
         let b = [103.0, 95.0, 112.0, 99.0];
         let c = percent_change(&a, &b).unwrap();
         let w = welch(&a, &b).unwrap();
-        let (v, better) = verdict(Unit::OpsPerSec, Some(&c), Some(&w));
+        let (v, better) = verdict(Unit::OpsPerSec, Some(&c), Some(&w), None);
         assert!(
             v.starts_with("no significant difference (+0.99%, 95% CI -12% to +16%, p = 0.865)"),
             "{v}"
         );
         assert_eq!(better, None);
         let single = percent_change(&[1.0], &[2.0]).unwrap();
-        assert!(verdict(Unit::OpsPerSec, Some(&single), None)
+        assert!(verdict(Unit::OpsPerSec, Some(&single), None, None)
             .0
             .contains("too few repetitions"));
+    }
+
+    #[test]
+    fn q_is_shown_beside_p_where_it_decides() {
+        let base = [100.0, 102.0, 98.0, 101.0, 99.0];
+        let more = [156.0, 158.0, 154.0, 157.0, 155.0];
+        let c = percent_change(&base, &more).unwrap();
+        let w = welch(&base, &more).unwrap();
+        let (v, _) = verdict(Unit::FilesPerSec, Some(&c), Some(&w), Some(0.0004));
+        assert!(v.ends_with("p < 0.001, q < 0.001)"), "{v}");
+        // Significant on its own, not after the adjustment: the verdict says which decided.
+        let (v, better) = verdict(Unit::FilesPerSec, Some(&c), Some(&w), Some(0.09));
+        assert!(
+            v.ends_with("p < 0.001), but not after adjusting for multiple comparisons (q = 0.090)"),
+            "{v}"
+        );
+        assert_eq!(better, Some(true));
+        let a = [100.0, 110.0, 90.0, 105.0];
+        let b = [103.0, 95.0, 112.0, 99.0];
+        let c = percent_change(&a, &b).unwrap();
+        let w = welch(&a, &b).unwrap();
+        let (v, _) = verdict(Unit::OpsPerSec, Some(&c), Some(&w), Some(0.9));
+        assert!(v.ends_with("p = 0.865, q = 0.900)"), "{v}");
+    }
+
+    #[test]
+    fn an_interval_that_decides_against_p_is_named() {
+        // Welch p < 0.05 but the log-ratio interval includes 0: a lower, noisy candidate
+        // (its relative spread weighs more on the log scale than its absolute one in Welch's).
+        let a = [100.0, 101.0, 99.0, 100.0, 100.0];
+        let b = [20.0, 90.0, 30.0, 80.0, 25.0, 85.0];
+        let c = percent_change(&a, &b).unwrap();
+        let w = welch(&a, &b).unwrap();
+        assert!(
+            w.p < ALPHA && !is_significant(Some(&c), Some(&w)),
+            "{c:?} {w:?}"
+        );
+        let (v, _) = verdict(Unit::OpsPerSec, Some(&c), Some(&w), None);
+        assert_eq!(
+            v,
+            "no significant difference (-45%, 95% CI -71% to +3.6% includes 0, p = 0.021)"
+        );
     }
 
     #[test]

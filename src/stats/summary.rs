@@ -1,5 +1,7 @@
-//! Descriptive statistics and the Student-t confidence interval of the mean.
+//! Descriptive statistics and the 95% confidence interval: the Student-t interval of the
+//! mean for signed quantities, the log-scale interval for positive ones ([`super::interval`]).
 
+use super::interval::{self, IntervalMethod, Quantity};
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -20,8 +22,13 @@ pub struct Summary {
     pub max: f64,
     /// Coefficient of variation sd/|mean|; `None` for n < 2 or a zero mean.
     pub cv: Option<f64>,
-    /// 95% confidence interval of the mean (Student t, n − 1 degrees of freedom); `None` for n < 2.
+    /// 95% confidence interval (n − 1 degrees of freedom) by `ci95_method`: of the mean for a
+    /// signed quantity, of the geometric mean (log scale) for a positive one; `None` for n < 2.
     pub ci95: Option<(f64, f64)>,
+    /// How `ci95` was computed.
+    pub ci95_method: IntervalMethod,
+    /// Geometric mean, when every value is positive.
+    pub gmean: Option<f64>,
 }
 
 impl Summary {
@@ -63,8 +70,15 @@ pub fn median_sorted(sorted: &[f64]) -> f64 {
     }
 }
 
-/// Summarize values; `None` when there are none or any is not finite.
+/// Summarize values of a signed quantity (Student-t interval of the mean); `None` when there
+/// are none or any is not finite.
 pub fn summarize(xs: &[f64]) -> Option<Summary> {
+    summarize_as(xs, Quantity::Signed)
+}
+
+/// Summarize values of a signed or a positive quantity: the interval follows
+/// [`interval::interval`]. `None` when there are none or any is not finite.
+pub fn summarize_as(xs: &[f64], q: Quantity) -> Option<Summary> {
     if xs.is_empty() || xs.iter().any(|x| !x.is_finite()) {
         return None;
     }
@@ -72,14 +86,11 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
     let mean = xs.iter().sum::<f64>() / n as f64;
     let mut sorted = xs.to_vec();
     sorted.sort_by(|a, b| a.total_cmp(b));
-    let (sd, ci95) = if n >= 2 {
+    let sd = (n >= 2).then(|| {
         let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
-        let sd = var.sqrt();
-        let h = t_quantile(n as f64 - 1.0, 0.975) * sd / (n as f64).sqrt();
-        (Some(sd), Some((mean - h, mean + h)))
-    } else {
-        (None, None)
-    };
+        var.sqrt()
+    });
+    let (ci95, ci95_method) = interval::interval(xs, q);
     let cv = match sd {
         Some(s) if mean != 0.0 => Some(s / mean.abs()),
         _ => None,
@@ -93,6 +104,8 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
         max: sorted[n - 1],
         cv,
         ci95,
+        ci95_method,
+        gmean: interval::geometric_mean(xs),
     })
 }
 
@@ -124,6 +137,20 @@ mod tests {
         assert_relative_eq!(t_quantile(1.0, 0.975), 12.706205, epsilon = 1e-5);
         assert_relative_eq!(t_quantile(9.0, 0.975), 2.262157, epsilon = 1e-5);
         assert_relative_eq!(t_quantile(30.0, 0.975), 2.042272, epsilon = 1e-5);
+    }
+
+    #[test]
+    fn positive_quantities_get_the_log_interval() {
+        let xs = [10.0, 100.0, 1000.0];
+        let signed = summarize(&xs).unwrap();
+        let positive = summarize_as(&xs, Quantity::Positive).unwrap();
+        assert_eq!(signed.ci95_method, IntervalMethod::T);
+        assert!(signed.ci95.unwrap().0 < 0.0);
+        assert_eq!(positive.ci95_method, IntervalMethod::LogT);
+        assert_eq!(positive.ci95, interval::log_t_interval(&xs));
+        assert_relative_eq!(positive.gmean.unwrap(), 100.0, max_relative = 1e-12);
+        // Everything else is the same.
+        assert_eq!((positive.mean, positive.sd), (signed.mean, signed.sd));
     }
 
     #[test]

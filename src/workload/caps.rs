@@ -1,6 +1,8 @@
 //! What each kind of workload engine can do, as data (as fio's `ioengine_ops` flags): an MPI
-//! mode, latency histograms, a declared run time, and the metric that stands for each phase.
-//! The study plan, MPI mode and reports read these instead of matching engine names.
+//! mode, latency histograms, a declared run time, the metric that stands for each phase, how
+//! to make its phases longer, and whether its data set against the RAM matters. The study
+//! plan, MPI mode and reports (and their warnings' advice) read these instead of matching
+//! engine names.
 
 use std::fmt;
 
@@ -28,6 +30,26 @@ pub struct Caps {
     /// The metric that stands for a phase in reports (compared and charted by default):
     /// `(phase, metric)` pairs, best first; phase `"*"` matches every phase.
     pub headline: &'static [(&'static str, &'static str)],
+    /// How to make a phase that is too short to time last longer.
+    pub larger: Larger,
+    /// Whether a data set under twice the RAM makes its results a page-cache measurement: a
+    /// throughput workload that writes and reads back its own data (IOzone). Not fdtree,
+    /// whose metadata phases are measured through the caches by design, nor dbench, whose
+    /// client load is meant to be served largely from the page cache, as the file-server
+    /// workload it replays was, and whose data set the parameters do not give.
+    pub dataset_vs_ram: bool,
+}
+
+/// How to make a workload's phases longer, in words and as the study-file keys and the
+/// command-line flags that do it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Larger {
+    /// In words: `more files or levels`.
+    pub words: &'static str,
+    /// Study-file keys: `files, levels`.
+    pub keys: &'static str,
+    /// Flags of the engine's command: `-f, -l`.
+    pub flags: &'static str,
 }
 
 impl Caps {
@@ -71,12 +93,24 @@ impl WorkloadKind {
                 histograms: false,
                 timed: false,
                 headline: &[("*", "rate")],
+                larger: Larger {
+                    words: "a larger tree: more files or levels",
+                    keys: "files, levels",
+                    flags: "-f, -l",
+                },
+                dataset_vs_ram: false,
             },
             WorkloadKind::Iozone => Caps {
                 mpi: true,
                 histograms: false,
                 timed: false,
                 headline: &[("*", "throughput")],
+                larger: Larger {
+                    words: "larger files",
+                    keys: "file_size",
+                    flags: "-s",
+                },
+                dataset_vs_ram: true,
             },
             WorkloadKind::Dbench => Caps {
                 mpi: true,
@@ -84,6 +118,12 @@ impl WorkloadKind {
                 timed: true,
                 // The run's MB/s; per operation, its mean latency.
                 headline: &[("total", "throughput"), ("*", "mean_latency")],
+                larger: Larger {
+                    words: "a longer run",
+                    keys: "duration",
+                    flags: "-t",
+                },
+                dataset_vs_ram: false,
             },
         }
     }
@@ -126,6 +166,17 @@ mod tests {
         let d = spec("kind = \"dbench\"\nduration = \"soon\"");
         assert_eq!(d.expected_duration(), None);
         assert_eq!(spec("kind = \"iozone\"").expected_duration(), None);
+    }
+
+    #[test]
+    fn only_iozone_weighs_its_data_set_against_the_ram() {
+        let kinds: Vec<WorkloadKind> = WorkloadKind::ALL
+            .into_iter()
+            .filter(|k| k.caps().dataset_vs_ram)
+            .collect();
+        assert_eq!(kinds, vec![WorkloadKind::Iozone]);
+        assert!(WorkloadKind::Fdtree.caps().larger.words.contains("levels"));
+        assert!(!WorkloadKind::Iozone.caps().larger.words.contains("levels"));
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub mod iozone;
 pub mod param;
 pub mod testfile;
 
-pub use caps::{Caps, WorkloadKind};
+pub use caps::{Caps, Larger, WorkloadKind};
 
 use crate::metric::Metric;
 use anyhow::Result;

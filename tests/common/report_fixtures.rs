@@ -2,7 +2,9 @@
 //! report outputs are deterministic: an fdtree journal × fs study (with an outlier, a drift,
 //! a slow first repetition, a failed repetition and every stop reason), an IOzone-like
 //! journal × record-size sweep, a dbench-like load with latency histograms, two engine runs
-//! and a study without any completed repetition.
+//! and a study without any completed repetition; [`add_noisy`] adds a high-variance
+//! 2 × 2 × 3 study (fdtree, IOzone, dbench under the cold policy) whose Student-t intervals
+//! would reach below zero.
 #![allow(dead_code)]
 
 use fslab::metric::{Histogram, Metric, Unit};
@@ -52,6 +54,7 @@ struct Builder<'a> {
     study: i64,
     cells: Vec<i64>,
     workload: i64,
+    workloads: usize,
 }
 
 impl<'a> Builder<'a> {
@@ -78,6 +81,7 @@ impl<'a> Builder<'a> {
             study,
             cells: Vec::new(),
             workload: 0,
+            workloads: 0,
         }
     }
 
@@ -116,8 +120,9 @@ impl<'a> Builder<'a> {
     fn workload(&mut self, kind: &str, label: &str, params: serde_json::Value) {
         self.workload = self
             .store
-            .add_workload(self.study, 0, kind, label, &params)
+            .add_workload(self.study, self.workloads, kind, label, &params)
             .unwrap();
+        self.workloads += 1;
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -150,6 +155,22 @@ impl<'a> Builder<'a> {
                 settle_seconds: None,
             })
             .unwrap();
+    }
+
+    /// Series rows of the current workload: one stop reason per cell, in turn.
+    fn series_all(&mut self, stops: &[&str]) {
+        for (i, c) in self.cells.clone().into_iter().enumerate() {
+            let stop = stops[i % stops.len()];
+            self.store
+                .set_series(
+                    c,
+                    self.workload,
+                    SeriesStatus::Complete,
+                    StopReason::parse(stop),
+                    None,
+                )
+                .unwrap();
+        }
     }
 
     fn finish(&mut self, env: &[(String, String)], stops: &[&str], status: &str) -> i64 {
@@ -458,6 +479,111 @@ fn broken_study(store: &mut Store) -> i64 {
         &[],
     );
     b.finish(&env(&[]), &["failed"], "failed")
+}
+
+/// Spreads far larger than the means' distance from zero: Student-t intervals of three
+/// (or two) repetitions reach below zero with these.
+const SPREAD: [f64; 3] = [1.0, 3.0, 0.5];
+
+/// journal (16MB, 64MB) × fs (ext4, xfs) × three workloads (fdtree, IOzone, dbench), cold
+/// policy, values spread over a factor of 6: the study of issue 12's complaints.
+fn noisy_study(store: &mut Store) -> i64 {
+    let mut b = Builder::new(
+        store,
+        "study",
+        "noisy",
+        "A 2 × 2 × 3 study with very noisy results",
+        "fslab study run noisy.toml",
+    );
+    let cells = [
+        ("16MB", "ext4"),
+        ("16MB", "xfs"),
+        ("64MB", "ext4"),
+        ("64MB", "xfs"),
+    ];
+    for (i, (j, fs)) in cells.iter().enumerate() {
+        b.cell(&[("journal", j), ("fs", fs)], &ext4_commands(i, "16M"), "");
+    }
+    let k = |rep: usize, c: usize| SPREAD[(rep + c) % 3] * (1.0 + 0.2 * c as f64);
+    let mut order = 0u32;
+    b.workload(
+        "fdtree",
+        "tree",
+        json!({"dirs": 10, "files": 100, "size_blocks": 1, "levels": 3, "threads": 1}),
+    );
+    for rep in 0..3usize {
+        for c in 0..cells.len() {
+            let r = 2000.0 * k(rep, c);
+            let m = fdtree_metrics([r, r * 0.6, r * 1.5, r * 0.8]);
+            b.trial(c, rep as u32 + 1, order, "ok", None, &m, &[]);
+            order += 1;
+        }
+    }
+    b.series_all(&["fixed", "max_reps"]);
+    b.workload(
+        "iozone",
+        "files",
+        json!({"file_size": "1g", "tests": [0, 1], "threads": 1}),
+    );
+    for rep in 0..3usize {
+        for c in 0..cells.len() {
+            let write = 300_000.0 * k(rep, c);
+            let m = vec![
+                // Timed over a tenth of the file: under a second.
+                Metric::new("write", "elapsed", Unit::Seconds, 104857.6 / write),
+                Metric::new("write", "throughput", Unit::KiBPerSec, write),
+                Metric::new("read", "throughput", Unit::KiBPerSec, 30.0 * write),
+            ];
+            b.trial(c, rep as u32 + 1, order, "ok", None, &m, &[]);
+            order += 1;
+        }
+    }
+    b.series_all(&["fixed", "budget"]);
+    b.workload(
+        "dbench",
+        "clients",
+        json!({"clients": 2, "duration": "60s"}),
+    );
+    for rep in 0..2usize {
+        for c in 0..cells.len() {
+            let f = SPREAD[(rep + c) % 2 + 1];
+            let m = vec![
+                Metric::new("total", "throughput", Unit::MBPerSec, 150.0 * f),
+                Metric::new("ReadX", "count", Unit::Count, (4000.0 * f).round()),
+                Metric::new("ReadX", "mean_latency", Unit::Millis, 0.2 / f),
+            ];
+            b.trial(c, rep as u32 + 1, order, "ok", None, &m, &[]);
+            order += 1;
+        }
+    }
+    b.trial(
+        1,
+        0,
+        order,
+        "failed",
+        Some("ReadX: client 2: No space left on device (os error 28)"),
+        &[],
+        &[],
+    );
+    b.finish(
+        &env(&[("device_read_bytes_per_sec", "500000000")]),
+        &["fixed"],
+        "complete",
+    )
+}
+
+/// Add the high-variance study to the fixture database at `path` (after [`build`]); its id.
+pub fn add_noisy(path: &Path) -> i64 {
+    let mut store = Store::open(path).unwrap();
+    let id = noisy_study(&mut store);
+    drop(store);
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.execute(
+        "UPDATE study SET created_at = '2024-05-01T09:59:00.000Z', finished_at = '2024-05-01T11:00:00.000Z', tool_version = '0.1.0' WHERE id = ?1",
+        [id],
+    )
+    .unwrap();
+    id
 }
 
 /// Write every fixture into a new database at `path` and pin the timestamps the store set

@@ -142,8 +142,11 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
         kind: ChartKind::Bars,
         title,
         caption: format!(
-            "Mean of each configuration; {}.",
-            whisker_words(r.options.error_bars)
+            "Mean of each configuration; error bars: {}.",
+            whisker_caption(
+                &items.iter().map(|i| i.2).collect::<Vec<_>>(),
+                r.options.error_bars
+            )
         ),
         svg,
     })

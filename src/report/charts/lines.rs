@@ -27,6 +27,7 @@ pub fn chart(
     // series label → points (x, mean, lo, hi), in level order.
     let mut series: Vec<(String, Vec<Point>)> = Vec::new();
     let mut unit = crate::metric::Unit::Count;
+    let mut shown: Vec<&CellMetric> = Vec::new();
     for c in ordered_cells(r, w) {
         let Some(s) = w.stat(c, phase, name) else {
             continue;
@@ -37,6 +38,7 @@ pub fn chart(
             continue;
         };
         unit = s.unit;
+        shown.push(s);
         let key = others(cell, &f.name);
         let (lo, hi) = whisker(s, r.options.error_bars);
         let point = (tx(values[pos]), s.summary.mean, lo, hi);
@@ -132,10 +134,7 @@ pub fn chart(
         caption: format!(
             "Mean per level of {}; shaded band: {}.",
             f.name,
-            match r.options.error_bars {
-                ErrorBars::Ci => "95% confidence interval of the mean",
-                ErrorBars::Sd => "± one standard deviation",
-            }
+            whisker_caption(&shown, r.options.error_bars)
         ),
         svg,
     })

@@ -122,7 +122,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
     Ok(Chart {
         kind: ChartKind::Strip,
         title,
-        caption: "Every counted repetition, left to right in execution order; black bar: mean; red ring: outlier by the median/MAD rule (kept in the statistics).".into(),
+        caption: "Every counted repetition, left to right in execution order; black bar: mean; red ring: outlier by the median/MAD rule (judged from 5 repetitions on; kept in the statistics).".into(),
         svg,
     })
 }

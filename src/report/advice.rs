@@ -1,0 +1,215 @@
+//! What a warning tells the user to do, in the words of the workload kind (fdtree's tree,
+//! IOzone's files, dbench's run time, from [`crate::workload::Caps`]), of the cache policy
+//! in force (never advising the policy already used), and of where the results came from (a
+//! study file's keys or an engine command's flags).
+
+use crate::workload::WorkloadKind;
+
+/// The cache policy the counted repetitions ran under, as stored with every trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Sync, unmount, drop caches, mount before each repetition.
+    Cold,
+    /// A discarded first repetition, then nothing.
+    Warm,
+    /// Nothing (engine commands record `none`).
+    None,
+    /// An engine command that dropped caches itself before each test (`fslab iozone
+    /// --drop-caches` or `--fadvise`).
+    TestDrops,
+    /// Repetitions under different policies, or none recorded.
+    Mixed,
+}
+
+impl Policy {
+    /// The policy from the stored words of the counted repetitions (`cold`, `warm`, `none`,
+    /// `mixed`), and the engine's parameters (`drop_caches`, `fadvise`).
+    pub fn of(stored: Option<&str>, params: &serde_json::Value) -> Policy {
+        let drops = ["drop_caches", "fadvise"]
+            .iter()
+            .any(|k| params.get(*k).and_then(serde_json::Value::as_bool) == Some(true));
+        match stored {
+            Some("cold") => Policy::Cold,
+            Some("warm") => Policy::Warm,
+            Some("none") if drops => Policy::TestDrops,
+            Some("none") => Policy::None,
+            _ => Policy::Mixed,
+        }
+    }
+}
+
+/// Where the results came from, for naming the knob: a study file's keys or a command's flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `fslab study run FILE`.
+    Study,
+    /// An engine command (`fslab fdtree`, `iozone`, `dbench`).
+    Run,
+    /// Both (a comparison of a study with a run).
+    Both,
+}
+
+impl Origin {
+    /// From the stored kinds of the sources (`study`, `run`).
+    pub fn of<'a>(kinds: impl IntoIterator<Item = &'a str>) -> Origin {
+        let (mut study, mut run) = (false, false);
+        for k in kinds {
+            study |= k == "study";
+            run |= k == "run";
+        }
+        match (study, run) {
+            (false, true) => Origin::Run,
+            (true, true) => Origin::Both,
+            _ => Origin::Study,
+        }
+    }
+
+    /// The study key or the flag, as this origin names it.
+    fn knob(self, key: &str, flag: &str) -> String {
+        match self {
+            Origin::Study => format!("{key} in the study"),
+            Origin::Run => flag.to_string(),
+            Origin::Both => format!("{key} in a study, {flag} on the command line"),
+        }
+    }
+}
+
+/// A phase too short to time: make it longer, the way its engine can.
+pub fn too_short(kind: Option<WorkloadKind>, origin: Origin) -> String {
+    match kind {
+        Some(k) => {
+            let l = k.caps().larger;
+            format!(
+                "make the phases longer with {} ({})",
+                l.words,
+                origin.knob(l.keys, l.flags)
+            )
+        }
+        None => "make the workload larger".into(),
+    }
+}
+
+/// The coefficient of variation is high.
+pub fn high_cv(policy: Policy, origin: Origin) -> String {
+    let more = format!(
+        "run more repetitions ({}) or quiet the machine",
+        origin.knob("repetitions.min", "--repeat")
+    );
+    match (policy, origin) {
+        (Policy::Cold, _) => more,
+        (_, Origin::Run) => {
+            format!("{more}; a study with cache = \"cold\" also drops the caches before each repetition")
+        }
+        _ => format!("{more}, or drop the caches before each repetition (cache = \"cold\")"),
+    }
+}
+
+/// The first repetition is much worse than the others.
+pub fn first_slower(policy: Policy, origin: Origin) -> String {
+    let setup = "one-time set-up such as ext4's lazy inode-table initialisation after mkfs (mkfs.ext4 -E lazy_itable_init=0)";
+    match (policy, origin) {
+        (Policy::Cold, _) => format!(
+            "the cold policy already drops the caches before each repetition: look for {setup}"
+        ),
+        (Policy::Warm, _) => {
+            format!("the warm policy already discards a first run: look for {setup}")
+        }
+        (_, Origin::Run) => format!(
+            "caches warming up or {setup}; leave the first repetition out, or run a study with cache = \"cold\" or \"warm\""
+        ),
+        _ => format!(
+            "caches warming up or {setup}; use cache = \"cold\" (caches dropped before each repetition) or \"warm\" (a discarded first run)"
+        ),
+    }
+}
+
+/// A data set under twice the RAM (throughput workloads): what it means under the policy in
+/// force, and what to do; `need` is the size that would not fit (`48.0 GiB`).
+pub fn dataset(policy: Policy, origin: Origin, need: &str) -> (String, String) {
+    let direct = origin.knob("direct = true", "-I");
+    let statement = match policy {
+        Policy::Cold => "the cold policy drops the page cache before each repetition, but within a repetition a data set under 2× RAM is served from cache: writes are absorbed and re-reads come from memory",
+        Policy::TestDrops => "the page cache is dropped before each test (--drop-caches/--fadvise), but within a test a data set under 2× RAM is served from it: writes are absorbed in memory",
+        Policy::Warm => "the warm policy keeps the data in the page cache on purpose, and a data set under 2× RAM fits: the results measure cached I/O",
+        Policy::None | Policy::Mixed => "nothing drops the page cache between repetitions, and a data set under 2× RAM is served from it: the results include page-cache effects",
+    };
+    let advice = match (policy, origin) {
+        (Policy::Warm, _) => {
+            format!("to measure the device instead, use a data set over {need} or O_DIRECT ({direct})")
+        }
+        (Policy::Cold | Policy::TestDrops, _) => {
+            format!("use a data set over {need} or O_DIRECT ({direct}) to measure the device")
+        }
+        (_, Origin::Run) => format!(
+            "use files of at least {need} in total (-s), O_DIRECT (-I), or --drop-caches/--fadvise before the reads"
+        ),
+        _ => format!(
+            "use a data set over {need}, O_DIRECT ({direct}), or drop the caches before each repetition (cache = \"cold\")"
+        ),
+    };
+    (statement.into(), advice)
+}
+
+/// Reads faster than the device can deliver.
+pub fn faster_than_device(policy: Policy, origin: Origin) -> String {
+    let direct = origin.knob("direct = true", "-I");
+    match (policy, origin) {
+        (Policy::Cold | Policy::TestDrops, _) => format!(
+            "the caches are dropped only before each repetition or test, so a read right after a write finds the data in memory: use O_DIRECT ({direct}) or a data set over 2× RAM"
+        ),
+        (_, Origin::Run) => "use O_DIRECT (-I), or --drop-caches/--fadvise before the reads".into(),
+        _ => format!(
+            "drop the caches before each repetition (cache = \"cold\") or use O_DIRECT ({direct})"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn policies_from_the_store_and_the_parameters() {
+        let none = json!({});
+        assert_eq!(Policy::of(Some("cold"), &none), Policy::Cold);
+        assert_eq!(Policy::of(Some("warm"), &none), Policy::Warm);
+        assert_eq!(Policy::of(Some("none"), &none), Policy::None);
+        assert_eq!(
+            Policy::of(Some("none"), &json!({"drop_caches": true})),
+            Policy::TestDrops
+        );
+        assert_eq!(Policy::of(Some("mixed"), &none), Policy::Mixed);
+        assert_eq!(Policy::of(None, &none), Policy::Mixed);
+        assert_eq!(Origin::of(["run", "run"]), Origin::Run);
+        assert_eq!(Origin::of(["study", "run"]), Origin::Both);
+        assert_eq!(Origin::of([]), Origin::Study);
+    }
+
+    #[test]
+    fn a_policy_in_force_is_never_advised() {
+        for origin in [Origin::Study, Origin::Run, Origin::Both] {
+            assert!(!high_cv(Policy::Cold, origin).contains("cold"));
+            assert!(high_cv(Policy::None, origin).contains("cache = \"cold\""));
+            assert!(!first_slower(Policy::Cold, origin).contains("cache = \"cold\""));
+            assert!(!first_slower(Policy::Warm, origin).contains("\"warm\""));
+            let (statement, advice) = dataset(Policy::Cold, origin, "48.0 GiB");
+            assert!(statement.starts_with("the cold policy drops the page cache"));
+            assert!(!advice.contains("cold"), "{advice}");
+            assert!(!faster_than_device(Policy::Cold, origin).contains("\"cold\""));
+        }
+    }
+
+    #[test]
+    fn tree_shape_only_for_fdtree_and_knobs_by_origin() {
+        let fd = too_short(Some(WorkloadKind::Fdtree), Origin::Study);
+        assert_eq!(
+            fd,
+            "make the phases longer with a larger tree: more files or levels (files, levels in the study)"
+        );
+        let io = too_short(Some(WorkloadKind::Iozone), Origin::Run);
+        assert_eq!(io, "make the phases longer with larger files (-s)");
+        assert!(!too_short(Some(WorkloadKind::Dbench), Origin::Run).contains("levels"));
+        assert_eq!(too_short(None, Origin::Run), "make the workload larger");
+    }
+}

@@ -1,0 +1,208 @@
+//! Page-cache warnings: a throughput workload's data set under twice the RAM, and reads
+//! faster than the device can deliver — one warning per workload, worded for the cache
+//! policy in force ([`super::advice`]). When both apply to a workload, the device evidence is
+//! folded into the data-set warning, so the page cache is warned about once.
+
+use super::advice::{self, Origin, Policy};
+use super::checks::Draft;
+use super::model::*;
+use crate::metric::Unit;
+use crate::units::{fmt_bytes, parse_size};
+use crate::workload::WorkloadKind;
+
+/// A data set under this multiple of the RAM can be served from the page cache.
+pub const CACHE_FACTOR: f64 = 2.0;
+
+/// The machine facts the cache checks need, from the environments.
+pub struct Machine {
+    /// The largest `ram_bytes` recorded.
+    pub ram: Option<u64>,
+    /// The first `device_read_bytes_per_sec` recorded.
+    pub device_rate: Option<f64>,
+}
+
+impl Machine {
+    /// Read them from the sources' environments.
+    pub fn of(envs: &[Environment]) -> Machine {
+        let get = |e: &Environment, key: &str| {
+            e.entries
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+        };
+        Machine {
+            ram: envs
+                .iter()
+                .filter_map(|e| get(e, "ram_bytes")?.parse::<u64>().ok())
+                .max(),
+            device_rate: envs
+                .iter()
+                .find_map(|e| get(e, "device_read_bytes_per_sec")?.parse::<f64>().ok()),
+        }
+    }
+}
+
+/// The page-cache warning of one workload, if any.
+pub fn warnings(
+    w: &WorkloadReport,
+    cells: &[CellInfo],
+    machine: &Machine,
+    origin: Origin,
+    out: &mut Vec<ReportWarning>,
+) {
+    let policy = Policy::of(w.cache_policy.as_deref(), &w.params);
+    let fast = fast_reads(w, cells, machine);
+    let small = match (machine.ram, dataset_bytes(&w.kind, &w.params)) {
+        (Some(ram), Some(bytes)) if (bytes as f64) < CACHE_FACTOR * ram as f64 => {
+            Some((bytes, ram))
+        }
+        _ => None,
+    };
+    if let Some((bytes, ram)) = small {
+        let need = fmt_bytes((CACHE_FACTOR * ram as f64) as u64);
+        let (statement, advice) = advice::dataset(policy, origin, &need);
+        let evidence = match fast.as_slice() {
+            [] => String::new(),
+            [(_, s, rate, dev), ..] => format!(
+                " (reads in {} of {} configurations are faster than the device: up to {}/s in {}, the device delivers {}/s)",
+                fast.len(),
+                cells_with_reads(w),
+                fmt_bytes(*rate as u64),
+                cells[s.cell].label,
+                fmt_bytes(*dev as u64)
+            ),
+        };
+        // The policy's statement goes with the advice, so a group line keeps it.
+        let figure = format!("data set {}, RAM {}", fmt_bytes(bytes), fmt_bytes(ram));
+        out.push(
+            Draft::new(WarningKind::CacheDataset, Some(w), None, None).finish(
+                w.label.clone(),
+                figure.clone(),
+                format!("{figure}{evidence}"),
+                format!("{statement}; {advice}"),
+            ),
+        );
+        return;
+    }
+    for (key, s, rate, dev) in fast {
+        let cell = &cells[s.cell];
+        out.push(
+            Draft::new(WarningKind::CacheDevice, Some(w), Some(cell), Some(key.clone())).finish(
+                format!("{} · {key}", cell.label),
+                format!("{}/s", fmt_bytes(rate as u64)),
+                format!(
+                    "reads at {}/s, faster than the device can deliver ({}/s): served from the page cache",
+                    fmt_bytes(rate as u64),
+                    fmt_bytes(dev as u64)
+                ),
+                advice::faster_than_device(policy, origin),
+            ),
+        );
+    }
+}
+
+/// Read metrics streaming faster than the device: (`phase.metric`, statistics, bytes/s,
+/// device bytes/s).
+fn fast_reads<'a>(
+    w: &'a WorkloadReport,
+    cells: &[CellInfo],
+    machine: &Machine,
+) -> Vec<(String, &'a CellMetric, f64, f64)> {
+    let mut out = Vec::new();
+    for s in &w.stats {
+        let device = cells[s.cell]
+            .config
+            .get("device_read_bytes_per_sec")
+            .and_then(serde_json::Value::as_f64)
+            .or(machine.device_rate);
+        let Some(device) = device else { continue };
+        let Some(rate) = bytes_per_sec(s) else {
+            continue;
+        };
+        if is_read(s) && rate > device {
+            out.push((format!("{}.{}", s.phase, s.name), s, rate, device));
+        }
+    }
+    out
+}
+
+fn is_read(s: &CellMetric) -> bool {
+    s.phase.to_ascii_lowercase().contains("read")
+}
+
+fn bytes_per_sec(s: &CellMetric) -> Option<f64> {
+    match s.unit {
+        Unit::KiBPerSec => Some(s.summary.mean * 1024.0),
+        Unit::MBPerSec => Some(s.summary.mean * 1e6),
+        _ => None,
+    }
+}
+
+/// Configurations with a read throughput.
+fn cells_with_reads(w: &WorkloadReport) -> usize {
+    let mut cells: Vec<usize> = w
+        .stats
+        .iter()
+        .filter(|s| is_read(s) && bytes_per_sec(s).is_some())
+        .map(|s| s.cell)
+        .collect();
+    cells.dedup();
+    cells.len()
+}
+
+/// Bytes a throughput workload ([`crate::workload::Caps::dataset_vs_ram`]) keeps on disk,
+/// from its stored parameters: `dataset_bytes` where an engine records it, else IOzone's file
+/// size (`file_size` or `size` in a study, bytes or a size such as `1g`; `file_kib` for an
+/// engine command) × `threads`. `None` for other workloads, when unknown, and when the
+/// workload bypasses the cache (`direct`/`o_direct`).
+pub fn dataset_bytes(kind: &str, p: &serde_json::Value) -> Option<u64> {
+    let kind = WorkloadKind::of(kind)?;
+    if !kind.caps().dataset_vs_ram {
+        return None;
+    }
+    let num = |k: &str| p.get(k).and_then(serde_json::Value::as_u64);
+    let size = |k: &str| match p.get(k)? {
+        serde_json::Value::Number(n) => n.as_u64(),
+        serde_json::Value::String(s) => parse_size(s).ok(),
+        _ => None,
+    };
+    let direct = ["direct", "o_direct"]
+        .iter()
+        .any(|k| p.get(*k).and_then(serde_json::Value::as_bool) == Some(true));
+    if direct {
+        return None;
+    }
+    if let Some(b) = num("dataset_bytes") {
+        return Some(b);
+    }
+    let threads = num("threads").unwrap_or(1).max(1);
+    let file = size("file_size")
+        .or_else(|| size("size"))
+        .or_else(|| num("file_kib").and_then(|k| k.checked_mul(1024)))?;
+    file.checked_mul(threads)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn dataset_sizes_only_for_throughput_workloads() {
+        let p = json!({"file_size": "1g", "threads": 4});
+        assert_eq!(dataset_bytes("iozone", &p), Some(4 << 30));
+        // An engine command's stored parameters.
+        let p = json!({"file_kib": 512, "threads": 2});
+        assert_eq!(dataset_bytes("iozone", &p), Some(1 << 20));
+        let p = json!({"file_size": 1024, "direct": true});
+        assert_eq!(dataset_bytes("iozone", &p), None);
+        assert_eq!(
+            dataset_bytes("iozone", &json!({"dataset_bytes": 7})),
+            Some(7)
+        );
+        // fdtree's tree and dbench's load are not weighed against the RAM.
+        let p = json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2, "threads": 1});
+        assert_eq!(dataset_bytes("fdtree", &p), None);
+        assert_eq!(dataset_bytes("dbench", &json!({"dataset_bytes": 7})), None);
+    }
+}

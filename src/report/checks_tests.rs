@@ -1,0 +1,192 @@
+//! Warnings that fit: advice by workload kind and cache policy, the page cache warned about
+//! once, no outlier rule below five values, grouped output; and intervals that stay positive.
+
+use super::super::tests::{report, study_of, Workload};
+use crate::metric::{Metric, Unit};
+use crate::report::model::*;
+use crate::report::{exporter, Format, ReportOptions};
+use crate::stats::IntervalMethod;
+
+const TWO: [&[(&str, &str)]; 2] = [&[("journal", "16MB")], &[("journal", "64MB")]];
+
+fn iozone(policy: &'static str) -> Workload {
+    Workload {
+        kind: "iozone",
+        params: serde_json::json!({"file_size": "1m", "threads": 1}),
+        policy,
+    }
+}
+
+fn fdtree(policy: &'static str) -> Workload {
+    Workload {
+        kind: "fdtree",
+        params: serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
+        policy,
+    }
+}
+
+/// Short, noisy phases of `kind`'s metrics, five repetitions, on a machine with 1 MB of RAM
+/// and a 1 GB/s device.
+fn noisy(wl: &Workload) -> ReportData {
+    let (store, id) = study_of(
+        wl,
+        &TWO,
+        5,
+        &[
+            ("ram_bytes", "1000000"),
+            ("device_read_bytes_per_sec", "1000000000"),
+        ],
+        |c, rep| {
+            let k = [1.0, 1.3, 0.7, 1.2, 0.8][rep as usize - 1] * (1.0 + c as f64);
+            match wl.kind {
+                "iozone" => vec![
+                    Metric::new("write", "elapsed", Unit::Seconds, 0.1 * k),
+                    Metric::new("write", "throughput", Unit::KiBPerSec, 1e5 * k),
+                    Metric::new("read", "throughput", Unit::KiBPerSec, 5e6 * k),
+                ],
+                _ => vec![
+                    Metric::new("file_create", "elapsed", Unit::Seconds, 0.1 * k),
+                    Metric::new("file_create", "rate", Unit::FilesPerSec, 1e4 * k),
+                ],
+            }
+        },
+    );
+    report(&store, id, &ReportOptions::default()).unwrap()
+}
+
+fn of_kind(r: &ReportData, k: WarningKind) -> Vec<&ReportWarning> {
+    r.warnings.iter().filter(|w| w.kind == k).collect()
+}
+
+#[test]
+fn an_fdtree_study_gets_tree_advice_and_no_page_cache_warning() {
+    let r = noisy(&fdtree("cold"));
+    assert!(of_kind(&r, WarningKind::CacheDataset).is_empty());
+    let short = of_kind(&r, WarningKind::TooShort);
+    assert_eq!(short.len(), 1);
+    assert!(
+        short[0]
+            .advice
+            .contains("more files or levels (files, levels in the study)"),
+        "{}",
+        short[0].advice
+    );
+}
+
+#[test]
+fn an_iozone_phase_gets_no_tree_advice_and_one_page_cache_warning() {
+    let r = noisy(&iozone("none"));
+    let short = of_kind(&r, WarningKind::TooShort);
+    assert!(!short.is_empty());
+    for w in &short {
+        assert!(
+            !w.message.contains("levels") && !w.message.contains("tree"),
+            "{}",
+            w.message
+        );
+        assert!(
+            w.advice.contains("larger files (file_size in the study)"),
+            "{}",
+            w.advice
+        );
+    }
+    // The data set (1 MiB) is under 2× RAM and the reads beat the device: one warning.
+    let cache = of_kind(&r, WarningKind::CacheDataset);
+    assert_eq!(cache.len(), 1);
+    assert!(of_kind(&r, WarningKind::CacheDevice).is_empty());
+    assert!(
+        cache[0]
+            .message
+            .contains("reads in 2 of 2 configurations are faster than the device"),
+        "{}",
+        cache[0].message
+    );
+    assert!(cache[0].advice.starts_with("nothing drops the page cache"));
+    assert!(cache[0].advice.contains("cache = \"cold\""));
+}
+
+#[test]
+fn a_cold_study_is_not_told_to_use_a_cold_policy() {
+    let r = noisy(&iozone("cold"));
+    let cache = of_kind(&r, WarningKind::CacheDataset);
+    assert!(
+        cache[0].advice.starts_with(
+            "the cold policy drops the page cache before each repetition, but within a repetition a data set under 2× RAM is served from cache"
+        ),
+        "{}",
+        cache[0].advice
+    );
+    assert!(!of_kind(&r, WarningKind::HighCv).is_empty());
+    for w in &r.warnings {
+        assert!(!w.message.contains("cache = \"cold\""), "{}", w.message);
+        assert!(!w.message.contains("cold cache policy"), "{}", w.message);
+    }
+    // The same study under no policy is told.
+    let r = noisy(&iozone("none"));
+    assert!(of_kind(&r, WarningKind::HighCv)[0]
+        .advice
+        .contains("cache = \"cold\""));
+}
+
+#[test]
+fn no_outliers_among_three_values() {
+    // [100, 100.2, 103]: the MAD rule would score 103 at 9.4.
+    let (store, id) = study_of(&fdtree("cold"), &TWO[..1], 3, &[], |_, rep| {
+        let v = [100.0, 100.2, 103.0][rep as usize - 1];
+        vec![Metric::new("file_create", "rate", Unit::FilesPerSec, v)]
+    });
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    assert!(r.workloads[0].stats[0].outliers.is_empty());
+    assert!(of_kind(&r, WarningKind::Outlier).is_empty());
+}
+
+#[test]
+fn intervals_of_positive_quantities_stay_above_zero() {
+    // A spread the Student-t interval cannot hold: [100, 5000, 200] files/s.
+    let (store, id) = study_of(&fdtree("cold"), &TWO[..1], 3, &[], |_, rep| {
+        let v = [100.0, 5000.0, 200.0][rep as usize - 1];
+        vec![
+            Metric::new("file_create", "rate", Unit::FilesPerSec, v),
+            Metric::new("file_create", "cpu", Unit::Percent, v / 100.0 - 20.0),
+        ]
+    });
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let rate = r.workloads[0].stat(0, "file_create", "rate").unwrap();
+    assert_eq!(rate.summary.ci95_method, IntervalMethod::LogT);
+    assert!(rate.summary.ci95.unwrap().0 > 0.0);
+    // A percentage keeps the Student-t interval.
+    let cpu = r.workloads[0].stat(0, "file_create", "cpu").unwrap();
+    assert_eq!(cpu.summary.ci95_method, IntervalMethod::T);
+    let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    assert!(
+        table.contains(
+            "Rate (files/s) — mean ± sd; 95% CI of the geometric mean (log scale) and n below"
+        ),
+        "{table}"
+    );
+    let csv = String::from_utf8(exporter(Format::Csv).render(&r).unwrap()).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",ci95_method,gmean"));
+    assert!(csv.contains(",log_t,"), "{csv}");
+}
+
+#[test]
+fn reports_group_warnings_unless_asked_for_all() {
+    let r = noisy(&iozone("warm"));
+    let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let section = table.split("== Warnings ==").nth(1).unwrap();
+    let section = section.split("== Repetitions ==").next().unwrap();
+    let lines: Vec<&str> = section.lines().filter(|l| l.starts_with("- ")).collect();
+    assert!(lines.len() < r.warnings.len(), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("- Coefficient of variation above 10% (")),
+        "{lines:#?}"
+    );
+    let mut every = r.clone();
+    every.options.warnings = WarningsMode::All;
+    let table = String::from_utf8(exporter(Format::Markdown).render(&every).unwrap()).unwrap();
+    for w in &r.warnings {
+        assert!(table.contains(&w.message), "{}", w.message);
+    }
+}

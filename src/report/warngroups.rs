@@ -1,0 +1,159 @@
+//! Warnings grouped for reading: one line per kind of warning and advice, with a count, the
+//! first few places named ("…and 7 more") and the advice once; the terminal shows at most
+//! about ten lines and says how to see every warning (`--warnings all`). A group of one is
+//! its warning's own line.
+
+use super::model::*;
+use crate::stats::Thresholds;
+use serde::Serialize;
+
+/// Places a group line names before "…and N more".
+pub const LISTED: usize = 3;
+/// Warning lines the terminal shows by default, the last one saying how to see the rest.
+pub const TERMINAL_LINES: usize = 10;
+
+/// Warnings of one kind that share their advice.
+#[derive(Debug, Clone, Serialize)]
+pub struct WarningGroup {
+    /// Kind.
+    pub kind: WarningKind,
+    /// Number of warnings in the group.
+    pub count: usize,
+    /// Where each one is (cell, metric, figure), prefixed with the workload when the report
+    /// has warnings about several.
+    pub subjects: Vec<String>,
+    /// What to do about all of them.
+    pub advice: String,
+    /// The group's line as the text formats print it.
+    pub text: String,
+}
+
+/// What a group of this kind is about, for its line.
+fn title(kind: WarningKind, t: &Thresholds) -> String {
+    match kind {
+        WarningKind::Failed => "Failed repetitions".into(),
+        WarningKind::FewRepetitions => "One repetition only".into(),
+        WarningKind::MultipleComparisons => {
+            "Differences that do not hold up after adjusting for multiple comparisons".into()
+        }
+        WarningKind::CacheDataset => "Data set under 2× RAM".into(),
+        WarningKind::CacheDevice => "Reads faster than the device".into(),
+        WarningKind::TooShort => format!(
+            "Phases with a mean time under {} s, too short to trust",
+            t.min_phase_seconds
+        ),
+        WarningKind::HighCv => format!("Coefficient of variation above {:.0}%", t.max_cv * 100.0),
+        WarningKind::Drift => "Drift over the execution order".into(),
+        WarningKind::FirstSlower => "First repetition much worse than the others".into(),
+        WarningKind::Outlier => "Outliers by the median/MAD rule, kept in the statistics".into(),
+        WarningKind::StopReason => "Stopped before meeting the interval target".into(),
+    }
+}
+
+/// The warnings grouped by kind and advice, most serious kind first (then in order of first
+/// appearance).
+pub fn group(warnings: &[ReportWarning], t: &Thresholds) -> Vec<WarningGroup> {
+    let mut workloads: Vec<&str> = warnings
+        .iter()
+        .filter_map(|w| w.workload.as_deref())
+        .collect();
+    workloads.sort_unstable();
+    workloads.dedup();
+    let several = workloads.len() > 1;
+    let named = |w: &ReportWarning, text: &str| match w.workload.as_deref() {
+        Some(label) if several && !text.contains(label) => format!("[{label}] {text}"),
+        _ => text.to_string(),
+    };
+    let mut members: Vec<(WarningKind, &str, Vec<&ReportWarning>)> = Vec::new();
+    for w in warnings {
+        match members
+            .iter_mut()
+            .find(|(k, a, _)| *k == w.kind && *a == w.advice)
+        {
+            Some((_, _, list)) => list.push(w),
+            None => members.push((w.kind, w.advice.as_str(), vec![w])),
+        }
+    }
+    members.sort_by_key(|(k, _, _)| k.rank());
+    members
+        .into_iter()
+        .map(|(kind, advice, list)| {
+            let subjects: Vec<String> = list.iter().map(|w| named(w, &w.subject)).collect();
+            let text = match list.as_slice() {
+                [one] => named(one, &one.message),
+                _ => {
+                    let mut items = subjects[..LISTED.min(subjects.len())].join("; ");
+                    if subjects.len() > LISTED {
+                        items.push_str(&format!(" …and {} more", subjects.len() - LISTED));
+                    }
+                    format!("{} ({}): {items}; {advice}", title(kind, t), list.len())
+                }
+            };
+            WarningGroup {
+                kind,
+                count: list.len(),
+                subjects,
+                advice: advice.to_string(),
+                text,
+            }
+        })
+        .collect()
+}
+
+/// The command that prints this report with every warning on its own line.
+pub fn all_command(r: &ReportData) -> String {
+    let quote = |s: &str| {
+        if s.contains(char::is_whitespace) {
+            format!("'{s}'")
+        } else {
+            s.to_string()
+        }
+    };
+    match r.sources.as_slice() {
+        [a, b] => format!(
+            "fslab compare {} {} --warnings all",
+            quote(&a.spec),
+            quote(&b.spec)
+        ),
+        [one] => format!("fslab report {} --warnings all", one.id),
+        _ => match r.environments.first() {
+            Some(e) => format!("fslab report {} --warnings all", quote(&e.source)),
+            None => "fslab report ID --warnings all".into(),
+        },
+    }
+}
+
+/// The warning lines of a text format: every warning with `--warnings all`, else one per
+/// group — at most [`TERMINAL_LINES`] when `cap` is set (the terminal), the last then saying
+/// how many more there are and how to see them. A closing note says how to list each warning
+/// when the groups merged any.
+pub fn lines(r: &ReportData, cap: bool) -> Vec<String> {
+    if r.options.warnings == WarningsMode::All {
+        return r.warnings.iter().map(|w| w.message.clone()).collect();
+    }
+    let groups = &r.warning_groups;
+    let merged = groups.iter().any(|g| g.count > 1);
+    let fits = groups.len() + usize::from(merged) <= TERMINAL_LINES;
+    if !cap || fits {
+        let mut out: Vec<String> = groups.iter().map(|g| g.text.clone()).collect();
+        if merged {
+            out.push(format!(
+                "{} warnings in {} {}; each on its own line: `{}`",
+                r.warnings.len(),
+                groups.len(),
+                if groups.len() == 1 { "line" } else { "lines" },
+                all_command(r)
+            ));
+        }
+        return out;
+    }
+    let shown = TERMINAL_LINES - 1;
+    let mut out: Vec<String> = groups[..shown].iter().map(|g| g.text.clone()).collect();
+    let hidden: usize = groups[shown..].iter().map(|g| g.count).sum();
+    out.push(format!("{hidden} more warnings: `{}`", all_command(r)));
+    out
+}
+
+#[cfg(test)]
+#[path = "warngroups_tests.rs"]
+mod tests;

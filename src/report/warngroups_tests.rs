@@ -1,0 +1,171 @@
+//! Grouping, the terminal's cap and `--warnings all`, on hand-made warnings.
+
+use super::*;
+use crate::store::StudyStatus;
+
+fn warning(kind: WarningKind, workload: &str, subject: &str, advice: &str) -> ReportWarning {
+    ReportWarning {
+        kind,
+        workload: Some(workload.into()),
+        cell: Some(subject.into()),
+        metric: None,
+        message: format!("{subject}: something is wrong; {advice}"),
+        subject: subject.into(),
+        advice: advice.into(),
+    }
+}
+
+fn source(id: i64, spec: &str) -> Source {
+    Source {
+        spec: spec.into(),
+        id,
+        kind: "study".into(),
+        name: "s".into(),
+        description: String::new(),
+        status: StudyStatus::Complete,
+        command_line: String::new(),
+        tool_version: String::new(),
+        created_at: String::new(),
+        finished_at: None,
+    }
+}
+
+fn report(warnings: Vec<ReportWarning>, mode: WarningsMode, sources: Vec<Source>) -> ReportData {
+    ReportData {
+        schema: SCHEMA,
+        title: "t".into(),
+        sources,
+        options: OptionsEcho {
+            baseline: None,
+            metrics: Vec::new(),
+            error_bars: ErrorBars::Ci,
+            warnings: mode,
+        },
+        factors: Vec::new(),
+        cells: Vec::new(),
+        workloads: Vec::new(),
+        series: Vec::new(),
+        observations: Vec::new(),
+        warning_groups: group(&warnings, &Thresholds::default()),
+        warnings,
+        environments: Vec::new(),
+    }
+}
+
+#[test]
+fn one_line_per_kind_and_advice_with_a_count_and_the_cells() {
+    let mut ws: Vec<ReportWarning> = (0..5)
+        .map(|i| {
+            warning(
+                WarningKind::HighCv,
+                "w",
+                &format!("cell{i} · a.rate (12.0%)"),
+                "run more",
+            )
+        })
+        .collect();
+    ws.push(warning(
+        WarningKind::Outlier,
+        "w",
+        "cell0 · a.rate (repetition 2)",
+        "look",
+    ));
+    ws.push(warning(
+        WarningKind::HighCv,
+        "w",
+        "cell9 · a.rate (30.0%)",
+        "other advice",
+    ));
+    ws.insert(0, warning(WarningKind::Failed, "w", "cell3 · w", "fix it"));
+    let g = group(&ws, &Thresholds::default());
+    let kinds: Vec<(WarningKind, usize)> = g.iter().map(|g| (g.kind, g.count)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (WarningKind::Failed, 1),
+            (WarningKind::HighCv, 5),
+            (WarningKind::HighCv, 1),
+            (WarningKind::Outlier, 1),
+        ]
+    );
+    assert_eq!(
+        g[1].text,
+        "Coefficient of variation above 10% (5): cell0 · a.rate (12.0%); cell1 · a.rate (12.0%); cell2 · a.rate (12.0%) …and 2 more; run more"
+    );
+    assert_eq!(g[1].subjects.len(), 5);
+    // A group of one is the warning's own line.
+    assert_eq!(g[0].text, "cell3 · w: something is wrong; fix it");
+}
+
+#[test]
+fn several_workloads_are_named_in_the_places() {
+    let ws = vec![
+        warning(
+            WarningKind::HighCv,
+            "fdtree small",
+            "c1 · a.rate (20%)",
+            "more",
+        ),
+        warning(
+            WarningKind::HighCv,
+            "iozone 1g",
+            "c1 · write.throughput (30%)",
+            "more",
+        ),
+    ];
+    let g = group(&ws, &Thresholds::default());
+    assert_eq!(
+        g[0].subjects,
+        vec![
+            "[fdtree small] c1 · a.rate (20%)",
+            "[iozone 1g] c1 · write.throughput (30%)"
+        ]
+    );
+}
+
+#[test]
+fn the_terminal_shows_at_most_ten_lines() {
+    // 14 groups (distinct advice), 2 warnings each: 28 warnings.
+    let ws: Vec<ReportWarning> = (0..28)
+        .map(|i| {
+            warning(
+                WarningKind::Drift,
+                "w",
+                &format!("cell{i}"),
+                &format!("advice {}", i / 2),
+            )
+        })
+        .collect();
+    let r = report(ws, WarningsMode::Grouped, vec![source(7, "7")]);
+    let term = lines(&r, true);
+    assert_eq!(term.len(), TERMINAL_LINES);
+    assert_eq!(term[9], "10 more warnings: `fslab report 7 --warnings all`");
+    // Markdown and HTML list every group, and how to see each warning.
+    let all_groups = lines(&r, false);
+    assert_eq!(all_groups.len(), 15);
+    assert_eq!(
+        all_groups[14],
+        "28 warnings in 14 lines; each on its own line: `fslab report 7 --warnings all`"
+    );
+    // --warnings all: every warning, no cap.
+    let r = report(r.warnings, WarningsMode::All, vec![source(7, "7")]);
+    let every = lines(&r, true);
+    assert_eq!(every.len(), 28);
+    assert_eq!(every[3], "cell3: something is wrong; advice 1");
+}
+
+#[test]
+fn few_groups_need_no_note_and_commands_name_the_sources() {
+    let ws = vec![warning(WarningKind::Drift, "w", "c", "a")];
+    let r = report(ws, WarningsMode::Grouped, vec![source(3, "3")]);
+    assert_eq!(lines(&r, true), vec!["c: something is wrong; a"]);
+    let r = report(
+        Vec::new(),
+        WarningsMode::Grouped,
+        vec![source(1, "12:0"), source(1, "12/journal=64MB fs=xfs")],
+    );
+    assert_eq!(
+        all_command(&r),
+        "fslab compare 12:0 '12/journal=64MB fs=xfs' --warnings all"
+    );
+}
