@@ -266,3 +266,58 @@ fn fixture_db() {
         ids.journal, ids.iozone, ids.dbench, ids.run_a, ids.run_b, ids.broken
     );
 }
+
+#[test]
+fn telemetry_explains_differences_and_interference_is_marked() {
+    let (dir, ids) = db();
+    let id = ids.journal.to_string();
+    let json: serde_json::Value =
+        serde_json::from_str(&run_ok(dir.path(), &["report", &id, "--format", "json"])).unwrap();
+    let w = &json["workloads"][0];
+    // Telemetry is kept apart: not among the compared statistics, in its own list.
+    let stats = w["stats"].as_array().unwrap();
+    assert!(stats
+        .iter()
+        .all(|s| !s["name"].as_str().unwrap().starts_with("dev.")));
+    let tele = w["telemetry"].as_array().unwrap();
+    assert!(tele
+        .iter()
+        .any(|s| s["name"] == "dev.journal.write_bytes" && s["phase"] == "file_create"));
+    // The 16MB → 64MB difference on ext4 is explained by the journal's commits.
+    let c = w["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["factor"] == "journal" && c["context"] == "fs=ext4" && c["phase"] == "dir_remove"
+        })
+        .unwrap();
+    assert_eq!(
+        c["explanation"],
+        "journal commits 180 in dir_remove at 16MB vs 41 at 64MB"
+    );
+    // Repetitions 2 and 3 of the first cell were disturbed: marked, warned about, cautioned.
+    let s = stats
+        .iter()
+        .find(|s| s["cell"] == 0 && s["phase"] == "file_create" && s["name"] == "rate")
+        .unwrap();
+    assert_eq!(s["disturbed"], serde_json::json!([1, 2]));
+    assert!(json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["kind"] == "interference"
+            && x["message"].as_str().unwrap().starts_with(
+                "repetitions 2–3 of journal=16MB fs=ext4: 2.1 GiB of other I/O on vda"
+            )));
+    let table = run_ok(dir.path(), &["report", &id]);
+    let obs = table.find("== Observations ==").unwrap();
+    let first = table.find("== small files, deep tree").unwrap();
+    assert!(obs < first, "the answer comes first");
+    assert!(table.contains("disturbed repetitions in journal=16MB fs=ext4"));
+    assert!(table.contains("write ampl."));
+    let csv = run_ok(dir.path(), &["report", &id, "--format", "csv"]);
+    assert!(csv.contains(",dev.journal.write_bytes,B,"));
+    let html = run_ok(dir.path(), &["report", &id, "--format", "html"]);
+    assert!(html.contains("<h3>Telemetry</h3>") && html.contains("hollow square"));
+}

@@ -121,10 +121,7 @@ fn a_version_2_store_is_read_as_is_then_migrated_by_the_first_write() {
     assert!(!kinds.contains(&"outlier"), "n = 4: {kinds:?}");
     assert!(kinds.contains(&"first_slower"), "{kinds:?}");
     let html = ok(&db, &["report", NOISY, "--format", "html"]);
-    assert!(
-        html.contains("fs=xfs · dir_create.rate (172.0%)"),
-        "{html}"
-    );
+    assert!(html.contains("fs=xfs · dir_create.rate (172.0%)"), "{html}");
     assert!(html.contains("<section id=\"environment\">"));
 
     // The first write migrates; nothing read changes.

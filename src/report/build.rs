@@ -75,6 +75,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
             comparisons: Vec::new(),
             latency: Vec::new(),
             cache_policy: cache_policy(&trials),
+            telemetry: Vec::new(),
         };
         // A workload without any counted repetition stays in the report (its series show
         // why), with empty tables.
@@ -82,6 +83,14 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         wr.tables = tables(&wr);
         wr.comparisons =
             comparisons::compare(&wr, &cells, &factors, &baseline, opts, !selection.is_all());
+        let explained: Vec<Option<String>> = wr
+            .comparisons
+            .iter()
+            .map(|c| super::telemetry::explain(&wr, c))
+            .collect();
+        for (c, e) in wr.comparisons.iter_mut().zip(explained) {
+            c.explanation = e;
+        }
         wr.latency = latency::curves(&wr, &trials, &cells, input.histograms, |op| {
             selection.is_all()
                 || wr
@@ -107,6 +116,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         opts,
     );
     warnings.extend(comparisons::multiple_comparison_warnings(&workloads));
+    warnings.extend(interference_warnings(d, &cells, &workloads));
     let observations = comparisons::observations(&workloads, &cells, &warnings);
     let warning_groups = warngroups::group(&warnings, &opts.thresholds);
     Ok(ReportData {
@@ -226,7 +236,44 @@ impl Selection {
     }
 }
 
-/// Group the samples of the workload's counted trials into per-cell statistics.
+/// One warning per workload and cell whose counted repetitions other activity disturbed:
+/// `repetitions 1–3 of journal=16MB: 2.1 GiB of other I/O on vda`.
+fn interference_warnings(
+    d: &StudyData,
+    cells: &[CellInfo],
+    workloads: &[WorkloadReport],
+) -> Vec<ReportWarning> {
+    let mut out = Vec::new();
+    for (w, wr) in d.workloads.iter().zip(workloads) {
+        for c in cells {
+            let reps: Vec<(i64, String)> = d
+                .trials
+                .iter()
+                .filter(|t| {
+                    t.workload_id == w.id && t.cell_id == c.id && t.status == TrialStatus::Ok
+                })
+                .filter_map(|t| Some((t.repetition, t.interference.clone()?)))
+                .collect();
+            if let Some(line) = super::telemetry::disturbed_line(&c.label, &reps) {
+                out.push(ReportWarning {
+                    kind: WarningKind::Interference,
+                    workload: Some(wr.label.clone()),
+                    cell: Some(c.label.clone()),
+                    metric: None,
+                    message: format!(
+                        "{line}; their values are kept — quiet the machine, or let each repetition wait for quiet with [repetitions] settle"
+                    ),
+                    subject: line,
+                    advice: "quiet the machine, or let each repetition wait for quiet with [repetitions] settle (--settle for engine commands)".into(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Group the samples of the workload's counted trials into per-cell statistics; telemetry
+/// goes to `telemetry` unless `--metric` selects it.
 fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo], sel: &Selection) {
     // (phase, name) in first-appearance order with their unit.
     let mut keys: Vec<(String, String, Unit)> = Vec::new();
@@ -237,7 +284,8 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
             {
                 keys.push((m.phase.clone(), m.name.clone(), m.unit));
             }
-            if !wr.phases.contains(&m.phase) && sel.keeps(&m.phase, &m.name) {
+            let shown = !m.is_telemetry() || !sel.is_all();
+            if shown && !wr.phases.contains(&m.phase) && sel.keeps(&m.phase, &m.name) {
                 wr.phases.push(m.phase.clone());
             }
         }
@@ -249,7 +297,7 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
         .filter_map(|p| {
             let names: Vec<(&str, Unit)> = keys
                 .iter()
-                .filter(|k| &k.0 == p)
+                .filter(|k| &k.0 == p && !(crate::metric::is_telemetry(&k.1) && sel.is_all()))
                 .map(|k| (k.1.as_str(), k.2))
                 .collect();
             Some((p.as_str(), headline::pick(caps.as_ref(), p, &names)?))
@@ -262,12 +310,16 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
             let mut values = Vec::new();
             let mut reps = Vec::new();
             let mut order = Vec::new();
+            let mut disturbed = Vec::new();
             for t in &ts {
                 if let Some(m) = t
                     .samples
                     .iter()
                     .find(|m| &m.phase == phase && &m.name == name && m.unit == *unit)
                 {
+                    if t.interference.is_some() {
+                        disturbed.push(values.len());
+                    }
                     values.push(m.value);
                     reps.push(t.repetition);
                     order.push(t.order_index);
@@ -283,18 +335,29 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
             let Some(summary) = stats::summarize_as(&values, quantity) else {
                 continue;
             };
-            wr.stats.push(CellMetric {
+            let telemetry = crate::metric::is_telemetry(name) && sel.is_all();
+            let cm = CellMetric {
                 cell: ci,
                 phase: phase.clone(),
                 name: name.clone(),
                 unit: *unit,
                 summary,
-                outliers: outliers::outlier_indices(&values, outliers::MODIFIED_Z_THRESHOLD),
+                outliers: if telemetry {
+                    Vec::new()
+                } else {
+                    outliers::outlier_indices(&values, outliers::MODIFIED_Z_THRESHOLD)
+                },
+                disturbed,
                 values,
                 repetitions: reps,
                 order,
-                headline: headline.get(phase.as_str()) == Some(&name.as_str()),
-            });
+                headline: !telemetry && headline.get(phase.as_str()) == Some(&name.as_str()),
+            };
+            if telemetry {
+                wr.telemetry.push(cm);
+            } else {
+                wr.stats.push(cm);
+            }
         }
     }
 }

@@ -262,7 +262,7 @@ fn per_metric(
                 s.values.len(),
                 super::verdict::fmt_p(d.trend.p)
             ),
-            "the file system may be ageing or filling, or the machine getting busier; use fresh file systems per repetition and interleaved order".into(),
+            "the file system may be ageing or filling, or the machine getting busier; give every repetition a new file system (cache = \"fresh\" in [repetitions]) and keep the order interleaved".into(),
         ));
     }
 }

@@ -182,6 +182,7 @@ pub fn compare(
             let mw = mann_whitney(&base.values, &cand.values);
             let significant = verdict::is_significant(change.as_ref(), w.as_ref());
             out.push(Comparison {
+                explanation: None,
                 factor: factor.clone(),
                 baseline_cell: b,
                 cell: c,
@@ -300,9 +301,11 @@ fn caution(
         for wn in warnings.iter().filter(|x| {
             x.workload.as_deref() == Some(w.label.as_str())
                 && x.cell.as_deref() == Some(label.as_str())
-                && x.metric.as_deref() == Some(key.as_str())
+                && (x.metric.as_deref() == Some(key.as_str())
+                    || (x.kind == WarningKind::Interference && x.metric.is_none()))
         }) {
             let what = match wn.kind {
+                WarningKind::Interference => "disturbed repetitions",
                 WarningKind::Drift => "drift",
                 WarningKind::Outlier => "an outlier",
                 WarningKind::FirstSlower => "a slow first repetition",
@@ -356,9 +359,13 @@ pub fn observations(
             out.push(Observation {
                 workload: w.label.clone(),
                 text: format!(
-                    "{text}: {} {}.{}",
+                    "{text}: {} {}.{}{}",
                     verdict::subject(&c.phase, &c.name),
                     c.verdict,
+                    c.explanation
+                        .as_ref()
+                        .map(|e| format!(" Telemetry: {e}."))
+                        .unwrap_or_default(),
                     caution(w, c, cells, warnings)
                 ),
             });

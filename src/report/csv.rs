@@ -52,44 +52,47 @@ impl Exporter for CsvExporter {
         );
         let _ = writeln!(o, "{}", head.join(","));
         for w in &r.workloads {
+            // The tables' statistics in their order, then the telemetry (doc/telemetry.md).
+            let mut rows: Vec<&super::model::CellMetric> = Vec::new();
             for t in &w.tables {
                 for &c in &r.cells_with_data(w) {
-                    let cell = &r.cells[c];
                     for p in &t.phases {
-                        let Some(s) = w.stat(c, p, &t.metric) else {
-                            continue;
-                        };
-                        let mut cols = vec![field(&w.label), field(&w.kind), field(&cell.label)];
-                        for f in &r.factors {
-                            let l = cell
-                                .factors
-                                .iter()
-                                .find(|(n, _)| *n == f.name)
-                                .map(|(_, l)| l.as_str())
-                                .unwrap_or("");
-                            cols.push(field(l));
-                        }
-                        let sm = &s.summary;
-                        cols.extend([
-                            field(p),
-                            field(&s.name),
-                            field(s.unit.as_str()),
-                            sm.n.to_string(),
-                            num(Some(sm.mean)),
-                            num(sm.sd),
-                            num(sm.ci95.map(|c| c.0)),
-                            num(sm.ci95.map(|c| c.1)),
-                            num(Some(sm.median)),
-                            num(Some(sm.min)),
-                            num(Some(sm.max)),
-                            num(sm.cv),
-                            s.outliers.len().to_string(),
-                            sm.ci95_method.as_str().to_string(),
-                            num(sm.gmean),
-                        ]);
-                        let _ = writeln!(o, "{}", cols.join(","));
+                        rows.extend(w.stat(c, p, &t.metric));
                     }
                 }
+            }
+            rows.extend(&w.telemetry);
+            for s in rows {
+                let cell = &r.cells[s.cell];
+                let mut cols = vec![field(&w.label), field(&w.kind), field(&cell.label)];
+                for f in &r.factors {
+                    let l = cell
+                        .factors
+                        .iter()
+                        .find(|(n, _)| *n == f.name)
+                        .map(|(_, l)| l.as_str())
+                        .unwrap_or("");
+                    cols.push(field(l));
+                }
+                let sm = &s.summary;
+                cols.extend([
+                    field(&s.phase),
+                    field(&s.name),
+                    field(s.unit.as_str()),
+                    sm.n.to_string(),
+                    num(Some(sm.mean)),
+                    num(sm.sd),
+                    num(sm.ci95.map(|c| c.0)),
+                    num(sm.ci95.map(|c| c.1)),
+                    num(Some(sm.median)),
+                    num(Some(sm.min)),
+                    num(Some(sm.max)),
+                    num(sm.cv),
+                    s.outliers.len().to_string(),
+                    sm.ci95_method.as_str().to_string(),
+                    num(sm.gmean),
+                ]);
+                let _ = writeln!(o, "{}", cols.join(","));
             }
         }
         Ok(o.into_bytes())

@@ -172,6 +172,25 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
         }
         o.push_str("</tbody></table>\n");
     }
+    if let Some(t) = super::telemetry::table(w, &r.cells) {
+        o.push_str("<h3>Telemetry</h3>\n<p>Means per repetition: bytes each device wrote and read, write amplification (device bytes per byte the workload wrote), utilisation, the CPU split and journal commits (doc/telemetry.md).</p>\n");
+        let mut cols = vec!["configuration", "phase"];
+        cols.extend(t.header.iter().map(String::as_str));
+        table_head(o, &cols);
+        for tr in &t.rows {
+            let _ = write!(
+                o,
+                "<tr><td>{}</td><td>{}</td>",
+                esc(&tr.cell),
+                esc(&tr.phase)
+            );
+            for v in &tr.values {
+                let _ = write!(o, "<td class=\"num\">{}</td>", esc(v));
+            }
+            o.push_str("</tr>\n");
+        }
+        o.push_str("</tbody></table>\n");
+    }
     if !w.comparisons.is_empty() {
         o.push_str("<h3>Comparisons against the baseline</h3>\n");
         table_head(
@@ -197,7 +216,10 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
                 esc(&comparison_name(c)),
                 esc(&c.phase),
                 esc(&c.name),
-                esc(&c.verdict),
+                match (&c.explanation, c.significant) {
+                    (Some(e), true) => format!("{}<br><small>{}</small>", esc(&c.verdict), esc(e)),
+                    _ => esc(&c.verdict),
+                },
                 fmt_p_cell(c.welch.map(|x| x.p)),
                 fmt_p_cell(c.q),
                 fmt_p_cell(c.mann_whitney.map(|x| x.p))

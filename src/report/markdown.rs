@@ -102,6 +102,21 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             row(o, &cols);
         }
     }
+    if let Some(t) = super::telemetry::table(w, &r.cells) {
+        let _ = writeln!(
+            o,
+            "\n### Telemetry\n\nMeans per repetition: devices, CPU, journal ([doc/telemetry.md](doc/telemetry.md)).\n"
+        );
+        let mut h = vec!["configuration".to_string(), "phase".to_string()];
+        h.extend(t.header.iter().cloned());
+        let n = h.len();
+        header(o, &h, 2..n);
+        for tr in &t.rows {
+            let mut cols = vec![esc(&tr.cell), esc(&tr.phase)];
+            cols.extend(tr.values.iter().map(|v| esc(v)));
+            row(o, &cols);
+        }
+    }
     if !w.comparisons.is_empty() {
         let _ = writeln!(o, "\n### Comparisons against the baseline\n");
         header(
@@ -122,7 +137,10 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
                 &[
                     esc(&comparison_name(c)),
                     format!("{}.{}", esc(&c.phase), esc(&c.name)),
-                    esc(&c.verdict),
+                    match (&c.explanation, c.significant) {
+                        (Some(e), true) => format!("{}; {}", esc(&c.verdict), esc(e)),
+                        _ => esc(&c.verdict),
+                    },
                     fmt_p_cell(c.welch.map(|x| x.p)),
                     fmt_p_cell(c.q),
                     fmt_p_cell(c.mann_whitney.map(|x| x.p)),
@@ -139,15 +157,16 @@ impl Exporter for MarkdownExporter {
         for l in source_lines(r) {
             let _ = writeln!(o, "- {}", esc(&l));
         }
-        for w in &r.workloads {
-            workload(r, w, &mut o);
-        }
+        // The answer first: what differs, then the tables it comes from.
         let _ = writeln!(o, "\n## Observations\n");
         if r.observations.is_empty() {
             let _ = writeln!(o, "No significant differences against the baseline.");
         }
         for ob in &r.observations {
             let _ = writeln!(o, "- **{}**: {}", esc(&ob.workload), ob.text);
+        }
+        for w in &r.workloads {
+            workload(r, w, &mut o);
         }
         let _ = writeln!(o, "\n## Warnings\n");
         if r.warnings.is_empty() {

@@ -22,6 +22,7 @@ pub mod options;
 pub mod runsummary;
 pub mod select;
 pub mod table;
+pub mod telemetry;
 pub mod verdict;
 pub mod warngroups;
 

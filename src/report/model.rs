@@ -186,6 +186,10 @@ pub struct WorkloadReport {
     /// The cache policy of its counted repetitions as stored (`cold`, `warm`, `none`;
     /// `mixed` when they differ); `None` without any.
     pub cache_policy: Option<String>,
+    /// Statistics of the telemetry recorded around its phases (`dev.*`, `cpu.*`, `fs.*`, …;
+    /// `doc/telemetry.md`), per cell and phase; kept apart from `stats` because telemetry
+    /// explains results and is not one (select it with `--metric` to compare it).
+    pub telemetry: Vec<CellMetric>,
 }
 
 /// A table: rows are cells, columns are phases, entries one metric.
@@ -223,6 +227,9 @@ pub struct CellMetric {
     pub order: Vec<i64>,
     /// Positions (into `values`) of outliers by the median/MAD rule. Shown, never dropped.
     pub outliers: Vec<usize>,
+    /// Positions (into `values`) of repetitions other activity on the machine disturbed
+    /// (stored interference). Shown, never dropped.
+    pub disturbed: Vec<usize>,
     /// Whether this is the phase's headline metric (compared and charted by default).
     pub headline: bool,
 }
@@ -267,6 +274,10 @@ pub struct Comparison {
     pub better: Option<bool>,
     /// Plain verdict, e.g. `faster by 56% (95% CI 49–63%, p < 0.001)`.
     pub verdict: String,
+    /// The telemetry that differs most between the two sides, e.g. `journal device wrote
+    /// 3.1 GiB in file_create at 16MB vs 912.0 MiB at 1GB`; `None` without telemetry or
+    /// without a clear difference.
+    pub explanation: Option<String>,
 }
 
 /// Latency percentiles of one operation in one cell.
@@ -320,6 +331,9 @@ pub enum WarningKind {
     Failed,
     /// Differences with p < 0.05 that do not survive the adjustment for multiple comparisons.
     MultipleComparisons,
+    /// Repetitions disturbed by other activity on the machine (other I/O on the backing
+    /// device, CPU steal, load, other processes' CPU).
+    Interference,
 }
 
 /// A warning about one result, with what to do about it.
@@ -367,6 +381,7 @@ impl WarningKind {
             WarningKind::FirstSlower => 8,
             WarningKind::Outlier => 9,
             WarningKind::StopReason => 10,
+            WarningKind::Interference => 3,
         }
     }
 }

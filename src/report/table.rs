@@ -153,6 +153,26 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     if !w.latency.is_empty() {
         latency_table(r, w, o);
     }
+    if let Some(t) = super::telemetry::table(w, &r.cells) {
+        let _ = writeln!(
+            o,
+            "\nTelemetry — means per repetition (devices, CPU, journal; doc/telemetry.md)"
+        );
+        let mut tb = new_table();
+        let mut header = vec!["configuration".to_string(), "phase".to_string()];
+        header.extend(t.header.iter().cloned());
+        tb.set_header(header);
+        for row in &t.rows {
+            let mut cells = vec![Cell::new(&row.cell), Cell::new(&row.phase)];
+            cells.extend(
+                row.values
+                    .iter()
+                    .map(|v| Cell::new(v).set_alignment(CellAlignment::Right)),
+            );
+            tb.add_row(cells);
+        }
+        let _ = writeln!(o, "{tb}");
+    }
     if !w.comparisons.is_empty() {
         let _ = writeln!(
             o,
@@ -164,7 +184,10 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             tb.add_row(vec![
                 Cell::new(comparison_name(c)),
                 Cell::new(format!("{}.{}", c.phase, c.name)),
-                Cell::new(&c.verdict),
+                Cell::new(match (&c.explanation, c.significant) {
+                    (Some(e), true) => format!("{}\n↳ {e}", c.verdict),
+                    _ => c.verdict.clone(),
+                }),
                 Cell::new(fmt_p_cell(c.mann_whitney.map(|m| m.p)))
                     .set_alignment(CellAlignment::Right),
             ]);
@@ -254,15 +277,16 @@ impl Exporter for TableExporter {
         for l in source_lines(r) {
             let _ = writeln!(o, "  {l}");
         }
-        for w in &r.workloads {
-            workload_section(r, w, &mut o);
-        }
+        // The answer first: what differs, then the tables it comes from.
         let _ = writeln!(o, "\n== Observations ==");
         if r.observations.is_empty() {
             let _ = writeln!(o, "no significant differences against the baseline");
         }
         for ob in &r.observations {
             let _ = writeln!(o, "- [{}] {}", ob.workload, ob.text);
+        }
+        for w in &r.workloads {
+            workload_section(r, w, &mut o);
         }
         let _ = writeln!(o, "\n== Warnings ==");
         if r.warnings.is_empty() {

@@ -47,6 +47,9 @@ fn title(kind: WarningKind, t: &Thresholds) -> String {
         WarningKind::FirstSlower => "First repetition much worse than the others".into(),
         WarningKind::Outlier => "Outliers by the median/MAD rule, kept in the statistics".into(),
         WarningKind::StopReason => "Stopped before meeting the interval target".into(),
+        WarningKind::Interference => {
+            "Repetitions disturbed by other activity on the machine".into()
+        }
     }
 }
 
@@ -150,7 +153,8 @@ pub fn lines(r: &ReportData, cap: bool) -> Vec<String> {
     let shown = TERMINAL_LINES - 1;
     let mut out: Vec<String> = groups[..shown].iter().map(|g| g.text.clone()).collect();
     let hidden: usize = groups[shown..].iter().map(|g| g.count).sum();
-    out.push(format!("{hidden} more warnings: `{}`", all_command(r)));
+    let noun = if hidden == 1 { "warning" } else { "warnings" };
+    out.push(format!("{hidden} more {noun}: `{}`", all_command(r)));
     out
 }
 

@@ -55,6 +55,8 @@ struct Builder<'a> {
     cells: Vec<i64>,
     workload: i64,
     workloads: usize,
+    /// Interference stored with the next trial (then cleared).
+    disturbed: Option<String>,
 }
 
 impl<'a> Builder<'a> {
@@ -82,6 +84,7 @@ impl<'a> Builder<'a> {
             cells: Vec::new(),
             workload: 0,
             workloads: 0,
+            disturbed: None,
         }
     }
 
@@ -151,7 +154,7 @@ impl<'a> Builder<'a> {
                 wall_seconds: 1.5,
                 metrics,
                 histograms: hists,
-                interference: None,
+                interference: self.disturbed.take(),
                 settle_seconds: None,
             })
             .unwrap();
@@ -223,6 +226,60 @@ fn fdtree_metrics(rates: [f64; 4]) -> Vec<Metric> {
     m
 }
 
+/// Telemetry of an fdtree repetition as the runner records it (a selection of
+/// `doc/telemetry.md`): a small journal writes more journal blocks in more commits.
+fn fdtree_telemetry(journal_mb: f64, fs: &str, scale: f64) -> Vec<Metric> {
+    let mut m = Vec::new();
+    for (p, data_mib, busy) in [("file_create", 470.0, 61.0), ("dir_remove", 12.0, 18.0)] {
+        let small = journal_mb < 32.0;
+        let journal_mib = if small {
+            data_mib * 0.9
+        } else {
+            data_mib * 0.3
+        };
+        let mib = 1024.0 * 1024.0;
+        m.push(Metric::new(
+            p,
+            "dev.data.write_bytes",
+            Unit::Bytes,
+            data_mib * mib * scale,
+        ));
+        m.push(Metric::new(
+            p,
+            "dev.journal.write_bytes",
+            Unit::Bytes,
+            journal_mib * mib * scale,
+        ));
+        m.push(Metric::new(
+            p,
+            "dev.backing.write_bytes",
+            Unit::Bytes,
+            (data_mib + journal_mib) * mib * 1.02 * scale,
+        ));
+        m.push(Metric::new(p, "dev.data.util", Unit::Percent, busy * scale));
+        m.push(Metric::new(p, "cpu.user", Unit::Percent, 9.0 * scale));
+        m.push(Metric::new(p, "cpu.sys", Unit::Percent, 41.0 * scale));
+        m.push(Metric::new(
+            p,
+            "cpu.iowait",
+            Unit::Percent,
+            if small { 22.0 } else { 7.0 },
+        ));
+        if fs == "ext4" {
+            let commits = if small { 180.0 } else { 41.0 };
+            m.push(Metric::new(
+                p,
+                "fs.journal.transactions",
+                Unit::Count,
+                commits * scale,
+            ));
+        } else {
+            m.push(Metric::new(p, "fs.log.writes", Unit::Count, 900.0 * scale));
+        }
+    }
+    m
+}
+
 /// journal (16MB, 64MB) × fs (ext4, xfs), fdtree, five interleaved repetitions.
 fn journal_study(store: &mut Store) -> i64 {
     let mut b = Builder::new(
@@ -285,15 +342,14 @@ fn journal_study(store: &mut Store) -> i64 {
                 _ => {}
             }
             let order = (rep * 4 + c) as u32;
-            b.trial(
-                c,
-                rep as u32 + 1,
-                order,
-                "ok",
-                None,
-                &fdtree_metrics(rates),
-                &[],
-            );
+            let mut metrics = fdtree_metrics(rates);
+            let mb = if *j == "16MB" { 16.0 } else { 64.0 };
+            metrics.extend(fdtree_telemetry(mb, fs, noise(rep, c)));
+            // Another job wrote to the backing disk during two repetitions of one cell.
+            if c == 0 && (rep == 1 || rep == 2) {
+                b.disturbed = Some("2.1 GiB of other I/O on vda".into());
+            }
+            b.trial(c, rep as u32 + 1, order, "ok", None, &metrics, &[]);
         }
     }
     b.trial(

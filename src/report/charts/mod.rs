@@ -334,6 +334,7 @@ mod tests {
             repetitions: vec![1; values.len()],
             order: vec![0; values.len()],
             outliers: Vec::new(),
+            disturbed: Vec::new(),
             headline: true,
         }
     }

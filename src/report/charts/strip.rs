@@ -96,12 +96,18 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
                 ],
                 BLACK.stroke_width(2),
             )))?;
+            // Disturbed repetitions (other activity on the machine) as hollow squares.
             chart.draw_series(
                 s.values
                     .iter()
                     .enumerate()
+                    .filter(|(j, _)| !s.disturbed.contains(j))
                     .map(|(j, v)| Circle::new((x_of(j), *v), 4, col.filled())),
             )?;
+            chart.draw_series(s.disturbed.iter().map(|&j| {
+                let (x, y) = (x_of(j), s.values[j]);
+                EmptyElement::at((x, y)) + Rectangle::new([(-5, -5), (5, 5)], col.stroke_width(2))
+            }))?;
             chart.draw_series(
                 s.outliers
                     .iter()
@@ -122,7 +128,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
     Ok(Chart {
         kind: ChartKind::Strip,
         title,
-        caption: "Every counted repetition, left to right in execution order; black bar: mean; red ring: outlier by the median/MAD rule (judged from 5 repetitions on; kept in the statistics).".into(),
+        caption: "Every counted repetition, left to right in execution order; black bar: mean; red ring: outlier by the median/MAD rule (judged from 5 repetitions on; kept in the statistics); hollow square: a repetition other activity on the machine disturbed (see Warnings; kept in the statistics).".into(),
         svg,
     })
 }
