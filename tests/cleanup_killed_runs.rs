@@ -5,9 +5,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use common::{tree_root, wait_for};
+
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 struct Setup {
     dir: tempfile::TempDir,
@@ -62,28 +64,9 @@ impl Setup {
     }
 }
 
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !cond() {
-        assert!(
-            t.elapsed() < Duration::from_secs(60),
-            "{what} did not happen in 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 fn kill(mut child: Child) {
     child.kill().unwrap();
     child.wait().unwrap();
-}
-
-fn tree(dir: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .find(|e| e.file_name().to_string_lossy().starts_with("LEVEL0."))
-        .map(|e| e.path())
 }
 
 #[test]
@@ -105,9 +88,9 @@ fn a_killed_fdtree_run_is_cleaned_up_and_marked_interrupted() {
         t.to_str().unwrap(),
     ]);
     wait_for("the tree", || {
-        tree(&t).is_some_and(|r| r.join("L4D1").is_dir())
+        tree_root(&t).is_some_and(|r| r.join("L4D1").is_dir())
     });
-    let root = tree(&t).unwrap();
+    let root = tree_root(&t).unwrap();
     std::fs::write(root.join("L4D1/notes.txt"), b"mine").unwrap();
 
     // While it runs, cleanup leaves it alone.

@@ -9,11 +9,11 @@
 
 mod common;
 
-use common::fslab;
+use common::{fslab, tree_root, wait_for};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A work area: `area/target` is where the engine runs; user files beside and inside it.
 struct Area {
@@ -50,6 +50,12 @@ impl Area {
                 .unwrap_or_else(|e| panic!("{when}: the user's {p} is gone ({e})"));
             assert_eq!(got, c, "{when}: the user's {p} changed");
         }
+    }
+
+    /// The planted files intact and nothing else left in the target.
+    fn assert_clean(&self, when: &str) {
+        self.assert_user_files(when);
+        assert!(self.extra().is_empty(), "{when}: left {:?}", self.extra());
     }
 
     /// Entries of the target other than the planted ones.
@@ -94,29 +100,10 @@ fn run_with_fsize_limit(mut c: Command, limit: u64) -> Output {
     c.output().unwrap()
 }
 
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !cond() {
-        assert!(
-            t.elapsed() < Duration::from_secs(60),
-            "{what} did not happen in 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 fn interrupt(child: std::process::Child) -> Output {
     // SAFETY: plain kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     child.wait_with_output().unwrap()
-}
-
-fn tree_root(dir: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .find(|e| e.file_name().to_string_lossy().starts_with("LEVEL0."))
-        .map(|e| e.path())
 }
 
 // ---- fdtree ----
@@ -132,8 +119,7 @@ fn fdtree_success_failure_and_ctrl_c_leave_user_files() {
         .arg(&t)
         .assert()
         .success();
-    area.assert_user_files("after a successful run");
-    assert!(area.extra().is_empty(), "left: {:?}", area.extra());
+    area.assert_clean("after a successful run");
 
     // Failure: the first 4 KiB file write is cut at 1 KiB (EFBIG).
     let mut c = bin(&area);
@@ -356,8 +342,7 @@ fn iozone_success_failure_and_ctrl_c_leave_user_files() {
         .arg(&f)
         .assert()
         .success();
-    area.assert_user_files("after a successful run");
-    assert!(area.extra().is_empty(), "left: {:?}", area.extra());
+    area.assert_clean("after a successful run");
 
     let mut c = bin(&area);
     c.args([
@@ -375,8 +360,7 @@ fn iozone_success_failure_and_ctrl_c_leave_user_files() {
     .arg(&f);
     let out = run_with_fsize_limit(c, 64 * 1024);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    area.assert_user_files("after a failed run");
-    assert!(area.extra().is_empty(), "left: {:?}", area.extra());
+    area.assert_clean("after a failed run");
 
     let child = bin(&area)
         .args([
@@ -401,8 +385,7 @@ fn iozone_success_failure_and_ctrl_c_leave_user_files() {
     wait_for("the test file", || f.exists());
     let out = interrupt(child);
     assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
-    area.assert_user_files("after Ctrl-C");
-    assert!(area.extra().is_empty(), "left: {:?}", area.extra());
+    area.assert_clean("after Ctrl-C");
 }
 
 #[test]
@@ -613,8 +596,7 @@ fn dbench_success_failure_and_ctrl_c_leave_user_files() {
     };
     let out = run(&["--run-once"], &load).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    area.assert_user_files("after a successful run");
-    assert!(area.extra().is_empty(), "left: {:?}", area.extra());
+    area.assert_clean("after a successful run");
 
     // Failure: an expectation that does not hold.
     let bad = area.dir.path().join("bad.txt");
@@ -625,8 +607,7 @@ fn dbench_success_failure_and_ctrl_c_leave_user_files() {
     .unwrap();
     let out = run(&["--run-once"], &bad).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    area.assert_user_files("after a failed run");
-    assert!(area.extra().is_empty(), "left: {:?}", area.extra());
+    area.assert_clean("after a failed run");
 
     let child = run(&["-t", "30", "--warmup", "0"], &load)
         .stdout(Stdio::piped())
@@ -637,6 +618,5 @@ fn dbench_success_failure_and_ctrl_c_leave_user_files() {
     std::thread::sleep(Duration::from_millis(300));
     let out = interrupt(child);
     assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
-    area.assert_user_files("after Ctrl-C");
-    assert!(area.extra().is_empty(), "left: {:?}", area.extra());
+    area.assert_clean("after Ctrl-C");
 }

@@ -236,23 +236,9 @@ pub fn disturbed_line(cell: &str, reps: &[(i64, String)]) -> Option<String> {
     if reps.is_empty() {
         return None;
     }
-    let mut nums: Vec<i64> = reps.iter().map(|(n, _)| *n).collect();
+    let mut nums: Vec<u64> = reps.iter().map(|(n, _)| (*n).max(0) as u64).collect();
     nums.sort_unstable();
     nums.dedup();
-    let mut ranges: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < nums.len() {
-        let mut j = i;
-        while j + 1 < nums.len() && nums[j + 1] == nums[j] + 1 {
-            j += 1;
-        }
-        ranges.push(if j > i {
-            format!("{}–{}", nums[i], nums[j])
-        } else {
-            nums[i].to_string()
-        });
-        i = j + 1;
-    }
     let word = if nums.len() == 1 {
         "repetition"
     } else {
@@ -260,7 +246,7 @@ pub fn disturbed_line(cell: &str, reps: &[(i64, String)]) -> Option<String> {
     };
     Some(format!(
         "{word} {} of {cell}: {}",
-        ranges.join(", "),
+        crate::units::fmt_ranges(&nums),
         reps[0].1
     ))
 }

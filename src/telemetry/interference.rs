@@ -323,20 +323,7 @@ pub fn interference_warning(cell: &str, reps: &[(u32, Verdict)]) -> Option<Strin
     }
     nums.sort_unstable();
     nums.dedup();
-    let mut ranges: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < nums.len() {
-        let mut j = i;
-        while j + 1 < nums.len() && nums[j + 1] == nums[j] + 1 {
-            j += 1;
-        }
-        ranges.push(if j > i {
-            format!("{}–{}", nums[i], nums[j])
-        } else {
-            nums[i].to_string()
-        });
-        i = j + 1;
-    }
+    let ranges = crate::units::fmt_ranges(&nums.iter().map(|&n| u64::from(n)).collect::<Vec<_>>());
     let mut merged: Vec<Disturbance> = Vec::new();
     for d in reps.iter().flat_map(|(_, v)| &v.disturbances) {
         let same = merged.iter_mut().find(|m| match (&**m, d) {
@@ -368,10 +355,7 @@ pub fn interference_warning(cell: &str, reps: &[(u32, Verdict)]) -> Option<Strin
         disturbances: merged,
     };
     let plural = if nums.len() > 1 { "s" } else { "" };
-    Some(format!(
-        "repetition{plural} {} of {cell}: {what}",
-        ranges.join(", ")
-    ))
+    Some(format!("repetition{plural} {ranges} of {cell}: {what}"))
 }
 
 #[cfg(test)]

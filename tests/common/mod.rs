@@ -76,3 +76,24 @@ impl Drop for TempMount {
             .status();
     }
 }
+
+/// Wait (up to 60 s, polling every 5 ms) until `cond` holds; panic naming `what` otherwise.
+pub fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let t = std::time::Instant::now();
+    while !cond() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(60),
+            "{what} did not happen in 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// The first fdtree tree root (`LEVEL0.…`) in `dir`, if any.
+pub fn tree_root(dir: &Path) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .find(|e| e.file_name().to_string_lossy().starts_with("LEVEL0."))
+        .map(|e| e.path())
+}
