@@ -263,6 +263,37 @@ fn privileged_fresh_cells_and_per_phase_telemetry() {
         assert_eq!(sample("file_create", m).len(), 3, "{m}");
     }
     assert!(testdev::loops_under(&fs.mnt().join("work")).is_empty());
+
+    // Every report format shows what the data and journal devices wrote.
+    let report = |format: &str| {
+        let out = Command::new(assert_cmd::cargo::cargo_bin("fslab"))
+            .env("FSLAB_DB", fs.dir.path().join("results.db"))
+            .args(["report", "fresh", "--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for format in ["table", "markdown", "html"] {
+        let text = report(format);
+        assert!(
+            text.contains("data written") && text.contains("journal written"),
+            "{format}: {text}"
+        );
+    }
+    let json: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
+    let tele = json["workloads"][0]["telemetry"].as_array().unwrap();
+    for name in ["dev.data.write_bytes", "dev.journal.write_bytes"] {
+        assert!(
+            tele.iter()
+                .any(|t| t["name"] == name && t["phase"] == "file_create"),
+            "{name}"
+        );
+    }
 }
 
 /// A page-aligned buffer for O_DIRECT.
