@@ -189,6 +189,11 @@ pub struct RunArgs {
     /// CPU. The wait is stored with the repetition. Default: 0 (no wait).
     #[arg(long, value_name = "TIME", default_value = "0", value_parser = parse_settle)]
     pub settle: std::time::Duration,
+    /// Also sample the target's devices, the CPU and the engine's progress once a second
+    /// during each repetition and store the time series (the HTML report charts it).
+    /// Default: off.
+    #[arg(long)]
+    pub timeline: bool,
 }
 
 fn parse_settle(s: &str) -> Result<std::time::Duration, String> {

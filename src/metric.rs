@@ -137,6 +137,20 @@ impl Metric {
     }
 }
 
+/// One point of a repetition's time series (`--timeline`): a value over the second that
+/// ends `t` seconds after the run began.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TimePoint {
+    /// Seconds since the run began, at the end of the interval.
+    pub t: f64,
+    /// What (`dev.data.write_bytes` per second, `cpu.iowait`, `progress`, …).
+    pub name: String,
+    /// Unit of the value.
+    pub unit: Unit,
+    /// The value (a rate per second, or a percentage).
+    pub value: f64,
+}
+
 /// Name prefixes of the telemetry samples taken around an engine's phases (devices, CPU,
 /// load, memory, fslab's own process, the file system's journal or log; `doc/telemetry.md`).
 pub const TELEMETRY_PREFIXES: [&str; 6] = ["dev.", "cpu.", "load.", "mem.", "proc.", "fs."];

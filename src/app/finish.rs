@@ -29,6 +29,7 @@ pub(crate) fn run_options<'a>(
     AdhocOptions {
         repeat: run.repeat,
         settle: run.settle,
+        timeline: run.timeline,
         store,
         name: name.into(),
         command_line: match ranks {

@@ -53,6 +53,9 @@ pub struct RepetitionsSection {
     /// on the cell's backing device, no steal, no load beyond the CPUs, little other CPU);
     /// the wait is stored with the repetition (default: no wait).
     pub settle: Option<String>,
+    /// Sample the cell's devices, the CPU and the engine's progress once a second during
+    /// every repetition and store the time series (default false).
+    pub timeline: Option<bool>,
 }
 
 /// Order in which repetitions of the cells run.

@@ -45,6 +45,8 @@ pub struct Repetitions {
     pub cache: CachePolicy,
     /// Wait up to this long for a quiet machine before each repetition (zero: no wait).
     pub settle: Duration,
+    /// Sample once a second during every repetition (`timeline = true`).
+    pub timeline: bool,
 }
 
 /// A workload as declared (before per-cell overrides).
@@ -339,6 +341,7 @@ fn repetitions(r: &file::RepetitionsSection) -> std::result::Result<Repetitions,
         seed: r.seed,
         cache: r.cache.unwrap_or(CachePolicy::Cold),
         settle,
+        timeline: r.timeline.unwrap_or(false),
     })
 }
 

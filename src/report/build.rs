@@ -76,6 +76,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
             latency: Vec::new(),
             cache_policy: cache_policy(&trials),
             telemetry: Vec::new(),
+            timelines: timelines(&trials, &cells),
         };
         // A workload without any counted repetition stays in the report (its series show
         // why), with empty tables.
@@ -234,6 +235,37 @@ impl Selection {
     fn keeps(&self, phase: &str, name: &str) -> bool {
         self.is_all() || self.0.iter().any(|t| Self::matches(t, phase, name))
     }
+}
+
+/// Per cell, the time series of its first counted repetition (in execution order) that has
+/// one, metric by metric.
+fn timelines(trials: &[&TrialRow], cells: &[CellInfo]) -> Vec<TimelineSeries> {
+    let mut out = Vec::new();
+    for (ci, c) in cells.iter().enumerate() {
+        let Some(t) = trials
+            .iter()
+            .filter(|t| t.cell_id == c.id && !t.timeline.is_empty())
+            .min_by_key(|t| (t.order_index, t.id))
+        else {
+            continue;
+        };
+        for p in &t.timeline {
+            match out
+                .iter_mut()
+                .find(|s: &&mut TimelineSeries| s.cell == ci && s.name == p.name)
+            {
+                Some(s) => s.points.push((p.t, p.value)),
+                None => out.push(TimelineSeries {
+                    cell: ci,
+                    repetition: t.repetition,
+                    name: p.name.clone(),
+                    unit: p.unit,
+                    points: vec![(p.t, p.value)],
+                }),
+            }
+        }
+    }
+    out
 }
 
 /// One warning per workload and cell whose counted repetitions other activity disturbed:

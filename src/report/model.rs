@@ -190,6 +190,24 @@ pub struct WorkloadReport {
     /// `doc/telemetry.md`), per cell and phase; kept apart from `stats` because telemetry
     /// explains results and is not one (select it with `--metric` to compare it).
     pub telemetry: Vec<CellMetric>,
+    /// Time series (`--timeline`): per configuration, its first counted repetition that has
+    /// one, every sampled metric.
+    pub timelines: Vec<TimelineSeries>,
+}
+
+/// One metric of one repetition over time.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelineSeries {
+    /// Index into the report's `cells`.
+    pub cell: usize,
+    /// The repetition.
+    pub repetition: i64,
+    /// Metric (`dev.data.write_rate`, `dev.data.util`, `cpu.iowait`, `progress`, …).
+    pub name: String,
+    /// Unit.
+    pub unit: Unit,
+    /// (seconds since the run began, value), in time order.
+    pub points: Vec<(f64, f64)>,
 }
 
 /// A table: rows are cells, columns are phases, entries one metric.

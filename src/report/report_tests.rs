@@ -107,6 +107,7 @@ pub(super) fn study_of(
                     histograms: &[],
                     interference: None,
                     settle_seconds: None,
+                    timeline: &[],
                 })
                 .unwrap();
             order += 1;
@@ -454,6 +455,7 @@ fn single_repetitions_and_failures_are_warned_about() {
             histograms: &[],
             interference: None,
             settle_seconds: None,
+            timeline: &[],
         })
         .unwrap();
     let r = report(&store, id, &ReportOptions::default()).unwrap();

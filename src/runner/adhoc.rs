@@ -39,6 +39,8 @@ pub struct AdhocOptions<'a> {
     pub label: String,
     /// Before each repetition, wait up to this long for a quiet machine (zero: no wait).
     pub settle: std::time::Duration,
+    /// Sample devices, CPU and progress once a second during each repetition.
+    pub timeline: bool,
 }
 
 /// One cell of an engine run (for example one (file size, record size) point of an IOzone
@@ -288,7 +290,7 @@ pub fn run_cells<W: Workload>(
     'outer: for rep in 1..=opts.repeat.max(1) {
         for (ci, cell) in cells.iter_mut().enumerate() {
             let waited = (!opts.settle.is_zero()).then(|| sources.settle(opts.settle));
-            let tele = Recorder::new(&sources);
+            let tele = Recorder::new(&sources).with_timeline(opts.timeline);
             let watch = tele.observer(obs);
             let mut tele_around = &tele;
             let mut r = match rec.as_mut() {
@@ -304,6 +306,7 @@ pub fn run_cells<W: Workload>(
             r.add_metrics(extra);
             r.interference = verdict.filter(|v| !v.is_quiet()).map(|v| v.to_string());
             r.settle_seconds = waited.map(|w| w.as_secs_f64());
+            r.timeline = tele.take_timeline();
             for w in &r.warnings {
                 eprintln!("fslab: warning: {w}");
             }

@@ -48,6 +48,8 @@ pub struct Repetition {
     /// How long the runner waited for a quiet machine before it (`[repetitions] settle`,
     /// `--settle`); `None` when not asked.
     pub settle_seconds: Option<f64>,
+    /// Its time series, sampled once a second (`--timeline`); empty when not asked.
+    pub timeline: Vec<crate::metric::TimePoint>,
 }
 
 /// What a runner does around a repetition (record what it will create, take telemetry, …),
@@ -120,6 +122,7 @@ pub fn run_one<W: Workload + ?Sized>(
         warnings,
         interference: None,
         settle_seconds: None,
+        timeline: Vec::new(),
     }
 }
 
@@ -196,6 +199,7 @@ impl Repetition {
             histograms,
             interference: self.interference.clone(),
             settle_seconds: self.settle_seconds,
+            timeline: &self.timeline,
         }
     }
 }

@@ -560,13 +560,14 @@ impl Runner<'_> {
         };
         let settle = self.study.repetitions.settle;
         let waited = (!settle.is_zero()).then(|| live.sources.settle(settle));
-        let tele = Recorder::new(&live.sources);
+        let tele = Recorder::new(&live.sources).with_timeline(self.study.repetitions.timeline);
         let watch = tele.observer(&self.progress);
         let mut r = repetition::run_one(engine.as_mut(), &target, &watch, &mut &tele);
         let (extra, verdict) = tele.finish();
         r.add_metrics(extra);
         r.interference = verdict.filter(|v| !v.is_quiet()).map(|v| v.to_string());
         r.settle_seconds = waited.map(|w| w.as_secs_f64());
+        r.timeline = tele.take_timeline();
         if counted {
             live.used = true;
         }

@@ -10,11 +10,12 @@
 //! samples it could take are kept and the rest is left out.
 
 use super::repetition::Around;
-use crate::metric::Metric;
+use crate::metric::{Metric, TimePoint, Unit};
 use crate::telemetry::{self, Devices, FsCounters, Snapshot, Verdict, Window};
 use crate::workload::{Creates, Observer};
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The devices and file-system counters a cell's telemetry reads.
 #[derive(Debug, Clone, Default)]
@@ -83,12 +84,116 @@ struct State {
     metrics: Vec<Metric>,
     /// The repetition's window, once it ended.
     verdict: Option<Verdict>,
+    /// The 1 Hz sampler while it runs.
+    sampler: Option<Sampler>,
+    /// Its points, once it stopped.
+    timeline: Vec<TimePoint>,
+}
+
+/// A thread that samples the cell's devices, the CPU and the engine's progress once a second.
+struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: std::thread::JoinHandle<Vec<TimePoint>>,
+}
+
+/// How often the sampler looks.
+pub const TIMELINE_PERIOD: Duration = Duration::from_secs(1);
+
+impl Sampler {
+    fn start(sources: Sources, progress: Arc<AtomicU64>) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let handle = std::thread::spawn(move || {
+            let t0 = Instant::now();
+            let mut out = Vec::new();
+            let Some(mut prev) = sources.snapshot() else {
+                return out;
+            };
+            let mut prev_done = progress.load(Ordering::Relaxed);
+            loop {
+                // Sleep in small steps so a stop is seen at once.
+                let due = prev.at + TIMELINE_PERIOD;
+                while Instant::now() < due && !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                let stopping = flag.load(Ordering::Relaxed);
+                // A last partial second only if it is long enough to mean something.
+                if stopping && prev.at.elapsed() < Duration::from_millis(200) {
+                    return out;
+                }
+                let Some(cur) = sources.snapshot() else {
+                    return out;
+                };
+                let done = progress.load(Ordering::Relaxed);
+                out.extend(points(&prev, &cur, prev_done, done, t0));
+                prev = cur;
+                prev_done = done;
+                if stopping {
+                    return out;
+                }
+            }
+        });
+        Sampler { stop, handle }
+    }
+
+    fn finish(self) -> Vec<TimePoint> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().unwrap_or_default()
+    }
+}
+
+/// The points of one interval: device throughput (MB/s) and utilisation, CPU shares, and the
+/// engine's progress rate (its progress units per second: items, records).
+fn points(prev: &Snapshot, cur: &Snapshot, done0: u64, done1: u64, t0: Instant) -> Vec<TimePoint> {
+    let dt = cur.at.saturating_duration_since(prev.at).as_secs_f64();
+    if dt <= 0.0 {
+        return Vec::new();
+    }
+    let t = cur.at.saturating_duration_since(t0).as_secs_f64();
+    let mut out = Vec::new();
+    for m in telemetry::delta("t", prev, cur) {
+        let (name, unit, value) = match (m.name.as_str(), m.unit) {
+            (n, Unit::Bytes)
+                if n.starts_with("dev.")
+                    && (n.ends_with(".write_bytes") || n.ends_with(".read_bytes")) =>
+            {
+                (
+                    n.trim_end_matches("_bytes").to_string() + "_rate",
+                    Unit::MBPerSec,
+                    m.value / dt / 1e6,
+                )
+            }
+            (n, Unit::Percent) if n.ends_with(".util") || n.starts_with("cpu.") => {
+                (n.to_string(), Unit::Percent, m.value)
+            }
+            _ => continue,
+        };
+        out.push(TimePoint {
+            t,
+            name,
+            unit,
+            value,
+        });
+    }
+    // The counter restarts with every phase: a smaller value is the new phase's progress.
+    let items = if done1 >= done0 { done1 - done0 } else { done1 };
+    out.push(TimePoint {
+        t,
+        name: "progress".into(),
+        unit: Unit::OpsPerSec,
+        value: items as f64 / dt,
+    });
+    out
 }
 
 /// The telemetry of one repetition.
 pub struct Recorder<'a> {
     sources: &'a Sources,
     state: Mutex<State>,
+    /// Sample once a second while it runs (`--timeline`).
+    timeline: bool,
+    /// The engine's progress counter of the current phase, for the sampler.
+    progress: Arc<AtomicU64>,
 }
 
 impl<'a> Recorder<'a> {
@@ -97,7 +202,15 @@ impl<'a> Recorder<'a> {
         Recorder {
             sources,
             state: Mutex::new(State::default()),
+            timeline: false,
+            progress: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Also sample once a second while the repetition runs (`--timeline`).
+    pub fn with_timeline(mut self, on: bool) -> Recorder<'a> {
+        self.timeline = on;
+        self
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -117,17 +230,32 @@ impl<'a> Recorder<'a> {
         let mut s = self.state();
         (std::mem::take(&mut s.metrics), s.verdict.take())
     }
+
+    /// The time series (`--timeline`), taken once.
+    pub fn take_timeline(&self) -> Vec<TimePoint> {
+        std::mem::take(&mut self.state().timeline)
+    }
 }
 
 /// Shared, so the same recorder also serves as the engine's observer during the run.
 impl Around for &Recorder<'_> {
     fn before_run(&mut self, _creates: &[Creates]) -> anyhow::Result<()> {
         let snap = self.sources.snapshot();
-        self.state().start = snap;
+        let sampler = self
+            .timeline
+            .then(|| Sampler::start(self.sources.clone(), Arc::clone(&self.progress)));
+        let mut s = self.state();
+        s.start = snap;
+        s.sampler = sampler;
         Ok(())
     }
 
     fn after_cleanup(&mut self, _creates: &[Creates]) -> anyhow::Result<()> {
+        let sampler = self.state().sampler.take();
+        if let Some(sm) = sampler {
+            let points = sm.finish();
+            self.state().timeline = points;
+        }
         let end = self.sources.snapshot();
         let mut s = self.state();
         if let (Some(start), Some(end)) = (s.start.take(), end) {
@@ -149,6 +277,7 @@ pub struct Watch<'o, 'a> {
 
 impl Observer for Watch<'_, '_> {
     fn phase_started(&self, phase: &str, total: u64) {
+        self.recorder.progress.store(0, Ordering::Relaxed);
         if let Some(snap) = self.recorder.sources.snapshot() {
             self.recorder.state().phase = Some((phase.to_string(), snap));
         }
@@ -156,6 +285,7 @@ impl Observer for Watch<'_, '_> {
     }
 
     fn progress(&self, done: u64) {
+        self.recorder.progress.store(done, Ordering::Relaxed);
         self.inner.progress(done);
     }
 

@@ -108,6 +108,8 @@ pub struct NewTrial<'a> {
     /// Seconds the runner waited for the machine to be quiet before it; `None` when it was
     /// not asked to wait.
     pub settle_seconds: Option<f64>,
+    /// Its time series (`--timeline`); empty when not asked.
+    pub timeline: &'a [crate::metric::TimePoint],
 }
 
 /// The current time as RFC 3339 UTC with millisecond precision.

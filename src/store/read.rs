@@ -197,6 +197,7 @@ impl Store {
                     interference: r.get(11)?,
                     settle_seconds: r.get(12)?,
                     samples: Vec::new(),
+                    timeline: Vec::new(),
                 })
             })?;
             let mut trials: Vec<TrialRow> = rows.collect::<rusqlite::Result<_>>()?;
@@ -229,6 +230,33 @@ impl Store {
                     });
                 }
             }
+            if self.version >= 4 {
+                let mut ts = self.conn().prepare(
+                    "SELECT l.trial_id, l.t, l.metric, l.unit, l.value FROM timeline l
+                     JOIN trial t ON t.id = l.trial_id JOIN cell c ON c.id = t.cell_id
+                     WHERE c.study_id = ?1 ORDER BY l.trial_id, l.t, l.metric",
+                )?;
+                let points = ts.query_map(params![study], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, f64>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get::<_, f64>(4)?,
+                    ))
+                })?;
+                for p in points {
+                    let (tid, t, name, unit, value) = p?;
+                    if let (Some(&i), Some(unit)) = (index.get(&tid), Unit::parse(&unit)) {
+                        trials[i].timeline.push(crate::metric::TimePoint {
+                            t,
+                            name,
+                            unit,
+                            value,
+                        });
+                    }
+                }
+            }
             Ok(trials)
         })
     }
@@ -245,6 +273,29 @@ impl Store {
                     name: r.get(1)?,
                     encoding: r.get(2)?,
                     data: r.get(3)?,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// The time series of a repetition (`--timeline`), by time then metric; none in stores
+    /// older than schema version 4.
+    pub fn timeline(&self, trial: i64) -> Result<Vec<crate::metric::TimePoint>> {
+        if self.version < 4 {
+            return Ok(Vec::new());
+        }
+        self.reading(format_args!("reading the timeline of repetition {trial}"), || {
+            let mut st = self.conn().prepare(
+                "SELECT t, metric, unit, value FROM timeline WHERE trial_id = ?1 ORDER BY t, metric",
+            )?;
+            let rows = st.query_map(params![trial], |r| {
+                let unit: String = r.get(2)?;
+                Ok(crate::metric::TimePoint {
+                    t: r.get(0)?,
+                    name: r.get(1)?,
+                    unit: crate::metric::Unit::parse(&unit).unwrap_or(crate::metric::Unit::Count),
+                    value: r.get(3)?,
                 })
             })?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)

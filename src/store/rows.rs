@@ -120,6 +120,9 @@ pub struct TrialRow {
     pub settle_seconds: Option<f64>,
     /// The measured values.
     pub samples: Vec<Metric>,
+    /// Its time series (`--timeline`; schema version 4), by time.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<crate::metric::TimePoint>,
 }
 
 /// Everything stored about one study or run.

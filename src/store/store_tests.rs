@@ -46,6 +46,7 @@ fn trial<'a>(c: i64, w: i64, rep: u32, metrics: &'a [Metric]) -> NewTrial<'a> {
         histograms: &[],
         interference: None,
         settle_seconds: None,
+        timeline: &[],
     }
 }
 
@@ -191,4 +192,41 @@ fn interference_and_settling_round_trip_and_default_to_unknown() {
         (t[2].interference.as_deref(), t[2].settle_seconds),
         (None, None)
     );
+}
+
+#[test]
+fn a_timeline_is_stored_with_its_repetition_and_read_back_in_order() {
+    use crate::metric::TimePoint;
+    let mut store = Store::open_in_memory().unwrap();
+    let (s, c, w) = sample_study(&store);
+    let pt = |t: f64, name: &str, unit: Unit, value: f64| TimePoint {
+        t,
+        name: name.into(),
+        unit,
+        value,
+    };
+    let points = [
+        pt(2.0, "dev.data.write_rate", Unit::MBPerSec, 80.0),
+        pt(1.0, "progress", Unit::OpsPerSec, 1500.0),
+        pt(1.0, "dev.data.write_rate", Unit::MBPerSec, 120.0),
+    ];
+    let mut t = trial(c, w, 1, &[]);
+    t.timeline = &points;
+    let id = store.record_trial(&t).unwrap();
+    store.record_trial(&trial(c, w, 2, &[])).unwrap();
+    let d = store.load(s).unwrap().unwrap();
+    let tl = &d.trials.iter().find(|t| t.id == id).unwrap().timeline;
+    assert_eq!(
+        tl.iter()
+            .map(|p| (p.t, p.name.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            (1.0, "dev.data.write_rate"),
+            (1.0, "progress"),
+            (2.0, "dev.data.write_rate")
+        ]
+    );
+    assert_eq!(tl[0].unit, Unit::MBPerSec);
+    assert_eq!(store.timeline(id).unwrap(), *tl);
+    assert!(d.trials.iter().any(|t| t.id != id && t.timeline.is_empty()));
 }

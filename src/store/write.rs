@@ -205,6 +205,13 @@ impl Store {
                 hs.execute(params![id, h.phase, h.name, h.encoding, h.data])
                     .map_err(fail)?;
             }
+            let mut tl = tx
+                .prepare("INSERT OR REPLACE INTO timeline (trial_id, t, metric, unit, value) VALUES (?1, ?2, ?3, ?4, ?5)")
+                .map_err(fail)?;
+            for p in t.timeline {
+                tl.execute(params![id, p.t, p.name, p.unit.as_str(), p.value])
+                    .map_err(fail)?;
+            }
         }
         tx.commit().map_err(fail)?;
         Ok(id)

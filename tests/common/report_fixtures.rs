@@ -156,6 +156,7 @@ impl<'a> Builder<'a> {
                 histograms: hists,
                 interference: self.disturbed.take(),
                 settle_seconds: None,
+                timeline: &[],
             })
             .unwrap();
     }

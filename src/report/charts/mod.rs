@@ -11,6 +11,7 @@ mod bars;
 mod latency;
 mod lines;
 mod strip;
+mod timeline;
 
 use super::model::*;
 use crate::units::fmt_num;
@@ -28,6 +29,8 @@ pub enum ChartKind {
     Strip,
     /// Latency-percentile curves of one operation.
     Latency,
+    /// One metric of a repetition over time (`--timeline`).
+    Timeline,
 }
 
 impl ChartKind {
@@ -38,6 +41,7 @@ impl ChartKind {
             ChartKind::Lines => "lines",
             ChartKind::Strip => "strip",
             ChartKind::Latency => "latency",
+            ChartKind::Timeline => "timeline",
         }
     }
 }
@@ -262,8 +266,21 @@ pub fn workload_charts(r: &ReportData, w: &WorkloadReport) -> anyhow::Result<Vec
     for op in ops {
         out.push(latency::chart(r, w, op)?);
     }
+    for name in TIMELINE_CHARTS {
+        if w.timelines.iter().any(|s| s.name == name) {
+            out.push(timeline::chart(r, w, name)?);
+        }
+    }
     Ok(out)
 }
+
+/// The timeline metrics charted, in order (the JSON has every sampled one).
+const TIMELINE_CHARTS: [&str; 4] = [
+    "progress",
+    "dev.data.write_rate",
+    "dev.data.util",
+    "cpu.iowait",
+];
 
 /// Width of the legend pane at the right of a chart.
 pub(crate) const LEGEND_W: u32 = 150;
