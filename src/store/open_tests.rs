@@ -317,7 +317,9 @@ fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
     let mut after = inventory(&p);
     assert!(after.rows.contains(&("timeline".to_string(), 0)));
     after.rows.retain(|(t, _)| t != "timeline");
-    after.indexes.retain(|(i, _)| i != "sqlite_autoindex_timeline_1");
+    after
+        .indexes
+        .retain(|(i, _)| i != "sqlite_autoindex_timeline_1");
     assert_eq!(after, before, "every row and index kept");
     assert_eq!(st.load(7).unwrap().unwrap(), read, "read back the same");
     // The migrated file takes the new fields, and the unique index of counted repetitions
