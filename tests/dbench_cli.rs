@@ -205,6 +205,12 @@ fn bad_input_is_one_line_and_exit_2() {
     std::fs::write(&file_target, "x").unwrap();
 
     fails(&["dbench", "-D", d, "0"], db.path(), "0 clients");
+    fails(&["dbench", "-D", d, "0"], db.path(), "e.g. fslab dbench 10");
+    fails(
+        &["dbench", "-D", d, "5000"],
+        db.path(),
+        "fslab dbench 5000: at most 4096 clients",
+    );
     fails(&["dbench", "-D", d, "-t", "0", "4"], db.path(), "0 seconds");
     fails(
         &["dbench", "-D", d, "-t", "soon", "4"],

@@ -40,6 +40,10 @@ impl Observer for Console {
     }
 }
 
+/// How `fslab dbench` names the parameters of [`DbenchParams::validate`]'s refusals: the
+/// client count is the positional argument.
+const FLAGS: Words = Words::Flags(&[("duration", "-t"), ("clients", "fslab dbench")]);
+
 pub(crate) fn params_from(a: &DbenchArgs) -> Result<DbenchParams> {
     super::check_run_args(&a.run)?;
     let clients = a.clients.unwrap_or(0);
@@ -53,8 +57,7 @@ pub(crate) fn params_from(a: &DbenchArgs) -> Result<DbenchParams> {
     let mut p = DbenchParams::new(Loadfile::default());
     p.clients = clients;
     p.duration = duration;
-    p.validate()
-        .map_err(|e| in_words(e, Words::Flags(&[("duration", "-t")])))?;
+    p.validate().map_err(|e| in_words(e, FLAGS))?;
     crate::workload::check_writable_dir(&a.directory, "-D")?;
     let lf = match &a.loadfile {
         Some(path) => Loadfile::from_path(path)?,
@@ -200,7 +203,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         }
     );
     let (result, sums, warnings) = run_engine(
-        "dbench",
+        crate::workload::WorkloadKind::Dbench,
         serde_json::to_value(&params)?,
         label,
         &a.run,

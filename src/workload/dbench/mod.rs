@@ -88,11 +88,11 @@ impl DbenchParams {
     /// Check values that make no sense, with a message naming the fix.
     pub fn validate(&self) -> Result<()> {
         if self.clients == 0 {
-            crate::bail_usage!("0 clients: at least one client is needed, e.g. `fslab dbench 10`");
+            crate::bail_param!("0 clients: at least one client is needed, e.g. {{clients=10}}");
         }
         if self.clients > MAX_CLIENTS {
-            crate::bail_usage!(
-                "{} clients: at most {MAX_CLIENTS} are supported; use fewer clients",
+            crate::bail_param!(
+                "{{clients={}}}: at most {MAX_CLIENTS} clients are supported; use fewer",
                 self.clients
             );
         }
@@ -212,11 +212,12 @@ mod tests {
     #[test]
     fn bad_values_are_usage_errors() {
         let zero: DbenchSpec = toml::from_str("clients = 0").unwrap();
-        assert!(zero
-            .to_params()
-            .unwrap_err()
-            .to_string()
-            .contains("0 clients"));
+        let said = zero.to_params().unwrap_err().to_string();
+        assert!(said.contains("0 clients"), "{said}");
+        assert!(said.contains("e.g. clients = 10"), "study words: {said}");
+        let many: DbenchSpec = toml::from_str("clients = 100000").unwrap();
+        let said = many.to_params().unwrap_err().to_string();
+        assert!(said.contains("clients = 100000: at most"), "{said}");
         let t0: DbenchSpec = toml::from_str("duration = \"0s\"").unwrap();
         assert!(t0
             .to_params()
