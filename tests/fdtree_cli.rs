@@ -250,6 +250,24 @@ fn repeat_reports_mean_sd_and_interval_in_json_with_units() {
         phases,
         ["dir_create", "file_create", "file_remove", "dir_remove"]
     );
+    // A tree of 7 directories takes far less than a second per phase: one grouped warning
+    // with fdtree's own advice, in flags.
+    let warnings: Vec<&str> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    let short: Vec<&&str> = warnings
+        .iter()
+        .filter(|w| w.starts_with("Phases with a mean time under 1 s"))
+        .collect();
+    assert_eq!(short.len(), 1, "{warnings:#?}");
+    assert!(
+        short[0].ends_with("more files or levels (-f, -l)"),
+        "{}",
+        short[0]
+    );
     // Nothing left behind.
     let left: Vec<_> = std::fs::read_dir(work.path())
         .unwrap()

@@ -10,7 +10,7 @@ use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::adhoc::{self, AdhocOptions, AdhocResult};
 use crate::stats::Thresholds;
 use crate::store::Store;
-use crate::workload::{Observer, Target, Workload};
+use crate::workload::{Observer, Target, Workload, WorkloadKind};
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -42,20 +42,23 @@ pub(crate) fn run_options<'a>(
 }
 
 /// The repetitions summarised metric by metric, and the warnings about them (phases shorter
-/// than `min_phase`, high variation).
+/// than `min_phase`, high variation of the headline metric), one line per kind with the
+/// advice in the engine's flags (`kind`; `params` says whether the engine drops caches).
 ///
 /// Telemetry samples are summarised too (the JSON document has them) but warned about
 /// never: they explain a result, they are not one.
-pub(crate) fn summarize(reps: &[Vec<Metric>], min_phase: f64) -> (Vec<MetricSummary>, Vec<String>) {
+pub(crate) fn summarize(
+    reps: &[Vec<Metric>],
+    min_phase: f64,
+    kind: WorkloadKind,
+    params: &serde_json::Value,
+) -> (Vec<MetricSummary>, Vec<String>) {
     let sums = runsummary::summarize_reps(reps);
     let thresholds = Thresholds {
         min_phase_seconds: min_phase,
         ..Thresholds::default()
     };
-    let warnings = runsummary::warnings(&engine_only(&sums), &thresholds)
-        .iter()
-        .map(|w| w.to_string())
-        .collect();
+    let warnings = runsummary::warning_lines(Some(kind), params, &engine_only(&sums), &thresholds);
     (sums, warnings)
 }
 
@@ -169,7 +172,7 @@ ended!(AdhocResult, crate::runner::adhoc::CellsResult);
 /// summarise it: the results, their summary and the warnings.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_engine<W: Workload>(
-    name: &str,
+    kind: WorkloadKind,
     params: serde_json::Value,
     label: String,
     run: &RunArgs,
@@ -179,9 +182,9 @@ pub(crate) fn run_engine<W: Workload>(
     obs: &dyn Observer,
     on_rep: &mut dyn FnMut(u32, &[Metric], &W),
 ) -> Result<(AdhocResult, Vec<MetricSummary>, Vec<String>)> {
-    let options = run_options(name, params, label, run, store, None);
+    let options = run_options(kind.as_str(), params.clone(), label, run, store, None);
     let result = adhoc::run(options, engine, target, obs, on_rep)?;
-    let (sums, warnings) = summarize(&result.reps, run.min_phase);
+    let (sums, warnings) = summarize(&result.reps, run.min_phase, kind, &params);
     Ok((result, sums, warnings))
 }
 

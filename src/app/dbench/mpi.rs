@@ -204,7 +204,12 @@ fn finish(
     engine: &DistDbench,
     result: &adhoc::AdhocResult,
 ) -> Result<()> {
-    let (sums, mut warnings) = summarize(&result.reps, a.run.min_phase);
+    let (sums, mut warnings) = summarize(
+        &result.reps,
+        a.run.min_phase,
+        crate::workload::WorkloadKind::Dbench,
+        &serde_json::to_value(params)?,
+    );
     if let Some(r) = engine.reps.last() {
         let ranks: Vec<crate::dist::aggregate::RankPhase> = r
             .ranks

@@ -205,7 +205,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         }
     );
     let (result, sums, warnings) = run_engine(
-        "fdtree",
+        crate::workload::WorkloadKind::Fdtree,
         serde_json::to_value(&params)?,
         label,
         &a.run,

@@ -167,7 +167,12 @@ pub(super) fn report(
     min_phase: f64,
     per_rank: bool,
 ) -> Result<()> {
-    let (sums, mut warnings) = summarize(&result.reps, min_phase);
+    let (sums, mut warnings) = summarize(
+        &result.reps,
+        min_phase,
+        crate::workload::WorkloadKind::Fdtree,
+        &serde_json::to_value(&info.params)?,
+    );
     if let Some(rep) = engine.reps.last() {
         for p in &rep.phases {
             warnings.extend(crate::dist::aggregate::warnings(p.phase, &p.agg));
