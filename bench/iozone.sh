@@ -145,8 +145,9 @@ for r in $(seq 1 "$RUNS"); do
             printf 'limit\tpread\t%s\t%s\n' "$r" "$v" >>"$RAW"
         else
             # -i 1 alone would add the write test; -w keeps the file, so read it as written.
-            line=$($NICE "$FSLAB" iozone -i 0 -i 1 -R -s 1g -r 1m -w -f "$WORK/tmpfs/limit.tmp" --no-store --quiet 2>/dev/null | row)
+            line=$($NICE "$FSLAB" iozone -i 0 -i 1 -R -s 1g -r 1m -w --overwrite -f "$WORK/tmpfs/limit.tmp" --no-store --quiet 2>/dev/null | row)
             v=$(echo "$line" | awk '{print $5, $6}')
+            [ -n "$line" ] || die "fslab produced no result row for the cached-read limit"
             printf 'limit\tfslab\t%s\t%s\n' "$r" "$v" >>"$RAW"
         fi
         echo "  limit run $r $tool: $v"
