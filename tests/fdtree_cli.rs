@@ -568,3 +568,74 @@ fn ctrl_c_with_keep_leaves_the_partial_tree() {
         "--keep must leave the partial tree"
     );
 }
+
+/// `fslab compare` lists what differs between the two sides above the verdicts and warns
+/// when the workloads' parameters differ (issue 13, item 4); two runs alike say so.
+#[test]
+fn compare_shows_what_differs_and_warns_on_different_parameters() {
+    let work = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "fdtree", "-q", "-l", "1", "-d", "2", "-f", "2", "-s", "1", "--repeat", "2",
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["-o", work.path().to_str().unwrap()]);
+        fslab(work.path()).args(&args).assert().success();
+    };
+    run(&[]);
+    run(&["--sync"]);
+    run(&[]);
+    let out = fslab(work.path())
+        .args(["compare", "1", "2"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    let section = out
+        .split("== What differs (1 → 2) ==\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no differences section: {out}"));
+    let section = section.split("\n\n").next().unwrap();
+    assert_eq!(
+        section.lines().collect::<Vec<_>>(),
+        vec!["  parameters    sync  false → true"],
+        "only the parameter differs: {out}"
+    );
+    assert!(
+        out.find("== What differs").unwrap() < out.find("Comparisons against").unwrap(),
+        "the differences come before the verdicts: {out}"
+    );
+    assert!(
+        out.contains("- The workloads' parameters differ between 1 and 2: sync false → true;"),
+        "{out}"
+    );
+    // JSON carries them as data.
+    let j = fslab(work.path())
+        .args(["compare", "1", "2", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let d = &json(&j)["differences"];
+    assert_eq!(
+        d,
+        &serde_json::json!([{"section": "parameters", "key": "sync", "a": "false", "b": "true"}])
+    );
+    // Two runs alike: nothing differs, no warning.
+    let out = fslab(work.path())
+        .args(["compare", "1", "3"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains("== What differs (1 → 3) ==\nnothing: the same parameters"),
+        "{out}"
+    );
+    assert!(!out.contains("parameters differ"), "{out}");
+}

@@ -142,6 +142,7 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
             }],
             data: &d,
             histograms: &std::collections::BTreeMap::new(),
+            differences: Vec::new(),
         },
         &crate::report::ReportOptions::default(),
     )?;

@@ -66,6 +66,7 @@ pub fn report(a: ReportArgs, db: Option<PathBuf>) -> Result<()> {
         environments: vec![env],
         data: &loaded.data,
         histograms: &loaded.histograms,
+        differences: Vec::new(),
     };
     let r = report::build(&input, &opts)?;
     emit(&r, &a.output)
@@ -90,6 +91,7 @@ pub fn compare(a: CompareArgs, db: Option<PathBuf>) -> Result<()> {
     );
     let sources = vec![la.source.clone(), lb.source.clone()];
     let environments = vec![select::environment(&la), select::environment(&lb)];
+    let differences = report::differences::differences(&la, &lb);
     let (data, histograms) = select::merge(la, lb)?;
     let input = Input {
         title,
@@ -97,6 +99,7 @@ pub fn compare(a: CompareArgs, db: Option<PathBuf>) -> Result<()> {
         environments,
         data: &data,
         histograms: &histograms,
+        differences,
     };
     let r = report::build(&input, &opts)?;
     emit(&r, &a.output)

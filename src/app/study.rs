@@ -113,6 +113,7 @@ fn print_summary(store: &crate::store::Store, id: i64) -> Result<()> {
         environments: vec![report::select::environment(&loaded)],
         data: &loaded.data,
         histograms: &loaded.histograms,
+        differences: Vec::new(),
     };
     let r = report::build(&input, &report::ReportOptions::default())?;
     let table = report::table::TableExporter { superblocks: false };

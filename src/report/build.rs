@@ -33,6 +33,9 @@ pub struct Input<'a> {
     pub data: &'a StudyData,
     /// Histograms by trial id.
     pub histograms: &'a BTreeMap<i64, Vec<Histogram>>,
+    /// What differs between the two sides of a comparison (`differences::differences`);
+    /// empty otherwise.
+    pub differences: Vec<super::differences::Difference>,
 }
 
 /// Build the report model.
@@ -118,6 +121,13 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
     );
     warnings.extend(comparisons::multiple_comparison_warnings(&workloads));
     warnings.extend(interference_warnings(d, &cells, &workloads));
+    if let [a, b] = input.sources.as_slice() {
+        warnings.extend(super::differences::parameter_warning(
+            &input.differences,
+            &a.spec,
+            &b.spec,
+        ));
+    }
     let observations = comparisons::observations(&workloads, &cells, &warnings);
     let warning_groups = warngroups::group(&warnings, &opts.thresholds);
     Ok(ReportData {
@@ -138,6 +148,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         warnings,
         warning_groups,
         environments: input.environments.clone(),
+        differences: input.differences.clone(),
     })
 }
 

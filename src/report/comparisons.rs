@@ -296,6 +296,14 @@ fn caution(
 ) -> String {
     let key = format!("{}.{}", c.phase, c.name);
     let mut found: Vec<String> = Vec::new();
+    if c.factor == "source" {
+        if let Some(p) = warnings
+            .iter()
+            .find(|x| x.kind == WarningKind::ParametersDiffer)
+        {
+            found.push(format!("different workload parameters ({})", p.subject));
+        }
+    }
     for cell in [c.baseline_cell, c.cell] {
         let label = &cells[cell].label;
         for wn in warnings.iter().filter(|x| {

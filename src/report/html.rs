@@ -259,6 +259,37 @@ fn header(r: &ReportData, o: &mut String) {
     o.push_str("<a href=\"#observations\">Observations</a><a href=\"#warnings\">Warnings</a><a href=\"#repetitions\">Repetitions</a><a href=\"#environment\">Environment</a></nav>\n");
 }
 
+/// The differences between the two sides of a comparison, above the workloads.
+fn differences(r: &ReportData, o: &mut String) {
+    let Some(h) = super::differences::heading(r) else {
+        return;
+    };
+    let _ = writeln!(o, "<section id=\"differences\"><h2>{}</h2>", esc(&h));
+    if r.differences.is_empty() {
+        let _ = writeln!(o, "<p>{}.</p>", esc(super::differences::NOTHING));
+    } else {
+        let _ = writeln!(
+            o,
+            "<table><tr><th></th><th></th><th>{}</th><th>{}</th></tr>",
+            esc(&r.sources[0].spec),
+            esc(&r.sources[1].spec)
+        );
+        let side = |v: &Option<String>| v.as_deref().map(esc).unwrap_or_else(|| "(none)".into());
+        for d in &r.differences {
+            let _ = writeln!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                d.section.as_str(),
+                esc(&d.key),
+                side(&d.a),
+                side(&d.b)
+            );
+        }
+        o.push_str("</table>\n");
+    }
+    o.push_str("</section>\n");
+}
+
 fn tail(r: &ReportData, o: &mut String) {
     o.push_str("<section id=\"observations\"><h2>Observations</h2>\n");
     if r.observations.is_empty() {
@@ -345,6 +376,7 @@ impl Exporter for HtmlExporter {
             esc(&r.title)
         );
         header(r, &mut o);
+        differences(r, &mut o);
         for (i, w) in r.workloads.iter().enumerate() {
             workload(r, i, w, &mut o)?;
         }

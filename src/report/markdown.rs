@@ -157,6 +157,28 @@ impl Exporter for MarkdownExporter {
         for l in source_lines(r) {
             let _ = writeln!(o, "- {}", esc(&l));
         }
+        if let Some(h) = super::differences::heading(r) {
+            let _ = writeln!(o, "\n## {}\n", esc(&h));
+            if r.differences.is_empty() {
+                let _ = writeln!(o, "{}.", super::differences::NOTHING);
+            } else {
+                let (a, b) = (&r.sources[0].spec, &r.sources[1].spec);
+                let _ = writeln!(o, "| | | {} | {} |\n|---|---|---|---|", esc(a), esc(b));
+                for d in &r.differences {
+                    let side = |v: &Option<String>| {
+                        v.as_deref().map(esc).unwrap_or_else(|| "(none)".into())
+                    };
+                    let _ = writeln!(
+                        o,
+                        "| {} | {} | {} | {} |",
+                        d.section.as_str(),
+                        esc(&d.key),
+                        side(&d.a),
+                        side(&d.b)
+                    );
+                }
+            }
+        }
         // The answer first: what differs, then the tables it comes from.
         let _ = writeln!(o, "\n## Observations\n");
         if r.observations.is_empty() {

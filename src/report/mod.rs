@@ -11,6 +11,7 @@ pub mod charts;
 pub mod checks;
 pub mod comparisons;
 pub mod csv;
+pub mod differences;
 pub mod headline;
 pub mod html;
 pub mod json;

@@ -62,6 +62,9 @@ pub struct ReportData {
     pub warning_groups: Vec<super::warngroups::WarningGroup>,
     /// Environment of each source.
     pub environments: Vec<Environment>,
+    /// What differs between the two sides of a comparison (parameters, configuration,
+    /// environment); empty for a report of one source.
+    pub differences: Vec<super::differences::Difference>,
 }
 
 /// A study or run the report was made from.
@@ -352,6 +355,8 @@ pub enum WarningKind {
     /// Repetitions disturbed by other activity on the machine (other I/O on the backing
     /// device, CPU steal, load, other processes' CPU).
     Interference,
+    /// The two sides of a comparison ran their workloads with different parameters.
+    ParametersDiffer,
 }
 
 /// A warning about one result, with what to do about it.
@@ -400,6 +405,7 @@ impl WarningKind {
             WarningKind::Outlier => 9,
             WarningKind::StopReason => 10,
             WarningKind::Interference => 3,
+            WarningKind::ParametersDiffer => 1,
         }
     }
 }

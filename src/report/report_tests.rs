@@ -140,6 +140,7 @@ pub(super) fn report(store: &Store, id: i64, opts: &ReportOptions) -> anyhow::Re
             environments: env,
             data: &d,
             histograms: &BTreeMap::new(),
+            differences: Vec::new(),
         },
         opts,
     )

@@ -236,23 +236,7 @@ pub fn merge(a: Loaded, b: Loaded) -> Result<(StudyData, BTreeMap<i64, Vec<Histo
         );
     }
     // B workload id → A workload id.
-    let mut map: BTreeMap<i64, i64> = BTreeMap::new();
-    for wa in &a.data.workloads {
-        if let Some(wb) = b
-            .data
-            .workloads
-            .iter()
-            .find(|wb| wb.kind == wa.kind && wb.label == wa.label)
-        {
-            map.insert(wb.id, wa.id);
-        }
-    }
-    if map.is_empty() && a.data.workloads.len() == 1 && b.data.workloads.len() == 1 {
-        let (wa, wb) = (&a.data.workloads[0], &b.data.workloads[0]);
-        if wa.kind == wb.kind {
-            map.insert(wb.id, wa.id);
-        }
-    }
+    let map = super::differences::pair_workloads(&a.data, &b.data);
     if map.is_empty() {
         let list = |d: &StudyData| {
             d.workloads

@@ -277,6 +277,22 @@ impl Exporter for TableExporter {
         for l in source_lines(r) {
             let _ = writeln!(o, "  {l}");
         }
+        if let Some(h) = super::differences::heading(r) {
+            let _ = writeln!(o, "\n== {h} ==");
+            if r.differences.is_empty() {
+                let _ = writeln!(o, "{}", super::differences::NOTHING);
+            }
+            let width = r.differences.iter().map(|d| d.key.len()).max().unwrap_or(0);
+            for d in &r.differences {
+                let _ = writeln!(
+                    o,
+                    "  {:<13} {:<width$}  {}",
+                    d.section.as_str(),
+                    d.key,
+                    super::differences::change_text(d)
+                );
+            }
+        }
         // The answer first: what differs, then the tables it comes from.
         let _ = writeln!(o, "\n== Observations ==");
         if r.observations.is_empty() {

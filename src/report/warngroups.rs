@@ -50,6 +50,7 @@ fn title(kind: WarningKind, t: &Thresholds) -> String {
         WarningKind::Interference => {
             "Repetitions disturbed by other activity on the machine".into()
         }
+        WarningKind::ParametersDiffer => "Workload parameters differ between the sides".into(),
     }
 }
 

@@ -49,6 +49,7 @@ fn report(warnings: Vec<ReportWarning>, mode: WarningsMode, sources: Vec<Source>
         warning_groups: group(&warnings, &Thresholds::default()),
         warnings,
         environments: Vec::new(),
+        differences: Vec::new(),
     }
 }
 

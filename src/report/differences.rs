@@ -1,0 +1,285 @@
+//! What differs between the two sides of `fslab compare`, shown above the verdicts so that a
+//! comparison cannot hide it: the workloads' parameters, the configurations (the cells'
+//! resolved settings) and the environments — only the entries whose values differ, as the
+//! Phoronix Test Suite lists system differences between results. A difference in the
+//! workloads' parameters also becomes a warning: the verdicts then measure the parameters as
+//! well as the configurations.
+
+use super::model::{ReportWarning, WarningKind};
+use super::select::Loaded;
+use crate::store::StudyData;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Where a difference was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DiffSection {
+    /// A workload parameter (`sync`, `files`, `record_size`, …).
+    Parameters,
+    /// A setting of the configuration (file system, target, journal, mount options, …).
+    Configuration,
+    /// An environment entry (kernel, device, mount options as found, …).
+    Environment,
+}
+
+impl DiffSection {
+    /// The word printed in the text formats.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiffSection::Parameters => "parameters",
+            DiffSection::Configuration => "configuration",
+            DiffSection::Environment => "environment",
+        }
+    }
+}
+
+/// One entry whose value differs between A and B (`None`: absent on that side).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Difference {
+    /// Where it was found.
+    pub section: DiffSection,
+    /// The key (`sync`, `fs_type`, `target_fs`); a parameter of one of several workloads is
+    /// prefixed with the workload's label.
+    pub key: String,
+    /// A's value.
+    pub a: Option<String>,
+    /// B's value.
+    pub b: Option<String>,
+}
+
+/// Pairs B's workloads with A's: same kind and label, or the only workload of each side when
+/// they are of the same kind. B workload id → A workload id.
+pub fn pair_workloads(a: &StudyData, b: &StudyData) -> BTreeMap<i64, i64> {
+    let mut map = BTreeMap::new();
+    for wa in &a.workloads {
+        if let Some(wb) = b
+            .workloads
+            .iter()
+            .find(|wb| wb.kind == wa.kind && wb.label == wa.label)
+        {
+            map.insert(wb.id, wa.id);
+        }
+    }
+    if map.is_empty() && a.workloads.len() == 1 && b.workloads.len() == 1 {
+        let (wa, wb) = (&a.workloads[0], &b.workloads[0]);
+        if wa.kind == wb.kind {
+            map.insert(wb.id, wa.id);
+        }
+    }
+    map
+}
+
+/// A JSON value as flat `key.sub` → text pairs (arrays as one compact JSON value).
+fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, x, out);
+            }
+        }
+        Value::String(s) => {
+            out.insert(prefix.to_string(), s.clone());
+        }
+        Value::Null => {
+            out.insert(prefix.to_string(), "none".into());
+        }
+        other => {
+            out.insert(prefix.to_string(), other.to_string());
+        }
+    }
+}
+
+/// The entries that differ between two flat maps, in key order.
+fn diff(
+    section: DiffSection,
+    prefix: &str,
+    a: &BTreeMap<String, String>,
+    b: &BTreeMap<String, String>,
+    out: &mut Vec<Difference>,
+) {
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        let (x, y) = (a.get(k), b.get(k));
+        if x != y {
+            out.push(Difference {
+                section,
+                key: format!("{prefix}{k}"),
+                a: x.cloned(),
+                b: y.cloned(),
+            });
+        }
+    }
+}
+
+/// The settings every cell of a side shares (a setting that varies within a side is a
+/// factor of that side, shown in the cells' labels).
+fn common_config(d: &StudyData) -> BTreeMap<String, String> {
+    let mut cells = d.cells.iter().map(|c| {
+        let mut m = BTreeMap::new();
+        flatten("", &c.config, &mut m);
+        m
+    });
+    let Some(mut common) = cells.next() else {
+        return BTreeMap::new();
+    };
+    for m in cells {
+        common.retain(|k, v| m.get(k) == Some(v));
+    }
+    common
+}
+
+/// Everything that differs between A and B: parameters of each paired workload, the settings
+/// common to each side's configurations, and the environment.
+pub fn differences(a: &Loaded, b: &Loaded) -> Vec<Difference> {
+    let mut out = Vec::new();
+    let pairs = pair_workloads(&a.data, &b.data);
+    let several = pairs.len() > 1;
+    for (wb, wa) in &pairs {
+        let (Some(wa), Some(wb)) = (
+            a.data.workloads.iter().find(|w| w.id == *wa),
+            b.data.workloads.iter().find(|w| w.id == *wb),
+        ) else {
+            continue;
+        };
+        let (mut pa, mut pb) = (BTreeMap::new(), BTreeMap::new());
+        flatten("", &wa.params, &mut pa);
+        flatten("", &wb.params, &mut pb);
+        let prefix = if several {
+            format!("{}: ", wa.label)
+        } else {
+            String::new()
+        };
+        diff(DiffSection::Parameters, &prefix, &pa, &pb, &mut out);
+    }
+    diff(
+        DiffSection::Configuration,
+        "",
+        &common_config(&a.data),
+        &common_config(&b.data),
+        &mut out,
+    );
+    let env =
+        |d: &StudyData| -> BTreeMap<String, String> { d.environment.iter().cloned().collect() };
+    diff(
+        DiffSection::Environment,
+        "",
+        &env(&a.data),
+        &env(&b.data),
+        &mut out,
+    );
+    out
+}
+
+/// `false → true`, `(none) → 4k`.
+pub fn change_text(d: &Difference) -> String {
+    let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
+    format!("{} → {}", side(&d.a), side(&d.b))
+}
+
+/// The warning when the workloads' parameters differ: the verdicts then measure them too.
+pub fn parameter_warning(diffs: &[Difference], a: &str, b: &str) -> Option<ReportWarning> {
+    let params: Vec<&Difference> = diffs
+        .iter()
+        .filter(|d| d.section == DiffSection::Parameters)
+        .collect();
+    if params.is_empty() {
+        return None;
+    }
+    let list = params
+        .iter()
+        .map(|d| format!("{} {}", d.key, change_text(d)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let advice = format!(
+        "the verdicts measure these parameters as well as the configurations; run {b} again with {a}'s parameters to compare the configurations alone"
+    );
+    Some(ReportWarning {
+        kind: WarningKind::ParametersDiffer,
+        workload: None,
+        cell: None,
+        metric: None,
+        message: format!("The workloads' parameters differ between {a} and {b}: {list}; {advice}"),
+        subject: list,
+        advice,
+    })
+}
+
+/// The heading of the differences section, `What differs (1 → 2)`; `None` for a report of
+/// one source.
+pub fn heading(r: &super::model::ReportData) -> Option<String> {
+    match r.sources.as_slice() {
+        [a, b] => Some(format!("What differs ({} → {})", a.spec, b.spec)),
+        _ => None,
+    }
+}
+
+/// What the section says when nothing differs.
+pub const NOTHING: &str =
+    "nothing: the same parameters, configuration settings and environment on both sides";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(v: Value) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        flatten("", &v, &mut m);
+        m
+    }
+
+    #[test]
+    fn only_differing_entries_are_listed_with_both_sides() {
+        let a = map(json!({"sync": false, "files": 5, "fs": {"type": "tmpfs"}, "roots": []}));
+        let b =
+            map(json!({"sync": true, "files": 5, "fs": {"type": "ext4"}, "roots": [], "x": "4k"}));
+        let mut out = Vec::new();
+        diff(DiffSection::Parameters, "", &a, &b, &mut out);
+        let got: Vec<(String, String)> = out
+            .iter()
+            .map(|d| (d.key.clone(), change_text(d)))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("fs.type".to_string(), "tmpfs → ext4".to_string()),
+                ("sync".to_string(), "false → true".to_string()),
+                ("x".to_string(), "(none) → 4k".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_warning_names_each_parameter_and_only_parameters_warn() {
+        let d = |section, key: &str, a: &str, b: &str| Difference {
+            section,
+            key: key.into(),
+            a: Some(a.into()),
+            b: Some(b.into()),
+        };
+        let env_only = vec![d(DiffSection::Environment, "target_fs", "tmpfs", "ext4")];
+        assert!(parameter_warning(&env_only, "1", "2").is_none());
+        let both = vec![
+            d(DiffSection::Parameters, "sync", "false", "true"),
+            env_only[0].clone(),
+        ];
+        let w = parameter_warning(&both, "1", "2").unwrap();
+        assert_eq!(w.kind, WarningKind::ParametersDiffer);
+        assert!(
+            w.message
+                .contains("differ between 1 and 2: sync false → true;"),
+            "{}",
+            w.message
+        );
+        assert!(!w.message.contains("target_fs"));
+    }
+}
