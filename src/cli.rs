@@ -100,6 +100,10 @@ pub struct StudyPlanArgs {
     /// Default: $FSLAB_WORKDIR, else /var/tmp/fslab.
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
+    /// Plan for a User-mode Linux guest (`uml` or `uml:MEM`), as `study run --guest` runs it.
+    /// Default: the study file's [guest], else the host.
+    #[arg(long, value_name = "uml[:MEM]")]
+    pub guest: Option<String>,
 }
 
 /// `fslab study run`.
@@ -118,6 +122,11 @@ pub struct StudyRunArgs {
     /// No progress display (the summary is still printed).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Run the study in a User-mode Linux guest whose kernel has nilfs2, JFS and ReiserFS:
+    /// `uml` or `uml:MEM` (guest memory, default 512M). Default: the study file's [guest], else
+    /// on the host. See doc/guest.md.
+    #[arg(long, value_name = "uml[:MEM]")]
+    pub guest: Option<String>,
 }
 
 /// `fslab cleanup`.

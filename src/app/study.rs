@@ -1,7 +1,7 @@
 //! `fslab study plan` and `fslab study run`.
 
 use crate::cli::StudyRunArgs;
-use crate::plan::Study;
+use crate::plan::{GuestSpec, Study};
 use crate::provision::exec::RealExec;
 use crate::provision::guard;
 use crate::provision::state::{default_workdir, WorkDir};
@@ -22,6 +22,9 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
             "fslab study run makes loop devices, file systems and mounts and needs root; run it as root (e.g. sudo -E), or see what it would do with `fslab study plan {}`",
             a.file.display()
         );
+    }
+    if let Some(spec) = guest_of(&a, &study)? {
+        return in_guest(&a, db, &study, spec);
     }
     study.check_machine().map_err(crate::error::usage)?;
     // Real devices are checked before anything starts: a refusal is bad input, not a
@@ -76,8 +79,12 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
         eprintln!("fslab: run `fslab cleanup` to remove what is left");
     }
     if outcome.status == StudyStatus::Interrupted {
+        let guest = match std::env::var(crate::runner::guest::FSLAB_GUEST_MEM) {
+            Ok(mem) => format!(" --guest uml:{mem}"),
+            Err(_) => String::new(),
+        };
         eprintln!(
-            "interrupted: completed repetitions are stored; continue with `fslab study run {} --resume`",
+            "interrupted: completed repetitions are stored; continue with `fslab study run {} --resume{guest}`",
             a.file.display()
         );
         return Err(anyhow::Error::new(crate::signal::Interrupted));
@@ -90,6 +97,71 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
         }));
     }
     Ok(())
+}
+
+/// The guest to run in: `--guest`, else the study file's `[guest]`; never inside a guest.
+fn guest_of(a: &StudyRunArgs, study: &Study) -> Result<Option<GuestSpec>> {
+    if crate::runner::guest::inside() {
+        return Ok(None);
+    }
+    match &a.guest {
+        Some(g) => GuestSpec::parse(g)
+            .map(Some)
+            .map_err(|e| crate::error::usage(format!("--guest {g}: {e}"))),
+        None => study
+            .guest()
+            .map_err(|e| crate::error::usage(format!("{}: {e}", a.file.display()))),
+    }
+}
+
+/// `fslab study run --guest`: boot a User-mode Linux guest that runs this study with this
+/// binary into this store, and end with its exit code.
+fn in_guest(a: &StudyRunArgs, db: Option<PathBuf>, study: &Study, spec: GuestSpec) -> Result<()> {
+    study.check_machine_for(true).map_err(crate::error::usage)?;
+    let abs = |p: &std::path::Path| -> Result<PathBuf> {
+        Ok(if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            std::env::current_dir()?.join(p)
+        })
+    };
+    // The store is made (or migrated) here, so the guest finds it ready.
+    let db = abs(&db.unwrap_or_else(crate::store::default_path))?;
+    drop(crate::store::Store::open(&db)?);
+    let mut args: Vec<String> = vec![
+        "--db".into(),
+        db.to_string_lossy().into_owned(),
+        "study".into(),
+        "run".into(),
+        abs(&a.file)?.to_string_lossy().into_owned(),
+    ];
+    if a.resume {
+        args.push("--resume".into());
+    }
+    if a.quiet {
+        args.push("--quiet".into());
+    }
+    let workdir = abs(&a.workdir.clone().unwrap_or_else(default_workdir))?;
+    std::fs::create_dir_all(&workdir)?;
+    eprintln!(
+        "booting a User-mode Linux guest ({} of memory) for study '{}'",
+        spec.mem_word(),
+        study.name()
+    );
+    let code = crate::runner::guest::run(crate::runner::guest::Boot {
+        study,
+        spec,
+        args,
+        workdir,
+    })?;
+    match code {
+        0 => Ok(()),
+        // The guest's fslab said what happened; exit as it did.
+        c => Err(anyhow::Error::new(crate::error::Collective {
+            code: c,
+            message: String::new(),
+        })),
+    }
 }
 
 /// The study's report (tables of the articles' layout, comparisons against each factor's

@@ -85,7 +85,24 @@ fn history(study: &Study, db: Option<PathBuf>) -> Option<History> {
 /// Run `fslab study plan`.
 pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     let study = Study::load(&a.file)?;
-    study.check_machine().map_err(crate::error::usage)?;
+    let guest = match &a.guest {
+        Some(g) => Some(
+            crate::plan::GuestSpec::parse(g)
+                .map_err(|e| crate::error::usage(format!("--guest {g}: {e}")))?,
+        ),
+        None => study
+            .guest()
+            .map_err(|e| crate::error::usage(format!("{}: {e}", a.file.display())))?,
+    };
+    study
+        .check_machine_for(guest.is_some())
+        .map_err(crate::error::usage)?;
+    if let Some(g) = guest {
+        crate::outln!(
+            "in a User-mode Linux guest with {} of memory (doc/guest.md): the host makes each loop:/ram: device as an image file and the guest sees it as /dev/ubdX, in plan order; the commands below run inside the guest",
+            g.mem_word()
+        );
+    }
     let work = WorkDir::new(a.workdir.unwrap_or_else(default_workdir));
     let root = crate::sysinfo::is_root();
     let r = &study.repetitions;

@@ -29,6 +29,19 @@ pub struct StudyFile {
     /// Workloads; every one runs on every cell.
     #[serde(default, rename = "workload")]
     pub workloads: Vec<toml::Table>,
+    /// Run the study in a guest (`[guest] kind = "uml"`); absent: on the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest: Option<GuestSection>,
+}
+
+/// `[guest]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuestSection {
+    /// `uml`: a User-mode Linux guest.
+    pub kind: String,
+    /// Its memory (`512M`, the default), which bounds its page cache.
+    pub mem: Option<String>,
 }
 
 /// `[repetitions]`.

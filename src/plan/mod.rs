@@ -7,9 +7,11 @@
 //! [`Study::check_machine`], which only reads.
 
 pub mod file;
+pub mod guest;
 pub mod matrix;
 
 pub use file::{CachePolicy, Order, StudyFile};
+pub use guest::GuestSpec;
 pub use matrix::{cells, Cell, PROVISION_KEYS};
 
 use crate::provision::{support, DeviceSpec, Journal};
@@ -261,14 +263,37 @@ impl Study {
         v
     }
 
+    /// The guest the study file asks for (`[guest]`), if any.
+    pub fn guest(&self) -> std::result::Result<Option<GuestSpec>, String> {
+        match &self.file.guest {
+            None => Ok(None),
+            Some(g) if g.kind == "uml" => GuestSpec::new(g.mem.as_deref()).map(Some),
+            Some(g) => Err(format!(
+                "[guest] kind = \"{}\" is not known; use kind = \"uml\" (a User-mode Linux guest)",
+                g.kind
+            )),
+        }
+    }
+
     /// Check that this machine can make every cell: kernel file systems and tools, and no
     /// external journal on its cell's data device (the same device reached by another path,
     /// or a partition of it). Only reads.
     pub fn check_machine(&self) -> std::result::Result<(), String> {
+        self.check_machine_for(false)
+    }
+
+    /// [`Study::check_machine`] for a study that runs in a User-mode Linux guest (`guest`):
+    /// the guest's kernel has every file system fslab makes, so only the tools (the host's,
+    /// which the guest runs) and the guest kernel are checked.
+    pub fn check_machine_for(&self, guest: bool) -> std::result::Result<(), String> {
         support::check_common()?;
         let types: BTreeSet<_> = self.cells.iter().map(|c| c.fs.fs).collect();
         for t in types {
-            support::check_fs(t)?;
+            if guest {
+                support::check_tools(t)?;
+            } else {
+                support::check_fs(t)?;
+            }
         }
         for c in &self.cells {
             if let (DeviceSpec::Path(d), Journal::External(DeviceSpec::Path(j))) =

@@ -152,6 +152,8 @@ pub fn package_of(program: &str) -> &'static str {
         "mkfs.btrfs" | "btrfs" => "btrfs-progs",
         "mkfs.nilfs2" | "nilfs-tune" => "nilfs-tools",
         "mkfs.jfs" | "jfs_tune" => "jfsutils",
+        "mkreiserfs" | "debugreiserfs" => "reiserfsprogs",
+        "linux.uml" => "user-mode-linux",
         p if p.starts_with("mkfs.ext") || ["mke2fs", "dumpe2fs", "tune2fs"].contains(&p) => {
             "e2fsprogs"
         }

@@ -190,10 +190,201 @@ pub fn verify_btrfs(cfg: &FsConfig, dump: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A number after `key` on the first line that has it, skipping `:`, `[` and `0x`
+/// (`Blocksize: 4096`, `Device [0x6210]`, `Log device number:\t0x6210`).
+fn after(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let rest = l.trim_start().strip_prefix(key)?;
+        let w = rest
+            .trim_start_matches(|c: char| c == ':' || c == '[' || c.is_whitespace())
+            .split(|c: char| c.is_whitespace() || c == ']')
+            .next()?;
+        match w.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).ok(),
+            None => w.parse().ok(),
+        }
+    })
+}
+
+/// A device number as JFS and ReiserFS store it (`0x6210`: major 98, minor 16).
+fn old_dev(major: u32, minor: u32) -> u64 {
+    ((major as u64) << 8) | (minor as u64 & 0xff)
+}
+
+/// Check a JFS file system from `jfs_tune -l` of the data device and, with an external log,
+/// of the log device: block size, log placement (inline, or the log device's number and
+/// UUID).
+pub fn verify_jfs(
+    cfg: &FsConfig,
+    data: &str,
+    log: Option<&str>,
+    journal_dev: Option<(u32, u32)>,
+) -> Result<(), String> {
+    let bs = after(data, "Aggregate block size").ok_or("jfs_tune printed no block size")?;
+    if let Some(want) = cfg.block_size {
+        if bs != want {
+            return Err(format!("block size is {bs}, asked {want}"));
+        }
+    }
+    let inline = data.contains("JFS_INLINELOG");
+    match (&cfg.journal, journal_dev) {
+        (Journal::Internal, _) if !inline => Err("the log is not inline, asked internal".into()),
+        (Journal::External(_), Some((ma, mi))) => {
+            if inline {
+                return Err("the log is inline, asked an external log".into());
+            }
+            let got = after(data, "Log device number").unwrap_or(0);
+            if got != old_dev(ma, mi) {
+                return Err(format!(
+                    "the log device number is {got:#x}, asked {:#x} ({ma}:{mi})",
+                    old_dev(ma, mi)
+                ));
+            }
+            let want_uuid = field(data, "External log UUID").unwrap_or("");
+            let log_uuid = log.and_then(|l| field(l, "Log device UUID")).unwrap_or("");
+            if want_uuid.is_empty() || want_uuid != log_uuid {
+                return Err(format!(
+                    "the file system names log {want_uuid:?} but the log device is {log_uuid:?}"
+                ));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Check a ReiserFS file system from `debugreiserfs [-j LOG] DATA`: block size, journal size
+/// and device.
+pub fn verify_reiserfs(
+    cfg: &FsConfig,
+    dump: &str,
+    journal_dev: Option<(u32, u32)>,
+) -> Result<(), String> {
+    let bs = after(dump, "Blocksize").ok_or("debugreiserfs printed no Blocksize")?;
+    if let Some(want) = cfg.block_size {
+        if bs != want {
+            return Err(format!("block size is {bs}, asked {want}"));
+        }
+    }
+    let blocks = after(dump, "Size").ok_or("debugreiserfs printed no journal Size")?;
+    if let Some(want) = cfg.journal_size {
+        let want_blocks = super::mkfs::reiserfs_journal_blocks(want);
+        if blocks != want_blocks {
+            return Err(format!(
+                "the journal has {blocks} blocks, asked {want_blocks} ({} and a header block)",
+                size_word(want)
+            ));
+        }
+    }
+    // The superblock names the journal's device only when it is external.
+    let dev = after(dump, "Device");
+    match (&cfg.journal, journal_dev) {
+        (Journal::Internal, _) if dev.is_some_and(|d| d != 0) => Err(format!(
+            "the journal is on device {:#x}, asked internal",
+            dev.unwrap_or(0)
+        )),
+        (Journal::External(_), Some((ma, mi))) if dev != Some(old_dev(ma, mi)) => Err(format!(
+            "the journal is on device {:#x}, asked {:#x} ({ma}:{mi})",
+            dev.unwrap_or(0),
+            old_dev(ma, mi)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Check a NILFS2 file system from `nilfs-tune -l`: block size.
+pub fn verify_nilfs2(cfg: &FsConfig, dump: &str) -> Result<(), String> {
+    let bs = after(dump, "Block size").ok_or("nilfs-tune printed no Block size")?;
+    match cfg.block_size {
+        Some(want) if bs != want => Err(format!("block size is {bs}, asked {want}")),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::provision::spec::DeviceSpec;
+
+    // Lines of jfs_tune 1.1.15, debugreiserfs 3.6.27 and nilfs-tune 2.2.9 as printed in a
+    // User-mode Linux guest for 256 MiB data and 64 MiB journal devices (/dev/ubda 98:0,
+    // /dev/ubdb 98:16).
+    const JFS_EXTERNAL: &str = "JFS filesystem superblock:\n\
+JFS flags:\t\tJFS_LINUX  JFS_COMMIT  JFS_GROUPCOMMIT  \n\
+Aggregate block size:\t4096 bytes\n\
+Log device number:\t0x6210\n\
+External log UUID:\t12d853ab-c3d1-4b22-8293-3cba8efebca2\n";
+    const JFS_LOG: &str = "JFS external log superblock:\n\
+Log size:\t\t16384 blocks\n\
+Log device UUID:\t12d853ab-c3d1-4b22-8293-3cba8efebca2\n";
+    const JFS_INTERNAL: &str =
+        "JFS flags:\t\tJFS_LINUX  JFS_COMMIT  JFS_GROUPCOMMIT  JFS_INLINELOG  \n\
+Aggregate block size:\t4096 bytes\n\
+Log device number:\t0x0\n";
+    const REISER_EXTERNAL: &str = "Blocksize: 4096\n\
+Journal parameters:\n\
+\tDevice [0x6210]\n\
+\tMagic [0x14bbe6cc]\n\
+\tSize 8193 blocks (including 1 for journal header) (first block 0)\n";
+    const REISER_INTERNAL: &str = "Blocksize: 4096\n\
+Journal parameters:\n\
+\tSize 4097 blocks (including 1 for journal header) (first block 18)\n";
+
+    #[test]
+    fn jfs_log_placement_is_checked() {
+        let mut c = FsConfig::new(FsType::Jfs, DeviceSpec::Loop(256 << 20));
+        assert!(verify_jfs(&c, JFS_INTERNAL, None, None).is_ok());
+        assert!(verify_jfs(&c, JFS_EXTERNAL, None, None)
+            .unwrap_err()
+            .contains("not inline"));
+        c.journal = Journal::External(DeviceSpec::Loop(64 << 20));
+        assert!(verify_jfs(&c, JFS_EXTERNAL, Some(JFS_LOG), Some((98, 16))).is_ok());
+        assert!(verify_jfs(&c, JFS_EXTERNAL, Some(JFS_LOG), Some((7, 1)))
+            .unwrap_err()
+            .contains("0x6210"));
+        assert!(verify_jfs(
+            &c,
+            JFS_EXTERNAL,
+            Some("Log device UUID:\tother\n"),
+            Some((98, 16))
+        )
+        .unwrap_err()
+        .contains("names log"));
+        assert!(verify_jfs(&c, JFS_INTERNAL, None, Some((98, 16)))
+            .unwrap_err()
+            .contains("inline"));
+    }
+
+    #[test]
+    fn reiserfs_journal_size_and_device_are_checked() {
+        let mut c = FsConfig::new(FsType::Reiserfs, DeviceSpec::Loop(256 << 20));
+        c.journal_size = Some(16 << 20);
+        assert!(verify_reiserfs(&c, REISER_INTERNAL, None).is_ok());
+        c.journal_size = Some(32 << 20);
+        assert!(verify_reiserfs(&c, REISER_INTERNAL, None)
+            .unwrap_err()
+            .contains("4097 blocks, asked 8193"));
+        c.journal = Journal::External(DeviceSpec::Loop(64 << 20));
+        assert!(verify_reiserfs(&c, REISER_EXTERNAL, Some((98, 16))).is_ok());
+        assert!(verify_reiserfs(&c, REISER_EXTERNAL, Some((98, 32)))
+            .unwrap_err()
+            .contains("asked 0x6220"));
+        c.journal = Journal::Internal;
+        assert!(verify_reiserfs(&c, REISER_EXTERNAL, None)
+            .unwrap_err()
+            .contains("asked internal"));
+    }
+
+    #[test]
+    fn nilfs2_block_size_is_checked() {
+        let mut c = FsConfig::new(FsType::Nilfs2, DeviceSpec::Loop(256 << 20));
+        let dump = "Filesystem magic number:  0x3434\nBlock size:\t\t  2048\n";
+        assert!(verify_nilfs2(&c, dump).is_ok());
+        c.block_size = Some(4096);
+        assert!(verify_nilfs2(&c, dump)
+            .unwrap_err()
+            .contains("2048, asked 4096"));
+    }
 
     const EXT4_INTERNAL: &str = "Filesystem UUID:          ad3cf5cb\n\
 Filesystem features:      has_journal ext_attr dir_index extent 64bit\n\

@@ -60,12 +60,21 @@ fn ext_user_args(user: &[String]) -> (Option<String>, Vec<String>) {
     (Some(LAZY.join(",")), out)
 }
 
-/// `mke2fs -O journal_dev` for an external ext3/4 journal; `None` for other layouts.
+/// The command that prepares an external journal device before the data device's mkfs:
+/// `mke2fs -O journal_dev` for ext3/4, `jfs_mkfs -J journal_dev` for JFS; `None` for other
+/// layouts (XFS and ReiserFS write their external log from the data device's mkfs).
 pub fn journal_mkfs(cfg: &FsConfig, jdev: &str) -> Option<CmdLine> {
-    if !matches!(cfg.fs, FsType::Ext3 | FsType::Ext4) {
+    if !matches!(cfg.journal, Journal::External(_)) {
         return None;
     }
-    if !matches!(cfg.journal, Journal::External(_)) {
+    if cfg.fs == FsType::Jfs {
+        return Some(
+            CmdLine::new(cfg.fs.mkfs_program())
+                .args(["-q", "-J", "journal_dev"])
+                .arg(jdev),
+        );
+    }
+    if !matches!(cfg.fs, FsType::Ext3 | FsType::Ext4) {
         return None;
     }
     let bs = cfg.ext_block_size();
@@ -140,12 +149,37 @@ pub fn mkfs(cfg: &FsConfig, data: &str, jdev: Option<&str>) -> CmdLine {
         }
         FsType::Jfs => {
             let mut c = CmdLine::new(prog).arg("-q");
+            match jdev {
+                Some(j) => c = c.arg("-J").arg(format!("device={j}")),
+                None => {
+                    if let Some(n) = cfg.journal_size {
+                        c = c.arg("-s").arg((n >> 20).to_string());
+                    }
+                }
+            }
+            c.args(&cfg.mkfs).arg(data)
+        }
+        FsType::Reiserfs => {
+            // -ff: no question even on a whole device; -q: no progress.
+            let mut c = CmdLine::new(prog).args(["-q", "-ff"]);
+            if let Some(b) = cfg.block_size {
+                c = c.arg("-b").arg(b.to_string());
+            }
+            if let Some(j) = jdev {
+                c = c.arg("-j").arg(j);
+            }
             if let Some(n) = cfg.journal_size {
-                c = c.arg("-s").arg((n >> 20).to_string());
+                c = c.arg("-s").arg(reiserfs_journal_blocks(n).to_string());
             }
             c.args(&cfg.mkfs).arg(data)
         }
     }
+}
+
+/// mkreiserfs's `-s` for a journal of `bytes`: its 4 KiB blocks plus the header block, as
+/// debugreiserfs prints it back ("Size 8193 blocks (including 1 for journal header)").
+pub fn reiserfs_journal_blocks(bytes: u64) -> u64 {
+    bytes / 4096 + 1
 }
 
 /// `tune2fs -O …` when the study sets ext features.
@@ -170,6 +204,9 @@ pub fn mount_options(cfg: &FsConfig, jdev: Option<&str>) -> Vec<String> {
             // devices are attached again; naming the path is always right.
             FsType::Ext3 | FsType::Ext4 => o.push(format!("journal_path={j}")),
             FsType::Xfs => o.push(format!("logdev={j}")),
+            // Found by device number otherwise, which changes when devices are attached again.
+            FsType::Reiserfs => o.push(format!("jdev={j}")),
+            // JFS finds its log by the UUID in the superblock (no mount option).
             _ => {}
         }
     }
@@ -200,7 +237,20 @@ pub fn inspect(cfg: &FsConfig, data: &str, jdev: Option<&str>, mountpoint: &Path
             .args(["inspect-internal", "dump-super"])
             .arg(data)],
         FsType::Nilfs2 => vec![CmdLine::new("nilfs-tune").arg("-l").arg(data)],
-        FsType::Jfs => vec![CmdLine::new("jfs_tune").arg("-l").arg(data)],
+        FsType::Jfs => {
+            let mut v = vec![CmdLine::new("jfs_tune").arg("-l").arg(data)];
+            if let Some(j) = jdev {
+                v.push(CmdLine::new("jfs_tune").arg("-l").arg(j));
+            }
+            v
+        }
+        FsType::Reiserfs => {
+            let mut c = CmdLine::new("debugreiserfs");
+            if let Some(j) = jdev {
+                c = c.arg("-j").arg(j);
+            }
+            vec![c.arg(data)]
+        }
     }
 }
 
@@ -242,6 +292,43 @@ mod tests {
         assert_eq!(
             mount(FsType::Ext4, &o, "/dev/loop0", Path::new("/w/mnt/c0")).to_string(),
             "mount -t ext4 -o journal_path=/dev/loop1 /dev/loop0 /w/mnt/c0"
+        );
+    }
+
+    #[test]
+    fn jfs_and_reiserfs_external_logs() {
+        let mut c = FsConfig::new(FsType::Jfs, DeviceSpec::Loop(1 << 30));
+        c.journal = Journal::External(DeviceSpec::Loop(32 << 20));
+        assert_eq!(
+            journal_mkfs(&c, "/dev/ubdb").unwrap().to_string(),
+            "mkfs.jfs -q -J journal_dev /dev/ubdb"
+        );
+        assert_eq!(
+            mkfs(&c, "/dev/ubda", Some("/dev/ubdb")).to_string(),
+            "mkfs.jfs -q -J device=/dev/ubdb /dev/ubda"
+        );
+        assert!(mount_options(&c, Some("/dev/ubdb")).is_empty());
+        assert_eq!(
+            inspect(&c, "/dev/ubda", Some("/dev/ubdb"), Path::new("/m")).len(),
+            2
+        );
+        let mut c = FsConfig::new(FsType::Reiserfs, DeviceSpec::Loop(1 << 30));
+        c.journal = Journal::External(DeviceSpec::Loop(64 << 20));
+        c.journal_size = Some(32 << 20);
+        c.mount = vec!["notail".into()];
+        assert!(journal_mkfs(&c, "/dev/ubdb").is_none());
+        assert_eq!(
+            mkfs(&c, "/dev/ubda", Some("/dev/ubdb")).to_string(),
+            "mkreiserfs -q -ff -j /dev/ubdb -s 8193 /dev/ubda"
+        );
+        let o = mount_options(&c, Some("/dev/ubdb"));
+        assert_eq!(
+            mount(FsType::Reiserfs, &o, "/dev/ubda", Path::new("/m")).to_string(),
+            "mount -t reiserfs -o notail,jdev=/dev/ubdb /dev/ubda /m"
+        );
+        assert_eq!(
+            inspect(&c, "/dev/ubda", Some("/dev/ubdb"), Path::new("/m"))[0].to_string(),
+            "debugreiserfs -j /dev/ubdb /dev/ubda"
         );
     }
 

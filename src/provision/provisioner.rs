@@ -28,9 +28,22 @@ pub struct Provisioner {
     /// Real devices this run has formatted: their signature is ours, so a later cell on the
     /// same device may format it again.
     formatted: Mutex<Vec<PathBuf>>,
+    /// In a guest: the block device the host made for a cell's `loop:`/`ram:` device, by
+    /// (cell index, `data`/`journal`), used instead of an image and a loop device.
+    guest_devices: std::collections::BTreeMap<(usize, String), PathBuf>,
 }
 
 impl Provisioner {
+    /// Use these block devices (made by the host of a guest) for the cells' `loop:` and
+    /// `ram:` devices.
+    pub fn with_guest_devices(
+        mut self,
+        devices: std::collections::BTreeMap<(usize, String), PathBuf>,
+    ) -> Provisioner {
+        self.guest_devices = devices;
+        self
+    }
+
     /// A provisioner for a live run. `ram_total` is the tmpfs size for all `ram:` devices.
     pub fn new(
         exec: Arc<dyn Exec>,
@@ -48,6 +61,7 @@ impl Provisioner {
             tmpfs: Mutex::new(None),
             dirs: Mutex::new(Vec::new()),
             formatted: Mutex::new(Vec::new()),
+            guest_devices: Default::default(),
         };
         p.make_dir(&p.base.join("images"))?;
         p.make_dir(&p.base.join("mnt"))?;
@@ -71,6 +85,7 @@ impl Provisioner {
             tmpfs: Mutex::new(None),
             dirs: Mutex::new(Vec::new()),
             formatted: Mutex::new(Vec::new()),
+            guest_devices: Default::default(),
         }
     }
 
@@ -126,6 +141,21 @@ impl Provisioner {
         log: &mut Vec<String>,
         loops: &mut Vec<LoopDev>,
     ) -> Result<PathBuf, ProvisionError> {
+        if let Some(dev) = self.guest_devices.get(&(idx, role.to_string())) {
+            if !matches!(spec, DeviceSpec::Path(_)) {
+                // Made blank by the host for this cell; formatted again only by this run.
+                log.push(format!(
+                    "# {role}: {} (the host's image for {spec})",
+                    dev.display()
+                ));
+                self.check(dev, log)?;
+                let mut f = self.formatted.lock().unwrap_or_else(|e| e.into_inner());
+                if !f.contains(dev) {
+                    f.push(dev.clone());
+                }
+                return Ok(dev.clone());
+            }
+        }
         let (size, dir) = match spec {
             DeviceSpec::Path(p) => {
                 self.check(p, log)?;
@@ -316,13 +346,15 @@ impl Provisioner {
     }
 
     fn verify(&self, cfg: &FsConfig, out: &[String], jdev: Option<&Path>) -> Result<(), String> {
+        // The journal device's (major, minor), which the superblocks record.
+        let jnum = |j: Option<&Path>| {
+            j.and_then(|j| std::fs::metadata(j).ok())
+                .map(|m| (rustix::fs::major(m.rdev()), rustix::fs::minor(m.rdev())))
+        };
         let first = out.first().map(String::as_str).unwrap_or("");
         match cfg.fs {
             FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => {
-                let jnum = jdev
-                    .and_then(|j| std::fs::metadata(j).ok())
-                    .map(|m| (rustix::fs::major(m.rdev()), rustix::fs::minor(m.rdev())));
-                inspect::verify_ext(cfg, first, out.get(1).map(String::as_str), jnum)
+                inspect::verify_ext(cfg, first, out.get(1).map(String::as_str), jnum(jdev))
             }
             FsType::Xfs => inspect::verify_xfs(
                 cfg,
@@ -330,7 +362,11 @@ impl Provisioner {
                 jdev.map(|j| j.to_string_lossy().into_owned()).as_deref(),
             ),
             FsType::Btrfs => inspect::verify_btrfs(cfg, first),
-            FsType::Nilfs2 | FsType::Jfs => Ok(()),
+            FsType::Nilfs2 => inspect::verify_nilfs2(cfg, first),
+            FsType::Jfs => {
+                inspect::verify_jfs(cfg, first, out.get(1).map(String::as_str), jnum(jdev))
+            }
+            FsType::Reiserfs => inspect::verify_reiserfs(cfg, first, jnum(jdev)),
         }
     }
 

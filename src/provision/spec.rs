@@ -27,11 +27,14 @@ pub enum FsType {
     Nilfs2,
     /// JFS, where kernel and jfsutils exist.
     Jfs,
+    /// ReiserFS (3.6), where kernel and reiserfsprogs exist (removed from Linux in 6.13: a
+    /// User-mode Linux guest has it, see `doc/guest.md`).
+    Reiserfs,
 }
 
 impl FsType {
     /// All types, in documentation order.
-    pub const ALL: [FsType; 7] = [
+    pub const ALL: [FsType; 8] = [
         FsType::Ext2,
         FsType::Ext3,
         FsType::Ext4,
@@ -39,6 +42,7 @@ impl FsType {
         FsType::Btrfs,
         FsType::Nilfs2,
         FsType::Jfs,
+        FsType::Reiserfs,
     ];
 
     /// The name used by mount(8) and in study files.
@@ -51,6 +55,7 @@ impl FsType {
             FsType::Btrfs => "btrfs",
             FsType::Nilfs2 => "nilfs2",
             FsType::Jfs => "jfs",
+            FsType::Reiserfs => "reiserfs",
         }
     }
 
@@ -77,6 +82,7 @@ impl FsType {
             FsType::Btrfs => "mkfs.btrfs",
             FsType::Nilfs2 => "mkfs.nilfs2",
             FsType::Jfs => "mkfs.jfs",
+            FsType::Reiserfs => "mkreiserfs",
         }
     }
 
@@ -96,6 +102,7 @@ impl FsType {
             FsType::Btrfs => v.push("btrfs"),
             FsType::Nilfs2 => v.push("nilfs-tune"),
             FsType::Jfs => v.push("jfs_tune"),
+            FsType::Reiserfs => v.push("debugreiserfs"),
         }
         v
     }
@@ -286,9 +293,9 @@ impl FsConfig {
             FsType::Btrfs | FsType::Nilfs2 if external || self.journal_size.is_some() => {
                 return Err(no_journal("size or move"))
             }
-            FsType::Jfs if external => {
+            FsType::Jfs if external && self.journal_size.is_some() => {
                 return Err(
-                    "an external jfs log is not supported by fslab; use journal = \"internal\" with journal_size".into(),
+                    "an external jfs log fills its whole device (jfs_mkfs -J journal_dev); drop journal_size and size the journal device instead".into(),
                 )
             }
             _ => {}
@@ -315,9 +322,13 @@ impl FsConfig {
                     [1024, 2048, 4096, 65536].contains(&b)
                 }
                 FsType::Xfs => b.is_power_of_two() && (512..=65536).contains(&b),
-                FsType::Btrfs | FsType::Nilfs2 | FsType::Jfs => {
+                FsType::Btrfs | FsType::Nilfs2 => {
                     b.is_power_of_two() && (1024..=65536).contains(&b)
                 }
+                // jfs_mkfs has no block-size option: JFS always uses 4096.
+                FsType::Jfs => b == 4096,
+                // mkreiserfs -b: 512 to 8192, and Linux mounts only the page size.
+                FsType::Reiserfs => b == 4096,
             };
             if !ok {
                 return Err(format!(
@@ -374,6 +385,17 @@ impl FsConfig {
                 }
                 FsType::Jfs if j % (1 << 20) != 0 => {
                     return Err("a jfs log size must be whole MiB (mkfs.jfs -s)".into());
+                }
+                // mkreiserfs -s counts blocks: the journal's blocks plus one header block;
+                // 513 to 32749 blocks for a journal on the data device.
+                FsType::Reiserfs => {
+                    let blocks = j / 4096;
+                    if j % 4096 != 0 || blocks < 512 || (!external && blocks > 32748) {
+                        return Err(format!(
+                            "journal_size {} is not valid for reiserfs: use a multiple of 4k from 2M to 127M (internal; 32M is mkreiserfs's default)",
+                            size_word(j)
+                        ));
+                    }
                 }
                 _ => {}
             }
@@ -499,6 +521,26 @@ mod tests {
         for t in FsType::ALL {
             assert_eq!(FsType::parse(t.as_str()).unwrap(), t);
         }
-        assert!(FsType::parse("reiserfs").unwrap_err().contains("ext4"));
+        assert!(FsType::parse("reiser4").unwrap_err().contains("reiserfs"));
+    }
+
+    #[test]
+    fn jfs_and_reiserfs_journals_are_checked() {
+        let mut c = cfg(FsType::Jfs);
+        c.journal = Journal::External(DeviceSpec::Loop(32 << 20));
+        assert!(c.validate().is_ok());
+        c.journal_size = Some(16 << 20);
+        assert!(c.validate().unwrap_err().contains("whole device"));
+        let mut c = cfg(FsType::Reiserfs);
+        c.journal_size = Some(32 << 20);
+        assert!(c.validate().is_ok());
+        c.journal_size = Some(1 << 20);
+        assert!(c.validate().unwrap_err().contains("not valid for reiserfs"));
+        c.journal_size = Some(256 << 20);
+        assert!(c.validate().unwrap_err().contains("127M"));
+        c.journal = Journal::External(DeviceSpec::Loop(512 << 20));
+        assert!(c.validate().is_ok(), "an external journal may be larger");
+        c.block_size = Some(1024);
+        assert!(c.validate().unwrap_err().contains("block_size 1024"));
     }
 }

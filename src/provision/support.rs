@@ -47,25 +47,45 @@ pub fn kernel_has(fs: &str) -> bool {
 /// what to do.
 pub fn check_fs(fs: FsType) -> Result<(), String> {
     let mut missing = Vec::new();
-    if !kernel_has(fs.as_str()) {
+    let no_kernel = !kernel_has(fs.as_str());
+    if no_kernel {
         missing.push(format!(
             "the kernel has no {fs} (not in /proc/filesystems, no module under /lib/modules/{}/kernel/fs/{fs})",
             rustix::system::uname().release().to_string_lossy()
         ));
     }
-    for p in fs.programs() {
-        if find_program(p).is_none() {
-            missing.push(format!(
-                "{p} is missing (apt-get install {})",
-                package_of(p)
-            ));
-        }
-    }
+    missing.extend(missing_tools(fs));
     if missing.is_empty() {
         return Ok(());
     }
     Err(format!(
-        "{fs} is not supported on this machine: {}; remove the {fs} cells or run where the kernel and tools have it (scripts/install-deps installs the tools)",
+        "{fs} is not supported on this machine: {}; remove the {fs} cells, or {}",
+        missing.join(" and "),
+        if no_kernel {
+            "run the study in a User-mode Linux guest, whose kernel has it: fslab study run --guest uml (scripts/install-deps --guest installs it)"
+        } else {
+            "install the tools with scripts/install-deps"
+        }
+    ))
+}
+
+fn missing_tools(fs: FsType) -> Vec<String> {
+    fs.programs()
+        .into_iter()
+        .filter(|p| find_program(p).is_none())
+        .map(|p| format!("{p} is missing (apt-get install {})", package_of(p)))
+        .collect()
+}
+
+/// `Ok` if the tools for this file system are installed (for a guest, which runs the host's
+/// programs with a kernel that has every file system fslab makes).
+pub fn check_tools(fs: FsType) -> Result<(), String> {
+    let missing = missing_tools(fs);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{fs} cannot be made: {}; install the tools with scripts/install-deps --guest",
         missing.join(" and ")
     ))
 }

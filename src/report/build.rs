@@ -121,6 +121,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
     );
     warnings.extend(comparisons::multiple_comparison_warnings(&workloads));
     warnings.extend(interference_warnings(d, &cells, &workloads));
+    warnings.extend(guest_warnings(&input.environments));
     if let [a, b] = input.sources.as_slice() {
         warnings.extend(super::differences::parameter_warning(
             &input.differences,
@@ -501,4 +502,38 @@ fn series_info(d: &StudyData, cells: &[CellInfo], workloads: &[WorkloadReport]) 
         }
     }
     out
+}
+
+/// One warning per source measured in a User-mode Linux guest (environment key `guest`).
+fn guest_warnings(envs: &[Environment]) -> Vec<ReportWarning> {
+    envs.iter()
+        .filter_map(|e| {
+            let get = |k: &str| {
+                e.entries
+                    .iter()
+                    .find(|(key, _)| key == k)
+                    .map(|(_, v)| v.as_str())
+            };
+            get("guest")?;
+            let advice = "compare its configurations with each other, not with figures measured on the host (doc/guest.md)".to_string();
+            let subject = format!(
+                "{} (guest kernel {}, {} of memory, host kernel {})",
+                e.source,
+                get("guest_kernel").unwrap_or("unknown"),
+                get("guest_mem").unwrap_or("unknown"),
+                get("host_kernel").unwrap_or("unknown")
+            );
+            Some(ReportWarning {
+                kind: WarningKind::Guest,
+                workload: None,
+                cell: None,
+                metric: None,
+                message: format!(
+                    "Measured in a User-mode Linux guest: {subject}; its system calls, page cache and devices are the guest's, so {advice}"
+                ),
+                subject,
+                advice,
+            })
+        })
+        .collect()
 }

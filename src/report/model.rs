@@ -357,6 +357,9 @@ pub enum WarningKind {
     Interference,
     /// The two sides of a comparison ran their workloads with different parameters.
     ParametersDiffer,
+    /// Measured in a User-mode Linux guest: figures for comparing its configurations with
+    /// each other, not with the host's.
+    Guest,
 }
 
 /// A warning about one result, with what to do about it.
@@ -406,6 +409,7 @@ impl WarningKind {
             WarningKind::StopReason => 10,
             WarningKind::Interference => 3,
             WarningKind::ParametersDiffer => 1,
+            WarningKind::Guest => 2,
         }
     }
 }

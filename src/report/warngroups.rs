@@ -51,6 +51,7 @@ fn title(kind: WarningKind, t: &Thresholds) -> String {
             "Repetitions disturbed by other activity on the machine".into()
         }
         WarningKind::ParametersDiffer => "Workload parameters differ between the sides".into(),
+        WarningKind::Guest => "Measured in a User-mode Linux guest".into(),
     }
 }
 

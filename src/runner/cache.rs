@@ -20,6 +20,8 @@ pub fn make_cold(exec: &dyn Exec, m: &mut Mounted) -> Result<(), ProvisionError>
     exec.run(&CmdLine::new("sync"))?;
     m.unmount_only()?;
     exec.write_file(Path::new(DROP_CACHES), "3")?;
+    // In a guest, the host's page cache holds the image files too.
+    super::guest::drop_host_caches().map_err(|e| ProvisionError::Io(format!("{e:#}")))?;
     m.mount_again()
 }
 

@@ -13,7 +13,18 @@ use std::path::Path;
 
 fn version_args(program: &str) -> &'static [&'static str] {
     match program {
-        p if p.starts_with("mkfs.ext") || p == "mke2fs" || p == "mkfs.xfs" => &["-V"],
+        p if p.starts_with("mkfs.ext")
+            || [
+                "mke2fs",
+                "mkfs.xfs",
+                "mkfs.nilfs2",
+                "mkreiserfs",
+                "mkfs.jfs",
+            ]
+            .contains(&p) =>
+        {
+            &["-V"]
+        }
         _ => &["--version"],
     }
 }
@@ -52,6 +63,25 @@ pub fn capture(exec: &dyn Exec, workdir: &Path, study: &Study) -> Vec<(String, S
         env.push(("cpu_governor".into(), g));
     }
     env.push(("workdir".into(), workdir.display().to_string()));
+    if let Ok(kind) = std::env::var(super::guest::FSLAB_GUEST) {
+        // The figures are the guest's: its kernel, its memory, on the host's devices.
+        env.push(("guest".into(), kind));
+        env.push((
+            "guest_kernel".into(),
+            rustix::system::uname()
+                .release()
+                .to_string_lossy()
+                .into_owned(),
+        ));
+        for (key, var) in [
+            ("guest_mem", super::guest::FSLAB_GUEST_MEM),
+            ("host_kernel", super::guest::FSLAB_GUEST_HOST_KERNEL),
+        ] {
+            if let Ok(v) = std::env::var(var) {
+                env.push((key.into(), v));
+            }
+        }
+    }
     // The work directory may not exist yet: its nearest existing ancestor is on the same
     // file system.
     let existing = std::iter::successors(Some(workdir), |p| p.parent()).find(|p| p.exists());

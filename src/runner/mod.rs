@@ -4,6 +4,7 @@
 pub mod adhoc;
 pub mod cache;
 pub mod env;
+pub mod guest;
 pub mod leftovers;
 pub mod order;
 pub mod progress;

@@ -173,7 +173,8 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
         run_dir.clone(),
         study.allow_format(),
         study.ram_bytes(),
-    )?;
+    )?
+    .with_guest_devices(super::guest::devices_from_env()?);
     let total: u64 = series.iter().map(|s| u64::from(s.planned(&rule))).sum();
     let progress = StudyProgress::new(r.progress, total);
     progress.rep_finished(series.iter().map(|s| u64::from(s.done)).sum(), "");
@@ -401,7 +402,9 @@ impl Runner<'_> {
             }
             live.prov.teardown()?;
         }
-        self.bring_up(cell)
+        self.bring_up(cell)?;
+        // In a guest, the host's page cache holds what mkfs just wrote to the image files.
+        super::guest::drop_host_caches()
     }
 
     fn fail_cell(&mut self, cell: usize, err: &str) -> Result<()> {
