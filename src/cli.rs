@@ -45,10 +45,20 @@ pub enum Command {
     /// client.txt or fslab's generated office load) and report MB/s and latency percentiles.
     #[command(after_long_help = DBENCH_EXAMPLES)]
     Dbench(DbenchArgs),
-    /// List stored runs and studies, newest first.
+    /// List stored runs and studies, newest first, with their target and file system.
+    #[command(after_long_help = LIST_EXAMPLES)]
     List(ListArgs),
     /// Show one stored run or study with its summary.
     Show(ShowArgs),
+    /// Remove stored runs and studies with all their samples (never one that is running).
+    Rm(RmArgs),
+    /// Export a stored run or study: every raw sample (--raw) or one row per repetition, as
+    /// CSV or JSON.
+    #[command(after_long_help = EXPORT_EXAMPLES)]
+    Export(ExportArgs),
+    /// Copy the runs and studies of another results database into this one (new ids, the
+    /// source recorded); importing the same file again adds nothing.
+    Import(ImportArgs),
     /// Report a study or run: the articles' tables, comparisons against a baseline with
     /// significance, warnings, environment; as text, Markdown, CSV, JSON or HTML with charts.
     #[command(after_long_help = REPORT_EXAMPLES)]
@@ -127,6 +137,19 @@ pub struct CleanupArgs {
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
 }
+
+const LIST_EXAMPLES: &str = "\
+Examples:
+  fslab list --kind fdtree --since 7d          fdtree runs of the last seven days
+  fslab list --name 'ext4-*' --limit 5         the five newest studies whose name starts ext4-
+  fslab list --since 2026-11-01 --format json  everything since 1 November (UTC), as JSON";
+
+const EXPORT_EXAMPLES: &str = "\
+Examples:
+  fslab export 12 --raw -o samples.csv         every sample of study 12 with its factor levels
+  fslab export 12 --raw --format json          the same as one JSON document
+  fslab export 12                              one row per repetition, a column per metric
+SQL users: the views `samples` and `study_<ID>_samples` (doc/schema.md) hold the same rows.";
 
 const REPORT_EXAMPLES: &str = "\
 Examples:
@@ -365,10 +388,38 @@ pub struct DbenchArgs {
     pub mpi: crate::cli::MpiReportArgs,
 }
 
+/// Output format of `list`, `show` and the engines' default text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TextFormat {
+    /// Text tables.
+    Table,
+    /// One JSON document.
+    Json,
+}
+
 /// `fslab list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Print JSON instead of a table.
+    /// Only studies and runs with this name; `*` and `?` are wildcards (quote them).
+    /// Default: all names.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Only this kind: `study` (study files), `run` (engine commands), or an engine —
+    /// `fdtree`, `iozone`, `dbench` (its runs and the studies with such a workload).
+    /// Default: all kinds.
+    #[arg(long, value_name = "KIND", value_parser = ["study", "run", "fdtree", "iozone", "dbench"])]
+    pub kind: Option<String>,
+    /// Only those created since a date (2026-11-24, in UTC), a time (RFC 3339, e.g.
+    /// 2026-11-24T08:00:00Z) or a while ago (12h, 7d). Default: any time.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// At most N, newest first. Default: all.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
+    /// The same as --format json.
     #[arg(long)]
     pub json: bool,
 }
@@ -378,9 +429,57 @@ pub struct ListArgs {
 pub struct ShowArgs {
     /// The run or study id (see `fslab list`).
     pub id: i64,
-    /// Print JSON instead of a table.
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
+    /// The same as --format json.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `fslab rm`.
+#[derive(Debug, Args)]
+pub struct RmArgs {
+    /// The study and run ids to remove with all their cells, repetitions and samples (see
+    /// `fslab list`). All are removed in one transaction, or none when one is refused.
+    #[arg(value_name = "ID", required = true)]
+    pub ids: Vec<i64>,
+}
+
+/// Format of `fslab export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Comma-separated values with a header row.
+    Csv,
+    /// One JSON document.
+    Json,
+}
+
+/// `fslab export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The study or run id (see `fslab list`).
+    pub id: i64,
+    /// Every raw sample, one row each: study, cell, one column per factor level,
+    /// workload, repetition, order index, phase, metric, unit, value. Without it: one row
+    /// per repetition with a column per phase.metric.
+    #[arg(long)]
+    pub raw: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
+    pub format: ExportFormat,
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `fslab import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Another fslab results database (e.g. copied from another machine). Its finished
+    /// studies and runs are copied with new ids; where each came from is recorded.
+    #[arg(value_name = "OTHER.db")]
+    pub file: PathBuf,
 }
 
 /// What error bars and bands show.

@@ -6,6 +6,7 @@ mod fdtree;
 mod finish;
 mod iozone;
 mod list;
+mod manage;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(test)]
@@ -68,6 +69,9 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Study(crate::cli::StudyCommand::Plan(a)) => study::plan(a, db),
         Command::Study(crate::cli::StudyCommand::Run(a)) => study::run(a, db),
         Command::Cleanup(a) => cleanup::run(a, db),
+        Command::Rm(a) => manage::rm(a, db),
+        Command::Export(a) => manage::export(a, db),
+        Command::Import(a) => manage::import(a, db),
     }
 }
 
