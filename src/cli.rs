@@ -5,10 +5,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 mod iozone;
-#[cfg(feature = "mpi")]
 mod mpi;
 pub use iozone::IozoneArgs;
-#[cfg(feature = "mpi")]
 pub use mpi::{MpiArgs, MpiReportArgs};
 
 /// fslab: provision file-system configurations, run fdtree/IOzone/dbench-compatible
@@ -198,7 +196,8 @@ pub struct RunArgs {
     /// 95% CI. Default: 1.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeat: u32,
-    /// Print one versioned JSON document (with units) instead of tables.
+    /// Print one versioned JSON document (with units) instead of tables; the same as
+    /// --format json.
     #[arg(long)]
     pub json: bool,
     /// Do not record the run in the results database.
@@ -306,8 +305,7 @@ pub struct FdtreeArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// MPI mode options (builds with the `mpi` feature).
-    #[cfg(feature = "mpi")]
+    /// MPI mode options (builds with the `mpi` feature; hidden and refused in others).
     #[command(flatten)]
     pub mpi: crate::cli::MpiArgs,
 }
@@ -370,6 +368,13 @@ pub struct DbenchArgs {
     /// Repetitions, output (with --json the progress lines go to stderr) and store.
     #[command(flatten)]
     pub run: RunArgs,
+    /// Output format: dbench's text, or one JSON document (--json is the same as --format
+    /// json).
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
+    /// Print the clients, the loadfile, the run time and the space needed; create nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Write fslab's default loadfile model to FILE and exit (no clients are run).
     #[arg(long, value_name = "FILE")]
     pub generate: Option<PathBuf>,
@@ -382,8 +387,7 @@ pub struct DbenchArgs {
     /// No per-second progress lines.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// MPI mode options (builds with the `mpi` feature).
-    #[cfg(feature = "mpi")]
+    /// MPI mode options (builds with the `mpi` feature; hidden and refused in others).
     #[command(flatten)]
     pub mpi: crate::cli::MpiReportArgs,
 }

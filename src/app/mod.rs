@@ -13,7 +13,7 @@ mod mpi;
 mod prop_tests;
 mod report;
 mod study;
-mod study_plan;
+pub(crate) mod study_plan;
 
 use crate::cli::{Cli, Command};
 use crate::store::Store;
@@ -43,8 +43,21 @@ fn check_repeat(n: u32) -> Result<()> {
     Ok(())
 }
 
+/// `--format json` and its alias `--json` mean the same everywhere: the engines read
+/// `RunArgs::json`.
+fn normalize_format(cli: &mut Cli) {
+    use crate::cli::TextFormat;
+    match &mut cli.command {
+        Command::Iozone(a) if a.format == TextFormat::Json => a.run.json = true,
+        Command::Dbench(a) if a.format == TextFormat::Json => a.run.json = true,
+        Command::Fdtree(a) if a.format == crate::cli::OutputFormat::Json => a.run.json = true,
+        _ => {}
+    }
+}
+
 /// Run the parsed command line.
-pub fn run(cli: Cli) -> Result<()> {
+pub fn run(mut cli: Cli) -> Result<()> {
+    normalize_format(&mut cli);
     // Under an MPI launcher the MPI-aware engines run as ranks (src/dist, doc/mpi.md).
     #[cfg(feature = "mpi")]
     if mpi::wants_mpi(&cli.command)? {

@@ -28,7 +28,7 @@ const MODEL_FRESH_S: f64 = 4.0;
 /// Metadata operations per second assumed.
 const MODEL_OPS: f64 = 20_000.0;
 /// Bytes per second assumed.
-const MODEL_BYTES: f64 = 150e6;
+pub(crate) const MODEL_BYTES: f64 = 150e6;
 
 /// Seconds one repetition of `w` is expected to take by the model.
 pub fn model_rep_seconds(w: &WorkloadSpec, cache: CachePolicy) -> f64 {

@@ -131,7 +131,6 @@ fn verify_roots(dir: &Path, params: &FdtreeParams) -> Result<()> {
 
 /// Run `fslab fdtree`.
 pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
-    #[cfg(feature = "mpi")]
     a.mpi.refuse_outside_mpi()?;
     let mut params = params_from(&a)?;
     let format = if a.run.json {

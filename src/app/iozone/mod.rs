@@ -7,6 +7,7 @@
 pub(super) mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_report;
+mod dry_run;
 mod output;
 
 use super::finish::{run_options, Ended, StoredLine};
@@ -324,10 +325,12 @@ pub(crate) fn splash(a: &IozoneArgs, s: &Setup) -> String {
 
 /// Run `fslab iozone`.
 pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
-    #[cfg(feature = "mpi")]
     a.mpi.refuse_outside_mpi()?;
     let s = setup(&a)?;
     let json = a.run.json;
+    if a.dry_run {
+        return dry_run::dry_run(&s, a.run.repeat, json);
+    }
     let tmode = s.base.throughput;
     let mut cells = Vec::new();
     for &p in &s.plan.points {
