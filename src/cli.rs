@@ -28,6 +28,33 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Parse the process's arguments like `try_parse`, also noting which of fdtree's shape
+    /// flags were given on the command line (`-R` takes the recorded shape otherwise).
+    pub fn try_parse_args() -> Result<Cli, clap::Error> {
+        Cli::try_parse_args_from(std::env::args_os())
+    }
+
+    /// [`Cli::try_parse_args`] from the given arguments.
+    pub fn try_parse_args_from<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{parser::ValueSource, CommandFactory, FromArgMatches};
+        let m = Cli::command().try_get_matches_from(args)?;
+        let mut cli = Cli::from_arg_matches(&m)?;
+        if let (Command::Fdtree(a), Some(("fdtree", sub))) = (&mut cli.command, m.subcommand()) {
+            a.shape_given = [("dirs", "-d"), ("files", "-f"), ("size", "-s"), ("levels", "-l")]
+                .into_iter()
+                .filter(|(id, _)| sub.value_source(id) == Some(ValueSource::CommandLine))
+                .map(|(_, flag)| flag)
+                .collect();
+        }
+        Ok(cli)
+    }
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -274,9 +301,14 @@ pub struct FdtreeArgs {
     #[arg(short = 'C', long = "create-only")]
     pub create_only: bool,
     /// Remove only: run the two remove phases on a tree left by -C (fdtree -R). The tree is
-    /// found under -o by name (LEVEL0.<host>.*) unless --root names it.
+    /// found under -o by name (LEVEL0.<host>.*) unless --root names it; its shape is the one
+    /// recorded at -C unless -d, -f, -s, -l are given (then they must match it).
     #[arg(short = 'R', long = "remove-only")]
     pub remove_only: bool,
+    /// Which of -d, -f, -s, -l were given on the command line (filled in by
+    /// [`Cli::try_parse_args`]); `-R` without them removes with the shape recorded at `-C`.
+    #[arg(skip)]
+    pub shape_given: Vec<&'static str>,
     /// With -R: the tree root(s) to remove, names inside -o (one per thread).
     #[arg(long = "root", value_name = "NAME")]
     pub roots: Vec<String>,
