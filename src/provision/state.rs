@@ -475,6 +475,24 @@ mod tests {
     }
 
     #[test]
+    fn a_dead_runs_study_and_results_database_are_reported() {
+        let t = tempfile::tempdir().unwrap();
+        let w = WorkDir::new(t.path().join("work"));
+        let db = t.path().join("elsewhere.db");
+        std::fs::write(&db, b"").unwrap();
+        let run = w.start_run(Some(7)).unwrap();
+        run.set_db(&db).unwrap();
+        // Dropped without finishing: the lock goes as it would with the process.
+        drop(run);
+        let rep = cleanup(&w, &RecordingExec::new(), Duration::ZERO);
+        assert_eq!(
+            rep.studies,
+            vec![(7, Some(std::fs::canonicalize(&db).unwrap()))]
+        );
+        assert!(w.run_dirs().is_empty(), "{rep:?}");
+    }
+
+    #[test]
     fn a_dead_run_is_removed_newest_first_and_only_inside_its_dir() {
         let t = tempfile::tempdir().unwrap();
         let w = WorkDir::new(t.path());
