@@ -45,11 +45,16 @@ impl Cli {
         let m = Cli::command().try_get_matches_from(args)?;
         let mut cli = Cli::from_arg_matches(&m)?;
         if let (Command::Fdtree(a), Some(("fdtree", sub))) = (&mut cli.command, m.subcommand()) {
-            a.shape_given = [("dirs", "-d"), ("files", "-f"), ("size", "-s"), ("levels", "-l")]
-                .into_iter()
-                .filter(|(id, _)| sub.value_source(id) == Some(ValueSource::CommandLine))
-                .map(|(_, flag)| flag)
-                .collect();
+            a.shape_given = [
+                ("dirs", "-d"),
+                ("files", "-f"),
+                ("size", "-s"),
+                ("levels", "-l"),
+            ]
+            .into_iter()
+            .filter(|(id, _)| sub.value_source(id) == Some(ValueSource::CommandLine))
+            .map(|(_, flag)| flag)
+            .collect();
         }
         Ok(cli)
     }

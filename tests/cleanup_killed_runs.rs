@@ -265,7 +265,11 @@ fn privileged_a_killed_study_is_marked_interrupted_in_the_store_its_state_file_n
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(
         said.contains(&format!("study {study}: marked interrupted")),
         "{said}"

@@ -28,7 +28,12 @@ fn ok(dir: &Path, args: &[&str]) -> String {
 
 fn refused(dir: &Path, args: &[&str]) -> String {
     let out = run(dir, args);
-    assert_eq!(out.status.code(), Some(2), "fslab {args:?}: {}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "fslab {args:?}: {}",
+        text(&out.stderr)
+    );
     let err = text(&out.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     err
@@ -52,16 +57,49 @@ fn iozone_dry_run_lists_points_bytes_and_an_estimate_and_writes_nothing() {
     let f = f.to_str().unwrap();
     let out = ok(
         t.path(),
-        &["iozone", "--dry-run", "-i", "0", "-i", "1", "-s", "1m", "-s", "4m", "-r", "64k", "-f", f],
+        &[
+            "iozone",
+            "--dry-run",
+            "-i",
+            "0",
+            "-i",
+            "1",
+            "-s",
+            "1m",
+            "-s",
+            "4m",
+            "-r",
+            "64k",
+            "-f",
+            f,
+        ],
     );
-    assert!(out.contains("dry run: nothing written (2 point(s)"), "{out}");
+    assert!(
+        out.contains("dry run: nothing written (2 point(s)"),
+        "{out}"
+    );
     assert!(out.contains("write, rewrite, read, reread"), "{out}");
     // 4 MiB × 4 passes.
     assert!(out.contains("moves 16.0 MiB per repetition"), "{out}");
     assert!(out.contains("takes about"), "{out}");
     let json: serde_json::Value = serde_json::from_str(&ok(
         t.path(),
-        &["iozone", "--dry-run", "--format", "json", "-i", "0", "-s", "1m", "-r", "64k", "-f", f, "--repeat", "3"],
+        &[
+            "iozone",
+            "--dry-run",
+            "--format",
+            "json",
+            "-i",
+            "0",
+            "-s",
+            "1m",
+            "-r",
+            "64k",
+            "-f",
+            f,
+            "--repeat",
+            "3",
+        ],
     ))
     .unwrap();
     assert_eq!(json["dry_run"], true);
@@ -79,14 +117,36 @@ fn dbench_dry_run_says_what_would_run_and_creates_nothing() {
     std::fs::create_dir(&d).unwrap();
     let out = ok(
         t.path(),
-        &["dbench", "--dry-run", "-D", d.to_str().unwrap(), "-t", "30", "--repeat", "2", "4"],
+        &[
+            "dbench",
+            "--dry-run",
+            "-D",
+            d.to_str().unwrap(),
+            "-t",
+            "30",
+            "--repeat",
+            "2",
+            "4",
+        ],
     );
     assert!(out.contains("4 clients"), "{out}");
     assert!(out.contains("dry run: nothing created"), "{out}");
-    assert!(out.contains("takes        1m12s (6 s warmup + 30 s measured, --repeat 2)"), "{out}");
+    assert!(
+        out.contains("takes        1m12s (6 s warmup + 30 s measured, --repeat 2)"),
+        "{out}"
+    );
     let json: serde_json::Value = serde_json::from_str(&ok(
         t.path(),
-        &["dbench", "--dry-run", "--json", "-D", d.to_str().unwrap(), "-t", "30", "4"],
+        &[
+            "dbench",
+            "--dry-run",
+            "--json",
+            "-D",
+            d.to_str().unwrap(),
+            "-t",
+            "30",
+            "4",
+        ],
     ))
     .unwrap();
     assert_eq!(json["clients"], 4);
@@ -103,7 +163,17 @@ fn format_json_is_the_same_as_json_on_every_command() {
     std::fs::create_dir(&d).unwrap();
     let f = d.join("iozone.tmp");
     let iozone = |flag: &[&str]| {
-        let mut a = vec!["iozone", "-i", "0", "-s", "64k", "-r", "4k", "-f", f.to_str().unwrap()];
+        let mut a = vec![
+            "iozone",
+            "-i",
+            "0",
+            "-s",
+            "64k",
+            "-r",
+            "4k",
+            "-f",
+            f.to_str().unwrap(),
+        ];
         a.extend_from_slice(flag);
         let v: serde_json::Value = serde_json::from_str(&ok(t.path(), &a)).unwrap();
         v["schema"].as_str().unwrap().to_string()
@@ -147,7 +217,9 @@ fn fdtree_remove_only_after_create_only_takes_the_recorded_shape() {
     let o = d.to_str().unwrap();
     ok(
         t.path(),
-        &["fdtree", "-q", "-C", "-d", "2", "-f", "3", "-s", "1", "-l", "2", "-o", o],
+        &[
+            "fdtree", "-q", "-C", "-d", "2", "-f", "3", "-s", "1", "-l", "2", "-o", o,
+        ],
     );
     assert_eq!(entries(&d).len(), 2, "tree and its record");
     // Other shape flags than the -C run: refused with the exact command.
@@ -175,7 +247,10 @@ fn mpi_only_flags_name_the_mpi_build() {
         return; // an MPI build knows them (refused outside mpiexec instead: tests/mpi_*.rs)
     }
     let t = tempfile::tempdir().unwrap();
-    let err = refused(t.path(), &["fdtree", "--shared", "-o", t.path().to_str().unwrap()]);
+    let err = refused(
+        t.path(),
+        &["fdtree", "--shared", "-o", t.path().to_str().unwrap()],
+    );
     assert!(
         err.contains("--shared needs the MPI build") && err.contains("--features mpi"),
         "{err}"

@@ -35,7 +35,12 @@ fn refused(db: &Path, args: &[&str]) -> String {
         .args(args)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "fslab {args:?}: {}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "fslab {args:?}: {}",
+        text(&out.stderr)
+    );
     let err = text(&out.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     err
@@ -93,12 +98,12 @@ fn ids(json: &str) -> Vec<i64> {
 fn list_shows_target_and_fs_and_the_whole_command() {
     let t = tempfile::tempdir().unwrap();
     let db = t.path().join("results.db");
-    let disk = t.path().join("a-directory-with-a-rather-long-name-to-push-the-end-out");
+    let disk = t
+        .path()
+        .join("a-directory-with-a-rather-long-name-to-push-the-end-out");
     tiny_fdtree(&db, &disk);
     let shm = Path::new("/dev/shm");
-    let mem = shm
-        .is_dir()
-        .then(|| tempfile::tempdir_in(shm).unwrap());
+    let mem = shm.is_dir().then(|| tempfile::tempdir_in(shm).unwrap());
     if let Some(m) = &mem {
         tiny_fdtree(&db, m.path());
     }
@@ -134,7 +139,10 @@ fn list_shows_target_and_fs_and_the_whole_command() {
 fn list_filters_by_name_kind_since_and_limit() {
     let t = tempfile::tempdir().unwrap();
     let db = fixture(t.path(), "v2.db");
-    assert_eq!(ids(&ok(&db, &["list", "--json"])), vec![8, 7, 6, 5, 4, 3, 2, 1]);
+    assert_eq!(
+        ids(&ok(&db, &["list", "--json"])),
+        vec![8, 7, 6, 5, 4, 3, 2, 1]
+    );
     assert_eq!(
         ids(&ok(&db, &["list", "--json", "--name", "fdtree"])),
         vec![8, 5, 4]
@@ -168,7 +176,10 @@ fn list_filters_by_name_kind_since_and_limit() {
         vec![8]
     );
     assert_eq!(
-        ids(&ok(&db, &["list", "--json", "--kind", "run", "--limit", "2"])),
+        ids(&ok(
+            &db,
+            &["list", "--json", "--kind", "run", "--limit", "2"]
+        )),
         vec![8, 5]
     );
     assert!(ids(&ok(&db, &["list", "--json", "--since", "1h"])).is_empty());
@@ -189,19 +200,28 @@ fn rm_removes_every_row_of_a_run_in_one_go_and_refuses_what_it_must_not() {
     let all = count(&db, "SELECT COUNT(*) FROM sample");
     // An unknown id among known ones: nothing is removed.
     let err = refused(&db, &["rm", "1", "99"]);
-    assert!(err.contains("no study or run 99") && err.contains("fslab list"), "{err}");
+    assert!(
+        err.contains("no study or run 99") && err.contains("fslab list"),
+        "{err}"
+    );
     assert_eq!(count(&db, "SELECT COUNT(*) FROM sample"), all);
     let out = ok(&db, &["rm", "1", "4"]);
     assert!(out.contains("removed study 1 'ext4-journal'"), "{out}");
     assert!(out.contains("removed run 4 'fdtree'"), "{out}");
     assert!(out.contains(&format!("{samples_of_1} sample(s)")), "{out}");
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM study WHERE id IN (1, 4)"), 0);
+    assert_eq!(
+        count(&db, "SELECT COUNT(*) FROM study WHERE id IN (1, 4)"),
+        0
+    );
     assert_eq!(
         count(&db, "SELECT COUNT(*) FROM cell WHERE study_id IN (1, 4)"),
         0
     );
     assert_eq!(
-        count(&db, "SELECT COUNT(*) FROM trial WHERE cell_id NOT IN (SELECT id FROM cell)"),
+        count(
+            &db,
+            "SELECT COUNT(*) FROM trial WHERE cell_id NOT IN (SELECT id FROM cell)"
+        ),
         0
     );
     assert!(count(&db, "SELECT COUNT(*) FROM sample") < all);
@@ -220,7 +240,10 @@ fn rm_removes_every_row_of_a_run_in_one_go_and_refuses_what_it_must_not() {
         )
         .unwrap();
     let err = refused(&db, &["rm", "5"]);
-    assert!(err.contains("is running") && err.contains("wait for it"), "{err}");
+    assert!(
+        err.contains("is running") && err.contains("wait for it"),
+        "{err}"
+    );
     assert_eq!(count(&db, "SELECT COUNT(*) FROM study WHERE id = 5"), 1);
 }
 
@@ -240,14 +263,33 @@ fn export_raw_has_every_sample_with_its_levels_repetition_and_order() {
     );
     assert_eq!(lines.clone().count() as i64, n);
     let first: Vec<&str> = lines.next().unwrap().split(',').collect();
-    assert_eq!(&first[..6], ["1", "ext4-journal", "0", "journal=16MB fs=ext4", "16MB", "ext4"]);
+    assert_eq!(
+        &first[..6],
+        [
+            "1",
+            "ext4-journal",
+            "0",
+            "journal=16MB fs=ext4",
+            "16MB",
+            "ext4"
+        ]
+    );
     // JSON, to a file.
     let out = t.path().join("raw.json");
     ok(
         &db,
-        &["export", "1", "--raw", "--format", "json", "-o", out.to_str().unwrap()],
+        &[
+            "export",
+            "1",
+            "--raw",
+            "--format",
+            "json",
+            "-o",
+            out.to_str().unwrap(),
+        ],
     );
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["samples"].as_array().unwrap().len() as i64, n);
     assert_eq!(v["samples"][0]["levels"]["fs"], "ext4");
     assert!(v["samples"][0]["order_index"].is_i64());
@@ -258,7 +300,11 @@ fn export_raw_has_every_sample_with_its_levels_repetition_and_order() {
         "SELECT COUNT(*) FROM trial t JOIN cell c ON c.id = t.cell_id WHERE c.study_id = 1 AND EXISTS (SELECT 1 FROM sample s WHERE s.trial_id = t.id)",
     );
     assert_eq!(reps.lines().count() as i64, trials + 1);
-    assert!(reps.lines().next().unwrap().contains("file_create.rate [files/s]"));
+    assert!(reps
+        .lines()
+        .next()
+        .unwrap()
+        .contains("file_create.rate [files/s]"));
     let err = refused(&db, &["export", "42", "--raw"]);
     assert!(err.contains("fslab list"), "{err}");
 }
@@ -272,7 +318,10 @@ fn import_copies_with_new_ids_keeps_provenance_and_is_idempotent() {
     tiny_fdtree(&db, &t.path().join("a"));
     tiny_fdtree(&db, &t.path().join("b"));
     let out = ok(&db, &["import", other.to_str().unwrap()]);
-    assert!(out.contains("imported study 7 'noisy-small-trees' (host"), "{out}");
+    assert!(
+        out.contains("imported study 7 'noisy-small-trees' (host"),
+        "{out}"
+    );
     assert_eq!(count(&db, "SELECT COUNT(*) FROM study"), 10);
     assert_eq!(count(&db, "SELECT COUNT(*) FROM provenance"), 8);
     let new7: i64 = rusqlite::Connection::open(&db)
@@ -335,7 +384,10 @@ fn import_refuses_what_is_not_an_fslab_store() {
     let err = refused(&db, &["import", foreign.to_str().unwrap()]);
     assert!(err.contains("not an fslab results database"), "{err}");
     assert_eq!(std::fs::read(&foreign).unwrap(), before);
-    let err = refused(&db, &["import", t.path().join("missing.db").to_str().unwrap()]);
+    let err = refused(
+        &db,
+        &["import", t.path().join("missing.db").to_str().unwrap()],
+    );
     assert!(err.contains("does not exist"), "{err}");
     let err = refused(&db, &["import", db.to_str().unwrap()]);
     assert!(err.contains("being imported into"), "{err}");

@@ -2,8 +2,8 @@
 
 use crate::cli::{ListArgs, ShowArgs, TextFormat};
 use crate::report::runsummary;
-use crate::store::{ListFilter, StudyData};
 use crate::store::TrialStatus;
+use crate::store::{ListFilter, StudyData};
 use anyhow::Result;
 use comfy_table::{presets, Table};
 use std::path::PathBuf;

@@ -112,10 +112,7 @@ pub fn export(a: ExportArgs, db: Option<PathBuf>) -> Result<()> {
     };
     match &a.out {
         Some(p) => std::fs::write(p, text).with_context(|| {
-            format!(
-                "cannot write {}; choose another file with -o",
-                p.display()
-            )
+            format!("cannot write {}; choose another file with -o", p.display())
         })?,
         None => crate::out!("{text}"),
     }

@@ -69,10 +69,7 @@ fn history(study: &Study, db: Option<PathBuf>) -> (Option<History>, usize) {
 
 /// Mean wall seconds of the counted repetitions of study `id` per (cell, workload) label;
 /// `None` when it has none.
-fn measured_times(
-    store: &crate::store::Store,
-    id: i64,
-) -> Option<BTreeMap<(String, String), f64>> {
+fn measured_times(store: &crate::store::Store, id: i64) -> Option<BTreeMap<(String, String), f64>> {
     let d = store.load(id).ok()??;
     let mut acc: BTreeMap<(String, String), (f64, u32)> = BTreeMap::new();
     for t in d

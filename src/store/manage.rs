@@ -348,8 +348,9 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (mut s, factors) = row.map_err(self.fail(&what))?;
-            s.levels = serde_json::from_str(&factors)
-                .with_context(|| self.at(format_args!("cell.factors of study {id} is not valid JSON")))?;
+            s.levels = serde_json::from_str(&factors).with_context(|| {
+                self.at(format_args!("cell.factors of study {id} is not valid JSON"))
+            })?;
             out.push(s);
         }
         Ok(out)

@@ -163,8 +163,18 @@ fn views_have_one_column_per_factor() {
     assert_eq!(
         rows,
         vec![
-            ("16MB".into(), "ext4".into(), "journal=16MB fs=ext4".into(), 100.0),
-            ("16MB".into(), "xfs".into(), "journal=16MB fs=xfs".into(), 101.0),
+            (
+                "16MB".into(),
+                "ext4".into(),
+                "journal=16MB fs=ext4".into(),
+                100.0
+            ),
+            (
+                "16MB".into(),
+                "xfs".into(),
+                "journal=16MB fs=xfs".into(),
+                101.0
+            ),
         ]
     );
     let levels: String = st

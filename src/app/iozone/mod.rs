@@ -3,11 +3,11 @@
 //! (text table, `-R` blocks, `-b` worksheet, throughput-mode lines) and summarised with
 //! fslab's statistics, or as one JSON document.
 
+mod dry_run;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_report;
-mod dry_run;
 mod output;
 
 use super::finish::{run_options, Ended, StoredLine};
