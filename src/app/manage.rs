@@ -196,6 +196,9 @@ fn raw_csv(samples: &[RawSample], factors: &[String]) -> String {
     o
 }
 
+/// A repetition: order index, cell position, workload label.
+type RepKey = (i64, i64, String);
+
 /// One row per repetition (cell × workload × order index), a column per `phase.metric
 /// [unit]`.
 fn per_repetition(
@@ -206,8 +209,7 @@ fn per_repetition(
 ) -> Result<String> {
     let mut metrics: Vec<String> = Vec::new();
     // Keyed by order index and cell, in execution order.
-    let mut reps: BTreeMap<(i64, i64, String), (&RawSample, BTreeMap<String, f64>)> =
-        BTreeMap::new();
+    let mut reps: BTreeMap<RepKey, (&RawSample, BTreeMap<String, f64>)> = BTreeMap::new();
     for s in samples {
         let col = format!("{}.{} [{}]", s.phase, s.metric, s.unit);
         if !metrics.contains(&col) {
