@@ -59,8 +59,12 @@ fn normalize_format(cli: &mut Cli) {
 pub fn run(mut cli: Cli) -> Result<()> {
     normalize_format(&mut cli);
     // Under an MPI launcher the MPI-aware engines run as ranks (src/dist, doc/mpi.md).
+    // A dry run of iozone or dbench only prints; no rank needs to start for it.
     #[cfg(feature = "mpi")]
-    if mpi::wants_mpi(&cli.command)? {
+    let dry = matches!(&cli.command, Command::Iozone(a) if a.dry_run)
+        || matches!(&cli.command, Command::Dbench(a) if a.dry_run);
+    #[cfg(feature = "mpi")]
+    if !dry && mpi::wants_mpi(&cli.command)? {
         return mpi::run(cli);
     }
     #[cfg(not(feature = "mpi"))]
