@@ -171,7 +171,7 @@ pub(super) fn report(
         &result.reps,
         min_phase,
         crate::workload::WorkloadKind::Fdtree,
-        &serde_json::to_value(&info.params)?,
+        &serde_json::to_value(info.params)?,
     );
     if let Some(rep) = engine.reps.last() {
         for p in &rep.phases {
