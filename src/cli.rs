@@ -5,10 +5,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 mod iozone;
-#[cfg(feature = "mpi")]
 mod mpi;
 pub use iozone::IozoneArgs;
-#[cfg(feature = "mpi")]
 pub use mpi::{MpiArgs, MpiReportArgs};
 
 /// fslab: provision file-system configurations, run fdtree/IOzone/dbench-compatible
@@ -30,6 +28,38 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Parse the process's arguments like `try_parse`, also noting which of fdtree's shape
+    /// flags were given on the command line (`-R` takes the recorded shape otherwise).
+    pub fn try_parse_args() -> Result<Cli, clap::Error> {
+        Cli::try_parse_args_from(std::env::args_os())
+    }
+
+    /// [`Cli::try_parse_args`] from the given arguments.
+    pub fn try_parse_args_from<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{parser::ValueSource, CommandFactory, FromArgMatches};
+        let m = Cli::command().try_get_matches_from(args)?;
+        let mut cli = Cli::from_arg_matches(&m)?;
+        if let (Command::Fdtree(a), Some(("fdtree", sub))) = (&mut cli.command, m.subcommand()) {
+            a.shape_given = [
+                ("dirs", "-d"),
+                ("files", "-f"),
+                ("size", "-s"),
+                ("levels", "-l"),
+            ]
+            .into_iter()
+            .filter(|(id, _)| sub.value_source(id) == Some(ValueSource::CommandLine))
+            .map(|(_, flag)| flag)
+            .collect();
+        }
+        Ok(cli)
+    }
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -45,10 +75,20 @@ pub enum Command {
     /// client.txt or fslab's generated office load) and report MB/s and latency percentiles.
     #[command(after_long_help = DBENCH_EXAMPLES)]
     Dbench(DbenchArgs),
-    /// List stored runs and studies, newest first.
+    /// List stored runs and studies, newest first, with their target and file system.
+    #[command(after_long_help = LIST_EXAMPLES)]
     List(ListArgs),
     /// Show one stored run or study with its summary.
     Show(ShowArgs),
+    /// Remove stored runs and studies with all their samples (never one that is running).
+    Rm(RmArgs),
+    /// Export a stored run or study: every raw sample (--raw) or one row per repetition, as
+    /// CSV or JSON.
+    #[command(after_long_help = EXPORT_EXAMPLES)]
+    Export(ExportArgs),
+    /// Copy the runs and studies of another results database into this one (new ids, the
+    /// source recorded); importing the same file again adds nothing.
+    Import(ImportArgs),
     /// Report a study or run: the articles' tables, comparisons against a baseline with
     /// significance, warnings, environment; as text, Markdown, CSV, JSON or HTML with charts.
     #[command(after_long_help = REPORT_EXAMPLES)]
@@ -137,6 +177,19 @@ pub struct CleanupArgs {
     pub workdir: Option<PathBuf>,
 }
 
+const LIST_EXAMPLES: &str = "\
+Examples:
+  fslab list --kind fdtree --since 7d          fdtree runs of the last seven days
+  fslab list --name 'ext4-*' --limit 5         the five newest studies whose name starts ext4-
+  fslab list --since 2026-11-01 --format json  everything since 1 November (UTC), as JSON";
+
+const EXPORT_EXAMPLES: &str = "\
+Examples:
+  fslab export 12 --raw -o samples.csv         every sample of study 12 with its factor levels
+  fslab export 12 --raw --format json          the same as one JSON document
+  fslab export 12                              one row per repetition, a column per metric
+SQL users: the views `samples` and `study_<ID>_samples` (doc/schema.md) hold the same rows.";
+
 const REPORT_EXAMPLES: &str = "\
 Examples:
   fslab report quickstart                          tables of the newest study named quickstart
@@ -184,7 +237,8 @@ pub struct RunArgs {
     /// 95% CI. Default: 1.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeat: u32,
-    /// Print one versioned JSON document (with units) instead of tables.
+    /// Print one versioned JSON document (with units) instead of tables; the same as
+    /// --format json.
     #[arg(long)]
     pub json: bool,
     /// Do not record the run in the results database.
@@ -261,9 +315,14 @@ pub struct FdtreeArgs {
     #[arg(short = 'C', long = "create-only")]
     pub create_only: bool,
     /// Remove only: run the two remove phases on a tree left by -C (fdtree -R). The tree is
-    /// found under -o by name (LEVEL0.<host>.*) unless --root names it.
+    /// found under -o by name (LEVEL0.<host>.*) unless --root names it; its shape is the one
+    /// recorded at -C unless -d, -f, -s, -l are given (then they must match it).
     #[arg(short = 'R', long = "remove-only")]
     pub remove_only: bool,
+    /// Which of -d, -f, -s, -l were given on the command line (filled in by
+    /// [`Cli::try_parse_args`]); `-R` without them removes with the shape recorded at `-C`.
+    #[arg(skip)]
+    pub shape_given: Vec<&'static str>,
     /// With -R: the tree root(s) to remove, names inside -o (one per thread).
     #[arg(long = "root", value_name = "NAME")]
     pub roots: Vec<String>,
@@ -292,8 +351,7 @@ pub struct FdtreeArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// MPI mode options (builds with the `mpi` feature).
-    #[cfg(feature = "mpi")]
+    /// MPI mode options (builds with the `mpi` feature; hidden and refused in others).
     #[command(flatten)]
     pub mpi: crate::cli::MpiArgs,
 }
@@ -356,6 +414,13 @@ pub struct DbenchArgs {
     /// Repetitions, output (with --json the progress lines go to stderr) and store.
     #[command(flatten)]
     pub run: RunArgs,
+    /// Output format: dbench's text, or one JSON document (--json is the same as --format
+    /// json).
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
+    /// Print the clients, the loadfile, the run time and the space needed; create nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Write fslab's default loadfile model to FILE and exit (no clients are run).
     #[arg(long, value_name = "FILE")]
     pub generate: Option<PathBuf>,
@@ -368,16 +433,43 @@ pub struct DbenchArgs {
     /// No per-second progress lines.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// MPI mode options (builds with the `mpi` feature).
-    #[cfg(feature = "mpi")]
+    /// MPI mode options (builds with the `mpi` feature; hidden and refused in others).
     #[command(flatten)]
     pub mpi: crate::cli::MpiReportArgs,
+}
+
+/// Output format of `list`, `show` and the engines' default text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TextFormat {
+    /// Text tables.
+    Table,
+    /// One JSON document.
+    Json,
 }
 
 /// `fslab list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Print JSON instead of a table.
+    /// Only studies and runs with this name; `*` and `?` are wildcards (quote them).
+    /// Default: all names.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Only this kind: `study` (study files), `run` (engine commands), or an engine —
+    /// `fdtree`, `iozone`, `dbench` (its runs and the studies with such a workload).
+    /// Default: all kinds.
+    #[arg(long, value_name = "KIND", value_parser = ["study", "run", "fdtree", "iozone", "dbench"])]
+    pub kind: Option<String>,
+    /// Only those created since a date (2026-11-24, in UTC), a time (RFC 3339, e.g.
+    /// 2026-11-24T08:00:00Z) or a while ago (12h, 7d). Default: any time.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// At most N, newest first. Default: all.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
+    /// The same as --format json.
     #[arg(long)]
     pub json: bool,
 }
@@ -387,9 +479,57 @@ pub struct ListArgs {
 pub struct ShowArgs {
     /// The run or study id (see `fslab list`).
     pub id: i64,
-    /// Print JSON instead of a table.
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
+    /// The same as --format json.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `fslab rm`.
+#[derive(Debug, Args)]
+pub struct RmArgs {
+    /// The study and run ids to remove with all their cells, repetitions and samples (see
+    /// `fslab list`). All are removed in one transaction, or none when one is refused.
+    #[arg(value_name = "ID", required = true)]
+    pub ids: Vec<i64>,
+}
+
+/// Format of `fslab export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Comma-separated values with a header row.
+    Csv,
+    /// One JSON document.
+    Json,
+}
+
+/// `fslab export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The study or run id (see `fslab list`).
+    pub id: i64,
+    /// Every raw sample, one row each: study, cell, one column per factor level,
+    /// workload, repetition, order index, phase, metric, unit, value. Without it: one row
+    /// per repetition with a column per phase.metric.
+    #[arg(long)]
+    pub raw: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
+    pub format: ExportFormat,
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `fslab import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Another fslab results database (e.g. copied from another machine). Its finished
+    /// studies and runs are copied with new ids; where each came from is recorded.
+    #[arg(value_name = "OTHER.db")]
+    pub file: PathBuf,
 }
 
 /// What error bars and bands show.

@@ -1,11 +1,10 @@
 //! The `fslab` binary: parse the command line, run, map errors to exit codes
 //! (0 ok, 1 some study cells failed, 2 bad input or error, 130 interrupted).
 
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = match fslab::cli::Cli::try_parse() {
+    let cli = match fslab::cli::Cli::try_parse_args() {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;

@@ -199,3 +199,89 @@ fn an_iozone_file_kept_with_w_by_a_finished_run_is_not_touched() {
     assert!(f.exists(), "a complete run's -w file is the user's to keep");
     assert_eq!(s.status(), "complete");
 }
+
+/// A study killed outright, recorded in another results database than the one `fslab
+/// cleanup` is given: its state file in the work directory names that database, so cleanup
+/// marks it `interrupted` there and puts its running cell back to `pending` for --resume.
+#[test]
+fn privileged_a_killed_study_is_marked_interrupted_in_the_store_its_state_file_names() {
+    if !common::require_root(
+        "privileged_a_killed_study_is_marked_interrupted_in_the_store_its_state_file_names",
+    ) {
+        return;
+    }
+    use fslab::store::{CellStatus, NewCell, NewStudy, Store};
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("elsewhere.db");
+    let mut dead = Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    dead.wait().unwrap();
+    let study = {
+        let st = Store::open(&db).unwrap();
+        let s = st
+            .begin_study(&NewStudy {
+                kind: "study",
+                name: "killed".into(),
+                command_line: "fslab study run killed.toml".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        let c = st
+            .add_cell(
+                s,
+                &NewCell {
+                    idx: 0,
+                    label: "fs=ext4".into(),
+                    factors: vec![("fs".into(), "ext4".into())],
+                    config: serde_json::json!({"fs": "ext4"}),
+                },
+            )
+            .unwrap();
+        st.set_cell_status(c, CellStatus::Running, None).unwrap();
+        s
+    };
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "INSERT INTO claim (study_id, pid, host, start_time, claimed_at) VALUES (?1, ?2, ?3, 1, '2026-11-24T00:00:00Z')",
+            rusqlite::params![study, pid, host.trim()],
+        )
+        .unwrap();
+    // The run directory the killed process left: its state file and an unheld lock.
+    let run = t.path().join("work/runs").join(format!("{pid}-1"));
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("lock"), b"").unwrap();
+    let state = serde_json::json!({
+        "version": 1, "pid": pid, "started_at": "2026-11-24T00:00:00Z", "study": study,
+        "db": std::fs::canonicalize(&db).unwrap(), "next_id": 1, "resources": [],
+    });
+    std::fs::write(run.join("state.json"), state.to_string()).unwrap();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("fslab"))
+        .env("FSLAB_DB", t.path().join("results.db"))
+        .arg("cleanup")
+        .arg("--workdir")
+        .arg(t.path().join("work"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains(&format!("study {study}: marked interrupted")),
+        "{said}"
+    );
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let (status, cell): (String, String) = c
+        .query_row(
+            "SELECT s.status, c.status FROM study s JOIN cell c ON c.study_id = s.id",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((status.as_str(), cell.as_str()), ("interrupted", "pending"));
+    assert!(!run.exists(), "the run directory is removed");
+}

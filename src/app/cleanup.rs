@@ -40,6 +40,23 @@ pub fn run(a: CleanupArgs, db: Option<PathBuf>) -> Result<()> {
         let rep = state::cleanup(&work, &RealExec, Duration::from_secs(10));
         did_something |= say(&rep.actions, &rep.alive);
         problems.extend(rep.errors);
+        // A killed study recorded in another results database than this command's (run
+        // with another --db): mark it there too.
+        let here = std::fs::canonicalize(&path).ok();
+        let mut others: Vec<PathBuf> = rep
+            .studies
+            .into_iter()
+            .filter_map(|(_, db)| db)
+            .filter(|db| db.exists() && std::fs::canonicalize(db).ok() != here)
+            .collect();
+        others.sort();
+        others.dedup();
+        for db in others {
+            let mut store = Store::open(&db)?;
+            let rep = leftovers::clean_killed_runs(&mut store)?;
+            did_something |= say(&rep.actions, &[]);
+            problems.extend(rep.kept);
+        }
     }
     if !problems.is_empty() {
         crate::bail_usage!("could not remove everything: {}", problems.join("; "));

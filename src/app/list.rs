@@ -1,26 +1,68 @@
 //! `fslab list` and `fslab show`.
 
-use crate::cli::{ListArgs, ShowArgs};
+use crate::cli::{ListArgs, ShowArgs, TextFormat};
 use crate::report::runsummary;
-use crate::store::StudyData;
 use crate::store::TrialStatus;
+use crate::store::{ListFilter, StudyData};
 use anyhow::Result;
 use comfy_table::{presets, Table};
 use std::path::PathBuf;
 
+/// `--since`: a date (UTC midnight), an RFC 3339 time, or a while ago (`12h`, `7d`); as the
+/// store's RFC 3339 UTC text with milliseconds, which compares as text.
+pub(crate) fn parse_since(s: &str, now: chrono::DateTime<chrono::Utc>) -> Result<String> {
+    use chrono::{NaiveDate, SecondsFormat, TimeZone, Utc};
+    let t = s.trim();
+    let at = if let Ok(d) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        d.and_hms_opt(0, 0, 0).map(|n| Utc.from_utc_datetime(&n))
+    } else if let Ok(d) = chrono::DateTime::parse_from_rfc3339(t) {
+        Some(d.with_timezone(&Utc))
+    } else if let Ok(ago) = crate::units::parse_duration(t) {
+        chrono::Duration::from_std(ago)
+            .ok()
+            .and_then(|a| now.checked_sub_signed(a))
+    } else {
+        None
+    };
+    match at {
+        Some(at) => Ok(at.to_rfc3339_opts(SecondsFormat::Millis, true)),
+        None => crate::bail_usage!(
+            "--since {s}: not a date, time or duration; use e.g. --since 2026-11-24, --since 2026-11-24T08:00:00Z or --since 7d"
+        ),
+    }
+}
+
 /// `fslab list`.
 pub fn list(a: ListArgs, db: Option<PathBuf>) -> Result<()> {
+    let filter = ListFilter {
+        name: a.name.clone(),
+        kind: a.kind.clone(),
+        since: a
+            .since
+            .as_deref()
+            .map(|s| parse_since(s, chrono::Utc::now()))
+            .transpose()?,
+        limit: a.limit,
+    };
     let store = super::open_store_read_only(db)?;
-    let studies = store.list_studies()?;
-    if a.json {
+    let studies = store.list_filtered(&filter)?;
+    if a.json || a.format == TextFormat::Json {
         crate::outln!("{}", serde_json::to_string_pretty(&studies)?);
         return Ok(());
     }
     if studies.is_empty() {
-        crate::outln!(
-            "no runs stored in {} yet; run e.g. `fslab fdtree -o DIR`",
-            store.path().display()
-        );
+        let filtered = a.name.is_some() || a.kind.is_some() || a.since.is_some();
+        if filtered && !store.list_studies()?.is_empty() {
+            crate::outln!(
+                "no runs or studies in {} match; `fslab list` without --name, --kind and --since shows them all",
+                store.path().display()
+            );
+        } else {
+            crate::outln!(
+                "no runs stored in {} yet; run e.g. `fslab fdtree -o DIR`",
+                store.path().display()
+            );
+        }
         return Ok(());
     }
     let mut t = Table::new();
@@ -31,10 +73,13 @@ pub fn list(a: ListArgs, db: Option<PathBuf>) -> Result<()> {
         "name",
         "status",
         "created (UTC)",
+        "target",
+        "fs",
         "command",
     ]);
-    for s in studies {
-        let cmd: String = s.command_line.chars().take(60).collect();
+    for l in studies {
+        let s = l.study;
+        // The whole command line: two runs that differ only at its end must not look alike.
         t.add_row(vec![
             s.id.to_string(),
             s.kind,
@@ -46,7 +91,9 @@ pub fn list(a: ListArgs, db: Option<PathBuf>) -> Result<()> {
                 .chars()
                 .take(19)
                 .collect(),
-            cmd,
+            l.target,
+            l.fs,
+            s.command_line,
         ]);
     }
     crate::outln!("{t}");
@@ -86,7 +133,7 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
             ids.join(", ")
         );
     };
-    if a.json {
+    if a.json || a.format == TextFormat::Json {
         let mut groups = Vec::new();
         for c in &d.cells {
             for w in &d.workloads {

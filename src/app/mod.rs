@@ -6,13 +6,14 @@ mod fdtree;
 mod finish;
 mod iozone;
 mod list;
+mod manage;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(test)]
 mod prop_tests;
 mod report;
 mod study;
-mod study_plan;
+pub(crate) mod study_plan;
 
 use crate::cli::{Cli, Command};
 use crate::store::Store;
@@ -42,11 +43,28 @@ fn check_repeat(n: u32) -> Result<()> {
     Ok(())
 }
 
+/// `--format json` and its alias `--json` mean the same everywhere: the engines read
+/// `RunArgs::json`.
+fn normalize_format(cli: &mut Cli) {
+    use crate::cli::TextFormat;
+    match &mut cli.command {
+        Command::Iozone(a) if a.format == TextFormat::Json => a.run.json = true,
+        Command::Dbench(a) if a.format == TextFormat::Json => a.run.json = true,
+        Command::Fdtree(a) if a.format == crate::cli::OutputFormat::Json => a.run.json = true,
+        _ => {}
+    }
+}
+
 /// Run the parsed command line.
-pub fn run(cli: Cli) -> Result<()> {
+pub fn run(mut cli: Cli) -> Result<()> {
+    normalize_format(&mut cli);
     // Under an MPI launcher the MPI-aware engines run as ranks (src/dist, doc/mpi.md).
+    // A dry run of iozone or dbench only prints; no rank needs to start for it.
     #[cfg(feature = "mpi")]
-    if mpi::wants_mpi(&cli.command)? {
+    let dry = matches!(&cli.command, Command::Iozone(a) if a.dry_run)
+        || matches!(&cli.command, Command::Dbench(a) if a.dry_run);
+    #[cfg(feature = "mpi")]
+    if !dry && mpi::wants_mpi(&cli.command)? {
         return mpi::run(cli);
     }
     #[cfg(not(feature = "mpi"))]
@@ -68,6 +86,9 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Study(crate::cli::StudyCommand::Plan(a)) => study::plan(a, db),
         Command::Study(crate::cli::StudyCommand::Run(a)) => study::run(a, db),
         Command::Cleanup(a) => cleanup::run(a, db),
+        Command::Rm(a) => manage::rm(a, db),
+        Command::Export(a) => manage::export(a, db),
+        Command::Import(a) => manage::import(a, db),
     }
 }
 

@@ -19,6 +19,9 @@ fn command_name(cmd: &Command) -> &'static str {
         Command::Compare(_) => "compare",
         Command::Study(_) => "study",
         Command::Cleanup(_) => "cleanup",
+        Command::Rm(_) => "rm",
+        Command::Export(_) => "export",
+        Command::Import(_) => "import",
     }
 }
 

@@ -28,7 +28,7 @@ const MODEL_FRESH_S: f64 = 4.0;
 /// Metadata operations per second assumed.
 const MODEL_OPS: f64 = 20_000.0;
 /// Bytes per second assumed.
-const MODEL_BYTES: f64 = 150e6;
+pub(crate) const MODEL_BYTES: f64 = 150e6;
 
 /// Seconds one repetition of `w` is expected to take by the model.
 pub fn model_rep_seconds(w: &WorkloadSpec, cache: CachePolicy) -> f64 {
@@ -45,20 +45,32 @@ pub fn model_rep_seconds(w: &WorkloadSpec, cache: CachePolicy) -> f64 {
     2.0 * req.inodes as f64 / MODEL_OPS + 2.0 * req.bytes as f64 / MODEL_BYTES + cold + 0.2
 }
 
-/// Mean measured seconds per repetition from the newest study of this name, keyed by
-/// (cell label, workload label).
 /// Mean seconds per repetition keyed by (cell label, workload label), and the study id.
 type History = (i64, BTreeMap<(String, String), f64>);
 
-fn history(study: &Study, db: Option<PathBuf>) -> Option<History> {
+/// Mean measured seconds per repetition from the newest study of this name that has completed
+/// repetitions (a newer one that failed or was interrupted before its first is passed over),
+/// and how many studies of this name the store holds.
+fn history(study: &Study, db: Option<PathBuf>) -> (Option<History>, usize) {
     // A plan changes nothing: no database is created just to look for history.
     let path = db.unwrap_or_else(crate::store::default_path);
     if !path.exists() {
-        return None;
+        return (None, 0);
     }
-    let store = crate::store::Store::open_read_only(&path).ok()?;
-    let row = store.latest_study_named(study.name()).ok()??;
-    let d = store.load(row.id).ok()??;
+    let Ok(store) = crate::store::Store::open_read_only(&path) else {
+        return (None, 0);
+    };
+    let rows = store.studies_named(study.name()).unwrap_or_default();
+    let found = rows
+        .iter()
+        .find_map(|row| measured_times(&store, row.id).map(|h| (row.id, h)));
+    (found, rows.len())
+}
+
+/// Mean wall seconds of the counted repetitions of study `id` per (cell, workload) label;
+/// `None` when it has none.
+fn measured_times(store: &crate::store::Store, id: i64) -> Option<BTreeMap<(String, String), f64>> {
+    let d = store.load(id).ok()??;
     let mut acc: BTreeMap<(String, String), (f64, u32)> = BTreeMap::new();
     for t in d
         .trials
@@ -74,12 +86,11 @@ fn history(study: &Study, db: Option<PathBuf>) -> Option<History> {
     if acc.is_empty() {
         return None;
     }
-    Some((
-        row.id,
+    Some(
         acc.into_iter()
             .map(|(k, (s, n))| (k, s / f64::from(n)))
             .collect(),
-    ))
+    )
 }
 
 /// Run `fslab study plan`.
@@ -258,8 +269,8 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
         crate::outln!("warning: the study may write more than the free space under the work directory; choose another --workdir");
     }
 
-    let hist = history(&study, db);
-    crate::outln!("ETA: {}", eta_text(&study, hist.as_ref()));
+    let (hist, earlier) = history(&study, db);
+    crate::outln!("ETA: {}", eta_text(&study, hist.as_ref(), earlier));
     if !root {
         crate::outln!("run it as root: fslab study run {}", a.file.display());
     }
@@ -269,7 +280,8 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
 /// The ETA line after "ETA: ": a range of wall time from the measured history of the same
 /// study when there is one, else from the model, capped by the budget. Never panics, however
 /// large the repetitions and durations (saturating conversion).
-pub(crate) fn eta_text(study: &Study, hist: Option<&History>) -> String {
+/// `earlier`: how many studies of this name the store holds (for the model's reason).
+pub(crate) fn eta_text(study: &Study, hist: Option<&History>, earlier: usize) -> String {
     let r = &study.repetitions;
     let series = study.cells.len() * study.workloads.len();
     let mut lo = 0.0;
@@ -302,7 +314,9 @@ pub(crate) fn eta_text(study: &Study, hist: Option<&History>) -> String {
     }
     let how = match hist {
         Some((id, _)) if measured > 0 => format!("from the times measured in study {id} ({measured} of {series} series)"),
-        _ => "from a model (no earlier study of this name in the store; later plans use measured times)".into(),
+        Some((id, _)) => format!("from a model (study {id}, the newest of this name with completed repetitions, ran other configurations or workloads)"),
+        None if earlier > 0 => format!("from a model (none of the {earlier} earlier studies of this name in the store completed a repetition; later plans use measured times)"),
+        None => "from a model (no earlier study of this name in the store; later plans use measured times)".into(),
     };
     let d = |s: f64| fmt_duration(crate::units::duration_from_secs_saturating(s));
     let range = if (hi - lo).abs() < 1.0 {

@@ -89,6 +89,14 @@ pub struct IozoneArgs {
     /// Repetitions, output and store.
     #[command(flatten)]
     pub run: crate::cli::RunArgs,
+    /// Output format: IOzone's text tables, or one JSON document (--json is the same as
+    /// --format json).
+    #[arg(long, value_enum, default_value_t = crate::cli::TextFormat::Table)]
+    pub format: crate::cli::TextFormat,
+    /// Print the sweep's points, the bytes each moves, the space needed and an estimate of
+    /// the time; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Drop the page cache before every test after the first (root). Default: off.
     #[arg(long)]
     pub drop_caches: bool,
@@ -111,8 +119,7 @@ pub struct IozoneArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
-    /// MPI mode options (builds with the `mpi` feature).
-    #[cfg(feature = "mpi")]
+    /// MPI mode options (builds with the `mpi` feature; hidden and refused in others).
     #[command(flatten)]
     pub mpi: crate::cli::MpiReportArgs,
 }

@@ -70,6 +70,10 @@ struct StateDoc {
     pid: u32,
     started_at: String,
     study: Option<i64>,
+    /// The results database the study is recorded in, so `fslab cleanup` can mark it
+    /// interrupted there whatever `--db` it is given (absent in older state files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    db: Option<PathBuf>,
     next_id: u64,
     resources: Vec<Entry>,
 }
@@ -142,6 +146,7 @@ impl WorkDir {
                 pid: std::process::id(),
                 started_at: crate::units::timestamp_now(),
                 study,
+                db: None,
                 next_id: 1,
                 resources: Vec::new(),
             }),
@@ -246,6 +251,13 @@ impl RunDir {
         self.persist()
     }
 
+    /// Record the results database the study is stored in (for `fslab cleanup`).
+    pub fn set_db(&self, db: &Path) -> Result<(), ProvisionError> {
+        let db = std::fs::canonicalize(db).unwrap_or_else(|_| db.to_path_buf());
+        self.doc.lock().unwrap_or_else(|p| p.into_inner()).db = Some(db);
+        self.persist()
+    }
+
     /// Resources still recorded (newest last).
     pub fn resources(&self) -> Vec<Resource> {
         let doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
@@ -303,6 +315,9 @@ pub struct CleanupReport {
     pub alive: Vec<String>,
     /// What could not be removed, with the reason.
     pub errors: Vec<String>,
+    /// The studies of the killed runs cleaned, with the results database each is recorded
+    /// in (when the state file says), so they can be marked interrupted there.
+    pub studies: Vec<(i64, Option<PathBuf>)>,
 }
 
 /// Remove what killed runs left in `work`. Runs whose process is gone but whose lock is
@@ -332,6 +347,10 @@ pub fn cleanup(work: &WorkDir, exec: &dyn Exec, wait: Duration) -> CleanupReport
                 .push(format!("{} ({who}) is still running", dir.display()));
             continue;
         }
+        if let Some(study) = doc.as_ref().and_then(|d| d.study) {
+            rep.studies
+                .push((study, doc.as_ref().and_then(|d| d.db.clone())));
+        }
         clean_run(&dir, doc, exec, &mut rep);
     }
     rep
@@ -343,6 +362,7 @@ fn clean_run(dir: &Path, doc: Option<StateDoc>, exec: &dyn Exec, rep: &mut Clean
         pid: 0,
         started_at: String::new(),
         study: None,
+        db: None,
         next_id: 1,
         resources: Vec::new(),
     });
@@ -452,6 +472,24 @@ mod tests {
         run.forget(id).unwrap();
         run.finish().unwrap();
         assert!(w.run_dirs().is_empty());
+    }
+
+    #[test]
+    fn a_dead_runs_study_and_results_database_are_reported() {
+        let t = tempfile::tempdir().unwrap();
+        let w = WorkDir::new(t.path().join("work"));
+        let db = t.path().join("elsewhere.db");
+        std::fs::write(&db, b"").unwrap();
+        let run = w.start_run(Some(7)).unwrap();
+        run.set_db(&db).unwrap();
+        // Dropped without finishing: the lock goes as it would with the process.
+        drop(run);
+        let rep = cleanup(&w, &RecordingExec::new(), Duration::ZERO);
+        assert_eq!(
+            rep.studies,
+            vec![(7, Some(std::fs::canonicalize(&db).unwrap()))]
+        );
+        assert!(w.run_dirs().is_empty(), "{rep:?}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 /// Renders [`ReportData`] as CSV (RFC 4180 quoting).
 pub struct CsvExporter;
 
-fn field(s: &str) -> String {
+pub(crate) fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

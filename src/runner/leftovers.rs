@@ -76,9 +76,15 @@ fn clean_one(st: &mut Store, study: i64, dead: &ClaimInfo, rep: &mut Report) -> 
                 .push(format!("run {study}: left {}: {why}", o.path.display())),
         }
     }
+    let kind = st
+        .study(study)?
+        .map_or_else(|| "run".to_string(), |s| s.kind);
+    // Its cells and series were cut short too: a study's go back to pending (what --resume
+    // continues), a run's fail (a run is not resumed).
+    st.end_running_cells(study, kind == "study")?;
     st.set_study_status(study, StudyStatus::Interrupted)?;
     rep.actions.push(format!(
-        "run {study}: marked interrupted (process {} on {} was killed)",
+        "{kind} {study}: marked interrupted (process {} on {} was killed)",
         dead.pid, dead.host
     ));
     claim.release()

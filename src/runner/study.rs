@@ -168,6 +168,9 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
         .workdir
         .start_run(Some(study_id))
         .context("preparing the work directory")?;
+    run_dir
+        .set_db(r.store.path())
+        .context("preparing the work directory")?;
     let prov = Provisioner::new(
         r.exec.clone(),
         run_dir.clone(),

@@ -11,15 +11,18 @@
 //! claims on a study in `claim.rs`; the paths an engine run owns in `owned.rs`.
 
 mod claim;
+mod manage;
 mod open;
 mod owned;
 mod read;
 mod rows;
 mod status;
+pub mod views;
 mod write;
 
 pub use crate::metric::Histogram;
 pub use claim::{Claim, ClaimError, ClaimInfo};
+pub use manage::{ImportReport, ListFilter, ListedStudy, RawSample, Removed};
 pub use open::{APPLICATION_ID, SCHEMA_VERSION};
 pub use owned::{OwnedKind, OwnedPath, OwnedState};
 pub use rows::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow};

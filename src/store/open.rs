@@ -17,17 +17,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The schema version this build writes and reads (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// `PRAGMA application_id` of an fslab results database: the bytes "FSLB".
 pub const APPLICATION_ID: i32 = 0x4653_4C42;
 
 /// Migrations: entry `i` takes a database from schema version `i` to `i + 1`.
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     include_str!("schema.sql"),
     include_str!("schema_v2.sql"),
     include_str!("schema_v3.sql"),
     include_str!("schema_v4.sql"),
+    include_str!("schema_v5.sql"),
 ];
 
 /// The tables of schema version 1. A file with all of them, `user_version` 1 and no
@@ -326,6 +327,13 @@ impl Store {
                     format_args!("migrating the schema from version {v} to {}", v + 1),
                     e,
                 )
+            })?;
+        }
+        if (1..5).contains(&from) {
+            // Version 5 has a view per study (`study_<id>_samples`); make them for the
+            // studies already stored.
+            super::views::make_all_views(&tx).map_err(|e| {
+                db_error(&path, "making the per-study views of schema version 5", e)
             })?;
         }
         if from < SCHEMA_VERSION {

@@ -313,14 +313,27 @@ fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
     assert_eq!(st.schema_version(), SCHEMA_VERSION);
     assert_eq!(markers(&p), (SCHEMA_VERSION, APPLICATION_ID, true));
     assert_eq!(trial_columns(&p), V3_TRIAL_COLUMNS);
-    // Every row and index kept; version 4 adds the (empty) timeline table and its key.
+    // Every row and index kept; version 4 adds the (empty) timeline table and its key,
+    // version 5 the (empty) provenance table with its keys and a view per study.
     let mut after = inventory(&p);
     assert!(after.rows.contains(&("timeline".to_string(), 0)));
-    after.rows.retain(|(t, _)| t != "timeline");
+    assert!(after.rows.contains(&("provenance".to_string(), 0)));
     after
-        .indexes
-        .retain(|(i, _)| i != "sqlite_autoindex_timeline_1");
+        .rows
+        .retain(|(t, _)| t != "timeline" && t != "provenance");
+    after.indexes.retain(|(i, _)| {
+        i != "sqlite_autoindex_timeline_1" && !i.starts_with("sqlite_autoindex_provenance")
+    });
     assert_eq!(after, before, "every row and index kept");
+    let views: i64 = rusqlite::Connection::open(&p)
+        .unwrap()
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name LIKE 'study^_%^_samples' ESCAPE '^'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(views, 8, "one view per study");
     assert_eq!(st.load(7).unwrap().unwrap(), read, "read back the same");
     // The migrated file takes the new fields, and the unique index of counted repetitions
     // still holds.

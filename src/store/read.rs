@@ -77,6 +77,25 @@ impl Store {
             .map_err(self.fail(format_args!("looking up study '{name}'")))
     }
 
+    /// Every study (kind `study`) with this name, newest first.
+    pub fn studies_named(&self, name: &str) -> Result<Vec<StudyRow>> {
+        if self.version == 0 {
+            return Ok(Vec::new());
+        }
+        let what = format!("looking up studies named '{name}'");
+        let mut st = self
+            .conn()
+            .prepare(&format!(
+                "SELECT {STUDY_COLS} FROM study WHERE name = ?1 AND kind = 'study' ORDER BY id DESC"
+            ))
+            .map_err(self.fail(&what))?;
+        let rows = st
+            .query_map(params![name], study_from_row)
+            .map_err(self.fail(&what))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(self.fail(&what))
+    }
+
     /// Cells of a study in plan order.
     pub fn cells(&self, study: i64) -> Result<Vec<CellRow>> {
         self.reading(format_args!("reading the cells of study {study}"), || {

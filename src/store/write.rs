@@ -84,7 +84,11 @@ impl Store {
                 params![study, c.idx as i64, c.label, factors, c.config.to_string()],
             )
             .map_err(self.fail(format_args!("adding cell {} to study {study}", c.label)))?;
-        Ok(self.conn.last_insert_rowid())
+        let id = self.conn.last_insert_rowid();
+        // The study's view gains this cell's factors as columns.
+        super::views::make_study_view(&self.conn, study)
+            .map_err(self.fail(format_args!("making the view of study {study}")))?;
+        Ok(id)
     }
 
     /// Set a cell's status and error.
@@ -247,11 +251,39 @@ impl Store {
         Ok(n.map(|x| x as u32 + 1).unwrap_or(0))
     }
 
+    /// End the cells and series of a killed study or run that are still `running`: back to
+    /// `pending` when `resumable` (a study, continued by `--resume`), else `failed`.
+    pub fn end_running_cells(&self, study: i64, resumable: bool) -> Result<()> {
+        let (status, error): (&str, Option<&str>) = if resumable {
+            ("pending", None)
+        } else {
+            ("failed", Some("the process running it was killed"))
+        };
+        let what = format_args!("ending the running cells of study {study}");
+        self.conn
+            .execute(
+                "UPDATE series SET status = ?2, error = COALESCE(error, ?3)
+                 WHERE status = 'running' AND cell_id IN (SELECT id FROM cell WHERE study_id = ?1)",
+                params![study, status, error],
+            )
+            .map_err(self.fail(what))?;
+        self.conn
+            .execute(
+                "UPDATE cell SET status = ?2, error = COALESCE(error, ?3)
+                 WHERE status = 'running' AND study_id = ?1",
+                params![study, status, error],
+            )
+            .map_err(self.fail(format_args!("ending the running cells of study {study}")))?;
+        Ok(())
+    }
+
     /// Delete a study and everything under it.
     pub fn delete_study(&self, study: i64) -> Result<()> {
         self.conn
             .execute("DELETE FROM study WHERE id = ?1", params![study])
             .map_err(self.fail(format_args!("deleting study {study}")))?;
+        super::views::drop_study_view(&self.conn, study)
+            .map_err(self.fail(format_args!("dropping the view of study {study}")))?;
         Ok(())
     }
 }

@@ -144,7 +144,6 @@ pub(crate) fn options_text(p: &DbenchParams) -> String {
 
 /// Run `fslab dbench`.
 pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
-    #[cfg(feature = "mpi")]
     a.mpi.refuse_outside_mpi()?;
     if let Some(out) = &a.generate {
         return write_generated(&a, out);
@@ -153,6 +152,9 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let dir = std::fs::canonicalize(&a.directory)?;
     let target = Target::new(&dir);
     let mut engine = Dbench::new(params.clone());
+    if a.dry_run {
+        return dry_run(&params, &engine, &target, a.run.repeat, a.run.json);
+    }
     // Before anything is created: does it fit?
     engine.prepare(&target)?;
     for n in engine.top_level_names() {
@@ -253,6 +255,57 @@ pub(super) fn header(p: &DbenchParams, target: &Target) -> String {
         p.duration.as_secs_f64(),
         options_text(p)
     )
+}
+
+/// `fslab dbench --dry-run`: what would run, for how long, and whether it fits; creates
+/// nothing.
+fn dry_run(
+    p: &DbenchParams,
+    engine: &Dbench,
+    target: &Target,
+    repeat: u32,
+    json: bool,
+) -> Result<()> {
+    let req = engine.requirements();
+    let free = crate::sysinfo::free_space(target.dir())?;
+    let fits = req.bytes <= free.bytes && (free.inodes_total == 0 || req.inodes <= free.inodes);
+    let secs = (p.warmup + p.duration).as_secs_f64() * f64::from(repeat);
+    if json {
+        let doc = serde_json::json!({
+            "schema": JSON_SCHEMA,
+            "dry_run": true,
+            "clients": p.clients,
+            "loadfile": loadfile_json(p),
+            "warmup_seconds": p.warmup.as_secs_f64(),
+            "run_seconds": p.duration.as_secs_f64(),
+            "repeat": repeat,
+            "estimate_seconds": secs,
+            "directory": target.dir(),
+            "requirements": {"bytes": req.bytes, "inodes": req.inodes},
+            "free": {"bytes": free.bytes, "inodes": free.inodes, "inodes_total": free.inodes_total},
+            "fits": fits,
+        });
+        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    crate::outln!("{}", header(p, target));
+    crate::outln!("dry run: nothing created");
+    crate::outln!(
+        "  takes        {} ({:.0} s warmup + {:.0} s measured, --repeat {repeat})",
+        crate::units::fmt_duration(crate::units::duration_from_secs_saturating(secs)),
+        p.warmup.as_secs_f64(),
+        p.duration.as_secs_f64()
+    );
+    crate::outln!(
+        "  needs about  {} and {} inodes in {} ({} and {} inodes free{})",
+        crate::units::fmt_bytes(req.bytes),
+        req.inodes,
+        target.dir().display(),
+        crate::units::fmt_bytes(free.bytes),
+        free.inodes,
+        if fits { "" } else { ": does not fit" }
+    );
+    Ok(())
 }
 
 /// The loadfile as the JSON document describes it.

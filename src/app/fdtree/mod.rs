@@ -113,25 +113,51 @@ fn find_roots(dir: &Path, threads: usize) -> Result<Vec<String>> {
     )
 }
 
-/// Check that every tree `-R` is about to remove is one fslab made, with this shape.
-fn verify_roots(dir: &Path, params: &FdtreeParams) -> Result<()> {
-    for root in &params.roots {
-        let rec = record::verify(dir, root)?;
+/// Check that every tree `-R` is about to remove is one fslab made. Without shape flags
+/// (`given` empty) the shape recorded at `-C` is taken; with them it must match.
+fn verify_roots(dir: &Path, params: &mut FdtreeParams, given: &[&str]) -> Result<()> {
+    let mut adopted: Option<record::TreeRecord> = None;
+    for root in params.roots.clone() {
+        let rec = record::verify(dir, &root)?;
         let asked = shape_flags(params);
-        if rec.flags() != asked {
-            crate::bail_usage!(
-                "{} was made with {}, not {asked}; run -R with the flags of the -C run",
-                dir.join(root).display(),
-                rec.flags()
-            );
+        if rec.flags() == asked {
+            continue;
         }
+        if given.is_empty() && adopted.is_none() {
+            params.dirs = rec.dirs;
+            params.files = rec.files;
+            params.size_blocks = rec.size_blocks;
+            params.levels = rec.levels;
+            adopted = Some(rec);
+            continue;
+        }
+        let fix = if given.is_empty() {
+            "remove them one at a time with --root".to_string()
+        } else {
+            format!(
+                "run `fslab fdtree -R -o {} {}`, or leave out {} to use the recorded shape",
+                dir.display(),
+                rec.flags(),
+                given.join(", ")
+            )
+        };
+        crate::bail_usage!(
+            "{} was made with {}, not {asked}; {fix}",
+            dir.join(&root).display(),
+            rec.flags()
+        );
+    }
+    if let Some(rec) = adopted {
+        eprintln!(
+            "note: removing with the shape recorded at -C: {}",
+            rec.flags()
+        );
     }
     Ok(())
 }
 
 /// Run `fslab fdtree`.
 pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
-    #[cfg(feature = "mpi")]
     a.mpi.refuse_outside_mpi()?;
     let mut params = params_from(&a)?;
     let format = if a.run.json {
@@ -139,9 +165,6 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         a.format
     };
-    let per_tree = params.counts()?;
-    let total = params.total_counts()?;
-
     if params.backend == Backend::Fs {
         crate::workload::check_writable_dir(&a.start_dir, "-o")?;
     }
@@ -164,8 +187,10 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         );
     }
     if params.mode == Mode::RemoveOnly {
-        verify_roots(&start_dir, &params)?;
+        verify_roots(&start_dir, &mut params, &a.shape_given)?;
     }
+    let per_tree = params.counts()?;
+    let total = params.total_counts()?;
     let target = Target::new(&start_dir);
     let mut engine = Fdtree::new(params.clone()).with_records(params.backend == Backend::Fs);
 

@@ -3,6 +3,7 @@
 //! (text table, `-R` blocks, `-b` worksheet, throughput-mode lines) and summarised with
 //! fslab's statistics, or as one JSON document.
 
+mod dry_run;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 #[cfg(feature = "mpi")]
@@ -324,10 +325,12 @@ pub(crate) fn splash(a: &IozoneArgs, s: &Setup) -> String {
 
 /// Run `fslab iozone`.
 pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
-    #[cfg(feature = "mpi")]
     a.mpi.refuse_outside_mpi()?;
     let s = setup(&a)?;
     let json = a.run.json;
+    if a.dry_run {
+        return dry_run::dry_run(&s, a.run.repeat, json);
+    }
     let tmode = s.base.throughput;
     let mut cells = Vec::new();
     for &p in &s.plan.points {

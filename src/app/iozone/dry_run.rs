@@ -1,0 +1,106 @@
+//! `fslab iozone --dry-run`: the sweep's points, the bytes each moves, the space needed and
+//! an estimate of the time, without writing anything.
+
+use super::{Setup, JSON_SCHEMA};
+use crate::app::study_plan::MODEL_BYTES;
+use crate::units::{duration_from_secs_saturating, fmt_bytes, fmt_duration};
+use crate::workload::iozone::{self, Test};
+use anyhow::Result;
+
+/// Passes (timed tests) per repetition of one point: every selected test number's tests.
+fn passes(tests: &[u8]) -> Vec<Test> {
+    tests
+        .iter()
+        .flat_map(|&n| Test::of_number(n).iter().copied())
+        .collect()
+}
+
+/// Print what `fslab iozone` would do with these arguments.
+pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool) -> Result<()> {
+    let passes = passes(&s.base.tests);
+    let workers = s.base.threads.max(1) as u64;
+    let pause = if s.base.throughput {
+        s.base.phase_pause * passes.len() as f64
+    } else {
+        0.0
+    };
+    let rows: Vec<(u64, u64, u64)> = s
+        .plan
+        .points
+        .iter()
+        .map(|p| {
+            let file = p.file_kib.saturating_mul(1024);
+            let moved = file
+                .saturating_mul(workers)
+                .saturating_mul(passes.len() as u64);
+            (file, p.record, moved)
+        })
+        .collect();
+    let moved: u64 = rows
+        .iter()
+        .fold(0u64, |a, r| a.saturating_add(r.2))
+        .saturating_mul(u64::from(repeat));
+    let needs = rows
+        .iter()
+        .map(|r| r.0.saturating_mul(workers))
+        .max()
+        .unwrap_or(0);
+    let free = crate::sysinfo::free_space(s.target.dir())?;
+    let fits = needs <= free.bytes;
+    let secs = moved as f64 / MODEL_BYTES + pause * rows.len() as f64 * f64::from(repeat);
+    let names: Vec<&str> = passes.iter().map(|t| t.phase()).collect();
+    if json {
+        let doc = serde_json::json!({
+            "schema": JSON_SCHEMA,
+            "dry_run": true,
+            "tests": s.base.tests,
+            "passes": names,
+            "workers": workers,
+            "repeat": repeat,
+            "points": rows.iter().map(|(f, r, m)| serde_json::json!({
+                "file_bytes": f, "record_bytes": r, "bytes_moved": m,
+            })).collect::<Vec<_>>(),
+            "bytes_moved": moved,
+            "requirements": {"bytes": needs},
+            "free": {"bytes": free.bytes},
+            "fits": fits,
+            "estimate_seconds": secs,
+            "estimate_basis": format!("{:.0} MB/s", MODEL_BYTES / 1e6),
+        });
+        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    crate::outln!(
+        "iozone dry run: nothing written ({} point(s), {} worker(s), --repeat {repeat})",
+        rows.len(),
+        workers
+    );
+    crate::outln!("  tests        {}", names.join(", "));
+    for (f, r, m) in &rows {
+        crate::outln!(
+            "  file {:>10}  record {:>6}  moves {} per repetition",
+            fmt_bytes(*f),
+            iozone::fmt_record(*r),
+            fmt_bytes(*m)
+        );
+    }
+    crate::outln!(
+        "  needs        {} free in {} ({} free{})",
+        fmt_bytes(needs),
+        s.target.dir().display(),
+        fmt_bytes(free.bytes),
+        if fits { "" } else { ": does not fit" }
+    );
+    crate::outln!("  moves        {} in all", fmt_bytes(moved));
+    crate::outln!(
+        "  takes about  {} (at an assumed {:.0} MB/s{}; cached I/O is faster, a slow device slower)",
+        fmt_duration(duration_from_secs_saturating(secs)),
+        MODEL_BYTES / 1e6,
+        if pause > 0.0 {
+            format!(", plus {:.0} s of pauses per point", pause)
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
+}

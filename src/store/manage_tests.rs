@@ -1,0 +1,193 @@
+//! Filtered listings, removal, raw samples, views and import.
+
+use super::super::*;
+use crate::metric::{Metric, Unit};
+
+/// A complete study with two cells (journal × fs) and one repetition each.
+fn study(store: &mut Store, name: &str) -> i64 {
+    let s = store
+        .begin_study(&NewStudy {
+            kind: "study",
+            name: name.into(),
+            command_line: format!("fslab study run {name}.toml"),
+            ..Default::default()
+        })
+        .unwrap();
+    store
+        .set_environment(s, &[("host".into(), "h1".into())])
+        .unwrap();
+    let w = store
+        .add_workload(s, 0, "fdtree", "small", &serde_json::json!({}))
+        .unwrap();
+    for (i, fs) in ["ext4", "xfs"].iter().enumerate() {
+        let c = store
+            .add_cell(
+                s,
+                &NewCell {
+                    idx: i,
+                    label: format!("journal=16MB fs={fs}"),
+                    factors: vec![
+                        ("journal".into(), "16MB".into()),
+                        ("fs".into(), fs.to_string()),
+                    ],
+                    config: serde_json::json!({ "fs": fs }),
+                },
+            )
+            .unwrap();
+        let m = [Metric::new(
+            "file_create",
+            "rate",
+            Unit::FilesPerSec,
+            100.0 + i as f64,
+        )];
+        store
+            .record_trial(&NewTrial {
+                cell: c,
+                workload: w,
+                repetition: 1,
+                order_index: i as u32,
+                status: TrialStatus::Ok,
+                error: None,
+                cache_policy: "cold",
+                started_at: now(),
+                finished_at: now(),
+                wall_seconds: 1.0,
+                metrics: &m,
+                histograms: &[],
+                interference: None,
+                settle_seconds: None,
+                timeline: &[],
+            })
+            .unwrap();
+    }
+    store.set_study_status(s, StudyStatus::Complete).unwrap();
+    s
+}
+
+#[test]
+fn list_filters_by_name_kind_since_and_limit() {
+    let mut st = Store::open_in_memory().unwrap();
+    let a = study(&mut st, "alpha");
+    let b = study(&mut st, "beta");
+    let ids = |f: &ListFilter| -> Vec<i64> {
+        st.list_filtered(f)
+            .unwrap()
+            .iter()
+            .map(|l| l.study.id)
+            .collect()
+    };
+    assert_eq!(ids(&ListFilter::default()), vec![b, a]);
+    let name = |n: &str| ListFilter {
+        name: Some(n.into()),
+        ..Default::default()
+    };
+    assert_eq!(ids(&name("alpha")), vec![a]);
+    assert_eq!(ids(&name("b*")), vec![b]);
+    assert_eq!(ids(&name("alp")), Vec::<i64>::new());
+    let kind = |k: &str| ListFilter {
+        kind: Some(k.into()),
+        ..Default::default()
+    };
+    assert_eq!(ids(&kind("fdtree")), vec![b, a]);
+    assert_eq!(ids(&kind("iozone")), Vec::<i64>::new());
+    assert_eq!(ids(&kind("run")), Vec::<i64>::new());
+    let limit = ListFilter {
+        limit: Some(1),
+        ..Default::default()
+    };
+    assert_eq!(ids(&limit), vec![b]);
+    let future = ListFilter {
+        since: Some("2999-01-01T00:00:00.000Z".into()),
+        ..Default::default()
+    };
+    assert_eq!(ids(&future), Vec::<i64>::new());
+    let l = st.list_filtered(&ListFilter::default()).unwrap();
+    assert_eq!(l[0].fs, "ext4,xfs");
+    assert_eq!(l[0].engines, vec!["fdtree".to_string()]);
+}
+
+#[test]
+fn remove_deletes_every_row_and_the_view_and_refuses_unknown_ids_whole() {
+    let mut st = Store::open_in_memory().unwrap();
+    let a = study(&mut st, "alpha");
+    let b = study(&mut st, "beta");
+    let err = st.remove_studies(&[a, 999]).unwrap_err();
+    assert!(err.to_string().contains("no study or run 999"), "{err}");
+    assert!(st.study(a).unwrap().is_some(), "nothing removed on refusal");
+    let r = st.remove_studies(&[a]).unwrap();
+    assert_eq!((r[0].cells, r[0].trials, r[0].samples), (2, 2, 2));
+    assert!(st.study(a).unwrap().is_none());
+    let left: i64 = st
+        .conn()
+        .query_row("SELECT COUNT(*) FROM samples", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(left, 2, "only study {b}'s samples remain");
+    let views: i64 = st
+        .conn()
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name = ?1",
+            [views::view_name(a)],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(views, 0);
+}
+
+#[test]
+fn remove_refuses_a_study_a_live_process_holds() {
+    let mut st = Store::open_in_memory().unwrap();
+    let a = study(&mut st, "alpha");
+    let claim = st.claim(a).unwrap();
+    let err = st.remove_studies(&[a]).unwrap_err();
+    assert!(err.to_string().contains("is running"), "{err}");
+    assert!(st.study(a).unwrap().is_some());
+    claim.release().unwrap();
+    assert_eq!(st.remove_studies(&[a]).unwrap().len(), 1);
+}
+
+#[test]
+fn views_have_one_column_per_factor() {
+    let mut st = Store::open_in_memory().unwrap();
+    let a = study(&mut st, "alpha");
+    let rows: Vec<(String, String, String, f64)> = st
+        .conn()
+        .prepare(&format!(
+            "SELECT journal, fs, cell, value FROM {} ORDER BY order_index",
+            views::view_name(a)
+        ))
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        rows,
+        vec![
+            (
+                "16MB".into(),
+                "ext4".into(),
+                "journal=16MB fs=ext4".into(),
+                100.0
+            ),
+            (
+                "16MB".into(),
+                "xfs".into(),
+                "journal=16MB fs=xfs".into(),
+                101.0
+            ),
+        ]
+    );
+    let levels: String = st
+        .conn()
+        .query_row(
+            "SELECT levels FROM samples WHERE study_id = ?1 ORDER BY order_index DESC LIMIT 1",
+            [a],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(levels, "journal=16MB,fs=xfs");
+    let raw = st.raw_samples(a).unwrap();
+    assert_eq!(raw.len(), 2);
+    assert_eq!(raw[1].levels[1], ("fs".to_string(), "xfs".to_string()));
+    assert_eq!((raw[1].repetition, raw[1].order_index), (1, 1));
+}
