@@ -7,6 +7,7 @@ pub mod env;
 pub mod leftovers;
 pub mod order;
 pub mod progress;
+pub mod progress_text;
 pub mod repetition;
 pub mod series;
 pub mod study;
