@@ -76,7 +76,10 @@ fn interleaved_runs_leave_the_rest_of_this_repetition_and_the_next_ones() {
 
 #[test]
 fn rates_have_units_and_three_significant_digits() {
-    assert_eq!(rate(209_479.859_7, RateUnit::Items("files")), "209k files/s");
+    assert_eq!(
+        rate(209_479.859_7, RateUnit::Items("files")),
+        "209k files/s"
+    );
     assert_eq!(rate(48_123.0, RateUnit::Items("files")), "48.1k files/s");
     assert_eq!(rate(912.4, RateUnit::Items("dirs")), "912 dirs/s");
     assert_eq!(rate(999.7, RateUnit::Items("dirs")), "1.00k dirs/s");
