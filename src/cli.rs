@@ -348,7 +348,8 @@ pub struct FdtreeArgs {
     /// Repetitions, output and store.
     #[command(flatten)]
     pub run: RunArgs,
-    /// No progress bar.
+    /// No progress display on stderr (a bar with the repetition, point and ETA on a terminal,
+    /// one line per finished repetition otherwise).
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// MPI mode options (builds with the `mpi` feature; hidden and refused in others).
@@ -430,7 +431,8 @@ pub struct DbenchArgs {
     /// Tasks per pass for --generate, 1 to 10000. Default: as the built-in default load (1500).
     #[arg(long, value_name = "N", requires = "generate")]
     pub tasks: Option<u32>,
-    /// No per-second progress lines.
+    /// No per-second progress lines, and no repetition counter (`dbench rep 2/3 · ETA …`) on
+    /// stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// MPI mode options (builds with the `mpi` feature; hidden and refused in others).

@@ -117,6 +117,23 @@ fn table_output_with_repeat_and_default_loadfile() {
     assert!(stdout.contains("P99.9"), "{stdout}");
     assert!(stdout.contains("summary over 2 repetitions"), "{stdout}");
     assert!(entries(dir.path()).is_empty());
+    // The repetitions are counted on stderr (a pipe here): plain lines with the total, an
+    // ETA while one is left; stdout has none of them.
+    let err = String::from_utf8_lossy(&out.stderr);
+    let reps: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("dbench rep "))
+        .collect();
+    assert_eq!(reps.len(), 2, "{err}");
+    assert!(
+        reps[0].starts_with("dbench rep 1/2: ") && reps[0].contains(" · ETA "),
+        "{err}"
+    );
+    assert!(
+        reps[1].starts_with("dbench rep 2/2: ") && !reps[1].contains("ETA"),
+        "{err}"
+    );
+    assert!(!stdout.contains("dbench rep "), "{stdout}");
 }
 
 #[test]

@@ -639,3 +639,66 @@ fn compare_shows_what_differs_and_warns_on_different_parameters() {
     );
     assert!(!out.contains("parameters differ"), "{out}");
 }
+
+/// The progress lines of a run whose stderr is a pipe: every line that counts repetitions.
+fn progress_lines(stderr: &[u8], prefix: &str) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn piped_progress_counts_every_repetition_with_its_total() {
+    let work = tempfile::tempdir().unwrap();
+    let t = work.path().join("t");
+    std::fs::create_dir(&t).unwrap();
+    // `output()` pipes stderr: not a terminal, so plain lines instead of a bar.
+    let out = fslab(work.path())
+        .args([
+            "fdtree", "--repeat", "3", "-d", "2", "-f", "2", "-l", "2", "-s", "1", "-o",
+        ])
+        .arg(&t)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = progress_lines(&out.stderr, "fdtree rep ");
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for (i, l) in lines.iter().enumerate() {
+        assert!(l.starts_with(&format!("fdtree rep {}/3: ", i + 1)), "{l}");
+        assert!(l.contains(" s"), "wall time in seconds: {l}");
+    }
+    // An ETA while repetitions are left, none after the last.
+    assert!(lines[0].contains(" · ETA "), "{}", lines[0]);
+    assert!(!lines[2].contains("ETA"), "{}", lines[2]);
+    // Progress never reaches stdout.
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("rep 1/3"));
+    // --quiet: no progress lines.
+    let quiet = fslab(work.path())
+        .args([
+            "fdtree",
+            "--repeat",
+            "2",
+            "-d",
+            "1",
+            "-l",
+            "1",
+            "-f",
+            "1",
+            "-s",
+            "1",
+            "--quiet",
+            "--no-store",
+            "-o",
+        ])
+        .arg(&t)
+        .output()
+        .unwrap();
+    assert!(quiet.status.success());
+    assert!(progress_lines(&quiet.stderr, "fdtree rep ").is_empty());
+}

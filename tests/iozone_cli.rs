@@ -454,3 +454,45 @@ fn help_lists_iozones_flags() {
             predicate::str::contains("-V [<PATTERN>]").and(predicate::str::contains("IOzone -x")),
         );
 }
+
+#[test]
+fn piped_progress_counts_the_points_of_a_sweep() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("p.tmp");
+    let out = fslab(d.path())
+        .args([
+            "iozone", "-a", "-n", "64k", "-g", "128k", "-y", "32k", "-q", "64k",
+        ])
+        .args(["-i", "0", "--repeat", "2", "--no-store", "-f"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iozone rep "))
+        .collect();
+    // 2 file sizes × 2 record sizes, twice, interleaved: rep 1 of every point, then rep 2.
+    let want = [
+        "iozone rep 1/2 · point 1/4 (64k, 32k): ",
+        "iozone rep 1/2 · point 2/4 (64k, 64k): ",
+        "iozone rep 1/2 · point 3/4 (128k, 32k): ",
+        "iozone rep 1/2 · point 4/4 (128k, 64k): ",
+        "iozone rep 2/2 · point 1/4 (64k, 32k): ",
+        "iozone rep 2/2 · point 2/4 (64k, 64k): ",
+        "iozone rep 2/2 · point 3/4 (128k, 32k): ",
+        "iozone rep 2/2 · point 4/4 (128k, 64k): ",
+    ];
+    assert_eq!(lines.len(), want.len(), "{err}");
+    for (l, w) in lines.iter().zip(want) {
+        assert!(l.starts_with(w), "{l} should start with {w}");
+    }
+    assert!(lines[0].contains(" · ETA "), "{}", lines[0]);
+    assert!(!lines[7].contains("ETA"), "{}", lines[7]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("point 1/4"));
+}

@@ -168,16 +168,27 @@ fn privileged_interference_flags_exactly_the_disturbed_repetitions() {
         "kind = \"dbench\"\nclients = 1\nduration = \"2s\"\nwarmup = \"0s\"",
     );
     let (code, err) = run(&fs, &text, |line| {
-        if line.starts_with("[1] ") {
+        if line.starts_with("[1/") {
             stop.store(false, Ordering::SeqCst);
         }
-        if line.starts_with("[3] ") {
+        if line.starts_with("[3/") {
             stop.store(true, Ordering::SeqCst);
         }
     });
     drop(stop);
     writer.join().unwrap();
     assert_eq!(code, 0, "{err}");
+    // The piped log counts with totals: [k/4] … rep k/4, an ETA until the last.
+    let reps: Vec<&str> = err.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(reps.len(), 4, "{err}");
+    for (i, l) in reps.iter().enumerate() {
+        let k = i + 1;
+        assert!(
+            l.starts_with(&format!("[{k}/4] ")) && l.contains(&format!("rep {k}/4: ")),
+            "{l}"
+        );
+        assert_eq!(l.contains(" · ETA "), k < 4, "{l}");
+    }
     let c = db(&fs);
     let mut st = c
         .prepare(

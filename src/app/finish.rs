@@ -8,6 +8,7 @@ use crate::cli::RunArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::adhoc::{self, AdhocOptions, AdhocResult};
+use crate::runner::progress::Steps;
 use crate::stats::Thresholds;
 use crate::store::Store;
 use crate::workload::{Observer, Target, Workload, WorkloadKind};
@@ -30,6 +31,7 @@ pub(crate) fn run_options<'a>(
         repeat: run.repeat,
         settle: run.settle,
         timeline: run.timeline,
+        steps: None,
         store,
         name: name.into(),
         command_line: match ranks {
@@ -169,7 +171,8 @@ macro_rules! ended {
 ended!(AdhocResult, crate::runner::adhoc::CellsResult);
 
 /// Run a one-cell engine command (`--repeat` times, stored unless `--no-store`) and
-/// summarise it: the results, their summary and the warnings.
+/// summarise it: the results, their summary and the warnings. `steps` shows where the run
+/// is (`rep 2/3 · ETA 00:11`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_engine<W: Workload>(
     kind: WorkloadKind,
@@ -180,9 +183,11 @@ pub(crate) fn run_engine<W: Workload>(
     engine: &mut W,
     target: &Target,
     obs: &dyn Observer,
+    steps: Option<&dyn Steps>,
     on_rep: &mut dyn FnMut(u32, &[Metric], &W),
 ) -> Result<(AdhocResult, Vec<MetricSummary>, Vec<String>)> {
-    let options = run_options(kind.as_str(), params.clone(), label, run, store, None);
+    let mut options = run_options(kind.as_str(), params.clone(), label, run, store, None);
+    options.steps = steps;
     let result = adhoc::run(options, engine, target, obs, on_rep)?;
     let (sums, warnings) = summarize(&result.reps, run.min_phase, kind, &params);
     Ok((result, sums, warnings))

@@ -12,6 +12,8 @@
 //! Unlike a study, an interrupted repetition is stored (as failed, with its error): an
 //! engine command cannot be resumed, and the row says that a repetition was cut short.
 
+use super::progress::Steps;
+use super::progress_text::Position;
 use super::repetition::{self, Around};
 use super::telemetry::{Both, Recorder, Sources};
 use crate::metric::Metric;
@@ -41,6 +43,8 @@ pub struct AdhocOptions<'a> {
     pub settle: std::time::Duration,
     /// Sample devices, CPU and progress once a second during each repetition.
     pub timeline: bool,
+    /// Told where the run is, step by step (repetition and point), for counters and an ETA.
+    pub steps: Option<&'a dyn Steps>,
 }
 
 /// One cell of an engine run (for example one (file size, record size) point of an IOzone
@@ -287,8 +291,19 @@ pub fn run_cells<W: Workload>(
     let mut failure: Option<(usize, anyhow::Error)> = None;
     let mut order_index = 0u32;
     let sources = Sources::for_target(target.dir());
-    'outer: for rep in 1..=opts.repeat.max(1) {
+    let (reps_n, points) = (opts.repeat.max(1), cells.len());
+    'outer: for rep in 1..=reps_n {
         for (ci, cell) in cells.iter_mut().enumerate() {
+            let at = Position {
+                rep,
+                reps: reps_n,
+                point: ci + 1,
+                points,
+            };
+            if let Some(s) = opts.steps {
+                s.step_started(at);
+            }
+            let t0 = std::time::Instant::now();
             let waited = (!opts.settle.is_zero()).then(|| sources.settle(opts.settle));
             let tele = Recorder::new(&sources).with_timeline(opts.timeline);
             let watch = tele.observer(obs);
@@ -317,6 +332,9 @@ pub fn run_cells<W: Workload>(
             order_index += 1;
             match r.outcome {
                 repetition::Outcome::Done { metrics, .. } => {
+                    if let Some(s) = opts.steps {
+                        s.step_finished(at, t0.elapsed().as_secs_f64());
+                    }
                     on_rep(rep, ci, &metrics, &cell.workload);
                     reps[ci].push(metrics);
                 }

@@ -8,6 +8,7 @@ pub mod guest;
 pub mod leftovers;
 pub mod order;
 pub mod progress;
+pub mod progress_text;
 pub mod repetition;
 pub mod series;
 pub mod study;

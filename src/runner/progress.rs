@@ -1,59 +1,233 @@
-//! A progress bar on stderr for long phases (hidden when stderr is not a terminal).
+//! Progress of an engine command on stderr. On a terminal, one bar per phase with its rate in
+//! units and the run's counters and ETA ("rep 2/3 · point 4/9 · ETA 00:11"); when stderr is
+//! not a terminal (a log, a pipe), one plain line per finished repetition of a point with
+//! the same counters. The ETA comes from the measured durations (see [`progress_text::eta`]);
+//! before anything is measured there is none, or the caller's estimate.
+//!
+//! [`progress_text::eta`]: super::progress_text::eta
 
+use super::progress_text::{self as text, Left, Position, RateUnit};
 use crate::workload::Observer;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
-/// Draws one bar per phase with rate and ETA; messages go above the bar.
+/// Told by [`super::adhoc::run_cells`] where the run is: each (repetition, point) step.
+pub trait Steps: Sync {
+    /// A step starts.
+    fn step_started(&self, at: Position);
+    /// A step finished and was measured: it took `secs` of wall time.
+    fn step_finished(&self, at: Position, secs: f64);
+}
+
+/// What the display knows of the run.
+#[derive(Default)]
+struct RunState {
+    /// The step in flight (or the last one).
+    at: Option<Position>,
+    /// When the step in flight started.
+    started: Option<Instant>,
+    /// ETA when it started, that step included, and what would be left after it.
+    eta_at_start: Option<f64>,
+    eta_after: Option<f64>,
+    /// Per point: Σ measured seconds and how many.
+    measured: Vec<(f64, u32)>,
+    /// Per point: relative work (to estimate unmeasured points).
+    work: Vec<f64>,
+    /// Per point: its words in plain lines (`1024k, 64k`).
+    labels: Vec<String>,
+    /// Seconds per step before anything is measured (a plan's estimate).
+    prior: Option<f64>,
+}
+
+impl RunState {
+    fn points(&self, at: Position) -> usize {
+        at.points.max(1)
+    }
+
+    /// Per point, what is left after `after` (or of the whole run).
+    fn left(&self, reps: u32, points: usize, after: Option<Position>) -> Vec<Left> {
+        text::interleaved_left(reps, points, after)
+            .into_iter()
+            .enumerate()
+            .map(|(i, steps)| {
+                let (sum, n) = self.measured.get(i).copied().unwrap_or((0.0, 0));
+                Left {
+                    steps,
+                    mean: (n > 0).then(|| sum / f64::from(n)),
+                    work: self.work.get(i).copied().unwrap_or(1.0),
+                }
+            })
+            .collect()
+    }
+
+    /// Seconds left now: the estimate at the step's start less its elapsed time, never
+    /// below what the steps after it need.
+    fn live_eta(&self) -> Option<f64> {
+        let start = self.eta_at_start?;
+        let elapsed = self.started.map_or(0.0, |t| t.elapsed().as_secs_f64());
+        Some((start - elapsed).max(self.eta_after.unwrap_or(0.0)))
+    }
+
+    /// `rep 2/3 · point 4/9 · ETA 00:11` (what the bar shows after the rate).
+    fn run_text(&self) -> String {
+        match self.at {
+            Some(at) => format!("{}{}", text::counter(at), text::eta_suffix(self.live_eta())),
+            None => String::new(),
+        }
+    }
+}
+
+/// The rate unit of a phase: given the phase name and the point's index.
+type UnitOf = Box<dyn Fn(&str, usize) -> RateUnit + Send + Sync>;
+
+/// Draws one bar per phase with its rate, the run's counters and ETA; messages go above the
+/// bar. When stderr is not a terminal, plain lines per finished step instead.
 pub struct ProgressObserver {
     bar: Mutex<Option<ProgressBar>>,
-    enabled: bool,
+    bars: bool,
+    lines: bool,
     prefix: String,
+    unit: UnitOf,
+    state: Arc<Mutex<RunState>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl ProgressObserver {
-    /// A bar on stderr if it is a terminal and `enabled`; `prefix` goes before the phase name.
+    /// If `enabled`: bars on stderr when it is a terminal, plain lines otherwise. `prefix`
+    /// (the engine) goes before everything.
     pub fn new(enabled: bool, prefix: impl Into<String>) -> Self {
+        let tty = std::io::stderr().is_terminal();
         ProgressObserver {
             bar: Mutex::new(None),
-            enabled: enabled && std::io::stderr().is_terminal(),
+            bars: enabled && tty,
+            lines: enabled && !tty,
             prefix: prefix.into(),
+            unit: Box::new(|_, _| RateUnit::Items("items")),
+            state: Arc::new(Mutex::new(RunState::default())),
+        }
+    }
+
+    /// Plain lines only, even on a terminal (an engine that prints its own lines, like
+    /// dbench's per-second ones, where a bar would be torn apart).
+    pub fn lines_only(mut self) -> Self {
+        self.lines |= self.bars;
+        self.bars = false;
+        self
+    }
+
+    /// How each phase's rate is counted (by phase name and point index).
+    pub fn with_units(
+        mut self,
+        f: impl Fn(&str, usize) -> RateUnit + Send + Sync + 'static,
+    ) -> Self {
+        self.unit = Box::new(f);
+        self
+    }
+
+    /// The points of a sweep: their relative work and their words in plain lines.
+    pub fn with_points(self, work: Vec<f64>, labels: Vec<String>) -> Self {
+        {
+            let mut s = lock(&self.state);
+            s.work = work;
+            s.labels = labels;
+        }
+        self
+    }
+
+    /// Seconds one step should take, for an ETA before the first one is measured.
+    pub fn with_estimate(self, secs_per_step: f64) -> Self {
+        lock(&self.state).prior = Some(secs_per_step).filter(|s| s.is_finite() && *s > 0.0);
+        self
+    }
+}
+
+impl Steps for ProgressObserver {
+    fn step_started(&self, at: Position) {
+        let mut s = lock(&self.state);
+        let points = s.points(at);
+        let mut left = s.left(at.reps, points, Some(at));
+        let eta_after = text::eta(&left, s.prior);
+        if let Some(l) = left.get_mut(at.point.saturating_sub(1)) {
+            l.steps += 1;
+        }
+        s.eta_at_start = text::eta(&left, s.prior);
+        s.eta_after = eta_after;
+        s.at = Some(at);
+        s.started = Some(Instant::now());
+    }
+
+    fn step_finished(&self, at: Position, secs: f64) {
+        let line = {
+            let mut s = lock(&self.state);
+            let i = at.point.saturating_sub(1);
+            if s.measured.len() <= i {
+                s.measured.resize(i + 1, (0.0, 0));
+            }
+            s.measured[i].0 += secs;
+            s.measured[i].1 += 1;
+            let left = s.left(at.reps, s.points(at), Some(at));
+            let eta = text::eta(&left, s.prior);
+            let what = s.labels.get(i).cloned().unwrap_or_default();
+            text::step_line(&self.prefix, at, &what, secs, eta)
+        };
+        if self.lines {
+            eprintln!("{line}");
         }
     }
 }
 
 impl Observer for ProgressObserver {
     fn phase_started(&self, phase: &str, total: u64) {
-        if !self.enabled {
+        if !self.bars {
             return;
         }
+        let point = lock(&self.state)
+            .at
+            .map_or(0, |a| a.point.saturating_sub(1));
+        let unit = (self.unit)(phase, point);
+        let state = self.state.clone();
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(5));
-        let style = ProgressStyle::with_template(
-            "{prefix} {msg:12} [{bar:30}] {pos}/{len} {per_sec} ETA {eta}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
+        let style =
+            ProgressStyle::with_template("{prefix} {msg:12} [{bar:30}] {pos}/{len} {rate}  {run}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .with_key(
+                    "rate",
+                    move |st: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = w.write_str(&text::rate(st.per_sec(), unit));
+                    },
+                )
+                .with_key(
+                    "run",
+                    move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = w.write_str(&lock(&state).run_text());
+                    },
+                )
+                .progress_chars("=> ");
         bar.set_style(style);
         bar.set_prefix(self.prefix.clone());
         bar.set_message(phase.to_string());
-        *self.bar.lock().unwrap_or_else(|p| p.into_inner()) = Some(bar);
+        *lock(&self.bar) = Some(bar);
     }
 
     fn progress(&self, done: u64) {
-        if let Some(b) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        if let Some(b) = lock(&self.bar).as_ref() {
             b.set_position(done);
         }
     }
 
     fn phase_finished(&self, _phase: &str) {
-        if let Some(b) = self.bar.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(b) = lock(&self.bar).take() {
             b.finish_and_clear();
         }
     }
 
     fn message(&self, msg: &str) {
-        match self.bar.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        match lock(&self.bar).as_ref() {
             Some(b) => b.println(msg),
             None => eprintln!("{msg}"),
         }

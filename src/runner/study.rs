@@ -10,6 +10,7 @@
 
 use super::cache;
 use super::order::Scheduler;
+use super::progress_text::Left;
 use super::repetition;
 use super::series::{Series, SeriesState};
 use super::study_progress::StudyProgress;
@@ -180,7 +181,10 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
     .with_guest_devices(super::guest::devices_from_env()?);
     let total: u64 = series.iter().map(|s| u64::from(s.planned(&rule))).sum();
     let progress = StudyProgress::new(r.progress, total);
-    progress.rep_finished(series.iter().map(|s| u64::from(s.done)).sum(), "");
+    progress.set_done(
+        series.iter().map(|s| u64::from(s.done)).sum(),
+        eta_of(&series, &rule, None),
+    );
     let order_index = r.store.next_order_index(study_id)?;
     let mut runner = Runner {
         study,
@@ -254,6 +258,30 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
         leftovers: runner.leftovers,
         resumed,
     })
+}
+
+/// Repetitions planned for series `i`; `just_ran` is the series whose repetition just
+/// finished, before the rule decided whether it goes on: it is planned at the minimum still
+/// needed, so its last repetition does not count one more.
+fn planned_now(series: &[Series], i: usize, rule: &Rule, just_ran: Option<usize>) -> u32 {
+    let s = &series[i];
+    match (just_ran == Some(i), &s.state) {
+        (true, SeriesState::Active) => s.done + adaptive::remaining(rule, s.done).0,
+        _ => s.planned(rule),
+    }
+}
+
+/// Seconds left: every series' repetitions still planned at its own measured mean (an
+/// unmeasured series at the mean of the others); `None` before anything is measured.
+fn eta_of(series: &[Series], rule: &Rule, just_ran: Option<usize>) -> Option<f64> {
+    let left: Vec<Left> = (0..series.len())
+        .map(|i| Left {
+            steps: u64::from(planned_now(series, i, rule, just_ran).saturating_sub(series[i].done)),
+            mean: series[i].mean_duration(),
+            work: 1.0,
+        })
+        .collect();
+    super::progress_text::eta(&left, None)
 }
 
 impl Runner<'_> {
@@ -510,7 +538,7 @@ impl Runner<'_> {
             self.study.cells[cell].label,
             spec.label(),
             if counted {
-                format!("rep {rep_no}")
+                format!("rep {rep_no}/{}", self.series[si].planned(&self.rule))
             } else {
                 "warm-up (discarded)".to_string()
             }
@@ -607,9 +635,17 @@ impl Runner<'_> {
                             .set_series(c, w, SeriesStatus::Running, None, None)?;
                     }
                     self.series[si].add(m, wall);
-                    let total: u64 = self.series.iter().map(|s| u64::from(s.done)).sum();
-                    self.progress
-                        .rep_finished(total, &format!("[{total}] {what}: {wall:.2} s"));
+                    let done: u64 = self.series.iter().map(|s| u64::from(s.done)).sum();
+                    let planned: u64 = (0..self.series.len())
+                        .map(|i| u64::from(planned_now(&self.series, i, &self.rule, Some(si))))
+                        .sum();
+                    self.progress.rep_finished(
+                        done,
+                        planned,
+                        &what,
+                        wall,
+                        eta_of(&self.series, &self.rule, Some(si)),
+                    );
                 }
                 Ok(RepEnd::Ok)
             }

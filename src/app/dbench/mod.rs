@@ -8,6 +8,7 @@ use super::finish::{metrics_json, run_engine, Ended, StoredLine};
 use crate::cli::DbenchArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
+use crate::runner::progress::ProgressObserver;
 use crate::workload::dbench::report::report;
 use crate::workload::dbench::{
     generate, parse_duration_opt, ClientOptions, Dbench, DbenchParams, Loadfile, RepOutcome,
@@ -179,6 +180,12 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         Some(super::open_store(db)?)
     };
+    // dbench prints its own line a second: repetitions are counted in plain lines on stderr.
+    let mut steps = ProgressObserver::new(!a.quiet, "dbench").lines_only();
+    if !params.run_once {
+        // Warm-up and run are timed, so the first repetition's length is known beforehand.
+        steps = steps.with_estimate((params.warmup + params.duration).as_secs_f64());
+    }
     let mut outcomes: Vec<RepOutcome> = Vec::new();
     let json = a.run.json;
     let repeat = a.run.repeat;
@@ -213,6 +220,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         &mut engine,
         &target,
         &console,
+        Some(&steps),
         &mut on_rep,
     )?;
     let end = result.ending(JSON_SCHEMA, &warnings);

@@ -93,29 +93,31 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         }
     };
     let stored = job::params_with_mpi(&params, mpi_json(comm, &params, all_see))?;
-    let result = adhoc::run(
-        run_options(
-            "dbench",
-            stored,
-            format!(
-                "dbench {}, {:.0} s ×{size} ranks{}",
-                clients_text(params.clients),
-                params.duration.as_secs_f64(),
-                if a.loadfile.is_some() {
-                    format!(", {}", params.loadfile_source)
-                } else {
-                    String::new()
-                }
-            ),
-            &a.run,
-            store.as_mut(),
-            Some(comm.size()),
+    let mut options = run_options(
+        "dbench",
+        stored,
+        format!(
+            "dbench {}, {:.0} s ×{size} ranks{}",
+            clients_text(params.clients),
+            params.duration.as_secs_f64(),
+            if a.loadfile.is_some() {
+                format!(", {}", params.loadfile_source)
+            } else {
+                String::new()
+            }
         ),
-        &mut engine,
-        &target,
-        &console,
-        &mut on_rep,
-    )?;
+        &a.run,
+        store.as_mut(),
+        Some(comm.size()),
+    );
+    // Rank 0 counts the repetitions in lines on stderr, as `fslab dbench` does.
+    let mut steps =
+        crate::runner::progress::ProgressObserver::new(root && !a.quiet, "dbench").lines_only();
+    if !params.run_once {
+        steps = steps.with_estimate((params.warmup + params.duration).as_secs_f64());
+    }
+    options.steps = Some(&steps);
+    let result = adhoc::run(options, &mut engine, &target, &console, &mut on_rep)?;
     if root {
         finish(comm, &a, &params, &dir, all_see, &engine, &result)?;
     }

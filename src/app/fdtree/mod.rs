@@ -10,6 +10,7 @@ use super::finish::{engine_only, metrics_json, run_engine, Ended, StoredLine};
 use crate::cli::{BackendArg, FdtreeArgs, OutputFormat};
 use crate::report::runsummary;
 use crate::runner::progress::ProgressObserver;
+use crate::runner::progress_text::RateUnit;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::report::fdtree_report;
 use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, FdtreeSpec, Mode};
@@ -207,7 +208,15 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         Some(super::open_store(db)?)
     };
-    let obs = ProgressObserver::new(!a.quiet && format != OutputFormat::Json, "fdtree");
+    let obs = ProgressObserver::new(!a.quiet && format != OutputFormat::Json, "fdtree").with_units(
+        |phase, _| {
+            RateUnit::Items(if phase.starts_with("dir") {
+                "dirs"
+            } else {
+                "files"
+            })
+        },
+    );
     let fdtree_fmt = format == OutputFormat::Fdtree;
     let start_display = a.start_dir.clone();
     let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &Fdtree| {
@@ -238,6 +247,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         &mut engine,
         &target,
         &obs,
+        Some(&obs),
         &mut on_rep,
     )?;
     let end = result.ending(JSON_SCHEMA, &warnings);

@@ -112,7 +112,14 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let bar = ProgressObserver::new(
         comm.is_root() && !a.quiet && format != OutputFormat::Json,
         "fdtree rank 0",
-    );
+    )
+    .with_units(|phase, _| {
+        crate::runner::progress_text::RateUnit::Items(if phase.starts_with("dir") {
+            "dirs"
+        } else {
+            "files"
+        })
+    });
     let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
     let counts = engine.job_counts();
     let fdtree_fmt = format == OutputFormat::Fdtree && comm.is_root();
@@ -143,28 +150,25 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
             );
         }
     };
-    let result = adhoc::run(
-        run_options(
-            "fdtree",
-            info.params_json()?,
-            format!(
-                "{} ×{} ranks{}",
-                label(&params),
-                comm.size(),
-                match layout {
-                    Layout::Shared => " shared",
-                    Layout::Private => "",
-                }
-            ),
-            &a.run,
-            store.as_mut(),
-            Some(comm.size()),
+    let mut options = run_options(
+        "fdtree",
+        info.params_json()?,
+        format!(
+            "{} ×{} ranks{}",
+            label(&params),
+            comm.size(),
+            match layout {
+                Layout::Shared => " shared",
+                Layout::Private => "",
+            }
         ),
-        &mut engine,
-        &target,
-        obs,
-        &mut on_rep,
-    )?;
+        &a.run,
+        store.as_mut(),
+        Some(comm.size()),
+    );
+    // Disabled on the other ranks: only rank 0 shows where the run is.
+    options.steps = Some(&bar);
+    let result = adhoc::run(options, &mut engine, &target, obs, &mut on_rep)?;
     if comm.is_root() {
         report(
             &info,

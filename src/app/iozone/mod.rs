@@ -16,6 +16,7 @@ use crate::metric::Metric;
 use crate::report::runsummary;
 use crate::runner::adhoc::{self, AdhocCell, CellsResult};
 use crate::runner::progress::ProgressObserver;
+use crate::runner::progress_text::RateUnit;
 use crate::units::fmt_bytes;
 use crate::workload::iozone::sweep::{self, Plan, Point, SizeOptions};
 use crate::workload::iozone::{
@@ -371,7 +372,18 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         Some(super::open_store(db)?)
     };
-    let obs = ProgressObserver::new(!a.quiet && !json, "iozone");
+    let records: Vec<u64> = s.plan.points.iter().map(|p| p.record).collect();
+    let obs = ProgressObserver::new(!a.quiet && !json, "iozone")
+        .with_units(move |_, point| RateUnit::Bytes(records.get(point).copied().unwrap_or(1)))
+        .with_points(
+            // Time grows with the bytes moved: the file size.
+            s.plan.points.iter().map(|p| p.file_kib as f64).collect(),
+            s.plan
+                .points
+                .iter()
+                .map(|p| format!("{}k, {}", p.file_kib, iozone::fmt_record(p.record)))
+                .collect(),
+        );
     let repeat = a.run.repeat;
     let tests = s.base.tests.clone();
     let workers = s.base.threads;
@@ -408,20 +420,16 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             s.base.flags_label()
         ),
     };
-    let result = adhoc::run_cells(
-        run_options(
-            "iozone",
-            serde_json::to_value(&s.base)?,
-            label,
-            &a.run,
-            store.as_mut(),
-            None,
-        ),
-        &mut cells,
-        &s.target,
-        &obs,
-        &mut on_rep,
-    )?;
+    let mut options = run_options(
+        "iozone",
+        serde_json::to_value(&s.base)?,
+        label,
+        &a.run,
+        store.as_mut(),
+        None,
+    );
+    options.steps = Some(&obs);
+    let result = adhoc::run_cells(options, &mut cells, &s.target, &obs, &mut on_rep)?;
     let (sums, warnings) = summaries_and_warnings(
         &s.plan.points,
         &result.reps,

@@ -88,7 +88,9 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         crate::out!("{head}{}", info.header());
     }
     let mut store = job::open_store(comm, a.run.no_store, db)?;
-    let bar = ProgressObserver::new(root && !a.quiet && !json, "iozone rank 0");
+    let record = s.plan.points[0].record;
+    let bar = ProgressObserver::new(root && !a.quiet && !json, "iozone rank 0")
+        .with_units(move |_, _| crate::runner::progress_text::RateUnit::Bytes(record));
     let obs: &dyn Observer = if root { &bar } else { &Quiet };
     let repeat = a.run.repeat;
     let tests = params.tests.clone();
@@ -123,20 +125,17 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             crate::out!("{}", report::mpi_lines(r));
         }
     };
-    let result = adhoc::run_cells(
-        run_options(
-            "iozone",
-            info.params_json()?,
-            format!("{} ×{} ranks", params.label(), comm.size()),
-            &a.run,
-            store.as_mut(),
-            Some(comm.size()),
-        ),
-        &mut cells,
-        &target,
-        obs,
-        &mut on_rep,
-    )?;
+    let mut options = run_options(
+        "iozone",
+        info.params_json()?,
+        format!("{} ×{} ranks", params.label(), comm.size()),
+        &a.run,
+        store.as_mut(),
+        Some(comm.size()),
+    );
+    // Disabled on the other ranks: only rank 0 shows where the run is.
+    options.steps = Some(&bar);
+    let result = adhoc::run_cells(options, &mut cells, &target, obs, &mut on_rep)?;
     if root {
         report::finish(&info, &a, &s, &cells[0].workload, &result, cache_warn)?;
     }

@@ -45,30 +45,45 @@ pub fn table_header() -> String {
 const BLANKS: [usize; 8] = [16, 18, 16, 8, 8, 8, 18, 16];
 
 /// One row of the text table: file KiB, record KiB, then each selected test's KiB/s.
+///
+/// Widths and separators are IOzone's; where a value is as wide as its field or wider
+/// (IOzone's `%8ld` runs a write of 10⁷ KiB/s into its rewrite), a space goes before it,
+/// so the columns can always be read back.
 pub fn table_row(file_kib: u64, record: u64, tests: &[u8], rate: &dyn Fn(Test) -> u64) -> String {
-    let mut s = format!("{:>16}{:>8}", file_kib, record / 1024);
+    let mut s = format!("{file_kib:>16}");
+    field(&mut s, "", 8, record / 1024);
     for n in 0u8..8 {
         if !tests.contains(&n) {
             s.push_str(&" ".repeat(BLANKS[n as usize]));
             continue;
         }
-        let _ = match n {
-            0 => write!(s, "{:>8}{:>8}", rate(Test::Write), rate(Test::Rewrite)),
-            1 => write!(s, "{:>9}{:>9}", rate(Test::Read), rate(Test::Reread)),
-            2 => write!(
-                s,
-                "{:>8}{:>8}",
-                rate(Test::RandomRead),
-                rate(Test::RandomWrite)
-            ),
-            3 => write!(s, "{:>8}", rate(Test::BackwardRead)),
-            4 => write!(s, " {:>8}", rate(Test::RecordRewrite)),
-            5 => write!(s, " {:>8}", rate(Test::StrideRead)),
-            6 => write!(s, "{:>9}{:>9}", rate(Test::Fwrite), rate(Test::Frewrite)),
-            _ => write!(s, "{:>8}{:>9}", rate(Test::Fread), rate(Test::Freread)),
+        // (separator IOzone prints, width, test) per column of this test.
+        let cols: &[(&str, usize, Test)] = match n {
+            0 => &[("", 8, Test::Write), ("", 8, Test::Rewrite)],
+            1 => &[("", 9, Test::Read), ("", 9, Test::Reread)],
+            2 => &[("", 8, Test::RandomRead), ("", 8, Test::RandomWrite)],
+            3 => &[("", 8, Test::BackwardRead)],
+            4 => &[(" ", 8, Test::RecordRewrite)],
+            5 => &[(" ", 8, Test::StrideRead)],
+            6 => &[("", 9, Test::Fwrite), ("", 9, Test::Frewrite)],
+            _ => &[("", 8, Test::Fread), ("", 9, Test::Freread)],
         };
+        for &(sep, width, t) in cols {
+            field(&mut s, sep, width, rate(t));
+        }
     }
     s
+}
+
+/// Append `sep` and `v` right-aligned in `width`, with a space in front when nothing else
+/// would separate it from the column before.
+fn field(s: &mut String, sep: &str, width: usize, v: u64) {
+    let text = v.to_string();
+    s.push_str(sep);
+    if sep.is_empty() && text.len() >= width {
+        s.push(' ');
+    }
+    let _ = write!(s, "{text:>width$}");
 }
 
 /// `-R` block titles, in IOzone's order.
@@ -278,6 +293,58 @@ mod tests {
         );
         let all = table_row(1024, 4096, &[0, 1, 2, 3, 4, 5, 6, 7], &|_| 1);
         assert_eq!(all.len(), h.lines().nth(1).unwrap().len());
+    }
+
+    #[test]
+    fn huge_rates_stay_separated_and_parse_back() {
+        let every = [0u8, 1, 2, 3, 4, 5, 6, 7];
+        // Each test a different value, so a swapped or merged column shows.
+        let value = |t: Test, scale: u64| scale + t.number() as u64 * 1000 + t as u64;
+        for scale in [
+            1u64,
+            99_999,
+            9_999_999,
+            10_000_000,
+            123_456_789,
+            10_000_000_000,
+        ] {
+            for tests in [&every[..], &[0, 1][..], &[0, 2, 4, 6][..], &[5][..]] {
+                let row = table_row(1_048_576, 16 * 1024 * 1024, tests, &|t| value(t, scale));
+                let got: Vec<u64> = row.split_whitespace().map(|f| f.parse().unwrap()).collect();
+                let mut want = vec![1_048_576, 16 * 1024];
+                for t in Test::ALL {
+                    if tests.contains(&t.number()) {
+                        want.push(value(t, scale));
+                    }
+                }
+                assert_eq!(got, want, "scale {scale}, tests {tests:?}: {row:?}");
+            }
+        }
+        // Values that fit keep IOzone's columns to the byte; one that fills its field gets
+        // a space before it and shifts only the rest of its row.
+        let fits = table_row(1024, 4096, &[0], &|t| match t {
+            Test::Write => 9_999_999,
+            _ => 1,
+        });
+        assert_eq!(
+            fits,
+            format!(
+                "{:>16}{:>8}{:>8}{:>8}{}",
+                1024,
+                4,
+                9_999_999,
+                1,
+                " ".repeat(92)
+            )
+        );
+        let full = table_row(1024, 4096, &[0], &|t| match t {
+            Test::Write => 35_395_291,
+            _ => 1_276_042,
+        });
+        assert!(
+            full.starts_with("            1024       4 35395291 1276042"),
+            "{full:?}"
+        );
     }
 
     #[test]

@@ -1,0 +1,178 @@
+//! The words of every progress display, as pure functions: the counters ("rep 2/3 · point
+//! 4/9"), the ETA from measured durations ("ETA 00:11"), rates with units and three
+//! significant digits, and the plain lines printed when stderr is not a terminal.
+
+/// Where a run is: repetition `rep` of `reps`, and point `point` of `points` (an IOzone
+/// sweep's (file size, record size) point; one point for the other engines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    /// 1-based repetition.
+    pub rep: u32,
+    /// Repetitions planned.
+    pub reps: u32,
+    /// 1-based point.
+    pub point: usize,
+    /// Points per repetition.
+    pub points: usize,
+}
+
+/// `rep 2/3`, or `rep 2/3 · point 4/9` when there is more than one point.
+pub fn counter(p: Position) -> String {
+    let rep = format!("rep {}/{}", p.rep, p.reps);
+    if p.points > 1 {
+        format!("{rep} · point {}/{}", p.point, p.points)
+    } else {
+        rep
+    }
+}
+
+/// Seconds as a clock: `00:11`, `12:05`, `1:02:03` (hours only when there are any).
+pub fn clock(secs: f64) -> String {
+    let s = if secs.is_finite() && secs > 0.0 {
+        secs.round() as u64
+    } else {
+        0
+    };
+    let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else {
+        format!("{m:02}:{s:02}")
+    }
+}
+
+/// ` · ETA 00:11`, or nothing when there is no estimate.
+pub fn eta_suffix(eta: Option<f64>) -> String {
+    match eta {
+        Some(e) => format!(" · ETA {}", clock(e)),
+        None => String::new(),
+    }
+}
+
+/// What is left of one unit of work (a point of a run, a series of a study).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Left {
+    /// Steps (repetitions) still to run.
+    pub steps: u64,
+    /// Mean measured seconds per step of this unit, if any step was measured.
+    pub mean: Option<f64>,
+    /// Relative work of one step (an IOzone point's file size; 1 where all are alike), to
+    /// estimate an unmeasured unit from the measured ones.
+    pub work: f64,
+}
+
+/// Seconds left: each unit's steps at its own measured mean; an unmeasured unit at the
+/// measured seconds per unit of work, or at `prior` seconds per step (a plan's estimate)
+/// when nothing is measured yet. `None` when nothing is measured and there is no prior:
+/// no ETA rather than a made-up one. Zero when nothing is left.
+pub fn eta(units: &[Left], prior: Option<f64>) -> Option<f64> {
+    let (secs, work) = units
+        .iter()
+        .filter_map(|u| u.mean.map(|m| (m, u.work)))
+        .fold((0.0, 0.0), |(s, w), (m, uw)| (s + m, w + uw));
+    let per_work = (work > 0.0).then(|| secs / work);
+    let mut total = 0.0;
+    for u in units.iter().filter(|u| u.steps > 0) {
+        let per_step = match (u.mean, per_work, prior) {
+            (Some(m), _, _) => m,
+            (None, Some(pw), _) => pw * u.work,
+            (None, None, Some(p)) => p,
+            (None, None, None) => return None,
+        };
+        total += per_step * u.steps as f64;
+    }
+    Some(total)
+}
+
+/// Units left after the step at `done` of an interleaved run (repetition 1 of every point,
+/// then repetition 2, …): per point, the repetitions still to run. `done` is `None` before
+/// the first step.
+pub fn interleaved_left(reps: u32, points: usize, done: Option<Position>) -> Vec<u64> {
+    (1..=points)
+        .map(|q| match done {
+            None => u64::from(reps),
+            Some(d) => u64::from(reps.saturating_sub(d.rep)) + u64::from(q > d.point),
+        })
+        .collect()
+}
+
+/// How a rate is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateUnit {
+    /// Things per second (`files`, `dirs`, `ops`).
+    Items(&'static str),
+    /// Units of this many bytes per second (IOzone's records): shown as bytes/s.
+    Bytes(u64),
+}
+
+/// `48.1k files/s`, `912 dirs/s`, `818 MiB/s`: three significant digits, SI prefixes for
+/// counts, binary ones for bytes.
+pub fn rate(per_sec: f64, unit: RateUnit) -> String {
+    let v = if per_sec.is_finite() && per_sec > 0.0 {
+        per_sec
+    } else {
+        0.0
+    };
+    match unit {
+        RateUnit::Items(what) => {
+            let (x, p) = scaled(v, 1000.0, &["", "k", "M", "G", "T"]);
+            format!("{}{p} {what}/s", three_digits(x))
+        }
+        RateUnit::Bytes(size) => {
+            let (x, p) = scaled(
+                v * size as f64,
+                1024.0,
+                &["B", "KiB", "MiB", "GiB", "TiB", "PiB"],
+            );
+            format!("{} {p}/s", three_digits(x))
+        }
+    }
+}
+
+fn scaled(mut v: f64, step: f64, prefixes: &[&'static str]) -> (f64, &'static str) {
+    let mut i = 0;
+    // 999.5 would round to "1000": move to the next prefix first.
+    while v >= step - 0.5 && i + 1 < prefixes.len() {
+        v /= step;
+        i += 1;
+    }
+    (v, prefixes[i])
+}
+
+fn three_digits(x: f64) -> String {
+    if x >= 99.95 {
+        format!("{x:.0}")
+    } else if x >= 9.995 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// The plain line after a finished step of an engine command, for a log:
+/// `iozone rep 1/2 · point 4/9 (1024k, 64k): 0.97 s · ETA 00:11`.
+pub fn step_line(prefix: &str, at: Position, what: &str, secs: f64, eta: Option<f64>) -> String {
+    let what = if what.is_empty() {
+        String::new()
+    } else {
+        format!(" ({what})")
+    };
+    format!(
+        "{prefix} {}{what}: {secs:.2} s{}",
+        counter(at),
+        eta_suffix(eta.filter(|&e| e > 0.0))
+    )
+}
+
+/// The plain line after a study's repetition: `[3/12] journal=16MB · fdtree · rep 1/5: 0.97 s
+/// · ETA 00:11`.
+pub fn study_line(done: u64, total: u64, what: &str, secs: f64, eta: Option<f64>) -> String {
+    format!(
+        "[{done}/{total}] {what}: {secs:.2} s{}",
+        eta_suffix(eta.filter(|&e| e > 0.0))
+    )
+}
+
+#[cfg(test)]
+#[path = "progress_text_tests.rs"]
+mod tests;

@@ -1,0 +1,120 @@
+use super::*;
+
+fn at(rep: u32, reps: u32, point: usize, points: usize) -> Position {
+    Position {
+        rep,
+        reps,
+        point,
+        points,
+    }
+}
+
+#[test]
+fn counters_name_repetition_and_point_with_their_totals() {
+    assert_eq!(counter(at(2, 3, 1, 1)), "rep 2/3");
+    assert_eq!(counter(at(1, 1, 4, 9)), "rep 1/1 · point 4/9");
+    assert_eq!(counter(at(3, 5, 12, 12)), "rep 3/5 · point 12/12");
+}
+
+#[test]
+fn clocks_are_minutes_and_seconds_with_hours_when_needed() {
+    assert_eq!(clock(11.0), "00:11");
+    assert_eq!(clock(10.6), "00:11");
+    assert_eq!(clock(725.0), "12:05");
+    assert_eq!(clock(3723.0), "1:02:03");
+    assert_eq!(clock(-3.0), "00:00");
+    assert_eq!(clock(f64::NAN), "00:00");
+    assert_eq!(eta_suffix(Some(11.0)), " · ETA 00:11");
+    assert_eq!(eta_suffix(None), "");
+}
+
+#[test]
+fn eta_is_measured_mean_times_steps_left() {
+    let one = |steps, mean| Left {
+        steps,
+        mean,
+        work: 1.0,
+    };
+    // Nothing measured, no plan: no ETA at all (not "0s").
+    assert_eq!(eta(&[one(3, None)], None), None);
+    // Nothing measured, a plan's estimate: that.
+    assert_eq!(eta(&[one(3, None)], Some(10.0)), Some(30.0));
+    // Measured: the mean, the prior ignored.
+    assert_eq!(eta(&[one(2, Some(4.0))], Some(10.0)), Some(8.0));
+    // Nothing left.
+    assert_eq!(eta(&[one(0, Some(4.0))], None), Some(0.0));
+    // Each unit at its own mean.
+    assert_eq!(
+        eta(&[one(1, Some(2.0)), one(3, Some(5.0))], None),
+        Some(17.0)
+    );
+    // An unmeasured unit by its work: 2 s for 1 unit of work measured → 8 units = 16 s.
+    let units = [
+        Left {
+            steps: 1,
+            mean: Some(2.0),
+            work: 1.0,
+        },
+        Left {
+            steps: 2,
+            mean: None,
+            work: 8.0,
+        },
+    ];
+    assert_eq!(eta(&units, None), Some(2.0 + 32.0));
+}
+
+#[test]
+fn interleaved_runs_leave_the_rest_of_this_repetition_and_the_next_ones() {
+    assert_eq!(interleaved_left(3, 1, None), [3]);
+    assert_eq!(interleaved_left(3, 1, Some(at(1, 3, 1, 1))), [2]);
+    assert_eq!(interleaved_left(3, 1, Some(at(3, 3, 1, 1))), [0]);
+    // Rep 1 of 2 done up to point 2 of 4: points 3 and 4 still twice, 1 and 2 once.
+    assert_eq!(interleaved_left(2, 4, Some(at(1, 2, 2, 4))), [1, 1, 2, 2]);
+    assert_eq!(interleaved_left(2, 4, Some(at(2, 2, 4, 4))), [0, 0, 0, 0]);
+}
+
+#[test]
+fn rates_have_units_and_three_significant_digits() {
+    assert_eq!(
+        rate(209_479.859_7, RateUnit::Items("files")),
+        "209k files/s"
+    );
+    assert_eq!(rate(48_123.0, RateUnit::Items("files")), "48.1k files/s");
+    assert_eq!(rate(912.4, RateUnit::Items("dirs")), "912 dirs/s");
+    assert_eq!(rate(999.7, RateUnit::Items("dirs")), "1.00k dirs/s");
+    assert_eq!(rate(7.25, RateUnit::Items("ops")), "7.25 ops/s");
+    assert_eq!(rate(0.0, RateUnit::Items("ops")), "0.00 ops/s");
+    assert_eq!(rate(f64::NAN, RateUnit::Items("ops")), "0.00 ops/s");
+    assert_eq!(rate(3_500_000.0, RateUnit::Items("ops")), "3.50M ops/s");
+    // 209,479.86 records of 4 KiB per second = 818 MiB/s.
+    assert_eq!(rate(209_479.859_7, RateUnit::Bytes(4096)), "818 MiB/s");
+    assert_eq!(rate(10.0, RateUnit::Bytes(1 << 20)), "10.0 MiB/s");
+    assert_eq!(rate(3.0, RateUnit::Bytes(1 << 30)), "3.00 GiB/s");
+    assert_eq!(rate(100.0, RateUnit::Bytes(1)), "100 B/s");
+}
+
+#[test]
+fn plain_lines_carry_the_totals_and_the_eta() {
+    assert_eq!(
+        step_line("fdtree", at(1, 3, 1, 1), "", 0.974, Some(11.0)),
+        "fdtree rep 1/3: 0.97 s · ETA 00:11"
+    );
+    assert_eq!(
+        step_line("iozone", at(1, 2, 4, 9), "1024k, 64k", 0.5, Some(75.0)),
+        "iozone rep 1/2 · point 4/9 (1024k, 64k): 0.50 s · ETA 01:15"
+    );
+    // The last step: nothing left, no ETA.
+    assert_eq!(
+        step_line("fdtree", at(3, 3, 1, 1), "", 1.0, Some(0.0)),
+        "fdtree rep 3/3: 1.00 s"
+    );
+    assert_eq!(
+        study_line(3, 12, "journal=16MB · fdtree · rep 1/5", 0.97, Some(11.0)),
+        "[3/12] journal=16MB · fdtree · rep 1/5: 0.97 s · ETA 00:11"
+    );
+    assert_eq!(
+        study_line(1, 12, "journal=16MB · fdtree · rep 1/5", 0.97, None),
+        "[1/12] journal=16MB · fdtree · rep 1/5: 0.97 s"
+    );
+}
