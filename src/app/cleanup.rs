@@ -58,6 +58,10 @@ pub fn run(a: CleanupArgs, db: Option<PathBuf>) -> Result<()> {
             problems.extend(rep.kept);
         }
     }
+    // Images a killed host left for its User-mode Linux guest.
+    let (done, left) = crate::runner::guest::clean_killed_guests(work.root());
+    did_something |= say(&done, &[]);
+    problems.extend(left);
     if !problems.is_empty() {
         crate::bail_usage!("could not remove everything: {}", problems.join("; "));
     }
