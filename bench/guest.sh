@@ -31,7 +31,7 @@ rm -rf "$WORK"; mkdir -p "$WORK"
 trap 'rm -rf "$WORK"' EXIT
 DB="$WORK/bench.db"
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) exit; if (NR%2) m = a[(NR+1)/2]; else m = (a[NR/2]+a[NR/2+1])/2; printf "%.3f\n", m}'; }
 now() { date +%s.%N; }
 
 # 1. A guest that halts at once.
@@ -113,7 +113,7 @@ io() { # study phase -> median KiB/s
      JOIN study st ON st.id = c.study_id WHERE st.name = '$1' AND t.status = 'ok'
      AND s.phase = '$2' AND s.metric = 'throughput'" | median
 }
-mib() { echo "scale=0; $1 / 1024" | bc; }
+mib() { if [ -n "$1" ]; then echo "scale=0; $1 / 1024" | bc; else echo "-"; fi; }
 
 {
   echo "# User-mode Linux guest: cost and what its figures include"
@@ -128,9 +128,15 @@ mib() { echo "scale=0; $1 / 1024" | bc; }
   echo "| ext4 fdtree study, $REPS cold repetitions: wall time on the host | $(printf '%.1f' "$HOST_WALL") s |"
   echo "| the same in the guest (boot, provisioning, repetitions, teardown) | $(printf '%.1f' "$GUEST_WALL") s |"
   echo "| repetitions' own wall time, host / guest (sum) | $(printf '%.1f' "$HOST_REPS") s / $(printf '%.1f' "$GUEST_REPS") s |"
-  echo "| per repetition, guest − host | $(echo "scale=3; ($GUEST_REPS - $HOST_REPS) / $REPS" | bc) s |"
+  echo "| per repetition, guest − host | $(printf '%.2f' "$(echo "scale=3; ($GUEST_REPS - $HOST_REPS) / $REPS" | bc)") s |"
   echo "| file_create rate, host / guest (medians) | $(printf '%.0f' "$HOST_RATE") / $(printf '%.0f' "$GUEST_RATE") files/s = $(echo "scale=1; $HOST_RATE / $GUEST_RATE" | bc)× |"
   echo "| 256 MiB guest, 1 GiB IOzone, cache none: write / read | $(mib "$(io io-none write)") / $(mib "$(io io-none read)") MiB/s |"
   echo "| the same, cache cold (guest and host caches dropped): write / read | $(mib "$(io io-cold write)") / $(mib "$(io io-cold read)") MiB/s |"
+  echo
+  echo "The cold policy drops the guest's and the host's caches before each repetition; IOzone's"
+  echo "read pass then reads what its write pass just wrote, which the 256 MiB guest cannot hold"
+  echo "but the host's page cache does (ubd does buffered I/O on the image files). A guest's"
+  echo "reads are device-bound only for data sets larger than the host's RAM; the report's"
+  echo "page-cache warning counts the host's RAM for a guest study."
 } > "$OUT"
 cat "$OUT"

@@ -15,7 +15,9 @@ pub const CACHE_FACTOR: f64 = 2.0;
 
 /// The machine facts the cache checks need, from the environments.
 pub struct Machine {
-    /// The largest `ram_bytes` recorded.
+    /// The largest RAM that can cache the data: `ram_bytes` and, for a study run in a
+    /// User-mode Linux guest, `host_ram_bytes` (the host's page cache holds the guest's
+    /// image files).
     pub ram: Option<u64>,
     /// The first `device_read_bytes_per_sec` recorded.
     pub device_rate: Option<f64>,
@@ -33,7 +35,8 @@ impl Machine {
         Machine {
             ram: envs
                 .iter()
-                .filter_map(|e| get(e, "ram_bytes")?.parse::<u64>().ok())
+                .flat_map(|e| ["ram_bytes", "host_ram_bytes"].map(|k| get(e, k)))
+                .filter_map(|v| v?.parse::<u64>().ok())
                 .max(),
             device_rate: envs
                 .iter()
@@ -186,6 +189,25 @@ pub fn dataset_bytes(kind: &str, p: &serde_json::Value) -> Option<u64> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_guest_counts_the_hosts_ram() {
+        let env = |pairs: &[(&str, &str)]| Environment {
+            source: "1".into(),
+            entries: pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let host = Machine::of(&[env(&[("ram_bytes", "1000")])]);
+        assert_eq!(host.ram, Some(1000));
+        let guest = Machine::of(&[env(&[
+            ("ram_bytes", "500"),
+            ("guest", "uml"),
+            ("host_ram_bytes", "24000"),
+        ])]);
+        assert_eq!(guest.ram, Some(24000), "the host's cache holds the images");
+    }
 
     #[test]
     fn dataset_sizes_only_for_throughput_workloads() {

@@ -76,6 +76,7 @@ pub fn capture(exec: &dyn Exec, workdir: &Path, study: &Study) -> Vec<(String, S
         for (key, var) in [
             ("guest_mem", super::guest::FSLAB_GUEST_MEM),
             ("host_kernel", super::guest::FSLAB_GUEST_HOST_KERNEL),
+            ("host_ram_bytes", super::guest::FSLAB_GUEST_HOST_RAM),
         ] {
             if let Ok(v) = std::env::var(var) {
                 env.push((key.into(), v));

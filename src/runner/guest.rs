@@ -29,6 +29,8 @@ pub const FSLAB_GUEST: &str = "FSLAB_GUEST";
 pub const FSLAB_GUEST_MEM: &str = "FSLAB_GUEST_MEM";
 /// Set inside the guest: the host's kernel release, for the environment.
 pub const FSLAB_GUEST_HOST_KERNEL: &str = "FSLAB_GUEST_HOST_KERNEL";
+/// Set inside the guest: the host's RAM in bytes (its page cache holds the guest's images).
+pub const FSLAB_GUEST_HOST_RAM: &str = "FSLAB_GUEST_HOST_RAM";
 /// Set inside the guest: `IDX.ROLE=/dev/ubdX` pairs separated by `;`, the block device of
 /// each cell's `data` and `journal`.
 pub const FSLAB_GUEST_DEVICES: &str = "FSLAB_GUEST_DEVICES";
@@ -278,6 +280,10 @@ pub fn run(b: Boot<'_>) -> Result<u8> {
         (FSLAB_GUEST.to_string(), "uml".to_string()),
         (FSLAB_GUEST_MEM.to_string(), b.spec.mem_word()),
         (FSLAB_GUEST_HOST_KERNEL.to_string(), host_kernel),
+        (
+            FSLAB_GUEST_HOST_RAM.to_string(),
+            crate::sysinfo::total_ram().to_string(),
+        ),
         (FSLAB_GUEST_DEVICES.to_string(), devices.join(";")),
         (FSLAB_GUEST_CONTROL.to_string(), "/dev/tty3".to_string()),
         (
