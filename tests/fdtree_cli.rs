@@ -585,14 +585,13 @@ fn compare_shows_what_differs_and_warns_on_different_parameters() {
     run(&[]);
     run(&["--sync"]);
     run(&[]);
-    let out = fslab(work.path())
-        .args(["compare", "1", "2"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).unwrap();
+    let compare = |args: &[&str]| {
+        let mut a = vec!["compare"];
+        a.extend_from_slice(args);
+        let out = fslab(work.path()).args(&a).assert().success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let out = compare(&["1", "2"]);
     let section = out
         .split("== What differs (1 → 2) ==\n")
         .nth(1)
@@ -612,27 +611,14 @@ fn compare_shows_what_differs_and_warns_on_different_parameters() {
         "{out}"
     );
     // JSON carries them as data.
-    let j = fslab(work.path())
-        .args(["compare", "1", "2", "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let d = &json(&j)["differences"];
+    let j = compare(&["1", "2", "--format", "json"]);
+    let d = &json(j.as_bytes())["differences"];
     assert_eq!(
         d,
         &serde_json::json!([{"section": "parameters", "key": "sync", "a": "false", "b": "true"}])
     );
     // Two runs alike: nothing differs, no warning.
-    let out = fslab(work.path())
-        .args(["compare", "1", "3"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).unwrap();
+    let out = compare(&["1", "3"]);
     assert!(
         out.contains("== What differs (1 → 3) ==\nnothing: the same parameters"),
         "{out}"
