@@ -218,7 +218,16 @@ fn ranks_with_different_options_are_refused() {
 fn commands_without_mpi_mode_are_refused_under_mpiexec() {
     let work = tempfile::tempdir().unwrap();
     let out = run(work.path(), &[(2, vec!["list".into()])]);
-    assert_eq!(out.status.code(), Some(2));
+    // Both ranks refuse and exit 2 before MPI_Init; MPICH's launcher then reports the bad
+    // termination and may kill what is left of the job, `timeout` included (seen once in CI
+    // on a loaded machine: no exit code, killed by a signal). The refusal is what counts.
+    use std::os::unix::process::ExitStatusExt;
+    assert!(
+        out.status.code() == Some(2) || out.status.signal() == Some(9),
+        "{:?}: {}",
+        out.status,
+        text(&out.stderr)
+    );
     assert!(text(&out.stderr).contains("has no MPI mode"));
 }
 
