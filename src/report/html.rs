@@ -124,13 +124,14 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
             "<p class=\"meta\">Mean, ± standard deviation, then the {} and n.</p>",
             esc(&interval_words(w, t))
         );
-        let mut cols = vec!["configuration"];
-        cols.extend(t.phases.iter().map(String::as_str));
+        let g = super::grid::grid(r, w, t, &cells);
+        let mut cols = vec![g.corner];
+        cols.extend(g.columns.iter().map(String::as_str));
         table_head(o, &cols);
-        for &c in &cells {
-            let _ = write!(o, "<tr><th>{}</th>", esc(&r.cells[c].label));
-            for p in &t.phases {
-                match w.stat(c, p, &t.metric) {
+        for (label, entries) in &g.rows {
+            let _ = write!(o, "<tr><th>{}</th>", esc(label));
+            for e in entries {
+                match e {
                     Some(s) => {
                         let _ = write!(o, "<td class=\"num\">{}</td>", entry(s));
                     }
@@ -160,7 +161,7 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
             let _ = write!(
                 o,
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td>",
-                esc(&l.op),
+                esc(&super::grid::phase_label(&w.kind, &l.op)),
                 esc(&r.cells[l.cell].label),
                 l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into())
             );

@@ -58,13 +58,14 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             "Mean, with the standard deviation under it, then the {} and n.\n",
             interval_words(w, t)
         );
-        let mut h = vec!["configuration".to_string()];
-        h.extend(t.phases.iter().map(|p| esc(p)));
+        let g = super::grid::grid(r, w, t, &cells);
+        let mut h = vec![g.corner.to_string()];
+        h.extend(g.columns.iter().map(|p| esc(p)));
         header(o, &h, 1..h.len());
-        for &c in &cells {
-            let mut cols = vec![esc(&r.cells[c].label)];
-            for p in &t.phases {
-                cols.push(match w.stat(c, p, &t.metric) {
+        for (label, entries) in &g.rows {
+            let mut cols = vec![esc(label)];
+            for e in entries {
+                cols.push(match e {
                     Some(s) => format!(
                         "{}<br>{}<br>{}",
                         fmt_num(s.summary.mean),
@@ -92,7 +93,7 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
         header(o, &h, 2..h.len());
         for l in &w.latency {
             let mut cols = vec![
-                esc(&l.op),
+                esc(&super::grid::phase_label(&w.kind, &l.op)),
                 esc(&r.cells[l.cell].label),
                 l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
             ];

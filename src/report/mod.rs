@@ -12,6 +12,7 @@ pub mod checks;
 pub mod comparisons;
 pub mod csv;
 pub mod differences;
+pub mod grid;
 pub mod headline;
 pub mod html;
 pub mod json;

@@ -134,13 +134,14 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             interval_words(w, t)
         );
         let mut tb = new_table();
-        let mut header = vec![Cell::new("configuration")];
-        header.extend(t.phases.iter().map(Cell::new));
+        let g = super::grid::grid(r, w, t, &cells);
+        let mut header = vec![Cell::new(g.corner)];
+        header.extend(g.columns.iter().map(Cell::new));
         tb.set_header(header);
-        for &c in &cells {
-            let mut row = vec![Cell::new(&r.cells[c].label)];
-            for p in &t.phases {
-                let text = match w.stat(c, p, &t.metric) {
+        for (label, entries) in &g.rows {
+            let mut row = vec![Cell::new(label)];
+            for e in entries {
+                let text = match e {
                     Some(s) => format!("{}\n{}", mean_sd(s), ci_n(s)),
                     None => "-".into(),
                 };
@@ -209,7 +210,7 @@ fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     tb.set_header(header);
     for l in &w.latency {
         let mut row = vec![
-            Cell::new(&l.op),
+            Cell::new(super::grid::phase_label(&w.kind, &l.op)),
             Cell::new(&r.cells[l.cell].label),
             Cell::new(l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into()))
                 .set_alignment(CellAlignment::Right),

@@ -100,6 +100,19 @@ impl OpKind {
         }
     }
 
+    /// The name dbench prints in its summary table (`Qpathinfo` for QUERY_PATH_INFORMATION,
+    /// `Find` for FIND_FIRST, …); the loadfile name where dbench prints that.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            OpKind::QueryPathInformation => "Qpathinfo",
+            OpKind::QueryFileInformation => "Qfileinfo",
+            OpKind::QueryFsInformation => "Qfsinfo",
+            OpKind::SetFileInformation => "Sfileinfo",
+            OpKind::FindFirst => "Find",
+            other => other.name(),
+        }
+    }
+
     /// Look a name up, ignoring case (dbench 5 uses strcasecmp).
     pub fn from_name(s: &str) -> Option<OpKind> {
         // Exact spellings first: loadfiles are large and almost always use them.
