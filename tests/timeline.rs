@@ -82,3 +82,60 @@ fn a_timeline_is_sampled_once_a_second_stored_and_charted() {
         "no timeline chart"
     );
 }
+
+/// dbench's per-second progress lines are stored as a time series with every run, with or
+/// without `--timeline` (issue 13, item 6): MB/s so far in the phase, the largest latency of
+/// the second, the clients running.
+#[test]
+fn dbench_progress_lines_are_stored_as_a_time_series() {
+    let d = tempfile::tempdir().unwrap();
+    let load = d.path().join("load.txt");
+    std::fs::write(
+        &load,
+        format!(
+            "Mkdir \"\\clients\" NT_STATUS_OK\nMkdir \"\\clients\\client1\" NT_STATUS_OK\n{LOAD}"
+        ),
+    )
+    .unwrap();
+    let target = d.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    fslab(d.path())
+        .args(["dbench", "--quiet", "-t", "3", "--warmup", "2", "-c"])
+        .arg(&load)
+        .arg("-D")
+        .arg(&target)
+        .arg("2")
+        .assert()
+        .success();
+    let c = rusqlite::Connection::open(d.path().join("results.db")).unwrap();
+    let series = |metric: &str| -> Vec<(f64, String, f64)> {
+        c.prepare("SELECT t, unit, value FROM timeline WHERE metric = ?1 ORDER BY t")
+            .unwrap()
+            .query_map([metric], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect()
+    };
+    let warm = series("dbench.warmup_mbps");
+    let exec = series("dbench.execute_mbps");
+    assert!(!warm.is_empty(), "two seconds of warm-up: {warm:?}");
+    assert!(exec.len() >= 2, "three seconds of execution: {exec:?}");
+    assert!(
+        exec.iter().all(|(_, u, v)| u == "MB/s" && *v > 0.0),
+        "{exec:?}"
+    );
+    assert!(
+        warm.last().unwrap().0 < exec[0].0,
+        "warm-up first: {warm:?} {exec:?}"
+    );
+    let clients = series("dbench.clients");
+    assert!(clients.iter().all(|(_, _, v)| *v <= 2.0), "{clients:?}");
+    assert_eq!(clients.first().map(|p| p.2), Some(2.0), "{clients:?}");
+    let lat = series("dbench.max_latency");
+    assert!(
+        lat.iter().all(|(_, u, v)| u == "ms" && *v >= 0.0),
+        "{lat:?}"
+    );
+    // No --timeline: the sampler's own series are not there.
+    assert!(series("progress").is_empty());
+}

@@ -88,6 +88,8 @@ struct State {
     sampler: Option<Sampler>,
     /// Its points, once it stopped.
     timeline: Vec<TimePoint>,
+    /// The engine's own per-second series ([`Observer::series`]).
+    engine_series: Vec<TimePoint>,
 }
 
 /// A thread that samples the cell's devices, the CPU and the engine's progress once a second.
@@ -231,9 +233,13 @@ impl<'a> Recorder<'a> {
         (std::mem::take(&mut s.metrics), s.verdict.take())
     }
 
-    /// The time series (`--timeline`), taken once.
+    /// The time series, taken once: the samples of `--timeline`, and the engine's own
+    /// per-second series (dbench's progress lines), which are kept with or without it.
     pub fn take_timeline(&self) -> Vec<TimePoint> {
-        std::mem::take(&mut self.state().timeline)
+        let mut s = self.state();
+        let mut out = std::mem::take(&mut s.timeline);
+        out.append(&mut s.engine_series);
+        out
     }
 }
 
@@ -303,6 +309,16 @@ impl Observer for Watch<'_, '_> {
 
     fn message(&self, msg: &str) {
         self.inner.message(msg);
+    }
+
+    fn series(&self, name: &str, unit: Unit, t: f64, value: f64) {
+        self.recorder.state().engine_series.push(TimePoint {
+            t,
+            name: name.to_string(),
+            unit,
+            value,
+        });
+        self.inner.series(name, unit, t, value);
     }
 }
 

@@ -43,6 +43,9 @@ pub trait Observer: Sync {
     fn phase_finished(&self, _phase: &str) {}
     /// A line of information for the user (not part of the results).
     fn message(&self, _msg: &str) {}
+    /// A point of the engine's own time series — dbench's per-second line — at `t` seconds
+    /// since the run started; stored with the repetition's timeline.
+    fn series(&self, _name: &str, _unit: crate::metric::Unit, _t: f64, _value: f64) {}
 }
 
 /// An observer that ignores everything.

@@ -5,6 +5,7 @@
 use super::engine::ms;
 use super::ops::OpKind;
 use super::worker::Slot;
+use crate::metric::Unit;
 use crate::workload::Observer;
 use anyhow::{anyhow, Result};
 use hdrhistogram::Histogram;
@@ -146,6 +147,12 @@ fn progress(w: &Watch<'_>) {
             // dbench, too, prints nothing in the first second of a phase.
             continue;
         }
+        // The line as a time series: MB/s so far in the phase, the largest latency of the
+        // second, the clients still running.
+        let t = (now - t0).as_secs_f64();
+        obs.series(&format!("dbench.{phase}_mbps"), Unit::MBPerSec, t, mbps);
+        obs.series("dbench.max_latency", Unit::Millis, t, lat as f64 / 1e6);
+        obs.series("dbench.clients", Unit::Count, t, (n - finished) as f64);
         obs.message(&progress_line(
             n - finished,
             lines / n as u64,
