@@ -3,11 +3,13 @@
 //! Every engine (fdtree, IOzone, dbench) reports a flat list of metrics, so the store and
 //! the reports never need to know which workload produced them.
 
+use crate::units::{self, Ladder, Scale};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// The unit of a metric. Stored as its short string (`as_str`) so the database stays readable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+/// The unit of a metric. Stored, exported (CSV, JSON) and printed as its short string
+/// (`as_str`: `s`, `dirs/s`), one spelling everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Unit {
     /// Elapsed wall-clock time in seconds.
     Seconds,
@@ -67,6 +69,39 @@ impl Unit {
         Unit::ALL.into_iter().find(|u| u.as_str() == s)
     }
 
+    /// The unit ladder people read values of this unit in (seconds → ms/µs, KiB/s → GiB/s).
+    fn ladder(self) -> Option<Ladder> {
+        match self {
+            Unit::Seconds => Some(units::SECONDS),
+            Unit::Millis => Some(units::MILLIS),
+            Unit::KiBPerSec => Some(units::KIB_PER_SEC),
+            Unit::MBPerSec => Some(units::MB_PER_SEC),
+            Unit::Bytes => Some(units::BYTES),
+            _ => None,
+        }
+    }
+
+    /// The scale to print values of about `magnitude` in: `ms` for 0.0123 s, `GiB/s` for
+    /// 15000000 KiB/s; rates of items keep their unit, counts print as whole numbers.
+    pub fn scale(self, magnitude: f64) -> Scale {
+        match self.ladder() {
+            Some(l) => Scale::pick(l, magnitude),
+            None if self == Unit::Count => Scale::fixed("").whole(),
+            None => Scale::fixed(self.as_str()),
+        }
+    }
+
+    /// The scale for a set of values compared with each other (a column, an axis), from
+    /// their typical magnitude (see [`units::typical_magnitude`]).
+    pub fn scale_for(self, values: impl IntoIterator<Item = f64>) -> Scale {
+        self.scale(units::typical_magnitude(values))
+    }
+
+    /// One value with its own scale and unit: `955.3 µs`, `1.83 GB/s`, `160`.
+    pub fn fmt(self, v: f64) -> String {
+        self.scale(v).fmt(v)
+    }
+
     /// Whether a larger value is better (rates) or worse (times, latencies).
     /// Counts and bytes are treated as "higher is better" (more work done).
     pub fn higher_is_better(self) -> bool {
@@ -90,6 +125,22 @@ impl Unit {
                 | Unit::KiBPerSec
                 | Unit::MBPerSec
         )
+    }
+}
+
+impl Serialize for Unit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Unit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        // The short spelling; fslab 0.1 wrote the variant names (`Seconds`) in JSON.
+        Unit::parse(&s)
+            .or_else(|| Unit::ALL.into_iter().find(|u| format!("{u:?}") == s))
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown unit '{s}'")))
     }
 }
 
@@ -186,6 +237,37 @@ mod tests {
             assert_eq!(Unit::parse(u.as_str()), Some(u));
         }
         assert_eq!(Unit::parse("furlongs"), None);
+    }
+
+    #[test]
+    fn json_spells_units_as_the_store_does() {
+        assert_eq!(
+            serde_json::to_string(&Unit::DirsPerSec).unwrap(),
+            "\"dirs/s\""
+        );
+        assert_eq!(serde_json::to_string(&Unit::Seconds).unwrap(), "\"s\"");
+        for u in Unit::ALL {
+            let j = serde_json::to_string(&u).unwrap();
+            assert_eq!(serde_json::from_str::<Unit>(&j).unwrap(), u);
+        }
+        // Documents written by fslab 0.1 still read.
+        assert_eq!(
+            serde_json::from_str::<Unit>("\"KiBPerSec\"").unwrap(),
+            Unit::KiBPerSec
+        );
+        assert!(serde_json::from_str::<Unit>("\"furlongs\"").is_err());
+    }
+
+    #[test]
+    fn values_print_in_the_unit_that_fits() {
+        assert_eq!(Unit::Seconds.fmt(0.0009553), "955.3 µs");
+        assert_eq!(Unit::KiBPerSec.scale(15_000_000.0).label, "GiB/s");
+        assert_eq!(Unit::Count.fmt(160.0), "160");
+        assert_eq!(Unit::FilesPerSec.fmt(2000.0), "2000 files/s");
+        assert_eq!(Unit::Millis.fmt(0.25), "250.0 µs");
+        assert_eq!(Unit::Bytes.fmt(16.0 * 1048576.0), "16.00 MiB");
+        let col = Unit::Seconds.scale_for([0.002, 0.003, 0.004]);
+        assert_eq!((col.label, col.num(0.0035)), ("ms", "3.50".to_string()));
     }
 
     #[test]

@@ -30,9 +30,11 @@ pub fn parse_size_with(s: &str, bare: u64) -> Result<u64, String> {
     let lower = t.to_ascii_lowercase();
     let bad = || format!("'{s}' is not a size; use a number with an optional k, m, g or t suffix");
     // "16MiB", "16MB" and "16M" mean the same; "512B" is explicitly bytes.
+    // A space may separate the number and its unit, as fslab prints sizes ("16 MiB").
     let (stripped, explicit_bytes) = if let Some(r) = lower.strip_suffix("ib") {
-        (r, false)
+        (r.trim_end(), false)
     } else if let Some(r) = lower.strip_suffix('b') {
+        let r = r.trim_end();
         (r, r.ends_with(|c: char| c.is_ascii_digit()))
     } else {
         (lower.as_str(), false)
@@ -200,6 +202,147 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
+/// A unit ladder: each step is (`divisor`, `label`), in increasing order; a value at least
+/// `divisor` (in the ladder's base unit) prints as `value / divisor` in `label`.
+pub type Ladder = &'static [(f64, &'static str)];
+
+/// Seconds: ns, µs, ms, s (longer times stay in seconds, as every tool prints them).
+pub const SECONDS: Ladder = &[(1e-9, "ns"), (1e-6, "µs"), (1e-3, "ms"), (1.0, "s")];
+/// Milliseconds (latencies): ns, µs, ms, s.
+pub const MILLIS: Ladder = &[(1e-6, "ns"), (1e-3, "µs"), (1.0, "ms"), (1e3, "s")];
+/// Bytes, binary multiples.
+pub const BYTES: Ladder = &[
+    (1.0, "B"),
+    (1024.0, "KiB"),
+    (1048576.0, "MiB"),
+    (1073741824.0, "GiB"),
+    (1099511627776.0, "TiB"),
+    (1125899906842624.0, "PiB"),
+];
+/// KiB/s (IOzone, fdtree), binary multiples.
+pub const KIB_PER_SEC: Ladder = &[
+    (1.0, "KiB/s"),
+    (1024.0, "MiB/s"),
+    (1048576.0, "GiB/s"),
+    (1073741824.0, "TiB/s"),
+];
+/// MB/s (dbench), decimal multiples.
+pub const MB_PER_SEC: Ladder = &[(1e-3, "kB/s"), (1.0, "MB/s"), (1e3, "GB/s"), (1e6, "TB/s")];
+
+/// How a value is printed for people: the step of a [`Ladder`] chosen for a magnitude, and
+/// whether values are whole numbers (counts) that print without decimals.
+///
+/// Machine formats (CSV, JSON, the store) keep raw numbers in base units; the human formats
+/// (terminal, Markdown, HTML, charts) print through a `Scale`. One scale is chosen for the
+/// values that are compared with each other (a column of a table, the axis of a chart), so
+/// they share a unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    /// Base units per printed unit.
+    pub divisor: f64,
+    /// The printed unit (`ms`, `GiB/s`); empty for a plain count.
+    pub label: &'static str,
+    /// Whole values print without decimals (`160`, not `160.0`).
+    pub whole: bool,
+}
+
+impl Scale {
+    /// The largest step of `ladder` not above `magnitude` (its absolute value); the first
+    /// step for zero, values below every step, NaN and infinities.
+    pub fn pick(ladder: Ladder, magnitude: f64) -> Scale {
+        let m = magnitude.abs();
+        let (divisor, label) = ladder
+            .iter()
+            .rev()
+            .find(|(d, _)| m.is_finite() && m >= *d)
+            .or_else(|| {
+                // Between zero and the first step, or beyond: the unit that fits best.
+                if m.is_finite() && m > 0.0 {
+                    ladder.first()
+                } else {
+                    ladder.iter().find(|(d, _)| *d == 1.0).or(ladder.first())
+                }
+            })
+            .copied()
+            .unwrap_or((1.0, ""));
+        Scale {
+            divisor,
+            label,
+            whole: false,
+        }
+    }
+
+    /// A fixed unit with no scaling (`files/s`), or a plain count when `label` is empty.
+    pub const fn fixed(label: &'static str) -> Scale {
+        Scale {
+            divisor: 1.0,
+            label,
+            whole: false,
+        }
+    }
+
+    /// The same scale, printing whole values without decimals.
+    pub const fn whole(mut self) -> Scale {
+        self.whole = true;
+        self
+    }
+
+    /// `v` in this scale, without the unit: `1.23`, `160`.
+    pub fn num(&self, v: f64) -> String {
+        let x = v / self.divisor;
+        if self.whole && x.fract() == 0.0 && x.abs() < 1e15 {
+            format!("{x:.0}")
+        } else {
+            fmt_num(x)
+        }
+    }
+
+    /// `v` in this scale with its unit: `1.23 ms`, `160`.
+    pub fn fmt(&self, v: f64) -> String {
+        if self.label.is_empty() {
+            self.num(v)
+        } else {
+            format!("{} {}", self.num(v), self.label)
+        }
+    }
+
+    /// The unit in parentheses for a header or an axis (` (ms)`), empty for a plain count.
+    pub fn suffix(&self) -> String {
+        if self.label.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", self.label)
+        }
+    }
+}
+
+/// The median of the absolute finite values (0 when there are none): the magnitude a
+/// [`Scale`] is chosen for, so one outlier does not push a column into another unit.
+pub fn typical_magnitude(values: impl IntoIterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values
+        .into_iter()
+        .filter(|x| x.is_finite())
+        .map(f64::abs)
+        .collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// A size exactly as people write it, in the largest binary unit that divides it: `16 MiB`,
+/// `64 KiB`, `1536 MiB`, `512 B`. [`parse_size`] reads it back to the same number of bytes.
+pub fn fmt_size(b: u64) -> String {
+    let (d, label) = BYTES
+        .iter()
+        .rev()
+        .find(|(d, _)| b > 0 && b % (*d as u64) == 0)
+        .copied()
+        .unwrap_or((1.0, "B"));
+    format!("{} {label}", b / d as u64)
+}
+
 /// The current time as RFC 3339 UTC with millisecond precision (how every stored time is
 /// written).
 pub fn timestamp_now() -> String {
@@ -320,5 +463,53 @@ mod tests {
         assert_eq!(fmt_num(1.23456), "1.23");
         assert_eq!(fmt_num(0.0018012), "0.001801");
         assert_eq!(fmt_num(0.25), "0.2500");
+    }
+
+    #[test]
+    fn scales_pick_the_unit_that_fits() {
+        assert_eq!(Scale::pick(SECONDS, 0.0009553).fmt(0.0009553), "955.3 µs");
+        assert_eq!(Scale::pick(SECONDS, 0.0123).fmt(0.0123), "12.30 ms");
+        assert_eq!(Scale::pick(SECONDS, 2.5).fmt(2.5), "2.50 s");
+        assert_eq!(Scale::pick(SECONDS, 4000.0).fmt(4000.0), "4000 s");
+        assert_eq!(Scale::pick(SECONDS, 3e-8).fmt(3e-8), "30.00 ns");
+        assert_eq!(Scale::pick(MILLIS, 0.052).fmt(0.052), "52.00 µs");
+        assert_eq!(
+            Scale::pick(KIB_PER_SEC, 15_000_000.0).fmt(15_000_000.0),
+            "14.31 GiB/s"
+        );
+        assert_eq!(Scale::pick(KIB_PER_SEC, 512.0).fmt(512.0), "512.0 KiB/s");
+        assert_eq!(Scale::pick(MB_PER_SEC, 1830.0).fmt(1830.0), "1.83 GB/s");
+        // One scale for a column: a small value keeps the column's unit.
+        let col = Scale::pick(SECONDS, typical_magnitude([0.5, 0.7, 12.0]));
+        assert_eq!(col.fmt(12.0), "12000 ms");
+        // Zero and non-finite magnitudes take the base unit.
+        assert_eq!(Scale::pick(SECONDS, 0.0).label, "s");
+        assert_eq!(Scale::pick(KIB_PER_SEC, f64::NAN).label, "KiB/s");
+        assert_eq!(Scale::pick(MB_PER_SEC, 0.0).label, "MB/s");
+        // Counts: whole numbers without decimals, fractions still shown.
+        assert_eq!(Scale::fixed("").whole().fmt(160.0), "160");
+        assert_eq!(Scale::fixed("").whole().fmt(160.5), "160.5");
+        assert_eq!(Scale::fixed("files/s").fmt(1234.4), "1234 files/s");
+        assert_eq!(Scale::fixed("").suffix(), "");
+        assert_eq!(Scale::pick(SECONDS, 0.01).suffix(), " (ms)");
+        assert_eq!(typical_magnitude([f64::NAN]), 0.0);
+    }
+
+    #[test]
+    fn sizes_print_as_people_write_them_and_parse_back() {
+        for (b, s) in [
+            (16u64 << 20, "16 MiB"),
+            (64 << 10, "64 KiB"),
+            (512, "512 B"),
+            (3 << 29, "1536 MiB"),
+            (0, "0 B"),
+            (1000, "1000 B"),
+            (1 << 40, "1 TiB"),
+        ] {
+            assert_eq!(fmt_size(b), s);
+        }
+        for b in [16u64 << 20, 64 << 10, 512, 1 << 40, 4096, 3 << 29, 1000] {
+            assert_eq!(parse_size(&fmt_size(b)).unwrap(), b, "{}", fmt_size(b));
+        }
     }
 }

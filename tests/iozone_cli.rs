@@ -170,11 +170,21 @@ fn sweep_points_are_cells_with_file_and_record_factors() {
         .map(|r| r.unwrap())
         .collect();
     assert_eq!(factors.len(), 4);
-    assert_eq!(factors[0], r#"[["file_size","64k"],["record_size","32k"]]"#);
+    // Sizes as people write them (and as `parse_size` reads them back).
+    assert_eq!(
+        factors[0],
+        r#"[["file_size","64 KiB"],["record_size","32 KiB"]]"#
+    );
     assert_eq!(
         factors[3],
-        r#"[["file_size","128k"],["record_size","64k"]]"#
+        r#"[["file_size","128 KiB"],["record_size","64 KiB"]]"#
     );
+    let label: String = db
+        .query_row("SELECT label FROM cell ORDER BY idx LIMIT 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(label, "file_size=64 KiB record_size=32 KiB");
     let samples: i64 = db
         .query_row(
             "SELECT count(*) FROM sample WHERE phase = 'write' AND metric = 'throughput' AND unit = 'KiB/s'",

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 const FORBIDDEN: &[(&str, &[&str])] = &[
     // Leaves: nothing of ours above them.
     ("stats", &["*"]),
-    ("metric", &["*"]),
+    // Metric units print through the units' scales.
+    ("metric", &["units_only"]),
     ("units", &["*"]),
     ("target", &["sysinfo_only"]),
     ("signal", &["*"]),
@@ -163,6 +164,8 @@ fn no_module_imports_a_layer_above_it() {
                         && n != *module
                 } else if forbidden.contains(&"sysinfo_only") {
                     n != "sysinfo" && n != *module
+                } else if forbidden.contains(&"units_only") {
+                    n != "units" && n != *module
                 } else {
                     forbidden.contains(&n.as_str()) || n.starts_with('{')
                 };

@@ -141,7 +141,7 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
                 groups.push(serde_json::json!({"cell": c.label, "workload": w.label, "summary": runsummary::to_json(&sums)}));
             }
         }
-        let doc = serde_json::json!({"schema": "fslab.show.v1", "study": d.study, "environment": d.environment,
+        let doc = serde_json::json!({"schema": "fslab.show.v1", "study": d.study, "environment": crate::report::model::env_json(&d.environment),
             "cells": d.cells, "workloads": d.workloads, "series": d.series, "summaries": groups});
         crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(());
@@ -158,7 +158,7 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
         crate::outln!("  about    {}", s.description);
     }
     for (k, v) in &d.environment {
-        crate::outln!("  {k:<22} {v}");
+        crate::outln!("  {k:<22} {}", crate::report::verdict::env_value(k, v));
     }
     crate::outln!();
     for c in &d.cells {

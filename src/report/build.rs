@@ -406,8 +406,8 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
     }
 }
 
-/// A table title for a metric name and its units.
-fn title(name: &str, units: &[Unit]) -> String {
+/// A table title for a metric name and its units: (`Time`, `Time (s)`).
+fn title(name: &str, units: &[Unit]) -> (String, String) {
     let mut us: Vec<&str> = Vec::new();
     for u in units {
         if !us.contains(&u.as_str()) {
@@ -427,7 +427,8 @@ fn title(name: &str, units: &[Unit]) -> String {
             }
         }
     };
-    format!("{words} ({})", us.join(", "))
+    let title = format!("{words} ({})", us.join(", "));
+    (words, title)
 }
 
 /// One table per metric name: times first, then rates, then the rest, each in order of
@@ -457,7 +458,8 @@ fn tables(wr: &WorkloadReport) -> Vec<TableSpec> {
                 }
             }
             TableSpec {
-                title: title(&name, &units),
+                heading: title(&name, &units).0,
+                title: title(&name, &units).1,
                 metric: name,
                 phases,
                 units,

@@ -14,7 +14,6 @@ use crate::metric::Unit;
 use crate::stats::adaptive::StopReason;
 use crate::stats::{outliers, trend};
 use crate::store::SeriesStatus;
-use crate::units::fmt_num;
 use crate::workload::WorkloadKind;
 
 /// A first repetition this much worse than the median of the others is flagged (10%).
@@ -132,11 +131,11 @@ fn too_short(
             Draft::new(WarningKind::TooShort, Some(w), None, Some(format!("{phase}.elapsed")))
                 .finish(
                     phase.clone(),
-                    format!("{} s", fmt_num(shortest.summary.mean)),
+                    shortest.unit.fmt(shortest.summary.mean),
                     format!(
-                        "mean time under {min} s in {} of {total} configurations (shortest {} s, {}): too short to trust",
+                        "mean time under {min} s in {} of {total} configurations (shortest {}, {}): too short to trust",
                         short.len(),
-                        fmt_num(shortest.summary.mean),
+                        shortest.unit.fmt(shortest.summary.mean),
                         cells[shortest.cell].label
                     ),
                     advice::too_short(WorkloadKind::of(&w.kind), origin),
@@ -214,7 +213,7 @@ fn per_metric(
                 format!(
                     "repetition {} = {} (modified z {:.1})",
                     s.repetitions[i],
-                    fmt_num(s.values[i]),
+                    s.unit.fmt(s.values[i]),
                     z[i]
                 )
             })
@@ -240,9 +239,9 @@ fn per_metric(
             format!("{:.0}% worse", f.worse_by * 100.0),
             format!(
                 "the first repetition ({}) is {:.0}% worse than the median of the others ({})",
-                fmt_num(f.first),
+                s.unit.fmt(f.first),
                 f.worse_by * 100.0,
-                fmt_num(f.median_rest)
+                s.unit.fmt(f.median_rest)
             ),
             advice::first_slower(policy, origin),
         ));

@@ -3,7 +3,12 @@
 //! operations are rows under dbench's own names (`Qpathinfo`, `Find`, …) with one column per
 //! configuration, so the table stays as narrow as the number of configurations.
 
+//!
+//! Each phase has one [`Scale`] (from the typical mean of its entries), so the values that
+//! are compared with each other share a unit, named beside the phase: `file_create (ms)`.
+
 use super::model::{CellMetric, ReportData, TableSpec, WorkloadReport};
+use crate::units::Scale;
 
 /// One table laid out: the corner label, the column labels, and each row's label with its
 /// entries (`None`: no value).
@@ -13,7 +18,29 @@ pub struct Grid<'a> {
     /// Column labels after the first.
     pub columns: Vec<String>,
     /// Row label and one entry per column.
-    pub rows: Vec<(String, Vec<Option<&'a CellMetric>>)>,
+    pub rows: Vec<(String, Vec<Entry<'a>>)>,
+}
+
+/// One entry of a table with the scale it prints in; `None` when there is no value.
+pub type Entry<'a> = Option<(&'a CellMetric, Scale)>;
+
+/// The scale of one phase's entries: from the typical magnitude of their means.
+fn phase_scale(entries: &[Option<&CellMetric>]) -> Option<Scale> {
+    let unit = entries.iter().flatten().next()?.unit;
+    Some(unit.scale_for(entries.iter().flatten().map(|s| s.summary.mean)))
+}
+
+/// Entries with their phase's scale.
+fn scaled(entries: Vec<Option<&CellMetric>>, scale: Option<Scale>) -> Vec<Entry<'_>> {
+    entries.into_iter().map(|e| e.zip(scale)).collect()
+}
+
+/// A label with its scale's unit: `file_create (ms)`.
+fn with_unit(label: String, scale: Option<Scale>) -> String {
+    match scale {
+        Some(s) => format!("{label}{}", s.suffix()),
+        None => label,
+    }
 }
 
 /// How a phase is named in a report: dbench's operations by dbench's summary names.
@@ -26,6 +53,26 @@ pub fn phase_label(kind: &str, phase: &str) -> String {
     phase.to_string()
 }
 
+/// The scale of one operation's latency percentiles (stored in ms), from every
+/// configuration's points, so an operation's rows share a unit.
+pub fn latency_scale(w: &WorkloadReport, op: &str) -> Scale {
+    crate::metric::Unit::Millis.scale_for(
+        w.latency
+            .iter()
+            .filter(|l| l.op == op)
+            .flat_map(|l| l.points.iter().map(|p| p.1)),
+    )
+}
+
+/// An operation of the latency table with its unit: `Qpathinfo (µs)`.
+pub fn latency_label(w: &WorkloadReport, op: &str) -> String {
+    format!(
+        "{}{}",
+        phase_label(&w.kind, op),
+        latency_scale(w, op).suffix()
+    )
+}
+
 /// Lay out table `t` of workload `w` for the configurations `cells`.
 pub fn grid<'a>(r: &ReportData, w: &'a WorkloadReport, t: &TableSpec, cells: &[usize]) -> Grid<'a> {
     if w.kind == "dbench" && t.phases.len() > 1 {
@@ -36,19 +83,41 @@ pub fn grid<'a>(r: &ReportData, w: &'a WorkloadReport, t: &TableSpec, cells: &[u
                 .phases
                 .iter()
                 .map(|p| {
-                    let entries = cells.iter().map(|&c| w.stat(c, p, &t.metric)).collect();
-                    (phase_label(&w.kind, p), entries)
+                    let entries: Vec<_> = cells.iter().map(|&c| w.stat(c, p, &t.metric)).collect();
+                    let scale = phase_scale(&entries);
+                    (
+                        with_unit(phase_label(&w.kind, p), scale),
+                        scaled(entries, scale),
+                    )
                 })
                 .collect(),
         };
     }
+    let scales: Vec<Option<Scale>> = t
+        .phases
+        .iter()
+        .map(|p| {
+            let entries: Vec<_> = cells.iter().map(|&c| w.stat(c, p, &t.metric)).collect();
+            phase_scale(&entries)
+        })
+        .collect();
     Grid {
         corner: "configuration",
-        columns: t.phases.iter().map(|p| phase_label(&w.kind, p)).collect(),
+        columns: t
+            .phases
+            .iter()
+            .zip(&scales)
+            .map(|(p, s)| with_unit(phase_label(&w.kind, p), *s))
+            .collect(),
         rows: cells
             .iter()
             .map(|&c| {
-                let entries = t.phases.iter().map(|p| w.stat(c, p, &t.metric)).collect();
+                let entries = t
+                    .phases
+                    .iter()
+                    .zip(&scales)
+                    .map(|(p, sc)| w.stat(c, p, &t.metric).zip(*sc))
+                    .collect();
                 (r.cells[c].label.clone(), entries)
             })
             .collect(),

@@ -7,7 +7,7 @@ use super::model::*;
 use super::table::{comparison_name, interval_words, percentile_label, series_rows, SERIES_HEADER};
 use super::verdict::{fmt_interval, fmt_opt, fmt_p_cell};
 use super::Exporter;
-use crate::units::fmt_num;
+use crate::units::Scale;
 use std::fmt::Write as _;
 
 /// Renders [`ReportData`] as one HTML page with embedded SVG charts.
@@ -72,19 +72,19 @@ fn table_head(o: &mut String, cols: &[&str]) {
     o.push_str("</tr></thead><tbody>\n");
 }
 
-fn entry(s: &CellMetric) -> String {
+fn entry(s: &CellMetric, sc: &Scale) -> String {
     let sd = s
         .summary
         .sd
-        .map(|v| format!("± {}", fmt_num(v)))
+        .map(|v| format!("± {}", sc.num(v)))
         .unwrap_or_else(|| "± -".into());
     let ci = match s.summary.ci95 {
-        Some(ci) => format!("95% CI {} · n={}", fmt_interval(Some(ci)), s.summary.n),
+        Some(ci) => format!("95% CI {} · n={}", fmt_interval(Some(ci), sc), s.summary.n),
         None => format!("n={}", s.summary.n),
     };
     format!(
         "<div class=\"mean\">{}</div><div class=\"sd\">{sd}</div><div class=\"ci\">{ci}</div>",
-        fmt_num(s.summary.mean)
+        sc.num(s.summary.mean)
     )
 }
 
@@ -118,7 +118,7 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
         return Ok(());
     }
     for t in &w.tables {
-        let _ = writeln!(o, "<h3>{}</h3>", esc(&t.title));
+        let _ = writeln!(o, "<h3>{}</h3>", esc(&t.heading));
         let _ = writeln!(
             o,
             "<p class=\"meta\">Mean, ± standard deviation, then the {} and n.</p>",
@@ -132,8 +132,8 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
             let _ = write!(o, "<tr><th>{}</th>", esc(label));
             for e in entries {
                 match e {
-                    Some(s) => {
-                        let _ = write!(o, "<td class=\"num\">{}</td>", entry(s));
+                    Some((s, sc)) => {
+                        let _ = write!(o, "<td class=\"num\">{}</td>", entry(s, sc));
                     }
                     None => o.push_str("<td class=\"num\">-</td>"),
                 }
@@ -151,7 +151,7 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
         o.push_str("</div>\n");
     }
     if !w.latency.is_empty() {
-        o.push_str("<h3>Latency percentiles per operation (ms)</h3>\n");
+        o.push_str("<h3>Latency percentiles per operation</h3>\n");
         let pcts = w.latency_percentiles();
         let labels: Vec<String> = pcts.iter().map(|p| percentile_label(*p)).collect();
         let mut cols = vec!["operation", "configuration", "count"];
@@ -161,13 +161,14 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
             let _ = write!(
                 o,
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td>",
-                esc(&super::grid::phase_label(&w.kind, &l.op)),
+                esc(&super::grid::latency_label(w, &l.op)),
                 esc(&r.cells[l.cell].label),
                 l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into())
             );
+            let sc = super::grid::latency_scale(w, &l.op);
             for p in &pcts {
                 let v = l.points.iter().find(|x| x.0 == *p).map(|x| x.1);
-                let _ = write!(o, "<td class=\"num\">{}</td>", fmt_opt(v));
+                let _ = write!(o, "<td class=\"num\">{}</td>", fmt_opt(v, &sc));
             }
             o.push_str("</tr>\n");
         }

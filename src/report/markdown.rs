@@ -10,7 +10,6 @@ use super::table::{
 };
 use super::verdict::{fmt_opt, fmt_p_cell};
 use super::Exporter;
-use crate::units::fmt_num;
 use std::fmt::Write as _;
 
 /// Renders [`ReportData`] as Markdown.
@@ -52,7 +51,7 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
         return;
     }
     for t in &w.tables {
-        let _ = writeln!(o, "\n### {}\n", t.title);
+        let _ = writeln!(o, "\n### {}\n", t.heading);
         let _ = writeln!(
             o,
             "Mean, with the standard deviation under it, then the {} and n.\n",
@@ -66,14 +65,14 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             let mut cols = vec![esc(label)];
             for e in entries {
                 cols.push(match e {
-                    Some(s) => format!(
+                    Some((s, sc)) => format!(
                         "{}<br>{}<br>{}",
-                        fmt_num(s.summary.mean),
+                        sc.num(s.summary.mean),
                         s.summary
                             .sd
-                            .map(|sd| format!("± {}", fmt_num(sd)))
+                            .map(|sd| format!("± {}", sc.num(sd)))
                             .unwrap_or_else(|| "± -".into()),
-                        ci_n(s)
+                        ci_n(s, sc)
                     ),
                     None => "-".into(),
                 });
@@ -82,7 +81,7 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
         }
     }
     if !w.latency.is_empty() {
-        let _ = writeln!(o, "\n### Latency percentiles per operation (ms)\n");
+        let _ = writeln!(o, "\n### Latency percentiles per operation\n");
         let pcts = w.latency_percentiles();
         let mut h = vec![
             "operation".to_string(),
@@ -93,12 +92,16 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
         header(o, &h, 2..h.len());
         for l in &w.latency {
             let mut cols = vec![
-                esc(&super::grid::phase_label(&w.kind, &l.op)),
+                esc(&super::grid::latency_label(w, &l.op)),
                 esc(&r.cells[l.cell].label),
                 l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
             ];
+            let sc = super::grid::latency_scale(w, &l.op);
             for p in &pcts {
-                cols.push(fmt_opt(l.points.iter().find(|x| x.0 == *p).map(|x| x.1)));
+                cols.push(fmt_opt(
+                    l.points.iter().find(|x| x.0 == *p).map(|x| x.1),
+                    &sc,
+                ));
             }
             row(o, &cols);
         }

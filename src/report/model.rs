@@ -218,8 +218,11 @@ pub struct TimelineSeries {
 pub struct TableSpec {
     /// Metric name shown (`elapsed`, `rate`, `throughput`, `p99_latency`).
     pub metric: String,
-    /// Title, e.g. `Time (s)`.
+    /// Title with the stored unit, e.g. `Time (s)`.
     pub title: String,
+    /// Title without a unit, e.g. `Time`: the human formats print each phase's values in the
+    /// unit that suits them and name it beside the phase.
+    pub heading: String,
     /// Phases that have this metric, in order.
     pub phases: Vec<String>,
     /// Unit of each phase's column.
@@ -387,8 +390,54 @@ pub struct ReportWarning {
 pub struct Environment {
     /// The source's spec (matches `Source::spec`).
     pub source: String,
-    /// Key/value pairs, sorted by key.
+    /// Key/value pairs, sorted by key. In JSON, sizes and counts (`*_bytes`, `*_count`,
+    /// `*_rotational`) are numbers, every other value a string.
+    #[serde(serialize_with = "entries_json")]
     pub entries: Vec<(String, String)>,
+}
+
+/// Whether an environment value is a number in JSON: a whole number under a key that
+/// names a size, a count or a flag.
+pub fn env_is_number(key: &str, value: &str) -> Option<u64> {
+    let numeric_key = ["_bytes", "_count", "_rotational"]
+        .iter()
+        .any(|s| key.ends_with(s));
+    let plain = !value.is_empty()
+        && value.bytes().all(|b| b.is_ascii_digit())
+        && (value == "0" || !value.starts_with('0'));
+    if numeric_key && plain {
+        value.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// Environment entries as JSON, sizes and counts as numbers (see [`env_is_number`]).
+pub fn env_json(entries: &[(String, String)]) -> serde_json::Value {
+    serde_json::Value::Array(
+        entries
+            .iter()
+            .map(|(k, v)| match env_is_number(k, v) {
+                Some(n) => serde_json::json!([k, n]),
+                None => serde_json::json!([k, v]),
+            })
+            .collect(),
+    )
+}
+
+fn entries_json<S: serde::Serializer>(
+    entries: &[(String, String)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(entries.len()))?;
+    for (k, v) in entries {
+        match env_is_number(k, v) {
+            Some(n) => seq.serialize_element(&(k, n))?,
+            None => seq.serialize_element(&(k, v))?,
+        }
+    }
+    seq.end()
 }
 
 impl WarningKind {

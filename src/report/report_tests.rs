@@ -388,11 +388,11 @@ fn warnings_name_each_problem() {
             .unwrap()
     };
     assert!(
-        msg(Outlier).contains("repetition 1 = 60.00 (modified z -54.0)"),
+        msg(Outlier).contains("repetition 1 = 60.00 ops/s (modified z -54.0)"),
         "{}",
         msg(Outlier)
     );
-    assert!(msg(FirstSlower).contains("is 40% worse than the median of the others (100.0)"));
+    assert!(msg(FirstSlower).contains("is 40% worse than the median of the others (100.0 ops/s)"));
     assert!(
         msg(Drift).contains("drift downward by 29% over 6 repetitions"),
         "{}",

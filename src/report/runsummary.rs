@@ -9,7 +9,6 @@ use super::checks::Draft;
 use super::model::{ReportWarning, WarningKind};
 use crate::metric::{Metric, Unit};
 use crate::stats::{self, metric_warnings, Quantity, Summary, Thresholds, Warning};
-use crate::units::fmt_num;
 use crate::workload::WorkloadKind;
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use serde::Serialize;
@@ -121,10 +120,10 @@ pub fn warning_lines(
                 out.push(
                     Draft::new(WarningKind::TooShort, None, None, Some(key.clone())).finish(
                         phase.to_string(),
-                        format!("{} s", fmt_num(s.mean)),
+                        m.unit.fmt(s.mean),
                         format!(
-                            "took {} s on average, under {} s: too short to trust",
-                            fmt_num(s.mean),
+                            "took {} on average, under {} s: too short to trust",
+                            m.unit.fmt(s.mean),
                             t.min_phase_seconds
                         ),
                         advice::too_short(kind, Origin::Run),
@@ -154,8 +153,8 @@ pub fn warning_lines(
         .collect()
 }
 
-fn opt(v: Option<f64>) -> String {
-    v.map(fmt_num).unwrap_or_else(|| "-".into())
+fn opt(v: Option<f64>, sc: &crate::units::Scale) -> String {
+    v.map(|v| sc.num(v)).unwrap_or_else(|| "-".into())
 }
 
 /// The summary as a text table.
@@ -167,9 +166,11 @@ pub fn render_table(sums: &[MetricSummary]) -> String {
     ]);
     for m in sums {
         let s = &m.summary;
+        // Each row in the unit that suits its mean: 1.48 ms, not 0.001481 s.
+        let sc = m.unit.scale(s.mean);
         let ci = s
             .ci95
-            .map(|(lo, hi)| format!("{} – {}", fmt_num(lo), fmt_num(hi)))
+            .map(|(lo, hi)| format!("{} – {}", sc.num(lo), sc.num(hi)))
             .unwrap_or_else(|| "-".into());
         let cv =
             s.cv.map(|c| format!("{:.1}%", c * 100.0))
@@ -177,12 +178,16 @@ pub fn render_table(sums: &[MetricSummary]) -> String {
         t.add_row(vec![
             Cell::new(&m.phase),
             Cell::new(&m.name),
-            Cell::new(m.unit.as_str()),
-            Cell::new(fmt_num(s.mean)).set_alignment(CellAlignment::Right),
-            Cell::new(opt(s.sd)).set_alignment(CellAlignment::Right),
+            Cell::new(if sc.label.is_empty() {
+                m.unit.as_str()
+            } else {
+                sc.label
+            }),
+            Cell::new(sc.num(s.mean)).set_alignment(CellAlignment::Right),
+            Cell::new(opt(s.sd, &sc)).set_alignment(CellAlignment::Right),
             Cell::new(ci).set_alignment(CellAlignment::Right),
-            Cell::new(fmt_num(s.min)).set_alignment(CellAlignment::Right),
-            Cell::new(fmt_num(s.max)).set_alignment(CellAlignment::Right),
+            Cell::new(sc.num(s.min)).set_alignment(CellAlignment::Right),
+            Cell::new(sc.num(s.max)).set_alignment(CellAlignment::Right),
             Cell::new(cv).set_alignment(CellAlignment::Right),
             Cell::new(s.n).set_alignment(CellAlignment::Right),
         ]);
@@ -316,7 +321,7 @@ mod tests {
         let lines = warning_lines(Some(WorkloadKind::Fdtree), &serde_json::json!({}), &fd, &t);
         assert_eq!(lines.len(), 2, "{lines:#?}");
         assert!(
-            lines[0].starts_with("Phases with a mean time under 1 s, too short to trust (4): dir_create (0.2333 s); file_create (0.2333 s); file_remove (0.2333 s) …and 1 more; make the phases longer with a larger tree: more files or levels (-f, -l)"),
+            lines[0].starts_with("Phases with a mean time under 1 s, too short to trust (4): dir_create (233.3 ms); file_create (233.3 ms); file_remove (233.3 ms) …and 1 more; make the phases longer with a larger tree: more files or levels (-f, -l)"),
             "{}",
             lines[0]
         );

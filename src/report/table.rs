@@ -7,7 +7,7 @@
 use super::model::*;
 use super::verdict::{fmt_interval, fmt_opt, fmt_p_cell};
 use super::Exporter;
-use crate::units::fmt_num;
+use crate::units::Scale;
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::fmt::Write as _;
 
@@ -49,18 +49,18 @@ pub(crate) fn source_lines(r: &ReportData) -> Vec<String> {
     out
 }
 
-/// `mean ± sd` of an entry.
-pub(crate) fn mean_sd(s: &CellMetric) -> String {
+/// `mean ± sd` of an entry, in `sc`.
+pub(crate) fn mean_sd(s: &CellMetric, sc: &Scale) -> String {
     match s.summary.sd {
-        Some(sd) => format!("{} ± {}", fmt_num(s.summary.mean), fmt_num(sd)),
-        None => fmt_num(s.summary.mean),
+        Some(sd) => format!("{} ± {}", sc.num(s.summary.mean), sc.num(sd)),
+        None => sc.num(s.summary.mean),
     }
 }
 
-/// `[lo – hi] n=5` under an entry.
-pub(crate) fn ci_n(s: &CellMetric) -> String {
+/// `[lo – hi] n=5` under an entry, in `sc`.
+pub(crate) fn ci_n(s: &CellMetric, sc: &Scale) -> String {
     match s.summary.ci95 {
-        Some(ci) => format!("[{}] n={}", fmt_interval(Some(ci)), s.summary.n),
+        Some(ci) => format!("[{}] n={}", fmt_interval(Some(ci), sc), s.summary.n),
         None => format!("n={}", s.summary.n),
     }
 }
@@ -130,7 +130,7 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
         let _ = writeln!(
             o,
             "\n{} — mean ± sd; {} and n below",
-            t.title,
+            t.heading,
             interval_words(w, t)
         );
         let mut tb = new_table();
@@ -142,7 +142,7 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             let mut row = vec![Cell::new(label)];
             for e in entries {
                 let text = match e {
-                    Some(s) => format!("{}\n{}", mean_sd(s), ci_n(s)),
+                    Some((s, sc)) => format!("{}\n{}", mean_sd(s, sc), ci_n(s, sc)),
                     None => "-".into(),
                 };
                 row.push(Cell::new(text).set_alignment(CellAlignment::Right));
@@ -198,7 +198,7 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
 }
 
 fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
-    let _ = writeln!(o, "\nLatency percentiles per operation (ms)");
+    let _ = writeln!(o, "\nLatency percentiles per operation");
     let pcts = w.latency_percentiles();
     let mut tb = new_table();
     let mut header = vec![
@@ -210,14 +210,15 @@ fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     tb.set_header(header);
     for l in &w.latency {
         let mut row = vec![
-            Cell::new(super::grid::phase_label(&w.kind, &l.op)),
+            Cell::new(super::grid::latency_label(w, &l.op)),
             Cell::new(&r.cells[l.cell].label),
             Cell::new(l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into()))
                 .set_alignment(CellAlignment::Right),
         ];
+        let sc = super::grid::latency_scale(w, &l.op);
         for p in &pcts {
             let v = l.points.iter().find(|x| x.0 == *p).map(|x| x.1);
-            row.push(Cell::new(fmt_opt(v)).set_alignment(CellAlignment::Right));
+            row.push(Cell::new(fmt_opt(v, &sc)).set_alignment(CellAlignment::Right));
         }
         tb.add_row(row);
     }

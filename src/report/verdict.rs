@@ -5,7 +5,7 @@
 
 use crate::metric::Unit;
 use crate::stats::compare::{Change, Welch};
-use crate::units::fmt_num;
+use crate::units::Scale;
 
 /// Significance level of the verdicts.
 pub const ALPHA: f64 = 0.05;
@@ -56,14 +56,14 @@ pub fn fmt_p_cell(p: Option<f64>) -> String {
     }
 }
 
-/// A number or `-`.
-pub fn fmt_opt(v: Option<f64>) -> String {
-    v.map(fmt_num).unwrap_or_else(|| "-".into())
+/// A number in scale `sc` (without its unit), or `-`.
+pub fn fmt_opt(v: Option<f64>, sc: &Scale) -> String {
+    v.map(|v| sc.num(v)).unwrap_or_else(|| "-".into())
 }
 
-/// A 95% interval as `lo – hi`, or `-`.
-pub fn fmt_interval(ci: Option<(f64, f64)>) -> String {
-    ci.map(|(lo, hi)| format!("{} – {}", fmt_num(lo), fmt_num(hi)))
+/// A 95% interval as `lo – hi` in scale `sc` (without its unit), or `-`.
+pub fn fmt_interval(ci: Option<(f64, f64)>, sc: &Scale) -> String {
+    ci.map(|(lo, hi)| format!("{} – {}", sc.num(lo), sc.num(hi)))
         .unwrap_or_else(|| "-".into())
 }
 

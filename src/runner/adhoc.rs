@@ -50,7 +50,7 @@ pub struct AdhocOptions<'a> {
 /// One cell of an engine run (for example one (file size, record size) point of an IOzone
 /// sweep): its label and factors in the store, and the engine that runs it.
 pub struct AdhocCell<W> {
-    /// Human label, e.g. `file_size=1024k record_size=64k`.
+    /// Human label, e.g. `file_size=1 MiB record_size=64 KiB`.
     pub label: String,
     /// Factor name and level, e.g. `[("file_size", "1024k"), ("record_size", "64k")]`.
     pub factors: Vec<(String, String)>,

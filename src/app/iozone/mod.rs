@@ -17,7 +17,7 @@ use crate::report::runsummary;
 use crate::runner::adhoc::{self, AdhocCell, CellsResult};
 use crate::runner::progress::ProgressObserver;
 use crate::runner::progress_text::RateUnit;
-use crate::units::fmt_bytes;
+use crate::units::{fmt_bytes, fmt_size};
 use crate::workload::iozone::sweep::{self, Plan, Point, SizeOptions};
 use crate::workload::iozone::{
     self, biff, report, resolve_tests, throughput, Iozone, IozoneParams,
@@ -228,11 +228,25 @@ pub(crate) fn point_params(base: &IozoneParams, p: Point) -> Result<IozoneParams
     Ok(params)
 }
 
-fn factors(p: Point) -> Vec<(String, String)> {
+/// A sweep point's factor levels, sizes as people write them (`1 MiB`, `64 KiB`; they parse
+/// back with the usual size suffixes).
+pub(crate) fn factors(p: Point) -> Vec<(String, String)> {
     vec![
-        ("file_size".into(), format!("{}k", p.file_kib)),
-        ("record_size".into(), iozone::fmt_record(p.record)),
+        (
+            "file_size".into(),
+            fmt_size(p.file_kib.saturating_mul(1024)),
+        ),
+        ("record_size".into(), fmt_size(p.record)),
     ]
+}
+
+/// A sweep point's label: `file_size=1 MiB record_size=64 KiB`.
+pub(crate) fn point_label(p: Point) -> String {
+    factors(p)
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The cache-effects warning, if the data set fits comfortably in RAM.
@@ -337,11 +351,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     for &p in &s.plan.points {
         let params = point_params(&s.base, p)?;
         cells.push(AdhocCell {
-            label: format!(
-                "file_size={}k record_size={}",
-                p.file_kib,
-                iozone::fmt_record(p.record)
-            ),
+            label: point_label(p),
             factors: factors(p),
             config: serde_json::json!({
                 "target": s.target.dir, "fs_type": s.target.fs_type,

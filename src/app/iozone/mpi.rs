@@ -97,15 +97,8 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let ranks = comm.size() as usize;
     let point = s.plan.points[0];
     let mut cells = vec![AdhocCell {
-        label: format!(
-            "file_size={}k record_size={}",
-            point.file_kib,
-            iozone::fmt_record(point.record)
-        ),
-        factors: vec![
-            ("file_size".into(), format!("{}k", point.file_kib)),
-            ("record_size".into(), iozone::fmt_record(point.record)),
-        ],
+        label: super::point_label(point),
+        factors: super::factors(point),
         config: serde_json::json!({
             "target": dir, "fs_type": target.fs_type,
             "file_kib": point.file_kib, "record_bytes": point.record,

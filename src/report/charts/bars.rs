@@ -43,13 +43,11 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
         });
         items.push((gi, bi, s));
     }
-    let unit = items
-        .first()
-        .map(|i| i.2.unit)
-        .unwrap_or(crate::metric::Unit::Count);
+    let sc = axis_scale(items.iter().map(|i| i.2));
+    let y = |v: f64| v / sc.divisor;
     let ymax = items
         .iter()
-        .map(|(_, _, s)| whisker(s, r.options.error_bars).1.max(s.summary.mean))
+        .map(|(_, _, s)| y(whisker(s, r.options.error_bars).1.max(s.summary.mean)))
         .fold(0.0f64, f64::max);
     let ymax = if ymax > 0.0 { ymax * 1.1 } else { 1.0 };
     let (ng, nb) = (groups.len().max(1), bars.len().max(1));
@@ -71,7 +69,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
     let title = format!(
         "{} · {}",
         super::super::verdict::phase_label(phase),
-        axis_label(name, unit)
+        axis_label(name, &sc)
     );
     let x_desc = gf
         .map(|f| f.name.clone())
@@ -91,7 +89,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
             .y_labels(6)
             .max_light_lines(1)
             .y_label_formatter(&tick)
-            .y_desc(axis_label(name, unit))
+            .y_desc(axis_label(name, &sc))
             .x_desc(x_desc.clone())
             .label_style(font(12))
             .axis_desc_style(font(13))
@@ -106,10 +104,11 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
                 color(*b)
             };
             chart.draw_series(std::iter::once(Rectangle::new(
-                [(x0, 0.0), (x1, s.summary.mean)],
+                [(x0, 0.0), (x1, y(s.summary.mean))],
                 col.filled(),
             )))?;
             let (lo, hi) = whisker(s, r.options.error_bars);
+            let (lo, hi) = (y(lo), y(hi));
             if hi > lo {
                 let xc = (x0 + x1) / 2.0;
                 let cap = bw * 0.18;

@@ -26,7 +26,12 @@ pub fn chart(
     let tx = |v: f64| if log { v.log2() } else { v };
     // series label → points (x, mean, lo, hi), in level order.
     let mut series: Vec<(String, Vec<Point>)> = Vec::new();
-    let mut unit = crate::metric::Unit::Count;
+    let sc = axis_scale(
+        ordered_cells(r, w)
+            .into_iter()
+            .filter_map(|c| w.stat(c, phase, name)),
+    );
+    let y = |v: f64| v / sc.divisor;
     let mut shown: Vec<&CellMetric> = Vec::new();
     for c in ordered_cells(r, w) {
         let Some(s) = w.stat(c, phase, name) else {
@@ -37,11 +42,10 @@ pub fn chart(
         else {
             continue;
         };
-        unit = s.unit;
         shown.push(s);
         let key = others(cell, &f.name);
         let (lo, hi) = whisker(s, r.options.error_bars);
-        let point = (tx(values[pos]), s.summary.mean, lo, hi);
+        let point = (tx(values[pos]), y(s.summary.mean), y(lo), y(hi));
         match series.iter_mut().find(|(k, _)| *k == key) {
             Some((_, pts)) => pts.push(point),
             None => series.push((key, vec![point])),
@@ -72,7 +76,7 @@ pub fn chart(
     let title = format!(
         "{} · {} by {}",
         super::super::verdict::phase_label(phase),
-        axis_label(name, unit),
+        axis_label(name, &sc),
         f.name
     );
     let plot_w = 470u32;
@@ -91,7 +95,7 @@ pub fn chart(
             .y_labels(6)
             .max_light_lines(1)
             .y_label_formatter(&tick)
-            .y_desc(axis_label(name, unit))
+            .y_desc(axis_label(name, &sc))
             .x_desc(if log {
                 format!("{} (log scale)", f.name)
             } else {

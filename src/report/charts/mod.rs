@@ -14,7 +14,7 @@ mod strip;
 mod timeline;
 
 use super::model::*;
-use crate::units::fmt_num;
+use crate::units::{fmt_num, Scale};
 use plotters::prelude::*;
 pub(crate) use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -151,9 +151,21 @@ pub(crate) fn whisker_words(bars: ErrorBars) -> &'static str {
     }
 }
 
-/// The y-axis description of a metric.
-pub(crate) fn axis_label(name: &str, unit: crate::metric::Unit) -> String {
-    format!("{} ({})", super::verdict::metric_label(name), unit.as_str())
+/// The y-axis description of a metric in the scale it is drawn in: `throughput (GiB/s)`.
+pub(crate) fn axis_label(name: &str, scale: &Scale) -> String {
+    format!("{}{}", super::verdict::metric_label(name), scale.suffix())
+}
+
+/// The scale an axis of these statistics is drawn in, from the typical magnitude of their
+/// means (values are divided by its divisor before they are plotted, so the ticks are
+/// round numbers in the unit shown: 2, 4, 6 GiB/s, not 2097152 KiB/s).
+pub(crate) fn axis_scale<'a>(stats: impl IntoIterator<Item = &'a CellMetric>) -> Scale {
+    let stats: Vec<&CellMetric> = stats.into_iter().collect();
+    let unit = stats
+        .first()
+        .map(|s| s.unit)
+        .unwrap_or(crate::metric::Unit::Count);
+    unit.scale_for(stats.iter().map(|s| s.summary.mean))
 }
 
 /// Tick labels: whole numbers without decimals, others formatted like the tables.

@@ -10,13 +10,11 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
         .into_iter()
         .filter_map(|c| w.stat(c, phase, name).map(|s| (c, s)))
         .collect();
-    let unit = slots
-        .first()
-        .map(|s| s.1.unit)
-        .unwrap_or(crate::metric::Unit::Count);
+    let sc = axis_scale(slots.iter().map(|s| s.1));
+    let y = |v: f64| v / sc.divisor;
     let (lo, hi) = slots
         .iter()
-        .flat_map(|(_, s)| s.values.iter().copied())
+        .flat_map(|(_, s)| s.values.iter().map(|v| y(*v)))
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
             (a.min(v), b.max(v))
         });
@@ -48,7 +46,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
     let title = format!(
         "{} · {} · every repetition",
         super::super::verdict::phase_label(phase),
-        axis_label(name, unit)
+        axis_label(name, &sc)
     );
     let svg = svg(width, 316 + label_area, |root| {
         let mut chart = ChartBuilder::on(root)
@@ -64,7 +62,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
             .y_labels(6)
             .max_light_lines(1)
             .y_label_formatter(&tick)
-            .y_desc(axis_label(name, unit))
+            .y_desc(axis_label(name, &sc))
             .x_desc("configuration (dots left to right in execution order)")
             .label_style(font(12))
             .axis_desc_style(font(13))
@@ -91,8 +89,8 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
             };
             chart.draw_series(std::iter::once(PathElement::new(
                 vec![
-                    (i as f64 + 0.12, s.summary.mean),
-                    (i as f64 + 0.88, s.summary.mean),
+                    (i as f64 + 0.12, y(s.summary.mean)),
+                    (i as f64 + 0.88, y(s.summary.mean)),
                 ],
                 BLACK.stroke_width(2),
             )))?;
@@ -102,16 +100,16 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
                     .iter()
                     .enumerate()
                     .filter(|(j, _)| !s.disturbed.contains(j))
-                    .map(|(j, v)| Circle::new((x_of(j), *v), 4, col.filled())),
+                    .map(|(j, v)| Circle::new((x_of(j), y(*v)), 4, col.filled())),
             )?;
             chart.draw_series(s.disturbed.iter().map(|&j| {
-                let (x, y) = (x_of(j), s.values[j]);
-                EmptyElement::at((x, y)) + Rectangle::new([(-5, -5), (5, 5)], col.stroke_width(2))
+                let (x, yv) = (x_of(j), y(s.values[j]));
+                EmptyElement::at((x, yv)) + Rectangle::new([(-5, -5), (5, 5)], col.stroke_width(2))
             }))?;
             chart.draw_series(
                 s.outliers
                     .iter()
-                    .map(|&j| Circle::new((x_of(j), s.values[j]), 8, RED.stroke_width(2))),
+                    .map(|&j| Circle::new((x_of(j), y(s.values[j])), 8, RED.stroke_width(2))),
             )?;
             let (px, py) = chart.backend_coord(&(i as f64 + 0.5, ymin));
             let style = if vertical {

@@ -15,9 +15,10 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, name: &str) -> anyhow::Result<C
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
         .fold(1.0f64, f64::max);
+    let sc = unit.scale_for(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
     let ymax = series
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .flat_map(|s| s.points.iter().map(|p| p.1 / sc.divisor))
         .fold(0.0f64, f64::max);
     let ymax = if ymax > 0.0 { ymax * 1.1 } else { 1.0 };
     let title = format!("{} over time", timeline_label(name));
@@ -48,13 +49,13 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, name: &str) -> anyhow::Result<C
             .x_label_formatter(&tick)
             .y_label_formatter(&tick)
             .x_desc("seconds since the run began")
-            .y_desc(format!("{} ({})", timeline_label(name), unit.as_str()))
+            .y_desc(format!("{}{}", timeline_label(name), sc.suffix()))
             .label_style(font(12))
             .axis_desc_style(font(13))
             .draw()?;
         for (i, s) in series.iter().enumerate() {
             chart.draw_series(LineSeries::new(
-                s.points.iter().copied(),
+                s.points.iter().map(|p| (p.0, p.1 / sc.divisor)),
                 color(i).stroke_width(2),
             ))?;
         }
