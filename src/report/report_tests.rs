@@ -573,3 +573,48 @@ fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
         mc[0].message
     );
 }
+
+#[test]
+fn human_formats_print_each_phase_in_the_unit_that_fits() {
+    // Two configurations; IOzone-like throughput of 15,000,000 KiB/s (14.3 GiB/s), phases
+    // of about half a millisecond, and a count.
+    let (store, id) = study(&[&[("fs", "ext4")], &[("fs", "xfs")]], 3, &[], |c, rep| {
+        let k = 1.0 + 0.01 * rep as f64 + 0.1 * c as f64;
+        vec![
+            Metric::new("read", "throughput", Unit::KiBPerSec, 15_000_000.0 * k),
+            Metric::new("dir_create", "elapsed", Unit::Seconds, 0.0005 * k),
+            Metric::new("dir_create", "entries", Unit::Count, 160.0),
+        ]
+    });
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    assert!(table.contains("read (GiB/s)"), "{table}");
+    assert!(table.contains("dir_create (µs)"), "{table}");
+    assert!(!table.contains("0.000"), "{table}");
+    assert!(!table.contains("15300000"), "{table}");
+    // Means of 15,000,000 × 1.02 KiB/s = 14.59 GiB/s and 500 µs × 1.02 = 510.0 µs; counts
+    // whole.
+    assert!(table.contains("14.59 ±"), "{table}");
+    assert!(table.contains("510.0 ±"), "{table}");
+    assert!(table.contains("160 ± 0"), "{table}");
+    assert!(!table.contains("160.0"), "{table}");
+    // The chart axis is drawn in GiB/s, its ticks round numbers in that unit.
+    let w = &r.workloads[0];
+    let svg = super::charts::bars::chart(&r, w, "read", "throughput")
+        .unwrap()
+        .svg;
+    assert!(svg.contains("throughput (GiB/s)"), "no scaled axis label");
+    assert!(
+        !svg.contains("15000000") && !svg.contains("KiB/s"),
+        "raw KiB/s on the axis"
+    );
+    // The machine formats keep raw numbers in base units, spelt as the store spells them.
+    let json = String::from_utf8(exporter(Format::Json).render(&r).unwrap()).unwrap();
+    assert!(
+        json.contains("\"unit\": \"KiB/s\""),
+        "units as the store spells them"
+    );
+    assert!(!json.contains("KiBPerSec"));
+    let csv = String::from_utf8(exporter(Format::Csv).render(&r).unwrap()).unwrap();
+    assert!(csv.contains("15300000"), "{csv}");
+}

@@ -7,7 +7,7 @@
 //! size, record size, clients), a strip plot showing every repetition in execution order with outliers ringed,
 //! and latency-percentile curves per operation.
 
-mod bars;
+pub(crate) mod bars;
 mod latency;
 mod lines;
 mod strip;
