@@ -572,6 +572,11 @@ pub struct ReportOutputArgs {
     /// terminal shows at most about ten), or every warning on its own line. JSON has both.
     #[arg(long, value_enum, default_value = "grouped")]
     pub warnings: crate::report::WarningsMode,
+    /// How much of each configuration's superblock the terminal and Markdown reports print:
+    /// one line (block size, inodes, journal or log, features) or the whole dump. HTML folds
+    /// the whole dump under its line; JSON and CSV carry it as data.
+    #[arg(long, value_enum, default_value = "summary")]
+    pub env: crate::report::EnvDetail,
 }
 
 /// `fslab report`.

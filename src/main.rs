@@ -34,6 +34,13 @@ fn main() -> ExitCode {
                     first = format!("{first} {}", next.trim());
                 }
             }
+            // An invalid choice names the valid ones: "use one of: summary, full".
+            use clap::error::{ContextKind, ContextValue};
+            if let Some(ContextValue::Strings(valid)) = e.get(ContextKind::ValidValue) {
+                if !valid.is_empty() {
+                    first = format!("{first}; use one of: {}", valid.join(", "));
+                }
+            }
             eprintln!("fslab: {first}; see `fslab help`");
             return ExitCode::from(2);
         }

@@ -50,10 +50,21 @@ fn privileged_a_run_on_a_loop_partition_names_the_device_under_it() {
         .unwrap()
         .iter()
         .map(|kv| {
-            (
-                kv[0].as_str().unwrap().to_string(),
-                kv[1].as_str().unwrap().to_string(),
-            )
+            // Sizes, counts and flags are JSON numbers, other values strings.
+            let v = match &kv[1] {
+                serde_json::Value::Number(n) => {
+                    let k = kv[0].as_str().unwrap();
+                    assert!(
+                        k.ends_with("_bytes")
+                            || k.ends_with("_count")
+                            || k.ends_with("_rotational"),
+                        "{k} is a number"
+                    );
+                    n.to_string()
+                }
+                other => other.as_str().unwrap().to_string(),
+            };
+            (kv[0].as_str().unwrap().to_string(), v)
         })
         .collect();
     let get = |k: &str| {

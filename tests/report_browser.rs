@@ -54,8 +54,14 @@ struct Page {
     png: Vec<u8>,
 }
 
-/// Load `url` headless: the DOM after load, the browser's log, a screenshot.
+/// Load `url` headless in a window 1400 px wide: the DOM after load, the browser's log, a
+/// screenshot.
 fn load(chromium: &Path, url: &str, work: &Path) -> Page {
+    load_at(chromium, url, work, 1400)
+}
+
+/// Load `url` headless in a window `width` px wide.
+fn load_at(chromium: &Path, url: &str, work: &Path, width: u32) -> Page {
     let profile = tempfile::tempdir_in(work).unwrap();
     let shot = work.join("shot.png");
     let _ = std::fs::remove_file(&shot);
@@ -72,8 +78,8 @@ fn load(chromium: &Path, url: &str, work: &Path) -> Page {
             "--enable-logging=stderr",
             "--v=0",
             "--hide-scrollbars",
-            "--window-size=1400,6000",
         ])
+        .arg(format!("--window-size={width},6000"))
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("--screenshot={}", shot.display()))
         .arg("--dump-dom")
@@ -178,5 +184,126 @@ fn html_report_renders_in_chromium() {
             orange > 300,
             "no chart colour in the screenshot: {orange} pixels"
         );
+    }
+}
+
+/// Measures the page once it is laid out and writes them into the DOM as JSON (the report
+/// itself has no script): how far the page overflows the window sideways, the smallest chart
+/// text as rendered (its font size times the SVG's scale on the page), the tables and charts
+/// that stick out of the window without a scrolling box around them, and the boxes that
+/// scroll because their content is wider.
+const MEASURE: &str = r#"<script>
+(function () {
+  var vw = window.innerWidth;
+  var over = document.documentElement.scrollWidth - vw;
+  var minFont = 1e9, texts = 0;
+  document.querySelectorAll('svg text').forEach(function (t) {
+    var svg = t.ownerSVGElement;
+    var w = svg.width.baseVal.value;
+    var scale = w ? svg.getBoundingClientRect().width / w : 1;
+    var px = parseFloat(getComputedStyle(t).fontSize) * scale;
+    if (px < minFont) minFont = px;
+    texts++;
+  });
+  var unboxed = 0;
+  document.querySelectorAll('table, figure svg').forEach(function (el) {
+    if (el.getBoundingClientRect().right <= vw + 1) return;
+    var box = el.closest('.scroll, figure');
+    var ok = box && getComputedStyle(box).overflowX === 'auto' &&
+      box.getBoundingClientRect().right <= vw + 1;
+    if (!ok) unboxed++;
+  });
+  var scrolling = 0;
+  document.querySelectorAll('.scroll, figure').forEach(function (b) {
+    if (b.scrollWidth > b.clientWidth + 1) scrolling++;
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'fslab-measure';
+  pre.textContent = JSON.stringify({vw: vw, over: over, minFont: minFont, texts: texts,
+    unboxed: unboxed, scrolling: scrolling});
+  document.body.appendChild(pre);
+})();
+</script>"#;
+
+/// The measurements [`MEASURE`] left in a page's DOM.
+fn measured(dom: &str) -> serde_json::Value {
+    let start = dom
+        .find("<pre id=\"fslab-measure\">")
+        .unwrap_or_else(|| panic!("the measuring script did not run: {dom}"));
+    let rest = &dom[start + "<pre id=\"fslab-measure\">".len()..];
+    let json = &rest[..rest.find("</pre>").unwrap()];
+    serde_json::from_str(&json.replace("&quot;", "\"")).unwrap()
+}
+
+/// The page at 1400 px (a desktop) and at 800 px (a laptop half-screen): nothing overflows
+/// the page sideways (wide tables and charts scroll inside their own box), and chart text is
+/// at least 12 px as rendered (charts are never shrunk to fit). The screenshots are kept in
+/// the target directory (`report-<id>-<width>.png`) for a person to look at.
+#[test]
+fn html_report_reads_at_1400_and_800_px() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ids = fixtures::build(&dir.path().join("results.db"));
+    let keep = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    for id in [ids.iozone, ids.dbench, ids.journal] {
+        let html = dir.path().join(format!("report-{id}.html"));
+        let out = common::fslab(dir.path())
+            .args(["report", &id.to_string(), "--format", "html", "--out"])
+            .arg(&html)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(
+            !page.contains("<p class=\"meta\">Parameters: <code>{"),
+            "parameters as raw JSON"
+        );
+        assert!(
+            page.contains("<table class=\"params\">"),
+            "no parameter table"
+        );
+        let probe = dir.path().join(format!("measure-{id}.html"));
+        std::fs::write(
+            &probe,
+            page.replace("</body>", &format!("{MEASURE}</body>")),
+        )
+        .unwrap();
+        for width in [1400u32, 800] {
+            let p = load_at(
+                &chromium,
+                &format!("file://{}", probe.display()),
+                dir.path(),
+                width,
+            );
+            let console = console_lines(&p.log);
+            assert!(console.is_empty(), "console messages: {console:#?}");
+            let m = measured(&p.dom);
+            eprintln!("report {id} at {width} px: {m}");
+            let shot = keep.join(format!("report-{id}-{width}.png"));
+            std::fs::write(&shot, &p.png).unwrap();
+            assert_eq!(m["vw"], width, "window width: {m}");
+            assert!(
+                m["over"].as_f64().unwrap() <= 0.0,
+                "the page overflows sideways: {m}"
+            );
+            assert_eq!(
+                m["unboxed"], 0,
+                "tables or charts stick out of the page: {m}"
+            );
+            assert!(m["texts"].as_u64().unwrap() > 0, "no chart text: {m}");
+            assert!(
+                m["minFont"].as_f64().unwrap() >= 12.0,
+                "chart text under 12 px as rendered: {m}"
+            );
+            if width == 800 && id == ids.iozone {
+                // IOzone's 13 tests are wider than 800 px: their tables scroll in their boxes.
+                assert!(
+                    m["scrolling"].as_u64().unwrap() > 0,
+                    "nothing scrolls at 800 px: {m}"
+                );
+            }
+        }
     }
 }

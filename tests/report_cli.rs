@@ -321,3 +321,28 @@ fn telemetry_explains_differences_and_interference_is_marked() {
     let html = run_ok(dir.path(), &["report", &id, "--format", "html"]);
     assert!(html.contains("<h3>Telemetry</h3>") && html.contains("hollow square"));
 }
+
+/// The text formats print one line of each configuration's superblock unless `--env full`
+/// asks for the whole dump.
+#[test]
+fn superblocks_are_one_line_unless_env_full() {
+    let (dir, ids) = db();
+    let j = ids.journal.to_string();
+    for format in ["table", "markdown"] {
+        let short = run_ok(dir.path(), &["report", &j, "--format", format]);
+        assert!(!short.contains("Filesystem volume name:"), "{short}");
+        assert!(
+            short.contains("block size 4096 · journal 16MB · features has_journal ext_attr dir_index extent (whole: `--env full`)"),
+            "{short}"
+        );
+        let full = run_ok(
+            dir.path(),
+            &["report", &j, "--format", format, "--env", "full"],
+        );
+        assert!(full.contains("Filesystem volume name:   <none>"), "{full}");
+        assert!(!full.contains("(whole: `--env full`)"), "{full}");
+        assert!(full.len() > short.len());
+    }
+    let e = run_usage_error(dir.path(), &["report", &j, "--env", "everything"]);
+    assert!(e.contains("summary") && e.contains("full"), "{e}");
+}

@@ -162,7 +162,9 @@ fn a_version_1_store_lists_shows_and_reports_and_is_migrated_by_the_first_write(
         .collect();
     assert_eq!(names, ["iozone", "fdtree"]);
     assert!(ok(&db, &["show", "1"]).contains("file_create"));
-    assert!(ok(&db, &["report", "2"]).contains("Throughput (KiB/s)"));
+    let report = ok(&db, &["report", "2"]);
+    assert!(report.contains("Throughput — mean ± sd"), "{report}");
+    assert!(report.contains("write (GiB/s)"), "{report}");
     assert_eq!(markers(&db), (1, 0), "reading migrates nothing");
 
     let o = t.path().join("o");

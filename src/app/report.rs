@@ -36,7 +36,7 @@ pub(crate) fn options(o: &ReportOutputArgs, baseline: Option<String>) -> Result<
 }
 
 fn emit(r: &ReportData, o: &ReportOutputArgs) -> Result<()> {
-    let bytes = report::exporter(o.format).render(r)?;
+    let bytes = report::exporter_with(o.format, o.env).render(r)?;
     match &o.out {
         Some(path) => std::fs::write(path, &bytes).with_context(|| {
             format!(

@@ -55,8 +55,10 @@ th{background:#eef1f4;text-align:left}
 td.num{text-align:right;white-space:nowrap}
 .mean{font-weight:600}.sd{color:#444}.ci{color:#666;font-size:.8rem}
 .charts{display:flex;flex-wrap:wrap;gap:1rem}
-figure{margin:0;border:1px solid #e1e4e8;border-radius:6px;padding:.4rem;background:#fff;max-width:100%}
-figure svg{max-width:100%;height:auto;display:block}
+figure{margin:0;border:1px solid #e1e4e8;border-radius:6px;padding:.4rem;background:#fff;max-width:100%;box-sizing:border-box;overflow-x:auto}
+figure svg{max-width:none;height:auto;display:block}
+.scroll{max-width:100%;overflow-x:auto}
+table.params td{font-family:ui-monospace,monospace}
 figcaption{font-size:.82rem;color:#555;max-width:640px}
 .better{color:#00734d}.worse{color:#b33c00}
 ul.warnings li{margin:.25rem 0}
@@ -64,12 +66,44 @@ pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;font-size:.82rem}
 .meta{color:#555}
 ";
 
+/// Open a table inside a box that scrolls sideways when the table is wider than the page
+/// (IOzone's 13 tests, many configurations); [`table_end`] closes both.
 fn table_head(o: &mut String, cols: &[&str]) {
-    o.push_str("<table><thead><tr>");
+    o.push_str("<div class=\"scroll\"><table><thead><tr>");
     for c in cols {
         let _ = write!(o, "<th>{}</th>", esc(c));
     }
     o.push_str("</tr></thead><tbody>\n");
+}
+
+/// Close what [`table_head`] opened.
+fn table_end(o: &mut String) {
+    o.push_str("</tbody></table></div>\n");
+}
+
+/// A workload's parameters as a table: one row per parameter, values as written (strings
+/// without quotes, lists joined).
+fn params_table(o: &mut String, params: &serde_json::Value) {
+    let Some(map) = params.as_object().filter(|m| !m.is_empty()) else {
+        let _ = writeln!(
+            o,
+            "<p class=\"meta\">Parameters: <code>{}</code></p>",
+            esc(&params.to_string())
+        );
+        return;
+    };
+    fn text(v: &serde_json::Value) -> String {
+        match v {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Array(a) => a.iter().map(text).collect::<Vec<_>>().join(", "),
+            other => other.to_string(),
+        }
+    }
+    o.push_str("<div class=\"scroll\"><table class=\"params\"><thead><tr><th>parameter</th><th>value</th></tr></thead><tbody>\n");
+    for (k, v) in map {
+        let _ = writeln!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&text(v)));
+    }
+    table_end(o);
 }
 
 fn entry(s: &CellMetric, sc: &Scale) -> String {
@@ -105,11 +139,7 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
         esc(&w.label),
         esc(&w.kind)
     );
-    let _ = writeln!(
-        o,
-        "<p class=\"meta\">Parameters: <code>{}</code></p>",
-        esc(&w.params.to_string())
-    );
+    params_table(o, &w.params);
     let cells = r.cells_with_data(w);
     if cells.is_empty() {
         o.push_str(
@@ -140,7 +170,7 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
             }
             o.push_str("</tr>\n");
         }
-        o.push_str("</tbody></table>\n");
+        table_end(o);
     }
     let charts = charts::workload_charts(r, w)?;
     if !charts.is_empty() {
@@ -172,7 +202,7 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
             }
             o.push_str("</tr>\n");
         }
-        o.push_str("</tbody></table>\n");
+        table_end(o);
     }
     if let Some(t) = super::telemetry::table(w, &r.cells) {
         o.push_str("<h3>Telemetry</h3>\n<p>Means per repetition: bytes each device wrote and read, write amplification (device bytes per byte the workload wrote), utilisation, the CPU split and journal commits (doc/telemetry.md).</p>\n");
@@ -191,7 +221,7 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
             }
             o.push_str("</tr>\n");
         }
-        o.push_str("</tbody></table>\n");
+        table_end(o);
     }
     if !w.comparisons.is_empty() {
         o.push_str("<h3>Comparisons against the baseline</h3>\n");
@@ -227,7 +257,7 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
                 fmt_p_cell(c.mann_whitney.map(|x| x.p))
             );
         }
-        o.push_str("</tbody></table>\n");
+        table_end(o);
     }
     o.push_str("</section>\n");
     Ok(())
@@ -272,7 +302,7 @@ fn differences(r: &ReportData, o: &mut String) {
     } else {
         let _ = writeln!(
             o,
-            "<table><tr><th></th><th></th><th>{}</th><th>{}</th></tr>",
+            "<div class=\"scroll\"><table><tr><th></th><th></th><th>{}</th><th>{}</th></tr>",
             esc(&r.sources[0].spec),
             esc(&r.sources[1].spec)
         );
@@ -287,7 +317,7 @@ fn differences(r: &ReportData, o: &mut String) {
                 side(&d.b)
             );
         }
-        o.push_str("</table>\n");
+        o.push_str("</table></div>\n");
     }
     o.push_str("</section>\n");
 }
@@ -332,7 +362,8 @@ fn tail(r: &ReportData, o: &mut String) {
         }
         o.push_str("</tr>\n");
     }
-    o.push_str("</tbody></table></section>\n<section id=\"environment\"><h2>Environment</h2>\n");
+    table_end(o);
+    o.push_str("</section>\n<section id=\"environment\"><h2>Environment</h2>\n");
     for e in &r.environments {
         if r.environments.len() > 1 {
             let _ = writeln!(o, "<h3>{}</h3>", esc(&e.source));
@@ -346,7 +377,7 @@ fn tail(r: &ReportData, o: &mut String) {
                 esc(&super::verdict::env_value(k, v))
             );
         }
-        o.push_str("</tbody></table>\n");
+        table_end(o);
     }
     for c in &r.cells {
         if c.commands.is_empty() && c.superblock.is_empty() {
@@ -359,7 +390,8 @@ fn tail(r: &ReportData, o: &mut String) {
         if !c.superblock.is_empty() {
             let _ = writeln!(
                 o,
-                "<details><summary>Superblock</summary><pre>{}</pre></details>",
+                "<details><summary>Superblock: {}</summary><pre>{}</pre></details>",
+                esc(&super::superblock::summary(&c.superblock)),
                 esc(c.superblock.trim_end())
             );
         }

@@ -13,7 +13,10 @@ use super::Exporter;
 use std::fmt::Write as _;
 
 /// Renders [`ReportData`] as Markdown.
-pub struct MarkdownExporter;
+pub struct MarkdownExporter {
+    /// Print every configuration's superblock dump (`--env full`); else one line of it.
+    pub superblocks: bool,
+}
 
 /// Escape text for a table cell.
 fn esc(s: &str) -> String {
@@ -230,11 +233,17 @@ impl Exporter for MarkdownExporter {
                 }
                 let _ = writeln!(o, "```");
             }
-            if !c.superblock.is_empty() {
+            if !c.superblock.is_empty() && self.superblocks {
                 let _ = writeln!(
                     o,
                     "\nSuperblock:\n\n```text\n{}\n```",
                     c.superblock.trim_end()
+                );
+            } else if !c.superblock.is_empty() {
+                let _ = writeln!(
+                    o,
+                    "\nSuperblock: {} (whole: `--env full`)",
+                    esc(&super::superblock::summary(&c.superblock))
                 );
             }
         }

@@ -23,6 +23,7 @@ pub mod model;
 pub mod options;
 pub mod runsummary;
 pub mod select;
+pub mod superblock;
 pub mod table;
 pub mod telemetry;
 pub mod verdict;
@@ -53,11 +54,29 @@ pub enum Format {
     Html,
 }
 
-/// The exporter of a format.
+/// How much of each configuration's environment the text formats print (`--env`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum EnvDetail {
+    /// One line per configuration: the superblock's block size, inodes, journal or log and
+    /// features.
+    #[default]
+    Summary,
+    /// Every configuration's whole superblock dump (`dumpe2fs -h`, `xfs_info`, …).
+    Full,
+}
+
+/// The exporter of a format, with one summary line per configuration's superblock.
 pub fn exporter(format: Format) -> Box<dyn Exporter> {
+    exporter_with(format, EnvDetail::Summary)
+}
+
+/// The exporter of a format; `env` says whether the text formats (terminal, Markdown) print
+/// each configuration's superblock whole. HTML always has it (folded), JSON and CSV as data.
+pub fn exporter_with(format: Format, env: EnvDetail) -> Box<dyn Exporter> {
+    let superblocks = env == EnvDetail::Full;
     match format {
-        Format::Table => Box::new(table::TableExporter { superblocks: true }),
-        Format::Markdown => Box::new(markdown::MarkdownExporter),
+        Format::Table => Box::new(table::TableExporter { superblocks }),
+        Format::Markdown => Box::new(markdown::MarkdownExporter { superblocks }),
         Format::Csv => Box::new(csv::CsvExporter),
         Format::Json => Box::new(json::JsonExporter),
         Format::Html => Box::new(html::HtmlExporter),

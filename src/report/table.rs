@@ -13,9 +13,8 @@ use std::fmt::Write as _;
 
 /// Renders [`ReportData`] as text tables for a terminal.
 pub struct TableExporter {
-    /// Print every configuration's superblock dump in the environment section (`fslab
-    /// report`); the summary at the end of `fslab study run` leaves them out and says where
-    /// they are.
+    /// Print every configuration's superblock dump in the environment section (`--env
+    /// full`); else one line of it per configuration.
     pub superblocks: bool,
 }
 
@@ -338,7 +337,11 @@ impl Exporter for TableExporter {
                 let _ = writeln!(o, "  $ {cmd}");
             }
             if !c.superblock.is_empty() && !self.superblocks {
-                let _ = writeln!(o, "  superblock: stored; `fslab report` prints it");
+                let _ = writeln!(
+                    o,
+                    "  superblock: {} (whole: `--env full`)",
+                    super::superblock::summary(&c.superblock)
+                );
             } else if !c.superblock.is_empty() {
                 let _ = writeln!(o, "  superblock:");
                 for l in c.superblock.lines() {

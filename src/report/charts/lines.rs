@@ -109,6 +109,19 @@ pub fn chart(
             let mut band: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.3)).collect();
             band.extend(pts.iter().rev().map(|p| (p.0, p.2)));
             chart.draw_series(std::iter::once(Polygon::new(band, col.mix(0.18).filled())))?;
+            // Each band's edges dashed in its line's colour, so overlapping bands stay
+            // distinguishable where their fills mix.
+            for edge in [
+                pts.iter().map(|p| (p.0, p.2)).collect::<Vec<_>>(),
+                pts.iter().map(|p| (p.0, p.3)).collect(),
+            ] {
+                chart.draw_series(DashedLineSeries::new(
+                    edge,
+                    6,
+                    4,
+                    col.mix(0.8).stroke_width(1),
+                ))?;
+            }
             chart.draw_series(LineSeries::new(
                 pts.iter().map(|p| (p.0, p.1)),
                 col.stroke_width(2),

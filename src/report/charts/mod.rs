@@ -183,9 +183,18 @@ pub(crate) fn tick(v: &f64) -> String {
 }
 
 /// Text style for titles, labels and legends.
+///
+/// `size` is the font size in CSS pixels as the page renders it: plotters' SVG backend
+/// writes `font-size` as the size it is given divided by 1.24 (its line height), so a 12 px
+/// label asks plotters for 12 × 1.24.
 pub(crate) fn font(size: u32) -> TextStyle<'static> {
-    ("sans-serif", size).into_font().color(&BLACK)
+    ("sans-serif", f64::from(size) * PLOTTERS_LINE_HEIGHT)
+        .into_font()
+        .color(&BLACK)
 }
+
+/// The ratio of the size plotters is given to the `font-size` its SVG backend writes.
+const PLOTTERS_LINE_HEIGHT: f64 = 1.24;
 
 /// Centred text below a point (category labels under the x axis).
 pub(crate) fn label_below(size: u32) -> TextStyle<'static> {

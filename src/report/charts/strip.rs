@@ -30,16 +30,17 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
     let n = slots.len().max(1);
     let width = (n * 90 + 140).clamp(420, 1100) as u32;
     // Labels that do not fit their slot are drawn vertically (plotters' text estimate is
-    // about 0.56 em per character at this size).
+    // about 0.56 em per character at 12 px).
     let labels: Vec<String> = slots
         .iter()
         .map(|(c, _)| short_label(&r.cells[*c]))
         .collect();
     let longest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as u32;
     let slot_px = (width - 110) / n as u32;
-    let vertical = longest * 6 > slot_px;
+    // About 7 px per character at 12 px.
+    let vertical = longest * 7 > slot_px;
     let label_area = if vertical {
-        (longest * 6 + 34).min(220)
+        (longest * 7 + 34).min(240)
     } else {
         44
     };
