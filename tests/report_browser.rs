@@ -126,13 +126,31 @@ fn pixel_counts(png: &[u8]) -> (usize, usize, usize) {
     (ink, orange, (info.width * info.height) as usize)
 }
 
+/// A temporary directory holding the fixtures' results database.
+fn fixture_store() -> (tempfile::TempDir, fixtures::Ids) {
+    let dir = tempfile::tempdir().unwrap();
+    let ids = fixtures::build(&dir.path().join("results.db"));
+    (dir, ids)
+}
+
+/// `fslab report ID --format html` written to `dir/report-ID.html`.
+fn html_report(dir: &Path, id: i64) -> PathBuf {
+    let html = dir.join(format!("report-{id}.html"));
+    let out = common::fslab(dir)
+        .args(["report", &id.to_string(), "--format", "html", "--out"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    html
+}
+
 #[test]
 fn html_report_renders_in_chromium() {
     let Some(chromium) = chromium() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let ids = fixtures::build(&dir.path().join("results.db"));
+    let (dir, ids) = fixture_store();
 
     // The console check must be able to fail: a page that logs an error is caught.
     let probe = dir.path().join("probe.html");
@@ -155,13 +173,7 @@ fn html_report_renders_in_chromium() {
     );
 
     for (id, charts) in [(ids.iozone, 6), (ids.dbench, 5)] {
-        let html = dir.path().join(format!("report-{id}.html"));
-        let out = common::fslab(dir.path())
-            .args(["report", &id.to_string(), "--format", "html", "--out"])
-            .arg(&html)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
+        let html = html_report(dir.path(), id);
         let page = load(&chromium, &format!("file://{}", html.display()), dir.path());
         let console = console_lines(&page.log);
         assert!(console.is_empty(), "console messages: {console:#?}");
@@ -244,17 +256,10 @@ fn html_report_reads_at_1400_and_800_px() {
     let Some(chromium) = chromium() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let ids = fixtures::build(&dir.path().join("results.db"));
+    let (dir, ids) = fixture_store();
     let keep = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     for id in [ids.iozone, ids.dbench, ids.journal] {
-        let html = dir.path().join(format!("report-{id}.html"));
-        let out = common::fslab(dir.path())
-            .args(["report", &id.to_string(), "--format", "html", "--out"])
-            .arg(&html)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
+        let html = html_report(dir.path(), id);
         let page = std::fs::read_to_string(&html).unwrap();
         assert!(
             !page.contains("<p class=\"meta\">Parameters: <code>{"),
