@@ -176,7 +176,8 @@ impl Drop for LoopExt4 {
 
 /// With -I the record buffer's pages decide the device requests: by default fslab's buffer
 /// follows the system's THP policy as IOzone's does (1 MiB in 4 KiB pages = 256 segments,
-/// split in two by a loop device's 128-segment limit); `--huge-buffer` makes it one request.
+/// split in two by a loop device's 128-segment limit unless adjacent pages merge);
+/// `--huge-buffer` makes it one request per record.
 #[test]
 fn privileged_o_direct_buffer_pages_decide_the_device_requests() {
     if !require_root("privileged_o_direct_buffer_pages_decide_the_device_requests") {
@@ -212,9 +213,22 @@ fn privileged_o_direct_buffer_pages_decide_the_device_requests() {
     let records = 2 * 16 + 2;
     let (plain, text) = reads_of(&[]);
     assert!(!text.contains("huge page"), "{text}");
+    // In 4 KiB pages a record's 256 segments exceed the loop device's limit unless the block
+    // layer merges physically adjacent pages: on a fragmented machine every record is split
+    // in two, on a freshly booted one many pages happen to be adjacent (38 reads for 34
+    // records was seen in CI). So: never fewer requests than records, and never fewer than
+    // with the huge page.
     assert!(
-        plain >= 2 * records,
-        "4 KiB pages: each 1 MiB record is split in two ({plain} reads for {records} records)"
+        plain >= records,
+        "4 KiB pages: at least one request per record ({plain} reads for {records} records)"
+    );
+    eprintln!(
+        "4 KiB pages: {plain} reads for {records} records ({})",
+        if plain >= 2 * records {
+            "every record split in two"
+        } else {
+            "some pages were physically adjacent and merged"
+        }
     );
     let (huge, text) = reads_of(&["--huge-buffer"]);
     assert!(
@@ -224,5 +238,9 @@ fn privileged_o_direct_buffer_pages_decide_the_device_requests() {
     assert!(
         (records..records + 4).contains(&huge),
         "one huge page: one request per record ({huge} reads for {records} records)"
+    );
+    assert!(
+        huge <= plain,
+        "the huge page never needs more requests than 4 KiB pages ({huge} vs {plain})"
     );
 }
