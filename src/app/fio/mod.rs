@@ -85,11 +85,20 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     let quiet = a.quiet;
     let repeat = a.run.repeat;
     let mut versions: Vec<String> = Vec::new();
+    let mut fio_json: Vec<serde_json::Value> = Vec::new();
     let mut on_rep = |rep: u32, m: &[Metric], w: &Fio| {
         if let Some(r) = &w.last {
             if !versions.contains(&r.version) {
                 versions.push(r.version.clone());
             }
+        }
+        if json {
+            // fio's own document of this repetition, for dashboards and for checking.
+            let doc = w.last_json.as_deref().and_then(|t| {
+                let start = t.find('{')?;
+                serde_json::from_str::<serde_json::Value>(&t[start..]).ok()
+            });
+            fio_json.push(doc.unwrap_or(serde_json::Value::Null));
         }
         if !json && !quiet {
             eprintln!("run {rep}/{repeat}: {}", rep_line(m));
@@ -120,6 +129,7 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
             "cache": match a.cache { FioCacheArg::Drop => "drop", FioCacheArg::None => "none" },
             "metrics": metrics_json(&result.reps),
             "summary": runsummary::to_json(&sums),
+            "fio_json": fio_json,
         }))?;
     } else {
         let shown = shown(&sums);
