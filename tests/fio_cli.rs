@@ -17,7 +17,6 @@ size=2m
 
 [rr]
 rw=randread
-bs=4k
 
 [sw]
 stonewall
@@ -87,7 +86,8 @@ fn repetitions_are_stored_and_equal_fios_own_json() {
             assert_eq!(get(&ph, "iops"), d["iops"].as_f64().unwrap());
             assert_eq!(get(&ph, "throughput") * 1024.0, d["bw_bytes"].as_f64().unwrap());
             assert_eq!(get(&ph, "io_bytes"), 2.0 * 1024.0 * 1024.0);
-            // rr has no bs of its own: 2 MiB in 8 KiB reads; sw keeps its 1 MiB writes.
+            // rr has no bs of its own (fio's default would be 4 KiB): 2 MiB in 8 KiB reads;
+            // sw keeps its own 1 MiB writes.
             let ios = if job == "rr" { 256.0 } else { 2.0 };
             assert_eq!(get(&ph, "total_ios"), ios, "{ph}");
             for (key, name) in [("50.000000", "clat_p50"), ("99.000000", "clat_p99")] {
