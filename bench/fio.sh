@@ -78,22 +78,24 @@ EOF
 now() { date +%s.%N; }
 db=$work/results.db
 
-# Seconds per repetition of N repetitions.
+# Seconds per repetition of N repetitions, with the cache action (drop or none).
 run_fslab() {
-  local t0 t1 n=$1
+  local t0 t1 n=$1 cache=${2:-drop}
   t0=$(now)
-  "$FSLAB" --db "$db" fio -q --no-store --repeat "$n" --cache drop -D "$work/mnt" "$job" >/dev/null
+  "$FSLAB" --db "$db" fio -q --no-store --repeat "$n" --cache "$cache" -D "$work/mnt" "$job" >/dev/null
   t1=$(now)
   echo "$t0 $t1" | awk -v n="$n" '{ printf "%.4f", ($2 - $1) / n }'
 }
 
 run_plain() {
-  local t0 t1 i n=$1
+  local t0 t1 i n=$1 cache=${2:-drop}
   t0=$(now)
   for i in $(seq "$n"); do
     mkdir "$work/mnt/plain"
-    sync
-    echo 3 >/proc/sys/vm/drop_caches
+    if [ "$cache" = drop ]; then
+      sync
+      echo 3 >/proc/sys/vm/drop_caches
+    fi
     fio --output-format=json+ --directory="$work/mnt/plain" "$job" >"$work/plain.json"
     rm -rf "$work/mnt/plain"
   done
@@ -105,14 +107,21 @@ fslab_s=()
 plain_s=()
 fslab1_s=()
 plain1_s=()
+fslabn_s=()
+plainn_s=()
 for r in $(seq "$ROUNDS"); do
   if [ $((r % 2)) -eq 1 ]; then
-    a=$(run_fslab "$REPS"); b=$(run_plain "$REPS"); a1=$(run_fslab 1); b1=$(run_plain 1)
+    a=$(run_fslab "$REPS"); b=$(run_plain "$REPS")
+    an=$(run_fslab "$REPS" none); bn=$(run_plain "$REPS" none)
+    a1=$(run_fslab 1); b1=$(run_plain 1)
   else
-    b=$(run_plain "$REPS"); a=$(run_fslab "$REPS"); b1=$(run_plain 1); a1=$(run_fslab 1)
+    b=$(run_plain "$REPS"); a=$(run_fslab "$REPS")
+    bn=$(run_plain "$REPS" none); an=$(run_fslab "$REPS" none)
+    b1=$(run_plain 1); a1=$(run_fslab 1)
   fi
   fslab_s+=("$a"); plain_s+=("$b"); fslab1_s+=("$a1"); plain1_s+=("$b1")
-  echo "round $r: fslab $a s/rep, plain fio loop $b s/rep; one run: fslab $a1 s, fio $b1 s" >&2
+  fslabn_s+=("$an"); plainn_s+=("$bn")
+  echo "round $r: drop: fslab $a s/rep, fio loop $b s/rep; none: fslab $an, fio loop $bn; one run: fslab $a1 s, fio $b1 s" >&2
 done
 
 # Fidelity: stored samples against fio's own document of the same repetitions.
@@ -182,6 +191,7 @@ print(f"{ma:.4f} {mb:.4f} {ma / mb:.4f} {(ma - mb) * 1000:.1f} {statistics.media
 EOF
 }
 read -r med_a med_b ratio diff_ms med_diff_ms min_diff_ms max_diff_ms <<<"$(stats "${fslab_s[*]}" "${plain_s[*]}")"
+read -r med_an med_bn ration diffn_ms med_diffn_ms min_diffn_ms max_diffn_ms <<<"$(stats "${fslabn_s[*]}" "${plainn_s[*]}")"
 read -r med_a1 med_b1 ratio1 diff1_ms med_diff1_ms min_diff1_ms max_diff1_ms <<<"$(stats "${fslab1_s[*]}" "${plain1_s[*]}")"
 
 {
@@ -197,7 +207,7 @@ read -r med_a1 med_b1 ratio1 diff1_ms med_diff1_ms min_diff1_ms max_diff1_ms <<<
   echo "- B: \`for i in 1..$REPS: mkdir D; sync; echo 3 > /proc/sys/vm/drop_caches; fio --output-format=json+ --directory=D bench.fio > out.json; rm -rf D\`"
   echo "- Rounds alternate the order (A then B, B then A)."
   echo
-  echo "## Wall time per repetition"
+  echo "## Wall time per repetition, caches dropped before each"
   echo
   echo "| | seconds per repetition (each round) | median |"
   echo "|---|---|---:|"
@@ -205,6 +215,17 @@ read -r med_a1 med_b1 ratio1 diff1_ms med_diff1_ms min_diff1_ms max_diff1_ms <<<
   echo "| plain fio loop | ${plain_s[*]} | $med_b |"
   echo
   echo "Ratio of medians (fslab / plain): **$ratio**; difference of medians: **$diff_ms ms per repetition**; per-round differences (fslab − plain): median $med_diff_ms ms, from $min_diff_ms to $max_diff_ms ms."
+  echo
+  echo "## Without the cache drop (--cache none against the loop without sync/drop_caches)"
+  echo
+  echo "The cache drop makes every repetition re-read fio's binary and libraries from disk, which is noisy on a shared disk; without it the difference is fslab's own work between repetitions."
+  echo
+  echo "| | seconds per repetition (each round) | median |"
+  echo "|---|---|---:|"
+  echo "| fslab fio --cache none | ${fslabn_s[*]} | $med_an |"
+  echo "| plain fio loop | ${plainn_s[*]} | $med_bn |"
+  echo
+  echo "Ratio of medians: **$ration**; difference of medians: **$diffn_ms ms per repetition**; per-round differences: median $med_diffn_ms ms, from $min_diffn_ms to $max_diffn_ms ms."
   echo
   echo "## One run (--repeat 1 against a single fio)"
   echo

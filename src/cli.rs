@@ -262,7 +262,12 @@ pub enum FioCacheArg {
 pub struct FioArgs {
     /// Directory fio's files are made in (in a directory fslab-fio inside it, removed after
     /// every run). Default: the current directory.
-    #[arg(short = 'D', long = "directory", value_name = "DIR", default_value = ".")]
+    #[arg(
+        short = 'D',
+        long = "directory",
+        value_name = "DIR",
+        default_value = "."
+    )]
     pub directory: PathBuf,
     /// Before each repetition: drop the page cache (root) or nothing. Default: drop.
     #[arg(long, value_enum, default_value = "drop")]
@@ -281,7 +286,11 @@ pub struct FioArgs {
     #[arg(value_name = "JOBFILE")]
     pub job: PathBuf,
     /// fio options, passed to fio unchanged (after the job file).
-    #[arg(value_name = "FIO OPTIONS", trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(
+        value_name = "FIO OPTIONS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     pub fio_args: Vec<String>,
 }
 

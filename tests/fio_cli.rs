@@ -84,7 +84,10 @@ fn repetitions_are_stored_and_equal_fios_own_json() {
             let d = &j[dir];
             let ph = format!("{job}/{dir}");
             assert_eq!(get(&ph, "iops"), d["iops"].as_f64().unwrap());
-            assert_eq!(get(&ph, "throughput") * 1024.0, d["bw_bytes"].as_f64().unwrap());
+            assert_eq!(
+                get(&ph, "throughput") * 1024.0,
+                d["bw_bytes"].as_f64().unwrap()
+            );
             assert_eq!(get(&ph, "io_bytes"), 2.0 * 1024.0 * 1024.0);
             // rr has no bs of its own (fio's default would be 4 KiB): 2 MiB in 8 KiB reads;
             // sw keeps its own 1 MiB writes.
@@ -105,14 +108,21 @@ fn repetitions_are_stored_and_equal_fios_own_json() {
     assert!(show.status.success());
     let shown = String::from_utf8_lossy(&show.stdout);
     assert!(shown.contains("rr/read"), "{shown}");
-    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "fslab-fio removed");
+    assert_eq!(
+        std::fs::read_dir(&data).unwrap().count(),
+        0,
+        "fslab-fio removed"
+    );
     let report = fslab(t.path())
         .args(["report", &run.to_string()])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&report.stdout);
     assert!(report.status.success(), "{text}");
-    assert!(text.contains("Latency percentiles"), "histograms merged: {text}");
+    assert!(
+        text.contains("Latency percentiles"),
+        "histograms merged: {text}"
+    );
 }
 
 #[test]
@@ -123,7 +133,15 @@ fn the_table_shows_mean_sd_and_ci_per_job_and_direction() {
     let t = tempfile::tempdir().unwrap();
     let job = write(t.path(), "j.fio", JOB);
     let out = fslab(t.path())
-        .args(["fio", "--cache", "none", "--repeat", "2", "--no-store", "-D"])
+        .args([
+            "fio",
+            "--cache",
+            "none",
+            "--repeat",
+            "2",
+            "--no-store",
+            "-D",
+        ])
         .arg(t.path())
         .arg(&job)
         .arg("--bs=8k")
@@ -132,7 +150,14 @@ fn the_table_shows_mean_sd_and_ci_per_job_and_direction() {
     let text = String::from_utf8_lossy(&out.stdout);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    for want in ["rr/read", "sw/write", "iops", "throughput", "95% CI", "clat_p99"] {
+    for want in [
+        "rr/read",
+        "sw/write",
+        "iops",
+        "throughput",
+        "95% CI",
+        "clat_p99",
+    ] {
         assert!(text.contains(want), "missing {want}: {text}");
     }
     assert!(err.contains("run 2/2"), "{err}");
@@ -158,7 +183,10 @@ fn refusals_are_one_line_with_exit_code_2() {
     // fio's own message for a job it rejects.
     let bad = write(d, "bad.fio", "[a]\nrw=sideways\nsize=1m\n");
     let err = one_line_refusal(&run(&bad, &[]));
-    assert!(err.contains("fio rejects the job") && err.contains("rw=sideways"), "{err}");
+    assert!(
+        err.contains("fio rejects the job") && err.contains("rw=sideways"),
+        "{err}"
+    );
     // A job that writes outside the directory.
     let out_file = d.join("elsewhere");
     let outside = write(
@@ -167,7 +195,10 @@ fn refusals_are_one_line_with_exit_code_2() {
         &format!("[a]\nrw=write\nsize=1m\nfilename={}\n", out_file.display()),
     );
     let err = one_line_refusal(&run(&outside, &[]));
-    assert!(err.contains("absolute path") && err.contains("--allow-outside"), "{err}");
+    assert!(
+        err.contains("absolute path") && err.contains("--allow-outside"),
+        "{err}"
+    );
     assert!(!out_file.exists());
     // A raw device, even when outside paths are allowed.
     let dev = write(d, "dev.fio", "[a]\nrw=write\nsize=1m\nfilename=/dev/null\n");
@@ -182,7 +213,12 @@ fn refusals_are_one_line_with_exit_code_2() {
     assert!(err.contains("cannot read fio job file"), "{err}");
     // Dropping caches needs root.
     if !common::is_root() {
-        let out = fslab(d).args(["fio", "-D"]).arg(d).arg(&ok).output().unwrap();
+        let out = fslab(d)
+            .args(["fio", "-D"])
+            .arg(d)
+            .arg(&ok)
+            .output()
+            .unwrap();
         let err = one_line_refusal(&out);
         assert!(err.contains("--cache none"), "{err}");
     }
@@ -238,18 +274,31 @@ fn study_plan_refuses_bad_fio_jobs_before_anything_is_made() {
     };
     // Accepted (the job path is relative to the study file, not to the working directory).
     let out = plan("[a]\nrw=randwrite\nsize=8m\nfsync=1\n");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("8.0 MiB of data"), "{text}");
     // fio rejects it.
     let err = one_line_refusal(&plan("[a]\nrw=randwrite\nsize=8m\nbogus_option=3\n"));
-    assert!(err.contains("fio rejects the job") && err.contains("bogus_option"), "{err}");
+    assert!(
+        err.contains("fio rejects the job") && err.contains("bogus_option"),
+        "{err}"
+    );
     // Outside the cell.
     let err = one_line_refusal(&plan("[a]\nrw=write\nsize=1m\nfilename=../../x\n"));
-    assert!(err.contains("'..'") && err.contains("allow_outside_cell = true"), "{err}");
+    assert!(
+        err.contains("'..'") && err.contains("allow_outside_cell = true"),
+        "{err}"
+    );
     // Too large for the device: size × numjobs.
     let err = one_line_refusal(&plan("[a]\nrw=write\nsize=16m\nnumjobs=4\n"));
-    assert!(err.contains("needs 64.0 MiB") && err.contains("loop:SIZE"), "{err}");
+    assert!(
+        err.contains("needs 64.0 MiB") && err.contains("loop:SIZE"),
+        "{err}"
+    );
     assert!(!work.exists(), "nothing made");
 }
 

@@ -148,11 +148,7 @@ impl WorkloadKind {
                 // Per job and direction its IOPS; the throughput for sequential jobs with
                 // blocks of 128 KiB or more (marked `large_sequential`); a job's CPU use;
                 // an fsync's mean latency.
-                headline: &[
-                    ("*", "iops"),
-                    ("*", "lat_mean"),
-                    ("*", "sys_cpu"),
-                ],
+                headline: &[("*", "iops"), ("*", "lat_mean"), ("*", "sys_cpu")],
                 headline_marked: &[(crate::workload::fio::output::LARGE_SEQUENTIAL, "throughput")],
                 larger: Larger {
                     words: "a longer run: a larger size, or time_based with a longer runtime",
@@ -236,8 +232,7 @@ mod tests {
         let c = WorkloadKind::Fio.caps();
         let plain = |m: &str| ["iops", "throughput", "clat_mean"].contains(&m);
         assert_eq!(c.headline_of("rand/write", plain), Some("iops"));
-        let marked =
-            |m: &str| ["iops", "throughput", "clat_mean", "large_sequential"].contains(&m);
+        let marked = |m: &str| ["iops", "throughput", "clat_mean", "large_sequential"].contains(&m);
         assert_eq!(c.headline_of("seq/write", marked), Some("throughput"));
         assert_eq!(c.headline_of("job", |m| m == "sys_cpu"), Some("sys_cpu"));
     }

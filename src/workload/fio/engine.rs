@@ -146,7 +146,10 @@ impl Fio {
             anyhow::bail!(
                 "fio failed ({}): {}",
                 out.status,
-                fio_message(&format!("{stderr}\n{}", stdout.lines().next().unwrap_or("")))
+                fio_message(&format!(
+                    "{stderr}\n{}",
+                    stdout.lines().next().unwrap_or("")
+                ))
             );
         }
         let run = output::parse(&stdout)?;

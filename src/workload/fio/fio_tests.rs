@@ -70,11 +70,20 @@ bs = "1m"
 fn a_workload_without_a_job_or_with_a_stray_option_is_refused() {
     let e = spec("").to_params().unwrap_err().to_string();
     assert!(e.contains("job = \"jobs/NAME.fio\""), "{e}");
-    let e = spec("[job]\nbs = \"4k\"").job_file().unwrap_err().to_string();
+    let e = spec("[job]\nbs = \"4k\"")
+        .job_file()
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not a section"), "{e}");
-    let e = spec("[job.a]\nbs = [1, 2]").job_file().unwrap_err().to_string();
+    let e = spec("[job.a]\nbs = [1, 2]")
+        .job_file()
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("a string, an integer or a boolean"), "{e}");
-    assert!(toml::from_str::<FioSpec>("blocksize = \"4k\"").is_err(), "unknown key");
+    assert!(
+        toml::from_str::<FioSpec>("blocksize = \"4k\"").is_err(),
+        "unknown key"
+    );
 }
 
 #[test]
@@ -136,11 +145,17 @@ fn the_headline_rule_reads_rw_and_bs() {
 
 #[test]
 fn pass_through_options_fslab_owns_are_refused() {
-    let e = check_extra_arg("--output-format=json", false).unwrap_err().to_string();
+    let e = check_extra_arg("--output-format=json", false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("fslab's to set"), "{e}");
-    let e = check_extra_arg("--directory=/x", false).unwrap_err().to_string();
+    let e = check_extra_arg("--directory=/x", false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("-D"), "{e}");
-    let e = check_extra_arg("--filename=/etc/passwd", false).unwrap_err().to_string();
+    let e = check_extra_arg("--filename=/etc/passwd", false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("absolute path"), "{e}");
     check_extra_arg("--filename=/srv/x", true).unwrap();
     assert!(check_extra_arg("--filename=/dev/sda", true).is_err());

@@ -91,7 +91,11 @@ impl JobFile {
         for (n, raw) in text.lines().enumerate() {
             let line = raw.trim();
             // fio's comments are whole lines starting with ';' or '#'.
-            let content = if line.starts_with([';', '#']) { "" } else { line };
+            let content = if line.starts_with([';', '#']) {
+                ""
+            } else {
+                line
+            };
             if let Some(rest) = line.strip_prefix("include ") {
                 let file = rest.trim();
                 let path = match base {
@@ -106,9 +110,11 @@ impl JobFile {
                 continue;
             }
             if content.starts_with('[') {
-                let Some(name) = content.strip_prefix('[').and_then(|c| c.strip_suffix(']'))
-                else {
-                    return Err(format!("line {}: section header '{content}' has no ']'", n + 1));
+                let Some(name) = content.strip_prefix('[').and_then(|c| c.strip_suffix(']')) else {
+                    return Err(format!(
+                        "line {}: section header '{content}' has no ']'",
+                        n + 1
+                    ));
                 };
                 jf.sections.push(Section {
                     name: name.trim().to_string(),
@@ -217,9 +223,12 @@ impl JobFile {
         let mut v = Vec::new();
         for s in &self.sections {
             for o in &s.opts {
-                if PATH_OPTIONS.contains(&o.key.as_str()) || LOG_OPTIONS.contains(&o.key.as_str())
-                {
-                    v.push((s.name.as_str(), o.key.as_str(), o.value.as_deref().unwrap_or("")));
+                if PATH_OPTIONS.contains(&o.key.as_str()) || LOG_OPTIONS.contains(&o.key.as_str()) {
+                    v.push((
+                        s.name.as_str(),
+                        o.key.as_str(),
+                        o.value.as_deref().unwrap_or(""),
+                    ));
                 }
             }
         }
@@ -277,10 +286,7 @@ impl Job {
     /// one value, or `read,write[,trim]` (fio's per-direction form), `blocksize` is its long
     /// name; fio's default is 4 KiB.
     pub fn block_size(&self, dir: &str) -> Option<u64> {
-        let bs = self
-            .value("bs")
-            .or(self.value("blocksize"))
-            .unwrap_or("4k");
+        let bs = self.value("bs").or(self.value("blocksize")).unwrap_or("4k");
         let parts: Vec<&str> = bs.split(',').collect();
         let idx = match dir {
             "read" => 0,

@@ -53,7 +53,10 @@ fn set_everywhere_overrides_globals_and_jobs_that_set_the_key() {
     let mut jf = JobFile::parse(FILE, None).unwrap();
     jf.set_everywhere("bs", "64k");
     let jobs = jf.jobs();
-    assert!(jobs.iter().all(|j| j.value("bs") == Some("64k")), "{jobs:?}");
+    assert!(
+        jobs.iter().all(|j| j.value("bs") == Some("64k")),
+        "{jobs:?}"
+    );
     // A file without [global] gets one.
     let mut j = JobFile::parse("[a]\nrw=read\n", None).unwrap();
     j.set_everywhere("iodepth", "8");
@@ -63,15 +66,23 @@ fn set_everywhere_overrides_globals_and_jobs_that_set_the_key() {
 
 #[test]
 fn block_sizes_per_direction_and_rw_default() {
-    let j = JobFile::parse("[a]\nbs=4k,1m\nrw=rw\n", None).unwrap().jobs();
+    let j = JobFile::parse("[a]\nbs=4k,1m\nrw=rw\n", None)
+        .unwrap()
+        .jobs();
     assert_eq!(j[0].block_size("read"), Some(4096));
     assert_eq!(j[0].block_size("write"), Some(1 << 20));
-    assert_eq!(j[0].block_size("trim"), Some(1 << 20), "the last one repeats");
+    assert_eq!(
+        j[0].block_size("trim"),
+        Some(1 << 20),
+        "the last one repeats"
+    );
     assert!(j[0].sequential());
     let d = JobFile::parse("[a]\nsize=1g\n", None).unwrap().jobs();
     assert!(d[0].sequential(), "fio's default rw is read");
     assert_eq!(d[0].block_size("read"), Some(4096), "fio's default bs");
-    let r = JobFile::parse("[a]\nrw=randread:8\nbs=1m\n", None).unwrap().jobs();
+    let r = JobFile::parse("[a]\nrw=randread:8\nbs=1m\n", None)
+        .unwrap()
+        .jobs();
     assert!(!r[0].sequential());
 }
 
@@ -84,7 +95,9 @@ fn sizes_are_binary_and_unknown_forms_are_none() {
     assert_eq!(parse_size("512"), Some(512));
     assert_eq!(parse_size("50%"), None);
     assert_eq!(parse_size("x"), None);
-    let f = JobFile::parse("[a]\nfilesize=1m-4m\nnrfiles=3\n", None).unwrap().jobs();
+    let f = JobFile::parse("[a]\nfilesize=1m-4m\nnrfiles=3\n", None)
+        .unwrap()
+        .jobs();
     assert_eq!(f[0].bytes(), Some(3 * (4 << 20)));
     let p = JobFile::parse("[a]\nsize=50%\n", None).unwrap().jobs();
     assert_eq!(p[0].bytes(), None);
@@ -137,7 +150,10 @@ fn includes_are_made_relative_to_the_job_files_directory() {
 #[test]
 fn malformed_files_are_refused_with_the_line() {
     let e = JobFile::parse("rw=read\n[a]\n", None).unwrap_err();
-    assert!(e.contains("line 1") && e.contains("outside any [section]"), "{e}");
+    assert!(
+        e.contains("line 1") && e.contains("outside any [section]"),
+        "{e}"
+    );
     let e = JobFile::parse("[a\n", None).unwrap_err();
     assert!(e.contains("no ']'"), "{e}");
     let e = JobFile::parse("[global]\nbs=4k\n", None).unwrap_err();

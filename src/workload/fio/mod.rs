@@ -237,9 +237,8 @@ pub fn read_job_file(p: &Path) -> Result<JobFile> {
             p.display()
         ))
     })?;
-    JobFile::parse(&text, p.parent()).map_err(|e| {
-        crate::error::usage(format!("fio job file {}: {e}", p.display()))
-    })
+    JobFile::parse(&text, p.parent())
+        .map_err(|e| crate::error::usage(format!("fio job file {}: {e}", p.display())))
 }
 
 /// The job file of an inline `[workload.job]`: `global` first, then the jobs (TOML tables
@@ -268,8 +267,7 @@ pub fn inline_job(t: &toml::Table) -> Result<JobFile> {
             }
         }
     }
-    JobFile::parse(&text, None)
-        .map_err(|e| crate::error::usage(format!("[workload.job]: {e}")))
+    JobFile::parse(&text, None).map_err(|e| crate::error::usage(format!("[workload.job]: {e}")))
 }
 
 /// Everything one fio run needs.
@@ -303,7 +301,8 @@ impl FioParams {
                     crate::bail_param!(
                         "job [{section}] {why}; {}",
                         if device {
-                            "fslab runs fio on a file system it provisioned, never on a raw device".to_string()
+                            "fslab runs fio on a file system it provisioned, never on a raw device"
+                                .to_string()
                         } else {
                             "let fslab choose where fio's files go (a directory inside the cell), or set {allow_outside_cell=true} if you mean it".to_string()
                         }
@@ -334,9 +333,7 @@ impl FioParams {
             .jobs()
             .iter()
             .find(|j| output::job_phase(&j.name) == output::job_phase(job))
-            .is_some_and(|j| {
-                j.sequential() && j.block_size(dir).is_some_and(|b| b >= LARGE_BLOCK)
-            })
+            .is_some_and(|j| j.sequential() && j.block_size(dir).is_some_and(|b| b >= LARGE_BLOCK))
     }
 }
 

@@ -335,9 +335,24 @@ impl Lat {
             return;
         }
         let ms = |ns: f64| ns / 1e6;
-        out.push(Metric::new(phase, format!("{prefix}_mean"), Unit::Millis, ms(self.mean)));
-        out.push(Metric::new(phase, format!("{prefix}_min"), Unit::Millis, ms(self.min)));
-        out.push(Metric::new(phase, format!("{prefix}_max"), Unit::Millis, ms(self.max)));
+        out.push(Metric::new(
+            phase,
+            format!("{prefix}_mean"),
+            Unit::Millis,
+            ms(self.mean),
+        ));
+        out.push(Metric::new(
+            phase,
+            format!("{prefix}_min"),
+            Unit::Millis,
+            ms(self.min),
+        ));
+        out.push(Metric::new(
+            phase,
+            format!("{prefix}_max"),
+            Unit::Millis,
+            ms(self.max),
+        ));
         for (p, suffix) in PERCENTILES {
             if let Some(v) = self.percentile(p) {
                 out.push(Metric::new(
@@ -388,7 +403,12 @@ impl FioRun {
             for d in &j.dirs {
                 let ph = phase(&j.name, &d.dir);
                 if d.dir == "sync" {
-                    out.push(Metric::new(&ph, "total_ios", Unit::Count, d.total_ios as f64));
+                    out.push(Metric::new(
+                        &ph,
+                        "total_ios",
+                        Unit::Count,
+                        d.total_ios as f64,
+                    ));
                     d.lat.metrics(&ph, "lat", &mut out);
                     continue;
                 }
@@ -406,7 +426,12 @@ impl FioRun {
                     d.runtime_ms as f64 / 1e3,
                 ));
                 out.push(Metric::new(&ph, "io_bytes", Unit::Bytes, d.io_bytes as f64));
-                out.push(Metric::new(&ph, "total_ios", Unit::Count, d.total_ios as f64));
+                out.push(Metric::new(
+                    &ph,
+                    "total_ios",
+                    Unit::Count,
+                    d.total_ios as f64,
+                ));
                 d.slat.metrics(&ph, "slat", &mut out);
                 d.clat.metrics(&ph, "clat", &mut out);
                 d.lat.metrics(&ph, "lat", &mut out);
@@ -419,7 +444,12 @@ impl FioRun {
             out.push(Metric::new(&jp, "sys_cpu", Unit::Percent, j.sys_cpu));
         }
         for (name, util) in &self.disks {
-            out.push(Metric::new("disk_util", name.as_str(), Unit::Percent, *util));
+            out.push(Metric::new(
+                "disk_util",
+                name.as_str(),
+                Unit::Percent,
+                *util,
+            ));
         }
         out
     }

@@ -33,7 +33,10 @@ fn stored_equals_fio(text: &str) -> usize {
         for dir in ["read", "write", "trim", "mixed"] {
             let d = &j[dir];
             if d.is_null() || d["total_ios"].as_u64() == Some(0) {
-                assert!(!has(&ms, &phase(job, dir), "iops"), "{job}/{dir} did no I/O");
+                assert!(
+                    !has(&ms, &phase(job, dir), "iops"),
+                    "{job}/{dir} did no I/O"
+                );
                 continue;
             }
             let ph = phase(job, dir);
@@ -186,7 +189,12 @@ fn entries_of_one_job_are_combined_like_group_reporting() {
     assert_eq!(run.jobs.len(), 1);
     assert_eq!(run.jobs[0].entries, 2);
     let ms = run.metrics(&|_, _| false);
-    let sum = |k: &str| entries.iter().map(|e| e["read"][k].as_f64().unwrap()).sum::<f64>();
+    let sum = |k: &str| {
+        entries
+            .iter()
+            .map(|e| e["read"][k].as_f64().unwrap())
+            .sum::<f64>()
+    };
     assert_eq!(get(&ms, "rr/read", "iops"), sum("iops"));
     assert_eq!(get(&ms, "rr/read", "throughput") * 1024.0, sum("bw_bytes"));
     assert_eq!(get(&ms, "rr/read", "total_ios"), sum("total_ios"));
@@ -201,7 +209,11 @@ fn entries_of_one_job_are_combined_like_group_reporting() {
     let p99 = get(&ms, "rr/read", "clat_p99") * 1e6;
     let own: Vec<f64> = entries
         .iter()
-        .map(|e| e["read"]["clat_ns"]["percentile"]["99.000000"].as_f64().unwrap())
+        .map(|e| {
+            e["read"]["clat_ns"]["percentile"]["99.000000"]
+                .as_f64()
+                .unwrap()
+        })
         .collect();
     let (lo, hi) = (own[0].min(own[1]), own[0].max(own[1]));
     assert!(p99 >= lo && p99 <= hi, "{p99} not in {lo}..{hi}");
