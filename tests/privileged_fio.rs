@@ -60,6 +60,7 @@ fn privileged_fio_example_study_runs_on_loop_devices() {
             ("seqwrite/write", "throughput"),
             ("seqwrite/write", "large_sequential"),
             ("randwrite-fsync", "sys_cpu"),
+            ("disk_util", "data"),
         ] {
             assert!(has(t, phase, name), "trial {}: no {phase}.{name}", t.id);
         }

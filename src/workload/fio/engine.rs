@@ -223,8 +223,13 @@ impl Workload for Fio {
         std::fs::create_dir(&dir)
             .map_err(|e| anyhow!("cannot make fio's directory {}: {e}", dir.display()))?;
         obs.phase_started("fio", 0);
-        let run = self.run_fio(&dir)?;
+        let mut run = self.run_fio(&dir)?;
         obs.phase_finished("fio");
+        if let Some(m) = crate::sysinfo::mount_of(target.dir()) {
+            if let Some(dev) = Path::new(&m.source).file_name() {
+                run.name_data_disk(&dev.to_string_lossy());
+            }
+        }
         let p = &self.params;
         let metrics = run.metrics(&|job, d| p.large_sequential(job, d));
         self.hists = run.histograms()?;

@@ -81,62 +81,62 @@ pub const OVERRIDES: [&str; 16] = [
 #[serde(deny_unknown_fields)]
 pub struct FioSpec {
     /// Label in reports; default `fio <job file>` or `fio <jobs>`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// The job: `job = "jobs/randread.fio"` or `[workload.job]`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<JobSource>,
     /// Let the job name files outside the cell (`filename`, `directory`, logs). Raw devices
     /// (`/dev/…`) are refused all the same. Default false.
     #[serde(default)]
     pub allow_outside_cell: bool,
     /// fio options applied to every job (workload parameters: factors may set them).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ioengine: Option<FioValue>,
     /// `rw`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rw: Option<FioValue>,
     /// `rwmixread`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rwmixread: Option<FioValue>,
     /// `bs`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bs: Option<FioValue>,
     /// `iodepth`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iodepth: Option<FioValue>,
     /// `numjobs`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub numjobs: Option<FioValue>,
     /// `size`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<FioValue>,
     /// `filesize`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filesize: Option<FioValue>,
     /// `nrfiles`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nrfiles: Option<FioValue>,
     /// `direct`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direct: Option<FioValue>,
     /// `fsync`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync: Option<FioValue>,
     /// `end_fsync`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_fsync: Option<FioValue>,
     /// `time_based`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_based: Option<FioValue>,
     /// `runtime`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<FioValue>,
     /// `ramp_time`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramp_time: Option<FioValue>,
     /// `group_reporting`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_reporting: Option<FioValue>,
 }
 

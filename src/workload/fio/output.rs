@@ -391,12 +391,16 @@ pub fn job_phase(job: &str) -> String {
     job.replace('.', "_")
 }
 
+/// The name under which the disk holding the target is stored (phase `disk_util`).
+pub const DATA_DISK: &str = "data";
+
 /// The metric marking a direction whose headline is its throughput (see [`crate::workload::Caps`]).
 pub const LARGE_SEQUENTIAL: &str = "large_sequential";
 
 impl FioRun {
     /// The run's metrics. `large_sequential(job, dir)` says whether a direction of a job is
     /// sequential with blocks of at least 128 KiB (its headline is then the throughput).
+    /// Disks keep fio's names; call [`FioRun::name_data_disk`] first to name the cell's.
     pub fn metrics(&self, large_sequential: &dyn Fn(&str, &str) -> bool) -> Vec<Metric> {
         let mut out = Vec::new();
         for j in &self.jobs {
@@ -452,6 +456,16 @@ impl FioRun {
             ));
         }
         out
+    }
+
+    /// Call the disk fio names `device` (the device under the target, e.g. `loop3`) `data`,
+    /// so every configuration's figure has the same name whichever device it got.
+    pub fn name_data_disk(&mut self, device: &str) {
+        for d in &mut self.disks {
+            if d.0 == device {
+                d.0 = DATA_DISK.into();
+            }
+        }
     }
 
     /// The completion-latency histograms (`clat_ns`; `lat_ns` where fio kept only total

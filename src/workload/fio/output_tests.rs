@@ -134,6 +134,11 @@ fn fio_3_42_layout_is_read_too() {
     assert_eq!(get(&ms, "mix/mixed", "total_ios"), 1000.0);
     assert_eq!(get(&ms, "seqwrite/sync", "total_ios"), 144.0);
     assert_eq!(get(&ms, "disk_util", "loop7"), 91.5);
+    let mut named = run.clone();
+    named.name_data_disk("loop7");
+    let ms = named.metrics(&|_, _| false);
+    assert_eq!(get(&ms, "disk_util", DATA_DISK), 91.5);
+    assert!(!has(&ms, "disk_util", "loop7"));
     let hists = run.histograms().unwrap();
     let names: Vec<(&str, &str)> = hists
         .iter()
