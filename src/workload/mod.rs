@@ -126,7 +126,7 @@ pub enum WorkloadSpec {
     /// The dbench-compatible client load.
     Dbench(dbench::DbenchSpec),
     /// The real fio, run on the cell.
-    Fio(fio::FioSpec),
+    Fio(Box<fio::FioSpec>),
 }
 
 impl WorkloadSpec {
