@@ -117,14 +117,26 @@ impl Fio {
         target.dir().join(FIO_DIR)
     }
 
-    /// The command line fio runs with (the job file comes on standard input).
+    /// The command line fio runs with (the job file comes on standard input). fio is told
+    /// to stop (SIGTERM, which fio handles by ending its jobs) if fslab dies, so a killed run
+    /// leaves no fio writing into a directory `fslab cleanup` is about to remove.
     pub fn command(&self, dir: &Path) -> Result<Command> {
+        use std::os::unix::process::CommandExt;
         let mut c = Command::new(fio_binary()?);
         c.arg("--output-format=json+")
             .arg(format!("--directory={}", dir.display()))
             .args(&self.params.extra_args)
             .arg("-")
             .current_dir(dir);
+        // SAFETY: one async-signal-safe system call (prctl) between fork and exec.
+        unsafe {
+            c.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         Ok(c)
     }
 
