@@ -329,3 +329,48 @@ size = "8m"
     let labels: Vec<String> = s.cells.iter().map(|c| c.workloads[0].label()).collect();
     assert_eq!(labels, ["fio seq, bs=4k", "fio seq, bs=1m, iodepth=2"]);
 }
+
+#[test]
+fn ctrl_c_stops_fio_and_keeps_no_partial_repetition() {
+    if !require_fio("ctrl_c_stops_fio_and_keeps_no_partial_repetition") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let job = write(
+        t.path(),
+        "long.fio",
+        "[w]\nrw=write\nsize=4m\ntime_based\nruntime=300\nioengine=psync\n",
+    );
+    let data = t.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fslab"))
+        .env("FSLAB_DB", t.path().join("results.db"))
+        .args(["fio", "--cache", "none", "-q", "-D"])
+        .arg(&data)
+        .arg(&job)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    common::wait_for("fio's data file", || {
+        data.join("fslab-fio").join("w.0.0").exists()
+    });
+    // SAFETY: kill(2) on the child we started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let t0 = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed().as_secs() < 30,
+        "fio was stopped, not waited for"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(!data.join("fslab-fio").exists(), "fio's directory removed");
+    let c = rusqlite::Connection::open(t.path().join("results.db")).unwrap();
+    let ok: i64 = c
+        .query_row("SELECT count(*) FROM trial WHERE status = 'ok'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(ok, 0, "the cut-short run is not a repetition");
+}

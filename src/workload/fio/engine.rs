@@ -151,13 +151,17 @@ impl Fio {
         if let Some(mut stdin) = child.stdin.take() {
             stdin.write_all(self.params.job.render().as_bytes())?;
         }
-        let out = child.wait_with_output()?;
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if !out.status.success() {
+        let (stdout, stderr, status) = wait_stopping_on_interrupt(child)?;
+        // A stop request (Ctrl-C, SIGTERM) ends fio early; what it measured until then is
+        // not a repetition.
+        if crate::signal::interrupted() {
+            return Err(anyhow!(crate::signal::Interrupted));
+        }
+        let stderr = stderr.as_str();
+        if !status.success() {
             anyhow::bail!(
                 "fio failed ({}): {}",
-                out.status,
+                status,
                 fio_message(&format!(
                     "{stderr}\n{}",
                     stdout.lines().next().unwrap_or("")
@@ -180,6 +184,41 @@ impl Fio {
         self.last_json = Some(stdout);
         Ok(run)
     }
+}
+
+/// Wait for fio, reading its output; when fslab is asked to stop, pass the request on to
+/// fio (SIGINT, as a terminal's Ctrl-C would), once.
+fn wait_stopping_on_interrupt(
+    mut child: std::process::Child,
+) -> Result<(String, String, std::process::ExitStatus)> {
+    use std::io::Read;
+    fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<String> {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut r) = r {
+                let mut b = Vec::new();
+                let _ = r.read_to_end(&mut b);
+                s = String::from_utf8_lossy(&b).into_owned();
+            }
+            s
+        })
+    }
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let mut told = false;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if !told && crate::signal::interrupted() {
+            let pid = rustix::process::Pid::from_child(&child);
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::Int);
+            told = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let join = |h: std::thread::JoinHandle<String>| h.join().unwrap_or_default();
+    Ok((join(out), join(err), status))
 }
 
 /// `sync`, then drop the page cache, dentries and inodes (root).
