@@ -175,7 +175,7 @@ impl Fio {
                 j.name,
                 j.error,
                 std::io::Error::from_raw_os_error(j.error as i32),
-                fio_message(&stderr)
+                fio_message(stderr)
             );
         }
         if run.jobs.iter().all(|j| j.dirs.is_empty()) {
