@@ -75,6 +75,11 @@ pub enum Command {
     /// client.txt or fslab's generated office load) and report MB/s and latency percentiles.
     #[command(after_long_help = DBENCH_EXAMPLES)]
     Dbench(DbenchArgs),
+    /// Run the real fio on a job file --repeat N times with a cache action between, store
+    /// every run, and print mean ± sd and 95% CI per job and direction. fio options fslab
+    /// does not know are passed to fio unchanged.
+    #[command(after_long_help = FIO_EXAMPLES)]
+    Fio(FioArgs),
     /// List stored runs and studies, newest first, with their target and file system.
     #[command(after_long_help = LIST_EXAMPLES)]
     List(ListArgs),
@@ -230,7 +235,66 @@ Examples:
   fslab dbench -D /mnt/test -t 30 --fsync --repeat 5 8  fsync after every write, five runs, mean and CI
   fslab dbench --generate office.txt --seed 7           write a loadfile from fslab's office model";
 
-/// Options every engine command (`fdtree`, `iozone`, `dbench`) takes, declared once.
+const FIO_EXAMPLES: &str = "\
+Examples:
+  fslab fio -D /mnt/test jobs/randread.fio               one run, caches dropped first (root)
+  fslab fio -D /mnt/test --repeat 5 jobs/randread.fio    five runs: mean ± sd and 95% CI per job
+  fslab fio -D /mnt/test --repeat 5 --cache none jobs/randread.fio --bs=8k --iodepth=4
+                                                         no cache action; --bs, --iodepth go to fio
+
+fslab's options come before the job file; everything after it goes to fio unchanged (fio
+options on the command line are defaults that the job file's own options override, as in
+fio). fio runs in DIR/fslab-fio (removed afterwards) with --output-format=json+.
+Reference: doc/fio.md.";
+
+/// What `fslab fio` does before each repetition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FioCacheArg {
+    /// `sync`, then `echo 3 > /proc/sys/vm/drop_caches` (root).
+    Drop,
+    /// Nothing (fio still invalidates the job's files' cached pages unless the job sets
+    /// invalidate=0).
+    None,
+}
+
+/// `fslab fio`.
+#[derive(Debug, Args)]
+pub struct FioArgs {
+    /// Directory fio's files are made in (in a directory fslab-fio inside it, removed after
+    /// every run). Default: the current directory.
+    #[arg(
+        short = 'D',
+        long = "directory",
+        value_name = "DIR",
+        default_value = "."
+    )]
+    pub directory: PathBuf,
+    /// Before each repetition: drop the page cache (root) or nothing. Default: drop.
+    #[arg(long, value_enum, default_value = "drop")]
+    pub cache: FioCacheArg,
+    /// Let the job name files outside DIR (filename=/abs/path); raw devices stay refused.
+    /// Default: refused.
+    #[arg(long)]
+    pub allow_outside: bool,
+    /// No repetition counter on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Options every engine command takes.
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// The fio job file.
+    #[arg(value_name = "JOBFILE")]
+    pub job: PathBuf,
+    /// fio options, passed to fio unchanged (after the job file).
+    #[arg(
+        value_name = "FIO OPTIONS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub fio_args: Vec<String>,
+}
+
+/// Options every engine command (`fdtree`, `iozone`, `dbench`, `fio`) takes, declared once.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Run everything N times (interleaved over an IOzone sweep) and report mean, sd and
@@ -457,9 +521,9 @@ pub struct ListArgs {
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
     /// Only this kind: `study` (study files), `run` (engine commands), or an engine —
-    /// `fdtree`, `iozone`, `dbench` (its runs and the studies with such a workload).
+    /// `fdtree`, `iozone`, `dbench`, `fio` (its runs and the studies with such a workload).
     /// Default: all kinds.
-    #[arg(long, value_name = "KIND", value_parser = ["study", "run", "fdtree", "iozone", "dbench"])]
+    #[arg(long, value_name = "KIND", value_parser = ["study", "run", "fdtree", "iozone", "dbench", "fio"])]
     pub kind: Option<String>,
     /// Only those created since a date (2026-11-24, in UTC), a time (RFC 3339, e.g.
     /// 2026-11-24T08:00:00Z) or a while ago (12h, 7d). Default: any time.

@@ -178,6 +178,49 @@ fn killed_iozone_and_dbench_runs_lose_their_files_and_keep_the_users() {
 }
 
 #[test]
+fn a_killed_fio_run_loses_its_directory_and_its_fio() {
+    if !common::require_fio("a_killed_fio_run_loses_its_directory_and_its_fio") {
+        return;
+    }
+    let s = Setup::new();
+    let t = s.target();
+    let job = s.dir.path().join("long.fio");
+    std::fs::write(
+        &job,
+        "[w]\nrw=write\nsize=4m\ntime_based\nruntime=300\nioengine=psync\n",
+    )
+    .unwrap();
+    let child = s.spawn(&[
+        "fio",
+        "--cache",
+        "none",
+        "-q",
+        "-D",
+        t.to_str().unwrap(),
+        job.to_str().unwrap(),
+    ]);
+    let data = t.join("fslab-fio").join("w.0.0");
+    wait_for("fio's data file", || data.exists());
+    kill(child);
+    // fio stops with fslab (parent-death signal), long before its 300 s.
+    wait_for("fio to stop", || {
+        let out = Command::new("pgrep")
+            .args([
+                "-f",
+                &format!("directory={}", t.join("fslab-fio").display()),
+            ])
+            .output()
+            .unwrap();
+        out.stdout.is_empty()
+    });
+    let (code, text) = s.cleanup();
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("removed fio directory"), "{text}");
+    assert_eq!(s.entries(), vec!["user.txt".to_string()]);
+    assert_eq!(s.status(), "interrupted");
+}
+
+#[test]
 fn an_iozone_file_kept_with_w_by_a_finished_run_is_not_touched() {
     let s = Setup::new();
     let f = s.target().join("kept");

@@ -4,6 +4,7 @@ mod cleanup;
 mod dbench;
 mod fdtree;
 mod finish;
+mod fio;
 mod iozone;
 mod list;
 mod manage;
@@ -79,6 +80,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Fdtree(a) => fdtree::run(a, db),
         Command::Iozone(a) => iozone::run(a, db),
         Command::Dbench(a) => dbench::run(a, db),
+        Command::Fio(a) => fio::run(a, db),
         Command::List(a) => list::list(a, db),
         Command::Show(a) => list::show(a, db),
         Command::Report(a) => report::report(a, db),

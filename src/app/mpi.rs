@@ -13,6 +13,7 @@ fn command_name(cmd: &Command) -> &'static str {
         Command::Fdtree(_) => "fdtree",
         Command::Iozone(_) => "iozone",
         Command::Dbench(_) => "dbench",
+        Command::Fio(_) => "fio",
         Command::List(_) => "list",
         Command::Show(_) => "show",
         Command::Report(_) => "report",

@@ -222,6 +222,17 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
                 req.inodes,
                 fmt_bytes(req.bytes)
             );
+            if w.workload_kind() == crate::workload::WorkloadKind::Fio {
+                // The real fio runs on the cell; its job comes on standard input.
+                let dir = planned
+                    .mount
+                    .mountpoint()
+                    .join(crate::workload::fio::FIO_DIR);
+                crate::outln!(
+                    "    $ cd {0} && fio --output-format=json+ --directory={0} - < job",
+                    dir.display()
+                );
+            }
         }
         crate::outln!("  teardown:");
         for l in &planned.teardown {

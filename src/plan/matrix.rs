@@ -259,6 +259,23 @@ pub fn one_line(s: &str) -> String {
         .to_string()
 }
 
+/// Make the relative `job = "…"` paths of fio workloads relative to `base` (the study
+/// file's directory), as the study file means them.
+pub fn resolve_job_paths(f: &mut StudyFile, base: &std::path::Path) {
+    for t in f.workloads.iter_mut() {
+        if t.get("kind").and_then(|k| k.as_str()) != Some("fio") {
+            continue;
+        }
+        if let Some(toml::Value::String(job)) = t.get("job") {
+            let p = std::path::Path::new(job);
+            if p.is_relative() && !base.as_os_str().is_empty() {
+                let joined = base.join(p).display().to_string();
+                t.insert("job".into(), toml::Value::String(joined));
+            }
+        }
+    }
+}
+
 /// Deserialize one workload table.
 pub fn workload_spec(t: &toml::Table) -> Result<WorkloadSpec, String> {
     toml::Value::Table(t.clone())

@@ -97,18 +97,29 @@ impl Study {
         let text = std::fs::read_to_string(path).map_err(|e| {
             crate::error::usage(format!("cannot read study file {}: {e}", path.display()))
         })?;
-        Study::parse(&text).map_err(|e| crate::error::usage(format!("{}: {e}", path.display())))
+        let base = path.parent().unwrap_or(Path::new(""));
+        Study::parse_in(&text, Some(base))
+            .map_err(|e| crate::error::usage(format!("{}: {e}", path.display())))
     }
 
     /// Parse and validate study text.
     pub fn parse(text: &str) -> std::result::Result<Study, String> {
-        let file: StudyFile = toml::from_str(text).map_err(|e| {
+        Study::parse_in(text, None)
+    }
+
+    /// Parse and validate study text whose relative fio job paths (`job = "…"`) are
+    /// relative to `base`, the study file's directory (the working directory without one).
+    pub fn parse_in(text: &str, base: Option<&Path>) -> std::result::Result<Study, String> {
+        let mut file: StudyFile = toml::from_str(text).map_err(|e| {
             let at = e
                 .span()
                 .map(|s| format!("line {}: ", line_of(text, s.start)))
                 .unwrap_or_default();
             format!("{at}{}", matrix::one_line(e.message()))
         })?;
+        if let Some(base) = base {
+            matrix::resolve_job_paths(&mut file, base);
+        }
         Study::from_file(file, text.to_string())
     }
 

@@ -235,6 +235,7 @@ impl Around for Recording<'_> {
                 "fdtree_tree" => OwnedKind::FdtreeTree,
                 "iozone_file" => OwnedKind::IozoneFile,
                 "dbench_dir" => OwnedKind::DbenchDir,
+                "fio_dir" => OwnedKind::FioDir,
                 other => anyhow::bail!("internal: unknown kind of created entry '{other}'"),
             };
             let path = std::path::absolute(&c.path)?;

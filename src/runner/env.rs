@@ -112,6 +112,13 @@ pub fn capture(exec: &dyn Exec, workdir: &Path, study: &Study) -> Vec<(String, S
     for t in &types {
         programs.insert(t.mkfs_program());
     }
+    if study
+        .workloads
+        .iter()
+        .any(|w| w.spec.workload_kind() == crate::workload::WorkloadKind::Fio)
+    {
+        programs.insert("fio");
+    }
     for p in programs {
         env.push((format!("tool_{p}"), tool_version(exec, p)));
     }

@@ -123,7 +123,7 @@ fn remove_owned(o: &OwnedPath) -> std::result::Result<Option<String>, String> {
             )))
         }
         // A regular file and a real directory respectively, made by the run.
-        OwnedKind::IozoneFile | OwnedKind::DbenchDir => {
+        OwnedKind::IozoneFile | OwnedKind::DbenchDir | OwnedKind::FioDir => {
             let file = o.kind == OwnedKind::IozoneFile;
             if file != md.file_type().is_file() || (!file && !md.file_type().is_dir()) {
                 return Err(if file {
@@ -140,10 +140,10 @@ fn remove_owned(o: &OwnedPath) -> std::result::Result<Option<String>, String> {
                 std::fs::remove_dir_all(&o.path)
             };
             removed.map_err(|e| e.to_string())?;
-            Ok(Some(if file {
-                format!("IOzone test file {shown}")
-            } else {
-                format!("dbench client tree {shown}")
+            Ok(Some(match o.kind {
+                OwnedKind::IozoneFile => format!("IOzone test file {shown}"),
+                OwnedKind::FioDir => format!("fio directory {shown}"),
+                _ => format!("dbench client tree {shown}"),
             }))
         }
     }

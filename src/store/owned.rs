@@ -19,6 +19,8 @@ pub enum OwnedKind {
     IozoneFile,
     /// A dbench client directory.
     DbenchDir,
+    /// fio's working directory (`fslab-fio`).
+    FioDir,
 }
 
 impl OwnedKind {
@@ -28,6 +30,7 @@ impl OwnedKind {
             OwnedKind::FdtreeTree => "fdtree_tree",
             OwnedKind::IozoneFile => "iozone_file",
             OwnedKind::DbenchDir => "dbench_dir",
+            OwnedKind::FioDir => "fio_dir",
         }
     }
 
@@ -36,6 +39,7 @@ impl OwnedKind {
             OwnedKind::FdtreeTree,
             OwnedKind::IozoneFile,
             OwnedKind::DbenchDir,
+            OwnedKind::FioDir,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)

@@ -15,6 +15,8 @@ pub enum WorkloadKind {
     Iozone,
     /// The dbench-compatible client load.
     Dbench,
+    /// The real fio, run on the cell.
+    Fio,
 }
 
 /// What a kind of workload can do.
@@ -30,6 +32,10 @@ pub struct Caps {
     /// The metric that stands for a phase in reports (compared and charted by default):
     /// `(phase, metric)` pairs, best first; phase `"*"` matches every phase.
     pub headline: &'static [(&'static str, &'static str)],
+    /// Headlines chosen by a marker metric, checked before `headline`: `(marker, metric)`
+    /// makes `metric` the headline of every phase that has the metric `marker` (fio marks
+    /// its sequential jobs with large blocks, whose headline is then the throughput).
+    pub headline_marked: &'static [(&'static str, &'static str)],
     /// How to make a phase that is too short to time last longer.
     pub larger: Larger,
     /// Whether a data set under twice the RAM makes its results a page-cache measurement: a
@@ -56,19 +62,25 @@ impl Caps {
     /// The headline metric of `phase` among the metrics it has (`has(name)`), if the kind
     /// names one.
     pub fn headline_of(&self, phase: &str, has: impl Fn(&str) -> bool) -> Option<&'static str> {
-        self.headline
+        self.headline_marked
             .iter()
-            .find(|(p, m)| (*p == "*" || *p == phase) && has(m))
+            .find(|(marker, m)| has(marker) && has(m))
+            .or_else(|| {
+                self.headline
+                    .iter()
+                    .find(|(p, m)| (*p == "*" || *p == phase) && has(m))
+            })
             .map(|(_, m)| *m)
     }
 }
 
 impl WorkloadKind {
     /// Every kind.
-    pub const ALL: [WorkloadKind; 3] = [
+    pub const ALL: [WorkloadKind; 4] = [
         WorkloadKind::Fdtree,
         WorkloadKind::Iozone,
         WorkloadKind::Dbench,
+        WorkloadKind::Fio,
     ];
 
     /// The stored name (`fdtree`, `iozone`, `dbench`).
@@ -77,6 +89,7 @@ impl WorkloadKind {
             WorkloadKind::Fdtree => "fdtree",
             WorkloadKind::Iozone => "iozone",
             WorkloadKind::Dbench => "dbench",
+            WorkloadKind::Fio => "fio",
         }
     }
 
@@ -93,6 +106,7 @@ impl WorkloadKind {
                 histograms: false,
                 timed: false,
                 headline: &[("*", "rate")],
+                headline_marked: &[],
                 larger: Larger {
                     words: "a larger tree: more files or levels",
                     keys: "files, levels",
@@ -105,6 +119,7 @@ impl WorkloadKind {
                 histograms: false,
                 timed: false,
                 headline: &[("*", "throughput")],
+                headline_marked: &[],
                 larger: Larger {
                     words: "larger files",
                     keys: "file_size",
@@ -118,11 +133,30 @@ impl WorkloadKind {
                 timed: true,
                 // The run's MB/s; per operation, its mean latency.
                 headline: &[("total", "throughput"), ("*", "mean_latency")],
+                headline_marked: &[],
                 larger: Larger {
                     words: "a longer run",
                     keys: "duration",
                     flags: "-t",
                 },
+                dataset_vs_ram: false,
+            },
+            WorkloadKind::Fio => Caps {
+                mpi: false,
+                histograms: true,
+                timed: false,
+                // Per job and direction its IOPS; the throughput for sequential jobs with
+                // blocks of 128 KiB or more (marked `large_sequential`); a job's CPU use;
+                // an fsync's mean latency.
+                headline: &[("*", "iops"), ("*", "lat_mean"), ("*", "sys_cpu")],
+                headline_marked: &[(crate::workload::fio::output::LARGE_SEQUENTIAL, "throughput")],
+                larger: Larger {
+                    words: "a longer run: a larger size, or time_based with a longer runtime",
+                    keys: "size, runtime",
+                    flags: "--size, --runtime",
+                },
+                // fio drops the file's cached pages before each job (`invalidate`, on by
+                // default), and `direct` is the job's choice.
                 dataset_vs_ram: false,
             },
         }
@@ -154,7 +188,8 @@ mod tests {
             assert_eq!(s.caps(), k.caps());
             assert_eq!(k.caps().timed, s.expected_duration().is_some(), "{k}");
         }
-        assert_eq!(WorkloadKind::of("fio"), None);
+        assert_eq!(WorkloadKind::of("fio"), Some(WorkloadKind::Fio));
+        assert_eq!(WorkloadKind::of("ior"), None);
     }
 
     #[test]
@@ -190,5 +225,15 @@ mod tests {
             Some("mean_latency")
         );
         assert_eq!(c.headline_of("ReadX", |m| m == "count"), None);
+    }
+
+    #[test]
+    fn fio_headline_is_iops_unless_marked_large_sequential() {
+        let c = WorkloadKind::Fio.caps();
+        let plain = |m: &str| ["iops", "throughput", "clat_mean"].contains(&m);
+        assert_eq!(c.headline_of("rand/write", plain), Some("iops"));
+        let marked = |m: &str| ["iops", "throughput", "clat_mean", "large_sequential"].contains(&m);
+        assert_eq!(c.headline_of("seq/write", marked), Some("throughput"));
+        assert_eq!(c.headline_of("job", |m| m == "sys_cpu"), Some("sys_cpu"));
     }
 }

@@ -7,6 +7,7 @@
 mod caps;
 pub mod dbench;
 pub mod fdtree;
+pub mod fio;
 pub mod iozone;
 pub mod param;
 pub mod testfile;
@@ -57,7 +58,7 @@ impl Observer for Quiet {}
 pub struct Creates {
     /// Absolute path of the entry.
     pub path: PathBuf,
-    /// What it is: `fdtree_tree`, `iozone_file` or `dbench_dir`.
+    /// What it is: `fdtree_tree`, `iozone_file`, `dbench_dir` or `fio_dir`.
     pub kind: &'static str,
     /// What identifies it further (a tree's shape), as JSON.
     pub detail: serde_json::Value,
@@ -65,7 +66,8 @@ pub struct Creates {
 
 /// A native workload engine.
 pub trait Workload {
-    /// Stable id used in study files, the store and reports (`fdtree`, `iozone`, `dbench`).
+    /// Stable id used in study files, the store and reports (`fdtree`, `iozone`, `dbench`,
+    /// `fio`).
     fn name(&self) -> &'static str;
     /// Bytes and inodes this workload needs on its target.
     fn requirements(&self) -> Requirements;
@@ -123,6 +125,8 @@ pub enum WorkloadSpec {
     Iozone(iozone::IozoneSpec),
     /// The dbench-compatible client load.
     Dbench(dbench::DbenchSpec),
+    /// The real fio, run on the cell.
+    Fio(Box<fio::FioSpec>),
 }
 
 impl WorkloadSpec {
@@ -132,6 +136,7 @@ impl WorkloadSpec {
             WorkloadSpec::Fdtree(_) => WorkloadKind::Fdtree,
             WorkloadSpec::Iozone(_) => WorkloadKind::Iozone,
             WorkloadSpec::Dbench(_) => WorkloadKind::Dbench,
+            WorkloadSpec::Fio(_) => WorkloadKind::Fio,
         }
     }
 
@@ -161,7 +166,7 @@ impl WorkloadSpec {
                     .unwrap_or(Duration::ZERO);
                 run.checked_add(warmup)
             }
-            WorkloadSpec::Fdtree(_) | WorkloadSpec::Iozone(_) => None,
+            WorkloadSpec::Fdtree(_) | WorkloadSpec::Iozone(_) | WorkloadSpec::Fio(_) => None,
         }
     }
 
@@ -171,6 +176,7 @@ impl WorkloadSpec {
             WorkloadSpec::Fdtree(s) => s.label(),
             WorkloadSpec::Iozone(s) => s.label(),
             WorkloadSpec::Dbench(s) => s.label(),
+            WorkloadSpec::Fio(s) => s.label(),
         }
     }
 
@@ -183,6 +189,7 @@ impl WorkloadSpec {
             WorkloadSpec::Fdtree(s) => Ok(Box::new(fdtree::Fdtree::new(s.to_params()?))),
             WorkloadSpec::Iozone(s) => Ok(Box::new(iozone::Iozone::new(s.to_params()?))),
             WorkloadSpec::Dbench(s) => Ok(Box::new(dbench::Dbench::new(s.to_params()?))),
+            WorkloadSpec::Fio(s) => Ok(Box::new(fio::Fio::new(s.to_params()?))),
         }
     }
 }

@@ -37,6 +37,37 @@ pub fn require_root(test: &str) -> bool {
     panic!("{test} needs root (mkfs, mount, loop devices); run as root or set FSLAB_SKIP_PRIVILEGED=1 to skip on purpose");
 }
 
+/// Whether fio (Debian's `fio`) is on the PATH.
+pub fn have_fio() -> bool {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join("fio").is_file()))
+        .unwrap_or(false)
+}
+
+/// Tests that run the real fio call this first. When fio is missing it runs
+/// `scripts/install-deps` (as root; fio is in its base list) and fails loudly if fio is
+/// still missing, unless the developer sets `FSLAB_SKIP_FIO=1` on purpose (then it prints
+/// SKIPPED and returns `false`).
+pub fn require_fio(test: &str) -> bool {
+    if have_fio() {
+        return true;
+    }
+    if std::env::var("FSLAB_SKIP_FIO").as_deref() == Ok("1") {
+        eprintln!("SKIPPED {test}: fio missing (FSLAB_SKIP_FIO=1)");
+        return false;
+    }
+    if is_root() {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/install-deps");
+        let st = std::process::Command::new(&script).status();
+        eprintln!("ran {}: {st:?}", script.display());
+    }
+    assert!(
+        have_fio(),
+        "{test} needs fio: run `sudo scripts/install-deps` (or apt-get install fio), or set FSLAB_SKIP_FIO=1 to skip on purpose"
+    );
+    true
+}
+
 /// A file system mounted on a fresh temporary directory (root only), unmounted when dropped.
 pub struct TempMount(tempfile::TempDir);
 

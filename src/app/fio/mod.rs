@@ -1,0 +1,188 @@
+//! `fslab fio JOBFILE [fio options]`: the real fio run `--repeat N` times on a directory,
+//! the chosen cache action before each run, every run stored, and mean ± sd with the 95%
+//! interval per job and direction — hyperfine for fio.
+
+use super::finish::{metrics_json, run_engine, Ended, StoredLine};
+use crate::cli::{FioArgs, FioCacheArg};
+use crate::metric::Metric;
+use crate::report::runsummary::{self, MetricSummary};
+use crate::runner::progress::ProgressObserver;
+use crate::workload::fio::{read_job_file, Fio, FioParams};
+use crate::workload::param::{in_words, Words};
+use crate::workload::{Quiet, Target, WorkloadKind};
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// Version of the JSON document printed by `--json`.
+pub const JSON_SCHEMA: &str = "fslab.fio.v1";
+
+/// How `fslab fio` names the keys of a refused job.
+const FLAGS: Words = Words::Flags(&[("allow_outside_cell", "--allow-outside")]);
+
+/// The metrics the summary table shows per job and direction (all are stored).
+const SHOWN: [&str; 6] = [
+    "iops",
+    "throughput",
+    "clat_mean",
+    "clat_p99",
+    "lat_mean",
+    "sys_cpu",
+];
+
+pub(crate) fn params_from(a: &FioArgs) -> Result<FioParams> {
+    super::check_run_args(&a.run)?;
+    if a.cache == FioCacheArg::Drop && !crate::sysinfo::is_root() {
+        crate::bail_usage!(
+            "--cache drop writes /proc/sys/vm/drop_caches and needs root; run as root or use --cache none"
+        );
+    }
+    crate::workload::check_writable_dir(&a.directory, "-D")?;
+    let job = read_job_file(&a.job)?;
+    let p = FioParams {
+        job,
+        source: a.job.display().to_string(),
+        allow_outside_cell: a.allow_outside,
+        drop_caches: a.cache == FioCacheArg::Drop,
+        extra_args: a.fio_args.clone(),
+    };
+    p.validate().map_err(|e| in_words(e, FLAGS))?;
+    Ok(p)
+}
+
+/// Run `fslab fio`.
+pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
+    let params = params_from(&a)?;
+    let dir = std::fs::canonicalize(&a.directory)?;
+    let target = Target::new(&dir);
+    let mut engine = Fio::new(params.clone());
+    let jobs: Vec<String> = params.job.jobs().into_iter().map(|j| j.name).collect();
+    if !a.quiet {
+        eprintln!(
+            "fslab fio: {} ({}) in {} ({}), --repeat {}, cache {}{}",
+            a.job.display(),
+            jobs.join(", "),
+            dir.display(),
+            target.fs_type.as_deref().unwrap_or("unknown fs"),
+            a.run.repeat,
+            match a.cache {
+                FioCacheArg::Drop => "dropped before every run",
+                FioCacheArg::None => "untouched",
+            },
+            if a.fio_args.is_empty() {
+                String::new()
+            } else {
+                format!(", fio options {}", a.fio_args.join(" "))
+            }
+        );
+    }
+    let mut store = if a.run.no_store {
+        None
+    } else {
+        Some(super::open_store(db)?)
+    };
+    let steps = ProgressObserver::new(!a.quiet, "fio").lines_only();
+    let json = a.run.json;
+    let quiet = a.quiet;
+    let repeat = a.run.repeat;
+    let mut versions: Vec<String> = Vec::new();
+    let mut fio_json: Vec<serde_json::Value> = Vec::new();
+    let mut on_rep = |rep: u32, m: &[Metric], w: &Fio| {
+        if let Some(r) = &w.last {
+            if !versions.contains(&r.version) {
+                versions.push(r.version.clone());
+            }
+        }
+        if json {
+            // fio's own document of this repetition, for dashboards and for checking.
+            let doc = w.last_json.as_deref().and_then(|t| {
+                let start = t.find('{')?;
+                serde_json::from_str::<serde_json::Value>(&t[start..]).ok()
+            });
+            fio_json.push(doc.unwrap_or(serde_json::Value::Null));
+        }
+        if !json && !quiet {
+            eprintln!("run {rep}/{repeat}: {}", rep_line(m));
+        }
+    };
+    let label = format!("fio {}", a.job.display());
+    let (result, sums, warnings) = run_engine(
+        WorkloadKind::Fio,
+        serde_json::to_value(&params)?,
+        label,
+        &a.run,
+        store.as_mut(),
+        &mut engine,
+        &target,
+        &Quiet,
+        Some(&steps),
+        &mut on_rep,
+    )?;
+    let end = result.ending(JSON_SCHEMA, &warnings);
+    if json {
+        end.print_json(serde_json::json!({
+            "job_file": a.job,
+            "job": params.job.render(),
+            "fio_args": a.fio_args,
+            "fio_version": versions,
+            "directory": dir,
+            "fs_type": target.fs_type,
+            "cache": match a.cache { FioCacheArg::Drop => "drop", FioCacheArg::None => "none" },
+            "metrics": metrics_json(&result.reps),
+            "summary": runsummary::to_json(&sums),
+            "fio_json": fio_json,
+        }))?;
+    } else {
+        let shown = shown(&sums);
+        if !shown.is_empty() {
+            crate::outln!(
+                "fio over {} run{} (mean, sd, 95% CI; every metric: fslab show ID):",
+                result.reps.len(),
+                if result.reps.len() == 1 { "" } else { "s" }
+            );
+            crate::outln!("{}", runsummary::render_table(&shown));
+        }
+        end.print_tail(StoredLine::OnSuccess, " (all metrics)");
+    }
+    match result.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The summary rows shown: per job and direction the [`SHOWN`] metrics.
+fn shown(sums: &[MetricSummary]) -> Vec<MetricSummary> {
+    super::finish::engine_only(sums)
+        .into_iter()
+        .filter(|m| SHOWN.contains(&m.name.as_str()))
+        .collect()
+}
+
+/// One repetition in a line: each job and direction's IOPS and MiB/s.
+fn rep_line(m: &[Metric]) -> String {
+    let mut parts = Vec::new();
+    for x in m.iter().filter(|x| x.name == "iops") {
+        let bw = m
+            .iter()
+            .find(|y| y.phase == x.phase && y.name == "throughput")
+            .map(|y| y.value / 1024.0)
+            .unwrap_or(0.0);
+        parts.push(format!("{} {:.0} IOPS {:.1} MiB/s", x.phase, x.value, bw));
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::Unit;
+
+    #[test]
+    fn rep_line_names_each_job_and_direction() {
+        let m = vec![
+            Metric::new("rr/read", "iops", Unit::OpsPerSec, 1000.4),
+            Metric::new("rr/read", "throughput", Unit::KiBPerSec, 4096.0),
+            Metric::new("rr", "sys_cpu", Unit::Percent, 3.0),
+        ];
+        assert_eq!(rep_line(&m), "rr/read 1000 IOPS 4.0 MiB/s");
+    }
+}

@@ -1,0 +1,310 @@
+//! Running fio for one repetition: `fio --output-format=json+ --directory=<cell>/fslab-fio
+//! [options] -` with the job file on standard input and the working directory inside the
+//! cell, then its JSON read back ([`super::output`]).
+//!
+//! fio measures itself; fslab only starts it, waits and reads what it printed. Its data
+//! files live in `fslab-fio/` inside the target, made before the run and removed at cleanup
+//! (recorded first, so `fslab cleanup` can remove what a killed run left).
+
+use super::output::{self, FioRun};
+use super::{FioParams, JobFile};
+use crate::metric::{Histogram, Metric};
+use crate::workload::{Creates, Observer, Requirements, Target, Workload};
+use anyhow::{anyhow, Context, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The directory fio works in, inside the target.
+pub const FIO_DIR: &str = "fslab-fio";
+
+/// The fio binary: `$FSLAB_FIO` if set, else `fio` on the `PATH`.
+pub fn fio_binary() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("FSLAB_FIO") {
+        let p = PathBuf::from(p);
+        if !p.is_file() {
+            crate::bail_usage!(
+                "FSLAB_FIO={} is not a file; point it at a fio binary or unset it",
+                p.display()
+            );
+        }
+        return Ok(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("fio"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            crate::error::usage(
+                "fio is not installed; install Debian's fio package (apt-get install fio, or scripts/install-deps)",
+            )
+        })
+}
+
+/// The first lines fio wrote to stderr that say what is wrong, as one line.
+fn fio_message(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with(':') && !l.starts_with("valid values"))
+        .filter(|l| !l.ends_with("dropped"))
+        .take(2)
+        .collect();
+    if lines.is_empty() {
+        "no message".into()
+    } else {
+        lines.join("; ")
+    }
+}
+
+/// Let fio judge the job file (`fio --parse-only`): a usage error with fio's own message
+/// when it refuses it.
+pub fn parse_only(job: &JobFile, extra: &[String]) -> Result<()> {
+    let fio = fio_binary()?;
+    let mut child = Command::new(&fio)
+        .arg("--parse-only")
+        .args(extra)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start {}", fio.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(job.render().as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        let mut text = String::from_utf8_lossy(&out.stderr).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stdout));
+        crate::bail_usage!(
+            "fio rejects the job (fio --parse-only): {}; fix the job",
+            fio_message(&text)
+        );
+    }
+    Ok(())
+}
+
+/// The fio engine.
+pub struct Fio {
+    params: FioParams,
+    hists: Vec<Histogram>,
+    live: Option<PathBuf>,
+    /// The last repetition's run, as fio reported it.
+    pub last: Option<FioRun>,
+    /// fio's JSON document of the last repetition, verbatim.
+    pub last_json: Option<String>,
+}
+
+impl Fio {
+    /// An engine for validated parameters.
+    pub fn new(params: FioParams) -> Fio {
+        Fio {
+            params,
+            hists: Vec::new(),
+            live: None,
+            last: None,
+            last_json: None,
+        }
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &FioParams {
+        &self.params
+    }
+
+    fn work_dir(target: &Target) -> PathBuf {
+        target.dir().join(FIO_DIR)
+    }
+
+    /// The command line fio runs with (the job file comes on standard input). fio is told
+    /// to stop (SIGTERM, which fio handles by ending its jobs) if fslab dies, so a killed run
+    /// leaves no fio writing into a directory `fslab cleanup` is about to remove.
+    pub fn command(&self, dir: &Path) -> Result<Command> {
+        use std::os::unix::process::CommandExt;
+        let mut c = Command::new(fio_binary()?);
+        c.arg("--output-format=json+")
+            .arg(format!("--directory={}", dir.display()))
+            .args(&self.params.extra_args)
+            .arg("-")
+            .current_dir(dir);
+        // SAFETY: one async-signal-safe system call (prctl) between fork and exec.
+        unsafe {
+            c.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Ok(c)
+    }
+
+    fn run_fio(&mut self, dir: &Path) -> Result<FioRun> {
+        let mut child = self
+            .command(dir)?
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot start fio")?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(self.params.job.render().as_bytes())?;
+        }
+        let (stdout, stderr, status) = wait_stopping_on_interrupt(child)?;
+        // A stop request (Ctrl-C, SIGTERM) ends fio early; what it measured until then is
+        // not a repetition.
+        if crate::signal::interrupted() {
+            return Err(anyhow!(crate::signal::Interrupted));
+        }
+        let stderr = stderr.as_str();
+        if !status.success() {
+            anyhow::bail!(
+                "fio failed ({}): {}",
+                status,
+                fio_message(&format!(
+                    "{stderr}\n{}",
+                    stdout.lines().next().unwrap_or("")
+                ))
+            );
+        }
+        let run = output::parse(&stdout)?;
+        if let Some(j) = run.jobs.iter().find(|j| j.error != 0) {
+            anyhow::bail!(
+                "fio job {} ended with error {} ({}); see fio's message: {}",
+                j.name,
+                j.error,
+                std::io::Error::from_raw_os_error(j.error as i32),
+                fio_message(stderr)
+            );
+        }
+        if run.jobs.iter().all(|j| j.dirs.is_empty()) {
+            anyhow::bail!("fio did no I/O; check the job's size and runtime");
+        }
+        self.last_json = Some(stdout);
+        Ok(run)
+    }
+}
+
+/// Wait for fio, reading its output; when fslab is asked to stop, pass the request on to
+/// fio (SIGINT, as a terminal's Ctrl-C would), once.
+fn wait_stopping_on_interrupt(
+    mut child: std::process::Child,
+) -> Result<(String, String, std::process::ExitStatus)> {
+    use std::io::Read;
+    fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<String> {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut r) = r {
+                let mut b = Vec::new();
+                let _ = r.read_to_end(&mut b);
+                s = String::from_utf8_lossy(&b).into_owned();
+            }
+            s
+        })
+    }
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let mut told = false;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if !told && crate::signal::interrupted() {
+            let pid = rustix::process::Pid::from_child(&child);
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::Int);
+            told = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let join = |h: std::thread::JoinHandle<String>| h.join().unwrap_or_default();
+    Ok((join(out), join(err), status))
+}
+
+/// `sync`, then drop the page cache, dentries and inodes (root).
+fn drop_caches() -> Result<()> {
+    rustix::fs::sync();
+    std::fs::write("/proc/sys/vm/drop_caches", b"3\n").map_err(|e| {
+        crate::error::usage(format!(
+            "cannot drop caches ({e}): writing /proc/sys/vm/drop_caches needs root; run as root or use --cache none"
+        ))
+    })
+}
+
+impl Workload for Fio {
+    fn name(&self) -> &'static str {
+        "fio"
+    }
+
+    fn requirements(&self) -> Requirements {
+        let jobs = self.params.job.jobs();
+        Requirements {
+            bytes: self.params.bytes(),
+            // One file per job and process unless nrfiles says more; directories: ours.
+            inodes: 1 + jobs
+                .iter()
+                .map(|j| {
+                    let n = |k: &str| j.value(k).and_then(|v| v.parse::<u64>().ok());
+                    n("numjobs").unwrap_or(1) * n("nrfiles").or(n("nr_files")).unwrap_or(1)
+                })
+                .sum::<u64>(),
+        }
+    }
+
+    fn prepare(&mut self, target: &Target) -> Result<()> {
+        crate::workload::check_writable_dir(target.dir(), "-D")?;
+        let dir = Self::work_dir(target);
+        if dir.symlink_metadata().is_ok() {
+            crate::bail_usage!(
+                "{} already exists (left by an earlier run?); remove it or choose another directory with -D",
+                dir.display()
+            );
+        }
+        crate::workload::check_fits(target.dir(), self.requirements(), "this fio job")?;
+        if self.params.drop_caches {
+            drop_caches()?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
+        self.hists.clear();
+        let dir = Self::work_dir(target);
+        self.live = Some(dir.clone());
+        std::fs::create_dir(&dir)
+            .map_err(|e| anyhow!("cannot make fio's directory {}: {e}", dir.display()))?;
+        obs.phase_started("fio", 0);
+        let mut run = self.run_fio(&dir)?;
+        obs.phase_finished("fio");
+        if let Some(m) = crate::sysinfo::mount_of(target.dir()) {
+            if let Some(dev) = Path::new(&m.source).file_name() {
+                run.name_data_disk(&dev.to_string_lossy());
+            }
+        }
+        let p = &self.params;
+        let metrics = run.metrics(&|job, d| p.large_sequential(job, d));
+        self.hists = run.histograms()?;
+        self.last = Some(run);
+        Ok(metrics)
+    }
+
+    fn creates(&self, target: &Target) -> Vec<Creates> {
+        vec![Creates {
+            path: Self::work_dir(target),
+            kind: "fio_dir",
+            detail: serde_json::Value::Null,
+        }]
+    }
+
+    fn cleanup(&mut self, _target: &Target) -> Result<()> {
+        match self.live.take() {
+            Some(d) if d.exists() => std::fs::remove_dir_all(&d)
+                .map_err(|e| anyhow!("could not remove fio's directory {}: {e}", d.display())),
+            _ => Ok(()),
+        }
+    }
+
+    fn take_histograms(&mut self) -> Vec<Histogram> {
+        std::mem::take(&mut self.hists)
+    }
+}

@@ -1,0 +1,163 @@
+use super::*;
+
+/// fio is needed (Debian's `fio`, from `scripts/install-deps`); without it these tests fail
+/// loudly unless FSLAB_SKIP_FIO=1 is set on purpose.
+pub(crate) fn have_fio(test: &str) -> bool {
+    if engine::fio_binary().is_ok() {
+        return true;
+    }
+    if std::env::var("FSLAB_SKIP_FIO").as_deref() == Ok("1") {
+        eprintln!("SKIPPED {test}: fio missing (FSLAB_SKIP_FIO=1)");
+        return false;
+    }
+    panic!("{test} needs fio: run scripts/install-deps (apt-get install fio), or set FSLAB_SKIP_FIO=1 to skip on purpose");
+}
+
+fn spec(text: &str) -> FioSpec {
+    toml::from_str(text).unwrap()
+}
+
+#[test]
+fn inline_jobs_render_global_first_and_flags_bare() {
+    let s = spec(
+        r#"
+[job.seq]
+rw = "write"
+bs = "1m"
+end_fsync = 1
+[job.global]
+ioengine = "psync"
+time_based = true
+direct = false
+"#,
+    );
+    let (jf, source) = s.job_file().unwrap();
+    assert_eq!(source, "inline [workload.job]");
+    assert_eq!(
+        jf.render(),
+        "[global]\nioengine=psync\ntime_based\n[seq]\nbs=1m\nend_fsync=1\nrw=write\n",
+        "false leaves an option out"
+    );
+    assert_eq!(s.label(), "fio seq");
+}
+
+#[test]
+fn overrides_reach_every_job_and_the_label() {
+    let s = spec(
+        r#"
+bs = "64k"
+iodepth = 8
+time_based = true
+[job.global]
+bs = "4k"
+[job.a]
+rw = "randread"
+[job.b]
+rw = "write"
+bs = "1m"
+"#,
+    );
+    let (jf, _) = s.job_file().unwrap();
+    for j in jf.jobs() {
+        assert_eq!(j.value("bs"), Some("64k"), "{}", j.name);
+        assert_eq!(j.value("iodepth"), Some("8"));
+        assert_eq!(j.value("time_based"), Some("1"));
+    }
+    assert_eq!(s.label(), "fio a, b, bs=64k, iodepth=8, time_based");
+}
+
+#[test]
+fn a_workload_without_a_job_or_with_a_stray_option_is_refused() {
+    let e = spec("").to_params().unwrap_err().to_string();
+    assert!(e.contains("job = \"jobs/NAME.fio\""), "{e}");
+    let e = spec("[job]\nbs = \"4k\"")
+        .job_file()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a section"), "{e}");
+    let e = spec("[job.a]\nbs = [1, 2]")
+        .job_file()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("a string, an integer or a boolean"), "{e}");
+    assert!(
+        toml::from_str::<FioSpec>("blocksize = \"4k\"").is_err(),
+        "unknown key"
+    );
+}
+
+#[test]
+fn paths_outside_the_cell_are_refused_unless_allowed_and_devices_always() {
+    let outside = spec("[job.a]\nrw = \"write\"\nsize = \"1m\"\nfilename = \"/tmp/elsewhere\"");
+    let e = outside.to_params().unwrap_err().to_string();
+    assert!(e.contains("absolute path"), "{e}");
+    assert!(e.contains("allow_outside_cell = true"), "{e}");
+    let dev = spec(
+        "allow_outside_cell = true\n[job.a]\nrw = \"write\"\nsize = \"1m\"\nfilename = \"/dev/sdz\"",
+    );
+    let e = dev.to_params().unwrap_err().to_string();
+    assert!(e.contains("raw device"), "{e}");
+    let dir = spec("[job.global]\ndirectory = \"/srv\"\n[job.a]\nsize = \"1m\"");
+    let e = dir.to_params().unwrap_err().to_string();
+    assert!(e.contains("fslab sets fio's directory"), "{e}");
+}
+
+#[test]
+fn fio_judges_the_job_and_its_message_is_one_line() {
+    if !have_fio("fio_judges_the_job_and_its_message_is_one_line") {
+        return;
+    }
+    let ok = spec("[job.a]\nrw = \"randread\"\nsize = \"1m\"");
+    let p = ok.to_params().unwrap();
+    assert_eq!(p.bytes(), 1 << 20);
+    let bad = spec("[job.a]\nrw = \"sideways\"\nsize = \"1m\"");
+    let e = bad.to_params().unwrap_err();
+    let said = e.to_string();
+    assert!(said.contains("fio rejects the job"), "{said}");
+    assert!(said.contains("rw=sideways"), "fio's own words: {said}");
+    assert!(!said.contains('\n'), "{said}");
+    assert!(e.is::<crate::error::UsageError>());
+    let unknown = spec("[job.a]\nsize = \"1m\"\nno_such_option = 1");
+    let said = unknown.to_params().unwrap_err().to_string();
+    assert!(said.contains("no_such_option"), "{said}");
+}
+
+#[test]
+fn the_headline_rule_reads_rw_and_bs() {
+    let p = FioParams {
+        job: JobFile::parse(
+            "[seq-big]\nrw=write\nbs=128k\n[seq-small]\nrw=read\nbs=64k\n[rand-big]\nrw=randread\nbs=1m\n[mixed]\nrw=rw\nbs=4k,1m\n",
+            None,
+        )
+        .unwrap(),
+        source: "t".into(),
+        allow_outside_cell: false,
+        drop_caches: false,
+        extra_args: Vec::new(),
+    };
+    assert!(p.large_sequential("seq-big", "write"));
+    assert!(!p.large_sequential("seq-small", "read"));
+    assert!(!p.large_sequential("rand-big", "read"));
+    assert!(!p.large_sequential("mixed", "read"));
+    assert!(p.large_sequential("mixed", "write"));
+    assert!(!p.large_sequential("nosuchjob", "write"));
+}
+
+#[test]
+fn pass_through_options_fslab_owns_are_refused() {
+    let e = check_extra_arg("--output-format=json", false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("fslab's to set"), "{e}");
+    let e = check_extra_arg("--directory=/x", false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("-D"), "{e}");
+    let e = check_extra_arg("--filename=/etc/passwd", false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("absolute path"), "{e}");
+    check_extra_arg("--filename=/srv/x", true).unwrap();
+    assert!(check_extra_arg("--filename=/dev/sda", true).is_err());
+    check_extra_arg("--bs=8k", false).unwrap();
+}

@@ -1,0 +1,161 @@
+use super::*;
+
+const FILE: &str = "\
+; a comment
+[global]
+ioengine=psync
+size=64m
+bs=4k
+
+[randwrite-fsync]
+rw=randwrite
+fsync=1
+# another comment
+
+[seqwrite]
+stonewall
+rw=write
+bs=1m
+numjobs=2
+";
+
+#[test]
+fn parses_sections_options_and_flags_and_renders_them_back() {
+    let jf = JobFile::parse(FILE, None).unwrap();
+    assert_eq!(jf.preamble, vec!["; a comment"]);
+    let names: Vec<&str> = jf.sections.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["global", "randwrite-fsync", "seqwrite"]);
+    assert_eq!(jf.sections[2].get("stonewall"), Some(None));
+    assert_eq!(jf.sections[2].get("bs"), Some(Some("1m")));
+    assert_eq!(jf.sections[1].get("bs"), None);
+    // Comments stay, and the rendered file parses to the same thing.
+    let text = jf.render();
+    assert!(text.contains("# another comment"), "{text}");
+    assert_eq!(JobFile::parse(&text, None).unwrap(), jf);
+}
+
+#[test]
+fn jobs_inherit_globals_and_their_own_values_win() {
+    let jobs = JobFile::parse(FILE, None).unwrap().jobs();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0].value("bs"), Some("4k"));
+    assert_eq!(jobs[1].value("bs"), Some("1m"));
+    assert_eq!(jobs[0].block_size("write"), Some(4096));
+    assert_eq!(jobs[1].block_size("write"), Some(1 << 20));
+    assert!(!jobs[0].sequential());
+    assert!(jobs[1].sequential());
+    assert_eq!(jobs[0].bytes(), Some(64 << 20));
+    assert_eq!(jobs[1].bytes(), Some(2 * (64 << 20)), "numjobs multiplies");
+}
+
+#[test]
+fn set_everywhere_overrides_globals_and_jobs_that_set_the_key() {
+    let mut jf = JobFile::parse(FILE, None).unwrap();
+    jf.set_everywhere("bs", "64k");
+    let jobs = jf.jobs();
+    assert!(
+        jobs.iter().all(|j| j.value("bs") == Some("64k")),
+        "{jobs:?}"
+    );
+    // A file without [global] gets one.
+    let mut j = JobFile::parse("[a]\nrw=read\n", None).unwrap();
+    j.set_everywhere("iodepth", "8");
+    assert_eq!(j.sections[0].name, "global");
+    assert_eq!(j.jobs()[0].value("iodepth"), Some("8"));
+}
+
+#[test]
+fn block_sizes_per_direction_and_rw_default() {
+    let j = JobFile::parse("[a]\nbs=4k,1m\nrw=rw\n", None)
+        .unwrap()
+        .jobs();
+    assert_eq!(j[0].block_size("read"), Some(4096));
+    assert_eq!(j[0].block_size("write"), Some(1 << 20));
+    assert_eq!(
+        j[0].block_size("trim"),
+        Some(1 << 20),
+        "the last one repeats"
+    );
+    assert!(j[0].sequential());
+    let d = JobFile::parse("[a]\nsize=1g\n", None).unwrap().jobs();
+    assert!(d[0].sequential(), "fio's default rw is read");
+    assert_eq!(d[0].block_size("read"), Some(4096), "fio's default bs");
+    let r = JobFile::parse("[a]\nrw=randread:8\nbs=1m\n", None)
+        .unwrap()
+        .jobs();
+    assert!(!r[0].sequential());
+}
+
+#[test]
+fn sizes_are_binary_and_unknown_forms_are_none() {
+    assert_eq!(parse_size("4k"), Some(4096));
+    assert_eq!(parse_size("4KiB"), Some(4096));
+    assert_eq!(parse_size("64M"), Some(64 << 20));
+    assert_eq!(parse_size("2g"), Some(2 << 30));
+    assert_eq!(parse_size("512"), Some(512));
+    assert_eq!(parse_size("50%"), None);
+    assert_eq!(parse_size("x"), None);
+    let f = JobFile::parse("[a]\nfilesize=1m-4m\nnrfiles=3\n", None)
+        .unwrap()
+        .jobs();
+    assert_eq!(f[0].bytes(), Some(3 * (4 << 20)));
+    let p = JobFile::parse("[a]\nsize=50%\n", None).unwrap().jobs();
+    assert_eq!(p[0].bytes(), None);
+}
+
+#[test]
+fn paths_outside_the_cell_are_named() {
+    assert_eq!(outside_cell("filename", "data.0"), None);
+    assert_eq!(outside_cell("filename", "a:b/c"), None);
+    assert_eq!(outside_cell("filename_format", "$jobname.$jobnum"), None);
+    let why = outside_cell("filename", "/tmp/x").unwrap();
+    assert!(why.contains("absolute path"), "{why}");
+    let why = outside_cell("filename", "a:../../x").unwrap();
+    assert!(why.contains("'..'"), "{why}");
+    let why = outside_cell("filename", "/dev/sdb").unwrap();
+    assert!(why.contains("device"), "{why}");
+    let why = outside_cell("directory", "sub").unwrap();
+    assert!(why.contains("fslab sets"), "{why}");
+    assert_eq!(outside_cell("write_bw_log", "bw"), None);
+    assert!(outside_cell("write_bw_log", "/var/log/bw").is_some());
+}
+
+#[test]
+fn path_options_lists_every_section() {
+    let jf = JobFile::parse(
+        "[global]\ndirectory=/mnt\n[a]\nfilename=/etc/x\nwrite_lat_log=lat\n",
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        jf.path_options(),
+        vec![
+            ("global", "directory", "/mnt"),
+            ("a", "filename", "/etc/x"),
+            ("a", "write_lat_log", "lat")
+        ]
+    );
+}
+
+#[test]
+fn includes_are_made_relative_to_the_job_files_directory() {
+    let jf = JobFile::parse(
+        "include common.fio\n[a]\nrw=read\n",
+        Some(Path::new("/srv/jobs")),
+    )
+    .unwrap();
+    assert_eq!(jf.preamble, vec!["include /srv/jobs/common.fio"]);
+}
+
+#[test]
+fn malformed_files_are_refused_with_the_line() {
+    let e = JobFile::parse("rw=read\n[a]\n", None).unwrap_err();
+    assert!(
+        e.contains("line 1") && e.contains("outside any [section]"),
+        "{e}"
+    );
+    let e = JobFile::parse("[a\n", None).unwrap_err();
+    assert!(e.contains("no ']'"), "{e}");
+    let e = JobFile::parse("[global]\nbs=4k\n", None).unwrap_err();
+    assert!(e.contains("no job"), "{e}");
+}

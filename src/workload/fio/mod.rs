@@ -1,0 +1,365 @@
+//! fio inside fslab: the real fio (Debian's `fio` package) run once per repetition on the
+//! mounted cell, its `json+` output stored as fslab metrics and latency histograms.
+//!
+//! fslab does not re-implement fio and adds nothing to its measurement (fio times itself).
+//! What fslab adds is around it: the job checked before anything is provisioned
+//! (`fio --parse-only`, paths that would write outside the cell, the data set against the
+//! device), fio's `directory` set to a directory of its own inside the cell, the cache
+//! policy before every repetition, and the store. See `doc/fio.md`.
+
+pub mod engine;
+pub mod jobfile;
+pub mod output;
+
+pub use engine::{Fio, FIO_DIR};
+pub use jobfile::JobFile;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Blocks of at least this many bytes make a sequential job's headline its throughput.
+pub const LARGE_BLOCK: u64 = 128 * 1024;
+
+/// A value of a fio option in a study file: a string (`"4k"`), an integer or a boolean.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FioValue {
+    /// `true` sets a flag option (`time_based`); `false` leaves it out.
+    Bool(bool),
+    /// An integer (`iodepth = 16`).
+    Int(i64),
+    /// Anything else, as fio reads it (`bs = "4k"`).
+    Str(String),
+}
+
+impl FioValue {
+    /// The option's line, `key=value` or `key`; `None` for `false`.
+    fn line(&self, key: &str) -> Option<(String, Option<String>)> {
+        match self {
+            FioValue::Bool(true) => Some((key.into(), None)),
+            FioValue::Bool(false) => None,
+            FioValue::Int(i) => Some((key.into(), Some(i.to_string()))),
+            FioValue::Str(s) => Some((key.into(), Some(s.clone()))),
+        }
+    }
+}
+
+/// Where the job comes from: a job file or an inline table of sections.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum JobSource {
+    /// A fio job file (in a study: relative to the study file).
+    File(PathBuf),
+    /// `[workload.job]` with `[workload.job.global]` and one table per job.
+    Inline(toml::Table),
+}
+
+/// The fio options a study may set on the workload (and so in a factor), applied to every
+/// job of the job file, in this order.
+pub const OVERRIDES: [&str; 16] = [
+    "ioengine",
+    "rw",
+    "rwmixread",
+    "bs",
+    "iodepth",
+    "numjobs",
+    "size",
+    "filesize",
+    "nrfiles",
+    "direct",
+    "fsync",
+    "end_fsync",
+    "time_based",
+    "runtime",
+    "ramp_time",
+    "group_reporting",
+];
+
+/// A fio workload as written in a study file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FioSpec {
+    /// Label in reports; default `fio <job file>` or `fio <jobs>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The job: `job = "jobs/randread.fio"` or `[workload.job]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobSource>,
+    /// Let the job name files outside the cell (`filename`, `directory`, logs). Raw devices
+    /// (`/dev/…`) are refused all the same. Default false.
+    #[serde(default)]
+    pub allow_outside_cell: bool,
+    /// fio options applied to every job (workload parameters: factors may set them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ioengine: Option<FioValue>,
+    /// `rw`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rw: Option<FioValue>,
+    /// `rwmixread`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rwmixread: Option<FioValue>,
+    /// `bs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs: Option<FioValue>,
+    /// `iodepth`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth: Option<FioValue>,
+    /// `numjobs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numjobs: Option<FioValue>,
+    /// `size`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<FioValue>,
+    /// `filesize`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filesize: Option<FioValue>,
+    /// `nrfiles`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nrfiles: Option<FioValue>,
+    /// `direct`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct: Option<FioValue>,
+    /// `fsync`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsync: Option<FioValue>,
+    /// `end_fsync`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_fsync: Option<FioValue>,
+    /// `time_based`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_based: Option<FioValue>,
+    /// `runtime`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<FioValue>,
+    /// `ramp_time`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp_time: Option<FioValue>,
+    /// `group_reporting`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_reporting: Option<FioValue>,
+}
+
+impl FioSpec {
+    /// The overrides that are set, in [`OVERRIDES`] order.
+    pub fn overrides(&self) -> Vec<(&'static str, &FioValue)> {
+        let all: [Option<&FioValue>; 16] = [
+            self.ioengine.as_ref(),
+            self.rw.as_ref(),
+            self.rwmixread.as_ref(),
+            self.bs.as_ref(),
+            self.iodepth.as_ref(),
+            self.numjobs.as_ref(),
+            self.size.as_ref(),
+            self.filesize.as_ref(),
+            self.nrfiles.as_ref(),
+            self.direct.as_ref(),
+            self.fsync.as_ref(),
+            self.end_fsync.as_ref(),
+            self.time_based.as_ref(),
+            self.runtime.as_ref(),
+            self.ramp_time.as_ref(),
+            self.group_reporting.as_ref(),
+        ];
+        OVERRIDES
+            .into_iter()
+            .zip(all)
+            .filter_map(|(k, v)| Some((k, v?)))
+            .collect()
+    }
+
+    /// The label, or `fio FILE` / `fio JOB, JOB` with the overrides.
+    pub fn label(&self) -> String {
+        if let Some(l) = &self.label {
+            return l.clone();
+        }
+        let mut s = match &self.job {
+            Some(JobSource::File(p)) => format!("fio {}", p.display()),
+            Some(JobSource::Inline(t)) => {
+                let jobs: Vec<&str> = t
+                    .keys()
+                    .map(String::as_str)
+                    .filter(|k| *k != "global")
+                    .collect();
+                format!("fio {}", jobs.join(", "))
+            }
+            None => "fio".into(),
+        };
+        for (k, v) in self.overrides() {
+            match v.line(k) {
+                Some((k, Some(v))) => s.push_str(&format!(", {k}={v}")),
+                Some((k, None)) => s.push_str(&format!(", {k}")),
+                None => {}
+            }
+        }
+        s
+    }
+
+    /// The job file this spec runs, overrides applied (reads the file; does not run fio).
+    pub fn job_file(&self) -> Result<(JobFile, String)> {
+        let (mut jf, source) = match &self.job {
+            None => crate::bail_param!(
+                "a fio workload needs a job: {{job=\"jobs/NAME.fio\"}} (relative to the study file) or a [workload.job] table"
+            ),
+            Some(JobSource::File(p)) => (read_job_file(p)?, p.display().to_string()),
+            Some(JobSource::Inline(t)) => (inline_job(t)?, "inline [workload.job]".to_string()),
+        };
+        for (k, v) in self.overrides() {
+            match v.line(k) {
+                Some((k, Some(v))) => jf.set_everywhere(&k, &v),
+                Some((k, None)) => jf.set_everywhere(&k, "1"),
+                None => jf.set_everywhere(k, "0"),
+            }
+        }
+        Ok((jf, source))
+    }
+
+    /// Validated engine parameters: the job read and checked (paths, `fio --parse-only`).
+    pub fn to_params(&self) -> Result<FioParams> {
+        let (job, source) = self.job_file()?;
+        let p = FioParams {
+            job,
+            source,
+            allow_outside_cell: self.allow_outside_cell,
+            drop_caches: false,
+            extra_args: Vec::new(),
+        };
+        p.validate()?;
+        Ok(p)
+    }
+}
+
+/// Read and parse a job file (`include` paths made relative to its directory).
+pub fn read_job_file(p: &Path) -> Result<JobFile> {
+    let text = std::fs::read_to_string(p).map_err(|e| {
+        crate::error::usage(format!(
+            "cannot read fio job file {}: {e}; check the path (in a study it is relative to the study file)",
+            p.display()
+        ))
+    })?;
+    JobFile::parse(&text, p.parent())
+        .map_err(|e| crate::error::usage(format!("fio job file {}: {e}", p.display())))
+}
+
+/// The job file of an inline `[workload.job]`: `global` first, then the jobs (TOML tables
+/// have no order: by name). Each section is a table of fio options.
+pub fn inline_job(t: &toml::Table) -> Result<JobFile> {
+    let mut text = String::new();
+    let mut names: Vec<&String> = t.keys().collect();
+    names.sort_by_key(|n| (n.as_str() != "global", n.as_str()));
+    for name in names {
+        let Some(section) = t.get(name).and_then(toml::Value::as_table) else {
+            crate::bail_param!(
+                "{{job=}}: '{name}' is not a section; put fio options under [workload.job.global] or [workload.job.JOBNAME]"
+            );
+        };
+        text.push_str(&format!("[{name}]\n"));
+        for (k, v) in section {
+            let v: FioValue = v.clone().try_into().map_err(|_| {
+                crate::error::usage(format!(
+                    "[workload.job.{name}] {k}: a fio option takes a string, an integer or a boolean"
+                ))
+            })?;
+            match v.line(k) {
+                Some((k, Some(v))) => text.push_str(&format!("{k}={v}\n")),
+                Some((k, None)) => text.push_str(&format!("{k}\n")),
+                None => {}
+            }
+        }
+    }
+    JobFile::parse(&text, None).map_err(|e| crate::error::usage(format!("[workload.job]: {e}")))
+}
+
+/// Everything one fio run needs.
+#[derive(Debug, Clone, Serialize)]
+pub struct FioParams {
+    /// The job file as fio will read it (overrides applied).
+    #[serde(serialize_with = "rendered")]
+    pub job: JobFile,
+    /// Where it came from (a path or `inline`).
+    pub source: String,
+    /// Paths outside the cell allowed (never raw devices).
+    pub allow_outside_cell: bool,
+    /// `sync` and drop the page cache before every repetition (`fslab fio --drop-caches`).
+    pub drop_caches: bool,
+    /// Options passed to fio unchanged (`fslab fio JOB --opt …`).
+    pub extra_args: Vec<String>,
+}
+
+fn rendered<S: serde::Serializer>(j: &JobFile, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&j.render())
+}
+
+impl FioParams {
+    /// Check the job: no path outside the cell (unless allowed; raw devices never), fio
+    /// installed, and fio accepts it (`fio --parse-only`).
+    pub fn validate(&self) -> Result<()> {
+        for (section, key, value) in self.job.path_options() {
+            if let Some(why) = jobfile::outside_cell(key, value) {
+                let device = value.starts_with("/dev/");
+                if !self.allow_outside_cell || device {
+                    crate::bail_param!(
+                        "job [{section}] {why}; {}",
+                        if device {
+                            "fslab runs fio on a file system it provisioned, never on a raw device"
+                                .to_string()
+                        } else {
+                            "let fslab choose where fio's files go (a directory inside the cell), or set {allow_outside_cell=true} if you mean it".to_string()
+                        }
+                    );
+                }
+            }
+        }
+        for a in &self.extra_args {
+            check_extra_arg(a, self.allow_outside_cell)?;
+        }
+        engine::parse_only(&self.job, &self.extra_args)
+    }
+
+    /// Bytes of data the jobs will have on disk (jobs whose size fio decides at run time
+    /// count 0).
+    pub fn bytes(&self) -> u64 {
+        self.job
+            .jobs()
+            .iter()
+            .filter_map(|j| j.bytes())
+            .fold(0u64, u64::saturating_add)
+    }
+
+    /// Whether direction `dir` of job `job` is sequential with blocks of at least
+    /// [`LARGE_BLOCK`] (the headline rule of `doc/fio.md`).
+    pub fn large_sequential(&self, job: &str, dir: &str) -> bool {
+        self.job
+            .jobs()
+            .iter()
+            .find(|j| output::job_phase(&j.name) == output::job_phase(job))
+            .is_some_and(|j| j.sequential() && j.block_size(dir).is_some_and(|b| b >= LARGE_BLOCK))
+    }
+}
+
+/// Options fslab sets itself, refused among the pass-through options.
+const OWN_OPTIONS: [&str; 3] = ["--output-format", "--output", "--directory"];
+
+fn check_extra_arg(a: &str, allow_outside: bool) -> Result<()> {
+    let key = a.split('=').next().unwrap_or(a);
+    if OWN_OPTIONS.contains(&key) {
+        crate::bail_usage!(
+            "{key} is fslab's to set (it reads fio's json+ output and runs fio in a directory of its own); leave it out{}",
+            if key == "--directory" { " and choose the directory with -D" } else { "" }
+        );
+    }
+    for k in ["--filename", "--filename_format"] {
+        if let Some(v) = a.strip_prefix(k).and_then(|r| r.strip_prefix('=')) {
+            if let Some(why) = jobfile::outside_cell(&k[2..], v) {
+                if !allow_outside || v.starts_with("/dev/") {
+                    crate::bail_usage!("{why}; name files relative to -D");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "fio_tests.rs"]
+mod tests;
