@@ -434,8 +434,16 @@ fn title(name: &str, units: &[Unit]) -> (String, String) {
 /// One table per metric name: times first, then rates, then the rest, each in order of
 /// first appearance.
 fn tables(wr: &WorkloadReport) -> Vec<TableSpec> {
+    // The marks an engine stores to pick a headline (fio's `large_sequential = 1`) are not
+    // results: no table of their own.
+    let marks: Vec<&str> = WorkloadKind::of(&wr.kind)
+        .map(|k| k.caps().headline_marked.iter().map(|m| m.0).collect())
+        .unwrap_or_default();
     let mut names: Vec<(String, Unit)> = Vec::new();
     for s in &wr.stats {
+        if marks.contains(&s.name.as_str()) {
+            continue;
+        }
         if !names.iter().any(|(n, _)| *n == s.name) {
             names.push((s.name.clone(), s.unit));
         }

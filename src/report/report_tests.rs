@@ -618,3 +618,36 @@ fn human_formats_print_each_phase_in_the_unit_that_fits() {
     let csv = String::from_utf8(exporter(Format::Csv).render(&r).unwrap()).unwrap();
     assert!(csv.contains("15300000"), "{csv}");
 }
+
+#[test]
+fn headline_marks_get_no_table() {
+    let fio = Workload {
+        kind: "fio",
+        params: serde_json::json!({"job": "seq.fio"}),
+        policy: "cold",
+    };
+    let (store, id) = study_of(
+        &fio,
+        &[&[("journal", "16M")], &[("journal", "256M")]],
+        3,
+        &[],
+        |c, rep| {
+            let v = 100.0 + c as f64 + rep as f64;
+            vec![
+                Metric::new("seq/write", "iops", Unit::OpsPerSec, v),
+                Metric::new("seq/write", "throughput", Unit::KiBPerSec, v * 1024.0),
+                Metric::new("seq/write", "large_sequential", Unit::Count, 1.0),
+            ]
+        },
+    );
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let names: Vec<&str> = r.workloads[0]
+        .tables
+        .iter()
+        .map(|t| t.metric.as_str())
+        .collect();
+    assert_eq!(names, ["iops", "throughput"]);
+    // The mark still picks the headline: throughput for a large sequential direction.
+    let c = &r.workloads[0].comparisons;
+    assert!(c.iter().all(|c| c.name == "throughput"), "{c:?}");
+}
