@@ -181,7 +181,12 @@ pub fn differences(a: &Loaded, b: &Loaded) -> Vec<Difference> {
 
 /// `false → true`, `(none) → 4k`.
 pub fn change_text(d: &Difference) -> String {
-    let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
+    // Byte counts of the environment with their size beside them, as the environment
+    // section prints them: `274877906944 (256.0 GiB)`.
+    let side = |v: &Option<String>| match v {
+        Some(v) => super::verdict::env_value(&d.key, v),
+        None => "(none)".into(),
+    };
     format!("{} → {}", side(&d.a), side(&d.b))
 }
 
@@ -281,5 +286,16 @@ mod tests {
             w.message
         );
         assert!(!w.message.contains("target_fs"));
+    }
+
+    #[test]
+    fn byte_counts_show_their_size() {
+        let d = Difference {
+            section: DiffSection::Environment,
+            key: "target_device_bytes".into(),
+            a: Some("274877906944".into()),
+            b: None,
+        };
+        assert_eq!(change_text(&d), "274877906944 (256.0 GiB) → (none)");
     }
 }
