@@ -11,7 +11,7 @@ use crate::dist::iozone::DistIozone;
 use crate::dist::job;
 use crate::runner::adhoc::{self, AdhocCell};
 use crate::runner::progress::ProgressObserver;
-use crate::workload::iozone::{self, IozoneParams};
+use crate::workload::iozone::IozoneParams;
 use crate::workload::{Observer, Quiet, Target, Workload};
 use anyhow::Result;
 use std::path::PathBuf;
