@@ -9,9 +9,10 @@
 //! * an fdtree tree: its record beside it (`.fslab-tree.<root>`, see
 //!   `workload::fdtree::record`) names it and matches its device and inode; it is then swept
 //!   by fdtree's own names, so a user's file inside keeps its directory;
-//! * an IOzone file or a dbench directory: a regular file (a real directory) with the device
-//!   and inode numbers recorded when it was made, or — killed before that record — one that
-//!   came into being (statx birth time) after the run recorded its intent to make it.
+//! * an IOzone file or a dbench or fio directory: a regular file (a real directory) with the
+//!   device and inode numbers recorded when it was made, or — killed before that record — one
+//!   that came into being (statx birth time) after the run recorded its intent to make it; fio
+//!   processes still running in a fio directory are stopped first.
 //!
 //! Anything else is left in place and named. Live runs and runs claimed on another host are
 //! left alone.
@@ -134,6 +135,11 @@ fn remove_owned(o: &OwnedPath) -> std::result::Result<Option<String>, String> {
                 .into());
             }
             made_after_intent(o)?;
+            let stopped = if o.kind == OwnedKind::FioDir {
+                stop_fio_in(&o.path)
+            } else {
+                0
+            };
             let removed = if file {
                 std::fs::remove_file(&o.path)
             } else {
@@ -142,11 +148,53 @@ fn remove_owned(o: &OwnedPath) -> std::result::Result<Option<String>, String> {
             removed.map_err(|e| e.to_string())?;
             Ok(Some(match o.kind {
                 OwnedKind::IozoneFile => format!("IOzone test file {shown}"),
+                OwnedKind::FioDir if stopped > 0 => {
+                    format!("fio directory {shown} (stopped {stopped} fio process(es) still running in it)")
+                }
                 OwnedKind::FioDir => format!("fio directory {shown}"),
                 _ => format!("dbench client tree {shown}"),
             }))
         }
     }
+}
+
+/// Stop the fio processes a killed run left running in its directory `dir`: those whose
+/// command line has exactly the argument fslab gave fio, `--directory=<dir>`. fio stops
+/// with fslab (a parent-death SIGTERM), but a job process it forked can outlive its main
+/// process (for one, when that dies writing to the closed pipe of fslab); it is killed
+/// (SIGKILL) before its directory is removed. Returns how many were stopped.
+fn stop_fio_in(dir: &Path) -> usize {
+    let arg = format!("--directory={}", dir.display());
+    let running = || -> Vec<i32> {
+        let Ok(procs) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        procs
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                    let mut args = c.split(|b| *b == 0);
+                    let is_fio = args.next().is_some_and(|a0| a0.ends_with(b"fio"));
+                    is_fio && args.any(|a| a == arg.as_bytes())
+                })
+            })
+            .collect()
+    };
+    let pids = running();
+    for &pid in &pids {
+        // SAFETY: kill(2) with a pid read from /proc and a valid signal number.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    // SIGKILL is not instant: wait (up to 5 s) until they are gone, so nothing writes into
+    // the directory while it is removed.
+    let t = std::time::Instant::now();
+    while !running().is_empty() && t.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    pids.len()
 }
 
 fn split(p: &Path) -> std::result::Result<(&Path, String), String> {
