@@ -128,9 +128,11 @@ done
 "$FSLAB" --db "$db" fio -q --repeat 3 --cache drop --json -D "$work/mnt" "$job" >"$work/run.json"
 id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$work/run.json")
 "$FSLAB" --db "$db" export "$id" --raw --format json >"$work/export.json"
-fidelity=$(python3 - "$work/run.json" "$work/export.json" <<'EOF'
+fidelity=$(python3 - "$work/run.json" "$work/export.json" "$(basename "$loop")" <<'EOF'
 import json, sys
 run = json.load(open(sys.argv[1]))
+# fslab stores the disk under the target as `data` (the same name in every configuration).
+data_disk = sys.argv[3]
 samples = json.load(open(sys.argv[2]))["samples"]
 stored = {}
 for s in samples:
@@ -171,7 +173,8 @@ for rep, doc in enumerate(run["fio_json"], start=1):
         check(rep, name, "usr_cpu", j["usr_cpu"])
         check(rep, name, "sys_cpu", j["sys_cpu"])
     for du in doc.get("disk_util", []):
-        check(rep, "disk_util", du["name"], du["util"])
+        name = "data" if du["name"] == data_disk else du["name"]
+        check(rep, "disk_util", name, du["util"])
 versions = sorted({d["fio version"] for d in run["fio_json"]})
 print(f"{checked} {mismatched} {' '.join(versions)}")
 for b in bad[:10]:
