@@ -39,11 +39,7 @@ impl Section {
 
     /// The last value given to `key` in this section (`Some(None)` for a bare flag).
     pub fn get(&self, key: &str) -> Option<Option<&str>> {
-        self.opts
-            .iter()
-            .rev()
-            .find(|o| o.key == key)
-            .map(|o| o.value.as_deref())
+        last_value(&self.opts, key)
     }
 
     /// Set `key` (appended, so it wins over any earlier value in the section).
@@ -245,14 +241,19 @@ pub struct Job {
     pub opts: Vec<Opt>,
 }
 
+/// The last value given to `key` among `opts` (`Some(None)` for a bare flag): fio's rule,
+/// the later setting wins.
+fn last_value<'a>(opts: &'a [Opt], key: &str) -> Option<Option<&'a str>> {
+    opts.iter()
+        .rev()
+        .find(|o| o.key == key)
+        .map(|o| o.value.as_deref())
+}
+
 impl Job {
     /// The effective value of `key` (`Some(None)` for a bare flag).
     pub fn get(&self, key: &str) -> Option<Option<&str>> {
-        self.opts
-            .iter()
-            .rev()
-            .find(|o| o.key == key)
-            .map(|o| o.value.as_deref())
+        last_value(&self.opts, key)
     }
 
     /// The effective value of `key` when it has one.
