@@ -110,7 +110,37 @@ pub enum Command {
     /// images of studies in the work directory, and the trees and files of killed engine
     /// runs (from the results database, --db); mark those runs interrupted.
     Cleanup(CleanupArgs),
+    /// Check this machine before the first study: root, the file systems the host can make
+    /// and those only the guest can, whether the User-mode Linux guest boots (and how fast),
+    /// telemetry sources, cache drops, loop devices, fio, dbench, MPI. Each line ✓ (ready), ✗
+    /// (with the one thing to do) or · (a fact).
+    #[command(after_long_help = DOCTOR_EXAMPLES)]
+    Doctor(DoctorArgs),
+    /// Run inside a guest by `fslab doctor`: the guest kernel's file systems and a check that
+    /// threads keep their vector registers, as JSON.
+    #[command(hide = true)]
+    GuestSelftest,
 }
+
+/// `fslab doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Output: table (one line per check) or json.
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
+    /// Do not boot the User-mode Linux guest (its checks are then left out).
+    #[arg(long)]
+    pub no_guest: bool,
+    /// Memory of the guest the check boots.
+    #[arg(long, value_name = "SIZE", default_value = "256M")]
+    pub guest_mem: String,
+}
+
+const DOCTOR_EXAMPLES: &str = "\
+Examples:
+  fslab doctor                 every check, the guest booted once (about two seconds)
+  fslab doctor --no-guest      the host's checks only
+  fslab doctor --format json   the same as a JSON array of {check, ok, detail, fix}";
 
 /// `fslab study …`.
 #[derive(Debug, Subcommand)]

@@ -9,6 +9,7 @@
 
 mod block;
 mod cpu;
+pub mod vectors;
 mod virt;
 
 pub use block::{BlockFacts, Sysfs};

@@ -2,6 +2,7 @@
 
 mod cleanup;
 mod dbench;
+mod doctor;
 mod fdtree;
 mod finish;
 mod fio;
@@ -91,6 +92,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Rm(a) => manage::rm(a, db),
         Command::Export(a) => manage::export(a, db),
         Command::Import(a) => manage::import(a, db),
+        Command::Doctor(a) => doctor::run(a, db),
+        Command::GuestSelftest => doctor::guest_selftest(),
     }
 }
 

@@ -9,7 +9,6 @@
 use super::progress_text::{self as text, Left, Position, RateUnit};
 use crate::workload::Observer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use std::io::IsTerminal;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -101,7 +100,7 @@ impl ProgressObserver {
     /// If `enabled`: bars on stderr when it is a terminal, plain lines otherwise. `prefix`
     /// (the engine) goes before everything.
     pub fn new(enabled: bool, prefix: impl Into<String>) -> Self {
-        let tty = std::io::stderr().is_terminal();
+        let tty = super::guest::stderr_draws();
         ProgressObserver {
             bar: Mutex::new(None),
             bars: enabled && tty,

@@ -7,7 +7,6 @@
 use super::progress_text as text;
 use crate::workload::Observer;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -40,7 +39,7 @@ impl StudyProgress {
                 eta: EtaAt::default(),
             };
         }
-        if !std::io::stderr().is_terminal() {
+        if !super::guest::stderr_draws() {
             return StudyProgress {
                 multi: None,
                 main: None,

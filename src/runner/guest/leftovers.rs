@@ -1,0 +1,128 @@
+//! What a killed host leaves for its guest, and its removal by `fslab cleanup`.
+
+use super::images::is_image_name;
+use super::script::INIT_MARK;
+use std::path::Path;
+
+/// The files besides images that the host writes in `guest-PID/`.
+pub(super) const HOST_FILES: [&str; 4] = [
+    "init",
+    "exit",
+    super::shim::SHIM_FILE,
+    super::shim::REPORT_FILE,
+];
+
+/// Remove what a killed host left for its guest in `workdir`: the images in `guest-PID/` and
+/// `/dev/shm/fslab-guest-PID/` of a process that is gone, where the directory holds the init
+/// script fslab wrote. Only fslab's own file names are removed; a directory with anything
+/// else in it is left and named. Returns (what was done, what was left).
+pub fn clean_killed_guests(workdir: &Path) -> (Vec<String>, Vec<String>) {
+    clean_killed_guests_in(workdir, Path::new("/dev/shm"))
+}
+
+fn clean_killed_guests_in(workdir: &Path, shm: &Path) -> (Vec<String>, Vec<String>) {
+    let (mut done, mut left) = (Vec::new(), Vec::new());
+    let Ok(entries) = std::fs::read_dir(workdir) else {
+        return (done, left);
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix("guest-") else {
+            continue;
+        };
+        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if Path::new("/proc").join(pid).exists() {
+            continue;
+        }
+        let dir = e.path();
+        let ours =
+            std::fs::read_to_string(dir.join("init")).is_ok_and(|t| t.starts_with(INIT_MARK));
+        if !ours || !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        for d in [dir.clone(), shm.join(format!("fslab-guest-{pid}"))] {
+            let Ok(files) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            let mut foreign = Vec::new();
+            for f in files.flatten() {
+                let n = f.file_name().to_string_lossy().into_owned();
+                let mine = is_image_name(&n) || (d == dir && HOST_FILES.contains(&n.as_str()));
+                if mine && f.file_type().is_ok_and(|t| t.is_file()) {
+                    if let Err(err) = std::fs::remove_file(f.path()) {
+                        left.push(format!("{}: {err}", f.path().display()));
+                    }
+                } else {
+                    foreign.push(n);
+                }
+            }
+            if foreign.is_empty() {
+                match std::fs::remove_dir(&d) {
+                    Ok(()) => done.push(format!(
+                        "removed the images of a killed guest (process {pid}): {}",
+                        d.display()
+                    )),
+                    Err(err) => left.push(format!("{}: {err}", d.display())),
+                }
+            } else {
+                left.push(format!(
+                    "{} holds files fslab did not make ({}); left in place",
+                    d.display(),
+                    foreign.join(", ")
+                ));
+            }
+        }
+    }
+    (done, left)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::script::init_script;
+    use super::*;
+
+    #[test]
+    fn cleanup_removes_only_a_dead_guests_own_files() {
+        let work = tempfile::tempdir().unwrap();
+        let shm = tempfile::tempdir().unwrap();
+        // A process id above the kernel's limit (2^22) never exists.
+        let dead = "99999999";
+        let g = work.path().join(format!("guest-{dead}"));
+        std::fs::create_dir(&g).unwrap();
+        let init = init_script(Path::new("/f"), &[], &[], Path::new("/"), &g.join("exit"));
+        std::fs::write(g.join("init"), init).unwrap();
+        std::fs::write(g.join("c0-data.img"), b"x").unwrap();
+        std::fs::write(g.join("c1-journal.img"), b"x").unwrap();
+        std::fs::write(g.join(super::super::shim::SHIM_FILE), b"x").unwrap();
+        let ram = shm.path().join(format!("fslab-guest-{dead}"));
+        std::fs::create_dir(&ram).unwrap();
+        std::fs::write(ram.join("c2-data.img"), b"x").unwrap();
+        std::fs::write(ram.join("notes.txt"), b"mine").unwrap();
+        // Not fslab's: no init it wrote.
+        let other = work.path().join("guest-99999998");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::write(other.join("c0-data.img"), b"x").unwrap();
+        // A live process's (this test's own).
+        let live = work.path().join(format!("guest-{}", std::process::id()));
+        std::fs::create_dir(&live).unwrap();
+        std::fs::write(live.join("init"), format!("{INIT_MARK}\n")).unwrap();
+        std::fs::write(live.join("c0-data.img"), b"x").unwrap();
+
+        let (done, left) = clean_killed_guests_in(work.path(), shm.path());
+        assert!(!g.exists(), "{done:?} {left:?}");
+        assert_eq!(done.len(), 1, "{done:?}");
+        assert!(!ram.join("c2-data.img").exists());
+        assert!(ram.join("notes.txt").exists(), "a user's file stays");
+        assert!(left.iter().any(|l| l.contains("notes.txt")), "{left:?}");
+        assert!(
+            other.join("c0-data.img").exists(),
+            "no fslab init: untouched"
+        );
+        assert!(
+            live.join("c0-data.img").exists(),
+            "a live process: untouched"
+        );
+    }
+}

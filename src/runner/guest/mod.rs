@@ -1,0 +1,328 @@
+//! Studies in a User-mode Linux guest (`fslab study run --guest uml[:MEM]`): file systems the
+//! host kernel lacks (nilfs2, JFS, ReiserFS, which left Linux in 6.13) measured with the same
+//! binary, the same study and the same store.
+//!
+//! One guest per study run. The host makes every cell's device as an image file (sparse, or
+//! in the host's `/dev/shm` for `ram:` devices) and hands them to the guest as `ubd` block
+//! devices; the guest boots with the host's root as its root (hostfs), so it runs this very
+//! `fslab` on the study file and writes the results into the same database. Inside, the study
+//! runs as it would on the host, with `/dev/ubdX` instead of loop devices
+//! ([`FSLAB_GUEST_DEVICES`]). Consoles carry the guest's stdout and stderr to the host's, a
+//! third one carries the host's stop request (Ctrl-C), a fourth the cold cache policy's
+//! request to drop the *host's* page cache, which holds the image files. Everything the host
+//! made for the guest is removed when the guest ends, however it ends.
+
+mod boot;
+mod images;
+mod leftovers;
+pub mod probe;
+mod script;
+pub mod shim;
+
+pub use images::MAX_UBD;
+pub use leftovers::clean_killed_guests;
+
+use crate::plan::{GuestSpec, Study};
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+/// Set inside the guest: the guest's kind (`uml`).
+pub const FSLAB_GUEST: &str = "FSLAB_GUEST";
+/// Set inside the guest: its memory (`512M`).
+pub const FSLAB_GUEST_MEM: &str = "FSLAB_GUEST_MEM";
+/// Set inside the guest: the host's kernel release, for the environment.
+pub const FSLAB_GUEST_HOST_KERNEL: &str = "FSLAB_GUEST_HOST_KERNEL";
+/// Set inside the guest: the host's RAM in bytes (its page cache holds the guest's images).
+pub const FSLAB_GUEST_HOST_RAM: &str = "FSLAB_GUEST_HOST_RAM";
+/// Set inside the guest: `IDX.ROLE=/dev/ubdX` pairs separated by `;`, the block device of
+/// each cell's `data` and `journal`.
+pub const FSLAB_GUEST_DEVICES: &str = "FSLAB_GUEST_DEVICES";
+/// Set inside the guest: the console through which the host drops its caches.
+pub const FSLAB_GUEST_CONTROL: &str = "FSLAB_GUEST_CONTROL";
+
+/// Set inside the guest: `1` when the host's stderr is a terminal, so the guest's fslab may
+/// draw progress bars; `0` when it goes to a file or a pipe (plain lines only).
+pub const FSLAB_GUEST_TERMINAL: &str = "FSLAB_GUEST_TERMINAL";
+
+/// Whether this process runs inside a guest that fslab booted.
+pub fn inside() -> bool {
+    std::env::var_os(FSLAB_GUEST).is_some()
+}
+
+/// Whether progress may be drawn with terminal escape codes on stderr. Inside a guest the
+/// host decides ([`FSLAB_GUEST_TERMINAL`]): the guest's consoles are terminals whatever the
+/// host's stderr is, and a log file must not fill with escape codes.
+pub fn stderr_draws() -> bool {
+    match std::env::var(FSLAB_GUEST_TERMINAL) {
+        Ok(v) if inside() => v == "1",
+        _ => std::io::stderr().is_terminal(),
+    }
+}
+
+/// Inside a guest: the block device of each cell's data and journal, by (cell index, role).
+pub fn devices_from_env() -> Result<BTreeMap<(usize, String), PathBuf>> {
+    let Ok(text) = std::env::var(FSLAB_GUEST_DEVICES) else {
+        return Ok(BTreeMap::new());
+    };
+    parse_devices(&text).map_err(|e| anyhow::anyhow!("{FSLAB_GUEST_DEVICES}: {e}"))
+}
+
+fn parse_devices(text: &str) -> std::result::Result<BTreeMap<(usize, String), PathBuf>, String> {
+    let mut m = BTreeMap::new();
+    for pair in text.split(';').filter(|p| !p.is_empty()) {
+        let (key, dev) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("'{pair}' is not IDX.ROLE=DEVICE"))?;
+        let (idx, role) = key
+            .split_once('.')
+            .ok_or_else(|| format!("'{key}' is not IDX.ROLE"))?;
+        let idx: usize = idx
+            .parse()
+            .map_err(|_| format!("'{idx}' is not a cell index"))?;
+        m.insert((idx, role.to_string()), PathBuf::from(dev));
+    }
+    Ok(m)
+}
+
+/// Inside a guest: ask the host to write back and drop its page cache (which holds the
+/// guest's image files), and wait until it has. Outside a guest: nothing.
+pub fn drop_host_caches() -> Result<()> {
+    let Ok(console) = std::env::var(FSLAB_GUEST_CONTROL) else {
+        return Ok(());
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&console)
+        .with_context(|| format!("opening the host's control console {console}"))?;
+    f.write_all(b"drop\n")?;
+    let mut line = String::new();
+    BufReader::new(f)
+        .read_line(&mut line)
+        .with_context(|| format!("waiting for the host on {console}"))?;
+    match line.trim() {
+        "ok" => Ok(()),
+        other => anyhow::bail!("the host could not drop its caches: {other}"),
+    }
+}
+
+/// What the host needs to boot the guest for a study.
+pub struct Boot<'a> {
+    /// The validated study.
+    pub study: &'a Study,
+    /// The guest.
+    pub spec: GuestSpec,
+    /// The arguments of `fslab` inside the guest (global options, `study run FILE …`),
+    /// without `--guest`.
+    pub args: Vec<String>,
+    /// The host's work directory: the guest's images go in `guest-PID/` below it (removed
+    /// when the guest ends), the guest's own work directory is `guest-work/`.
+    pub workdir: PathBuf,
+}
+
+/// The directories the host makes for one guest; removed on drop, whatever happened.
+struct GuestDirs {
+    dir: PathBuf,
+    ram: PathBuf,
+}
+
+impl GuestDirs {
+    /// `guest-PID/` under `base` (made now, new) and `/dev/shm/fslab-guest-PID/` (made when
+    /// a `ram:` image needs it).
+    fn new(base: &Path) -> Result<GuestDirs> {
+        let pid = std::process::id();
+        let dirs = GuestDirs {
+            dir: base.join(format!("guest-{pid}")),
+            ram: PathBuf::from(format!("/dev/shm/fslab-guest-{pid}")),
+        };
+        std::fs::create_dir(&dirs.dir)
+            .with_context(|| format!("creating the guest's directory {}", dirs.dir.display()))?;
+        Ok(dirs)
+    }
+}
+
+impl Drop for GuestDirs {
+    fn drop(&mut self) {
+        for d in [&self.dir, &self.ram] {
+            if d.exists() {
+                if let Err(e) = std::fs::remove_dir_all(d) {
+                    eprintln!("fslab: could not remove the guest's {}: {e}", d.display());
+                }
+            }
+        }
+    }
+}
+
+/// The environment of the guest's fslab: where it runs, what the host is, where its devices
+/// and consoles are, whether it may draw on a terminal.
+fn guest_env(spec: &GuestSpec, devices: String) -> Vec<(String, String)> {
+    let host_kernel = rustix::system::uname()
+        .release()
+        .to_string_lossy()
+        .into_owned();
+    let terminal = if std::io::stderr().is_terminal() {
+        "1"
+    } else {
+        "0"
+    };
+    let mut env = vec![
+        (FSLAB_GUEST.to_string(), "uml".to_string()),
+        (FSLAB_GUEST_MEM.to_string(), spec.mem_word()),
+        (FSLAB_GUEST_HOST_KERNEL.to_string(), host_kernel),
+        (
+            FSLAB_GUEST_HOST_RAM.to_string(),
+            crate::sysinfo::total_ram().to_string(),
+        ),
+        (FSLAB_GUEST_DEVICES.to_string(), devices),
+        (FSLAB_GUEST_CONTROL.to_string(), "/dev/tty3".to_string()),
+        (FSLAB_GUEST_TERMINAL.to_string(), terminal.to_string()),
+        (
+            "PATH".to_string(),
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string(),
+        ),
+        ("HOME".to_string(), "/root".to_string()),
+    ];
+    if let Some(cols) = std::env::var_os("COLUMNS") {
+        env.push(("COLUMNS".to_string(), cols.to_string_lossy().into_owned()));
+    }
+    env
+}
+
+/// Write the init script that runs `fslab ARGS` in the guest.
+fn write_init(dir: &Path, args: &[String], env: &[(String, String)]) -> Result<()> {
+    let exe = std::env::current_exe().context("finding fslab's own binary")?;
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let init = dir.join("init");
+    let text = script::init_script(&exe, args, env, &cwd, &dir.join("exit"));
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o755)
+            .open(&init)
+            .with_context(|| format!("writing {}", init.display()))?;
+        f.write_all(text.as_bytes())
+            .with_context(|| format!("writing {}", init.display()))?;
+    }
+    Ok(())
+}
+
+/// The error of a guest that ended without fslab's exit code: the kernel's last lines on
+/// stderr, then one line with the cause.
+fn failure(o: &boot::Outcome, dir: &Path) -> anyhow::Error {
+    let shown: Vec<&String> = o
+        .kernel_log
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let tail = &shown[shown.len().saturating_sub(12)..];
+    if !tail.is_empty() {
+        eprintln!("fslab: the guest kernel's last lines:");
+        for l in tail {
+            eprintln!("  {l}");
+        }
+    }
+    let decision = shim::decision(dir);
+    anyhow::anyhow!(
+        "the guest ended ({}) after {:.1} s without fslab's exit code: {}",
+        o.status,
+        o.elapsed.as_secs_f64(),
+        boot::cause(o, decision.as_ref())
+    )
+}
+
+/// Boot a guest for a study and wait for it: returns the exit code of `fslab` inside it.
+pub fn run(b: Boot<'_>) -> Result<u8> {
+    let facts = probe::probe(b.spec.mem).map_err(crate::error::usage)?;
+    let dirs = GuestDirs::new(&b.workdir)?;
+    let images = images::images(b.study, &dirs.dir, &dirs.ram).map_err(crate::error::usage)?;
+    if images.iter().any(|i| i.path.starts_with(&dirs.ram)) {
+        std::fs::create_dir(&dirs.ram)
+            .with_context(|| format!("creating {}", dirs.ram.display()))?;
+    }
+    images::create(&images)?;
+    let env = guest_env(&b.spec, images::device_pairs(&images));
+    let mut args = b.args.clone();
+    args.push("--workdir".into());
+    // One work directory for every guest run, so a resumed study finds its own and the
+    // guest's fslab cleans up after a killed guest as it would on the host.
+    args.push(b.workdir.join("guest-work").to_string_lossy().into_owned());
+    write_init(&dirs.dir, &args, &env)?;
+    let o = boot::boot(boot::Launch {
+        kernel: &facts.kernel,
+        mem_word: b.spec.mem_word(),
+        dir: &dirs.dir,
+        images: &images,
+        host_env: shim::install(&dirs.dir)?,
+        stdout: boot::Sink::Host,
+    })?;
+    match o.code {
+        Some(c) => Ok(c),
+        None => Err(failure(&o, &dirs.dir)),
+    }
+}
+
+/// What `fslab doctor` learns by booting a guest.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SelfTest {
+    /// What the probe found on the host.
+    pub host: probe::HostFacts,
+    /// From the start of `linux.uml` to the guest's init.
+    pub boot_seconds: Option<f64>,
+    /// From the start to the halt.
+    pub total_seconds: f64,
+    /// What the shim decided (None: UML never needed it).
+    pub shim: Option<shim::Decision>,
+    /// What the guest's fslab reported (`fslab guest-selftest`).
+    pub guest: Option<serde_json::Value>,
+}
+
+/// Boot a guest of `mem` bytes that runs `fslab guest-selftest` and report what it found.
+/// `Err` is one line: why the guest cannot run here.
+pub fn selftest(mem: u64) -> std::result::Result<SelfTest, String> {
+    let host = probe::probe(mem)?;
+    let spec = GuestSpec::new(Some(&crate::provision::spec::size_word(mem)))?;
+    let base = std::env::temp_dir();
+    let run = || -> Result<SelfTest> {
+        let dirs = GuestDirs::new(&base)?;
+        let env = guest_env(&spec, String::new());
+        write_init(&dirs.dir, &["guest-selftest".to_string()], &env)?;
+        let o = boot::boot(boot::Launch {
+            kernel: &host.kernel,
+            mem_word: spec.mem_word(),
+            dir: &dirs.dir,
+            images: &[],
+            host_env: shim::install(&dirs.dir)?,
+            stdout: boot::Sink::Capture,
+        })?;
+        if o.code.is_none() {
+            return Err(failure(&o, &dirs.dir));
+        }
+        let guest = serde_json::from_slice(&o.captured).ok();
+        Ok(SelfTest {
+            host: host.clone(),
+            boot_seconds: o.booted.map(|d| d.as_secs_f64()),
+            total_seconds: o.elapsed.as_secs_f64(),
+            shim: shim::decision(&dirs.dir),
+            guest,
+        })
+    };
+    run().map_err(|e| format!("{e:#}"))
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_pairs_round_trip() {
+        let m = parse_devices("0.data=/dev/ubda;0.journal=/dev/ubdb;3.data=/dev/ubdc").unwrap();
+        assert_eq!(m[&(0, "journal".to_string())], PathBuf::from("/dev/ubdb"));
+        assert_eq!(m[&(3, "data".to_string())], PathBuf::from("/dev/ubdc"));
+        assert_eq!(m.len(), 3);
+        assert!(parse_devices("x.data=/dev/ubda").is_err());
+        assert!(parse_devices("0data").is_err());
+    }
+}
