@@ -128,3 +128,30 @@ pub fn tree_root(dir: &Path) -> Option<std::path::PathBuf> {
         .find(|e| e.file_name().to_string_lossy().starts_with("LEVEL0."))
         .map(|e| e.path())
 }
+
+/// Tests that boot the User-mode Linux guest call this first: root, and `linux.uml` with the
+/// mkfs tools of nilfs2, JFS and ReiserFS (`scripts/install-deps --test`). Without them they
+/// fail loudly, unless the developer sets `FSLAB_SKIP_GUEST=1` on purpose (then SKIPPED and
+/// `false`). Where they are installed the guest must run: a guest that cannot boot fails the
+/// test, it is never skipped.
+pub fn require_guest(test: &str) -> bool {
+    if !require_root(test) {
+        return false;
+    }
+    let missing: Vec<&str> = ["linux.uml", "jfs_mkfs", "mkreiserfs", "mkfs.nilfs2"]
+        .into_iter()
+        .filter(|p| {
+            !["/usr/bin", "/usr/sbin", "/sbin", "/bin"]
+                .iter()
+                .any(|d| Path::new(d).join(p).exists())
+        })
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    if std::env::var("FSLAB_SKIP_GUEST").as_deref() == Ok("1") {
+        eprintln!("SKIPPED {test}: {missing:?} missing (FSLAB_SKIP_GUEST=1)");
+        return false;
+    }
+    panic!("{test}: {missing:?} missing; run scripts/install-deps --test, or set FSLAB_SKIP_GUEST=1 to skip on purpose");
+}

@@ -226,12 +226,16 @@ fn failure(o: &boot::Outcome, dir: &Path) -> anyhow::Error {
         }
     }
     let decision = shim::decision(dir);
-    anyhow::anyhow!(
-        "the guest ended ({}) after {:.1} s without fslab's exit code: {}",
-        o.status,
-        o.elapsed.as_secs_f64(),
-        boot::cause(o, decision.as_ref())
-    )
+    // A runtime failure, not bad input: exit 1.
+    anyhow::Error::new(crate::error::Collective {
+        code: 1,
+        message: format!(
+            "the guest ended ({}) after {:.1} s without fslab's exit code: {}",
+            o.status,
+            o.elapsed.as_secs_f64(),
+            boot::cause(o, decision.as_ref())
+        ),
+    })
 }
 
 /// Boot a guest for a study and wait for it: returns the exit code of `fslab` inside it.

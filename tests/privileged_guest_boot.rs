@@ -1,0 +1,140 @@
+//! The guest on any x86-64 host (issue 21): `fslab doctor` boots it, and inside it several
+//! threads of one process keep their own vector registers (AVX-512, AVX or SSE, whatever the
+//! CPU has) across thousands of context switches. Where the host's XSAVE area is larger than
+//! UML keeps (CPUs with AMX), that needs fslab's shim: switched off, the guest is refused
+//! before it boots, in one line naming the cause. A guest that dies shows the kernel's last
+//! lines and a one-line cause.
+//!
+//! Needs root and `scripts/install-deps --test`; fails loudly without them unless
+//! FSLAB_SKIP_GUEST=1 is set on purpose.
+
+mod common;
+
+use common::{fslab, require_guest};
+use serde_json::Value;
+
+fn doctor(env: &[(&str, &str)]) -> (Option<i32>, Vec<Value>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = fslab(dir.path());
+    c.args(["doctor", "--format", "json"]);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let so = String::from_utf8_lossy(&out.stdout).into_owned();
+    let se = String::from_utf8_lossy(&out.stderr).into_owned();
+    let checks: Vec<Value> =
+        serde_json::from_str(&so).unwrap_or_else(|e| panic!("{e}: {so}\n{se}"));
+    (out.status.code(), checks, se)
+}
+
+fn check<'a>(checks: &'a [Value], name: &str) -> &'a Value {
+    checks
+        .iter()
+        .find(|c| c["check"] == name)
+        .unwrap_or_else(|| panic!("no check {name}: {checks:?}"))
+}
+
+#[test]
+fn privileged_doctor_boots_the_guest_and_its_threads_keep_their_vector_registers() {
+    if !require_guest(
+        "privileged_doctor_boots_the_guest_and_its_threads_keep_their_vector_registers",
+    ) {
+        return;
+    }
+    let (_, checks, se) = doctor(&[]);
+    let boot = check(&checks, "guest.boot");
+    assert_eq!(boot["ok"], true, "{boot}\n{se}");
+    let vectors = check(&checks, "guest.vectors");
+    assert_eq!(vectors["ok"], true, "{vectors}\n{se}");
+    assert!(
+        vectors["detail"]
+            .as_str()
+            .unwrap()
+            .contains("4 threads kept their"),
+        "{vectors}"
+    );
+    // The classic studies' file systems: each made on the host or in the guest.
+    for fs in ["nilfs2", "jfs", "reiserfs", "ext4"] {
+        let c = check(&checks, &format!("fs.{fs}"));
+        assert_eq!(c["ok"], true, "{c}");
+    }
+}
+
+#[test]
+fn privileged_with_the_shim_switched_off_a_host_that_needs_it_is_refused_in_one_line() {
+    if !require_guest(
+        "privileged_with_the_shim_switched_off_a_host_that_needs_it_is_refused_in_one_line",
+    ) {
+        return;
+    }
+    let (code, checks, _) = doctor(&[("FSLAB_GUEST_XSTATE_SHIM", "off")]);
+    let guest = checks.iter().find(|c| c["check"] == "guest");
+    match guest {
+        // A host whose XSAVE area is larger than UML's (AMX): refused, the cause named.
+        Some(g) => {
+            assert_eq!(g["ok"], false, "{g}");
+            let d = g["detail"].as_str().unwrap();
+            assert!(
+                d.contains("XSAVE area is") && d.contains("FSLAB_GUEST_XSTATE_SHIM"),
+                "{d}"
+            );
+            assert_eq!(code, Some(1), "a ✗ line makes doctor exit 1");
+        }
+        // A host whose area fits: no shim needed, the registers are kept without it.
+        None => assert_eq!(check(&checks, "guest.vectors")["ok"], true, "{checks:?}"),
+    }
+}
+
+#[test]
+fn privileged_a_guest_that_dies_shows_the_kernels_last_lines_and_the_cause() {
+    if !require_guest("privileged_a_guest_that_dies_shows_the_kernels_last_lines_and_the_cause") {
+        return;
+    }
+    // A stand-in linux.uml that prints a panic like the one on AMX hosts and aborts.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let fake = bin.join("linux.uml");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'Run /bin/sh as init process'\necho 'userspace - ptrace set fp regs failed, errno = 14'\necho 'Kernel panic - not syncing: Attempted to kill init! exitcode=0x0000000b'\nkill -ABRT $$\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let study = dir.path().join("s.toml");
+    std::fs::write(
+        &study,
+        "name = \"dies\"\n[repetitions]\nmin = 1\n[device]\ndata = \"loop:256M\"\n[filesystem]\ntype = \"ext4\"\n[[workload]]\nkind = \"fdtree\"\ndirs = 1\nfiles = 1\nlevels = 1\n",
+    )
+    .unwrap();
+    let work = dir.path().join("work");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = fslab(dir.path())
+        .env("PATH", path)
+        .args(["study", "run", "-q", "--guest", "uml:128M"])
+        .arg(&study)
+        .arg("--workdir")
+        .arg(&work)
+        .output()
+        .unwrap();
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{se}");
+    assert!(se.contains("the guest kernel's last lines:"), "{se}");
+    assert!(se.contains("  Kernel panic - not syncing"), "{se}");
+    let last = se.trim_end().lines().last().unwrap();
+    assert!(
+        last.contains("without fslab's exit code: User-mode Linux could not set a guest thread's vector registers"),
+        "{last}"
+    );
+    // Everything made for the guest is gone.
+    let left: Vec<_> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("guest-") && n != "guest-work")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
