@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
-# bench/guest.sh: what a User-mode Linux guest costs and what its figures include (issue 16).
+# bench/guest.sh: what a User-mode Linux guest costs and what its figures include (issues 16, 21).
 #
-#  1. Boot and teardown: a guest that halts at once (BOOTS runs), and the wall time a study
-#     run with --guest spends beyond its repetitions.
-#  2. The same small ext4 fdtree study (cold cache, REPS repetitions) on the host (loop
-#     devices) and in the guest (ubd devices): wall time per repetition and the file_create
-#     rate, guest/host.
+#  1. Boot: `fslab doctor` boots a guest BOOTS times (with fslab's XSAVE shim where the host
+#     needs it): the median time to the guest's init, and of the whole doctor run.
+#  2. Per engine, host vs guest: one study with [guest] calibrate = ["ext4", "xfs"] and four
+#     workloads (fdtree, dbench, IOzone, fio), REPS cold repetitions each. Its calibration
+#     runs the same workloads on plain ext4 and xfs on the host and in the guest; the report's
+#     guest_calibration gives, per headline metric, how many times slower the guest is and
+#     how much of the host's xfs/ext4 difference the guest still shows.
 #  3. The host's page cache: an IOzone write/read of a 1 GiB file in a 256 MiB guest with
 #     cache = "none" and cache = "cold" (cold drops the guest's and the host's caches).
 #
-# Writes bench/results/guest-DATE.md. Needs root and user-mode-linux (scripts/install-deps
-# --guest). The machine is shared: quote the ratios, not the absolute times.
+# Writes bench/results/guest-DATE.md. Needs root, user-mode-linux (scripts/install-deps
+# --guest), fio, jq and sqlite3. The machine is shared: quote the ratios, not the times.
 #
-#   sudo bench/guest.sh                 BOOTS=5 REPS=5 by default
+#   sudo bench/guest.sh                 BOOTS=5 REPS=3 by default
 set -euo pipefail
 
 BOOTS=${BOOTS:-5}
-REPS=${REPS:-5}
+REPS=${REPS:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 FSLAB=${FSLAB:-$ROOT/target/release/fslab}
@@ -25,6 +27,9 @@ OUT=${OUT:-$HERE/results/guest-$(date -u +%Y-%m-%d).md}
 
 [ "$(id -u)" -eq 0 ] || { echo "bench/guest.sh: needs root; run with sudo" >&2; exit 2; }
 command -v linux.uml >/dev/null || { echo "bench/guest.sh: linux.uml missing; run scripts/install-deps --guest" >&2; exit 2; }
+for t in jq sqlite3 bc; do
+  command -v "$t" >/dev/null || { echo "bench/guest.sh: $t missing; apt-get install $t" >&2; exit 2; }
+done
 [ -x "$FSLAB" ] || (cd "$ROOT" && cargo build --release -q)
 
 rm -rf "$WORK"; mkdir -p "$WORK"
@@ -34,58 +39,92 @@ DB="$WORK/bench.db"
 median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) exit; if (NR%2) m = a[(NR+1)/2]; else m = (a[NR/2]+a[NR/2+1])/2; printf "%.3f\n", m}'; }
 now() { date +%s.%N; }
 
-# 1. A guest that halts at once.
-cat > "$WORK/halt" <<'EOF'
-#!/bin/sh
-halt -f >/dev/null 2>&1
-EOF
-chmod +x "$WORK/halt"
-boots=()
+# 1. Boots, through fslab doctor (its guest.boot check carries the seconds to the init).
+boots=(); walls=()
 for i in $(seq "$BOOTS"); do
   t0=$(now)
-  linux.uml quiet loglevel=0 mem=512M root=/dev/root rootfstype=hostfs rootflags=/ rw \
-    ubd0=/dev/null init="$WORK/halt" con=null con0=null,fd:1 </dev/null >/dev/null 2>&1 || true
-  boots+=("$(echo "$(now) - $t0" | bc)")
+  "$FSLAB" doctor --format json > "$WORK/doctor.json" 2>/dev/null || true
+  walls+=("$(echo "$(now) - $t0" | bc)")
+  boots+=("$(jq -r '.[] | select(.check == "guest.boot") | .seconds' "$WORK/doctor.json")")
 done
 BOOT=$(printf '%s\n' "${boots[@]}" | median)
+DOCTOR=$(printf '%s\n' "${walls[@]}" | median)
+XSAVE=$(jq -r '.[] | select(.check == "guest.xsave") | .detail' "$WORK/doctor.json")
+VECTORS=$(jq -r '.[] | select(.check == "guest.vectors") | .detail' "$WORK/doctor.json")
 
-# 2. One ext4 cell, host and guest.
-study() { # name
-  cat <<EOF
-name = "$1"
+# 2. Four engines, host vs guest, by the study's own calibration.
+cat > "$WORK/engines.toml" <<EOF
+name = "guest-engines"
 [repetitions]
 min = $REPS
 cache = "cold"
 [device]
-data = "loop:1G"
+data = "loop:2G"
 [filesystem]
 type = "ext4"
+[guest]
+kind = "uml"
+mem = "1G"
+calibrate = ["ext4", "xfs"]
 [[workload]]
 kind = "fdtree"
-dirs = 4
-files = 20
+dirs = 10
+files = 4
 size_blocks = 1
 levels = 3
+[[workload]]
+kind = "dbench"
+clients = 2
+duration = "10s"
+[[workload]]
+kind = "iozone"
+file_size = "256m"
+record_size = "64k"
+tests = [0, 1, 2]
+[[workload]]
+kind = "fio"
+label = "fio 4k randread, 1m write"
+[workload.job.global]
+ioengine = "psync"
+size = "128m"
+filename = "data"
+time_based = 1
+runtime = 3
+[workload.job.1-randread]
+rw = "randread"
+bs = "4k"
+direct = 1
+[workload.job.2-write]
+rw = "write"
+bs = "1m"
+stonewall = 1
 EOF
+t0=$(now)
+"$FSLAB" --db "$DB" study run -q "$WORK/engines.toml" --workdir "$WORK/wd" > /dev/null 2> "$WORK/engines.err" \
+  || { cat "$WORK/engines.err" >&2; exit 1; }
+ENGINES_WALL=$(echo "$(now) - $t0" | bc)
+"$FSLAB" --db "$DB" report guest-engines --format json > "$WORK/engines.json"
+slowdowns() { # workload label prefix -> each headline metric's guest slowdown on ext4
+  jq -r --arg k "$1" '.guest_calibration.rows[] | select(.fs == "ext4")
+    | select(.workload | startswith($k)) | .slower' "$WORK/engines.json"
 }
-study host-ext4 > "$WORK/host.toml"
-study guest-ext4 > "$WORK/guest.toml"
-t0=$(now); "$FSLAB" --db "$DB" study run -q "$WORK/host.toml" --workdir "$WORK/wd" >/dev/null; HOST_WALL=$(echo "$(now) - $t0" | bc)
-t0=$(now); "$FSLAB" --db "$DB" study run -q --guest uml:512M "$WORK/guest.toml" --workdir "$WORK/wd" >/dev/null; GUEST_WALL=$(echo "$(now) - $t0" | bc)
+kept() { # workload label prefix -> share of the host's xfs/ext4 difference the guest shows
+  jq -r --arg k "$1" '.guest_calibration.ratios[] | select(.workload | startswith($k))
+    | select((.host_ratio | log | fabs) > 0.05)
+    | ((.guest_ratio | log) / (.host_ratio | log))' "$WORK/engines.json"
+}
+ENGINE_ROWS=""
+for k in fdtree dbench iozone fio; do
+  vals=$(slowdowns "$k")
+  n=$(printf '%s\n' "$vals" | grep -c . || true)
+  if [ "$n" -eq 0 ]; then ENGINE_ROWS+="| $k | 0 | - | - | - |"$'\n'; continue; fi
+  med=$(printf '%s\n' "$vals" | median)
+  lo=$(printf '%s\n' "$vals" | sort -g | head -1); hi=$(printf '%s\n' "$vals" | sort -g | tail -1)
+  kk=$(kept "$k" | median); [ -n "$kk" ] && kk=$(printf '%.2f' "$kk") || kk="-"
+  ENGINE_ROWS+="| $k | $n | $(printf '%.2f' "$med")× | $(printf '%.2f' "$lo")–$(printf '%.2f' "$hi")× | $kk |"$'\n'
+done
 
 q() { sqlite3 "$DB" "$1"; }
-rate() { # study name -> median file_create rate
-  q "SELECT s.value FROM sample s JOIN trial t ON t.id = s.trial_id JOIN cell c ON c.id = t.cell_id
-     JOIN study st ON st.id = c.study_id WHERE st.name = '$1' AND t.status = 'ok'
-     AND s.phase = 'file_create' AND s.metric = 'rate'" | median
-}
-reps_wall() { # study name -> sum of the repetitions' wall seconds
-  q "SELECT SUM(t.wall_seconds) FROM trial t JOIN cell c ON c.id = t.cell_id JOIN study st ON st.id = c.study_id
-     WHERE st.name = '$1'"
-}
-HOST_RATE=$(rate host-ext4); GUEST_RATE=$(rate guest-ext4)
-HOST_REPS=$(reps_wall host-ext4); GUEST_REPS=$(reps_wall guest-ext4)
-
 # 3. The host's page cache under a 256 MiB guest.
 iostudy() { # name cache
   cat <<EOF
@@ -124,14 +163,23 @@ mib() { if [ -n "$1" ]; then echo "scale=0; $1 / 1024" | bc; else echo "-"; fi; 
   echo
   echo "| measure | value |"
   echo "|---|---:|"
-  echo "| boot + halt of an empty guest, median of $BOOTS | $(printf '%.2f' "$BOOT") s |"
-  echo "| ext4 fdtree study, $REPS cold repetitions: wall time on the host | $(printf '%.1f' "$HOST_WALL") s |"
-  echo "| the same in the guest (boot, provisioning, repetitions, teardown) | $(printf '%.1f' "$GUEST_WALL") s |"
-  echo "| repetitions' own wall time, host / guest (sum) | $(printf '%.1f' "$HOST_REPS") s / $(printf '%.1f' "$GUEST_REPS") s |"
-  echo "| per repetition, guest − host | $(printf '%.2f' "$(echo "scale=3; ($GUEST_REPS - $HOST_REPS) / $REPS" | bc)") s |"
-  echo "| file_create rate, host / guest (medians) | $(printf '%.0f' "$HOST_RATE") / $(printf '%.0f' "$GUEST_RATE") files/s = $(echo "scale=1; $HOST_RATE / $GUEST_RATE" | bc)× |"
+  echo "| guest boot to its init (fslab doctor), median of $BOOTS | $(printf '%.2f' "$BOOT") s |"
+  echo "| the whole \`fslab doctor\` with its guest, median of $BOOTS | $(printf '%.2f' "$DOCTOR") s |"
+  echo "| XSAVE | $XSAVE |"
+  echo "| vector registers in the guest | $VECTORS |"
+  echo "| engines study with its calibration, wall time (one guest boot) | $(printf '%.0f' "$ENGINES_WALL") s |"
   echo "| 256 MiB guest, 1 GiB IOzone, cache none: write / read | $(mib "$(io io-none write)") / $(mib "$(io io-none read)") MiB/s |"
   echo "| the same, cache cold (guest and host caches dropped): write / read | $(mib "$(io io-cold write)") / $(mib "$(io io-cold read)") MiB/s |"
+  echo
+  echo "Host vs guest per engine: the study's [guest] calibrate, $REPS cold repetitions on each"
+  echo "side. \"guest slower\" is host/guest for rates and guest/host for times, over the engine's"
+  echo "headline metrics on ext4; \"kept\" is the median share of the host's xfs/ext4 difference"
+  echo "the guest still shows (ln ratio guest / ln ratio host, metrics whose host difference"
+  echo "exceeds 5%): 1 = kept, below 1 = compressed towards no difference."
+  echo
+  echo "| engine | metrics | guest slower, median | range | xfs/ext4 difference kept |"
+  echo "|---|---:|---:|---:|---:|"
+  printf '%s' "$ENGINE_ROWS"
   echo
   echo "The cold policy drops the guest's and the host's caches before each repetition; IOzone's"
   echo "read pass then reads what its write pass just wrote, which the 256 MiB guest cannot hold"

@@ -138,3 +138,104 @@ fn privileged_a_guest_that_dies_shows_the_kernels_last_lines_and_the_cause() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn privileged_a_calibrated_guest_study_reports_how_much_slower_the_guest_is() {
+    if !require_guest("privileged_a_calibrated_guest_study_reports_how_much_slower_the_guest_is") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("cal.toml");
+    std::fs::write(
+        &study,
+        r#"
+name = "calibrated"
+[repetitions]
+min = 2
+cache = "cold"
+[device]
+data = "loop:512M"
+[filesystem]
+type = "nilfs2"
+[guest]
+kind = "uml"
+mem = "384M"
+calibrate = "ext4"
+[[workload]]
+kind = "fdtree"
+dirs = 3
+files = 4
+size_blocks = 1
+levels = 2
+"#,
+    )
+    .unwrap();
+    let work = dir.path().join("work");
+    let out = fslab(dir.path())
+        .args(["study", "run", "-q"])
+        .arg(&study)
+        .arg("--workdir")
+        .arg(&work)
+        .output()
+        .unwrap();
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{so}\n{se}");
+    assert!(
+        se.contains("guest calibration on the host: study 1 (complete)"),
+        "{se}"
+    );
+    assert!(
+        se.contains("guest calibration in the guest: study 2 (complete)"),
+        "{se}"
+    );
+    // The study's own report: the calibration section and the factor in the guest warning.
+    assert!(so.contains("== Guest calibration =="), "{so}");
+    assert!(so.contains("its calibration measured the guest"), "{so}");
+    let json = fslab(dir.path())
+        .args(["report", "calibrated", "--format", "json"])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let c = &r["guest_calibration"];
+    assert_eq!(
+        (c["host_study"].as_i64(), c["guest_study"].as_i64()),
+        (Some(1), Some(2))
+    );
+    let rows = c["rows"].as_array().unwrap();
+    let phases: Vec<&str> = rows.iter().map(|r| r["phase"].as_str().unwrap()).collect();
+    assert_eq!(
+        phases,
+        ["dir_create", "file_create", "file_remove", "dir_remove"],
+        "{c}"
+    );
+    for row in rows {
+        assert_eq!(row["fs"], "ext4");
+        assert_eq!(
+            (row["host_n"].as_u64(), row["guest_n"].as_u64()),
+            (Some(2), Some(2))
+        );
+        let (h, g, s) = (
+            row["host"].as_f64().unwrap(),
+            row["guest"].as_f64().unwrap(),
+            row["slower"].as_f64().unwrap(),
+        );
+        assert!(h > 0.0 && g > 0.0 && (s - h / g).abs() < 1e-9 * s, "{row}");
+    }
+    // The calibration studies are ordinary studies in the list; nothing is left behind.
+    let list = fslab(dir.path()).args(["list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        list.contains("calibrated.calibration.host")
+            && list.contains("calibrated.calibration.guest"),
+        "{list}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&work)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("guest-") && n != "guest-work")
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

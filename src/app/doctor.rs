@@ -27,6 +27,9 @@ pub struct Check {
     /// What to do, where something is missing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
+    /// A measured time, where the check has one (`guest.boot`: seconds to the guest's init).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
 }
 
 fn yes(check: &str, detail: impl Into<String>) -> Check {
@@ -35,6 +38,7 @@ fn yes(check: &str, detail: impl Into<String>) -> Check {
         ok: Some(true),
         detail: detail.into(),
         fix: None,
+        seconds: None,
     }
 }
 
@@ -44,6 +48,7 @@ fn no(check: &str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
         ok: Some(false),
         detail: detail.into(),
         fix: Some(fix.into()),
+        seconds: None,
     }
 }
 
@@ -53,6 +58,7 @@ fn fact(check: &str, detail: impl Into<String>) -> Check {
         ok: None,
         detail: detail.into(),
         fix: None,
+        seconds: None,
     }
 }
 
@@ -376,13 +382,16 @@ fn guest_checks(mem: u64) -> (Vec<Check>, Option<Vec<String>>) {
         .and_then(|g| g["kernel"].as_str())
         .unwrap_or("unknown")
         .to_string();
-    v.push(yes(
-        "guest.boot",
-        format!(
-            "{} (User-mode Linux {kernel}); halted after {:.1} s",
-            boot, t.total_seconds
-        ),
-    ));
+    v.push(Check {
+        seconds: t.boot_seconds,
+        ..yes(
+            "guest.boot",
+            format!(
+                "{} (User-mode Linux {kernel}); halted after {:.1} s",
+                boot, t.total_seconds
+            ),
+        )
+    });
     let vectors: Option<crate::sysinfo::vectors::VectorCheck> =
         guest.and_then(|g| serde_json::from_value(g["vectors"].clone()).ok());
     v.push(match vectors {

@@ -190,6 +190,12 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
             data: &d,
             histograms: &std::collections::BTreeMap::new(),
             differences: Vec::new(),
+            guest_calibration: crate::report::calibration::load(
+                &store,
+                &d.environment,
+                &s.created_at,
+            )
+            .unwrap_or(None),
         },
         &crate::report::ReportOptions::default(),
     )?;

@@ -67,6 +67,7 @@ pub fn report(a: ReportArgs, db: Option<PathBuf>) -> Result<()> {
         data: &loaded.data,
         histograms: &loaded.histograms,
         differences: Vec::new(),
+        guest_calibration: report::calibration::for_source(&store, &loaded),
     };
     let r = report::build(&input, &opts)?;
     emit(&r, &a.output)
@@ -100,6 +101,7 @@ pub fn compare(a: CompareArgs, db: Option<PathBuf>) -> Result<()> {
         data: &data,
         histograms: &histograms,
         differences,
+        guest_calibration: None,
     };
     let r = report::build(&input, &opts)?;
     emit(&r, &a.output)

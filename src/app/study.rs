@@ -1,15 +1,17 @@
 //! `fslab study plan` and `fslab study run`.
 
 use crate::cli::StudyRunArgs;
+use crate::plan::calibration::{self, Side};
 use crate::plan::{GuestSpec, Study};
 use crate::provision::exec::RealExec;
 use crate::provision::guard;
 use crate::provision::state::{default_workdir, WorkDir};
 use crate::report;
+use crate::runner::guest::GuestCalibration;
 use crate::runner::study::{self, StudyRun};
 use crate::store::{StudyStatus, TrialStatus};
 use anyhow::Result;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use super::study_plan::plan;
@@ -26,39 +28,16 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
     if let Some(spec) = guest_of(&a, &study)? {
         return in_guest(&a, db, &study, spec);
     }
-    study.check_machine().map_err(crate::error::usage)?;
-    // Real devices are checked before anything starts: a refusal is bad input, not a
-    // failed cell.
-    for dev in study.real_devices() {
-        let allowed = study.allow_format().contains(&dev);
-        guard::check_formattable(&dev, allowed, &RealExec, guard::Thoroughness::FULL)
-            .map_err(|e| crate::error::usage(e.to_string()))?;
+    let (store, outcome) = on_host(&study, &a, db, a.resume)?;
+    if std::env::var_os(crate::runner::guest::FSLAB_GUEST_CALIBRATING).is_some() {
+        // The guest side of a calibration: the study's own report shows it.
+        eprintln!(
+            "guest calibration in the guest: study {} ({})",
+            outcome.study_id, outcome.status
+        );
+    } else {
+        print_summary(&store, outcome.study_id)?;
     }
-    let mut store = super::open_store(db)?;
-    if !a.resume {
-        if let Some(prev) = store.latest_study_named(study.name())? {
-            if prev.spec_hash == study.hash && prev.status != StudyStatus::Complete {
-                eprintln!(
-                    "note: study {} of this name is unfinished ({}); this starts a new one — use --resume to continue it",
-                    prev.id, prev.status
-                );
-            }
-        }
-    }
-    let workdir = WorkDir::new(a.workdir.unwrap_or_else(default_workdir));
-    let outcome = study::run(StudyRun {
-        study: &study,
-        store: &mut store,
-        workdir,
-        exec: Arc::new(RealExec),
-        resume: a.resume,
-        command_line: super::command_line(),
-        progress: !a.quiet,
-    })?;
-    for act in &outcome.cleaned.actions {
-        eprintln!("cleaned up after a killed run: {act}");
-    }
-    print_summary(&store, outcome.study_id)?;
     for (label, err) in &outcome.failed_cells {
         crate::outln!("FAILED cell {label}: {err}");
     }
@@ -72,12 +51,7 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
         outcome.study_id,
         outcome.study_id
     );
-    for l in &outcome.leftovers {
-        eprintln!("fslab: warning: {l}");
-    }
-    if !outcome.leftovers.is_empty() {
-        eprintln!("fslab: run `fslab cleanup` to remove what is left");
-    }
+    leftover_lines(&outcome);
     if outcome.status == StudyStatus::Interrupted {
         let guest = match std::env::var(crate::runner::guest::FSLAB_GUEST_MEM) {
             Ok(mem) => format!(" --guest uml:{mem}"),
@@ -95,6 +69,107 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
             total: outcome.total_cells,
             study: outcome.study_id,
         }));
+    }
+    Ok(())
+}
+
+fn leftover_lines(outcome: &study::Outcome) {
+    for act in &outcome.cleaned.actions {
+        eprintln!("cleaned up after a killed run: {act}");
+    }
+    for l in &outcome.leftovers {
+        eprintln!("fslab: warning: {l}");
+    }
+    if !outcome.leftovers.is_empty() {
+        eprintln!("fslab: run `fslab cleanup` to remove what is left");
+    }
+}
+
+/// Check and run a study on this machine (the host, or inside a guest); the caller prints.
+fn on_host(
+    study: &Study,
+    a: &StudyRunArgs,
+    db: Option<PathBuf>,
+    resume: bool,
+) -> Result<(crate::store::Store, study::Outcome)> {
+    study.check_machine().map_err(crate::error::usage)?;
+    // Real devices are checked before anything starts: a refusal is bad input, not a
+    // failed cell.
+    for dev in study.real_devices() {
+        let allowed = study.allow_format().contains(&dev);
+        guard::check_formattable(&dev, allowed, &RealExec, guard::Thoroughness::FULL)
+            .map_err(|e| crate::error::usage(e.to_string()))?;
+    }
+    let mut store = super::open_store(db)?;
+    if !resume {
+        if let Some(prev) = store.latest_study_named(study.name())? {
+            if prev.spec_hash == study.hash && prev.status != StudyStatus::Complete {
+                eprintln!(
+                    "note: study {} of this name is unfinished ({}); this starts a new one — use --resume to continue it",
+                    prev.id, prev.status
+                );
+            }
+        }
+    }
+    let workdir = WorkDir::new(a.workdir.clone().unwrap_or_else(default_workdir));
+    let outcome = study::run(StudyRun {
+        study,
+        store: &mut store,
+        workdir,
+        exec: Arc::new(RealExec),
+        resume,
+        command_line: super::command_line(),
+        progress: !a.quiet,
+    })?;
+    Ok((store, outcome))
+}
+
+/// How a calibration study runs with `--resume`: not again when the newest of its name and
+/// content is complete (None), resumed when it is unfinished, new otherwise.
+fn calibration_mode(db: &Path, study: &Study, resume: bool) -> Result<Option<bool>> {
+    if !resume {
+        return Ok(Some(false));
+    }
+    let store = crate::store::Store::open(db)?;
+    Ok(match store.latest_study_named(study.name())? {
+        Some(r) if r.spec_hash == study.hash && r.status == StudyStatus::Complete => None,
+        Some(r) if r.spec_hash == study.hash => Some(true),
+        _ => Some(false),
+    })
+}
+
+/// The host side of `[guest] calibrate`: its calibration study, run on the host before the
+/// guest boots. A failure is reported and the study goes on (its report then has no
+/// calibration).
+fn calibrate_on_host(a: &StudyRunArgs, db: &Path, cal: &Study) -> Result<()> {
+    let Some(resume) = calibration_mode(db, cal, a.resume)? else {
+        eprintln!(
+            "guest calibration on the host: already complete ('{}')",
+            cal.name()
+        );
+        return Ok(());
+    };
+    eprintln!(
+        "guest calibration on the host: the study's workloads on {}",
+        cal.cells
+            .iter()
+            .map(|c| c.fs.fs.as_str())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    );
+    match on_host(cal, a, Some(db.to_path_buf()), resume) {
+        Ok((_, o)) => {
+            leftover_lines(&o);
+            eprintln!(
+                "guest calibration on the host: study {} ({}): fslab report {}",
+                o.study_id, o.status, o.study_id
+            );
+            if o.status == StudyStatus::Interrupted {
+                return Err(anyhow::Error::new(crate::signal::Interrupted));
+            }
+        }
+        Err(e) if crate::signal::interrupted() => return Err(e),
+        Err(e) => eprintln!("fslab: warning: the guest calibration on the host failed: {e:#}"),
     }
     Ok(())
 }
@@ -143,6 +218,32 @@ fn in_guest(a: &StudyRunArgs, db: Option<PathBuf>, study: &Study, spec: GuestSpe
     }
     let workdir = abs(&a.workdir.clone().unwrap_or_else(default_workdir))?;
     std::fs::create_dir_all(&workdir)?;
+    let side = |s| study.calibration(s).map_err(crate::error::usage);
+    let (cal_host, cal_guest) = (side(Side::Host)?, side(Side::Guest)?);
+    if let Some(cal) = &cal_host {
+        calibrate_on_host(a, &db, cal)?;
+    }
+    let calibration = match &cal_guest {
+        Some(cal) => calibration_mode(&db, cal, a.resume)?.map(|resume| GuestCalibration {
+            study: cal,
+            args: vec![
+                "--db".into(),
+                db.to_string_lossy().into_owned(),
+                "study".into(),
+                "run".into(),
+            ],
+            options: [resume.then_some("--resume"), a.quiet.then_some("--quiet")]
+                .into_iter()
+                .flatten()
+                .map(String::from)
+                .collect(),
+            names: (
+                calibration::name(study.name(), Side::Host),
+                calibration::name(study.name(), Side::Guest),
+            ),
+        }),
+        None => None,
+    };
     eprintln!(
         "booting a User-mode Linux guest ({} of memory) for study '{}'",
         spec.mem_word(),
@@ -153,6 +254,7 @@ fn in_guest(a: &StudyRunArgs, db: Option<PathBuf>, study: &Study, spec: GuestSpe
         spec,
         args,
         workdir,
+        calibration,
     })?;
     match code {
         0 => Ok(()),
@@ -186,6 +288,7 @@ fn print_summary(store: &crate::store::Store, id: i64) -> Result<()> {
         data: &loaded.data,
         histograms: &loaded.histograms,
         differences: Vec::new(),
+        guest_calibration: report::calibration::for_source(store, &loaded),
     };
     let r = report::build(&input, &report::ReportOptions::default())?;
     let table = report::table::TableExporter { superblocks: false };

@@ -42,6 +42,11 @@ pub struct GuestSection {
     pub kind: String,
     /// Its memory (`512M`, the default), which bounds its page cache.
     pub mem: Option<String>,
+    /// File systems both kernels have (`"ext4"` or `["ext4", "xfs"]`) on which the study's
+    /// workloads also run on the host and in the guest, so the report shows per metric how
+    /// much the guest slows and compresses (doc/guest.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibrate: Option<StrOrList>,
 }
 
 /// `[repetitions]`.

@@ -6,6 +6,7 @@
 //! the cartesian product of the factor levels. Nothing here touches the machine except
 //! [`Study::check_machine`], which only reads.
 
+pub mod calibration;
 pub mod file;
 pub mod guest;
 pub mod matrix;
@@ -206,14 +207,17 @@ impl Study {
             }
         }
         let canonical = serde_json::to_string(&file).map_err(|e| e.to_string())?;
-        Ok(Study {
+        let study = Study {
             hash: fnv1a64(canonical.as_bytes()),
             file,
             text,
             repetitions,
             workloads,
             cells,
-        })
+        };
+        // `[guest] calibrate` derives two studies from this one: check them now.
+        study.calibration(calibration::Side::Host)?;
+        Ok(study)
     }
 
     /// The study's name.

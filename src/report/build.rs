@@ -36,6 +36,9 @@ pub struct Input<'a> {
     /// What differs between the two sides of a comparison (`differences::differences`);
     /// empty otherwise.
     pub differences: Vec<super::differences::Difference>,
+    /// The guest's measured cost, for a guest study with `[guest] calibrate`
+    /// (`calibration::load`).
+    pub guest_calibration: Option<super::calibration::GuestCalibration>,
 }
 
 /// Build the report model.
@@ -121,7 +124,10 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
     );
     warnings.extend(comparisons::multiple_comparison_warnings(&workloads));
     warnings.extend(interference_warnings(d, &cells, &workloads));
-    warnings.extend(guest_warnings(&input.environments));
+    warnings.extend(guest_warnings(
+        &input.environments,
+        input.guest_calibration.as_ref(),
+    ));
     if let [a, b] = input.sources.as_slice() {
         warnings.extend(super::differences::parameter_warning(
             &input.differences,
@@ -150,6 +156,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         warning_groups,
         environments: input.environments.clone(),
         differences: input.differences.clone(),
+        guest_calibration: input.guest_calibration.clone(),
     })
 }
 
@@ -515,7 +522,10 @@ fn series_info(d: &StudyData, cells: &[CellInfo], workloads: &[WorkloadReport]) 
 }
 
 /// One warning per source measured in a User-mode Linux guest (environment key `guest`).
-fn guest_warnings(envs: &[Environment]) -> Vec<ReportWarning> {
+fn guest_warnings(
+    envs: &[Environment],
+    calibration: Option<&super::calibration::GuestCalibration>,
+) -> Vec<ReportWarning> {
     envs.iter()
         .filter_map(|e| {
             let get = |k: &str| {
@@ -525,7 +535,12 @@ fn guest_warnings(envs: &[Environment]) -> Vec<ReportWarning> {
                     .map(|(_, v)| v.as_str())
             };
             get("guest")?;
-            let advice = "compare its configurations with each other, not with figures measured on the host (doc/guest.md)".to_string();
+            // The measured factor: this study's own calibration, or how to get one.
+            let factor = match calibration {
+                Some(c) => super::calibration::factor_words(c),
+                None => "every system call of the guest is a ptrace round trip, which slows CPU-light metadata loads most (add [guest] calibrate = \"ext4\" to measure by how much)".to_string(),
+            };
+            let advice = format!("compare its configurations with each other, not with figures measured on the host; {factor} (doc/guest.md)");
             let subject = format!(
                 "{} (guest kernel {}, {} of memory, host kernel {})",
                 e.source,

@@ -348,6 +348,16 @@ fn tail(r: &ReportData, o: &mut String) {
         }
         o.push_str("</ul>\n");
     }
+    if let Some(c) = &r.guest_calibration {
+        o.push_str("</section>\n<section id=\"guest-calibration\"><h2>Guest calibration</h2>\n");
+        let lines = super::calibration::lines(c);
+        let (intro, rows) = lines.split_at(2.min(lines.len()));
+        let _ = writeln!(o, "<p>{}</p>\n<ul>", esc(&intro.join(" ")));
+        for l in rows {
+            let _ = writeln!(o, "<li>{}</li>", esc(l.trim()));
+        }
+        o.push_str("</ul>\n");
+    }
     o.push_str("</section>\n<section id=\"repetitions\"><h2>Repetitions</h2>\n");
     table_head(o, &SERIES_HEADER);
     for row in series_rows(r) {

@@ -204,6 +204,15 @@ impl Exporter for MarkdownExporter {
         for l in super::warngroups::lines(r, false) {
             let _ = writeln!(o, "- {}", l);
         }
+        if let Some(c) = &r.guest_calibration {
+            let _ = writeln!(o, "\n## Guest calibration\n");
+            let lines = super::calibration::lines(c);
+            let (intro, rows) = lines.split_at(2.min(lines.len()));
+            let _ = writeln!(o, "{}\n", esc(&intro.join(" ")));
+            for l in rows {
+                let _ = writeln!(o, "- {}", esc(l.trim()));
+            }
+        }
         let _ = writeln!(o, "\n## Repetitions\n");
         let h: Vec<String> = SERIES_HEADER.iter().map(|s| s.to_string()).collect();
         header(&mut o, &h, 2..5);

@@ -7,6 +7,7 @@
 pub mod advice;
 pub mod build;
 pub mod cache_checks;
+pub mod calibration;
 pub mod charts;
 pub mod checks;
 pub mod comparisons;

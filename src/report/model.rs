@@ -65,6 +65,9 @@ pub struct ReportData {
     /// What differs between the two sides of a comparison (parameters, configuration,
     /// environment); empty for a report of one source.
     pub differences: Vec<super::differences::Difference>,
+    /// The guest's measured cost (`[guest] calibrate`), for a study measured in a guest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guest_calibration: Option<super::calibration::GuestCalibration>,
 }
 
 /// A study or run the report was made from.

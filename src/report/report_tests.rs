@@ -141,6 +141,7 @@ pub(super) fn report(store: &Store, id: i64, opts: &ReportOptions) -> anyhow::Re
             data: &d,
             histograms: &BTreeMap::new(),
             differences: Vec::new(),
+            guest_calibration: None,
         },
         opts,
     )

@@ -312,6 +312,12 @@ impl Exporter for TableExporter {
         for l in super::warngroups::lines(r, true) {
             let _ = writeln!(o, "- {l}");
         }
+        if let Some(c) = &r.guest_calibration {
+            let _ = writeln!(o, "\n== Guest calibration ==");
+            for l in super::calibration::lines(c) {
+                let _ = writeln!(o, "{l}");
+            }
+        }
         let _ = writeln!(o, "\n== Repetitions ==");
         let mut tb = new_table();
         tb.set_header(SERIES_HEADER.to_vec());

@@ -50,6 +50,7 @@ fn report(warnings: Vec<ReportWarning>, mode: WarningsMode, sources: Vec<Source>
         warnings,
         environments: Vec::new(),
         differences: Vec::new(),
+        guest_calibration: None,
     }
 }
 

@@ -82,6 +82,14 @@ pub fn capture(exec: &dyn Exec, workdir: &Path, study: &Study) -> Vec<(String, S
                 env.push((key.into(), v));
             }
         }
+        if let Some((host, guest)) = std::env::var(super::guest::FSLAB_GUEST_CALIBRATION)
+            .ok()
+            .as_deref()
+            .and_then(|v| v.split_once(';'))
+        {
+            env.push(("guest_calibration_host".into(), host.to_string()));
+            env.push(("guest_calibration_guest".into(), guest.to_string()));
+        }
     }
     // The work directory may not exist yet: its nearest existing ancestor is on the same
     // file system.

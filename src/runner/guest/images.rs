@@ -18,10 +18,11 @@ pub(super) struct Image {
     pub size: u64,
 }
 
-/// The images of every cell, in plan order, `ubd0` first; refuses real devices and more than
-/// [`MAX_UBD`] devices.
+/// The images of every cell, in plan order, named `PREFIX{idx}-{role}.img` (`c` for a
+/// study's cells, `k` for its calibration's); refuses real devices.
 pub(super) fn images(
     study: &Study,
+    prefix: char,
     dir: &Path,
     ram_dir: &Path,
 ) -> std::result::Result<Vec<Image>, String> {
@@ -47,18 +48,22 @@ pub(super) fn images(
             out.push(Image {
                 idx,
                 role,
-                path: base.join(format!("c{idx}-{role}.img")),
+                path: base.join(format!("{prefix}{idx}-{role}.img")),
                 size,
             });
         }
     }
-    if out.len() > MAX_UBD {
+    Ok(out)
+}
+
+/// Refuse more than [`MAX_UBD`] devices in one guest.
+pub(super) fn check_count(n: usize) -> std::result::Result<(), String> {
+    if n > MAX_UBD {
         return Err(format!(
-            "the study needs {} devices but a User-mode Linux guest has at most {MAX_UBD}; split the study into smaller ones",
-            out.len()
+            "the study needs {n} devices (its calibration's included) but a User-mode Linux guest has at most {MAX_UBD}; split the study into smaller ones"
         ));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Make each image as a new sparse file of its size. A file already at an image's path is
@@ -76,12 +81,13 @@ pub(super) fn create(images: &[Image]) -> Result<()> {
     Ok(())
 }
 
-/// `IDX.ROLE=/dev/ubdX` for each image, the guest's [`super::FSLAB_GUEST_DEVICES`].
-pub(super) fn device_pairs(images: &[Image]) -> String {
+/// `IDX.ROLE=/dev/ubdX` for each image, the guest's [`super::FSLAB_GUEST_DEVICES`];
+/// `first` is the `ubd` number of the first image.
+pub(super) fn device_pairs(images: &[Image], first: usize) -> String {
     images
         .iter()
         .enumerate()
-        .map(|(n, i)| format!("{}.{}={}", i.idx, i.role, ubd_name(n)))
+        .map(|(n, i)| format!("{}.{}={}", i.idx, i.role, ubd_name(first + n)))
         .collect::<Vec<_>>()
         .join(";")
 }
@@ -91,9 +97,10 @@ pub(super) fn ubd_name(i: usize) -> String {
     format!("/dev/ubd{}", (b'a' + i as u8) as char)
 }
 
-/// Whether a file name is one of the images the host makes (`c3-data.img`, `c0-journal.img`).
+/// Whether a file name is one of the images the host makes (`c3-data.img`, `c0-journal.img`,
+/// `k0-data.img` for a calibration).
 pub(super) fn is_image_name(name: &str) -> bool {
-    let Some(rest) = name.strip_prefix('c') else {
+    let Some(rest) = name.strip_prefix('c').or_else(|| name.strip_prefix('k')) else {
         return false;
     };
     let Some((idx, role)) = rest.split_once('-') else {
@@ -112,8 +119,9 @@ mod tests {
     fn names_and_pairs() {
         assert_eq!(ubd_name(0), "/dev/ubda");
         assert_eq!(ubd_name(15), "/dev/ubdp");
-        assert!(is_image_name("c12-journal.img"));
+        assert!(is_image_name("c12-journal.img") && is_image_name("k1-data.img"));
         assert!(!is_image_name("c-data.img") && !is_image_name("cx-data.img"));
+        assert!(!is_image_name("x1-data.img"));
         let im = |idx, role| Image {
             idx,
             role,
@@ -121,9 +129,11 @@ mod tests {
             size: 1,
         };
         assert_eq!(
-            device_pairs(&[im(0, "data"), im(0, "journal"), im(3, "data")]),
+            device_pairs(&[im(0, "data"), im(0, "journal"), im(3, "data")], 0),
             "0.data=/dev/ubda;0.journal=/dev/ubdb;3.data=/dev/ubdc"
         );
+        assert_eq!(device_pairs(&[im(0, "data")], 3), "0.data=/dev/ubdd");
+        assert!(check_count(16).is_ok() && check_count(17).is_err());
     }
 
     #[test]

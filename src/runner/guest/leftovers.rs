@@ -91,7 +91,7 @@ mod tests {
         let dead = "99999999";
         let g = work.path().join(format!("guest-{dead}"));
         std::fs::create_dir(&g).unwrap();
-        let init = init_script(Path::new("/f"), &[], &[], Path::new("/"), &g.join("exit"));
+        let init = init_script(Path::new("/f"), &[], &[], Path::new("/"), &g);
         std::fs::write(g.join("init"), init).unwrap();
         std::fs::write(g.join("c0-data.img"), b"x").unwrap();
         std::fs::write(g.join("c1-journal.img"), b"x").unwrap();

@@ -42,6 +42,18 @@ pub const FSLAB_GUEST_DEVICES: &str = "FSLAB_GUEST_DEVICES";
 /// Set inside the guest: the console through which the host drops its caches.
 pub const FSLAB_GUEST_CONTROL: &str = "FSLAB_GUEST_CONTROL";
 
+/// Set inside the guest, for a study with `[guest] calibrate`: the names of its calibration
+/// studies on the host and in the guest, `HOST;GUEST` (recorded in the environment as
+/// `guest_calibration_host` and `guest_calibration_guest`, which the report reads).
+pub const FSLAB_GUEST_CALIBRATION: &str = "FSLAB_GUEST_CALIBRATION";
+
+/// Set for the guest side's calibration study: its fslab prints one line, not its report
+/// (the report of the study itself shows the calibration).
+pub const FSLAB_GUEST_CALIBRATING: &str = "FSLAB_GUEST_CALIBRATING";
+
+/// The calibration study's file in `guest-PID/`, written for the guest's fslab.
+pub(super) const CALIBRATION_FILE: &str = "calibration.toml";
+
 /// Set inside the guest: `1` when the host's stderr is a terminal, so the guest's fslab may
 /// draw progress bars; `0` when it goes to a file or a pipe (plain lines only).
 pub const FSLAB_GUEST_TERMINAL: &str = "FSLAB_GUEST_TERMINAL";
@@ -120,6 +132,20 @@ pub struct Boot<'a> {
     /// The host's work directory: the guest's images go in `guest-PID/` below it (removed
     /// when the guest ends), the guest's own work directory is `guest-work/`.
     pub workdir: PathBuf,
+    /// The guest side of `[guest] calibrate`, run before the study.
+    pub calibration: Option<GuestCalibration<'a>>,
+}
+
+/// The calibration study the guest runs before the study itself.
+pub struct GuestCalibration<'a> {
+    /// The derived study (`plan::calibration`).
+    pub study: &'a Study,
+    /// Global options and `study run`, before the file (`--db DB study run`).
+    pub args: Vec<String>,
+    /// Options after the file (`--resume`, `--quiet`).
+    pub options: Vec<String>,
+    /// The names the main study records: host side, guest side.
+    pub names: (String, String),
 }
 
 /// The directories the host makes for one guest; removed on drop, whatever happened.
@@ -157,7 +183,7 @@ impl Drop for GuestDirs {
 
 /// The environment of the guest's fslab: where it runs, what the host is, where its devices
 /// and consoles are, whether it may draw on a terminal.
-fn guest_env(spec: &GuestSpec, devices: String) -> Vec<(String, String)> {
+fn guest_env(spec: &GuestSpec) -> Vec<(String, String)> {
     let host_kernel = rustix::system::uname()
         .release()
         .to_string_lossy()
@@ -175,7 +201,6 @@ fn guest_env(spec: &GuestSpec, devices: String) -> Vec<(String, String)> {
             FSLAB_GUEST_HOST_RAM.to_string(),
             crate::sysinfo::total_ram().to_string(),
         ),
-        (FSLAB_GUEST_DEVICES.to_string(), devices),
         (FSLAB_GUEST_CONTROL.to_string(), "/dev/tty3".to_string()),
         (FSLAB_GUEST_TERMINAL.to_string(), terminal.to_string()),
         (
@@ -190,12 +215,16 @@ fn guest_env(spec: &GuestSpec, devices: String) -> Vec<(String, String)> {
     env
 }
 
-/// Write the init script that runs `fslab ARGS` in the guest.
-fn write_init(dir: &Path, args: &[String], env: &[(String, String)]) -> Result<()> {
+/// Write the init script that runs each fslab command in the guest.
+fn write_init(
+    dir: &Path,
+    commands: &[script::GuestCommand],
+    env: &[(String, String)],
+) -> Result<()> {
     let exe = std::env::current_exe().context("finding fslab's own binary")?;
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let init = dir.join("init");
-    let text = script::init_script(&exe, args, env, &cwd, &dir.join("exit"));
+    let text = script::init_script(&exe, commands, env, &cwd, dir);
     {
         use std::os::unix::fs::OpenOptionsExt;
         let mut f = std::fs::OpenOptions::new()
@@ -238,28 +267,78 @@ fn failure(o: &boot::Outcome, dir: &Path) -> anyhow::Error {
     })
 }
 
+/// Write a new file in the guest's directory.
+fn write_new(path: &Path, text: &str) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
 /// Boot a guest for a study and wait for it: returns the exit code of `fslab` inside it.
 pub fn run(b: Boot<'_>) -> Result<u8> {
     let facts = probe::probe(b.spec.mem).map_err(crate::error::usage)?;
     let dirs = GuestDirs::new(&b.workdir)?;
-    let images = images::images(b.study, &dirs.dir, &dirs.ram).map_err(crate::error::usage)?;
-    if images.iter().any(|i| i.path.starts_with(&dirs.ram)) {
+    let main = images::images(b.study, 'c', &dirs.dir, &dirs.ram).map_err(crate::error::usage)?;
+    let cal = match &b.calibration {
+        Some(c) => {
+            images::images(c.study, 'k', &dirs.dir, &dirs.ram).map_err(crate::error::usage)?
+        }
+        None => Vec::new(),
+    };
+    images::check_count(main.len() + cal.len()).map_err(crate::error::usage)?;
+    let all: Vec<images::Image> = main.iter().chain(&cal).cloned().collect();
+    if all.iter().any(|i| i.path.starts_with(&dirs.ram)) {
         std::fs::create_dir(&dirs.ram)
             .with_context(|| format!("creating {}", dirs.ram.display()))?;
     }
-    images::create(&images)?;
-    let env = guest_env(&b.spec, images::device_pairs(&images));
-    let mut args = b.args.clone();
-    args.push("--workdir".into());
+    images::create(&all)?;
+    let env = guest_env(&b.spec);
     // One work directory for every guest run, so a resumed study finds its own and the
     // guest's fslab cleans up after a killed guest as it would on the host.
-    args.push(b.workdir.join("guest-work").to_string_lossy().into_owned());
-    write_init(&dirs.dir, &args, &env)?;
+    let work = b.workdir.join("guest-work").to_string_lossy().into_owned();
+    let mut commands = Vec::new();
+    let mut main_env = vec![(
+        FSLAB_GUEST_DEVICES.to_string(),
+        images::device_pairs(&main, 0),
+    )];
+    if let Some(c) = &b.calibration {
+        let file = dirs.dir.join(CALIBRATION_FILE);
+        write_new(&file, &c.study.text)?;
+        let mut args = c.args.clone();
+        args.push(file.to_string_lossy().into_owned());
+        args.extend(c.options.iter().cloned());
+        args.extend(["--workdir".to_string(), work.clone()]);
+        commands.push(script::GuestCommand {
+            args,
+            env: vec![
+                (
+                    FSLAB_GUEST_DEVICES.to_string(),
+                    images::device_pairs(&cal, main.len()),
+                ),
+                (FSLAB_GUEST_CALIBRATING.to_string(), "1".to_string()),
+            ],
+        });
+        main_env.push((
+            FSLAB_GUEST_CALIBRATION.to_string(),
+            format!("{};{}", c.names.0, c.names.1),
+        ));
+    }
+    let mut args = b.args.clone();
+    args.extend(["--workdir".to_string(), work]);
+    commands.push(script::GuestCommand {
+        args,
+        env: main_env,
+    });
+    write_init(&dirs.dir, &commands, &env)?;
     let o = boot::boot(boot::Launch {
         kernel: &facts.kernel,
         mem_word: b.spec.mem_word(),
         dir: &dirs.dir,
-        images: &images,
+        images: &all,
         host_env: shim::install(&dirs.dir)?,
         stdout: boot::Sink::Host,
     })?;
@@ -292,8 +371,12 @@ pub fn selftest(mem: u64) -> std::result::Result<SelfTest, String> {
     let base = std::env::temp_dir();
     let run = || -> Result<SelfTest> {
         let dirs = GuestDirs::new(&base)?;
-        let env = guest_env(&spec, String::new());
-        write_init(&dirs.dir, &["guest-selftest".to_string()], &env)?;
+        let env = guest_env(&spec);
+        let selftest = script::GuestCommand {
+            args: vec!["guest-selftest".to_string()],
+            env: Vec::new(),
+        };
+        write_init(&dirs.dir, &[selftest], &env)?;
         let o = boot::boot(boot::Launch {
             kernel: &host.kernel,
             mem_word: spec.mem_word(),

@@ -15,15 +15,22 @@ pub(super) fn q(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// One fslab command the guest runs: its arguments and the environment it adds.
+pub(super) struct GuestCommand {
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
 /// The init script of the guest: mount /proc and /sys, tell the host it has booted, load
-/// the modules the host kernel may lack, start fslab with stdout and stderr on the first two
-/// consoles, stop it when the host says so, store its exit code, halt.
+/// the modules the host kernel may lack, run each fslab command in turn with stdout and
+/// stderr on the first two consoles, stop the one running (and start no other) when the
+/// host says so, store the exit code of the last one, halt.
 pub(super) fn init_script(
     exe: &Path,
-    args: &[String],
+    commands: &[GuestCommand],
     env: &[(String, String)],
     cwd: &Path,
-    exit_file: &Path,
+    dir: &Path,
 ) -> String {
     let mut s = format!("{INIT_MARK}: the guest's init.\n");
     s.push_str("mount -t proc proc /proc\nmount -t sysfs sysfs /sys\n");
@@ -42,20 +49,31 @@ pub(super) fn init_script(
         s.push_str(&format!("export {k}={}\n", q(v)));
     }
     s.push_str(&format!("cd {} || exit 1\n", q(&cwd.to_string_lossy())));
-    let cmd: Vec<String> = std::iter::once(exe.to_string_lossy().into_owned())
-        .chain(args.iter().cloned())
-        .map(|a| q(&a))
-        .collect();
+    let path = |f: &str| q(&dir.join(f).to_string_lossy());
+    let (stop, child) = (path("stop"), path("child"));
+    // The stop request: mark it (no further command starts) and stop the running one; once
+    // more a second later, in case it arrived between a start and its pid being written.
     s.push_str(&format!(
-        "{} </dev/null >/dev/tty0 2>/dev/tty1 &\nchild=$!\n",
-        cmd.join(" ")
+        "( read line </dev/tty2 && : > {stop} && for i in 1 2; do kill -TERM $(cat {child}) 2>/dev/null; sleep 1; done ) 2>/dev/null &\nreader=$!\nrc=130\n"
     ));
-    s.push_str("( read line </dev/tty2 && kill -TERM $child ) 2>/dev/null &\nreader=$!\n");
-    s.push_str("wait $child\nrc=$?\nkill $reader 2>/dev/null\n");
-    s.push_str(&format!(
-        "echo $rc > {}\nsync\n",
-        q(&exit_file.to_string_lossy())
-    ));
+    for c in commands {
+        let cmd: Vec<String> = std::iter::once(exe.to_string_lossy().into_owned())
+            .chain(c.args.iter().cloned())
+            .map(|a| q(&a))
+            .collect();
+        // The command's own variables as assignments before it: they do not reach the next.
+        let vars: String = c
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={} ", q(v)))
+            .collect();
+        s.push_str(&format!(
+            "if [ ! -e {stop} ]; then\n  {vars}{} </dev/null >/dev/tty0 2>/dev/tty1 &\n  echo $! > {child}\n  wait $!\n  rc=$?\nfi\n",
+            cmd.join(" ")
+        ));
+    }
+    s.push_str("kill $reader 2>/dev/null\n");
+    s.push_str(&format!("echo $rc > {}\nsync\n", path("exit")));
     s.push_str("halt -f >/dev/null 2>&1\n");
     s
 }
@@ -66,20 +84,37 @@ mod tests {
 
     #[test]
     fn the_init_script_quotes_and_reports_the_exit_code() {
+        let cmd = |file: &str, dev: &str| GuestCommand {
+            args: vec!["study".into(), "run".into(), file.into()],
+            env: vec![("FSLAB_GUEST_DEVICES".into(), dev.into())],
+        };
         let s = init_script(
             Path::new("/usr/bin/fslab"),
-            &["study".into(), "run".into(), "it's.toml".into()],
+            &[
+                cmd("cal.toml", "0.data=/dev/ubdb"),
+                cmd("it's.toml", "0.data=/dev/ubda"),
+            ],
             &[("FSLAB_GUEST".into(), "uml".into())],
             Path::new("/w"),
-            Path::new("/w/guest-1/exit"),
+            Path::new("/w/guest-1"),
         );
         assert!(s.starts_with(INIT_MARK));
         assert!(s.contains("export FSLAB_GUEST='uml'\n"));
         assert!(s.contains(
-            "'/usr/bin/fslab' 'study' 'run' 'it'\\''s.toml' </dev/null >/dev/tty0 2>/dev/tty1 &"
+            "  FSLAB_GUEST_DEVICES='0.data=/dev/ubda' '/usr/bin/fslab' 'study' 'run' 'it'\\''s.toml' </dev/null >/dev/tty0 2>/dev/tty1 &"
         ));
         assert!(s.contains("echo $rc > '/w/guest-1/exit'"));
-        assert!(s.contains("kill -TERM $child"));
+        assert!(s.contains("kill -TERM $(cat '/w/guest-1/child')"));
+        // In order, each with its own devices, none once a stop was asked for.
+        let cal = s.find("'cal.toml'").unwrap();
+        let main = s.find("'it'\\''s.toml'").unwrap();
+        assert!(cal < main);
+        let first = s.find("'/usr/bin/fslab'").unwrap();
+        assert!(first < cal);
+        assert!(s[..first].ends_with(
+            "if [ ! -e '/w/guest-1/stop' ]; then\n  FSLAB_GUEST_DEVICES='0.data=/dev/ubdb' "
+        ));
+        assert_eq!(s.matches("if [ ! -e '/w/guest-1/stop' ]").count(), 2);
         // The boot is over before any module is loaded or fslab starts.
         let booted = s.find("echo booted >/dev/tty3").unwrap();
         assert!(booted < s.find("insmod").unwrap());

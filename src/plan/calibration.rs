@@ -1,0 +1,207 @@
+//! `[guest] calibrate = "ext4"` (or a list): the guest's cost, measured for the study itself.
+//! The study's workloads, repetitions and cache policy run on a plain file system of each
+//! listed type (default mkfs and mount options, the study's data device size, an internal
+//! journal) twice: once on the host, once in the guest. Each side is a study of its own,
+//! derived here from the study file and named after it; the main study's report reads both
+//! and shows per metric how much slower the guest is and, with two file systems, how much
+//! of the host's difference between them the guest still shows.
+
+use super::file::{FilesystemSection, StrOrList, StudyFile};
+use super::Study;
+use crate::provision::{DeviceSpec, FsType};
+
+/// Where a calibration study runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// On the host, before the guest boots.
+    Host,
+    /// In the guest, before the study itself.
+    Guest,
+}
+
+impl Side {
+    /// `host` or `guest`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Host => "host",
+            Side::Guest => "guest",
+        }
+    }
+}
+
+/// The name of a study's calibration on one side: `NAME.calibration.host`.
+pub fn name(study: &str, side: Side) -> String {
+    format!("{study}.calibration.{}", side.as_str())
+}
+
+impl Study {
+    /// The file systems of `[guest] calibrate`, in file order (empty without it).
+    pub fn calibration_fs(&self) -> std::result::Result<Vec<FsType>, String> {
+        let Some(c) = self.file.guest.as_ref().and_then(|g| g.calibrate.as_ref()) else {
+            return Ok(Vec::new());
+        };
+        let names = match c {
+            StrOrList::One(s) => vec![s.clone()],
+            StrOrList::Many(v) => v.clone(),
+        };
+        if names.is_empty() {
+            return Err("[guest] calibrate = []: name a file system both kernels have, e.g. calibrate = \"ext4\"".into());
+        }
+        let mut out = Vec::new();
+        for n in names {
+            let fs = FsType::parse(&n).map_err(|e| format!("[guest] calibrate: {e}"))?;
+            if matches!(fs, FsType::Nilfs2 | FsType::Jfs | FsType::Reiserfs) {
+                return Err(format!(
+                    "[guest] calibrate = \"{n}\": calibrate on a file system the host kernel has as well (ext2, ext3, ext4, xfs or btrfs)"
+                ));
+            }
+            if out.contains(&fs) {
+                return Err(format!("[guest] calibrate names {n} twice"));
+            }
+            out.push(fs);
+        }
+        Ok(out)
+    }
+
+    /// The calibration study of one side, or None without `[guest] calibrate`.
+    pub fn calibration(&self, side: Side) -> std::result::Result<Option<Study>, String> {
+        let fs = self.calibration_fs()?;
+        let Some(first) = fs.first() else {
+            return Ok(None);
+        };
+        let data = DeviceSpec::parse(&self.file.device.data)?;
+        if matches!(data, DeviceSpec::Path(_)) {
+            return Err("[guest] calibrate needs a loop:SIZE or ram:SIZE data device".into());
+        }
+        let mut f: StudyFile = self.file.clone();
+        f.name = name(&self.file.name, side);
+        f.description =
+            format!(
+            "Guest calibration of study '{}', {} side: its workloads on {} with default options",
+            self.file.name,
+            side.as_str(),
+            fs.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(" and ")
+        );
+        f.device.journal = None;
+        f.device.allow_format = Vec::new();
+        f.filesystem = FilesystemSection {
+            fs_type: Some(first.as_str().to_string()),
+            ..FilesystemSection::default()
+        };
+        f.factors = Vec::new();
+        if fs.len() > 1 {
+            let values = fs
+                .iter()
+                .map(|t| {
+                    let mut v = toml::Table::new();
+                    v.insert("label".into(), t.as_str().into());
+                    v.insert("fs".into(), t.as_str().into());
+                    v
+                })
+                .collect();
+            f.factors.push(super::file::FactorSection {
+                name: "fs".into(),
+                values,
+            });
+        }
+        f.guest = match side {
+            Side::Host => None,
+            Side::Guest => self.file.guest.clone().map(|mut g| {
+                g.calibrate = None;
+                g
+            }),
+        };
+        let text =
+            toml::to_string(&f).map_err(|e| format!("writing the calibration study: {e}"))?;
+        Study::from_file(f, text)
+            .map(Some)
+            .map_err(|e| format!("[guest] calibrate: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STUDY: &str = r#"
+name = "classic"
+[repetitions]
+min = 3
+cache = "cold"
+[device]
+data = "loop:1G"
+journal = "loop:64M"
+[filesystem]
+type = "reiserfs"
+mount = ["notail"]
+[guest]
+kind = "uml"
+calibrate = ["ext4", "xfs"]
+[[factor]]
+name = "fs"
+values = [{ label = "jfs", fs = "jfs" }, { label = "reiserfs", fs = "reiserfs" }]
+[[workload]]
+kind = "fdtree"
+dirs = 3
+files = 4
+levels = 2
+"#;
+
+    #[test]
+    fn each_side_runs_the_workloads_on_plain_file_systems() {
+        let s = Study::parse(STUDY).unwrap();
+        let host = s.calibration(Side::Host).unwrap().unwrap();
+        assert_eq!(host.name(), "classic.calibration.host");
+        let labels: Vec<&str> = host.cells.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels, ["fs=ext4", "fs=xfs"]);
+        for c in &host.cells {
+            assert!(c.fs.mount.is_empty() && c.fs.mkfs.is_empty(), "{c:?}");
+            assert!(matches!(c.fs.journal, crate::provision::Journal::Internal));
+        }
+        assert_eq!(host.repetitions, s.repetitions);
+        assert!(
+            host.guest().unwrap().is_none(),
+            "the host side runs on the host"
+        );
+        let guest = s.calibration(Side::Guest).unwrap().unwrap();
+        assert_eq!(guest.name(), "classic.calibration.guest");
+        assert!(
+            guest.guest().unwrap().is_some(),
+            "the guest side runs in the guest"
+        );
+        assert!(
+            guest.calibration_fs().unwrap().is_empty(),
+            "no calibration of its own"
+        );
+        assert_ne!(host.hash, guest.hash);
+    }
+
+    #[test]
+    fn one_file_system_needs_no_factor_and_bad_ones_are_refused() {
+        let one = STUDY.replace(r#"calibrate = ["ext4", "xfs"]"#, r#"calibrate = "ext4""#);
+        let host = Study::parse(&one)
+            .unwrap()
+            .calibration(Side::Host)
+            .unwrap()
+            .unwrap();
+        assert_eq!(host.cells.len(), 1);
+        assert_eq!(host.cells[0].fs.fs, FsType::Ext4);
+        let none = STUDY.replace("calibrate = [\"ext4\", \"xfs\"]\n", "");
+        assert!(Study::parse(&none)
+            .unwrap()
+            .calibration(Side::Host)
+            .unwrap()
+            .is_none());
+        for (bad, msg) in [
+            (r#"calibrate = "jfs""#, "the host kernel has as well"),
+            (r#"calibrate = ["ext4", "ext4"]"#, "twice"),
+            (r#"calibrate = []"#, "name a file system"),
+            (r#"calibrate = "zfs""#, "calibrate"),
+        ] {
+            let t = STUDY.replace(r#"calibrate = ["ext4", "xfs"]"#, bad);
+            // Refused when the study file is read, before anything runs.
+            let e = Study::parse(&t).unwrap_err();
+            assert!(e.contains(msg), "{bad}: {e}");
+        }
+    }
+}
