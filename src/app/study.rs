@@ -37,20 +37,20 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
         );
     } else {
         print_summary(&store, outcome.study_id)?;
+        eprintln!(
+            "{} study {}: fslab show {}",
+            if outcome.resumed {
+                "resumed"
+            } else {
+                "stored as"
+            },
+            outcome.study_id,
+            outcome.study_id
+        );
     }
     for (label, err) in &outcome.failed_cells {
         crate::outln!("FAILED cell {label}: {err}");
     }
-    eprintln!(
-        "{} study {}: fslab show {}",
-        if outcome.resumed {
-            "resumed"
-        } else {
-            "stored as"
-        },
-        outcome.study_id,
-        outcome.study_id
-    );
     leftover_lines(&outcome);
     if outcome.status == StudyStatus::Interrupted {
         let guest = match std::env::var(crate::runner::guest::FSLAB_GUEST_MEM) {
