@@ -8,6 +8,7 @@ pub mod advice;
 pub mod build;
 pub mod cache_checks;
 pub mod calibration;
+mod calibration_load;
 pub mod charts;
 pub mod checks;
 pub mod comparisons;

@@ -1,0 +1,188 @@
+//! Reading a study's guest calibration back from the store (`[guest] calibrate`,
+//! doc/guest.md): the two calibration studies its environment names, their headline means
+//! per file system through the ordinary report model, matched host against guest.
+
+use super::build::{build, Input};
+use super::calibration::{CalibrationRow, GuestCalibration, RatioRow};
+use super::model::CellInfo;
+use super::select;
+use crate::metric::Unit;
+use crate::store::{Store, StudyRow, TrialStatus};
+use anyhow::Result;
+
+/// The calibration the main study's environment names (`guest_calibration_host`,
+/// `guest_calibration_guest`): the newest study of each name made before the main study.
+/// None when it has none, or either side has no completed repetition.
+pub fn load(
+    store: &Store,
+    env: &[(String, String)],
+    created_at: &str,
+) -> Result<Option<GuestCalibration>> {
+    let get = |k: &str| {
+        env.iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+    };
+    let (Some(host), Some(guest)) = (
+        get("guest_calibration_host"),
+        get("guest_calibration_guest"),
+    ) else {
+        return Ok(None);
+    };
+    let studies = store.list_studies()?;
+    let newest = |name: &str| -> Option<StudyRow> {
+        studies
+            .iter()
+            .filter(|s| s.name == name && s.created_at.as_str() <= created_at)
+            .max_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)))
+            .cloned()
+    };
+    let (Some(h), Some(g)) = (newest(host), newest(guest)) else {
+        return Ok(None);
+    };
+    let (Some(hm), Some(gm)) = (means(store, &h)?, means(store, &g)?) else {
+        return Ok(None);
+    };
+    let mut file_systems: Vec<String> = Vec::new();
+    for m in &hm {
+        if !file_systems.contains(&m.fs) {
+            file_systems.push(m.fs.clone());
+        }
+    }
+    let rows: Vec<CalibrationRow> = hm
+        .iter()
+        .filter_map(|a| {
+            let b = gm.iter().find(|b| b.same(a))?;
+            let slower = if a.unit.higher_is_better() {
+                a.mean / b.mean
+            } else {
+                b.mean / a.mean
+            };
+            slower.is_finite().then(|| CalibrationRow {
+                workload: a.workload.clone(),
+                phase: a.phase.clone(),
+                metric: a.metric.clone(),
+                unit: a.unit,
+                fs: a.fs.clone(),
+                host: a.mean,
+                host_n: a.n,
+                guest: b.mean,
+                guest_n: b.n,
+                slower,
+            })
+        })
+        .collect();
+    let mut ratios = Vec::new();
+    if let Some(first) = file_systems.first() {
+        for r in rows.iter().filter(|r| &r.fs != first) {
+            let Some(base) = rows.iter().find(|b| {
+                &b.fs == first
+                    && b.workload == r.workload
+                    && b.phase == r.phase
+                    && b.metric == r.metric
+            }) else {
+                continue;
+            };
+            let (hr, gr) = (r.host / base.host, r.guest / base.guest);
+            if hr.is_finite() && gr.is_finite() && hr > 0.0 && gr > 0.0 {
+                ratios.push(RatioRow {
+                    workload: r.workload.clone(),
+                    phase: r.phase.clone(),
+                    metric: r.metric.clone(),
+                    fs: r.fs.clone(),
+                    against: first.clone(),
+                    host_ratio: hr,
+                    guest_ratio: gr,
+                });
+            }
+        }
+    }
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(GuestCalibration {
+        host_study: h.id,
+        guest_study: g.id,
+        file_systems,
+        rows,
+        ratios,
+    }))
+}
+
+/// [`load`] for a loaded source; a calibration that cannot be read is left out of the report
+/// (and said on stderr), it never stops the report.
+pub fn for_source(store: &Store, l: &select::Loaded) -> Option<GuestCalibration> {
+    match load(store, &l.data.environment, &l.source.created_at) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("fslab: note: the guest calibration could not be read: {e:#}");
+            None
+        }
+    }
+}
+
+/// One headline mean of a calibration study.
+struct Mean {
+    workload: String,
+    phase: String,
+    metric: String,
+    unit: Unit,
+    fs: String,
+    mean: f64,
+    n: usize,
+}
+
+impl Mean {
+    fn same(&self, o: &Mean) -> bool {
+        self.workload == o.workload
+            && self.phase == o.phase
+            && self.metric == o.metric
+            && self.fs == o.fs
+    }
+}
+
+/// The file system of a calibration cell: its `fs` level, or its label without factors.
+fn fs_of(c: &CellInfo) -> String {
+    c.factors
+        .iter()
+        .find(|(k, _)| k == "fs")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| c.label.clone())
+}
+
+/// The headline means of a study, per workload, phase, metric and file system (None when it
+/// has no completed repetition).
+fn means(store: &Store, row: &StudyRow) -> Result<Option<Vec<Mean>>> {
+    let Some(data) = store.load(row.id)? else {
+        return Ok(None);
+    };
+    if !data.trials.iter().any(|t| t.status == TrialStatus::Ok) {
+        return Ok(None);
+    }
+    let loaded = select::load(store, &row.id.to_string())?;
+    let input = Input {
+        title: loaded.source.name.clone(),
+        sources: vec![loaded.source.clone()],
+        environments: vec![select::environment(&loaded)],
+        data: &loaded.data,
+        histograms: &loaded.histograms,
+        differences: Vec::new(),
+        guest_calibration: None,
+    };
+    let r = build(&input, &super::ReportOptions::default())?;
+    let mut out = Vec::new();
+    for w in &r.workloads {
+        for m in w.stats.iter().filter(|m| m.headline && m.summary.n > 0) {
+            out.push(Mean {
+                workload: w.label.clone(),
+                phase: m.phase.clone(),
+                metric: m.name.clone(),
+                unit: m.unit,
+                fs: fs_of(&r.cells[m.cell]),
+                mean: m.summary.mean,
+                n: m.summary.n,
+            });
+        }
+    }
+    Ok(Some(out))
+}
