@@ -259,19 +259,38 @@ pub fn one_line(s: &str) -> String {
         .to_string()
 }
 
-/// Make the relative `job = "…"` paths of fio workloads relative to `base` (the study
-/// file's directory), as the study file means them.
+/// Make the relative `job = "…"` paths of fio workloads, and the `include` files of inline
+/// jobs, relative to `base` (the study file's directory), as the study file means them.
 pub fn resolve_job_paths(f: &mut StudyFile, base: &std::path::Path) {
     for t in f.workloads.iter_mut() {
         if t.get("kind").and_then(|k| k.as_str()) != Some("fio") {
             continue;
         }
-        if let Some(toml::Value::String(job)) = t.get("job") {
-            let p = std::path::Path::new(job);
-            if p.is_relative() && !base.as_os_str().is_empty() {
-                let joined = base.join(p).display().to_string();
-                t.insert("job".into(), toml::Value::String(joined));
+        if base.as_os_str().is_empty() {
+            continue;
+        }
+        let absolute = |v: &str| {
+            let p = std::path::Path::new(v);
+            p.is_relative().then(|| base.join(p).display().to_string())
+        };
+        match t.get_mut("job") {
+            Some(toml::Value::String(job)) => {
+                if let Some(joined) = absolute(job) {
+                    *job = joined;
+                }
             }
+            // An inline job's `include = "x.fio"` is relative to the study file too.
+            Some(toml::Value::Table(sections)) => {
+                for (_, s) in sections.iter_mut() {
+                    let inc = s.as_table_mut().and_then(|s| s.get_mut("include"));
+                    if let Some(toml::Value::String(inc)) = inc {
+                        if let Some(joined) = absolute(inc.as_str()) {
+                            *inc = joined;
+                        }
+                    }
+                }
+            }
+            _ => {}
         }
     }
 }
