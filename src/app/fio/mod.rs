@@ -161,7 +161,7 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
         end.print_tail(StoredLine::OnSuccess, " (all metrics)");
     }
     match result.error {
-        Some(e) => Err(e),
+        Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
     }
 }
