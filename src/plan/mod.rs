@@ -94,7 +94,12 @@ fn line_of(text: &str, offset: usize) -> usize {
 impl Study {
     /// Read and validate a study file. Errors are usage errors naming the file and line.
     pub fn load(path: &Path) -> Result<Study> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = crate::safe::input::read_text_limited(
+            path,
+            crate::safe::input::STUDY_LIMIT,
+            "a study file",
+        )
+        .map_err(|e| {
             crate::error::usage(format!("cannot read study file {}: {e}", path.display()))
         })?;
         let base = path.parent().unwrap_or(Path::new(""));

@@ -182,7 +182,12 @@ impl WorkDir {
 }
 
 fn read_doc(p: PathBuf) -> Result<StateDoc, String> {
-    let t = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+    let t = crate::safe::input::read_text_limited(
+        &p,
+        crate::safe::input::RECORD_LIMIT,
+        "a run's state file",
+    )
+    .map_err(|e| format!("{}: {e}", p.display()))?;
     serde_json::from_str(&t).map_err(|e| format!("{} is not a valid state file: {e}", p.display()))
 }
 

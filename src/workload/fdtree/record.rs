@@ -103,7 +103,7 @@ pub fn write(start_dir: &Path, rec: &TreeRecord) -> Result<()> {
 /// Read the record of `root`, if there is one.
 pub fn read(start_dir: &Path, root: &str) -> Result<Option<TreeRecord>> {
     let p = path(start_dir, root);
-    match std::fs::read_to_string(&p) {
+    match crate::safe::input::read_text_limited(&p, crate::safe::input::RECORD_LIMIT, "a tree record") {
         Ok(text) => {
             let rec: TreeRecord = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not an fslab tree record", p.display()))?;
@@ -112,7 +112,9 @@ pub fn read(start_dir: &Path, root: &str) -> Result<Option<TreeRecord>> {
             }
             Ok(Some(rec))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(crate::safe::input::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
+        }
         Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
     }
 }
