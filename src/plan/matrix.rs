@@ -295,11 +295,37 @@ pub fn resolve_job_paths(f: &mut StudyFile, base: &std::path::Path) {
     }
 }
 
-/// Deserialize one workload table.
+/// Deserialize one workload table. A value of the wrong type is named by its key
+/// (`dirs: invalid type: string "1", expected u64`).
 pub fn workload_spec(t: &toml::Table) -> Result<WorkloadSpec, String> {
     toml::Value::Table(t.clone())
         .try_into::<WorkloadSpec>()
-        .map_err(|e| one_line(&e.to_string()))
+        .map_err(|e| {
+            let msg = one_line(&e.to_string());
+            match key_of_wrong_type(t, &msg) {
+                Some(k) => format!("{k}: {msg}"),
+                None => msg,
+            }
+        })
+}
+
+/// The key of `t` whose value serde's "invalid type: …" message shows (`string "1"`,
+/// `integer `5``, `boolean `true``, `floating point `1.5``), when exactly one key holds it.
+pub fn key_of_wrong_type(t: &toml::Table, msg: &str) -> Option<String> {
+    let shown = msg.strip_prefix("invalid type: ")?.split(", expected").next()?;
+    let render = |v: &toml::Value| match v {
+        toml::Value::String(s) => Some(format!("string {s:?}")),
+        toml::Value::Integer(i) => Some(format!("integer `{i}`")),
+        toml::Value::Boolean(b) => Some(format!("boolean `{b}`")),
+        toml::Value::Float(f) => Some(format!("floating point `{f}`")),
+        _ => None,
+    };
+    let mut keys = t
+        .iter()
+        .filter(|(_, v)| render(v).as_deref() == Some(shown))
+        .map(|(k, _)| k.clone());
+    let first = keys.next()?;
+    keys.next().is_none().then_some(first)
 }
 
 /// All cells of a study, in plan order. Pure.
