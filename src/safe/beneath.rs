@@ -166,6 +166,24 @@ impl Root {
         Ok(cur)
     }
 
+    /// The directory `p` (an absolute path below this root) as a root of its own, opened
+    /// beneath this one.
+    pub fn sub(&self, p: &Path) -> Result<Root, String> {
+        let comps = self.components(p)?;
+        let fd = self.open_dir(&comps).map_err(|e| {
+            format!(
+                "{}: {e} (a symbolic link, '..' or a mount on the way); left alone",
+                p.display()
+            )
+        })?;
+        let mnt = mount_id(fd.as_fd());
+        Ok(Root {
+            fd,
+            path: p.to_path_buf(),
+            mnt,
+        })
+    }
+
     /// The open parent directory of `p` (below the root) and `p`'s last name.
     pub fn parent_of(&self, p: &Path) -> Result<(OwnedFd, OsString), String> {
         let mut comps = self.components(p)?;
@@ -204,6 +222,23 @@ pub fn birth_at(dir: BorrowedFd<'_>, name: &OsStr) -> std::io::Result<Option<(i6
     let st = rustix::fs::statx(dir, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::BTIME)?;
     Ok((st.stx_mask & StatxFlags::BTIME.bits() != 0)
         .then_some((st.stx_btime.tv_sec, st.stx_btime.tv_nsec)))
+}
+
+/// Check that `name` in `dir` came into being between `from` and `to` (nanoseconds since the
+/// epoch, statx birth time): the proof that an entry whose identity was never recorded is
+/// the one a run made in that window. An error says why not.
+pub fn born_between(dir: BorrowedFd<'_>, name: &OsStr, from: i128, to: i128) -> Result<(), String> {
+    let (s, ns) = birth_at(dir, name)
+        .map_err(|e| e.to_string())?
+        .ok_or("the file system does not say when it was made, so fslab cannot prove it made it")?;
+    let born = i128::from(s) * 1_000_000_000 + i128::from(ns);
+    if born < from {
+        return Err("it existed before the run meant to make it".into());
+    }
+    if born > to {
+        return Err("it was made after the run that meant to make it had to have made it (after it ended)".into());
+    }
+    Ok(())
 }
 
 /// What [`remove_at`] did.
