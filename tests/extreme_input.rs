@@ -216,12 +216,28 @@ fn input_files_are_read_up_to_a_limit_that_the_refusal_names() {
     );
     refused(
         db.path(),
-        &["fio", "--cache", "none", "--no-store", "-D", d.to_str().unwrap(), s],
+        &[
+            "fio",
+            "--cache",
+            "none",
+            "--no-store",
+            "-D",
+            d.to_str().unwrap(),
+            s,
+        ],
         "larger than 4 MiB, the limit for a fio job",
     );
     refused(
         db.path(),
-        &["dbench", "--no-store", "-c", s, "-D", d.to_str().unwrap(), "1"],
+        &[
+            "dbench",
+            "--no-store",
+            "-c",
+            s,
+            "-D",
+            d.to_str().unwrap(),
+            "1",
+        ],
         "larger than 64 MiB, the limit for a dbench loadfile",
     );
     // An endless pipe stops at the limit too.
@@ -255,10 +271,18 @@ fn a_budget_shorter_than_one_repetition_is_refused_by_plan_and_run() {
         }
     }
     assert!(!work.exists(), "nothing was made");
-    let f = study(t.path(), "budget = \"1m\"", "duration = \"10s\"\nwarmup = \"0s\"");
+    let f = study(
+        t.path(),
+        "budget = \"1m\"",
+        "duration = \"10s\"\nwarmup = \"0s\"",
+    );
     let out = fslab(t.path())
         .args(["study", "plan", f.to_str().unwrap(), "--workdir", w])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

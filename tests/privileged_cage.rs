@@ -52,7 +52,10 @@ fn victims() -> Victims {
 
 fn unchanged(v: &Victims) {
     assert_eq!(std::fs::read(&v.file).unwrap(), b"precious bytes\n");
-    assert_eq!(std::fs::read(v.dir.join("inside")).unwrap(), b"also precious\n");
+    assert_eq!(
+        std::fs::read(v.dir.join("inside")).unwrap(),
+        b"also precious\n"
+    );
     let names: Vec<_> = std::fs::read_dir(&v.dir).unwrap().flatten().collect();
     assert_eq!(names.len(), 1, "nothing added to the victim directory");
 }

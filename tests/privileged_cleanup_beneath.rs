@@ -85,7 +85,10 @@ fn privileged_cleanup_never_leaves_the_work_directory() {
     assert!(said.contains("left alone"), "{said}");
     assert_eq!(std::fs::read(victim.join("file")).unwrap(), b"precious");
     assert!(victim.join("empty-dir").is_dir(), "{said}");
-    assert!(mounted(&tmpfs_path), "the tmpfs outside was unmounted: {said}");
+    assert!(
+        mounted(&tmpfs_path),
+        "the tmpfs outside was unmounted: {said}"
+    );
     assert_eq!(
         std::fs::read(tmpfs_path.join("on-tmpfs")).unwrap(),
         b"also precious"
@@ -104,7 +107,10 @@ fn privileged_cleanup_never_leaves_the_work_directory() {
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{resources:?}: {err}");
-        assert!(err.contains("left alone") || err.contains("not fslab's"), "{err}");
+        assert!(
+            err.contains("left alone") || err.contains("not fslab's"),
+            "{err}"
+        );
         assert_eq!(std::fs::read(victim.join("file")).unwrap(), b"precious");
         assert!(victim.join("empty-dir").is_dir());
         assert!(mounted(&tmpfs_path), "{resources:?}: {err}");

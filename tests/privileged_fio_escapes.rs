@@ -72,7 +72,10 @@ impl Scene {
             INSIDE_BYTES,
             "{what}"
         );
-        assert!(mounted(self.mount.path()), "{what}: the tmpfs was unmounted");
+        assert!(
+            mounted(self.mount.path()),
+            "{what}: the tmpfs was unmounted"
+        );
         assert_eq!(
             std::fs::read(self.mount.path().join("on-tmpfs")).unwrap(),
             FILE_BYTES,
@@ -83,7 +86,11 @@ impl Scene {
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(parent.len(), 2, "{what}: nothing new beside the victims: {parent:?}");
+        assert_eq!(
+            parent.len(),
+            2,
+            "{what}: nothing new beside the victims: {parent:?}"
+        );
     }
 
     /// The shell commands of the `exec_prerun` escape.
@@ -107,7 +114,11 @@ impl Scene {
         let sh = self.shell();
         vec![
             ("include", format!("[a]\n{w}include other.fio\n"), vec![]),
-            ("${V}", format!("[a]\n{w}filename=${{FSLAB_ESCAPE_V}}\n"), vec![]),
+            (
+                "${V}",
+                format!("[a]\n{w}filename=${{FSLAB_ESCAPE_V}}\n"),
+                vec![],
+            ),
             ("job name", format!("[../../victim/v]\n{w}"), vec![]),
             (
                 "filedelete",
@@ -115,7 +126,11 @@ impl Scene {
                 vec![],
             ),
             ("exec_prerun", format!("[a]\n{w}exec_prerun={sh}\n"), vec![]),
-            ("exec_postrun", format!("[a]\n{w}exec_postrun={sh}\n"), vec![]),
+            (
+                "exec_postrun",
+                format!("[a]\n{w}exec_postrun={sh}\n"),
+                vec![],
+            ),
             (
                 "--write_iolog",
                 format!("[a]\n{w}"),

@@ -312,7 +312,10 @@ pub fn workload_spec(t: &toml::Table) -> Result<WorkloadSpec, String> {
 /// The key of `t` whose value serde's "invalid type: …" message shows (`string "1"`,
 /// `integer `5``, `boolean `true``, `floating point `1.5``), when exactly one key holds it.
 pub fn key_of_wrong_type(t: &toml::Table, msg: &str) -> Option<String> {
-    let shown = msg.strip_prefix("invalid type: ")?.split(", expected").next()?;
+    let shown = msg
+        .strip_prefix("invalid type: ")?
+        .split(", expected")
+        .next()?;
     let render = |v: &toml::Value| match v {
         toml::Value::String(s) => Some(format!("string {s:?}")),
         toml::Value::Integer(i) => Some(format!("integer `{i}`")),

@@ -269,9 +269,14 @@ fn a_value_of_the_wrong_type_is_named_by_its_key() {
     ))
     .err()
     .unwrap();
-    assert!(e.contains("[repetitions] min: invalid type: string \"3\""), "{e}");
-    let e = Study::parse(&format!("{base}[[workload]]\nkind = \"fdtree\"\ndirs = \"1\"\n"))
-        .err()
-        .unwrap();
+    assert!(
+        e.contains("[repetitions] min: invalid type: string \"3\""),
+        "{e}"
+    );
+    let e = Study::parse(&format!(
+        "{base}[[workload]]\nkind = \"fdtree\"\ndirs = \"1\"\n"
+    ))
+    .err()
+    .unwrap();
     assert!(e.contains("workload 1: dirs: invalid type"), "{e}");
 }

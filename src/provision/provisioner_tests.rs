@@ -138,12 +138,17 @@ fn a_file_planted_at_an_image_path_is_never_adopted() {
     assert!(e.contains("adopts no file"), "{e}");
     assert_eq!(std::fs::read(&planted).unwrap(), b"someone's data");
     assert!(
-        !ex.lines().iter().any(|l| l.starts_with("truncate") || l.starts_with("losetup")),
+        !ex.lines()
+            .iter()
+            .any(|l| l.starts_with("truncate") || l.starts_with("losetup")),
         "{:?}",
         ex.lines()
     );
     drop(p);
     // Its record is dropped: nothing of the run claims the planted file.
-    assert!(!run.resources().iter().any(|r| matches!(r, crate::provision::state::Resource::Image { .. })));
+    assert!(!run
+        .resources()
+        .iter()
+        .any(|r| matches!(r, crate::provision::state::Resource::Image { .. })));
     assert_eq!(std::fs::read(&planted).unwrap(), b"someone's data");
 }

@@ -157,7 +157,8 @@ impl WorkDir {
         let tmp = root.join(format!(".{name}"));
         let path = root.join(&name);
         std::fs::create_dir(&tmp).map_err(io(format!("cannot create {}", tmp.display())))?;
-        let lock = create_new(&tmp.join("lock")).map_err(io(format!("lock in {}", tmp.display())))?;
+        let lock =
+            create_new(&tmp.join("lock")).map_err(io(format!("lock in {}", tmp.display())))?;
         rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)
             .map_err(|e| ProvisionError::Io(format!("cannot lock {}: {e}", tmp.display())))?;
         // Children (mkfs, mount) inherit the descriptor: the lock outlives us until they exit.
@@ -206,6 +207,37 @@ impl WorkDir {
             .filter_map(|d| read_doc(d.join("state.json")).ok())
             .filter_map(|doc| doc.study.map(|s| (s, doc.pid)))
             .collect()
+    }
+}
+
+/// The open parent of `path` beneath the run directory `run`, and its name; `None` when a
+/// directory on the way is gone (nothing is at `path`). The one mount crossed is the run's
+/// own tmpfs (`ram/`, recorded in `doc`) for the files inside it.
+pub(super) fn place(
+    run: &beneath::Root,
+    doc: &StateDoc,
+    path: &Path,
+) -> Result<Option<(rustix::fd::OwnedFd, std::ffi::OsString)>, String> {
+    let tmpfs = doc.resources.iter().find_map(|e| match &e.res {
+        Resource::Tmpfs { path: t } if path.starts_with(t) && path != t => Some(t),
+        _ => None,
+    });
+    match tmpfs {
+        // Unmounted already: what was in it is gone with it.
+        Some(t) => match run.mount_root(t) {
+            Ok(m) => m.parent_if_any(path),
+            Err(_)
+                if !matches!(
+                    run.parent_if_any(t)?
+                        .map(|(d, n)| beneath::mounted_at(d.as_fd(), &n)),
+                    Some(Ok(Some(_)))
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        },
+        None => run.parent_if_any(path),
     }
 }
 
@@ -301,10 +333,24 @@ impl RunDir {
             .map_err(|e| ProvisionError::Io(format!("{}: {e}", self.path.display())))
     }
 
+    /// The open parent of `path` beneath this run's directory, and its name.
+    fn place(
+        &self,
+        path: &Path,
+    ) -> Result<Option<(rustix::fd::OwnedFd, std::ffi::OsString)>, ProvisionError> {
+        let run = self.open_beneath()?;
+        let doc = self.doc.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        place(&run, &doc, path).map_err(ProvisionError::Io)
+    }
+
     /// Record the device and inode numbers of resource `id`, made just now at `path`.
     pub fn created(&self, id: u64, path: &Path) -> Result<(), ProvisionError> {
-        let run = self.open_beneath()?;
-        let (dir, name) = run.parent_of(path).map_err(ProvisionError::Io)?;
+        let Some((dir, name)) = self.place(path)? else {
+            return Err(ProvisionError::Io(format!(
+                "{} is gone right after it was made",
+                path.display()
+            )));
+        };
         let Some((ident, _)) = beneath::ident_at(dir.as_fd(), &name)
             .map_err(|e| ProvisionError::Io(format!("{}: {e}", path.display())))?
         else {
@@ -342,8 +388,9 @@ impl RunDir {
                 )))
             }
         };
-        let run = self.open_beneath()?;
-        let (dir, name) = run.parent_of(path).map_err(ProvisionError::Io)?;
+        let Some((dir, name)) = self.place(path)? else {
+            return self.forget(id);
+        };
         beneath::remove_at(dir.as_fd(), &name, kind, entry.ident())
             .map_err(|e| ProvisionError::Io(format!("cannot remove {}: {e}", path.display())))?;
         self.forget(id)
@@ -352,8 +399,9 @@ impl RunDir {
     /// Check, beneath the work directory, that `device` is what is mounted at `path` (before
     /// fslab unmounts it).
     pub fn check_mounted(&self, path: &Path, device: &Path) -> Result<(), ProvisionError> {
-        let run = self.open_beneath()?;
-        let (dir, name) = run.parent_of(path).map_err(ProvisionError::Io)?;
+        let Some((dir, name)) = self.place(path)? else {
+            return Ok(());
+        };
         match beneath::mounted_at(dir.as_fd(), &name) {
             Ok(Some((_, _, source))) if Path::new(&source) == device => Ok(()),
             Ok(Some((_, _, source))) => Err(ProvisionError::Io(format!(

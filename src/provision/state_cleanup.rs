@@ -13,7 +13,7 @@
 
 use super::exec::Exec;
 use super::loopdev;
-use super::state::{read_doc, write_doc, Entry, Resource, StateDoc, WorkDir};
+use super::state::{place, read_doc, write_doc, Entry, Resource, StateDoc, WorkDir};
 use crate::safe::beneath::{self, Root};
 use rustix::fd::{AsFd, OwnedFd};
 use std::ffi::OsString;
@@ -190,18 +190,11 @@ fn clean_run(
         let _ = rustix::fs::unlinkat(run.fd(), f, rustix::fs::AtFlags::empty());
     }
     match rustix::fs::unlinkat(runs.fd(), name.as_os_str(), rustix::fs::AtFlags::REMOVEDIR) {
-        Ok(()) => rep
-            .actions
-            .push(format!("rmdir {}", run.path().display())),
+        Ok(()) => rep.actions.push(format!("rmdir {}", run.path().display())),
         Err(e) => rep
             .errors
             .push(format!("cannot remove {}: {e}", run.path().display())),
     }
-}
-
-/// The open parent of `path` beneath the run directory, and its name.
-fn place(run: &Root, path: &Path) -> Result<(OwnedFd, OsString), String> {
-    run.parent_of(path)
 }
 
 /// An entry that is not what was recorded (a symbolic link where a directory was made, …).
@@ -230,7 +223,9 @@ fn clean_one(
 ) -> Result<(), String> {
     match &entry.res {
         Resource::Mount { path, device } => {
-            let (dir, name) = place(run, path)?;
+            let Some((dir, name)) = place(run, doc, path)? else {
+                return Ok(());
+            };
             match beneath::mounted_at(dir.as_fd(), &name).map_err(|e| odd(path, e))? {
                 None => Ok(()),
                 Some((_, _, source)) if Path::new(&source) != device => Err(format!(
@@ -242,7 +237,9 @@ fn clean_one(
             }
         }
         Resource::Tmpfs { path } => {
-            let (dir, name) = place(run, path)?;
+            let Some((dir, name)) = place(run, doc, path)? else {
+                return Ok(());
+            };
             match beneath::mounted_at(dir.as_fd(), &name).map_err(|e| odd(path, e))? {
                 None => Ok(()),
                 Some((_, fstype, _)) if fstype != "tmpfs" => Err(format!(
@@ -253,7 +250,9 @@ fn clean_one(
             }
         }
         Resource::Loop { image, .. } => {
-            let (dir, name) = place(run, image)?;
+            let Some((dir, name)) = place(run, doc, image)? else {
+                return Ok(());
+            };
             // The image's identity: as it is now, else as recorded when it was made.
             let now = beneath::ident_at(dir.as_fd(), &name)
                 .map_err(|e| odd(image, e))?
@@ -277,8 +276,8 @@ fn clean_one(
             }
             r
         }
-        Resource::Image { path } => remove(run, entry, path, beneath::Kind::File, rep),
-        Resource::Dir { path } => remove(run, entry, path, beneath::Kind::EmptyDir, rep),
+        Resource::Image { path } => remove(run, doc, entry, path, beneath::Kind::File, rep),
+        Resource::Dir { path } => remove(run, doc, entry, path, beneath::Kind::EmptyDir, rep),
     }
 }
 
@@ -304,12 +303,15 @@ fn unmount(
 /// [`CREATE_WINDOW`] of the record.
 fn remove(
     run: &Root,
+    doc: &StateDoc,
     entry: &Entry,
     path: &Path,
     kind: beneath::Kind,
     rep: &mut CleanupReport,
 ) -> Result<(), String> {
-    let (dir, name) = place(run, path)?;
+    let Some((dir, name)) = place(run, doc, path)? else {
+        return Ok(());
+    };
     let expect = entry.ident();
     if expect.is_none() {
         if beneath::ident_at(dir.as_fd(), &name)

@@ -145,8 +145,10 @@ impl Root {
             joined.extend_from_slice(c.as_bytes());
         }
         let rel = OsStr::from_bytes(&joined);
-        let resolve =
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_XDEV | ResolveFlags::NO_MAGICLINKS;
+        let resolve = ResolveFlags::BENEATH
+            | ResolveFlags::NO_SYMLINKS
+            | ResolveFlags::NO_XDEV
+            | ResolveFlags::NO_MAGICLINKS;
         match rustix::fs::openat2(self.fd.as_fd(), rel, dir_flags(), Mode::empty(), resolve) {
             Err(rustix::io::Errno::NOSYS) => self.walk(comps),
             r => Ok(r?),
@@ -184,6 +186,41 @@ impl Root {
         })
     }
 
+    /// The file system mounted at `p` (below this root, reached without a link or `..`) as a
+    /// root of its own: the one mount a caller may cross, because it made it (a tmpfs of its
+    /// own). An error when nothing is mounted there.
+    pub fn mount_root(&self, p: &Path) -> Result<Root, String> {
+        let (dir, name) = self.parent_of(p)?;
+        let fd = rustix::fs::openat(dir.as_fd(), name.as_os_str(), dir_flags(), Mode::empty())
+            .map_err(|e| format!("{}: {e}; left alone", p.display()))?;
+        let mnt = mount_id(fd.as_fd());
+        if !crosses(dir.as_fd(), fd.as_fd(), mount_id(dir.as_fd())) {
+            return Err(format!("{}: nothing is mounted there", p.display()));
+        }
+        Ok(Root {
+            fd,
+            path: p.to_path_buf(),
+            mnt,
+        })
+    }
+
+    /// [`Root::parent_of`], with `None` when a directory on the way does not exist (so
+    /// nothing is at `p`).
+    pub fn parent_if_any(&self, p: &Path) -> Result<Option<(OwnedFd, OsString)>, String> {
+        let mut comps = self.components(p)?;
+        let Some(name) = comps.pop() else {
+            return Err(format!("{} is the root itself; left alone", p.display()));
+        };
+        match self.open_dir(&comps) {
+            Ok(dir) => Ok(Some((dir, name))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!(
+                "{}: {e} (a symbolic link, '..' or a mount on the way); left alone",
+                p.display()
+            )),
+        }
+    }
+
     /// The open parent directory of `p` (below the root) and `p`'s last name.
     pub fn parent_of(&self, p: &Path) -> Result<(OwnedFd, OsString), String> {
         let mut comps = self.components(p)?;
@@ -202,7 +239,10 @@ impl Root {
 }
 
 /// The identity of `name` in `dir`, not following a symbolic link; `None` when absent.
-pub fn ident_at(dir: BorrowedFd<'_>, name: &OsStr) -> std::io::Result<Option<(Ident, rustix::fs::FileType)>> {
+pub fn ident_at(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+) -> std::io::Result<Option<(Ident, rustix::fs::FileType)>> {
     match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) => Ok(Some((
             Ident {
@@ -236,7 +276,10 @@ pub fn born_between(dir: BorrowedFd<'_>, name: &OsStr, from: i128, to: i128) -> 
         return Err("it existed before the run meant to make it".into());
     }
     if born > to {
-        return Err("it was made after the run that meant to make it had to have made it (after it ended)".into());
+        return Err(
+            "it was made after the run that meant to make it had to have made it (after it ended)"
+                .into(),
+        );
     }
     Ok(())
 }
@@ -359,7 +402,9 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let octal = b.get(i + 1..i + 4).filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
         if let (b'\\', Some(d)) = (b[i], octal) {
             out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
             i += 4;
@@ -373,7 +418,10 @@ fn unescape(s: &str) -> String {
 
 /// What is mounted at `name` in `dir`, if it is a mount point: (mount id, file-system type,
 /// source). `None` when nothing is mounted there (or it is absent).
-pub fn mounted_at(dir: BorrowedFd<'_>, name: &OsStr) -> std::io::Result<Option<(u64, String, String)>> {
+pub fn mounted_at(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+) -> std::io::Result<Option<(u64, String, String)>> {
     let fd = match rustix::fs::openat(
         dir,
         name,

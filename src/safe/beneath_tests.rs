@@ -39,7 +39,10 @@ fn a_symbolic_link_on_the_way_is_not_followed() {
         .parent_of(&root.join("runs/1/link/images/victim.img"))
         .unwrap_err();
     assert!(e.contains("symbolic link"), "{e}");
-    assert_eq!(std::fs::read(outside.join("images/victim.img")).unwrap(), b"keep");
+    assert_eq!(
+        std::fs::read(outside.join("images/victim.img")).unwrap(),
+        b"keep"
+    );
     // The walk used where openat2 is missing refuses it too.
     let comps: Vec<OsString> = ["runs", "1", "link"].iter().map(OsString::from).collect();
     assert!(r.walk(&comps).is_err());

@@ -378,7 +378,12 @@ unsafe fn drop_caps() -> std::io::Result<()> {
         permitted: 0,
         inheritable: 0,
     }; 2];
-    if libc::syscall(libc::SYS_capget, &mut hdr as *mut CapHeader, now.as_mut_ptr()) != 0 {
+    if libc::syscall(
+        libc::SYS_capget,
+        &mut hdr as *mut CapHeader,
+        now.as_mut_ptr(),
+    ) != 0
+    {
         return Err(last());
     }
     let lo = keep as u32 & now[0].permitted;
@@ -395,12 +400,7 @@ unsafe fn drop_caps() -> std::io::Result<()> {
             inheritable: 0,
         },
     ];
-    if libc::syscall(
-        libc::SYS_capset,
-        &mut hdr as *mut CapHeader,
-        data.as_ptr(),
-    ) != 0
-    {
+    if libc::syscall(libc::SYS_capset, &mut hdr as *mut CapHeader, data.as_ptr()) != 0 {
         return Err(last());
     }
     Ok(())

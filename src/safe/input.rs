@@ -41,7 +41,11 @@ pub fn mib(limit: u64) -> String {
 }
 
 /// Read everything `r` gives, at most `limit` bytes.
-pub fn read_all_limited(r: impl Read, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
+pub fn read_all_limited(
+    r: impl Read,
+    limit: u64,
+    what: &'static str,
+) -> Result<Vec<u8>, ReadError> {
     let mut out = Vec::new();
     r.take(limit + 1).read_to_end(&mut out)?;
     if out.len() as u64 > limit {
@@ -79,7 +83,10 @@ mod tests {
     fn an_endless_input_stops_at_the_limit() {
         // An endless reader, like /dev/zero: the read stops one byte past the limit.
         let e = read_all_limited(std::io::repeat(0), 1 << 20, "a study file").unwrap_err();
-        assert_eq!(e.to_string(), "it is larger than 1 MiB, the limit for a study file");
+        assert_eq!(
+            e.to_string(),
+            "it is larger than 1 MiB, the limit for a study file"
+        );
     }
 
     #[test]

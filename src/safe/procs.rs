@@ -115,7 +115,10 @@ mod tests {
         let reaper = std::thread::spawn(move || marked.wait().unwrap());
         assert_eq!(stop_caged(&mark), Ok(1));
         assert!(!reaper.join().unwrap().success());
-        assert!(other.try_wait().unwrap().is_none(), "another mark is left alone");
+        assert!(
+            other.try_wait().unwrap().is_none(),
+            "another mark is left alone"
+        );
         other.kill().unwrap();
         other.wait().unwrap();
     }

@@ -119,12 +119,22 @@ fn contents(conn: &Connection) -> rusqlite::Result<Contents> {
     } else if !entries.is_empty() {
         let what = if tables.is_empty() {
             let kinds: Vec<&str> = entries.iter().map(|(t, _)| *t).collect();
-            let kind = if kinds.iter().all(|k| *k == "view") { "views" } else { "schema entries" };
+            let kind = if kinds.iter().all(|k| *k == "view") {
+                "views"
+            } else {
+                "schema entries"
+            };
             (kind, entries.iter().map(|(_, n)| *n).collect::<Vec<_>>())
         } else {
             ("tables", tables.clone())
         };
-        let mut shown = what.1.iter().take(8).copied().collect::<Vec<_>>().join(", ");
+        let mut shown = what
+            .1
+            .iter()
+            .take(8)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
         if what.1.len() > 8 {
             shown.push_str(", …");
         }

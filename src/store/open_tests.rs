@@ -250,7 +250,10 @@ fn only_a_regular_file_or_nothing_can_be_a_store() {
         }
         assert!(t.elapsed() < std::time::Duration::from_secs(1));
     }
-    assert!(!dir.path().join("nowhere").exists(), "nothing made where the link points");
+    assert!(
+        !dir.path().join("nowhere").exists(),
+        "nothing made where the link points"
+    );
 }
 
 #[test]

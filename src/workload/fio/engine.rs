@@ -8,8 +8,8 @@
 
 use super::output::{self, FioRun};
 use super::{FioParams, JobFile};
-use crate::safe::cage::Cage;
 use crate::metric::{Histogram, Metric};
+use crate::safe::cage::Cage;
 use crate::workload::{Creates, Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Result};
 use std::io::Write;
@@ -78,10 +78,11 @@ pub fn parse_only(job: &JobFile, extra: &[String]) -> Result<()> {
         Some(v) => v,
         None => {
             let v = judge(&text, extra)?;
-            JUDGED
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push((text, extra.to_vec(), v.clone()));
+            JUDGED.lock().unwrap_or_else(|p| p.into_inner()).push((
+                text,
+                extra.to_vec(),
+                v.clone(),
+            ));
             v
         }
     };

@@ -159,4 +159,3 @@ fn the_headline_rule_reads_rw_and_bs() {
     assert!(p.large_sequential("mixed", "write"));
     assert!(!p.large_sequential("nosuchjob", "write"));
 }
-

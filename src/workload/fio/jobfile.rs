@@ -282,11 +282,16 @@ fn include(
     let text = crate::safe::input::read_text_limited(&path, *budget, "a fio job with its includes")
         .map_err(|e| format!("cannot read included file {}: {e}; check the include line (a relative path is relative to the including file)", path.display()))?;
     *budget = budget.saturating_sub(text.len() as u64);
-    s.lines.push(format!("; fslab: include {} (inlined)", path.display()));
+    s.lines
+        .push(format!("; fslab: include {} (inlined)", path.display()));
     let inner_base = path.parent().map(Path::to_path_buf);
     for (n, raw) in text.lines().enumerate() {
         let line = raw.trim();
-        let content = if line.starts_with([';', '#']) { "" } else { line };
+        let content = if line.starts_with([';', '#']) {
+            ""
+        } else {
+            line
+        };
         if content.starts_with('[') {
             return Err(format!(
                 "included file {} line {}: a [section]; fio allows only options in included files",

@@ -113,7 +113,11 @@ fn includes_are_put_in_place_relative_to_the_including_file() {
     let jf = JobFile::parse("[a]\nrw=read\ninclude common/sizes.fio\n", Some(&jobs)).unwrap();
     let a = &jf.jobs()[0];
     assert_eq!(a.value("size"), Some("8m"));
-    assert_eq!(a.value("bs"), Some("64k"), "a nested include, relative to its own file");
+    assert_eq!(
+        a.value("bs"),
+        Some("64k"),
+        "a nested include, relative to its own file"
+    );
     let text = jf.render();
     assert!(!text.lines().any(|l| l.starts_with("include")), "{text}");
     assert!(text.contains("bs=64k"), "{text}");

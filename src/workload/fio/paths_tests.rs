@@ -40,8 +40,15 @@ fn allowed_directories_and_a_known_cell_widen_only_what_they_name() {
     assert_eq!(outside("filename", "/scratch/fio/f", a), None);
     assert!(outside("filename", "/scratch/fio/../other", a).is_some());
     assert!(outside("filename", "/scratch/fiox", a).is_some());
-    assert_eq!(outside("filename", "sub/../f", a), None, "stays in the cell");
-    assert!(outside("filename", "../f", a).is_some(), "leaves fio's directory");
+    assert_eq!(
+        outside("filename", "sub/../f", a),
+        None,
+        "stays in the cell"
+    );
+    assert!(
+        outside("filename", "../f", a).is_some(),
+        "leaves fio's directory"
+    );
     assert!(outside("filename", "/dev/sdb", a).is_some());
 }
 
@@ -71,12 +78,20 @@ fn pass_through_options_are_read_with_fios_spelling() {
         assert!(e.contains("outside the cell"), "{a:?}: {e}");
     }
     let e = check_args(&args(&["--director=/victim"]), NONE).unwrap_err();
-    assert!(e.contains("fio reads it as --directory") && e.contains("-D"), "{e}");
+    assert!(
+        e.contains("fio reads it as --directory") && e.contains("-D"),
+        "{e}"
+    );
     for own in [["--output-format=json"], ["--output=x"], ["-o"]] {
         let e = check_args(&args(&own), NONE).unwrap_err();
         assert!(e.contains("fslab's to set"), "{own:?}: {e}");
     }
-    for refused in ["--client=host", "--server", "--daemonize=/x", "--trigger=rm -rf /x"] {
+    for refused in [
+        "--client=host",
+        "--server",
+        "--daemonize=/x",
+        "--trigger=rm -rf /x",
+    ] {
         let e = check_args(&args(&[refused]), NONE).unwrap_err();
         assert!(e.contains("leave it out"), "{refused}: {e}");
     }
@@ -88,8 +103,11 @@ fn pass_through_options_are_read_with_fios_spelling() {
     // A flag takes no value: what follows is the next option.
     let e = check_args(&args(&["--time_based", "extra.fio"]), NONE).unwrap_err();
     assert!(e.contains("second job file"), "{e}");
-    check_args(&args(&["--bs=8k", "--iodepth", "4", "--time_based", "-runtime=2"]), NONE)
-        .unwrap();
+    check_args(
+        &args(&["--bs=8k", "--iodepth", "4", "--time_based", "-runtime=2"]),
+        NONE,
+    )
+    .unwrap();
     let dirs = [PathBuf::from("/srv")];
     let a = Allowed {
         dirs: &dirs,
