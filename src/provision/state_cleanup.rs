@@ -27,6 +27,9 @@ use std::time::{Duration, Instant};
 /// ended — is someone else's.
 pub const CREATE_WINDOW: Duration = Duration::from_secs(5);
 
+/// How long a busy mount of a killed run is tried again (its processes may still be exiting).
+const BUSY_WAIT: Duration = Duration::from_secs(10);
+
 /// Clock granularity allowed before the record (file-system timestamps are coarse).
 const BIRTH_SLACK: Duration = Duration::from_millis(100);
 
@@ -287,13 +290,24 @@ fn unmount(
     path: &Path,
     rep: &mut CleanupReport,
 ) -> Result<(), String> {
-    beneath::unmount_at(dir.as_fd(), name).map_err(|e| {
-        format!(
-            "cannot unmount {}: {e}; stop what uses it (fuser -vm {}) and run fslab cleanup again",
-            path.display(),
-            path.display()
-        )
-    })?;
+    // Processes of the killed run may still be exiting (their files close as they go):
+    // a busy mount is tried again for a few seconds.
+    let t = Instant::now();
+    loop {
+        match beneath::unmount_at(dir.as_fd(), name) {
+            Ok(()) => break,
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && t.elapsed() < BUSY_WAIT => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => {
+                return Err(format!(
+                    "cannot unmount {}: {e}; stop what uses it (fuser -vm {}) and run fslab cleanup again",
+                    path.display(),
+                    path.display()
+                ))
+            }
+        }
+    }
     rep.actions.push(format!("umount {}", path.display()));
     Ok(())
 }

@@ -444,21 +444,22 @@ pub fn mounted_at(
 }
 
 /// Unmount what is mounted at `name` in `dir` (the mount, not whatever a path might lead to
-/// by then): through an `O_PATH` descriptor of exactly that mount.
+/// by then): through the open parent (`/proc/self/fd/<dir>/<name>`, the last step not
+/// following a symbolic link). The parent descriptor pins only the parent's mount; a
+/// descriptor of the mount itself would keep it busy.
 pub fn unmount_at(dir: BorrowedFd<'_>, name: &OsStr) -> std::io::Result<()> {
-    let fd = rustix::fs::openat(
-        dir,
-        name,
-        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::DIRECTORY,
-        Mode::empty(),
-    )?;
-    let path = std::ffi::CString::new(format!(
-        "/proc/self/fd/{}",
-        std::os::fd::AsRawFd::as_raw_fd(&fd)
-    ))
-    .map_err(std::io::Error::other)?;
+    use std::os::fd::AsRawFd;
+    if name.as_bytes().contains(&b'/') || name == ".." || name == "." {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a plain name",
+        ));
+    }
+    let mut path = format!("/proc/self/fd/{}/", dir.as_raw_fd()).into_bytes();
+    path.extend_from_slice(name.as_bytes());
+    let path = std::ffi::CString::new(path).map_err(std::io::Error::other)?;
     // SAFETY: a NUL-terminated path; umount2 has no other preconditions.
-    if unsafe { libc::umount2(path.as_ptr(), 0) } != 0 {
+    if unsafe { libc::umount2(path.as_ptr(), libc::UMOUNT_NOFOLLOW) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
