@@ -92,6 +92,16 @@ pub fn parse_only(job: &JobFile, extra: &[String]) -> Result<()> {
     }
 }
 
+/// How many verdicts on the job `text` this process keeps (fio judged it that many times).
+pub fn times_judged(text: &str) -> usize {
+    JUDGED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .filter(|(t, _, _)| t == text)
+        .count()
+}
+
 /// Run `fio --parse-only` on `text`: `None` when fio accepts it, else its refusal.
 fn judge(text: &str, extra: &[String]) -> Result<Option<String>> {
     let fio = fio_binary()?;

@@ -159,3 +159,16 @@ fn the_headline_rule_reads_rw_and_bs() {
     assert!(p.large_sequential("mixed", "write"));
     assert!(!p.large_sequential("nosuchjob", "write"));
 }
+
+#[test]
+fn each_distinct_job_is_judged_by_fio_once() {
+    if !have_fio("each_distinct_job_is_judged_by_fio_once") {
+        return;
+    }
+    let text = format!("[once-{}]\nrw=read\nsize=1m\n", std::process::id());
+    let job = JobFile::parse(&text, None).unwrap();
+    for _ in 0..3 {
+        engine::parse_only(&job, &[]).unwrap();
+    }
+    assert_eq!(engine::times_judged(&job.render()), 1);
+}
