@@ -32,7 +32,7 @@ pub fn install() -> std::io::Result<()> {
             // /dev/null; output to files and pipes is left as it is.
             // SAFETY: the handler makes only async-signal-safe system calls.
             unsafe {
-                signal_hook::low_level::register(SIGHUP, || silence_terminal())?;
+                signal_hook::low_level::register(SIGHUP, silence_terminal)?;
             }
         }
         // A second signal while the flag is already set exits immediately.

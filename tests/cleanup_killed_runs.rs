@@ -392,7 +392,7 @@ fn an_intent_only_record_adopts_nothing_made_after_the_run() {
     dead.wait().unwrap();
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
     let st = Store::open(&db).unwrap();
-    let mut record = |name: &str, intent: &str| {
+    let record = |name: &str, intent: &str| {
         let run = st
             .begin_study(&NewStudy {
                 kind: "run",

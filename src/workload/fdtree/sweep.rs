@@ -191,9 +191,6 @@ pub fn sweep_tree(parent: &Path, root_name: &str, shape: &SweepShape) -> std::io
         ));
         return Ok(out);
     }
-    match () {
-        () => {}
-    }
     let root = match open_dir(&base, &name) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Ok(out),

@@ -58,10 +58,12 @@ fn fio_message(stderr: &str) -> String {
     }
 }
 
+/// One of fio's verdicts: the job text, the pass-through options, the refusal (if any).
+type Verdict = (String, Vec<String>, Option<String>);
+
 /// fio's verdicts on the jobs judged so far in this process, by job text and options: a
 /// study's cells share their jobs, so each distinct job is parsed once.
-static JUDGED: std::sync::Mutex<Vec<(String, Vec<String>, Option<String>)>> =
-    std::sync::Mutex::new(Vec::new());
+static JUDGED: std::sync::Mutex<Vec<Verdict>> = std::sync::Mutex::new(Vec::new());
 
 /// Let fio judge the job file (`fio --parse-only`, in the cage with nothing writable): a
 /// usage error with fio's own message when it refuses it. Each distinct job (text and
