@@ -241,10 +241,21 @@ fn a_killed_fio_run_loses_its_directory_and_its_fio() {
             .spawn()
             .unwrap()
     };
-    let mut dead_ones = straggler(&dir, format!("{pid}:{start}"));
+    /// Stops every process of a mark when dropped (fio forks job processes that outlive a
+    /// kill of its main one), so a failing assertion leaves nothing running.
+    struct Reap(String);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = fslab::safe::procs::stop_caged(&self.0);
+        }
+    }
+    let dead_mark = format!("{pid}:{start}");
+    let live_mark = format!("{pid}:{}", start + 1);
+    let _reap = (Reap(dead_mark.clone()), Reap(live_mark.clone()));
+    let mut dead_ones = straggler(&dir, dead_mark);
     let live_dir = s.dir.path().join("live-fio");
     std::fs::create_dir(&live_dir).unwrap();
-    let mut live = straggler(&live_dir, format!("{pid}:{}", start + 1));
+    let mut live = straggler(&live_dir, live_mark);
     wait_for("the stand-ins' files", || {
         dir.join("straggler.0.0").exists() && live_dir.join("straggler.0.0").exists()
     });
