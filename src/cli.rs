@@ -302,10 +302,17 @@ pub struct FioArgs {
     /// Before each repetition: drop the page cache (root) or nothing. Default: drop.
     #[arg(long, value_enum, default_value = "drop")]
     pub cache: FioCacheArg,
-    /// Let the job name files outside DIR (filename=/abs/path); raw devices stay refused.
-    /// Default: refused.
-    #[arg(long)]
-    pub allow_outside: bool,
+    /// Let fio also write in DIR2 (repeat for more): the job may name files there and fio's
+    /// cage leaves it writable; raw devices stay refused. Default: fio writes only in its
+    /// own directory inside -D.
+    #[arg(
+        long,
+        value_name = "DIR2",
+        require_equals = true,
+        num_args = 0..=1,
+        default_missing_value = ""
+    )]
+    pub allow_outside: Vec<PathBuf>,
     /// No repetition counter on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,

@@ -44,6 +44,7 @@ pub mod plan;
 pub mod provision;
 pub mod report;
 pub mod runner;
+pub mod safe;
 pub mod signal;
 pub mod stats;
 pub mod store;

@@ -1,5 +1,6 @@
 //! The `fslab` binary: parse the command line, run, map errors to exit codes
-//! (0 ok, 1 some study cells failed, 2 bad input or error, 130 interrupted).
+//! (0 ok, 1 some study cells or an engine run failed while running, 2 bad input or error,
+//! 130 interrupted).
 
 use std::process::ExitCode;
 

@@ -201,61 +201,80 @@ fn a_killed_fio_run_loses_its_directory_and_its_fio() {
     ]);
     let data = t.join("fslab-fio").join("w.0.0");
     wait_for("fio's data file", || data.exists());
+    // The killed process's identity, as its claim recorded it: the owner mark its caged fio
+    // carries.
+    let (pid, start): (i64, i64) = rusqlite::Connection::open(s.dir.path().join("results.db"))
+        .unwrap()
+        .query_row("SELECT pid, start_time FROM claim", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
     kill(child);
-    let fio_running = || {
+    let dir = t.join("fslab-fio");
+    let fio_running = |d: &std::path::Path| {
         let out = Command::new("pgrep")
-            .args([
-                "-f",
-                &format!("directory={}", t.join("fslab-fio").display()),
-            ])
+            .args(["-f", &format!("directory={}", d.display())])
             .output()
             .unwrap();
         !out.stdout.is_empty()
     };
-    // fio normally stops with fslab (parent-death SIGTERM), long before its 300 s; under load a
-    // job process has been seen to outlive fio's main process, so `cleanup` stops what still
-    // runs in the directory before removing it. Either way, nothing of it runs afterwards.
-    let t0 = std::time::Instant::now();
-    while fio_running() && t0.elapsed() < std::time::Duration::from_secs(5) {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    eprintln!(
-        "fio {} by itself within 5 s of fslab's death",
-        if fio_running() {
-            "did not stop"
-        } else {
-            "stopped"
+    // fio is process 1 of its cage's PID namespace and dies with fslab (parent-death
+    // SIGKILL), taking every process it started with it.
+    wait_for("fio to die with fslab", || !fio_running(&dir));
+    // A stand-in for a straggler that escaped that (a race with the kill): a fio writing in
+    // the run's directory with the killed process's owner mark. And a second, live run's fio
+    // elsewhere, with the same kind of mark but another owner: it must be left running.
+    let straggler = |d: &std::path::Path, mark: String| {
+        Command::new("fio")
+            .args([
+                "--name=straggler",
+                "--rw=write",
+                "--size=1m",
+                "--time_based",
+                "--runtime=300",
+                "--output-format=json",
+            ])
+            .arg(format!("--directory={}", d.display()))
+            .env("FSLAB_CAGE_OWNER", mark)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    /// Stops every process of a mark when dropped (fio forks job processes that outlive a
+    /// kill of its main one), so a failing assertion leaves nothing running.
+    struct Reap(String);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = fslab::safe::procs::stop_caged(&self.0);
         }
-    );
-    // A stand-in for such a straggler: a fio writing in the run's directory, given the same
-    // `--directory=` argument fslab gives fio.
-    let dir = t.join("fslab-fio");
-    let mut straggler = Command::new("fio")
-        .args([
-            "--name=straggler",
-            "--rw=write",
-            "--size=1m",
-            "--time_based",
-            "--runtime=300",
-            "--output-format=json",
-        ])
-        .arg(format!("--directory={}", dir.display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for("the stand-in fio's file", || {
-        dir.join("straggler.0.0").exists()
+    }
+    let dead_mark = format!("{pid}:{start}");
+    let live_mark = format!("{pid}:{}", start + 1);
+    let _reap = (Reap(dead_mark.clone()), Reap(live_mark.clone()));
+    let mut dead_ones = straggler(&dir, dead_mark);
+    let live_dir = s.dir.path().join("live-fio");
+    std::fs::create_dir(&live_dir).unwrap();
+    let mut live = straggler(&live_dir, live_mark);
+    wait_for("the stand-ins' files", || {
+        dir.join("straggler.0.0").exists() && live_dir.join("straggler.0.0").exists()
     });
     let (code, text) = s.cleanup();
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("removed fio directory"), "{text}");
     assert!(
-        text.contains("fio process(es) still running in it"),
+        text.contains("fio process(es) the killed process left running"),
         "{text}"
     );
-    assert!(!fio_running(), "fio still runs after cleanup: {text}");
-    let _ = straggler.wait();
+    assert!(!fio_running(&dir), "fio still runs after cleanup: {text}");
+    let _ = dead_ones.wait();
+    assert!(
+        live.try_wait().unwrap().is_none(),
+        "another owner's fio was stopped"
+    );
+    assert!(live_dir.join("straggler.0.0").exists());
+    live.kill().unwrap();
+    live.wait().unwrap();
     assert_eq!(s.entries(), vec!["user.txt".to_string()]);
     assert_eq!(s.status(), "interrupted");
 }
@@ -367,4 +386,78 @@ fn privileged_a_killed_study_is_marked_interrupted_in_the_store_its_state_file_n
         .unwrap();
     assert_eq!((status.as_str(), cell.as_str()), ("interrupted", "pending"));
     assert!(!run.exists(), "the run directory is removed");
+}
+
+/// A run killed after recording its intent to make `clients` but before its device and
+/// inode were recorded: whatever is made at that path later (the user removed the leftover
+/// and made their own) is not adopted; an entry born right after the intent is.
+#[test]
+fn an_intent_only_record_adopts_nothing_made_after_the_run() {
+    use fslab::store::{NewStudy, OwnedKind, Store};
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("results.db");
+    let target = t.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let mut dead = Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    dead.wait().unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let st = Store::open(&db).unwrap();
+    let record = |name: &str, intent: &str| {
+        let run = st
+            .begin_study(&NewStudy {
+                kind: "run",
+                name: "dbench".into(),
+                command_line: "fslab dbench".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        let id = st
+            .add_owned_path(
+                run,
+                &target.join(name),
+                OwnedKind::DbenchDir,
+                &serde_json::Value::Null,
+            )
+            .unwrap();
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute(
+            "UPDATE owned_path SET created_at = ?2 WHERE id = ?1",
+            rusqlite::params![id, intent],
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO claim (study_id, pid, host, start_time, claimed_at) VALUES (?1, ?2, ?3, 1, ?4)",
+            rusqlite::params![run, pid, host.trim(), intent],
+        )
+        .unwrap();
+    };
+    // Killed long ago; the user's tree made now at the path it meant to use.
+    record("clients", "2026-01-01T00:00:00.000Z");
+    std::fs::create_dir_all(target.join("clients/p")).unwrap();
+    std::fs::write(target.join("clients/p/r.txt"), b"the user's").unwrap();
+    // Killed just now, right after making its tree: that one is the run's.
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    record("fresh", &now);
+    std::fs::create_dir_all(target.join("fresh/client1")).unwrap();
+    drop(st);
+    let out = Command::new(assert_cmd::cargo::cargo_bin("fslab"))
+        .env("FSLAB_DB", &db)
+        .env("FSLAB_WORKDIR", t.path().join("work"))
+        .arg("cleanup")
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(target.join("clients/p/r.txt")).unwrap(),
+        b"the user's",
+        "{said}"
+    );
+    assert!(said.contains("after the run"), "{said}");
+    assert!(!target.join("fresh").exists(), "{said}");
+    assert_eq!(out.status.code(), Some(2), "{said}");
 }

@@ -26,11 +26,17 @@ fn entries(dir: &Path) -> Vec<String> {
     v
 }
 
-/// Run and expect exit 2 with exactly one line on stderr containing `needle`; returns it.
+/// Run and expect exit 2 (bad input) with exactly one line on stderr containing `needle`;
+/// returns it.
 fn fails(args: &[&str], db: &Path, needle: &str) -> String {
+    fails_with(2, args, db, needle)
+}
+
+/// Run and expect exit `code` with exactly one line on stderr containing `needle`.
+fn fails_with(code: i32, args: &[&str], db: &Path, needle: &str) -> String {
     let out = fslab(db).args(args).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "args {args:?}: stderr {err}");
+    assert_eq!(out.status.code(), Some(code), "args {args:?}: stderr {err}");
     assert_eq!(err.lines().count(), 1, "one line expected: {err}");
     assert!(err.contains(needle), "{err:?} lacks {needle:?}");
     err
@@ -279,7 +285,9 @@ fn a_mismatch_fails_the_run_loudly_and_removes_the_trees() {
         format!("{TINY}Unlink \"\\clients\\client1\\a.doc\" 0x6 NT_STATUS_OBJECT_NAME_NOT_FOUND\n"),
     )
     .unwrap();
-    let e = fails(
+    // A failure while running (not bad input): exit 1.
+    let e = fails_with(
+        1,
         &[
             "dbench",
             "-t",

@@ -176,3 +176,113 @@ fn study_plan_refuses_durations_and_budgets_beyond_a_year() {
     );
     assert!(!work.exists(), "a plan makes nothing");
 }
+
+/// A sparse file of `size` bytes this test made: endless-looking input (like /dev/zero)
+/// without touching a system path.
+fn sparse(dir: &Path, name: &str, size: u64) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::File::create(&p).unwrap().set_len(size).unwrap();
+    p
+}
+
+/// A FIFO this test made, fed zeros by a thread until nobody reads: an endless input.
+fn endless_fifo(dir: &Path) -> std::path::PathBuf {
+    let p = dir.join("endless");
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let w = p.clone();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&w) {
+            let zeros = vec![0u8; 1 << 16];
+            while f.write_all(&zeros).is_ok() {}
+        }
+    });
+    p
+}
+
+#[test]
+fn input_files_are_read_up_to_a_limit_that_the_refusal_names() {
+    let db = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let big = sparse(d, "huge", 8 << 30);
+    let s = big.to_str().unwrap();
+    refused(
+        db.path(),
+        &["study", "plan", s],
+        "larger than 4 MiB, the limit for a study file",
+    );
+    refused(
+        db.path(),
+        &[
+            "fio",
+            "--cache",
+            "none",
+            "--no-store",
+            "-D",
+            d.to_str().unwrap(),
+            s,
+        ],
+        "larger than 4 MiB, the limit for a fio job",
+    );
+    refused(
+        db.path(),
+        &[
+            "dbench",
+            "--no-store",
+            "-c",
+            s,
+            "-D",
+            d.to_str().unwrap(),
+            "1",
+        ],
+        "larger than 64 MiB, the limit for a dbench loadfile",
+    );
+    // An endless pipe stops at the limit too.
+    let fifo = endless_fifo(d);
+    refused(
+        db.path(),
+        &["study", "plan", fifo.to_str().unwrap()],
+        "larger than 4 MiB, the limit for a study file",
+    );
+    assert!(!d.join("fslab-fio").exists());
+}
+
+#[test]
+fn a_budget_shorter_than_one_repetition_is_refused_by_plan_and_run() {
+    let t = tempfile::tempdir().unwrap();
+    let work = t.path().join("work");
+    let w = work.to_str().unwrap();
+    // dbench runs 10 s a repetition: a budget of 0 s or 5 s would stop before measuring.
+    for budget in ["0s", "5s"] {
+        let f = study(
+            t.path(),
+            &format!("budget = \"{budget}\""),
+            "duration = \"10s\"\nwarmup = \"0s\"",
+        );
+        for cmd in ["plan", "run"] {
+            refused(
+                t.path(),
+                &["study", cmd, f.to_str().unwrap(), "--workdir", w],
+                "is shorter than one repetition",
+            );
+        }
+    }
+    assert!(!work.exists(), "nothing was made");
+    let f = study(
+        t.path(),
+        "budget = \"1m\"",
+        "duration = \"10s\"\nwarmup = \"0s\"",
+    );
+    let out = fslab(t.path())
+        .args(["study", "plan", f.to_str().unwrap(), "--workdir", w])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -497,7 +497,9 @@ fn ctrl_c_removes_the_partial_tree_and_keeps_completed_repetitions() {
     );
     let db = work.path().join("results.db");
     wait_for("a stored repetition", || {
-        rusqlite::Connection::open(&db)
+        // Read-only: polling must not create the file before fslab makes its store (fslab
+        // takes an empty file it did not make for someone else's).
+        rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .and_then(|c| {
                 c.query_row("SELECT COUNT(*) FROM trial WHERE status = 'ok'", [], |r| {
                     r.get::<_, i64>(0)

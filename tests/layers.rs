@@ -15,6 +15,8 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("units", &["*"]),
     ("target", &["sysinfo_only"]),
     ("signal", &["*"]),
+    // Safety primitives (the cage, removals beneath a directory, input limits).
+    ("safe", &["*"]),
     (
         "telemetry",
         &[

@@ -69,6 +69,20 @@ fn privileged_interrupt_before_the_first_repetition_exits_130_with_the_resume_hi
     ) {
         return;
     }
+    stopped_by(libc::SIGINT);
+}
+
+/// A closed terminal or a dropped ssh session (SIGHUP) stops a study like Ctrl-C: torn
+/// down, exit 130, nothing mounted or attached.
+#[test]
+fn privileged_a_hangup_tears_the_study_down_like_ctrl_c() {
+    if !require_root("privileged_a_hangup_tears_the_study_down_like_ctrl_c") {
+        return;
+    }
+    stopped_by(libc::SIGHUP);
+}
+
+fn stopped_by(sig: libc::c_int) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.toml");
     // One repetition of a minute: the interrupt lands inside the first one.
@@ -96,7 +110,7 @@ fn privileged_interrupt_before_the_first_repetition_exits_130_with_the_resume_hi
         std::thread::sleep(Duration::from_millis(20));
     }
     // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as i32, sig) };
     let out: Output = child.wait_with_output().unwrap();
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");

@@ -238,8 +238,8 @@ fn privileged_budget_stops_every_series() {
     let t = tempfile::tempdir().unwrap();
     let d = run_study(
         t.path(),
-        // A cold-cache cycle per repetition: 1000 of them cannot fit in a second.
-        &format!("name = \"budget\"\n[repetitions]\nmin = 1000\nbudget = \"1s\"\ncache = \"cold\"\n{SMALL}"),
+        // A cold-cache cycle per repetition: 1000 of them cannot fit in three seconds.
+        &format!("name = \"budget\"\n[repetitions]\nmin = 1000\nbudget = \"3s\"\ncache = \"cold\"\n{SMALL}"),
     );
     assert_eq!(d.study.status, "complete");
     for s in &d.series {

@@ -139,7 +139,7 @@ fn fdtree_success_failure_and_ctrl_c_leave_user_files() {
     ])
     .arg(&t);
     let out = run_with_fsize_limit(c, 1024);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("File too large"),
         "{}",
@@ -273,7 +273,7 @@ fn fdtree_failed_remove_only_keeps_the_users_files() {
         .arg(&t)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("L1F2"), "{}", text(&out.stderr));
     area.assert_user_files("after a failed -R");
     assert_eq!(
@@ -359,7 +359,7 @@ fn iozone_success_failure_and_ctrl_c_leave_user_files() {
     ])
     .arg(&f);
     let out = run_with_fsize_limit(c, 64 * 1024);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     area.assert_clean("after a failed run");
 
     let child = bin(&area)
@@ -606,7 +606,7 @@ fn dbench_success_failure_and_ctrl_c_leave_user_files() {
     )
     .unwrap();
     let out = run(&["--run-once"], &bad).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     area.assert_clean("after a failed run");
 
     let child = run(&["-t", "30", "--warmup", "0"], &load)

@@ -19,6 +19,7 @@ pub use super::study_plan::plan;
 /// Run `fslab study run`.
 pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
     let study = Study::load(&a.file)?;
+    super::study_plan::check_budget(&study, &a.file)?;
     if !crate::sysinfo::is_root() {
         crate::bail_usage!(
             "fslab study run makes loop devices, file systems and mounts and needs root; run it as root (e.g. sudo -E), or see what it would do with `fslab study plan {}`",

@@ -93,9 +93,33 @@ fn measured_times(store: &crate::store::Store, id: i64) -> Option<BTreeMap<(Stri
     )
 }
 
+/// Refuse a `[repetitions] budget` shorter than one repetition of the study's quickest
+/// workload by the plan's model: such a study would stop before it measured anything.
+pub(crate) fn check_budget(study: &Study, file: &std::path::Path) -> Result<()> {
+    let r = &study.repetitions;
+    let Some(budget) = r.budget else {
+        return Ok(());
+    };
+    let one = study
+        .workloads
+        .iter()
+        .map(|w| model_rep_seconds(&w.spec, r.cache))
+        .fold(f64::INFINITY, f64::min);
+    if one.is_finite() && budget.as_secs_f64() < one {
+        crate::bail_usage!(
+            "{}: [repetitions] budget ({}) is shorter than one repetition (about {} by the plan's model); give a budget of at least that, or leave budget out",
+            file.display(),
+            crate::units::fmt_duration(budget),
+            crate::units::fmt_duration(std::time::Duration::from_secs_f64(one))
+        );
+    }
+    Ok(())
+}
+
 /// Run `fslab study plan`.
 pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     let study = Study::load(&a.file)?;
+    check_budget(&study, &a.file)?;
     let guest = match &a.guest {
         Some(g) => Some(
             crate::plan::GuestSpec::parse(g)

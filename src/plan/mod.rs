@@ -88,6 +88,28 @@ pub fn fnv1a64(data: &[u8]) -> String {
     format!("{h:016x}")
 }
 
+/// The key a TOML error points into, with its table: the `key = value` line that holds
+/// `offset` (an error in a value) and the nearest `[table]` header above it, e.g.
+/// `[repetitions] min`. `None` when the line has no `=` (an error in a header).
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next()?;
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim();
+    if key.is_empty() || key.starts_with(['[', '#']) {
+        return None;
+    }
+    let table = text[..start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|h| format!("{h} "))
+        .unwrap_or_default();
+    Some(format!("{table}{key}"))
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
@@ -95,7 +117,12 @@ fn line_of(text: &str, offset: usize) -> usize {
 impl Study {
     /// Read and validate a study file. Errors are usage errors naming the file and line.
     pub fn load(path: &Path) -> Result<Study> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = crate::safe::input::read_text_limited(
+            path,
+            crate::safe::input::STUDY_LIMIT,
+            "a study file",
+        )
+        .map_err(|e| {
             crate::error::usage(format!("cannot read study file {}: {e}", path.display()))
         })?;
         let base = path.parent().unwrap_or(Path::new(""));
@@ -112,9 +139,17 @@ impl Study {
     /// relative to `base`, the study file's directory (the working directory without one).
     pub fn parse_in(text: &str, base: Option<&Path>) -> std::result::Result<Study, String> {
         let mut file: StudyFile = toml::from_str(text).map_err(|e| {
+            // An unknown field names itself; a value of the wrong type gets its key.
+            let named = e.message().starts_with("unknown field");
             let at = e
                 .span()
-                .map(|s| format!("line {}: ", line_of(text, s.start)))
+                .map(|s| {
+                    let line = line_of(text, s.start);
+                    match key_at(text, s.start).filter(|_| !named) {
+                        Some(key) => format!("line {line}: {key}: "),
+                        None => format!("line {line}: "),
+                    }
+                })
                 .unwrap_or_default();
             format!("{at}{}", matrix::one_line(e.message()))
         })?;

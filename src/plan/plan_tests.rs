@@ -260,3 +260,23 @@ fn engine_parameter_errors_speak_in_the_study_files_keys() {
         "command-line words in {e}"
     );
 }
+
+#[test]
+fn a_value_of_the_wrong_type_is_named_by_its_key() {
+    let base = "name = \"t\"\n[device]\ndata = \"loop:64M\"\n[filesystem]\ntype = \"ext4\"\n";
+    let e = Study::parse(&format!(
+        "{base}[repetitions]\nmin = \"3\"\n[[workload]]\nkind = \"fdtree\"\n"
+    ))
+    .err()
+    .unwrap();
+    assert!(
+        e.contains("[repetitions] min: invalid type: string \"3\""),
+        "{e}"
+    );
+    let e = Study::parse(&format!(
+        "{base}[[workload]]\nkind = \"fdtree\"\ndirs = \"1\"\n"
+    ))
+    .err()
+    .unwrap();
+    assert!(e.contains("workload 1: dirs: invalid type"), "{e}");
+}

@@ -83,6 +83,60 @@ pub fn loops_backed_by(file: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `struct loop_info64` of `<linux/loop.h>`: what `LOOP_GET_STATUS64` returns.
+#[repr(C)]
+struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdevice: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
+
+/// The device and inode numbers of the file behind loop device `dev` (`LOOP_GET_STATUS64`),
+/// if it is attached and can be asked (root).
+pub fn backing_ident(dev: &Path) -> Option<(u64, u64)> {
+    let f = std::fs::File::open(dev).ok()?;
+    // SAFETY: all-zero is a valid loop_info64.
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    // SAFETY: LOOP_GET_STATUS64 fills a struct loop_info64 through the pointer.
+    let r = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(&f),
+            LOOP_GET_STATUS64 as _,
+            &mut info as *mut LoopInfo64,
+        )
+    };
+    (r == 0).then_some((info.lo_device, info.lo_inode))
+}
+
+/// The loop devices whose backing file is the inode (`dev`, `ino`): the image fslab made,
+/// whatever its path is now (removed, or its directory replaced).
+pub fn loops_backed_by_ident(dev: u64, ino: u64) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("loop"))
+        .map(|n| PathBuf::from("/dev").join(n))
+        .filter(|d| backing_ident(d) == Some((dev, ino)))
+        .collect();
+    out.sort();
+    out
+}
+
 /// The backing file of loop device `name` (`loop3`), if attached.
 pub fn backing_file(name: &str) -> Option<PathBuf> {
     let t = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;

@@ -22,6 +22,7 @@ mod provisioner;
 pub mod signature;
 pub mod spec;
 pub mod state;
+mod state_cleanup;
 pub mod support;
 
 pub use provisioned::Provisioned;

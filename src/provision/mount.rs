@@ -77,6 +77,11 @@ impl Mounted {
     /// Unmount, keeping the record (for a remount cycle).
     pub fn unmount_only(&mut self) -> Result<(), ProvisionError> {
         if self.active {
+            // What is mounted there is checked beneath the work directory first: the device
+            // fslab mounted, at the path it made.
+            if let Some(r) = &self.run {
+                r.check_mounted(&self.mountpoint, &self.device)?;
+            }
             self.exec.run(&self.umount_cmd())?;
             self.active = false;
         }

@@ -68,19 +68,10 @@ impl Provisioned {
             keep(m.unmount());
         }
         if let (Some(run), Some(id)) = (&self.run, self.mountpoint_id) {
-            match std::fs::remove_dir(&self.mountpoint) {
-                Ok(()) => {
-                    self.mountpoint_id = None;
-                    keep(run.forget(id));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    self.mountpoint_id = None;
-                    keep(run.forget(id));
-                }
-                Err(e) => keep(Err(ProvisionError::Io(format!(
-                    "cannot remove {}: {e}",
-                    self.mountpoint.display()
-                )))),
+            // Resolved beneath the work directory, and only the directory fslab made.
+            match run.remove(id) {
+                Ok(()) => self.mountpoint_id = None,
+                Err(e) => keep(Err(e)),
             }
         }
         while let Some(l) = self.loops.pop() {
@@ -91,13 +82,7 @@ impl Provisioned {
             }
             if let (Some(run), Some((img_id, loop_id))) = (&self.run, l.ids) {
                 keep(run.forget(loop_id));
-                match std::fs::remove_file(&l.image) {
-                    Ok(()) => keep(run.forget(img_id)),
-                    Err(e) => keep(Err(ProvisionError::Io(format!(
-                        "cannot remove {}: {e}",
-                        l.image.display()
-                    )))),
-                }
+                keep(run.remove(img_id));
             }
         }
         match first {

@@ -94,8 +94,14 @@ impl Provisioner {
         let id = run.record(Resource::Dir {
             path: dir.to_path_buf(),
         })?;
-        std::fs::create_dir(dir)
-            .map_err(|e| ProvisionError::Io(format!("cannot create {}: {e}", dir.display())))?;
+        if let Err(e) = std::fs::create_dir(dir) {
+            run.forget(id)?;
+            return Err(ProvisionError::Io(format!(
+                "cannot create {}: {e}",
+                dir.display()
+            )));
+        }
+        run.created(id, dir)?;
         self.dirs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -178,6 +184,19 @@ impl Provisioner {
             })?),
             None => None,
         };
+        if let (Some(r), Some(id)) = (&self.run, image_id) {
+            // Made exclusively: a file already at the path (planted, or left by anyone) is
+            // never adopted, grown or formatted.
+            if let Err(e) = super::state::create_new(&image) {
+                // Not made: what is at the path is not the run's, and its record goes.
+                r.forget(id)?;
+                return Err(ProvisionError::Io(format!(
+                    "cannot create image {}: {e}; fslab makes its images itself and adopts no file",
+                    image.display()
+                )));
+            }
+            r.created(id, &image)?;
+        }
         let t = loopdev::truncate_cmd(&image, size);
         log.push(t.to_string());
         self.exec.run(&t)?;
@@ -300,9 +319,17 @@ impl Provisioner {
         let mnt = p.mountpoint.clone();
         log.push(CmdLine::new("mkdir").path(&mnt).to_string());
         if let Some(run) = &self.run {
-            p.mountpoint_id = Some(run.record(Resource::Dir { path: mnt.clone() })?);
-            std::fs::create_dir(&mnt)
-                .map_err(|e| ProvisionError::Io(format!("cannot create {}: {e}", mnt.display())))?;
+            let id = run.record(Resource::Dir { path: mnt.clone() })?;
+            p.mountpoint_id = Some(id);
+            if let Err(e) = std::fs::create_dir(&mnt) {
+                run.forget(id)?;
+                p.mountpoint_id = None;
+                return Err(ProvisionError::Io(format!(
+                    "cannot create {}: {e}",
+                    mnt.display()
+                )));
+            }
+            run.created(id, &mnt)?;
         }
         let options = mkfs::mount_options(cfg, jdev_s.as_deref());
         log.push(mkfs::mount(cfg.fs, &options, &data_s, &mnt).to_string());
@@ -426,12 +453,9 @@ impl Provisioner {
             }
         }
         let dirs = std::mem::take(&mut *self.dirs.lock().unwrap_or_else(|p| p.into_inner()));
-        for (id, d) in dirs.into_iter().rev() {
+        for (id, _) in dirs.into_iter().rev() {
             if let Some(r) = &self.run {
-                std::fs::remove_dir(&d).map_err(|e| {
-                    ProvisionError::Io(format!("cannot remove {}: {e}", d.display()))
-                })?;
-                r.forget(id)?;
+                r.remove(id)?;
             }
         }
         Ok(())

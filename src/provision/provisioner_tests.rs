@@ -117,3 +117,38 @@ fn the_plan_uses_placeholders() {
         ]
     );
 }
+
+#[test]
+fn a_file_planted_at_an_image_path_is_never_adopted() {
+    let t = tempfile::tempdir().unwrap();
+    let w = crate::provision::state::WorkDir::new(t.path());
+    let run = w.start_run(None).unwrap();
+    let ex = Arc::new(RecordingExec::with(Box::new(|c: &CmdLine| {
+        if c.program == "losetup" && c.args.iter().any(|a| a == "--find") {
+            return Output::ok("/dev/loop5\n");
+        }
+        Output::ok("")
+    })));
+    let p = Provisioner::new(ex.clone(), run.clone(), vec![], 0).unwrap();
+    // Someone plants a file where the next image goes.
+    let planted = run.path().join("images/c0-data.img");
+    std::fs::write(&planted, b"someone's data").unwrap();
+    let cfg = FsConfig::new(FsType::Ext4, DeviceSpec::Loop(64 << 20));
+    let e = p.provision(0, &cfg).err().unwrap().to_string();
+    assert!(e.contains("adopts no file"), "{e}");
+    assert_eq!(std::fs::read(&planted).unwrap(), b"someone's data");
+    assert!(
+        !ex.lines()
+            .iter()
+            .any(|l| l.starts_with("truncate") || l.starts_with("losetup")),
+        "{:?}",
+        ex.lines()
+    );
+    drop(p);
+    // Its record is dropped: nothing of the run claims the planted file.
+    assert!(!run
+        .resources()
+        .iter()
+        .any(|r| matches!(r, crate::provision::state::Resource::Image { .. })));
+    assert_eq!(std::fs::read(&planted).unwrap(), b"someone's data");
+}

@@ -5,22 +5,26 @@
 //! resource (image, loop device, mount, tmpfs, directory) is written to `state.json` —
 //! atomically, with fsync — *before* it is made, and removed from it after it is torn down.
 //!
-//! A live run holds an exclusive `flock` on `lock`. The descriptor is inherited by the
-//! commands it spawns, so the lock is only free once the run and every mkfs/mount it started
-//! are gone. `fslab cleanup` (and the start of every study run) takes the lock of each run
-//! directory; a free lock means the run was killed, and exactly the resources in its state
-//! file are removed, newest first: unmount, detach the loop devices whose backing file is a
-//! recorded image, delete the image, unmount the tmpfs, remove the directories. Nothing
-//! outside the run directory is touched.
+//! Images and directories get their device and inode numbers recorded right after they are
+//! made (images are created `O_CREAT | O_EXCL`, so a file planted at the path is never
+//! adopted), and are removed only when those still match.
+//!
+//! A live run holds an exclusive `flock` on `lock`. The descriptor is inherited by the mkfs
+//! and mount commands it spawns (never by fio, whose cage closes it), so the lock is only
+//! free once the run and every mkfs/mount it started are gone. `fslab cleanup` (and the start
+//! of every study run) takes the lock of each run directory; a free lock means the run was
+//! killed, and exactly the resources in its state file are removed, newest first (see
+//! [`super::state_cleanup`]). Every path is resolved beneath the work directory without
+//! following a symbolic link or `..`; nothing outside the run directory is touched.
 
-use super::exec::{CmdLine, Exec};
-use super::{loopdev, ProvisionError};
+use super::ProvisionError;
+use crate::safe::beneath;
+use rustix::fd::AsFd;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 /// One thing a run made and must remove.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,24 +62,47 @@ pub enum Resource {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Entry {
-    id: u64,
+pub(super) struct Entry {
+    pub(super) id: u64,
     #[serde(flatten)]
-    res: Resource,
+    pub(super) res: Resource,
+    /// When it was recorded, before it was made (RFC 3339, nanoseconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) at: Option<String>,
+    /// Device and inode numbers, recorded right after it was made (images, directories).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) dev: Option<u64>,
+    /// See `dev`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) ino: Option<u64>,
+}
+
+impl Entry {
+    /// The identity recorded after it was made.
+    pub(super) fn ident(&self) -> Option<beneath::Ident> {
+        Some(beneath::Ident {
+            dev: self.dev?,
+            ino: self.ino?,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct StateDoc {
-    version: u32,
-    pid: u32,
-    started_at: String,
-    study: Option<i64>,
+pub(super) struct StateDoc {
+    pub(super) version: u32,
+    pub(super) pid: u32,
+    /// The run's start time (`/proc/<pid>/stat` field 22): with `pid`, the owner mark of the
+    /// fio processes it ran in their cage (absent in older state files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) start_time: Option<u64>,
+    pub(super) started_at: String,
+    pub(super) study: Option<i64>,
     /// The results database the study is recorded in, so `fslab cleanup` can mark it
     /// interrupted there whatever `--db` it is given (absent in older state files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    db: Option<PathBuf>,
-    next_id: u64,
-    resources: Vec<Entry>,
+    pub(super) db: Option<PathBuf>,
+    pub(super) next_id: u64,
+    pub(super) resources: Vec<Entry>,
 }
 
 /// The work directory.
@@ -131,7 +158,7 @@ impl WorkDir {
         let path = root.join(&name);
         std::fs::create_dir(&tmp).map_err(io(format!("cannot create {}", tmp.display())))?;
         let lock =
-            File::create(tmp.join("lock")).map_err(io(format!("lock in {}", tmp.display())))?;
+            create_new(&tmp.join("lock")).map_err(io(format!("lock in {}", tmp.display())))?;
         rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)
             .map_err(|e| ProvisionError::Io(format!("cannot lock {}: {e}", tmp.display())))?;
         // Children (mkfs, mount) inherit the descriptor: the lock outlives us until they exit.
@@ -140,10 +167,12 @@ impl WorkDir {
         std::fs::rename(&tmp, &path).map_err(io(format!("cannot rename {}", tmp.display())))?;
         let run = RunDir {
             path,
+            work_root: self.root.clone(),
             _lock: lock,
             doc: Mutex::new(StateDoc {
                 version: 1,
                 pid: std::process::id(),
+                start_time: crate::safe::procs::start_time(std::process::id()).map(|(s, _)| s),
                 started_at: crate::units::timestamp_now(),
                 study,
                 db: None,
@@ -181,13 +210,66 @@ impl WorkDir {
     }
 }
 
-fn read_doc(p: PathBuf) -> Result<StateDoc, String> {
-    let t = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+/// The open parent of `path` beneath the run directory `run`, and its name; `None` when a
+/// directory on the way is gone (nothing is at `path`). The one mount crossed is the run's
+/// own tmpfs (`ram/`, recorded in `doc`) for the files inside it.
+pub(super) fn place(
+    run: &beneath::Root,
+    doc: &StateDoc,
+    path: &Path,
+) -> Result<Option<(rustix::fd::OwnedFd, std::ffi::OsString)>, String> {
+    let tmpfs = doc.resources.iter().find_map(|e| match &e.res {
+        Resource::Tmpfs { path: t } if path.starts_with(t) && path != t => Some(t),
+        _ => None,
+    });
+    match tmpfs {
+        // Unmounted already: what was in it is gone with it.
+        Some(t) => match run.mount_root(t) {
+            Ok(m) => m.parent_if_any(path),
+            Err(_)
+                if !matches!(
+                    run.parent_if_any(t)?
+                        .map(|(d, n)| beneath::mounted_at(d.as_fd(), &n)),
+                    Some(Ok(Some(_)))
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        },
+        None => run.parent_if_any(path),
+    }
+}
+
+/// Create `p` exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`): a file, or a symbolic link,
+/// already there is never written through.
+pub(super) fn create_new(p: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(p)
+}
+
+/// Now, as recorded in a state file (RFC 3339 with nanoseconds).
+fn now_precise() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
+}
+
+pub(super) fn read_doc(p: PathBuf) -> Result<StateDoc, String> {
+    let t = crate::safe::input::read_text_limited(
+        &p,
+        crate::safe::input::RECORD_LIMIT,
+        "a run's state file",
+    )
+    .map_err(|e| format!("{}: {e}", p.display()))?;
     serde_json::from_str(&t).map_err(|e| format!("{} is not a valid state file: {e}", p.display()))
 }
 
 /// Take the lock of a run directory if nobody holds it.
-fn try_lock(dir: &Path) -> Option<File> {
+pub(super) fn try_lock(dir: &Path) -> Option<File> {
     let f = File::open(dir.join("lock")).ok()?;
     rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok()?;
     Some(f)
@@ -197,6 +279,7 @@ fn try_lock(dir: &Path) -> Option<File> {
 #[derive(Debug)]
 pub struct RunDir {
     path: PathBuf,
+    work_root: PathBuf,
     _lock: File,
     doc: Mutex<StateDoc>,
 }
@@ -218,7 +301,13 @@ impl RunDir {
             let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
             let id = doc.next_id;
             doc.next_id += 1;
-            doc.resources.push(Entry { id, res });
+            doc.resources.push(Entry {
+                id,
+                res,
+                at: Some(now_precise()),
+                dev: None,
+                ino: None,
+            });
             id
         };
         self.persist()?;
@@ -234,6 +323,95 @@ impl RunDir {
             }
         }
         self.persist()
+    }
+
+    /// This run's directory, opened beneath the work directory (no symbolic link, no `..`).
+    fn open_beneath(&self) -> Result<beneath::Root, ProvisionError> {
+        let work = beneath::Root::open(&self.work_root)
+            .map_err(|e| ProvisionError::Io(format!("{}: {e}", self.work_root.display())))?;
+        work.sub(&self.path)
+            .map_err(|e| ProvisionError::Io(format!("{}: {e}", self.path.display())))
+    }
+
+    /// The open parent of `path` beneath this run's directory, and its name.
+    fn place(
+        &self,
+        path: &Path,
+    ) -> Result<Option<(rustix::fd::OwnedFd, std::ffi::OsString)>, ProvisionError> {
+        let run = self.open_beneath()?;
+        let doc = self.doc.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        place(&run, &doc, path).map_err(ProvisionError::Io)
+    }
+
+    /// Record the device and inode numbers of resource `id`, made just now at `path`.
+    pub fn created(&self, id: u64, path: &Path) -> Result<(), ProvisionError> {
+        let Some((dir, name)) = self.place(path)? else {
+            return Err(ProvisionError::Io(format!(
+                "{} is gone right after it was made",
+                path.display()
+            )));
+        };
+        let Some((ident, _)) = beneath::ident_at(dir.as_fd(), &name)
+            .map_err(|e| ProvisionError::Io(format!("{}: {e}", path.display())))?
+        else {
+            return Err(ProvisionError::Io(format!(
+                "{} is gone right after it was made",
+                path.display()
+            )));
+        };
+        {
+            let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(e) = doc.resources.iter_mut().find(|e| e.id == id) {
+                e.dev = Some(ident.dev);
+                e.ino = Some(ident.ino);
+            }
+        }
+        self.persist()
+    }
+
+    /// Remove the image or directory recorded as `id` — resolved beneath the work directory,
+    /// only if it is still the entry made (its recorded device and inode) — and forget it.
+    pub fn remove(&self, id: u64) -> Result<(), ProvisionError> {
+        let entry = {
+            let doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
+            doc.resources.iter().find(|e| e.id == id).cloned()
+        };
+        let Some(entry) = entry else {
+            return Ok(());
+        };
+        let (path, kind) = match &entry.res {
+            Resource::Image { path } => (path, beneath::Kind::File),
+            Resource::Dir { path } => (path, beneath::Kind::EmptyDir),
+            other => {
+                return Err(ProvisionError::Io(format!(
+                    "internal: {other:?} is not removed as a file"
+                )))
+            }
+        };
+        let Some((dir, name)) = self.place(path)? else {
+            return self.forget(id);
+        };
+        beneath::remove_at(dir.as_fd(), &name, kind, entry.ident())
+            .map_err(|e| ProvisionError::Io(format!("cannot remove {}: {e}", path.display())))?;
+        self.forget(id)
+    }
+
+    /// Check, beneath the work directory, that `device` is what is mounted at `path` (before
+    /// fslab unmounts it).
+    pub fn check_mounted(&self, path: &Path, device: &Path) -> Result<(), ProvisionError> {
+        let Some((dir, name)) = self.place(path)? else {
+            return Ok(());
+        };
+        match beneath::mounted_at(dir.as_fd(), &name) {
+            Ok(Some((_, _, source))) if Path::new(&source) == device => Ok(()),
+            Ok(Some((_, _, source))) => Err(ProvisionError::Io(format!(
+                "{source} is mounted at {}, not {}; left alone",
+                path.display(),
+                device.display()
+            ))),
+            Ok(None) => Ok(()),
+            Err(e) => Err(ProvisionError::Io(format!("{}: {e}", path.display()))),
+        }
     }
 
     /// Forget a resource after it was torn down.
@@ -273,18 +451,26 @@ impl RunDir {
                 self.path.display()
             )));
         }
-        let _ = std::fs::remove_file(self.path.join("state.json"));
-        let _ = std::fs::remove_file(self.path.join("lock"));
-        std::fs::remove_dir(&self.path)
-            .map_err(io(format!("cannot remove {}", self.path.display())))
+        let run = self.open_beneath()?;
+        for f in ["state.json", "state.json.tmp", "lock"] {
+            let _ = rustix::fs::unlinkat(run.fd(), f, rustix::fs::AtFlags::empty());
+        }
+        let (runs, name) = beneath::Root::open(&self.work_root)
+            .map_err(|e| ProvisionError::Io(e.to_string()))?
+            .parent_of(&self.path)
+            .map_err(ProvisionError::Io)?;
+        rustix::fs::unlinkat(runs.as_fd(), &name, rustix::fs::AtFlags::REMOVEDIR)
+            .map_err(|e| ProvisionError::Io(format!("cannot remove {}: {e}", self.path.display())))
     }
 }
 
-fn write_doc(dir: &Path, doc: &StateDoc) -> Result<(), ProvisionError> {
+pub(super) fn write_doc(dir: &Path, doc: &StateDoc) -> Result<(), ProvisionError> {
     let tmp = dir.join("state.json.tmp");
     let text = serde_json::to_string_pretty(doc)
         .map_err(|e| ProvisionError::Io(format!("state file: {e}")))?;
-    let mut f = File::create(&tmp).map_err(io(format!("cannot write {}", tmp.display())))?;
+    // A leftover (or planted) temporary file, or a link, is removed, never written through.
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = create_new(&tmp).map_err(io(format!("cannot write {}", tmp.display())))?;
     f.write_all(text.as_bytes())
         .and_then(|_| f.sync_all())
         .map_err(io(format!("cannot write {}", tmp.display())))?;
@@ -296,161 +482,13 @@ fn write_doc(dir: &Path, doc: &StateDoc) -> Result<(), ProvisionError> {
     Ok(())
 }
 
-/// Whether `path` is a mount point right now.
-pub fn is_mountpoint(path: &Path) -> bool {
-    let Ok(canon) = std::fs::canonicalize(path) else {
-        return false;
-    };
-    crate::sysinfo::mounts()
-        .iter()
-        .any(|m| m.mount_point == canon)
-}
-
-/// What `cleanup` did.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct CleanupReport {
-    /// Actions taken, one line each (`umount /…`, `losetup -d /dev/loop3`, `rm …`).
-    pub actions: Vec<String>,
-    /// Runs left alone because they are still alive.
-    pub alive: Vec<String>,
-    /// What could not be removed, with the reason.
-    pub errors: Vec<String>,
-    /// The studies of the killed runs cleaned, with the results database each is recorded
-    /// in (when the state file says), so they can be marked interrupted there.
-    pub studies: Vec<(i64, Option<PathBuf>)>,
-}
-
-/// Remove what killed runs left in `work`. Runs whose process is gone but whose lock is
-/// still held (a mkfs or mount they started is finishing) are waited for up to `wait`.
-pub fn cleanup(work: &WorkDir, exec: &dyn Exec, wait: Duration) -> CleanupReport {
-    let mut rep = CleanupReport::default();
-    for dir in work.run_dirs() {
-        let doc = read_doc(dir.join("state.json")).ok();
-        let pid_alive = doc
-            .as_ref()
-            .is_some_and(|d| Path::new(&format!("/proc/{}", d.pid)).exists());
-        let deadline = Instant::now() + wait;
-        let lock = loop {
-            match try_lock(&dir) {
-                Some(l) => break Some(l),
-                None if !dir.join("lock").exists() => break None,
-                None if pid_alive || Instant::now() >= deadline => break None,
-                None => std::thread::sleep(Duration::from_millis(100)),
-            }
-        };
-        if lock.is_none() && dir.join("lock").exists() {
-            let who = doc
-                .as_ref()
-                .map(|d| format!("pid {}", d.pid))
-                .unwrap_or_else(|| "unknown pid".into());
-            rep.alive
-                .push(format!("{} ({who}) is still running", dir.display()));
-            continue;
-        }
-        if let Some(study) = doc.as_ref().and_then(|d| d.study) {
-            rep.studies
-                .push((study, doc.as_ref().and_then(|d| d.db.clone())));
-        }
-        clean_run(&dir, doc, exec, &mut rep);
-    }
-    rep
-}
-
-fn clean_run(dir: &Path, doc: Option<StateDoc>, exec: &dyn Exec, rep: &mut CleanupReport) {
-    let mut doc = doc.unwrap_or(StateDoc {
-        version: 1,
-        pid: 0,
-        started_at: String::new(),
-        study: None,
-        db: None,
-        next_id: 1,
-        resources: Vec::new(),
-    });
-    let inside = |p: &Path| p.starts_with(dir);
-    while let Some(entry) = doc.resources.last().cloned() {
-        let result = match &entry.res {
-            // A state file only ever names things inside its own run directory; anything
-            // else is not ours to touch.
-            Resource::Mount { path, .. } | Resource::Tmpfs { path } if !inside(path) => {
-                Err(format!(
-                    "{} is outside {}; left alone",
-                    path.display(),
-                    dir.display()
-                ))
-            }
-            Resource::Mount { path, .. } | Resource::Tmpfs { path } => {
-                if is_mountpoint(path) {
-                    let c = CmdLine::new("umount").path(path);
-                    exec.run(&c)
-                        .map(|_| rep.actions.push(c.to_string()))
-                        .map_err(|e| {
-                            format!(
-                                "{e}; stop what uses it (fuser -vm {}) and run fslab cleanup again",
-                                path.display()
-                            )
-                        })
-                } else {
-                    Ok(())
-                }
-            }
-            Resource::Loop { image, .. } if inside(image) => {
-                let mut r = Ok(());
-                for dev in loopdev::loops_backed_by(image) {
-                    let c = loopdev::detach_cmd(&dev);
-                    match exec.run(&c) {
-                        Ok(_) => rep.actions.push(c.to_string()),
-                        Err(e) => r = Err(e.to_string()),
-                    }
-                }
-                r
-            }
-            Resource::Image { path } if inside(path) => match std::fs::remove_file(path) {
-                Ok(()) => {
-                    rep.actions.push(format!("rm {}", path.display()));
-                    Ok(())
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                Err(e) => Err(format!("cannot remove {}: {e}", path.display())),
-            },
-            Resource::Dir { path } if inside(path) => match std::fs::remove_dir(path) {
-                Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                Err(e) => Err(format!("cannot remove directory {}: {e}", path.display())),
-            },
-            other => Err(format!(
-                "{other:?} is outside {}; left alone",
-                dir.display()
-            )),
-        };
-        match result {
-            Ok(()) => {
-                doc.resources.pop();
-                if let Err(e) = write_doc(dir, &doc) {
-                    rep.errors.push(e.to_string());
-                    return;
-                }
-            }
-            Err(e) => {
-                rep.errors.push(e);
-                return;
-            }
-        }
-    }
-    let _ = std::fs::remove_file(dir.join("state.json"));
-    let _ = std::fs::remove_file(dir.join("state.json.tmp"));
-    let _ = std::fs::remove_file(dir.join("lock"));
-    match std::fs::remove_dir(dir) {
-        Ok(()) => rep.actions.push(format!("rmdir {}", dir.display())),
-        Err(e) => rep
-            .errors
-            .push(format!("cannot remove {}: {e}", dir.display())),
-    }
-}
+pub use super::state_cleanup::{cleanup, CleanupReport};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::provision::exec::RecordingExec;
+    use std::time::Duration;
 
     #[test]
     fn a_finished_run_leaves_nothing() {

@@ -6,8 +6,9 @@
 //! workload and a fixed repetition rule, so `fslab list`, `show` and `report` treat it like
 //! any study. Every repetition follows the one protocol of [`super::repetition`]. While it
 //! runs it holds a claim on its row (process id and start time), and every entry a
-//! repetition is about to create is recorded before it exists (`owned_path`): if the process
-//! is killed, `fslab cleanup` sees the dead claim and removes exactly those entries.
+//! repetition is about to create is recorded before it exists (`owned_path`), and its device
+//! and inode within milliseconds of the engine making it: if the process is killed,
+//! `fslab cleanup` sees the dead claim and removes exactly those entries.
 //!
 //! Unlike a study, an interrupted repetition is stored (as failed, with its error): an
 //! engine command cannot be resumed, and the row says that a repetition was cut short.
@@ -135,6 +136,42 @@ struct Recording<'s> {
     /// Held until the run returns, however it returns; a killed run leaves it behind for
     /// `fslab cleanup` to find.
     _claim: crate::store::Claim,
+    /// Records each entry's device and inode as soon as the engine has made it.
+    watcher: Option<Watcher>,
+}
+
+/// How often the watcher looks for the entries a repetition makes.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// A thread that records, on a connection of its own, each recorded entry's device and inode
+/// numbers within [`WATCH_EVERY`] of the engine making it (and then stops watching it), so
+/// a run killed mid-repetition leaves records that name exactly the entries it made.
+struct Watcher {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: std::thread::JoinHandle<()>,
+}
+
+impl Watcher {
+    fn start(rec: crate::store::OwnedRecorder, mut left: Vec<(i64, PathBuf)>) -> Watcher {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            while !left.is_empty() && !flag.load(Ordering::Relaxed) {
+                left.retain(|(id, p)| match std::fs::symlink_metadata(p) {
+                    Ok(md) => rec.created(*id, md.dev(), md.ino()).is_err(),
+                    Err(_) => true,
+                });
+                std::thread::sleep(WATCH_EVERY);
+            }
+        });
+        Watcher { stop, handle }
+    }
+
+    fn finish(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = self.handle.join();
+    }
 }
 
 impl Recording<'_> {
@@ -183,6 +220,7 @@ impl Recording<'_> {
             workload,
             owned: HashMap::new(),
             _claim: claim,
+            watcher: None,
         })
     }
 
@@ -244,6 +282,18 @@ impl Around for Recording<'_> {
                 .add_owned_path(self.study, &path, kind, &c.detail)?;
             self.owned.insert(c.path.clone(), id);
         }
+        let watch: Vec<(i64, PathBuf)> = creates
+            .iter()
+            .filter_map(|c| {
+                Some((
+                    *self.owned.get(&c.path)?,
+                    std::path::absolute(&c.path).ok()?,
+                ))
+            })
+            .collect();
+        if !watch.is_empty() {
+            self.watcher = Some(Watcher::start(self.store.owned_recorder()?, watch));
+        }
         Ok(())
     }
 
@@ -252,6 +302,9 @@ impl Around for Recording<'_> {
     /// `--keep`, or left because it holds a user's files): then its device and inode numbers
     /// are recorded, so only that very entry is ever taken for fslab's.
     fn after_cleanup(&mut self, creates: &[Creates]) -> Result<()> {
+        if let Some(w) = self.watcher.take() {
+            w.finish();
+        }
         for c in creates {
             let Some(&id) = self.owned.get(&c.path) else {
                 continue;

@@ -10,13 +10,16 @@
 //!   `workload::fdtree::record`) names it and matches its device and inode; it is then swept
 //!   by fdtree's own names, so a user's file inside keeps its directory;
 //! * an IOzone file or a dbench or fio directory: a regular file (a real directory) with the
-//!   device and inode numbers recorded when it was made, or — killed before that record — one
-//!   that came into being (statx birth time) after the run recorded its intent to make it; fio
-//!   processes still running in a fio directory are stopped first.
+//!   device and inode numbers recorded when it was made, or — killed in the milliseconds
+//!   before that record — one that came into being (statx birth time) within
+//!   [`CREATE_WINDOW`] of the run's intent to make it; removed through its open parent,
+//!   never across a mount inside it. Before any of it, the fio processes the killed process
+//!   left (its owner mark, `safe::procs`) are stopped — never a live run's.
 //!
 //! Anything else is left in place and named. Live runs and runs claimed on another host are
 //! left alone.
 
+use crate::safe::beneath;
 use crate::store::{ClaimInfo, OwnedKind, OwnedPath, OwnedState, Store, StudyStatus};
 use crate::workload::fdtree::{record, sweep};
 use anyhow::Result;
@@ -34,8 +37,9 @@ pub struct Report {
     pub kept: Vec<String>,
 }
 
-/// Seconds of slack between the recorded intent and a birth time (clock granularity).
-const BIRTH_SLACK_SECS: i64 = 2;
+/// How long after its recorded intent a run may make an entry and still have it taken for
+/// its own without a recorded device and inode (see [`made_in_window`]).
+pub const CREATE_WINDOW: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Clean up after every killed run in `st`.
 pub fn clean_killed_runs(st: &mut Store) -> Result<Report> {
@@ -62,6 +66,20 @@ pub fn clean_killed_runs(st: &mut Store) -> Result<Report> {
 fn clean_one(st: &mut Store, study: i64, dead: &ClaimInfo, rep: &mut Report) -> Result<()> {
     // Taking the claim over keeps a concurrent `fslab cleanup` or resume out meanwhile.
     let claim = st.claim(study)?;
+    // fio ran in a cage that dies with its fslab; whatever of it still runs (a race with
+    // the kill) carries the dead process's owner mark, and only that is stopped: never a
+    // live run's fio.
+    let mark = crate::safe::procs::owner_mark(dead.pid, dead.start_time);
+    match crate::safe::procs::stop_caged(&mark) {
+        Ok(0) => {}
+        Ok(n) => rep.actions.push(format!(
+            "run {study}: stopped {n} fio process(es) the killed process left running"
+        )),
+        Err(e) => {
+            rep.kept.push(format!("run {study}: {e}"));
+            return claim.release();
+        }
+    }
     for o in st.owned_paths(study)? {
         if o.state == OwnedState::Removed {
             continue;
@@ -123,78 +141,40 @@ fn remove_owned(o: &OwnedPath) -> std::result::Result<Option<String>, String> {
                 swept.files, swept.dirs
             )))
         }
-        // A regular file and a real directory respectively, made by the run.
+        // A regular file and a real directory respectively, made by the run: removed through
+        // its open parent, only that very entry, never across a mount inside it.
         OwnedKind::IozoneFile | OwnedKind::DbenchDir | OwnedKind::FioDir => {
             let file = o.kind == OwnedKind::IozoneFile;
-            if file != md.file_type().is_file() || (!file && !md.file_type().is_dir()) {
-                return Err(if file {
-                    "not a regular file"
-                } else {
-                    "not a directory"
+            let (parent, name) = split(&o.path)?;
+            let dir = rustix::fs::open(
+                parent,
+                rustix::fs::OFlags::RDONLY
+                    | rustix::fs::OFlags::DIRECTORY
+                    | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )
+            .map_err(|e| format!("cannot open {}: {e}", parent.display()))?;
+            let name = std::ffi::OsString::from(name);
+            let expect = match (o.dev, o.ino) {
+                (Some(dev), Some(ino)) => Some(beneath::Ident { dev, ino }),
+                _ => {
+                    made_in_window(o, &dir, &name)?;
+                    None
                 }
-                .into());
-            }
-            made_after_intent(o)?;
-            let stopped = if o.kind == OwnedKind::FioDir {
-                stop_fio_in(&o.path)
-            } else {
-                0
             };
-            let removed = if file {
-                std::fs::remove_file(&o.path)
+            let kind = if file {
+                beneath::Kind::File
             } else {
-                std::fs::remove_dir_all(&o.path)
+                beneath::Kind::Tree
             };
-            removed.map_err(|e| e.to_string())?;
+            beneath::remove_at(std::os::fd::AsFd::as_fd(&dir), &name, kind, expect)?;
             Ok(Some(match o.kind {
                 OwnedKind::IozoneFile => format!("IOzone test file {shown}"),
-                OwnedKind::FioDir if stopped > 0 => {
-                    format!("fio directory {shown} (stopped {stopped} fio process(es) still running in it)")
-                }
                 OwnedKind::FioDir => format!("fio directory {shown}"),
                 _ => format!("dbench client tree {shown}"),
             }))
         }
     }
-}
-
-/// Stop the fio processes a killed run left running in its directory `dir`: those whose
-/// command line has exactly the argument fslab gave fio, `--directory=<dir>`. fio stops
-/// with fslab (a parent-death SIGTERM), but a job process it forked can outlive its main
-/// process (for one, when that dies writing to the closed pipe of fslab); it is killed
-/// (SIGKILL) before its directory is removed. Returns how many were stopped.
-fn stop_fio_in(dir: &Path) -> usize {
-    let arg = format!("--directory={}", dir.display());
-    let running = || -> Vec<i32> {
-        let Ok(procs) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
-        procs
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-            .filter(|pid| {
-                std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                    let mut args = c.split(|b| *b == 0);
-                    let is_fio = args.next().is_some_and(|a0| a0.ends_with(b"fio"));
-                    is_fio && args.any(|a| a == arg.as_bytes())
-                })
-            })
-            .collect()
-    };
-    let pids = running();
-    for &pid in &pids {
-        // SAFETY: kill(2) with a pid read from /proc and a valid signal number.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-        }
-    }
-    // SIGKILL is not instant: wait (up to 5 s) until they are gone, so nothing writes into
-    // the directory while it is removed.
-    let t = std::time::Instant::now();
-    while !running().is_empty() && t.elapsed() < std::time::Duration::from_secs(5) {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    pids.len()
 }
 
 fn split(p: &Path) -> std::result::Result<(&Path, String), String> {
@@ -213,30 +193,23 @@ fn remove_stale_record(root: &Path) {
     }
 }
 
-/// An entry whose device and inode were never recorded (the run was killed first) counts as
-/// the run's only if it came into being after the run recorded its intent to make it.
-fn made_after_intent(o: &OwnedPath) -> std::result::Result<(), String> {
-    if o.dev.is_some() && o.ino.is_some() {
-        return Ok(());
-    }
+/// An entry whose device and inode were never recorded (the run was killed within the few
+/// milliseconds between making it and the watcher recording it, see `runner::adhoc`) counts
+/// as the run's only if it came into being (statx birth time) no earlier than the run's
+/// record of its intent and no later than [`CREATE_WINDOW`] after it: whatever is made at
+/// the path after that — after the run ended — is someone else's.
+fn made_in_window(
+    o: &OwnedPath,
+    dir: &rustix::fd::OwnedFd,
+    name: &std::ffi::OsStr,
+) -> std::result::Result<(), String> {
     let intent = chrono::DateTime::parse_from_rfc3339(&o.created_at)
         .map_err(|e| format!("unreadable record time '{}': {e}", o.created_at))?
-        .timestamp();
-    let st = rustix::fs::statx(
-        rustix::fs::CWD,
-        &o.path,
-        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-        rustix::fs::StatxFlags::BTIME,
-    )
-    .map_err(|e| e.to_string())?;
-    if st.stx_mask & rustix::fs::StatxFlags::BTIME.bits() == 0 {
-        return Err(
-            "the file system does not say when it was made, so fslab cannot prove it made it"
-                .into(),
-        );
-    }
-    if st.stx_btime.tv_sec + BIRTH_SLACK_SECS < intent {
-        return Err("it existed before the run started".into());
-    }
-    Ok(())
+        .timestamp_nanos_opt()
+        .ok_or("record time out of range")?;
+    let intent = i128::from(intent);
+    // Record times are kept to the millisecond, file-system clocks are coarse (a tick).
+    let from = intent - 100_000_000;
+    let to = intent + CREATE_WINDOW.as_nanos() as i128;
+    beneath::born_between(std::os::fd::AsFd::as_fd(dir), name, from, to)
 }

@@ -24,7 +24,7 @@ pub use crate::metric::Histogram;
 pub use claim::{Claim, ClaimError, ClaimInfo};
 pub use manage::{ImportReport, ListFilter, ListedStudy, RawSample, Removed};
 pub use open::{APPLICATION_ID, SCHEMA_VERSION};
-pub use owned::{OwnedKind, OwnedPath, OwnedState};
+pub use owned::{OwnedKind, OwnedPath, OwnedRecorder, OwnedState};
 pub use rows::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow};
 pub use status::{CellStatus, SeriesStatus, StudyStatus, TrialStatus};
 

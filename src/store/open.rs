@@ -2,11 +2,15 @@
 //! one `BEGIN IMMEDIATE` transaction, switch to WAL) or read-only (never creates, migrates or
 //! changes the file, and works when its directory is read-only).
 //!
-//! A file is opened only if it is empty (no tables, `user_version` 0) or fslab's: marked with
-//! [`APPLICATION_ID`], or an unmarked store of schema version 1 (written before the marker
-//! existed; it is marked when first opened for writing). Anything else is another program's
-//! database and is refused before anything is written to it, so it stays byte-for-byte as it
-//! was.
+//! The store writes only its own file. The path must be a regular file or absent: a device,
+//! FIFO, directory or socket is refused after `stat`, before anything opens it (a FIFO cannot
+//! hang the command, a block device cannot be taken for an empty store). A new store is made
+//! whole under a temporary name beside the path, marked, and then linked into place, so a
+//! file at the path is either absent or fslab's, never half-made. A file is fslab's when it
+//! carries [`APPLICATION_ID`], or is an unmarked store of schema version 1 (written before the
+//! marker existed; it is marked when first opened for writing). Anything else — another
+//! program's tables or views, an empty SQLite file, a 0-byte file fslab did not make — is
+//! refused before anything is written to it, so it stays byte-for-byte as it was.
 
 use super::{db_error, Store};
 use anyhow::{Context, Result};
@@ -74,7 +78,8 @@ impl Target {
 /// What a database file holds, read before anything is written to it.
 #[derive(Debug, PartialEq)]
 enum Contents {
-    /// No tables, `user_version` 0, no application_id: a new file.
+    /// Nothing in its schema, `user_version` 0, no application_id: a new file (fslab's only
+    /// when fslab has just made it).
     Empty,
     /// fslab's, at this schema version.
     Fslab(i64),
@@ -88,31 +93,52 @@ fn contents(conn: &Connection) -> rusqlite::Result<Contents> {
     let (app, version, names): (i32, i64, Option<String>) = conn.query_row(
         "SELECT (SELECT application_id FROM pragma_application_id()),
                 (SELECT user_version FROM pragma_user_version()),
-                (SELECT group_concat(name, char(31)) FROM (SELECT name FROM sqlite_master
-                  WHERE type = 'table' AND name NOT LIKE 'sqlite^_%' ESCAPE '^' ORDER BY name))",
+                (SELECT group_concat(type || ' ' || name, char(31)) FROM (SELECT type, name
+                  FROM sqlite_master WHERE name NOT LIKE 'sqlite^_%' ESCAPE '^'
+                  ORDER BY type = 'table' DESC, name))",
         [],
         |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )?;
-    let tables: Vec<&str> = names
-        .as_deref()
-        .map_or(Vec::new(), |n| n.split('\u{1f}').collect());
+    // Every schema entry (table, view, index, trigger) as "type name".
+    let entries: Vec<(&str, &str)> = names.as_deref().map_or(Vec::new(), |n| {
+        n.split('\u{1f}')
+            .filter_map(|e| e.split_once(' '))
+            .collect()
+    });
+    let tables: Vec<&str> = entries
+        .iter()
+        .filter(|(t, _)| *t == "table")
+        .map(|(_, n)| *n)
+        .collect();
     Ok(if app == APPLICATION_ID {
         Contents::Fslab(version)
-    } else if app == 0 && version == 0 && tables.is_empty() {
+    } else if app == 0 && version == 0 && entries.is_empty() {
         Contents::Empty
     } else if app == 0 && version == 1 && V1_TABLES.iter().all(|t| tables.contains(t)) {
         Contents::Fslab(1)
-    } else if !tables.is_empty() {
-        let mut shown = tables
+    } else if !entries.is_empty() {
+        let what = if tables.is_empty() {
+            let kinds: Vec<&str> = entries.iter().map(|(t, _)| *t).collect();
+            let kind = if kinds.iter().all(|k| *k == "view") {
+                "views"
+            } else {
+                "schema entries"
+            };
+            (kind, entries.iter().map(|(_, n)| *n).collect::<Vec<_>>())
+        } else {
+            ("tables", tables.clone())
+        };
+        let mut shown = what
+            .1
             .iter()
             .take(8)
             .copied()
             .collect::<Vec<_>>()
             .join(", ");
-        if tables.len() > 8 {
+        if what.1.len() > 8 {
             shown.push_str(", …");
         }
-        Contents::Foreign(format!("it holds tables {shown}"))
+        Contents::Foreign(format!("it holds {} {shown}", what.0))
     } else if app != 0 {
         Contents::Foreign(format!(
             "its application_id is {app:#010x}, another program's"
@@ -124,8 +150,9 @@ fn contents(conn: &Connection) -> rusqlite::Result<Contents> {
     })
 }
 
-/// Turn what [`contents`] found into an error unless this fslab may use the file.
-fn usable(path: &Path, found: rusqlite::Result<Contents>) -> Result<Contents> {
+/// Turn what [`contents`] found into an error unless this fslab may use the file. An empty
+/// database is usable only when fslab has just made it (`made_here`).
+fn usable(path: &Path, found: rusqlite::Result<Contents>, made_here: bool) -> Result<Contents> {
     let not_ours = |why: &str| {
         crate::error::usage(format!(
             "{} is not an fslab results database ({why}); choose another file with --db",
@@ -138,6 +165,9 @@ fn usable(path: &Path, found: rusqlite::Result<Contents>) -> Result<Contents> {
         }
         Err(e) => Err(db_error(path, "reading the schema", e)),
         Ok(Contents::Foreign(why)) => Err(not_ours(&why)),
+        Ok(Contents::Empty) if !made_here => Err(not_ours(
+            "it is empty, and fslab did not make it: fslab makes a new store whole under a temporary name",
+        )),
         Ok(Contents::Fslab(v)) if v > SCHEMA_VERSION => Err(crate::error::usage(format!(
             "results database {} has schema version {v}, newer than this fslab ({SCHEMA_VERSION}); upgrade fslab or choose another file with --db",
             path.display()
@@ -178,24 +208,129 @@ fn wal_is_empty(path: &Path) -> bool {
     std::fs::metadata(PathBuf::from(wal)).map_or(true, |m| m.len() <= 32)
 }
 
+/// Whether a results database exists at `path`: `false` when absent; `true` for a regular
+/// file (also through symbolic links); a usage error for anything else — a device, FIFO,
+/// directory, socket or dangling link — decided by `stat` alone, so nothing is opened.
+pub fn check_kind(path: &Path) -> Result<bool> {
+    use std::os::unix::fs::FileTypeExt;
+    let md = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if std::fs::symlink_metadata(path).is_ok() {
+                crate::bail_usage!(
+                    "results database {} is a symbolic link to nothing; fslab does not create a file where a link points; choose another file with --db",
+                    path.display()
+                );
+            }
+            return Ok(false);
+        }
+        Err(e) => crate::bail_usage!(
+            "cannot reach results database {}: {e}; check the path and its permissions, or choose another file with --db",
+            path.display()
+        ),
+    };
+    let ft = md.file_type();
+    let kind = if ft.is_file() {
+        return Ok(true);
+    } else if ft.is_dir() {
+        "a directory"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    crate::bail_usage!(
+        "results database {} is {kind}; the results database is a regular file (or a path that does not exist yet): choose another file with --db",
+        path.display()
+    )
+}
+
+/// Make a new store at `path`, whole: created exclusively under a temporary name in the same
+/// directory, given fslab's schema and marks, then linked to `path` (which fails if another
+/// process got there first: then its store is used). A file at `path` is never half-made.
+fn create_whole(path: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "results.db".into());
+    let tmp = dir.join(format!(
+        ".{name}.new-{}-{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    ));
+    let cant = |e: &dyn std::fmt::Display| {
+        crate::error::usage(format!(
+            "cannot make results database {} ({e}); choose a writable directory with --db",
+            path.display()
+        ))
+    };
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)
+        .map_err(|e| cant(&e))?;
+    let made = (|| -> Result<()> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&tmp, flags)
+            .map_err(|e| db_error(&tmp, "making a new store", e))?;
+        let mut st = Store {
+            conn,
+            path: tmp.clone(),
+            target: Target::File(tmp.clone()),
+            version: SCHEMA_VERSION,
+        };
+        st.migrate(true)?;
+        drop(st);
+        match std::fs::hard_link(&tmp, path) {
+            Ok(()) => Ok(()),
+            // Another process made it meanwhile: use that one.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(cant(&e)),
+        }
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    for side in ["-journal", "-wal", "-shm"] {
+        let mut p = tmp.as_os_str().to_owned();
+        p.push(side);
+        let _ = std::fs::remove_file(PathBuf::from(p));
+    }
+    made
+}
+
 impl Store {
     /// Open the database at `path` for writing: make the file (and its directory) if missing,
     /// create or migrate fslab's schema, switch to WAL. A file that is not fslab's is refused
     /// (a usage error) before anything is written to it.
     pub fn open(path: &Path) -> Result<Store> {
-        if let Some(parent) = path.parent() {
-            if !parent.as_os_str().is_empty() {
-                std::fs::create_dir_all(parent).with_context(|| {
-                    format!(
-                        "cannot create {}; choose another file with --db",
-                        parent.display()
-                    )
-                })?;
+        if !check_kind(path)? {
+            if let Some(parent) = path.parent() {
+                if !parent.as_os_str().is_empty() {
+                    std::fs::create_dir_all(parent).with_context(|| {
+                        format!(
+                            "cannot create {}; choose another file with --db",
+                            parent.display()
+                        )
+                    })?;
+                }
             }
+            create_whole(path)?;
+            check_kind(path)?;
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        // The file exists and is fslab's or refused below: never created by this open.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags)
             .and_then(|c| c.busy_timeout(BUSY).map(|_| c))
             .map_err(|e| db_error(path, "opening", e))?;
@@ -216,8 +351,8 @@ impl Store {
             target: Target::File(path.to_path_buf()),
             version: SCHEMA_VERSION,
         };
-        if usable(path, contents(&store.conn))? != Contents::Fslab(SCHEMA_VERSION) {
-            store.migrate()?;
+        if usable(path, contents(&store.conn), false)? != Contents::Fslab(SCHEMA_VERSION) {
+            store.migrate(false)?;
         }
         store.use_wal()?;
         store
@@ -231,16 +366,11 @@ impl Store {
     /// Open the database at `path` for reading only (`fslab list`, `show`, `report`,
     /// `compare`). It is never created, migrated or changed; a missing file is a usage error.
     pub fn open_read_only(path: &Path) -> Result<Store> {
-        match path.try_exists() {
-            Ok(true) => {}
-            Ok(false) => crate::bail_usage!(
+        if !check_kind(path)? {
+            crate::bail_usage!(
                 "no results database at {}: nothing has been stored there; record a run first (e.g. `fslab fdtree -o DIR`) or choose another file with --db",
                 path.display()
-            ),
-            Err(e) => crate::bail_usage!(
-                "cannot reach results database {}: {e}; check the path and its permissions, or choose another file with --db",
-                path.display()
-            ),
+            );
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let open = |target: &Path, flags: OpenFlags| {
@@ -269,7 +399,7 @@ impl Store {
             }
         }
         // An older version is read as it is: the reads leave out what it cannot hold.
-        let version = match usable(path, found)? {
+        let version = match usable(path, found, false)? {
             Contents::Fslab(v) => v,
             _ => 0,
         };
@@ -304,19 +434,19 @@ impl Store {
             target: Target::Memory(uri),
             version: SCHEMA_VERSION,
         };
-        store.migrate()?;
+        store.migrate(true)?;
         Ok(store)
     }
 
     /// Create or migrate the schema in one `BEGIN IMMEDIATE` transaction. What the file holds
     /// is read again inside it: a concurrent opener may have done the work meanwhile.
-    fn migrate(&mut self) -> Result<()> {
+    fn migrate(&mut self, made_here: bool) -> Result<()> {
         let path = self.path.clone();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| db_error(&path, "locking the database to create its schema", e))?;
-        let from = match usable(&path, contents(&tx))? {
+        let from = match usable(&path, contents(&tx), made_here)? {
             Contents::Fslab(v) => v,
             _ => 0,
         };

@@ -191,15 +191,87 @@ fn a_read_only_open_of_a_missing_file_creates_nothing_and_names_it() {
 }
 
 #[test]
-fn a_read_only_open_of_an_empty_file_finds_nothing_and_writes_nothing() {
+fn an_empty_file_or_database_fslab_did_not_make_is_foreign() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("empty.db");
-    std::fs::write(&p, b"").unwrap();
-    let st = Store::open_read_only(&p).unwrap();
-    assert!(st.list_studies().unwrap().is_empty());
-    assert!(st.study(1).unwrap().is_none());
-    drop(st);
-    assert_eq!(std::fs::metadata(&p).unwrap().len(), 0);
+    let zero = dir.path().join("empty.db");
+    std::fs::write(&zero, b"").unwrap();
+    // An SQLite file with nothing in it, and one holding only a view.
+    let blank = dir.path().join("blank.db");
+    rusqlite::Connection::open(&blank)
+        .unwrap()
+        .execute_batch("VACUUM")
+        .unwrap();
+    let view = dir.path().join("view.db");
+    rusqlite::Connection::open(&view)
+        .unwrap()
+        .execute_batch("CREATE VIEW answer AS SELECT 42 AS x")
+        .unwrap();
+    for (p, why) in [
+        (&zero, "it is empty, and fslab did not make it"),
+        (&blank, "it is empty, and fslab did not make it"),
+        (&view, "it holds views answer"),
+    ] {
+        let before = bytes(p);
+        for e in [
+            Store::open(p).err().unwrap(),
+            Store::open_read_only(p).err().unwrap(),
+        ] {
+            assert!(is_usage(&e), "{e:#}");
+            assert!(format!("{e:#}").contains(why), "{}: {e:#}", p.display());
+        }
+        assert_eq!(bytes(p), before, "{}", p.display());
+        assert!(side_files(p).is_empty());
+    }
+}
+
+#[test]
+fn only_a_regular_file_or_nothing_can_be_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.db");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let sub = dir.path().join("a-dir.db");
+    std::fs::create_dir(&sub).unwrap();
+    let dangling = dir.path().join("dangling.db");
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+    for (p, kind) in [
+        (&fifo, "is a FIFO"),
+        (&sub, "is a directory"),
+        (&dangling, "symbolic link to nothing"),
+    ] {
+        let t = std::time::Instant::now();
+        for e in [
+            Store::open(p).err().unwrap(),
+            Store::open_read_only(p).err().unwrap(),
+        ] {
+            assert!(is_usage(&e), "{e:#}");
+            assert!(format!("{e:#}").contains(kind), "{e:#}");
+        }
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+    }
+    assert!(
+        !dir.path().join("nowhere").exists(),
+        "nothing made where the link points"
+    );
+}
+
+#[test]
+fn a_new_store_is_made_whole_and_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("fresh.db");
+    drop(Store::open(&p).unwrap());
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("fresh.db"))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+    assert_eq!(markers(&p), (SCHEMA_VERSION, APPLICATION_ID, true));
+    // Opened again, it is fslab's.
+    Store::open(&p).unwrap();
+    Store::open_read_only(&p).unwrap();
 }
 
 #[test]

@@ -170,6 +170,18 @@ impl Store {
         )
     }
 
+    /// A recorder of made entries on a connection of its own, for a thread that watches a
+    /// run's entries come into being while the store is busy elsewhere.
+    pub fn owned_recorder(&self) -> Result<OwnedRecorder> {
+        let conn = self.target.connect().map_err(|e| {
+            super::db_error(&self.path, "opening a connection to record made entries", e)
+        })?;
+        Ok(OwnedRecorder {
+            conn,
+            path: self.path.clone(),
+        })
+    }
+
     /// Mark owned path `id` as removed by fslab.
     pub fn set_owned_removed(&self, id: i64) -> Result<()> {
         self.set_owned(
@@ -240,6 +252,32 @@ impl Store {
             out.push((o, study));
         }
         Ok(out)
+    }
+}
+
+/// Records, on its own connection, that an owned path was made (see
+/// [`Store::owned_recorder`]).
+pub struct OwnedRecorder {
+    conn: rusqlite::Connection,
+    path: PathBuf,
+}
+
+impl OwnedRecorder {
+    /// Mark owned path `id` as made, with its `st_dev` and `st_ino`.
+    pub fn created(&self, id: i64, dev: u64, ino: u64) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE owned_path SET state = 'created', dev = ?2, ino = ?3 WHERE id = ?1",
+                params![id, dev as i64, ino as i64],
+            )
+            .map_err(|e| {
+                super::db_error(
+                    &self.path,
+                    format_args!("marking owned path {id} created"),
+                    e,
+                )
+            })?;
+        Ok(())
     }
 }
 

@@ -361,7 +361,7 @@ pub(crate) fn conclude(
         );
     }
     match error {
-        Some(e) => Err(e),
+        Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
     }
 }

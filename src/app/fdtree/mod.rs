@@ -285,7 +285,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         );
     }
     match result.error {
-        Some(e) => Err(e),
+        Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
     }
 }

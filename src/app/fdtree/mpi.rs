@@ -180,7 +180,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         )?;
     }
     match result.error {
-        Some(e) => Err(e),
+        Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
     }
 }

@@ -7,7 +7,7 @@ use crate::cli::{FioArgs, FioCacheArg};
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::progress::ProgressObserver;
-use crate::workload::fio::{read_job_file, Fio, FioParams};
+use crate::workload::fio::{read_job_file, Fio, FioParams, FIO_DIR};
 use crate::workload::param::{in_words, Words};
 use crate::workload::{Quiet, Target, WorkloadKind};
 use anyhow::Result;
@@ -37,13 +37,30 @@ pub(crate) fn params_from(a: &FioArgs) -> Result<FioParams> {
         );
     }
     crate::workload::check_writable_dir(&a.directory, "-D")?;
+    let mut allow_outside = Vec::new();
+    for d in &a.allow_outside {
+        if d.as_os_str().is_empty() {
+            crate::bail_usage!(
+                "--allow-outside names the directory fio may also write: --allow-outside=DIR (fio runs in a cage where everything else is read-only)"
+            );
+        }
+        allow_outside.push(std::path::absolute(d)?);
+    }
+    let cell = std::fs::canonicalize(&a.directory)?.join(FIO_DIR);
+    if cell.starts_with("/dev") || cell.starts_with("/proc") || cell.starts_with("/sys") {
+        crate::bail_usage!(
+            "-D {}: fio runs in a cage with its own /dev, /proc and /sys; choose a directory outside them",
+            a.directory.display()
+        );
+    }
     let job = read_job_file(&a.job)?;
     let p = FioParams {
         job,
         source: a.job.display().to_string(),
-        allow_outside_cell: a.allow_outside,
+        allow_outside,
         drop_caches: a.cache == FioCacheArg::Drop,
         extra_args: a.fio_args.clone(),
+        cell: Some(cell),
     };
     p.validate().map_err(|e| in_words(e, FLAGS))?;
     Ok(p)
@@ -144,7 +161,7 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
         end.print_tail(StoredLine::OnSuccess, " (all metrics)");
     }
     match result.error {
-        Some(e) => Err(e),
+        Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
     }
 }

@@ -482,7 +482,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     }
     write_biff(a.biff.as_deref(), &s, &result)?;
     match result.error {
-        Some(e) => Err(e),
+        Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
     }
 }

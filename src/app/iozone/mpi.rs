@@ -133,7 +133,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         report::finish(&info, &a, &s, &cells[0].workload, &result, cache_warn)?;
     }
     match result.error {
-        Some(e) => Err(e),
+        Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
     }
 }

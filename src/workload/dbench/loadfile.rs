@@ -19,7 +19,6 @@
 use super::ops::{Expect, OpKind};
 pub use super::parse::{parse_int, tokenize};
 use anyhow::Result;
-use std::io::Read;
 use std::path::Path;
 
 /// Index into [`Loadfile::paths`].
@@ -224,23 +223,32 @@ impl Loadfile {
     /// Read and parse a loadfile, gunzipping it when it starts with the gzip magic bytes.
     /// Errors are usage errors naming the file, the line and the fix.
     pub fn from_path(path: &Path) -> Result<Loadfile> {
-        let raw = std::fs::read(path).map_err(|e| {
+        use crate::safe::input::{read_all_limited, read_limited, ReadError, LOADFILE_LIMIT};
+        const WHAT: &str = "a dbench loadfile";
+        let raw = read_limited(path, LOADFILE_LIMIT, WHAT).map_err(|e| {
             crate::error::usage(format!(
                 "cannot read loadfile {}: {e}; check the path given with -c/--loadfile",
                 path.display()
             ))
         })?;
         let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
-            let mut out = Vec::new();
-            flate2::read::MultiGzDecoder::new(&raw[..])
-                .read_to_end(&mut out)
-                .map_err(|e| {
-                    crate::error::usage(format!(
+            read_all_limited(
+                flate2::read::MultiGzDecoder::new(&raw[..]),
+                LOADFILE_LIMIT,
+                WHAT,
+            )
+            .map_err(|e| {
+                crate::error::usage(match e {
+                    ReadError::TooLarge { .. } => format!(
+                        "cannot read loadfile {}: decompressed, {e}; check the path given with -c/--loadfile",
+                        path.display()
+                    ),
+                    ReadError::Io(e) => format!(
                         "loadfile {} looks gzip-compressed but cannot be decompressed: {e}; check the file",
                         path.display()
-                    ))
-                })?;
-            out
+                    ),
+                })
+            })?
         } else {
             raw
         };

@@ -164,6 +164,7 @@ impl Fdtree {
                 let fb = self.params.file_bytes();
                 // The roots this run made itself: only these are ever swept on failure.
                 let made = std::sync::Mutex::new(Vec::new());
+                let records = self.records;
                 let r = self.run_phases(
                     &names,
                     obs,
@@ -171,10 +172,16 @@ impl Fdtree {
                     |ops, n| Ok(ops.open_dir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
                     |ops, n| {
                         ops.mkdir(&base, &std::ffi::CString::new(n.as_bytes())?)?;
+                        // The record gets the root's inode right away, untimed: a run killed
+                        // from here on leaves a record that names exactly this directory.
+                        let t = Instant::now();
                         made.lock()
                             .unwrap_or_else(|p| p.into_inner())
                             .push(n.to_string());
-                        Ok(())
+                        if records {
+                            record::complete(start_dir, n)?;
+                        }
+                        Ok(t.elapsed())
                     },
                     |ops, n| Ok(ops.rmdir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
                     Some(&sync_dir),
@@ -190,7 +197,7 @@ impl Fdtree {
                 obs,
                 |_| NullOps,
                 |_, _| Ok(()),
-                |_, _| Ok(()),
+                |_, _| Ok(Duration::ZERO),
                 |_, _| Ok(()),
                 None,
             )?,
@@ -220,7 +227,7 @@ impl Fdtree {
         O: Ops,
         MkOps: Fn(usize) -> O + Sync,
         OpenRoot: Fn(&mut O, &str) -> Result<O::Dir> + Sync,
-        MkRoot: Fn(&mut O, &str) -> Result<()> + Sync,
+        MkRoot: Fn(&mut O, &str) -> Result<Duration> + Sync,
         RmRoot: Fn(&mut O, &str) -> Result<()> + Sync,
     {
         let threads = self.params.threads;
@@ -265,11 +272,12 @@ impl Fdtree {
                     for (pi, phase) in phases.iter().enumerate() {
                         barrier.wait();
                         if !abort.load(Ordering::Relaxed) {
-                            let start = Instant::now();
+                            let mut start = Instant::now();
                             let level = shape.levels;
                             let r: Result<()> = (|| match *phase {
                                 Phase::DirCreate => {
-                                    mk_root(&mut walker.ops, root_name)
+                                    // Bookkeeping after the root's mkdir is not timed.
+                                    start += mk_root(&mut walker.ops, root_name)
                                         .with_context(|| format!("mkdir {root_name}"))?;
                                     let root = open_root(&mut walker.ops, root_name)?;
                                     walker.create_dirs(&root, level).map_err(walk_err)

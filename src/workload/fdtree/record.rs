@@ -3,10 +3,13 @@
 //!
 //! The record is a small JSON file `.fslab-tree.<root>` in the start directory (beside the
 //! tree, not inside it, so the tree is exactly fdtree's). It is written *before* the tree's
-//! root is made, completed with the root's device and inode numbers once the run ends, and
-//! removed together with the tree. A directory without a record, or whose device and inode
-//! differ from the record (it was removed and made again by someone else), is not fslab's:
-//! `-R` refuses it and nothing is removed.
+//! root is made, completed with the root's device and inode numbers right after the root's
+//! `mkdir`, and removed together with the tree. A directory without a record, or whose device
+//! and inode differ from the record (it was removed and made again by someone else), is not
+//! fslab's: `-R` refuses it and nothing is removed. A record without an inode (a run killed
+//! between the `mkdir` and completing it) is accepted only for a root born within
+//! [`CREATE_WINDOW`] after the record was written; and no tree with a mount inside it is
+//! ever removed (fslab never removes across a mount).
 
 use super::FdtreeParams;
 use crate::workload::fdtree::sweep::SweepShape;
@@ -14,6 +17,10 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+/// How long after writing a record a run may make the root and still have a record without
+/// an inode accepted for it (see the module header).
+pub const CREATE_WINDOW: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Prefix of every tree root fdtree names (`LEVEL0.<host>.<pid>[.<i>]`).
 pub const ROOT_PREFIX: &str = "LEVEL0.";
@@ -90,12 +97,22 @@ pub fn path(start_dir: &Path, root: &str) -> PathBuf {
     start_dir.join(format!(".fslab-tree.{root}"))
 }
 
-/// Write (or replace) a record, atomically.
+/// Write (or replace) a record, atomically. The temporary file is made exclusively (a file or
+/// link left at its name is removed, never written through).
 pub fn write(start_dir: &Path, rec: &TreeRecord) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let dest = path(start_dir, &rec.root);
     let tmp = start_dir.join(format!(".fslab-tree.{}.tmp", rec.root));
     let text = serde_json::to_string_pretty(rec)?;
-    std::fs::write(&tmp, text + "\n")
+    let _ = std::fs::remove_file(&tmp);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all((text + "\n").as_bytes()))
         .and_then(|_| std::fs::rename(&tmp, &dest))
         .with_context(|| format!("cannot write the tree record {}", dest.display()))
 }
@@ -103,7 +120,11 @@ pub fn write(start_dir: &Path, rec: &TreeRecord) -> Result<()> {
 /// Read the record of `root`, if there is one.
 pub fn read(start_dir: &Path, root: &str) -> Result<Option<TreeRecord>> {
     let p = path(start_dir, root);
-    match std::fs::read_to_string(&p) {
+    match crate::safe::input::read_text_limited(
+        &p,
+        crate::safe::input::RECORD_LIMIT,
+        "a tree record",
+    ) {
         Ok(text) => {
             let rec: TreeRecord = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not an fslab tree record", p.display()))?;
@@ -112,7 +133,9 @@ pub fn read(start_dir: &Path, root: &str) -> Result<Option<TreeRecord>> {
             }
             Ok(Some(rec))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(crate::safe::input::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
+        }
         Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
     }
 }
@@ -180,16 +203,69 @@ pub fn verify(start_dir: &Path, root: &str) -> Result<TreeRecord> {
         ),
         Err(e) => return Err(crate::error::usage(format!("{e:#}; fslab will not remove {}", p.display()))),
     };
-    if let (Some(dev), Some(ino)) = (rec.dev, rec.ino) {
-        if dev != md.dev() || ino != md.ino() {
-            crate::bail_usage!(
-                "{} is not the directory fslab made (its inode differs from the record {}); fslab will not remove it",
-                p.display(),
-                path(start_dir, root).display()
-            );
+    match (rec.dev, rec.ino) {
+        (Some(dev), Some(ino)) => {
+            if dev != md.dev() || ino != md.ino() {
+                crate::bail_usage!(
+                    "{} is not the directory fslab made (its inode differs from the record {}); fslab will not remove it",
+                    p.display(),
+                    path(start_dir, root).display()
+                );
+            }
         }
+        _ => born_after_record(start_dir, root, &rec)?,
+    }
+    if let Some(m) = mount_inside(&p) {
+        crate::bail_usage!(
+            "{} has a mount inside it ({}); fslab never removes across a mount: unmount it first",
+            p.display(),
+            m.display()
+        );
     }
     Ok(rec)
+}
+
+/// A record without an inode is accepted only for a root that came into being (statx birth
+/// time) within [`CREATE_WINDOW`] after the record was written: the run that wrote it was
+/// killed between making the root and completing the record. A directory made before the
+/// record, or later (after that run ended), is someone else's.
+fn born_after_record(start_dir: &Path, root: &str, rec: &TreeRecord) -> Result<()> {
+    let refuse = |why: &str| {
+        crate::error::usage(format!(
+            "{}'s record {} has no inode and {why}, so fslab cannot tell it made the directory and will not remove it; remove it yourself if it is not needed",
+            start_dir.join(root).display(),
+            path(start_dir, root).display()
+        ))
+    };
+    let at = chrono::DateTime::parse_from_rfc3339(&rec.created_at)
+        .ok()
+        .and_then(|t| t.timestamp_nanos_opt())
+        .ok_or_else(|| refuse("an unreadable time"))?;
+    let dir = rustix::fs::open(
+        start_dir,
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| refuse(&e.to_string()))?;
+    // Record times are kept to the millisecond, file-system clocks are coarse (a tick).
+    let from = i128::from(at) - 100_000_000;
+    let to = i128::from(at) + CREATE_WINDOW.as_nanos() as i128;
+    crate::safe::beneath::born_between(
+        std::os::fd::AsFd::as_fd(&dir),
+        std::ffi::OsStr::new(root),
+        from,
+        to,
+    )
+    .map_err(|e| refuse(&e))
+}
+
+/// A mount point at or below `dir`, if any (`/proc/self/mountinfo`).
+pub fn mount_inside(dir: &Path) -> Option<PathBuf> {
+    let canon = std::fs::canonicalize(dir).ok()?;
+    crate::sysinfo::mounts()
+        .into_iter()
+        .map(|m| m.mount_point)
+        .find(|m| m.starts_with(&canon))
 }
 
 #[cfg(test)]
@@ -227,6 +303,34 @@ mod tests {
         assert!(e.contains("inode differs"), "{e}");
         remove(t.path(), root).unwrap();
         assert!(read(t.path(), root).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_record_without_an_inode_covers_only_a_root_born_just_after_it() {
+        let t = tempfile::tempdir().unwrap();
+        // A user's directory, then a forged record without an inode beside it.
+        let users = "LEVEL0.host.777";
+        std::fs::create_dir(t.path().join(users)).unwrap();
+        std::fs::write(t.path().join(users).join("L1F1"), b"mine").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        write(t.path(), &TreeRecord::new(users, &params())).unwrap();
+        let e = verify(t.path(), users).unwrap_err().to_string();
+        assert!(
+            e.contains("has no inode") && e.contains("existed before"),
+            "{e}"
+        );
+        // A record written long before the directory came (its run ended long ago).
+        let late = "LEVEL0.host.778";
+        let mut rec = TreeRecord::new(late, &params());
+        rec.created_at = "2020-01-01T00:00:00.000Z".into();
+        write(t.path(), &rec).unwrap();
+        std::fs::create_dir(t.path().join(late)).unwrap();
+        let e = verify(t.path(), late).unwrap_err().to_string();
+        assert!(e.contains("after the run"), "{e}");
+        assert_eq!(
+            std::fs::read(t.path().join(users).join("L1F1")).unwrap(),
+            b"mine"
+        );
     }
 
     #[test]

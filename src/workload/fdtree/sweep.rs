@@ -183,6 +183,14 @@ pub fn sweep_tree(parent: &Path, root_name: &str, shape: &SweepShape) -> std::io
             return Ok(out);
         }
     }
+    // Never across a mount: a tree with anything mounted inside is left whole.
+    if let Some(m) = super::record::mount_inside(&parent.join(root_name)) {
+        out.kept.push(format!(
+            "{root_name} (a mount inside it: {}; unmount it first)",
+            m.display()
+        ));
+        return Ok(out);
+    }
     let root = match open_dir(&base, &name) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Ok(out),

@@ -9,8 +9,9 @@
 use super::output::{self, FioRun};
 use super::{FioParams, JobFile};
 use crate::metric::{Histogram, Metric};
+use crate::safe::cage::Cage;
 use crate::workload::{Creates, Observer, Requirements, Target, Workload};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -57,32 +58,95 @@ fn fio_message(stderr: &str) -> String {
     }
 }
 
-/// Let fio judge the job file (`fio --parse-only`): a usage error with fio's own message
-/// when it refuses it.
+/// One of fio's verdicts: the job text, the pass-through options, the refusal (if any).
+type Verdict = (String, Vec<String>, Option<String>);
+
+/// fio's verdicts on the jobs judged so far in this process, by job text and options: a
+/// study's cells share their jobs, so each distinct job is parsed once.
+static JUDGED: std::sync::Mutex<Vec<Verdict>> = std::sync::Mutex::new(Vec::new());
+
+/// Let fio judge the job file (`fio --parse-only`, in the cage with nothing writable): a
+/// usage error with fio's own message when it refuses it. Each distinct job (text and
+/// options) is judged once per process.
 pub fn parse_only(job: &JobFile, extra: &[String]) -> Result<()> {
+    let text = job.render();
+    let known = JUDGED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .find(|(t, e, _)| *t == text && e == extra)
+        .map(|(_, _, v)| v.clone());
+    let verdict = match known {
+        Some(v) => v,
+        None => {
+            let v = judge(&text, extra)?;
+            JUDGED.lock().unwrap_or_else(|p| p.into_inner()).push((
+                text,
+                extra.to_vec(),
+                v.clone(),
+            ));
+            v
+        }
+    };
+    match verdict {
+        None => Ok(()),
+        Some(msg) => Err(crate::error::usage(msg)),
+    }
+}
+
+/// How many verdicts on the job `text` this process keeps (fio judged it that many times).
+pub fn times_judged(text: &str) -> usize {
+    JUDGED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .filter(|(t, _, _)| t == text)
+        .count()
+}
+
+/// Run `fio --parse-only` on `text`: `None` when fio accepts it, else its refusal.
+fn judge(text: &str, extra: &[String]) -> Result<Option<String>> {
     let fio = fio_binary()?;
-    let mut child = Command::new(&fio)
-        .arg("--parse-only")
+    let mut cmd = Command::new(&fio);
+    cmd.arg("--parse-only")
         .args(extra)
         .arg("-")
+        .current_dir("/")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("cannot start {}", fio.display()))?;
+        .stderr(Stdio::piped());
+    let cage = Cage {
+        writable: Vec::new(),
+        cwd: PathBuf::from("/"),
+    };
+    cage.apply(&mut cmd, &crate::safe::procs::my_owner_mark())?;
+    let mut child = cmd.spawn().map_err(|e| cage_error(&fio, e))?;
     if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(job.render().as_bytes())?;
+        // fio may stop reading early (it refused the job): its verdict is what counts.
+        let _ = stdin.write_all(text.as_bytes());
     }
     let out = child.wait_with_output()?;
-    if !out.status.success() {
-        let mut text = String::from_utf8_lossy(&out.stderr).into_owned();
-        text.push_str(&String::from_utf8_lossy(&out.stdout));
-        crate::bail_usage!(
-            "fio rejects the job (fio --parse-only): {}; fix the job",
-            fio_message(&text)
-        );
+    if out.status.success() {
+        return Ok(None);
     }
-    Ok(())
+    let mut said = String::from_utf8_lossy(&out.stderr).into_owned();
+    said.push_str(&String::from_utf8_lossy(&out.stdout));
+    Ok(Some(format!(
+        "fio rejects the job (fio --parse-only): {}; fix the job",
+        fio_message(&said)
+    )))
+}
+
+/// The error of a fio that could not be started in its cage.
+fn cage_error(fio: &Path, e: std::io::Error) -> anyhow::Error {
+    if crate::safe::cage::caged() {
+        anyhow!(
+            "cannot start {} in its cage ({e}): as root fslab runs fio only in private mount and PID namespaces with a read-only tree, which needs Linux 5.12 or later (mount_setattr) and permission to make namespaces (a container may withhold it)",
+            fio.display()
+        )
+    } else {
+        anyhow!("cannot start {}: {e}", fio.display())
+    }
 }
 
 /// The fio engine.
@@ -117,26 +181,31 @@ impl Fio {
         target.dir().join(FIO_DIR)
     }
 
-    /// The command line fio runs with (the job file comes on standard input). fio is told
-    /// to stop (SIGTERM, which fio handles by ending its jobs) if fslab dies, so a killed run
-    /// leaves no fio writing into a directory `fslab cleanup` is about to remove.
+    /// The command line fio runs with (the job file comes on standard input), in its cage:
+    /// as root, only `dir` and the allowed directories are writable, and fio (with all it
+    /// started) dies with fslab; see `safe::cage`.
     pub fn command(&self, dir: &Path) -> Result<Command> {
-        use std::os::unix::process::CommandExt;
         let mut c = Command::new(fio_binary()?);
         c.arg("--output-format=json+")
             .arg(format!("--directory={}", dir.display()))
             .args(&self.params.extra_args)
             .arg("-")
             .current_dir(dir);
-        // SAFETY: one async-signal-safe system call (prctl) between fork and exec.
-        unsafe {
-            c.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
+        let mut writable = vec![dir.to_path_buf()];
+        for d in &self.params.allow_outside {
+            let real = std::fs::canonicalize(d).map_err(|e| {
+                crate::error::usage(format!(
+                    "allowed directory {}: {e}; create it or leave it out",
+                    d.display()
+                ))
+            })?;
+            writable.push(real);
         }
+        let cage = Cage {
+            writable,
+            cwd: dir.to_path_buf(),
+        };
+        cage.apply(&mut c, &crate::safe::procs::my_owner_mark())?;
         Ok(c)
     }
 
@@ -147,7 +216,7 @@ impl Fio {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .context("cannot start fio")?;
+            .map_err(|e| cage_error(Path::new("fio"), e))?;
         if let Some(mut stdin) = child.stdin.take() {
             stdin.write_all(self.params.job.render().as_bytes())?;
         }

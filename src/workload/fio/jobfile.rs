@@ -1,13 +1,16 @@
 //! fio job files as fslab reads them: sections (`[global]`, one per job) with their lines
 //! kept verbatim, the options parsed from them, and what fslab needs to know before fio runs:
 //! which options write where (so a job cannot write outside the cell), how much data each
-//! job will have on disk, and each job's effective `rw` and `bs`.
+//! job will have on disk, and each job's effective `rw` and `bs`. Where it writes is read
+//! in [`super::paths`].
 //!
 //! fio itself stays the judge of the file's validity (`fio --parse-only`); this reader only
 //! understands what it must check. It follows fio's INI dialect (`fio(1)`, "JOB FILE
 //! FORMAT"): `;` and `#` start comments, an option is `key=value` or a bare `key`, a later
 //! value of the same option wins, sections named `global` set defaults for the jobs after
-//! them, `include FILE` pulls in another file.
+//! them, `include FILE` inside a section pulls in another file's options (fslab puts them in
+//! place, resolving a relative name against the including file's directory), `${VAR}` in an
+//! option is the environment variable's value.
 
 use std::path::{Path, PathBuf};
 
@@ -61,25 +64,17 @@ pub struct JobFile {
     pub sections: Vec<Section>,
 }
 
-/// Options whose value names files fio writes: checked so that none points outside the
-/// cell. `directory` is fslab's to set; `filename` and `filename_format` are relative to it.
-pub const PATH_OPTIONS: [&str; 3] = ["directory", "filename", "filename_format"];
-
-/// Options naming log files fio writes (relative to its working directory, which fslab
-/// makes inside the cell).
-pub const LOG_OPTIONS: [&str; 7] = [
-    "write_bw_log",
-    "write_lat_log",
-    "write_iops_log",
-    "write_hist_log",
-    "write_iolog",
-    "write_iolog_chunked",
-    "ioscheduler_log",
-];
-
 impl JobFile {
-    /// Parse job-file text. `base` is the directory `include` paths are relative to.
+    /// Parse job-file text. `base` is the directory relative `include` paths are resolved
+    /// against (the job file's own directory): every included file is read (size-limited)
+    /// and its options put in place of the `include` line, so fio gets one self-contained
+    /// job and never opens an include itself.
     pub fn parse(text: &str, base: Option<&Path>) -> Result<JobFile, String> {
+        let mut budget = crate::safe::input::JOB_LIMIT.saturating_sub(text.len() as u64);
+        JobFile::parse_in(text, base, &mut budget)
+    }
+
+    fn parse_in(text: &str, base: Option<&Path>, budget: &mut u64) -> Result<JobFile, String> {
         let mut jf = JobFile {
             preamble: Vec::new(),
             sections: Vec::new(),
@@ -92,17 +87,14 @@ impl JobFile {
             } else {
                 line
             };
-            if let Some(rest) = line.strip_prefix("include ") {
-                let file = rest.trim();
-                let path = match base {
-                    Some(b) if !Path::new(file).is_absolute() => b.join(file),
-                    _ => PathBuf::from(file),
+            if let Some(file) = include_target(content) {
+                let Some(s) = jf.sections.last_mut() else {
+                    return Err(format!(
+                        "line {}: include outside any [section]; fio reads include lines only inside a section",
+                        n + 1
+                    ));
                 };
-                let l = format!("include {}", path.display());
-                match jf.sections.last_mut() {
-                    Some(s) => s.lines.push(l),
-                    None => jf.preamble.push(l),
-                }
+                include(s, file, base, 0, budget).map_err(|e| format!("line {}: {e}", n + 1))?;
                 continue;
             }
             if content.starts_with('[') {
@@ -130,20 +122,9 @@ impl JobFile {
                 continue;
             };
             s.lines.push(raw.to_string());
-            if content.is_empty() {
-                continue;
+            if let Some(opt) = option(content) {
+                s.opts.push(opt);
             }
-            let opt = match content.split_once('=') {
-                Some((k, v)) => Opt {
-                    key: k.trim().to_ascii_lowercase(),
-                    value: Some(v.trim().to_string()),
-                },
-                None => Opt {
-                    key: content.to_ascii_lowercase(),
-                    value: None,
-                },
-            };
-            s.opts.push(opt);
         }
         if !jf.sections.iter().any(|s| !s.is_global()) {
             return Err("it has no job: add a [section] other than [global]".into());
@@ -212,24 +193,6 @@ impl JobFile {
         }
         out
     }
-
-    /// Every place an option names a path fio would write, with the section: for the
-    /// outside-the-cell check.
-    pub fn path_options(&self) -> Vec<(&str, &str, &str)> {
-        let mut v = Vec::new();
-        for s in &self.sections {
-            for o in &s.opts {
-                if PATH_OPTIONS.contains(&o.key.as_str()) || LOG_OPTIONS.contains(&o.key.as_str()) {
-                    v.push((
-                        s.name.as_str(),
-                        o.key.as_str(),
-                        o.value.as_deref().unwrap_or(""),
-                    ));
-                }
-            }
-        }
-        v
-    }
 }
 
 /// One job with the options it runs with.
@@ -239,6 +202,113 @@ pub struct Job {
     pub name: String,
     /// Effective options, globals first; the last of a key wins.
     pub opts: Vec<Opt>,
+}
+
+/// Nested includes deeper than this are refused (an include cycle ends here).
+const MAX_INCLUDE_DEPTH: usize = 8;
+
+/// The file an `include` line names: fio takes a line that starts with `include` and reads
+/// the file name after one separating character (`include common.fio`, `include=x`).
+fn include_target(content: &str) -> Option<&str> {
+    let rest = content.strip_prefix("include")?;
+    let mut chars = rest.chars();
+    chars.next()?;
+    let file = chars.as_str().trim();
+    (!file.is_empty()).then_some(file)
+}
+
+/// One option line: `${VAR}` replaced by the environment's value (empty when unset), as fio
+/// does before it reads the option, then `key=value` or a bare `key`.
+fn option(content: &str) -> Option<Opt> {
+    if content.is_empty() {
+        return None;
+    }
+    let content = expand_env(content);
+    Some(match content.split_once('=') {
+        Some((k, v)) => Opt {
+            key: k.trim().to_ascii_lowercase(),
+            value: Some(v.trim().to_string()),
+        },
+        None => Opt {
+            key: content.trim().to_ascii_lowercase(),
+            value: None,
+        },
+    })
+}
+
+/// fio's `${VAR}` substitution: every `${NAME}` with a closing `}` becomes the value of the
+/// environment variable `NAME`, or nothing when it is unset.
+pub fn expand_env(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        match after.find('}') {
+            Some(j) => {
+                if let Some(v) = std::env::var_os(&after[..j]).filter(|_| j > 0) {
+                    out.push_str(&v.to_string_lossy());
+                }
+                rest = &after[j + 1..];
+            }
+            None => {
+                out.push_str(&rest[i..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Put the options of the included `file` (relative paths against `base`) into section `s`,
+/// in place of the `include` line, as fio would read them; nested includes likewise.
+fn include(
+    s: &mut Section,
+    file: &str,
+    base: Option<&Path>,
+    depth: usize,
+    budget: &mut u64,
+) -> Result<(), String> {
+    if depth >= MAX_INCLUDE_DEPTH {
+        return Err(format!(
+            "include {file}: includes nest deeper than {MAX_INCLUDE_DEPTH} (a cycle?); flatten them"
+        ));
+    }
+    let path = match base {
+        Some(b) if !Path::new(file).is_absolute() => b.join(file),
+        _ => PathBuf::from(file),
+    };
+    let text = crate::safe::input::read_text_limited(&path, *budget, "a fio job with its includes")
+        .map_err(|e| format!("cannot read included file {}: {e}; check the include line (a relative path is relative to the including file)", path.display()))?;
+    *budget = budget.saturating_sub(text.len() as u64);
+    s.lines
+        .push(format!("; fslab: include {} (inlined)", path.display()));
+    let inner_base = path.parent().map(Path::to_path_buf);
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        let content = if line.starts_with([';', '#']) {
+            ""
+        } else {
+            line
+        };
+        if content.starts_with('[') {
+            return Err(format!(
+                "included file {} line {}: a [section]; fio allows only options in included files",
+                path.display(),
+                n + 1
+            ));
+        }
+        if let Some(f) = include_target(content) {
+            include(s, f, inner_base.as_deref(), depth + 1, budget)?;
+            continue;
+        }
+        s.lines.push(raw.to_string());
+        if let Some(opt) = option(content) {
+            s.opts.push(opt);
+        }
+    }
+    Ok(())
 }
 
 /// The last value given to `key` among `opts` (`Some(None)` for a bare flag): fio's rule,
@@ -340,56 +410,6 @@ pub fn parse_size(s: &str) -> Option<u64> {
         _ => return None,
     };
     n.checked_mul(1u64 << shift)
-}
-
-/// Why a path option's value points outside the cell (relative to fio's `directory`, which
-/// fslab sets to the cell): an absolute path, a `..` component, a block device. `None` when
-/// it stays inside. `filename` may list several names separated by `:`.
-pub fn outside_cell(key: &str, value: &str) -> Option<String> {
-    if key == "directory" {
-        return Some(format!(
-            "directory={value}: fslab sets fio's directory to the mounted cell; remove it"
-        ));
-    }
-    let names: Vec<&str> = if key == "filename" {
-        // fio escapes a ':' inside a name as '\:'.
-        split_unescaped(value)
-    } else {
-        vec![value]
-    };
-    for n in names {
-        let p = Path::new(n);
-        if n.starts_with("/dev/") {
-            return Some(format!(
-                "{key}={value} is a device: fio would write the raw device, not the cell"
-            ));
-        }
-        if p.is_absolute() {
-            return Some(format!(
-                "{key}={value} is an absolute path: fio would write outside the cell"
-            ));
-        }
-        if p.components().any(|c| c == std::path::Component::ParentDir) {
-            return Some(format!(
-                "{key}={value} climbs out with '..': fio would write outside the cell"
-            ));
-        }
-    }
-    None
-}
-
-fn split_unescaped(v: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let b = v.as_bytes();
-    for i in 0..b.len() {
-        if b[i] == b':' && (i == 0 || b[i - 1] != b'\\') {
-            out.push(&v[start..i]);
-            start = i + 1;
-        }
-    }
-    out.push(&v[start..]);
-    out
 }
 
 #[cfg(test)]

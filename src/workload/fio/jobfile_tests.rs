@@ -104,47 +104,56 @@ fn sizes_are_binary_and_unknown_forms_are_none() {
 }
 
 #[test]
-fn paths_outside_the_cell_are_named() {
-    assert_eq!(outside_cell("filename", "data.0"), None);
-    assert_eq!(outside_cell("filename", "a:b/c"), None);
-    assert_eq!(outside_cell("filename_format", "$jobname.$jobnum"), None);
-    let why = outside_cell("filename", "/tmp/x").unwrap();
-    assert!(why.contains("absolute path"), "{why}");
-    let why = outside_cell("filename", "a:../../x").unwrap();
-    assert!(why.contains("'..'"), "{why}");
-    let why = outside_cell("filename", "/dev/sdb").unwrap();
-    assert!(why.contains("device"), "{why}");
-    let why = outside_cell("directory", "sub").unwrap();
-    assert!(why.contains("fslab sets"), "{why}");
-    assert_eq!(outside_cell("write_bw_log", "bw"), None);
-    assert!(outside_cell("write_bw_log", "/var/log/bw").is_some());
+fn includes_are_put_in_place_relative_to_the_including_file() {
+    let t = tempfile::tempdir().unwrap();
+    let jobs = t.path().join("jobs");
+    std::fs::create_dir_all(jobs.join("common")).unwrap();
+    std::fs::write(jobs.join("common/sizes.fio"), "size=8m\ninclude more.fio\n").unwrap();
+    std::fs::write(jobs.join("common/more.fio"), "; nested\nbs=64k\n").unwrap();
+    let jf = JobFile::parse("[a]\nrw=read\ninclude common/sizes.fio\n", Some(&jobs)).unwrap();
+    let a = &jf.jobs()[0];
+    assert_eq!(a.value("size"), Some("8m"));
+    assert_eq!(
+        a.value("bs"),
+        Some("64k"),
+        "a nested include, relative to its own file"
+    );
+    let text = jf.render();
+    assert!(!text.lines().any(|l| l.starts_with("include")), "{text}");
+    assert!(text.contains("bs=64k"), "{text}");
+    // What fio reads back is the same job, with no include left to open.
+    let again = JobFile::parse(&text, None).unwrap();
+    assert_eq!(again.jobs(), jf.jobs());
 }
 
 #[test]
-fn path_options_lists_every_section() {
+fn a_missing_include_or_a_section_in_one_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let e = JobFile::parse("[a]\ninclude nope.fio\n", Some(t.path())).unwrap_err();
+    assert!(e.contains("line 2") && e.contains("nope.fio"), "{e}");
+    std::fs::write(t.path().join("s.fio"), "[b]\nrw=read\n").unwrap();
+    let e = JobFile::parse("[a]\ninclude s.fio\n", Some(t.path())).unwrap_err();
+    assert!(e.contains("only options in included files"), "{e}");
+    let e = JobFile::parse("include s.fio\n[a]\n", Some(t.path())).unwrap_err();
+    assert!(e.contains("outside any [section]"), "{e}");
+    std::fs::write(t.path().join("loop.fio"), "include loop.fio\n").unwrap();
+    let e = JobFile::parse("[a]\ninclude loop.fio\n", Some(t.path())).unwrap_err();
+    assert!(e.contains("nest deeper"), "{e}");
+}
+
+#[test]
+fn environment_variables_are_read_as_fio_reads_them() {
+    std::env::set_var("FSLAB_TEST_JOBFILE_V", "../../victim/v");
     let jf = JobFile::parse(
-        "[global]\ndirectory=/mnt\n[a]\nfilename=/etc/x\nwrite_lat_log=lat\n",
+        "[a]\nfilename=${FSLAB_TEST_JOBFILE_V}\nbs=${FSLAB_TEST_UNSET_X}4k\n",
         None,
     )
     .unwrap();
-    assert_eq!(
-        jf.path_options(),
-        vec![
-            ("global", "directory", "/mnt"),
-            ("a", "filename", "/etc/x"),
-            ("a", "write_lat_log", "lat")
-        ]
-    );
-}
-
-#[test]
-fn includes_are_made_relative_to_the_job_files_directory() {
-    let jf = JobFile::parse(
-        "include common.fio\n[a]\nrw=read\n",
-        Some(Path::new("/srv/jobs")),
-    )
-    .unwrap();
-    assert_eq!(jf.preamble, vec!["include /srv/jobs/common.fio"]);
+    let a = &jf.jobs()[0];
+    assert_eq!(a.value("filename"), Some("../../victim/v"));
+    assert_eq!(a.value("bs"), Some("4k"), "an unset variable is empty");
+    assert_eq!(expand_env("a${unclosed"), "a${unclosed");
+    assert_eq!(expand_env("${}x"), "x");
 }
 
 #[test]

@@ -4,12 +4,14 @@
 //! fslab does not re-implement fio and adds nothing to its measurement (fio times itself).
 //! What fslab adds is around it: the job checked before anything is provisioned
 //! (`fio --parse-only`, paths that would write outside the cell, the data set against the
-//! device), fio's `directory` set to a directory of its own inside the cell, the cache
-//! policy before every repetition, and the store. See `doc/fio.md`.
+//! device), fio's `directory` set to a directory of its own inside the cell, a cage in which
+//! fio can write nothing else (`safe::cage`), the cache policy before every repetition, and
+//! the store. See `doc/fio.md`.
 
 pub mod engine;
 pub mod jobfile;
 pub mod output;
+pub mod paths;
 
 pub use engine::{Fio, FIO_DIR};
 pub use jobfile::JobFile;
@@ -43,6 +45,58 @@ impl FioValue {
             FioValue::Str(s) => Some((key.into(), Some(s.clone()))),
         }
     }
+}
+
+/// `allow_outside_cell`: the directories outside the cell fio may write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AllowOutside {
+    /// `false` (none), or `true`, which fslab no longer accepts: it does not say where.
+    Flag(bool),
+    /// The directories.
+    Dirs(Vec<PathBuf>),
+}
+
+impl Default for AllowOutside {
+    fn default() -> Self {
+        AllowOutside::Flag(false)
+    }
+}
+
+impl AllowOutside {
+    fn is_none(&self) -> bool {
+        matches!(self, AllowOutside::Flag(false))
+    }
+
+    /// The directories, checked: `true` is refused (it names no directory), each must be
+    /// absolute.
+    pub fn dirs(&self) -> Result<Vec<PathBuf>> {
+        match self {
+            AllowOutside::Flag(false) => Ok(Vec::new()),
+            AllowOutside::Flag(true) => crate::bail_param!(
+                "{{allow_outside_cell=true}} does not say where fio may write; list the directories instead, {{allow_outside_cell=[\"/scratch/fio\"]}} (fio runs in a cage where everything else is read-only)"
+            ),
+            AllowOutside::Dirs(d) => {
+                for p in d {
+                    check_allowed_dir(p)?;
+                }
+                Ok(d.clone())
+            }
+        }
+    }
+}
+
+/// A directory fio may write outside the cell: absolute, and not `/`, `/dev`, `/proc` or
+/// `/sys` (the cage replaces or protects those).
+pub fn check_allowed_dir(p: &Path) -> Result<()> {
+    let bad_root = ["/dev", "/proc", "/sys"].iter().any(|r| p.starts_with(r));
+    if !p.is_absolute() || p == Path::new("/") || bad_root {
+        crate::bail_param!(
+            "{{allow_outside_cell=}} {}: give an absolute directory (not /, /dev, /proc or /sys) that fio may write",
+            p.display()
+        );
+    }
+    Ok(())
 }
 
 /// Where the job comes from: a job file or an inline table of sections.
@@ -86,10 +140,11 @@ pub struct FioSpec {
     /// The job: `job = "jobs/randread.fio"` or `[workload.job]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<JobSource>,
-    /// Let the job name files outside the cell (`filename`, `directory`, logs). Raw devices
-    /// (`/dev/…`) are refused all the same. Default false.
-    #[serde(default)]
-    pub allow_outside_cell: bool,
+    /// Directories outside the cell fio may also write (absolute): the job may name files
+    /// there, and fio's cage leaves them writable. Raw devices (`/dev/…`) are refused all the
+    /// same. Default none.
+    #[serde(default, skip_serializing_if = "AllowOutside::is_none")]
+    pub allow_outside_cell: AllowOutside,
     /// fio options applied to every job (workload parameters: factors may set them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ioengine: Option<FioValue>,
@@ -220,18 +275,25 @@ impl FioSpec {
         let p = FioParams {
             job,
             source,
-            allow_outside_cell: self.allow_outside_cell,
+            allow_outside: self.allow_outside_cell.dirs()?,
             drop_caches: false,
             extra_args: Vec::new(),
+            cell: None,
         };
         p.validate()?;
         Ok(p)
     }
 }
 
-/// Read and parse a job file (`include` paths made relative to its directory).
+/// Read and parse a job file, at most [`crate::safe::input::JOB_LIMIT`] with what it
+/// includes (`include` paths relative to its directory, put in place).
 pub fn read_job_file(p: &Path) -> Result<JobFile> {
-    let text = std::fs::read_to_string(p).map_err(|e| {
+    let text = crate::safe::input::read_text_limited(
+        p,
+        crate::safe::input::JOB_LIMIT,
+        "a fio job with its includes",
+    )
+    .map_err(|e| {
         crate::error::usage(format!(
             "cannot read fio job file {}: {e}; check the path (in a study it is relative to the study file)",
             p.display()
@@ -278,12 +340,17 @@ pub struct FioParams {
     pub job: JobFile,
     /// Where it came from (a path or `inline`).
     pub source: String,
-    /// Paths outside the cell allowed (never raw devices).
-    pub allow_outside_cell: bool,
+    /// Directories outside the cell fio may also write (never raw devices).
+    #[serde(rename = "allow_outside_cell")]
+    pub allow_outside: Vec<PathBuf>,
     /// `sync` and drop the page cache before every repetition (`fslab fio --drop-caches`).
     pub drop_caches: bool,
     /// Options passed to fio unchanged (`fslab fio JOB --opt …`).
     pub extra_args: Vec<String>,
+    /// fio's own directory when known before the run (`fslab fio`: `-D`/fslab-fio), so a
+    /// relative path with `..` can be placed.
+    #[serde(skip)]
+    pub cell: Option<PathBuf>,
 }
 
 fn rendered<S: serde::Serializer>(j: &JobFile, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -291,28 +358,32 @@ fn rendered<S: serde::Serializer>(j: &JobFile, s: S) -> std::result::Result<S::O
 }
 
 impl FioParams {
-    /// Check the job: no path outside the cell (unless allowed; raw devices never), fio
-    /// installed, and fio accepts it (`fio --parse-only`).
+    /// Check the job: no path outside the cell and the allowed directories (raw devices
+    /// never), no job named like a path, pass-through options as fio reads them, fio
+    /// installed, and fio accepts it (`fio --parse-only`, once per distinct job).
     pub fn validate(&self) -> Result<()> {
-        for (section, key, value) in self.job.path_options() {
-            if let Some(why) = jobfile::outside_cell(key, value) {
-                let device = value.starts_with("/dev/");
-                if !self.allow_outside_cell || device {
-                    crate::bail_param!(
-                        "job [{section}] {why}; {}",
-                        if device {
-                            "fslab runs fio on a file system it provisioned, never on a raw device"
-                                .to_string()
-                        } else {
-                            "let fslab choose where fio's files go (a directory inside the cell), or set {allow_outside_cell=true} if you mean it".to_string()
-                        }
-                    );
+        for d in &self.allow_outside {
+            check_allowed_dir(d)?;
+        }
+        let allowed = paths::Allowed {
+            dirs: &self.allow_outside,
+            cell: self.cell.as_deref(),
+        };
+        if let Some((section, why)) = paths::check_job(&self.job, allowed) {
+            let device = why.contains("is a device");
+            crate::bail_param!(
+                "job [{section}] {why}; {}",
+                if device {
+                    "fslab runs fio on a file system it provisioned, never on a raw device"
+                        .to_string()
+                } else if why.contains("in its name") {
+                    "a job name is not a path".to_string()
+                } else {
+                    "let fslab choose where fio's files go (a directory inside the cell), or allow that directory explicitly with {allow_outside_cell=} if you mean it".to_string()
                 }
-            }
+            );
         }
-        for a in &self.extra_args {
-            check_extra_arg(a, self.allow_outside_cell)?;
-        }
+        paths::check_args(&self.extra_args, allowed).map_err(crate::error::usage)?;
         engine::parse_only(&self.job, &self.extra_args)
     }
 
@@ -335,29 +406,6 @@ impl FioParams {
             .find(|j| output::job_phase(&j.name) == output::job_phase(job))
             .is_some_and(|j| j.sequential() && j.block_size(dir).is_some_and(|b| b >= LARGE_BLOCK))
     }
-}
-
-/// Options fslab sets itself, refused among the pass-through options.
-const OWN_OPTIONS: [&str; 3] = ["--output-format", "--output", "--directory"];
-
-fn check_extra_arg(a: &str, allow_outside: bool) -> Result<()> {
-    let key = a.split('=').next().unwrap_or(a);
-    if OWN_OPTIONS.contains(&key) {
-        crate::bail_usage!(
-            "{key} is fslab's to set (it reads fio's json+ output and runs fio in a directory of its own); leave it out{}",
-            if key == "--directory" { " and choose the directory with -D" } else { "" }
-        );
-    }
-    for k in ["--filename", "--filename_format"] {
-        if let Some(v) = a.strip_prefix(k).and_then(|r| r.strip_prefix('=')) {
-            if let Some(why) = jobfile::outside_cell(&k[2..], v) {
-                if !allow_outside || v.starts_with("/dev/") {
-                    crate::bail_usage!("{why}; name files relative to -D");
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

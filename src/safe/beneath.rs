@@ -1,0 +1,470 @@
+//! Removals and unmounts that cannot leave the directory they are meant for.
+//!
+//! Paths are resolved beneath a directory fslab owns, component by component, never through a
+//! symbolic link, `.` or `..`, and never across a mount: `openat2` with `RESOLVE_BENEATH |
+//! RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV` where the kernel has it (Linux 5.6), else an
+//! `O_NOFOLLOW` walk that compares every directory's mount with the root's. The last step
+//! acts on a name inside an open directory (`unlinkat`, an `O_PATH` descriptor for
+//! `umount`), so nothing renamed meanwhile can redirect it. An entry is removed only when it
+//! is of the kind recorded and, when recorded, the same device and inode.
+
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, StatxFlags};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+/// A directory fslab owns, opened once; everything below is reached through it.
+#[derive(Debug)]
+pub struct Root {
+    fd: OwnedFd,
+    path: PathBuf,
+    mnt: Option<u64>,
+}
+
+/// Device and inode numbers of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ident {
+    /// `st_dev`.
+    pub dev: u64,
+    /// `st_ino`.
+    pub ino: u64,
+}
+
+/// What is expected at a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A regular file.
+    File,
+    /// A directory, removed only when empty.
+    EmptyDir,
+    /// A directory, removed with everything in it (symbolic links removed, never followed;
+    /// a mount inside stops the removal).
+    Tree,
+}
+
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// The mount id of an open file (`statx` `STATX_MNT_ID`, Linux 5.8), if the kernel says.
+pub fn mount_id(fd: BorrowedFd<'_>) -> Option<u64> {
+    let st = rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID).ok()?;
+    (st.stx_mask & StatxFlags::MNT_ID.bits() != 0).then_some(st.stx_mnt_id)
+}
+
+/// Whether `name` in `dir` is a different mount than `dir` itself (a mount point there).
+fn crosses(dir: BorrowedFd<'_>, child: BorrowedFd<'_>, dir_mnt: Option<u64>) -> bool {
+    match (dir_mnt, mount_id(child)) {
+        (Some(a), Some(b)) => a != b,
+        // No mount ids: a different device is another mount (a bind mount of the same file
+        // system is then not seen; openat2's RESOLVE_NO_XDEV sees it where it exists).
+        _ => match (rustix::fs::fstat(dir), rustix::fs::fstat(child)) {
+            (Ok(a), Ok(b)) => a.st_dev != b.st_dev,
+            _ => true,
+        },
+    }
+}
+
+impl Root {
+    /// Open the directory at `path` (absolute, already canonical: fslab's own directory).
+    pub fn open(path: &Path) -> std::io::Result<Root> {
+        let fd = rustix::fs::open(path, dir_flags(), Mode::empty())?;
+        let mnt = mount_id(fd.as_fd());
+        Ok(Root {
+            fd,
+            path: path.to_path_buf(),
+            mnt,
+        })
+    }
+
+    /// The directory's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The descriptor.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// The components of `p` below this root: `p` must start with the root's path and go on
+    /// with plain names only (no `.`, `..` or root). An error says why not.
+    pub fn components(&self, p: &Path) -> Result<Vec<OsString>, String> {
+        let rest = p.strip_prefix(&self.path).map_err(|_| {
+            format!(
+                "{} is not inside {}; left alone",
+                p.display(),
+                self.path.display()
+            )
+        })?;
+        let mut out = Vec::new();
+        for c in rest.components() {
+            match c {
+                Component::Normal(n) => out.push(n.to_os_string()),
+                _ => {
+                    return Err(format!(
+                        "{} leaves {} through '..' or '.'; left alone",
+                        p.display(),
+                        self.path.display()
+                    ))
+                }
+            }
+        }
+        // `Path::components` drops `.` silently: refuse those too.
+        if p.as_os_str()
+            .as_bytes()
+            .split(|b| *b == b'/')
+            .any(|c| c == b"." || c == b"..")
+        {
+            return Err(format!(
+                "{} leaves {} through '..' or '.'; left alone",
+                p.display(),
+                self.path.display()
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Open the directory `comps` below the root without following a symbolic link, `..` or
+    /// crossing a mount. An empty `comps` is the root itself.
+    pub fn open_dir(&self, comps: &[OsString]) -> std::io::Result<OwnedFd> {
+        if comps.is_empty() {
+            return Ok(rustix::fs::openat(
+                self.fd.as_fd(),
+                ".",
+                dir_flags(),
+                Mode::empty(),
+            )?);
+        }
+        let mut joined = Vec::new();
+        for (i, c) in comps.iter().enumerate() {
+            if i > 0 {
+                joined.push(b'/');
+            }
+            joined.extend_from_slice(c.as_bytes());
+        }
+        let rel = OsStr::from_bytes(&joined);
+        let resolve = ResolveFlags::BENEATH
+            | ResolveFlags::NO_SYMLINKS
+            | ResolveFlags::NO_XDEV
+            | ResolveFlags::NO_MAGICLINKS;
+        match rustix::fs::openat2(self.fd.as_fd(), rel, dir_flags(), Mode::empty(), resolve) {
+            Err(rustix::io::Errno::NOSYS) => self.walk(comps),
+            r => Ok(r?),
+        }
+    }
+
+    /// The `O_NOFOLLOW` walk for kernels without `openat2`.
+    fn walk(&self, comps: &[OsString]) -> std::io::Result<OwnedFd> {
+        let mut cur = rustix::fs::openat(self.fd.as_fd(), ".", dir_flags(), Mode::empty())?;
+        for c in comps {
+            let next = rustix::fs::openat(cur.as_fd(), c.as_os_str(), dir_flags(), Mode::empty())?;
+            if crosses(self.fd.as_fd(), next.as_fd(), self.mnt) {
+                return Err(std::io::Error::from_raw_os_error(libc::EXDEV));
+            }
+            cur = next;
+        }
+        Ok(cur)
+    }
+
+    /// The directory `p` (an absolute path below this root) as a root of its own, opened
+    /// beneath this one.
+    pub fn sub(&self, p: &Path) -> Result<Root, String> {
+        let comps = self.components(p)?;
+        let fd = self.open_dir(&comps).map_err(|e| {
+            format!(
+                "{}: {e} (a symbolic link, '..' or a mount on the way); left alone",
+                p.display()
+            )
+        })?;
+        let mnt = mount_id(fd.as_fd());
+        Ok(Root {
+            fd,
+            path: p.to_path_buf(),
+            mnt,
+        })
+    }
+
+    /// The file system mounted at `p` (below this root, reached without a link or `..`) as a
+    /// root of its own: the one mount a caller may cross, because it made it (a tmpfs of its
+    /// own). An error when nothing is mounted there.
+    pub fn mount_root(&self, p: &Path) -> Result<Root, String> {
+        let (dir, name) = self.parent_of(p)?;
+        let fd = rustix::fs::openat(dir.as_fd(), name.as_os_str(), dir_flags(), Mode::empty())
+            .map_err(|e| format!("{}: {e}; left alone", p.display()))?;
+        let mnt = mount_id(fd.as_fd());
+        if !crosses(dir.as_fd(), fd.as_fd(), mount_id(dir.as_fd())) {
+            return Err(format!("{}: nothing is mounted there", p.display()));
+        }
+        Ok(Root {
+            fd,
+            path: p.to_path_buf(),
+            mnt,
+        })
+    }
+
+    /// [`Root::parent_of`], with `None` when a directory on the way does not exist (so
+    /// nothing is at `p`).
+    pub fn parent_if_any(&self, p: &Path) -> Result<Option<(OwnedFd, OsString)>, String> {
+        let mut comps = self.components(p)?;
+        let Some(name) = comps.pop() else {
+            return Err(format!("{} is the root itself; left alone", p.display()));
+        };
+        match self.open_dir(&comps) {
+            Ok(dir) => Ok(Some((dir, name))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!(
+                "{}: {e} (a symbolic link, '..' or a mount on the way); left alone",
+                p.display()
+            )),
+        }
+    }
+
+    /// The open parent directory of `p` (below the root) and `p`'s last name.
+    pub fn parent_of(&self, p: &Path) -> Result<(OwnedFd, OsString), String> {
+        let mut comps = self.components(p)?;
+        let Some(name) = comps.pop() else {
+            return Err(format!("{} is the root itself; left alone", p.display()));
+        };
+        let dir = self.open_dir(&comps).map_err(|e| {
+            format!(
+                "{}: {} (a symbolic link, '..' or a mount on the way); left alone",
+                p.display(),
+                e
+            )
+        })?;
+        Ok((dir, name))
+    }
+}
+
+/// The identity of `name` in `dir`, not following a symbolic link; `None` when absent.
+pub fn ident_at(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+) -> std::io::Result<Option<(Ident, rustix::fs::FileType)>> {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => Ok(Some((
+            Ident {
+                dev: st.st_dev,
+                ino: st.st_ino,
+            },
+            rustix::fs::FileType::from_raw_mode(st.st_mode),
+        ))),
+        Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// When `name` in `dir` came into being (statx birth time: seconds and nanoseconds since the
+/// epoch), if the file system records it.
+pub fn birth_at(dir: BorrowedFd<'_>, name: &OsStr) -> std::io::Result<Option<(i64, u32)>> {
+    let st = rustix::fs::statx(dir, name, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::BTIME)?;
+    Ok((st.stx_mask & StatxFlags::BTIME.bits() != 0)
+        .then_some((st.stx_btime.tv_sec, st.stx_btime.tv_nsec)))
+}
+
+/// Check that `name` in `dir` came into being between `from` and `to` (nanoseconds since the
+/// epoch, statx birth time): the proof that an entry whose identity was never recorded is
+/// the one a run made in that window. An error says why not.
+pub fn born_between(dir: BorrowedFd<'_>, name: &OsStr, from: i128, to: i128) -> Result<(), String> {
+    let (s, ns) = birth_at(dir, name)
+        .map_err(|e| e.to_string())?
+        .ok_or("the file system does not say when it was made, so fslab cannot prove it made it")?;
+    let born = i128::from(s) * 1_000_000_000 + i128::from(ns);
+    if born < from {
+        return Err("it existed before the run meant to make it".into());
+    }
+    if born > to {
+        return Err(
+            "it was made after the run that meant to make it had to have made it (after it ended)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// What [`remove_at`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Removed {
+    /// Nothing was there.
+    Absent,
+    /// Removed.
+    Done,
+}
+
+/// Remove `name` in `dir` if it is of `kind` and, when `expect` is given, that very entry.
+/// An error says why it was left.
+pub fn remove_at(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    kind: Kind,
+    expect: Option<Ident>,
+) -> Result<Removed, String> {
+    let Some((id, ft)) = ident_at(dir, name).map_err(|e| e.to_string())? else {
+        return Ok(Removed::Absent);
+    };
+    let want_dir = kind != Kind::File;
+    if want_dir && ft != rustix::fs::FileType::Directory {
+        return Err("not a directory (fslab made a directory there)".into());
+    }
+    if !want_dir && ft != rustix::fs::FileType::RegularFile {
+        return Err("not a regular file (fslab made a regular file there)".into());
+    }
+    if let Some(e) = expect {
+        if e != id {
+            return Err(
+                "not the entry fslab made (its device and inode differ from the record)".into(),
+            );
+        }
+    }
+    match kind {
+        Kind::File => rustix::fs::unlinkat(dir, name, AtFlags::empty()),
+        Kind::EmptyDir => rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR),
+        Kind::Tree => {
+            let sub = rustix::fs::openat(dir, name, dir_flags(), Mode::empty())
+                .map_err(|e| e.to_string())?;
+            let mnt = mount_id(sub.as_fd());
+            if crosses(dir, sub.as_fd(), mount_id(dir)) {
+                return Err("a mount point; left alone".into());
+            }
+            empty_tree(sub.as_fd(), mnt)?;
+            rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)
+        }
+    }
+    .map_err(|e| e.to_string())?;
+    Ok(Removed::Done)
+}
+
+/// Remove everything inside the open directory `dir` (whose mount id is `mnt`): symbolic
+/// links are removed, never followed; a directory on another mount stops the removal.
+fn empty_tree(dir: BorrowedFd<'_>, mnt: Option<u64>) -> Result<(), String> {
+    let names: Vec<(OsString, rustix::fs::FileType)> = {
+        let d = rustix::fs::Dir::read_from(dir).map_err(|e| e.to_string())?;
+        let mut v = Vec::new();
+        for e in d {
+            let e = e.map_err(|e| e.to_string())?;
+            let n = e.file_name().to_bytes();
+            if n == b"." || n == b".." {
+                continue;
+            }
+            v.push((OsStr::from_bytes(n).to_os_string(), e.file_type()));
+        }
+        v
+    };
+    for (n, ft) in names {
+        let is_dir = match ft {
+            rustix::fs::FileType::Unknown => matches!(
+                ident_at(dir, &n),
+                Ok(Some((_, rustix::fs::FileType::Directory)))
+            ),
+            t => t == rustix::fs::FileType::Directory,
+        };
+        if is_dir {
+            let sub = rustix::fs::openat(dir, n.as_os_str(), dir_flags(), Mode::empty())
+                .map_err(|e| format!("{}: {e}", n.to_string_lossy()))?;
+            if crosses(dir, sub.as_fd(), mnt) {
+                return Err(format!(
+                    "{} is a mount point inside; nothing on it was removed",
+                    n.to_string_lossy()
+                ));
+            }
+            empty_tree(sub.as_fd(), mnt)?;
+            rustix::fs::unlinkat(dir, n.as_os_str(), AtFlags::REMOVEDIR)
+        } else {
+            rustix::fs::unlinkat(dir, n.as_os_str(), AtFlags::empty())
+        }
+        .map_err(|e| format!("{}: {e}", n.to_string_lossy()))?;
+    }
+    Ok(())
+}
+
+/// The line of `/proc/self/mountinfo` of mount `id`: (mount point, file-system type, source).
+pub fn mount_info(id: u64) -> Option<(PathBuf, String, String)> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    text.lines().find_map(|l| {
+        let mut f = l.split(' ');
+        if f.next()?.parse::<u64>().ok()? != id {
+            return None;
+        }
+        let point = f.nth(3)?;
+        let rest = l.split(" - ").nth(1)?;
+        let mut r = rest.split(' ');
+        let fstype = r.next()?.to_string();
+        let source = r.next()?.to_string();
+        Some((PathBuf::from(unescape(point)), fstype, unescape(&source)))
+    })
+}
+
+/// mountinfo escapes space, tab, newline and backslash as `\ooo`.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        if let (b'\\', Some(d)) = (b[i], octal) {
+            out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+            i += 4;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What is mounted at `name` in `dir`, if it is a mount point: (mount id, file-system type,
+/// source). `None` when nothing is mounted there (or it is absent).
+pub fn mounted_at(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+) -> std::io::Result<Option<(u64, String, String)>> {
+    let fd = match rustix::fs::openat(
+        dir,
+        name,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::DIRECTORY,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let (Some(here), Some(parent)) = (mount_id(fd.as_fd()), mount_id(dir)) else {
+        return Err(std::io::Error::other(
+            "this kernel does not give mount ids (statx STATX_MNT_ID, Linux 5.8)",
+        ));
+    };
+    if here == parent {
+        return Ok(None);
+    }
+    Ok(mount_info(here).map(|(_, t, s)| (here, t, s)))
+}
+
+/// Unmount what is mounted at `name` in `dir` (the mount, not whatever a path might lead to
+/// by then): through the open parent (`/proc/self/fd/<dir>/<name>`, the last step not
+/// following a symbolic link). The parent descriptor pins only the parent's mount; a
+/// descriptor of the mount itself would keep it busy.
+pub fn unmount_at(dir: BorrowedFd<'_>, name: &OsStr) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    if name.as_bytes().contains(&b'/') || name == ".." || name == "." {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a plain name",
+        ));
+    }
+    let mut path = format!("/proc/self/fd/{}/", dir.as_raw_fd()).into_bytes();
+    path.extend_from_slice(name.as_bytes());
+    let path = std::ffi::CString::new(path).map_err(std::io::Error::other)?;
+    // SAFETY: a NUL-terminated path; umount2 has no other preconditions.
+    if unsafe { libc::umount2(path.as_ptr(), libc::UMOUNT_NOFOLLOW) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "beneath_tests.rs"]
+mod tests;
