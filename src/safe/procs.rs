@@ -110,6 +110,11 @@ mod tests {
             .env(super::super::cage::OWNER_ENV, format!("{mark}0"))
             .spawn()
             .unwrap();
+        // A child shows its own environment only once it has exec'd: wait for that.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while caged_by(&mark).is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         assert_eq!(caged_by(&mark), vec![marked.id() as i32]);
         // Reap the killed child meanwhile, so it does not linger as a zombie.
         let reaper = std::thread::spawn(move || marked.wait().unwrap());
