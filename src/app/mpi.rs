@@ -23,6 +23,8 @@ fn command_name(cmd: &Command) -> &'static str {
         Command::Rm(_) => "rm",
         Command::Export(_) => "export",
         Command::Import(_) => "import",
+        Command::Doctor(_) => "doctor",
+        Command::GuestSelftest => "guest-selftest",
     }
 }
 
