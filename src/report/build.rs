@@ -87,14 +87,6 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         wr.tables = tables(&wr);
         wr.comparisons =
             comparisons::compare(&wr, &cells, &factors, &baseline, opts, !selection.is_all());
-        let explained: Vec<Option<String>> = wr
-            .comparisons
-            .iter()
-            .map(|c| super::telemetry::explain(&wr, c))
-            .collect();
-        for (c, e) in wr.comparisons.iter_mut().zip(explained) {
-            c.explanation = e;
-        }
         wr.latency = latency::curves(&wr, &trials, &cells, input.histograms, |op| {
             selection.is_all()
                 || wr
@@ -103,6 +95,18 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
                     .any(|s| s.phase == op && s.unit == Unit::Millis)
         })?;
         workloads.push(wr);
+    }
+    // q over the report's families, then the verdicts, then what may explain them.
+    comparisons::adjust(&mut workloads);
+    for wr in &mut workloads {
+        let explained: Vec<Option<String>> = wr
+            .comparisons
+            .iter()
+            .map(|c| super::explain::explain(wr, c))
+            .collect();
+        for (c, e) in wr.comparisons.iter_mut().zip(explained) {
+            c.explanation = e;
+        }
     }
 
     let series = series_info(d, &cells, &workloads);
@@ -130,6 +134,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         ));
     }
     let observations = comparisons::observations(&workloads, &cells, &warnings);
+    let observations_note = comparisons::observations_note(&workloads, &observations);
     let warning_groups = warngroups::group(&warnings, &opts.thresholds);
     Ok(ReportData {
         schema: SCHEMA,
@@ -146,6 +151,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         workloads,
         series,
         observations,
+        observations_note,
         warnings,
         warning_groups,
         environments: input.environments.clone(),
@@ -380,6 +386,7 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
                 continue;
             };
             let telemetry = crate::metric::is_telemetry(name) && sel.is_all();
+            let is_headline = !telemetry && headline.get(phase.as_str()) == Some(&name.as_str());
             let cm = CellMetric {
                 cell: ci,
                 phase: phase.clone(),
@@ -395,7 +402,13 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
                 values,
                 repetitions: reps,
                 order,
-                headline: !telemetry && headline.get(phase.as_str()) == Some(&name.as_str()),
+                headline: is_headline,
+                // With `--metric`, the selection is the primary family.
+                primary: if sel.is_all() {
+                    is_headline && headline::is_primary(caps.as_ref(), name)
+                } else {
+                    !telemetry
+                },
             };
             if telemetry {
                 wr.telemetry.push(cm);

@@ -248,9 +248,9 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
                 esc(&comparison_name(c)),
                 esc(&c.phase),
                 esc(&c.name),
-                match (&c.explanation, c.significant) {
-                    (Some(e), true) => format!("{}<br><small>{}</small>", esc(&c.verdict), esc(e)),
-                    _ => esc(&c.verdict),
+                match c.note() {
+                    Some(e) => format!("{}<br><small>{}</small>", esc(&c.verdict), esc(e)),
+                    None => esc(&c.verdict),
                 },
                 fmt_p_cell(c.welch.map(|x| x.p)),
                 fmt_p_cell(c.q),
@@ -325,7 +325,11 @@ fn differences(r: &ReportData, o: &mut String) {
 fn tail(r: &ReportData, o: &mut String) {
     o.push_str("<section id=\"observations\"><h2>Observations</h2>\n");
     if r.observations.is_empty() {
-        o.push_str("<p>No significant differences against the baseline.</p>\n");
+        let _ = writeln!(
+            o,
+            "<p>{}.</p>",
+            esc(&super::markdown::upper_first(r.no_observations()))
+        );
     } else {
         o.push_str("<ul>\n");
         for ob in &r.observations {

@@ -41,6 +41,18 @@ pub(super) fn study_of(
     env: &[(&str, &str)],
     values: impl Fn(usize, u32) -> Vec<Metric>,
 ) -> (Store, i64) {
+    study_disturbed(wl, cells, reps, env, values, |_, _| None)
+}
+
+/// [`study_of`] with `disturbed(cell, rep)` as each repetition's stored interference.
+pub(super) fn study_disturbed(
+    wl: &Workload,
+    cells: &[&[(&str, &str)]],
+    reps: u32,
+    env: &[(&str, &str)],
+    values: impl Fn(usize, u32) -> Vec<Metric>,
+    disturbed: impl Fn(usize, u32) -> Option<String>,
+) -> (Store, i64) {
     let mut store = Store::open_in_memory().unwrap();
     let s = store
         .begin_study(&NewStudy {
@@ -105,7 +117,7 @@ pub(super) fn study_of(
                     wall_seconds: 1.0,
                     metrics: &m,
                     histograms: &[],
-                    interference: None,
+                    interference: disturbed(c, rep),
                     settle_seconds: None,
                     timeline: &[],
                 })
@@ -199,10 +211,11 @@ fn each_factor_is_compared_with_the_others_held_equal() {
 
 #[test]
 fn percent_change_welch_and_rank_test_by_hand() {
-    // [100, 102, 98] → [150, 153, 147]: +50%. Relative variances 4/(3·100²) and
-    // 9/(3·150²) are equal, so Satterthwaite gives df = 4; t(4, .975) = 2.776445;
-    // interval 100·(1.5·exp(∓2.776445·√(2·4/30000)) − 1) = 43.351% … 56.957% (scipy agrees).
-    // Welch: t = 50/√(4/3 + 9/3) = 24.019, df 3.4845, p 5.37e-05. Mann–Whitney 3 vs 3,
+    // [100, 102, 98] → [150, 153, 147]: one model, Welch on the logarithms. The logs of the
+    // two sides differ by ln 1.5 exactly in every position, so the ratio of geometric means
+    // is 1.5 (+50%), the variances of the logs are equal and Satterthwaite gives df = 4;
+    // t = ln 1.5/se = 24.8258, p = 1.5626e-05; the interval exp(ln 1.5 ∓ t(4, .975)·se) − 1 =
+    // 43.3500% … 56.9585% (mpmath, /tmp formula in the commit). Mann–Whitney 3 vs 3,
     // separated: U = 0, exact p = 2/20 = 0.1.
     let (store, id) = two_by_two();
     let r = report(&store, id, &ReportOptions::default()).unwrap();
@@ -210,19 +223,20 @@ fn percent_change_welch_and_rank_test_by_hand() {
     let ch = c.change.unwrap();
     assert!((ch.percent - 50.0).abs() < 1e-9);
     let (lo, hi) = ch.ci95.unwrap();
-    assert!((lo - 43.350995290579576).abs() < 1e-6, "{lo}");
-    assert!((hi - 56.95740343058926).abs() < 1e-6, "{hi}");
+    assert!((lo - 43.350020145834802).abs() < 1e-6, "{lo}");
+    assert!((hi - 56.958471140150469).abs() < 1e-6, "{hi}");
     let w = c.welch.unwrap();
-    assert!((w.t - 24.019223070763072).abs() < 1e-9);
-    assert!((w.df - 3.484536082474226).abs() < 1e-9);
-    assert!((w.p - 5.3744010099228094e-05).abs() < 1e-9);
+    assert!((w.t - 24.825840806490139).abs() < 1e-9, "{}", w.t);
+    assert!((w.df - 4.0).abs() < 1e-9);
+    assert!((w.p - 1.5626158844964912e-05).abs() < 1e-9);
     assert_eq!(c.mann_whitney.unwrap().p, 0.1);
     assert!(c.significant);
     assert_eq!(c.better, Some(true));
-    // A family of four comparisons of dir_create.rate: q beside p.
+    // A family of four primary comparisons (dir_create.rate of each pair): q beside p.
+    assert_eq!(c.family, 4);
     assert_eq!(
         c.verdict,
-        "faster by 50% (95% CI 43–57%, p < 0.001, q < 0.001)"
+        "faster by 50% (95% CI 43–57%, p < 0.001, q < 0.001 of 4)"
     );
     // The same cells, no difference: [100, 102, 98] against itself.
     let same = &r.workloads[0].comparisons[2];
@@ -238,18 +252,19 @@ fn percent_change_welch_and_rank_test_by_hand() {
 #[test]
 fn observations_only_for_significant_headline_differences() {
     // 64MB ext4 [150, 153, 147] → 64MB xfs [100, 99, 101]: −33.33%, interval −36.05% …
-    // −30.50% (scipy), so "slower by 33% (95% CI 31–36%".
+    // −30.50% as a ratio of means; as a ratio of geometric means on the log scale (one model
+    // with the test), "slower by 33% (95% CI 30–36%".
     let (store, id) = two_by_two();
     let r = report(&store, id, &ReportOptions::default()).unwrap();
     let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
     assert_eq!(texts.len(), 2, "{texts:?}");
     assert_eq!(
         texts[0],
-        "With fs=ext4, journal 64MB instead of 16MB: directory creation faster by 50% (95% CI 43–57%, p < 0.001, q < 0.001)."
+        "With fs=ext4, journal 64MB instead of 16MB: directory creation faster by 50% (95% CI 43–57%, p < 0.001, q < 0.001 of 4)."
     );
     assert!(
         texts[1].starts_with(
-            "With journal=64MB, fs xfs instead of ext4: directory creation slower by 33% (95% CI 31–36%, p "
+            "With journal=64MB, fs xfs instead of ext4: directory creation slower by 33% (95% CI 30–36%, p "
         ),
         "{}",
         texts[1]
@@ -482,9 +497,17 @@ fn single_repetitions_and_failures_are_warned_about() {
     );
     // One repetition each: the comparison says it cannot test.
     let c = &r.workloads[0].comparisons[0];
-    assert_eq!(
-        c.verdict,
-        "+0.00% with too few repetitions to test (needs at least 2 on each side)"
+    assert_eq!(c.verdict, "not tested (n = 1)");
+    assert!(c.q.is_none() && c.family == 0);
+    // Nothing could be tested, and the Observations section says so instead of "no
+    // significant differences".
+    assert!(r.observations.is_empty());
+    assert!(
+        r.observations_note
+            .as_deref()
+            .is_some_and(|n| n.starts_with("nothing could be tested") && n.contains("n = 1")),
+        "{:?}",
+        r.observations_note
     );
 }
 
@@ -512,9 +535,10 @@ fn same_store_same_bytes() {
 
 #[test]
 fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
-    // One factor, baseline 16MB [100, 102, 98] against three levels. Welch p (scipy 1.17):
-    // 64MB [104, 106, 103] 0.044236, 256MB [101, 99, 100] 1.0, 1GB [130, 131, 129] 0.00019925;
-    // Benjamini–Hochberg (scipy's false_discovery_control): 0.066354, 1.0, 0.00059776.
+    // One factor, baseline 16MB [100, 102, 98] against three levels. Welch p on the logs
+    // (mpmath): 64MB [104, 106, 103] 0.0459616, 256MB [101, 99, 100] 0.994314, 1GB
+    // [130, 131, 129] 0.000577921; Benjamini–Hochberg over the three: 0.0689424, 0.994314,
+    // 0.00173376.
     let levels: [&[(&str, &str)]; 4] = [
         &[("journal", "16MB")],
         &[("journal", "64MB")],
@@ -535,20 +559,21 @@ fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
     assert_eq!(cs.len(), 3);
     let by_to = |l: &str| cs.iter().find(|c| c.to == l).unwrap();
     let (c64, c256, c1g) = (by_to("64MB"), by_to("256MB"), by_to("1GB"));
-    assert!((c64.welch.unwrap().p - 0.044236).abs() < 1e-5);
-    assert!((c64.q.unwrap() - 0.066354).abs() < 1e-5, "{:?}", c64.q);
-    assert!((c256.q.unwrap() - 1.0).abs() < 1e-9);
-    assert!((c1g.q.unwrap() - 0.00059776).abs() < 1e-7, "{:?}", c1g.q);
+    assert!((c64.welch.unwrap().p - 0.0459616).abs() < 1e-6);
+    assert!((c64.q.unwrap() - 0.0689424).abs() < 1e-6, "{:?}", c64.q);
+    assert!((c256.q.unwrap() - 0.994314).abs() < 1e-6);
+    assert!((c1g.q.unwrap() - 0.00173376).abs() < 1e-7, "{:?}", c1g.q);
     // 64MB is significant on its own but does not hold up, and its verdict says so with q.
     assert!(c64.significant && c64.verdict.starts_with("faster by"));
     assert!(
-        c64.verdict
-            .ends_with("p = 0.044), but not after adjusting for multiple comparisons (q = 0.066)"),
+        c64.verdict.ends_with(
+            "p = 0.046), but not after adjusting for multiple comparisons (q = 0.069 of 3)"
+        ),
         "{}",
         c64.verdict
     );
     assert!(
-        c1g.verdict.ends_with("p < 0.001, q < 0.001)"),
+        c1g.verdict.ends_with("p < 0.001, q = 0.002 of 3)"),
         "{}",
         c1g.verdict
     );
@@ -567,7 +592,7 @@ fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
     assert!(
         mc[0]
             .message
-            .contains("2 of 3 comparisons have p < 0.05, 1 after adjusting")
+            .contains("2 of its 3 headline comparisons have p < 0.05, 1 after adjusting")
             && mc[0].message.contains("about 0.15 of 3"),
         "{}",
         mc[0].message

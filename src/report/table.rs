@@ -184,9 +184,9 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             tb.add_row(vec![
                 Cell::new(comparison_name(c)),
                 Cell::new(format!("{}.{}", c.phase, c.name)),
-                Cell::new(match (&c.explanation, c.significant) {
-                    (Some(e), true) => format!("{}\n↳ {e}", c.verdict),
-                    _ => c.verdict.clone(),
+                Cell::new(match c.note() {
+                    Some(e) => format!("{}\n↳ {e}", c.verdict),
+                    None => c.verdict.clone(),
                 }),
                 Cell::new(fmt_p_cell(c.mann_whitney.map(|m| m.p)))
                     .set_alignment(CellAlignment::Right),
@@ -297,7 +297,7 @@ impl Exporter for TableExporter {
         // The answer first: what differs, then the tables it comes from.
         let _ = writeln!(o, "\n== Observations ==");
         if r.observations.is_empty() {
-            let _ = writeln!(o, "no significant differences against the baseline");
+            let _ = writeln!(o, "{}", r.no_observations());
         }
         for ob in &r.observations {
             let _ = writeln!(o, "- [{}] {}", ob.workload, ob.text);

@@ -1,10 +1,9 @@
 //! Why configurations differ: the telemetry recorded around every phase (`doc/telemetry.md`)
 //! as a table per workload — bytes each device wrote, write amplification, device
-//! utilisation, the CPU split, journal commits — and, for each difference, the telemetry
-//! that differs most between its two sides; plus the repetitions that other activity on the
-//! machine disturbed.
+//! utilisation, the CPU split, journal commits (what may explain a difference is
+//! [`super::explain`]); plus the repetitions that other activity on the machine disturbed.
 
-use super::model::{CellInfo, CellMetric, Comparison, WorkloadReport};
+use super::model::{CellInfo, CellMetric, WorkloadReport};
 use crate::units::{fmt_bytes, fmt_num};
 
 /// The telemetry table's columns: (header, metric, how to show it).
@@ -153,92 +152,6 @@ pub fn table(w: &WorkloadReport, cells: &[CellInfo]) -> Option<Table> {
     Some(Table { header, rows })
 }
 
-/// What a telemetry metric measures, for an explanation.
-fn words(name: &str) -> Option<(&'static str, Show)> {
-    Some(match name {
-        "dev.data.write_bytes" => ("data device wrote", Show::Bytes),
-        "dev.journal.write_bytes" => ("journal device wrote", Show::Bytes),
-        "dev.backing.write_bytes" => ("backing device wrote", Show::Bytes),
-        "dev.data.read_bytes" => ("data device read", Show::Bytes),
-        "dev.journal.read_bytes" => ("journal device read", Show::Bytes),
-        "dev.data.util" => ("data device busy", Show::Pct),
-        "dev.journal.util" => ("journal device busy", Show::Pct),
-        "fs.journal.transactions" => ("journal commits", Show::Count),
-        "fs.journal.blocks" => ("journal blocks", Show::Count),
-        "fs.journal.wait_ms" => ("waiting for a journal transaction (ms)", Show::Count),
-        "fs.log.writes" => ("log writes", Show::Count),
-        "fs.log.noiclogs" => ("waits for a free log buffer", Show::Count),
-        "cpu.iowait" => ("CPU in iowait", Show::Pct),
-        "cpu.sys" => ("CPU in the kernel", Show::Pct),
-        _ => return None,
-    })
-}
-
-/// Below these a difference is noise, whatever its ratio: a megabyte, five points of
-/// utilisation (a device idle 95% of a phase does not explain its speed), five events (a
-/// journal commit is a discrete event: 5.7 against 1.3 per phase is the mechanism itself).
-fn big_enough(v: f64, how: Show) -> bool {
-    match how {
-        Show::Bytes => v >= 1024.0 * 1024.0,
-        Show::Pct => v >= 5.0,
-        Show::Count => v >= 5.0,
-    }
-}
-
-/// Of `(metric, baseline mean, candidate mean)` triples, the known one whose means differ
-/// most relative to the larger (at least 20%, and the larger above [`big_enough`]).
-fn most_different<'a>(pairs: &[(&'a str, f64, f64)]) -> Option<(&'a str, f64, f64)> {
-    let mut best: Option<(f64, (&'a str, f64, f64))> = None;
-    for &(name, x, y) in pairs {
-        let Some((_, how)) = words(name) else {
-            continue;
-        };
-        let hi = x.max(y);
-        if !big_enough(hi, how) || hi <= 0.0 {
-            continue;
-        }
-        let rel = (x - y).abs() / hi;
-        if rel < 0.2 || best.as_ref().is_some_and(|(r, _)| *r >= rel) {
-            continue;
-        }
-        best = Some((rel, (name, x, y)));
-    }
-    best.map(|(_, p)| p)
-}
-
-/// The telemetry that differs most between the two sides of `c`, as one line, e.g.
-/// `journal device wrote 3.1 GiB in file_create at 16MB vs 912.0 MiB at 1GB`.
-pub fn explain(w: &WorkloadReport, c: &Comparison) -> Option<String> {
-    // The engine's phase, or (dbench) the one phase its telemetry has.
-    let mut phase = c.phase.as_str();
-    if !w.telemetry.iter().any(|s| s.phase == phase) {
-        let mut ps = w.telemetry.iter().map(|s| s.phase.as_str());
-        let first = ps.next()?;
-        if ps.any(|p| p != first) {
-            return None;
-        }
-        phase = first;
-    }
-    let pairs: Vec<(&str, f64, f64)> = w
-        .telemetry
-        .iter()
-        .filter(|s| s.cell == c.baseline_cell && s.phase == phase)
-        .filter_map(|a| {
-            let b = find(w, c.cell, phase, &a.name)?;
-            Some((a.name.as_str(), a.summary.mean, b.summary.mean))
-        })
-        .collect();
-    let (name, x, y) = most_different(&pairs)?;
-    let (what, how) = words(name)?;
-    Some(format!(
-        "{what} {} in {phase} at {} vs {} at {}",
-        show(x, how),
-        c.from,
-        show(y, how),
-        c.to
-    ))
-}
-
 /// Disturbed repetitions of one cell, as `repetitions 1–3 of journal=16MB: <reason>`.
 pub fn disturbed_line(cell: &str, reps: &[(i64, String)]) -> Option<String> {
     if reps.is_empty() {
@@ -262,43 +175,6 @@ pub fn disturbed_line(cell: &str, reps: &[(i64, String)]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_explanation_is_the_largest_clear_relative_difference() {
-        // ext4-external-journal, small files, file_create, 16 MiB vs 256 MiB journal
-        // (bench/results/studies.md): the commits, not the nearly idle journal device.
-        let pairs = [
-            ("dev.journal.util", 2.9, 1.4),
-            ("fs.journal.transactions", 5.7, 1.3),
-            ("dev.journal.write_bytes", 16.5e6, 10.6e6),
-            ("dev.data.write_bytes", 101.8e6, 101.6e6),
-            ("made.up.metric", 100.0, 1.0),
-        ];
-        assert_eq!(
-            most_different(&pairs),
-            Some(("fs.journal.transactions", 5.7, 1.3))
-        );
-        // Without the commits, the journal's bytes (36% apart); the device that was idle
-        // 97% of the phase explains nothing.
-        assert_eq!(
-            most_different(&pairs[..1]),
-            None,
-            "utilisation under 5% is noise"
-        );
-        assert_eq!(
-            most_different(&[pairs[0], pairs[2], pairs[3]]),
-            Some(("dev.journal.write_bytes", 16.5e6, 10.6e6))
-        );
-        // Under 20% apart is no explanation; a busy device that differs is one.
-        assert_eq!(most_different(&[("dev.data.util", 45.4, 38.2)]), None);
-        assert_eq!(
-            most_different(&[
-                ("dev.journal.util", 7.4, 3.6),
-                ("fs.journal.transactions", 3.3, 2.0)
-            ]),
-            Some(("dev.journal.util", 7.4, 3.6))
-        );
-    }
 
     #[test]
     fn ranges_of_disturbed_repetitions() {

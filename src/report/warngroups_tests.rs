@@ -46,6 +46,7 @@ fn report(warnings: Vec<ReportWarning>, mode: WarningsMode, sources: Vec<Source>
         workloads: Vec::new(),
         series: Vec::new(),
         observations: Vec::new(),
+        observations_note: None,
         warning_groups: group(&warnings, &Thresholds::default()),
         warnings,
         environments: Vec::new(),

@@ -142,7 +142,7 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
     let mut series = Vec::new();
     for c in &study.cells {
         for w in &study.workloads {
-            let mut s = Series::new(c.idx, w.idx);
+            let mut s = Series::new(c.idx, w.idx, w.spec.workload_kind());
             let (cid, wid) = (cell_ids[c.idx], wl_ids[w.idx]);
             let mine: Vec<_> = trials
                 .iter()
