@@ -286,8 +286,9 @@ fn timelines(trials: &[&TrialRow], cells: &[CellInfo]) -> Vec<TimelineSeries> {
     out
 }
 
-/// One warning per workload and cell whose counted repetitions other activity disturbed:
-/// `repetitions 1–3 of journal=16MB: 2.1 GiB of other I/O on vda`.
+/// One warning per workload and cell whose counted repetitions other activity disturbed,
+/// naming the worst with its figure and summing them: `repetition 4 of journal=16MB: 2.4 GiB
+/// of other I/O on vda; 5 of 6 disturbed, 5.1 GiB of other I/O in all`.
 fn interference_warnings(
     d: &StudyData,
     cells: &[CellInfo],
@@ -296,25 +297,29 @@ fn interference_warnings(
     let mut out = Vec::new();
     for (w, wr) in d.workloads.iter().zip(workloads) {
         for c in cells {
-            let reps: Vec<(i64, String)> = d
+            let counted: Vec<&TrialRow> = d
                 .trials
                 .iter()
                 .filter(|t| {
                     t.workload_id == w.id && t.cell_id == c.id && t.status == TrialStatus::Ok
                 })
+                .collect();
+            let reps: Vec<(i64, String)> = counted
+                .iter()
                 .filter_map(|t| Some((t.repetition, t.interference.clone()?)))
                 .collect();
-            if let Some(line) = super::telemetry::disturbed_line(&c.label, &reps) {
+            if let Some(line) = super::disturbed::disturbed_line(&c.label, &reps, counted.len()) {
+                let advice = "quiet the machine, let each repetition wait for quiet ([repetitions] settle, --settle), or re-run disturbed repetitions ([repetitions] disturbed = \"repeat\", --disturbed repeat)";
                 out.push(ReportWarning {
                     kind: WarningKind::Interference,
                     workload: Some(wr.label.clone()),
                     cell: Some(c.label.clone()),
                     metric: None,
                     message: format!(
-                        "{line}; their values are kept — quiet the machine, or let each repetition wait for quiet with [repetitions] settle"
+                        "{line}; their values are kept (disturbed = \"keep\") — {advice}"
                     ),
                     subject: line,
-                    advice: "quiet the machine, or let each repetition wait for quiet with [repetitions] settle (--settle for engine commands)".into(),
+                    advice: advice.into(),
                 });
             }
         }

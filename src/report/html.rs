@@ -112,9 +112,10 @@ fn entry(s: &CellMetric, sc: &Scale) -> String {
         .sd
         .map(|v| format!("± {}", sc.num(v)))
         .unwrap_or_else(|| "± -".into());
+    let n = format!("n={}{}", s.summary.n, super::table::disturbed_mark(s));
     let ci = match s.summary.ci95 {
-        Some(ci) => format!("95% CI {} · n={}", fmt_interval(Some(ci), sc), s.summary.n),
-        None => format!("n={}", s.summary.n),
+        Some(ci) => format!("95% CI {} · {n}", fmt_interval(Some(ci), sc)),
+        None => n,
     };
     format!(
         "<div class=\"mean\">{}</div><div class=\"sd\">{sd}</div><div class=\"ci\">{ci}</div>",
@@ -171,6 +172,13 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
             o.push_str("</tr>\n");
         }
         table_end(o);
+        if super::table::any_disturbed(w, t) {
+            let _ = writeln!(
+                o,
+                "<p class=\"meta\">{}</p>",
+                esc(super::table::DISTURBED_NOTE)
+            );
+        }
     }
     let charts = charts::workload_charts(r, w)?;
     if !charts.is_empty() {
@@ -268,7 +276,7 @@ fn header(r: &ReportData, o: &mut String) {
     for s in &r.sources {
         let _ = writeln!(
             o,
-            "<p class=\"meta\">{} {} <b>{}</b> [{}] · created {} · finished {} · fslab {}<br>command: <code>{}</code>{}</p>",
+            "<p class=\"meta\">{} {} <b>{}</b> [{}] · created {} · finished {} · fslab {}<br>command: <code>{}</code>{}{}</p>",
             esc(&s.kind),
             s.id,
             esc(&s.name),
@@ -277,6 +285,9 @@ fn header(r: &ReportData, o: &mut String) {
             esc(s.finished_at.as_deref().unwrap_or("-")),
             esc(&s.tool_version),
             esc(&s.command_line),
+            s.resumed_line()
+                .map(|l| format!("<br>{}", esc(&l)))
+                .unwrap_or_default(),
             if s.description.is_empty() {
                 String::new()
             } else {

@@ -82,6 +82,10 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             }
             row(o, &cols);
         }
+        if super::table::any_disturbed(w, t) {
+            // A leading `*` would start a list.
+            let _ = writeln!(o, "\n\\{}", esc(super::table::DISTURBED_NOTE));
+        }
     }
     if !w.latency.is_empty() {
         let _ = writeln!(o, "\n### Latency percentiles per operation\n");

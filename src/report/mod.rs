@@ -12,6 +12,7 @@ pub mod checks;
 pub mod comparisons;
 pub mod csv;
 pub mod differences;
+pub mod disturbed;
 pub mod explain;
 pub mod grid;
 pub mod headline;

@@ -93,6 +93,26 @@ pub struct Source {
     pub created_at: String,
     /// End time as stored.
     pub finished_at: Option<String>,
+    /// When a study was resumed (`--resume`; environment keys `resumed_at.N`), in order;
+    /// each resume made its configurations' file systems again.
+    pub resumed_at: Vec<String>,
+}
+
+impl Source {
+    /// The header line saying that (and when) the study was resumed, if it was.
+    pub fn resumed_line(&self) -> Option<String> {
+        match self.resumed_at.len() {
+            0 => None,
+            1 => Some(format!(
+                "resumed at {}: the repetitions after it ran on file systems made again",
+                self.resumed_at[0]
+            )),
+            n => Some(format!(
+                "resumed {n} times, at {}: the repetitions after each ran on file systems made again",
+                self.resumed_at.join(", ")
+            )),
+        }
+    }
 }
 
 /// Options echoed into the report.

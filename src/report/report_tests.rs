@@ -676,3 +676,35 @@ fn headline_marks_get_no_table() {
     let c = &r.workloads[0].comparisons;
     assert!(c.iter().all(|c| c.name == "throughput"), "{c:?}");
 }
+
+#[test]
+fn a_resumed_study_says_so_in_its_first_repetition_warning() {
+    let slow_first = |_: usize, rep: u32| {
+        let r = if rep == 1 {
+            50.0
+        } else {
+            100.0 + f64::from(rep)
+        };
+        vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, r)]
+    };
+    let first = |env: &[(&str, &str)]| {
+        let (store, id) = study(&CELLS[..1], 4, env, slow_first);
+        let r = report(&store, id, &ReportOptions::default()).unwrap();
+        let w = r
+            .warnings
+            .iter()
+            .find(|w| w.kind == WarningKind::FirstSlower)
+            .cloned()
+            .unwrap();
+        (w.message, w.advice)
+    };
+    let (plain, advice) = first(&[]);
+    assert!(!plain.contains("resumed"), "{plain}");
+    // No mkfs line recorded and no file-system type: nothing known, so no lazy-init hint.
+    assert!(!advice.contains("lazy_itable_init"), "{advice}");
+    let (resumed, _) = first(&[("resumed_at.1", "2026-11-26T10:00:00Z")]);
+    assert!(
+        resumed.contains("the study was resumed (at 2026-11-26T10:00:00Z)"),
+        "{resumed}"
+    );
+}

@@ -41,6 +41,9 @@ pub(crate) fn source_lines(r: &ReportData) -> Vec<String> {
             s.tool_version
         ));
         out.push(format!("command: {}", s.command_line));
+        if let Some(r) = s.resumed_line() {
+            out.push(r);
+        }
         if !s.description.is_empty() {
             out.push(format!("about: {}", s.description));
         }
@@ -56,12 +59,34 @@ pub(crate) fn mean_sd(s: &CellMetric, sc: &Scale) -> String {
     }
 }
 
-/// `[lo – hi] n=5` under an entry, in `sc`.
+/// `[lo – hi] n=5` under an entry, in `sc`; `n=5*` when some of its repetitions were
+/// disturbed (kept in the statistics: `disturbed = "keep"`), see [`DISTURBED_NOTE`].
 pub(crate) fn ci_n(s: &CellMetric, sc: &Scale) -> String {
+    let n = format!("n={}{}", s.summary.n, disturbed_mark(s));
     match s.summary.ci95 {
-        Some(ci) => format!("[{}] n={}", fmt_interval(Some(ci), sc), s.summary.n),
-        None => format!("n={}", s.summary.n),
+        Some(ci) => format!("[{}] {n}", fmt_interval(Some(ci), sc)),
+        None => n,
     }
+}
+
+/// `*` for an entry some of whose repetitions other activity disturbed.
+pub(crate) fn disturbed_mark(s: &CellMetric) -> &'static str {
+    if s.disturbed.is_empty() {
+        ""
+    } else {
+        "*"
+    }
+}
+
+/// The line under a table whose entries carry the mark of [`disturbed_mark`].
+pub(crate) const DISTURBED_NOTE: &str =
+    "* includes repetitions other activity disturbed (kept: disturbed = \"keep\"; see Warnings)";
+
+/// Whether any entry of table `t` carries the disturbed mark.
+pub(crate) fn any_disturbed(w: &WorkloadReport, t: &TableSpec) -> bool {
+    w.stats
+        .iter()
+        .any(|s| s.name == t.metric && !s.disturbed.is_empty())
 }
 
 /// What the intervals of a table are, from the methods of its entries:
@@ -149,6 +174,9 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             tb.add_row(row);
         }
         let _ = writeln!(o, "{tb}");
+        if any_disturbed(w, t) {
+            let _ = writeln!(o, "{DISTURBED_NOTE}");
+        }
     }
     if !w.latency.is_empty() {
         latency_table(r, w, o);

@@ -1,7 +1,7 @@
 //! Why configurations differ: the telemetry recorded around every phase (`doc/telemetry.md`)
 //! as a table per workload — bytes each device wrote, write amplification, device
 //! utilisation, the CPU split, journal commits (what may explain a difference is
-//! [`super::explain`]); plus the repetitions that other activity on the machine disturbed.
+//! [`super::explain`]; the repetitions other activity disturbed are [`super::disturbed`]).
 
 use super::model::{CellInfo, CellMetric, WorkloadReport};
 use crate::units::{fmt_bytes, fmt_num};
@@ -152,46 +152,7 @@ pub fn table(w: &WorkloadReport, cells: &[CellInfo]) -> Option<Table> {
     Some(Table { header, rows })
 }
 
-/// Disturbed repetitions of one cell, as `repetitions 1–3 of journal=16MB: <reason>`.
-pub fn disturbed_line(cell: &str, reps: &[(i64, String)]) -> Option<String> {
-    if reps.is_empty() {
-        return None;
-    }
-    let mut nums: Vec<u64> = reps.iter().map(|(n, _)| (*n).max(0) as u64).collect();
-    nums.sort_unstable();
-    nums.dedup();
-    let word = if nums.len() == 1 {
-        "repetition"
-    } else {
-        "repetitions"
-    };
-    Some(format!(
-        "{word} {} of {cell}: {}",
-        crate::units::fmt_ranges(&nums),
-        reps[0].1
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ranges_of_disturbed_repetitions() {
-        let r = vec![
-            (1, "2.1 GiB of other I/O on vda".to_string()),
-            (2, "x".into()),
-            (3, "y".into()),
-            (5, "z".into()),
-        ];
-        assert_eq!(
-            disturbed_line("journal=16MB", &r).unwrap(),
-            "repetitions 1–3, 5 of journal=16MB: 2.1 GiB of other I/O on vda"
-        );
-        assert_eq!(
-            disturbed_line("c", &[(4, "steal".into())]).unwrap(),
-            "repetition 4 of c: steal"
-        );
-        assert!(disturbed_line("c", &[]).is_none());
-    }
 }

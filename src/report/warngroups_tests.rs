@@ -27,6 +27,7 @@ fn source(id: i64, spec: &str) -> Source {
         tool_version: String::new(),
         created_at: String::new(),
         finished_at: None,
+        resumed_at: Vec::new(),
     }
 }
 
