@@ -321,6 +321,11 @@ pub struct RunArgs {
     /// Default: off.
     #[arg(long)]
     pub timeline: bool,
+    /// What to do with a repetition other activity on the machine disturbed (other I/O on
+    /// the target's device, CPU steal, load, other processes' CPU). Default: keep. Not in MPI
+    /// mode.
+    #[arg(long, value_enum, value_name = "POLICY", default_value_t = crate::stats::adaptive::Disturbed::Keep)]
+    pub disturbed: crate::stats::adaptive::Disturbed,
 }
 
 fn parse_settle(s: &str) -> Result<std::time::Duration, String> {

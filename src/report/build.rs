@@ -308,6 +308,29 @@ fn interference_warnings(
                 .iter()
                 .filter_map(|t| Some((t.repetition, t.interference.clone()?)))
                 .collect();
+            let left_out: Vec<(i64, String, &str)> = d
+                .trials
+                .iter()
+                .filter(|t| t.workload_id == w.id && t.cell_id == c.id)
+                .filter_map(|t| {
+                    Some((
+                        t.repetition,
+                        t.interference.clone()?,
+                        t.excluded.as_deref()?,
+                    ))
+                })
+                .collect();
+            if let Some(line) = super::disturbed::left_out_line(&c.label, &left_out) {
+                out.push(ReportWarning {
+                    kind: WarningKind::Interference,
+                    workload: Some(wr.label.clone()),
+                    cell: Some(c.label.clone()),
+                    metric: None,
+                    message: format!("{line}; they are stored but not in the statistics"),
+                    subject: line,
+                    advice: "nothing to do: the counted repetitions are the quiet ones (fslab show lists every repetition)".into(),
+                });
+            }
             if let Some(line) = super::disturbed::disturbed_line(&c.label, &reps, counted.len()) {
                 let advice = "quiet the machine, let each repetition wait for quiet ([repetitions] settle, --settle), or re-run disturbed repetitions ([repetitions] disturbed = \"repeat\", --disturbed repeat)";
                 out.push(ReportWarning {
@@ -315,9 +338,7 @@ fn interference_warnings(
                     workload: Some(wr.label.clone()),
                     cell: Some(c.label.clone()),
                     metric: None,
-                    message: format!(
-                        "{line}; their values are kept (disturbed = \"keep\") — {advice}"
-                    ),
+                    message: format!("{line}; their values are kept in the statistics — {advice}"),
                     subject: line,
                     advice: advice.into(),
                 });
@@ -513,6 +534,11 @@ fn series_info(d: &StudyData, cells: &[CellInfo], workloads: &[WorkloadReport]) 
                 continue;
             }
             let count = |st: TrialStatus| ts.iter().filter(|t| t.status == st).count();
+            let excluded = |why: &str| {
+                ts.iter()
+                    .filter(|t| t.excluded.as_deref() == Some(why))
+                    .count()
+            };
             let error = row
                 .and_then(|r| r.error.clone())
                 .or_else(|| ts.iter().find_map(|t| t.error.clone()))
@@ -522,7 +548,12 @@ fn series_info(d: &StudyData, cells: &[CellInfo], workloads: &[WorkloadReport]) 
                 workload: wi,
                 ok: count(TrialStatus::Ok),
                 failed: count(TrialStatus::Failed),
-                discarded: count(TrialStatus::Discarded),
+                discarded: ts
+                    .iter()
+                    .filter(|t| t.status == TrialStatus::Discarded && t.excluded.is_none())
+                    .count(),
+                rerun: excluded("rerun"),
+                dropped: excluded("dropped"),
                 status: row.map_or_else(|| c.status.into(), |r| r.status),
                 stop_reason: row.and_then(|r| r.stop_reason),
                 error,

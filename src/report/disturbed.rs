@@ -96,6 +96,40 @@ pub fn disturbed_line(cell: &str, reps: &[(i64, String)], counted: usize) -> Opt
     Some(text)
 }
 
+/// The disturbed repetitions of one configuration that were left out: `reps` are
+/// (repetition, stored line, `rerun` or `dropped`). "journal=16MB: 2 disturbed repetitions
+/// re-run (the worst, repetition 4: 2.4 GiB of other I/O on vda; 3.1 GiB of other I/O in
+/// all)"; `None` when there are none.
+pub fn left_out_line(cell: &str, reps: &[(i64, String, &str)]) -> Option<String> {
+    let figs: Vec<Figures> = reps.iter().map(|(_, l, _)| figures(l)).collect();
+    let worst = (0..reps.len()).max_by(|&a, &b| {
+        severity(&figs[a])
+            .partial_cmp(&severity(&figs[b]))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(b.cmp(&a))
+    })?;
+    let count = |why: &str| reps.iter().filter(|r| r.2 == why).count();
+    let mut how = Vec::new();
+    for (why, words) in [("rerun", "re-run"), ("dropped", "dropped")] {
+        match count(why) {
+            0 => {}
+            1 => how.push(format!("1 disturbed repetition {words}")),
+            n => how.push(format!("{n} disturbed repetitions {words}")),
+        }
+    }
+    let (rep, line, _) = &reps[worst];
+    let mut text = format!(
+        "{cell}: {} (the worst, repetition {rep}: {line}",
+        how.join(", ")
+    );
+    let io: f64 = figs.iter().map(|f| f.io_bytes).sum();
+    if reps.len() > 1 && io > 0.0 {
+        text.push_str(&format!("; {} of other I/O in all", fmt_bytes(io as u64)));
+    }
+    text.push(')');
+    Some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,6 +174,20 @@ mod tests {
             "repetition 2 of c: CPU steal 4.1% of all CPUs; 1 of 5 disturbed"
         );
         assert!(disturbed_line("c", &[], 5).is_none());
+    }
+
+    #[test]
+    fn left_out_repetitions_are_counted_by_how() {
+        let reps = vec![
+            (3, "1.0 GiB of other I/O on vda".to_string(), "rerun"),
+            (3, "2.0 GiB of other I/O on vda".to_string(), "rerun"),
+            (5, "CPU steal 3.0% of all CPUs".to_string(), "dropped"),
+        ];
+        assert_eq!(
+            left_out_line("journal=16MB", &reps).unwrap(),
+            "journal=16MB: 2 disturbed repetitions re-run, 1 disturbed repetition dropped (the worst, repetition 3: 2.0 GiB of other I/O on vda; 3.0 GiB of other I/O in all)"
+        );
+        assert!(left_out_line("c", &[]).is_none());
     }
 
     #[test]

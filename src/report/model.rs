@@ -180,6 +180,10 @@ pub struct SeriesInfo {
     pub failed: usize,
     /// Discarded warm-up repetitions.
     pub discarded: usize,
+    /// Disturbed repetitions stored, left out and run again (`disturbed = "repeat"`).
+    pub rerun: usize,
+    /// Disturbed repetitions stored and left out (`disturbed = "drop"`).
+    pub dropped: usize,
     /// Series status as stored (the cell's, for a series without a row).
     pub status: crate::store::SeriesStatus,
     /// Why repetitions stopped (`fixed`, `ci_met`, `max_reps`, `budget`, …).

@@ -120,6 +120,7 @@ pub(super) fn study_disturbed(
                     interference: disturbed(c, rep),
                     settle_seconds: None,
                     timeline: &[],
+                    excluded: None,
                 })
                 .unwrap();
             order += 1;
@@ -472,6 +473,7 @@ fn single_repetitions_and_failures_are_warned_about() {
             interference: None,
             settle_seconds: None,
             timeline: &[],
+            excluded: None,
         })
         .unwrap();
     let r = report(&store, id, &ReportOptions::default()).unwrap();
@@ -707,4 +709,59 @@ fn a_resumed_study_says_so_in_its_first_repetition_warning() {
         resumed.contains("the study was resumed (at 2026-11-26T10:00:00Z)"),
         "{resumed}"
     );
+}
+
+#[test]
+fn disturbed_repetitions_left_out_are_counted_and_named_not_averaged() {
+    let (mut store, id) = study(&CELLS[..1], 3, &[], |_, rep| {
+        vec![Metric::new(
+            "dir_create",
+            "rate",
+            Unit::DirsPerSec,
+            100.0 + f64::from(rep),
+        )]
+    });
+    let d = store.load(id).unwrap().unwrap();
+    let (cell, wl) = (d.cells[0].id, d.workloads[0].id);
+    // Repetition 2 ran first disturbed (left out, run again); its values must not count.
+    let wild = [Metric::new("dir_create", "rate", Unit::DirsPerSec, 1.0)];
+    store
+        .record_trial(&NewTrial {
+            cell,
+            workload: wl,
+            repetition: 2,
+            order_index: 99,
+            status: TrialStatus::Discarded,
+            error: None,
+            cache_policy: "cold",
+            started_at: "t".into(),
+            finished_at: "t".into(),
+            wall_seconds: 1.0,
+            metrics: &wild,
+            histograms: &[],
+            interference: Some("2.4 GiB of other I/O on vda".into()),
+            settle_seconds: None,
+            timeline: &[],
+            excluded: Some("rerun"),
+        })
+        .unwrap();
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let s = &r.workloads[0].stats[0];
+    assert_eq!(s.values, vec![101.0, 102.0, 103.0]);
+    assert_eq!(
+        (r.series[0].ok, r.series[0].discarded, r.series[0].rerun),
+        (3, 0, 1)
+    );
+    let w: Vec<&ReportWarning> = r
+        .warnings
+        .iter()
+        .filter(|w| w.kind == WarningKind::Interference)
+        .collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(
+        w[0].subject,
+        "journal=16MB fs=ext4: 1 disturbed repetition re-run (the worst, repetition 2: 2.4 GiB of other I/O on vda)"
+    );
+    let text = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    assert!(text.contains("0 + 1 re-run"), "{text}");
 }

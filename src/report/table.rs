@@ -263,13 +263,25 @@ pub(crate) fn series_rows(r: &ReportData) -> Vec<[String; 7]> {
                 r.workloads[s.workload].label.clone(),
                 s.ok.to_string(),
                 s.failed.to_string(),
-                s.discarded.to_string(),
+                discarded_text(s),
                 s.stop_reason
                     .map_or_else(|| "-".into(), |r| r.as_str().to_string()),
                 s.status.as_str().to_string(),
             ]
         })
         .collect()
+}
+
+/// The discarded warm-ups, and the disturbed repetitions left out (`0 + 2 re-run`).
+fn discarded_text(s: &SeriesInfo) -> String {
+    let mut t = s.discarded.to_string();
+    if s.rerun > 0 {
+        t.push_str(&format!(" + {} re-run", s.rerun));
+    }
+    if s.dropped > 0 {
+        t.push_str(&format!(" + {} dropped", s.dropped));
+    }
+    t
 }
 
 /// Column names of [`series_rows`].

@@ -151,8 +151,3 @@ pub fn table(w: &WorkloadReport, cells: &[CellInfo]) -> Option<Table> {
     }
     Some(Table { header, rows })
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-}

@@ -34,6 +34,8 @@ pub struct Series {
     pub headlines: Vec<(String, Vec<f64>)>,
     /// Wall seconds of the counted repetitions.
     pub durations: Vec<f64>,
+    /// Disturbed repetitions left out and run again (`disturbed = "repeat"`).
+    pub reruns: u32,
     /// State.
     pub state: SeriesState,
 }
@@ -75,6 +77,7 @@ impl Series {
             done: 0,
             headlines: Vec::new(),
             durations: Vec::new(),
+            reruns: 0,
             state: SeriesState::Active,
         }
     }
@@ -97,16 +100,35 @@ impl Series {
         }
     }
 
-    /// Load the counted repetitions already stored (resume), in repetition order.
+    /// Account for a disturbed repetition left out under `disturbed = "drop"`: it takes its
+    /// place in the series, its values do not count.
+    pub fn add_dropped(&mut self, wall: f64) {
+        self.done += 1;
+        self.durations.push(wall);
+    }
+
+    /// Load the repetitions already stored (resume), in repetition order: the counted ones,
+    /// the dropped ones (they keep their place), and how many were re-run.
     pub fn load(&mut self, trials: &[&TrialRow]) {
         let mut ok: Vec<&&TrialRow> = trials
             .iter()
-            .filter(|t| t.status == crate::store::TrialStatus::Ok)
+            .filter(|t| {
+                t.status == crate::store::TrialStatus::Ok
+                    || t.excluded.as_deref() == Some("dropped")
+            })
             .collect();
         ok.sort_by_key(|t| t.repetition);
         for t in ok {
-            self.add(&t.samples, t.wall_seconds);
+            if t.status == crate::store::TrialStatus::Ok {
+                self.add(&t.samples, t.wall_seconds);
+            } else {
+                self.add_dropped(t.wall_seconds);
+            }
         }
+        self.reruns = trials
+            .iter()
+            .filter(|t| t.excluded.as_deref() == Some("rerun"))
+            .count() as u32;
     }
 
     /// Apply the stopping rule; returns the reason if it stops now.
