@@ -308,7 +308,9 @@ pub struct RunArgs {
     /// Do not record the run in the results database.
     #[arg(long)]
     pub no_store: bool,
-    /// Warn when a phase or test takes less than this many seconds on average. Default: 1.
+    /// Warn when a phase or test takes less than this many seconds on average and its time
+    /// varies by more than 10% between repetitions (with one repetition: whenever it is
+    /// shorter). Default: 1.
     #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
     pub min_phase: f64,
     /// Before each repetition, wait up to this long (e.g. 30s) until the machine is quiet: no
@@ -631,7 +633,8 @@ pub struct ReportOutputArgs {
     /// What error bars show in charts.
     #[arg(long, value_enum, default_value = "ci")]
     pub error_bars: ErrorBarsArg,
-    /// Warn when a phase takes less than this many seconds on average.
+    /// Warn when a phase takes less than this many seconds on average and its time varies by
+    /// more than --max-cv between repetitions (with one repetition: whenever it is shorter).
     #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
     pub min_phase: f64,
     /// Warn when the coefficient of variation exceeds this percentage.

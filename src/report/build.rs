@@ -288,7 +288,7 @@ fn timelines(trials: &[&TrialRow], cells: &[CellInfo]) -> Vec<TimelineSeries> {
 
 /// One warning per workload and cell whose counted repetitions other activity disturbed,
 /// naming the worst with its figure and summing them: `repetition 4 of journal=16MB: 2.4 GiB
-/// of other I/O on vda; 5 of 6 disturbed, 5.1 GiB of other I/O in all`.
+/// of other I/O on vda — 5 of 6 disturbed, 5.1 GiB of other I/O in all`.
 fn interference_warnings(
     d: &StudyData,
     cells: &[CellInfo],

@@ -101,7 +101,17 @@ pub fn warnings(
     out
 }
 
-/// Phases whose mean elapsed time is under the minimum, one warning per phase.
+/// Whether cell `cell`'s phase `phase` is too short to trust (`stats::too_short`: under the
+/// minimum time and varying by more than the maximum coefficient of variation).
+fn short_in(w: &WorkloadReport, cell: usize, phase: &str, opts: &ReportOptions) -> bool {
+    w.stat(cell, phase, "elapsed").is_some_and(|s| {
+        s.unit == Unit::Seconds && crate::stats::too_short(&s.summary, &opts.thresholds)
+    })
+}
+
+/// Phases too short to trust in some configuration (under the minimum time, and varying by
+/// more than the maximum coefficient of variation), one warning per phase. Their headline's
+/// variation is not warned about again.
 fn too_short(
     w: &WorkloadReport,
     cells: &[CellInfo],
@@ -114,8 +124,8 @@ fn too_short(
         let short: Vec<&CellMetric> = w
             .stats
             .iter()
-            .filter(|s| &s.phase == phase && s.name == "elapsed" && s.unit == Unit::Seconds)
-            .filter(|s| s.summary.mean < min)
+            .filter(|s| &s.phase == phase && s.name == "elapsed")
+            .filter(|s| short_in(w, s.cell, phase, opts))
             .collect();
         let Some(shortest) = short
             .iter()
@@ -128,13 +138,18 @@ fn too_short(
             .iter()
             .filter(|s| &s.phase == phase && s.name == "elapsed")
             .count();
+        let varied = match shortest.summary.cv {
+            Some(cv) => format!("varying by {:.1}%", cv * 100.0),
+            None => "one repetition".into(),
+        };
         out.push(
             Draft::new(WarningKind::TooShort, Some(w), None, Some(format!("{phase}.elapsed")))
                 .finish(
                     phase.clone(),
                     shortest.unit.fmt(shortest.summary.mean),
                     format!(
-                        "mean time under {min} s in {} of {total} configurations (shortest {}, {}): too short to trust",
+                        "mean time under {min} s and varying by more than {:.0}% in {} of {total} configurations (shortest {}, {varied}, {}): too short to trust",
+                        opts.thresholds.max_cv * 100.0,
                         short.len(),
                         shortest.unit.fmt(shortest.summary.mean),
                         cells[shortest.cell].label
@@ -231,7 +246,8 @@ fn per_metric(
     let policy = Policy::of(w.cache_policy.as_deref(), &w.params);
     let draft = |kind| Draft::new(kind, Some(w), Some(cell), Some(key.clone()));
     if let Some(cv) = s.summary.cv {
-        if cv > opts.thresholds.max_cv {
+        // A phase too short to trust has its own warning, which says what to do about it.
+        if cv > opts.thresholds.max_cv && !short_in(w, s.cell, &s.phase, opts) {
             out.push(draft(WarningKind::HighCv).finish(
                 place.clone(),
                 format!("{:.1}%", cv * 100.0),

@@ -1,7 +1,7 @@
 //! Disturbed repetitions of one configuration, summed: the worst repetition with its figure,
 //! how many of the counted repetitions were disturbed, and the other I/O (or other
 //! processes' CPU) of all of them — "repetition 4 of journal=16MB: 2.4 GiB of other I/O on
-//! vda; 5 of 6 disturbed, 5.1 GiB of other I/O in all".
+//! vda — 5 of 6 disturbed, 5.1 GiB of other I/O in all".
 //!
 //! The runner stores each repetition's verdict as the one line `telemetry::Verdict` prints
 //! (`2.1 GiB of other I/O on vda; CPU steal 4.1% of all CPUs`), so the figures are read back
@@ -80,8 +80,11 @@ pub fn disturbed_line(cell: &str, reps: &[(i64, String)], counted: usize) -> Opt
             .then(b.cmp(&a))
     })?;
     let (rep, line) = &reps[worst];
+    // The parts of one repetition's line joined by commas: a group of warnings joins its
+    // places with semicolons.
     let mut text = format!(
-        "repetition {rep} of {cell}: {line}; {} of {counted} disturbed",
+        "repetition {rep} of {cell}: {} — {} of {counted} disturbed",
+        line.replace("; ", ", "),
         reps.len()
     );
     if reps.len() > 1 {
@@ -119,12 +122,13 @@ pub fn left_out_line(cell: &str, reps: &[(i64, String, &str)]) -> Option<String>
     }
     let (rep, line, _) = &reps[worst];
     let mut text = format!(
-        "{cell}: {} (the worst, repetition {rep}: {line}",
-        how.join(", ")
+        "{cell}: {} (the worst, repetition {rep}: {}",
+        how.join(", "),
+        line.replace("; ", ", ")
     );
     let io: f64 = figs.iter().map(|f| f.io_bytes).sum();
     if reps.len() > 1 && io > 0.0 {
-        text.push_str(&format!("; {} of other I/O in all", fmt_bytes(io as u64)));
+        text.push_str(&format!(" — {} of other I/O in all", fmt_bytes(io as u64)));
     }
     text.push(')');
     Some(text)
@@ -150,7 +154,7 @@ mod tests {
         ];
         assert_eq!(
             disturbed_line("journal=16MB", &reps, 6).unwrap(),
-            "repetition 4 of journal=16MB: 2.4 GiB of other I/O on vda; 5 of 6 disturbed, 5.1 GiB of other I/O in all"
+            "repetition 4 of journal=16MB: 2.4 GiB of other I/O on vda — 5 of 6 disturbed, 5.1 GiB of other I/O in all"
         );
     }
 
@@ -167,11 +171,11 @@ mod tests {
         ];
         assert_eq!(
             disturbed_line("c", &reps, 5).unwrap(),
-            "repetition 3 of c: other processes used 0.52 CPU-s (13.0% of all CPUs); 3 other runnable tasks on 2 CPUs; 3 of 5 disturbed, other processes used 0.72 CPU-s in all"
+            "repetition 3 of c: other processes used 0.52 CPU-s (13.0% of all CPUs), 3 other runnable tasks on 2 CPUs — 3 of 5 disturbed, other processes used 0.72 CPU-s in all"
         );
         assert_eq!(
             disturbed_line("c", &reps[..1], 5).unwrap(),
-            "repetition 2 of c: CPU steal 4.1% of all CPUs; 1 of 5 disturbed"
+            "repetition 2 of c: CPU steal 4.1% of all CPUs — 1 of 5 disturbed"
         );
         assert!(disturbed_line("c", &[], 5).is_none());
     }
@@ -185,7 +189,7 @@ mod tests {
         ];
         assert_eq!(
             left_out_line("journal=16MB", &reps).unwrap(),
-            "journal=16MB: 2 disturbed repetitions re-run, 1 disturbed repetition dropped (the worst, repetition 3: 2.0 GiB of other I/O on vda; 3.0 GiB of other I/O in all)"
+            "journal=16MB: 2 disturbed repetitions re-run, 1 disturbed repetition dropped (the worst, repetition 3: 2.0 GiB of other I/O on vda — 3.0 GiB of other I/O in all)"
         );
         assert!(left_out_line("c", &[]).is_none());
     }

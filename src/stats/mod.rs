@@ -19,4 +19,4 @@ pub mod warnings;
 
 pub use interval::{IntervalMethod, Quantity};
 pub use summary::{summarize, summarize_as, t_quantile, Summary};
-pub use warnings::{metric_warnings, Thresholds, Warning};
+pub use warnings::{metric_warnings, too_short, Thresholds, Warning};
