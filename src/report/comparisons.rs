@@ -328,6 +328,14 @@ fn caution(
 ) -> String {
     let key = format!("{}.{}", c.phase, c.name);
     let mut found: Vec<String> = Vec::new();
+    let elapsed = format!("{}.elapsed", c.phase);
+    if warnings.iter().any(|x| {
+        x.kind == WarningKind::TooShort
+            && x.workload.as_deref() == Some(w.label.as_str())
+            && x.metric.as_deref() == Some(elapsed.as_str())
+    }) {
+        found.push(format!("a phase too short to trust ({})", c.phase));
+    }
     if c.factor == "source" {
         if let Some(p) = warnings
             .iter()

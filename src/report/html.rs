@@ -112,14 +112,14 @@ fn entry(s: &CellMetric, sc: &Scale) -> String {
         .sd
         .map(|v| format!("± {}", sc.num(v)))
         .unwrap_or_else(|| "± -".into());
-    let n = format!("n={}{}", s.summary.n, super::table::disturbed_mark(s));
     let ci = match s.summary.ci95 {
-        Some(ci) => format!("95% CI {} · {n}", fmt_interval(Some(ci), sc)),
-        None => n,
+        Some(ci) => format!("95% CI {} · n={}", fmt_interval(Some(ci), sc), s.summary.n),
+        None => format!("n={}", s.summary.n),
     };
     format!(
-        "<div class=\"mean\">{}</div><div class=\"sd\">{sd}</div><div class=\"ci\">{ci}</div>",
-        sc.num(s.summary.mean)
+        "<div class=\"mean\">{}{}</div><div class=\"sd\">{sd}</div><div class=\"ci\">{ci}</div>",
+        sc.num(s.summary.mean),
+        super::table::disturbed_mark(s)
     )
 }
 

@@ -69,8 +69,9 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             for e in entries {
                 cols.push(match e {
                     Some((s, sc)) => format!(
-                        "{}<br>{}<br>{}",
+                        "{}{}<br>{}<br>{}",
                         sc.num(s.summary.mean),
+                        super::table::disturbed_mark(s),
                         s.summary
                             .sd
                             .map(|sd| format!("± {}", sc.num(sd)))

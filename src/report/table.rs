@@ -51,21 +51,21 @@ pub(crate) fn source_lines(r: &ReportData) -> Vec<String> {
     out
 }
 
-/// `mean ± sd` of an entry, in `sc`.
+/// `mean ± sd` of an entry, in `sc`; `4000 ± 50.99*` when some of its repetitions were
+/// disturbed (kept in the statistics: `disturbed = "keep"`), see [`DISTURBED_NOTE`].
 pub(crate) fn mean_sd(s: &CellMetric, sc: &Scale) -> String {
+    let mark = disturbed_mark(s);
     match s.summary.sd {
-        Some(sd) => format!("{} ± {}", sc.num(s.summary.mean), sc.num(sd)),
-        None => sc.num(s.summary.mean),
+        Some(sd) => format!("{} ± {}{mark}", sc.num(s.summary.mean), sc.num(sd)),
+        None => format!("{}{mark}", sc.num(s.summary.mean)),
     }
 }
 
-/// `[lo – hi] n=5` under an entry, in `sc`; `n=5*` when some of its repetitions were
-/// disturbed (kept in the statistics: `disturbed = "keep"`), see [`DISTURBED_NOTE`].
+/// `[lo – hi] n=5` under an entry, in `sc`.
 pub(crate) fn ci_n(s: &CellMetric, sc: &Scale) -> String {
-    let n = format!("n={}{}", s.summary.n, disturbed_mark(s));
     match s.summary.ci95 {
-        Some(ci) => format!("[{}] {n}", fmt_interval(Some(ci), sc)),
-        None => n,
+        Some(ci) => format!("[{}] n={}", fmt_interval(Some(ci), sc), s.summary.n),
+        None => format!("n={}", s.summary.n),
     }
 }
 

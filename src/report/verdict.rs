@@ -26,9 +26,11 @@ pub fn fmt_pct(x: f64) -> String {
     }
 }
 
-/// A signed percentage: `+56%`, `-3.1%`.
+/// A signed percentage: `+56%`, `-3.1%` (`+0.00%` for what rounds to zero either side).
 pub fn fmt_signed_pct(x: f64) -> String {
-    if x >= 0.0 {
+    if x.abs() < 0.005 {
+        "+0.00%".into()
+    } else if x >= 0.0 {
         format!("+{}%", fmt_pct(x))
     } else {
         format!("{}%", fmt_pct(x))
@@ -136,9 +138,10 @@ fn fmt_pq(p: f64, q: Option<(f64, usize)>) -> String {
 }
 
 /// The verdict of a comparison and whether the candidate is better (when significant).
-/// `q` is the comparison's Benjamini–Hochberg q and its family's size: where the family has
-/// several members q is printed beside p, and a difference significant on its own but not
-/// at q < [`ALPHA`] says that it does not hold up. `n` is the smaller side's repetitions.
+/// `q` is the comparison's Benjamini–Hochberg q and its family's size: where q is part of the
+/// decision (a significant difference, in a family of several) it is printed beside p with
+/// the family's size, and a difference significant on its own but not at q < [`ALPHA`] says
+/// that it does not hold up. `n` is the smaller side's repetitions.
 pub fn verdict(
     unit: Unit,
     change: Option<&Change>,
@@ -154,6 +157,7 @@ pub fn verdict(
     };
     let pq = fmt_pq(w.p, q);
     if !is_significant(Some(c), Some(w)) {
+        // q ≥ p ≥ 0.05 decides nothing here: p alone (the q column and the JSON have it).
         let ci = c
             .ci95
             .map(|(lo, hi)| format!("95% CI {} to {}, ", fmt_signed_pct(lo), fmt_signed_pct(hi)))
@@ -164,7 +168,7 @@ pub fn verdict(
             "inconclusive"
         };
         return (
-            format!("{word} ({}, {ci}{pq})", fmt_signed_pct(c.percent)),
+            format!("{word} ({}, {ci}{})", fmt_signed_pct(c.percent), fmt_p(w.p)),
             None,
         );
     }
@@ -176,7 +180,7 @@ pub fn verdict(
     let mag = c.percent.abs();
     let tail = match q {
         Some((qv, m)) if qv >= ALPHA && m > 1 => format!(
-            "(95% CI {}–{}%, {}), but not after adjusting for multiple comparisons ({} of {m})",
+            "(95% CI {}–{}%, {}), but not after adjusting for {m} tests ({})",
             fmt_pct(mlo),
             fmt_pct(mhi),
             fmt_p(w.p),
