@@ -204,7 +204,7 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     if !w.comparisons.is_empty() {
         let _ = writeln!(
             o,
-            "\nComparisons against the baseline (Welch's t-test; Mann–Whitney p beside)"
+            "\nComparisons against the baseline (Welch's t-test on log values, with its interval; Mann–Whitney p beside)"
         );
         let mut tb = new_table();
         tb.set_header(vec!["comparison", "metric", "verdict", "M–W p"]);
