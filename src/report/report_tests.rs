@@ -225,11 +225,11 @@ fn percent_change_welch_and_rank_test_by_hand() {
     assert!((ch.percent - 50.0).abs() < 1e-9);
     let (lo, hi) = ch.ci95.unwrap();
     assert!((lo - 43.350020145834802).abs() < 1e-6, "{lo}");
-    assert!((hi - 56.958471140150469).abs() < 1e-6, "{hi}");
+    assert!((hi - 56.958_471_140_150_47).abs() < 1e-6, "{hi}");
     let w = c.welch.unwrap();
     assert!((w.t - 24.825840806490139).abs() < 1e-9, "{}", w.t);
     assert!((w.df - 4.0).abs() < 1e-9);
-    assert!((w.p - 1.5626158844964912e-05).abs() < 1e-9);
+    assert!((w.p - 1.562_615_884_496_491e-5).abs() < 1e-9);
     assert_eq!(c.mann_whitney.unwrap().p, 0.1);
     assert!(c.significant);
     assert_eq!(c.better, Some(true));
