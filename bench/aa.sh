@@ -14,6 +14,7 @@
 #
 #   bench/aa.sh                    SIMS=1000 SEED=1, then the real A/A when root
 #   SIMS=200 REAL=0 bench/aa.sh    a quick simulated run only
+#   SIMS=0 bench/aa.sh             the real A/A only
 set -euo pipefail
 
 SIMS=${SIMS:-1000}
@@ -26,7 +27,10 @@ WORK=${WORK:-/var/tmp/fslab-bench-aa}
 
 echo "building (release)" >&2
 (cd "$ROOT" && cargo build --release -q --example aa --bin fslab)
-SIM=$("$ROOT/target/release/examples/aa" "$SIMS" "$SEED")
+SIM="(simulation not run: SIMS=0)"
+if [ "$SIMS" != 0 ]; then
+  SIM=$("$ROOT/target/release/examples/aa" "$SIMS" "$SEED")
+fi
 
 REAL_BODY="Not run (REAL=0, or not root)."
 if [ "$REAL" = 1 ] && [ "$(id -u)" -eq 0 ]; then
