@@ -770,3 +770,42 @@ fn disturbed_repetitions_left_out_are_counted_and_named_not_averaged() {
     let text = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
     assert!(text.contains("0 + 1 re-run"), "{text}");
 }
+
+#[test]
+fn dbench_observations_are_about_its_throughput_not_its_latencies() {
+    // The journaling studies' engine: per-operation latencies differ by 40% and more, the
+    // throughput by 30%. Only the throughput is primary; the latencies are exploratory,
+    // adjusted across every test of the report, and never Observations.
+    let dbench = Workload {
+        kind: "dbench",
+        params: serde_json::json!({"clients": 2}),
+        policy: "cold",
+    };
+    let cells: [&[(&str, &str)]; 2] = [&[("log", "internal")], &[("log", "external")]];
+    let (store, id) = study_of(&dbench, &cells, 4, &[], |c, rep| {
+        let k = 1.0 + 0.01 * f64::from(rep % 2);
+        let (tp, lat) = if c == 0 { (100.0, 1.0) } else { (130.0, 0.6) };
+        vec![
+            Metric::new("total", "throughput", Unit::MBPerSec, tp * k),
+            Metric::new("total", "elapsed", Unit::Seconds, 10.0),
+            Metric::new("NTCreateX", "mean_latency", Unit::Millis, lat * k),
+            Metric::new("Deltree", "mean_latency", Unit::Millis, 5.0 * lat * k),
+        ]
+    });
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert!(
+        texts[0].starts_with("Log external instead of internal: total throughput faster by 30%"),
+        "{}",
+        texts[0]
+    );
+    let cs = &r.workloads[0].comparisons;
+    let lat: Vec<&Comparison> = cs.iter().filter(|c| c.name == "mean_latency").collect();
+    assert_eq!(lat.len(), 2);
+    for c in lat {
+        assert!(!c.primary && c.significant && c.family == 3, "{c:?}");
+    }
+    let tp = cs.iter().find(|c| c.name == "throughput").unwrap();
+    assert!(tp.primary && tp.family == 1);
+}
