@@ -626,8 +626,10 @@ pub struct ReportOutputArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Only these metrics: `phase.metric`, a metric name (all phases) or a phase (all its
-    /// metrics); repeat or separate with commas. Default: all metrics in tables, each phase's
-    /// headline metric (rate, else throughput, else time) in comparisons and charts.
+    /// metrics); repeat or separate with commas. They are compared and are the primary family
+    /// Observations test. Default: all metrics in tables, each phase's headline metric in
+    /// comparisons and charts, the workload's capability (fdtree's rates, IOzone's and
+    /// dbench's throughput, fio's IOPS) as the primary family.
     #[arg(long, value_name = "METRIC")]
     pub metric: Vec<String>,
     /// What error bars show in charts.
