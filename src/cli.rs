@@ -345,7 +345,9 @@ pub struct RunArgs {
     /// Do not record the run in the results database.
     #[arg(long)]
     pub no_store: bool,
-    /// Warn when a phase or test takes less than this many seconds on average. Default: 1.
+    /// Warn when a phase or test takes less than this many seconds on average and its time
+    /// varies by more than 10% between repetitions (with one repetition: whenever it is
+    /// shorter). Default: 1.
     #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
     pub min_phase: f64,
     /// Before each repetition, wait up to this long (e.g. 30s) until the machine is quiet: no
@@ -358,6 +360,11 @@ pub struct RunArgs {
     /// Default: off.
     #[arg(long)]
     pub timeline: bool,
+    /// What to do with a repetition other activity on the machine disturbed (other I/O on
+    /// the target's device, CPU steal, load, other processes' CPU). Default: keep. Not in MPI
+    /// mode.
+    #[arg(long, value_enum, value_name = "POLICY", default_value_t = crate::stats::adaptive::Disturbed::Keep)]
+    pub disturbed: crate::stats::adaptive::Disturbed,
 }
 
 fn parse_settle(s: &str) -> Result<std::time::Duration, String> {
@@ -656,14 +663,17 @@ pub struct ReportOutputArgs {
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Only these metrics: `phase.metric`, a metric name (all phases) or a phase (all its
-    /// metrics); repeat or separate with commas. Default: all metrics in tables, each phase's
-    /// headline metric (rate, else throughput, else time) in comparisons and charts.
+    /// metrics); repeat or separate with commas. They are compared and are the primary family
+    /// Observations test. Default: all metrics in tables, each phase's headline metric in
+    /// comparisons and charts, the workload's capability (fdtree's rates, IOzone's and
+    /// dbench's throughput, fio's IOPS) as the primary family.
     #[arg(long, value_name = "METRIC")]
     pub metric: Vec<String>,
     /// What error bars show in charts.
     #[arg(long, value_enum, default_value = "ci")]
     pub error_bars: ErrorBarsArg,
-    /// Warn when a phase takes less than this many seconds on average.
+    /// Warn when a phase takes less than this many seconds on average and its time varies by
+    /// more than --max-cv between repetitions (with one repetition: whenever it is shorter).
     #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
     pub min_phase: f64,
     /// Warn when the coefficient of variation exceeds this percentage.

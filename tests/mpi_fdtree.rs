@@ -232,6 +232,48 @@ fn commands_without_mpi_mode_are_refused_under_mpiexec() {
 }
 
 #[test]
+fn disturbed_repetitions_are_only_kept_under_mpiexec() {
+    // Each rank judges its own repetitions: one re-running or dropping a repetition while the
+    // others did not would leave them waiting, so repeat and drop are refused on every rank
+    // before MPI_Init (as commands without an MPI mode are; see the test above for MPICH's
+    // launcher and the exit code).
+    let work = tempfile::tempdir().unwrap();
+    let t = scratch();
+    for policy in ["repeat", "drop"] {
+        let out = run(
+            work.path(),
+            &[(
+                2,
+                args(
+                    &format!("fdtree -d 2 -l 1 -q --disturbed {policy}"),
+                    t.path(),
+                ),
+            )],
+        );
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            out.status.code() == Some(2) || out.status.signal().is_some(),
+            "{:?}: {}",
+            out.status,
+            text(&out.stderr)
+        );
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(&format!(
+                "--disturbed {policy} is not available in MPI mode"
+            )),
+            "{err}"
+        );
+    }
+    // keep (the default, named) runs.
+    let out = run(
+        work.path(),
+        &[(2, args("fdtree -d 2 -l 1 -q --disturbed keep", t.path()))],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
 fn one_rank_and_the_null_backend_work() {
     let work = tempfile::tempdir().unwrap();
     let out = run(

@@ -179,7 +179,7 @@ fn compare_two_runs_and_two_cells() {
     let b = format!("{}/journal=64MB,fs=ext4", ids.journal);
     let out = run_ok(dir.path(), &["compare", &a, &b, "--format", "markdown"]);
     assert!(
-        out.contains(&format!("{a} → {b} | dir_remove.rate | faster by 367%")),
+        out.contains(&format!("{a} → {b} | dir_remove.rate | faster by 370%")),
         "{out}"
     );
 }
@@ -308,7 +308,7 @@ fn telemetry_explains_differences_and_interference_is_marked() {
         .iter()
         .any(|x| x["kind"] == "interference"
             && x["message"].as_str().unwrap().starts_with(
-                "repetitions 2–3 of journal=16MB fs=ext4: 2.1 GiB of other I/O on vda"
+                "repetition 2 of journal=16MB fs=ext4: 2.1 GiB of other I/O on vda — 2 of 5 disturbed, 4.2 GiB of other I/O in all"
             )));
     let table = run_ok(dir.path(), &["report", &id]);
     let obs = table.find("== Observations ==").unwrap();

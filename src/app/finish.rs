@@ -29,6 +29,7 @@ pub(crate) fn run_options<'a>(
     let typed = super::command_line();
     AdhocOptions {
         repeat: run.repeat,
+        disturbed: run.disturbed,
         settle: run.settle,
         timeline: run.timeline,
         steps: None,

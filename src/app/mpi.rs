@@ -59,6 +59,21 @@ pub fn wants_mpi(cmd: &Command) -> anyhow::Result<bool> {
 
 /// Run `cli` as one MPI rank (after [`wants_mpi`] said so).
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    // Every rank judges its own repetitions: one that re-ran or dropped a repetition while
+    // the others did not would leave them waiting. Refused on every rank alike, before MPI
+    // starts.
+    let run = match &cli.command {
+        Command::Fdtree(a) => Some(&a.run),
+        Command::Iozone(a) => Some(&a.run),
+        Command::Dbench(a) => Some(&a.run),
+        _ => None,
+    };
+    if let Some(r) = run.filter(|r| r.disturbed != crate::stats::adaptive::Disturbed::Keep) {
+        return Err(crate::error::usage(format!(
+            "--disturbed {} is not available in MPI mode (each rank judges its own repetitions); run without it: disturbed repetitions are kept and flagged",
+            r.disturbed.as_str()
+        )));
+    }
     let comm = std::rc::Rc::new(comm::Comm::init()?);
     let db = cli.db;
     let result = match cli.command {

@@ -155,7 +155,7 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     let reps = match r.target_ci {
         None => format!("{} repetitions each (fixed)", r.min),
         Some(t) => format!(
-            "{} to {} repetitions each, until the 95% CI of every headline metric is within {:.1}% of its mean",
+            "{} to {} repetitions each, until the 95% CI of every primary metric is within {:.1}% of its mean",
             r.min,
             r.max,
             t * 100.0
@@ -189,6 +189,16 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
             "  before every repetition: wait up to {} for a quiet machine (settle)",
             fmt_duration(r.settle)
         );
+    }
+    match r.disturbed {
+        crate::stats::adaptive::Disturbed::Keep => {}
+        crate::stats::adaptive::Disturbed::Repeat => crate::outln!(
+            "  a disturbed repetition is stored, left out and run again (disturbed = \"repeat\"; at most {} re-runs per series)",
+            r.max
+        ),
+        crate::stats::adaptive::Disturbed::Drop => crate::outln!(
+            "  a disturbed repetition is stored and left out (disturbed = \"drop\")"
+        ),
     }
     crate::outln!(
         "  $RUN = {}/runs/<pid>-<time>, made when the study runs; $DATA and $JOURNAL are the loop devices losetup picks",

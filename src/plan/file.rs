@@ -74,6 +74,10 @@ pub struct RepetitionsSection {
     /// Sample the cell's devices, the CPU and the engine's progress once a second during
     /// every repetition and store the time series (default false).
     pub timeline: Option<bool>,
+    /// What to do with a repetition other activity disturbed: `keep` it (flagged; the
+    /// default), `repeat` it (stored as left out and run again), or `drop` it (stored as left
+    /// out).
+    pub disturbed: Option<crate::stats::adaptive::Disturbed>,
 }
 
 /// Order in which repetitions of the cells run.

@@ -50,6 +50,8 @@ pub struct Repetitions {
     pub settle: Duration,
     /// Sample once a second during every repetition (`timeline = true`).
     pub timeline: bool,
+    /// What to do with a disturbed repetition (`disturbed`; default `keep`).
+    pub disturbed: crate::stats::adaptive::Disturbed,
 }
 
 /// A workload as declared (before per-cell overrides).
@@ -417,6 +419,7 @@ fn repetitions(r: &file::RepetitionsSection) -> std::result::Result<Repetitions,
         cache: r.cache.unwrap_or(CachePolicy::Cold),
         settle,
         timeline: r.timeline.unwrap_or(false),
+        disturbed: r.disturbed.unwrap_or_default(),
     })
 }
 

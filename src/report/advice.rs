@@ -104,9 +104,56 @@ pub fn high_cv(policy: Policy, origin: Origin) -> String {
     }
 }
 
+/// What one-time set-up can make a configuration's first repetition slow, from how its file
+/// system was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetUp {
+    /// An ext2/3/4 made without `-E lazy_itable_init=0` (or an existing one fslab did not
+    /// make): the kernel zeroes its inode tables in the background after mount.
+    LazyInit,
+    /// fslab's mkfs disabled lazy initialisation, but the file system is on a sparse loop
+    /// image: its first writes allocate the image's blocks in the backing file system.
+    SparseImage,
+    /// Nothing known (XFS, btrfs, a real device).
+    Unknown,
+}
+
+impl SetUp {
+    /// From a configuration's recorded provisioning commands (`mkfs.ext4 -E
+    /// lazy_itable_init=0,…`, `truncate -s …`) and, without any (an engine command on an
+    /// existing file system), its file-system type.
+    pub fn of(commands: &[String], fs_type: Option<&str>) -> SetUp {
+        let ext_mkfs: Vec<&String> = commands
+            .iter()
+            .filter(|c| c.starts_with("mkfs.ext") || c.starts_with("mke2fs"))
+            .collect();
+        let sparse = commands.iter().any(|c| c.starts_with("truncate -s"));
+        if ext_mkfs.iter().any(|c| !c.contains("lazy_itable_init=0")) {
+            return SetUp::LazyInit;
+        }
+        let made = commands.iter().any(|c| c.starts_with("mkfs"));
+        if !made && fs_type.is_some_and(|t| ["ext2", "ext3", "ext4"].contains(&t)) {
+            return SetUp::LazyInit;
+        }
+        if sparse {
+            SetUp::SparseImage
+        } else {
+            SetUp::Unknown
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            SetUp::LazyInit => "one-time set-up such as ext4's lazy inode-table initialisation after mkfs (mkfs.ext4 -E lazy_itable_init=0)",
+            SetUp::SparseImage => "one-time set-up such as the first writes to a new sparse loop image, which allocate its blocks in the backing file system (lazy inode-table initialisation is already off)",
+            SetUp::Unknown => "one-time set-up after mkfs or mount",
+        }
+    }
+}
+
 /// The first repetition is much worse than the others.
-pub fn first_slower(policy: Policy, origin: Origin) -> String {
-    let setup = "one-time set-up such as ext4's lazy inode-table initialisation after mkfs (mkfs.ext4 -E lazy_itable_init=0)";
+pub fn first_slower(policy: Policy, origin: Origin, setup: SetUp) -> String {
+    let setup = setup.words();
     match (policy, origin) {
         (Policy::Cold, _) => format!(
             "the cold policy already drops the caches before each repetition: look for {setup}"
@@ -191,13 +238,44 @@ mod tests {
         for origin in [Origin::Study, Origin::Run, Origin::Both] {
             assert!(!high_cv(Policy::Cold, origin).contains("cold"));
             assert!(high_cv(Policy::None, origin).contains("cache = \"cold\""));
-            assert!(!first_slower(Policy::Cold, origin).contains("cache = \"cold\""));
-            assert!(!first_slower(Policy::Warm, origin).contains("\"warm\""));
+            for setup in [SetUp::LazyInit, SetUp::SparseImage, SetUp::Unknown] {
+                assert!(!first_slower(Policy::Cold, origin, setup).contains("cache = \"cold\""));
+                assert!(!first_slower(Policy::Warm, origin, setup).contains("\"warm\""));
+            }
             let (statement, advice) = dataset(Policy::Cold, origin, "48.0 GiB");
             assert!(statement.starts_with("the cold policy drops the page cache"));
             assert!(!advice.contains("cold"), "{advice}");
             assert!(!faster_than_device(Policy::Cold, origin).contains("\"cold\""));
         }
+    }
+
+    #[test]
+    fn lazy_init_is_advised_only_where_mkfs_left_it_on() {
+        let cmds = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // fslab's own mkfs line disables it; the image is sparse.
+        let fslab = cmds(&[
+            "truncate -s 2147483648 /w/images/c0-data.img",
+            "losetup --find --show --direct-io=on /w/images/c0-data.img",
+            "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 -J size=16 /dev/loop0",
+        ]);
+        assert_eq!(SetUp::of(&fslab, None), SetUp::SparseImage);
+        let lazy = cmds(&["mkfs.ext4 -F -q /dev/sdz1"]);
+        assert_eq!(SetUp::of(&lazy, None), SetUp::LazyInit);
+        let xfs = cmds(&["truncate -s 1 /w/i.img", "mkfs.xfs -f /dev/loop0"]);
+        assert_eq!(SetUp::of(&xfs, None), SetUp::SparseImage);
+        assert_eq!(
+            SetUp::of(&cmds(&["mkfs.xfs -f /dev/sdz1"]), None),
+            SetUp::Unknown
+        );
+        // An engine command on an existing file system: only its type is known.
+        assert_eq!(SetUp::of(&[], Some("ext4")), SetUp::LazyInit);
+        assert_eq!(SetUp::of(&[], Some("xfs")), SetUp::Unknown);
+        for s in [SetUp::SparseImage, SetUp::Unknown] {
+            let a = first_slower(Policy::Cold, Origin::Study, s);
+            assert!(!a.contains("mkfs.ext4 -E lazy_itable_init=0"), "{a}");
+        }
+        assert!(first_slower(Policy::Cold, Origin::Study, SetUp::LazyInit)
+            .contains("lazy_itable_init=0"));
     }
 
     #[test]

@@ -90,14 +90,6 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         wr.tables = tables(&wr);
         wr.comparisons =
             comparisons::compare(&wr, &cells, &factors, &baseline, opts, !selection.is_all());
-        let explained: Vec<Option<String>> = wr
-            .comparisons
-            .iter()
-            .map(|c| super::telemetry::explain(&wr, c))
-            .collect();
-        for (c, e) in wr.comparisons.iter_mut().zip(explained) {
-            c.explanation = e;
-        }
         wr.latency = latency::curves(&wr, &trials, &cells, input.histograms, |op| {
             selection.is_all()
                 || wr
@@ -106,6 +98,18 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
                     .any(|s| s.phase == op && s.unit == Unit::Millis)
         })?;
         workloads.push(wr);
+    }
+    // q over the report's families, then the verdicts, then what may explain them.
+    comparisons::adjust(&mut workloads);
+    for wr in &mut workloads {
+        let explained: Vec<Option<String>> = wr
+            .comparisons
+            .iter()
+            .map(|c| super::explain::explain(wr, c))
+            .collect();
+        for (c, e) in wr.comparisons.iter_mut().zip(explained) {
+            c.explanation = e;
+        }
     }
 
     let series = series_info(d, &cells, &workloads);
@@ -136,6 +140,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         ));
     }
     let observations = comparisons::observations(&workloads, &cells, &warnings);
+    let observations_note = comparisons::observations_note(&workloads, &observations);
     let warning_groups = warngroups::group(&warnings, &opts.thresholds);
     Ok(ReportData {
         schema: SCHEMA,
@@ -152,6 +157,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         workloads,
         series,
         observations,
+        observations_note,
         warnings,
         warning_groups,
         environments: input.environments.clone(),
@@ -287,8 +293,9 @@ fn timelines(trials: &[&TrialRow], cells: &[CellInfo]) -> Vec<TimelineSeries> {
     out
 }
 
-/// One warning per workload and cell whose counted repetitions other activity disturbed:
-/// `repetitions 1–3 of journal=16MB: 2.1 GiB of other I/O on vda`.
+/// One warning per workload and cell whose counted repetitions other activity disturbed,
+/// naming the worst with its figure and summing them: `repetition 4 of journal=16MB: 2.4 GiB
+/// of other I/O on vda — 5 of 6 disturbed, 5.1 GiB of other I/O in all`.
 fn interference_warnings(
     d: &StudyData,
     cells: &[CellInfo],
@@ -297,25 +304,50 @@ fn interference_warnings(
     let mut out = Vec::new();
     for (w, wr) in d.workloads.iter().zip(workloads) {
         for c in cells {
-            let reps: Vec<(i64, String)> = d
+            let counted: Vec<&TrialRow> = d
                 .trials
                 .iter()
                 .filter(|t| {
                     t.workload_id == w.id && t.cell_id == c.id && t.status == TrialStatus::Ok
                 })
+                .collect();
+            let reps: Vec<(i64, String)> = counted
+                .iter()
                 .filter_map(|t| Some((t.repetition, t.interference.clone()?)))
                 .collect();
-            if let Some(line) = super::telemetry::disturbed_line(&c.label, &reps) {
+            let left_out: Vec<(i64, String, &str)> = d
+                .trials
+                .iter()
+                .filter(|t| t.workload_id == w.id && t.cell_id == c.id)
+                .filter_map(|t| {
+                    Some((
+                        t.repetition,
+                        t.interference.clone()?,
+                        t.excluded.as_deref()?,
+                    ))
+                })
+                .collect();
+            if let Some(line) = super::disturbed::left_out_line(&c.label, &left_out) {
                 out.push(ReportWarning {
                     kind: WarningKind::Interference,
                     workload: Some(wr.label.clone()),
                     cell: Some(c.label.clone()),
                     metric: None,
-                    message: format!(
-                        "{line}; their values are kept — quiet the machine, or let each repetition wait for quiet with [repetitions] settle"
-                    ),
+                    message: format!("{line}; they are stored but not in the statistics"),
                     subject: line,
-                    advice: "quiet the machine, or let each repetition wait for quiet with [repetitions] settle (--settle for engine commands)".into(),
+                    advice: "nothing to do: the counted repetitions are the quiet ones (fslab show lists every repetition)".into(),
+                });
+            }
+            if let Some(line) = super::disturbed::disturbed_line(&c.label, &reps, counted.len()) {
+                let advice = "quiet the machine, let each repetition wait for quiet ([repetitions] settle, --settle), or re-run disturbed repetitions ([repetitions] disturbed = \"repeat\", --disturbed repeat)";
+                out.push(ReportWarning {
+                    kind: WarningKind::Interference,
+                    workload: Some(wr.label.clone()),
+                    cell: Some(c.label.clone()),
+                    metric: None,
+                    message: format!("{line}; their values are kept in the statistics — {advice}"),
+                    subject: line,
+                    advice: advice.into(),
                 });
             }
         }
@@ -387,6 +419,7 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
                 continue;
             };
             let telemetry = crate::metric::is_telemetry(name) && sel.is_all();
+            let is_headline = !telemetry && headline.get(phase.as_str()) == Some(&name.as_str());
             let cm = CellMetric {
                 cell: ci,
                 phase: phase.clone(),
@@ -402,7 +435,13 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
                 values,
                 repetitions: reps,
                 order,
-                headline: !telemetry && headline.get(phase.as_str()) == Some(&name.as_str()),
+                headline: is_headline,
+                // With `--metric`, the selection is the primary family.
+                primary: if sel.is_all() {
+                    is_headline && headline::is_primary(caps.as_ref(), name)
+                } else {
+                    !telemetry
+                },
             };
             if telemetry {
                 wr.telemetry.push(cm);
@@ -502,6 +541,11 @@ fn series_info(d: &StudyData, cells: &[CellInfo], workloads: &[WorkloadReport]) 
                 continue;
             }
             let count = |st: TrialStatus| ts.iter().filter(|t| t.status == st).count();
+            let excluded = |why: &str| {
+                ts.iter()
+                    .filter(|t| t.excluded.as_deref() == Some(why))
+                    .count()
+            };
             let error = row
                 .and_then(|r| r.error.clone())
                 .or_else(|| ts.iter().find_map(|t| t.error.clone()))
@@ -511,7 +555,12 @@ fn series_info(d: &StudyData, cells: &[CellInfo], workloads: &[WorkloadReport]) 
                 workload: wi,
                 ok: count(TrialStatus::Ok),
                 failed: count(TrialStatus::Failed),
-                discarded: count(TrialStatus::Discarded),
+                discarded: ts
+                    .iter()
+                    .filter(|t| t.status == TrialStatus::Discarded && t.excluded.is_none())
+                    .count(),
+                rerun: excluded("rerun"),
+                dropped: excluded("dropped"),
                 status: row.map_or_else(|| c.status.into(), |r| r.status),
                 stop_reason: row.and_then(|r| r.stop_reason),
                 error,

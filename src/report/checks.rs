@@ -6,7 +6,7 @@
 //! target, and failures. Each warning carries its full line and the parts a group line lists
 //! ([`super::warngroups`]).
 
-use super::advice::{self, Origin, Policy};
+use super::advice::{self, Origin, Policy, SetUp};
 use super::cache_checks::{self, Machine};
 use super::model::*;
 use super::options::ReportOptions;
@@ -86,12 +86,13 @@ pub fn warnings(
 ) -> Vec<ReportWarning> {
     let mut out = Vec::new();
     let machine = Machine::of(envs);
+    let ctx = Context::of(envs, origin, opts);
     for w in workloads {
         too_short(w, cells, origin, opts, &mut out);
         few_repetitions(w, cells, series, workloads, origin, &mut out);
         cache_checks::warnings(w, cells, &machine, origin, &mut out);
         for s in w.stats.iter().filter(|s| s.headline) {
-            per_metric(w, &cells[s.cell], s, origin, opts, &mut out);
+            per_metric(w, &cells[s.cell], s, &ctx, &mut out);
         }
     }
     for s in series {
@@ -100,7 +101,17 @@ pub fn warnings(
     out
 }
 
-/// Phases whose mean elapsed time is under the minimum, one warning per phase.
+/// Whether cell `cell`'s phase `phase` is too short to trust (`stats::too_short`: under the
+/// minimum time and varying by more than the maximum coefficient of variation).
+fn short_in(w: &WorkloadReport, cell: usize, phase: &str, opts: &ReportOptions) -> bool {
+    w.stat(cell, phase, "elapsed").is_some_and(|s| {
+        s.unit == Unit::Seconds && crate::stats::too_short(&s.summary, &opts.thresholds)
+    })
+}
+
+/// Phases too short to trust in some configuration (under the minimum time, and varying by
+/// more than the maximum coefficient of variation), one warning per phase. Their headline's
+/// variation is not warned about again.
 fn too_short(
     w: &WorkloadReport,
     cells: &[CellInfo],
@@ -113,8 +124,8 @@ fn too_short(
         let short: Vec<&CellMetric> = w
             .stats
             .iter()
-            .filter(|s| &s.phase == phase && s.name == "elapsed" && s.unit == Unit::Seconds)
-            .filter(|s| s.summary.mean < min)
+            .filter(|s| &s.phase == phase && s.name == "elapsed")
+            .filter(|s| short_in(w, s.cell, phase, opts))
             .collect();
         let Some(shortest) = short
             .iter()
@@ -127,13 +138,18 @@ fn too_short(
             .iter()
             .filter(|s| &s.phase == phase && s.name == "elapsed")
             .count();
+        let varied = match shortest.summary.cv {
+            Some(cv) => format!("varying by {:.1}%", cv * 100.0),
+            None => "one repetition".into(),
+        };
         out.push(
             Draft::new(WarningKind::TooShort, Some(w), None, Some(format!("{phase}.elapsed")))
                 .finish(
                     phase.clone(),
                     shortest.unit.fmt(shortest.summary.mean),
                     format!(
-                        "mean time under {min} s in {} of {total} configurations (shortest {}, {}): too short to trust",
+                        "mean time under {min} s and varying by more than {:.0}% in {} of {total} configurations (shortest {}, {varied}, {}): too short to trust",
+                        opts.thresholds.max_cv * 100.0,
                         short.len(),
                         shortest.unit.fmt(shortest.summary.mean),
                         cells[shortest.cell].label
@@ -177,21 +193,61 @@ fn few_repetitions(
     );
 }
 
+/// What the per-metric checks need to know about the report as a whole.
+struct Context<'a> {
+    origin: Origin,
+    opts: &'a ReportOptions,
+    /// The target's file-system type of an engine run (`target_fs`), if recorded.
+    target_fs: Option<&'a str>,
+    /// When the study was resumed (`resumed_at.N`), in order.
+    resumed: Vec<&'a str>,
+}
+
+impl<'a> Context<'a> {
+    fn of(envs: &'a [Environment], origin: Origin, opts: &'a ReportOptions) -> Context<'a> {
+        let get = |k: &str| {
+            envs.iter()
+                .flat_map(|e| &e.entries)
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
+        Context {
+            origin,
+            opts,
+            target_fs: get("target_fs"),
+            resumed: resumed_at(envs),
+        }
+    }
+}
+
+/// When the sources were resumed (`resumed_at.1`, `resumed_at.2`, … of their environments), in
+/// order.
+pub fn resumed_at(envs: &[Environment]) -> Vec<&str> {
+    let mut at: Vec<(u32, &str)> = envs
+        .iter()
+        .flat_map(|e| &e.entries)
+        .filter_map(|(k, v)| Some((k.strip_prefix("resumed_at.")?.parse().ok()?, v.as_str())))
+        .collect();
+    at.sort_unstable();
+    at.into_iter().map(|(_, v)| v).collect()
+}
+
 /// Variation, outliers, slow first repetition and drift of one headline metric.
 fn per_metric(
     w: &WorkloadReport,
     cell: &CellInfo,
     s: &CellMetric,
-    origin: Origin,
-    opts: &ReportOptions,
+    ctx: &Context<'_>,
     out: &mut Vec<ReportWarning>,
 ) {
+    let (origin, opts) = (ctx.origin, ctx.opts);
     let key = format!("{}.{}", s.phase, s.name);
     let place = format!("{} · {key}", cell.label);
     let policy = Policy::of(w.cache_policy.as_deref(), &w.params);
     let draft = |kind| Draft::new(kind, Some(w), Some(cell), Some(key.clone()));
     if let Some(cv) = s.summary.cv {
-        if cv > opts.thresholds.max_cv {
+        // A phase too short to trust has its own warning, which says what to do about it.
+        if cv > opts.thresholds.max_cv && !short_in(w, s.cell, &s.phase, opts) {
             out.push(draft(WarningKind::HighCv).finish(
                 place.clone(),
                 format!("{:.1}%", cv * 100.0),
@@ -234,16 +290,25 @@ fn per_metric(
         ));
     }
     if let Some(f) = trend::first_slower(&s.values, s.unit.higher_is_better(), FIRST_SLOWER_MIN) {
+        // After a resume every cell is made again: its first repetition since then is a
+        // first repetition too, and this one may not be the one to blame.
+        let resumed = match ctx.resumed.as_slice() {
+            [] => String::new(),
+            at => format!(
+                "; the study was resumed (at {}), which made its file systems again, so its first repetition after that is a first one too",
+                at.join(", ")
+            ),
+        };
         out.push(draft(WarningKind::FirstSlower).finish(
             place.clone(),
             format!("{:.0}% worse", f.worse_by * 100.0),
             format!(
-                "the first repetition ({}) is {:.0}% worse than the median of the others ({})",
+                "the first repetition ({}) is {:.0}% worse than the median of the others ({}){resumed}",
                 s.unit.fmt(f.first),
                 f.worse_by * 100.0,
                 s.unit.fmt(f.median_rest)
             ),
-            advice::first_slower(policy, origin),
+            advice::first_slower(policy, origin, SetUp::of(&cell.commands, ctx.target_fs)),
         ));
     }
     if let Some(d) = trend::drift(&s.values, DRIFT_ALPHA, DRIFT_MIN) {

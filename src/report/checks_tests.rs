@@ -169,7 +169,21 @@ fn intervals_of_positive_quantities_stay_above_zero() {
 
 #[test]
 fn reports_group_warnings_unless_asked_for_all() {
-    let r = noisy(&iozone("warm"));
+    // Three noisy throughputs in two configurations: six warnings of one kind.
+    let (store, id) = study_of(
+        &iozone("warm"),
+        &TWO,
+        5,
+        &[("ram_bytes", "1000000")],
+        |c, rep| {
+            let k = [1.0, 1.3, 0.7, 1.2, 0.8][rep as usize - 1] * (1.0 + c as f64);
+            ["write", "rewrite", "read"]
+                .iter()
+                .map(|p| Metric::new(*p, "throughput", Unit::KiBPerSec, 1e5 * k))
+                .collect()
+        },
+    );
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
     let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
     let section = table.split("== Warnings ==").nth(1).unwrap();
     let section = section.split("== Repetitions ==").next().unwrap();

@@ -6,13 +6,16 @@
 //! `journal × fs`, `journal=64MB fs=xfs` is compared with `journal=16MB fs=xfs`, and
 //! `journal=16MB fs=xfs` with `journal=16MB fs=ext4`. `--baseline CELL-LABEL` instead compares
 //! every cell with that one cell. Only each phase's headline metric is compared unless
-//! `--metric` selects metrics explicitly.
+//! `--metric` selects metrics explicitly. The workloads' primary metrics (their capability:
+//! `Caps::primary`, or the `--metric` selection) form the family Observations are drawn from;
+//! the other headlines are exploratory and adjusted across every test of the report.
 
 use super::checks::Draft;
 use super::model::*;
 use super::options::ReportOptions;
 use super::verdict;
-use crate::stats::compare::{mann_whitney, percent_change, welch};
+use crate::stats::compare::{benjamini_hochberg, mann_whitney};
+use crate::stats::effect::effect;
 use anyhow::Result;
 
 /// What the comparisons are made against.
@@ -158,7 +161,8 @@ fn pairs(
     out
 }
 
-/// Comparisons of one workload.
+/// Comparisons of one workload, without their q, verdicts and explanations yet: those are
+/// given by [`adjust`] once every workload of the report is compared.
 pub fn compare(
     wr: &WorkloadReport,
     cells: &[CellInfo],
@@ -177,8 +181,11 @@ pub fn compare(
             let Some(base) = wr.stat(b, &cand.phase, &cand.name) else {
                 continue;
             };
-            let change = percent_change(&base.values, &cand.values);
-            let w = welch(&base.values, &cand.values);
+            // The change, its interval and its test from one model (`stats::effect`).
+            let (change, w) = match effect(&base.values, &cand.values) {
+                Some((c, w)) => (Some(c), w),
+                None => (None, None),
+            };
             let mw = mann_whitney(&base.values, &cand.values);
             let significant = verdict::is_significant(change.as_ref(), w.as_ref());
             out.push(Comparison {
@@ -198,50 +205,78 @@ pub fn compare(
                 welch: w,
                 mann_whitney: mw,
                 significant,
+                primary: cand.primary,
                 q: None,
+                family: 0,
                 better: None,
                 verdict: String::new(),
+                more: None,
             });
         }
-    }
-    let family = adjust(&mut out);
-    for (c, size) in out.iter_mut().zip(family) {
-        // q is shown where it can differ from p: in a family of several comparisons.
-        let q = if size > 1 { c.q } else { None };
-        let (text, better) = verdict::verdict(c.unit, c.change.as_ref(), c.welch.as_ref(), q);
-        c.verdict = text;
-        c.better = better;
     }
     out
 }
 
-/// Benjamini–Hochberg q for every comparison, the family being all comparisons of the same
-/// phase and metric (one question — "does the configuration change this?" — asked of every
-/// pair of configurations the report compares). Returns each comparison's family size.
-fn adjust(comparisons: &mut [Comparison]) -> Vec<usize> {
-    let mut families: std::collections::BTreeMap<(&str, &str), Vec<usize>> = Default::default();
-    for (i, c) in comparisons.iter().enumerate() {
-        families
-            .entry((c.phase.as_str(), c.name.as_str()))
-            .or_default()
-            .push(i);
-    }
-    let families: Vec<Vec<usize>> = families.into_values().collect();
-    let mut sizes = vec![0; comparisons.len()];
-    for members in families {
-        for &i in &members {
-            sizes[i] = members.len();
+/// Benjamini–Hochberg q for every comparison of the report, and then its verdict. Two
+/// families: the primary comparisons (the workloads' headline capabilities, or what
+/// `--metric` selected) are adjusted among themselves, across every workload, phase and
+/// configuration pair of the report; an exploratory comparison is adjusted across every
+/// comparison the report tests. Comparisons without a test (a side with one repetition) are
+/// in no family.
+pub fn adjust(workloads: &mut [WorkloadReport]) {
+    let tested = |c: &Comparison| c.welch.is_some_and(|w| !w.p.is_nan());
+    let mut primary: Vec<(usize, usize)> = Vec::new();
+    let mut all: Vec<(usize, usize)> = Vec::new();
+    for (wi, w) in workloads.iter().enumerate() {
+        for (ci, c) in w.comparisons.iter().enumerate() {
+            if tested(c) {
+                all.push((wi, ci));
+                if c.primary {
+                    primary.push((wi, ci));
+                }
+            }
         }
-        let p: Vec<f64> = members
+    }
+    let p_of = |ws: &[WorkloadReport], ids: &[(usize, usize)]| -> Vec<f64> {
+        ids.iter()
+            .map(|&(w, c)| ws[w].comparisons[c].welch.map_or(f64::NAN, |x| x.p))
+            .collect()
+    };
+    let q_all = benjamini_hochberg(&p_of(workloads, &all));
+    let q_primary = benjamini_hochberg(&p_of(workloads, &primary));
+    for (&(w, c), q) in all.iter().zip(q_all) {
+        let cmp = &mut workloads[w].comparisons[c];
+        if !cmp.primary {
+            cmp.q = Some(q);
+            cmp.family = all.len();
+        }
+    }
+    for (&(w, c), q) in primary.iter().zip(q_primary) {
+        let cmp = &mut workloads[w].comparisons[c];
+        cmp.q = Some(q);
+        cmp.family = primary.len();
+    }
+    for w in workloads.iter_mut() {
+        let sizes: Vec<usize> = w
+            .comparisons
             .iter()
-            .map(|&i| comparisons[i].welch.as_ref().map_or(f64::NAN, |w| w.p))
+            .map(|c| {
+                let n = |cell| {
+                    w.stat(cell, &c.phase, &c.name)
+                        .map_or(0, |s| s.values.len())
+                };
+                n(c.baseline_cell).min(n(c.cell))
+            })
             .collect();
-        let q = crate::stats::compare::benjamini_hochberg(&p);
-        for (&i, q) in members.iter().zip(q) {
-            comparisons[i].q = (!q.is_nan()).then_some(q);
+        for (c, n) in w.comparisons.iter_mut().zip(sizes) {
+            let q = c.q.map(|q| (q, c.family));
+            let (text, better) =
+                verdict::verdict(c.unit, c.change.as_ref(), c.welch.as_ref(), q, n);
+            c.verdict = text;
+            c.better = better;
+            c.more = verdict::more_repetitions(c.change.as_ref(), c.welch.as_ref(), n);
         }
     }
-    sizes
 }
 
 /// Whether a comparison is reported as an observation: significant on its own and after the
@@ -250,32 +285,29 @@ pub fn holds_up(c: &Comparison) -> bool {
     c.significant && c.q.is_some_and(|q| q < verdict::ALPHA)
 }
 
-/// One warning per workload whose headline comparisons include differences with p < 0.05
+/// One warning per workload whose primary comparisons include differences with p < 0.05
 /// that the adjustment for multiple comparisons does not keep.
 pub fn multiple_comparison_warnings(workloads: &[WorkloadReport]) -> Vec<ReportWarning> {
     let mut out = Vec::new();
     for w in workloads {
-        let headline: Vec<&Comparison> = w
+        let primary: Vec<&Comparison> = w
             .comparisons
             .iter()
-            .filter(|c| {
-                w.stat(c.cell, &c.phase, &c.name)
-                    .is_some_and(|s| s.headline)
-                    && c.welch.is_some()
-            })
+            .filter(|c| c.primary && c.welch.is_some())
             .collect();
-        let raw = headline.iter().filter(|c| c.significant).count();
-        let kept = headline.iter().filter(|c| holds_up(c)).count();
+        let raw = primary.iter().filter(|c| c.significant).count();
+        let kept = primary.iter().filter(|c| holds_up(c)).count();
         if raw == kept {
             continue;
         }
-        let m = headline.len();
+        let m = primary.first().map_or(0, |c| c.family);
         out.push(
             Draft::new(WarningKind::MultipleComparisons, Some(w), None, None).finish(
                 w.label.clone(),
                 format!("{} of {raw} with p < 0.05", raw - kept),
                 format!(
-                    "{raw} of {m} comparisons have p < 0.05, {kept} after adjusting for multiple comparisons (Benjamini–Hochberg per metric); Observations leave out the {} that do not hold up (were there no real differences, about {:.2} of {m} would reach p < 0.05 by chance)",
+                    "{raw} of its {} headline comparisons have p < 0.05, {kept} after adjusting for multiple comparisons (Benjamini–Hochberg over the report's {m} headline tests); Observations leave out the {} that do not hold up (were there no real differences, about {:.2} of {m} would reach p < 0.05 by chance)",
+                    primary.len(),
                     raw - kept,
                     m as f64 * verdict::ALPHA
                 ),
@@ -296,6 +328,14 @@ fn caution(
 ) -> String {
     let key = format!("{}.{}", c.phase, c.name);
     let mut found: Vec<String> = Vec::new();
+    let elapsed = format!("{}.elapsed", c.phase);
+    if warnings.iter().any(|x| {
+        x.kind == WarningKind::TooShort
+            && x.workload.as_deref() == Some(w.label.as_str())
+            && x.metric.as_deref() == Some(elapsed.as_str())
+    }) {
+        found.push(format!("a phase too short to trust ({})", c.phase));
+    }
     if c.factor == "source" {
         if let Some(p) = warnings
             .iter()
@@ -333,9 +373,10 @@ fn caution(
     }
 }
 
-/// Observations in the manner of the classic articles, one per difference of a phase's
-/// headline metric that is significant after the adjustment for multiple comparisons, with a caution where a warning about either side's values
-/// (drift, outlier, slow first repetition, high variation) puts it in doubt.
+/// Observations in the manner of the classic articles, one per difference of a primary metric
+/// that is significant after the adjustment for multiple comparisons, with a caution where a
+/// warning about either side's values (drift, outlier, slow first repetition, high variation,
+/// disturbed repetitions) puts it in doubt.
 pub fn observations(
     workloads: &[WorkloadReport],
     cells: &[CellInfo],
@@ -343,13 +384,7 @@ pub fn observations(
 ) -> Vec<Observation> {
     let mut out = Vec::new();
     for w in workloads {
-        for c in w.comparisons.iter().filter(|c| holds_up(c)) {
-            let headline = w
-                .stat(c.cell, &c.phase, &c.name)
-                .is_some_and(|s| s.headline);
-            if !headline {
-                continue;
-            }
+        for c in w.comparisons.iter().filter(|c| c.primary && holds_up(c)) {
             let change = if c.factor == "cell" || c.factor == "source" {
                 format!("{} instead of {}", c.to, c.from)
             } else {
@@ -380,4 +415,65 @@ pub fn observations(
         }
     }
     out
+}
+
+/// What the Observations section says when it has none: that nothing could be tested, or
+/// how many headline comparisons were tested and how many of them were inconclusive.
+pub fn observations_note(
+    workloads: &[WorkloadReport],
+    observations: &[Observation],
+) -> Option<String> {
+    if !observations.is_empty() {
+        return None;
+    }
+    let primary: Vec<&Comparison> = workloads
+        .iter()
+        .flat_map(|w| &w.comparisons)
+        .filter(|c| c.primary)
+        .collect();
+    if primary.is_empty() {
+        return Some("no comparisons: nothing to compare against a baseline".into());
+    }
+    let untested = primary.iter().filter(|c| c.welch.is_none()).count();
+    let tested = primary.len() - untested;
+    let min_n = |c: &&&Comparison| {
+        workloads
+            .iter()
+            .flat_map(|w| {
+                w.stat(c.cell, &c.phase, &c.name).into_iter().chain(w.stat(
+                    c.baseline_cell,
+                    &c.phase,
+                    &c.name,
+                ))
+            })
+            .map(|s| s.values.len())
+            .min()
+            .unwrap_or(0)
+    };
+    if tested == 0 {
+        let n = primary.iter().map(|c| min_n(&c)).min().unwrap_or(0);
+        return Some(format!(
+            "nothing could be tested: a configuration of every comparison has a single repetition (n = {n}); run more repetitions"
+        ));
+    }
+    let inconclusive = primary
+        .iter()
+        .filter(|c| c.verdict.starts_with("inconclusive"))
+        .count();
+    let mut text = format!(
+        "no significant differences among the {tested} headline comparison{} tested",
+        if tested == 1 { "" } else { "s" }
+    );
+    if inconclusive > 0 {
+        text.push_str(&format!(
+            "; {inconclusive} inconclusive (an interval wider than ±{}%: more repetitions would tell)",
+            verdict::fmt_pct(100.0 * crate::stats::effect::RESOLUTION)
+        ));
+    }
+    if untested > 0 {
+        text.push_str(&format!(
+            "; {untested} not tested (a side with a single repetition)"
+        ));
+    }
+    Some(text)
 }

@@ -1,6 +1,7 @@
 //! Which metric stands for a phase (its headline: compared and charted by default): the one
 //! the workload's kind names ([`Caps::headline`]), else the first of a general order (rate,
-//! throughput, time, latency), else the first that is not a count, else the first.
+//! throughput, time, latency), else the first that is not a count, else the first. Which
+//! headlines are primary (Observations test them) is the kind's [`Caps::primary`].
 
 use crate::metric::Unit;
 use crate::workload::Caps;
@@ -26,6 +27,12 @@ pub fn pick<'a>(caps: Option<&Caps>, phase: &str, names: &[(&'a str, Unit)]) -> 
         .or_else(|| ORDER.iter().find_map(|h| has(h)))
         .or_else(|| names.iter().find(|n| n.1 != Unit::Count).map(|n| n.0))
         .or_else(|| names.first().map(|n| n.0))
+}
+
+/// Whether the headline metric `name` is in the primary family of its workload kind
+/// ([`Caps::primary`]); every headline is, for an unknown kind.
+pub fn is_primary(caps: Option<&Caps>, name: &str) -> bool {
+    caps.map_or(true, |c| c.primary.contains(&name))
 }
 
 #[cfg(test)]

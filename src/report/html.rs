@@ -117,8 +117,9 @@ fn entry(s: &CellMetric, sc: &Scale) -> String {
         None => format!("n={}", s.summary.n),
     };
     format!(
-        "<div class=\"mean\">{}</div><div class=\"sd\">{sd}</div><div class=\"ci\">{ci}</div>",
-        sc.num(s.summary.mean)
+        "<div class=\"mean\">{}{}</div><div class=\"sd\">{sd}</div><div class=\"ci\">{ci}</div>",
+        sc.num(s.summary.mean),
+        super::table::disturbed_mark(s)
     )
 }
 
@@ -171,6 +172,13 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
             o.push_str("</tr>\n");
         }
         table_end(o);
+        if super::table::any_disturbed(w, t) {
+            let _ = writeln!(
+                o,
+                "<p class=\"meta\">{}</p>",
+                esc(super::table::DISTURBED_NOTE)
+            );
+        }
     }
     let charts = charts::workload_charts(r, w)?;
     if !charts.is_empty() {
@@ -248,9 +256,9 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
                 esc(&comparison_name(c)),
                 esc(&c.phase),
                 esc(&c.name),
-                match (&c.explanation, c.significant) {
-                    (Some(e), true) => format!("{}<br><small>{}</small>", esc(&c.verdict), esc(e)),
-                    _ => esc(&c.verdict),
+                match c.note() {
+                    Some(e) => format!("{}<br><small>{}</small>", esc(&c.verdict), esc(e)),
+                    None => esc(&c.verdict),
                 },
                 fmt_p_cell(c.welch.map(|x| x.p)),
                 fmt_p_cell(c.q),
@@ -268,7 +276,7 @@ fn header(r: &ReportData, o: &mut String) {
     for s in &r.sources {
         let _ = writeln!(
             o,
-            "<p class=\"meta\">{} {} <b>{}</b> [{}] · created {} · finished {} · fslab {}<br>command: <code>{}</code>{}</p>",
+            "<p class=\"meta\">{} {} <b>{}</b> [{}] · created {} · finished {} · fslab {}<br>command: <code>{}</code>{}{}</p>",
             esc(&s.kind),
             s.id,
             esc(&s.name),
@@ -277,6 +285,9 @@ fn header(r: &ReportData, o: &mut String) {
             esc(s.finished_at.as_deref().unwrap_or("-")),
             esc(&s.tool_version),
             esc(&s.command_line),
+            s.resumed_line()
+                .map(|l| format!("<br>{}", esc(&l)))
+                .unwrap_or_default(),
             if s.description.is_empty() {
                 String::new()
             } else {
@@ -325,7 +336,11 @@ fn differences(r: &ReportData, o: &mut String) {
 fn tail(r: &ReportData, o: &mut String) {
     o.push_str("<section id=\"observations\"><h2>Observations</h2>\n");
     if r.observations.is_empty() {
-        o.push_str("<p>No significant differences against the baseline.</p>\n");
+        let _ = writeln!(
+            o,
+            "<p>{}.</p>",
+            esc(&super::markdown::upper_first(r.no_observations()))
+        );
     } else {
         o.push_str("<ul>\n");
         for ob in &r.observations {

@@ -69,8 +69,9 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             for e in entries {
                 cols.push(match e {
                     Some((s, sc)) => format!(
-                        "{}<br>{}<br>{}",
+                        "{}{}<br>{}<br>{}",
                         sc.num(s.summary.mean),
+                        super::table::disturbed_mark(s),
                         s.summary
                             .sd
                             .map(|sd| format!("± {}", sc.num(sd)))
@@ -81,6 +82,10 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
                 });
             }
             row(o, &cols);
+        }
+        if super::table::any_disturbed(w, t) {
+            // A leading `*` would start a list.
+            let _ = writeln!(o, "\n\\{}", esc(super::table::DISTURBED_NOTE));
         }
     }
     if !w.latency.is_empty() {
@@ -144,9 +149,9 @@ fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
                 &[
                     esc(&comparison_name(c)),
                     format!("{}.{}", esc(&c.phase), esc(&c.name)),
-                    match (&c.explanation, c.significant) {
-                        (Some(e), true) => format!("{}; {}", esc(&c.verdict), esc(e)),
-                        _ => esc(&c.verdict),
+                    match c.note() {
+                        Some(e) => format!("{}; {}", esc(&c.verdict), esc(e)),
+                        None => esc(&c.verdict),
                     },
                     fmt_p_cell(c.welch.map(|x| x.p)),
                     fmt_p_cell(c.q),
@@ -189,7 +194,7 @@ impl Exporter for MarkdownExporter {
         // The answer first: what differs, then the tables it comes from.
         let _ = writeln!(o, "\n## Observations\n");
         if r.observations.is_empty() {
-            let _ = writeln!(o, "No significant differences against the baseline.");
+            let _ = writeln!(o, "{}.", upper_first(r.no_observations()));
         }
         for ob in &r.observations {
             let _ = writeln!(o, "- **{}**: {}", esc(&ob.workload), ob.text);
@@ -257,5 +262,14 @@ impl Exporter for MarkdownExporter {
             }
         }
         Ok(o.into_bytes())
+    }
+}
+
+/// `text` with its first letter in upper case (a sentence).
+pub(crate) fn upper_first(text: &str) -> String {
+    let mut c = text.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
     }
 }

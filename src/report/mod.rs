@@ -14,6 +14,8 @@ pub mod checks;
 pub mod comparisons;
 pub mod csv;
 pub mod differences;
+pub mod disturbed;
+pub mod explain;
 pub mod grid;
 pub mod headline;
 pub mod html;

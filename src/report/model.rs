@@ -56,6 +56,9 @@ pub struct ReportData {
     pub series: Vec<SeriesInfo>,
     /// Plain-language observations, only for significant differences.
     pub observations: Vec<Observation>,
+    /// What the Observations section says when there are none: why (`nothing could be
+    /// tested: …`, `no significant differences among the 4 headline comparisons …`).
+    pub observations_note: Option<String>,
     /// Results that should not be trusted as they are, one entry each.
     pub warnings: Vec<ReportWarning>,
     /// The same warnings grouped by kind and advice, most serious first.
@@ -93,6 +96,26 @@ pub struct Source {
     pub created_at: String,
     /// End time as stored.
     pub finished_at: Option<String>,
+    /// When a study was resumed (`--resume`; environment keys `resumed_at.N`), in order;
+    /// each resume made its configurations' file systems again.
+    pub resumed_at: Vec<String>,
+}
+
+impl Source {
+    /// The header line saying that (and when) the study was resumed, if it was.
+    pub fn resumed_line(&self) -> Option<String> {
+        match self.resumed_at.len() {
+            0 => None,
+            1 => Some(format!(
+                "resumed at {}: the repetitions after it ran on file systems made again",
+                self.resumed_at[0]
+            )),
+            n => Some(format!(
+                "resumed {n} times, at {}: the repetitions after each ran on file systems made again",
+                self.resumed_at.join(", ")
+            )),
+        }
+    }
 }
 
 /// Options echoed into the report.
@@ -160,6 +183,10 @@ pub struct SeriesInfo {
     pub failed: usize,
     /// Discarded warm-up repetitions.
     pub discarded: usize,
+    /// Disturbed repetitions stored, left out and run again (`disturbed = "repeat"`).
+    pub rerun: usize,
+    /// Disturbed repetitions stored and left out (`disturbed = "drop"`).
+    pub dropped: usize,
     /// Series status as stored (the cell's, for a series without a row).
     pub status: crate::store::SeriesStatus,
     /// Why repetitions stopped (`fixed`, `ci_met`, `max_reps`, `budget`, …).
@@ -259,6 +286,10 @@ pub struct CellMetric {
     pub disturbed: Vec<usize>,
     /// Whether this is the phase's headline metric (compared and charted by default).
     pub headline: bool,
+    /// Whether it is in the primary family: a headline that measures the workload's
+    /// capability (`Caps::primary`), or a metric `--metric` selected. Observations test these;
+    /// the other headlines are exploratory.
+    pub primary: bool,
 }
 
 /// A candidate cell against its baseline cell for one metric.
@@ -292,15 +323,23 @@ pub struct Comparison {
     pub welch: Option<Welch>,
     /// Mann–Whitney U test.
     pub mann_whitney: Option<MannWhitney>,
-    /// Welch p < 0.05 and the interval of the change excludes 0.
+    /// Welch p < 0.05 and the interval of the change excludes 0 (one model: the two agree).
     pub significant: bool,
-    /// Welch's p adjusted for multiple comparisons (Benjamini–Hochberg over every comparison
-    /// of the same workload, phase and metric in this report); observations need it < 0.05.
+    /// Whether the metric is in the primary family (see [`CellMetric::primary`]).
+    pub primary: bool,
+    /// Welch's p adjusted for multiple comparisons by Benjamini–Hochberg over `family`
+    /// tests: every primary comparison of the report for a primary one, every comparison the
+    /// report tests for an exploratory one; observations need it < 0.05.
     pub q: Option<f64>,
+    /// The number of tests `q` is adjusted over.
+    pub family: usize,
     /// Whether the candidate is better (direction from the unit), when significant.
     pub better: Option<bool>,
     /// Plain verdict, e.g. `faster by 56% (95% CI 49–63%, p < 0.001)`.
     pub verdict: String,
+    /// For an inconclusive verdict, how many repetitions would narrow the interval to ±10%
+    /// (`about 12 repetitions per configuration (now 5) …`).
+    pub more: Option<String>,
     /// The telemetry that differs most between the two sides, e.g. `journal device wrote
     /// 3.1 GiB in file_create at 16MB vs 912.0 MiB at 1GB`; `None` without telemetry or
     /// without a clear difference.
@@ -495,7 +534,25 @@ impl WorkloadReport {
     }
 }
 
+impl Comparison {
+    /// The line printed under the verdict, if any: what may explain a significant difference
+    /// (its telemetry), or for an inconclusive one how many repetitions would help.
+    pub fn note(&self) -> Option<&str> {
+        match (&self.explanation, self.significant) {
+            (Some(e), true) => Some(e),
+            _ => self.more.as_deref(),
+        }
+    }
+}
+
 impl ReportData {
+    /// What the Observations section says when it has none.
+    pub fn no_observations(&self) -> &str {
+        self.observations_note
+            .as_deref()
+            .unwrap_or("no significant differences against the baseline")
+    }
+
     /// Cells that have at least one value in workload `w`, in plan order.
     pub fn cells_with_data(&self, w: &WorkloadReport) -> Vec<usize> {
         (0..self.cells.len())

@@ -41,6 +41,18 @@ pub(super) fn study_of(
     env: &[(&str, &str)],
     values: impl Fn(usize, u32) -> Vec<Metric>,
 ) -> (Store, i64) {
+    study_disturbed(wl, cells, reps, env, values, |_, _| None)
+}
+
+/// [`study_of`] with `disturbed(cell, rep)` as each repetition's stored interference.
+pub(super) fn study_disturbed(
+    wl: &Workload,
+    cells: &[&[(&str, &str)]],
+    reps: u32,
+    env: &[(&str, &str)],
+    values: impl Fn(usize, u32) -> Vec<Metric>,
+    disturbed: impl Fn(usize, u32) -> Option<String>,
+) -> (Store, i64) {
     let mut store = Store::open_in_memory().unwrap();
     let s = store
         .begin_study(&NewStudy {
@@ -105,9 +117,10 @@ pub(super) fn study_of(
                     wall_seconds: 1.0,
                     metrics: &m,
                     histograms: &[],
-                    interference: None,
+                    interference: disturbed(c, rep),
                     settle_seconds: None,
                     timeline: &[],
+                    excluded: None,
                 })
                 .unwrap();
             order += 1;
@@ -200,10 +213,11 @@ fn each_factor_is_compared_with_the_others_held_equal() {
 
 #[test]
 fn percent_change_welch_and_rank_test_by_hand() {
-    // [100, 102, 98] → [150, 153, 147]: +50%. Relative variances 4/(3·100²) and
-    // 9/(3·150²) are equal, so Satterthwaite gives df = 4; t(4, .975) = 2.776445;
-    // interval 100·(1.5·exp(∓2.776445·√(2·4/30000)) − 1) = 43.351% … 56.957% (scipy agrees).
-    // Welch: t = 50/√(4/3 + 9/3) = 24.019, df 3.4845, p 5.37e-05. Mann–Whitney 3 vs 3,
+    // [100, 102, 98] → [150, 153, 147]: one model, Welch on the logarithms. The logs of the
+    // two sides differ by ln 1.5 exactly in every position, so the ratio of geometric means
+    // is 1.5 (+50%), the variances of the logs are equal and Satterthwaite gives df = 4;
+    // t = ln 1.5/se = 24.8258, p = 1.5626e-05; the interval exp(ln 1.5 ∓ t(4, .975)·se) − 1 =
+    // 43.3500% … 56.9585% (mpmath, /tmp formula in the commit). Mann–Whitney 3 vs 3,
     // separated: U = 0, exact p = 2/20 = 0.1.
     let (store, id) = two_by_two();
     let r = report(&store, id, &ReportOptions::default()).unwrap();
@@ -211,19 +225,20 @@ fn percent_change_welch_and_rank_test_by_hand() {
     let ch = c.change.unwrap();
     assert!((ch.percent - 50.0).abs() < 1e-9);
     let (lo, hi) = ch.ci95.unwrap();
-    assert!((lo - 43.350995290579576).abs() < 1e-6, "{lo}");
-    assert!((hi - 56.95740343058926).abs() < 1e-6, "{hi}");
+    assert!((lo - 43.350020145834802).abs() < 1e-6, "{lo}");
+    assert!((hi - 56.958_471_140_150_47).abs() < 1e-6, "{hi}");
     let w = c.welch.unwrap();
-    assert!((w.t - 24.019223070763072).abs() < 1e-9);
-    assert!((w.df - 3.484536082474226).abs() < 1e-9);
-    assert!((w.p - 5.3744010099228094e-05).abs() < 1e-9);
+    assert!((w.t - 24.825840806490139).abs() < 1e-9, "{}", w.t);
+    assert!((w.df - 4.0).abs() < 1e-9);
+    assert!((w.p - 1.562_615_884_496_491e-5).abs() < 1e-9);
     assert_eq!(c.mann_whitney.unwrap().p, 0.1);
     assert!(c.significant);
     assert_eq!(c.better, Some(true));
-    // A family of four comparisons of dir_create.rate: q beside p.
+    // A family of four primary comparisons (dir_create.rate of each pair): q beside p.
+    assert_eq!(c.family, 4);
     assert_eq!(
         c.verdict,
-        "faster by 50% (95% CI 43–57%, p < 0.001, q < 0.001)"
+        "faster by 50% (95% CI 43–57%, p < 0.001, q < 0.001 of 4)"
     );
     // The same cells, no difference: [100, 102, 98] against itself.
     let same = &r.workloads[0].comparisons[2];
@@ -239,18 +254,19 @@ fn percent_change_welch_and_rank_test_by_hand() {
 #[test]
 fn observations_only_for_significant_headline_differences() {
     // 64MB ext4 [150, 153, 147] → 64MB xfs [100, 99, 101]: −33.33%, interval −36.05% …
-    // −30.50% (scipy), so "slower by 33% (95% CI 31–36%".
+    // −30.50% as a ratio of means; as a ratio of geometric means on the log scale (one model
+    // with the test), "slower by 33% (95% CI 30–36%".
     let (store, id) = two_by_two();
     let r = report(&store, id, &ReportOptions::default()).unwrap();
     let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
     assert_eq!(texts.len(), 2, "{texts:?}");
     assert_eq!(
         texts[0],
-        "With fs=ext4, journal 64MB instead of 16MB: directory creation faster by 50% (95% CI 43–57%, p < 0.001, q < 0.001)."
+        "With fs=ext4, journal 64MB instead of 16MB: directory creation faster by 50% (95% CI 43–57%, p < 0.001, q < 0.001 of 4)."
     );
     assert!(
         texts[1].starts_with(
-            "With journal=64MB, fs xfs instead of ext4: directory creation slower by 33% (95% CI 31–36%, p "
+            "With journal=64MB, fs xfs instead of ext4: directory creation slower by 33% (95% CI 30–36%, p "
         ),
         "{}",
         texts[1]
@@ -332,9 +348,11 @@ fn warnings_name_each_problem() {
     // makes its CV 17.5%;
     // phase b drifts 100 → 75 (Mann–Kendall exact p = 2/6! = 0.00278, Theil–Sen −5 per
     // repetition = −28.6% of the median 87.5 over the series) and its CV is 10.7%; phase c
-    // lasts 0.5 s; phase read streams 2,000,000 KiB/s, more than the device's 1 GB/s.
+    // lasts 0.5 s on average, varying by 28%; phase read streams 2,000,000 KiB/s, more than
+    // the device's 1 GB/s.
     let a = [60.0, 100.0, 101.0, 99.0, 100.0, 100.0];
     let b = [100.0, 95.0, 90.0, 85.0, 80.0, 75.0];
+    let c = [0.5, 0.7, 0.3, 0.5, 0.6, 0.4];
     let (store, id) = study(
         &[&[]],
         6,
@@ -347,7 +365,7 @@ fn warnings_name_each_problem() {
             vec![
                 Metric::new("a", "rate", Unit::OpsPerSec, a[i]),
                 Metric::new("b", "rate", Unit::OpsPerSec, b[i]),
-                Metric::new("c", "elapsed", Unit::Seconds, 0.5),
+                Metric::new("c", "elapsed", Unit::Seconds, c[i]),
                 Metric::new("read", "throughput", Unit::KiBPerSec, 2_000_000.0),
             ]
         },
@@ -420,7 +438,11 @@ fn warnings_name_each_problem() {
         "{}",
         cv[1]
     );
-    assert!(msg(TooShort).contains("c: mean time under 1 s"));
+    assert!(
+        msg(TooShort).contains("c: mean time under 1 s and varying by more than 10%"),
+        "{}",
+        msg(TooShort)
+    );
     // fdtree's tree is not weighed against the RAM (CacheDataset is for IOzone).
     assert!(
         msg(CacheDevice).contains("reads at 1.9 GiB/s"),
@@ -458,6 +480,7 @@ fn single_repetitions_and_failures_are_warned_about() {
             interference: None,
             settle_seconds: None,
             timeline: &[],
+            excluded: None,
         })
         .unwrap();
     let r = report(&store, id, &ReportOptions::default()).unwrap();
@@ -483,9 +506,17 @@ fn single_repetitions_and_failures_are_warned_about() {
     );
     // One repetition each: the comparison says it cannot test.
     let c = &r.workloads[0].comparisons[0];
-    assert_eq!(
-        c.verdict,
-        "+0.00% with too few repetitions to test (needs at least 2 on each side)"
+    assert_eq!(c.verdict, "not tested (n = 1)");
+    assert!(c.q.is_none() && c.family == 0);
+    // Nothing could be tested, and the Observations section says so instead of "no
+    // significant differences".
+    assert!(r.observations.is_empty());
+    assert!(
+        r.observations_note
+            .as_deref()
+            .is_some_and(|n| n.starts_with("nothing could be tested") && n.contains("n = 1")),
+        "{:?}",
+        r.observations_note
     );
 }
 
@@ -513,9 +544,10 @@ fn same_store_same_bytes() {
 
 #[test]
 fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
-    // One factor, baseline 16MB [100, 102, 98] against three levels. Welch p (scipy 1.17):
-    // 64MB [104, 106, 103] 0.044236, 256MB [101, 99, 100] 1.0, 1GB [130, 131, 129] 0.00019925;
-    // Benjamini–Hochberg (scipy's false_discovery_control): 0.066354, 1.0, 0.00059776.
+    // One factor, baseline 16MB [100, 102, 98] against three levels. Welch p on the logs
+    // (mpmath): 64MB [104, 106, 103] 0.0459616, 256MB [101, 99, 100] 0.994314, 1GB
+    // [130, 131, 129] 0.000577921; Benjamini–Hochberg over the three: 0.0689424, 0.994314,
+    // 0.00173376.
     let levels: [&[(&str, &str)]; 4] = [
         &[("journal", "16MB")],
         &[("journal", "64MB")],
@@ -536,20 +568,20 @@ fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
     assert_eq!(cs.len(), 3);
     let by_to = |l: &str| cs.iter().find(|c| c.to == l).unwrap();
     let (c64, c256, c1g) = (by_to("64MB"), by_to("256MB"), by_to("1GB"));
-    assert!((c64.welch.unwrap().p - 0.044236).abs() < 1e-5);
-    assert!((c64.q.unwrap() - 0.066354).abs() < 1e-5, "{:?}", c64.q);
-    assert!((c256.q.unwrap() - 1.0).abs() < 1e-9);
-    assert!((c1g.q.unwrap() - 0.00059776).abs() < 1e-7, "{:?}", c1g.q);
+    assert!((c64.welch.unwrap().p - 0.0459616).abs() < 1e-6);
+    assert!((c64.q.unwrap() - 0.0689424).abs() < 1e-6, "{:?}", c64.q);
+    assert!((c256.q.unwrap() - 0.994314).abs() < 1e-6);
+    assert!((c1g.q.unwrap() - 0.00173376).abs() < 1e-7, "{:?}", c1g.q);
     // 64MB is significant on its own but does not hold up, and its verdict says so with q.
     assert!(c64.significant && c64.verdict.starts_with("faster by"));
     assert!(
         c64.verdict
-            .ends_with("p = 0.044), but not after adjusting for multiple comparisons (q = 0.066)"),
+            .ends_with("p = 0.046), but not after adjusting for 3 tests (q = 0.069)"),
         "{}",
         c64.verdict
     );
     assert!(
-        c1g.verdict.ends_with("p < 0.001, q < 0.001)"),
+        c1g.verdict.ends_with("p < 0.001, q = 0.002 of 3)"),
         "{}",
         c1g.verdict
     );
@@ -568,7 +600,7 @@ fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
     assert!(
         mc[0]
             .message
-            .contains("2 of 3 comparisons have p < 0.05, 1 after adjusting")
+            .contains("2 of its 3 headline comparisons have p < 0.05, 1 after adjusting")
             && mc[0].message.contains("about 0.15 of 3"),
         "{}",
         mc[0].message
@@ -651,4 +683,130 @@ fn headline_marks_get_no_table() {
     // The mark still picks the headline: throughput for a large sequential direction.
     let c = &r.workloads[0].comparisons;
     assert!(c.iter().all(|c| c.name == "throughput"), "{c:?}");
+}
+
+#[test]
+fn a_resumed_study_says_so_in_its_first_repetition_warning() {
+    let slow_first = |_: usize, rep: u32| {
+        let r = if rep == 1 {
+            50.0
+        } else {
+            100.0 + f64::from(rep)
+        };
+        vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, r)]
+    };
+    let first = |env: &[(&str, &str)]| {
+        let (store, id) = study(&CELLS[..1], 4, env, slow_first);
+        let r = report(&store, id, &ReportOptions::default()).unwrap();
+        let w = r
+            .warnings
+            .iter()
+            .find(|w| w.kind == WarningKind::FirstSlower)
+            .cloned()
+            .unwrap();
+        (w.message, w.advice)
+    };
+    let (plain, advice) = first(&[]);
+    assert!(!plain.contains("resumed"), "{plain}");
+    // No mkfs line recorded and no file-system type: nothing known, so no lazy-init hint.
+    assert!(!advice.contains("lazy_itable_init"), "{advice}");
+    let (resumed, _) = first(&[("resumed_at.1", "2026-11-26T10:00:00Z")]);
+    assert!(
+        resumed.contains("the study was resumed (at 2026-11-26T10:00:00Z)"),
+        "{resumed}"
+    );
+}
+
+#[test]
+fn disturbed_repetitions_left_out_are_counted_and_named_not_averaged() {
+    let (mut store, id) = study(&CELLS[..1], 3, &[], |_, rep| {
+        vec![Metric::new(
+            "dir_create",
+            "rate",
+            Unit::DirsPerSec,
+            100.0 + f64::from(rep),
+        )]
+    });
+    let d = store.load(id).unwrap().unwrap();
+    let (cell, wl) = (d.cells[0].id, d.workloads[0].id);
+    // Repetition 2 ran first disturbed (left out, run again); its values must not count.
+    let wild = [Metric::new("dir_create", "rate", Unit::DirsPerSec, 1.0)];
+    store
+        .record_trial(&NewTrial {
+            cell,
+            workload: wl,
+            repetition: 2,
+            order_index: 99,
+            status: TrialStatus::Discarded,
+            error: None,
+            cache_policy: "cold",
+            started_at: "t".into(),
+            finished_at: "t".into(),
+            wall_seconds: 1.0,
+            metrics: &wild,
+            histograms: &[],
+            interference: Some("2.4 GiB of other I/O on vda".into()),
+            settle_seconds: None,
+            timeline: &[],
+            excluded: Some("rerun"),
+        })
+        .unwrap();
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let s = &r.workloads[0].stats[0];
+    assert_eq!(s.values, vec![101.0, 102.0, 103.0]);
+    assert_eq!(
+        (r.series[0].ok, r.series[0].discarded, r.series[0].rerun),
+        (3, 0, 1)
+    );
+    let w: Vec<&ReportWarning> = r
+        .warnings
+        .iter()
+        .filter(|w| w.kind == WarningKind::Interference)
+        .collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(
+        w[0].subject,
+        "journal=16MB fs=ext4: 1 disturbed repetition re-run (the worst, repetition 2: 2.4 GiB of other I/O on vda)"
+    );
+    let text = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    assert!(text.contains("0 + 1 re-run"), "{text}");
+}
+
+#[test]
+fn dbench_observations_are_about_its_throughput_not_its_latencies() {
+    // The journaling studies' engine: per-operation latencies differ by 40% and more, the
+    // throughput by 30%. Only the throughput is primary; the latencies are exploratory,
+    // adjusted across every test of the report, and never Observations.
+    let dbench = Workload {
+        kind: "dbench",
+        params: serde_json::json!({"clients": 2}),
+        policy: "cold",
+    };
+    let cells: [&[(&str, &str)]; 2] = [&[("log", "internal")], &[("log", "external")]];
+    let (store, id) = study_of(&dbench, &cells, 4, &[], |c, rep| {
+        let k = 1.0 + 0.01 * f64::from(rep % 2);
+        let (tp, lat) = if c == 0 { (100.0, 1.0) } else { (130.0, 0.6) };
+        vec![
+            Metric::new("total", "throughput", Unit::MBPerSec, tp * k),
+            Metric::new("total", "elapsed", Unit::Seconds, 10.0),
+            Metric::new("NTCreateX", "mean_latency", Unit::Millis, lat * k),
+            Metric::new("Deltree", "mean_latency", Unit::Millis, 5.0 * lat * k),
+        ]
+    });
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert!(
+        texts[0].starts_with("Log external instead of internal: total throughput faster by 30%"),
+        "{}",
+        texts[0]
+    );
+    let cs = &r.workloads[0].comparisons;
+    let lat: Vec<&Comparison> = cs.iter().filter(|c| c.name == "mean_latency").collect();
+    assert_eq!(lat.len(), 2);
+    for c in lat {
+        assert!(!c.primary && c.significant && c.family == 3, "{c:?}");
+    }
+    let tp = cs.iter().find(|c| c.name == "throughput").unwrap();
+    assert!(tp.primary && tp.family == 1);
 }

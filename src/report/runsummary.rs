@@ -113,36 +113,45 @@ pub fn warning_lines(
         let of_phase: Vec<&MetricSummary> = sums.iter().filter(|m| m.phase == phase).collect();
         let names: Vec<(&str, Unit)> = of_phase.iter().map(|m| (m.name.as_str(), m.unit)).collect();
         let headline = super::headline::pick(caps.as_ref(), phase, &names);
+        // A phase too short to trust: its time's variation is the headline's (advised once).
+        let short = of_phase
+            .iter()
+            .any(|m| m.name == "elapsed" && stats::too_short(&m.summary, t));
         for m in of_phase {
             let key = format!("{phase}.{}", m.name);
             let s = &m.summary;
-            if m.name == "elapsed" && s.mean < t.min_phase_seconds {
+            if m.name == "elapsed" && short {
                 out.push(
                     Draft::new(WarningKind::TooShort, None, None, Some(key.clone())).finish(
                         phase.to_string(),
                         m.unit.fmt(s.mean),
                         format!(
-                            "took {} on average, under {} s: too short to trust",
+                            "took {} on average, under {} s, and varied by {}: too short to trust",
                             m.unit.fmt(s.mean),
-                            t.min_phase_seconds
+                            t.min_phase_seconds,
+                            s.cv.map_or_else(
+                                || "an unknown amount (one repetition)".to_string(),
+                                |cv| format!("{:.1}%", cv * 100.0)
+                            )
                         ),
                         advice::too_short(kind, Origin::Run),
                     ),
                 );
             }
             match s.cv {
-                Some(cv) if Some(m.name.as_str()) == headline && cv > t.max_cv => out.push(
-                    Draft::new(WarningKind::HighCv, None, None, Some(key.clone())).finish(
-                        key,
-                        format!("{:.1}%", cv * 100.0),
-                        format!(
-                            "coefficient of variation {:.1}% is above {:.0}%",
-                            cv * 100.0,
-                            t.max_cv * 100.0
+                Some(cv) if Some(m.name.as_str()) == headline && cv > t.max_cv && !short => out
+                    .push(
+                        Draft::new(WarningKind::HighCv, None, None, Some(key.clone())).finish(
+                            key,
+                            format!("{:.1}%", cv * 100.0),
+                            format!(
+                                "coefficient of variation {:.1}% is above {:.0}%",
+                                cv * 100.0,
+                                t.max_cv * 100.0
+                            ),
+                            advice::high_cv(policy, Origin::Run),
                         ),
-                        advice::high_cv(policy, Origin::Run),
                     ),
-                ),
                 _ => {}
             }
         }
@@ -269,11 +278,17 @@ mod tests {
     }
 
     #[test]
-    fn short_phase_warns() {
+    fn a_short_phase_warns_when_its_time_varies() {
+        // 0.5 s repeating within 2%: timed well enough.
         let s = summarize_reps(&reps());
-        let w = warnings(&s, &Thresholds::default());
-        assert_eq!(w.len(), 1);
-        assert!(matches!(w[0], Warning::TooShort { .. }));
+        assert!(warnings(&s, &Thresholds::default()).is_empty());
+        // The same mean varying by 40%: too short to trust.
+        let noisy: Vec<Vec<Metric>> = [0.3, 0.5, 0.7]
+            .iter()
+            .map(|e| vec![Metric::new("dir_create", "elapsed", Unit::Seconds, *e)])
+            .collect();
+        let w = warnings(&summarize_reps(&noisy), &Thresholds::default());
+        assert!(matches!(w.as_slice(), [Warning::TooShort { .. }]), "{w:?}");
     }
 
     #[test]
@@ -319,18 +334,38 @@ mod tests {
             "rate",
         );
         let lines = warning_lines(Some(WorkloadKind::Fdtree), &serde_json::json!({}), &fd, &t);
-        assert_eq!(lines.len(), 2, "{lines:#?}");
+        // Short and noisy: the phases are too short, and their rates' variation is that (it
+        // is not warned about again, with other advice).
+        assert_eq!(lines.len(), 1, "{lines:#?}");
         assert!(
-            lines[0].starts_with("Phases with a mean time under 1 s, too short to trust (4): dir_create (233.3 ms); file_create (233.3 ms); file_remove (233.3 ms) …and 1 more; make the phases longer with a larger tree: more files or levels (-f, -l)"),
+            lines[0].starts_with("Phases under 1 s whose time varies by more than 10%, too short to trust (4): dir_create (233.3 ms); file_create (233.3 ms); file_remove (233.3 ms) …and 1 more; make the phases longer with a larger tree: more files or levels (-f, -l)"),
             "{}",
             lines[0]
         );
-        assert!(
-            lines[1].starts_with("Coefficient of variation above 10% (4): dir_create.rate ("),
-            "{}",
-            lines[1]
+        // Long but noisy: the variation, with the advice for it.
+        let long: Vec<MetricSummary> = fd
+            .iter()
+            .cloned()
+            .map(|mut m| {
+                if m.name == "elapsed" {
+                    m.summary.mean *= 10.0;
+                }
+                m
+            })
+            .collect();
+        let lines = warning_lines(
+            Some(WorkloadKind::Fdtree),
+            &serde_json::json!({}),
+            &long,
+            &t,
         );
-        assert!(lines[1].ends_with("run more repetitions (--repeat) or quiet the machine; a study with cache = \"cold\" also drops the caches before each repetition"));
+        assert_eq!(lines.len(), 1, "{lines:#?}");
+        assert!(
+            lines[0].starts_with("Coefficient of variation above 10% (4): dir_create.rate ("),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].ends_with("run more repetitions (--repeat) or quiet the machine; a study with cache = \"cold\" also drops the caches before each repetition"));
         // IOzone: file sizes, never the tree.
         let io = noisy_reps(&["write", "read"], Unit::KiBPerSec, "throughput");
         let lines = warning_lines(Some(WorkloadKind::Iozone), &serde_json::json!({}), &io, &t);

@@ -202,6 +202,17 @@ pub fn load(store: &Store, spec: &str) -> Result<Loaded> {
             tool_version: row.tool_version.clone(),
             created_at: row.created_at.clone(),
             finished_at: row.finished_at.clone(),
+            resumed_at: {
+                let mut at: Vec<(u32, String)> = data
+                    .environment
+                    .iter()
+                    .filter_map(|(k, v)| {
+                        Some((k.strip_prefix("resumed_at.")?.parse().ok()?, v.clone()))
+                    })
+                    .collect();
+                at.sort();
+                at.into_iter().map(|(_, v)| v).collect()
+            },
         },
         data,
         histograms,

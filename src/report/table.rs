@@ -41,6 +41,9 @@ pub(crate) fn source_lines(r: &ReportData) -> Vec<String> {
             s.tool_version
         ));
         out.push(format!("command: {}", s.command_line));
+        if let Some(r) = s.resumed_line() {
+            out.push(r);
+        }
         if !s.description.is_empty() {
             out.push(format!("about: {}", s.description));
         }
@@ -48,11 +51,13 @@ pub(crate) fn source_lines(r: &ReportData) -> Vec<String> {
     out
 }
 
-/// `mean ± sd` of an entry, in `sc`.
+/// `mean ± sd` of an entry, in `sc`; `4000 ± 50.99*` when some of its repetitions were
+/// disturbed (kept in the statistics: `disturbed = "keep"`), see [`DISTURBED_NOTE`].
 pub(crate) fn mean_sd(s: &CellMetric, sc: &Scale) -> String {
+    let mark = disturbed_mark(s);
     match s.summary.sd {
-        Some(sd) => format!("{} ± {}", sc.num(s.summary.mean), sc.num(sd)),
-        None => sc.num(s.summary.mean),
+        Some(sd) => format!("{} ± {}{mark}", sc.num(s.summary.mean), sc.num(sd)),
+        None => format!("{}{mark}", sc.num(s.summary.mean)),
     }
 }
 
@@ -62,6 +67,26 @@ pub(crate) fn ci_n(s: &CellMetric, sc: &Scale) -> String {
         Some(ci) => format!("[{}] n={}", fmt_interval(Some(ci), sc), s.summary.n),
         None => format!("n={}", s.summary.n),
     }
+}
+
+/// `*` for an entry some of whose repetitions other activity disturbed.
+pub(crate) fn disturbed_mark(s: &CellMetric) -> &'static str {
+    if s.disturbed.is_empty() {
+        ""
+    } else {
+        "*"
+    }
+}
+
+/// The line under a table whose entries carry the mark of [`disturbed_mark`].
+pub(crate) const DISTURBED_NOTE: &str =
+    "* includes repetitions other activity disturbed (kept: disturbed = \"keep\"; see Warnings)";
+
+/// Whether any entry of table `t` carries the disturbed mark.
+pub(crate) fn any_disturbed(w: &WorkloadReport, t: &TableSpec) -> bool {
+    w.stats
+        .iter()
+        .any(|s| s.name == t.metric && !s.disturbed.is_empty())
 }
 
 /// What the intervals of a table are, from the methods of its entries:
@@ -149,6 +174,9 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             tb.add_row(row);
         }
         let _ = writeln!(o, "{tb}");
+        if any_disturbed(w, t) {
+            let _ = writeln!(o, "{DISTURBED_NOTE}");
+        }
     }
     if !w.latency.is_empty() {
         latency_table(r, w, o);
@@ -176,7 +204,7 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     if !w.comparisons.is_empty() {
         let _ = writeln!(
             o,
-            "\nComparisons against the baseline (Welch's t-test; Mann–Whitney p beside)"
+            "\nComparisons against the baseline (Welch's t-test on log values, with its interval; Mann–Whitney p beside)"
         );
         let mut tb = new_table();
         tb.set_header(vec!["comparison", "metric", "verdict", "M–W p"]);
@@ -184,9 +212,9 @@ fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
             tb.add_row(vec![
                 Cell::new(comparison_name(c)),
                 Cell::new(format!("{}.{}", c.phase, c.name)),
-                Cell::new(match (&c.explanation, c.significant) {
-                    (Some(e), true) => format!("{}\n↳ {e}", c.verdict),
-                    _ => c.verdict.clone(),
+                Cell::new(match c.note() {
+                    Some(e) => format!("{}\n↳ {e}", c.verdict),
+                    None => c.verdict.clone(),
                 }),
                 Cell::new(fmt_p_cell(c.mann_whitney.map(|m| m.p)))
                     .set_alignment(CellAlignment::Right),
@@ -235,13 +263,25 @@ pub(crate) fn series_rows(r: &ReportData) -> Vec<[String; 7]> {
                 r.workloads[s.workload].label.clone(),
                 s.ok.to_string(),
                 s.failed.to_string(),
-                s.discarded.to_string(),
+                discarded_text(s),
                 s.stop_reason
                     .map_or_else(|| "-".into(), |r| r.as_str().to_string()),
                 s.status.as_str().to_string(),
             ]
         })
         .collect()
+}
+
+/// The discarded warm-ups, and the disturbed repetitions left out (`0 + 2 re-run`).
+fn discarded_text(s: &SeriesInfo) -> String {
+    let mut t = s.discarded.to_string();
+    if s.rerun > 0 {
+        t.push_str(&format!(" + {} re-run", s.rerun));
+    }
+    if s.dropped > 0 {
+        t.push_str(&format!(" + {} dropped", s.dropped));
+    }
+    t
 }
 
 /// Column names of [`series_rows`].
@@ -297,7 +337,7 @@ impl Exporter for TableExporter {
         // The answer first: what differs, then the tables it comes from.
         let _ = writeln!(o, "\n== Observations ==");
         if r.observations.is_empty() {
-            let _ = writeln!(o, "no significant differences against the baseline");
+            let _ = writeln!(o, "{}", r.no_observations());
         }
         for ob in &r.observations {
             let _ = writeln!(o, "- [{}] {}", ob.workload, ob.text);

@@ -1,10 +1,12 @@
 //! Words and numbers as every report format prints them: fixed float formatting (so the same
 //! store gives the same bytes), phase and metric names in plain language, and the verdict of
-//! a comparison ("faster by 56% (95% CI 49–63%, p < 0.001)", "no significant difference"),
-//! with the Benjamini–Hochberg q beside p wherever q is part of the decision.
+//! a comparison ("faster by 56% (95% CI 49–63%, p < 0.001)", "no significant difference",
+//! "inconclusive", "not tested (n = 1)"), with the Benjamini–Hochberg q and its family's size
+//! beside p wherever q is part of the decision.
 
 use crate::metric::Unit;
 use crate::stats::compare::{Change, Welch};
+use crate::stats::effect::{EffectScale, MAX_RESOLVE_N, RESOLUTION};
 use crate::units::Scale;
 
 /// Significance level of the verdicts.
@@ -24,9 +26,11 @@ pub fn fmt_pct(x: f64) -> String {
     }
 }
 
-/// A signed percentage: `+56%`, `-3.1%`.
+/// A signed percentage: `+56%`, `-3.1%` (`+0.00%` for what rounds to zero either side).
 pub fn fmt_signed_pct(x: f64) -> String {
-    if x >= 0.0 {
+    if x.abs() < 0.005 {
+        "+0.00%".into()
+    } else if x >= 0.0 {
         format!("+{}%", fmt_pct(x))
     } else {
         format!("{}%", fmt_pct(x))
@@ -100,8 +104,10 @@ pub fn subject(phase: &str, name: &str) -> String {
     }
 }
 
-/// Whether a change is significant: Welch p < [`ALPHA`] and the interval of the percent
-/// change excludes zero (so the verdict never contradicts its own interval).
+/// Whether a change is significant: p < [`ALPHA`] and the 95% interval of the percent change
+/// excludes zero. Test and interval come from one model (`stats::effect`), so the two agree;
+/// both are required so that no rounding at the boundary can make a verdict contradict the
+/// interval it prints.
 pub fn is_significant(change: Option<&Change>, welch: Option<&Welch>) -> bool {
     let (Some(c), Some(w)) = (change, welch) else {
         return false;
@@ -110,50 +116,59 @@ pub fn is_significant(change: Option<&Change>, welch: Option<&Welch>) -> bool {
     w.p < ALPHA && excludes_zero
 }
 
+/// Whether a change's interval lies within ±[`RESOLUTION`] (on the log scale from
+/// `1/1.1 − 1` to `1.1 − 1`): then "no significant difference" says that no difference of
+/// that size is likely; a wider interval that includes 0 is "inconclusive".
+pub fn within_resolution(c: &Change) -> bool {
+    let (down, up) = match c.scale {
+        EffectScale::Log => (100.0 * (1.0 / (1.0 + RESOLUTION) - 1.0), 100.0 * RESOLUTION),
+        EffectScale::Raw => (-100.0 * RESOLUTION, 100.0 * RESOLUTION),
+    };
+    c.ci95
+        .is_some_and(|(lo, hi)| lo >= down - 1e-9 && hi <= up + 1e-9)
+}
+
+/// p with the Benjamini–Hochberg q beside it where its family has several members, and the
+/// family's size: `p = 0.008, q = 0.017 of 4`.
+fn fmt_pq(p: f64, q: Option<(f64, usize)>) -> String {
+    match q {
+        Some((q, m)) if m > 1 => format!("{}, {} of {m}", fmt_p(p), fmt_q(q)),
+        _ => fmt_p(p),
+    }
+}
+
 /// The verdict of a comparison and whether the candidate is better (when significant).
-/// `q` is the comparison's Benjamini–Hochberg q where its family has several comparisons
-/// (`None` for a family of one, where q = p): it is printed beside p, and a difference
-/// significant on its own but not at q < [`ALPHA`] says that it does not hold up.
+/// `q` is the comparison's Benjamini–Hochberg q and its family's size: where q is part of the
+/// decision (a significant difference, in a family of several) it is printed beside p with
+/// the family's size, and a difference significant on its own but not at q < [`ALPHA`] says
+/// that it does not hold up. `n` is the smaller side's repetitions.
 pub fn verdict(
     unit: Unit,
     change: Option<&Change>,
     welch: Option<&Welch>,
-    q: Option<f64>,
+    q: Option<(f64, usize)>,
+    n: usize,
 ) -> (String, Option<bool>) {
     let Some(c) = change else {
         return ("not comparable (a mean is zero or negative)".into(), None);
     };
     let Some(w) = welch else {
-        return (
-            format!(
-                "{} with too few repetitions to test (needs at least 2 on each side)",
-                fmt_signed_pct(c.percent)
-            ),
-            None,
-        );
+        return (format!("not tested (n = {n})"), None);
     };
-    let pq = match q {
-        Some(q) => format!("{}, {}", fmt_p(w.p), fmt_q(q)),
-        None => fmt_p(w.p),
-    };
+    let pq = fmt_pq(w.p, q);
     if !is_significant(Some(c), Some(w)) {
-        // With p < ALPHA it is the interval that decides: say so.
+        // q ≥ p ≥ 0.05 decides nothing here: p alone (the q column and the JSON have it).
         let ci = c
             .ci95
-            .map(|(lo, hi)| {
-                let includes = if w.p < ALPHA { " includes 0" } else { "" };
-                format!(
-                    "95% CI {} to {}{includes}, ",
-                    fmt_signed_pct(lo),
-                    fmt_signed_pct(hi)
-                )
-            })
+            .map(|(lo, hi)| format!("95% CI {} to {}, ", fmt_signed_pct(lo), fmt_signed_pct(hi)))
             .unwrap_or_default();
+        let word = if within_resolution(c) {
+            "no significant difference"
+        } else {
+            "inconclusive"
+        };
         return (
-            format!(
-                "no significant difference ({}, {ci}{pq})",
-                fmt_signed_pct(c.percent)
-            ),
+            format!("{word} ({}, {ci}{})", fmt_signed_pct(c.percent), fmt_p(w.p)),
             None,
         );
     }
@@ -164,12 +179,12 @@ pub fn verdict(
     let (mlo, mhi) = if up { (lo, hi) } else { (-hi, -lo) };
     let mag = c.percent.abs();
     let tail = match q {
-        Some(q) if q >= ALPHA => format!(
-            "(95% CI {}–{}%, {}), but not after adjusting for multiple comparisons ({})",
+        Some((qv, m)) if qv >= ALPHA && m > 1 => format!(
+            "(95% CI {}–{}%, {}), but not after adjusting for {m} tests ({})",
             fmt_pct(mlo),
             fmt_pct(mhi),
             fmt_p(w.p),
-            fmt_q(q)
+            fmt_q(qv)
         ),
         _ => format!("(95% CI {}–{}%, {pq})", fmt_pct(mlo), fmt_pct(mhi)),
     };
@@ -186,121 +201,30 @@ pub fn verdict(
     (text, Some(better))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stats::compare::{percent_change, welch};
-
-    #[test]
-    fn formats_are_fixed() {
-        assert_eq!(fmt_pct(367.4), "367");
-        assert_eq!(fmt_pct(5.25), "5.2");
-        assert_eq!(fmt_pct(-0.456), "-0.46");
-        assert_eq!(fmt_signed_pct(56.0), "+56%");
-        assert_eq!(fmt_signed_pct(-3.06), "-3.1%");
-        assert_eq!(fmt_p(0.0004), "p < 0.001");
-        assert_eq!(fmt_p(0.0234), "p = 0.023");
-        assert_eq!(fmt_p_cell(None), "-");
+/// For an inconclusive verdict, by how much more repetitions would help: `about 12
+/// repetitions each (now 5) would narrow it to ±10%` (each: of the two configurations
+/// compared); `None` for any other verdict, or when the interval is already that narrow.
+pub fn more_repetitions(
+    change: Option<&Change>,
+    welch: Option<&Welch>,
+    n: usize,
+) -> Option<String> {
+    let c = change?;
+    if welch.is_none() || is_significant(Some(c), welch) || within_resolution(c) {
+        return None;
     }
-
-    #[test]
-    fn verdicts_mind_the_direction() {
-        let base = [100.0, 102.0, 98.0, 101.0, 99.0];
-        let more = [156.0, 158.0, 154.0, 157.0, 155.0];
-        let c = percent_change(&base, &more).unwrap();
-        let w = welch(&base, &more).unwrap();
-        let (rate, better) = verdict(Unit::FilesPerSec, Some(&c), Some(&w), None);
-        assert!(rate.starts_with("faster by 56% (95% CI "), "{rate}");
-        assert!(rate.ends_with("p < 0.001)"), "{rate}");
-        assert_eq!(better, Some(true));
-        let (time, better) = verdict(Unit::Seconds, Some(&c), Some(&w), None);
-        assert!(time.starts_with("slower: 56% more time"), "{time}");
-        assert_eq!(better, Some(false));
-        let c = percent_change(&more, &base).unwrap();
-        let w = welch(&more, &base).unwrap();
-        let (time, better) = verdict(Unit::Seconds, Some(&c), Some(&w), None);
-        assert!(
-            time.starts_with("faster: 36% less time (95% CI 3"),
-            "{time}"
-        );
-        assert_eq!(better, Some(true));
-        let (lat, _) = verdict(Unit::Millis, Some(&c), Some(&w), None);
-        assert!(lat.starts_with("lower by 36%"), "{lat}");
+    let need = c.resolve_n?;
+    if need as usize <= n {
+        return None;
     }
-
-    #[test]
-    fn overlapping_samples_are_no_significant_difference() {
-        let a = [100.0, 110.0, 90.0, 105.0];
-        let b = [103.0, 95.0, 112.0, 99.0];
-        let c = percent_change(&a, &b).unwrap();
-        let w = welch(&a, &b).unwrap();
-        let (v, better) = verdict(Unit::OpsPerSec, Some(&c), Some(&w), None);
-        assert!(
-            v.starts_with("no significant difference (+0.99%, 95% CI -12% to +16%, p = 0.865)"),
-            "{v}"
-        );
-        assert_eq!(better, None);
-        let single = percent_change(&[1.0], &[2.0]).unwrap();
-        assert!(verdict(Unit::OpsPerSec, Some(&single), None, None)
-            .0
-            .contains("too few repetitions"));
-    }
-
-    #[test]
-    fn q_is_shown_beside_p_where_it_decides() {
-        let base = [100.0, 102.0, 98.0, 101.0, 99.0];
-        let more = [156.0, 158.0, 154.0, 157.0, 155.0];
-        let c = percent_change(&base, &more).unwrap();
-        let w = welch(&base, &more).unwrap();
-        let (v, _) = verdict(Unit::FilesPerSec, Some(&c), Some(&w), Some(0.0004));
-        assert!(v.ends_with("p < 0.001, q < 0.001)"), "{v}");
-        // Significant on its own, not after the adjustment: the verdict says which decided.
-        let (v, better) = verdict(Unit::FilesPerSec, Some(&c), Some(&w), Some(0.09));
-        assert!(
-            v.ends_with("p < 0.001), but not after adjusting for multiple comparisons (q = 0.090)"),
-            "{v}"
-        );
-        assert_eq!(better, Some(true));
-        let a = [100.0, 110.0, 90.0, 105.0];
-        let b = [103.0, 95.0, 112.0, 99.0];
-        let c = percent_change(&a, &b).unwrap();
-        let w = welch(&a, &b).unwrap();
-        let (v, _) = verdict(Unit::OpsPerSec, Some(&c), Some(&w), Some(0.9));
-        assert!(v.ends_with("p = 0.865, q = 0.900)"), "{v}");
-    }
-
-    #[test]
-    fn an_interval_that_decides_against_p_is_named() {
-        // Welch p < 0.05 but the log-ratio interval includes 0: a lower, noisy candidate
-        // (its relative spread weighs more on the log scale than its absolute one in Welch's).
-        let a = [100.0, 101.0, 99.0, 100.0, 100.0];
-        let b = [20.0, 90.0, 30.0, 80.0, 25.0, 85.0];
-        let c = percent_change(&a, &b).unwrap();
-        let w = welch(&a, &b).unwrap();
-        assert!(
-            w.p < ALPHA && !is_significant(Some(&c), Some(&w)),
-            "{c:?} {w:?}"
-        );
-        let (v, _) = verdict(Unit::OpsPerSec, Some(&c), Some(&w), None);
-        assert_eq!(
-            v,
-            "no significant difference (-45%, 95% CI -71% to +3.6% includes 0, p = 0.021)"
-        );
-    }
-
-    #[test]
-    fn environment_sizes() {
-        assert_eq!(
-            env_value("ram_bytes", "25769803776"),
-            "25769803776 (24.0 GiB)"
-        );
-        assert_eq!(env_value("kernel", "6.1"), "6.1");
-    }
-
-    #[test]
-    fn words() {
-        assert_eq!(subject("dir_remove", "rate"), "directory removal");
-        assert_eq!(subject("write", "throughput"), "write throughput");
-        assert_eq!(subject("ReadX", "p99_latency"), "ReadX p99 latency");
-    }
+    let pct = fmt_pct(100.0 * RESOLUTION);
+    Some(if need >= MAX_RESOLVE_N {
+        format!("over {MAX_RESOLVE_N} repetitions each (now {n}) would be needed to narrow it to ±{pct}%")
+    } else {
+        format!("about {need} repetitions each (now {n}) would narrow it to ±{pct}%")
+    })
 }
+
+#[cfg(test)]
+#[path = "verdict_tests.rs"]
+mod tests;

@@ -39,8 +39,9 @@ fn title(kind: WarningKind, t: &Thresholds) -> String {
         WarningKind::CacheDataset => "Data set under 2× RAM".into(),
         WarningKind::CacheDevice => "Reads faster than the device".into(),
         WarningKind::TooShort => format!(
-            "Phases with a mean time under {} s, too short to trust",
-            t.min_phase_seconds
+            "Phases under {} s whose time varies by more than {:.0}%, too short to trust",
+            t.min_phase_seconds,
+            t.max_cv * 100.0
         ),
         WarningKind::HighCv => format!("Coefficient of variation above {:.0}%", t.max_cv * 100.0),
         WarningKind::Drift => "Drift over the execution order".into(),

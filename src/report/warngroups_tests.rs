@@ -27,6 +27,7 @@ fn source(id: i64, spec: &str) -> Source {
         tool_version: String::new(),
         created_at: String::new(),
         finished_at: None,
+        resumed_at: Vec::new(),
     }
 }
 
@@ -46,6 +47,7 @@ fn report(warnings: Vec<ReportWarning>, mode: WarningsMode, sources: Vec<Source>
         workloads: Vec::new(),
         series: Vec::new(),
         observations: Vec::new(),
+        observations_note: None,
         warning_groups: group(&warnings, &Thresholds::default()),
         warnings,
         environments: Vec::new(),

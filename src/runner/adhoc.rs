@@ -18,7 +18,7 @@ use super::progress_text::Position;
 use super::repetition::{self, Around};
 use super::telemetry::{Both, Recorder, Sources};
 use crate::metric::Metric;
-use crate::stats::adaptive::StopReason;
+use crate::stats::adaptive::{self, Disturbed, Fate, StopReason};
 use crate::store::{CellStatus, NewCell, NewStudy, OwnedKind, SeriesStatus, Store, StudyStatus};
 use crate::workload::{Creates, Observer, Target, Workload};
 use anyhow::Result;
@@ -30,6 +30,8 @@ use std::path::PathBuf;
 pub struct AdhocOptions<'a> {
     /// Repetitions (at least 1).
     pub repeat: u32,
+    /// What to do with a disturbed repetition (`--disturbed`).
+    pub disturbed: Disturbed,
     /// The store to record into; `None` records nothing (`--no-store`).
     pub store: Option<&'a mut Store>,
     /// Name of the run (the engine name).
@@ -224,10 +226,12 @@ impl Recording<'_> {
         })
     }
 
-    /// Final statuses: the failed cell, the cells not reached, the run.
+    /// Final statuses: the failed cell, the cells not reached, the run. `placed` counts each
+    /// cell's repetitions that took their place (counted, or dropped as disturbed).
     fn finish(
         &mut self,
         reps: &[Vec<Vec<Metric>>],
+        placed: &[u32],
         repeat: u32,
         failed: Option<(usize, &anyhow::Error)>,
     ) -> Result<()> {
@@ -235,7 +239,7 @@ impl Recording<'_> {
         let interrupted =
             failed.is_some_and(|(_, e)| e.chain().any(|c| c.is::<crate::signal::Interrupted>()));
         for (ci, &cell) in self.cells.iter().enumerate() {
-            let full = reps[ci].len() as u32 == repeat.max(1);
+            let full = placed[ci] == repeat.max(1);
             let (series, cellst, m) = if failed.is_some_and(|(f, _)| f == ci) {
                 (SeriesStatus::Failed, CellStatus::Failed, msg.as_deref())
             } else if full {
@@ -346,6 +350,10 @@ pub fn run_cells<W: Workload>(
     let mut order_index = 0u32;
     let sources = Sources::for_target(target.dir());
     let (reps_n, points) = (opts.repeat.max(1), cells.len());
+    // Per cell: disturbed repetitions re-run, and repetitions that took their place (counted
+    // or dropped).
+    let mut reruns = vec![0u32; points];
+    let mut placed = vec![0u32; points];
     'outer: for rep in 1..=reps_n {
         for (ci, cell) in cells.iter_mut().enumerate() {
             let at = Position {
@@ -354,53 +362,111 @@ pub fn run_cells<W: Workload>(
                 point: ci + 1,
                 points,
             };
-            if let Some(s) = opts.steps {
-                s.step_started(at);
-            }
-            let t0 = std::time::Instant::now();
-            let waited = (!opts.settle.is_zero()).then(|| sources.settle(opts.settle));
-            let tele = Recorder::new(&sources).with_timeline(opts.timeline);
-            let watch = tele.observer(obs);
-            let mut tele_around = &tele;
-            let mut r = match rec.as_mut() {
-                Some(rec) => repetition::run_one(
-                    &mut cell.workload,
-                    target,
-                    &watch,
-                    &mut Both(rec, &mut tele_around),
-                ),
-                None => repetition::run_one(&mut cell.workload, target, &watch, &mut tele_around),
-            };
-            let (extra, verdict) = tele.finish();
-            r.add_metrics(extra);
-            r.interference = verdict.filter(|v| !v.is_quiet()).map(|v| v.to_string());
-            r.settle_seconds = waited.map(|w| w.as_secs_f64());
-            r.timeline = tele.take_timeline();
-            for w in &r.warnings {
-                eprintln!("fslab: warning: {w}");
-            }
-            if let Some(rec) = rec.as_mut() {
-                let trial = r.trial(rec.cells[ci], rec.workload, rep, order_index, "none", true);
-                rec.store.record_trial(&trial)?;
-            }
-            order_index += 1;
-            match r.outcome {
-                repetition::Outcome::Done { metrics, .. } => {
-                    if let Some(s) = opts.steps {
-                        s.step_finished(at, t0.elapsed().as_secs_f64());
+            // Under `--disturbed repeat`, until the repetition is quiet (or the limit).
+            loop {
+                if let Some(s) = opts.steps {
+                    s.step_started(at);
+                }
+                let t0 = std::time::Instant::now();
+                let waited = (!opts.settle.is_zero()).then(|| sources.settle(opts.settle));
+                let tele = Recorder::new(&sources).with_timeline(opts.timeline);
+                let watch = tele.observer(obs);
+                let mut tele_around = &tele;
+                let mut r = match rec.as_mut() {
+                    Some(rec) => repetition::run_one(
+                        &mut cell.workload,
+                        target,
+                        &watch,
+                        &mut Both(rec, &mut tele_around),
+                    ),
+                    None => {
+                        repetition::run_one(&mut cell.workload, target, &watch, &mut tele_around)
                     }
-                    on_rep(rep, ci, &metrics, &cell.workload);
-                    reps[ci].push(metrics);
+                };
+                let (extra, verdict) = tele.finish();
+                r.add_metrics(extra);
+                r.interference = verdict.filter(|v| !v.is_quiet()).map(|v| v.to_string());
+                r.settle_seconds = waited.map(|w| w.as_secs_f64());
+                r.timeline = tele.take_timeline();
+                for w in &r.warnings {
+                    eprintln!("fslab: warning: {w}");
                 }
-                repetition::Outcome::Failed(e) | repetition::Outcome::Interrupted(e) => {
-                    failure = Some((ci, e));
-                    break 'outer;
+                let fate = match (&r.interference, &r.outcome) {
+                    (Some(_), repetition::Outcome::Done { .. }) => {
+                        adaptive::fate(opts.disturbed, true, reruns[ci], reps_n)
+                    }
+                    _ => Fate::Count,
+                };
+                if let Some(rec) = rec.as_mut() {
+                    let trial = match fate.excluded() {
+                        Some(ex) => r.excluded_trial(
+                            rec.cells[ci],
+                            rec.workload,
+                            rep,
+                            order_index,
+                            "none",
+                            ex,
+                        ),
+                        None => {
+                            r.trial(rec.cells[ci], rec.workload, rep, order_index, "none", true)
+                        }
+                    };
+                    rec.store.record_trial(&trial)?;
                 }
+                order_index += 1;
+                let why = r.interference.clone().unwrap_or_default();
+                match fate {
+                    Fate::Rerun => {
+                        reruns[ci] += 1;
+                        eprintln!(
+                            "fslab: repetition {rep} was disturbed ({why}); stored, left out, and run again (--disturbed repeat)"
+                        );
+                        continue;
+                    }
+                    Fate::Drop => {
+                        eprintln!(
+                            "fslab: repetition {rep} was disturbed ({why}); stored and left out (--disturbed drop)"
+                        );
+                        placed[ci] += 1;
+                        if let Some(s) = opts.steps {
+                            s.step_finished(at, t0.elapsed().as_secs_f64());
+                        }
+                        break;
+                    }
+                    Fate::Count => {
+                        if opts.disturbed == Disturbed::Repeat && !why.is_empty() {
+                            eprintln!(
+                                "fslab: repetition {rep} was disturbed ({why}); kept: {} repetitions were re-run already, the limit",
+                                reruns[ci]
+                            );
+                        }
+                    }
+                }
+                match r.outcome {
+                    repetition::Outcome::Done { metrics, .. } => {
+                        if let Some(s) = opts.steps {
+                            s.step_finished(at, t0.elapsed().as_secs_f64());
+                        }
+                        placed[ci] += 1;
+                        on_rep(rep, ci, &metrics, &cell.workload);
+                        reps[ci].push(metrics);
+                    }
+                    repetition::Outcome::Failed(e) | repetition::Outcome::Interrupted(e) => {
+                        failure = Some((ci, e));
+                        break 'outer;
+                    }
+                }
+                break;
             }
         }
     }
     if let Some(rec) = rec.as_mut() {
-        rec.finish(&reps, opts.repeat, failure.as_ref().map(|(c, e)| (*c, e)))?;
+        rec.finish(
+            &reps,
+            &placed,
+            opts.repeat,
+            failure.as_ref().map(|(c, e)| (*c, e)),
+        )?;
     }
     Ok(CellsResult {
         study: rec.as_ref().map(|r| r.study),

@@ -200,6 +200,24 @@ impl Repetition {
             interference: self.interference.clone(),
             settle_seconds: self.settle_seconds,
             timeline: &self.timeline,
+            excluded: None,
         }
+    }
+
+    /// The trial row of a completed repetition that is left out because it was disturbed
+    /// (`excluded` = `rerun` or `dropped`): status `discarded`, its repetition number kept.
+    pub fn excluded_trial<'a>(
+        &'a self,
+        cell: i64,
+        workload: i64,
+        repetition: u32,
+        order_index: u32,
+        cache_policy: &'a str,
+        excluded: &'a str,
+    ) -> NewTrial<'a> {
+        let mut t = self.trial(cell, workload, repetition, order_index, cache_policy, false);
+        t.repetition = repetition;
+        t.excluded = Some(excluded);
+        t
     }
 }

@@ -1,10 +1,12 @@
 //! One series (cell × workload) of a study: how many counted repetitions it has, the values
-//! of its headline metrics (for the adaptive rule), their durations (for the ETA and the
-//! budget), and whether it is still running.
+//! of its primary metrics (for the adaptive rule: the same headline the report's
+//! Observations test), their durations (for the ETA and the budget), and whether it is
+//! still running.
 
 use crate::metric::Metric;
 use crate::stats::adaptive::{self, Rule, StopReason};
 use crate::store::TrialRow;
+use crate::workload::WorkloadKind;
 
 /// Where a series stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,44 +26,58 @@ pub struct Series {
     pub cell: usize,
     /// Workload index in the study.
     pub wl: usize,
+    /// The workload's kind, whose primary metrics the rule watches.
+    pub kind: WorkloadKind,
     /// Counted repetitions stored.
     pub done: u32,
-    /// Headline metric keys and their values in repetition order.
+    /// Primary metric keys and their values in repetition order.
     pub headlines: Vec<(String, Vec<f64>)>,
     /// Wall seconds of the counted repetitions.
     pub durations: Vec<f64>,
+    /// Disturbed repetitions left out and run again (`disturbed = "repeat"`).
+    pub reruns: u32,
     /// State.
     pub state: SeriesState,
 }
 
-/// The metrics whose confidence interval decides adaptive stopping: every phase's `rate`,
-/// or its `throughput` when it has no rate; failing those every rate-like metric; failing
-/// that every metric.
-pub fn headline_metrics(ms: &[Metric]) -> Vec<&Metric> {
-    let has_rate = |phase: &str| ms.iter().any(|m| m.phase == phase && m.name == "rate");
+/// The metrics whose confidence interval decides adaptive stopping: every phase's primary
+/// metric by the workload kind's capabilities (`Caps::primary_of`: fdtree's four rates,
+/// IOzone's throughputs, dbench's throughput, fio's IOPS or throughput), the same the
+/// report's Observations test; failing those every rate-like metric; failing that every
+/// metric.
+pub fn headline_metrics(kind: WorkloadKind, ms: &[Metric]) -> Vec<&Metric> {
+    let caps = kind.caps();
     let h: Vec<&Metric> = ms
         .iter()
-        .filter(|m| m.name == "rate" || (m.name == "throughput" && !has_rate(&m.phase)))
+        .filter(|m| {
+            let has = |n: &str| ms.iter().any(|x| x.phase == m.phase && x.name == n);
+            caps.primary_of(&m.phase, has) == Some(m.name.as_str())
+        })
         .collect();
     if !h.is_empty() {
         return h;
     }
-    let r: Vec<&Metric> = ms.iter().filter(|m| m.unit.is_rate()).collect();
+    let r: Vec<&Metric> = ms
+        .iter()
+        .filter(|m| m.unit.is_rate() && !m.is_telemetry())
+        .collect();
     if !r.is_empty() {
         return r;
     }
-    ms.iter().collect()
+    ms.iter().filter(|m| !m.is_telemetry()).collect()
 }
 
 impl Series {
     /// A series with nothing done yet.
-    pub fn new(cell: usize, wl: usize) -> Series {
+    pub fn new(cell: usize, wl: usize, kind: WorkloadKind) -> Series {
         Series {
             cell,
             wl,
+            kind,
             done: 0,
             headlines: Vec::new(),
             durations: Vec::new(),
+            reruns: 0,
             state: SeriesState::Active,
         }
     }
@@ -75,7 +91,7 @@ impl Series {
     pub fn add(&mut self, metrics: &[Metric], wall: f64) {
         self.done += 1;
         self.durations.push(wall);
-        for m in headline_metrics(metrics) {
+        for m in headline_metrics(self.kind, metrics) {
             let key = m.key();
             match self.headlines.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, v)) => v.push(m.value),
@@ -84,16 +100,35 @@ impl Series {
         }
     }
 
-    /// Load the counted repetitions already stored (resume), in repetition order.
+    /// Account for a disturbed repetition left out under `disturbed = "drop"`: it takes its
+    /// place in the series, its values do not count.
+    pub fn add_dropped(&mut self, wall: f64) {
+        self.done += 1;
+        self.durations.push(wall);
+    }
+
+    /// Load the repetitions already stored (resume), in repetition order: the counted ones,
+    /// the dropped ones (they keep their place), and how many were re-run.
     pub fn load(&mut self, trials: &[&TrialRow]) {
         let mut ok: Vec<&&TrialRow> = trials
             .iter()
-            .filter(|t| t.status == crate::store::TrialStatus::Ok)
+            .filter(|t| {
+                t.status == crate::store::TrialStatus::Ok
+                    || t.excluded.as_deref() == Some("dropped")
+            })
             .collect();
         ok.sort_by_key(|t| t.repetition);
         for t in ok {
-            self.add(&t.samples, t.wall_seconds);
+            if t.status == crate::store::TrialStatus::Ok {
+                self.add(&t.samples, t.wall_seconds);
+            } else {
+                self.add_dropped(t.wall_seconds);
+            }
         }
+        self.reruns = trials
+            .iter()
+            .filter(|t| t.excluded.as_deref() == Some("rerun"))
+            .count() as u32;
     }
 
     /// Apply the stopping rule; returns the reason if it stops now.
@@ -137,18 +172,49 @@ mod tests {
         ]
     }
 
+    fn keys(kind: WorkloadKind, ms: &[Metric]) -> Vec<String> {
+        headline_metrics(kind, ms).iter().map(|m| m.key()).collect()
+    }
+
     #[test]
-    fn headlines_are_rates_or_else_throughput() {
+    fn the_rule_watches_the_primary_metrics_the_report_tests() {
         let rep = fdtree_rep(100.0);
-        let keys: Vec<String> = headline_metrics(&rep).iter().map(|m| m.key()).collect();
-        assert_eq!(keys, vec!["dir_create.rate", "file_create.rate"]);
+        assert_eq!(
+            keys(WorkloadKind::Fdtree, &rep),
+            vec!["dir_create.rate", "file_create.rate"]
+        );
         let io = vec![
             Metric::new("write", "throughput", Unit::KiBPerSec, 1.0),
             Metric::new("write", "elapsed", Unit::Seconds, 1.0),
+            Metric::new("write", "dev.data.write_bytes", Unit::Bytes, 1.0),
         ];
-        assert_eq!(headline_metrics(&io)[0].key(), "write.throughput");
+        assert_eq!(keys(WorkloadKind::Iozone, &io), vec!["write.throughput"]);
+        // dbench: its throughput, not the latency of every operation.
+        let dbench = vec![
+            Metric::new("total", "throughput", Unit::MBPerSec, 100.0),
+            Metric::new("Deltree", "mean_latency", Unit::Millis, 5.0),
+            Metric::new("Deltree", "count", Unit::Count, 5.0),
+        ];
+        assert_eq!(
+            keys(WorkloadKind::Dbench, &dbench),
+            vec!["total.throughput"]
+        );
+        // fio: IOPS of a random job, throughput of a large sequential one, not CPU use
+        // (fio stores a throughput for every direction, which the old rule watched).
+        let fio = vec![
+            Metric::new("rand/read", "iops", Unit::OpsPerSec, 1000.0),
+            Metric::new("rand/read", "throughput", Unit::KiBPerSec, 4000.0),
+            Metric::new("seq/read", "iops", Unit::OpsPerSec, 100.0),
+            Metric::new("seq/read", "throughput", Unit::KiBPerSec, 102400.0),
+            Metric::new("seq/read", "large_sequential", Unit::Count, 1.0),
+            Metric::new("rand", "sys_cpu", Unit::Percent, 30.0),
+        ];
+        assert_eq!(
+            keys(WorkloadKind::Fio, &fio),
+            vec!["rand/read.iops", "seq/read.throughput"]
+        );
         let odd = vec![Metric::new("x", "ops", Unit::OpsPerSec, 1.0)];
-        assert_eq!(headline_metrics(&odd).len(), 1);
+        assert_eq!(headline_metrics(WorkloadKind::Fdtree, &odd).len(), 1);
     }
 
     #[test]
@@ -158,7 +224,7 @@ mod tests {
             max: 4,
             target_ci: Some(0.05),
         };
-        let mut s = Series::new(0, 0);
+        let mut s = Series::new(0, 0, WorkloadKind::Fdtree);
         s.add(&fdtree_rep(100.0), 1.0);
         assert_eq!(s.decide(&rule), None);
         assert_eq!(s.planned(&rule), 2);

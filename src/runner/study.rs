@@ -20,7 +20,7 @@ use crate::plan::{CachePolicy, Study};
 use crate::provision::exec::Exec;
 use crate::provision::state::{self, CleanupReport, WorkDir};
 use crate::provision::{Provisioned, Provisioner};
-use crate::stats::adaptive::{self, Rule, StopReason};
+use crate::stats::adaptive::{self, Disturbed, Fate, Rule, StopReason};
 use crate::store::{CellStatus, SeriesStatus, Store, StudyStatus};
 use crate::workload::Workload;
 use anyhow::{Context, Result};
@@ -97,6 +97,8 @@ struct Runner<'a> {
 
 enum RepEnd {
     Ok,
+    /// A disturbed repetition was stored as left out; the series runs it again.
+    Rerun,
     /// The repetition failed; `cell_level` when the cell itself is unusable.
     Failed {
         err: String,
@@ -142,7 +144,7 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
     let mut series = Vec::new();
     for c in &study.cells {
         for w in &study.workloads {
-            let mut s = Series::new(c.idx, w.idx);
+            let mut s = Series::new(c.idx, w.idx, w.spec.workload_kind());
             let (cid, wid) = (cell_ids[c.idx], wl_ids[w.idx]);
             let mine: Vec<_> = trials
                 .iter()
@@ -351,6 +353,7 @@ impl Runner<'_> {
             }
             match self.repetition(si)? {
                 RepEnd::Interrupted => return Ok(true),
+                RepEnd::Rerun => {}
                 RepEnd::Failed {
                     err,
                     cell_level: true,
@@ -617,16 +620,48 @@ impl Runner<'_> {
             return Ok(RepEnd::Interrupted);
         }
         let (c, w) = self.ids(si);
-        self.store.record_trial(&r.trial(
-            c,
-            w,
-            rep_no,
-            self.order_index,
-            cache_policy.as_str(),
-            counted,
-        ))?;
+        // A disturbed repetition: counted, or left out (and run again) by the policy.
+        let policy = self.study.repetitions.disturbed;
+        let fate = match (&r.interference, r.metrics()) {
+            (Some(_), Some(_)) if counted => {
+                adaptive::fate(policy, true, self.series[si].reruns, self.rule.max)
+            }
+            _ => Fate::Count,
+        };
+        let trial = match fate.excluded() {
+            Some(ex) => r.excluded_trial(c, w, rep_no, self.order_index, cache_policy.as_str(), ex),
+            None => r.trial(
+                c,
+                w,
+                rep_no,
+                self.order_index,
+                cache_policy.as_str(),
+                counted,
+            ),
+        };
+        self.store.record_trial(&trial)?;
         self.order_index += 1;
         let wall = r.wall_seconds;
+        let why = r.interference.clone().unwrap_or_default();
+        match fate {
+            Fate::Rerun => {
+                self.series[si].reruns += 1;
+                self.progress.println(&format!(
+                    "{what}: disturbed ({why}); stored, left out, and run again (disturbed = \"repeat\")"
+                ));
+                return Ok(RepEnd::Rerun);
+            }
+            Fate::Drop => self.progress.println(&format!(
+                "{what}: disturbed ({why}); stored and left out (disturbed = \"drop\")"
+            )),
+            Fate::Count if counted && policy == Disturbed::Repeat && !why.is_empty() => {
+                self.progress.println(&format!(
+                    "{what}: disturbed ({why}); kept: this series has re-run {} repetitions, its limit",
+                    self.series[si].reruns
+                ))
+            }
+            Fate::Count => {}
+        }
         match r.metrics() {
             Some(m) => {
                 if counted {
@@ -634,7 +669,11 @@ impl Runner<'_> {
                         self.store
                             .set_series(c, w, SeriesStatus::Running, None, None)?;
                     }
-                    self.series[si].add(m, wall);
+                    if fate == Fate::Drop {
+                        self.series[si].add_dropped(wall);
+                    } else {
+                        self.series[si].add(m, wall);
+                    }
                     let done: u64 = self.series.iter().map(|s| u64::from(s.done)).sum();
                     let planned: u64 = (0..self.series.len())
                         .map(|i| u64::from(planned_now(&self.series, i, &self.rule, Some(si))))

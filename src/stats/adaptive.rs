@@ -52,6 +52,85 @@ impl std::fmt::Display for StopReason {
     }
 }
 
+/// What to do with a repetition other activity on the machine disturbed (the runner judges
+/// every repetition's window: other I/O on the backing device, CPU steal, load, other
+/// processes' CPU). `[repetitions] disturbed` in a study, `--disturbed` on engine commands.
+/// A repetition left out is stored with status `discarded` and `excluded` = `rerun` or
+/// `dropped`; under `repeat` a series re-runs at most [`MAX_RERUNS_FACTOR`] times the
+/// repetitions it may count.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Disturbed {
+    /// Count it, flagged in reports (the default)
+    #[default]
+    Keep,
+    /// Store it as left out and run that repetition again until it is quiet (at most as many
+    /// re-runs as repetitions; then a disturbed one is kept)
+    Repeat,
+    /// Store it as left out and go on with one repetition fewer
+    Drop,
+}
+
+impl Disturbed {
+    /// The word of study files and the flag.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Disturbed::Keep => "keep",
+            Disturbed::Repeat => "repeat",
+            Disturbed::Drop => "drop",
+        }
+    }
+}
+
+/// Under [`Disturbed::Repeat`] a series re-runs at most this many times as many repetitions
+/// as it may count (its `max`, or `--repeat`): a machine that is never quiet cannot keep a
+/// study running forever, and at worst a study takes twice its time.
+pub const MAX_RERUNS_FACTOR: u32 = 1;
+
+/// What happens to a completed repetition under a [`Disturbed`] policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// Counted (quiet, or kept).
+    Count,
+    /// Left out and run again (`rerun`).
+    Rerun,
+    /// Left out (`dropped`); the series goes on.
+    Drop,
+}
+
+impl Fate {
+    /// The word stored in `trial.excluded`, if it is left out.
+    pub fn excluded(self) -> Option<&'static str> {
+        match self {
+            Fate::Count => None,
+            Fate::Rerun => Some("rerun"),
+            Fate::Drop => Some("dropped"),
+        }
+    }
+}
+
+/// The fate of a completed repetition: `disturbed` whether the runner judged it so,
+/// `reruns` how many of the series' repetitions have been re-run already, `max` how many it
+/// may count.
+pub fn fate(policy: Disturbed, disturbed: bool, reruns: u32, max: u32) -> Fate {
+    match (policy, disturbed) {
+        (_, false) | (Disturbed::Keep, true) => Fate::Count,
+        (Disturbed::Drop, true) => Fate::Drop,
+        (Disturbed::Repeat, true) if reruns < MAX_RERUNS_FACTOR * max.max(1) => Fate::Rerun,
+        (Disturbed::Repeat, true) => Fate::Count,
+    }
+}
+
 /// A repetition rule.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rule {
@@ -164,6 +243,21 @@ mod tests {
     fn no_headline_means_run_to_max() {
         assert_eq!(decide(&ADAPTIVE, 3, &[]), None);
         assert_eq!(decide(&ADAPTIVE, 6, &[]), Some(StopReason::MaxReps));
+    }
+
+    #[test]
+    fn disturbed_repetitions_by_policy() {
+        assert_eq!(fate(Disturbed::Keep, true, 0, 5), Fate::Count);
+        assert_eq!(fate(Disturbed::Repeat, false, 0, 5), Fate::Count);
+        assert_eq!(fate(Disturbed::Repeat, true, 4, 5), Fate::Rerun);
+        // The re-run limit reached: the disturbed repetition is kept (and flagged).
+        assert_eq!(fate(Disturbed::Repeat, true, 5, 5), Fate::Count);
+        assert_eq!(fate(Disturbed::Drop, true, 0, 5), Fate::Drop);
+        assert_eq!(fate(Disturbed::Drop, false, 0, 5), Fate::Count);
+        assert_eq!(Fate::Rerun.excluded(), Some("rerun"));
+        assert_eq!(Fate::Drop.excluded(), Some("dropped"));
+        assert_eq!(Fate::Count.excluded(), None);
+        assert_eq!(Disturbed::default(), Disturbed::Keep);
     }
 
     #[test]

@@ -1,13 +1,6 @@
-//! Comparing two samples (a baseline and a candidate): percent change of the mean with its
-//! 95% interval, Welch's unequal-variance t-test, and the Mann–Whitney U rank test.
-//!
-//! **Percent change.** The change is `100·(m_B/m_A − 1)` for means `m_A` (baseline) and
-//! `m_B` (candidate). Its 95% interval comes from the delta method on the log ratio
-//! `L = ln(m_B/m_A)`: `Var(L) ≈ s_A²/(n_A·m_A²) + s_B²/(n_B·m_B²)` (the squared relative
-//! standard errors), with Welch–Satterthwaite degrees of freedom computed from those two
-//! terms, `L ± t(df, 0.975)·√Var(L)`, mapped back with `100·(e^x − 1)`. Working on the log
-//! scale keeps the interval asymmetric the way ratios are (a halving and a doubling are the
-//! same distance) and never gives a ratio below zero. Both means must be positive.
+//! Comparing two samples (a baseline and a candidate): Welch's unequal-variance t-test, the
+//! Mann–Whitney U rank test and Benjamini–Hochberg q-values. The percent change with its
+//! interval and the test on the same scale are made in [`super::effect`].
 //!
 //! **Welch's t-test** (Welch 1947): `t = (m_B − m_A)/√(s_A²/n_A + s_B²/n_B)`, degrees of
 //! freedom by Welch–Satterthwaite, two-sided p from Student's t. Same as
@@ -28,7 +21,6 @@
 //! significant keeps the expected share of false discoveries among them at most α. Same as
 //! R's `p.adjust(p, "BH")` and statsmodels' `multipletests(p, method="fdr_bh")`.
 
-use super::summary::t_quantile;
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
@@ -67,21 +59,29 @@ pub struct MannWhitney {
     pub method: MwMethod,
 }
 
-/// Percent change of the candidate mean relative to the baseline mean.
+/// Percent change of the candidate relative to the baseline, from the same model as its test
+/// ([`super::effect::effect`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Change {
-    /// `m_B / m_A`.
+    /// The candidate over the baseline: the ratio of geometric means on the log scale, of
+    /// arithmetic means on the raw scale.
     pub ratio: f64,
     /// `100·(ratio − 1)`.
     pub percent: f64,
-    /// 95% interval of `percent` (delta method on the log ratio); `None` when either side
-    /// has fewer than two values.
+    /// 95% interval of `percent`, from the same t and degrees of freedom as the test; `None`
+    /// when either side has fewer than two values.
     pub ci95: Option<(f64, f64)>,
-    /// Degrees of freedom used for the interval.
+    /// Degrees of freedom used for the interval and the test.
     pub df: Option<f64>,
+    /// The scale of the model: `log` (Welch on log values) or `raw`.
+    pub scale: super::effect::EffectScale,
+    /// Repetitions per configuration that would narrow the interval to ±[`super::effect::RESOLUTION`]
+    /// at the variation measured (`None` without an interval; capped at
+    /// [`super::effect::MAX_RESOLVE_N`]).
+    pub resolve_n: Option<u32>,
 }
 
-fn mean_var(xs: &[f64]) -> (f64, f64) {
+pub(super) fn mean_var(xs: &[f64]) -> (f64, f64) {
     let n = xs.len() as f64;
     let m = xs.iter().sum::<f64>() / n;
     let v = if xs.len() > 1 {
@@ -92,13 +92,13 @@ fn mean_var(xs: &[f64]) -> (f64, f64) {
     (m, v)
 }
 
-fn finite(xs: &[f64]) -> bool {
+pub(super) fn finite(xs: &[f64]) -> bool {
     xs.iter().all(|x| x.is_finite())
 }
 
 /// Welch–Satterthwaite degrees of freedom of two variance terms `v = s²/n` with `n − 1`
 /// degrees of freedom each; `None` when both terms are zero.
-fn satterthwaite(va: f64, na: usize, vb: f64, nb: usize) -> Option<f64> {
+pub(super) fn satterthwaite(va: f64, na: usize, vb: f64, nb: usize) -> Option<f64> {
     let den = va * va / (na as f64 - 1.0) + vb * vb / (nb as f64 - 1.0);
     if den > 0.0 {
         Some((va + vb).powi(2) / den)
@@ -108,7 +108,7 @@ fn satterthwaite(va: f64, na: usize, vb: f64, nb: usize) -> Option<f64> {
 }
 
 /// Two-sided tail probability of |t| under Student's t with `df` degrees of freedom.
-fn t_two_sided(t: f64, df: f64) -> f64 {
+pub(super) fn t_two_sided(t: f64, df: f64) -> f64 {
     match StudentsT::new(0.0, 1.0, df) {
         Ok(d) => (2.0 * d.sf(t.abs())).min(1.0),
         Err(_) => f64::NAN,
@@ -146,52 +146,6 @@ pub fn welch(baseline: &[f64], candidate: &[f64]) -> Option<Welch> {
             Some(Welch { t, df, p })
         }
     }
-}
-
-/// Percent change of the candidate mean over the baseline mean with its 95% interval (see
-/// the module header). `None` when a side is empty, a value is not finite, or a mean is not
-/// positive.
-pub fn percent_change(baseline: &[f64], candidate: &[f64]) -> Option<Change> {
-    if baseline.is_empty() || candidate.is_empty() || !finite(baseline) || !finite(candidate) {
-        return None;
-    }
-    let (na, nb) = (baseline.len(), candidate.len());
-    let (ma, sa2) = mean_var(baseline);
-    let (mb, sb2) = mean_var(candidate);
-    if ma <= 0.0 || mb <= 0.0 {
-        return None;
-    }
-    let ratio = mb / ma;
-    let percent = 100.0 * (ratio - 1.0);
-    if na < 2 || nb < 2 {
-        return Some(Change {
-            ratio,
-            percent,
-            ci95: None,
-            df: None,
-        });
-    }
-    // Squared relative standard errors of the two means.
-    let ca = sa2 / (na as f64 * ma * ma);
-    let cb = sb2 / (nb as f64 * mb * mb);
-    let (ci95, df) = match satterthwaite(ca, na, cb, nb) {
-        Some(df) => {
-            let h = t_quantile(df, 0.975) * (ca + cb).sqrt();
-            let l = ratio.ln();
-            (
-                Some((100.0 * ((l - h).exp() - 1.0), 100.0 * ((l + h).exp() - 1.0))),
-                Some(df),
-            )
-        }
-        // No spread on either side: the interval is the point itself.
-        None => (Some((percent, percent)), Some((na + nb - 2) as f64)),
-    };
-    Some(Change {
-        ratio,
-        percent,
-        ci95,
-        df,
-    })
 }
 
 /// Mid-ranks (1-based) of the pooled sample and the tie-group sizes.

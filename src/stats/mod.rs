@@ -4,12 +4,13 @@
 //! and the 95% confidence interval (Traeger et al. 2008 recommend at least ten runs and
 //! t-intervals); `interval` computes it — Student t of the mean for signed quantities, Student
 //! t on the log scale for positive ones, so no bound of a time or a rate is ever negative. `warnings` flags results that cannot be trusted.
-//! `compare` tests a candidate against a baseline (percent change with its interval,
-//! Welch, Mann–Whitney), `outliers` flags values by the median/MAD rule, and `trend` checks
+//! `compare` tests a candidate against a baseline (Welch, Mann–Whitney, Benjamini–Hochberg),
+//! `effect` gives the percent change, its interval and its test from one model, `outliers` flags values by the median/MAD rule, and `trend` checks
 //! the execution order (first repetition slower, drift).
 
 pub mod adaptive;
 pub mod compare;
+pub mod effect;
 pub mod interval;
 pub mod outliers;
 pub mod summary;
@@ -18,4 +19,4 @@ pub mod warnings;
 
 pub use interval::{IntervalMethod, Quantity};
 pub use summary::{summarize, summarize_as, t_quantile, Summary};
-pub use warnings::{metric_warnings, Thresholds, Warning};
+pub use warnings::{metric_warnings, too_short, Thresholds, Warning};

@@ -526,11 +526,11 @@ impl Store {
         for t in &d.trials {
             c.execute(
                 "INSERT INTO trial (cell_id, workload_id, repetition, order_index, status, error, cache_policy,
-                                    started_at, finished_at, wall_seconds, interference, settle_seconds)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                                    started_at, finished_at, wall_seconds, interference, settle_seconds, excluded)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 params![map(&cells, t.cell_id)?, map(&workloads, t.workload_id)?, t.repetition,
                         t.order_index, t.status, t.error, t.cache_policy, t.started_at, t.finished_at,
-                        t.wall_seconds, t.interference, t.settle_seconds],
+                        t.wall_seconds, t.interference, t.settle_seconds, t.excluded],
             )
             .map_err(fail("copying a repetition"))?;
             let tid = c.last_insert_rowid();

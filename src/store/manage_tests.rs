@@ -57,6 +57,7 @@ fn study(store: &mut Store, name: &str) -> i64 {
                 interference: None,
                 settle_seconds: None,
                 timeline: &[],
+                excluded: None,
             })
             .unwrap();
     }

@@ -113,6 +113,10 @@ pub struct NewTrial<'a> {
     pub settle_seconds: Option<f64>,
     /// Its time series (`--timeline`); empty when not asked.
     pub timeline: &'a [crate::metric::TimePoint],
+    /// Why a completed repetition is left out of the statistics (`rerun`, `dropped`: it was
+    /// disturbed); store it with status `discarded` and its repetition number. `None`
+    /// otherwise.
+    pub excluded: Option<&'a str>,
 }
 
 /// The current time as RFC 3339 UTC with millisecond precision.

@@ -117,7 +117,9 @@ fn trial_columns(p: &Path) -> Vec<String> {
     names.collect::<rusqlite::Result<_>>().unwrap()
 }
 
-const V3_TRIAL_COLUMNS: [&str; 13] = [
+/// The columns of `trial` at the current version (3 added `interference` and
+/// `settle_seconds`, 6 `excluded`).
+const TRIAL_COLUMNS: [&str; 14] = [
     "id",
     "cell_id",
     "workload_id",
@@ -131,6 +133,7 @@ const V3_TRIAL_COLUMNS: [&str; 13] = [
     "wall_seconds",
     "interference",
     "settle_seconds",
+    "excluded",
 ];
 
 #[test]
@@ -163,7 +166,7 @@ fn the_version_1_fixture_is_read_as_is_and_migrated_when_opened_for_writing() {
         assert!(!d.trials[0].samples.is_empty());
     }
     assert_eq!(markers(&p), (SCHEMA_VERSION, APPLICATION_ID, true));
-    assert_eq!(trial_columns(&p), V3_TRIAL_COLUMNS, "1 → 3 in one open");
+    assert_eq!(trial_columns(&p), TRIAL_COLUMNS, "1 → current in one open");
     // Marked now, and still fslab's on the next open.
     assert_eq!(Store::open(&p).unwrap().list_studies().unwrap().len(), 2);
 }
@@ -368,10 +371,9 @@ fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
         assert_eq!(st.list_studies().unwrap().len(), 8);
         let d = st.load(7).unwrap().unwrap();
         assert_eq!(d.study.name, "noisy-small-trees");
-        assert!(d
-            .trials
-            .iter()
-            .all(|t| t.interference.is_none() && t.settle_seconds.is_none()));
+        assert!(d.trials.iter().all(|t| t.interference.is_none()
+            && t.settle_seconds.is_none()
+            && t.excluded.is_none()));
         d
     };
     assert_eq!(
@@ -384,7 +386,7 @@ fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
     let mut st = Store::open(&p).unwrap();
     assert_eq!(st.schema_version(), SCHEMA_VERSION);
     assert_eq!(markers(&p), (SCHEMA_VERSION, APPLICATION_ID, true));
-    assert_eq!(trial_columns(&p), V3_TRIAL_COLUMNS);
+    assert_eq!(trial_columns(&p), TRIAL_COLUMNS);
     // Every row and index kept; version 4 adds the (empty) timeline table and its key,
     // version 5 the (empty) provenance table with its keys and a view per study.
     let mut after = inventory(&p);
@@ -426,6 +428,7 @@ fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
         interference: Some("vda: 3 MB written by other processes".into()),
         settle_seconds: Some(4.0),
         timeline: &[],
+        excluded: None,
     };
     st.record_trial(&new).unwrap();
     let last = st.load(7).unwrap().unwrap().trials.pop().unwrap();

@@ -195,9 +195,15 @@ impl Store {
             } else {
                 "NULL, NULL"
             };
+            // Before version 6 no completed repetition was left out.
+            let excluded = if self.version >= 6 {
+                "t.excluded"
+            } else {
+                "NULL"
+            };
             let mut st = self.conn().prepare(&format!(
                 "SELECT t.id, t.cell_id, t.workload_id, t.repetition, t.order_index, t.status, t.error, t.cache_policy,
-                        t.started_at, t.finished_at, t.wall_seconds, {around}
+                        t.started_at, t.finished_at, t.wall_seconds, {around}, {excluded}
                  FROM trial t JOIN cell c ON c.id = t.cell_id WHERE c.study_id = ?1 ORDER BY t.order_index, t.id",
             ))?;
             let rows = st.query_map(params![study], |r| {
@@ -215,6 +221,7 @@ impl Store {
                     wall_seconds: r.get(10)?,
                     interference: r.get(11)?,
                     settle_seconds: r.get(12)?,
+                    excluded: r.get(13)?,
                     samples: Vec::new(),
                     timeline: Vec::new(),
                 })

@@ -118,6 +118,10 @@ pub struct TrialRow {
     /// Seconds waited for a quiet machine before it; `None` when not asked (or before
     /// schema version 3).
     pub settle_seconds: Option<f64>,
+    /// Why a completed repetition is left out of the statistics: `rerun` or `dropped`
+    /// (disturbed, under `disturbed = "repeat"` or `"drop"`; status `discarded`); `None`
+    /// otherwise and before schema version 6.
+    pub excluded: Option<String>,
     /// The measured values.
     pub samples: Vec<Metric>,
     /// Its time series (`--timeline`; schema version 4), by time.

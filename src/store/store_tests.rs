@@ -47,6 +47,7 @@ fn trial<'a>(c: i64, w: i64, rep: u32, metrics: &'a [Metric]) -> NewTrial<'a> {
         interference: None,
         settle_seconds: None,
         timeline: &[],
+        excluded: None,
     }
 }
 
@@ -192,6 +193,36 @@ fn interference_and_settling_round_trip_and_default_to_unknown() {
         (t[2].interference.as_deref(), t[2].settle_seconds),
         (None, None)
     );
+}
+
+#[test]
+fn a_disturbed_repetition_left_out_keeps_its_number_beside_the_one_that_counts() {
+    let mut store = Store::open_in_memory().unwrap();
+    let (s, c, w) = sample_study(&store);
+    let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
+    // Repetition 2 was disturbed and re-run: the left-out row keeps number 2 (status
+    // discarded), the counted one is stored beside it; a counted row twice stays impossible.
+    store
+        .record_trial(&NewTrial {
+            status: TrialStatus::Discarded,
+            interference: Some("2.0 GiB of other I/O on vda".into()),
+            excluded: Some("rerun"),
+            ..trial(c, w, 2, &m)
+        })
+        .unwrap();
+    store.record_trial(&trial(c, w, 2, &m)).unwrap();
+    assert!(store.record_trial(&trial(c, w, 2, &m)).is_err());
+    let t = store.trials(s).unwrap();
+    assert_eq!(
+        t.iter()
+            .map(|t| (t.repetition, t.status, t.excluded.as_deref()))
+            .collect::<Vec<_>>(),
+        vec![
+            (2, TrialStatus::Discarded, Some("rerun")),
+            (2, TrialStatus::Ok, None)
+        ]
+    );
+    assert_eq!(t[0].samples.len(), 1, "its values are kept");
 }
 
 #[test]

@@ -175,8 +175,8 @@ impl Store {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(fail)?;
         tx.execute(
-            "INSERT INTO trial (cell_id, workload_id, repetition, order_index, status, error, cache_policy, started_at, finished_at, wall_seconds, interference, settle_seconds)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            "INSERT INTO trial (cell_id, workload_id, repetition, order_index, status, error, cache_policy, started_at, finished_at, wall_seconds, interference, settle_seconds, excluded)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 t.cell,
                 t.workload,
@@ -189,7 +189,8 @@ impl Store {
                 t.finished_at,
                 t.wall_seconds,
                 t.interference.as_deref().and_then(one_line),
-                t.settle_seconds
+                t.settle_seconds,
+                t.excluded
             ],
         )
         .map_err(fail)?;

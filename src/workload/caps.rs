@@ -36,6 +36,11 @@ pub struct Caps {
     /// makes `metric` the headline of every phase that has the metric `marker` (fio marks
     /// its sequential jobs with large blocks, whose headline is then the throughput).
     pub headline_marked: &'static [(&'static str, &'static str)],
+    /// The headline metrics that measure the engine's capability — its primary family,
+    /// which Observations test and the adaptive stopping rule watches; the headlines of other
+    /// phases (dbench's per-operation latencies, fio's CPU use and fsync latency) are
+    /// exploratory.
+    pub primary: &'static [&'static str],
     /// How to make a phase that is too short to time last longer.
     pub larger: Larger,
     /// Whether a data set under twice the RAM makes its results a page-cache measurement: a
@@ -72,6 +77,13 @@ impl Caps {
             })
             .map(|(_, m)| *m)
     }
+
+    /// The primary metric of `phase` among the metrics it has: its headline, when that is one
+    /// of [`Caps::primary`].
+    pub fn primary_of(&self, phase: &str, has: impl Fn(&str) -> bool) -> Option<&'static str> {
+        self.headline_of(phase, has)
+            .filter(|m| self.primary.contains(m))
+    }
 }
 
 impl WorkloadKind {
@@ -107,6 +119,8 @@ impl WorkloadKind {
                 timed: false,
                 headline: &[("*", "rate")],
                 headline_marked: &[],
+                // The four phase rates.
+                primary: &["rate"],
                 larger: Larger {
                     words: "a larger tree: more files or levels",
                     keys: "files, levels",
@@ -120,6 +134,7 @@ impl WorkloadKind {
                 timed: false,
                 headline: &[("*", "throughput")],
                 headline_marked: &[],
+                primary: &["throughput"],
                 larger: Larger {
                     words: "larger files",
                     keys: "file_size",
@@ -134,6 +149,8 @@ impl WorkloadKind {
                 // The run's MB/s; per operation, its mean latency.
                 headline: &[("total", "throughput"), ("*", "mean_latency")],
                 headline_marked: &[],
+                // The number dbench users compare: the run's MB/s.
+                primary: &["throughput"],
                 larger: Larger {
                     words: "a longer run",
                     keys: "duration",
@@ -150,6 +167,8 @@ impl WorkloadKind {
                 // an fsync's mean latency.
                 headline: &[("*", "iops"), ("*", "lat_mean"), ("*", "sys_cpu")],
                 headline_marked: &[(crate::workload::fio::output::LARGE_SEQUENTIAL, "throughput")],
+                // IOPS, or the throughput where `large_sequential` makes it the headline.
+                primary: &["iops", "throughput"],
                 larger: Larger {
                     words: "a longer run: a larger size, or time_based with a longer runtime",
                     keys: "size, runtime",
@@ -235,5 +254,21 @@ mod tests {
         let marked = |m: &str| ["iops", "throughput", "clat_mean", "large_sequential"].contains(&m);
         assert_eq!(c.headline_of("seq/write", marked), Some("throughput"));
         assert_eq!(c.headline_of("job", |m| m == "sys_cpu"), Some("sys_cpu"));
+        assert_eq!(c.primary_of("job", |m| m == "sys_cpu"), None);
+        assert_eq!(c.primary_of("seq/write", marked), Some("throughput"));
+        assert_eq!(c.primary_of("rand/write", plain), Some("iops"));
+    }
+
+    #[test]
+    fn dbench_headlines_its_throughput_not_its_latencies() {
+        let c = WorkloadKind::Dbench.caps();
+        let all = |_: &str| true;
+        assert_eq!(c.primary_of("total", all), Some("throughput"));
+        assert_eq!(c.primary_of("Deltree", all), None);
+        assert_eq!(c.headline_of("Deltree", all), Some("mean_latency"));
+        let fd = WorkloadKind::Fdtree.caps();
+        for p in ["dir_create", "file_create", "file_remove", "dir_remove"] {
+            assert_eq!(fd.primary_of(p, all), Some("rate"));
+        }
     }
 }

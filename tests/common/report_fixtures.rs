@@ -157,6 +157,7 @@ impl<'a> Builder<'a> {
                 interference: self.disturbed.take(),
                 settle_seconds: None,
                 timeline: &[],
+                excluded: None,
             })
             .unwrap();
     }

@@ -1,6 +1,8 @@
 //! Loop devices, mounts and swap made by privileged tests, each removed when dropped.
 #![allow(dead_code)]
 
+pub mod hog;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -374,6 +374,7 @@ mod tests {
             outliers: Vec::new(),
             disturbed: Vec::new(),
             headline: true,
+            primary: true,
         }
     }
 

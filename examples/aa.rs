@@ -1,0 +1,453 @@
+//! Calibration of fslab's conclusions (`bench/aa.sh`): the report's own statistics — one
+//! model per comparison, the primary family, Benjamini–Hochberg across the report,
+//! Observations — run over simulated data sets whose truth is known.
+//!
+//! - **A/A:** every configuration draws from the same distribution, so every Observation is a
+//!   false discovery; the false-discovery rate of Observations is the share of data sets with
+//!   at least one (with no true difference, FDR = the chance of any false discovery).
+//! - **Power:** one configuration is better by 10% in every primary metric; power is the
+//!   share of those true differences that appear as Observations, and the share of data sets
+//!   in which at least one does.
+//!
+//! Noise is normal or log-normal with a coefficient of variation of 2–30%, n = 3–10
+//! repetitions per configuration, in the families of three example studies: the quickstart
+//! (fdtree, 2 configurations), ext4-external-journal (fdtree, 4 journal sizes × 4 workloads)
+//! and fio-block-size (fio, 3 block sizes, two jobs). The data sets go through
+//! `fslab::report::build` exactly as stored studies do.
+//!
+//! `cargo run --release --example aa -- [SIMS] [SEED]` (defaults 1000 and 1).
+
+use fslab::metric::{Metric, Unit};
+use fslab::report::{build, Input, ReportOptions};
+use fslab::store::*;
+use std::collections::BTreeMap;
+
+/// A deterministic generator (SplitMix64) with standard normal deviates (Box–Muller).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn uniform(&mut self) -> f64 {
+        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Noise {
+    Normal,
+    LogNormal,
+}
+
+impl Noise {
+    /// A positive value with mean about `m` and coefficient of variation `cv`.
+    fn draw(self, r: &mut Rng, m: f64, cv: f64) -> f64 {
+        match self {
+            Noise::Normal => loop {
+                let x = m * (1.0 + cv * r.normal());
+                if x > 0.0 {
+                    return x;
+                }
+            },
+            Noise::LogNormal => {
+                let s = (1.0 + cv * cv).ln().sqrt();
+                m * (s * r.normal() - s * s / 2.0).exp()
+            }
+        }
+    }
+}
+
+/// A simulated study: its configurations, workloads, and how one repetition's metrics are
+/// drawn (`cell`, `workload`, the factor that multiplies the primary metrics).
+struct Family {
+    name: &'static str,
+    kind: &'static str,
+    cells: Vec<Vec<(String, String)>>,
+    workloads: usize,
+    metrics: fn(&mut Rng, Noise, f64, f64, usize) -> Vec<Metric>,
+}
+
+/// fdtree: per phase its rate (primary) and the time that follows from it, plus the sync time.
+fn fdtree(r: &mut Rng, noise: Noise, cv: f64, k: f64, _cell: usize) -> Vec<Metric> {
+    let mut m = Vec::new();
+    for (phase, items, rate, unit) in [
+        ("dir_create", 11110.0, 47000.0, Unit::DirsPerSec),
+        ("file_create", 44444.0, 41000.0, Unit::FilesPerSec),
+        ("file_remove", 44444.0, 76000.0, Unit::FilesPerSec),
+        ("dir_remove", 11110.0, 65000.0, Unit::DirsPerSec),
+    ] {
+        let x = noise.draw(r, rate * k, cv);
+        m.push(Metric::new(phase, "elapsed", Unit::Seconds, items / x));
+        m.push(Metric::new(phase, "rate", unit, x));
+        if phase == "file_create" {
+            m.push(Metric::new(phase, "throughput", Unit::KiBPerSec, x * 4.0));
+        }
+        m.push(Metric::new(
+            phase,
+            "sync_time",
+            Unit::Seconds,
+            noise.draw(r, 0.05, cv),
+        ));
+    }
+    m
+}
+
+/// fio-block-size's shape: random and sequential reads; IOPS (randread) and throughput
+/// (seqread, marked large sequential in the third cell, as the 1 MiB cell is) are primary, CPU
+/// use and utilisation exploratory. Every cell draws from the same distribution (A/A).
+fn fio(r: &mut Rng, noise: Noise, cv: f64, k: f64, cell: usize) -> Vec<Metric> {
+    let bs = 64.0;
+    let marked = cell == 2;
+    let mut m = Vec::new();
+    for (job, base_iops) in [
+        ("randread", 3000.0 / (1.0 + bs / 64.0)),
+        ("seqread", 20000.0 / (1.0 + bs / 16.0)),
+    ] {
+        let ph = format!("{job}/read");
+        let iops = noise.draw(r, base_iops * k, cv);
+        m.push(Metric::new(&ph, "iops", Unit::OpsPerSec, iops));
+        m.push(Metric::new(&ph, "throughput", Unit::KiBPerSec, iops * bs));
+        m.push(Metric::new(&ph, "elapsed", Unit::Seconds, 2.0));
+        m.push(Metric::new(
+            &ph,
+            "io_bytes",
+            Unit::Bytes,
+            iops * bs * 2048.0,
+        ));
+        m.push(Metric::new(&ph, "clat_mean", Unit::Millis, 1000.0 / iops));
+        m.push(Metric::new(
+            &ph,
+            "clat_p99",
+            Unit::Millis,
+            noise.draw(r, 3000.0 / iops, cv),
+        ));
+        if job == "seqread" && marked {
+            m.push(Metric::new(&ph, "large_sequential", Unit::Count, 1.0));
+        }
+        m.push(Metric::new(
+            job,
+            "usr_cpu",
+            Unit::Percent,
+            noise.draw(r, 2.0, cv),
+        ));
+        m.push(Metric::new(
+            job,
+            "sys_cpu",
+            Unit::Percent,
+            noise.draw(r, 20.0, cv),
+        ));
+    }
+    m.push(Metric::new(
+        "disk_util",
+        "data",
+        Unit::Percent,
+        noise.draw(r, 60.0, cv),
+    ));
+    m
+}
+
+fn families() -> Vec<Family> {
+    let levels = |f: &str, ls: &[&str]| -> Vec<Vec<(String, String)>> {
+        ls.iter()
+            .map(|l| vec![(f.to_string(), l.to_string())])
+            .collect()
+    };
+    vec![
+        Family {
+            name: "quickstart (fdtree, 2 configurations)",
+            kind: "fdtree",
+            cells: levels("journal", &["16MB", "256MB"]),
+            workloads: 1,
+            metrics: fdtree,
+        },
+        Family {
+            name: "ext4-external-journal (fdtree, 4 × 4 workloads)",
+            kind: "fdtree",
+            cells: levels("journal", &["16MB", "64MB", "256MB", "1GB"]),
+            workloads: 4,
+            metrics: fdtree,
+        },
+        Family {
+            name: "fio-block-size (fio, 3 configurations)",
+            kind: "fio",
+            cells: levels("bs", &["4k", "64k", "1m"]),
+            workloads: 1,
+            metrics: fio,
+        },
+    ]
+}
+
+/// One simulated study as stored: `better` is the cell whose primary metrics are 10% better.
+fn study(
+    f: &Family,
+    r: &mut Rng,
+    noise: Noise,
+    cv: f64,
+    n: u32,
+    better: Option<usize>,
+) -> StudyData {
+    let cells: Vec<CellRow> = f
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, fs)| CellRow {
+            id: i as i64 + 1,
+            idx: i as i64,
+            label: fs
+                .iter()
+                .map(|(a, b)| format!("{a}={b}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            factors: fs.clone(),
+            config: serde_json::json!({}),
+            commands: Vec::new(),
+            superblock: String::new(),
+            status: CellStatus::Complete,
+            error: None,
+        })
+        .collect();
+    let workloads: Vec<WorkloadRow> = (0..f.workloads)
+        .map(|w| WorkloadRow {
+            id: w as i64 + 1,
+            idx: w as i64,
+            kind: f.kind.into(),
+            label: format!("w{w}"),
+            params: serde_json::json!({}),
+        })
+        .collect();
+    let mut trials = Vec::new();
+    let mut series = Vec::new();
+    for c in &cells {
+        for w in &workloads {
+            series.push(SeriesRow {
+                cell_id: c.id,
+                workload_id: w.id,
+                status: SeriesStatus::Complete,
+                stop_reason: None,
+                error: None,
+            });
+        }
+    }
+    for rep in 1..=n {
+        for c in &cells {
+            for w in &workloads {
+                let k = if better == Some(c.idx as usize) {
+                    1.1
+                } else {
+                    1.0
+                };
+                let samples = (f.metrics)(r, noise, cv, k, c.idx as usize);
+                trials.push(TrialRow {
+                    id: trials.len() as i64 + 1,
+                    cell_id: c.id,
+                    workload_id: w.id,
+                    repetition: rep.into(),
+                    order_index: trials.len() as i64,
+                    status: TrialStatus::Ok,
+                    error: None,
+                    cache_policy: "cold".into(),
+                    started_at: String::new(),
+                    finished_at: String::new(),
+                    wall_seconds: 1.0,
+                    interference: None,
+                    settle_seconds: None,
+                    excluded: None,
+                    samples,
+                    timeline: Vec::new(),
+                });
+            }
+        }
+    }
+    StudyData {
+        study: StudyRow {
+            id: 1,
+            kind: "study".into(),
+            name: "aa".into(),
+            description: String::new(),
+            command_line: String::new(),
+            spec: String::new(),
+            spec_hash: String::new(),
+            tool_version: String::new(),
+            seed: None,
+            status: StudyStatus::Complete,
+            created_at: String::new(),
+            finished_at: None,
+        },
+        environment: Vec::new(),
+        cells,
+        workloads,
+        series,
+        trials,
+    }
+}
+
+/// What one data set's report found.
+struct Found {
+    /// Observations.
+    obs: usize,
+    /// Observations of a true difference.
+    true_obs: usize,
+    /// True differences simulated (primary comparisons of the better cell).
+    truths: usize,
+    /// Of those, significant on their own (before the adjustment for multiple comparisons).
+    true_significant: usize,
+    /// Primary tests in the report.
+    tests: usize,
+}
+
+/// What the report of one data set found; `better` is the cell made better, if any.
+fn judge(d: &StudyData, better: Option<usize>) -> Found {
+    let h = BTreeMap::new();
+    let input = Input {
+        title: "aa".into(),
+        sources: Vec::new(),
+        environments: Vec::new(),
+        data: d,
+        histograms: &h,
+        differences: Vec::new(),
+    };
+    let r = build(&input, &ReportOptions::default()).expect("report");
+    let primary: Vec<_> = r
+        .workloads
+        .iter()
+        .flat_map(|w| &w.comparisons)
+        .filter(|c| c.primary)
+        .collect();
+    let is_true = |c: &fslab::report::model::Comparison| better == Some(c.cell);
+    let found: Vec<_> = primary
+        .iter()
+        .filter(|c| c.significant && c.q.is_some_and(|q| q < 0.05))
+        .collect();
+    assert_eq!(
+        found.len(),
+        r.observations.len(),
+        "Observations are the primary comparisons that hold up"
+    );
+    Found {
+        obs: found.len(),
+        true_obs: found.iter().filter(|c| is_true(c)).count(),
+        truths: primary.iter().filter(|c| is_true(c)).count(),
+        true_significant: primary
+            .iter()
+            .filter(|c| is_true(c) && c.significant)
+            .count(),
+        tests: primary.len(),
+    }
+}
+
+/// A share with its 95% Wilson interval, in percent.
+fn pct(k: usize, n: usize) -> String {
+    let (p, n) = (k as f64 / n as f64, n as f64);
+    let z = 1.959964;
+    let c = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let h = z / (1.0 + z * z / n) * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
+    format!(
+        "{:.2}% [{:.2}–{:.2}]",
+        100.0 * p,
+        100.0 * (c - h).max(0.0),
+        100.0 * (c + h).min(1.0)
+    )
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let sims: usize = args
+        .next()
+        .map_or(1000, |s| s.parse().expect("SIMS: a number"));
+    let seed: u64 = args
+        .next()
+        .map_or(1, |s| s.parse().expect("SEED: a number"));
+    let mut rng = Rng(seed);
+    let cvs = [0.02, 0.05, 0.10, 0.20, 0.30];
+    let ns = [3u32, 4, 5, 7, 10];
+    println!(
+        "# A/A calibration of Observations ({sims} data sets per cell of the grid, seed {seed})\n"
+    );
+    println!("Command: `cargo run --release --example aa -- {sims} {seed}` (bench/aa.sh)\n");
+    println!("## False-discovery rate of Observations (A/A: no true difference)\n");
+    println!("| family | primary tests | noise | data sets | with an Observation (FDR), 95% CI | worst grid cell |");
+    println!("|---|---:|---|---:|---|---|");
+    let mut total = (0, 0);
+    for f in families() {
+        for noise in [Noise::Normal, Noise::LogNormal] {
+            let (mut any, mut all, mut worst, mut tests) = (0, 0, (0.0, String::new()), 0);
+            for &cv in &cvs {
+                for &n in &ns {
+                    let mut hit = 0;
+                    for _ in 0..sims {
+                        let found = judge(&study(&f, &mut rng, noise, cv, n, None), None);
+                        tests = found.tests;
+                        hit += usize::from(found.obs > 0);
+                    }
+                    let share = hit as f64 / sims as f64;
+                    if share > worst.0 {
+                        worst = (
+                            share,
+                            format!("{:.1}% at cv {:.0}%, n = {n}", 100.0 * share, 100.0 * cv),
+                        );
+                    }
+                    any += hit;
+                    all += sims;
+                }
+            }
+            total.0 += any;
+            total.1 += all;
+            let nm = if noise == Noise::Normal {
+                "normal"
+            } else {
+                "log-normal"
+            };
+            println!(
+                "| {} | {tests} | {nm} | {all} | {} | {} |",
+                f.name,
+                pct(any, all),
+                worst.1
+            );
+        }
+    }
+    println!(
+        "| **all** | | | {} | **{}** | |\n",
+        total.1,
+        pct(total.0, total.1)
+    );
+    println!("## Power: one configuration 10% better in every primary metric, cv 5%\n");
+    println!("| family | noise | n | true differences in Observations (per comparison) | significant before the adjustment | data sets with one in Observations | false Observations |");
+    println!("|---|---|---:|---|---|---|---|");
+    for f in families() {
+        for noise in [Noise::Normal, Noise::LogNormal] {
+            for n in [3u32, 5, 7, 10] {
+                let (mut found, mut truths, mut sig, mut any, mut wrong) = (0, 0, 0, 0, 0);
+                for _ in 0..sims {
+                    let d = study(&f, &mut rng, noise, 0.05, n, Some(1));
+                    let x = judge(&d, Some(1));
+                    found += x.true_obs;
+                    truths += x.truths;
+                    sig += x.true_significant;
+                    any += usize::from(x.true_obs > 0);
+                    wrong += x.obs - x.true_obs;
+                }
+                let nm = if noise == Noise::Normal {
+                    "normal"
+                } else {
+                    "log-normal"
+                };
+                println!(
+                    "| {} | {nm} | {n} | {} | {} | {} | {wrong} |",
+                    f.name,
+                    pct(found, truths),
+                    pct(sig, truths),
+                    pct(any, sims)
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! Why a difference may have happened: the telemetry line under a significant verdict
+//! ("journal commits 17 in file_create at 16MB vs 3.00 at 256MB"). A line is written only
+//! when it can be true:
+//!
+//! 1. **Tied by mechanism.** [`class`] says what a result measures (metadata operations,
+//!    writes, reads, syncs, a mix) from its engine and phase, and [`ties`] which telemetry
+//!    can cause a change in that: journal commits and blocks explain metadata rates, device
+//!    reads explain a read job, device writes never explain a read-only one. Telemetry of
+//!    other layers (the backing device, which also carries other processes' I/O) and
+//!    symptoms (CPU shares) explain nothing.
+//! 2. **Per unit of work.** Each repetition's telemetry is divided by the work its
+//!    repetition did where the engine says (`rate × elapsed` items, `throughput × elapsed`
+//!    bytes, fio's `io_bytes`), so a timed run that did more work is not "explained" by the
+//!    work itself.
+//! 3. **Undisturbed.** Only repetitions the runner judged quiet are used.
+//! 4. **Significant.** The telemetry's own difference, on the same one-scale model as the
+//!    verdicts (`stats::effect`), has p < 0.05 and an interval that excludes 0.
+//! 5. **Pointing the same way.** Every tied telemetry is a cost: a better result must come
+//!    with less of it per unit of work, a worse one with more.
+//!
+//! Among the telemetry that passes, the one whose means differ most relative to the larger
+//! (at least 20%, and above a floor of noise) is named.
+
+use super::model::{CellMetric, Comparison, WorkloadReport};
+use crate::stats::effect::effect;
+use crate::units::{fmt_bytes, fmt_num};
+use crate::workload::WorkloadKind;
+
+/// What a result measures, for choosing the telemetry that may explain it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Directory and file creation and removal (fdtree; dbench's metadata operations).
+    Metadata,
+    /// Writing data.
+    Write,
+    /// Reading data.
+    Read,
+    /// fsync and flush.
+    Sync,
+    /// A client load of every kind (dbench's throughput).
+    Mixed,
+    /// Nothing telemetry can explain (CPU shares, device utilisation as fio reports it).
+    Unexplained,
+}
+
+/// Telemetry that can cause a change in metadata rates.
+const METADATA: &[&str] = &[
+    "fs.journal.transactions",
+    "fs.journal.blocks",
+    "fs.journal.wait_ms",
+    "fs.log.writes",
+    "fs.log.noiclogs",
+    "dev.journal.write_bytes",
+    "dev.data.write_bytes",
+];
+/// Telemetry that can cause a change in write speed.
+const WRITE: &[&str] = &[
+    "dev.data.write_bytes",
+    "dev.journal.write_bytes",
+    "fs.journal.transactions",
+    "fs.journal.blocks",
+    "fs.journal.wait_ms",
+    "fs.log.writes",
+    "fs.log.noiclogs",
+];
+/// Telemetry that can cause a change in read speed: reads the device had to serve.
+const READ: &[&str] = &["dev.data.read_bytes"];
+/// Telemetry that can cause a change in the time of fsync and flush.
+const SYNC: &[&str] = &[
+    "fs.journal.transactions",
+    "fs.journal.wait_ms",
+    "dev.journal.write_bytes",
+    "dev.data.write_bytes",
+    "fs.log.writes",
+];
+/// A client load's throughput: everything of the classes it mixes.
+const MIXED: &[&str] = &[
+    "fs.journal.transactions",
+    "fs.journal.blocks",
+    "fs.journal.wait_ms",
+    "fs.log.writes",
+    "fs.log.noiclogs",
+    "dev.journal.write_bytes",
+    "dev.data.write_bytes",
+    "dev.data.read_bytes",
+];
+
+/// What the result `phase` of an engine `kind` measures.
+pub fn class(kind: Option<WorkloadKind>, phase: &str) -> Class {
+    match kind {
+        Some(WorkloadKind::Fdtree) => Class::Metadata,
+        Some(WorkloadKind::Iozone) if phase.contains("read") => Class::Read,
+        Some(WorkloadKind::Iozone) => Class::Write,
+        Some(WorkloadKind::Dbench) => match phase {
+            "total" => Class::Mixed,
+            "ReadX" | "READ" => Class::Read,
+            "WriteX" | "WRITE" => Class::Write,
+            "Flush" | "FLUSH" => Class::Sync,
+            _ => Class::Metadata,
+        },
+        Some(WorkloadKind::Fio) => match phase.rsplit_once('/').map(|(_, d)| d) {
+            Some("read") => Class::Read,
+            Some("write") => Class::Write,
+            Some("sync") => Class::Sync,
+            _ => Class::Unexplained,
+        },
+        None => Class::Unexplained,
+    }
+}
+
+/// The telemetry that can cause a change in a result of class `c`.
+pub fn ties(c: Class) -> &'static [&'static str] {
+    match c {
+        Class::Metadata => METADATA,
+        Class::Write => WRITE,
+        Class::Read => READ,
+        Class::Sync => SYNC,
+        Class::Mixed => MIXED,
+        Class::Unexplained => &[],
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Show {
+    Bytes,
+    Count,
+}
+
+/// What a telemetry metric measures, in words.
+fn words(name: &str) -> Option<(&'static str, Show)> {
+    Some(match name {
+        "dev.data.write_bytes" => ("data device wrote", Show::Bytes),
+        "dev.journal.write_bytes" => ("journal device wrote", Show::Bytes),
+        "dev.data.read_bytes" => ("data device read", Show::Bytes),
+        "fs.journal.transactions" => ("journal commits", Show::Count),
+        "fs.journal.blocks" => ("journal blocks", Show::Count),
+        "fs.journal.wait_ms" => ("waiting for a journal transaction (ms)", Show::Count),
+        "fs.log.writes" => ("log writes", Show::Count),
+        "fs.log.noiclogs" => ("waits for a free log buffer", Show::Count),
+        _ => return None,
+    })
+}
+
+fn show(v: f64, how: Show) -> String {
+    match how {
+        Show::Bytes => fmt_bytes(v.max(0.0).round() as u64),
+        // Counts per repetition are whole numbers; their means keep one decimal at most.
+        Show::Count if v >= 10.0 => format!("{v:.0}"),
+        Show::Count => fmt_num(v),
+    }
+}
+
+/// Below these a difference is noise, whatever its ratio: a megabyte, five events (a journal
+/// commit is a discrete event: 5.7 against 1.3 per phase is the mechanism itself).
+fn big_enough(v: f64, how: Show) -> bool {
+    match how {
+        Show::Bytes => v >= 1024.0 * 1024.0,
+        Show::Count => v >= 5.0,
+    }
+}
+
+/// Of `(metric, larger mean as measured, baseline, candidate)` entries, the known one whose
+/// baseline and candidate figures differ most relative to the larger (at least 20%, and the
+/// larger mean as measured above [`big_enough`]).
+fn most_different<'a>(entries: &[(&'a str, f64, f64, f64)]) -> Option<&'a str> {
+    let mut best: Option<(f64, &'a str)> = None;
+    for &(name, measured, x, y) in entries {
+        let Some((_, how)) = words(name) else {
+            continue;
+        };
+        let hi = x.max(y);
+        if !big_enough(measured, how) || hi <= 0.0 {
+            continue;
+        }
+        let rel = (x - y).abs() / hi;
+        if rel < 0.2 || best.as_ref().is_some_and(|(r, _)| *r >= rel) {
+            continue;
+        }
+        best = Some((rel, name));
+    }
+    best.map(|(_, n)| n)
+}
+
+/// The work one repetition did, by repetition number: the items or bytes of the result's
+/// phase (`rate` or `throughput` times `elapsed`), fio's bytes of every direction, dbench's
+/// bytes of the run; `None` where the engine gives no measure (every repetition then counts
+/// as the same work).
+fn work(w: &WorkloadReport, cell: usize, phase: &str, rep: i64) -> Option<f64> {
+    let at = |s: &CellMetric| {
+        s.repetitions
+            .iter()
+            .position(|&r| r == rep)
+            .map(|i| s.values[i])
+    };
+    match WorkloadKind::of(&w.kind) {
+        Some(WorkloadKind::Fio) => {
+            let total: f64 = w
+                .stats
+                .iter()
+                .filter(|s| s.cell == cell && s.name == "io_bytes")
+                .filter_map(at)
+                .sum();
+            (total > 0.0).then_some(total)
+        }
+        kind => {
+            let phase = if kind == Some(WorkloadKind::Dbench) {
+                "total"
+            } else {
+                phase
+            };
+            let el = at(w.stat(cell, phase, "elapsed")?)?;
+            let per_s = w
+                .stat(cell, phase, "rate")
+                .or_else(|| w.stat(cell, phase, "throughput"))?;
+            Some(at(per_s)? * el).filter(|x| *x > 0.0)
+        }
+    }
+}
+
+/// One side's telemetry metric over its undisturbed repetitions: the values per unit of work
+/// where the work is known, the mean of the values as measured, and the mean work.
+struct Side {
+    per_work: Vec<f64>,
+    mean: f64,
+    work: Option<f64>,
+}
+
+fn side(w: &WorkloadReport, t: &CellMetric, result_phase: &str) -> Side {
+    let mut per = Vec::new();
+    let mut raw = Vec::new();
+    let mut works = Vec::new();
+    for (i, (&v, &rep)) in t.values.iter().zip(&t.repetitions).enumerate() {
+        if t.disturbed.contains(&i) {
+            continue;
+        }
+        raw.push(v);
+        match work(w, t.cell, result_phase, rep) {
+            Some(x) => {
+                per.push(v / x);
+                works.push(x);
+            }
+            None => per.push(v),
+        }
+    }
+    let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
+    Side {
+        mean: if raw.is_empty() { f64::NAN } else { mean(&raw) },
+        // Per unit of work only where every repetition's work is known.
+        work: (works.len() == raw.len() && !raw.is_empty()).then(|| mean(&works)),
+        per_work: if works.len() == raw.len() { per } else { raw },
+    }
+}
+
+/// The telemetry line for comparison `c`, if some telemetry meets every rule of the module
+/// header, e.g. `journal commits 17 in file_create at 16MB vs 3.00 at 256MB`.
+pub fn explain(w: &WorkloadReport, c: &Comparison) -> Option<String> {
+    let better = c.better?;
+    if !c.significant {
+        return None;
+    }
+    let tied = ties(class(WorkloadKind::of(&w.kind), &c.phase));
+    // The engine's phase, or (dbench, fio) the one phase its telemetry has.
+    let mut phase = c.phase.as_str();
+    if !w.telemetry.iter().any(|s| s.phase == phase) {
+        let mut ps = w.telemetry.iter().map(|s| s.phase.as_str());
+        let first = ps.next()?;
+        if ps.any(|p| p != first) {
+            return None;
+        }
+        phase = first;
+    }
+    let find = |cell: usize, name: &str| {
+        w.telemetry
+            .iter()
+            .find(|s| s.cell == cell && s.phase == phase && s.name == name)
+    };
+    // (metric, baseline mean, candidate mean, the same per unit of work, percent change per
+    // unit of work, whether the two sides did different amounts of work).
+    struct Pass<'a> {
+        name: &'a str,
+        means: (f64, f64),
+        per_work: (f64, f64),
+        pct: f64,
+        unequal: bool,
+    }
+    let mut passing: Vec<Pass> = Vec::new();
+    for &name in tied {
+        let (Some(a), Some(b)) = (find(c.baseline_cell, name), find(c.cell, name)) else {
+            continue;
+        };
+        let (sa, sb) = (side(w, a, &c.phase), side(w, b, &c.phase));
+        let Some((change, test)) = effect(&sa.per_work, &sb.per_work) else {
+            continue;
+        };
+        if !super::verdict::is_significant(Some(&change), test.as_ref()) {
+            continue;
+        }
+        // A cost: the better side has less of it per unit of work.
+        if (change.percent < 0.0) != better {
+            continue;
+        }
+        let unequal = match (sa.work, sb.work) {
+            (Some(x), Some(y)) => (x - y).abs() > 0.01 * x.max(y),
+            _ => false,
+        };
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        passing.push(Pass {
+            name,
+            means: (sa.mean, sb.mean),
+            per_work: (mean(&sa.per_work), mean(&sb.per_work)),
+            pct: change.percent,
+            unequal,
+        });
+    }
+    let entries: Vec<(&str, f64, f64, f64)> = passing
+        .iter()
+        .map(|p| {
+            let (x, y) = if p.unequal { p.per_work } else { p.means };
+            (p.name, p.means.0.max(p.means.1), x, y)
+        })
+        .collect();
+    let name = most_different(&entries)?;
+    let p = passing.iter().find(|p| p.name == name)?;
+    let ((x, y), pct, unequal) = (p.means, p.pct, p.unequal);
+    let (what, how) = words(name)?;
+    if unequal {
+        // The sides did different amounts of work (a timed run): the totals could point
+        // either way, so say what was tested.
+        let more = match (pct > 0.0, how) {
+            (true, _) => "more",
+            (false, Show::Count) => "fewer",
+            (false, Show::Bytes) => "less",
+        };
+        return Some(format!(
+            "{what} {}% {more} per unit of work in {phase} at {} than at {}",
+            super::verdict::fmt_pct(pct.abs()),
+            c.to,
+            c.from
+        ));
+    }
+    Some(format!(
+        "{what} {} in {phase} at {} vs {} at {}",
+        show(x, how),
+        c.from,
+        show(y, how),
+        c.to
+    ))
+}
+
+#[cfg(test)]
+#[path = "explain_tests.rs"]
+mod tests;

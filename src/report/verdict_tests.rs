@@ -1,0 +1,210 @@
+//! Tests of the verdict words: direction by unit, q and its family beside p, "inconclusive"
+//! with the repetitions that would help, "not tested", and the property that no verdict
+//! contradicts the interval it prints.
+
+use super::*;
+use crate::stats::compare::Welch;
+use crate::stats::effect::effect;
+use proptest::prelude::*;
+
+fn judge(a: &[f64], b: &[f64]) -> (Change, Option<Welch>) {
+    effect(a, b).unwrap()
+}
+
+#[test]
+fn formats_are_fixed() {
+    assert_eq!(fmt_pct(367.4), "367");
+    assert_eq!(fmt_pct(5.25), "5.2");
+    assert_eq!(fmt_pct(-0.456), "-0.46");
+    assert_eq!(fmt_signed_pct(56.0), "+56%");
+    assert_eq!(fmt_signed_pct(-3.06), "-3.1%");
+    assert_eq!(fmt_signed_pct(-1e-12), "+0.00%");
+    assert_eq!(fmt_p(0.0004), "p < 0.001");
+    assert_eq!(fmt_p(0.0234), "p = 0.023");
+    assert_eq!(fmt_p_cell(None), "-");
+}
+
+#[test]
+fn verdicts_mind_the_direction() {
+    let base = [100.0, 102.0, 98.0, 101.0, 99.0];
+    let more = [156.0, 158.0, 154.0, 157.0, 155.0];
+    let (c, w) = judge(&base, &more);
+    let (rate, better) = verdict(Unit::FilesPerSec, Some(&c), w.as_ref(), None, 5);
+    assert!(rate.starts_with("faster by 56% (95% CI "), "{rate}");
+    assert!(rate.ends_with("p < 0.001)"), "{rate}");
+    assert_eq!(better, Some(true));
+    let (time, better) = verdict(Unit::Seconds, Some(&c), w.as_ref(), None, 5);
+    assert!(time.starts_with("slower: 56% more time"), "{time}");
+    assert_eq!(better, Some(false));
+    let (c, w) = judge(&more, &base);
+    let (time, better) = verdict(Unit::Seconds, Some(&c), w.as_ref(), None, 5);
+    assert!(
+        time.starts_with("faster: 36% less time (95% CI 3"),
+        "{time}"
+    );
+    assert_eq!(better, Some(true));
+    let (lat, _) = verdict(Unit::Millis, Some(&c), w.as_ref(), None, 5);
+    assert!(lat.starts_with("lower by 36%"), "{lat}");
+}
+
+#[test]
+fn narrow_and_wide_intervals_around_zero() {
+    // Within ±10%: no significant difference.
+    let a = [100.0, 101.0, 99.0, 100.5, 99.5];
+    let b = [100.2, 99.4, 101.1, 100.0, 99.8];
+    let (c, w) = judge(&a, &b);
+    let (v, better) = verdict(Unit::OpsPerSec, Some(&c), w.as_ref(), None, 5);
+    assert!(v.starts_with("no significant difference (+0."), "{v}");
+    assert_eq!(better, None);
+    assert_eq!(more_repetitions(Some(&c), w.as_ref(), 5), None);
+    // Wider than ±10%: inconclusive, with the repetitions that would narrow it.
+    let a = [100.0, 110.0, 90.0, 105.0];
+    let b = [103.0, 95.0, 112.0, 99.0];
+    let (c, w) = judge(&a, &b);
+    let (v, _) = verdict(Unit::OpsPerSec, Some(&c), w.as_ref(), None, 4);
+    assert!(
+        v.starts_with("inconclusive (+1.1%, 95% CI -12% to +16%, p = 0.854)"),
+        "{v}"
+    );
+    let hint = more_repetitions(Some(&c), w.as_ref(), 4).unwrap();
+    let need = c.resolve_n.unwrap();
+    assert!(need > 4, "{need}");
+    assert_eq!(
+        hint,
+        format!("about {need} repetitions each (now 4) would narrow it to ±10%")
+    );
+}
+
+#[test]
+fn one_repetition_is_not_tested() {
+    let (c, w) = judge(&[1.0], &[2.0, 2.1]);
+    let (v, better) = verdict(Unit::OpsPerSec, Some(&c), w.as_ref(), None, 1);
+    assert_eq!(v, "not tested (n = 1)");
+    assert_eq!(better, None);
+    assert_eq!(more_repetitions(Some(&c), w.as_ref(), 1), None);
+}
+
+#[test]
+fn q_and_its_family_are_shown_beside_p_where_it_decides() {
+    let base = [100.0, 102.0, 98.0, 101.0, 99.0];
+    let more = [156.0, 158.0, 154.0, 157.0, 155.0];
+    let (c, w) = judge(&base, &more);
+    let (v, _) = verdict(
+        Unit::FilesPerSec,
+        Some(&c),
+        w.as_ref(),
+        Some((0.0004, 4)),
+        5,
+    );
+    assert!(v.ends_with("p < 0.001, q < 0.001 of 4)"), "{v}");
+    // A family of one: q = p, not shown.
+    let (v, _) = verdict(
+        Unit::FilesPerSec,
+        Some(&c),
+        w.as_ref(),
+        Some((0.0004, 1)),
+        5,
+    );
+    assert!(v.ends_with("p < 0.001)"), "{v}");
+    // Significant on its own, not after the adjustment: the verdict says which decided.
+    let (v, better) = verdict(Unit::FilesPerSec, Some(&c), w.as_ref(), Some((0.09, 17)), 5);
+    assert!(
+        v.ends_with("p < 0.001), but not after adjusting for 17 tests (q = 0.090)"),
+        "{v}"
+    );
+    assert_eq!(better, Some(true));
+}
+
+#[test]
+fn the_issue_example_is_decided_on_one_scale() {
+    // A lower, noisy candidate: on the raw scale Welch's p was below 0.05 while the log-ratio
+    // interval included 0. On one scale, test and interval agree either way.
+    let a = [100.0, 101.0, 99.0, 100.0, 100.0];
+    let b = [20.0, 90.0, 30.0, 80.0, 25.0, 85.0];
+    let (c, w) = judge(&a, &b);
+    let w = w.unwrap();
+    let (lo, hi) = c.ci95.unwrap();
+    assert_eq!(w.p < ALPHA, lo > 0.0 || hi < 0.0, "{c:?} {w:?}");
+}
+
+/// The percent figures of the interval printed in a verdict, as numbers.
+fn printed_interval(v: &str) -> Option<(f64, f64)> {
+    let rest = &v[v.find("95% CI ")? + 7..];
+    let end = rest.find(',')?;
+    let part = &rest[..end];
+    let num = |s: &str| s.trim().trim_end_matches('%').parse::<f64>().ok();
+    if let Some((lo, hi)) = part.split_once(" to ") {
+        return Some((num(lo)?, num(hi)?));
+    }
+    // A significant verdict prints magnitudes in the direction of the change: `9.9–41%`.
+    let (lo, hi) = part.split_once('–')?;
+    Some((num(lo)?, num(hi)?))
+}
+
+proptest! {
+    /// No verdict contradicts its interval: a difference ("faster", "lower", …) is claimed
+    /// only when the interval excludes 0 (both printed magnitudes positive), and "no
+    /// significant difference" or "inconclusive" only when it includes 0.
+    #[test]
+    fn no_verdict_contradicts_its_interval(
+        a in proptest::collection::vec(0.0f64..1000.0, 1..10),
+        b in proptest::collection::vec(0.0f64..1000.0, 1..10),
+        scale in prop_oneof![Just(1e-3), Just(1.0), Just(1e6)],
+        q in proptest::option::of((0.0f64..1.0, 1usize..40)),
+        unit in prop_oneof![
+            Just(Unit::FilesPerSec),
+            Just(Unit::Seconds),
+            Just(Unit::Millis),
+            Just(Unit::Count),
+            Just(Unit::Percent)
+        ],
+    ) {
+        let a: Vec<f64> = a.iter().map(|x| x * scale).collect();
+        let b: Vec<f64> = b.iter().map(|x| x * scale).collect();
+        let n = a.len().min(b.len());
+        let e = effect(&a, &b);
+        let (v, better) = verdict(unit, e.as_ref().map(|x| &x.0), e.as_ref().and_then(|x| x.1.as_ref()), q, n);
+        let Some((c, w)) = e else {
+            prop_assert!(v.starts_with("not comparable"));
+            return Ok(());
+        };
+        let Some(w) = w else {
+            prop_assert_eq!(v, format!("not tested (n = {n})"));
+            return Ok(());
+        };
+        let (lo, hi) = c.ci95.unwrap();
+        let null = v.starts_with("no significant difference") || v.starts_with("inconclusive");
+        if null {
+            prop_assert!(better.is_none());
+            prop_assert!(lo <= 0.0 && hi >= 0.0, "{v} {:?}", c.ci95);
+            prop_assert!(w.p >= ALPHA - 1e-12 || !(lo > 0.0 || hi < 0.0));
+            let (plo, phi) = printed_interval(&v).unwrap();
+            prop_assert!(plo <= 0.0 && phi >= 0.0, "{v}");
+            if v.starts_with("no significant difference") {
+                prop_assert!(within_resolution(&c));
+            }
+        } else {
+            prop_assert!(better.is_some(), "{v}");
+            prop_assert!(lo > 0.0 || hi < 0.0, "{v} {:?}", c.ci95);
+            prop_assert!(w.p < ALPHA, "{v}");
+            let (plo, phi) = printed_interval(&v).unwrap();
+            prop_assert!(plo >= 0.0 && phi > 0.0 && plo <= phi, "{v}");
+        }
+    }
+}
+
+#[test]
+fn environment_sizes() {
+    assert_eq!(
+        env_value("ram_bytes", "25769803776"),
+        "25769803776 (24.0 GiB)"
+    );
+    assert_eq!(env_value("kernel", "6.1"), "6.1");
+}
+
+#[test]
+fn words() {
+    assert_eq!(subject("dir_remove", "rate"), "directory removal");
+    assert_eq!(subject("write", "throughput"), "write throughput");
+    assert_eq!(subject("ReadX", "p99_latency"), "ReadX p99 latency");
+}
