@@ -314,6 +314,7 @@ fn judge(d: &StudyData, better: Option<usize>) -> Found {
         data: d,
         histograms: &h,
         differences: Vec::new(),
+        guest_calibration: None,
     };
     let r = build(&input, &ReportOptions::default()).expect("report");
     let primary: Vec<_> = r
