@@ -8,6 +8,7 @@ mod caps;
 pub mod dbench;
 pub mod fdtree;
 pub mod fio;
+pub mod fsops;
 pub mod iozone;
 pub mod param;
 pub mod testfile;
