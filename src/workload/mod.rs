@@ -10,6 +10,7 @@ pub mod fdtree;
 pub mod fio;
 pub mod fsops;
 pub mod iozone;
+pub mod mdtest;
 pub mod param;
 pub mod testfile;
 

@@ -60,6 +60,14 @@ impl NameBuf {
         self.buf.push(0);
     }
 
+    /// Append another name (`/` and the like are the caller's to add).
+    #[inline]
+    pub fn push_name(&mut self, other: &NameBuf) {
+        self.buf.pop();
+        self.buf.extend_from_slice(&other.buf[..other.len()]);
+        self.buf.push(0);
+    }
+
     /// Append `v` in decimal.
     #[inline]
     pub fn push_u64(&mut self, mut v: u64) {
@@ -112,6 +120,10 @@ mod tests {
         n.truncate(mark);
         n.push_u64(42);
         assert_eq!(n.as_cstr().to_bytes(), b"file.mdtest.0.42");
+        let mut m = NameBuf::new();
+        m.push_str("d/");
+        m.push_name(&n);
+        assert_eq!(m.as_cstr().to_bytes(), b"d/file.mdtest.0.42");
         n.push_str("a\0b");
         assert_eq!(n.as_str(), "file.mdtest.0.42ab");
         n.clear();
