@@ -14,7 +14,7 @@ use super::params::MdtestParams;
 use super::record::Keeper;
 use super::result::{Iteration, Phase, PhaseResult, Stonewall, PHASES};
 use super::team::Team;
-use super::walk::{ItemOp, Pace, Probe, WalkError, Walker};
+use super::walk::{ItemOp, Items, Pace, Probe, WalkError, Walker};
 use crate::workload::fsops::{CreateHow, Ops};
 use crate::workload::Observer;
 use anyhow::{anyhow, Context, Result};
@@ -41,6 +41,8 @@ pub struct Engine<'a, O: Ops, T: Team + ?Sized> {
     order: Option<Vec<u64>>,
     samples: [Sample; PHASES.len()],
     ran: Vec<Phase>,
+    /// `-W` as a duration (tests set a shorter one).
+    wall: Option<Duration>,
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -92,7 +94,13 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             order,
             samples: [Sample::default(); PHASES.len()],
             ran: Vec::new(),
+            wall: (params.stonewall > 0).then(|| Duration::from_secs(u64::from(params.stonewall))),
         }
+    }
+
+    /// The operations, once the engine is done (a test reads a recorder's log).
+    pub fn into_ops(self) -> O {
+        self.walker.ops
     }
 
     /// The operations (for a test to read a recorder's log).
@@ -158,15 +166,16 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         if steps.create {
             let made = if rank0 {
                 self.keeper.begin(&td).and_then(|()| {
-                    self.walker.ops.mkdir(base, &td_c).map_err(|e| {
+                    if let Err(e) = self.walker.ops.mkdir(base, &td_c) {
+                        // Never leave a record for a directory this run did not make.
+                        self.keeper.abandon(&td)?;
                         if e.kind() == std::io::ErrorKind::AlreadyExists {
-                            crate::error::usage(format!(
-                                "{td} already exists in the test directory (left by an earlier run?); remove it with a remove-only run (-r) or choose another -d"
-                            ))
-                        } else {
-                            anyhow!("mkdir {td}: {e}")
+                            crate::bail_usage!(
+                                "{td} already exists in -d (left by an earlier run?); remove it with a remove-only run (-r) if fslab made it, or choose another -d"
+                            );
                         }
-                    })?;
+                        return Err(anyhow!("mkdir {td}: {e}"));
+                    }
                     self.keeper.made(&td)
                 })
             } else {
@@ -241,56 +250,37 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         let (steps, unique, n) = (self.params.steps(), self.params.unique_dir, self.lay.items);
         let at = |s: Shift| {
             let owner = roles.owner(s);
-            (owner, roles.tree_of(owner, unique))
+            let tree = roles.tree_of(owner, unique);
+            Items {
+                tree,
+                kind: ItemKind::Dir,
+                owner,
+            }
         };
         if steps.create {
-            let (owner, tree) = at(Shift::Create);
+            let who = at(Shift::Create);
             self.timed(Phase::DirCreate, n, td, |w, _, _| {
-                let r = w.items_preorder(
-                    testdir,
-                    tree,
-                    ItemKind::Dir,
-                    owner,
-                    ItemOp::Mkdir,
-                    0..n,
-                    None,
-                )?;
+                let r = w.items_preorder(testdir, who, ItemOp::Mkdir, 0..n, None)?;
                 Ok(items(r.done))
             })?;
         }
         if steps.stat {
-            let (owner, tree) = at(Shift::Stat);
+            let who = at(Shift::Stat);
             self.timed(Phase::DirStat, n, td, |w, order, _| {
-                let done = w.probe(
-                    testdir,
-                    tree,
-                    ItemKind::Dir,
-                    owner,
-                    n,
-                    order.as_deref(),
-                    Probe::Stat,
-                )?;
+                let done = w.probe(testdir, who, n, order.as_deref(), Probe::Stat)?;
                 Ok(items(done))
             })?;
         }
         if steps.rename && n > 1 {
-            let (owner, tree) = at(Shift::Stat);
+            let who = at(Shift::Stat);
             self.timed(Phase::DirRename, n, td, |w, _, _| {
-                Ok(items(w.rename_dirs(testdir, tree, owner, n)?))
+                Ok(items(w.rename_dirs(testdir, who.tree, who.owner, n)?))
             })?;
         }
         if steps.remove {
-            let (owner, tree) = at(Shift::Remove);
+            let who = at(Shift::Remove);
             self.timed(Phase::DirRemove, n, td, |w, _, _| {
-                let r = w.items_preorder(
-                    testdir,
-                    tree,
-                    ItemKind::Dir,
-                    owner,
-                    ItemOp::Rmdir,
-                    0..n,
-                    None,
-                )?;
+                let r = w.items_preorder(testdir, who, ItemOp::Rmdir, 0..n, None)?;
                 Ok(items(r.done))
             })?;
         }
@@ -309,31 +299,33 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         let (steps, unique, n) = (p.steps(), p.unique_dir, self.lay.items);
         let at = |s: Shift| {
             let owner = roles.owner(s);
-            (owner, roles.tree_of(owner, unique))
+            let tree = roles.tree_of(owner, unique);
+            Items {
+                tree,
+                kind: ItemKind::File,
+                owner,
+            }
         };
         if steps.create {
-            let (owner, tree) = at(Shift::Create);
-            let how = CreateHow {
+            let who = at(Shift::Create);
+            let op = ItemOp::Create(CreateHow {
                 bytes: p.write_bytes,
                 fsync: p.sync,
                 exclusive: true,
                 mode: 0o664,
-            };
+            });
             let team = self.team;
-            let wall_secs = p.stonewall;
+            let wall_after = self.wall;
             count = self.timed(Phase::FileCreate, n, td, |w, _, t0| {
-                let op = ItemOp::Create(how);
-                let kind = ItemKind::File;
-                if wall_secs == 0 {
-                    let r = w.items_preorder(testdir, tree, kind, owner, op, 0..n, None)?;
+                let Some(after) = wall_after else {
+                    let r = w.items_preorder(testdir, who, op, 0..n, None)?;
                     return Ok(items(r.done));
-                }
-                let wall = t0 + Duration::from_secs(u64::from(wall_secs));
-                let first = w.items_preorder(testdir, tree, kind, owner, op, 0..n, Some(wall));
+                };
+                let first = w.items_preorder(testdir, who, op, 0..n, Some(t0 + after));
                 let at_wall = nanos(t0.elapsed());
                 let done = first.as_ref().map_or(0, |r| r.done);
                 // Collective on every rank, failed or not, so no rank waits for another.
-                let (s, m) = team.sum_max(&[done, u64::from(first.is_err())], &[done, at_wall]);
+                let (s, m) = team.sum_max(&[done, u64::from(first.is_err())], &[done]);
                 first?;
                 if s[1] > 0 {
                     return Err(WalkError::Io {
@@ -345,11 +337,12 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
                 let most = m[0];
                 // Wear-out: every rank catches up to the most any rank made.
                 if done < most {
-                    w.items_preorder(testdir, tree, kind, owner, op, done..most, None)?;
+                    w.items_preorder(testdir, who, op, done..most, None)?;
                 }
                 Ok(Sample {
                     items: most,
-                    wall: Some((s[0], m[1])),
+                    // This rank's figures at its stonewall; `combine` adds up the ranks'.
+                    wall: Some((done, at_wall)),
                     ..Sample::default()
                 })
             })?;
@@ -360,49 +353,24 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
                 .filter(|&v| v < count)
                 .collect::<Vec<u64>>()
         });
+        let order = order.as_deref();
         if steps.stat {
-            let (owner, tree) = at(Shift::Stat);
+            let who = at(Shift::Stat);
             self.timed(Phase::FileStat, count, td, |w, _, _| {
-                let done = w.probe(
-                    testdir,
-                    tree,
-                    ItemKind::File,
-                    owner,
-                    count,
-                    order.as_deref(),
-                    Probe::Stat,
-                )?;
-                Ok(items(done))
+                Ok(items(w.probe(testdir, who, count, order, Probe::Stat)?))
             })?;
         }
         if steps.read {
-            let (owner, tree) = at(Shift::Read);
+            let who = at(Shift::Read);
             let probe = Probe::Read(p.read_bytes);
             self.timed(Phase::FileRead, count, td, |w, _, _| {
-                let done = w.probe(
-                    testdir,
-                    tree,
-                    ItemKind::File,
-                    owner,
-                    count,
-                    order.as_deref(),
-                    probe,
-                )?;
-                Ok(items(done))
+                Ok(items(w.probe(testdir, who, count, order, probe)?))
             })?;
         }
         if steps.remove {
-            let (owner, tree) = at(Shift::Remove);
+            let who = at(Shift::Remove);
             self.timed(Phase::FileRemove, count, td, |w, _, _| {
-                let r = w.items_preorder(
-                    testdir,
-                    tree,
-                    ItemKind::File,
-                    owner,
-                    ItemOp::Unlink,
-                    0..count,
-                    None,
-                )?;
+                let r = w.items_preorder(testdir, who, ItemOp::Unlink, 0..count, None)?;
                 Ok(items(r.done))
             })?;
         }

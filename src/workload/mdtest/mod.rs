@@ -38,6 +38,7 @@ pub mod run;
 pub mod sweep;
 pub mod team;
 pub mod walk;
+mod walk_number;
 
 pub use engine::Engine;
 pub use layout::Layout;

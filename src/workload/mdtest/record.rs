@@ -19,8 +19,10 @@ use std::path::{Path, PathBuf};
 
 /// Bookkeeping of the test directories a run makes (rank 0 calls it).
 pub trait Keeper {
-    /// `testdir` is about to be made.
+    /// `testdir` is about to be made (refused if it or its record exists).
     fn begin(&mut self, testdir: &str) -> Result<()>;
+    /// Making `testdir` failed: forget what `begin` wrote.
+    fn abandon(&mut self, testdir: &str) -> Result<()>;
     /// `testdir` was made.
     fn made(&mut self, testdir: &str) -> Result<()>;
     /// A run without creation will use `testdir`: prove it is this kind of run's, and
@@ -41,6 +43,9 @@ pub struct NoRecords {
 
 impl Keeper for NoRecords {
     fn begin(&mut self, _: &str) -> Result<()> {
+        Ok(())
+    }
+    fn abandon(&mut self, _: &str) -> Result<()> {
         Ok(())
     }
     fn made(&mut self, t: &str) -> Result<()> {
@@ -204,8 +209,32 @@ impl FsKeeper {
     }
 }
 
+fn remove_record(dir: &Path, testdir: &str) -> Result<()> {
+    let p = path(dir, testdir);
+    match std::fs::remove_file(&p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot remove {}", p.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
 impl Keeper for FsKeeper {
     fn begin(&mut self, testdir: &str) -> Result<()> {
+        let target = self.dir.join(testdir);
+        if target.symlink_metadata().is_ok() {
+            crate::bail_usage!(
+                "{} already exists (left by an earlier run?); remove it with a remove-only run (-r) if fslab made it, or choose another -d",
+                target.display()
+            );
+        }
+        let rec = path(&self.dir, testdir);
+        if rec.symlink_metadata().is_ok() {
+            crate::bail_usage!(
+                "{} exists: an earlier run's record for a test directory that is gone; remove the record, or choose another -d",
+                rec.display()
+            );
+        }
         write(
             &self.dir,
             &Record {
@@ -221,6 +250,10 @@ impl Keeper for FsKeeper {
                 ino: None,
             },
         )
+    }
+
+    fn abandon(&mut self, testdir: &str) -> Result<()> {
+        remove_record(&self.dir, testdir)
     }
 
     fn made(&mut self, testdir: &str) -> Result<()> {
@@ -242,13 +275,7 @@ impl Keeper for FsKeeper {
     fn finished(&mut self, testdir: &str, files: u64, gone: bool) -> Result<()> {
         if gone {
             self.live.retain(|l| l != testdir);
-            let p = path(&self.dir, testdir);
-            return match std::fs::remove_file(&p) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(e).with_context(|| format!("cannot remove {}", p.display()))
-                }
-                _ => Ok(()),
-            };
+            return remove_record(&self.dir, testdir);
         }
         self.update(testdir, |r| r.files = Some(files))
     }

@@ -241,3 +241,102 @@ pub fn spread(iters: &[Iteration], phase: Phase, time: bool) -> Spread {
         sd,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn it(vals: &[(u64, f64)]) -> Vec<Iteration> {
+        vals.iter()
+            .enumerate()
+            .map(|(i, &(items, seconds))| Iteration {
+                index: i as u32,
+                phases: vec![PhaseResult {
+                    phase: Phase::FileStat,
+                    items,
+                    seconds,
+                    stonewall: None,
+                }],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rates_are_items_over_seconds_and_zero_without_items() {
+        let p = |items, seconds| PhaseResult {
+            phase: Phase::DirCreate,
+            items,
+            seconds,
+            stonewall: None,
+        };
+        assert_eq!(p(1000, 0.25).rate(), 4000.0);
+        assert_eq!(p(0, 0.25).rate(), 0.0);
+        assert_eq!(p(5, 0.0).rate(), 0.0);
+        let s = Stonewall {
+            items: 30,
+            seconds: 1.5,
+        };
+        assert_eq!(s.rate(), 20.0);
+    }
+
+    #[test]
+    fn spread_is_max_min_mean_and_sample_deviation() {
+        // Rates 2, 4, 4, 4, 5, 5, 7, 9: mean 5, sample variance 32/7.
+        let its = it(&[
+            (2, 1.0),
+            (4, 1.0),
+            (4, 1.0),
+            (4, 1.0),
+            (5, 1.0),
+            (5, 1.0),
+            (7, 1.0),
+            (9, 1.0),
+        ]);
+        let s = spread(&its, Phase::FileStat, false);
+        assert_eq!((s.max, s.min, s.mean), (9.0, 2.0, 5.0));
+        assert!((s.sd - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        let t = spread(&it(&[(10, 2.0), (10, 4.0)]), Phase::FileStat, true);
+        assert_eq!((t.max, t.min, t.mean), (4.0, 2.0, 3.0));
+        let one = spread(&it(&[(10, 2.0)]), Phase::FileStat, false);
+        assert_eq!(one.sd, 0.0, "one iteration: 0 as mdtest prints it");
+        // A phase that did not run counts as 0.
+        let none = spread(&it(&[(10, 2.0)]), Phase::DirStat, false);
+        assert_eq!((none.max, none.mean), (0.0, 0.0));
+    }
+
+    #[test]
+    fn metrics_name_the_phase_and_the_stonewall() {
+        let i = Iteration {
+            index: 0,
+            phases: vec![PhaseResult {
+                phase: Phase::FileCreate,
+                items: 100,
+                seconds: 2.0,
+                stonewall: Some(Stonewall {
+                    items: 60,
+                    seconds: 1.0,
+                }),
+            }],
+        };
+        let m: Vec<(String, String, f64)> = i
+            .metrics()
+            .into_iter()
+            .map(|m| (m.phase, m.name, m.value))
+            .collect();
+        let want = [
+            ("file_create", "rate", 50.0),
+            ("file_create", "elapsed", 2.0),
+            ("file_create", "items", 100.0),
+            ("file_create", "stonewall_rate", 60.0),
+            ("file_create", "stonewall_items", 60.0),
+            ("file_create", "stonewall_time", 1.0),
+        ];
+        assert_eq!(m.len(), want.len());
+        for ((p, n, v), (wp, wn, wv)) in m.iter().zip(want) {
+            assert_eq!((p.as_str(), n.as_str(), *v), (wp, wn, wv));
+        }
+        for ph in PHASES {
+            assert_eq!(Phase::of(ph.as_str()), Some(ph));
+        }
+    }
+}

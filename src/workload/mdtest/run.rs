@@ -170,6 +170,10 @@ pub fn run<T: Team + ?Sized>(
                     if let Err(s) = sweep(dir, &td, &shape) {
                         return Err(e.context(format!("{s:#}")));
                     }
+                    if out.made_dir {
+                        // Made by this run and now empty, or else left in place by rmdir.
+                        let _ = std::fs::remove_dir(dir);
+                    }
                 }
                 return Err(e);
             }

@@ -50,11 +50,14 @@ impl Team for Solo {
     }
 }
 
+/// One rank's contribution to an exchange: sums, maxima, an error message.
+type Slot = (Vec<u64>, Vec<u64>, Option<String>);
+
 /// What the threads of a [`Threads`] team share.
 struct Shared {
     barrier: Barrier,
     /// One slot per rank for the values being combined.
-    slots: Mutex<Vec<(Vec<u64>, Vec<u64>, Option<String>)>>,
+    slots: Mutex<Vec<Slot>>,
 }
 
 /// Ranks as threads of one process: give each thread one of [`Threads::new`]'s members.
@@ -83,11 +86,7 @@ impl Threads {
 
     /// Put this rank's values in its slot, wait for all, read every slot, wait again (so no
     /// slot is overwritten before all have read it).
-    fn exchange<R>(
-        &self,
-        mine: (Vec<u64>, Vec<u64>, Option<String>),
-        read: impl FnOnce(&[(Vec<u64>, Vec<u64>, Option<String>)]) -> R,
-    ) -> R {
+    fn exchange<R>(&self, mine: Slot, read: impl FnOnce(&[Slot]) -> R) -> R {
         let lock = || self.shared.slots.lock().unwrap_or_else(|p| p.into_inner());
         lock()[self.rank as usize] = mine;
         self.shared.barrier.wait();
