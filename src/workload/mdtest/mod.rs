@@ -39,6 +39,7 @@ pub mod sweep;
 pub mod team;
 pub mod walk;
 mod walk_number;
+pub mod workload;
 
 pub use engine::Engine;
 pub use layout::Layout;
@@ -46,5 +47,6 @@ pub use params::{MdtestParams, FLAGS};
 pub use parse::{parse, Invocation};
 pub use report::Print;
 pub use result::{Iteration, Phase, PhaseResult, PHASES};
-pub use run::{run, Backend, Options, Outcome};
+pub use run::{run, Backend, Options, Outcome, Session};
 pub use team::{Solo, Team, Threads};
+pub use workload::Mdtest;

@@ -1,7 +1,7 @@
-//! A whole mdtest run on one rank: the `-d` directory, every iteration on the real file
-//! system (or the null backend), records of what it made, and the sweep of a failed
-//! iteration's test directory — only what this run made or proved to be fslab's, and only
-//! when the run makes or removes test directories.
+//! A whole mdtest run on one rank ([`Session`], [`run`]): the `-d` directory, every
+//! iteration on the real file system (or the null backend), records of what it made, and the
+//! sweep of a failed iteration's test directory — only what this run made or proved to be
+//! fslab's, and only when the run makes or removes test directories.
 
 use super::engine::Engine;
 use super::layout::{test_dir, Layout};
@@ -13,7 +13,7 @@ use super::team::Team;
 use crate::workload::fsops::{FsOps, NullOps};
 use crate::workload::{Observer, Requirements};
 use anyhow::{anyhow, Context, Result};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Where the operations go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -110,6 +110,135 @@ fn prepare_dir(dir: &Path) -> Result<bool> {
     }
 }
 
+/// A run in progress on one rank: `-d` prepared, records kept, iterations run one by one.
+/// It holds no descriptor between iterations, so a study may remount the file system
+/// between repetitions.
+pub struct Session {
+    p: MdtestParams,
+    lay: Layout,
+    shape: Shape,
+    dir: PathBuf,
+    opts: Options,
+    keeper: Box<dyn Keeper>,
+    seed: Option<u32>,
+    /// This session made `-d`.
+    pub made_dir: bool,
+}
+
+impl Session {
+    /// Validate `p`, make `dir` if it is missing (rank 0, one level, as mdtest), check that
+    /// the run fits, and agree on the random order's seed. Collective.
+    pub fn open<T: Team + ?Sized>(
+        p: &MdtestParams,
+        dir: &Path,
+        team: &T,
+        opts: Options,
+    ) -> Result<Session> {
+        let lay = p.validate()?;
+        let seed = seed(p, team);
+        let shape = Shape::new(p, lay, team.size());
+        let mut made_dir = false;
+        let keeper: Box<dyn Keeper> = match opts.backend {
+            Backend::Null => Box::new(NoRecords::default()),
+            Backend::Fs => {
+                let made = if team.rank() == 0 {
+                    prepare_dir(dir).and_then(|m| {
+                        if !p.steps().create {
+                            return Ok(m);
+                        }
+                        let need = requirements(p, &lay, team.size());
+                        crate::workload::check_fits(dir, need, "this mdtest run").map(|()| m)
+                    })
+                } else {
+                    Ok(false)
+                };
+                made_dir = made.as_ref().is_ok_and(|m| *m);
+                team.agree(made.map(|_| ()))?;
+                Box::new(FsKeeper::new(dir, shape))
+            }
+        };
+        Ok(Session {
+            p: p.clone(),
+            lay,
+            shape,
+            dir: dir.to_path_buf(),
+            opts,
+            keeper,
+            seed,
+            made_dir,
+        })
+    }
+
+    /// The random order's seed (rank 0's), when `-R`.
+    pub fn seed(&self) -> Option<u32> {
+        self.seed
+    }
+
+    /// The layout of the run.
+    pub fn layout(&self) -> Layout {
+        self.lay
+    }
+
+    /// Run iteration `j` (test directory `test-dir.<j>-0`). Collective. A failed or
+    /// interrupted iteration that made or was removing its test directory has it swept
+    /// (unless `keep`); the error says what the sweep left.
+    pub fn iteration<T: Team + ?Sized>(
+        &mut self,
+        j: u32,
+        team: &T,
+        obs: &dyn Observer,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Iteration> {
+        let (p, lay, seed) = (&self.p, self.lay, self.seed);
+        if self.opts.backend == Backend::Null {
+            let keeper = self.keeper.as_mut();
+            return Engine::new(p, lay, team, NullOps, keeper, obs, stop, seed).iteration(&(), j);
+        }
+        let base = FsOps::open_path(&self.dir)
+            .map_err(|e| anyhow!("cannot open -d {}: {e}", self.dir.display()));
+        team.agree(base.as_ref().map(|_| ()).map_err(|e| anyhow!("{e}")))?;
+        let base = base?;
+        let ops = FsOps::with_buffers(p.write_bytes, p.read_bytes);
+        let keeper = self.keeper.as_mut();
+        let r = Engine::new(p, lay, team, ops, keeper, obs, stop, seed).iteration(&base, j);
+        drop(base);
+        let Err(e) = r else {
+            return r;
+        };
+        // Every rank stops touching the test directory before rank 0 sweeps it.
+        team.barrier();
+        let td = test_dir(j);
+        let steps = p.steps();
+        let ours = self.keeper.owned().contains(&td);
+        if team.rank() == 0 && ours && !self.opts.keep && (steps.create || steps.remove) {
+            if let Err(s) = sweep(&self.dir, &td, &self.shape) {
+                return Err(e.context(format!("{s:#}")));
+            }
+            if self.made_dir {
+                // Made by this run and now empty, or else left in place by rmdir.
+                let _ = std::fs::remove_dir(&self.dir);
+            }
+        }
+        Err(e)
+    }
+
+    /// End the run: remove `-d` if this run made it and removed what it put there.
+    /// Returns notes for the user. Collective.
+    pub fn close<T: Team + ?Sized>(self, team: &T) -> Vec<String> {
+        let mut notes = Vec::new();
+        if team.rank() == 0 && self.made_dir && self.p.steps().remove {
+            if let Err(e) = std::fs::remove_dir(&self.dir) {
+                notes.push(format!(
+                    "left -d {} in place: {e} (something else was put in it)",
+                    self.dir.display()
+                ));
+            }
+        }
+        team.barrier();
+        notes
+    }
+}
+
 /// Run every iteration of `p` in `dir` on this rank of `team`.
 pub fn run<T: Team + ?Sized>(
     p: &MdtestParams,
@@ -119,76 +248,18 @@ pub fn run<T: Team + ?Sized>(
     obs: &dyn Observer,
     stop: &dyn Fn() -> bool,
 ) -> Result<Outcome> {
-    let lay = p.validate()?;
-    let seed = seed(p, team);
-    let mut out = Outcome {
-        iterations: Vec::new(),
-        seed,
-        made_dir: false,
-        notes: Vec::new(),
-    };
-    if opts.backend == Backend::Null {
-        let mut keeper = NoRecords::default();
-        let mut engine = Engine::new(p, lay, team, NullOps, &mut keeper, obs, stop, seed);
-        for j in 0..p.iterations {
-            out.iterations.push(engine.iteration(&(), j)?);
-        }
-        return Ok(out);
-    }
-    let rank0 = team.rank() == 0;
-    let made = if rank0 {
-        prepare_dir(dir).and_then(|m| {
-            if !p.steps().create {
-                return Ok(m);
-            }
-            let need = requirements(p, &lay, team.size());
-            crate::workload::check_fits(dir, need, "this mdtest run").map(|()| m)
-        })
-    } else {
-        Ok(false)
-    };
-    out.made_dir = made.as_ref().is_ok_and(|m| *m);
-    team.agree(made.map(|_| ()))?;
-    let base = FsOps::open_path(dir).map_err(|e| anyhow!("cannot open -d {}: {e}", dir.display()));
-    team.agree(base.as_ref().map(|_| ()).map_err(|e| anyhow!("{e}")))?;
-    let base = base?;
-    let shape = Shape::new(p, lay, team.size());
-    let mut keeper = FsKeeper::new(dir, shape);
-    let ops = FsOps::with_buffers(p.write_bytes, p.read_bytes);
-    let mut engine = Engine::new(p, lay, team, ops, &mut keeper, obs, stop, seed);
-    let steps = p.steps();
+    let mut s = Session::open(p, dir, team, opts)?;
+    let mut iterations = Vec::new();
     for j in 0..p.iterations {
-        match engine.iteration(&base, j) {
-            Ok(it) => out.iterations.push(it),
-            Err(e) => {
-                drop(engine);
-                // Every rank stops touching the test directory before rank 0 sweeps it.
-                team.barrier();
-                let td = test_dir(j);
-                let ours = keeper.owned().contains(&td);
-                if rank0 && ours && !opts.keep && (steps.create || steps.remove) {
-                    if let Err(s) = sweep(dir, &td, &shape) {
-                        return Err(e.context(format!("{s:#}")));
-                    }
-                    if out.made_dir {
-                        // Made by this run and now empty, or else left in place by rmdir.
-                        let _ = std::fs::remove_dir(dir);
-                    }
-                }
-                return Err(e);
-            }
-        }
+        iterations.push(s.iteration(j, team, obs, stop)?);
     }
-    if rank0 && out.made_dir && steps.remove {
-        if let Err(e) = std::fs::remove_dir(dir) {
-            out.notes.push(format!(
-                "left -d {} in place: {e} (something else was put in it)",
-                dir.display()
-            ));
-        }
-    }
-    team.barrier();
-    Ok(out)
+    let (seed, made_dir) = (s.seed(), s.made_dir);
+    Ok(Outcome {
+        iterations,
+        seed,
+        made_dir,
+        notes: s.close(team),
+    })
 }
 
 /// Sweep test directory `td` in `dir` and remove its record when it is gone.

@@ -257,6 +257,27 @@ pub fn sweep_testdir(dir: &Path, testdir: &str, shape: &Shape) -> std::io::Resul
     Ok(out)
 }
 
+/// Remove what a killed run left of test directory `testdir` in `dir` (for `fslab cleanup`):
+/// only if its record proves it is fslab's (the record's own shape, device and inode), and
+/// then only mdtest's names of that shape; the record goes when the directory is gone.
+pub fn sweep_recorded(dir: &Path, testdir: &str) -> anyhow::Result<Swept> {
+    let Some(rec) = super::record::read(dir, testdir)? else {
+        crate::bail_usage!(
+            "{} has no fslab record, so fslab will not remove it",
+            dir.join(testdir).display()
+        );
+    };
+    if dir.join(testdir).symlink_metadata().is_err() {
+        std::fs::remove_file(super::record::path(dir, testdir))?;
+        return Ok(Swept::default());
+    }
+    super::record::verify(dir, testdir, &rec.shape)?;
+    let swept = sweep_testdir(dir, testdir, &rec.shape)?;
+    let swept = swept.into_result(&dir.join(testdir))?;
+    std::fs::remove_file(super::record::path(dir, testdir))?;
+    Ok(swept)
+}
+
 #[cfg(test)]
 #[path = "sweep_tests.rs"]
 mod tests;

@@ -167,3 +167,39 @@ fn a_test_directory_that_is_not_one_is_left_alone() {
     );
     assert!(t.path().join("test-dir.2-0/mdtest_tree.1.0").is_dir());
 }
+
+#[test]
+fn a_killed_runs_test_directory_is_removed_through_its_record_only() {
+    use crate::workload::mdtest::record::{FsKeeper, Keeper};
+    let t = tempfile::tempdir().unwrap();
+    let sh = shape(&["-I", "2", "-z", "1", "-b", "2"], 2);
+    let mut k = FsKeeper::new(t.path(), sh);
+    k.begin("test-dir.0-0").unwrap();
+    plant(t.path());
+    k.made("test-dir.0-0").unwrap();
+    let s = sweep_recorded(t.path(), "test-dir.0-0").unwrap();
+    assert_eq!(s.files, 2);
+    assert!(names_in(t.path()).is_empty(), "directory and record gone");
+    // No record: refused, nothing touched.
+    plant(t.path());
+    let e = sweep_recorded(t.path(), "test-dir.0-0").unwrap_err();
+    assert_eq!(crate::error::exit_code(&e), 2);
+    assert!(t
+        .path()
+        .join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.0")
+        .is_file());
+    // A record whose directory is gone: the record goes.
+    let mut k = FsKeeper::new(t.path(), sh);
+    k.begin("test-dir.5-0").unwrap();
+    sweep_recorded(t.path(), "test-dir.5-0").unwrap();
+    assert_eq!(names_in(t.path()), ["test-dir.0-0"]);
+}
+
+fn names_in(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
