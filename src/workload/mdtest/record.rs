@@ -7,8 +7,10 @@
 //! fewer), and removed with the directory. A run that works on an existing test directory
 //! (no `-C`: `-T`, `-E`, `-r`) first proves it is fslab's and of the same shape: a plain
 //! `test-dir.<j>-0` name, a real directory (not a symbolic link), a record naming it whose
-//! device and inode match and whose shape equals this run's. Otherwise it is refused and
-//! nothing is touched.
+//! device and inode match and whose shape equals this run's, with no mount inside it.
+//! Otherwise it is refused and nothing is touched. A record without an inode (a run killed
+//! between the `mkdir` and completing the record) covers only a directory born within
+//! [`CREATE_WINDOW`] after the record was written.
 
 use super::layout::Layout;
 use super::params::MdtestParams;
@@ -16,6 +18,10 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+/// How long after writing a record a run may make the test directory and still have a
+/// record without an inode accepted for it (see the module header).
+pub const CREATE_WINDOW: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Bookkeeping of the test directories a run makes (rank 0 calls it).
 pub trait Keeper {
@@ -153,11 +159,22 @@ pub fn is_test_dir_name(name: &str) -> bool {
         })
 }
 
+/// Write (or replace) a record, atomically. The temporary file is made exclusively (a file or
+/// link left at its name is removed, never written through).
 fn write(dir: &Path, rec: &Record) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let dest = path(dir, &rec.testdir);
     let tmp = dir.join(format!(".fslab-mdtest.{}.tmp", rec.testdir));
     let text = serde_json::to_string_pretty(rec)?;
-    std::fs::write(&tmp, text + "\n")
+    let _ = std::fs::remove_file(&tmp);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all((text + "\n").as_bytes()))
         .and_then(|_| std::fs::rename(&tmp, &dest))
         .with_context(|| format!("cannot write the test directory record {}", dest.display()))
 }
@@ -165,7 +182,8 @@ fn write(dir: &Path, rec: &Record) -> Result<()> {
 /// Read the record of `testdir` in `dir`, if there is one.
 pub fn read(dir: &Path, testdir: &str) -> Result<Option<Record>> {
     let p = path(dir, testdir);
-    match std::fs::read_to_string(&p) {
+    let limit = crate::safe::input::RECORD_LIMIT;
+    match crate::safe::input::read_text_limited(&p, limit, "an mdtest record") {
         Ok(text) => {
             let rec: Record = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not an fslab mdtest record", p.display()))?;
@@ -178,7 +196,9 @@ pub fn read(dir: &Path, testdir: &str) -> Result<Option<Record>> {
             }
             Ok(Some(rec))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(crate::safe::input::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
+        }
         Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
     }
 }
@@ -321,14 +341,24 @@ pub fn verify(dir: &Path, testdir: &str, shape: &Shape) -> Result<Record> {
             )))
         }
     };
-    if let (Some(dev), Some(ino)) = (rec.dev, rec.ino) {
-        if dev != md.dev() || ino != md.ino() {
-            crate::bail_usage!(
-                "{} is not the directory fslab made (its inode differs from the record {}); fslab will not touch it",
-                p.display(),
-                path(dir, testdir).display()
-            );
+    match (rec.dev, rec.ino) {
+        (Some(dev), Some(ino)) => {
+            if dev != md.dev() || ino != md.ino() {
+                crate::bail_usage!(
+                    "{} is not the directory fslab made (its inode differs from the record {}); fslab will not touch it",
+                    p.display(),
+                    path(dir, testdir).display()
+                );
+            }
         }
+        _ => born_after_record(dir, testdir, &rec)?,
+    }
+    if let Some(m) = mount_inside(&p) {
+        crate::bail_usage!(
+            "{} has a mount inside it ({}); fslab never works across a mount: unmount it first",
+            p.display(),
+            m.display()
+        );
     }
     if rec.shape != *shape {
         crate::bail_usage!(
@@ -339,6 +369,45 @@ pub fn verify(dir: &Path, testdir: &str, shape: &Shape) -> Result<Record> {
         );
     }
     Ok(rec)
+}
+
+/// A record without an inode is accepted only for a test directory that came into being
+/// (statx birth time) within [`CREATE_WINDOW`] after the record was written: the run that
+/// wrote it was killed between making the directory and completing the record. A directory
+/// made before the record, or later, is someone else's.
+fn born_after_record(dir: &Path, testdir: &str, rec: &Record) -> Result<()> {
+    let refuse = |why: &str| {
+        crate::error::usage(format!(
+            "{}'s record {} has no inode and {why}, so fslab cannot tell it made the directory and will not touch it; remove it yourself if it is not needed",
+            dir.join(testdir).display(),
+            path(dir, testdir).display()
+        ))
+    };
+    let at = chrono::DateTime::parse_from_rfc3339(&rec.created_at)
+        .ok()
+        .and_then(|t| t.timestamp_nanos_opt())
+        .ok_or_else(|| refuse("an unreadable time"))?;
+    let fd = rustix::fs::open(
+        dir,
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| refuse(&e.to_string()))?;
+    // Record times are kept to the millisecond, file-system clocks are coarse (a tick).
+    let from = i128::from(at) - 100_000_000;
+    let to = i128::from(at) + CREATE_WINDOW.as_nanos() as i128;
+    let name = std::ffi::OsStr::new(testdir);
+    crate::safe::beneath::born_between(std::os::fd::AsFd::as_fd(&fd), name, from, to)
+        .map_err(|e| refuse(&e))
+}
+
+/// A mount point at or below `dir`, if any (`/proc/self/mountinfo`).
+pub fn mount_inside(dir: &Path) -> Option<PathBuf> {
+    let canon = std::fs::canonicalize(dir).ok()?;
+    crate::sysinfo::mounts()
+        .into_iter()
+        .map(|m| m.mount_point)
+        .find(|m| m.starts_with(&canon))
 }
 
 #[cfg(test)]

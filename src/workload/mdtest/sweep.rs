@@ -13,7 +13,9 @@
 //!   never followed and never removed;
 //! * files go with `unlink`, directories with `rmdir`, which fails on a directory that
 //!   still holds anything: an entry mdtest did not make keeps its directory and every
-//!   directory above it, and is named in the result, never deleted.
+//!   directory above it, and is named in the result, never deleted;
+//! * never across a mount: a directory on another mount than the test directory is kept
+//!   whole, and so is a test directory with a mount anywhere inside.
 
 use super::layout::Layout;
 use super::record::Shape;
@@ -144,15 +146,27 @@ fn rmdir(dir: &OwnedFd, name: &CStr, shown: &str, out: &mut Swept) {
     }
 }
 
-/// `node` is the tree directory `dir` (at `depth`) of tree `tree`, or `None` for the test
-/// directory itself.
-fn sweep_dir(
-    dir: &OwnedFd,
-    at: Option<(Option<u64>, u64, u32)>,
-    shape: &Shape,
-    rel: &str,
-    out: &mut Swept,
-) {
+/// Is `child` on another mount than the test directory (mount id `top`, device `dev`)?
+fn other_mount(child: &OwnedFd, top: Option<u64>, dev: u64) -> bool {
+    use std::os::fd::AsFd;
+    match (top, crate::safe::beneath::mount_id(child.as_fd())) {
+        (Some(a), Some(b)) => a != b,
+        // No mount ids from this kernel: another device is another mount.
+        _ => rustix::fs::fstat(child).map_or(true, |st| st.st_dev != dev),
+    }
+}
+
+/// Where the sweep is: the test directory's mount (id, device) and, below the test
+/// directory, which tree directory it is in (tree, number, depth).
+#[derive(Clone, Copy)]
+struct At {
+    mount: (Option<u64>, u64),
+    node: Option<(Option<u64>, u64, u32)>,
+}
+
+/// Sweep the entries of `dir` (the test directory, or a tree directory).
+fn sweep_dir(dir: &OwnedFd, here: At, shape: &Shape, rel: &str, out: &mut Swept) {
+    let at = here.node;
     let names = match entries(dir) {
         Ok(n) => n,
         Err(e) => {
@@ -186,10 +200,22 @@ fn sweep_dir(
                         continue;
                     }
                 };
+                if other_mount(&sub, here.mount.0, here.mount.1) {
+                    out.kept.push(format!(
+                        "{shown} (another mount; fslab never removes across a mount)"
+                    ));
+                    continue;
+                }
                 let depth = at.map_or(0, |a| a.2 + 1);
                 match child {
                     // A tree directory: sweep what it may hold.
-                    Some(c) => sweep_dir(&sub, Some((tree, c, depth)), shape, &shown, out),
+                    Some(c) => {
+                        let below = At {
+                            node: Some((tree, c, depth)),
+                            ..here
+                        };
+                        sweep_dir(&sub, below, shape, &shown, out)
+                    }
                     // A directory item: mdtest made it empty; anything inside is not ours.
                     None => {
                         for n in entries(&sub).unwrap_or_default() {
@@ -237,12 +263,27 @@ pub fn sweep_testdir(dir: &Path, testdir: &str, shape: &Shape) -> std::io::Resul
             return Ok(out);
         }
     }
+    // Never across a mount: a test directory with anything mounted inside is left whole.
+    if let Some(m) = super::record::mount_inside(&dir.join(testdir)) {
+        out.kept.push(format!(
+            "{testdir} (a mount inside it: {}; unmount it first)",
+            m.display()
+        ));
+        return Ok(out);
+    }
     let fd = match open_dir(&base, &name) {
         Ok(fd) => fd,
         Err(Errno::NOENT) => return Ok(out),
         Err(e) => return Err(e.into()),
     };
-    sweep_dir(&fd, None, shape, testdir, &mut out);
+    let top = At {
+        mount: (
+            crate::safe::beneath::mount_id(std::os::fd::AsFd::as_fd(&fd)),
+            rustix::fs::fstat(&fd)?.st_dev,
+        ),
+        node: None,
+    };
+    sweep_dir(&fd, top, shape, testdir, &mut out);
     drop(fd);
     match rustix::fs::unlinkat(&base, &name, AtFlags::REMOVEDIR) {
         Ok(()) => out.dirs += 1,

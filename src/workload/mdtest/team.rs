@@ -27,7 +27,7 @@ pub trait Team {
     /// Rank 0's `v` on every rank.
     fn broadcast(&self, v: u64) -> u64 {
         let mine = if self.rank() == 0 { v } else { 0 };
-        self.sum_max(&[mine], &[]).0.first().copied().unwrap_or(v)
+        self.sum_max(&[mine], &[0]).0.first().copied().unwrap_or(v)
     }
 }
 
