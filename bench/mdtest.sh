@@ -129,7 +129,7 @@ done
 # fslab's own cost per operation: the same walks, no system calls.
 null_out=$(FSLAB_MDTEST_BACKEND=null "$CORE" -n "$NULL_N" -d "$WORK/null-never-made" | rates)
 
-python3 "$HERE/mdtest_report.py" "$RAW" "$OUT" \
+python3 -B "$HERE/mdtest_report.py" "$RAW" "$OUT" \
   --pairs "$PAIRS" --n "$N" --null-n "$NULL_N" --ior "$IOR_REV" --nice "$NICE" \
   --machine "$(uname -sr), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs" \
   --load "$(cut -d' ' -f1-3 /proc/loadavg)" \

@@ -1,4 +1,4 @@
-//! File-system operations shared by the metadata engines (fdtree, mdtest): one trait,
+//! File-system operations shared by the metadata engines (fdtree and its successors): one trait,
 //! [`Ops`], with three implementations —
 //!
 //! * [`FsOps`]: the real file system through raw system calls (rustix, no libc buffering);
@@ -31,14 +31,14 @@ use std::io;
 pub struct CreateHow {
     /// Zero bytes written after the open (in writes of at most 1 MiB).
     pub bytes: u64,
-    /// `fsync` the file after its data is written (mdtest's `-y`; only when `bytes > 0`, as
-    /// mdtest syncs after each write and writes nothing for empty files).
+    /// `fsync` the file after its data is written (only when `bytes > 0`: the sync follows
+    /// the write, and an empty file has none).
     pub fsync: bool,
     /// `O_EXCL`: fail if the name exists, so an engine never writes into an entry it did not
     /// make. Without it the file is truncated (fdtree's `dd` behaviour).
     pub exclusive: bool,
     /// Permission bits before the umask: 0644 as fdtree's `dd` leaves them under the usual
-    /// umask, 0664 as mdtest asks.
+    /// umask, 0664 for group-writable files.
     pub mode: u32,
 }
 

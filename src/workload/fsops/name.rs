@@ -1,5 +1,5 @@
 //! A reusable C-string builder for entry names and short relative paths: the engines build
-//! millions of names (`file.mdtest.0.123456`, `L3F10`) and must not allocate for each.
+//! millions of names (`file.item.0.123456`, `L3F10`) and must not allocate for each.
 
 use std::ffi::CStr;
 
@@ -107,25 +107,25 @@ mod tests {
     fn builds_names_and_truncates_to_a_mark() {
         let mut n = NameBuf::new();
         assert!(n.is_empty());
-        n.push_str("file.mdtest.");
+        n.push_str("file.item.");
         n.push_u64(0);
         n.push_str(".");
         let mark = n.len();
         n.push_u64(18_446_744_073_709_551_615);
-        assert_eq!(n.as_str(), "file.mdtest.0.18446744073709551615");
+        assert_eq!(n.as_str(), "file.item.0.18446744073709551615");
         assert_eq!(
             n.as_cstr().to_bytes(),
-            b"file.mdtest.0.18446744073709551615"
+            b"file.item.0.18446744073709551615"
         );
         n.truncate(mark);
         n.push_u64(42);
-        assert_eq!(n.as_cstr().to_bytes(), b"file.mdtest.0.42");
+        assert_eq!(n.as_cstr().to_bytes(), b"file.item.0.42");
         let mut m = NameBuf::new();
         m.push_str("d/");
         m.push_name(&n);
-        assert_eq!(m.as_cstr().to_bytes(), b"d/file.mdtest.0.42");
+        assert_eq!(m.as_cstr().to_bytes(), b"d/file.item.0.42");
         n.push_str("a\0b");
-        assert_eq!(n.as_str(), "file.mdtest.0.42ab");
+        assert_eq!(n.as_str(), "file.item.0.42ab");
         n.clear();
         assert_eq!(n.as_cstr().to_bytes(), b"");
     }
