@@ -113,10 +113,7 @@ mod tests {
         let mark = n.len();
         n.push_u64(18_446_744_073_709_551_615);
         assert_eq!(n.as_str(), "file.item.0.18446744073709551615");
-        assert_eq!(
-            n.as_cstr().to_bytes(),
-            b"file.item.0.18446744073709551615"
-        );
+        assert_eq!(n.as_cstr().to_bytes(), b"file.item.0.18446744073709551615");
         n.truncate(mark);
         n.push_u64(42);
         assert_eq!(n.as_cstr().to_bytes(), b"file.item.0.42");
