@@ -8,7 +8,9 @@ mod caps;
 pub mod dbench;
 pub mod fdtree;
 pub mod fio;
+pub mod fsops;
 pub mod iozone;
+pub mod mdtest;
 pub mod param;
 pub mod testfile;
 

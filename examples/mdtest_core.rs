@@ -1,0 +1,147 @@
+//! fslab's mdtest engine with mdtest's command line and output, for `bench/mdtest.sh` until
+//! `fslab mdtest` exists: runs the engine as one rank on `-d` and prints what mdtest prints
+//! (the lines before the table, `SUMMARY rate`, `SUMMARY time` with `-P`).
+//!
+//!     cargo run --release --example mdtest_core -- -n 10000 -d /mnt/test/out
+//!     FSLAB_MDTEST_BACKEND=null cargo run --release --example mdtest_core -- -n 1000000
+//!
+//! `FSLAB_MDTEST_BACKEND=null` runs the same walks without system calls (fslab's own cost
+//! per operation). `FSLAB_MDTEST_RANKS=N` runs N ranks as threads of this process (the
+//! engine's `Threads` team) until the MPI layer calls the engine with real ranks. Exit codes: 0 done, 2 bad flags or a refused directory, 1 a failed run,
+//! 130 interrupted.
+
+use fslab::workload::mdtest::{self, report, Backend, Options, Outcome, Solo, Threads};
+use fslab::workload::param::Words;
+use fslab::workload::Quiet;
+use std::path::Path;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!(
+            "usage: mdtest_core [mdtest flags]   (fslab's mdtest engine, one rank; see src/workload/mdtest/parse.rs for the flags)"
+        );
+        return ExitCode::SUCCESS;
+    }
+    let inv = match mdtest::parse(&args) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("mdtest_core: {}", e.render(Words::Flags(mdtest::FLAGS)));
+            return ExitCode::from(2);
+        }
+    };
+    let lay = match inv.params.validate() {
+        Ok(l) => l,
+        Err(e) => {
+            let e = fslab::workload::param::in_words(e, Words::Flags(mdtest::FLAGS));
+            eprintln!("mdtest_core: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let backend = match std::env::var("FSLAB_MDTEST_BACKEND").as_deref() {
+        Ok("null") => Backend::Null,
+        _ => Backend::Fs,
+    };
+    let ranks: u32 = match std::env::var("FSLAB_MDTEST_RANKS") {
+        Err(_) => 1,
+        Ok(v) => match v.parse() {
+            Ok(n) if n >= 1 => n,
+            _ => {
+                eprintln!(
+                    "mdtest_core: FSLAB_MDTEST_RANKS={v}: give a number of ranks of 1 or more"
+                );
+                return ExitCode::from(2);
+            }
+        },
+    };
+    if let Err(e) = fslab::signal::install() {
+        eprintln!("mdtest_core: cannot install the signal handlers: {e}");
+        return ExitCode::from(1);
+    }
+    let started = chrono::Local::now();
+    let warnings = inv
+        .params
+        .notes()
+        .iter()
+        .map(|n| n.render(Words::Flags(mdtest::FLAGS)))
+        .collect();
+    // The file system the test directories go on (-d may not exist yet).
+    let fs_of = if inv.dir.exists() {
+        inv.dir.clone()
+    } else {
+        inv.dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf()
+    };
+    print!(
+        "{}",
+        report::preamble(&report::Preamble {
+            started: report::timestamp(started),
+            ranks,
+            nodes: 1,
+            command: report::command_line("mdtest_core", &args),
+            warnings,
+            fs: report::fs_lines(&fs_of).map(|s| s.replacen(
+                &fs_of.display().to_string(),
+                &inv.dir.display().to_string(),
+                1
+            )),
+            seed: None,
+            tasks: report::tasks_line(&inv.params, &lay, ranks),
+        })
+    );
+    let opts = Options {
+        backend,
+        keep: false,
+    };
+    let stop = fslab::signal::interrupted;
+    let result: anyhow::Result<Outcome> = if ranks == 1 {
+        mdtest::run(&inv.params, &inv.dir, &Solo, opts, &Quiet, &stop)
+    } else {
+        let team = Threads::new(ranks);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = team
+                .iter()
+                .map(|t| {
+                    let (p, dir, stop) = (&inv.params, &inv.dir, &stop);
+                    s.spawn(move || mdtest::run(p, dir, t, opts, &Quiet, stop))
+                })
+                .collect();
+            let mut outs: Vec<anyhow::Result<Outcome>> = handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a rank panicked")))
+                })
+                .collect();
+            // Rank 0's outcome speaks for all (its error names every failed rank).
+            outs.swap_remove(0)
+        })
+    };
+    match result {
+        Ok(out) => {
+            if let Some(seed) = out.seed {
+                println!("random seed: {seed}");
+            }
+            print!(
+                "{}",
+                report::tables(&out.iterations, &inv.params, inv.print)
+            );
+            print!("{}", report::finished(chrono::Local::now()));
+            for n in out.notes {
+                eprintln!("mdtest_core: {n}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("mdtest_core: {e:#}");
+            ExitCode::from(match fslab::error::exit_code(&e) {
+                2 if e.downcast_ref::<fslab::error::UsageError>().is_none() => 1,
+                c => c,
+            })
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! File-system operations shared by the metadata engines (fdtree and its successors): one trait,
+//! [`Ops`], with three implementations —
+//!
+//! * [`FsOps`]: the real file system through raw system calls (rustix, no libc buffering);
+//!   every operation is relative to an open directory (`mkdirat`, `openat`, `fstatat`,
+//!   `renameat`, `unlinkat` on `O_PATH` descriptors), so the kernel never walks a long path
+//!   again;
+//! * [`NullOps`]: no system calls at all, to measure an engine's own cost per operation;
+//! * [`Recorder`]: a recording double for tests that keeps a model of the tree it was asked
+//!   to build, so a test can assert the exact sequence of operations *and* that each one
+//!   would have succeeded (no `stat` of a file never made, no `rmdir` of a full directory).
+//!
+//! Names are `&CStr` built by the caller without allocation ([`NameBuf`]); a name may hold
+//! several components (`a/b/c`), which the kernel resolves below the given directory.
+
+mod fs;
+mod name;
+mod null;
+mod recorder;
+
+pub use fs::FsOps;
+pub use name::NameBuf;
+pub use null::NullOps;
+pub use recorder::Recorder;
+
+use std::ffi::CStr;
+use std::io;
+
+/// How [`Ops::create`] makes a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CreateHow {
+    /// Zero bytes written after the open (in writes of at most 1 MiB).
+    pub bytes: u64,
+    /// `fsync` the file after its data is written (only when `bytes > 0`: the sync follows
+    /// the write, and an empty file has none).
+    pub fsync: bool,
+    /// `O_EXCL`: fail if the name exists, so an engine never writes into an entry it did not
+    /// make. Without it the file is truncated (fdtree's `dd` behaviour).
+    pub exclusive: bool,
+    /// Permission bits before the umask: 0644 as fdtree's `dd` leaves them under the usual
+    /// umask, 0664 for group-writable files.
+    pub mode: u32,
+}
+
+impl CreateHow {
+    /// fdtree's create: truncate, write `bytes`, no sync.
+    pub fn truncate(bytes: u64) -> CreateHow {
+        CreateHow {
+            bytes,
+            fsync: false,
+            exclusive: false,
+            mode: 0o644,
+        }
+    }
+}
+
+/// What kind of entry [`Ops::stat`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A directory.
+    Dir,
+    /// A regular file.
+    File,
+    /// Anything else (symbolic link, device, FIFO, socket).
+    Other,
+}
+
+/// The operations a metadata engine performs. `Dir` is whatever identifies an open
+/// directory. Every method is one operation on the file system (plus its close).
+pub trait Ops {
+    /// An open directory.
+    type Dir;
+    /// Create directory `name` in `parent` (mode 0755 before the umask).
+    fn mkdir(&mut self, parent: &Self::Dir, name: &CStr) -> io::Result<()>;
+    /// Remove the empty directory `name` from `parent`.
+    fn rmdir(&mut self, parent: &Self::Dir, name: &CStr) -> io::Result<()>;
+    /// Open directory `name` in `parent` for further `*at` calls, never through a symbolic
+    /// link in its last component.
+    fn open_dir(&mut self, parent: &Self::Dir, name: &CStr) -> io::Result<Self::Dir>;
+    /// Create file `name` in `parent`, write `how.bytes` zero bytes, optionally fsync, close.
+    fn create(&mut self, parent: &Self::Dir, name: &CStr, how: CreateHow) -> io::Result<()>;
+    /// fdtree's create: [`Ops::create`] with [`CreateHow::truncate`].
+    fn create_file(&mut self, parent: &Self::Dir, name: &CStr, bytes: u64) -> io::Result<()> {
+        self.create(parent, name, CreateHow::truncate(bytes))
+    }
+    /// Open file `name` in `parent` read-only, read up to `bytes` bytes, close. Returns the
+    /// bytes read (fewer than asked at end of file).
+    fn read_file(&mut self, parent: &Self::Dir, name: &CStr, bytes: u64) -> io::Result<u64>;
+    /// `fstatat` without following a final symbolic link.
+    fn stat(&mut self, parent: &Self::Dir, name: &CStr) -> io::Result<Kind>;
+    /// Rename `from` in `from_dir` to `to` in `to_dir` (`renameat`).
+    fn rename(
+        &mut self,
+        from_dir: &Self::Dir,
+        from: &CStr,
+        to_dir: &Self::Dir,
+        to: &CStr,
+    ) -> io::Result<()>;
+    /// Remove file `name` from `parent`.
+    fn unlink(&mut self, parent: &Self::Dir, name: &CStr) -> io::Result<()>;
+    /// Read directory `dir` to its end and count its entries (`.` and `..` excluded).
+    fn count_entries(&mut self, dir: &Self::Dir) -> io::Result<u64>;
+}
+
+#[cfg(test)]
+#[path = "fsops_tests.rs"]
+mod tests;

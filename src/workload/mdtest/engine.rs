@@ -1,0 +1,426 @@
+//! One mdtest iteration on one rank, generic over the operations ([`Ops`]), the ranks
+//! ([`Team`]) and the bookkeeping of what the run made ([`Keeper`]).
+//!
+//! Sequence (as `mdtest.c`): make `test-dir.<j>-0` (rank 0, untimed); Tree creation; then,
+//! for directory items, Directory creation, stat, rename, removal; then, for file items,
+//! File creation (with the stonewall), stat, read, removal; Tree removal; remove the test
+//! directory (rank 0, untimed). Every phase runs between a barrier and a collective verdict
+//! ([`Team::agree`]); a rank's time is from the opening barrier to the closing verdict, and
+//! the phase's time is the longest of the ranks' (the first start to the last end, without
+//! needing the ranks' clocks to agree). Its rate is the items of all ranks over that time.
+
+use super::layout::{test_dir, ItemKind, Layout, Roles, Shift, Tree};
+use super::params::MdtestParams;
+use super::record::Keeper;
+use super::result::{Iteration, Phase, PhaseResult, Stonewall, PHASES};
+use super::team::Team;
+use super::walk::{ItemOp, Items, Pace, Probe, WalkError, Walker};
+use crate::workload::fsops::{CreateHow, Ops};
+use crate::workload::Observer;
+use anyhow::{anyhow, Context, Result};
+use std::ffi::CString;
+use std::time::{Duration, Instant};
+
+/// One phase's local figures before they are combined.
+#[derive(Debug, Default, Clone, Copy)]
+struct Sample {
+    items: u64,
+    nanos: u64,
+    wall: Option<(u64, u64)>,
+}
+
+/// Runs iterations on one rank.
+pub struct Engine<'a, O: Ops, T: Team + ?Sized> {
+    params: &'a MdtestParams,
+    lay: Layout,
+    team: &'a T,
+    walker: Walker<'a, O>,
+    keeper: &'a mut dyn Keeper,
+    obs: &'a dyn Observer,
+    /// `-R`: this rank's shuffled item indices (0..items).
+    order: Option<Vec<u64>>,
+    samples: [Sample; PHASES.len()],
+    ran: Vec<Phase>,
+    /// `-W` as a duration (tests set a shorter one).
+    wall: Option<Duration>,
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// A walk's error as the run reports it.
+fn walk_error(e: WalkError, testdir: &str) -> anyhow::Error {
+    match e {
+        WalkError::Stopped => anyhow!(crate::signal::Interrupted),
+        WalkError::Io { op, path, err } => anyhow!("{op} {testdir}/{path}: {err}"),
+    }
+}
+
+/// Fisher–Yates shuffle of `0..n` with MT19937 seeded by `seed` (deterministic).
+pub fn shuffled(n: u64, seed: u32) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..n).collect();
+    let mut mt = rand_mt::Mt::new(seed);
+    for i in (1..v.len()).rev() {
+        let k = (mt.next_u64() % (i as u64 + 1)) as usize;
+        v.swap(i, k);
+    }
+    v
+}
+
+impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
+    /// An engine for validated parameters and their layout. `seed` is the random order's
+    /// seed for rank 0 (each rank adds its rank, as mdtest); `None` keeps the numeric order.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        params: &'a MdtestParams,
+        lay: Layout,
+        team: &'a T,
+        ops: O,
+        keeper: &'a mut dyn Keeper,
+        obs: &'a dyn Observer,
+        stop: &'a dyn Fn() -> bool,
+        seed: Option<u32>,
+    ) -> Self {
+        let report = (team.rank() == 0).then_some(obs);
+        let order = seed.map(|s| shuffled(lay.items, s.wrapping_add(team.rank())));
+        Engine {
+            params,
+            lay,
+            team,
+            walker: Walker::new(ops, lay, Pace::new(stop, report)),
+            keeper,
+            obs,
+            order,
+            samples: [Sample::default(); PHASES.len()],
+            ran: Vec::new(),
+            wall: (params.stonewall > 0).then(|| Duration::from_secs(u64::from(params.stonewall))),
+        }
+    }
+
+    /// The operations, once the engine is done (a test reads a recorder's log).
+    pub fn into_ops(self) -> O {
+        self.walker.ops
+    }
+
+    /// The operations (for a test to read a recorder's log).
+    pub fn ops(&self) -> &O {
+        &self.walker.ops
+    }
+
+    fn roles(&self) -> Roles {
+        Roles {
+            rank: self.team.rank(),
+            size: self.team.size(),
+            stride: self.params.stride,
+        }
+    }
+
+    /// Run one timed phase: barrier, `work`, verdict; keep the local sample.
+    fn timed<F>(&mut self, phase: Phase, expect: u64, testdir: &str, work: F) -> Result<u64>
+    where
+        F: FnOnce(&mut Walker<'a, O>, &Option<Vec<u64>>, Instant) -> Result<Sample, WalkError>,
+    {
+        let rank0 = self.team.rank() == 0;
+        if rank0 {
+            self.obs.phase_started(phase.as_str(), expect);
+        }
+        self.walker.pace.restart();
+        self.team.barrier();
+        let t0 = Instant::now();
+        let r = work(&mut self.walker, &self.order, t0);
+        let (local, sample) = match r {
+            Ok(s) => (Ok(()), s),
+            Err(e) => (Err(walk_error(e, testdir)), Sample::default()),
+        };
+        let verdict = self.team.agree(local);
+        let elapsed = nanos(t0.elapsed());
+        self.walker.pace.finish();
+        if rank0 {
+            self.obs.phase_finished(phase.as_str());
+        }
+        verdict?;
+        self.samples[phase.index()] = Sample {
+            nanos: elapsed,
+            ..sample
+        };
+        self.ran.push(phase);
+        Ok(sample.items)
+    }
+
+    /// Run iteration `j` in the directory `base` (mdtest's `-d`).
+    pub fn iteration(&mut self, base: &O::Dir, j: u32) -> Result<Iteration> {
+        let p = self.params;
+        let steps = p.steps();
+        let roles = self.roles();
+        let rank0 = roles.rank == 0;
+        let unique = p.unique_dir;
+        let lay = self.lay;
+        let td = test_dir(j);
+        let td_c = CString::new(td.as_str()).context("test directory name")?;
+        self.samples = [Sample::default(); PHASES.len()];
+        self.ran.clear();
+
+        // The test directory: made by this run, or proven to be an earlier run's.
+        let mut file_items = lay.items;
+        if steps.create {
+            let made = if rank0 {
+                self.keeper.begin(&td).and_then(|()| {
+                    if let Err(e) = self.walker.ops.mkdir(base, &td_c) {
+                        // Never leave a record for a directory this run did not make.
+                        self.keeper.abandon(&td)?;
+                        if e.kind() == std::io::ErrorKind::AlreadyExists {
+                            crate::bail_usage!(
+                                "{td} already exists in -d (left by an earlier run?); remove it with a remove-only run (-r) if fslab made it, or choose another -d"
+                            );
+                        }
+                        return Err(anyhow!("mkdir {td}: {e}"));
+                    }
+                    self.keeper.made(&td)
+                })
+            } else {
+                Ok(())
+            };
+            self.team.agree(made)?;
+        } else {
+            let known = if rank0 {
+                self.keeper.verify(&td)
+            } else {
+                Ok(None)
+            };
+            let n = known.as_ref().ok().copied().flatten().unwrap_or(lay.items);
+            self.team.agree(known.map(|_| ()))?;
+            file_items = self.team.broadcast(n);
+        }
+        let opened = self.walker.ops.open_dir(base, &td_c);
+        let (res, dir) = match opened {
+            Ok(d) => (Ok(()), Some(d)),
+            Err(e) => (Err(anyhow!("open {td}: {e}")), None),
+        };
+        self.team.agree(res)?;
+        let testdir = dir.ok_or_else(|| anyhow!("open {td}: no directory"))?;
+        let own_tree = Tree(unique.then_some(roles.rank));
+        let builds_tree = unique || rank0;
+        let tree_items = if rank0 { lay.dirs } else { 0 };
+
+        if steps.create {
+            self.timed(Phase::TreeCreate, lay.dirs, &td, |w, _, _| {
+                if builds_tree {
+                    w.tree_create(&testdir, own_tree)?;
+                }
+                Ok(items(tree_items))
+            })?;
+        }
+        if p.does_dirs() {
+            self.dir_phases(&testdir, &td, roles)?;
+        }
+        if p.does_files() {
+            file_items = self.file_phases(&testdir, &td, roles, file_items)?;
+        }
+        if steps.remove {
+            self.timed(Phase::TreeRemove, lay.dirs, &td, |w, _, _| {
+                if builds_tree {
+                    w.tree_remove(&testdir, own_tree)?;
+                }
+                Ok(items(tree_items))
+            })?;
+            drop(testdir);
+            let gone = if rank0 {
+                self.walker
+                    .ops
+                    .rmdir(base, &td_c)
+                    .map_err(|e| anyhow!("rmdir {td}: {e}"))
+                    .and_then(|()| self.keeper.finished(&td, file_items, true))
+            } else {
+                Ok(())
+            };
+            self.team.agree(gone)?;
+        } else {
+            let kept = if rank0 {
+                self.keeper.finished(&td, file_items, false)
+            } else {
+                Ok(())
+            };
+            self.team.agree(kept)?;
+        }
+        Ok(self.combine(j))
+    }
+
+    fn dir_phases(&mut self, testdir: &O::Dir, td: &str, roles: Roles) -> Result<()> {
+        let (steps, unique, n) = (self.params.steps(), self.params.unique_dir, self.lay.items);
+        let at = |s: Shift| {
+            let owner = roles.owner(s);
+            let tree = roles.tree_of(owner, unique);
+            Items {
+                tree,
+                kind: ItemKind::Dir,
+                owner,
+            }
+        };
+        if steps.create {
+            let who = at(Shift::Create);
+            self.timed(Phase::DirCreate, n, td, |w, _, _| {
+                let r = w.items_preorder(testdir, who, ItemOp::Mkdir, 0..n, None)?;
+                Ok(items(r.done))
+            })?;
+        }
+        if steps.stat {
+            let who = at(Shift::Stat);
+            self.timed(Phase::DirStat, n, td, |w, order, _| {
+                let done = w.probe(testdir, who, n, order.as_deref(), Probe::Stat)?;
+                Ok(items(done))
+            })?;
+        }
+        if steps.rename && n > 1 {
+            let who = at(Shift::Stat);
+            self.timed(Phase::DirRename, n, td, |w, _, _| {
+                Ok(items(w.rename_dirs(testdir, who.tree, who.owner, n)?))
+            })?;
+        }
+        if steps.remove {
+            let who = at(Shift::Remove);
+            self.timed(Phase::DirRemove, n, td, |w, _, _| {
+                let r = w.items_preorder(testdir, who, ItemOp::Rmdir, 0..n, None)?;
+                Ok(items(r.done))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The file phases; returns how many files each rank has (fewer after a stonewall).
+    fn file_phases(
+        &mut self,
+        testdir: &O::Dir,
+        td: &str,
+        roles: Roles,
+        mut count: u64,
+    ) -> Result<u64> {
+        let p = self.params;
+        let (steps, unique, n) = (p.steps(), p.unique_dir, self.lay.items);
+        let at = |s: Shift| {
+            let owner = roles.owner(s);
+            let tree = roles.tree_of(owner, unique);
+            Items {
+                tree,
+                kind: ItemKind::File,
+                owner,
+            }
+        };
+        if steps.create {
+            let who = at(Shift::Create);
+            let op = ItemOp::Create(CreateHow {
+                bytes: p.write_bytes,
+                fsync: p.sync,
+                exclusive: true,
+                mode: 0o664,
+            });
+            let team = self.team;
+            let wall_after = self.wall;
+            count = self.timed(Phase::FileCreate, n, td, |w, _, t0| {
+                let Some(after) = wall_after else {
+                    let r = w.items_preorder(testdir, who, op, 0..n, None)?;
+                    return Ok(items(r.done));
+                };
+                let first = w.items_preorder(testdir, who, op, 0..n, Some(t0 + after));
+                let at_wall = nanos(t0.elapsed());
+                let done = first.as_ref().map_or(0, |r| r.done);
+                // Collective on every rank, failed or not, so no rank waits for another.
+                let (s, m) = team.sum_max(&[done, u64::from(first.is_err())], &[done]);
+                first?;
+                if s[1] > 0 {
+                    return Err(WalkError::Io {
+                        op: "create",
+                        path: "(stopped: another rank failed)".into(),
+                        err: std::io::Error::other("another rank failed"),
+                    });
+                }
+                let most = m[0];
+                // Wear-out: every rank catches up to the most any rank made.
+                if done < most {
+                    w.items_preorder(testdir, who, op, done..most, None)?;
+                }
+                Ok(Sample {
+                    items: most,
+                    // This rank's figures at its stonewall; `combine` adds up the ranks'.
+                    wall: Some((done, at_wall)),
+                    ..Sample::default()
+                })
+            })?;
+        }
+        let order = self.order.as_ref().map(|o| {
+            o.iter()
+                .copied()
+                .filter(|&v| v < count)
+                .collect::<Vec<u64>>()
+        });
+        let order = order.as_deref();
+        if steps.stat {
+            let who = at(Shift::Stat);
+            self.timed(Phase::FileStat, count, td, |w, _, _| {
+                Ok(items(w.probe(testdir, who, count, order, Probe::Stat)?))
+            })?;
+        }
+        if steps.read {
+            let who = at(Shift::Read);
+            let probe = Probe::Read(p.read_bytes);
+            self.timed(Phase::FileRead, count, td, |w, _, _| {
+                Ok(items(w.probe(testdir, who, count, order, probe)?))
+            })?;
+        }
+        if steps.remove {
+            let who = at(Shift::Remove);
+            self.timed(Phase::FileRemove, count, td, |w, _, _| {
+                let r = w.items_preorder(testdir, who, ItemOp::Unlink, 0..count, None)?;
+                Ok(items(r.done))
+            })?;
+        }
+        Ok(count)
+    }
+
+    /// Combine the ranks' samples of this iteration (one collective).
+    fn combine(&mut self, j: u32) -> Iteration {
+        let k = PHASES.len();
+        let mut sums = vec![0u64; 3 * k];
+        let mut maxes = vec![0u64; 2 * k];
+        for (i, s) in self.samples.iter().enumerate() {
+            sums[i] = s.items;
+            if let Some((wi, wn)) = s.wall {
+                sums[k + i] = wi;
+                sums[2 * k + i] = 1;
+                maxes[k + i] = wn;
+            }
+            maxes[i] = s.nanos;
+        }
+        let (s, m) = self.team.sum_max(&sums, &maxes);
+        let secs = |n: u64| n as f64 / 1e9;
+        let phases = self
+            .ran
+            .iter()
+            .map(|&ph| {
+                let i = ph.index();
+                PhaseResult {
+                    phase: ph,
+                    items: s[i],
+                    seconds: secs(m[i]),
+                    stonewall: (s[2 * k + i] > 0).then(|| Stonewall {
+                        items: s[k + i],
+                        seconds: secs(m[k + i]),
+                    }),
+                }
+            })
+            .collect();
+        Iteration { index: j, phases }
+    }
+}
+
+/// A sample of `n` items.
+fn items(n: u64) -> Sample {
+    Sample {
+        items: n,
+        ..Sample::default()
+    }
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

@@ -1,0 +1,244 @@
+//! mdtest's parameters with mdtest's defaults, and their validation.
+//!
+//! Field names are the study-file keys the issue names (`items` for `-n`, `items_per_dir` for
+//! `-I`, …); [`FLAGS`] maps each key to mdtest's flag, so a refusal reads `-z 3: …` on the
+//! command line and `depth = 3: …` in a study (see [`crate::workload::param`]).
+
+use super::layout::Layout;
+use crate::workload::param::ParamError;
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+/// mdtest's default branching factor (`-b`).
+pub const DEFAULT_BRANCHING: u32 = 1;
+/// mdtest's default number of iterations (`-i`).
+pub const DEFAULT_ITERATIONS: u32 = 1;
+/// mdtest's default test directory (`-d`).
+pub const DEFAULT_DIR: &str = "./out";
+
+/// Study key → mdtest flag, for [`crate::workload::param::Words::Flags`].
+pub const FLAGS: &[(&str, &str)] = &[
+    ("items", "-n"),
+    ("items_per_dir", "-I"),
+    ("depth", "-z"),
+    ("branching", "-b"),
+    ("unique_dir", "-u"),
+    ("files_only", "-F"),
+    ("dirs_only", "-D"),
+    ("leaf_only", "-L"),
+    ("write_bytes", "-w"),
+    ("read_bytes", "-e"),
+    ("sync", "-y"),
+    ("iterations", "-i"),
+    ("create_only", "-C"),
+    ("stat_only", "-T"),
+    ("read_only", "-E"),
+    ("remove_only", "-r"),
+    ("rename_dirs", "-U"),
+    ("stride", "-N"),
+    ("stonewall", "-W"),
+    ("random", "-R"),
+    ("random_seed", "--random-seed"),
+];
+
+/// What one mdtest run does (everything but where it runs and how it prints).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MdtestParams {
+    /// `-n`: items (directories and/or files) per rank; 0 = not given.
+    pub items: u64,
+    /// `-I`: items per tree directory; 0 = not given.
+    pub items_per_dir: u64,
+    /// `-z`: depth of the tree below its top directory.
+    pub depth: u32,
+    /// `-b`: subdirectories per tree directory.
+    pub branching: u32,
+    /// `-u`: one tree per rank (`mdtest_tree.<rank>.0`) instead of one shared tree.
+    pub unique_dir: bool,
+    /// `-F`: files only.
+    pub files_only: bool,
+    /// `-D`: directories only.
+    pub dirs_only: bool,
+    /// `-L`: items only in the leaves of the tree.
+    pub leaf_only: bool,
+    /// `-w`: bytes written to each file after it is created.
+    pub write_bytes: u64,
+    /// `-e`: bytes read from each file.
+    pub read_bytes: u64,
+    /// `-y`: fsync each file after writing it.
+    pub sync: bool,
+    /// `-i`: iterations.
+    pub iterations: u32,
+    /// `-C`: create.
+    pub create_only: bool,
+    /// `-T`: stat.
+    pub stat_only: bool,
+    /// `-E`: read.
+    pub read_only: bool,
+    /// `-r`: remove.
+    pub remove_only: bool,
+    /// `-U`: rename directories.
+    pub rename_dirs: bool,
+    /// `-N`: rank r stats the items of rank r+N, reads those of r+2N, removes those of r+3N.
+    pub stride: u32,
+    /// `-W`: stonewall seconds for file creation (0 = off).
+    pub stonewall: u32,
+    /// `-R`: stat (and read) in a random order.
+    pub random: bool,
+    /// `--random-seed`: the order's seed (each rank adds its rank); `None` = from the clock.
+    /// As in mdtest, a seed alone also selects the random order.
+    pub random_seed: Option<u32>,
+}
+
+impl Default for MdtestParams {
+    fn default() -> Self {
+        MdtestParams {
+            items: 0,
+            items_per_dir: 0,
+            depth: 0,
+            branching: DEFAULT_BRANCHING,
+            unique_dir: false,
+            files_only: false,
+            dirs_only: false,
+            leaf_only: false,
+            write_bytes: 0,
+            read_bytes: 0,
+            sync: false,
+            iterations: DEFAULT_ITERATIONS,
+            create_only: false,
+            stat_only: false,
+            read_only: false,
+            remove_only: false,
+            rename_dirs: false,
+            stride: 0,
+            stonewall: 0,
+            random: false,
+            random_seed: None,
+        }
+    }
+}
+
+/// Which steps run (mdtest: none of `-C -T -E -r -U` given means all five).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Steps {
+    /// Tree, directory and file creation.
+    pub create: bool,
+    /// Directory and file stat.
+    pub stat: bool,
+    /// File read.
+    pub read: bool,
+    /// Directory rename.
+    pub rename: bool,
+    /// Directory, file and tree removal.
+    pub remove: bool,
+}
+
+fn param(template: String) -> anyhow::Error {
+    anyhow::Error::new(ParamError::new(template))
+}
+
+impl MdtestParams {
+    /// The steps this run takes.
+    pub fn steps(&self) -> Steps {
+        let any = self.create_only
+            || self.stat_only
+            || self.read_only
+            || self.remove_only
+            || self.rename_dirs;
+        Steps {
+            create: !any || self.create_only,
+            stat: !any || self.stat_only,
+            read: !any || self.read_only,
+            rename: !any || self.rename_dirs,
+            remove: !any || self.remove_only,
+        }
+    }
+
+    /// Directory items are made (neither `-F` nor `-D`, or `-D`).
+    pub fn does_dirs(&self) -> bool {
+        self.dirs_only || !self.files_only
+    }
+
+    /// File items are made (neither `-F` nor `-D`, or `-F`).
+    pub fn does_files(&self) -> bool {
+        self.files_only || !self.dirs_only
+    }
+
+    /// Stat and read go in a random order (`-R`, or a seed given, as in mdtest).
+    pub fn random_order(&self) -> bool {
+        self.random || self.random_seed.is_some_and(|s| s > 0)
+    }
+
+    /// Check the parameters (mdtest's rules, and fslab's where mdtest's are unclear) and
+    /// return the tree's layout. Errors are [`ParamError`]s naming the parameter by key.
+    pub fn validate(&self) -> Result<Layout> {
+        let (n, i) = (self.items, self.items_per_dir);
+        if n == 0 && i == 0 {
+            return Err(param(
+                "give {items=} (items per rank) or {items_per_dir=} (items per directory); with neither mdtest measures nothing".into(),
+            ));
+        }
+        if n > 0 && i > 0 {
+            return Err(param(format!(
+                "{{items={n}}} and {{items_per_dir={i}}} together: give only one of them (mdtest then runs {{items=}}/{{items_per_dir=}} separate test directories and counts their items inconsistently, hpc/ior#106)"
+            )));
+        }
+        if self.iterations == 0 {
+            return Err(param("{iterations=0}: run at least 1 iteration".into()));
+        }
+        if self.branching == 0 && self.depth > 0 {
+            return Err(param(format!(
+                "{{branching=0}} with {{depth={}}}: a tree deeper than its top directory needs {{branching=}} of 1 or more",
+                self.depth
+            )));
+        }
+        if self.stonewall > 0 && self.branching > 1 {
+            return Err(param(format!(
+                "{{stonewall={}}} works with {{branching=}} of 1 only (mdtest's rule: items are counted in one chain of directories); drop {{stonewall=}} or use {{branching=1}}",
+                self.stonewall
+            )));
+        }
+        let steps = self.steps();
+        if steps.create && steps.read && self.read_bytes > self.write_bytes {
+            return Err(param(format!(
+                "{{read_bytes={}}} is above {{write_bytes={}}}: a file cannot be read past what was written to it; lower {{read_bytes=}} or raise {{write_bytes=}}",
+                self.read_bytes, self.write_bytes
+            )));
+        }
+        Layout::new(self)
+    }
+
+    /// Remarks that do not stop the run (mdtest prints some of them as warnings).
+    pub fn notes(&self) -> Vec<ParamError> {
+        let mut out = Vec::new();
+        let steps = self.steps();
+        if steps.read && self.does_files() && self.read_bytes == 0 {
+            out.push(ParamError::new(
+                "{read_bytes=0}: the read step only opens and closes each file",
+            ));
+        }
+        if self.sync && self.write_bytes == 0 {
+            out.push(ParamError::new(
+                "{sync=} has no effect without {write_bytes=}: mdtest syncs a file after writing to it",
+            ));
+        }
+        if self.stonewall > 0 && !self.does_files() {
+            out.push(ParamError::new(format!(
+                "{{stonewall={}}} applies to file creation only; with {{dirs_only=}} it has no effect",
+                self.stonewall
+            )));
+        }
+        if let Ok(l) = Layout::new(self) {
+            if self.items > 0 && l.items != self.items {
+                out.push(ParamError::new(format!(
+                    "{{items={}}} rounded down to {} items per rank: {} per directory in {} directories",
+                    self.items,
+                    l.items,
+                    l.items_per_dir,
+                    l.item_dirs()
+                )));
+            }
+        }
+        out
+    }
+}

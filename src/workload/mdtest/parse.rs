@@ -1,0 +1,221 @@
+//! mdtest's command line, parsed into [`Invocation`] with mdtest's syntax: `-n 10`, `-n10`,
+//! `-n=10`, flags grouped (`-uFL`), numbers with mdtest's binary suffixes (`10k` = 10240),
+//! `--random-seed=5` or `--random-seed 5`. Every refusal is one line naming the flag.
+
+use super::params::{MdtestParams, DEFAULT_DIR};
+use super::report::Print;
+use crate::workload::param::ParamError;
+use std::path::PathBuf;
+
+/// A parsed mdtest command line: the run's parameters plus where it runs and what it prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// What the run does.
+    pub params: MdtestParams,
+    /// `-d`: the directory the test directories go in (default `./out`).
+    pub dir: PathBuf,
+    /// `-P` / `-Z`: which tables.
+    pub print: Print,
+}
+
+/// Flags fslab's mdtest takes, for the refusal of any other.
+const SUPPORTED: &str =
+    "-n -I -z -b -d -u -F -D -L -w -e -y -i -C -T -E -r -U -N -W -P -Z -R --random-seed -a POSIX";
+
+/// mdtest options fslab does not take, with the reason.
+fn unsupported(flag: &str) -> Option<&'static str> {
+    Some(match flag {
+        "-x" => "fslab keeps the files made before a stonewall in its record of the test directory, so a later -T/-E/-r run finds them without a status file",
+        "-B" | "-c" | "-S" | "-k" | "-X" | "--verify-write" | "-G" | "--dataPacketType" => {
+            "this mode of mdtest is not implemented"
+        }
+        "-f" | "-l" | "-s" => "run fslab once per rank count instead of sweeping task counts",
+        "-t" => "fslab times each phase from its opening barrier",
+        "-p" | "-Y" | "--run-cmd-before-phase" | "--run-cmd-after-phase" => {
+            "fslab's studies do cache policy and sync around repetitions"
+        }
+        "-v" | "-V" | "--print-all-procs" | "--showRankStatistics"
+        | "--saveRankPerformanceDetails" | "--savePerOpDataCSV" | "--warningAsErrors" => {
+            "fslab stores every phase of every repetition instead"
+        }
+        _ => return None,
+    })
+}
+
+fn err(msg: String) -> ParamError {
+    ParamError::new(msg)
+}
+
+/// A count with mdtest's suffixes (`k`, `m`, `g`, `t`, `p`: powers of 1024).
+fn count(flag: &str, v: &str) -> Result<u64, ParamError> {
+    let t = v.trim();
+    let (digits, shift) = match t.as_bytes().last().map(u8::to_ascii_lowercase) {
+        Some(b'k') => (&t[..t.len() - 1], 10),
+        Some(b'm') => (&t[..t.len() - 1], 20),
+        Some(b'g') => (&t[..t.len() - 1], 30),
+        Some(b't') => (&t[..t.len() - 1], 40),
+        Some(b'p') => (&t[..t.len() - 1], 50),
+        _ => (t, 0),
+    };
+    let n: u64 = digits.trim().parse().map_err(|_| {
+        err(format!(
+            "{flag} {v}: not a count; give a whole number of 0 or more, optionally with k, m, g, t or p (powers of 1024)"
+        ))
+    })?;
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| err(format!("{flag} {v}: too large; give a count below 2^64")))
+}
+
+fn small(flag: &str, v: &str) -> Result<u32, ParamError> {
+    let n = count(flag, v)?;
+    u32::try_from(n).map_err(|_| err(format!("{flag} {v}: too large; give at most {}", u32::MAX)))
+}
+
+/// Options that take a value.
+fn takes_value(c: char) -> bool {
+    matches!(
+        c,
+        'n' | 'I' | 'z' | 'b' | 'd' | 'w' | 'e' | 'i' | 'N' | 'W' | 'a'
+    )
+}
+
+/// Parse mdtest's arguments (without the program name).
+pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Invocation, ParamError> {
+    let mut p = MdtestParams::default();
+    let mut dir = PathBuf::from(DEFAULT_DIR);
+    let (mut rate_and_time, mut time_only) = (false, false);
+    let mut i = 0;
+    while i < args.len() {
+        let tok = args[i].as_ref();
+        i += 1;
+        if let Some(long) = tok.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (long, None),
+            };
+            let flag = format!("--{name}");
+            if name != "random-seed" {
+                return Err(refuse(&flag));
+            }
+            let v = match inline {
+                Some(v) => v.to_string(),
+                None => next(args, &mut i, &flag)?,
+            };
+            let seed = small(&flag, &v)?;
+            p.random_seed = (seed > 0).then_some(seed);
+            continue;
+        }
+        let Some(body) = tok.strip_prefix('-').filter(|b| !b.is_empty()) else {
+            return Err(err(format!(
+                "unexpected argument '{tok}': mdtest takes only options (the directory is -d DIR)"
+            )));
+        };
+        let chars: Vec<char> = body.chars().collect();
+        let mut k = 0;
+        while k < chars.len() {
+            let c = chars[k];
+            let flag = format!("-{c}");
+            k += 1;
+            if takes_value(c) {
+                let rest: String = chars[k..].iter().collect();
+                let v = match rest.strip_prefix('=').unwrap_or(&rest) {
+                    "" => next(args, &mut i, &flag)?,
+                    r => r.to_string(),
+                };
+                value(&mut p, &mut dir, c, &flag, &v)?;
+                break;
+            }
+            match c {
+                'u' => p.unique_dir = true,
+                'F' => p.files_only = true,
+                'D' => p.dirs_only = true,
+                'L' => p.leaf_only = true,
+                'y' => p.sync = true,
+                'C' => p.create_only = true,
+                'T' => p.stat_only = true,
+                'E' => p.read_only = true,
+                'r' => p.remove_only = true,
+                'U' => p.rename_dirs = true,
+                'P' => rate_and_time = true,
+                'Z' => time_only = true,
+                'R' => p.random = true,
+                _ => return Err(refuse(&flag)),
+            }
+        }
+    }
+    let print = if rate_and_time {
+        Print::Both
+    } else if time_only {
+        Print::Time
+    } else {
+        Print::Rate
+    };
+    Ok(Invocation {
+        params: p,
+        dir,
+        print,
+    })
+}
+
+fn next<S: AsRef<str>>(args: &[S], i: &mut usize, flag: &str) -> Result<String, ParamError> {
+    let v = args
+        .get(*i)
+        .map(|s| s.as_ref().to_string())
+        .ok_or_else(|| err(format!("{flag} needs a value")))?;
+    *i += 1;
+    Ok(v)
+}
+
+fn refuse(flag: &str) -> ParamError {
+    match unsupported(flag) {
+        Some(why) => err(format!(
+            "{flag}: mdtest option not supported by fslab ({why}); supported: {SUPPORTED}"
+        )),
+        None => err(format!(
+            "{flag}: not an mdtest option; supported: {SUPPORTED}"
+        )),
+    }
+}
+
+fn value(
+    p: &mut MdtestParams,
+    dir: &mut PathBuf,
+    c: char,
+    flag: &str,
+    v: &str,
+) -> Result<(), ParamError> {
+    match c {
+        'n' => p.items = count(flag, v)?,
+        'I' => p.items_per_dir = count(flag, v)?,
+        'z' => p.depth = small(flag, v)?,
+        'b' => p.branching = small(flag, v)?,
+        'w' => p.write_bytes = count(flag, v)?,
+        'e' => p.read_bytes = count(flag, v)?,
+        'i' => p.iterations = small(flag, v)?,
+        'N' => p.stride = small(flag, v)?,
+        'W' => p.stonewall = small(flag, v)?,
+        'a' if v.eq_ignore_ascii_case("POSIX") => {}
+        'a' => {
+            return Err(err(format!(
+                "-a {v}: fslab's mdtest runs on the POSIX interface only; leave -a out or give -a POSIX"
+            )))
+        }
+        'd' => {
+            if v.contains('@') {
+                return Err(err(format!(
+                    "-d {v}: several test directories (a@b) are not supported by fslab; give one directory"
+                )));
+            }
+            if v.is_empty() {
+                return Err(err("-d needs a directory".into()));
+            }
+            *dir = PathBuf::from(v);
+        }
+        _ => return Err(refuse(flag)),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "parse_tests.rs"]
+mod tests;

@@ -1,0 +1,206 @@
+use super::*;
+use crate::workload::param::Words;
+
+fn ok(args: &[&str]) -> Invocation {
+    parse(args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+fn refused(args: &[&str]) -> String {
+    parse(args)
+        .unwrap_err()
+        .render(Words::Flags(super::super::FLAGS))
+}
+
+/// The refusal of `validate` in mdtest's flags.
+fn invalid(args: &[&str]) -> String {
+    let e = ok(args).params.validate().unwrap_err();
+    crate::workload::param::in_words(e, Words::Flags(super::super::FLAGS)).to_string()
+}
+
+#[test]
+fn defaults_are_mdtests() {
+    let inv = ok(&[]);
+    assert_eq!(inv.dir, PathBuf::from("./out"));
+    assert_eq!(inv.print, Print::Rate);
+    let p = inv.params;
+    assert_eq!(p, MdtestParams::default());
+    assert_eq!(
+        (p.items, p.items_per_dir, p.depth, p.branching),
+        (0, 0, 0, 1)
+    );
+    assert_eq!((p.iterations, p.stride, p.stonewall), (1, 0, 0));
+    let s = p.steps();
+    assert!(
+        s.create && s.stat && s.read && s.rename && s.remove,
+        "all steps"
+    );
+    assert!(p.does_dirs() && p.does_files());
+    assert!(!p.random_order());
+}
+
+#[test]
+fn every_flag_sets_its_field() {
+    let inv = ok(&[
+        "-n",
+        "10k",
+        "-z",
+        "2",
+        "-b3",
+        "-d=/tmp/x",
+        "-u",
+        "-L",
+        "-w",
+        "4096",
+        "-e",
+        "100",
+        "-y",
+        "-i",
+        "5",
+        "-N",
+        "1",
+        "-W",
+        "7",
+        "-P",
+        "-R",
+        "--random-seed=9",
+        "-a",
+        "POSIX",
+    ]);
+    let p = &inv.params;
+    assert_eq!(p.items, 10 * 1024);
+    assert_eq!((p.depth, p.branching), (2, 3));
+    assert_eq!(inv.dir, PathBuf::from("/tmp/x"));
+    assert!(p.unique_dir && p.leaf_only && p.sync && p.random);
+    assert_eq!((p.write_bytes, p.read_bytes), (4096, 100));
+    assert_eq!((p.iterations, p.stride, p.stonewall), (5, 1, 7));
+    assert_eq!(p.random_seed, Some(9));
+    assert_eq!(inv.print, Print::Both);
+    let q = ok(&["-I", "8", "-F", "-Z", "--random-seed", "0"]).params;
+    assert_eq!(q.items_per_dir, 8);
+    assert!(q.files_only && !q.does_dirs() && q.does_files());
+    assert_eq!(q.random_seed, None, "seed 0 means the clock, as in mdtest");
+    assert_eq!(ok(&["-Z", "-n1"]).print, Print::Time);
+    let d = ok(&["-D", "-n", "1"]).params;
+    assert!(d.does_dirs() && !d.does_files());
+    // Both -F and -D: both kinds, as mdtest.
+    let fd = ok(&["-FD", "-n", "1"]).params;
+    assert!(fd.does_dirs() && fd.does_files());
+    // A seed alone selects the random order, as in mdtest.
+    assert!(ok(&["--random-seed=3"]).params.random_order());
+}
+
+#[test]
+fn step_flags_select_steps() {
+    let p = ok(&["-C", "-T"]).params;
+    assert!(p.create_only && p.stat_only);
+    let s = p.steps();
+    assert!(s.create && s.stat && !s.read && !s.rename && !s.remove);
+    let s = ok(&["-r"]).params.steps();
+    assert!(s.remove && !s.create && !s.stat);
+    let s = ok(&["-E", "-U"]).params.steps();
+    assert!(s.read && s.rename && !s.create);
+}
+
+#[test]
+fn grouped_flags_and_attached_values() {
+    let p = ok(&["-uFLn", "64", "-yCT"]).params;
+    assert!(p.unique_dir && p.files_only && p.leaf_only && p.sync && p.create_only && p.stat_only);
+    assert_eq!(p.items, 64);
+    assert_eq!(ok(&["-n=2M"]).params.items, 2 << 20);
+    assert_eq!(ok(&["-w", "1g"]).params.write_bytes, 1 << 30);
+}
+
+#[test]
+fn bad_input_is_refused_in_one_line_naming_the_flag() {
+    for (args, want) in [
+        (&["-n", "abc"][..], "-n abc: not a count"),
+        (&["-n", "-5"][..], "-n -5: not a count"),
+        (&["-n"][..], "-n needs a value"),
+        (&["-z", "99999999999"][..], "-z 99999999999: too large"),
+        (&["-n", "99999999999999p"][..], "too large"),
+        (&["-x", "f"][..], "-x: mdtest option not supported by fslab"),
+        (&["-B"][..], "-B: mdtest option not supported"),
+        (&["-v"][..], "-v: mdtest option not supported"),
+        (&["-q"][..], "-q: not an mdtest option"),
+        (&["--help"][..], "--help: not an mdtest option"),
+        (&["out"][..], "unexpected argument 'out'"),
+        (
+            &["-a", "MPIIO"][..],
+            "-a MPIIO: fslab's mdtest runs on the POSIX interface only",
+        ),
+        (&["-d", "a@b"][..], "-d a@b: several test directories"),
+        (&["-d", ""][..], "-d needs a directory"),
+    ] {
+        let e = refused(args);
+        assert!(e.contains(want), "{args:?}: {e}");
+        assert!(!e.contains('\n'), "{args:?}: one line: {e}");
+    }
+}
+
+#[test]
+fn validation_names_mdtests_flags() {
+    for (args, want) in [
+        (
+            &[][..],
+            "give -n (items per rank) or -I (items per directory)",
+        ),
+        (&["-n", "10", "-I", "5"][..], "-n 10 and -I 5 together"),
+        (
+            &["-n", "10", "-i", "0"][..],
+            "-i 0: run at least 1 iteration",
+        ),
+        (&["-n", "10", "-z", "2", "-b", "0"][..], "-b 0 with -z 2"),
+        (
+            &["-n", "10", "-W", "5", "-b", "2", "-z", "1"][..],
+            "-W 5 works with -b of 1 only",
+        ),
+        (&["-n", "10", "-e", "10"][..], "-e 10 is above -w 0"),
+        (
+            &["-n", "3", "-z", "2", "-b", "2"][..],
+            "-n 3 is fewer than the 7 directories",
+        ),
+    ] {
+        let e = invalid(args);
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+    // Reading more than was written is fine when this run does not write (-E on a tree an
+    // earlier -C -w run made).
+    assert!(ok(&["-n", "10", "-E", "-e", "10"])
+        .params
+        .validate()
+        .is_ok());
+}
+
+#[test]
+fn notes_warn_without_refusing() {
+    let notes = |args: &[&str]| -> Vec<String> {
+        ok(args)
+            .params
+            .notes()
+            .iter()
+            .map(|n| n.render(Words::Flags(super::super::FLAGS)))
+            .collect()
+    };
+    let n = notes(&["-n", "100", "-z", "1", "-b", "2"]);
+    assert!(
+        n.iter()
+            .any(|s| s.contains("-e 0: the read step only opens and closes")),
+        "{n:?}"
+    );
+    assert!(
+        n.iter()
+            .any(|s| s.contains("-n 100 rounded down to 99 items")),
+        "{n:?}"
+    );
+    let n = notes(&["-n", "100", "-y", "-D", "-W", "3"]);
+    assert!(
+        n.iter().any(|s| s.contains("-y has no effect without -w")),
+        "{n:?}"
+    );
+    assert!(
+        n.iter()
+            .any(|s| s.contains("-W 3 applies to file creation only")),
+        "{n:?}"
+    );
+    assert!(notes(&["-n", "100", "-w", "10", "-e", "10"]).is_empty());
+}

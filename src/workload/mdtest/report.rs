@@ -1,0 +1,182 @@
+//! mdtest's text output: the lines before the table (launch, command line, path and file
+//! system, task and item counts) and the `SUMMARY rate` / `SUMMARY time` tables, laid out
+//! as mdtest 4 prints them (column widths, three decimals, the rows it shows for `-F`/`-D`).
+
+use super::layout::Layout;
+use super::params::MdtestParams;
+use super::result::{spread, Iteration, Phase, PHASES};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Which tables to print (mdtest: rates by default, times with `-Z`, both with `-P`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Print {
+    /// `SUMMARY rate` only.
+    Rate,
+    /// `SUMMARY time` only (`-Z`).
+    Time,
+    /// Both (`-P`).
+    Both,
+}
+
+/// The `SUMMARY rate (in ops/sec)` table (or, with `time`, mdtest's `SUMMARY time` table,
+/// whose figures are each phase's seconds although mdtest's heading says ms/op). Starts with
+/// an empty line, as mdtest's does.
+pub fn summary(iters: &[Iteration], dirs: bool, files: bool, time: bool) -> String {
+    let mut s = String::new();
+    let what = if time {
+        "time (in ms/op)"
+    } else {
+        "rate (in ops/sec)"
+    };
+    let _ = writeln!(s, "\nSUMMARY {what}: (of {} iterations)", iters.len());
+    s.push_str(
+        "   Operation                     Max            Min           Mean        Std Dev\n",
+    );
+    s.push_str(
+        "   ---------                     ---            ---           ----        -------\n",
+    );
+    for phase in PHASES {
+        let tree = matches!(phase, Phase::TreeCreate | Phase::TreeRemove);
+        let on_files = matches!(
+            phase,
+            Phase::FileCreate | Phase::FileStat | Phase::FileRead | Phase::FileRemove
+        );
+        if !tree && ((on_files && !files) || (!on_files && !dirs)) {
+            continue;
+        }
+        let v = spread(iters, phase, time);
+        if tree {
+            let _ = write!(s, "   {:<22} ", phase.label());
+        } else {
+            let _ = write!(s, "   {:<18}     ", phase.label());
+        }
+        let _ = writeln!(
+            s,
+            "{:14.3} {:14.3} {:14.3} {:14.3}",
+            v.max, v.min, v.mean, v.sd
+        );
+    }
+    s
+}
+
+/// The tables `print` asks for.
+pub fn tables(iters: &[Iteration], p: &MdtestParams, print: Print) -> String {
+    let (d, f) = (p.does_dirs(), p.does_files());
+    match print {
+        Print::Rate => summary(iters, d, f, false),
+        Print::Time => summary(iters, d, f, true),
+        Print::Both => summary(iters, d, f, false) + &summary(iters, d, f, true),
+    }
+}
+
+/// mdtest's `N tasks, M files/directories` line.
+pub fn tasks_line(p: &MdtestParams, lay: &Layout, ranks: u32) -> String {
+    let all = lay.items.saturating_mul(u64::from(ranks));
+    let what = match (p.does_dirs(), p.does_files()) {
+        (true, true) => "files/directories",
+        (false, _) => "files",
+        (true, false) => "directories",
+    };
+    format!("{ranks} tasks, {all} {what}")
+}
+
+/// mdtest's `Path` and `FS` lines for `dir` (size, use of blocks and inodes), or `None`
+/// when statvfs fails.
+pub fn fs_lines(dir: &Path) -> Option<String> {
+    let st = rustix::fs::statvfs(dir).ok()?;
+    let total = st.f_blocks as f64 * st.f_frsize as f64;
+    let free = st.f_bfree as f64 * st.f_frsize as f64;
+    let used = if total > 0.0 {
+        (1.0 - free / total) * 100.0
+    } else {
+        0.0
+    };
+    let (size, unit) = if total / f64::from(1u32 << 30) > 1024.0 {
+        (total / (1u64 << 40) as f64, "TiB")
+    } else {
+        (total / f64::from(1u32 << 30), "GiB")
+    };
+    let inodes = st.f_files as f64;
+    let iused = if inodes > 0.0 {
+        (1.0 - st.f_ffree as f64 / inodes) * 100.0
+    } else {
+        0.0
+    };
+    Some(format!(
+        "{:<20}: {}\n{:<20}: {size:.1} {unit}   Used FS: {used:.1}%   Inodes: {:.1} Mi   Used Inodes: {iused:.1}%",
+        "Path",
+        dir.display(),
+        "FS",
+        inodes / f64::from(1u32 << 20)
+    ))
+}
+
+/// What the lines before the table say.
+#[derive(Debug, Clone)]
+pub struct Preamble {
+    /// Local time the run started (`11/26/2026 19:35:41`).
+    pub started: String,
+    /// Ranks.
+    pub ranks: u32,
+    /// Hosts the ranks run on.
+    pub nodes: u32,
+    /// The command line, each argument quoted as mdtest quotes them.
+    pub command: String,
+    /// Warnings to print (mdtest's `WARNING:` lines).
+    pub warnings: Vec<String>,
+    /// The `Path`/`FS` lines ([`fs_lines`]).
+    pub fs: Option<String>,
+    /// The random order's seed, when there is one.
+    pub seed: Option<u32>,
+    /// [`tasks_line`].
+    pub tasks: String,
+}
+
+/// mdtest's start time format.
+pub fn timestamp(t: chrono::DateTime<chrono::Local>) -> String {
+    t.format("%m/%d/%Y %H:%M:%S").to_string()
+}
+
+/// `prog 'arg1' 'arg2'`, as mdtest prints its command line.
+pub fn command_line(prog: &str, args: &[String]) -> String {
+    let mut s = prog.to_string();
+    for a in args {
+        let _ = write!(s, " '{a}'");
+    }
+    s
+}
+
+/// The lines before the table.
+pub fn preamble(p: &Preamble) -> String {
+    let mut s = format!("-- started at {} --\n\n", p.started);
+    let _ = writeln!(
+        s,
+        "fslab-{} mdtest was launched with {} total task(s) on {} node(s)",
+        env!("CARGO_PKG_VERSION"),
+        p.ranks,
+        p.nodes
+    );
+    let _ = writeln!(s, "Command line used: {}", p.command);
+    for w in &p.warnings {
+        let _ = writeln!(s, "WARNING: {w}");
+    }
+    if let Some(fs) = &p.fs {
+        let _ = writeln!(s, "{fs}");
+    }
+    if let Some(seed) = p.seed {
+        let _ = writeln!(s, "random seed: {seed}");
+    }
+    let _ = writeln!(s, "{}", p.tasks);
+    s
+}
+
+/// mdtest's closing line.
+pub fn finished(t: chrono::DateTime<chrono::Local>) -> String {
+    format!("-- finished at {} --\n", timestamp(t))
+}
+
+#[cfg(test)]
+#[path = "report_tests.rs"]
+mod tests;

@@ -1,0 +1,164 @@
+use super::*;
+use crate::workload::mdtest::result::PhaseResult;
+
+fn ph(phase: Phase, items: u64, seconds: f64) -> PhaseResult {
+    PhaseResult {
+        phase,
+        items,
+        seconds,
+        stonewall: None,
+    }
+}
+
+/// Two iterations of a files-only run; the second did not read.
+fn files_only() -> Vec<Iteration> {
+    vec![
+        Iteration {
+            index: 0,
+            phases: vec![
+                ph(Phase::TreeCreate, 1, 0.001),
+                ph(Phase::FileCreate, 1000, 0.5),
+                ph(Phase::FileStat, 1000, 0.3),
+                ph(Phase::FileRead, 1000, 0.2),
+                ph(Phase::FileRemove, 1000, 0.7),
+                ph(Phase::TreeRemove, 1, 0.003),
+            ],
+        },
+        Iteration {
+            index: 1,
+            phases: vec![
+                ph(Phase::TreeCreate, 1, 0.002),
+                ph(Phase::FileCreate, 1000, 0.4),
+                ph(Phase::FileStat, 1000, 0.35),
+                ph(Phase::FileRemove, 1000, 0.9),
+                ph(Phase::TreeRemove, 1, 0.0015),
+            ],
+        },
+    ]
+}
+
+/// mdtest 4's layout (its printf formats applied to the same figures).
+const GOLDEN: &str = "
+SUMMARY rate (in ops/sec): (of 2 iterations)
+   Operation                     Max            Min           Mean        Std Dev
+   ---------                     ---            ---           ----        -------
+   File creation                2500.000       2000.000       2250.000        353.553
+   File stat                    3333.333       2857.143       3095.238        336.718
+   File read                    5000.000          0.000       2500.000       3535.534
+   File removal                 1428.571       1111.111       1269.841        224.478
+   Tree creation                1000.000        500.000        750.000        353.553
+   Tree removal                  666.667        333.333        500.000        235.702
+
+SUMMARY time (in ms/op): (of 2 iterations)
+   Operation                     Max            Min           Mean        Std Dev
+   ---------                     ---            ---           ----        -------
+   File creation                   0.500          0.400          0.450          0.071
+   File stat                       0.350          0.300          0.325          0.035
+   File read                       0.200          0.000          0.100          0.141
+   File removal                    0.900          0.700          0.800          0.141
+   Tree creation                   0.002          0.001          0.002          0.001
+   Tree removal                    0.003          0.002          0.002          0.001
+";
+
+#[test]
+fn the_tables_are_mdtests_to_the_character() {
+    let p = MdtestParams {
+        files_only: true,
+        ..MdtestParams::default()
+    };
+    assert_eq!(tables(&files_only(), &p, Print::Both), GOLDEN);
+    let rate_only = tables(&files_only(), &p, Print::Rate);
+    assert!(GOLDEN.starts_with(&rate_only) && !rate_only.contains("SUMMARY time"));
+    assert!(tables(&files_only(), &p, Print::Time).starts_with("\nSUMMARY time (in ms/op)"));
+}
+
+#[test]
+fn every_operation_has_a_row_and_unrun_ones_read_zero() {
+    let it = Iteration {
+        index: 0,
+        phases: vec![
+            ph(Phase::DirCreate, 10_000, 0.04),
+            ph(Phase::TreeCreate, 1, 0.00001),
+        ],
+    };
+    let t = summary(&[it], true, true, false);
+    let rows: Vec<&str> = t.lines().skip(4).collect();
+    assert_eq!(rows.len(), 10);
+    assert_eq!(
+        rows[0],
+        "   Directory creation         250000.000     250000.000     250000.000          0.000"
+    );
+    assert_eq!(
+        rows[2],
+        "   Directory rename                0.000          0.000          0.000          0.000"
+    );
+    assert_eq!(
+        rows[8],
+        "   Tree creation              100000.000     100000.000     100000.000          0.000"
+    );
+    let labels: Vec<&str> = rows.iter().map(|r| r[3..22].trim_end()).collect();
+    assert_eq!(
+        labels,
+        [
+            "Directory creation",
+            "Directory stat",
+            "Directory rename",
+            "Directory removal",
+            "File creation",
+            "File stat",
+            "File read",
+            "File removal",
+            "Tree creation",
+            "Tree removal"
+        ]
+    );
+    // Directories only: no file rows.
+    let d = summary(&[], true, false, false);
+    assert!(d.contains("(of 0 iterations)") && !d.contains("File") && d.contains("Tree removal"));
+}
+
+#[test]
+fn the_lines_before_the_table() {
+    let p = MdtestParams {
+        items: 100,
+        ..MdtestParams::default()
+    };
+    let lay = p.validate().unwrap();
+    assert_eq!(tasks_line(&p, &lay, 4), "4 tasks, 400 files/directories");
+    let f = MdtestParams {
+        files_only: true,
+        ..p.clone()
+    };
+    assert_eq!(tasks_line(&f, &lay, 1), "1 tasks, 100 files");
+    let d = MdtestParams {
+        dirs_only: true,
+        ..p.clone()
+    };
+    assert_eq!(tasks_line(&d, &lay, 1), "1 tasks, 100 directories");
+    let cmd = command_line("fslab mdtest", &["-n".into(), "100".into()]);
+    assert_eq!(cmd, "fslab mdtest '-n' '100'");
+    let text = preamble(&Preamble {
+        started: "11/26/2026 19:35:41".into(),
+        ranks: 1,
+        nodes: 1,
+        command: cmd,
+        warnings: vec!["Read bytes is 0".into()],
+        fs: Some("Path                : /x\nFS                  : 1.0 GiB".into()),
+        seed: Some(42),
+        tasks: "1 tasks, 100 files/directories".into(),
+    });
+    let want = format!(
+        "-- started at 11/26/2026 19:35:41 --\n\nfslab-{} mdtest was launched with 1 total task(s) on 1 node(s)\nCommand line used: fslab mdtest '-n' '100'\nWARNING: Read bytes is 0\nPath                : /x\nFS                  : 1.0 GiB\nrandom seed: 42\n1 tasks, 100 files/directories\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(text, want);
+    let t = tempfile::tempdir().unwrap();
+    let fs = fs_lines(t.path()).unwrap();
+    assert!(
+        fs.starts_with("Path                : ") && fs.contains("\nFS                  : "),
+        "{fs}"
+    );
+    assert!(
+        fs.contains("Used FS: ") && fs.contains("Inodes: ") && fs.contains(" Mi   Used Inodes: ")
+    );
+}

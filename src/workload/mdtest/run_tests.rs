@@ -1,0 +1,237 @@
+use super::*;
+use crate::workload::mdtest::parse;
+use crate::workload::mdtest::result::Phase;
+use crate::workload::mdtest::team::Solo;
+use crate::workload::Quiet;
+use std::fs;
+
+fn go(args: &[&str], dir: &Path) -> Result<Outcome> {
+    let p = parse(args).unwrap().params;
+    let never = || false;
+    run(&p, dir, &Solo, Options::default(), &Quiet, &never)
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_full_run_makes_and_removes_everything_it_made() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    let o = go(
+        &[
+            "-n", "40", "-z", "1", "-b", "2", "-w", "10", "-e", "10", "-i", "2",
+        ],
+        &out,
+    )
+    .unwrap();
+    assert!(o.made_dir);
+    assert_eq!(o.iterations.len(), 2);
+    let it = &o.iterations[1];
+    assert_eq!(it.phases.len(), 10);
+    assert_eq!(it.get(Phase::FileRead).unwrap().items, 39);
+    assert_eq!(it.get(Phase::TreeCreate).unwrap().items, 3);
+    assert!(names(t.path()).is_empty(), "-d made by the run is gone too");
+}
+
+#[test]
+fn create_then_stat_then_remove_across_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    fs::write(d.join("user.txt"), b"mine").unwrap();
+    let o = go(&["-n", "30", "-z", "1", "-b", "1", "-C", "-w", "8"], d).unwrap();
+    assert!(!o.made_dir);
+    assert_eq!(
+        names(d),
+        [".fslab-mdtest.test-dir.0-0", "test-dir.0-0", "user.txt"]
+    );
+    let rec = crate::workload::mdtest::record::read(d, "test-dir.0-0")
+        .unwrap()
+        .unwrap();
+    assert_eq!(rec.files, Some(30));
+    // -T and -E with the same shape work on it and leave it.
+    let o = go(
+        &["-n", "30", "-z", "1", "-b", "1", "-T", "-E", "-e", "8"],
+        d,
+    )
+    .unwrap();
+    assert_eq!(o.iterations[0].get(Phase::FileStat).unwrap().items, 30);
+    assert_eq!(o.iterations[0].get(Phase::DirStat).unwrap().items, 30);
+    assert!(d.join("test-dir.0-0").is_dir());
+    // Another shape is refused and nothing is touched.
+    let e = go(&["-n", "30", "-r"], d).unwrap_err();
+    assert_eq!(crate::error::exit_code(&e), 2);
+    assert!(
+        e.to_string()
+            .contains("run with the flags it was made with"),
+        "{e}"
+    );
+    assert!(d.join("test-dir.0-0/mdtest_tree.0/mdtest_tree.1").is_dir());
+    // -r with the shape removes the directory and its record, and nothing else.
+    let o = go(&["-n", "30", "-z", "1", "-b", "1", "-r"], d).unwrap();
+    let ph: Vec<Phase> = o.iterations[0].phases.iter().map(|p| p.phase).collect();
+    assert_eq!(ph, [Phase::DirRemove, Phase::FileRemove, Phase::TreeRemove]);
+    assert_eq!(names(d), ["user.txt"]);
+    assert_eq!(fs::read(d.join("user.txt")).unwrap(), b"mine");
+    // Again: there is nothing left to remove.
+    let e = go(&["-n", "30", "-z", "1", "-b", "1", "-r"], d)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("test-dir.0-0"), "{e}");
+}
+
+/// A user's directory of the test directory's name, with mdtest-looking contents.
+fn plant_foreign(d: &Path) {
+    let tree = d.join("test-dir.0-0/mdtest_tree.0");
+    fs::create_dir_all(&tree).unwrap();
+    fs::write(tree.join("file.mdtest.0.0"), b"mine").unwrap();
+}
+
+#[test]
+fn a_directory_fslab_did_not_make_is_never_removed() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    plant_foreign(d);
+    let e = go(&["-n", "1", "-r"], d).unwrap_err();
+    assert_eq!(crate::error::exit_code(&e), 2);
+    assert!(e.to_string().contains("no fslab record"), "{e}");
+    let e = go(&["-n", "1", "-T"], d).unwrap_err().to_string();
+    assert!(e.contains("no fslab record"), "{e}");
+    // A full run does not take it over either, and leaves no record behind.
+    let e = go(&["-n", "1"], d).unwrap_err();
+    assert_eq!(crate::error::exit_code(&e), 2);
+    assert!(e.to_string().contains("already exists"), "{e}");
+    assert_eq!(names(d), ["test-dir.0-0"]);
+    assert_eq!(
+        fs::read(d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.0.0")).unwrap(),
+        b"mine"
+    );
+    // A symbolic link named like a test directory, pointing at the user's tree.
+    fs::rename(d.join("test-dir.0-0"), d.join("mine")).unwrap();
+    std::os::unix::fs::symlink(d.join("mine"), d.join("test-dir.0-0")).unwrap();
+    let e = go(&["-n", "1", "-r"], d).unwrap_err().to_string();
+    assert!(e.contains("not a directory"), "{e}");
+    assert_eq!(
+        fs::read(d.join("mine/mdtest_tree.0/file.mdtest.0.0")).unwrap(),
+        b"mine"
+    );
+}
+
+/// Plants a user's file in the tree when file creation starts, and asks to stop.
+struct Intruder<'a> {
+    tree: &'a Path,
+    stop: &'a std::sync::atomic::AtomicBool,
+}
+
+impl Observer for Intruder<'_> {
+    fn phase_started(&self, phase: &str, _total: u64) {
+        if phase == "file_create" {
+            fs::write(self.tree.join("notes.txt"), b"mine").unwrap();
+            self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+#[test]
+fn an_interrupted_run_sweeps_only_its_own_entries() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    let p = parse(&["-n", "3000", "-F"]).unwrap().params;
+    let flag = AtomicBool::new(false);
+    let stop = || flag.load(Ordering::Relaxed);
+    let tree = out.join("test-dir.0-0/mdtest_tree.0");
+    let obs = Intruder {
+        tree: &tree,
+        stop: &flag,
+    };
+    let e = run(&p, &out, &Solo, Options::default(), &obs, &stop).unwrap_err();
+    assert!(
+        e.chain().any(|c| c.is::<crate::signal::Interrupted>()),
+        "{e:#}"
+    );
+    let msg = format!("{e:#}");
+    assert!(
+        msg.contains("notes.txt") && msg.contains("fslab did not make"),
+        "{msg}"
+    );
+    // The user's file and the directories above it stay; fslab's files went.
+    assert_eq!(fs::read(tree.join("notes.txt")).unwrap(), b"mine");
+    assert_eq!(names(&tree), ["notes.txt"]);
+    assert!(
+        out.join(".fslab-mdtest.test-dir.0-0").is_file(),
+        "the record stays with it"
+    );
+    // Interrupted without an intruder: nothing at all is left.
+    let t2 = tempfile::tempdir().unwrap();
+    let out2 = t2.path().join("out");
+    let flag2 = AtomicBool::new(false);
+    let stop2 = || flag2.load(Ordering::Relaxed);
+    struct StopAt<'a>(&'a AtomicBool);
+    impl Observer for StopAt<'_> {
+        fn phase_started(&self, phase: &str, _: u64) {
+            if phase == "file_create" {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+    let e = run(
+        &p,
+        &out2,
+        &Solo,
+        Options::default(),
+        &StopAt(&flag2),
+        &stop2,
+    )
+    .unwrap_err();
+    assert_eq!(crate::error::exit_code(&e), 130);
+    assert!(names(t2.path()).is_empty());
+}
+
+#[test]
+fn keep_leaves_a_failed_iteration_in_place() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let t = tempfile::tempdir().unwrap();
+    let p = parse(&["-n", "2000", "-D"]).unwrap().params;
+    let stop = AtomicBool::new(true);
+    let s = || stop.load(Ordering::Relaxed);
+    let opts = Options {
+        keep: true,
+        ..Options::default()
+    };
+    assert!(run(&p, t.path(), &Solo, opts, &Quiet, &s).is_err());
+    assert!(t.path().join("test-dir.0-0/mdtest_tree.0").is_dir());
+}
+
+#[test]
+fn the_null_backend_touches_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("never-made");
+    let p = parse(&["-n", "5000", "-z", "2", "-b", "3"]).unwrap().params;
+    let never = || false;
+    let opts = Options {
+        backend: Backend::Null,
+        keep: false,
+    };
+    let o = run(&p, &out, &Solo, opts, &Quiet, &never).unwrap();
+    assert_eq!(o.iterations[0].get(Phase::FileStat).unwrap().items, 4992);
+    assert!(!out.exists());
+}
+
+#[test]
+fn requirements_count_every_entry() {
+    let p = parse(&["-n", "100", "-z", "1", "-b", "2", "-w", "5000", "-u"])
+        .unwrap()
+        .params;
+    let lay = p.validate().unwrap();
+    let r = requirements(&p, &lay, 2);
+    // 2 trees of 3 directories, the test directory, 99 directories and 99 files per rank.
+    assert_eq!(r.inodes, 6 + 1 + 2 * 198);
+    assert_eq!(r.bytes, (6 + 1 + 2 * 99) * 4096 + 2 * 99 * 8192);
+}

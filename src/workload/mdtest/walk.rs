@@ -1,0 +1,383 @@
+//! The walks of mdtest's steps over one rank's items, generic over the operations.
+//!
+//! Orders follow `mdtest.c`: tree creation is pre-order (a directory, then its first child's
+//! whole subtree, then the next child); tree removal post-order; item creation and removal
+//! visit the tree pre-order and each directory's items in ascending number; stat, read and
+//! rename go by item number (or a shuffled order with `-R`). Names are built in reused
+//! buffers; a directory is opened once per visit (`O_PATH`) and every item operation is
+//! relative to it.
+
+use super::layout::{ItemKind, Layout, Tree};
+use crate::workload::fsops::{CreateHow, NameBuf, Ops};
+use crate::workload::Observer;
+use std::io;
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+/// Items between checks of the stop flag and progress reports.
+pub const CHECK_EVERY: u64 = 1024;
+/// Least time between two progress reports.
+const REPORT_EVERY: Duration = Duration::from_millis(100);
+
+/// Why a walk stopped early.
+#[derive(Debug)]
+pub enum WalkError {
+    /// A system call failed.
+    Io {
+        /// What was being done (`mkdir`, `create`, `stat`, …).
+        op: &'static str,
+        /// The entry, relative to the test directory.
+        path: String,
+        /// The error.
+        err: io::Error,
+    },
+    /// The stop flag was raised.
+    Stopped,
+}
+
+/// Stop checks and progress reports, every [`CHECK_EVERY`] items.
+pub struct Pace<'a> {
+    pending: u64,
+    done: u64,
+    stop: &'a dyn Fn() -> bool,
+    report: Option<&'a dyn Observer>,
+    last: Instant,
+}
+
+impl<'a> Pace<'a> {
+    /// Poll `stop`; tell `report` (rank 0's observer) the items done in the current step.
+    pub fn new(stop: &'a dyn Fn() -> bool, report: Option<&'a dyn Observer>) -> Pace<'a> {
+        Pace {
+            pending: 0,
+            done: 0,
+            stop,
+            report,
+            last: Instant::now(),
+        }
+    }
+
+    /// A new step: the count starts again.
+    pub fn restart(&mut self) {
+        self.pending = 0;
+        self.done = 0;
+    }
+
+    #[inline]
+    pub(super) fn tick(&mut self) -> Result<(), WalkError> {
+        self.pending += 1;
+        if self.pending >= CHECK_EVERY {
+            self.done += self.pending;
+            self.pending = 0;
+            if (self.stop)() {
+                return Err(WalkError::Stopped);
+            }
+            if let Some(obs) = self.report {
+                if self.last.elapsed() >= REPORT_EVERY {
+                    obs.progress(self.done);
+                    self.last = Instant::now();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Report the final count of a step.
+    pub fn finish(&mut self) {
+        self.done += std::mem::take(&mut self.pending);
+        if let Some(obs) = self.report {
+            obs.progress(self.done);
+        }
+    }
+}
+
+/// What happens to each item of a pre-order walk.
+#[derive(Debug, Clone, Copy)]
+pub enum ItemOp {
+    /// `mkdir` (directory creation).
+    Mkdir,
+    /// `rmdir` (directory removal).
+    Rmdir,
+    /// create, write, maybe fsync, close (file creation).
+    Create(CreateHow),
+    /// `unlink` (file removal).
+    Unlink,
+}
+
+impl ItemOp {
+    fn name(self) -> &'static str {
+        match self {
+            ItemOp::Mkdir => "mkdir",
+            ItemOp::Rmdir => "rmdir",
+            ItemOp::Create(_) => "create",
+            ItemOp::Unlink => "unlink",
+        }
+    }
+}
+
+/// What happens to each item of a walk by number.
+#[derive(Debug, Clone, Copy)]
+pub enum Probe {
+    /// `fstatat`.
+    Stat,
+    /// open, read this many bytes (all of them, or it is an error), close.
+    Read(u64),
+}
+
+/// Whose items, of which kind, in which tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Items {
+    /// The tree that holds them.
+    pub tree: Tree,
+    /// Directories or files.
+    pub kind: ItemKind,
+    /// The rank whose items they are (their names carry it).
+    pub owner: u32,
+}
+
+/// How far a pre-order walk got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reach {
+    /// Items done.
+    pub done: u64,
+    /// The stonewall ended the walk early.
+    pub walled: bool,
+}
+
+struct State {
+    pos: u64,
+    range: Range<u64>,
+    op: ItemOp,
+    wall: Option<Instant>,
+    reach: Reach,
+    mark: usize,
+}
+
+/// Walks one rank's steps with one set of operations.
+pub struct Walker<'a, O: Ops> {
+    /// The operations.
+    pub ops: O,
+    pub(super) lay: Layout,
+    pub(super) a: NameBuf,
+    pub(super) b: NameBuf,
+    pub(super) c: NameBuf,
+    pub(super) chain: Vec<u64>,
+    /// Stop checks and progress.
+    pub pace: Pace<'a>,
+}
+
+/// The path of `name` in directory `node` of `tree`, for messages.
+pub(super) fn shown(lay: &Layout, tree: Tree, node: Option<u64>, name: &str) -> String {
+    let mut b = NameBuf::new();
+    if let Some(n) = node {
+        tree.push_path(&mut b, lay, n, &mut Vec::new());
+        if !name.is_empty() {
+            b.push_str("/");
+        }
+    }
+    b.push_str(name);
+    b.as_str().to_string()
+}
+
+pub(super) fn io_err(op: &'static str, path: String, err: io::Error) -> WalkError {
+    WalkError::Io { op, path, err }
+}
+
+impl<'a, O: Ops> Walker<'a, O> {
+    /// A walker over trees of `lay`.
+    pub fn new(ops: O, lay: Layout, pace: Pace<'a>) -> Walker<'a, O> {
+        Walker {
+            ops,
+            lay,
+            a: NameBuf::new(),
+            b: NameBuf::new(),
+            c: NameBuf::new(),
+            chain: Vec::new(),
+            pace,
+        }
+    }
+
+    /// Make the directories of `tree` in `testdir`, parents first; returns how many.
+    pub fn tree_create(&mut self, testdir: &O::Dir, tree: Tree) -> Result<u64, WalkError> {
+        self.b.clear();
+        tree.push_dir(&mut self.b, 0);
+        let err = |e| io_err("mkdir", shown(&self.lay, tree, Some(0), ""), e);
+        self.ops.mkdir(testdir, self.b.as_cstr()).map_err(err)?;
+        self.pace.tick()?;
+        let mut made = 1;
+        if self.lay.depth > 0 {
+            let top = self.open(testdir, tree, 0)?;
+            made += self.tree_create_below(&top, tree, 0, 0)?;
+        }
+        Ok(made)
+    }
+
+    fn open(&mut self, parent: &O::Dir, tree: Tree, node: u64) -> Result<O::Dir, WalkError> {
+        self.b.clear();
+        tree.push_dir(&mut self.b, node);
+        self.ops
+            .open_dir(parent, self.b.as_cstr())
+            .map_err(|e| io_err("open", shown(&self.lay, tree, Some(node), ""), e))
+    }
+
+    fn tree_create_below(
+        &mut self,
+        dir: &O::Dir,
+        tree: Tree,
+        node: u64,
+        depth: u32,
+    ) -> Result<u64, WalkError> {
+        let mut made = 0;
+        for c in self.lay.children(node, depth) {
+            self.b.clear();
+            tree.push_dir(&mut self.b, c);
+            if let Err(e) = self.ops.mkdir(dir, self.b.as_cstr()) {
+                return Err(io_err("mkdir", shown(&self.lay, tree, Some(c), ""), e));
+            }
+            self.pace.tick()?;
+            made += 1;
+            if depth + 1 < self.lay.depth {
+                let d = self.open(dir, tree, c)?;
+                made += self.tree_create_below(&d, tree, c, depth + 1)?;
+            }
+        }
+        Ok(made)
+    }
+
+    /// Remove the directories of `tree` from `testdir`, children first; returns how many.
+    pub fn tree_remove(&mut self, testdir: &O::Dir, tree: Tree) -> Result<u64, WalkError> {
+        let mut gone = 0;
+        if self.lay.depth > 0 {
+            let top = self.open(testdir, tree, 0)?;
+            gone += self.tree_remove_below(&top, tree, 0, 0)?;
+        }
+        self.b.clear();
+        tree.push_dir(&mut self.b, 0);
+        if let Err(e) = self.ops.rmdir(testdir, self.b.as_cstr()) {
+            return Err(io_err("rmdir", shown(&self.lay, tree, Some(0), ""), e));
+        }
+        self.pace.tick()?;
+        Ok(gone + 1)
+    }
+
+    fn tree_remove_below(
+        &mut self,
+        dir: &O::Dir,
+        tree: Tree,
+        node: u64,
+        depth: u32,
+    ) -> Result<u64, WalkError> {
+        let mut gone = 0;
+        for c in self.lay.children(node, depth) {
+            if depth + 1 < self.lay.depth {
+                let d = self.open(dir, tree, c)?;
+                gone += self.tree_remove_below(&d, tree, c, depth + 1)?;
+            }
+            self.b.clear();
+            tree.push_dir(&mut self.b, c);
+            if let Err(e) = self.ops.rmdir(dir, self.b.as_cstr()) {
+                return Err(io_err("rmdir", shown(&self.lay, tree, Some(c), ""), e));
+            }
+            self.pace.tick()?;
+            gone += 1;
+        }
+        Ok(gone)
+    }
+
+    /// Do `op` on `owner`'s items in `tree`, in mdtest's creation order, for the items at
+    /// positions `range` of that order; with `wall`, stop after the first item that ends
+    /// past it (mdtest's stonewall).
+    pub fn items_preorder(
+        &mut self,
+        testdir: &O::Dir,
+        who: Items,
+        op: ItemOp,
+        range: Range<u64>,
+        wall: Option<Instant>,
+    ) -> Result<Reach, WalkError> {
+        let tree = who.tree;
+        self.a.clear();
+        who.kind.push_prefix(&mut self.a, who.owner);
+        let mut st = State {
+            pos: 0,
+            range,
+            op,
+            wall,
+            reach: Reach {
+                done: 0,
+                walled: false,
+            },
+            mark: self.a.len(),
+        };
+        if st.range.is_empty() {
+            return Ok(st.reach);
+        }
+        let top = self.open(testdir, tree, 0)?;
+        self.visit(&top, tree, 0, 0, &mut st)?;
+        Ok(st.reach)
+    }
+
+    fn visit(
+        &mut self,
+        dir: &O::Dir,
+        tree: Tree,
+        node: u64,
+        depth: u32,
+        st: &mut State,
+    ) -> Result<(), WalkError> {
+        let per_dir = self.lay.items_per_dir;
+        if self.lay.holds_items(depth) {
+            if st.pos + per_dir <= st.range.start {
+                st.pos += per_dir;
+            } else {
+                let first = node * per_dir;
+                for i in 0..per_dir {
+                    if st.pos >= st.range.end || st.reach.walled {
+                        return Ok(());
+                    }
+                    if st.pos >= st.range.start {
+                        self.item(dir, first + i, st).map_err(|e| match e {
+                            WalkError::Io { op, path, err } => WalkError::Io {
+                                op,
+                                path: shown(&self.lay, tree, Some(node), &path),
+                                err,
+                            },
+                            s => s,
+                        })?;
+                    }
+                    st.pos += 1;
+                }
+            }
+        }
+        for c in self.lay.children(node, depth) {
+            if st.pos >= st.range.end || st.reach.walled {
+                break;
+            }
+            let d = self.open(dir, tree, c)?;
+            self.visit(&d, tree, c, depth + 1, st)?;
+        }
+        Ok(())
+    }
+
+    /// One item of a pre-order walk; an error's path is the bare name.
+    #[inline]
+    fn item(&mut self, dir: &O::Dir, num: u64, st: &mut State) -> Result<(), WalkError> {
+        self.a.truncate(st.mark);
+        self.a.push_u64(num);
+        let name = self.a.as_cstr();
+        let r = match st.op {
+            ItemOp::Mkdir => self.ops.mkdir(dir, name),
+            ItemOp::Rmdir => self.ops.rmdir(dir, name),
+            ItemOp::Create(how) => self.ops.create(dir, name, how),
+            ItemOp::Unlink => self.ops.unlink(dir, name),
+        };
+        if let Err(e) = r {
+            return Err(io_err(st.op.name(), self.a.as_str().to_string(), e));
+        }
+        st.reach.done += 1;
+        self.pace.tick()?;
+        if st.wall.is_some_and(|w| Instant::now() > w) {
+            st.reach.walled = true;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,172 @@
+//! The walks by item number: stat and read (mdtest's `mdtest_stat`, `mdtest_read`, in number
+//! order or `-R`'s shuffled order) and the directory rename (`rename_dir_test`).
+
+use super::layout::ItemKind;
+use super::layout::Tree;
+use super::walk::{io_err, shown, Items, Probe, WalkError, Walker};
+use crate::workload::fsops::{NameBuf, Ops};
+use std::io;
+
+impl<O: Ops> Walker<'_, O> {
+    /// Stat or read the first `count` of `owner`'s items in `tree` by number, or in
+    /// `order` (indices below `count`, mdtest's `-R`). Returns the items done.
+    pub fn probe(
+        &mut self,
+        testdir: &O::Dir,
+        who: Items,
+        count: u64,
+        order: Option<&[u64]>,
+        probe: Probe,
+    ) -> Result<u64, WalkError> {
+        let tree = who.tree;
+        self.a.clear();
+        who.kind.push_prefix(&mut self.a, who.owner);
+        let mark = self.a.len();
+        // Shuffled items over many directories: one call with the path from the test
+        // directory (as mdtest does) instead of an open per item.
+        let by_path = order.is_some() && self.lay.item_dirs() > 1;
+        let first = self.lay.first_item();
+        let total = order.map_or(count, |o| o.len() as u64);
+        let mut cur: Option<(u64, O::Dir)> = None;
+        for i in 0..total {
+            let num = first + order.map_or(i, |o| o[i as usize]);
+            let node = self.lay.dir_of(num);
+            self.a.truncate(mark);
+            self.a.push_u64(num);
+            let r = if by_path {
+                self.b.clear();
+                tree.push_path(&mut self.b, &self.lay, node, &mut self.chain);
+                self.b.push_str("/");
+                self.b.push_name(&self.a);
+                do_probe(&mut self.ops, testdir, &self.b, probe)
+            } else {
+                if cur.as_ref().map(|c| c.0) != Some(node) {
+                    self.b.clear();
+                    tree.push_path(&mut self.b, &self.lay, node, &mut self.chain);
+                    let d = self
+                        .ops
+                        .open_dir(testdir, self.b.as_cstr())
+                        .map_err(|e| io_err("open", shown(&self.lay, tree, Some(node), ""), e))?;
+                    cur = Some((node, d));
+                }
+                match &cur {
+                    Some((_, d)) => do_probe(&mut self.ops, d, &self.a, probe),
+                    None => Ok(()),
+                }
+            };
+            if let Err(e) = r {
+                let op = match probe {
+                    Probe::Stat => "stat",
+                    Probe::Read(_) => "read",
+                };
+                return Err(io_err(
+                    op,
+                    shown(&self.lay, tree, Some(node), self.a.as_str()),
+                    e,
+                ));
+            }
+            self.pace.tick()?;
+        }
+        Ok(total)
+    }
+
+    /// mdtest's directory rename over `owner`'s first `count` items: item 0 to `<name>-XX`,
+    /// each next item to its predecessor's name, the `-XX` entry to the name before the
+    /// last. `count` renames; the set of names is the same afterwards. Returns the renames.
+    pub fn rename_dirs(
+        &mut self,
+        testdir: &O::Dir,
+        tree: Tree,
+        owner: u32,
+        count: u64,
+    ) -> Result<u64, WalkError> {
+        if count < 2 {
+            return Ok(0);
+        }
+        let first = self.lay.first_item();
+        // Items in one directory: names relative to it; else paths from the test directory.
+        let single = self.lay.item_dirs() == 1;
+        let here = if single {
+            self.b.clear();
+            tree.push_path(
+                &mut self.b,
+                &self.lay,
+                self.lay.dir_of(first),
+                &mut self.chain,
+            );
+            let d = self.ops.open_dir(testdir, self.b.as_cstr()).map_err(|e| {
+                io_err(
+                    "open",
+                    shown(&self.lay, tree, Some(self.lay.dir_of(first)), ""),
+                    e,
+                )
+            })?;
+            Some(d)
+        } else {
+            None
+        };
+        let dir = here.as_ref().unwrap_or(testdir);
+        // c: item 0's name with -XX; b: the previous item's name; a: this item's name.
+        self.name_for(tree, owner, first, !single, NameSel::C);
+        self.c.push_str("-XX");
+        self.b.clone_from(&self.c);
+        for i in 0..count {
+            if i == count - 1 {
+                self.a.clone_from(&self.c);
+            } else {
+                self.name_for(tree, owner, first + i, !single, NameSel::A);
+            }
+            if let Err(e) = self
+                .ops
+                .rename(dir, self.a.as_cstr(), dir, self.b.as_cstr())
+            {
+                let node = single.then(|| self.lay.dir_of(first));
+                return Err(io_err(
+                    "rename",
+                    shown(&self.lay, tree, node, self.a.as_str()),
+                    e,
+                ));
+            }
+            self.pace.tick()?;
+            std::mem::swap(&mut self.a, &mut self.b);
+        }
+        Ok(count)
+    }
+
+    fn name_for(&mut self, tree: Tree, owner: u32, num: u64, with_path: bool, sel: NameSel) {
+        let buf = match sel {
+            NameSel::A => &mut self.a,
+            NameSel::C => &mut self.c,
+        };
+        buf.clear();
+        if with_path {
+            tree.push_path(buf, &self.lay, self.lay.dir_of(num), &mut self.chain);
+            buf.push_str("/");
+        }
+        ItemKind::Dir.push_prefix(buf, owner);
+        buf.push_u64(num);
+    }
+}
+
+#[derive(Clone, Copy)]
+enum NameSel {
+    A,
+    C,
+}
+
+#[inline]
+fn do_probe<O: Ops>(ops: &mut O, dir: &O::Dir, name: &NameBuf, probe: Probe) -> io::Result<()> {
+    match probe {
+        Probe::Stat => ops.stat(dir, name.as_cstr()).map(|_| ()),
+        Probe::Read(bytes) => {
+            let got = ops.read_file(dir, name.as_cstr(), bytes)?;
+            if got < bytes {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("read {got} of {bytes} bytes (the file is shorter than -e)"),
+                ));
+            }
+            Ok(())
+        }
+    }
+}

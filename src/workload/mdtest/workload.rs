@@ -1,0 +1,149 @@
+//! mdtest as an fslab [`Workload`] (one rank): what a study or an engine command runs.
+//!
+//! One repetition is one mdtest iteration in its own `test-dir.<j>-0` (`j` counts the
+//! repetitions), so mdtest's `-i N` is `N` repetitions and every iteration's phases are stored
+//! as samples. The run's `-d` is the target directory.
+
+use super::layout::{test_dir, Layout};
+use super::params::MdtestParams;
+use super::result::Iteration;
+use super::run::{requirements, Backend, Options, Session};
+use super::team::Solo;
+use crate::metric::Metric;
+use crate::workload::{Creates, Observer, Requirements, Target, Workload};
+use anyhow::Result;
+
+/// The mdtest engine for one rank.
+pub struct Mdtest {
+    params: MdtestParams,
+    lay: Layout,
+    opts: Options,
+    session: Option<Session>,
+    next: u32,
+    iterations: Vec<Iteration>,
+}
+
+impl Mdtest {
+    /// The engine for `params` (validated here).
+    pub fn new(params: MdtestParams, opts: Options) -> Result<Mdtest> {
+        let lay = params.validate()?;
+        Ok(Mdtest {
+            params,
+            lay,
+            opts,
+            session: None,
+            next: 0,
+            iterations: Vec::new(),
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &MdtestParams {
+        &self.params
+    }
+
+    /// Every iteration run so far (for mdtest's SUMMARY table).
+    pub fn iterations(&self) -> &[Iteration] {
+        &self.iterations
+    }
+
+    /// The random order's seed, once the first repetition was prepared.
+    pub fn seed(&self) -> Option<u32> {
+        self.session.as_ref().and_then(Session::seed)
+    }
+}
+
+impl Workload for Mdtest {
+    fn name(&self) -> &'static str {
+        "mdtest"
+    }
+
+    fn requirements(&self) -> Requirements {
+        if self.opts.backend == Backend::Null || !self.params.steps().create {
+            return Requirements::default();
+        }
+        requirements(&self.params, &self.lay, 1)
+    }
+
+    fn prepare(&mut self, target: &Target) -> Result<()> {
+        if self.session.is_none() {
+            self.session = Some(Session::open(&self.params, target.dir(), &Solo, self.opts)?);
+        } else if self.opts.backend == Backend::Fs && self.params.steps().create {
+            crate::workload::check_fits(target.dir(), self.requirements(), "this mdtest run")?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
+        if self.session.is_none() {
+            self.prepare(target)?;
+        }
+        let Some(session) = self.session.as_mut() else {
+            anyhow::bail!("mdtest was not prepared; this is a bug in fslab, please report it");
+        };
+        let stop = crate::signal::interrupted;
+        let it = session.iteration(self.next, &Solo, obs, &stop)?;
+        self.next += 1;
+        let metrics = it.metrics();
+        self.iterations.push(it);
+        Ok(metrics)
+    }
+
+    /// A failed iteration's test directory was swept when it failed; nothing else is left.
+    fn cleanup(&mut self, _target: &Target) -> Result<()> {
+        Ok(())
+    }
+
+    fn creates(&self, target: &Target) -> Vec<Creates> {
+        if self.opts.backend == Backend::Null || !self.params.steps().create {
+            return Vec::new();
+        }
+        let name = test_dir(self.next);
+        vec![Creates {
+            path: target.dir().join(&name),
+            kind: "mdtest_testdir",
+            detail: serde_json::json!({
+                "record": super::record::path(target.dir(), &name),
+                "items_per_dir": self.lay.items_per_dir,
+                "depth": self.lay.depth,
+                "branching": self.lay.branching,
+            }),
+        }]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::mdtest::parse;
+    use crate::workload::Quiet;
+
+    #[test]
+    fn each_repetition_is_one_iteration_in_its_own_test_directory() {
+        let t = tempfile::tempdir().unwrap();
+        let target = Target::new(t.path());
+        let p = parse(&["-n", "20", "-z", "1", "-b", "2"]).unwrap().params;
+        let mut w = Mdtest::new(p, Options::default()).unwrap();
+        assert_eq!(w.name(), "mdtest");
+        assert_eq!(w.requirements().inodes, 3 + 1 + 2 * 18);
+        for rep in 0..2 {
+            w.prepare(&target).unwrap();
+            let c = w.creates(&target);
+            assert_eq!(c[0].path, t.path().join(format!("test-dir.{rep}-0")));
+            let m = w.run(&target, &Quiet).unwrap();
+            w.cleanup(&target).unwrap();
+            assert!(m
+                .iter()
+                .any(|m| m.phase == "file_read" && m.name == "rate" && m.value > 0.0));
+            assert_eq!(m.len(), 10 * 3);
+        }
+        assert_eq!(w.iterations().len(), 2);
+        assert_eq!(w.iterations()[1].index, 1);
+        assert_eq!(
+            std::fs::read_dir(t.path()).unwrap().count(),
+            0,
+            "target left as found"
+        );
+        assert!(Mdtest::new(MdtestParams::default(), Options::default()).is_err());
+    }
+}
