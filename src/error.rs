@@ -57,7 +57,7 @@ pub fn runtime(e: anyhow::Error) -> anyhow::Error {
 
 /// An error that several processes (MPI ranks) agreed on: every rank exits with `code`;
 /// rank 0 prints `message` for all of them, the others carry an empty message and print
-/// nothing (see `src/dist`).
+/// nothing (see `src/mpi`).
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
 pub struct Collective {

@@ -1,7 +1,7 @@
 //! fslab: a file-system benchmarking lab.
 //!
 //! Layers (dependencies point one way; `doc/architecture.md` has the whole picture and
-//! `tests/layers.rs` checks it): `main → app → {cli, runner, dist, report, plan} →
+//! `tests/layers.rs` checks it): `main → app → {cli, runner, mpi, report, plan} →
 //! {provision, workload, store, telemetry} → {stats, metric, units, target, sysinfo, error,
 //! signal}`; `stats` imports nothing of ours and does no I/O.
 //!
@@ -37,9 +37,9 @@ macro_rules! out {
 
 pub mod app;
 pub mod cli;
-pub mod dist;
 pub mod error;
 pub mod metric;
+pub mod mpi;
 pub mod plan;
 pub mod provision;
 pub mod report;

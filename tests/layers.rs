@@ -22,7 +22,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         &[
             "app",
             "cli",
-            "dist",
+            "mpi",
             "runner",
             "report",
             "plan",
@@ -37,7 +37,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         &[
             "app",
             "cli",
-            "dist",
+            "mpi",
             "runner",
             "report",
             "plan",
@@ -52,7 +52,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         &[
             "app",
             "cli",
-            "dist",
+            "mpi",
             "runner",
             "report",
             "plan",
@@ -67,7 +67,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         &[
             "app",
             "cli",
-            "dist",
+            "mpi",
             "runner",
             "report",
             "plan",
@@ -81,7 +81,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         &[
             "app",
             "cli",
-            "dist",
+            "mpi",
             "runner",
             "report",
             "store",
@@ -94,7 +94,7 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         &[
             "app",
             "cli",
-            "dist",
+            "mpi",
             "runner",
             "plan",
             "provision",
@@ -103,13 +103,13 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ),
     // MPI plumbing is below the app layer.
     (
-        "dist",
+        "mpi",
         &["app", "cli", "runner", "report", "plan", "provision"],
     ),
-    ("runner", &["app", "cli", "dist", "report"]),
+    ("runner", &["app", "cli", "mpi", "report"]),
     (
         "cli",
-        &["app", "runner", "dist", "store", "provision", "plan"],
+        &["app", "runner", "mpi", "store", "provision", "plan"],
     ),
 ];
 

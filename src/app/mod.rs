@@ -60,7 +60,7 @@ fn normalize_format(cli: &mut Cli) {
 /// Run the parsed command line.
 pub fn run(mut cli: Cli) -> Result<()> {
     normalize_format(&mut cli);
-    // Under an MPI launcher the MPI-aware engines run as ranks (src/dist, doc/mpi.md).
+    // Under an MPI launcher the MPI-aware engines run as ranks (src/mpi, doc/mpi.md).
     // A dry run of iozone or dbench only prints; no rank needs to start for it.
     #[cfg(feature = "mpi")]
     let dry = matches!(&cli.command, Command::Iozone(a) if a.dry_run)
@@ -70,7 +70,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
         return mpi::run(cli);
     }
     #[cfg(not(feature = "mpi"))]
-    crate::dist::launch::refuse_without_feature(crate::dist::launch::from_env()?.as_ref())?;
+    crate::mpi::launch::refuse_without_feature(crate::mpi::launch::from_env()?.as_ref())?;
     dispatch(cli)
 }
 

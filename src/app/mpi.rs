@@ -4,7 +4,7 @@
 //! is refused when there are several ranks. See `doc/mpi.md`.
 
 use crate::cli::{Cli, Command};
-use crate::dist::{comm, launch};
+use crate::mpi::{comm, launch};
 use crate::workload::WorkloadKind;
 
 /// The subcommand's name as typed (`list`, `fdtree`, …), for messages.

@@ -4,9 +4,9 @@
 use super::{conclude, params_from, Console};
 use crate::app::finish::{metrics_json, run_options, summarize, Ended, StoredLine};
 use crate::cli::DbenchArgs;
-use crate::dist::comm::Comm;
-use crate::dist::dbench::{share, DbenchRep, DistDbench};
-use crate::dist::job;
+use crate::mpi::comm::Comm;
+use crate::mpi::dbench::{share, DbenchRep, DistDbench};
+use crate::mpi::job;
 use crate::report::runsummary;
 use crate::runner::adhoc;
 use crate::workload::dbench::report::report;
@@ -147,7 +147,7 @@ fn mpi_json(comm: &Comm, params: &DbenchParams, all_see: bool) -> serde_json::Va
 /// The MPI line under dbench's report.
 fn mpi_line(r: &DbenchRep) -> String {
     let rates: Vec<f64> = r.ranks.iter().map(|x| x.throughput_mb_s).collect();
-    let s = crate::dist::aggregate::spread(&rates);
+    let s = crate::mpi::aggregate::spread(&rates);
     format!(
         "MPI: {} ranks, start skew {:.3} ms, finish skew {:.3} ms; per rank {:.3}–{:.3} MB/sec (spread {:.0}%); {}",
         r.ranks.len(),
@@ -213,10 +213,10 @@ fn finish(
         &serde_json::to_value(params)?,
     );
     if let Some(r) = engine.reps.last() {
-        let ranks: Vec<crate::dist::aggregate::RankPhase> = r
+        let ranks: Vec<crate::mpi::aggregate::RankPhase> = r
             .ranks
             .iter()
-            .map(|x| crate::dist::aggregate::RankPhase {
+            .map(|x| crate::mpi::aggregate::RankPhase {
                 rank: x.rank,
                 items: x.measured_ops,
                 bytes: x.measured_bytes,
@@ -227,8 +227,8 @@ fn finish(
                 stonewall: None,
             })
             .collect();
-        if let Some(agg) = crate::dist::aggregate::aggregate(&ranks) {
-            warnings.extend(crate::dist::aggregate::warnings_with(
+        if let Some(agg) = crate::mpi::aggregate::aggregate(&ranks) {
+            warnings.extend(crate::mpi::aggregate::warnings_with(
                 "dbench",
                 &agg,
                 "the clients of the slower ranks got less done in the same window",

@@ -4,9 +4,9 @@
 use super::shape_flags;
 use crate::app::finish::{metrics_json, summarize, Ended, StoredLine};
 use crate::cli::OutputFormat;
-use crate::dist::comm::Comm;
-use crate::dist::fdtree::{DistFdtree, DistRep, Layout};
-use crate::dist::job;
+use crate::mpi::comm::Comm;
+use crate::mpi::fdtree::{DistFdtree, DistRep, Layout};
+use crate::mpi::job;
 use crate::report::runsummary;
 use crate::runner::adhoc;
 use crate::units::fmt_bytes;
@@ -175,7 +175,7 @@ pub(super) fn report(
     );
     if let Some(rep) = engine.reps.last() {
         for p in &rep.phases {
-            warnings.extend(crate::dist::aggregate::warnings(p.phase, &p.agg));
+            warnings.extend(crate::mpi::aggregate::warnings(p.phase, &p.agg));
         }
     }
     let end = result.ending(JSON_SCHEMA, &warnings);

@@ -1,6 +1,6 @@
 //! Who starts the clients of a repetition and watches them while they run: dbench's parent
 //! process (release at once, one progress line per second) or, under MPI, a rank in step
-//! with the other ranks (`src/dist/dbench`) — and what one process's clients hand back.
+//! with the other ranks (`src/mpi/dbench`) — and what one process's clients hand back.
 
 use super::engine::ms;
 use super::ops::OpKind;
@@ -64,7 +64,7 @@ pub(super) fn merge_hists<'a>(
 }
 
 /// How the clients of a repetition are released and watched: alone in this process (the
-/// per-second lines of dbench's parent), or in step with other MPI ranks (`src/dist`).
+/// per-second lines of dbench's parent), or in step with other MPI ranks (`src/mpi`).
 pub(crate) trait Conductor {
     /// Every started client waits at the start line: return the instant the run starts from
     /// (it may wait for other processes first).

@@ -2,14 +2,14 @@
 //! ([`Coordination`]) the worker calls at its start line, before each record and every few
 //! records, and its implementation for threads of one process (an in-process barrier, a stop
 //! flag and an abort flag, IOzone `-T`'s shared-memory flags). MPI ranks have their own
-//! implementation in `src/dist/iozone`.
+//! implementation in `src/mpi/iozone`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 
 /// How the workers of a phase are started together, stopped by the stonewall and told about
 /// failures elsewhere: threads of this process (an in-process barrier and flags, below), or
-/// one worker per MPI rank (`src/dist/iozone`). The worker calls these at fixed points of
+/// one worker per MPI rank (`src/mpi/iozone`). The worker calls these at fixed points of
 /// [`super::throughput::worker_phase`]; implementations must be cheap where they are polled per record.
 pub trait Coordination {
     /// The start line: called after the untimed set-up; returns when every worker may start.

@@ -3,7 +3,7 @@
 //!
 //! [`Solo`] is the one-rank team of a plain run; [`Threads`] runs ranks as threads of one
 //! process (the tests use it to check what several ranks do; no MPI needed). The MPI layer
-//! implements [`Team`] over its communicator (`src/dist/comm.rs`: `barrier`, `agree`,
+//! implements [`Team`] over its communicator (`src/mpi/comm.rs`: `barrier`, `agree`,
 //! `sum_max_napping`).
 
 use anyhow::{anyhow, Result};

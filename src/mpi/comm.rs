@@ -16,14 +16,14 @@
 
 use super::clock::{self, ClockInfo, Offset, PingSample};
 use crate::error::Collective;
+use ::mpi::collective::SystemOperation;
+use ::mpi::datatype::PartitionMut;
+use ::mpi::environment::{Threading, Universe};
+use ::mpi::point_to_point::{Destination, Source};
+use ::mpi::request::{Request, StaticScope};
+use ::mpi::topology::{Communicator, SimpleCommunicator};
+use ::mpi::traits::{CommunicatorCollectives, Root};
 use anyhow::Result;
-use mpi::collective::SystemOperation;
-use mpi::datatype::PartitionMut;
-use mpi::environment::{Threading, Universe};
-use mpi::point_to_point::{Destination, Source};
-use mpi::request::{Request, StaticScope};
-use mpi::topology::{Communicator, SimpleCommunicator};
-use mpi::traits::{CommunicatorCollectives, Root};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
@@ -89,7 +89,7 @@ fn from_fixed(b: &[u8]) -> String {
 impl Comm {
     /// `MPI_Init_thread` (funneled), then exchange host names.
     pub fn init() -> Result<Comm> {
-        let (universe, threading) = mpi::initialize_with_threading(Threading::Funneled)
+        let (universe, threading) = ::mpi::initialize_with_threading(Threading::Funneled)
             .ok_or_else(|| {
                 anyhow::anyhow!(
                     "MPI was initialised twice; this is a bug in fslab, please report it"
@@ -153,7 +153,7 @@ impl Comm {
 
     /// `MPI_Wtime`.
     pub fn wtime(&self) -> f64 {
-        mpi::time()
+        ::mpi::time()
     }
 
     /// `MPI_Barrier`.
@@ -168,7 +168,7 @@ impl Comm {
 
     /// The MPI library's version string (first line).
     pub fn library(&self) -> String {
-        mpi::environment::library_version()
+        ::mpi::environment::library_version()
             .ok()
             .and_then(|v| {
                 v.lines()
@@ -263,7 +263,7 @@ impl Comm {
         nap: std::time::Duration,
     ) -> Vec<u64> {
         let mut out = vec![0u64; local.len()];
-        mpi::request::scope(|scope| {
+        ::mpi::request::scope(|scope| {
             let mut req = self
                 .world
                 .immediate_all_reduce_into(scope, local, &mut out[..], op);
@@ -386,13 +386,13 @@ impl Comm {
             if self.is_root() {
                 let mut samples = Vec::with_capacity(rounds);
                 for _ in 0..rounds {
-                    let sent = mpi::time();
+                    let sent = ::mpi::time();
                     peer.send_with_tag(&0u8, TAG_PING);
                     let (remote, _) = peer.receive_with_tag::<f64>(TAG_PING);
                     samples.push(PingSample {
                         sent,
                         remote,
-                        received: mpi::time(),
+                        received: ::mpi::time(),
                     });
                 }
                 if let Some(o) = clock::estimate(&samples) {
@@ -402,13 +402,13 @@ impl Comm {
                 let root = self.world.process_at_rank(0);
                 for _ in 0..rounds {
                     let _ = root.receive_with_tag::<u8>(TAG_PING);
-                    root.send_with_tag(&mpi::time(), TAG_PING);
+                    root.send_with_tag(&::mpi::time(), TAG_PING);
                 }
             }
         }
         self.is_root().then(|| ClockInfo {
             offsets,
-            tick: mpi::time_resolution(),
+            tick: ::mpi::time_resolution(),
         })
     }
 

@@ -1,11 +1,11 @@
 //! Rank 0's side of an MPI `iozone -t` repetition: the ranks' records turned into IOzone's
 //! phase outcomes (so IOzone's figures are computed by the same code as for threads), the
-//! last-done aggregate of [`crate::dist::aggregate`], the stonewall lag and the MPI metrics.
+//! last-done aggregate of [`crate::mpi::aggregate`], the stonewall lag and the MPI metrics.
 
 use super::{IozoneRep, RankPhases, RankWorker, REC};
-use crate::dist::aggregate::{self, RankPhase};
-use crate::dist::clock::ClockInfo;
 use crate::metric::{Metric, Unit};
+use crate::mpi::aggregate::{self, RankPhase};
+use crate::mpi::clock::ClockInfo;
 use crate::workload::iozone::throughput::{PhaseOutcome, ThroughputOutcome, WorkerPhase};
 use crate::workload::iozone::Test;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! same interval on every rank), failures carried between ranks within 20 ms, and a
 //! per-second collective that gives rank 0 the job's progress line.
 
-use crate::dist::comm::Comm;
+use crate::mpi::comm::Comm;
 use crate::workload::dbench::conduct::{progress_line, Conductor, Watch};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;

@@ -2,7 +2,7 @@
 //! other ranks polled as it goes, and the record sent to rank 0.
 
 use super::{DistFdtree, Layout, REC};
-use crate::dist::shared_tree::{LevelWalker, RankFiles};
+use crate::mpi::shared_tree::{LevelWalker, RankFiles};
 use crate::workload::fdtree::tree::{Ops, WalkError, Walker};
 use crate::workload::fdtree::Phase;
 use crate::workload::Observer;
