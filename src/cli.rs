@@ -80,6 +80,11 @@ pub enum Command {
     /// does not know are passed to fio unchanged.
     #[command(after_long_help = FIO_EXAMPLES)]
     Fio(FioArgs),
+    /// Metadata benchmark compatible with mdtest (the IO500's metadata half): directory and
+    /// file creation, stat, read, rename and removal in a tree, with mdtest's flags and its
+    /// SUMMARY table; fslab's own options (--repeat, --format, --dry-run, …) go anywhere.
+    #[command(after_long_help = MDTEST_HELP)]
+    Mdtest(MdtestArgs),
     /// List stored runs and studies, newest first, with their target and file system.
     #[command(after_long_help = LIST_EXAMPLES)]
     List(ListArgs),
@@ -121,6 +126,60 @@ pub enum Command {
     #[command(hide = true)]
     GuestSelftest,
 }
+
+/// `fslab mdtest`: mdtest's options and fslab's, in any order; `app::mdtest` separates them.
+#[derive(Debug, Args)]
+pub struct MdtestArgs {
+    /// mdtest's options (below) and fslab's own (--repeat, --format, --json, --dry-run,
+    /// --no-store, --min-phase, --settle, --timeline, --disturbed, --backend, -q).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "OPTIONS"
+    )]
+    pub args: Vec<String>,
+}
+
+/// fslab's own options of `fslab mdtest`, read from among mdtest's.
+#[derive(Debug, Parser)]
+#[command(name = "fslab mdtest", no_binary_name = true, disable_help_flag = true)]
+pub struct MdtestOwnArgs {
+    /// Repetitions, output and store (`--repeat N` is mdtest's `-i N`; give one of them).
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Output: table (mdtest's SUMMARY) or json. Default: table.
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
+    /// Print the layout, the counts and the space needed; create nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Where operations go: fs (the directory of -d) or null (no system calls, fslab's own
+    /// cost). Default: fs.
+    #[arg(long, value_enum, default_value_t = BackendArg::Fs)]
+    pub backend: BackendArg,
+    /// No progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+const MDTEST_HELP: &str = "\
+mdtest's options (as mdtest 4; numbers may end in k, m, g: powers of 1024):
+  -n N   items (directories and files) per rank        -I N   items per tree directory
+  -z N   depth of the tree                              -b N   branching (subdirectories)
+  -d DIR where the test directories go (./out)          -u     a tree per rank
+  -F     files only       -D  directories only          -L     items only at the leaves
+  -w N   bytes written per file      -e N  bytes read   -y     fsync after each write
+  -i N   iterations (fslab: repetitions)                -N N   rank stride for stat/read/remove
+  -C -T -E -r -U  only create / stat / read / remove / rename (none: all)
+  -W N   stonewall seconds for file creation            -R     stat and read in random order
+  --random-seed N   that order's seed                   -P     rates and times (-Z times only)
+
+Examples:
+  fslab mdtest -n 10000 -d /mnt/test/md            mdtest's ten operations, its SUMMARY table
+  fslab mdtest -n 1000 -z 2 -b 3 -F -d /mnt/t --repeat 5      five repetitions, stored
+  fslab mdtest -n 10000 -d /mnt/t --format json    one JSON document
+  mpiexec -n 4 fslab mdtest -n 2500 -u -d /lustre/md         four ranks (fslab built with mpi)
+Deletion by provenance: a test directory is removed only when fslab's record proves it made it.";
 
 /// `fslab doctor`.
 #[derive(Debug, Args)]

@@ -52,4 +52,5 @@ pub mod sysinfo;
 pub mod target;
 pub mod telemetry;
 pub mod units;
+pub mod vocab;
 pub mod workload;

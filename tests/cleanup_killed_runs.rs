@@ -416,7 +416,7 @@ fn an_intent_only_record_adopts_nothing_made_after_the_run() {
             .add_owned_path(
                 run,
                 &target.join(name),
-                OwnedKind::DbenchDir,
+                OwnedKind::new("dbench", fslab::vocab::EntryKind::Dir),
                 &serde_json::Value::Null,
             )
             .unwrap();

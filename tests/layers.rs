@@ -17,6 +17,8 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("signal", &["*"]),
     // Safety primitives (the cage, removals beneath a directory, input limits).
     ("safe", &["*"]),
+    // Shared words as enums (cache policy, study kind, created-entry kind).
+    ("vocab", &["*"]),
     (
         "telemetry",
         &[

@@ -9,6 +9,7 @@ mod fio;
 mod iozone;
 mod list;
 mod manage;
+mod mdtest;
 #[cfg(feature = "mpi")]
 mod mpi;
 #[cfg(test)]
@@ -92,6 +93,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Command::Rm(a) => manage::rm(a, db),
         Command::Export(a) => manage::export(a, db),
         Command::Import(a) => manage::import(a, db),
+        Command::Mdtest(a) => mdtest::run(a, db),
         Command::Doctor(a) => doctor::run(a, db),
         Command::GuestSelftest => doctor::guest_selftest(),
     }

@@ -14,6 +14,7 @@ fn command_name(cmd: &Command) -> &'static str {
         Command::Iozone(_) => "iozone",
         Command::Dbench(_) => "dbench",
         Command::Fio(_) => "fio",
+        Command::Mdtest(_) => "mdtest",
         Command::List(_) => "list",
         Command::Show(_) => "show",
         Command::Report(_) => "report",
@@ -33,6 +34,7 @@ fn engine_of(cmd: &Command) -> Option<WorkloadKind> {
     match cmd {
         Command::Fdtree(_) => Some(WorkloadKind::Fdtree),
         Command::Iozone(_) => Some(WorkloadKind::Iozone),
+        Command::Mdtest(_) => Some(WorkloadKind::Mdtest),
         // Writing the generated loadfile is not a benchmark: every rank would write it.
         Command::Dbench(a) if a.generate.is_none() => Some(WorkloadKind::Dbench),
         _ => None,
@@ -80,6 +82,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Fdtree(a) => super::fdtree::mpi::run(&comm, a, db),
         Command::Iozone(a) => super::iozone::mpi::run(&comm, a, db),
         Command::Dbench(a) => super::dbench::mpi::run(&comm, a, db),
+        Command::Mdtest(a) => super::mdtest::mpi::run(&comm, a, db),
         other => Err(crate::error::usage(format!(
             "`fslab {}` has no MPI mode; run it without mpiexec",
             command_name(&other)

@@ -31,3 +31,5 @@ pub mod fdtree;
 pub mod iozone;
 #[cfg(feature = "mpi")]
 pub mod job;
+#[cfg(feature = "mpi")]
+pub mod mdtest;

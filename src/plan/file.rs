@@ -103,32 +103,7 @@ impl Order {
     }
 }
 
-/// What happens to caches before each counted repetition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CachePolicy {
-    /// `sync`, unmount, drop the page, dentry and inode caches, mount again.
-    Cold,
-    /// One discarded repetition first (stored with status `discarded`), then no cache action.
-    Warm,
-    /// Nothing.
-    None,
-    /// A new file system (mkfs and mount) before every counted repetition: no ageing is
-    /// carried from one repetition to the next, and the cache is cold as with `cold`.
-    Fresh,
-}
-
-impl CachePolicy {
-    /// The study-file word, also stored with every trial.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CachePolicy::Cold => "cold",
-            CachePolicy::Warm => "warm",
-            CachePolicy::None => "none",
-            CachePolicy::Fresh => "fresh",
-        }
-    }
-}
+pub use crate::vocab::CachePolicy;
 
 /// `[device]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

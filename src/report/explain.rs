@@ -26,22 +26,9 @@ use crate::stats::effect::effect;
 use crate::units::{fmt_bytes, fmt_num};
 use crate::workload::WorkloadKind;
 
-/// What a result measures, for choosing the telemetry that may explain it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    /// Directory and file creation and removal (fdtree; dbench's metadata operations).
-    Metadata,
-    /// Writing data.
-    Write,
-    /// Reading data.
-    Read,
-    /// fsync and flush.
-    Sync,
-    /// A client load of every kind (dbench's throughput).
-    Mixed,
-    /// Nothing telemetry can explain (CPU shares, device utilisation as fio reports it).
-    Unexplained,
-}
+/// What a result measures, for choosing the telemetry that may explain it (each engine
+/// declares it per phase).
+pub use crate::workload::ResultClass as Class;
 
 /// Telemetry that can cause a change in metadata rates.
 const METADATA: &[&str] = &[
@@ -85,27 +72,10 @@ const MIXED: &[&str] = &[
     "dev.data.read_bytes",
 ];
 
-/// What the result `phase` of an engine `kind` measures.
+/// What the result `phase` of an engine `kind` measures (the engine's own
+/// [`crate::workload::Caps::class`]).
 pub fn class(kind: Option<WorkloadKind>, phase: &str) -> Class {
-    match kind {
-        Some(WorkloadKind::Fdtree) => Class::Metadata,
-        Some(WorkloadKind::Iozone) if phase.contains("read") => Class::Read,
-        Some(WorkloadKind::Iozone) => Class::Write,
-        Some(WorkloadKind::Dbench) => match phase {
-            "total" => Class::Mixed,
-            "ReadX" | "READ" => Class::Read,
-            "WriteX" | "WRITE" => Class::Write,
-            "Flush" | "FLUSH" => Class::Sync,
-            _ => Class::Metadata,
-        },
-        Some(WorkloadKind::Fio) => match phase.rsplit_once('/').map(|(_, d)| d) {
-            Some("read") => Class::Read,
-            Some("write") => Class::Write,
-            Some("sync") => Class::Sync,
-            _ => Class::Unexplained,
-        },
-        None => Class::Unexplained,
-    }
+    kind.map_or(Class::Unexplained, |k| (k.caps().class)(phase))
 }
 
 /// The telemetry that can cause a change in a result of class `c`.

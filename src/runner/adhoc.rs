@@ -273,13 +273,7 @@ impl Around for Recording<'_> {
             if self.owned.contains_key(&c.path) {
                 continue;
             }
-            let kind = match c.kind {
-                "fdtree_tree" => OwnedKind::FdtreeTree,
-                "iozone_file" => OwnedKind::IozoneFile,
-                "dbench_dir" => OwnedKind::DbenchDir,
-                "fio_dir" => OwnedKind::FioDir,
-                other => anyhow::bail!("internal: unknown kind of created entry '{other}'"),
-            };
+            let kind = OwnedKind::new(c.engine, c.kind);
             let path = std::path::absolute(&c.path)?;
             let id = self
                 .store

@@ -4,12 +4,12 @@
 //! A run or study that is still `running` in the store but whose claim belongs to a process
 //! that is gone (see `store::claim`) was killed. Its claim is taken over, the entries its
 //! repetitions recorded before making them (`owned_path`) are removed if they are provably
-//! fslab's, and it is marked `interrupted`. The proof, per kind:
+//! fslab's, and it is marked `interrupted`. The proof, per kind of entry:
 //!
-//! * an fdtree tree: its record beside it (`.fslab-tree.<root>`, see
-//!   `workload::fdtree::record`) names it and matches its device and inode; it is then swept
-//!   by fdtree's own names, so a user's file inside keeps its directory;
-//! * an IOzone file or a dbench or fio directory: a regular file (a real directory) with the
+//! * a tree (fdtree's, mdtest's): the engine's record beside it names it and matches its
+//!   device and inode; it is then swept by the engine's own names, so a user's file inside
+//!   keeps its directory (the engine's [`crate::workload::TreeOps`]);
+//! * a file (IOzone's) or a directory (dbench's, fio's): a regular file (a real directory) with the
 //!   device and inode numbers recorded when it was made, or — killed in the milliseconds
 //!   before that record — one that came into being (statx birth time) within
 //!   [`CREATE_WINDOW`] of the run's intent to make it; removed through its open parent,
@@ -20,8 +20,9 @@
 //! left alone.
 
 use crate::safe::beneath;
-use crate::store::{ClaimInfo, OwnedKind, OwnedPath, OwnedState, Store, StudyStatus};
-use crate::workload::fdtree::{record, sweep};
+use crate::store::{ClaimInfo, OwnedPath, OwnedState, Store, StudyStatus};
+use crate::vocab::EntryKind;
+use crate::workload::WorkloadKind;
 use anyhow::Result;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -111,11 +112,19 @@ fn clean_one(st: &mut Store, study: i64, dead: &ClaimInfo, rep: &mut Report) -> 
 
 /// Remove one recorded entry if it is provably fslab's. `Ok(None)`: already gone.
 fn remove_owned(o: &OwnedPath) -> std::result::Result<Option<String>, String> {
+    let engine = WorkloadKind::of(&o.kind.engine).ok_or_else(|| {
+        format!(
+            "made by an engine this fslab does not know ({})",
+            o.kind.engine
+        )
+    })?;
     let md = match std::fs::symlink_metadata(&o.path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if o.kind == OwnedKind::FdtreeTree {
-                remove_stale_record(&o.path);
+            if let (EntryKind::Tree, Some(ops), Ok((parent, name))) =
+                (o.kind.entry, engine.caps().tree, split(&o.path))
+            {
+                (ops.forget)(parent, &name);
             }
             return Ok(None);
         }
@@ -127,69 +136,42 @@ fn remove_owned(o: &OwnedPath) -> std::result::Result<Option<String>, String> {
         }
     }
     let shown = o.path.display();
-    match o.kind {
-        OwnedKind::FdtreeTree => {
-            let (parent, name) = split(&o.path)?;
-            let rec = record::verify(parent, &name).map_err(|e| format!("{e:#}"))?;
-            let swept = sweep::sweep_tree(parent, &name, &rec.shape())
-                .map_err(|e| e.to_string())?
-                .into_result(&o.path)
-                .map_err(|e| format!("{e:#}"))?;
-            record::remove(parent, &name).map_err(|e| format!("{e:#}"))?;
-            Ok(Some(format!(
-                "fdtree tree {shown} ({} files, {} directories)",
-                swept.files, swept.dirs
-            )))
-        }
-        // A regular file and a real directory respectively, made by the run: removed through
-        // its open parent, only that very entry, never across a mount inside it.
-        OwnedKind::IozoneFile | OwnedKind::DbenchDir | OwnedKind::FioDir => {
-            let file = o.kind == OwnedKind::IozoneFile;
-            let (parent, name) = split(&o.path)?;
-            let dir = rustix::fs::open(
-                parent,
-                rustix::fs::OFlags::RDONLY
-                    | rustix::fs::OFlags::DIRECTORY
-                    | rustix::fs::OFlags::CLOEXEC,
-                rustix::fs::Mode::empty(),
-            )
-            .map_err(|e| format!("cannot open {}: {e}", parent.display()))?;
-            let name = std::ffi::OsString::from(name);
-            let expect = match (o.dev, o.ino) {
-                (Some(dev), Some(ino)) => Some(beneath::Ident { dev, ino }),
-                _ => {
-                    made_in_window(o, &dir, &name)?;
-                    None
-                }
-            };
-            let kind = if file {
-                beneath::Kind::File
-            } else {
-                beneath::Kind::Tree
-            };
-            beneath::remove_at(std::os::fd::AsFd::as_fd(&dir), &name, kind, expect)?;
-            Ok(Some(match o.kind {
-                OwnedKind::IozoneFile => format!("IOzone test file {shown}"),
-                OwnedKind::FioDir => format!("fio directory {shown}"),
-                _ => format!("dbench client tree {shown}"),
-            }))
-        }
+    let (parent, name) = split(&o.path)?;
+    if o.kind.entry == EntryKind::Tree {
+        // The engine's own record beside the tree proves it, and its own names sweep it.
+        let ops = engine.caps().tree.ok_or_else(|| {
+            format!("{engine} makes no trees, yet one is recorded; left in place")
+        })?;
+        return (ops.remove)(parent, &name).map(Some);
     }
+    // A regular file and a real directory respectively, made by the run: removed through its
+    // open parent, only that very entry, never across a mount inside it.
+    let dir = rustix::fs::open(
+        parent,
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| format!("cannot open {}: {e}", parent.display()))?;
+    let name = std::ffi::OsString::from(name);
+    let expect = match (o.dev, o.ino) {
+        (Some(dev), Some(ino)) => Some(beneath::Ident { dev, ino }),
+        _ => {
+            made_in_window(o, &dir, &name)?;
+            None
+        }
+    };
+    let (kind, what) = match o.kind.entry {
+        EntryKind::File => (beneath::Kind::File, "test file"),
+        _ => (beneath::Kind::Tree, "directory"),
+    };
+    beneath::remove_at(std::os::fd::AsFd::as_fd(&dir), &name, kind, expect)?;
+    Ok(Some(format!("{engine} {what} {shown}")))
 }
 
 fn split(p: &Path) -> std::result::Result<(&Path, String), String> {
     match (p.parent(), p.file_name()) {
         (Some(d), Some(n)) => Ok((d, n.to_string_lossy().into_owned())),
         _ => Err("not a path inside a directory".into()),
-    }
-}
-
-/// The record of a tree that is gone is removed too, if it is fslab's record of that tree.
-fn remove_stale_record(root: &Path) {
-    if let Ok((parent, name)) = split(root) {
-        if let Ok(Some(_)) = record::read(parent, &name) {
-            let _ = record::remove(parent, &name);
-        }
     }
 }
 

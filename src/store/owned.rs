@@ -6,43 +6,40 @@
 //! `removed` when the run took it away.
 
 use super::{now, Store};
+use crate::vocab::EntryKind;
 use anyhow::{Context, Result};
 use rusqlite::params;
 use std::path::{Path, PathBuf};
 
-/// What kind of thing an engine run made at a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OwnedKind {
-    /// An fdtree tree root (`LEVEL0.<host>.<pid>`).
-    FdtreeTree,
-    /// An IOzone test file.
-    IozoneFile,
-    /// A dbench client directory.
-    DbenchDir,
-    /// fio's working directory (`fslab-fio`).
-    FioDir,
+/// What an engine run made at a path: the engine (its stored name, `fdtree`) and the kind of
+/// entry. Stored in `owned_path.kind` as `ENGINE_ENTRY` (`fdtree_tree`, `iozone_file`,
+/// `dbench_dir`, `fio_dir`, `mdtest_tree`); the store knows no engine, only the words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedKind {
+    /// The engine's stored name.
+    pub engine: String,
+    /// What the entry is.
+    pub entry: EntryKind,
 }
 
 impl OwnedKind {
-    /// The name stored in `owned_path.kind`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OwnedKind::FdtreeTree => "fdtree_tree",
-            OwnedKind::IozoneFile => "iozone_file",
-            OwnedKind::DbenchDir => "dbench_dir",
-            OwnedKind::FioDir => "fio_dir",
+    /// `engine`'s entry of kind `entry`.
+    pub fn new(engine: impl Into<String>, entry: EntryKind) -> OwnedKind {
+        OwnedKind {
+            engine: engine.into(),
+            entry,
         }
     }
 
+    /// The name stored in `owned_path.kind`.
+    pub fn stored(&self) -> String {
+        format!("{}_{}", self.engine, self.entry.as_str())
+    }
+
     fn parse(s: &str) -> Option<OwnedKind> {
-        [
-            OwnedKind::FdtreeTree,
-            OwnedKind::IozoneFile,
-            OwnedKind::DbenchDir,
-            OwnedKind::FioDir,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
+        let (engine, entry) = s.rsplit_once('_')?;
+        (!engine.is_empty()).then_some(())?;
+        Some(OwnedKind::new(engine, EntryKind::parse(entry)?))
     }
 }
 
@@ -110,7 +107,7 @@ fn raw(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawOwned> {
         OwnedPath {
             id: r.get(0)?,
             path: PathBuf::from(path),
-            kind: OwnedKind::FdtreeTree,
+            kind: OwnedKind::new("", EntryKind::Tree),
             detail: serde_json::Value::Null,
             // SQLite integers are signed: st_dev and st_ino are stored bit for bit.
             dev: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
@@ -151,7 +148,7 @@ impl Store {
             .execute(
                 "INSERT INTO owned_path (study_id, path, kind, detail, state, created_at)
                  VALUES (?1, ?2, ?3, ?4, 'intended', ?5)",
-                params![study, text, kind.as_str(), detail.to_string(), now()],
+                params![study, text, kind.stored(), detail.to_string(), now()],
             )
             .map_err(self.fail(format_args!(
                 "recording owned path {} of study {study}",

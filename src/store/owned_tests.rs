@@ -2,6 +2,7 @@
 
 use crate::store::tests::sample_study;
 use crate::store::*;
+use crate::vocab::EntryKind;
 use std::path::Path;
 
 #[test]
@@ -13,7 +14,7 @@ fn an_owned_path_goes_from_intended_to_created_to_removed() {
         .add_owned_path(
             s,
             Path::new("/mnt/t/LEVEL0.h.1"),
-            OwnedKind::FdtreeTree,
+            OwnedKind::new("fdtree", EntryKind::Tree),
             &detail,
         )
         .unwrap();
@@ -21,7 +22,7 @@ fn an_owned_path_goes_from_intended_to_created_to_removed() {
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].id, id);
     assert_eq!(got[0].path, Path::new("/mnt/t/LEVEL0.h.1"));
-    assert_eq!(got[0].kind, OwnedKind::FdtreeTree);
+    assert_eq!(got[0].kind, OwnedKind::new("fdtree", EntryKind::Tree));
     assert_eq!(got[0].detail, detail);
     assert_eq!(
         (got[0].state, got[0].dev, got[0].ino),
@@ -47,12 +48,17 @@ fn records_of_a_path_are_found_newest_first_with_their_study() {
     let p = Path::new("/data/iozone.tmp");
     let empty = serde_json::json!({});
     let a = st
-        .add_owned_path(s1, p, OwnedKind::IozoneFile, &empty)
+        .add_owned_path(s1, p, OwnedKind::new("iozone", EntryKind::File), &empty)
         .unwrap();
-    st.add_owned_path(s1, Path::new("/data/other"), OwnedKind::DbenchDir, &empty)
-        .unwrap();
+    st.add_owned_path(
+        s1,
+        Path::new("/data/other"),
+        OwnedKind::new("dbench", EntryKind::Dir),
+        &empty,
+    )
+    .unwrap();
     let b = st
-        .add_owned_path(s2, p, OwnedKind::IozoneFile, &empty)
+        .add_owned_path(s2, p, OwnedKind::new("iozone", EntryKind::File), &empty)
         .unwrap();
     let at: Vec<(i64, i64)> = st
         .owned_paths_at(p)
@@ -76,7 +82,7 @@ fn relative_paths_and_unknown_records_are_errors() {
         .add_owned_path(
             s,
             Path::new("rel/tree"),
-            OwnedKind::FdtreeTree,
+            OwnedKind::new("fdtree", EntryKind::Tree),
             &serde_json::json!({}),
         )
         .err()

@@ -1,26 +1,14 @@
-//! What each kind of workload engine can do, as data (as fio's `ioengine_ops` flags): an MPI
-//! mode, latency histograms, a declared run time, the metric that stands for each phase, how
-//! to make its phases longer, and whether its data set against the RAM matters. The study
-//! plan, MPI mode and reports (and their warnings' advice) read these instead of matching
-//! engine names.
+//! What a workload engine can do, as data (as fio's `ioengine_ops` flags): an MPI mode,
+//! latency histograms, a declared run time, the metric that stands for each phase, what each
+//! phase measures, how to make its phases longer, whether its data set against the RAM
+//! matters, and how `fslab cleanup` removes a tree it left. Each engine declares its own
+//! `CAPS` beside its code; the study plan, MPI mode, cleanup and reports read them instead of
+//! matching engine names.
 
-use std::fmt;
-
-/// The workload engines (`kind = "…"` in study files, the workload kind in the store).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum WorkloadKind {
-    /// The fdtree-compatible metadata tree.
-    Fdtree,
-    /// The IOzone-compatible throughput tests.
-    Iozone,
-    /// The dbench-compatible client load.
-    Dbench,
-    /// The real fio, run on the cell.
-    Fio,
-}
+use std::path::Path;
 
 /// What a kind of workload can do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct Caps {
     /// Runs as MPI ranks under `mpiexec` (`fslab <kind>` with the `mpi` feature).
     pub mpi: bool,
@@ -49,6 +37,39 @@ pub struct Caps {
     /// client load is meant to be served largely from the page cache, as the file-server
     /// workload it replays was, and whose data set the parameters do not give.
     pub dataset_vs_ram: bool,
+    /// What each phase's result measures (`class(phase)`), for which telemetry may explain
+    /// a change in it.
+    pub class: fn(&str) -> ResultClass,
+    /// How `fslab cleanup` removes a tree the engine records beside itself
+    /// ([`crate::vocab::EntryKind::Tree`]); `None` for engines that make no trees.
+    pub tree: Option<TreeOps>,
+}
+
+/// What a result measures, for the telemetry that may explain a change in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultClass {
+    /// Creating, looking up and removing names: journal and log traffic explains it.
+    Metadata,
+    /// Writing data.
+    Write,
+    /// Reading data: reads the device served explain it; writes never do.
+    Read,
+    /// fsync and flush: journal commits and waits.
+    Sync,
+    /// A client load mixing all of them (dbench's throughput).
+    Mixed,
+    /// Nothing telemetry can explain (CPU use, a job without a direction).
+    Unexplained,
+}
+
+/// Removing a tree a killed run left (the engine's own record proves it is fslab's).
+#[derive(Debug, Clone, Copy)]
+pub struct TreeOps {
+    /// Remove tree `name` in `parent` if its record proves it is the engine's; `Ok` says
+    /// what was removed, `Err` why it was left.
+    pub remove: fn(parent: &Path, name: &str) -> Result<String, String>,
+    /// The tree is gone already: remove its record, if the engine keeps one.
+    pub forget: fn(parent: &Path, name: &str),
 }
 
 /// How to make a workload's phases longer, in words and as the study-file keys and the
@@ -86,112 +107,9 @@ impl Caps {
     }
 }
 
-impl WorkloadKind {
-    /// Every kind.
-    pub const ALL: [WorkloadKind; 4] = [
-        WorkloadKind::Fdtree,
-        WorkloadKind::Iozone,
-        WorkloadKind::Dbench,
-        WorkloadKind::Fio,
-    ];
-
-    /// The stored name (`fdtree`, `iozone`, `dbench`).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            WorkloadKind::Fdtree => "fdtree",
-            WorkloadKind::Iozone => "iozone",
-            WorkloadKind::Dbench => "dbench",
-            WorkloadKind::Fio => "fio",
-        }
-    }
-
-    /// The kind with the stored name `name`, if it is one.
-    pub fn of(name: &str) -> Option<WorkloadKind> {
-        WorkloadKind::ALL.into_iter().find(|k| k.as_str() == name)
-    }
-
-    /// What the kind can do.
-    pub const fn caps(self) -> Caps {
-        match self {
-            WorkloadKind::Fdtree => Caps {
-                mpi: true,
-                histograms: false,
-                timed: false,
-                headline: &[("*", "rate")],
-                headline_marked: &[],
-                // The four phase rates.
-                primary: &["rate"],
-                larger: Larger {
-                    words: "a larger tree: more files or levels",
-                    keys: "files, levels",
-                    flags: "-f, -l",
-                },
-                dataset_vs_ram: false,
-            },
-            WorkloadKind::Iozone => Caps {
-                mpi: true,
-                histograms: false,
-                timed: false,
-                headline: &[("*", "throughput")],
-                headline_marked: &[],
-                primary: &["throughput"],
-                larger: Larger {
-                    words: "larger files",
-                    keys: "file_size",
-                    flags: "-s",
-                },
-                dataset_vs_ram: true,
-            },
-            WorkloadKind::Dbench => Caps {
-                mpi: true,
-                histograms: true,
-                timed: true,
-                // The run's MB/s; per operation, its mean latency.
-                headline: &[("total", "throughput"), ("*", "mean_latency")],
-                headline_marked: &[],
-                // The number dbench users compare: the run's MB/s.
-                primary: &["throughput"],
-                larger: Larger {
-                    words: "a longer run",
-                    keys: "duration",
-                    flags: "-t",
-                },
-                dataset_vs_ram: false,
-            },
-            WorkloadKind::Fio => Caps {
-                mpi: false,
-                histograms: true,
-                timed: false,
-                // Per job and direction its IOPS; the throughput for sequential jobs with
-                // blocks of 128 KiB or more (marked `large_sequential`); a job's CPU use;
-                // an fsync's mean latency.
-                headline: &[("*", "iops"), ("*", "lat_mean"), ("*", "sys_cpu")],
-                headline_marked: &[(crate::workload::fio::output::LARGE_SEQUENTIAL, "throughput")],
-                // IOPS, or the throughput where `large_sequential` makes it the headline.
-                primary: &["iops", "throughput"],
-                larger: Larger {
-                    words: "a longer run: a larger size, or time_based with a longer runtime",
-                    keys: "size, runtime",
-                    flags: "--size, --runtime",
-                },
-                // fio drops the file's cached pages before each job (`invalidate`, on by
-                // default), and `direct` is the job's choice.
-                dataset_vs_ram: false,
-            },
-        }
-    }
-}
-
-impl fmt::Display for WorkloadKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::workload::WorkloadSpec;
+    use crate::workload::{WorkloadKind, WorkloadSpec};
     use std::time::Duration;
 
     fn spec(text: &str) -> WorkloadSpec {
@@ -204,7 +122,7 @@ mod tests {
             assert_eq!(WorkloadKind::of(k.as_str()), Some(k));
             let s = spec(&format!("kind = \"{k}\""));
             assert_eq!((s.workload_kind(), s.kind()), (k, k.as_str()));
-            assert_eq!(s.caps(), k.caps());
+            assert_eq!(s.caps().primary, k.caps().primary);
             assert_eq!(k.caps().timed, s.expected_duration().is_some(), "{k}");
         }
         assert_eq!(WorkloadKind::of("fio"), Some(WorkloadKind::Fio));

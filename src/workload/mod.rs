@@ -14,7 +14,7 @@ pub mod mdtest;
 pub mod param;
 pub mod testfile;
 
-pub use caps::{Caps, Larger, WorkloadKind};
+pub use caps::{Caps, Larger, ResultClass, TreeOps};
 
 use crate::metric::Metric;
 use anyhow::Result;
@@ -60,8 +60,10 @@ impl Observer for Quiet {}
 pub struct Creates {
     /// Absolute path of the entry.
     pub path: PathBuf,
-    /// What it is: `fdtree_tree`, `iozone_file`, `dbench_dir` or `fio_dir`.
-    pub kind: &'static str,
+    /// The engine that makes it (its stored name), which `fslab cleanup` asks to remove it.
+    pub engine: &'static str,
+    /// What it is.
+    pub kind: crate::vocab::EntryKind,
     /// What identifies it further (a tree's shape), as JSON.
     pub detail: serde_json::Value,
 }
@@ -117,31 +119,117 @@ impl<W: Workload + ?Sized> Workload for &mut W {
     }
 }
 
-/// A workload as written in a study file (`[[workload]]` with `kind = "…"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
-pub enum WorkloadSpec {
+/// A study-file workload's engine side: each engine's spec type says its label and builds
+/// its engine; [`WorkloadSpec`] dispatches to it.
+pub trait EngineSpec {
+    /// The label given in the study file, or one made from the parameters.
+    fn label(&self) -> String;
+    /// Build the engine (checking the parameters).
+    fn build(&self) -> Result<Box<dyn Workload>>;
+    /// How long one repetition runs by the spec's own declaration, for engines that run for
+    /// a time ([`Caps::timed`]); `None` for engines that run until their work is done.
+    fn expected_duration(&self) -> Option<Duration> {
+        None
+    }
+}
+
+impl<T: EngineSpec + ?Sized> EngineSpec for Box<T> {
+    fn label(&self) -> String {
+        (**self).label()
+    }
+    fn build(&self) -> Result<Box<dyn Workload>> {
+        (**self).build()
+    }
+    fn expected_duration(&self) -> Option<Duration> {
+        (**self).expected_duration()
+    }
+}
+
+/// The registration list's expansion: [`WorkloadKind`] (the engines, their stored names and
+/// capabilities) and [`WorkloadSpec`] (a study file's `[[workload]]`, tagged by `kind`).
+macro_rules! engines {
+    ($( $(#[$doc:meta])* $variant:ident => $module:ident : $spec:ty ),+ $(,)?) => {
+        /// The workload engines (`kind = "…"` in study files, the workload kind in the store).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum WorkloadKind {
+            $( $(#[$doc])* $variant, )+
+        }
+
+        impl WorkloadKind {
+            /// Every engine, in registration order.
+            pub const ALL: [WorkloadKind; [$(stringify!($variant)),+].len()] =
+                [$(WorkloadKind::$variant),+];
+
+            /// The stored name (`fdtree`, `iozone`, …).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $( WorkloadKind::$variant => $module::NAME, )+
+                }
+            }
+
+            /// What the engine can do.
+            pub const fn caps(self) -> Caps {
+                match self {
+                    $( WorkloadKind::$variant => $module::CAPS, )+
+                }
+            }
+        }
+
+        /// A workload as written in a study file (`[[workload]]` with `kind = "…"`).
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+        pub enum WorkloadSpec {
+            $( $(#[$doc])* $variant($spec), )+
+        }
+
+        impl WorkloadSpec {
+            /// The engine.
+            pub fn workload_kind(&self) -> WorkloadKind {
+                match self {
+                    $( WorkloadSpec::$variant(_) => WorkloadKind::$variant, )+
+                }
+            }
+
+            fn engine_spec(&self) -> &dyn EngineSpec {
+                match self {
+                    $( WorkloadSpec::$variant(s) => s, )+
+                }
+            }
+        }
+    };
+}
+
+// The registration list: every engine fslab has, once. An engine is a folder of its own
+// (`workload/NAME/` with `NAME`, `CAPS` and its spec type implementing [`EngineSpec`]), plus
+// its command (`app/NAME/`, a variant of `cli::Command`) and, with an MPI mode, its rank
+// engine (`mpi/NAME/`); doc/architecture.md, "Adding an engine".
+engines! {
     /// The fdtree-compatible metadata tree.
-    Fdtree(fdtree::FdtreeSpec),
+    Fdtree => fdtree: fdtree::FdtreeSpec,
     /// The IOzone-compatible throughput tests.
-    Iozone(iozone::IozoneSpec),
+    Iozone => iozone: iozone::IozoneSpec,
     /// The dbench-compatible client load.
-    Dbench(dbench::DbenchSpec),
+    Dbench => dbench: dbench::DbenchSpec,
     /// The real fio, run on the cell.
-    Fio(Box<fio::FioSpec>),
+    Fio => fio: Box<fio::FioSpec>,
+    /// The mdtest-compatible metadata benchmark (the IO500's metadata half).
+    Mdtest => mdtest: mdtest::MdtestParams,
+}
+
+impl WorkloadKind {
+    /// The engine with the stored name `name`, if it is one.
+    pub fn of(name: &str) -> Option<WorkloadKind> {
+        WorkloadKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for WorkloadKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl WorkloadSpec {
-    /// The engine.
-    pub fn workload_kind(&self) -> WorkloadKind {
-        match self {
-            WorkloadSpec::Fdtree(_) => WorkloadKind::Fdtree,
-            WorkloadSpec::Iozone(_) => WorkloadKind::Iozone,
-            WorkloadSpec::Dbench(_) => WorkloadKind::Dbench,
-            WorkloadSpec::Fio(_) => WorkloadKind::Fio,
-        }
-    }
-
     /// The engine's stored name (`fdtree`, …).
     pub fn kind(&self) -> &'static str {
         self.workload_kind().as_str()
@@ -152,47 +240,19 @@ impl WorkloadSpec {
         self.workload_kind().caps()
     }
 
-    /// How long one repetition runs by the spec's own declaration, for engines that run for
-    /// a time ([`Caps::timed`]): dbench's `duration` plus the `warmup` the spec states. A
-    /// warmup left to its default (a fifth of `duration`) is not counted, as `study plan`'s
-    /// ETA never counted it. `None` for engines that run until their work is done, and when
-    /// the spec's duration does not parse.
+    /// How long one repetition runs by the spec's own declaration ([`EngineSpec`]).
     pub fn expected_duration(&self) -> Option<Duration> {
-        match self {
-            WorkloadSpec::Dbench(s) => {
-                let run = crate::units::parse_duration(&s.duration).ok()?;
-                let warmup = s
-                    .warmup
-                    .as_deref()
-                    .and_then(|w| crate::units::parse_duration(w).ok())
-                    .unwrap_or(Duration::ZERO);
-                run.checked_add(warmup)
-            }
-            WorkloadSpec::Fdtree(_) | WorkloadSpec::Iozone(_) | WorkloadSpec::Fio(_) => None,
-        }
+        self.engine_spec().expected_duration()
     }
 
     /// The label given in the study file, or a generated one.
     pub fn label(&self) -> String {
-        match self {
-            WorkloadSpec::Fdtree(s) => s.label(),
-            WorkloadSpec::Iozone(s) => s.label(),
-            WorkloadSpec::Dbench(s) => s.label(),
-            WorkloadSpec::Fio(s) => s.label(),
-        }
+        self.engine_spec().label()
     }
 
     /// Build the engine for this spec.
     pub fn build(&self) -> Result<Box<dyn Workload>> {
-        if let WorkloadSpec::Iozone(s) = self {
-            check_stride(s.stride, "stride")?;
-        }
-        match self {
-            WorkloadSpec::Fdtree(s) => Ok(Box::new(fdtree::Fdtree::new(s.to_params()?))),
-            WorkloadSpec::Iozone(s) => Ok(Box::new(iozone::Iozone::new(s.to_params()?))),
-            WorkloadSpec::Dbench(s) => Ok(Box::new(dbench::Dbench::new(s.to_params()?))),
-            WorkloadSpec::Fio(s) => Ok(Box::new(fio::Fio::new(s.to_params()?))),
-        }
+        self.engine_spec().build()
     }
 }
 

@@ -432,7 +432,8 @@ impl Workload for Dbench {
             .into_iter()
             .map(|n| Creates {
                 path: target.dir().join(n),
-                kind: "dbench_dir",
+                engine: super::NAME,
+                kind: crate::vocab::EntryKind::Dir,
                 detail: serde_json::Value::Null,
             })
             .collect()

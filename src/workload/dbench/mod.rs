@@ -9,6 +9,8 @@
 //! against the loadfile, a malformed line is refused, and latency is a merged HDR histogram.
 //! See `doc/dbench.md`.
 
+mod def;
+pub use def::{CAPS, NAME};
 pub mod client;
 pub(crate) mod conduct;
 pub mod engine;

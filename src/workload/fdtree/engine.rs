@@ -554,7 +554,8 @@ impl Workload for Fdtree {
             .into_iter()
             .map(|n| Creates {
                 path: target.dir().join(n),
-                kind: "fdtree_tree",
+                engine: super::NAME,
+                kind: crate::vocab::EntryKind::Tree,
                 detail: detail.clone(),
             })
             .collect()

@@ -10,6 +10,8 @@
 //! barrier and the aggregate rate is all items over the time from the first start to the
 //! last finish.
 
+mod def;
+pub use def::{CAPS, NAME};
 mod engine;
 mod phase;
 pub mod record;

@@ -360,7 +360,8 @@ impl Workload for Fio {
     fn creates(&self, target: &Target) -> Vec<Creates> {
         vec![Creates {
             path: Self::work_dir(target),
-            kind: "fio_dir",
+            engine: super::NAME,
+            kind: crate::vocab::EntryKind::Dir,
             detail: serde_json::Value::Null,
         }]
     }

@@ -8,6 +8,8 @@
 //! fio can write nothing else (`safe::cage`), the cache policy before every repetition, and
 //! the store. See `doc/fio.md`.
 
+mod def;
+pub use def::{CAPS, NAME};
 pub mod engine;
 pub mod jobfile;
 pub mod output;

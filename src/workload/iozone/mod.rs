@@ -11,6 +11,8 @@
 //! are planned by [`sweep`] and run point by point by the caller. Throughput mode (`-t N`) is
 //! in [`throughput`].
 
+mod def;
+pub use def::{CAPS, NAME};
 pub mod biff;
 pub mod calls;
 pub mod coord;
@@ -526,7 +528,8 @@ impl Workload for Iozone {
             .filter(|c| c.prior == testfile::Prior::Absent)
             .map(|c| Creates {
                 path: c.path.clone(),
-                kind: "iozone_file",
+                engine: NAME,
+                kind: crate::vocab::EntryKind::File,
                 detail: serde_json::Value::Null,
             })
             .collect()

@@ -27,6 +27,8 @@
 //! * A test directory that exists already is refused, never reused; one made by an earlier
 //!   `-C` run is used by `-T`/`-E`/`-r` runs only after its record proves it (see [`record`]).
 
+mod def;
+pub use def::{CAPS, NAME};
 pub mod engine;
 pub mod layout;
 pub mod params;

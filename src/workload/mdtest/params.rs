@@ -45,6 +45,9 @@ pub const FLAGS: &[(&str, &str)] = &[
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MdtestParams {
+    /// Label in reports (a study file's `label`); default: the flags ([`MdtestParams::flags`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// `-n`: items (directories and/or files) per rank; 0 = not given.
     pub items: u64,
     /// `-I`: items per tree directory; 0 = not given.
@@ -93,6 +96,7 @@ pub struct MdtestParams {
 impl Default for MdtestParams {
     fn default() -> Self {
         MdtestParams {
+            label: None,
             items: 0,
             items_per_dir: 0,
             depth: 0,
@@ -138,6 +142,47 @@ fn param(template: String) -> anyhow::Error {
 }
 
 impl MdtestParams {
+    /// The parameters as mdtest's command line: `mdtest -n 10000 -z 2 -b 3 -u`, the flags
+    /// that differ from mdtest's defaults, in [`FLAGS`] order.
+    pub fn flags(&self) -> String {
+        let d = MdtestParams::default();
+        let mut out = String::from("mdtest");
+        let num = |out: &mut String, flag: &str, v: u64, dv: u64| {
+            if v != dv {
+                out.push_str(&format!(" {flag} {v}"));
+            }
+        };
+        let on = |out: &mut String, flag: &str, v: bool| {
+            if v {
+                out.push_str(&format!(" {flag}"));
+            }
+        };
+        num(&mut out, "-n", self.items, d.items);
+        num(&mut out, "-I", self.items_per_dir, d.items_per_dir);
+        num(&mut out, "-z", self.depth.into(), d.depth.into());
+        num(&mut out, "-b", self.branching.into(), d.branching.into());
+        on(&mut out, "-u", self.unique_dir);
+        on(&mut out, "-F", self.files_only);
+        on(&mut out, "-D", self.dirs_only);
+        on(&mut out, "-L", self.leaf_only);
+        num(&mut out, "-w", self.write_bytes, d.write_bytes);
+        num(&mut out, "-e", self.read_bytes, d.read_bytes);
+        on(&mut out, "-y", self.sync);
+        num(&mut out, "-i", self.iterations.into(), d.iterations.into());
+        on(&mut out, "-C", self.create_only);
+        on(&mut out, "-T", self.stat_only);
+        on(&mut out, "-E", self.read_only);
+        on(&mut out, "-r", self.remove_only);
+        on(&mut out, "-U", self.rename_dirs);
+        num(&mut out, "-N", self.stride.into(), d.stride.into());
+        num(&mut out, "-W", self.stonewall.into(), d.stonewall.into());
+        on(&mut out, "-R", self.random && self.random_seed.is_none());
+        if let Some(seed) = self.random_seed {
+            out.push_str(&format!(" --random-seed {seed}"));
+        }
+        out
+    }
+
     /// The steps this run takes.
     pub fn steps(&self) -> Steps {
         let any = self.create_only

@@ -8,13 +8,15 @@ use super::layout::{test_dir, Layout};
 use super::params::MdtestParams;
 use super::result::Iteration;
 use super::run::{requirements, Backend, Options, Session};
-use super::team::Solo;
+use super::team::{Solo, Team};
 use crate::metric::Metric;
 use crate::workload::{Creates, Observer, Requirements, Target, Workload};
 use anyhow::Result;
 
-/// The mdtest engine for one rank.
-pub struct Mdtest {
+/// The mdtest engine of one rank of `team` (a plain run: [`Solo`]; under MPI, the job's
+/// communicator).
+pub struct Mdtest<T: Team = Solo> {
+    team: T,
     params: MdtestParams,
     lay: Layout,
     opts: Options,
@@ -24,10 +26,18 @@ pub struct Mdtest {
 }
 
 impl Mdtest {
-    /// The engine for `params` (validated here).
+    /// The engine for `params` (validated here), one rank alone.
     pub fn new(params: MdtestParams, opts: Options) -> Result<Mdtest> {
+        Mdtest::with_team(params, opts, Solo)
+    }
+}
+
+impl<T: Team> Mdtest<T> {
+    /// The engine for `params` as one rank of `team`.
+    pub fn with_team(params: MdtestParams, opts: Options, team: T) -> Result<Mdtest<T>> {
         let lay = params.validate()?;
         Ok(Mdtest {
+            team,
             params,
             lay,
             opts,
@@ -53,7 +63,7 @@ impl Mdtest {
     }
 }
 
-impl Workload for Mdtest {
+impl<T: Team> Workload for Mdtest<T> {
     fn name(&self) -> &'static str {
         "mdtest"
     }
@@ -62,12 +72,17 @@ impl Workload for Mdtest {
         if self.opts.backend == Backend::Null || !self.params.steps().create {
             return Requirements::default();
         }
-        requirements(&self.params, &self.lay, 1)
+        requirements(&self.params, &self.lay, self.team.size())
     }
 
     fn prepare(&mut self, target: &Target) -> Result<()> {
         if self.session.is_none() {
-            self.session = Some(Session::open(&self.params, target.dir(), &Solo, self.opts)?);
+            self.session = Some(Session::open(
+                &self.params,
+                target.dir(),
+                &self.team,
+                self.opts,
+            )?);
         } else if self.opts.backend == Backend::Fs && self.params.steps().create {
             crate::workload::check_fits(target.dir(), self.requirements(), "this mdtest run")?;
         }
@@ -82,7 +97,7 @@ impl Workload for Mdtest {
             anyhow::bail!("mdtest was not prepared; this is a bug in fslab, please report it");
         };
         let stop = crate::signal::interrupted;
-        let it = session.iteration(self.next, &Solo, obs, &stop)?;
+        let it = session.iteration(self.next, &self.team, obs, &stop)?;
         self.next += 1;
         let metrics = it.metrics();
         self.iterations.push(it);
@@ -101,7 +116,8 @@ impl Workload for Mdtest {
         let name = test_dir(self.next);
         vec![Creates {
             path: target.dir().join(&name),
-            kind: "mdtest_testdir",
+            engine: super::NAME,
+            kind: crate::vocab::EntryKind::Tree,
             detail: serde_json::json!({
                 "record": super::record::path(target.dir(), &name),
                 "items_per_dir": self.lay.items_per_dir,

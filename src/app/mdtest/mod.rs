@@ -1,0 +1,348 @@
+//! `fslab mdtest`: mdtest's flags and output (the engine in `workload::mdtest`), with what
+//! every fslab engine command adds — repetitions (`-i N` or `--repeat N`, one mdtest iteration
+//! each), the store, progress, a JSON document, a dry run; its MPI variant in [`mpi`] (with the `mpi` feature).
+
+#[cfg(feature = "mpi")]
+pub(super) mod mpi;
+
+use super::finish::{engine_only, metrics_json, run_engine, Ended, StoredLine};
+use crate::cli::{BackendArg, MdtestArgs, MdtestOwnArgs, TextFormat};
+use crate::report::runsummary;
+use crate::runner::progress::ProgressObserver;
+use crate::runner::progress_text::RateUnit;
+use crate::workload::mdtest::{self, report, Backend, Invocation, Mdtest, Options};
+use crate::workload::param::{in_words, Words};
+use crate::workload::{Target, Workload, WorkloadKind};
+use anyhow::Result;
+use clap::{CommandFactory, FromArgMatches};
+use std::path::{Path, PathBuf};
+
+/// Version of the JSON document printed by `--format json`.
+pub const JSON_SCHEMA: &str = "fslab.mdtest.v1";
+
+/// mdtest's flag for each parameter, for its error messages.
+const FLAGS: Words = Words::Flags(mdtest::FLAGS);
+
+/// The command line, read: fslab's options, mdtest's invocation, the repetitions.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    pub own: MdtestOwnArgs,
+    pub inv: Invocation,
+    /// mdtest's arguments as given, for its "Command line used" line.
+    pub mdtest_args: Vec<String>,
+}
+
+/// Separate fslab's own options from mdtest's: a long option fslab knows (with its value,
+/// given with `=` or as the next argument) or `-q`; everything else is mdtest's.
+fn split(args: &[String]) -> (Vec<String>, Vec<String>) {
+    let cmd = MdtestOwnArgs::command();
+    let takes_value = |name: &str| -> Option<bool> {
+        cmd.get_arguments()
+            .find(|a| a.get_long() == Some(name))
+            .map(|a| a.get_action().takes_values())
+    };
+    let (mut own, mut md) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a == "-q" {
+            own.push(a.clone());
+            continue;
+        }
+        let Some(long) = a.strip_prefix("--") else {
+            md.push(a.clone());
+            continue;
+        };
+        let (name, inline) = match long.split_once('=') {
+            Some((n, _)) => (n, true),
+            None => (long, false),
+        };
+        match takes_value(name) {
+            Some(value) => {
+                own.push(a.clone());
+                if value && !inline && i < args.len() {
+                    own.push(args[i].clone());
+                    i += 1;
+                }
+            }
+            None => md.push(a.clone()),
+        }
+    }
+    (own, md)
+}
+
+/// Read `fslab mdtest`'s command line. Errors are one line, naming the flag.
+pub(crate) fn parse(a: &MdtestArgs) -> Result<Parsed> {
+    let (own_args, mdtest_args) = split(&a.args);
+    let matches = MdtestOwnArgs::command()
+        .try_get_matches_from(&own_args)
+        .map_err(|e| {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid option");
+            crate::error::usage(format!(
+                "{}; see `fslab mdtest --help`",
+                first.trim_start_matches("error: ")
+            ))
+        })?;
+    let mut own = MdtestOwnArgs::from_arg_matches(&matches)
+        .map_err(|e| crate::error::usage(e.to_string()))?;
+    super::check_run_args(&own.run)?;
+    let mut inv = mdtest::parse(&mdtest_args).map_err(|e| crate::error::usage(e.render(FLAGS)))?;
+    inv.params
+        .validate()
+        .map_err(|e| crate::error::usage(in_words(e, FLAGS).to_string()))?;
+    // mdtest's -i and fslab's --repeat are one thing: repetitions (iterations) of the run.
+    let repeat_given =
+        matches.value_source("repeat") == Some(clap::parser::ValueSource::CommandLine);
+    let iterations = inv.params.iterations;
+    match (repeat_given, iterations) {
+        (true, 1) => inv.params.iterations = own.run.repeat,
+        (true, i) if i != own.run.repeat => crate::bail_usage!(
+            "-i {i} and --repeat {} say two numbers of repetitions; give one of them",
+            own.run.repeat
+        ),
+        _ => own.run.repeat = iterations,
+    }
+    if own.run.json {
+        own.format = TextFormat::Json;
+    }
+    Ok(Parsed {
+        own,
+        inv,
+        mdtest_args,
+    })
+}
+
+/// The engine's options from fslab's.
+pub(crate) fn options(own: &MdtestOwnArgs) -> Options {
+    Options {
+        backend: match own.backend {
+            BackendArg::Fs => Backend::Fs,
+            BackendArg::Null => Backend::Null,
+        },
+        keep: false,
+    }
+}
+
+/// The file system the test directories go on (`-d` may not exist yet).
+pub(crate) fn fs_of(dir: &Path) -> PathBuf {
+    if dir.exists() {
+        return dir.to_path_buf();
+    }
+    dir.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf()
+}
+
+/// The progress bars count directories or files, by phase.
+pub(crate) fn rate_unit(phase: &str, _: usize) -> RateUnit {
+    RateUnit::Items(if phase.starts_with("dir") {
+        "dirs"
+    } else if phase.starts_with("tree") {
+        "trees"
+    } else {
+        "files"
+    })
+}
+
+/// Run `fslab mdtest`.
+pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
+    let Parsed {
+        own,
+        inv,
+        mdtest_args,
+    } = parse(&a)?;
+    let p = &inv.params;
+    let lay = p.validate().map_err(|e| in_words(e, FLAGS))?;
+    let opts = options(&own);
+    let json = own.format == TextFormat::Json;
+    let target = Target::new(&inv.dir);
+    let mut engine = Mdtest::new(p.clone(), opts).map_err(|e| in_words(e, FLAGS))?;
+    if own.dry_run {
+        return dry_run(&inv, &engine, json);
+    }
+    let started = chrono::Local::now();
+    let mut store = if own.run.no_store {
+        None
+    } else {
+        Some(super::open_store(db)?)
+    };
+    // Opens -d (made if missing) and checks the space before anything is timed.
+    engine.prepare(&target)?;
+    let obs = ProgressObserver::new(!own.quiet && !json, "mdtest").with_units(rate_unit);
+    let (result, sums, warnings) = run_engine(
+        WorkloadKind::Mdtest,
+        serde_json::to_value(p)?,
+        p.flags(),
+        &own.run,
+        store.as_mut(),
+        &mut engine,
+        &target,
+        &obs,
+        Some(&obs),
+        &mut |_, _, _| {},
+    )?;
+    let end = result.ending(JSON_SCHEMA, &warnings);
+    if json {
+        end.print_json(serde_json::json!({
+            "params": p,
+            "dir": inv.dir,
+            "ranks": 1,
+            "fs_type": target.fs_type,
+            "items_per_rank": lay.items,
+            "seed": engine.seed(),
+            "iterations": engine.iterations(),
+            "repetitions": metrics_json(&result.reps),
+            "summary": runsummary::to_json(&sums),
+        }))?;
+    } else if !result.reps.is_empty() {
+        let notes = p.notes().iter().map(|n| n.render(FLAGS)).collect();
+        let fs = fs_of(&inv.dir);
+        crate::out!(
+            "{}",
+            report::preamble(&report::Preamble {
+                started: report::timestamp(started),
+                ranks: 1,
+                nodes: 1,
+                command: report::command_line("fslab mdtest", &mdtest_args),
+                warnings: notes,
+                fs: report::fs_lines(&fs).map(|s| s.replacen(
+                    &fs.display().to_string(),
+                    &inv.dir.display().to_string(),
+                    1
+                )),
+                seed: engine.seed(),
+                tasks: report::tasks_line(p, &lay, 1),
+            })
+        );
+        crate::out!("{}", report::tables(engine.iterations(), p, inv.print));
+        crate::out!("{}", report::finished(chrono::Local::now()));
+        if own.run.repeat > 1 {
+            crate::outln!("{}", runsummary::render_table(&engine_only(&sums)));
+        }
+    }
+    if !json {
+        end.print_tail(StoredLine::Always, "");
+    }
+    match result.error {
+        Some(e) => Err(crate::error::runtime(e)),
+        None => Ok(()),
+    }
+}
+
+fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
+    let p = &inv.params;
+    let lay = p.validate()?;
+    let req = engine.requirements();
+    let free = crate::sysinfo::free_space(&fs_of(&inv.dir)).ok();
+    let fits =
+        free.map(|f| req.bytes <= f.bytes && (f.inodes_total == 0 || req.inodes <= f.inodes));
+    if json {
+        let doc = serde_json::json!({
+            "schema": JSON_SCHEMA,
+            "dry_run": true,
+            "params": p,
+            "dir": inv.dir,
+            "items_per_rank": lay.items,
+            "tree_dirs": lay.dirs,
+            "requirements": {"bytes": req.bytes, "inodes": req.inodes},
+            "fits": fits,
+        });
+        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    crate::outln!(
+        "{} in {}, dry run: nothing created",
+        p.flags(),
+        inv.dir.display()
+    );
+    crate::outln!("  {}", report::tasks_line(p, &lay, 1));
+    crate::outln!(
+        "  tree: depth {}, branching {}, {} directories, {} items in each",
+        lay.depth,
+        lay.branching,
+        lay.dirs,
+        lay.items_per_dir
+    );
+    crate::outln!(
+        "  iterations: {} (one repetition each, in test-dir.<i>-0)",
+        p.iterations
+    );
+    crate::outln!(
+        "  needs about {} and {} inodes{}",
+        crate::units::fmt_bytes(req.bytes),
+        req.inodes,
+        match (free, fits) {
+            (Some(f), Some(ok)) => format!(
+                "; {} free there: {}",
+                crate::units::fmt_bytes(f.bytes),
+                if ok { "fits" } else { "DOES NOT FIT" }
+            ),
+            _ => String::new(),
+        }
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> MdtestArgs {
+        MdtestArgs {
+            args: a.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn fslab_options_are_taken_from_among_mdtests() {
+        let (own, md) = split(
+            &[
+                "-n",
+                "100",
+                "--repeat",
+                "3",
+                "-u",
+                "--format=json",
+                "-q",
+                "--random-seed",
+                "7",
+                "-d",
+                "x",
+            ]
+            .map(String::from),
+        );
+        assert_eq!(own, ["--repeat", "3", "--format=json", "-q"]);
+        assert_eq!(md, ["-n", "100", "-u", "--random-seed", "7", "-d", "x"]);
+        let p = parse(&args(&["-n", "100", "--repeat", "3", "-d", "x", "--json"])).unwrap();
+        assert_eq!((p.own.run.repeat, p.inv.params.iterations), (3, 3));
+        assert_eq!(p.own.format, TextFormat::Json);
+        assert_eq!(p.inv.dir, PathBuf::from("x"));
+    }
+
+    #[test]
+    fn iterations_and_repeat_are_one_number() {
+        let p = parse(&args(&["-n", "10", "-i", "4"])).unwrap();
+        assert_eq!((p.own.run.repeat, p.inv.params.iterations), (4, 4));
+        let e = parse(&args(&["-n", "10", "-i", "4", "--repeat", "2"])).unwrap_err();
+        assert!(e.to_string().contains("give one of them"), "{e}");
+        assert!(parse(&args(&["-n", "10", "-i", "2", "--repeat", "2"])).is_ok());
+    }
+
+    #[test]
+    fn bad_flags_are_one_line_naming_the_flag() {
+        let e = parse(&args(&["-n", "ten"])).unwrap_err().to_string();
+        assert!(e.starts_with("-n ten"), "{e}");
+        let e = parse(&args(&["-n", "10", "--repeat", "x"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--repeat") && e.contains("fslab mdtest --help"),
+            "{e}"
+        );
+        let e = parse(&args(&["-x", "s"])).unwrap_err().to_string();
+        assert!(e.contains("-x"), "{e}");
+    }
+}

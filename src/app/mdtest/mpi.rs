@@ -1,0 +1,125 @@
+//! `mpiexec -n N fslab mdtest …`: the same options on every rank (agreed), `-d` seen by all
+//! ranks, the run through the one repetition protocol (stored by rank 0 only), and rank 0's
+//! mdtest output.
+
+use super::{fs_of, options, parse, rate_unit, Parsed, FLAGS, JSON_SCHEMA};
+use crate::app::finish::{metrics_json, run_options, summarize, Ended, StoredLine};
+use crate::cli::{MdtestArgs, TextFormat};
+use crate::mpi::comm::Comm;
+use crate::mpi::job;
+use crate::mpi::mdtest::CommTeam;
+use crate::report::runsummary;
+use crate::runner::adhoc;
+use crate::runner::progress::ProgressObserver;
+use crate::workload::mdtest::{report, Backend, Mdtest};
+use crate::workload::param::in_words;
+use crate::workload::{Quiet, Target, WorkloadKind};
+use anyhow::Result;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+/// Run `fslab mdtest` as one rank of the job.
+pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
+    let Parsed {
+        own,
+        inv,
+        mdtest_args,
+    } = comm.agree(parse(&a))?;
+    let p = &inv.params;
+    let mine = serde_json::json!({"params": p, "repeat": own.run.repeat, "dry_run": own.dry_run})
+        .to_string();
+    job::same_options_everywhere(comm, &mine, "mdtest")?;
+    let lay = p.validate().map_err(|e| in_words(e, FLAGS))?;
+    let opts = options(&own);
+    let json = own.format == TextFormat::Json;
+    let tag = job::tag(comm);
+    // Every rank works in the same test directories: -d must be one directory for all.
+    if opts.backend == Backend::Fs {
+        comm.agree(std::fs::create_dir_all(&inv.dir).map_err(|e| {
+            crate::error::usage(format!("cannot make -d {}: {e}", inv.dir.display()))
+        }))?;
+        job::seen_by_all(
+            comm,
+            &inv.dir,
+            &tag,
+            Some("-d must be the same directory on every node (a shared file system)"),
+        )?;
+    }
+    let team = CommTeam(Rc::clone(comm));
+    let mut engine = Mdtest::with_team(p.clone(), opts, team).map_err(|e| in_words(e, FLAGS))?;
+    if own.dry_run {
+        if comm.is_root() {
+            crate::outln!(
+                "{} in {} on {}, dry run: nothing created",
+                p.flags(),
+                inv.dir.display(),
+                job::ranks_text(comm)
+            );
+            crate::outln!("  {}", report::tasks_line(p, &lay, comm.size()));
+        }
+        return Ok(());
+    }
+    let started = chrono::Local::now();
+    let mut store = job::open_store(comm, own.run.no_store, db)?;
+    let target = Target::new(&inv.dir);
+    let bar = ProgressObserver::new(comm.is_root() && !own.quiet && !json, "mdtest rank 0")
+        .with_units(rate_unit);
+    let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
+    let params = job::params_with_mpi(p, job::mpi_json(comm, &[]))?;
+    let mut options = run_options(
+        "mdtest",
+        params.clone(),
+        format!("{} ×{} ranks", p.flags(), comm.size()),
+        &own.run,
+        store.as_mut(),
+        Some(comm.size()),
+    );
+    options.steps = Some(&bar);
+    let result = adhoc::run(options, &mut engine, &target, obs, &mut |_, _, _| {})?;
+    if comm.is_root() {
+        let (sums, warnings) = summarize(
+            &result.reps,
+            own.run.min_phase,
+            WorkloadKind::Mdtest,
+            &params,
+        );
+        let end = result.ending(JSON_SCHEMA, &warnings);
+        if json {
+            end.print_json(serde_json::json!({
+                "params": p,
+                "dir": inv.dir,
+                "ranks": comm.size(),
+                "mpi": job::mpi_json(comm, &[]),
+                "items_per_rank": lay.items,
+                "seed": engine.seed(),
+                "iterations": engine.iterations(),
+                "repetitions": metrics_json(&result.reps),
+                "summary": runsummary::to_json(&sums),
+            }))?;
+        } else {
+            if !result.reps.is_empty() {
+                let fs = fs_of(&inv.dir);
+                crate::out!(
+                    "{}",
+                    report::preamble(&report::Preamble {
+                        started: report::timestamp(started),
+                        ranks: comm.size(),
+                        nodes: job::hosts(comm).len() as u32,
+                        command: report::command_line("fslab mdtest", &mdtest_args),
+                        warnings: p.notes().iter().map(|n| n.render(FLAGS)).collect(),
+                        fs: report::fs_lines(&fs),
+                        seed: engine.seed(),
+                        tasks: report::tasks_line(p, &lay, comm.size()),
+                    })
+                );
+                crate::out!("{}", report::tables(engine.iterations(), p, inv.print));
+                crate::out!("{}", report::finished(chrono::Local::now()));
+            }
+            end.print_tail(StoredLine::Always, "");
+        }
+    }
+    match result.error {
+        Some(e) => Err(crate::error::runtime(e)),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,46 @@
+//! fio's registration: its stored name, what it can do, and how its study-file spec builds
+//! the engine.
+
+use super::{Fio, FioSpec};
+use crate::workload::{Caps, EngineSpec, Larger, ResultClass, Workload};
+use anyhow::Result;
+
+/// The stored name, the study file's `kind`.
+pub const NAME: &str = "fio";
+
+/// What fio (run by fslab) can do.
+pub const CAPS: Caps = Caps {
+    mpi: false,
+    histograms: true,
+    timed: false,
+    // Per job and direction its IOPS; the throughput for sequential jobs with blocks of
+    // 128 KiB or more (marked `large_sequential`); a job's CPU use; an fsync's mean latency.
+    headline: &[("*", "iops"), ("*", "lat_mean"), ("*", "sys_cpu")],
+    headline_marked: &[(super::output::LARGE_SEQUENTIAL, "throughput")],
+    // IOPS, or the throughput where `large_sequential` makes it the headline.
+    primary: &["iops", "throughput"],
+    larger: Larger {
+        words: "a longer run: a larger size, or time_based with a longer runtime",
+        keys: "size, runtime",
+        flags: "--size, --runtime",
+    },
+    // fio drops the file's cached pages before each job (`invalidate`, on by default), and
+    // `direct` is the job's choice.
+    dataset_vs_ram: false,
+    class: |phase| match phase.rsplit_once('/').map(|(_, d)| d) {
+        Some("read") => ResultClass::Read,
+        Some("write") => ResultClass::Write,
+        Some("sync") => ResultClass::Sync,
+        _ => ResultClass::Unexplained,
+    },
+    tree: None,
+};
+
+impl EngineSpec for FioSpec {
+    fn label(&self) -> String {
+        FioSpec::label(self)
+    }
+    fn build(&self) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(Fio::new(self.to_params()?)))
+    }
+}

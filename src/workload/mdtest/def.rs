@@ -1,0 +1,61 @@
+//! mdtest's registration: its stored name, what it can do, how its study-file spec builds the
+//! engine, and how `fslab cleanup` removes a test directory a killed run left.
+
+use super::{Mdtest, MdtestParams, Options};
+use crate::workload::{Caps, EngineSpec, Larger, ResultClass, TreeOps, Workload};
+use anyhow::Result;
+use std::path::Path;
+
+/// The stored name, the study file's `kind`.
+pub const NAME: &str = "mdtest";
+
+/// What mdtest can do.
+pub const CAPS: Caps = Caps {
+    mpi: true,
+    histograms: false,
+    timed: false,
+    headline: &[("*", "rate")],
+    headline_marked: &[],
+    // Every phase's rate, as mdtest's SUMMARY table compares them.
+    primary: &["rate"],
+    larger: Larger {
+        words: "more items",
+        keys: "items",
+        flags: "-n",
+    },
+    dataset_vs_ram: false,
+    class: |phase| match phase {
+        "file_read" => ResultClass::Read,
+        _ => ResultClass::Metadata,
+    },
+    tree: Some(TreeOps {
+        remove: remove_tree,
+        forget: forget_tree,
+    }),
+};
+
+impl EngineSpec for MdtestParams {
+    fn label(&self) -> String {
+        self.label.clone().unwrap_or_else(|| self.flags())
+    }
+    fn build(&self) -> Result<Box<dyn Workload>> {
+        Ok(Box::new(Mdtest::new(self.clone(), Options::default())?))
+    }
+}
+
+/// Remove test directory `name` in `parent` when its record proves it fslab's, by mdtest's
+/// names of the recorded shape.
+fn remove_tree(parent: &Path, name: &str) -> Result<String, String> {
+    let swept = super::sweep::sweep_recorded(parent, name).map_err(|e| format!("{e:#}"))?;
+    Ok(format!(
+        "mdtest test directory {} ({} files, {} directories)",
+        parent.join(name).display(),
+        swept.files,
+        swept.dirs
+    ))
+}
+
+/// The record of a test directory that is gone goes too.
+fn forget_tree(parent: &Path, name: &str) {
+    let _ = super::sweep::sweep_recorded(parent, name);
+}
