@@ -1,0 +1,54 @@
+//! `mpiexec -n 2 fslab mdtest …`: one shared tree and one tree per rank (`-u`), every rank's
+//! items counted in the rates, stored once by rank 0, the test directories removed.
+//!
+//!     cargo test --features mpi --test mpi_mdtest
+//!
+//! Without mpiexec these tests fail; they never pass silently.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use common::mpi::{json, run, scratch};
+
+fn items(doc: &serde_json::Value, phase: &str) -> f64 {
+    doc["repetitions"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["phase"] == phase && m["metric"] == "items")
+        .unwrap_or_else(|| panic!("no {phase}.items"))["value"]
+        .as_f64()
+        .unwrap()
+}
+
+#[test]
+fn shared_and_unique_trees_count_every_ranks_items() {
+    for unique in [false, true] {
+        let s = scratch();
+        let d = s.path().join("md");
+        let mut args: Vec<String> = ["mdtest", "-n", "500", "--format", "json", "-d"]
+            .map(String::from)
+            .to_vec();
+        args.push(d.display().to_string());
+        if unique {
+            args.push("-u".into());
+        }
+        let out = run(s.path(), &[(2, args)]);
+        let doc = json(&out);
+        assert_eq!(doc["ranks"], 2, "unique {unique}");
+        // -n 500: 500 directories and 500 files per rank, both ranks counted.
+        assert_eq!(items(&doc, "file_create"), 1000.0, "unique {unique}");
+        assert_eq!(items(&doc, "dir_create"), 1000.0, "unique {unique}");
+        assert!(doc["run_id"].as_i64().is_some(), "stored once, by rank 0");
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            0,
+            "test directory removed"
+        );
+        let db = rusqlite::Connection::open(s.path().join("results.db")).unwrap();
+        let runs: i64 = db
+            .query_row("SELECT COUNT(*) FROM study", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(runs, 1, "unique {unique}");
+    }
+}
