@@ -201,6 +201,44 @@ Examples:
   fslab doctor --no-guest      the host's checks only
   fslab doctor --format json   the same as a JSON array of {check, ok, detail, fix}";
 
+impl Command {
+    /// The subcommand's name as typed (`list`, `fdtree`, …), for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Fdtree(_) => "fdtree",
+            Command::Iozone(_) => "iozone",
+            Command::Dbench(_) => "dbench",
+            Command::Fio(_) => "fio",
+            Command::Mdtest(_) => "mdtest",
+            Command::List(_) => "list",
+            Command::Show(_) => "show",
+            Command::Report(_) => "report",
+            Command::Compare(_) => "compare",
+            Command::Study(_) => "study",
+            Command::Cleanup(_) => "cleanup",
+            Command::Rm(_) => "rm",
+            Command::Export(_) => "export",
+            Command::Import(_) => "import",
+            Command::Doctor(_) => "doctor",
+            Command::GuestSelftest => "guest-selftest",
+        }
+    }
+
+    /// The engine a command runs, if it runs one (writing dbench's generated loadfile is not
+    /// a benchmark).
+    pub fn engine(&self) -> Option<crate::workload::WorkloadKind> {
+        use crate::workload::WorkloadKind;
+        match self {
+            Command::Fdtree(_) => Some(WorkloadKind::Fdtree),
+            Command::Iozone(_) => Some(WorkloadKind::Iozone),
+            Command::Dbench(a) if a.generate.is_none() => Some(WorkloadKind::Dbench),
+            Command::Fio(_) => Some(WorkloadKind::Fio),
+            Command::Mdtest(_) => Some(WorkloadKind::Mdtest),
+            _ => None,
+        }
+    }
+}
+
 /// `fslab study …`.
 #[derive(Debug, Subcommand)]
 pub enum StudyCommand {

@@ -63,7 +63,7 @@ impl StudyKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryKind {
     /// A tree the engine records beside itself and removes by its own sweep (fdtree's
-    /// `LEVEL0.*`, mdtest's `test-dir.*`).
+    /// `LEVEL0.*`), swept only by the engine's own names.
     Tree,
     /// One regular file (IOzone's test file).
     File,

@@ -99,6 +99,26 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     }
 }
 
+/// Run the parsed command as one rank of an MPI job (after `mpi::wants_mpi` said so): the
+/// engines' MPI commands; any other is refused.
+#[cfg(feature = "mpi")]
+pub(crate) fn dispatch_rank(
+    comm: &std::rc::Rc<crate::mpi::comm::Comm>,
+    command: Command,
+    db: Option<PathBuf>,
+) -> Result<()> {
+    match command {
+        Command::Fdtree(a) => fdtree::mpi::run(comm, a, db),
+        Command::Iozone(a) => iozone::mpi::run(comm, a, db),
+        Command::Dbench(a) => dbench::mpi::run(comm, a, db),
+        Command::Mdtest(a) => mdtest::mpi::run(comm, a, db),
+        other => Err(crate::error::usage(format!(
+            "`fslab {}` has no MPI mode; run it without mpiexec",
+            other.name()
+        ))),
+    }
+}
+
 /// Open the results database chosen by `--db` or the default, for a command that writes:
 /// the file is created if missing and migrated to the current schema.
 pub fn open_store(db: Option<PathBuf>) -> Result<Store> {

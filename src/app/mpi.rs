@@ -1,45 +1,11 @@
 //! Whether a command runs as an MPI rank, and running it as one (builds with the `mpi`
 //! feature): the engines whose kind supports MPI ([`crate::workload::WorkloadKind::caps`])
-//! run their MPI command (`app/<engine>/mpi.rs`) under an MPI launcher; every other command
-//! is refused when there are several ranks. See `doc/mpi.md`.
+//! run their MPI command (`app/<engine>/mpi.rs`, dispatched by `app::dispatch_rank`) under
+//! an MPI launcher; every other command is refused when there are several ranks. See
+//! `doc/mpi.md`.
 
 use crate::cli::{Cli, Command};
 use crate::mpi::{comm, launch};
-use crate::workload::WorkloadKind;
-
-/// The subcommand's name as typed (`list`, `fdtree`, …), for messages.
-fn command_name(cmd: &Command) -> &'static str {
-    match cmd {
-        Command::Fdtree(_) => "fdtree",
-        Command::Iozone(_) => "iozone",
-        Command::Dbench(_) => "dbench",
-        Command::Fio(_) => "fio",
-        Command::Mdtest(_) => "mdtest",
-        Command::List(_) => "list",
-        Command::Show(_) => "show",
-        Command::Report(_) => "report",
-        Command::Compare(_) => "compare",
-        Command::Study(_) => "study",
-        Command::Cleanup(_) => "cleanup",
-        Command::Rm(_) => "rm",
-        Command::Export(_) => "export",
-        Command::Import(_) => "import",
-        Command::Doctor(_) => "doctor",
-        Command::GuestSelftest => "guest-selftest",
-    }
-}
-
-/// The workload kind an engine command runs, if it is one.
-fn engine_of(cmd: &Command) -> Option<WorkloadKind> {
-    match cmd {
-        Command::Fdtree(_) => Some(WorkloadKind::Fdtree),
-        Command::Iozone(_) => Some(WorkloadKind::Iozone),
-        Command::Mdtest(_) => Some(WorkloadKind::Mdtest),
-        // Writing the generated loadfile is not a benchmark: every rank would write it.
-        Command::Dbench(a) if a.generate.is_none() => Some(WorkloadKind::Dbench),
-        _ => None,
-    }
-}
 
 /// Whether this process should run `cmd` as an MPI rank: an MPI launcher started it and the
 /// command runs an engine with an MPI mode. A command without one is refused when there are
@@ -48,12 +14,12 @@ pub fn wants_mpi(cmd: &Command) -> anyhow::Result<bool> {
     let Some(launch) = launch::from_env()? else {
         return Ok(false);
     };
-    if engine_of(cmd).is_some_and(|k| k.caps().mpi) {
+    if cmd.engine().is_some_and(|k| k.caps().mpi) {
         return Ok(true);
     }
     let name = match cmd {
         Command::Dbench(_) => "dbench --generate",
-        other => command_name(other),
+        other => other.name(),
     };
     launch::refuse_for_command(Some(&launch), name)?;
     Ok(false)
@@ -78,16 +44,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
     let comm = std::rc::Rc::new(comm::Comm::init()?);
     let db = cli.db;
-    let result = match cli.command {
-        Command::Fdtree(a) => super::fdtree::mpi::run(&comm, a, db),
-        Command::Iozone(a) => super::iozone::mpi::run(&comm, a, db),
-        Command::Dbench(a) => super::dbench::mpi::run(&comm, a, db),
-        Command::Mdtest(a) => super::mdtest::mpi::run(&comm, a, db),
-        other => Err(crate::error::usage(format!(
-            "`fslab {}` has no MPI mode; run it without mpiexec",
-            command_name(&other)
-        ))),
-    };
+    let result = super::dispatch_rank(&comm, cli.command, db);
     match result {
         Ok(()) => Ok(()),
         // Agreed by all ranks: every rank returns, rank 0's message names the failed ranks.
@@ -119,15 +76,15 @@ mod tests {
             (vec!["fslab", "study", "plan", "x.toml"], "study"),
         ] {
             let c = Cli::try_parse_from(args).unwrap();
-            assert_eq!(command_name(&c.command), name);
+            assert_eq!(c.command.name(), name);
         }
     }
 
     #[test]
     fn engine_commands_with_an_mpi_mode_are_the_mpi_capable_kinds() {
         let c = Cli::try_parse_from(["fslab", "dbench", "--generate", "x.txt"]).unwrap();
-        assert_eq!(engine_of(&c.command), None);
+        assert_eq!(c.command.engine(), None);
         let c = Cli::try_parse_from(["fslab", "fdtree"]).unwrap();
-        assert!(engine_of(&c.command).is_some_and(|k| k.caps().mpi));
+        assert!(c.command.engine().is_some_and(|k| k.caps().mpi));
     }
 }

@@ -22,7 +22,7 @@ fn refuse_without_mpi(used: &[&str]) -> anyhow::Result<()> {
 #[derive(Debug, Clone, Default, Args)]
 pub struct MpiArgs {
     /// Under mpiexec: all ranks work in one shared tree (directories split among ranks, every
-    /// rank's files in every directory, mdtest's shared-directory mode) instead of one tree per
+    /// rank's files in every directory, the IO500's shared-directory mode) instead of one tree per
     /// rank. Default: one tree per rank.
     #[arg(long, help_heading = "MPI mode (under mpiexec, see doc/mpi.md)", hide = NO_MPI)]
     pub shared: bool,

@@ -1,7 +1,8 @@
 //! How the ranks' measurements of one phase become one result (pure functions, no MPI).
 //!
-//! The rules are IOR's and mdtest's "last done" rule (`ReduceIterResults` takes the minimum
-//! of the start times and the maximum of the end times):
+//! The rules are the "last done" rule of IOR and of its metadata benchmark
+//! (`ReduceIterResults` takes the minimum of the start times and the maximum of the end
+//! times):
 //!
 //! * **aggregate rate** = all items (or bytes) of all ranks / (latest finish − earliest start);
 //! * **per-rank rate** = the rank's items / its own elapsed time, summarised as minimum,

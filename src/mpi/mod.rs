@@ -1,4 +1,4 @@
-//! MPI mode: the engines run as MPI ranks under `mpiexec`, as IOR, mdtest and IO500 do, for
+//! MPI mode: the engines run as MPI ranks under `mpiexec`, as IOR and the IO500 do, for
 //! file systems that one client cannot load (NFS, Lustre, GPFS, CephFS). See `doc/mpi.md`.
 //!
 //! The rank-agnostic parts are plain functions compiled into every build and unit-tested
@@ -31,5 +31,3 @@ pub mod fdtree;
 pub mod iozone;
 #[cfg(feature = "mpi")]
 pub mod job;
-#[cfg(feature = "mpi")]
-pub mod mdtest;

@@ -1,5 +1,5 @@
-//! The shared-tree layout of `fslab fdtree --shared` under MPI (mdtest's shared-directory
-//! mode applied to fdtree's tree). Pure layout and walks, generic over the operations, so
+//! The shared-tree layout of `fslab fdtree --shared` under MPI (the shared-directory mode of
+//! the IO500's metadata benchmark, applied to fdtree's tree). Pure layout and walks, generic over the operations, so
 //! they are tested without MPI.
 //!
 //! * **One tree for all ranks**: `<-o>/LEVEL0.<host of rank 0>.<pid of rank 0>.shared/`,
@@ -13,7 +13,7 @@
 //! * **Every rank puts its own files in every directory**: `L<k>F<n>.r<rank>`, `f` per
 //!   directory per rank, walked in fdtree's order, so all ranks create (and later remove)
 //!   files in the same directory at the same time — the contention a shared directory on
-//!   a parallel file system suffers (mdtest-hard; a single directory with `-l 0`).
+//!   a parallel file system suffers (the IO500's hard metadata test; a single directory with `-l 0`).
 //!
 //! Counts: directories D = 1 + d + … + d^l in total (not per rank); files N × f × D.
 

@@ -6,7 +6,7 @@
 //! repetitions recorded before making them (`owned_path`) are removed if they are provably
 //! fslab's, and it is marked `interrupted`. The proof, per kind of entry:
 //!
-//! * a tree (fdtree's, mdtest's): the engine's record beside it names it and matches its
+//! * a tree (fdtree's, for one): the engine's record beside it names it and matches its
 //!   device and inode; it is then swept by the engine's own names, so a user's file inside
 //!   keeps its directory (the engine's [`crate::workload::TreeOps`]);
 //! * a file (IOzone's) or a directory (dbench's, fio's): a regular file (a real directory) with the

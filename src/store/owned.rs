@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// What an engine run made at a path: the engine (its stored name, `fdtree`) and the kind of
 /// entry. Stored in `owned_path.kind` as `ENGINE_ENTRY` (`fdtree_tree`, `iozone_file`,
-/// `dbench_dir`, `fio_dir`, `mdtest_tree`); the store knows no engine, only the words.
+/// `dbench_dir`, `fio_dir`); the store knows no engine, only the words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnedKind {
     /// The engine's stored name.

@@ -7,16 +7,16 @@ use crate::app::finish::{metrics_json, run_options, summarize, Ended, StoredLine
 use crate::cli::{MdtestArgs, TextFormat};
 use crate::mpi::comm::Comm;
 use crate::mpi::job;
-use crate::mpi::mdtest::CommTeam;
 use crate::report::runsummary;
 use crate::runner::adhoc;
 use crate::runner::progress::ProgressObserver;
-use crate::workload::mdtest::{report, Backend, Mdtest};
+use crate::workload::mdtest::{report, Backend, Mdtest, Team};
 use crate::workload::param::in_words;
 use crate::workload::{Quiet, Target, WorkloadKind};
 use anyhow::Result;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::time::Duration;
 
 /// Run `fslab mdtest` as one rank of the job.
 pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
@@ -121,5 +121,31 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     match result.error {
         Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
+    }
+}
+
+/// How long a rank naps between polls while it waits in a reduction (a few per phase).
+const NAP: Duration = Duration::from_micros(50);
+
+/// The job's ranks as an mdtest team: barriers between phases, agreement on failures, and
+/// the sums and maxima that make rates over all ranks.
+#[derive(Clone)]
+pub struct CommTeam(pub Rc<Comm>);
+
+impl Team for CommTeam {
+    fn rank(&self) -> u32 {
+        self.0.rank()
+    }
+    fn size(&self) -> u32 {
+        self.0.size()
+    }
+    fn barrier(&self) {
+        self.0.barrier()
+    }
+    fn agree(&self, local: anyhow::Result<()>) -> anyhow::Result<()> {
+        self.0.agree(local)
+    }
+    fn sum_max(&self, sums: &[u64], maxes: &[u64]) -> (Vec<u64>, Vec<u64>) {
+        self.0.sum_max_napping(sums, maxes, NAP)
     }
 }
