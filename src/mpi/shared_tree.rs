@@ -18,6 +18,7 @@
 //! Counts: directories D = 1 + d + … + d^l in total (not per rank); files N × f × D.
 
 use crate::workload::fdtree::tree::{Name, Ops, WalkError};
+use crate::workload::fsops::{CreateHow, Kind};
 use std::ffi::CStr;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -259,6 +260,40 @@ impl<O: Ops> Ops for RankFiles<O> {
 
     fn rmdir(&mut self, parent: &O::Dir, name: &CStr) -> io::Result<()> {
         self.inner.rmdir(parent, name)
+    }
+
+    // The rest of the shared operations, for completeness: files carry the rank's suffix,
+    // directories do not.
+    fn create(&mut self, parent: &O::Dir, name: &CStr, how: CreateHow) -> io::Result<()> {
+        Self::name(&mut self.buf, &self.suffix, name);
+        let c = CStr::from_bytes_with_nul(&self.buf)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        self.inner.create(parent, c, how)
+    }
+
+    fn read_file(&mut self, parent: &O::Dir, name: &CStr, bytes: u64) -> io::Result<u64> {
+        Self::name(&mut self.buf, &self.suffix, name);
+        let c = CStr::from_bytes_with_nul(&self.buf)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        self.inner.read_file(parent, c, bytes)
+    }
+
+    fn stat(&mut self, parent: &O::Dir, name: &CStr) -> io::Result<Kind> {
+        self.inner.stat(parent, name)
+    }
+
+    fn rename(
+        &mut self,
+        from_dir: &O::Dir,
+        from: &CStr,
+        to_dir: &O::Dir,
+        to: &CStr,
+    ) -> io::Result<()> {
+        self.inner.rename(from_dir, from, to_dir, to)
+    }
+
+    fn count_entries(&mut self, dir: &O::Dir) -> io::Result<u64> {
+        self.inner.count_entries(dir)
     }
 }
 

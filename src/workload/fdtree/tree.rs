@@ -1,5 +1,6 @@
-//! The fdtree tree walk, generic over the operations so the same loop runs against the
-//! file system ([`FsOps`]) or against nothing at all ([`NullOps`], the overhead probe).
+//! The fdtree tree walk, generic over the operations (`workload::fsops`, shared with the
+//! other metadata engine) so the same loop runs against the file system ([`FsOps`]) or
+//! against nothing at all ([`NullOps`], the overhead probe).
 //!
 //! Order and names follow fdtree.bash exactly: the root is level `l`; a directory at level
 //! `k` holds files `L<k>F<n>` and (if `k > 0`) subdirectories `L<k>D<n>`, `n` counting down
@@ -8,8 +9,6 @@
 //! post-order. Every operation is relative to an `O_PATH` descriptor of its parent, so the
 //! kernel never re-walks a long path.
 
-use rustix::fd::OwnedFd;
-use rustix::fs::{AtFlags, Mode, OFlags};
 use std::ffi::CStr;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -63,140 +62,8 @@ impl Name {
     }
 }
 
-/// The operations the walk performs. `Dir` is whatever identifies an open directory.
-pub trait Ops {
-    /// An open directory.
-    type Dir;
-    /// Create directory `name` in `parent`.
-    fn mkdir(&mut self, parent: &Self::Dir, name: &CStr) -> io::Result<()>;
-    /// Open directory `name` in `parent` for further `*at` calls.
-    fn open_dir(&mut self, parent: &Self::Dir, name: &CStr) -> io::Result<Self::Dir>;
-    /// Create file `name` in `parent` and write `bytes` zero bytes to it.
-    fn create_file(&mut self, parent: &Self::Dir, name: &CStr, bytes: u64) -> io::Result<()>;
-    /// Remove file `name` from `parent`.
-    fn unlink(&mut self, parent: &Self::Dir, name: &CStr) -> io::Result<()>;
-    /// Remove directory `name` from `parent`.
-    fn rmdir(&mut self, parent: &Self::Dir, name: &CStr) -> io::Result<()>;
-}
-
-/// The real file system through raw system calls (rustix, no libc buffering).
-pub struct FsOps {
-    zeros: Vec<u8>,
-}
-
-/// Largest single write; files bigger than this are written in chunks of this size.
-const WRITE_CHUNK: usize = 1 << 20;
-
-impl FsOps {
-    /// Operations that write files of up to `file_bytes` bytes.
-    pub fn new(file_bytes: u64) -> FsOps {
-        let len = usize::try_from(file_bytes)
-            .unwrap_or(WRITE_CHUNK)
-            .min(WRITE_CHUNK);
-        FsOps {
-            zeros: vec![0u8; len],
-        }
-    }
-
-    /// Open a directory path as an `O_PATH` descriptor.
-    pub fn open_path(path: &std::path::Path) -> io::Result<OwnedFd> {
-        Ok(rustix::fs::open(
-            path,
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?)
-    }
-}
-
-impl Ops for FsOps {
-    type Dir = OwnedFd;
-
-    #[inline]
-    fn mkdir(&mut self, parent: &OwnedFd, name: &CStr) -> io::Result<()> {
-        Ok(rustix::fs::mkdirat(
-            parent,
-            name,
-            Mode::from_raw_mode(0o755),
-        )?)
-    }
-
-    #[inline]
-    fn open_dir(&mut self, parent: &OwnedFd, name: &CStr) -> io::Result<OwnedFd> {
-        Ok(rustix::fs::openat(
-            parent,
-            name,
-            // Never through a symbolic link: the walk stays inside the tree it made.
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?)
-    }
-
-    #[inline]
-    fn create_file(&mut self, parent: &OwnedFd, name: &CStr, bytes: u64) -> io::Result<()> {
-        let fd = rustix::fs::openat(
-            parent,
-            name,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o644),
-        )?;
-        let mut left = bytes;
-        while left > 0 {
-            let n = (left.min(self.zeros.len() as u64)) as usize;
-            let w = rustix::io::write(&fd, &self.zeros[..n])?;
-            if w == 0 {
-                return Err(io::Error::new(io::ErrorKind::WriteZero, "write returned 0"));
-            }
-            left -= w as u64;
-        }
-        // Dropping the descriptor closes it; close errors on local file systems are not
-        // reported by the kernel after a successful write, as in dd.
-        drop(fd);
-        Ok(())
-    }
-
-    #[inline]
-    fn unlink(&mut self, parent: &OwnedFd, name: &CStr) -> io::Result<()> {
-        Ok(rustix::fs::unlinkat(parent, name, AtFlags::empty())?)
-    }
-
-    #[inline]
-    fn rmdir(&mut self, parent: &OwnedFd, name: &CStr) -> io::Result<()> {
-        Ok(rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)?)
-    }
-}
-
-/// No system calls at all: the same walk, to measure fslab's own cost per operation.
-pub struct NullOps;
-
-impl Ops for NullOps {
-    type Dir = ();
-
-    #[inline]
-    fn mkdir(&mut self, _: &(), name: &CStr) -> io::Result<()> {
-        std::hint::black_box(name);
-        Ok(())
-    }
-    #[inline]
-    fn open_dir(&mut self, _: &(), name: &CStr) -> io::Result<()> {
-        std::hint::black_box(name);
-        Ok(())
-    }
-    #[inline]
-    fn create_file(&mut self, _: &(), name: &CStr, bytes: u64) -> io::Result<()> {
-        std::hint::black_box((name, bytes));
-        Ok(())
-    }
-    #[inline]
-    fn unlink(&mut self, _: &(), name: &CStr) -> io::Result<()> {
-        std::hint::black_box(name);
-        Ok(())
-    }
-    #[inline]
-    fn rmdir(&mut self, _: &(), name: &CStr) -> io::Result<()> {
-        std::hint::black_box(name);
-        Ok(())
-    }
-}
+// The operations come from the module every metadata engine shares.
+pub use crate::workload::fsops::{FsOps, NullOps, Ops};
 
 /// Why a walk stopped early.
 #[derive(Debug)]
@@ -383,33 +250,7 @@ impl<'a, O: Ops> Walker<'a, O> {
 mod tests {
     use super::*;
 
-    /// Records every operation as text, to check order and names.
-    #[derive(Default)]
-    struct Recorder(Vec<String>);
-
-    impl Ops for Recorder {
-        type Dir = String;
-        fn mkdir(&mut self, p: &String, n: &CStr) -> io::Result<()> {
-            self.0.push(format!("mkdir {p}/{}", n.to_str().unwrap()));
-            Ok(())
-        }
-        fn open_dir(&mut self, p: &String, n: &CStr) -> io::Result<String> {
-            Ok(format!("{p}/{}", n.to_str().unwrap()))
-        }
-        fn create_file(&mut self, p: &String, n: &CStr, b: u64) -> io::Result<()> {
-            self.0
-                .push(format!("create {p}/{} {b}", n.to_str().unwrap()));
-            Ok(())
-        }
-        fn unlink(&mut self, p: &String, n: &CStr) -> io::Result<()> {
-            self.0.push(format!("unlink {p}/{}", n.to_str().unwrap()));
-            Ok(())
-        }
-        fn rmdir(&mut self, p: &String, n: &CStr) -> io::Result<()> {
-            self.0.push(format!("rmdir {p}/{}", n.to_str().unwrap()));
-            Ok(())
-        }
-    }
+    use crate::workload::fsops::Recorder;
 
     fn walker<'a>(progress: &'a AtomicU64, stop: &'a dyn Fn() -> bool) -> Walker<'a, Recorder> {
         let shape = Shape {
@@ -418,7 +259,7 @@ mod tests {
             levels: 2,
             file_bytes: 8192,
         };
-        Walker::new(Recorder::default(), shape, progress, stop)
+        Walker::new(Recorder::default().without_opens(), shape, progress, stop)
     }
 
     #[test]
@@ -438,7 +279,7 @@ mod tests {
         w.create_files(&root, 2).unwrap();
         w.remove_files(&root, 2).unwrap();
         w.remove_dirs(&root, 2).unwrap();
-        let log = w.ops.0.join("\n");
+        let log = w.ops.log.join("\n");
         let expected = "\
 mkdir R/L2D2
 mkdir R/L2D1
@@ -491,35 +332,15 @@ rmdir R/L2D1";
         w.shape.files = PROGRESS_EVERY + 10;
         let root = "R".to_string();
         assert!(matches!(w.create_files(&root, 2), Err(WalkError::Stopped)));
-        assert_eq!(w.ops.0.len() as u64, PROGRESS_EVERY);
+        assert_eq!(w.ops.log.len() as u64, PROGRESS_EVERY);
         assert_eq!(p.load(Ordering::Relaxed), PROGRESS_EVERY);
     }
 
     #[test]
     fn io_errors_name_the_path() {
-        struct Fails;
-        impl Ops for Fails {
-            type Dir = ();
-            fn mkdir(&mut self, _: &(), _: &CStr) -> io::Result<()> {
-                Ok(())
-            }
-            fn open_dir(&mut self, _: &(), _: &CStr) -> io::Result<()> {
-                Ok(())
-            }
-            fn create_file(&mut self, _: &(), n: &CStr, _: u64) -> io::Result<()> {
-                if n.to_bytes() == b"L0F1" {
-                    Err(io::Error::from_raw_os_error(28))
-                } else {
-                    Ok(())
-                }
-            }
-            fn unlink(&mut self, _: &(), _: &CStr) -> io::Result<()> {
-                Ok(())
-            }
-            fn rmdir(&mut self, _: &(), _: &CStr) -> io::Result<()> {
-                Ok(())
-            }
-        }
+        let fails = Recorder::default()
+            .without_opens()
+            .fail_on("create", "L0F1", 28);
         let p = AtomicU64::new(0);
         let never = || false;
         let shape = Shape {
@@ -528,8 +349,8 @@ rmdir R/L2D1";
             levels: 1,
             file_bytes: 0,
         };
-        let mut w = Walker::new(Fails, shape, &p, &never);
-        match w.create_files(&(), 1) {
+        let mut w = Walker::new(fails, shape, &p, &never);
+        match w.create_files(&"R".to_string(), 1) {
             Err(WalkError::Io { op, path, err }) => {
                 assert_eq!(op, "create");
                 assert_eq!(path, "L1D1/L0F1");
