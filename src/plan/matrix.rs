@@ -10,7 +10,7 @@
 
 use super::file::{SizeValue, StrOrList, StudyFile};
 use crate::provision::{DeviceSpec, FsConfig, FsType, Journal};
-use crate::workload::WorkloadSpec;
+use crate::workload::{WorkloadKind, WorkloadSpec};
 use std::collections::BTreeMap;
 
 /// Keys of a factor level that change provisioning.
@@ -239,15 +239,13 @@ impl Knobs {
     }
 }
 
-/// Whether the workload table `base` accepts `key` (its kind has such a field).
-fn accepts(base: &toml::Table, key: &str, v: &toml::Value) -> Result<bool, String> {
-    let mut t = base.clone();
-    t.insert(key.to_string(), v.clone());
-    match toml::Value::Table(t).try_into::<WorkloadSpec>() {
-        Ok(_) => Ok(true),
-        Err(e) if e.to_string().contains(&format!("unknown field `{key}`")) => Ok(false),
-        Err(e) => Err(format!("{key} = {v}: {}", one_line(&e.to_string()))),
-    }
+/// Whether the workload table `base` has `key` among its kind's study keys (the value's type
+/// is checked when the cell's workload is read).
+fn accepts(base: &toml::Table, key: &str) -> bool {
+    base.get("kind")
+        .and_then(|k| k.as_str())
+        .and_then(WorkloadKind::of)
+        .is_some_and(|k| k.keys().contains(&key))
 }
 
 /// The first line of a (possibly multi-line) serde/toml message.
@@ -422,8 +420,15 @@ fn cell(
     for (k, v, fac) in params {
         let mut taken = false;
         for t in tables.iter_mut() {
-            if accepts(t, k, v).map_err(|e| format!("cell {cell_label}: factor '{fac}': {e}"))? {
+            if accepts(t, k) {
                 t.insert(k.to_string(), v.clone());
+                // The value's type, checked here so the error names the factor that set it.
+                workload_spec(t).map_err(|e| {
+                    format!(
+                        "cell {cell_label}: factor '{fac}': {k} = {v}: {}",
+                        e.trim_start_matches(&format!("{k}: "))
+                    )
+                })?;
                 taken = true;
             }
         }

@@ -117,6 +117,20 @@ mod tests {
     }
 
     #[test]
+    fn every_engine_lists_its_study_keys() {
+        let keys = |k: WorkloadKind| k.keys().to_vec();
+        assert!(keys(WorkloadKind::Fdtree).contains(&"levels"));
+        assert!(keys(WorkloadKind::Iozone).contains(&"record_size"));
+        assert!(keys(WorkloadKind::Dbench).contains(&"clients"));
+        assert!(keys(WorkloadKind::Fio).contains(&"bs"), "through the Box");
+        assert!(keys(WorkloadKind::Mdtest).contains(&"items_per_dir"));
+        for k in WorkloadKind::ALL {
+            assert!(keys(k).contains(&"label"), "{k}");
+            assert!(!keys(k).contains(&"no_such_key"), "{k}");
+        }
+    }
+
+    #[test]
     fn kinds_are_the_study_file_tags() {
         for k in WorkloadKind::ALL {
             assert_eq!(WorkloadKind::of(k.as_str()), Some(k));

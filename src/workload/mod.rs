@@ -173,6 +173,13 @@ macro_rules! engines {
                     $( WorkloadKind::$variant => $module::CAPS, )+
                 }
             }
+
+            /// The study keys of its `[[workload]]` (`kind` aside), from its spec type.
+            pub fn keys(self) -> &'static [&'static str] {
+                match self {
+                    $( WorkloadKind::$variant => param::fields_of::<$spec>(), )+
+                }
+            }
         }
 
         /// A workload as written in a study file (`[[workload]]` with `kind = "…"`).
