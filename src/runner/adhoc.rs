@@ -16,7 +16,7 @@
 use super::progress::Steps;
 use super::progress_text::Position;
 use super::repetition::{self, Around};
-use super::telemetry::{Both, Recorder, Sources};
+use super::telemetry::{run_observed, Observe, Sources};
 use crate::metric::Metric;
 use crate::stats::adaptive::{self, Disturbed, Fate, StopReason};
 use crate::store::{CellStatus, NewCell, NewStudy, OwnedKind, SeriesStatus, Store, StudyStatus};
@@ -362,26 +362,13 @@ pub fn run_cells<W: Workload>(
                     s.step_started(at);
                 }
                 let t0 = std::time::Instant::now();
-                let waited = (!opts.settle.is_zero()).then(|| sources.settle(opts.settle));
-                let tele = Recorder::new(&sources).with_timeline(opts.timeline);
-                let watch = tele.observer(obs);
-                let mut tele_around = &tele;
-                let mut r = match rec.as_mut() {
-                    Some(rec) => repetition::run_one(
-                        &mut cell.workload,
-                        target,
-                        &watch,
-                        &mut Both(rec, &mut tele_around),
-                    ),
-                    None => {
-                        repetition::run_one(&mut cell.workload, target, &watch, &mut tele_around)
-                    }
+                let how = Observe {
+                    sources: &sources,
+                    settle: opts.settle,
+                    timeline: opts.timeline,
                 };
-                let (extra, verdict) = tele.finish();
-                r.add_metrics(extra);
-                r.interference = verdict.filter(|v| !v.is_quiet()).map(|v| v.to_string());
-                r.settle_seconds = waited.map(|w| w.as_secs_f64());
-                r.timeline = tele.take_timeline();
+                let around = rec.as_mut().map(|r| r as &mut dyn repetition::Around);
+                let r = run_observed(&mut cell.workload, target, obs, &how, around);
                 for w in &r.warnings {
                     eprintln!("fslab: warning: {w}");
                 }

@@ -160,12 +160,13 @@ fn remove_owned(o: &OwnedPath) -> std::result::Result<Option<String>, String> {
             None
         }
     };
-    let (kind, what) = match o.kind.entry {
-        EntryKind::File => (beneath::Kind::File, "test file"),
-        _ => (beneath::Kind::Tree, "directory"),
+    let kind = match o.kind.entry {
+        EntryKind::File => beneath::Kind::File,
+        _ => beneath::Kind::Tree,
     };
     beneath::remove_at(std::os::fd::AsFd::as_fd(&dir), &name, kind, expect)?;
-    Ok(Some(format!("{engine} {what} {shown}")))
+    let (title, what) = engine.caps().entry_words;
+    Ok(Some(format!("{title} {what} {shown}")))
 }
 
 fn split(p: &Path) -> std::result::Result<(&Path, String), String> {

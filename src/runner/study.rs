@@ -11,11 +11,10 @@
 use super::cache;
 use super::order::Scheduler;
 use super::progress_text::Left;
-use super::repetition;
 use super::series::{Series, SeriesState};
 use super::study_progress::StudyProgress;
 use super::study_setup::{create_new, open_existing};
-use super::telemetry::{Recorder, Sources};
+use super::telemetry::{run_observed, Observe, Sources};
 use crate::plan::{CachePolicy, Study};
 use crate::provision::exec::Exec;
 use crate::provision::state::{self, CleanupReport, WorkDir};
@@ -595,16 +594,12 @@ impl Runner<'_> {
                 }
             },
         };
-        let settle = self.study.repetitions.settle;
-        let waited = (!settle.is_zero()).then(|| live.sources.settle(settle));
-        let tele = Recorder::new(&live.sources).with_timeline(self.study.repetitions.timeline);
-        let watch = tele.observer(&self.progress);
-        let mut r = repetition::run_one(engine.as_mut(), &target, &watch, &mut &tele);
-        let (extra, verdict) = tele.finish();
-        r.add_metrics(extra);
-        r.interference = verdict.filter(|v| !v.is_quiet()).map(|v| v.to_string());
-        r.settle_seconds = waited.map(|w| w.as_secs_f64());
-        r.timeline = tele.take_timeline();
+        let how = Observe {
+            sources: &live.sources,
+            settle: self.study.repetitions.settle,
+            timeline: self.study.repetitions.timeline,
+        };
+        let mut r = run_observed(engine.as_mut(), &target, &self.progress, &how, None);
         if counted {
             live.used = true;
         }

@@ -325,6 +325,45 @@ impl Observer for Watch<'_, '_> {
 /// Two things around one repetition, in order.
 pub struct Both<'x>(pub &'x mut dyn Around, pub &'x mut dyn Around);
 
+/// How one repetition is observed, the same for a study and an engine command.
+pub struct Observe<'a> {
+    /// The target's devices and file-system counters.
+    pub sources: &'a Sources,
+    /// Wait up to this long for a quiet machine first (zero: no wait).
+    pub settle: std::time::Duration,
+    /// Sample once a second and keep the time series.
+    pub timeline: bool,
+}
+
+/// One repetition of `engine` with telemetry around it: the wait for a quiet machine, the
+/// snapshots at every phase boundary (their deltas become the repetition's telemetry
+/// samples), the verdict on interference and the timeline; `around` adds the caller's own
+/// steps (an engine command records the entries a repetition makes).
+pub fn run_observed<W: crate::workload::Workload + ?Sized>(
+    engine: &mut W,
+    target: &crate::workload::Target,
+    obs: &dyn crate::workload::Observer,
+    how: &Observe<'_>,
+    around: Option<&mut dyn Around>,
+) -> super::repetition::Repetition {
+    let waited = (!how.settle.is_zero()).then(|| how.sources.settle(how.settle));
+    let tele = Recorder::new(how.sources).with_timeline(how.timeline);
+    let watch = tele.observer(obs);
+    let mut tele_around = &tele;
+    let mut r = match around {
+        Some(a) => {
+            super::repetition::run_one(engine, target, &watch, &mut Both(a, &mut tele_around))
+        }
+        None => super::repetition::run_one(engine, target, &watch, &mut tele_around),
+    };
+    let (extra, verdict) = tele.finish();
+    r.add_metrics(extra);
+    r.interference = verdict.filter(|v| !v.is_quiet()).map(|v| v.to_string());
+    r.settle_seconds = waited.map(|w| w.as_secs_f64());
+    r.timeline = tele.take_timeline();
+    r
+}
+
 impl Around for Both<'_> {
     fn before_run(&mut self, creates: &[Creates]) -> anyhow::Result<()> {
         self.0.before_run(creates)?;

@@ -40,6 +40,9 @@ pub struct Caps {
     /// What each phase's result measures (`class(phase)`), for which telemetry may explain
     /// a change in it.
     pub class: fn(&str) -> ResultClass,
+    /// The engine's name in messages (`IOzone`) and what it calls the entry it makes
+    /// (`test file`), for `fslab cleanup`'s account of what it removed.
+    pub entry_words: (&'static str, &'static str),
     /// How `fslab cleanup` removes a tree the engine records beside itself
     /// ([`crate::vocab::EntryKind::Tree`]); `None` for engines that make no trees.
     pub tree: Option<TreeOps>,

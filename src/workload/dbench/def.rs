@@ -32,6 +32,7 @@ pub const CAPS: Caps = Caps {
         "Flush" | "FLUSH" => ResultClass::Sync,
         _ => ResultClass::Metadata,
     },
+    entry_words: ("dbench", "client tree"),
     tree: None,
 };
 

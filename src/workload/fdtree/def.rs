@@ -25,6 +25,7 @@ pub const CAPS: Caps = Caps {
     },
     dataset_vs_ram: false,
     class: |_| ResultClass::Metadata,
+    entry_words: ("fdtree", "tree"),
     tree: Some(TreeOps {
         remove: remove_tree,
         forget: forget_tree,

@@ -33,6 +33,7 @@ pub const CAPS: Caps = Caps {
         Some("sync") => ResultClass::Sync,
         _ => ResultClass::Unexplained,
     },
+    entry_words: ("fio", "directory"),
     tree: None,
 };
 

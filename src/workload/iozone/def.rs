@@ -29,6 +29,7 @@ pub const CAPS: Caps = Caps {
             ResultClass::Write
         }
     },
+    entry_words: ("IOzone", "test file"),
     tree: None,
 };
 

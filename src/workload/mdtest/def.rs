@@ -28,6 +28,7 @@ pub const CAPS: Caps = Caps {
         "file_read" => ResultClass::Read,
         _ => ResultClass::Metadata,
     },
+    entry_words: ("mdtest", "test directory"),
     tree: Some(TreeOps {
         remove: remove_tree,
         forget: forget_tree,
