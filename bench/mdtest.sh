@@ -2,12 +2,11 @@
 # bench/mdtest.sh: fslab's mdtest engine against mdtest itself (hpc/ior), side by side.
 #
 # Builds mdtest from the hpc/ior sources (never committed: a checkout given in IOR_SRC, else
-# a fresh clone) and fslab's engine (examples/mdtest_core.rs, fslab's mdtest with mdtest's
-# flags and table), then runs `mdtest -n N` and `mdtest_core -n N` in alternated pairs (odd
-# pairs mdtest first, even pairs fslab first) on a tmpfs and on an ext4 loop device that the
-# script makes and removes: one rank, and two ranks with -u (`mpiexec -n 2 mdtest -u`
-# against the engine's two ranks as threads, FSLAB_MDTEST_RANKS=2, until `fslab mdtest` runs
-# under mpiexec). Every run's ten rates go to a raw TSV; bench/mdtest_report.py
+# a fresh clone) and fslab with MPI (`cargo build --release --features mpi`), then runs
+# `mdtest -n N` and `fslab mdtest -n N --no-store -q` in alternated pairs (odd pairs mdtest
+# first, even pairs fslab first) on a tmpfs and on an ext4 loop device that the script makes
+# and removes: one rank, and two ranks with -u (`mpiexec -n 2` for both). Every run's ten
+# rates go to a raw TSV; bench/mdtest_report.py
 # turns it into medians, per-pair ratios and their spread. Also measures fslab's own cost per
 # operation (the null backend: the same walks without system calls).
 #
@@ -74,9 +73,9 @@ fi
 MDTEST="$WORK/ior/src/mdtest"
 IOR_REV=$( (git -C "${IOR_SRC:-$WORK/ior}" rev-parse --short HEAD 2>/dev/null) || echo unknown)
 
-echo "building fslab's mdtest_core (release)" >&2
-(cd "$ROOT" && cargo build --release -q --example mdtest_core)
-CORE="$ROOT/target/release/examples/mdtest_core"
+echo "building fslab with MPI (release)" >&2
+(cd "$ROOT" && cargo build --release -q --features mpi)
+FSLAB="$ROOT/target/release/fslab"
 
 mount -t tmpfs -o size=8g,nr_inodes=4m tmpfs "$WORK/tmpfs"
 truncate -s 8G "$WORK/ext4.img"
@@ -98,9 +97,9 @@ for fs in tmpfs ext4; do
   for cfg in $CONFIGS; do
     case "$cfg" in
       1) md=(nice -n "$NICE" "$MDTEST" -n "$N" -d "$dir")
-         fl=(nice -n "$NICE" "$CORE" -n "$N" -d "$dir") ;;
+         fl=(nice -n "$NICE" "$FSLAB" mdtest --no-store -q -n "$N" -d "$dir") ;;
       2u) md=(nice -n "$NICE" mpiexec -n 2 "$MDTEST" -u -n "$N" -d "$dir")
-          fl=(nice -n "$NICE" env FSLAB_MDTEST_RANKS=2 "$CORE" -u -n "$N" -d "$dir") ;;
+          fl=(nice -n "$NICE" mpiexec -n 2 "$FSLAB" mdtest --no-store -q -u -n "$N" -d "$dir") ;;
       *) echo "bench/mdtest.sh: unknown config '$cfg' in CONFIGS (1, 2u)" >&2; exit 2 ;;
     esac
     for i in $(seq 1 "$PAIRS"); do
@@ -127,7 +126,7 @@ for fs in tmpfs ext4; do
 done
 
 # fslab's own cost per operation: the same walks, no system calls.
-null_out=$(FSLAB_MDTEST_BACKEND=null "$CORE" -n "$NULL_N" -d "$WORK/null-never-made" | rates)
+null_out=$("$FSLAB" mdtest --no-store -q --backend null -n "$NULL_N" -d "$WORK/null-never-made" | rates)
 
 python3 -B "$HERE/mdtest_report.py" "$RAW" "$OUT" \
   --pairs "$PAIRS" --n "$N" --null-n "$NULL_N" --ior "$IOR_REV" --nice "$NICE" \

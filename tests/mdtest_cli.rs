@@ -56,8 +56,8 @@ fn the_summary_table_has_all_ten_operations_and_the_run_is_stored() {
         assert!(nums[2] > 0.0, "{line}");
     }
     assert!(se.contains("stored as run 1"), "{se}");
-    // The test directory is gone; -d stays (it is where the user asked the run to go).
-    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 0);
+    // The test directory is gone, and -d too: this run made it (as mdtest does).
+    assert!(!out_dir.exists());
     let list = fslab(t.path()).args(["list"]).output().unwrap();
     assert!(
         text(&list.stdout).contains("mdtest -n 10000"),
@@ -161,6 +161,21 @@ fn create_only_then_remove_only_removes_only_what_fslab_made() {
         .collect();
     assert!(left.contains(&"mine.txt".to_string()), "{left:?}");
     assert!(!left.iter().any(|n| n.contains(".mdtest.")), "{left:?}");
+}
+
+#[test]
+fn a_directory_the_user_made_stays() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("mine");
+    std::fs::create_dir(&d).unwrap();
+    let o = fslab(t.path())
+        .args(["mdtest", "-n", "100", "-q", "-d"])
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(d.is_dir(), "-d was the user's");
+    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
 }
 
 #[test]

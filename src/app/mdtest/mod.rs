@@ -184,6 +184,10 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         Some(&obs),
         &mut |_, _, _| {},
     )?;
+    let seed = engine.seed();
+    for note in engine.finish() {
+        eprintln!("fslab: note: {note}");
+    }
     let end = result.ending(JSON_SCHEMA, &warnings);
     if json {
         end.print_json(serde_json::json!({
@@ -192,7 +196,7 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
             "ranks": 1,
             "fs_type": target.fs_type,
             "items_per_rank": lay.items,
-            "seed": engine.seed(),
+            "seed": seed,
             "iterations": engine.iterations(),
             "repetitions": metrics_json(&result.reps),
             "summary": runsummary::to_json(&sums),
@@ -213,7 +217,7 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
                     &inv.dir.display().to_string(),
                     1
                 )),
-                seed: engine.seed(),
+                seed,
                 tasks: report::tasks_line(p, &lay, 1),
             })
         );

@@ -76,7 +76,12 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     );
     options.steps = Some(&bar);
     let result = adhoc::run(options, &mut engine, &target, obs, &mut |_, _, _| {})?;
+    let seed = engine.seed();
+    let notes = engine.finish();
     if comm.is_root() {
+        for note in notes {
+            eprintln!("fslab: note: {note}");
+        }
         let (sums, warnings) = summarize(
             &result.reps,
             own.run.min_phase,
@@ -91,7 +96,7 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
                 "ranks": comm.size(),
                 "mpi": job::mpi_json(comm, &[]),
                 "items_per_rank": lay.items,
-                "seed": engine.seed(),
+                "seed": seed,
                 "iterations": engine.iterations(),
                 "repetitions": metrics_json(&result.reps),
                 "summary": runsummary::to_json(&sums),
@@ -108,7 +113,7 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
                         command: report::command_line("fslab mdtest", &mdtest_args),
                         warnings: p.notes().iter().map(|n| n.render(FLAGS)).collect(),
                         fs: report::fs_lines(&fs),
-                        seed: engine.seed(),
+                        seed,
                         tasks: report::tasks_line(p, &lay, comm.size()),
                     })
                 );

@@ -57,6 +57,15 @@ impl<T: Team> Mdtest<T> {
         &self.iterations
     }
 
+    /// End the run after its last repetition: remove `-d` if this run made it and nothing
+    /// else is in it (mdtest does the same). Returns notes for the user. Collective.
+    pub fn finish(&mut self) -> Vec<String> {
+        match self.session.take() {
+            Some(s) => s.close(&self.team),
+            None => Vec::new(),
+        }
+    }
+
     /// The random order's seed, once the first repetition was prepared.
     pub fn seed(&self) -> Option<u32> {
         self.session.as_ref().and_then(Session::seed)
