@@ -190,7 +190,7 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
             data: &d,
             histograms: &std::collections::BTreeMap::new(),
             differences: Vec::new(),
-            guest_calibration: crate::report::calibration::load(
+            guest_calibration: crate::report::calibration_load::load(
                 &store,
                 &d.environment,
                 &s.created_at,

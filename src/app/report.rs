@@ -67,7 +67,7 @@ pub fn report(a: ReportArgs, db: Option<PathBuf>) -> Result<()> {
         data: &loaded.data,
         histograms: &loaded.histograms,
         differences: Vec::new(),
-        guest_calibration: report::calibration::for_source(&store, &loaded),
+        guest_calibration: report::calibration_load::for_source(&store, &loaded),
     };
     let r = report::build(&input, &opts)?;
     emit(&r, &a.output)

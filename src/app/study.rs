@@ -289,7 +289,7 @@ fn print_summary(store: &crate::store::Store, id: i64) -> Result<()> {
         data: &loaded.data,
         histograms: &loaded.histograms,
         differences: Vec::new(),
-        guest_calibration: report::calibration::for_source(store, &loaded),
+        guest_calibration: report::calibration_load::for_source(store, &loaded),
     };
     let r = report::build(&input, &report::ReportOptions::default())?;
     let table = report::table::TableExporter { superblocks: false };

@@ -10,7 +10,7 @@
 //! `Caps::primary`, or the `--metric` selection) form the family Observations are drawn from;
 //! the other headlines are exploratory and adjusted across every test of the report.
 
-use super::checks::Draft;
+use super::draft::Draft;
 use super::model::*;
 use super::options::ReportOptions;
 use super::verdict;

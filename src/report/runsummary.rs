@@ -5,7 +5,7 @@
 //! for the engine and groups them as reports do.
 
 use super::advice::{self, Origin, Policy};
-use super::checks::Draft;
+use super::draft::Draft;
 use super::model::{ReportWarning, WarningKind};
 use crate::metric::{Metric, Unit};
 use crate::stats::{self, metric_warnings, Quantity, Summary, Thresholds, Warning};

@@ -5,28 +5,11 @@
 
 use super::model::*;
 use crate::stats::Thresholds;
-use serde::Serialize;
 
 /// Places a group line names before "…and N more".
 pub const LISTED: usize = 3;
 /// Warning lines the terminal shows by default, the last one saying how to see the rest.
 pub const TERMINAL_LINES: usize = 10;
-
-/// Warnings of one kind that share their advice.
-#[derive(Debug, Clone, Serialize)]
-pub struct WarningGroup {
-    /// Kind.
-    pub kind: WarningKind,
-    /// Number of warnings in the group.
-    pub count: usize,
-    /// Where each one is (cell, metric, figure), prefixed with the workload when the report
-    /// has warnings about several.
-    pub subjects: Vec<String>,
-    /// What to do about all of them.
-    pub advice: String,
-    /// The group's line as the text formats print it.
-    pub text: String,
-}
 
 /// What a group of this kind is about, for its line.
 fn title(kind: WarningKind, t: &Thresholds) -> String {
