@@ -5,7 +5,8 @@ use crate::report::runsummary;
 use crate::store::TrialStatus;
 use crate::store::{ListFilter, StudyData};
 use anyhow::Result;
-use comfy_table::{presets, Table};
+use crate::report::view::Detail;
+use crate::report::{Format, Presentation};
 use std::path::PathBuf;
 
 /// `--since`: a date (UTC midnight), an RFC 3339 time, or a while ago (`12h`, `7d`); as the
@@ -65,39 +66,113 @@ pub fn list(a: ListArgs, db: Option<PathBuf>) -> Result<()> {
         }
         return Ok(());
     }
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_HORIZONTAL_ONLY);
-    t.set_header(vec![
-        "id",
-        "kind",
-        "name",
-        "status",
-        "created (UTC)",
-        "target",
-        "fs",
-        "command",
-    ]);
-    for l in studies {
-        let s = l.study;
-        // The whole command line: two runs that differ only at its end must not look alike.
-        t.add_row(vec![
-            s.id.to_string(),
-            s.kind,
-            s.name,
-            s.status.to_string(),
-            s.created_at
-                .replace('T', " ")
-                .trim_end_matches('Z')
-                .chars()
-                .take(19)
-                .collect(),
-            l.target,
-            l.fs,
-            s.command_line,
-        ]);
+    let rows: Vec<[String; 8]> = studies
+        .into_iter()
+        .map(|l| {
+            let s = l.study;
+            [
+                s.id.to_string(),
+                s.kind,
+                s.name,
+                s.status.to_string(),
+                // To the minute: the id tells runs of the same minute apart.
+                s.created_at
+                    .replace('T', " ")
+                    .trim_end_matches('Z')
+                    .chars()
+                    .take(16)
+                    .collect(),
+                l.fs,
+                l.target,
+                s.command_line,
+            ]
+        })
+        .collect();
+    let width = super::report::text_width(None, false);
+    for line in list_lines(&rows, width) {
+        crate::outln!("{line}");
     }
-    crate::outln!("{t}");
     Ok(())
+}
+
+/// The columns of `fslab list`.
+const LIST_HEADER: [&str; 8] = [
+    "id",
+    "kind",
+    "name",
+    "status",
+    "created (UTC)",
+    "fs",
+    "target",
+    "command",
+];
+
+/// `s` in at most `w` columns: shortened in the middle with `…` (a path's start and its end
+/// tell it apart).
+fn elide(s: &str, w: usize) -> String {
+    use crate::report::textfit::width;
+    if width(s) <= w {
+        return s.to_string();
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let keep = w.saturating_sub(1);
+    let head = keep / 2;
+    let tail = keep - head;
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
+    out
+}
+
+/// One line per run or study, each within `width`: the columns as wide as their widest
+/// entry (names, file systems and targets capped, shortened in the middle), the command line
+/// in the rest, shortened at its end (`fslab show ID` prints it whole).
+fn list_lines(rows: &[[String; 8]], width: usize) -> Vec<String> {
+    use crate::report::textfit::width as w;
+    const CAPS: [usize; 7] = [8, 6, 24, 12, 16, 10, 28];
+    let widths: Vec<usize> = (0..7)
+        .map(|c| {
+            rows.iter()
+                .map(|r| w(&r[c]))
+                .chain([w(LIST_HEADER[c])])
+                .max()
+                .unwrap_or(0)
+                .min(CAPS[c].max(w(LIST_HEADER[c])))
+        })
+        .collect();
+    let fixed: usize = widths.iter().sum::<usize>() + 2 * 7;
+    let command = width.saturating_sub(fixed).max(8);
+    let line = |cells: [&str; 8]| {
+        let mut l = String::new();
+        for (c, text) in cells.iter().take(7).enumerate() {
+            let t = elide(text, widths[c]);
+            let pad = widths[c] - w(&t);
+            if c == 0 {
+                l.push_str(&" ".repeat(pad));
+                l.push_str(&t);
+            } else {
+                l.push_str(&t);
+                l.push_str(&" ".repeat(pad));
+            }
+            l.push_str("  ");
+        }
+        let cmd = cells[7];
+        if w(cmd) <= command {
+            l.push_str(cmd);
+        } else {
+            let cut: String = cmd.chars().take(command.saturating_sub(1)).collect();
+            l.push_str(&cut);
+            l.push('…');
+        }
+        l.trim_end().to_string()
+    };
+    let mut out = vec![line(LIST_HEADER)];
+    for r in rows {
+        out.push(line([
+            &r[0], &r[1], &r[2], &r[3], &r[4], &r[5], &r[6], &r[7],
+        ]));
+    }
+    out
 }
 
 /// Samples of the `ok` trials of one cell × workload, grouped per repetition.
@@ -146,59 +221,74 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
         crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(());
     }
+    let p = Presentation {
+        detail: if a.all { Detail::All } else { Detail::Compact },
+        width: super::report::text_width(a.width, false),
+        ..Presentation::default()
+    };
+    if d.trials.iter().any(|t| t.status == TrialStatus::Ok) {
+        // The compact report of `fslab report ID`.
+        let loaded = crate::report::select::load(&store, &a.id.to_string())?;
+        let input = crate::report::Input {
+            title: loaded.source.name.clone(),
+            sources: vec![loaded.source.clone()],
+            environments: vec![crate::report::select::environment(&loaded)],
+            data: &loaded.data,
+            histograms: &loaded.histograms,
+            differences: Vec::new(),
+            guest_calibration: crate::report::calibration_load::for_source(&store, &loaded),
+        };
+        let report = crate::report::build(&input, &crate::report::ReportOptions::default())?;
+        let bytes = crate::report::exporter_for(Format::Table, &p).render(&report)?;
+        crate::out!("{}", String::from_utf8_lossy(&bytes));
+        return Ok(());
+    }
+    // Nothing completed: what was stored, and why nothing was counted.
     let s = &d.study;
-    crate::outln!("{} {}: {} [{}]", s.kind, s.id, s.name, s.status);
-    crate::outln!(
-        "  created  {}  finished {}",
-        s.created_at,
-        s.finished_at.as_deref().unwrap_or("-")
+    let fit = |text: &str, first: &str, rest: &str| {
+        for l in crate::report::textfit::wrap(text, p.width, first, rest) {
+            crate::outln!("{l}");
+        }
+    };
+    fit(
+        &format!("{} {}: {} [{}] — no completed repetitions", s.kind, s.id, s.name, s.status),
+        "",
+        "  ",
     );
-    crate::outln!("  command  {}", s.command_line);
-    if !s.description.is_empty() {
-        crate::outln!("  about    {}", s.description);
-    }
-    for (k, v) in &d.environment {
-        crate::outln!("  {k:<22} {}", crate::report::verdict::env_value(k, v));
-    }
-    crate::outln!();
+    fit(
+        &format!(
+            "created {}, finished {}",
+            s.created_at,
+            s.finished_at.as_deref().unwrap_or("-")
+        ),
+        "  ",
+        "    ",
+    );
+    fit(&format!("command: {}", s.command_line), "  ", "    ");
     for c in &d.cells {
-        let idx = format!("{}:{}", d.study.id, c.idx);
-        crate::outln!("  cell {idx:<8} {} [{}]", c.label, c.status);
+        fit(
+            &format!("cell {}:{} {} [{}]", d.study.id, c.idx, c.label, c.status),
+            "  ",
+            "    ",
+        );
         if let Some(e) = &c.error {
-            crate::outln!("    error: {e}");
+            fit(&format!("error: {e}"), "    ", "      ");
         }
         for t in d
             .trials
             .iter()
             .filter(|t| t.cell_id == c.id && t.status == TrialStatus::Failed)
         {
-            crate::outln!(
-                "    failed repetition: {}",
-                t.error.as_deref().unwrap_or("no error recorded")
+            fit(
+                &format!(
+                    "failed repetition: {}",
+                    t.error.as_deref().unwrap_or("no error recorded")
+                ),
+                "    ",
+                "      ",
             );
         }
     }
-    // The per-workload tables, comparisons and warnings of `fslab report`.
-    let report = crate::report::build(
-        &crate::report::Input {
-            title: s.name.clone(),
-            sources: Vec::new(),
-            environments: vec![crate::report::model::Environment {
-                source: s.id.to_string(),
-                entries: d.environment.clone(),
-            }],
-            data: &d,
-            histograms: &std::collections::BTreeMap::new(),
-            differences: Vec::new(),
-            guest_calibration: crate::report::calibration_load::load(
-                &store,
-                &d.environment,
-                &s.created_at,
-            )
-            .unwrap_or(None),
-        },
-        &crate::report::ReportOptions::default(),
-    )?;
-    crate::out!("{}", crate::report::table::summary_text(&report));
     Ok(())
 }
+

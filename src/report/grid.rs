@@ -13,12 +13,15 @@ use crate::units::Scale;
 /// One table laid out: the corner label, the column labels, and each row's label with its
 /// entries (`None`: no value).
 pub struct Grid<'a> {
-    /// Label of the first column (`configuration` or `operation`).
-    pub corner: &'static str,
+    /// Label of the first column (`configuration`, the one factor's name, or `operation`).
+    pub corner: String,
     /// Column labels after the first.
     pub columns: Vec<String>,
     /// Row label and one entry per column.
     pub rows: Vec<(String, Vec<Entry<'a>>)>,
+    /// The configuration (index into the report's cells) of each row, when rows are
+    /// configurations; empty when they are operations.
+    pub cells: Vec<usize>,
 }
 
 /// One entry of a table with the scale it prints in; `None` when there is no value.
@@ -77,8 +80,8 @@ pub fn latency_label(w: &WorkloadReport, op: &str) -> String {
 pub fn grid<'a>(r: &ReportData, w: &'a WorkloadReport, t: &TableSpec, cells: &[usize]) -> Grid<'a> {
     if w.kind == "dbench" && t.phases.len() > 1 {
         return Grid {
-            corner: "operation",
-            columns: cells.iter().map(|&c| r.cells[c].label.clone()).collect(),
+            corner: "operation".into(),
+            columns: cells.iter().map(|&c| super::view::cell_name(r, c)).collect(),
             rows: t
                 .phases
                 .iter()
@@ -91,6 +94,7 @@ pub fn grid<'a>(r: &ReportData, w: &'a WorkloadReport, t: &TableSpec, cells: &[u
                     )
                 })
                 .collect(),
+            cells: Vec::new(),
         };
     }
     let scales: Vec<Option<Scale>> = t
@@ -102,7 +106,7 @@ pub fn grid<'a>(r: &ReportData, w: &'a WorkloadReport, t: &TableSpec, cells: &[u
         })
         .collect();
     Grid {
-        corner: "configuration",
+        corner: super::view::cell_corner(r),
         columns: t
             .phases
             .iter()
@@ -118,9 +122,10 @@ pub fn grid<'a>(r: &ReportData, w: &'a WorkloadReport, t: &TableSpec, cells: &[u
                     .zip(&scales)
                     .map(|(p, sc)| w.stat(c, p, &t.metric).zip(*sc))
                     .collect();
-                (r.cells[c].label.clone(), entries)
+                (super::view::cell_name(r, c), entries)
             })
             .collect(),
+        cells: cells.to_vec(),
     }
 }
 

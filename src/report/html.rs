@@ -4,14 +4,17 @@
 
 use super::charts::{self, Chart};
 use super::model::*;
-use super::table::{comparison_name, interval_words, percentile_label, series_rows, SERIES_HEADER};
+use super::entries::{comparison_name, interval_words, percentile_label, series_rows, SERIES_HEADER};
 use super::verdict::{fmt_interval, fmt_opt, fmt_p_cell};
 use super::Exporter;
 use crate::units::Scale;
 use std::fmt::Write as _;
 
 /// Renders [`ReportData`] as one HTML page with embedded SVG charts.
-pub struct HtmlExporter;
+pub struct HtmlExporter {
+    /// The compact report or every table (`--all`).
+    pub detail: super::view::Detail,
+}
 
 /// Escape text for HTML.
 fn esc(s: &str) -> String {
@@ -119,7 +122,7 @@ fn entry(s: &CellMetric, sc: &Scale) -> String {
     format!(
         "<div class=\"mean\">{}{}</div><div class=\"sd\">{sd}</div><div class=\"ci\">{ci}</div>",
         sc.num(s.summary.mean),
-        super::table::disturbed_mark(s)
+        super::entries::disturbed_mark(s)
     )
 }
 
@@ -156,7 +159,7 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
             esc(&interval_words(w, t))
         );
         let g = super::grid::grid(r, w, t, &cells);
-        let mut cols = vec![g.corner];
+        let mut cols = vec![g.corner.as_str()];
         cols.extend(g.columns.iter().map(String::as_str));
         table_head(o, &cols);
         for (label, entries) in &g.rows {
@@ -172,11 +175,11 @@ fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> an
             o.push_str("</tr>\n");
         }
         table_end(o);
-        if super::table::any_disturbed(w, t) {
+        if super::entries::any_disturbed(w, t) {
             let _ = writeln!(
                 o,
                 "<p class=\"meta\">{}</p>",
-                esc(super::table::DISTURBED_NOTE)
+                esc(super::entries::DISTURBED_NOTE)
             );
         }
     }
@@ -339,7 +342,7 @@ fn tail(r: &ReportData, o: &mut String) {
         let _ = writeln!(
             o,
             "<p>{}.</p>",
-            esc(&super::markdown::upper_first(r.no_observations()))
+            esc(&super::entries::upper_first(r.no_observations()))
         );
     } else {
         o.push_str("<ul>\n");

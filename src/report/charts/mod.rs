@@ -129,7 +129,7 @@ pub(crate) fn whisker(s: &CellMetric, bars: ErrorBars) -> (f64, f64) {
 /// method, or ± sd and whether any was clipped at 0.
 pub(crate) fn whisker_caption(stats: &[&CellMetric], bars: ErrorBars) -> String {
     match bars {
-        ErrorBars::Ci => super::table::ci_words(stats.iter().copied()),
+        ErrorBars::Ci => super::entries::ci_words(stats.iter().copied()),
         ErrorBars::Sd => {
             let clipped = stats.iter().any(|s| {
                 s.unit.is_positive() && s.summary.sd.is_some_and(|sd| s.summary.mean - sd < 0.0)

@@ -87,6 +87,8 @@ impl WarningKind {
 pub struct WarningGroup {
     /// Kind.
     pub kind: WarningKind,
+    /// What the group is about (`Coefficient of variation above 10%`).
+    pub title: String,
     /// Number of warnings in the group.
     pub count: usize,
     /// Where each one is (cell, metric, figure), prefixed with the workload when the report
