@@ -2,11 +2,11 @@
 
 use crate::cli::{ListArgs, ShowArgs, TextFormat};
 use crate::report::runsummary;
+use crate::report::view::Detail;
+use crate::report::{Format, Presentation};
 use crate::store::TrialStatus;
 use crate::store::{ListFilter, StudyData};
 use anyhow::Result;
-use crate::report::view::Detail;
-use crate::report::{Format, Presentation};
 use std::path::PathBuf;
 
 /// `--since`: a date (UTC midnight), an RFC 3339 time, or a while ago (`12h`, `7d`); as the
@@ -66,7 +66,7 @@ pub fn list(a: ListArgs, db: Option<PathBuf>) -> Result<()> {
         }
         return Ok(());
     }
-    let rows: Vec<[String; 8]> = studies
+    let rows: Vec<[String; 7]> = studies
         .into_iter()
         .map(|l| {
             let s = l.study;
@@ -83,8 +83,7 @@ pub fn list(a: ListArgs, db: Option<PathBuf>) -> Result<()> {
                     .take(16)
                     .collect(),
                 l.fs,
-                l.target,
-                s.command_line,
+                short_command(&s.command_line),
             ]
         })
         .collect();
@@ -96,18 +95,33 @@ pub fn list(a: ListArgs, db: Option<PathBuf>) -> Result<()> {
 }
 
 /// The columns of `fslab list`.
-const LIST_HEADER: [&str; 8] = [
+const LIST_HEADER: [&str; 7] = [
     "id",
     "kind",
     "name",
     "status",
     "created (UTC)",
     "fs",
-    "target",
     "command",
 ];
 
-/// `s` in at most `w` columns: shortened in the middle with `…` (a path's start and its end
+/// A stored command line as `fslab list` shows it: the program as `fslab`, without the
+/// database option (the list is of that database), so what tells runs apart comes first.
+fn short_command(cmd: &str) -> String {
+    let mut words = cmd.split_whitespace();
+    let mut out = vec!["fslab"];
+    words.next();
+    while let Some(w) = words.next() {
+        if w == "--db" {
+            words.next();
+        } else if !w.starts_with("--db=") {
+            out.push(w);
+        }
+    }
+    out.join(" ")
+}
+
+/// `s` in at most `w` columns: shortened in the middle with `…` (a name's start and its end
 /// tell it apart).
 fn elide(s: &str, w: usize) -> String {
     use crate::report::textfit::width;
@@ -125,12 +139,13 @@ fn elide(s: &str, w: usize) -> String {
 }
 
 /// One line per run or study, each within `width`: the columns as wide as their widest
-/// entry (names, file systems and targets capped, shortened in the middle), the command line
-/// in the rest, shortened at its end (`fslab show ID` prints it whole).
-fn list_lines(rows: &[[String; 8]], width: usize) -> Vec<String> {
+/// entry (names and file systems capped, shortened in the middle), the command line in the
+/// rest, shortened in the middle (`fslab show ID` and `fslab list --json` have it whole, and
+/// the target).
+fn list_lines(rows: &[[String; 7]], width: usize) -> Vec<String> {
     use crate::report::textfit::width as w;
-    const CAPS: [usize; 7] = [8, 6, 24, 12, 16, 10, 28];
-    let widths: Vec<usize> = (0..7)
+    const CAPS: [usize; 6] = [8, 6, 24, 12, 16, 12];
+    let widths: Vec<usize> = (0..6)
         .map(|c| {
             rows.iter()
                 .map(|r| w(&r[c]))
@@ -140,39 +155,107 @@ fn list_lines(rows: &[[String; 8]], width: usize) -> Vec<String> {
                 .min(CAPS[c].max(w(LIST_HEADER[c])))
         })
         .collect();
-    let fixed: usize = widths.iter().sum::<usize>() + 2 * 7;
-    let command = width.saturating_sub(fixed).max(8);
-    let line = |cells: [&str; 8]| {
+    let mut widths = widths;
+    // A narrow terminal: the name, then the file systems, then the date (without its year)
+    // give way, so the command keeps at least a few words.
+    const MIN: [usize; 6] = [0, 0, 6, 0, 11, 4];
+    const MIN_COMMAND: usize = 12;
+    while widths.iter().sum::<usize>() + 2 * 6 + MIN_COMMAND > width {
+        let Some(c) = [2, 5, 4].into_iter().find(|&c| widths[c] > MIN[c]) else {
+            break;
+        };
+        widths[c] = if c == 4 { MIN[c] } else { widths[c] - 1 };
+    }
+    let fixed: usize = widths.iter().sum::<usize>() + 2 * 6;
+    let command = width.saturating_sub(fixed).max(4);
+    let line = |cells: [&str; 7]| {
         let mut l = String::new();
-        for (c, text) in cells.iter().take(7).enumerate() {
-            let t = elide(text, widths[c]);
-            let pad = widths[c] - w(&t);
+        for (c, text) in cells.iter().take(6).enumerate() {
+            // A date too wide loses its year: `11-26 21:12`.
+            let t = if c == 4
+                && w(text) > widths[c]
+                && text.starts_with(|d: char| d.is_ascii_digit())
+            {
+                text.chars().skip(5).collect()
+            } else if c == 4 && w(text) > widths[c] {
+                "created UTC".to_string()
+            } else {
+                elide(text, widths[c])
+            };
+            let pad = " ".repeat(widths[c] - w(&t));
             if c == 0 {
-                l.push_str(&" ".repeat(pad));
+                l.push_str(&pad);
                 l.push_str(&t);
             } else {
                 l.push_str(&t);
-                l.push_str(&" ".repeat(pad));
+                l.push_str(&pad);
             }
             l.push_str("  ");
         }
-        let cmd = cells[7];
-        if w(cmd) <= command {
-            l.push_str(cmd);
-        } else {
-            let cut: String = cmd.chars().take(command.saturating_sub(1)).collect();
-            l.push_str(&cut);
-            l.push('…');
-        }
+        // Shortened in the middle: runs that differ only at the end of their command line
+        // (another target) stay apart.
+        l.push_str(&elide(cells[6], command));
         l.trim_end().to_string()
     };
     let mut out = vec![line(LIST_HEADER)];
     for r in rows {
-        out.push(line([
-            &r[0], &r[1], &r[2], &r[3], &r[4], &r[5], &r[6], &r[7],
-        ]));
+        out.push(line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5], &r[6]]));
     }
     out
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::*;
+
+    #[test]
+    fn one_line_per_run_within_the_width() {
+        let row = |id: &str, name: &str, cmd: &str| {
+            [
+                id.to_string(),
+                "study".to_string(),
+                name.to_string(),
+                "complete".to_string(),
+                "2026-11-26 21:12".to_string(),
+                "ext3,xfs,btrfs,jfs".to_string(),
+                short_command(cmd),
+            ]
+        };
+        let rows = [
+            row("12", "a-very-long-study-name-that-goes-on-and-on", "./target/release/fslab --db /tmp/r.db study run examples/studies/dbench-logs.toml --workdir /tmp/w -q"),
+            row("3", "quickstart", "fslab study run examples/studies/quickstart.toml"),
+        ];
+        for width in [60, 100, 200] {
+            let lines = list_lines(&rows, width);
+            assert_eq!(lines.len(), 3, "a header and one line per run: {lines:#?}");
+            assert!(
+                lines
+                    .iter()
+                    .all(|l| crate::report::textfit::width(l) <= width),
+                "{width}: {lines:#?}"
+            );
+            assert!(lines[1].starts_with("12  study  a-"), "{lines:#?}");
+            assert!(lines[2].starts_with(" 3  study  q"), "{lines:#?}");
+            assert!(lines[0].contains("created"), "{lines:#?}");
+        }
+        assert!(list_lines(&rows, 100)[1].starts_with("12  study  a-very-long"));
+        let wide = list_lines(&rows, 200);
+        assert!(wide[1]
+            .ends_with("fslab study run examples/studies/dbench-logs.toml --workdir /tmp/w -q"));
+        // Too long for 100 columns: its start and its end are kept.
+        let line = &list_lines(&rows, 100)[1];
+        assert!(line.contains("fslab study run") && line.contains('…'), "{line}");
+        assert!(line.ends_with("/tmp/w -q"), "{line}");
+    }
+
+    #[test]
+    fn commands_show_fslab_and_not_the_database() {
+        assert_eq!(
+            short_command("./target/release/fslab --db /tmp/r.db fdtree -l 3 --db=/x -o /mnt"),
+            "fslab fdtree -l 3 -o /mnt"
+        );
+        assert_eq!(short_command("fslab list"), "fslab list");
+    }
 }
 
 /// Samples of the `ok` trials of one cell × workload, grouped per repetition.
@@ -251,7 +334,10 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
         }
     };
     fit(
-        &format!("{} {}: {} [{}] — no completed repetitions", s.kind, s.id, s.name, s.status),
+        &format!(
+            "{} {}: {} [{}] — no completed repetitions",
+            s.kind, s.id, s.name, s.status
+        ),
         "",
         "  ",
     );
@@ -291,4 +377,3 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
     }
     Ok(())
 }
-

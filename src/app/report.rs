@@ -39,9 +39,8 @@ pub(crate) fn options(o: &ReportOutputArgs, baseline: Option<String>) -> Result<
 /// The width the terminal report fits: `--width`, else the terminal's, else (a file, a pipe)
 /// [`report::textfit::DEFAULT_WIDTH`]. A report written with `--out` is not on a terminal.
 pub(crate) fn text_width(width: Option<u16>, to_file: bool) -> usize {
-    let terminal = || {
-        terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0))
-    };
+    let terminal =
+        || terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0));
     match width {
         Some(w) => usize::from(w),
         None if to_file => report::textfit::DEFAULT_WIDTH,

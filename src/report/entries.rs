@@ -108,7 +108,6 @@ pub(crate) fn source_lines(r: &ReportData) -> Vec<String> {
     out
 }
 
-
 /// `mean ± sd` of an entry, in `sc`; `4000 ± 50.99*` when some of its repetitions were
 /// disturbed (kept in the statistics: `disturbed = "keep"`), see [`DISTURBED_NOTE`].
 pub(crate) fn mean_sd(s: &CellMetric, sc: &Scale) -> String {
@@ -193,7 +192,6 @@ pub(crate) fn percentile_label(p: f64) -> String {
     }
 }
 
-
 /// Repetitions and stop reasons table rows: (configuration, workload, n, failed, discarded,
 /// stop reason, status).
 pub(crate) fn series_rows(r: &ReportData) -> Vec<[String; 7]> {
@@ -236,7 +234,6 @@ pub(crate) const SERIES_HEADER: [&str; 7] = [
     "stop reason",
     "status",
 ];
-
 
 /// `text` with its first letter in upper case (a sentence).
 pub(crate) fn upper_first(text: &str) -> String {

@@ -81,7 +81,10 @@ pub fn grid<'a>(r: &ReportData, w: &'a WorkloadReport, t: &TableSpec, cells: &[u
     if w.kind == "dbench" && t.phases.len() > 1 {
         return Grid {
             corner: "operation".into(),
-            columns: cells.iter().map(|&c| super::view::cell_name(r, c)).collect(),
+            columns: cells
+                .iter()
+                .map(|&c| super::view::cell_name(r, c))
+                .collect(),
             rows: t
                 .phases
                 .iter()

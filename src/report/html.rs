@@ -3,8 +3,10 @@
 //! repetitions and the environment with each configuration's exact commands and superblock.
 
 use super::charts::{self, Chart};
+use super::entries::{
+    comparison_name, interval_words, percentile_label, series_rows, SERIES_HEADER,
+};
 use super::model::*;
-use super::entries::{comparison_name, interval_words, percentile_label, series_rows, SERIES_HEADER};
 use super::verdict::{fmt_interval, fmt_opt, fmt_p_cell};
 use super::Exporter;
 use crate::units::Scale;

@@ -109,14 +109,13 @@ fn metric_table(r: &ReportData, m: &view::MetricTable<'_>, o: &mut String) {
 fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail, o: &mut String) {
     let cells = r.cells_with_data(w);
     let g = super::grid::grid(r, w, t, &cells);
-    let stats = g.rows.iter().flat_map(|(_, e)| e.iter().flatten().map(|x| x.0));
+    let stats = g
+        .rows
+        .iter()
+        .flat_map(|(_, e)| e.iter().flatten().map(|x| x.0));
     let style = EntryStyle::of(stats, g.rows.len(), detail == Detail::Compact);
     let _ = writeln!(o, "\n### {}\n", t.heading);
-    let _ = writeln!(
-        o,
-        "{}.\n",
-        upper_first(&style.words(&interval_words(w, t)))
-    );
+    let _ = writeln!(o, "{}.\n", upper_first(&style.words(&interval_words(w, t))));
     let mut h = vec![esc(&g.corner)];
     h.extend(g.columns.iter().map(|p| esc(p)));
     header(o, &h, 1..h.len());
@@ -139,7 +138,11 @@ fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail
 fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     let _ = writeln!(o, "\n### Latency percentiles per operation\n");
     let pcts = w.latency_percentiles();
-    let mut h = vec!["operation".to_string(), view::cell_corner(r), "count".into()];
+    let mut h = vec![
+        "operation".to_string(),
+        view::cell_corner(r),
+        "count".into(),
+    ];
     h.extend(pcts.iter().map(|p| percentile_label(*p)));
     header(o, &h, 2..h.len());
     for l in &w.latency {
@@ -178,7 +181,13 @@ fn telemetry_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     }
 }
 
-fn workload(r: &ReportData, w: &WorkloadReport, v: &WorkloadView<'_>, detail: Detail, o: &mut String) {
+fn workload(
+    r: &ReportData,
+    w: &WorkloadReport,
+    v: &WorkloadView<'_>,
+    detail: Detail,
+    o: &mut String,
+) {
     let _ = writeln!(o, "\n## {} ({})", esc(&w.label), w.kind);
     params(o, &w.params);
     if r.cells_with_data(w).is_empty() {

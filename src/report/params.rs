@@ -147,6 +147,9 @@ mod tests {
             ]
         );
         assert!(p.sections.is_empty());
-        assert_eq!(layout(&json!("x")).values, [("parameters".into(), "x".into())]);
+        assert_eq!(
+            layout(&json!("x")).values,
+            [("parameters".into(), "x".into())]
+        );
     }
 }

@@ -635,7 +635,10 @@ fn human_formats_print_each_phase_in_the_unit_that_fits() {
         table.contains("The same in every repetition: dir_create.entries 160."),
         "{table}"
     );
-    assert!(!table.contains("160.0") && !table.contains("160 ± 0"), "{table}");
+    assert!(
+        !table.contains("160.0") && !table.contains("160 ± 0"),
+        "{table}"
+    );
     // The chart axis is drawn in GiB/s, its ticks round numbers in that unit.
     let w = &r.workloads[0];
     let svg = super::charts::bars::chart(&r, w, "read", "throughput")

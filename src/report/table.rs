@@ -105,17 +105,11 @@ fn header(r: &ReportData, o: &mut Text) {
         if r.differences.is_empty() {
             o.line(super::differences::NOTHING);
         }
+        let width = r.differences.iter().map(|d| d.key.len()).max().unwrap_or(0).min(30);
         for d in &r.differences {
-            o.para(
-                &format!(
-                    "{} {}: {}",
-                    d.section.as_str(),
-                    d.key,
-                    super::differences::change_text(d)
-                ),
-                "  ",
-                "      ",
-            );
+            let first = format!("  {:<13} {:<width$}  ", d.section.as_str(), d.key);
+            let rest = " ".repeat(17 + width);
+            o.para(&super::differences::change_text(d), &first, &rest);
         }
     }
 }
@@ -218,10 +212,7 @@ fn metric_table(r: &ReportData, w: &WorkloadReport, m: &view::MetricTable<'_>, o
         "",
         "  ",
     );
-    let mut cols = vec![(
-        format!("job / {}", view::cell_corner(r)),
-        Align::Left,
-    )];
+    let mut cols = vec![(format!("job / {}", view::cell_corner(r)), Align::Left)];
     cols.extend(m.columns.iter().map(|c| (c.to_string(), Align::Right)));
     let mut t = TextTable::new(cols, 1);
     for g in &m.groups {
@@ -255,7 +246,10 @@ fn metric_table(r: &ReportData, w: &WorkloadReport, m: &view::MetricTable<'_>, o
 fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail, o: &mut Text) {
     let cells = r.cells_with_data(w);
     let g = super::grid::grid(r, w, t, &cells);
-    let stats = g.rows.iter().flat_map(|(_, e)| e.iter().flatten().map(|x| x.0));
+    let stats = g
+        .rows
+        .iter()
+        .flat_map(|(_, e)| e.iter().flatten().map(|x| x.0));
     let style = EntryStyle::of(stats, g.rows.len(), detail == Detail::Compact);
     o.line("");
     o.para(
@@ -359,7 +353,13 @@ fn telemetry_table(r: &ReportData, w: &WorkloadReport, o: &mut Text) {
     o.table(&tb);
 }
 
-fn workload_section(r: &ReportData, w: &WorkloadReport, v: &WorkloadView<'_>, detail: Detail, o: &mut Text) {
+fn workload_section(
+    r: &ReportData,
+    w: &WorkloadReport,
+    v: &WorkloadView<'_>,
+    detail: Detail,
+    o: &mut Text,
+) {
     o.heading(&format!("{} ({})", w.label, w.kind));
     if r.cells_with_data(w).is_empty() {
         o.line("no completed repetitions of this workload (see Repetitions)");

@@ -43,7 +43,10 @@ fn plain(s: &SeriesInfo) -> bool {
         && s.dropped == 0
         && s.error.is_none()
         && s.status == crate::store::SeriesStatus::Complete
-        && matches!(s.stop_reason, None | Some(StopReason::Fixed | StopReason::CiMet))
+        && matches!(
+            s.stop_reason,
+            None | Some(StopReason::Fixed | StopReason::CiMet)
+        )
 }
 
 fn repetitions(r: &ReportData, detail: Detail, o: &mut Text) {
@@ -93,11 +96,7 @@ fn repetitions(r: &ReportData, detail: Detail, o: &mut Text) {
     if detail == Detail::Compact {
         let hidden = r.series.iter().filter(|s| plain(s)).count();
         if hidden > 0 {
-            o.para(
-                &format!("{hidden} more as planned (all: --all)"),
-                "",
-                "  ",
-            );
+            o.para(&format!("{hidden} more as planned (all: --all)"), "", "  ");
         }
     }
 }
@@ -110,11 +109,17 @@ fn environment(r: &ReportData, exp: &TableExporter, o: &mut Text) {
         }
         match exp.detail {
             Detail::All => {
-                let key_w = e.entries.iter().map(|(k, _)| k.len()).max().unwrap_or(0).min(28);
+                let key_w = e
+                    .entries
+                    .iter()
+                    .map(|(k, _)| k.len())
+                    .max()
+                    .unwrap_or(0)
+                    .min(28);
                 for (k, v) in &e.entries {
                     let value = super::verdict::env_value(k, v);
                     let first = format!("  {k:<key_w$} ");
-                    let rest = " ".repeat(key_w + 5);
+                    let rest = " ".repeat(key_w + 3);
                     o.para(&value, &first, &rest);
                 }
             }
@@ -130,6 +135,7 @@ fn environment(r: &ReportData, exp: &TableExporter, o: &mut Text) {
         }
     }
     let mut hidden_all = Vec::new();
+    let mut cut = false;
     for c in &r.cells {
         if c.commands.is_empty() && c.superblock.is_empty() {
             continue;
@@ -167,18 +173,32 @@ fn environment(r: &ReportData, exp: &TableExporter, o: &mut Text) {
             );
         } else if !c.superblock.is_empty() {
             // One line: the facts come first (block size, inodes, journal), the features last.
-            let line = format!("  superblock: {}", super::superblock::summary(&c.superblock));
-            o.line(&super::textfit::truncate(&line, o.width));
+            let summary = super::superblock::summary(&c.superblock);
+            let line = format!("  superblock: {summary} (whole: `--env full`)");
+            if super::textfit::width(&line) <= o.width {
+                o.line(&line);
+            } else {
+                let line = format!("  superblock: {summary}");
+                o.line(&super::textfit::truncate(&line, o.width));
+                cut = true;
+            }
         }
         hidden_all.push(hidden);
     }
     let hidden: usize = hidden_all.iter().sum();
+    let mut not_shown = Vec::new();
     if hidden > 0 {
+        not_shown.push(format!(
+            "{hidden} more commands (images, loop devices, checks: --all)"
+        ));
+    }
+    if cut {
+        not_shown.push("the whole superblocks (--env full)".to_string());
+    }
+    if !not_shown.is_empty() {
         o.line("");
         o.para(
-            &format!(
-                "Not shown: {hidden} more commands (images, loop devices, checks) and the whole superblocks (--all, --env full)."
-            ),
+            &format!("Not shown: {}.", not_shown.join("; ")),
             "",
             "  ",
         );

@@ -58,7 +58,11 @@ fn commands_continue_with_a_backslash() {
     assert!(lines.iter().all(|l| width(l) <= 30), "{lines:#?}");
     let joined = lines.join("\n").replace("\\\n", "");
     let words: Vec<&str> = joined.split_whitespace().collect();
-    assert_eq!(words, ["$", "truncate", "-s", "1073741824", path], "{lines:#?}");
+    assert_eq!(
+        words,
+        ["$", "truncate", "-s", "1073741824", path],
+        "{lines:#?}"
+    );
 }
 
 fn table(values: usize) -> TextTable {
@@ -82,7 +86,10 @@ fn a_table_that_fits_is_one_block() {
     let lines = table(3).render(100);
     assert_eq!(lines.len(), 2 + 1 + 4, "{lines:#?}");
     assert!(lines[0].starts_with("configuration") && lines[0].ends_with("phase_2"));
-    assert_eq!(lines[1].trim(), "(files/s)        (files/s)        (files/s)");
+    assert_eq!(
+        lines[1].trim(),
+        "(files/s)        (files/s)        (files/s)"
+    );
     assert!(lines[2].starts_with("─────────────  "));
     // Numbers are right-aligned under their header.
     assert!(lines[3].ends_with("40002 ± 8456*"));
@@ -142,7 +149,10 @@ fn text_too_wide_for_any_block_wraps_in_its_cell() {
     }
     // A label wider than half the width wraps too.
     let mut t = TextTable::new(
-        vec![("configuration".into(), Align::Left), ("x".into(), Align::Right)],
+        vec![
+            ("configuration".into(), Align::Left),
+            ("x".into(), Align::Right),
+        ],
         1,
     );
     t.row(vec![

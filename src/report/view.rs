@@ -206,7 +206,12 @@ impl WorkloadView<'_> {
         let mut parts = Vec::new();
         if !self.hidden.is_empty() {
             let n = self.hidden.len();
-            let mut names: Vec<String> = self.hidden.iter().take(6).map(|h| h.to_lowercase()).collect();
+            let mut names: Vec<String> = self
+                .hidden
+                .iter()
+                .take(6)
+                .map(|h| h.to_lowercase())
+                .collect();
             if n > 6 {
                 names.push("…".into());
             }
@@ -224,7 +229,7 @@ impl WorkloadView<'_> {
         }
         let mut line = String::new();
         if !parts.is_empty() {
-            line = format!("Also measured: {} (--all).", parts.join("; "));
+            line = format!("Also measured, shown with --all: {}.", parts.join("; "));
         }
         if !self.flat.is_empty() {
             let words: Vec<String> = self.flat.iter().map(Flat::words).collect();
@@ -250,8 +255,9 @@ impl WorkloadView<'_> {
             .iter()
             .map(|(n, what)| format!("{n} {what}"))
             .collect();
+        let more = if self.comparisons.is_empty() { "" } else { " more" };
         Some(format!(
-            "{total} more {}: {} (--all lists them).",
+            "{total}{more} {}: {} (--all lists them).",
             if total == 1 {
                 "comparison"
             } else {
@@ -315,7 +321,10 @@ fn tested(c: &Comparison) -> bool {
 /// tested primary ones that are not Observations already (only the significant ones when
 /// there are more than [`VERDICTS_SHOWN`]), then the exploratory ones that hold up after the
 /// adjustment for multiple comparisons, up to [`VERDICTS_SHOWN`] in all.
-fn comparisons(w: &WorkloadReport, detail: Detail) -> (Vec<&Comparison>, Vec<(usize, &'static str)>) {
+fn comparisons(
+    w: &WorkloadReport,
+    detail: Detail,
+) -> (Vec<&Comparison>, Vec<(usize, &'static str)>) {
     if detail == Detail::All {
         return (w.comparisons.iter().collect(), Vec::new());
     }
@@ -373,14 +382,18 @@ fn comparisons(w: &WorkloadReport, detail: Detail) -> (Vec<&Comparison>, Vec<(us
         "exploratory without a significant difference",
     );
     if kept.len() > room {
-        count(kept.len() - room, "exploratory significant, beyond the first 20");
+        count(
+            kept.len() - room,
+            "exploratory significant, beyond the first 20",
+        );
         kept.truncate(room);
     }
     // In the model's order: the listing follows the tables.
     let shown: Vec<&Comparison> = all
         .iter()
         .filter(|c| {
-            primary.iter().any(|p| std::ptr::eq(*p, *c)) || kept.iter().any(|k| std::ptr::eq(*k, *c))
+            primary.iter().any(|p| std::ptr::eq(*p, *c))
+                || kept.iter().any(|k| std::ptr::eq(*k, *c))
         })
         .collect();
     (shown, left_out)

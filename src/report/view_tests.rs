@@ -135,7 +135,11 @@ fn a_long_list_of_verdicts_keeps_the_significant_ones_and_counts_the_rest() {
     });
     let v = workload(&r, &r.workloads[0], Detail::Compact);
     assert!(v.comparisons.len() <= VERDICTS_SHOWN);
-    assert!(v.comparisons.iter().all(|c| c.significant), "{:#?}", v.comparisons);
+    assert!(
+        v.comparisons.iter().all(|c| c.significant),
+        "{:#?}",
+        v.comparisons
+    );
     let line = v.left_out_line().unwrap();
     assert!(
         line.contains("primary without a significant difference"),
@@ -160,7 +164,10 @@ fn one_factor_names_the_column_and_its_levels_the_rows() {
             params: serde_json::json!({}),
             policy: "cold",
         },
-        &[&[("journal", "16MB"), ("fs", "ext4")], &[("journal", "16MB"), ("fs", "xfs")]],
+        &[
+            &[("journal", "16MB"), ("fs", "ext4")],
+            &[("journal", "16MB"), ("fs", "xfs")],
+        ],
         2,
         &[],
         |_, rep| vec![Metric::new("p", "rate", Unit::FilesPerSec, rep as f64)],
