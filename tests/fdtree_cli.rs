@@ -334,7 +334,9 @@ fn runs_are_stored_and_listed_and_shown() {
         .args(["show", "1"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("n = 2 each").and(predicate::str::contains("file_create")));
+        .stdout(
+            predicate::str::contains("n = 2 each").and(predicate::str::contains("file_create")),
+        );
     fslab(work.path())
         .args(["show", "7"])
         .assert()

@@ -116,7 +116,10 @@ fn list_shows_target_and_fs_and_the_whole_command() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 1 + 1 + usize::from(mem.is_some()), "{out}");
     assert!(lines.iter().all(|l| l.chars().count() <= 100), "{out}");
-    assert!(lines[1..].iter().any(|l| l.ends_with("push-the-end-out")), "{out}");
+    assert!(
+        lines[1..].iter().any(|l| l.ends_with("push-the-end-out")),
+        "{out}"
+    );
     let json: serde_json::Value = serde_json::from_str(&ok(&db, &["list", "--json"])).unwrap();
     let rows = json.as_array().unwrap();
     let disk_row = rows

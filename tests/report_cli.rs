@@ -157,8 +157,15 @@ fn options_shape_the_report() {
     let all = run_ok(
         dir.path(),
         &[
-            "report", &j, "--format", "markdown", "--metric", "dir_remove.rate", "--baseline",
-            "64MB", "--all",
+            "report",
+            &j,
+            "--format",
+            "markdown",
+            "--metric",
+            "dir_remove.rate",
+            "--baseline",
+            "64MB",
+            "--all",
         ],
     );
     assert!(

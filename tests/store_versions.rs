@@ -93,7 +93,10 @@ fn a_version_2_store_is_read_as_is_then_migrated_by_the_first_write() {
         table.contains("Phases under 1 s whose time varies by more than 10%, too short to trust (4): dir_create (1.03 ms)"),
         "{table}"
     );
-    let all = ok(&db, &["report", NOISY, "--warnings", "all", "--width", "2000"]);
+    let all = ok(
+        &db,
+        &["report", NOISY, "--warnings", "all", "--width", "2000"],
+    );
     assert!(
         all.contains("- dir_create: mean time under 1 s and varying by more than 10% in 2 of 2 configurations (shortest 1.03 ms"),
         "{all}"

@@ -244,7 +244,10 @@ mod list_tests {
             .ends_with("fslab study run examples/studies/dbench-logs.toml --workdir /tmp/w -q"));
         // Too long for 100 columns: its start and its end are kept.
         let line = &list_lines(&rows, 100)[1];
-        assert!(line.contains("fslab study run") && line.contains('…'), "{line}");
+        assert!(
+            line.contains("fslab study run") && line.contains('…'),
+            "{line}"
+        );
         assert!(line.ends_with("/tmp/w -q"), "{line}");
     }
 

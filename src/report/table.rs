@@ -105,7 +105,13 @@ fn header(r: &ReportData, o: &mut Text) {
         if r.differences.is_empty() {
             o.line(super::differences::NOTHING);
         }
-        let width = r.differences.iter().map(|d| d.key.len()).max().unwrap_or(0).min(30);
+        let width = r
+            .differences
+            .iter()
+            .map(|d| d.key.len())
+            .max()
+            .unwrap_or(0)
+            .min(30);
         for d in &r.differences {
             let first = format!("  {:<13} {:<width$}  ", d.section.as_str(), d.key);
             let rest = " ".repeat(17 + width);

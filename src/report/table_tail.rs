@@ -197,10 +197,6 @@ fn environment(r: &ReportData, exp: &TableExporter, o: &mut Text) {
     }
     if !not_shown.is_empty() {
         o.line("");
-        o.para(
-            &format!("Not shown: {}.", not_shown.join("; ")),
-            "",
-            "  ",
-        );
+        o.para(&format!("Not shown: {}.", not_shown.join("; ")), "", "  ");
     }
 }

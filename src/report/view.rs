@@ -255,7 +255,11 @@ impl WorkloadView<'_> {
             .iter()
             .map(|(n, what)| format!("{n} {what}"))
             .collect();
-        let more = if self.comparisons.is_empty() { "" } else { " more" };
+        let more = if self.comparisons.is_empty() {
+            ""
+        } else {
+            " more"
+        };
         Some(format!(
             "{total}{more} {}: {} (--all lists them).",
             if total == 1 {
