@@ -239,7 +239,8 @@ fn per_metric(
             "look for interference during that repetition".into(),
         ));
     }
-    if let Some(f) = trend::first_slower(&s.values, s.unit.higher_is_better(), FIRST_SLOWER_MIN) {
+    let higher_better = super::verdict::higher_is_better(s.unit, &s.name);
+    if let Some(f) = trend::first_slower(&s.values, higher_better, FIRST_SLOWER_MIN) {
         // After a resume every cell is made again: its first repetition since then is a
         // first repetition too, and this one may not be the one to blame.
         let resumed = match ctx.resumed.as_slice() {

@@ -271,7 +271,7 @@ pub fn adjust(workloads: &mut [WorkloadReport]) {
         for (c, n) in w.comparisons.iter_mut().zip(sizes) {
             let q = c.q.map(|q| (q, c.family));
             let (text, better) =
-                verdict::verdict(c.unit, c.change.as_ref(), c.welch.as_ref(), q, n);
+                verdict::verdict(c.unit, &c.name, c.change.as_ref(), c.welch.as_ref(), q, n);
             c.verdict = text;
             c.better = better;
             c.more = verdict::more_repetitions(c.change.as_ref(), c.welch.as_ref(), n);
