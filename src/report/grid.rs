@@ -76,6 +76,27 @@ pub fn latency_label(w: &WorkloadReport, op: &str) -> String {
     )
 }
 
+/// The factor names, when every configuration of the rows has the same two or more factors
+/// (each then gets a column of its own).
+pub fn factor_columns(r: &ReportData, cells: &[usize]) -> Option<Vec<String>> {
+    let first = &r.cells[*cells.first()?].factors;
+    let names: Vec<String> = first.iter().map(|(n, _)| n.clone()).collect();
+    let same = cells.iter().all(|&c| {
+        let f = &r.cells[c].factors;
+        f.len() == names.len() && f.iter().zip(&names).all(|((n, _), m)| n == m)
+    });
+    (names.len() >= 2 && same).then_some(names)
+}
+
+/// The factor levels of row `i` of a grid whose rows are configurations.
+pub fn row_levels(r: &ReportData, g: &Grid<'_>, i: usize) -> Vec<String> {
+    r.cells[g.cells[i]]
+        .factors
+        .iter()
+        .map(|(_, l)| l.clone())
+        .collect()
+}
+
 /// Lay out table `t` of workload `w` for the configurations `cells`.
 pub fn grid<'a>(r: &ReportData, w: &'a WorkloadReport, t: &TableSpec, cells: &[usize]) -> Grid<'a> {
     if w.kind == "dbench" && t.phases.len() > 1 {

@@ -116,11 +116,20 @@ fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail
     let style = EntryStyle::of(stats, g.rows.len(), detail == Detail::Compact);
     let _ = writeln!(o, "\n### {}\n", t.heading);
     let _ = writeln!(o, "{}.\n", upper_first(&style.words(&interval_words(w, t))));
-    let mut h = vec![esc(&g.corner)];
+    // Rows of configurations of several factors: a column per factor.
+    let factors = super::grid::factor_columns(r, &g.cells);
+    let keys = factors.as_ref().map_or(1, Vec::len);
+    let mut h: Vec<String> = match &factors {
+        Some(names) => names.iter().map(|n| esc(n)).collect(),
+        None => vec![esc(&g.corner)],
+    };
     h.extend(g.columns.iter().map(|p| esc(p)));
-    header(o, &h, 1..h.len());
-    for (label, entries) in &g.rows {
-        let mut cols = vec![esc(label)];
+    header(o, &h, keys..h.len());
+    for (i, (label, entries)) in g.rows.iter().enumerate() {
+        let mut cols: Vec<String> = match &factors {
+            Some(_) => super::grid::row_levels(r, &g, i).iter().map(|l| esc(l)).collect(),
+            None => vec![esc(label)],
+        };
         for e in entries {
             cols.push(match e {
                 Some((s, sc)) => style.text(s, sc, "<br>"),

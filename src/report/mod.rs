@@ -22,6 +22,8 @@ pub mod explain;
 pub mod grid;
 pub mod headline;
 pub mod html;
+mod html_parts;
+mod html_tail;
 pub mod json;
 pub mod latency;
 pub mod levels;

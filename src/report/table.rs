@@ -264,7 +264,7 @@ fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail
         "  ",
     );
     // Rows of configurations of several factors: a column per factor (`64 KiB  4 KiB`).
-    let factors = factor_columns(r, &g.cells);
+    let factors = super::grid::factor_columns(r, &g.cells);
     let keys = factors.as_ref().map_or(1, Vec::len);
     let mut cols: Vec<(String, Align)> = match &factors {
         Some(names) => names.iter().map(|n| (n.clone(), Align::Left)).collect(),
@@ -274,11 +274,7 @@ fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail
     let mut tb = TextTable::new(cols, keys);
     for (i, (label, entries)) in g.rows.iter().enumerate() {
         let mut row = match &factors {
-            Some(_) => r.cells[g.cells[i]]
-                .factors
-                .iter()
-                .map(|(_, l)| l.clone())
-                .collect(),
+            Some(_) => super::grid::row_levels(r, &g, i),
             None => vec![label.clone()],
         };
         row.extend(entries.iter().map(|e| match e {
@@ -291,18 +287,6 @@ fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail
     if super::entries::any_disturbed(w, t) {
         o.para(super::entries::DISTURBED_NOTE, "", "  ");
     }
-}
-
-/// The factor names, when every configuration of the rows has the same two or more factors
-/// (each then gets a column of its own).
-fn factor_columns(r: &ReportData, cells: &[usize]) -> Option<Vec<String>> {
-    let first = &r.cells[*cells.first()?].factors;
-    let names: Vec<String> = first.iter().map(|(n, _)| n.clone()).collect();
-    let same = cells.iter().all(|&c| {
-        let f = &r.cells[c].factors;
-        f.len() == names.len() && f.iter().zip(&names).all(|((n, _), m)| n == m)
-    });
-    (names.len() >= 2 && same).then_some(names)
 }
 
 fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut Text) {

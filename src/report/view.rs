@@ -403,6 +403,30 @@ fn comparisons(
     (shown, left_out)
 }
 
+/// At most this many comparisons are drawn in a forest plot (the significant ones first).
+pub const FOREST_ROWS: usize = 40;
+
+/// The comparisons a forest plot draws, in the model's order, and how many tested ones it
+/// leaves out: compact, the primary ones and the exploratory ones that hold up (those the
+/// Observations and verdicts are about); with `--all`, every tested one. Beyond
+/// [`FOREST_ROWS`], the significant ones are kept first.
+pub fn forest_rows(w: &WorkloadReport, detail: Detail) -> (Vec<&Comparison>, usize) {
+    let mut rows: Vec<&Comparison> = w
+        .comparisons
+        .iter()
+        .filter(|c| tested(c))
+        .filter(|c| detail == Detail::All || c.primary || super::comparisons::holds_up(c))
+        .collect();
+    let total = rows.len();
+    if total > FOREST_ROWS {
+        let mut kept: Vec<&Comparison> = rows.iter().copied().filter(|c| c.significant).collect();
+        kept.extend(rows.iter().copied().filter(|c| !c.significant));
+        kept.truncate(FOREST_ROWS);
+        rows.retain(|c| kept.iter().any(|k| std::ptr::eq(*k, *c)));
+    }
+    (rows, total - total.min(FOREST_ROWS))
+}
+
 /// The observations listed (all with `--all`, else at most [`OBSERVATIONS_SHOWN`]) and how
 /// many are not.
 pub fn observations(r: &ReportData, detail: Detail) -> (&[Observation], usize) {
