@@ -177,7 +177,7 @@ pub fn chart(
             let (fill, white) = colour(frac(st.summary.mean));
             let _ = write!(
                 s,
-                r##"<rect x="{x}" y="{y}" width="{CELL_W}" height="{CELL_H}" fill="{fill}" stroke="#fff"/><text x="{}" y="{}" text-anchor="middle"{}>{}{}</text>"##,
+                r##"<rect x="{x}" y="{y}" width="{CELL_W}" height="{CELL_H}" fill="{fill}" stroke="#fff"/><text x="{}" y="{}" text-anchor="middle"{}>{}</text>"##,
                 x + CELL_W / 2,
                 y + CELL_H / 2 + 4,
                 if white { r##" fill="#fff""## } else { "" },
