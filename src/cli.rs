@@ -692,6 +692,14 @@ pub struct ShowArgs {
     /// The same as --format json.
     #[arg(long)]
     pub json: bool,
+    /// Every table, comparison and environment entry (as `fslab report --all`). Default: the
+    /// compact report.
+    #[arg(long)]
+    pub all: bool,
+    /// Fit the text in this many columns. Default: the terminal's width, 100 when the output
+    /// is not a terminal.
+    #[arg(long, value_name = "COLUMNS", value_parser = clap::value_parser!(u16).range(40..))]
+    pub width: Option<u16>,
 }
 
 /// `fslab rm`.
@@ -785,6 +793,15 @@ pub struct ReportOutputArgs {
     /// the whole dump under its line; JSON and CSV carry it as data.
     #[arg(long, value_enum, default_value = "summary")]
     pub env: crate::report::EnvDetail,
+    /// Every table, comparison, observation, environment entry and command. Default: the
+    /// answer first and one compact table per workload (its headline metrics); the rest is
+    /// counted in one line. JSON and CSV always carry everything.
+    #[arg(long)]
+    pub all: bool,
+    /// Fit the terminal report in this many columns. Default: the terminal's width, 100 when
+    /// the output is not a terminal.
+    #[arg(long, value_name = "COLUMNS", value_parser = clap::value_parser!(u16).range(40..))]
+    pub width: Option<u16>,
 }
 
 /// `fslab report`.

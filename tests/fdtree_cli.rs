@@ -334,7 +334,9 @@ fn runs_are_stored_and_listed_and_shown() {
         .args(["show", "1"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("n=2").and(predicate::str::contains("file_create")));
+        .stdout(
+            predicate::str::contains("n = 2 each").and(predicate::str::contains("file_create")),
+        );
     fslab(work.path())
         .args(["show", "7"])
         .assert()
@@ -622,7 +624,7 @@ fn compare_shows_what_differs_and_warns_on_different_parameters() {
         "only the parameter differs: {out}"
     );
     assert!(
-        out.find("== What differs").unwrap() < out.find("Comparisons against").unwrap(),
+        out.find("== What differs").unwrap() < out.find("== Verdicts ==").unwrap(),
         "the differences come before the verdicts: {out}"
     );
     assert!(

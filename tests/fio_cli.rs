@@ -114,7 +114,7 @@ fn repetitions_are_stored_and_equal_fios_own_json() {
         "fslab-fio removed"
     );
     let report = fslab(t.path())
-        .args(["report", &run.to_string()])
+        .args(["report", &run.to_string(), "--all"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&report.stdout);

@@ -223,7 +223,8 @@ fn warnings_are_grouped_capped_and_fit_their_workload() {
     };
     // Grouped by default: at most ten lines, one per kind and advice, the last saying how to
     // see every warning.
-    let grouped = section(&run_ok(dir.path(), &["report", &noisy]));
+    // Wide enough that no warning wraps: one line each.
+    let grouped = section(&run_ok(dir.path(), &["report", &noisy, "--width", "2000"]));
     assert!(grouped.len() <= 10, "{grouped:#?}");
     let last = grouped.last().unwrap();
     assert!(
@@ -239,7 +240,7 @@ fn warnings_are_grouped_capped_and_fit_their_workload() {
     // --warnings all: every warning on its own line.
     let every = section(&run_ok(
         dir.path(),
-        &["report", &noisy, "--warnings", "all"],
+        &["report", &noisy, "--warnings", "all", "--width", "2000"],
     ));
     assert_eq!(every.len(), all.len());
     let msg = |kind: &str| -> Vec<&str> {

@@ -147,11 +147,31 @@ fn options_shape_the_report() {
             "64MB",
         ],
     );
+    // The selection is the primary family: its difference is an Observation, and with --all
+    // its verdict is in the table too.
     assert!(
-        md.contains("journal 64MB → 16MB (fs=ext4) | dir_remove.rate | slower by 79%"),
+        md.contains("With fs=ext4, journal 16MB instead of 64MB: directory removal slower by 79%"),
         "{md}"
     );
     assert!(!md.contains("| file_create") && !md.contains("### Time"));
+    let all = run_ok(
+        dir.path(),
+        &[
+            "report",
+            &j,
+            "--format",
+            "markdown",
+            "--metric",
+            "dir_remove.rate",
+            "--baseline",
+            "64MB",
+            "--all",
+        ],
+    );
+    assert!(
+        all.contains("journal 64MB → 16MB (fs=ext4) | dir_remove.rate | slower by 79%"),
+        "{all}"
+    );
     let json = run_ok(
         dir.path(),
         &["report", &j, "--format", "json", "--error-bars", "sd"],
@@ -172,7 +192,7 @@ fn compare_two_runs_and_two_cells() {
     let out = run_ok(dir.path(), &["compare", &a, &b]);
     insta::assert_snapshot!("compare_runs_table", out);
     assert!(
-        out.contains("file_create.rate ┆ faster by 30% (95% CI "),
+        out.contains("- 5 instead of 4: file creation faster by 30% (95% CI "),
         "{out}"
     );
     let a = format!("{}:0", ids.journal);
@@ -315,7 +335,10 @@ fn telemetry_explains_differences_and_interference_is_marked() {
     let first = table.find("== small files, deep tree").unwrap();
     assert!(obs < first, "the answer comes first");
     assert!(table.contains("disturbed repetitions in journal=16MB fs=ext4"));
-    assert!(table.contains("write ampl."));
+    // The telemetry table is behind --all, and said to be.
+    assert!(!table.contains("write ampl.") && table.contains("telemetry (--all)"));
+    let all = run_ok(dir.path(), &["report", &id, "--all", "--width", "300"]);
+    assert!(all.contains("write ampl."), "{all}");
     let csv = run_ok(dir.path(), &["report", &id, "--format", "csv"]);
     assert!(csv.contains(",dev.journal.write_bytes,B,"));
     let html = run_ok(dir.path(), &["report", &id, "--format", "html"]);
@@ -331,10 +354,19 @@ fn superblocks_are_one_line_unless_env_full() {
     for format in ["table", "markdown"] {
         let short = run_ok(dir.path(), &["report", &j, "--format", format]);
         assert!(!short.contains("Filesystem volume name:"), "{short}");
-        assert!(
-            short.contains("block size 4096 · journal 16MB · features has_journal ext_attr dir_index extent (whole: `--env full`)"),
-            "{short}"
-        );
+        if format == "table" {
+            // One line within 100 columns, cut before its end; the whole: --env full.
+            assert!(
+                short.contains("  superblock: block size 4096 · journal 16MB · features has_journal ext_attr dir_index extent\n"),
+                "{short}"
+            );
+            assert!(short.contains("the whole superblocks (--env"), "{short}");
+        } else {
+            assert!(
+                short.contains("block size 4096 · journal 16MB · features has_journal ext_attr dir_index extent (whole: `--env full`)"),
+                "{short}"
+            );
+        }
         let full = run_ok(
             dir.path(),
             &["report", &j, "--format", format, "--env", "full"],

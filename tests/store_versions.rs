@@ -86,13 +86,17 @@ fn a_version_2_store_is_read_as_is_then_migrated_by_the_first_write() {
     // The high-variance study's report says why in every format: its phases of a millisecond
     // vary by up to 172% — too short to trust (the phases' variation is that warning's, not
     // warned about again).
-    let table = ok(&db, &["report", NOISY]);
+    // Wide enough that no line wraps.
+    let table = ok(&db, &["report", NOISY, "--width", "2000"]);
     // Grouped by kind in the terminal; every line with --warnings all.
     assert!(
         table.contains("Phases under 1 s whose time varies by more than 10%, too short to trust (4): dir_create (1.03 ms)"),
         "{table}"
     );
-    let all = ok(&db, &["report", NOISY, "--warnings", "all"]);
+    let all = ok(
+        &db,
+        &["report", NOISY, "--warnings", "all", "--width", "2000"],
+    );
     assert!(
         all.contains("- dir_create: mean time under 1 s and varying by more than 10% in 2 of 2 configurations (shortest 1.03 ms"),
         "{all}"

@@ -2,10 +2,11 @@
 
 use crate::cli::{ListArgs, ShowArgs, TextFormat};
 use crate::report::runsummary;
+use crate::report::view::Detail;
+use crate::report::{Format, Presentation};
 use crate::store::TrialStatus;
 use crate::store::{ListFilter, StudyData};
 use anyhow::Result;
-use comfy_table::{presets, Table};
 use std::path::PathBuf;
 
 /// `--since`: a date (UTC midnight), an RFC 3339 time, or a while ago (`12h`, `7d`); as the
@@ -65,39 +66,199 @@ pub fn list(a: ListArgs, db: Option<PathBuf>) -> Result<()> {
         }
         return Ok(());
     }
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_HORIZONTAL_ONLY);
-    t.set_header(vec![
-        "id",
-        "kind",
-        "name",
-        "status",
-        "created (UTC)",
-        "target",
-        "fs",
-        "command",
-    ]);
-    for l in studies {
-        let s = l.study;
-        // The whole command line: two runs that differ only at its end must not look alike.
-        t.add_row(vec![
-            s.id.to_string(),
-            s.kind,
-            s.name,
-            s.status.to_string(),
-            s.created_at
-                .replace('T', " ")
-                .trim_end_matches('Z')
-                .chars()
-                .take(19)
-                .collect(),
-            l.target,
-            l.fs,
-            s.command_line,
-        ]);
+    let rows: Vec<[String; 7]> = studies
+        .into_iter()
+        .map(|l| {
+            let s = l.study;
+            [
+                s.id.to_string(),
+                s.kind,
+                s.name,
+                s.status.to_string(),
+                // To the minute: the id tells runs of the same minute apart.
+                s.created_at
+                    .replace('T', " ")
+                    .trim_end_matches('Z')
+                    .chars()
+                    .take(16)
+                    .collect(),
+                l.fs,
+                short_command(&s.command_line),
+            ]
+        })
+        .collect();
+    let width = super::report::text_width(None, false);
+    for line in list_lines(&rows, width) {
+        crate::outln!("{line}");
     }
-    crate::outln!("{t}");
     Ok(())
+}
+
+/// The columns of `fslab list`.
+const LIST_HEADER: [&str; 7] = [
+    "id",
+    "kind",
+    "name",
+    "status",
+    "created (UTC)",
+    "fs",
+    "command",
+];
+
+/// A stored command line as `fslab list` shows it: the program as `fslab`, without the
+/// database option (the list is of that database), so what tells runs apart comes first.
+fn short_command(cmd: &str) -> String {
+    let mut words = cmd.split_whitespace();
+    let mut out = vec!["fslab"];
+    words.next();
+    while let Some(w) = words.next() {
+        if w == "--db" {
+            words.next();
+        } else if !w.starts_with("--db=") {
+            out.push(w);
+        }
+    }
+    out.join(" ")
+}
+
+/// `s` in at most `w` columns: shortened in the middle with `…` (a name's start and its end
+/// tell it apart).
+fn elide(s: &str, w: usize) -> String {
+    use crate::report::textfit::width;
+    if width(s) <= w {
+        return s.to_string();
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let keep = w.saturating_sub(1);
+    let head = keep / 2;
+    let tail = keep - head;
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
+    out
+}
+
+/// One line per run or study, each within `width`: the columns as wide as their widest
+/// entry (names and file systems capped, shortened in the middle), the command line in the
+/// rest, shortened in the middle (`fslab show ID` and `fslab list --json` have it whole, and
+/// the target).
+fn list_lines(rows: &[[String; 7]], width: usize) -> Vec<String> {
+    use crate::report::textfit::width as w;
+    const CAPS: [usize; 6] = [8, 6, 24, 12, 16, 12];
+    let widths: Vec<usize> = (0..6)
+        .map(|c| {
+            rows.iter()
+                .map(|r| w(&r[c]))
+                .chain([w(LIST_HEADER[c])])
+                .max()
+                .unwrap_or(0)
+                .min(CAPS[c].max(w(LIST_HEADER[c])))
+        })
+        .collect();
+    let mut widths = widths;
+    // A narrow terminal: the name, then the file systems, then the date (without its year)
+    // give way, so the command keeps at least a few words.
+    const MIN: [usize; 6] = [0, 0, 6, 0, 11, 4];
+    const MIN_COMMAND: usize = 12;
+    while widths.iter().sum::<usize>() + 2 * 6 + MIN_COMMAND > width {
+        let Some(c) = [2, 5, 4].into_iter().find(|&c| widths[c] > MIN[c]) else {
+            break;
+        };
+        widths[c] = if c == 4 { MIN[c] } else { widths[c] - 1 };
+    }
+    let fixed: usize = widths.iter().sum::<usize>() + 2 * 6;
+    let command = width.saturating_sub(fixed).max(4);
+    let line = |cells: [&str; 7]| {
+        let mut l = String::new();
+        for (c, text) in cells.iter().take(6).enumerate() {
+            // A date too wide loses its year: `11-26 21:12`.
+            let t = if c == 4
+                && w(text) > widths[c]
+                && text.starts_with(|d: char| d.is_ascii_digit())
+            {
+                text.chars().skip(5).collect()
+            } else if c == 4 && w(text) > widths[c] {
+                "created UTC".to_string()
+            } else {
+                elide(text, widths[c])
+            };
+            let pad = " ".repeat(widths[c] - w(&t));
+            if c == 0 {
+                l.push_str(&pad);
+                l.push_str(&t);
+            } else {
+                l.push_str(&t);
+                l.push_str(&pad);
+            }
+            l.push_str("  ");
+        }
+        // Shortened in the middle: runs that differ only at the end of their command line
+        // (another target) stay apart.
+        l.push_str(&elide(cells[6], command));
+        l.trim_end().to_string()
+    };
+    let mut out = vec![line(LIST_HEADER)];
+    for r in rows {
+        out.push(line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5], &r[6]]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::*;
+
+    #[test]
+    fn one_line_per_run_within_the_width() {
+        let row = |id: &str, name: &str, cmd: &str| {
+            [
+                id.to_string(),
+                "study".to_string(),
+                name.to_string(),
+                "complete".to_string(),
+                "2026-11-26 21:12".to_string(),
+                "ext3,xfs,btrfs,jfs".to_string(),
+                short_command(cmd),
+            ]
+        };
+        let rows = [
+            row("12", "a-very-long-study-name-that-goes-on-and-on", "./target/release/fslab --db /tmp/r.db study run examples/studies/dbench-logs.toml --workdir /tmp/w -q"),
+            row("3", "quickstart", "fslab study run examples/studies/quickstart.toml"),
+        ];
+        for width in [60, 100, 200] {
+            let lines = list_lines(&rows, width);
+            assert_eq!(lines.len(), 3, "a header and one line per run: {lines:#?}");
+            assert!(
+                lines
+                    .iter()
+                    .all(|l| crate::report::textfit::width(l) <= width),
+                "{width}: {lines:#?}"
+            );
+            assert!(lines[1].starts_with("12  study  a-"), "{lines:#?}");
+            assert!(lines[2].starts_with(" 3  study  q"), "{lines:#?}");
+            assert!(lines[0].contains("created"), "{lines:#?}");
+        }
+        assert!(list_lines(&rows, 100)[1].starts_with("12  study  a-very-long"));
+        let wide = list_lines(&rows, 200);
+        assert!(wide[1]
+            .ends_with("fslab study run examples/studies/dbench-logs.toml --workdir /tmp/w -q"));
+        // Too long for 100 columns: its start and its end are kept.
+        let line = &list_lines(&rows, 100)[1];
+        assert!(
+            line.contains("fslab study run") && line.contains('…'),
+            "{line}"
+        );
+        assert!(line.ends_with("/tmp/w -q"), "{line}");
+    }
+
+    #[test]
+    fn commands_show_fslab_and_not_the_database() {
+        assert_eq!(
+            short_command("./target/release/fslab --db /tmp/r.db fdtree -l 3 --db=/x -o /mnt"),
+            "fslab fdtree -l 3 -o /mnt"
+        );
+        assert_eq!(short_command("fslab list"), "fslab list");
+    }
 }
 
 /// Samples of the `ok` trials of one cell × workload, grouped per repetition.
@@ -146,59 +307,76 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
         crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(());
     }
+    let p = Presentation {
+        detail: if a.all { Detail::All } else { Detail::Compact },
+        width: super::report::text_width(a.width, false),
+        ..Presentation::default()
+    };
+    if d.trials.iter().any(|t| t.status == TrialStatus::Ok) {
+        // The compact report of `fslab report ID`.
+        let loaded = crate::report::select::load(&store, &a.id.to_string())?;
+        let input = crate::report::Input {
+            title: loaded.source.name.clone(),
+            sources: vec![loaded.source.clone()],
+            environments: vec![crate::report::select::environment(&loaded)],
+            data: &loaded.data,
+            histograms: &loaded.histograms,
+            differences: Vec::new(),
+            guest_calibration: crate::report::calibration_load::for_source(&store, &loaded),
+        };
+        let report = crate::report::build(&input, &crate::report::ReportOptions::default())?;
+        let bytes = crate::report::exporter_for(Format::Table, &p).render(&report)?;
+        crate::out!("{}", String::from_utf8_lossy(&bytes));
+        return Ok(());
+    }
+    // Nothing completed: what was stored, and why nothing was counted.
     let s = &d.study;
-    crate::outln!("{} {}: {} [{}]", s.kind, s.id, s.name, s.status);
-    crate::outln!(
-        "  created  {}  finished {}",
-        s.created_at,
-        s.finished_at.as_deref().unwrap_or("-")
+    let fit = |text: &str, first: &str, rest: &str| {
+        for l in crate::report::textfit::wrap(text, p.width, first, rest) {
+            crate::outln!("{l}");
+        }
+    };
+    fit(
+        &format!(
+            "{} {}: {} [{}] — no completed repetitions",
+            s.kind, s.id, s.name, s.status
+        ),
+        "",
+        "  ",
     );
-    crate::outln!("  command  {}", s.command_line);
-    if !s.description.is_empty() {
-        crate::outln!("  about    {}", s.description);
-    }
-    for (k, v) in &d.environment {
-        crate::outln!("  {k:<22} {}", crate::report::verdict::env_value(k, v));
-    }
-    crate::outln!();
+    fit(
+        &format!(
+            "created {}, finished {}",
+            s.created_at,
+            s.finished_at.as_deref().unwrap_or("-")
+        ),
+        "  ",
+        "    ",
+    );
+    fit(&format!("command: {}", s.command_line), "  ", "    ");
     for c in &d.cells {
-        let idx = format!("{}:{}", d.study.id, c.idx);
-        crate::outln!("  cell {idx:<8} {} [{}]", c.label, c.status);
+        fit(
+            &format!("cell {}:{} {} [{}]", d.study.id, c.idx, c.label, c.status),
+            "  ",
+            "    ",
+        );
         if let Some(e) = &c.error {
-            crate::outln!("    error: {e}");
+            fit(&format!("error: {e}"), "    ", "      ");
         }
         for t in d
             .trials
             .iter()
             .filter(|t| t.cell_id == c.id && t.status == TrialStatus::Failed)
         {
-            crate::outln!(
-                "    failed repetition: {}",
-                t.error.as_deref().unwrap_or("no error recorded")
+            fit(
+                &format!(
+                    "failed repetition: {}",
+                    t.error.as_deref().unwrap_or("no error recorded")
+                ),
+                "    ",
+                "      ",
             );
         }
     }
-    // The per-workload tables, comparisons and warnings of `fslab report`.
-    let report = crate::report::build(
-        &crate::report::Input {
-            title: s.name.clone(),
-            sources: Vec::new(),
-            environments: vec![crate::report::model::Environment {
-                source: s.id.to_string(),
-                entries: d.environment.clone(),
-            }],
-            data: &d,
-            histograms: &std::collections::BTreeMap::new(),
-            differences: Vec::new(),
-            guest_calibration: crate::report::calibration::load(
-                &store,
-                &d.environment,
-                &s.created_at,
-            )
-            .unwrap_or(None),
-        },
-        &crate::report::ReportOptions::default(),
-    )?;
-    crate::out!("{}", crate::report::table::summary_text(&report));
     Ok(())
 }

@@ -2,7 +2,8 @@
 //! render it with the chosen exporter, write it to stdout or `--out`.
 
 use crate::cli::{CompareArgs, ErrorBarsArg, ReportArgs, ReportOutputArgs};
-use crate::report::{self, select, ErrorBars, Input, ReportData, ReportOptions};
+use crate::report::view::Detail;
+use crate::report::{self, select, ErrorBars, Input, Presentation, ReportData, ReportOptions};
 use crate::stats::Thresholds;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
@@ -35,8 +36,31 @@ pub(crate) fn options(o: &ReportOutputArgs, baseline: Option<String>) -> Result<
     })
 }
 
+/// The width the terminal report fits: `--width`, else the terminal's, else (a file, a pipe)
+/// [`report::textfit::DEFAULT_WIDTH`]. A report written with `--out` is not on a terminal.
+pub(crate) fn text_width(width: Option<u16>, to_file: bool) -> usize {
+    let terminal =
+        || terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0));
+    match width {
+        Some(w) => usize::from(w),
+        None if to_file => report::textfit::DEFAULT_WIDTH,
+        None => terminal()
+            .unwrap_or(report::textfit::DEFAULT_WIDTH)
+            .max(report::textfit::MIN_WIDTH),
+    }
+}
+
+/// How the human formats present the report, from `--env`, `--all` and `--width`.
+fn presentation(o: &ReportOutputArgs) -> Presentation {
+    Presentation {
+        env: o.env,
+        detail: if o.all { Detail::All } else { Detail::Compact },
+        width: text_width(o.width, o.out.is_some()),
+    }
+}
+
 fn emit(r: &ReportData, o: &ReportOutputArgs) -> Result<()> {
-    let bytes = report::exporter_with(o.format, o.env).render(r)?;
+    let bytes = report::exporter_for(o.format, &presentation(o)).render(r)?;
     match &o.out {
         Some(path) => std::fs::write(path, &bytes).with_context(|| {
             format!(
@@ -67,7 +91,7 @@ pub fn report(a: ReportArgs, db: Option<PathBuf>) -> Result<()> {
         data: &loaded.data,
         histograms: &loaded.histograms,
         differences: Vec::new(),
-        guest_calibration: report::calibration::for_source(&store, &loaded),
+        guest_calibration: report::calibration_load::for_source(&store, &loaded),
     };
     let r = report::build(&input, &opts)?;
     emit(&r, &a.output)

@@ -289,11 +289,14 @@ fn print_summary(store: &crate::store::Store, id: i64) -> Result<()> {
         data: &loaded.data,
         histograms: &loaded.histograms,
         differences: Vec::new(),
-        guest_calibration: report::calibration::for_source(store, &loaded),
+        guest_calibration: report::calibration_load::for_source(store, &loaded),
     };
     let r = report::build(&input, &report::ReportOptions::default())?;
-    let table = report::table::TableExporter { superblocks: false };
-    let bytes = report::Exporter::render(&table, &r)?;
+    let p = report::Presentation {
+        width: super::report::text_width(None, false),
+        ..report::Presentation::default()
+    };
+    let bytes = report::exporter_for(report::Format::Table, &p).render(&r)?;
     crate::out!("{}", String::from_utf8_lossy(&bytes));
     Ok(())
 }

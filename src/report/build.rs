@@ -37,7 +37,7 @@ pub struct Input<'a> {
     /// empty otherwise.
     pub differences: Vec<super::differences::Difference>,
     /// The guest's measured cost, for a guest study with `[guest] calibrate`
-    /// (`calibration::load`).
+    /// (`calibration_load::load`).
     pub guest_calibration: Option<super::calibration::GuestCalibration>,
 }
 

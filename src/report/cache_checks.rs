@@ -4,7 +4,7 @@
 //! folded into the data-set warning, so the page cache is warned about once.
 
 use super::advice::{self, Origin, Policy};
-use super::checks::Draft;
+use super::draft::Draft;
 use super::model::*;
 use crate::metric::Unit;
 use crate::units::{fmt_bytes, parse_size};
@@ -45,88 +45,141 @@ impl Machine {
     }
 }
 
-/// The page-cache warning of one workload, if any.
+/// The page-cache warnings of one workload: the data-set warning (with the device evidence
+/// folded in) when its data set fits in the cache, else one warning per read faster than the
+/// device.
 pub fn warnings(
     w: &WorkloadReport,
     cells: &[CellInfo],
     machine: &Machine,
     origin: Origin,
-    out: &mut Vec<ReportWarning>,
-) {
+) -> Vec<ReportWarning> {
     let policy = Policy::of(w.cache_policy.as_deref(), &w.params);
     let fast = fast_reads(w, cells, machine);
-    let small = match (machine.ram, dataset_bytes(&w.kind, &w.params)) {
-        (Some(ram), Some(bytes)) if (bytes as f64) < CACHE_FACTOR * ram as f64 => {
-            Some((bytes, ram))
-        }
-        _ => None,
-    };
-    if let Some((bytes, ram)) = small {
-        let need = fmt_bytes((CACHE_FACTOR * ram as f64) as u64);
-        let (statement, advice) = advice::dataset(policy, origin, &need);
-        let evidence = match fast.as_slice() {
-            [] => String::new(),
-            [(_, s, rate, dev), ..] => format!(
-                " (reads in {} of {} configurations are faster than the device: up to {}/s in {}, the device delivers {}/s)",
-                fast.len(),
-                cells_with_reads(w),
-                fmt_bytes(*rate as u64),
-                cells[s.cell].label,
-                fmt_bytes(*dev as u64)
-            ),
-        };
-        // The policy's statement goes with the advice, so a group line keeps it.
-        let figure = format!("data set {}, RAM {}", fmt_bytes(bytes), fmt_bytes(ram));
-        out.push(
-            Draft::new(WarningKind::CacheDataset, Some(w), None, None).finish(
-                w.label.clone(),
-                figure.clone(),
-                format!("{figure}{evidence}"),
-                format!("{statement}; {advice}"),
-            ),
-        );
-        return;
-    }
-    for (key, s, rate, dev) in fast {
-        let cell = &cells[s.cell];
-        out.push(
-            Draft::new(WarningKind::CacheDevice, Some(w), Some(cell), Some(key.clone())).finish(
-                format!("{} · {key}", cell.label),
-                format!("{}/s", fmt_bytes(rate as u64)),
-                format!(
-                    "reads at {}/s, faster than the device can deliver ({}/s): served from the page cache",
-                    fmt_bytes(rate as u64),
-                    fmt_bytes(dev as u64)
-                ),
-                advice::faster_than_device(policy, origin),
-            ),
-        );
+    match small_dataset(w, machine) {
+        Some(small) => vec![dataset_warning(w, cells, &small, &fast, policy, origin)],
+        None => fast
+            .iter()
+            .map(|f| device_warning(w, &cells[f.stat.cell], f, policy, origin))
+            .collect(),
     }
 }
 
-/// Read metrics streaming faster than the device: (`phase.metric`, statistics, bytes/s,
-/// device bytes/s).
+/// A data set that fits in twice the RAM.
+struct SmallDataset {
+    /// The data set in bytes.
+    bytes: u64,
+    /// The RAM that can cache it.
+    ram: u64,
+}
+
+/// The workload's data set, when it is under [`CACHE_FACTOR`] × the RAM.
+fn small_dataset(w: &WorkloadReport, machine: &Machine) -> Option<SmallDataset> {
+    let ram = machine.ram?;
+    let bytes = dataset_bytes(&w.kind, &w.params)?;
+    ((bytes as f64) < CACHE_FACTOR * ram as f64).then_some(SmallDataset { bytes, ram })
+}
+
+/// The data-set warning, worded for the policy in force, with the reads that outran the
+/// device as its evidence.
+fn dataset_warning(
+    w: &WorkloadReport,
+    cells: &[CellInfo],
+    small: &SmallDataset,
+    fast: &[FastRead<'_>],
+    policy: Policy,
+    origin: Origin,
+) -> ReportWarning {
+    let need = fmt_bytes((CACHE_FACTOR * small.ram as f64) as u64);
+    let (statement, advice) = advice::dataset(policy, origin, &need);
+    let evidence = match fast {
+        [] => String::new(),
+        [f, ..] => format!(
+            " (reads in {} of {} configurations are faster than the device: up to {}/s in {}, the device delivers {}/s)",
+            fast.len(),
+            cells_with_reads(w),
+            fmt_bytes(f.rate as u64),
+            cells[f.stat.cell].label,
+            fmt_bytes(f.device as u64)
+        ),
+    };
+    let figure = format!(
+        "data set {}, RAM {}",
+        fmt_bytes(small.bytes),
+        fmt_bytes(small.ram)
+    );
+    // The policy's statement goes with the advice, so a group line keeps it.
+    Draft::new(WarningKind::CacheDataset, Some(w), None, None).finish(
+        w.label.clone(),
+        figure.clone(),
+        format!("{figure}{evidence}"),
+        format!("{statement}; {advice}"),
+    )
+}
+
+/// The warning about one read faster than the device.
+fn device_warning(
+    w: &WorkloadReport,
+    cell: &CellInfo,
+    f: &FastRead<'_>,
+    policy: Policy,
+    origin: Origin,
+) -> ReportWarning {
+    Draft::new(
+        WarningKind::CacheDevice,
+        Some(w),
+        Some(cell),
+        Some(f.key.clone()),
+    )
+    .finish(
+        format!("{} · {}", cell.label, f.key),
+        format!("{}/s", fmt_bytes(f.rate as u64)),
+        format!(
+            "reads at {}/s, faster than the device can deliver ({}/s): served from the page cache",
+            fmt_bytes(f.rate as u64),
+            fmt_bytes(f.device as u64)
+        ),
+        advice::faster_than_device(policy, origin),
+    )
+}
+
+/// A read metric streaming faster than the device.
+struct FastRead<'a> {
+    /// `phase.metric`.
+    key: String,
+    /// Its statistics.
+    stat: &'a CellMetric,
+    /// Its mean in bytes per second.
+    rate: f64,
+    /// What the device delivers, bytes per second.
+    device: f64,
+}
+
+/// The read metrics of a workload that stream faster than their configuration's device
+/// (`device_read_bytes_per_sec` of the cell, else of the environment).
 fn fast_reads<'a>(
     w: &'a WorkloadReport,
     cells: &[CellInfo],
     machine: &Machine,
-) -> Vec<(String, &'a CellMetric, f64, f64)> {
-    let mut out = Vec::new();
-    for s in &w.stats {
-        let device = cells[s.cell]
-            .config
-            .get("device_read_bytes_per_sec")
-            .and_then(serde_json::Value::as_f64)
-            .or(machine.device_rate);
-        let Some(device) = device else { continue };
-        let Some(rate) = bytes_per_sec(s) else {
-            continue;
-        };
-        if is_read(s) && rate > device {
-            out.push((format!("{}.{}", s.phase, s.name), s, rate, device));
-        }
-    }
-    out
+) -> Vec<FastRead<'a>> {
+    w.stats
+        .iter()
+        .filter(|s| is_read(s))
+        .filter_map(|s| {
+            let device = cells[s.cell]
+                .config
+                .get("device_read_bytes_per_sec")
+                .and_then(serde_json::Value::as_f64)
+                .or(machine.device_rate)?;
+            let rate = bytes_per_sec(s)?;
+            (rate > device).then(|| FastRead {
+                key: format!("{}.{}", s.phase, s.name),
+                stat: s,
+                rate,
+                device,
+            })
+        })
+        .collect()
 }
 
 fn is_read(s: &CellMetric) -> bool {

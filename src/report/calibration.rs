@@ -7,8 +7,6 @@
 use crate::metric::Unit;
 use serde::Serialize;
 
-pub use super::calibration_load::{for_source, load};
-
 /// The calibration of one guest study.
 #[derive(Debug, Clone, Serialize)]
 pub struct GuestCalibration {

@@ -8,6 +8,7 @@
 
 use super::advice::{self, Origin, Policy, SetUp};
 use super::cache_checks::{self, Machine};
+use super::draft::Draft;
 use super::model::*;
 use super::options::ReportOptions;
 use crate::metric::Unit;
@@ -22,57 +23,6 @@ pub const FIRST_SLOWER_MIN: f64 = 0.10;
 pub const DRIFT_ALPHA: f64 = 0.05;
 /// … when it changes the value by more than this over the series (5%).
 pub const DRIFT_MIN: f64 = 0.05;
-
-/// A warning being written: what it is about.
-pub(crate) struct Draft<'a> {
-    kind: WarningKind,
-    workload: Option<&'a WorkloadReport>,
-    cell: Option<&'a CellInfo>,
-    metric: Option<String>,
-}
-
-impl<'a> Draft<'a> {
-    /// A warning of `kind` about a workload, a cell and a `phase.metric`, where given.
-    pub(crate) fn new(
-        kind: WarningKind,
-        workload: Option<&'a WorkloadReport>,
-        cell: Option<&'a CellInfo>,
-        metric: Option<String>,
-    ) -> Self {
-        Draft {
-            kind,
-            workload,
-            cell,
-            metric,
-        }
-    }
-
-    /// The warning: `place` names where (`journal=16MB fs=ext4 · dir_remove.rate`), `figure`
-    /// the number a group line shows beside it (`12.7%`; may be empty), `statement` what is
-    /// wrong and `advice` what to do. The full line is `place: statement; advice`.
-    pub(crate) fn finish(
-        self,
-        place: String,
-        figure: String,
-        statement: String,
-        advice: String,
-    ) -> ReportWarning {
-        let subject = if figure.is_empty() {
-            place.clone()
-        } else {
-            format!("{place} ({figure})")
-        };
-        ReportWarning {
-            kind: self.kind,
-            workload: self.workload.map(|w| w.label.clone()),
-            cell: self.cell.map(|c| c.label.clone()),
-            metric: self.metric,
-            message: format!("{place}: {statement}; {advice}"),
-            subject,
-            advice,
-        }
-    }
-}
 
 /// All warnings, in a stable order: per workload (aggregate checks, then per cell and
 /// phase), then per series. `origin` says whether advice names study keys or flags.
@@ -90,7 +40,7 @@ pub fn warnings(
     for w in workloads {
         too_short(w, cells, origin, opts, &mut out);
         few_repetitions(w, cells, series, workloads, origin, &mut out);
-        cache_checks::warnings(w, cells, &machine, origin, &mut out);
+        out.extend(cache_checks::warnings(w, cells, &machine, origin));
         for s in w.stats.iter().filter(|s| s.headline) {
             per_metric(w, &cells[s.cell], s, &ctx, &mut out);
         }
@@ -289,7 +239,8 @@ fn per_metric(
             "look for interference during that repetition".into(),
         ));
     }
-    if let Some(f) = trend::first_slower(&s.values, s.unit.higher_is_better(), FIRST_SLOWER_MIN) {
+    let higher_better = super::verdict::higher_is_better(s.unit, &s.name);
+    if let Some(f) = trend::first_slower(&s.values, higher_better, FIRST_SLOWER_MIN) {
         // After a resume every cell is made again: its first repetition since then is a
         // first repetition too, and this one may not be the one to blame.
         let resumed = match ctx.resumed.as_slice() {

@@ -159,7 +159,9 @@ fn intervals_of_positive_quantities_stay_above_zero() {
     assert_eq!(cpu.summary.ci95_method, IntervalMethod::T);
     let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
     assert!(
-        table.contains("Rate — mean ± sd; 95% CI of the geometric mean (log scale) and n below"),
+        table.contains(
+            "Rate — mean ± sd, the 95% CI of the geometric mean (log scale) under it; n = 3 each"
+        ),
         "{table}"
     );
     let csv = String::from_utf8(exporter(Format::Csv).render(&r).unwrap()).unwrap();

@@ -10,7 +10,7 @@
 //! `Caps::primary`, or the `--metric` selection) form the family Observations are drawn from;
 //! the other headlines are exploratory and adjusted across every test of the report.
 
-use super::checks::Draft;
+use super::draft::Draft;
 use super::model::*;
 use super::options::ReportOptions;
 use super::verdict;
@@ -271,7 +271,7 @@ pub fn adjust(workloads: &mut [WorkloadReport]) {
         for (c, n) in w.comparisons.iter_mut().zip(sizes) {
             let q = c.q.map(|q| (q, c.family));
             let (text, better) =
-                verdict::verdict(c.unit, c.change.as_ref(), c.welch.as_ref(), q, n);
+                verdict::verdict(c.unit, &c.name, c.change.as_ref(), c.welch.as_ref(), q, n);
             c.verdict = text;
             c.better = better;
             c.more = verdict::more_repetitions(c.change.as_ref(), c.welch.as_ref(), n);

@@ -5,71 +5,12 @@
 //! workloads' parameters also becomes a warning: the verdicts then measure the parameters as
 //! well as the configurations.
 
+pub use super::model::{DiffSection, Difference};
 use super::model::{ReportWarning, WarningKind};
-use super::select::Loaded;
+use super::select::{pair_workloads, Loaded};
 use crate::store::StudyData;
-use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// Where a difference was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DiffSection {
-    /// A workload parameter (`sync`, `files`, `record_size`, …).
-    Parameters,
-    /// A setting of the configuration (file system, target, journal, mount options, …).
-    Configuration,
-    /// An environment entry (kernel, device, mount options as found, …).
-    Environment,
-}
-
-impl DiffSection {
-    /// The word printed in the text formats.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DiffSection::Parameters => "parameters",
-            DiffSection::Configuration => "configuration",
-            DiffSection::Environment => "environment",
-        }
-    }
-}
-
-/// One entry whose value differs between A and B (`None`: absent on that side).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Difference {
-    /// Where it was found.
-    pub section: DiffSection,
-    /// The key (`sync`, `fs_type`, `target_fs`); a parameter of one of several workloads is
-    /// prefixed with the workload's label.
-    pub key: String,
-    /// A's value.
-    pub a: Option<String>,
-    /// B's value.
-    pub b: Option<String>,
-}
-
-/// Pairs B's workloads with A's: same kind and label, or the only workload of each side when
-/// they are of the same kind. B workload id → A workload id.
-pub fn pair_workloads(a: &StudyData, b: &StudyData) -> BTreeMap<i64, i64> {
-    let mut map = BTreeMap::new();
-    for wa in &a.workloads {
-        if let Some(wb) = b
-            .workloads
-            .iter()
-            .find(|wb| wb.kind == wa.kind && wb.label == wa.label)
-        {
-            map.insert(wb.id, wa.id);
-        }
-    }
-    if map.is_empty() && a.workloads.len() == 1 && b.workloads.len() == 1 {
-        let (wa, wb) = (&a.workloads[0], &b.workloads[0]);
-        if wa.kind == wb.kind {
-            map.insert(wb.id, wa.id);
-        }
-    }
-    map
-}
 
 /// A JSON value as flat `key.sub` → text pairs (arrays as one compact JSON value).
 fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {

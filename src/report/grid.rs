@@ -13,12 +13,15 @@ use crate::units::Scale;
 /// One table laid out: the corner label, the column labels, and each row's label with its
 /// entries (`None`: no value).
 pub struct Grid<'a> {
-    /// Label of the first column (`configuration` or `operation`).
-    pub corner: &'static str,
+    /// Label of the first column (`configuration`, the one factor's name, or `operation`).
+    pub corner: String,
     /// Column labels after the first.
     pub columns: Vec<String>,
     /// Row label and one entry per column.
     pub rows: Vec<(String, Vec<Entry<'a>>)>,
+    /// The configuration (index into the report's cells) of each row, when rows are
+    /// configurations; empty when they are operations.
+    pub cells: Vec<usize>,
 }
 
 /// One entry of a table with the scale it prints in; `None` when there is no value.
@@ -73,12 +76,36 @@ pub fn latency_label(w: &WorkloadReport, op: &str) -> String {
     )
 }
 
+/// The factor names, when every configuration of the rows has the same two or more factors
+/// (each then gets a column of its own).
+pub fn factor_columns(r: &ReportData, cells: &[usize]) -> Option<Vec<String>> {
+    let first = &r.cells[*cells.first()?].factors;
+    let names: Vec<String> = first.iter().map(|(n, _)| n.clone()).collect();
+    let same = cells.iter().all(|&c| {
+        let f = &r.cells[c].factors;
+        f.len() == names.len() && f.iter().zip(&names).all(|((n, _), m)| n == m)
+    });
+    (names.len() >= 2 && same).then_some(names)
+}
+
+/// The factor levels of row `i` of a grid whose rows are configurations.
+pub fn row_levels(r: &ReportData, g: &Grid<'_>, i: usize) -> Vec<String> {
+    r.cells[g.cells[i]]
+        .factors
+        .iter()
+        .map(|(_, l)| l.clone())
+        .collect()
+}
+
 /// Lay out table `t` of workload `w` for the configurations `cells`.
 pub fn grid<'a>(r: &ReportData, w: &'a WorkloadReport, t: &TableSpec, cells: &[usize]) -> Grid<'a> {
     if w.kind == "dbench" && t.phases.len() > 1 {
         return Grid {
-            corner: "operation",
-            columns: cells.iter().map(|&c| r.cells[c].label.clone()).collect(),
+            corner: "operation".into(),
+            columns: cells
+                .iter()
+                .map(|&c| super::view::cell_name(r, c))
+                .collect(),
             rows: t
                 .phases
                 .iter()
@@ -91,6 +118,7 @@ pub fn grid<'a>(r: &ReportData, w: &'a WorkloadReport, t: &TableSpec, cells: &[u
                     )
                 })
                 .collect(),
+            cells: Vec::new(),
         };
     }
     let scales: Vec<Option<Scale>> = t
@@ -102,7 +130,7 @@ pub fn grid<'a>(r: &ReportData, w: &'a WorkloadReport, t: &TableSpec, cells: &[u
         })
         .collect();
     Grid {
-        corner: "configuration",
+        corner: super::view::cell_corner(r),
         columns: t
             .phases
             .iter()
@@ -118,9 +146,10 @@ pub fn grid<'a>(r: &ReportData, w: &'a WorkloadReport, t: &TableSpec, cells: &[u
                     .zip(&scales)
                     .map(|(p, sc)| w.stat(c, p, &t.metric).zip(*sc))
                     .collect();
-                (r.cells[c].label.clone(), entries)
+                (super::view::cell_name(r, c), entries)
             })
             .collect(),
+        cells: cells.to_vec(),
     }
 }
 

@@ -1,20 +1,26 @@
-//! The HTML report: one self-contained file (inline CSS and SVG, no script, no network) with
-//! the tables, the charts of every workload, comparisons, observations, warnings,
-//! repetitions and the environment with each configuration's exact commands and superblock.
+//! The HTML report: one self-contained file (inline CSS and SVG, no script, no network), the
+//! answer first — Observations, then the verdicts with a forest plot of the comparisons —
+//! then per workload its parameters (tables), its compact table (every table with `--all`)
+//! and its charts ([`super::html_parts`]), then warnings, repetitions and the environment
+//! with each configuration's exact commands and superblock ([`super::html_tail`]). Wide
+//! tables and charts scroll sideways inside their own box, so the page never does.
 
 use super::charts::{self, Chart};
+use super::entries::comparison_name;
 use super::model::*;
-use super::table::{comparison_name, interval_words, percentile_label, series_rows, SERIES_HEADER};
-use super::verdict::{fmt_interval, fmt_opt, fmt_p_cell};
+use super::verdict::fmt_p_cell;
+use super::view::{self, Detail, WorkloadView};
 use super::Exporter;
-use crate::units::Scale;
 use std::fmt::Write as _;
 
 /// Renders [`ReportData`] as one HTML page with embedded SVG charts.
-pub struct HtmlExporter;
+pub struct HtmlExporter {
+    /// The compact report or every table (`--all`).
+    pub detail: Detail,
+}
 
 /// Escape text for HTML.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -30,7 +36,7 @@ fn esc(s: &str) -> String {
 }
 
 /// `` `text` `` as `<code>text</code>` (in already escaped text).
-fn code_spans(s: &str) -> String {
+pub(crate) fn code_spans(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for (i, part) in s.split('`').enumerate() {
         if i > 0 {
@@ -48,11 +54,13 @@ const STYLE: &str = "
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1360px;padding:0 1.5rem 3rem;color:#1a1a1a;line-height:1.45}
 h1{margin-top:1.5rem}h2{border-bottom:2px solid #0072b2;padding-bottom:.2rem;margin-top:2.5rem}
 h3{margin-top:1.8rem}
-nav{background:#f4f6f8;padding:.6rem 1rem;border-radius:6px}nav a{margin-right:1rem}
+nav{background:#f4f6f8;padding:.6rem 1rem;border-radius:6px}nav a{margin-right:1rem;display:inline-block}
 table{border-collapse:collapse;margin:.6rem 0;font-size:.92rem}
 th,td{border:1px solid #d0d4d8;padding:.3rem .55rem;vertical-align:top}
 th{background:#eef1f4;text-align:left}
 td.num{text-align:right;white-space:nowrap}
+tr.group th{background:#f7f8fa}tr.group th.num{text-align:right}
+th{white-space:nowrap}
 .mean{font-weight:600}.sd{color:#444}.ci{color:#666;font-size:.8rem}
 .charts{display:flex;flex-wrap:wrap;gap:1rem}
 figure{margin:0;border:1px solid #e1e4e8;border-radius:6px;padding:.4rem;background:#fff;max-width:100%;box-sizing:border-box;overflow-x:auto}
@@ -68,7 +76,7 @@ pre{background:#f6f8fa;padding:.6rem;overflow-x:auto;font-size:.82rem}
 
 /// Open a table inside a box that scrolls sideways when the table is wider than the page
 /// (IOzone's 13 tests, many configurations); [`table_end`] closes both.
-fn table_head(o: &mut String, cols: &[&str]) {
+pub(crate) fn table_head(o: &mut String, cols: &[&str]) {
     o.push_str("<div class=\"scroll\"><table><thead><tr>");
     for c in cols {
         let _ = write!(o, "<th>{}</th>", esc(c));
@@ -77,53 +85,12 @@ fn table_head(o: &mut String, cols: &[&str]) {
 }
 
 /// Close what [`table_head`] opened.
-fn table_end(o: &mut String) {
+pub(crate) fn table_end(o: &mut String) {
     o.push_str("</tbody></table></div>\n");
 }
 
-/// A workload's parameters as a table: one row per parameter, values as written (strings
-/// without quotes, lists joined).
-fn params_table(o: &mut String, params: &serde_json::Value) {
-    let Some(map) = params.as_object().filter(|m| !m.is_empty()) else {
-        let _ = writeln!(
-            o,
-            "<p class=\"meta\">Parameters: <code>{}</code></p>",
-            esc(&params.to_string())
-        );
-        return;
-    };
-    fn text(v: &serde_json::Value) -> String {
-        match v {
-            serde_json::Value::String(s) => s.clone(),
-            serde_json::Value::Array(a) => a.iter().map(text).collect::<Vec<_>>().join(", "),
-            other => other.to_string(),
-        }
-    }
-    o.push_str("<div class=\"scroll\"><table class=\"params\"><thead><tr><th>parameter</th><th>value</th></tr></thead><tbody>\n");
-    for (k, v) in map {
-        let _ = writeln!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&text(v)));
-    }
-    table_end(o);
-}
-
-fn entry(s: &CellMetric, sc: &Scale) -> String {
-    let sd = s
-        .summary
-        .sd
-        .map(|v| format!("± {}", sc.num(v)))
-        .unwrap_or_else(|| "± -".into());
-    let ci = match s.summary.ci95 {
-        Some(ci) => format!("95% CI {} · n={}", fmt_interval(Some(ci), sc), s.summary.n),
-        None => format!("n={}", s.summary.n),
-    };
-    format!(
-        "<div class=\"mean\">{}{}</div><div class=\"sd\">{sd}</div><div class=\"ci\">{ci}</div>",
-        sc.num(s.summary.mean),
-        super::table::disturbed_mark(s)
-    )
-}
-
-fn chart_figure(o: &mut String, c: &Chart) {
+/// A chart in its figure, with its caption.
+pub(crate) fn chart_figure(o: &mut String, c: &Chart) {
     let _ = writeln!(
         o,
         "<figure class=\"chart chart-{}\">{}<figcaption>{}</figcaption></figure>",
@@ -131,144 +98,6 @@ fn chart_figure(o: &mut String, c: &Chart) {
         c.svg,
         esc(&c.caption)
     );
-}
-
-fn workload(r: &ReportData, wi: usize, w: &WorkloadReport, o: &mut String) -> anyhow::Result<()> {
-    let _ = writeln!(
-        o,
-        "<section id=\"workload-{wi}\"><h2>{} <small>({})</small></h2>",
-        esc(&w.label),
-        esc(&w.kind)
-    );
-    params_table(o, &w.params);
-    let cells = r.cells_with_data(w);
-    if cells.is_empty() {
-        o.push_str(
-            "<p>No completed repetitions of this workload (see Repetitions).</p></section>\n",
-        );
-        return Ok(());
-    }
-    for t in &w.tables {
-        let _ = writeln!(o, "<h3>{}</h3>", esc(&t.heading));
-        let _ = writeln!(
-            o,
-            "<p class=\"meta\">Mean, ± standard deviation, then the {} and n.</p>",
-            esc(&interval_words(w, t))
-        );
-        let g = super::grid::grid(r, w, t, &cells);
-        let mut cols = vec![g.corner];
-        cols.extend(g.columns.iter().map(String::as_str));
-        table_head(o, &cols);
-        for (label, entries) in &g.rows {
-            let _ = write!(o, "<tr><th>{}</th>", esc(label));
-            for e in entries {
-                match e {
-                    Some((s, sc)) => {
-                        let _ = write!(o, "<td class=\"num\">{}</td>", entry(s, sc));
-                    }
-                    None => o.push_str("<td class=\"num\">-</td>"),
-                }
-            }
-            o.push_str("</tr>\n");
-        }
-        table_end(o);
-        if super::table::any_disturbed(w, t) {
-            let _ = writeln!(
-                o,
-                "<p class=\"meta\">{}</p>",
-                esc(super::table::DISTURBED_NOTE)
-            );
-        }
-    }
-    let charts = charts::workload_charts(r, w)?;
-    if !charts.is_empty() {
-        o.push_str("<h3>Charts</h3><div class=\"charts\">\n");
-        for c in &charts {
-            chart_figure(o, c);
-        }
-        o.push_str("</div>\n");
-    }
-    if !w.latency.is_empty() {
-        o.push_str("<h3>Latency percentiles per operation</h3>\n");
-        let pcts = w.latency_percentiles();
-        let labels: Vec<String> = pcts.iter().map(|p| percentile_label(*p)).collect();
-        let mut cols = vec!["operation", "configuration", "count"];
-        cols.extend(labels.iter().map(String::as_str));
-        table_head(o, &cols);
-        for l in &w.latency {
-            let _ = write!(
-                o,
-                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td>",
-                esc(&super::grid::latency_label(w, &l.op)),
-                esc(&r.cells[l.cell].label),
-                l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into())
-            );
-            let sc = super::grid::latency_scale(w, &l.op);
-            for p in &pcts {
-                let v = l.points.iter().find(|x| x.0 == *p).map(|x| x.1);
-                let _ = write!(o, "<td class=\"num\">{}</td>", fmt_opt(v, &sc));
-            }
-            o.push_str("</tr>\n");
-        }
-        table_end(o);
-    }
-    if let Some(t) = super::telemetry::table(w, &r.cells) {
-        o.push_str("<h3>Telemetry</h3>\n<p>Means per repetition: bytes each device wrote and read, write amplification (device bytes per byte the workload wrote), utilisation, the CPU split and journal commits (doc/telemetry.md).</p>\n");
-        let mut cols = vec!["configuration", "phase"];
-        cols.extend(t.header.iter().map(String::as_str));
-        table_head(o, &cols);
-        for tr in &t.rows {
-            let _ = write!(
-                o,
-                "<tr><td>{}</td><td>{}</td>",
-                esc(&tr.cell),
-                esc(&tr.phase)
-            );
-            for v in &tr.values {
-                let _ = write!(o, "<td class=\"num\">{}</td>", esc(v));
-            }
-            o.push_str("</tr>\n");
-        }
-        table_end(o);
-    }
-    if !w.comparisons.is_empty() {
-        o.push_str("<h3>Comparisons against the baseline</h3>\n");
-        table_head(
-            o,
-            &[
-                "comparison",
-                "metric",
-                "verdict",
-                "Welch p",
-                "q (BH)",
-                "Mann–Whitney p",
-            ],
-        );
-        for c in &w.comparisons {
-            let class = match c.better {
-                Some(true) => " class=\"better\"",
-                Some(false) => " class=\"worse\"",
-                None => "",
-            };
-            let _ = writeln!(
-                o,
-                "<tr><td>{}</td><td>{}.{}</td><td{class}>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-                esc(&comparison_name(c)),
-                esc(&c.phase),
-                esc(&c.name),
-                match c.note() {
-                    Some(e) => format!("{}<br><small>{}</small>", esc(&c.verdict), esc(e)),
-                    None => esc(&c.verdict),
-                },
-                fmt_p_cell(c.welch.map(|x| x.p)),
-                fmt_p_cell(c.q),
-                fmt_p_cell(c.mann_whitney.map(|x| x.p))
-            );
-        }
-        table_end(o);
-    }
-    o.push_str("</section>\n");
-    Ok(())
 }
 
 fn header(r: &ReportData, o: &mut String) {
@@ -295,14 +124,17 @@ fn header(r: &ReportData, o: &mut String) {
             }
         );
     }
-    o.push_str("<nav>");
+    o.push_str("<nav><a href=\"#observations\">Observations</a>");
+    if r.workloads.iter().any(|w| !w.comparisons.is_empty()) {
+        o.push_str("<a href=\"#verdicts\">Verdicts</a>");
+    }
     for (i, w) in r.workloads.iter().enumerate() {
         let _ = write!(o, "<a href=\"#workload-{i}\">{}</a>", esc(&w.label));
     }
-    o.push_str("<a href=\"#observations\">Observations</a><a href=\"#warnings\">Warnings</a><a href=\"#repetitions\">Repetitions</a><a href=\"#environment\">Environment</a></nav>\n");
+    o.push_str("<a href=\"#warnings\">Warnings</a><a href=\"#repetitions\">Repetitions</a><a href=\"#environment\">Environment</a></nav>\n");
 }
 
-/// The differences between the two sides of a comparison, above the workloads.
+/// The differences between the two sides of a comparison, before the answer.
 fn differences(r: &ReportData, o: &mut String) {
     let Some(h) = super::differences::heading(r) else {
         return;
@@ -333,17 +165,18 @@ fn differences(r: &ReportData, o: &mut String) {
     o.push_str("</section>\n");
 }
 
-fn tail(r: &ReportData, o: &mut String) {
+fn observations(r: &ReportData, detail: Detail, o: &mut String) {
     o.push_str("<section id=\"observations\"><h2>Observations</h2>\n");
     if r.observations.is_empty() {
         let _ = writeln!(
             o,
             "<p>{}.</p>",
-            esc(&super::markdown::upper_first(r.no_observations()))
+            esc(&super::entries::upper_first(r.no_observations()))
         );
     } else {
+        let (shown, more) = view::observations(r, detail);
         o.push_str("<ul>\n");
-        for ob in &r.observations {
+        for ob in shown {
             let _ = writeln!(
                 o,
                 "<li><b>{}</b>: {}</li>",
@@ -352,76 +185,92 @@ fn tail(r: &ReportData, o: &mut String) {
             );
         }
         o.push_str("</ul>\n");
-    }
-    o.push_str("</section>\n<section id=\"warnings\"><h2>Warnings</h2>\n");
-    if r.warnings.is_empty() {
-        o.push_str("<p>None.</p>\n");
-    } else {
-        o.push_str("<ul class=\"warnings\">\n");
-        for l in super::warngroups::lines(r, false) {
-            let _ = writeln!(o, "<li>{}</li>", code_spans(&esc(&l)));
-        }
-        o.push_str("</ul>\n");
-    }
-    if let Some(c) = &r.guest_calibration {
-        o.push_str("</section>\n<section id=\"guest-calibration\"><h2>Guest calibration</h2>\n");
-        let lines = super::calibration::lines(c);
-        let (intro, rows) = lines.split_at(2.min(lines.len()));
-        let _ = writeln!(o, "<p>{}</p>\n<ul>", esc(&intro.join(" ")));
-        for l in rows {
-            let _ = writeln!(o, "<li>{}</li>", esc(l.trim()));
-        }
-        o.push_str("</ul>\n");
-    }
-    o.push_str("</section>\n<section id=\"repetitions\"><h2>Repetitions</h2>\n");
-    table_head(o, &SERIES_HEADER);
-    for row in series_rows(r) {
-        o.push_str("<tr>");
-        for (i, c) in row.iter().enumerate() {
-            let class = if (2..5).contains(&i) {
-                " class=\"num\""
-            } else {
-                ""
-            };
-            let _ = write!(o, "<td{class}>{}</td>", esc(c));
-        }
-        o.push_str("</tr>\n");
-    }
-    table_end(o);
-    o.push_str("</section>\n<section id=\"environment\"><h2>Environment</h2>\n");
-    for e in &r.environments {
-        if r.environments.len() > 1 {
-            let _ = writeln!(o, "<h3>{}</h3>", esc(&e.source));
-        }
-        table_head(o, &["key", "value"]);
-        for (k, v) in &e.entries {
+        if more > 0 {
             let _ = writeln!(
                 o,
-                "<tr><th>{}</th><td>{}</td></tr>",
-                esc(k),
-                esc(&super::verdict::env_value(k, v))
-            );
-        }
-        table_end(o);
-    }
-    for c in &r.cells {
-        if c.commands.is_empty() && c.superblock.is_empty() {
-            continue;
-        }
-        let _ = writeln!(o, "<h3>Configuration {}</h3>", esc(&c.label));
-        if !c.commands.is_empty() {
-            let _ = writeln!(o, "<pre>{}</pre>", esc(&c.commands.join("\n")));
-        }
-        if !c.superblock.is_empty() {
-            let _ = writeln!(
-                o,
-                "<details><summary>Superblock: {}</summary><pre>{}</pre></details>",
-                esc(&super::superblock::summary(&c.superblock)),
-                esc(c.superblock.trim_end())
+                "<p class=\"meta\">…and {more} more observations (all of them: <code>--all</code>).</p>"
             );
         }
     }
     o.push_str("</section>\n");
+}
+
+/// Per workload: the forest plot of its comparisons, then their verdicts.
+fn verdicts(
+    r: &ReportData,
+    views: &[WorkloadView<'_>],
+    detail: Detail,
+    o: &mut String,
+) -> anyhow::Result<()> {
+    if r.workloads.iter().all(|w| w.comparisons.is_empty()) {
+        return Ok(());
+    }
+    o.push_str("<section id=\"verdicts\"><h2>Verdicts</h2>\n<p class=\"meta\">Percent change against the baseline with its 95% interval; p from Welch's t-test on the same scale (log values for times, rates, sizes and counts), q adjusted by Benjamini–Hochberg.</p>\n");
+    for (w, v) in r.workloads.iter().zip(views) {
+        if w.comparisons.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "<h3>{} <small>({})</small></h3>", esc(&w.label), esc(&w.kind));
+        let (rows, more) = view::forest_rows(w, detail);
+        let rows: Vec<(String, &Comparison)> = rows
+            .into_iter()
+            .map(|c| {
+                let label = format!(
+                    "{} · {}",
+                    comparison_name(c),
+                    super::table::verdict_metric(w, c)
+                );
+                (label, c)
+            })
+            .collect();
+        if let Some(chart) = charts::forest::chart(&rows, more)? {
+            o.push_str("<div class=\"charts\">");
+            chart_figure(o, &chart);
+            o.push_str("</div>\n");
+        }
+        let mut cols = vec!["comparison", "metric", "verdict", "q (BH)"];
+        if detail == Detail::All {
+            cols.extend(["Welch p", "Mann–Whitney p"]);
+        }
+        if !v.comparisons.is_empty() {
+            table_head(o, &cols);
+        }
+        for c in &v.comparisons {
+            let class = match c.better {
+                Some(true) => " class=\"better\"",
+                Some(false) => " class=\"worse\"",
+                None => "",
+            };
+            let _ = write!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td{class}>{}</td><td class=\"num\">{}</td>",
+                esc(&comparison_name(c)),
+                esc(&super::table::verdict_metric(w, c)),
+                match c.note() {
+                    Some(e) => format!("{}<br><small>{}</small>", esc(&c.verdict), esc(e)),
+                    None => esc(&c.verdict),
+                },
+                fmt_p_cell(c.q)
+            );
+            if detail == Detail::All {
+                let _ = write!(
+                    o,
+                    "<td class=\"num\">{}</td><td class=\"num\">{}</td>",
+                    fmt_p_cell(c.welch.map(|x| x.p)),
+                    fmt_p_cell(c.mann_whitney.map(|x| x.p))
+                );
+            }
+            o.push_str("</tr>\n");
+        }
+        if !v.comparisons.is_empty() {
+            table_end(o);
+        }
+        if let Some(l) = v.left_out_line() {
+            let _ = writeln!(o, "<p class=\"meta\">{}</p>", code_spans(&esc(&l)));
+        }
+    }
+    o.push_str("</section>\n");
+    Ok(())
 }
 
 impl Exporter for HtmlExporter {
@@ -436,10 +285,17 @@ impl Exporter for HtmlExporter {
         );
         header(r, &mut o);
         differences(r, &mut o);
-        for (i, w) in r.workloads.iter().enumerate() {
-            workload(r, i, w, &mut o)?;
+        let views: Vec<WorkloadView<'_>> = r
+            .workloads
+            .iter()
+            .map(|w| view::workload(r, w, self.detail))
+            .collect();
+        observations(r, self.detail, &mut o);
+        verdicts(r, &views, self.detail, &mut o)?;
+        for (i, (w, v)) in r.workloads.iter().zip(&views).enumerate() {
+            super::html_parts::workload(r, i, w, v, self.detail, &mut o)?;
         }
-        tail(r, &mut o);
+        super::html_tail::tail(r, self.detail, &mut o);
         let _ = writeln!(
             o,
             "<footer class=\"meta\"><p>{} · {}.</p></footer></body></html>",

@@ -1,34 +1,39 @@
-//! The Markdown report: the same sections and numbers as the terminal tables, each entry the
-//! mean with the standard deviation under it, then the 95% interval and n (GitHub-flavoured
-//! tables, `<br>` inside cells); warnings grouped (all of them, uncapped) unless
-//! `--warnings all`.
+//! The Markdown report, in the terminal report's order — the answer first: Observations,
+//! the verdicts, then per workload its parameters (as tables, a fio job as one row per
+//! section) and its compact table (every table with `--all`), each entry the mean with the
+//! standard deviation under it, then the 95% interval (GitHub-flavoured tables, `<br>`
+//! inside cells); warnings grouped (all of them, uncapped) unless `--warnings all`,
+//! repetitions, environment and configurations.
 
-use super::model::*;
-use super::table::{
-    ci_n, comparison_name, interval_words, percentile_label, series_rows, source_lines,
-    SERIES_HEADER,
+use super::entries::{
+    comparison_name, interval_words, percentile_label, source_lines, upper_first, EntryStyle,
 };
+use super::model::*;
 use super::verdict::{fmt_opt, fmt_p_cell};
+use super::view::{self, Detail, WorkloadView};
 use super::Exporter;
 use std::fmt::Write as _;
 
 /// Renders [`ReportData`] as Markdown.
+#[derive(Debug, Clone, Copy)]
 pub struct MarkdownExporter {
     /// Print every configuration's superblock dump (`--env full`); else one line of it.
     pub superblocks: bool,
+    /// The compact report or every table (`--all`).
+    pub detail: Detail,
 }
 
 /// Escape text for a table cell.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-fn row(o: &mut String, cells: &[String]) {
+pub(crate) fn row(o: &mut String, cells: &[String]) {
     let _ = writeln!(o, "| {} |", cells.join(" | "));
 }
 
 /// A header row; columns in `right` are right-aligned (numbers).
-fn header(o: &mut String, cells: &[String], right: std::ops::Range<usize>) {
+pub(crate) fn header(o: &mut String, cells: &[String], right: std::ops::Range<usize>) {
     row(o, cells);
     let seps: Vec<String> = (0..cells.len())
         .map(|i| {
@@ -42,122 +47,222 @@ fn header(o: &mut String, cells: &[String], right: std::ops::Range<usize>) {
     row(o, &seps);
 }
 
-fn workload(r: &ReportData, w: &WorkloadReport, o: &mut String) {
-    let _ = writeln!(o, "\n## {} ({})\n", esc(&w.label), w.kind);
-    let _ = writeln!(o, "Parameters: `{}`", w.params);
+/// A workload's parameters: `parameter | value`, and each set of sections (a fio job) as a
+/// table of its own.
+fn params(o: &mut String, p: &serde_json::Value) {
+    let p = super::params::layout(p);
+    if !p.values.is_empty() {
+        let _ = writeln!(o);
+        header(o, &["parameter".into(), "value".into()], 0..0);
+        for (k, v) in &p.values {
+            row(o, &[esc(k), format!("`{}`", v.replace('`', "'"))]);
+        }
+    }
+    for s in &p.sections {
+        let _ = writeln!(o, "\n`{}`:\n", esc(&s.key));
+        let mut h = vec!["section".to_string()];
+        h.extend(s.columns.iter().map(|c| esc(c)));
+        header(o, &h, 0..0);
+        for (name, values) in &s.rows {
+            let mut cols = vec![format!("`[{}]`", esc(name))];
+            cols.extend(values.iter().map(|v| esc(v)));
+            row(o, &cols);
+        }
+    }
+}
+
+fn metric_table(r: &ReportData, m: &view::MetricTable<'_>, o: &mut String) {
+    let style = EntryStyle::of(m.stats(), m.entry_rows(), true);
+    let _ = writeln!(o, "\n### Jobs\n");
+    let _ = writeln!(
+        o,
+        "{}.\n",
+        upper_first(&style.words(&super::entries::ci_words(m.stats())))
+    );
+    let mut h = vec![format!("job / {}", view::cell_corner(r))];
+    h.extend(m.columns.iter().map(|c| c.to_string()));
+    header(o, &h, 1..h.len());
+    for g in &m.groups {
+        let mut cols = vec![format!("**{}**", esc(&g.phase))];
+        cols.extend(g.scales.iter().map(|s| match s {
+            Some(s) => format!("*{}*", s.label),
+            None => String::new(),
+        }));
+        row(o, &cols);
+        for (c, entries) in &g.rows {
+            let mut cols = vec![esc(&view::cell_name(r, *c))];
+            for (e, sc) in entries.iter().zip(&g.scales) {
+                cols.push(match (e, sc) {
+                    (Some(s), Some(sc)) => style.text(s, sc, "<br>"),
+                    _ => "-".into(),
+                });
+            }
+            row(o, &cols);
+        }
+    }
+    if m.stats().any(|s| !s.disturbed.is_empty()) {
+        let _ = writeln!(o, "\n\\{}", esc(super::entries::DISTURBED_NOTE));
+    }
+    let _ = writeln!(o, "\n{}.", upper_first(view::FIO_NOTE));
+}
+
+fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail, o: &mut String) {
     let cells = r.cells_with_data(w);
-    if cells.is_empty() {
+    let g = super::grid::grid(r, w, t, &cells);
+    let stats = g
+        .rows
+        .iter()
+        .flat_map(|(_, e)| e.iter().flatten().map(|x| x.0));
+    let style = EntryStyle::of(stats, g.rows.len(), detail == Detail::Compact);
+    let _ = writeln!(o, "\n### {}\n", t.heading);
+    let _ = writeln!(o, "{}.\n", upper_first(&style.words(&interval_words(w, t))));
+    // Rows of configurations of several factors: a column per factor.
+    let factors = super::grid::factor_columns(r, &g.cells);
+    let keys = factors.as_ref().map_or(1, Vec::len);
+    let mut h: Vec<String> = match &factors {
+        Some(names) => names.iter().map(|n| esc(n)).collect(),
+        None => vec![esc(&g.corner)],
+    };
+    h.extend(g.columns.iter().map(|p| esc(p)));
+    header(o, &h, keys..h.len());
+    for (i, (label, entries)) in g.rows.iter().enumerate() {
+        let mut cols: Vec<String> = match &factors {
+            Some(_) => super::grid::row_levels(r, &g, i).iter().map(|l| esc(l)).collect(),
+            None => vec![esc(label)],
+        };
+        for e in entries {
+            cols.push(match e {
+                Some((s, sc)) => style.text(s, sc, "<br>"),
+                None => "-".into(),
+            });
+        }
+        row(o, &cols);
+    }
+    if super::entries::any_disturbed(w, t) {
+        // A leading `*` would start a list.
+        let _ = writeln!(o, "\n\\{}", esc(super::entries::DISTURBED_NOTE));
+    }
+}
+
+fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
+    let _ = writeln!(o, "\n### Latency percentiles per operation\n");
+    let pcts = w.latency_percentiles();
+    let mut h = vec![
+        "operation".to_string(),
+        view::cell_corner(r),
+        "count".into(),
+    ];
+    h.extend(pcts.iter().map(|p| percentile_label(*p)));
+    header(o, &h, 2..h.len());
+    for l in &w.latency {
+        let mut cols = vec![
+            esc(&super::grid::latency_label(w, &l.op)),
+            esc(&view::cell_name(r, l.cell)),
+            l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+        ];
+        let sc = super::grid::latency_scale(w, &l.op);
+        for p in &pcts {
+            cols.push(fmt_opt(
+                l.points.iter().find(|x| x.0 == *p).map(|x| x.1),
+                &sc,
+            ));
+        }
+        row(o, &cols);
+    }
+}
+
+fn telemetry_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
+    let Some(t) = super::telemetry::table(w, &r.cells) else {
+        return;
+    };
+    let _ = writeln!(
+        o,
+        "\n### Telemetry\n\nMeans per repetition: devices, CPU, journal ([doc/telemetry.md](doc/telemetry.md)).\n"
+    );
+    let mut h = vec![view::cell_corner(r), "phase".to_string()];
+    h.extend(t.header.iter().cloned());
+    let n = h.len();
+    header(o, &h, 2..n);
+    for tr in &t.rows {
+        let mut cols = vec![esc(&view::cell_name(r, tr.index)), esc(&tr.phase)];
+        cols.extend(tr.values.iter().map(|v| esc(v)));
+        row(o, &cols);
+    }
+}
+
+fn workload(
+    r: &ReportData,
+    w: &WorkloadReport,
+    v: &WorkloadView<'_>,
+    detail: Detail,
+    o: &mut String,
+) {
+    let _ = writeln!(o, "\n## {} ({})", esc(&w.label), w.kind);
+    params(o, &w.params);
+    if r.cells_with_data(w).is_empty() {
         let _ = writeln!(
             o,
             "\nNo completed repetitions of this workload (see Repetitions)."
         );
         return;
     }
-    for t in &w.tables {
-        let _ = writeln!(o, "\n### {}\n", t.heading);
-        let _ = writeln!(
-            o,
-            "Mean, with the standard deviation under it, then the {} and n.\n",
-            interval_words(w, t)
-        );
-        let g = super::grid::grid(r, w, t, &cells);
-        let mut h = vec![g.corner.to_string()];
-        h.extend(g.columns.iter().map(|p| esc(p)));
-        header(o, &h, 1..h.len());
-        for (label, entries) in &g.rows {
-            let mut cols = vec![esc(label)];
-            for e in entries {
-                cols.push(match e {
-                    Some((s, sc)) => format!(
-                        "{}{}<br>{}<br>{}",
-                        sc.num(s.summary.mean),
-                        super::table::disturbed_mark(s),
-                        s.summary
-                            .sd
-                            .map(|sd| format!("± {}", sc.num(sd)))
-                            .unwrap_or_else(|| "± -".into()),
-                        ci_n(s, sc)
-                    ),
-                    None => "-".into(),
-                });
-            }
-            row(o, &cols);
-        }
-        if super::table::any_disturbed(w, t) {
-            // A leading `*` would start a list.
-            let _ = writeln!(o, "\n\\{}", esc(super::table::DISTURBED_NOTE));
-        }
+    if let Some(m) = &v.metric_table {
+        metric_table(r, m, o);
     }
-    if !w.latency.is_empty() {
-        let _ = writeln!(o, "\n### Latency percentiles per operation\n");
-        let pcts = w.latency_percentiles();
-        let mut h = vec![
-            "operation".to_string(),
-            "configuration".into(),
-            "count".into(),
-        ];
-        h.extend(pcts.iter().map(|p| percentile_label(*p)));
-        header(o, &h, 2..h.len());
-        for l in &w.latency {
-            let mut cols = vec![
-                esc(&super::grid::latency_label(w, &l.op)),
-                esc(&r.cells[l.cell].label),
-                l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
-            ];
-            let sc = super::grid::latency_scale(w, &l.op);
-            for p in &pcts {
-                cols.push(fmt_opt(
-                    l.points.iter().find(|x| x.0 == *p).map(|x| x.1),
-                    &sc,
-                ));
-            }
-            row(o, &cols);
-        }
+    for t in &v.tables {
+        metric_grid(r, w, t, detail, o);
     }
-    if let Some(t) = super::telemetry::table(w, &r.cells) {
-        let _ = writeln!(
-            o,
-            "\n### Telemetry\n\nMeans per repetition: devices, CPU, journal ([doc/telemetry.md](doc/telemetry.md)).\n"
-        );
-        let mut h = vec!["configuration".to_string(), "phase".to_string()];
-        h.extend(t.header.iter().cloned());
+    if v.latency && !w.latency.is_empty() {
+        latency_table(r, w, o);
+    }
+    if v.telemetry {
+        telemetry_table(r, w, o);
+    }
+    if let Some(l) = v.also_line(w) {
+        let _ = writeln!(o, "\n{}", esc(&l));
+    }
+}
+
+fn verdicts(r: &ReportData, views: &[WorkloadView<'_>], detail: Detail, o: &mut String) {
+    if r.workloads.iter().all(|w| w.comparisons.is_empty()) {
+        return;
+    }
+    let _ = writeln!(o, "\n## Verdicts\n");
+    let _ = writeln!(
+        o,
+        "Percent change against the baseline with its 95% interval; p from Welch's t-test on the same scale (log values for times, rates, sizes and counts), q adjusted by Benjamini–Hochberg."
+    );
+    for (w, v) in r.workloads.iter().zip(views) {
+        if w.comparisons.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "\n### {} ({})\n", esc(&w.label), w.kind);
+        let mut h: Vec<String> = ["comparison", "metric", "verdict", "q (BH)"]
+            .map(String::from)
+            .to_vec();
+        if detail == Detail::All {
+            h.extend(["Welch p".into(), "Mann–Whitney p".into()]);
+        }
         let n = h.len();
-        header(o, &h, 2..n);
-        for tr in &t.rows {
-            let mut cols = vec![esc(&tr.cell), esc(&tr.phase)];
-            cols.extend(tr.values.iter().map(|v| esc(v)));
+        header(o, &h, 3..n);
+        for c in &v.comparisons {
+            let mut cols = vec![
+                esc(&comparison_name(c)),
+                format!("{}.{}", esc(&c.phase), esc(&c.name)),
+                match c.note() {
+                    Some(e) => format!("{}; {}", esc(&c.verdict), esc(e)),
+                    None => esc(&c.verdict),
+                },
+                fmt_p_cell(c.q),
+            ];
+            if detail == Detail::All {
+                cols.push(fmt_p_cell(c.welch.map(|x| x.p)));
+                cols.push(fmt_p_cell(c.mann_whitney.map(|x| x.p)));
+            }
             row(o, &cols);
         }
-    }
-    if !w.comparisons.is_empty() {
-        let _ = writeln!(o, "\n### Comparisons against the baseline\n");
-        header(
-            o,
-            &[
-                "comparison".into(),
-                "metric".into(),
-                "verdict".into(),
-                "Welch p".into(),
-                "q (BH)".into(),
-                "Mann–Whitney p".into(),
-            ],
-            3..6,
-        );
-        for c in &w.comparisons {
-            row(
-                o,
-                &[
-                    esc(&comparison_name(c)),
-                    format!("{}.{}", esc(&c.phase), esc(&c.name)),
-                    match c.note() {
-                        Some(e) => format!("{}; {}", esc(&c.verdict), esc(e)),
-                        None => esc(&c.verdict),
-                    },
-                    fmt_p_cell(c.welch.map(|x| x.p)),
-                    fmt_p_cell(c.q),
-                    fmt_p_cell(c.mann_whitney.map(|x| x.p)),
-                ],
-            );
+        if let Some(l) = v.left_out_line() {
+            let _ = writeln!(o, "\n{}", esc(&l));
         }
     }
 }
@@ -196,80 +301,23 @@ impl Exporter for MarkdownExporter {
         if r.observations.is_empty() {
             let _ = writeln!(o, "{}.", upper_first(r.no_observations()));
         }
-        for ob in &r.observations {
+        let (shown, more) = view::observations(r, self.detail);
+        for ob in shown {
             let _ = writeln!(o, "- **{}**: {}", esc(&ob.workload), ob.text);
         }
-        for w in &r.workloads {
-            workload(r, w, &mut o);
+        if more > 0 {
+            let _ = writeln!(o, "\n…and {more} more observations (all of them: `--all`).");
         }
-        let _ = writeln!(o, "\n## Warnings\n");
-        if r.warnings.is_empty() {
-            let _ = writeln!(o, "None.");
+        let views: Vec<WorkloadView<'_>> = r
+            .workloads
+            .iter()
+            .map(|w| view::workload(r, w, self.detail))
+            .collect();
+        verdicts(r, &views, self.detail, &mut o);
+        for (w, v) in r.workloads.iter().zip(&views) {
+            workload(r, w, v, self.detail, &mut o);
         }
-        for l in super::warngroups::lines(r, false) {
-            let _ = writeln!(o, "- {}", l);
-        }
-        if let Some(c) = &r.guest_calibration {
-            let _ = writeln!(o, "\n## Guest calibration\n");
-            let lines = super::calibration::lines(c);
-            let (intro, rows) = lines.split_at(2.min(lines.len()));
-            let _ = writeln!(o, "{}\n", esc(&intro.join(" ")));
-            for l in rows {
-                let _ = writeln!(o, "- {}", esc(l.trim()));
-            }
-        }
-        let _ = writeln!(o, "\n## Repetitions\n");
-        let h: Vec<String> = SERIES_HEADER.iter().map(|s| s.to_string()).collect();
-        header(&mut o, &h, 2..5);
-        for r in series_rows(r) {
-            let cols: Vec<String> = r.iter().map(|c| esc(c)).collect();
-            row(&mut o, &cols);
-        }
-        let _ = writeln!(o, "\n## Environment\n");
-        for e in &r.environments {
-            if r.environments.len() > 1 {
-                let _ = writeln!(o, "\n### {}\n", esc(&e.source));
-            }
-            header(&mut o, &["key".into(), "value".into()], 0..0);
-            for (k, v) in &e.entries {
-                row(&mut o, &[esc(k), esc(&super::verdict::env_value(k, v))]);
-            }
-        }
-        for c in &r.cells {
-            if c.commands.is_empty() && c.superblock.is_empty() {
-                continue;
-            }
-            let _ = writeln!(o, "\n### Configuration {}\n", esc(&c.label));
-            if !c.commands.is_empty() {
-                let _ = writeln!(o, "```sh");
-                for cmd in &c.commands {
-                    let _ = writeln!(o, "{cmd}");
-                }
-                let _ = writeln!(o, "```");
-            }
-            if !c.superblock.is_empty() && self.superblocks {
-                let _ = writeln!(
-                    o,
-                    "\nSuperblock:\n\n```text\n{}\n```",
-                    c.superblock.trim_end()
-                );
-            } else if !c.superblock.is_empty() {
-                let _ = writeln!(
-                    o,
-                    "\nSuperblock: {} (whole: `--env full`)",
-                    esc(&super::superblock::summary(&c.superblock))
-                );
-            }
-        }
+        super::markdown_tail::tail(r, self, &mut o);
         Ok(o.into_bytes())
-    }
-}
-
-/// `text` with its first letter in upper case (a sentence).
-pub(crate) fn upper_first(text: &str) -> String {
-    let mut c = text.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
     }
 }

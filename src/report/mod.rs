@@ -8,29 +8,39 @@ pub mod advice;
 pub mod build;
 pub mod cache_checks;
 pub mod calibration;
-mod calibration_load;
+pub mod calibration_load;
 pub mod charts;
 pub mod checks;
 pub mod comparisons;
 pub mod csv;
 pub mod differences;
 pub mod disturbed;
+pub mod draft;
+pub mod entries;
+pub mod envsummary;
 pub mod explain;
 pub mod grid;
 pub mod headline;
 pub mod html;
+mod html_parts;
+mod html_tail;
 pub mod json;
 pub mod latency;
 pub mod levels;
 pub mod markdown;
+mod markdown_tail;
 pub mod model;
 pub mod options;
+pub mod params;
 pub mod runsummary;
 pub mod select;
 pub mod superblock;
 pub mod table;
+mod table_tail;
 pub mod telemetry;
+pub mod textfit;
 pub mod verdict;
+pub mod view;
 pub mod warngroups;
 
 pub use build::{build, Input};
@@ -69,21 +79,50 @@ pub enum EnvDetail {
     Full,
 }
 
-/// The exporter of a format, with one summary line per configuration's superblock.
-pub fn exporter(format: Format) -> Box<dyn Exporter> {
-    exporter_with(format, EnvDetail::Summary)
+/// How the human formats present a report: how much of each configuration's environment
+/// (`--env`), compact or every table (`--all`), and the width the terminal report fits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Presentation {
+    /// `--env`.
+    pub env: EnvDetail,
+    /// `--all`.
+    pub detail: view::Detail,
+    /// Columns every line of the terminal report fits in.
+    pub width: usize,
 }
 
-/// The exporter of a format; `env` says whether the text formats (terminal, Markdown) print
-/// each configuration's superblock whole. HTML always has it (folded), JSON and CSV as data.
-pub fn exporter_with(format: Format, env: EnvDetail) -> Box<dyn Exporter> {
-    let superblocks = env == EnvDetail::Full;
+impl Default for Presentation {
+    fn default() -> Self {
+        Presentation {
+            env: EnvDetail::Summary,
+            detail: view::Detail::Compact,
+            width: textfit::DEFAULT_WIDTH,
+        }
+    }
+}
+
+/// The exporter of a format, presenting the compact report in 100 columns.
+pub fn exporter(format: Format) -> Box<dyn Exporter> {
+    exporter_for(format, &Presentation::default())
+}
+
+/// The exporter of a format, presenting as `p` says. HTML always has each configuration's
+/// superblock (folded), JSON and CSV carry everything as data.
+pub fn exporter_for(format: Format, p: &Presentation) -> Box<dyn Exporter> {
+    let superblocks = p.env == EnvDetail::Full;
     match format {
-        Format::Table => Box::new(table::TableExporter { superblocks }),
-        Format::Markdown => Box::new(markdown::MarkdownExporter { superblocks }),
+        Format::Table => Box::new(table::TableExporter {
+            superblocks,
+            detail: p.detail,
+            width: p.width,
+        }),
+        Format::Markdown => Box::new(markdown::MarkdownExporter {
+            superblocks,
+            detail: p.detail,
+        }),
         Format::Csv => Box::new(csv::CsvExporter),
         Format::Json => Box::new(json::JsonExporter),
-        Format::Html => Box::new(html::HtmlExporter),
+        Format::Html => Box::new(html::HtmlExporter { detail: p.detail }),
     }
 }
 

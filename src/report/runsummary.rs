@@ -5,7 +5,7 @@
 //! for the engine and groups them as reports do.
 
 use super::advice::{self, Origin, Policy};
-use super::checks::Draft;
+use super::draft::Draft;
 use super::model::{ReportWarning, WarningKind};
 use crate::metric::{Metric, Unit};
 use crate::stats::{self, metric_warnings, Quantity, Summary, Thresholds, Warning};
@@ -160,6 +160,51 @@ pub fn warning_lines(
         .into_iter()
         .map(|g| g.text)
         .collect()
+}
+
+/// The warnings of a sweep's points (`fslab iozone -a`: 126 points × 13 tests), one line
+/// per kind instead of one per point and test: how many, the worst few with their point, and
+/// what to do once. `items` are (point label, warning) in sweep order.
+pub fn point_warning_lines(items: &[(String, Warning)]) -> Vec<String> {
+    let mut varied: Vec<(&str, &str, f64, f64)> = Vec::new();
+    let mut out = Vec::new();
+    for (point, w) in items {
+        match w {
+            Warning::HighVariation {
+                metric,
+                cv,
+                threshold,
+            } => varied.push((point, metric, *cv, *threshold)),
+            other => out.push(format!("{point}: {other}")),
+        }
+    }
+    if let Some(&(_, _, _, threshold)) = varied.first() {
+        let mut worst = varied.clone();
+        worst.sort_by(|a, b| b.2.total_cmp(&a.2));
+        let listed: Vec<String> = worst
+            .iter()
+            .take(super::warngroups::LISTED)
+            .map(|(p, m, cv, _)| format!("{p} {m} ({:.1}%)", cv * 100.0))
+            .collect();
+        let points = {
+            let mut p: Vec<&str> = varied.iter().map(|v| v.0).collect();
+            p.dedup();
+            p.len()
+        };
+        let more = varied.len().saturating_sub(listed.len());
+        out.push(format!(
+            "Coefficient of variation above {:.0}% in {} results at {points} points, the worst: {}{}; run more repetitions or quiet the machine",
+            threshold * 100.0,
+            varied.len(),
+            listed.join("; "),
+            if more > 0 {
+                format!(" …and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    out
 }
 
 fn opt(v: Option<f64>, sc: &crate::units::Scale) -> String {
@@ -375,5 +420,33 @@ mod tests {
             lines[0]
         );
         assert!(lines.iter().all(|l| !l.contains("levels")));
+    }
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+
+    #[test]
+    fn a_sweeps_variation_is_one_line_with_the_worst_points() {
+        let w = |metric: &str, cv: f64| Warning::HighVariation {
+            metric: metric.into(),
+            cv,
+            threshold: 0.1,
+        };
+        let mut items = Vec::new();
+        for (i, point) in ["64k/4k", "64k/8k", "128k/4k"].iter().enumerate() {
+            for (j, test) in ["write", "read"].iter().enumerate() {
+                let cv = 0.2 + 0.1 * i as f64 + 0.01 * j as f64;
+                items.push((point.to_string(), w(&format!("{test}.throughput"), cv)));
+            }
+        }
+        let lines = point_warning_lines(&items);
+        assert_eq!(lines.len(), 1, "{lines:#?}");
+        assert_eq!(
+            lines[0],
+            "Coefficient of variation above 10% in 6 results at 3 points, the worst: 128k/4k read.throughput (41.0%); 128k/4k write.throughput (40.0%); 64k/8k read.throughput (31.0%) …and 3 more; run more repetitions or quiet the machine"
+        );
+        assert!(point_warning_lines(&[]).is_empty());
     }
 }

@@ -247,7 +247,7 @@ pub fn merge(a: Loaded, b: Loaded) -> Result<(StudyData, BTreeMap<i64, Vec<Histo
         );
     }
     // B workload id → A workload id.
-    let map = super::differences::pair_workloads(&a.data, &b.data);
+    let map = pair_workloads(&a.data, &b.data);
     if map.is_empty() {
         let list = |d: &StudyData| {
             d.workloads
@@ -305,4 +305,26 @@ pub fn merge(a: Loaded, b: Loaded) -> Result<(StudyData, BTreeMap<i64, Vec<Histo
     let mut hist = a.histograms;
     hist.extend(b.histograms);
     Ok((data, hist))
+}
+
+/// Pairs B's workloads with A's: same kind and label, or the only workload of each side when
+/// they are of the same kind. B workload id → A workload id.
+pub fn pair_workloads(a: &StudyData, b: &StudyData) -> BTreeMap<i64, i64> {
+    let mut map = BTreeMap::new();
+    for wa in &a.workloads {
+        if let Some(wb) = b
+            .workloads
+            .iter()
+            .find(|wb| wb.kind == wa.kind && wb.label == wa.label)
+        {
+            map.insert(wb.id, wa.id);
+        }
+    }
+    if map.is_empty() && a.workloads.len() == 1 && b.workloads.len() == 1 {
+        let (wa, wb) = (&a.workloads[0], &b.workloads[0]);
+        if wa.kind == wb.kind {
+            map.insert(wb.id, wa.id);
+        }
+    }
+    map
 }

@@ -1,400 +1,401 @@
-//! The terminal report: the articles' tables (rows = configurations, columns = phases; each
-//! entry `mean ± sd` with the 95% interval and n under it — the interval of the geometric
-//! mean for quantities that cannot be negative, the header says which), comparisons,
-//! observations, warnings (grouped, at most about ten lines unless `--warnings all`),
-//! repetitions and the environment.
+//! The terminal report, the answer first and every line within the width (the terminal's,
+//! 100 columns when the output is not a terminal; [`super::textfit`]): the header, what
+//! differs (`compare`), the Observations, the verdicts, then per workload its compact table —
+//! the headline metrics (fio: IOPS, bandwidth and latency percentiles of every job in one
+//! table), each entry `mean ± sd` with its 95% interval under it — and what else it measured;
+//! then warnings (grouped, at most about ten lines unless `--warnings all`), repetitions, the
+//! environment and the configurations' commands ([`super::table_tail`]). `--all` prints every
+//! table ([`super::view`]).
 
+use super::entries::{ci_words, comparison_name, interval_words, EntryStyle};
 use super::model::*;
-use super::verdict::{fmt_interval, fmt_opt, fmt_p_cell};
+use super::textfit::{wrap, Align, TextTable};
+use super::verdict::{fmt_opt, fmt_p_cell};
+use super::view::{self, Detail, WorkloadView};
 use super::Exporter;
-use crate::units::Scale;
-use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::fmt::Write as _;
 
-/// Renders [`ReportData`] as text tables for a terminal.
+/// Renders [`ReportData`] as text for a terminal.
+#[derive(Debug, Clone, Copy)]
 pub struct TableExporter {
-    /// Print every configuration's superblock dump in the environment section (`--env
-    /// full`); else one line of it per configuration.
+    /// Print every configuration's superblock dump (`--env full`); else one line of it.
     pub superblocks: bool,
+    /// The compact report or every table (`--all`).
+    pub detail: Detail,
+    /// The width every line fits in.
+    pub width: usize,
 }
 
-fn new_table() -> Table {
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_FULL_CONDENSED);
-    // A fixed width keeps the output identical whether or not stdout is a terminal.
-    t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
-    t
+/// Lines of text, each within the width.
+pub(crate) struct Text {
+    pub(crate) out: String,
+    pub(crate) width: usize,
 }
 
-/// The header block shared by the text formats: what was reported.
-pub(crate) fn source_lines(r: &ReportData) -> Vec<String> {
-    let mut out = Vec::new();
+impl Text {
+    /// A line as it is (the caller made it fit).
+    pub(crate) fn line(&mut self, l: &str) {
+        let _ = writeln!(self.out, "{l}");
+    }
+
+    /// Prose wrapped to the width: the first line starts with `first`, the others with
+    /// `rest`.
+    pub(crate) fn para(&mut self, text: &str, first: &str, rest: &str) {
+        for l in wrap(text, self.width, first, rest) {
+            self.line(&l);
+        }
+    }
+
+    /// A section heading, after an empty line.
+    pub(crate) fn heading(&mut self, h: &str) {
+        self.line("");
+        self.para(&format!("== {h} =="), "", "   ");
+    }
+
+    /// A table fitted to the width.
+    pub(crate) fn table(&mut self, t: &TextTable) {
+        for l in t.render(self.width) {
+            self.line(&l);
+        }
+    }
+}
+
+/// A stored time (`2026-11-26T21:12:59.139Z`) to the second, without the `T` and the `Z`;
+/// only its time of day when `same_day` is the same date.
+fn short_time(at: &str, same_day: Option<&str>) -> String {
+    let t: String = at.replace('T', " ").chars().take(19).collect();
+    match (same_day, t.split_once(' ')) {
+        (Some(day), Some((date, time))) if day.starts_with(date) => time.to_string(),
+        _ => t,
+    }
+}
+
+fn header(r: &ReportData, o: &mut Text) {
+    o.para(&r.title, "", "  ");
     for s in &r.sources {
-        out.push(format!(
-            "{} {} '{}' [{}] — created {}, finished {}, fslab {}",
-            s.kind,
-            s.id,
-            s.name,
-            s.status,
-            s.created_at,
-            s.finished_at.as_deref().unwrap_or("-"),
-            s.tool_version
-        ));
-        out.push(format!("command: {}", s.command_line));
-        if let Some(r) = s.resumed_line() {
-            out.push(r);
+        let finished = s
+            .finished_at
+            .as_deref()
+            .map_or_else(|| "-".to_string(), |f| short_time(f, Some(&s.created_at)));
+        o.para(
+            &format!(
+                "{} {} '{}' [{}] · {} → {finished} UTC · fslab {}",
+                s.kind,
+                s.id,
+                s.name,
+                s.status,
+                short_time(&s.created_at, None),
+                s.tool_version
+            ),
+            "  ",
+            "    ",
+        );
+        for l in super::textfit::wrap_command(&s.command_line, o.width, "  ") {
+            o.line(&l);
+        }
+        if let Some(line) = s.resumed_line() {
+            o.para(&line, "  ", "    ");
         }
         if !s.description.is_empty() {
-            out.push(format!("about: {}", s.description));
+            o.para(&s.description, "  ", "  ");
         }
     }
-    out
-}
-
-/// `mean ± sd` of an entry, in `sc`; `4000 ± 50.99*` when some of its repetitions were
-/// disturbed (kept in the statistics: `disturbed = "keep"`), see [`DISTURBED_NOTE`].
-pub(crate) fn mean_sd(s: &CellMetric, sc: &Scale) -> String {
-    let mark = disturbed_mark(s);
-    match s.summary.sd {
-        Some(sd) => format!("{} ± {}{mark}", sc.num(s.summary.mean), sc.num(sd)),
-        None => format!("{}{mark}", sc.num(s.summary.mean)),
+    if let Some(h) = super::differences::heading(r) {
+        o.heading(&h);
+        if r.differences.is_empty() {
+            o.line(super::differences::NOTHING);
+        }
+        let width = r
+            .differences
+            .iter()
+            .map(|d| d.key.len())
+            .max()
+            .unwrap_or(0)
+            .min(30);
+        for d in &r.differences {
+            let first = format!("  {:<13} {:<width$}  ", d.section.as_str(), d.key);
+            let rest = " ".repeat(17 + width);
+            o.para(&super::differences::change_text(d), &first, &rest);
+        }
     }
 }
 
-/// `[lo – hi] n=5` under an entry, in `sc`.
-pub(crate) fn ci_n(s: &CellMetric, sc: &Scale) -> String {
-    match s.summary.ci95 {
-        Some(ci) => format!("[{}] n={}", fmt_interval(Some(ci), sc), s.summary.n),
-        None => format!("n={}", s.summary.n),
+fn observations(r: &ReportData, detail: Detail, o: &mut Text) {
+    o.heading("Observations");
+    if r.observations.is_empty() {
+        o.para(r.no_observations(), "", "");
+    }
+    let (shown, more) = view::observations(r, detail);
+    let several = r.workloads.len() > 1;
+    for ob in shown {
+        let text = if several {
+            format!("[{}] {}", ob.workload, ob.text)
+        } else {
+            ob.text.clone()
+        };
+        o.para(&text, "- ", "  ");
+    }
+    if more > 0 {
+        o.para(
+            &format!("…and {more} more observations (all of them: --all)"),
+            "  ",
+            "  ",
+        );
     }
 }
 
-/// `*` for an entry some of whose repetitions other activity disturbed.
-pub(crate) fn disturbed_mark(s: &CellMetric) -> &'static str {
-    if s.disturbed.is_empty() {
-        ""
-    } else {
-        "*"
-    }
+/// A comparison's metric as the tables name it: `Qfsinfo.mean_latency`.
+pub(crate) fn verdict_metric(w: &WorkloadReport, c: &Comparison) -> String {
+    format!("{}.{}", super::grid::phase_label(&w.kind, &c.phase), c.name)
 }
 
-/// The line under a table whose entries carry the mark of [`disturbed_mark`].
-pub(crate) const DISTURBED_NOTE: &str =
-    "* includes repetitions other activity disturbed (kept: disturbed = \"keep\"; see Warnings)";
-
-/// Whether any entry of table `t` carries the disturbed mark.
-pub(crate) fn any_disturbed(w: &WorkloadReport, t: &TableSpec) -> bool {
-    w.stats
-        .iter()
-        .any(|s| s.name == t.metric && !s.disturbed.is_empty())
-}
-
-/// What the intervals of a table are, from the methods of its entries:
-/// `95% CI of the geometric mean (log scale)`.
-pub(crate) fn interval_words(w: &WorkloadReport, t: &TableSpec) -> String {
-    ci_words(w.stats.iter().filter(|s| s.name == t.metric))
-}
-
-/// What the 95% intervals of these statistics are, from their methods:
-/// `95% CI of the geometric mean (log scale)`, or several joined with "or".
-pub(crate) fn ci_words<'a>(stats: impl Iterator<Item = &'a CellMetric>) -> String {
-    use crate::stats::IntervalMethod;
-    let mut methods: Vec<IntervalMethod> = stats
-        .filter(|s| s.summary.ci95.is_some())
-        .map(|s| s.summary.ci95_method)
-        .collect();
-    methods.sort_by_key(|m| m.as_str());
-    methods.dedup();
-    let words: Vec<&str> = methods
-        .iter()
-        .map(|m| match m {
-            IntervalMethod::LogT => "of the geometric mean (log scale)",
-            IntervalMethod::T => "of the mean (Student t)",
-            IntervalMethod::TClipped => "of the mean (Student t, clipped at 0, where a value is 0)",
-        })
-        .collect();
-    if words.is_empty() {
-        "95% CI".into()
-    } else {
-        format!("95% CI {}", words.join(" or "))
-    }
-}
-
-/// The comparison's name: `journal 16MB → 64MB (fs=ext4)`.
-pub(crate) fn comparison_name(c: &Comparison) -> String {
-    let base = if c.factor == "cell" || c.factor == "source" {
-        format!("{} → {}", c.from, c.to)
-    } else {
-        format!("{} {} → {}", c.factor, c.from, c.to)
-    };
-    if c.context.is_empty() {
-        base
-    } else {
-        format!("{base} ({})", c.context)
-    }
-}
-
-/// Percentile column label: `p50`, `p99.9`, `max`.
-pub(crate) fn percentile_label(p: f64) -> String {
-    if p >= 100.0 {
-        "max".into()
-    } else {
-        format!("p{}", super::levels::fmt_number_label(p))
-    }
-}
-
-fn workload_section(r: &ReportData, w: &WorkloadReport, o: &mut String) {
-    let _ = writeln!(o, "\n== {} ({}) ==", w.label, w.kind);
-    let cells = r.cells_with_data(w);
-    if cells.is_empty() {
-        let _ = writeln!(o, "no completed repetitions of this workload");
+/// The verdicts of every workload, grouped by comparison, the answer before the tables.
+fn verdicts(r: &ReportData, views: &[WorkloadView<'_>], detail: Detail, o: &mut Text) {
+    if r.workloads.iter().all(|w| w.comparisons.is_empty()) {
         return;
     }
-    for t in &w.tables {
-        let _ = writeln!(
-            o,
-            "\n{} — mean ± sd; {} and n below",
-            t.heading,
-            interval_words(w, t)
-        );
-        let mut tb = new_table();
-        let g = super::grid::grid(r, w, t, &cells);
-        let mut header = vec![Cell::new(g.corner)];
-        header.extend(g.columns.iter().map(Cell::new));
-        tb.set_header(header);
-        for (label, entries) in &g.rows {
-            let mut row = vec![Cell::new(label)];
-            for e in entries {
-                let text = match e {
-                    Some((s, sc)) => format!("{}\n{}", mean_sd(s, sc), ci_n(s, sc)),
-                    None => "-".into(),
-                };
-                row.push(Cell::new(text).set_alignment(CellAlignment::Right));
+    o.heading("Verdicts");
+    o.para(
+        "Change against the baseline with its 95% interval and p (one model: Welch on log values).",
+        "",
+        "",
+    );
+    for (w, v) in r.workloads.iter().zip(views) {
+        if w.comparisons.is_empty() {
+            continue;
+        }
+        o.line("");
+        o.para(&format!("{} ({})", w.label, w.kind), "", "  ");
+        let key_w = v
+            .comparisons
+            .iter()
+            .map(|c| super::textfit::width(&verdict_metric(w, c)))
+            .max()
+            .unwrap_or(0)
+            .min(o.width / 3);
+        let mut last = String::new();
+        for c in &v.comparisons {
+            let name = comparison_name(c);
+            if name != last {
+                o.para(&name, "  ", "    ");
+                last = name;
             }
-            tb.add_row(row);
+            let metric = verdict_metric(w, c);
+            let mut verdict = c.verdict.clone();
+            if detail == Detail::All {
+                verdict.push_str(&format!(
+                    "; Mann–Whitney p {}",
+                    fmt_p_cell(c.mann_whitney.map(|m| m.p))
+                ));
+            }
+            let pad = " ".repeat(4 + key_w + 2);
+            if super::textfit::width(&metric) <= key_w {
+                let first = format!("    {metric:<key_w$}  ");
+                o.para(&verdict, &first, &pad);
+            } else {
+                o.para(&metric, "    ", "      ");
+                o.para(&verdict, &pad, &pad);
+            }
+            if let Some(note) = c.note() {
+                o.para(note, &format!("{pad}↳ "), &format!("{pad}  "));
+            }
         }
-        let _ = writeln!(o, "{tb}");
-        if any_disturbed(w, t) {
-            let _ = writeln!(o, "{DISTURBED_NOTE}");
+        if let Some(l) = v.left_out_line() {
+            o.para(&l, "  ", "  ");
         }
-    }
-    if !w.latency.is_empty() {
-        latency_table(r, w, o);
-    }
-    if let Some(t) = super::telemetry::table(w, &r.cells) {
-        let _ = writeln!(
-            o,
-            "\nTelemetry — means per repetition (devices, CPU, journal; doc/telemetry.md)"
-        );
-        let mut tb = new_table();
-        let mut header = vec!["configuration".to_string(), "phase".to_string()];
-        header.extend(t.header.iter().cloned());
-        tb.set_header(header);
-        for row in &t.rows {
-            let mut cells = vec![Cell::new(&row.cell), Cell::new(&row.phase)];
-            cells.extend(
-                row.values
-                    .iter()
-                    .map(|v| Cell::new(v).set_alignment(CellAlignment::Right)),
-            );
-            tb.add_row(cells);
-        }
-        let _ = writeln!(o, "{tb}");
-    }
-    if !w.comparisons.is_empty() {
-        let _ = writeln!(
-            o,
-            "\nComparisons against the baseline (Welch's t-test on log values, with its interval; Mann–Whitney p beside)"
-        );
-        let mut tb = new_table();
-        tb.set_header(vec!["comparison", "metric", "verdict", "M–W p"]);
-        for c in &w.comparisons {
-            tb.add_row(vec![
-                Cell::new(comparison_name(c)),
-                Cell::new(format!("{}.{}", c.phase, c.name)),
-                Cell::new(match c.note() {
-                    Some(e) => format!("{}\n↳ {e}", c.verdict),
-                    None => c.verdict.clone(),
-                }),
-                Cell::new(fmt_p_cell(c.mann_whitney.map(|m| m.p)))
-                    .set_alignment(CellAlignment::Right),
-            ]);
-        }
-        let _ = writeln!(o, "{tb}");
     }
 }
 
-fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
-    let _ = writeln!(o, "\nLatency percentiles per operation");
+/// A metric table (fio's jobs): a line per phase with its units, then its configurations.
+fn metric_table(r: &ReportData, w: &WorkloadReport, m: &view::MetricTable<'_>, o: &mut Text) {
+    let style = EntryStyle::of(m.stats(), m.entry_rows(), true);
+    o.line("");
+    o.para(
+        &format!(
+            "Jobs — {}",
+            style.words(&ci_words(m.stats().filter(|_| true)))
+        ),
+        "",
+        "  ",
+    );
+    let mut cols = vec![(format!("job / {}", view::cell_corner(r)), Align::Left)];
+    cols.extend(m.columns.iter().map(|c| (c.to_string(), Align::Right)));
+    let mut t = TextTable::new(cols, 1);
+    for g in &m.groups {
+        let mut row = vec![g.phase.clone()];
+        row.extend(g.scales.iter().map(|s| match s {
+            Some(s) if !s.label.is_empty() => s.label.to_string(),
+            _ => String::new(),
+        }));
+        t.row(row);
+        for (c, entries) in &g.rows {
+            let mut row = vec![format!("  {}", view::cell_name(r, *c))];
+            for (e, sc) in entries.iter().zip(&g.scales) {
+                row.push(match (e, sc) {
+                    (Some(s), Some(sc)) => style.text(s, sc, "\n"),
+                    _ => "-".into(),
+                });
+            }
+            t.row(row);
+        }
+    }
+    o.table(&t);
+    if m.stats().any(|s| !s.disturbed.is_empty()) {
+        o.para(super::entries::DISTURBED_NOTE, "", "  ");
+    }
+    o.para(view::FIO_NOTE, "", "  ");
+    let _ = w;
+}
+
+/// One of the articles' tables (rows = configurations, columns = phases; dbench's
+/// operations as rows).
+fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail, o: &mut Text) {
+    let cells = r.cells_with_data(w);
+    let g = super::grid::grid(r, w, t, &cells);
+    let stats = g
+        .rows
+        .iter()
+        .flat_map(|(_, e)| e.iter().flatten().map(|x| x.0));
+    let style = EntryStyle::of(stats, g.rows.len(), detail == Detail::Compact);
+    o.line("");
+    o.para(
+        &format!("{} — {}", t.heading, style.words(&interval_words(w, t))),
+        "",
+        "  ",
+    );
+    // Rows of configurations of several factors: a column per factor (`64 KiB  4 KiB`).
+    let factors = super::grid::factor_columns(r, &g.cells);
+    let keys = factors.as_ref().map_or(1, Vec::len);
+    let mut cols: Vec<(String, Align)> = match &factors {
+        Some(names) => names.iter().map(|n| (n.clone(), Align::Left)).collect(),
+        None => vec![(g.corner.clone(), Align::Left)],
+    };
+    cols.extend(g.columns.iter().map(|c| (c.clone(), Align::Right)));
+    let mut tb = TextTable::new(cols, keys);
+    for (i, (label, entries)) in g.rows.iter().enumerate() {
+        let mut row = match &factors {
+            Some(_) => super::grid::row_levels(r, &g, i),
+            None => vec![label.clone()],
+        };
+        row.extend(entries.iter().map(|e| match e {
+            Some((s, sc)) => style.text(s, sc, "\n"),
+            None => "-".into(),
+        }));
+        tb.row(row);
+    }
+    o.table(&tb);
+    if super::entries::any_disturbed(w, t) {
+        o.para(super::entries::DISTURBED_NOTE, "", "  ");
+    }
+}
+
+fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut Text) {
+    o.line("");
+    o.line("Latency percentiles per operation");
     let pcts = w.latency_percentiles();
-    let mut tb = new_table();
-    let mut header = vec![
-        "operation".to_string(),
-        "configuration".to_string(),
-        "count".to_string(),
+    let mut cols = vec![
+        ("operation".to_string(), Align::Left),
+        (view::cell_corner(r), Align::Left),
+        ("count".to_string(), Align::Right),
     ];
-    header.extend(pcts.iter().map(|p| percentile_label(*p)));
-    tb.set_header(header);
+    cols.extend(
+        pcts.iter()
+            .map(|p| (super::entries::percentile_label(*p), Align::Right)),
+    );
+    let mut t = TextTable::new(cols, 2);
     for l in &w.latency {
-        let mut row = vec![
-            Cell::new(super::grid::latency_label(w, &l.op)),
-            Cell::new(&r.cells[l.cell].label),
-            Cell::new(l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into()))
-                .set_alignment(CellAlignment::Right),
-        ];
         let sc = super::grid::latency_scale(w, &l.op);
+        let mut row = vec![
+            super::grid::latency_label(w, &l.op),
+            view::cell_name(r, l.cell),
+            l.count.map_or_else(|| "-".into(), |c| c.to_string()),
+        ];
         for p in &pcts {
             let v = l.points.iter().find(|x| x.0 == *p).map(|x| x.1);
-            row.push(Cell::new(fmt_opt(v, &sc)).set_alignment(CellAlignment::Right));
+            row.push(fmt_opt(v, &sc));
         }
-        tb.add_row(row);
+        t.row(row);
     }
-    let _ = writeln!(o, "{tb}");
+    o.table(&t);
 }
 
-/// Repetitions and stop reasons table rows: (configuration, workload, n, failed, discarded,
-/// stop reason, status).
-pub(crate) fn series_rows(r: &ReportData) -> Vec<[String; 7]> {
-    r.series
+fn telemetry_table(r: &ReportData, w: &WorkloadReport, o: &mut Text) {
+    let Some(t) = super::telemetry::table(w, &r.cells) else {
+        return;
+    };
+    o.line("");
+    o.para(
+        "Telemetry — means per repetition (devices, CPU, journal; doc/telemetry.md)",
+        "",
+        "  ",
+    );
+    let mut cols = vec![
+        (view::cell_corner(r), Align::Left),
+        ("phase".to_string(), Align::Left),
+    ];
+    cols.extend(t.header.iter().map(|h| (h.clone(), Align::Right)));
+    let mut tb = TextTable::new(cols, 2);
+    for row in &t.rows {
+        let mut cells = vec![view::cell_name(r, row.index), row.phase.clone()];
+        cells.extend(row.values.iter().cloned());
+        tb.row(cells);
+    }
+    o.table(&tb);
+}
+
+fn workload_section(
+    r: &ReportData,
+    w: &WorkloadReport,
+    v: &WorkloadView<'_>,
+    detail: Detail,
+    o: &mut Text,
+) {
+    o.heading(&format!("{} ({})", w.label, w.kind));
+    if r.cells_with_data(w).is_empty() {
+        o.line("no completed repetitions of this workload (see Repetitions)");
+        return;
+    }
+    if let Some(m) = &v.metric_table {
+        metric_table(r, w, m, o);
+    }
+    for t in &v.tables {
+        metric_grid(r, w, t, detail, o);
+    }
+    if v.latency && !w.latency.is_empty() {
+        latency_table(r, w, o);
+    }
+    if v.telemetry {
+        telemetry_table(r, w, o);
+    }
+    if let Some(l) = v.also_line(w) {
+        o.line("");
+        o.para(&l, "", "  ");
+    }
+}
+
+/// The report from the Observations on (no header): what `fslab show` prints under its own.
+pub(crate) fn body(r: &ReportData, exp: &TableExporter, o: &mut Text) {
+    let views: Vec<WorkloadView<'_>> = r
+        .workloads
         .iter()
-        .map(|s| {
-            [
-                r.cells[s.cell].label.clone(),
-                r.workloads[s.workload].label.clone(),
-                s.ok.to_string(),
-                s.failed.to_string(),
-                discarded_text(s),
-                s.stop_reason
-                    .map_or_else(|| "-".into(), |r| r.as_str().to_string()),
-                s.status.as_str().to_string(),
-            ]
-        })
-        .collect()
-}
-
-/// The discarded warm-ups, and the disturbed repetitions left out (`0 + 2 re-run`).
-fn discarded_text(s: &SeriesInfo) -> String {
-    let mut t = s.discarded.to_string();
-    if s.rerun > 0 {
-        t.push_str(&format!(" + {} re-run", s.rerun));
+        .map(|w| view::workload(r, w, exp.detail))
+        .collect();
+    observations(r, exp.detail, o);
+    verdicts(r, &views, exp.detail, o);
+    for (w, v) in r.workloads.iter().zip(&views) {
+        workload_section(r, w, v, exp.detail, o);
     }
-    if s.dropped > 0 {
-        t.push_str(&format!(" + {} dropped", s.dropped));
-    }
-    t
-}
-
-/// Column names of [`series_rows`].
-pub(crate) const SERIES_HEADER: [&str; 7] = [
-    "configuration",
-    "workload",
-    "n",
-    "failed",
-    "discarded",
-    "stop reason",
-    "status",
-];
-
-/// The workload sections (tables, latency, comparisons) and the warnings, as `fslab show`
-/// prints them under its own header.
-pub fn summary_text(r: &ReportData) -> String {
-    let mut o = String::new();
-    for w in &r.workloads {
-        workload_section(r, w, &mut o);
-    }
-    if !r.warnings.is_empty() {
-        let _ = writeln!(o, "\nWarnings:");
-        for l in super::warngroups::lines(r, true) {
-            let _ = writeln!(o, "- {l}");
-        }
-    }
-    o
+    super::table_tail::tail(r, exp, o);
 }
 
 impl Exporter for TableExporter {
     fn render(&self, r: &ReportData) -> anyhow::Result<Vec<u8>> {
-        let mut o = String::new();
-        let _ = writeln!(o, "{}", r.title);
-        for l in source_lines(r) {
-            let _ = writeln!(o, "  {l}");
-        }
-        if let Some(h) = super::differences::heading(r) {
-            let _ = writeln!(o, "\n== {h} ==");
-            if r.differences.is_empty() {
-                let _ = writeln!(o, "{}", super::differences::NOTHING);
-            }
-            let width = r.differences.iter().map(|d| d.key.len()).max().unwrap_or(0);
-            for d in &r.differences {
-                let _ = writeln!(
-                    o,
-                    "  {:<13} {:<width$}  {}",
-                    d.section.as_str(),
-                    d.key,
-                    super::differences::change_text(d)
-                );
-            }
-        }
-        // The answer first: what differs, then the tables it comes from.
-        let _ = writeln!(o, "\n== Observations ==");
-        if r.observations.is_empty() {
-            let _ = writeln!(o, "{}", r.no_observations());
-        }
-        for ob in &r.observations {
-            let _ = writeln!(o, "- [{}] {}", ob.workload, ob.text);
-        }
-        for w in &r.workloads {
-            workload_section(r, w, &mut o);
-        }
-        let _ = writeln!(o, "\n== Warnings ==");
-        if r.warnings.is_empty() {
-            let _ = writeln!(o, "none");
-        }
-        for l in super::warngroups::lines(r, true) {
-            let _ = writeln!(o, "- {l}");
-        }
-        if let Some(c) = &r.guest_calibration {
-            let _ = writeln!(o, "\n== Guest calibration ==");
-            for l in super::calibration::lines(c) {
-                let _ = writeln!(o, "{l}");
-            }
-        }
-        let _ = writeln!(o, "\n== Repetitions ==");
-        let mut tb = new_table();
-        tb.set_header(SERIES_HEADER.to_vec());
-        for row in series_rows(r) {
-            tb.add_row(row.to_vec());
-        }
-        let _ = writeln!(o, "{tb}");
-        let _ = writeln!(o, "\n== Environment ==");
-        for e in &r.environments {
-            if r.environments.len() > 1 {
-                let _ = writeln!(o, "[{}]", e.source);
-            }
-            for (k, v) in &e.entries {
-                let _ = writeln!(o, "  {k:<24} {}", super::verdict::env_value(k, v));
-            }
-        }
-        for c in &r.cells {
-            if c.commands.is_empty() && c.superblock.is_empty() {
-                continue;
-            }
-            let _ = writeln!(o, "\n-- configuration {} --", c.label);
-            for cmd in &c.commands {
-                let _ = writeln!(o, "  $ {cmd}");
-            }
-            if !c.superblock.is_empty() && !self.superblocks {
-                let _ = writeln!(
-                    o,
-                    "  superblock: {} (whole: `--env full`)",
-                    super::superblock::summary(&c.superblock)
-                );
-            } else if !c.superblock.is_empty() {
-                let _ = writeln!(o, "  superblock:");
-                for l in c.superblock.lines() {
-                    let _ = writeln!(o, "    {l}");
-                }
-            }
-        }
-        Ok(o.into_bytes())
+        let mut o = Text {
+            out: String::new(),
+            width: self.width.max(super::textfit::MIN_WIDTH),
+        };
+        header(r, &mut o);
+        body(r, self, &mut o);
+        Ok(o.out.into_bytes())
     }
 }

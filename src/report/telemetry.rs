@@ -43,6 +43,8 @@ fn show(v: f64, how: Show) -> String {
 /// One row: a configuration's phase, means per repetition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
+    /// Index of the configuration in the report's cells.
+    pub index: usize,
     /// Configuration label.
     pub cell: String,
     /// Phase.
@@ -143,6 +145,7 @@ pub fn table(w: &WorkloadReport, cells: &[CellInfo]) -> Option<Table> {
                 );
             }
             rows.push(Row {
+                index: ci,
                 cell: cell.label.clone(),
                 phase: p.to_string(),
                 values,

@@ -137,13 +137,27 @@ fn fmt_pq(p: f64, q: Option<(f64, usize)>) -> String {
     }
 }
 
-/// The verdict of a comparison and whether the candidate is better (when significant).
+/// Whether more of metric `name` in `unit` is better: the unit's direction
+/// ([`Unit::higher_is_better`]: rates up, times and latencies down), except for percentages
+/// that measure a cost — CPU use and device utilisation (`sys_cpu`, `usr_cpu`, `cpu.*`,
+/// `disk_util`, `…util`), where less is better.
+pub fn higher_is_better(unit: Unit, name: &str) -> bool {
+    let cost = unit == Unit::Percent
+        && ["cpu", "util", "iowait", "steal"]
+            .iter()
+            .any(|w| name.contains(w));
+    !cost && unit.higher_is_better()
+}
+
+/// The verdict of a comparison and whether the candidate is better (when significant) in
+/// the direction of its metric `name` ([`higher_is_better`]).
 /// `q` is the comparison's Benjamini–Hochberg q and its family's size: where q is part of the
 /// decision (a significant difference, in a family of several) it is printed beside p with
 /// the family's size, and a difference significant on its own but not at q < [`ALPHA`] says
 /// that it does not hold up. `n` is the smaller side's repetitions.
 pub fn verdict(
     unit: Unit,
+    name: &str,
     change: Option<&Change>,
     welch: Option<&Welch>,
     q: Option<(f64, usize)>,
@@ -173,7 +187,7 @@ pub fn verdict(
         );
     }
     let up = c.percent > 0.0;
-    let better = up == unit.higher_is_better();
+    let better = up == higher_is_better(unit, name);
     let (lo, hi) = c.ci95.unwrap_or((c.percent, c.percent));
     // Magnitudes of the interval in the direction of the change.
     let (mlo, mhi) = if up { (lo, hi) } else { (-hi, -lo) };

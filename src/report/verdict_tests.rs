@@ -29,21 +29,21 @@ fn verdicts_mind_the_direction() {
     let base = [100.0, 102.0, 98.0, 101.0, 99.0];
     let more = [156.0, 158.0, 154.0, 157.0, 155.0];
     let (c, w) = judge(&base, &more);
-    let (rate, better) = verdict(Unit::FilesPerSec, Some(&c), w.as_ref(), None, 5);
+    let (rate, better) = verdict(Unit::FilesPerSec, "m", Some(&c), w.as_ref(), None, 5);
     assert!(rate.starts_with("faster by 56% (95% CI "), "{rate}");
     assert!(rate.ends_with("p < 0.001)"), "{rate}");
     assert_eq!(better, Some(true));
-    let (time, better) = verdict(Unit::Seconds, Some(&c), w.as_ref(), None, 5);
+    let (time, better) = verdict(Unit::Seconds, "m", Some(&c), w.as_ref(), None, 5);
     assert!(time.starts_with("slower: 56% more time"), "{time}");
     assert_eq!(better, Some(false));
     let (c, w) = judge(&more, &base);
-    let (time, better) = verdict(Unit::Seconds, Some(&c), w.as_ref(), None, 5);
+    let (time, better) = verdict(Unit::Seconds, "m", Some(&c), w.as_ref(), None, 5);
     assert!(
         time.starts_with("faster: 36% less time (95% CI 3"),
         "{time}"
     );
     assert_eq!(better, Some(true));
-    let (lat, _) = verdict(Unit::Millis, Some(&c), w.as_ref(), None, 5);
+    let (lat, _) = verdict(Unit::Millis, "m", Some(&c), w.as_ref(), None, 5);
     assert!(lat.starts_with("lower by 36%"), "{lat}");
 }
 
@@ -53,7 +53,7 @@ fn narrow_and_wide_intervals_around_zero() {
     let a = [100.0, 101.0, 99.0, 100.5, 99.5];
     let b = [100.2, 99.4, 101.1, 100.0, 99.8];
     let (c, w) = judge(&a, &b);
-    let (v, better) = verdict(Unit::OpsPerSec, Some(&c), w.as_ref(), None, 5);
+    let (v, better) = verdict(Unit::OpsPerSec, "m", Some(&c), w.as_ref(), None, 5);
     assert!(v.starts_with("no significant difference (+0."), "{v}");
     assert_eq!(better, None);
     assert_eq!(more_repetitions(Some(&c), w.as_ref(), 5), None);
@@ -61,7 +61,7 @@ fn narrow_and_wide_intervals_around_zero() {
     let a = [100.0, 110.0, 90.0, 105.0];
     let b = [103.0, 95.0, 112.0, 99.0];
     let (c, w) = judge(&a, &b);
-    let (v, _) = verdict(Unit::OpsPerSec, Some(&c), w.as_ref(), None, 4);
+    let (v, _) = verdict(Unit::OpsPerSec, "m", Some(&c), w.as_ref(), None, 4);
     assert!(
         v.starts_with("inconclusive (+1.1%, 95% CI -12% to +16%, p = 0.854)"),
         "{v}"
@@ -78,7 +78,7 @@ fn narrow_and_wide_intervals_around_zero() {
 #[test]
 fn one_repetition_is_not_tested() {
     let (c, w) = judge(&[1.0], &[2.0, 2.1]);
-    let (v, better) = verdict(Unit::OpsPerSec, Some(&c), w.as_ref(), None, 1);
+    let (v, better) = verdict(Unit::OpsPerSec, "m", Some(&c), w.as_ref(), None, 1);
     assert_eq!(v, "not tested (n = 1)");
     assert_eq!(better, None);
     assert_eq!(more_repetitions(Some(&c), w.as_ref(), 1), None);
@@ -91,6 +91,7 @@ fn q_and_its_family_are_shown_beside_p_where_it_decides() {
     let (c, w) = judge(&base, &more);
     let (v, _) = verdict(
         Unit::FilesPerSec,
+        "m",
         Some(&c),
         w.as_ref(),
         Some((0.0004, 4)),
@@ -100,6 +101,7 @@ fn q_and_its_family_are_shown_beside_p_where_it_decides() {
     // A family of one: q = p, not shown.
     let (v, _) = verdict(
         Unit::FilesPerSec,
+        "m",
         Some(&c),
         w.as_ref(),
         Some((0.0004, 1)),
@@ -107,7 +109,14 @@ fn q_and_its_family_are_shown_beside_p_where_it_decides() {
     );
     assert!(v.ends_with("p < 0.001)"), "{v}");
     // Significant on its own, not after the adjustment: the verdict says which decided.
-    let (v, better) = verdict(Unit::FilesPerSec, Some(&c), w.as_ref(), Some((0.09, 17)), 5);
+    let (v, better) = verdict(
+        Unit::FilesPerSec,
+        "m",
+        Some(&c),
+        w.as_ref(),
+        Some((0.09, 17)),
+        5,
+    );
     assert!(
         v.ends_with("p < 0.001), but not after adjusting for 17 tests (q = 0.090)"),
         "{v}"
@@ -163,7 +172,7 @@ proptest! {
         let b: Vec<f64> = b.iter().map(|x| x * scale).collect();
         let n = a.len().min(b.len());
         let e = effect(&a, &b);
-        let (v, better) = verdict(unit, e.as_ref().map(|x| &x.0), e.as_ref().and_then(|x| x.1.as_ref()), q, n);
+        let (v, better) = verdict(unit, "m", e.as_ref().map(|x| &x.0), e.as_ref().and_then(|x| x.1.as_ref()), q, n);
         let Some((c, w)) = e else {
             prop_assert!(v.starts_with("not comparable"));
             return Ok(());
@@ -207,4 +216,23 @@ fn words() {
     assert_eq!(subject("dir_remove", "rate"), "directory removal");
     assert_eq!(subject("write", "throughput"), "write throughput");
     assert_eq!(subject("ReadX", "p99_latency"), "ReadX p99 latency");
+}
+
+#[test]
+fn less_cpu_and_utilisation_are_better() {
+    // 20% less CPU: significant, and better (coloured so), though a percentage.
+    let base = [10.0, 10.2, 9.8, 10.1, 9.9];
+    let less = [8.0, 8.1, 7.9, 8.05, 7.95];
+    let (c, w) = judge(&base, &less);
+    let (v, better) = verdict(Unit::Percent, "sys_cpu", Some(&c), w.as_ref(), None, 5);
+    assert!(v.starts_with("lower by 20%"), "{v}");
+    assert_eq!(better, Some(true));
+    let (_, better) = verdict(Unit::Percent, "cpu.iowait", Some(&c), w.as_ref(), None, 5);
+    assert_eq!(better, Some(true));
+    // A percentage that is not a cost keeps the unit's direction.
+    let (_, better) = verdict(Unit::Percent, "hit_ratio", Some(&c), w.as_ref(), None, 5);
+    assert_eq!(better, Some(false));
+    assert!(!higher_is_better(Unit::Percent, "disk_util"));
+    assert!(higher_is_better(Unit::OpsPerSec, "iops"));
+    assert!(!higher_is_better(Unit::Millis, "clat_p99"));
 }

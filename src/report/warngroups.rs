@@ -5,28 +5,11 @@
 
 use super::model::*;
 use crate::stats::Thresholds;
-use serde::Serialize;
 
 /// Places a group line names before "…and N more".
 pub const LISTED: usize = 3;
 /// Warning lines the terminal shows by default, the last one saying how to see the rest.
 pub const TERMINAL_LINES: usize = 10;
-
-/// Warnings of one kind that share their advice.
-#[derive(Debug, Clone, Serialize)]
-pub struct WarningGroup {
-    /// Kind.
-    pub kind: WarningKind,
-    /// Number of warnings in the group.
-    pub count: usize,
-    /// Where each one is (cell, metric, figure), prefixed with the workload when the report
-    /// has warnings about several.
-    pub subjects: Vec<String>,
-    /// What to do about all of them.
-    pub advice: String,
-    /// The group's line as the text formats print it.
-    pub text: String,
-}
 
 /// What a group of this kind is about, for its line.
 fn title(kind: WarningKind, t: &Thresholds) -> String {
@@ -97,6 +80,7 @@ pub fn group(warnings: &[ReportWarning], t: &Thresholds) -> Vec<WarningGroup> {
             };
             WarningGroup {
                 kind,
+                title: title(kind, t),
                 count: list.len(),
                 subjects,
                 advice: advice.to_string(),
@@ -129,11 +113,33 @@ pub fn all_command(r: &ReportData) -> String {
     }
 }
 
+/// A group's line naming at most `listed` places: its own line when it was built with as
+/// many (or has one warning), else `title (count): places …and N more; advice`.
+fn line(g: &WarningGroup, listed: usize) -> String {
+    if g.count == 1 || listed >= LISTED || g.subjects.len() <= listed {
+        return g.text.clone();
+    }
+    format!(
+        "{} ({}): {} …and {} more; {}",
+        g.title,
+        g.count,
+        g.subjects[..listed].join("; "),
+        g.subjects.len() - listed,
+        g.advice
+    )
+}
+
 /// The warning lines of a text format: every warning with `--warnings all`, else one per
 /// group — at most [`TERMINAL_LINES`] when `cap` is set (the terminal), the last then saying
 /// how many more there are and how to see them. A closing note says how to list each warning
 /// when the groups merged any.
 pub fn lines(r: &ReportData, cap: bool) -> Vec<String> {
+    lines_listing(r, cap, LISTED)
+}
+
+/// [`lines`], each group naming at most `listed` of its places (the compact terminal report
+/// names one).
+pub fn lines_listing(r: &ReportData, cap: bool, listed: usize) -> Vec<String> {
     if r.options.warnings == WarningsMode::All {
         return r.warnings.iter().map(|w| w.message.clone()).collect();
     }
@@ -141,7 +147,7 @@ pub fn lines(r: &ReportData, cap: bool) -> Vec<String> {
     let merged = groups.iter().any(|g| g.count > 1);
     let fits = groups.len() + usize::from(merged) <= TERMINAL_LINES;
     if !cap || fits {
-        let mut out: Vec<String> = groups.iter().map(|g| g.text.clone()).collect();
+        let mut out: Vec<String> = groups.iter().map(|g| line(g, listed)).collect();
         if merged {
             out.push(format!(
                 "{} warnings in {} {}; each on its own line: `{}`",
@@ -154,7 +160,7 @@ pub fn lines(r: &ReportData, cap: bool) -> Vec<String> {
         return out;
     }
     let shown = TERMINAL_LINES - 1;
-    let mut out: Vec<String> = groups[..shown].iter().map(|g| g.text.clone()).collect();
+    let mut out: Vec<String> = groups[..shown].iter().map(|g| line(g, listed)).collect();
     let hidden: usize = groups[shown..].iter().map(|g| g.count).sum();
     let noun = if hidden == 1 { "warning" } else { "warnings" };
     out.push(format!("{hidden} more {noun}: `{}`", all_command(r)));

@@ -164,20 +164,22 @@ pub(crate) fn warnings(
     let mut short = 0;
     let mut total = 0;
     let mut out = Vec::new();
+    let mut swept = Vec::new();
     for (p, sum) in points.iter().zip(sums) {
         for w in runsummary::warnings(&crate::app::finish::engine_only(sum), t) {
             match w {
                 Warning::TooShort { .. } => short += 1,
                 other if points.len() == 1 => out.push(other.to_string()),
-                other => out.push(format!(
-                    "{}k/{}: {other}",
-                    p.file_kib,
-                    iozone::fmt_record(p.record)
+                other => swept.push((
+                    format!("{}k/{}", p.file_kib, iozone::fmt_record(p.record)),
+                    other,
                 )),
             }
         }
         total += sum.iter().filter(|m| m.name == "elapsed").count();
     }
+    // A sweep's variation in one line, not one per point and test.
+    out.extend(runsummary::point_warning_lines(&swept));
     if short > 0 {
         out.insert(
             0,

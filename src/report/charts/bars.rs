@@ -60,12 +60,17 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
         Vec::new()
     };
     let plot_w = (ng * (30 + 34 * nb) + 120).clamp(420, 1000) as u32;
-    let width = plot_w
-        + if legend_entries.is_empty() {
-            0
-        } else {
-            LEGEND_W
-        };
+    let legend_title = match gf {
+        Some(f) => r
+            .factors
+            .iter()
+            .filter(|x| x.name != f.name)
+            .map(|x| x.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => "configuration".into(),
+    };
+    let width = plot_w + legend_width(&legend_title, &legend_entries);
     let title = format!(
         "{} · {}",
         super::super::verdict::phase_label(phase),
@@ -120,20 +125,17 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
                 ])?;
             }
         }
-        for (g, label) in groups.iter().enumerate() {
-            let (px, py) = chart.backend_coord(&(g as f64 + 0.5, 0.0));
-            plot.draw(&Text::new(label.clone(), (px, py + 6), label_below(12)))?;
+        let placed: Vec<(i32, String)> = groups
+            .iter()
+            .enumerate()
+            .map(|(g, label)| (chart.backend_coord(&(g as f64 + 0.5, 0.0)).0, label.clone()))
+            .collect();
+        let py = chart.backend_coord(&(0.0, 0.0)).1;
+        for ((px, label), keep) in placed.iter().zip(thin_labels(&placed)) {
+            if keep {
+                plot.draw(&Text::new(label.clone(), (*px, py + 6), label_below(12)))?;
+            }
         }
-        let legend_title = match gf {
-            Some(f) => r
-                .factors
-                .iter()
-                .filter(|x| x.name != f.name)
-                .map(|x| x.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            None => "configuration".into(),
-        };
         legend(&side, &legend_title, &legend_entries)?;
         Ok(())
     })?;

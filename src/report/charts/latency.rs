@@ -30,7 +30,14 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, op: &str) -> anyhow::Result<Cha
     };
     let log = hi / lo > 20.0;
     let from_hist = curves.iter().all(|c| c.from == "histogram");
-    let title = format!("{op} · latency percentiles (ms)");
+    // Stored in ms, drawn in the unit that suits them (µs for a 3 µs fsync, not 0.003 ms).
+    let sc = super::super::grid::latency_scale(w, op);
+    let (lo, hi) = (lo / sc.divisor, hi / sc.divisor);
+    let title = format!(
+        "{} · latency percentiles ({})",
+        super::super::grid::phase_label(&w.kind, op),
+        sc.label
+    );
     let entries: Vec<(String, RGBColor)> = curves
         .iter()
         .enumerate()
@@ -45,12 +52,15 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, op: &str) -> anyhow::Result<Cha
         (100.0, "max"),
     ];
     let plot_w = 470u32;
-    let svg = svg(plot_w + LEGEND_W, 340, |root| {
+    let svg = svg(plot_w + legend_width("configuration", &entries), 340, |root| {
         let (plot, side) = root.split_horizontally(plot_w);
         let xr = 0.0f64..4.7;
         let to_xy = |pts: &[(f64, f64)]| -> Vec<(f64, f64)> {
             pts.iter()
-                .map(|p| (nines(p.0), if log { p.1.max(lo) } else { p.1 }))
+                .map(|p| {
+                    let v = p.1 / sc.divisor;
+                    (nines(p.0), if log { v.max(lo) } else { v })
+                })
                 .collect()
         };
         macro_rules! body {
@@ -63,9 +73,9 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, op: &str) -> anyhow::Result<Cha
                     .max_light_lines(1)
                     .y_label_formatter(&tick)
                     .y_desc(if log {
-                        "latency (ms, log scale)"
+                        format!("latency ({}, log scale)", sc.label)
                     } else {
-                        "latency (ms)"
+                        format!("latency ({})", sc.label)
                     })
                     .x_desc("percentile")
                     .label_style(font(12))

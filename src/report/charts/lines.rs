@@ -79,8 +79,15 @@ pub fn chart(
         axis_label(name, &sc),
         f.name
     );
+    let legend_title = r
+        .factors
+        .iter()
+        .filter(|x| x.name != f.name)
+        .map(|x| x.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
     let plot_w = 470u32;
-    let svg = svg(plot_w + LEGEND_W, 380, |root| {
+    let svg = svg(plot_w + legend_width(&legend_title, &entries), 380, |root| {
         let (plot, side) = root.split_horizontally(plot_w);
         let mut chart = ChartBuilder::on(&plot)
             .caption(&title, font(16))
@@ -128,21 +135,22 @@ pub fn chart(
             ))?;
             chart.draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 4, col.filled())))?;
         }
-        // Ticks at the levels themselves, labelled as the study names them.
-        for (pos, label) in f.levels.iter().enumerate() {
-            let x = tx(values[pos]);
-            let (px, py) = chart.backend_coord(&(x, 0.0));
-            plot.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))?;
-            plot.draw(&Text::new(label.clone(), (px, py + 7), label_below(12)))?;
-        }
-        let title = r
-            .factors
+        // Ticks at the levels themselves, labelled as the study names them; labels that
+        // would overlap (13 record sizes on a log axis) are left out, the ticks stay.
+        let placed: Vec<(i32, String)> = f
+            .levels
             .iter()
-            .filter(|x| x.name != f.name)
-            .map(|x| x.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ");
-        legend(&side, &title, &entries)?;
+            .enumerate()
+            .map(|(pos, label)| (chart.backend_coord(&(tx(values[pos]), 0.0)).0, label.clone()))
+            .collect();
+        let py = chart.backend_coord(&(tx(values[0]), 0.0)).1;
+        for ((px, label), keep) in placed.iter().zip(thin_labels(&placed)) {
+            plot.draw(&PathElement::new(vec![(*px, py), (*px, py + 5)], BLACK))?;
+            if keep {
+                plot.draw(&Text::new(label.clone(), (*px, py + 7), label_below(12)))?;
+            }
+        }
+        legend(&side, &legend_title, &entries)?;
         Ok(())
     })?;
     Ok(Chart {

@@ -5,11 +5,17 @@
 //! the first factor, one bar per level of the others, as the classic articles drew them),
 //! line charts with error bands for every numeric factor of three or more levels (journal
 //! size, record size, clients), a strip plot showing every repetition in execution order with outliers ringed,
-//! and latency-percentile curves per operation.
+//! latency-percentile curves per operation, the time series of a `--timeline` run and the
+//! telemetry per phase as stacked bars; a sweep over two numeric factors (IOzone's `-a`) as
+//! one heatmap per phase instead of bars, lines and strips. Per report: a forest plot of the
+//! comparisons.
 
 pub(crate) mod bars;
+pub mod forest;
+pub mod heatmap;
 mod latency;
 mod lines;
+mod stacked;
 mod strip;
 mod timeline;
 
@@ -31,6 +37,12 @@ pub enum ChartKind {
     Latency,
     /// One metric of a repetition over time (`--timeline`).
     Timeline,
+    /// Percent changes with their intervals, one row per comparison.
+    Forest,
+    /// A sweep over two numeric factors, one square per point (IOzone's `-a`).
+    Heatmap,
+    /// Telemetry per phase as stacked bars.
+    Telemetry,
 }
 
 impl ChartKind {
@@ -42,6 +54,9 @@ impl ChartKind {
             ChartKind::Strip => "strip",
             ChartKind::Latency => "latency",
             ChartKind::Timeline => "timeline",
+            ChartKind::Forest => "forest",
+            ChartKind::Heatmap => "heatmap",
+            ChartKind::Telemetry => "telemetry",
         }
     }
 }
@@ -126,10 +141,14 @@ pub(crate) fn whisker(s: &CellMetric, bars: ErrorBars) -> (f64, f64) {
 }
 
 /// What the whiskers (or bands) of these statistics show, for a caption: the interval's
-/// method, or ± sd and whether any was clipped at 0.
+/// method, or ± sd and whether any was clipped at 0; with one repetition each, that there are
+/// none.
 pub(crate) fn whisker_caption(stats: &[&CellMetric], bars: ErrorBars) -> String {
+    if !stats.is_empty() && stats.iter().all(|s| s.summary.n < 2) {
+        return "none (one repetition each: no spread or interval)".into();
+    }
     match bars {
-        ErrorBars::Ci => super::table::ci_words(stats.iter().copied()),
+        ErrorBars::Ci => super::entries::ci_words(stats.iter().copied()),
         ErrorBars::Sd => {
             let clipped = stats.iter().any(|s| {
                 s.unit.is_positive() && s.summary.sd.is_some_and(|sd| s.summary.mean - sd < 0.0)
@@ -250,18 +269,41 @@ pub(crate) fn ordered_cells(r: &ReportData, w: &WorkloadReport) -> Vec<usize> {
     cells
 }
 
-/// All charts of one workload, in display order.
+/// All charts of one workload, in display order (every headline metric's).
 pub fn workload_charts(r: &ReportData, w: &WorkloadReport) -> anyhow::Result<Vec<Chart>> {
+    workload_charts_for(r, w, false)
+}
+
+/// The charts of one workload, in display order: with `primary_only` (the compact HTML
+/// report), bars, lines and strips only for the primary metrics (fio's IOPS and throughput,
+/// not every job's CPU and fsync latency).
+pub fn workload_charts_for(
+    r: &ReportData,
+    w: &WorkloadReport,
+    primary_only: bool,
+) -> anyhow::Result<Vec<Chart>> {
     let mut out = Vec::new();
     if r.cells_with_data(w).is_empty() {
         return Ok(out);
     }
-    let bars_ok = |s: &&CellMetric| s.headline && s.unit != crate::metric::Unit::Millis;
+    let bars_ok = |s: &&CellMetric| {
+        s.headline && s.unit != crate::metric::Unit::Millis && (s.primary || !primary_only)
+    };
     let mut phases: Vec<(&str, &str)> = Vec::new();
     for s in w.stats.iter().filter(bars_ok) {
         if !phases.contains(&(s.phase.as_str(), s.name.as_str())) {
             phases.push((s.phase.as_str(), s.name.as_str()));
         }
+    }
+    // A sweep over two numeric factors (IOzone's -a): one heatmap per phase instead of
+    // bars, lines and strips for each.
+    if let Some(axes) = heatmap::axes(r) {
+        for (phase, name) in &phases {
+            for fixed in heatmap::others(r, axes) {
+                out.push(heatmap::chart(r, w, phase, name, axes, &fixed)?);
+            }
+        }
+        phases.clear();
     }
     for (phase, name) in &phases {
         out.push(bars::chart(r, w, phase, name)?);
@@ -292,6 +334,7 @@ pub fn workload_charts(r: &ReportData, w: &WorkloadReport) -> anyhow::Result<Vec
             out.push(timeline::chart(r, w, name)?);
         }
     }
+    out.extend(stacked::charts(r, w)?);
     Ok(out)
 }
 
@@ -303,10 +346,46 @@ const TIMELINE_CHARTS: [&str; 4] = [
     "cpu.iowait",
 ];
 
-/// Width of the legend pane at the right of a chart.
-pub(crate) const LEGEND_W: u32 = 150;
+/// Pixels per character of 12 px chart text (plotters estimates about 0.56 em; a little
+/// more keeps labels apart in every browser's sans-serif).
+pub(crate) const CHAR_PX: u32 = 7;
 
-/// Draw a legend (title, then one colour swatch and label per entry) into `area`.
+/// The narrowest and widest legend pane at the right of a chart.
+const LEGEND_MIN: u32 = 150;
+const LEGEND_MAX: u32 = 340;
+
+/// The width of a legend pane that fits its title and labels (within [`LEGEND_MAX`]; longer
+/// labels are shortened in the middle).
+pub(crate) fn legend_width(title: &str, entries: &[(String, RGBColor)]) -> u32 {
+    if entries.is_empty() {
+        return 0;
+    }
+    let chars = entries
+        .iter()
+        .map(|(l, _)| l.chars().count() as u32 + 4)
+        .chain([title.chars().count() as u32 + 2])
+        .max()
+        .unwrap_or(0);
+    (16 + CHAR_PX * chars).clamp(LEGEND_MIN, LEGEND_MAX)
+}
+
+/// `s` in at most `n` characters, shortened in the middle with `…` (both ends of a path or a
+/// label tell it apart).
+pub(crate) fn elide(s: &str, n: usize) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= n {
+        return s.to_string();
+    }
+    let keep = n.saturating_sub(1);
+    let head = keep / 2;
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - (keep - head)..]);
+    out
+}
+
+/// Draw a legend (title, then one colour swatch and label per entry) into `area`, each label
+/// shortened to fit the area's width.
 pub(crate) fn legend(
     area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
     title: &str,
@@ -315,17 +394,40 @@ pub(crate) fn legend(
     if entries.is_empty() {
         return Ok(());
     }
-    area.draw(&Text::new(title.to_string(), (8, 44), font(13)))?;
+    let room = (area.dim_in_pixel().0.saturating_sub(36) / CHAR_PX) as usize;
+    area.draw(&Text::new(elide(title, room + 3), (8, 44), font(13)))?;
     for (i, (label, col)) in entries.iter().enumerate() {
         let y = 66 + 20 * i as i32;
         area.draw(&Rectangle::new([(8, y), (22, y + 12)], col.filled()))?;
-        let mut l: String = label.chars().take(19).collect();
-        if label.chars().count() > 19 {
-            l.push('…');
-        }
-        area.draw(&Text::new(l, (28, y), font(12)))?;
+        area.draw(&Text::new(elide(label, room), (28, y), font(12)))?;
     }
     Ok(())
+}
+
+/// Which of these labels (x positions in pixels, texts) to draw so that none overlaps
+/// another: the first, then each that starts clear of the last drawn one; the last label is
+/// kept in place of the one before it when they would collide.
+pub(crate) fn thin_labels(labels: &[(i32, String)]) -> Vec<bool> {
+    let half = |t: &str| (t.chars().count() as i32 * CHAR_PX as i32) / 2 + 4;
+    let mut keep = vec![false; labels.len()];
+    let mut last: Option<usize> = None;
+    for (i, (x, t)) in labels.iter().enumerate() {
+        let clear = last.is_none_or(|j| {
+            let (lx, lt) = &labels[j];
+            x - half(t) >= lx + half(lt)
+        });
+        if clear {
+            keep[i] = true;
+            last = Some(i);
+        } else if i + 1 == labels.len() {
+            // The end of the axis is worth more than the label before it.
+            if let Some(j) = last.filter(|&j| j > 0) {
+                keep[j] = false;
+                keep[i] = true;
+            }
+        }
+    }
+    keep
 }
 
 /// The level of `factor` in a cell.

@@ -33,7 +33,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, name: &str) -> anyhow::Result<C
         })
         .collect();
     let plot_w = 470u32;
-    let svg = svg(plot_w + LEGEND_W, 300, |root| {
+    let svg = svg(plot_w + legend_width("configuration", &entries), 300, |root| {
         let (plot, side) = root.split_horizontally(plot_w);
         let mut chart = ChartBuilder::on(&plot)
             .caption(&title, font(16))
