@@ -124,13 +124,18 @@ fn short_command(cmd: &str) -> String {
 /// `s` in at most `w` columns: shortened in the middle with `…` (a name's start and its end
 /// tell it apart).
 fn elide(s: &str, w: usize) -> String {
+    elide_at(s, w, 1, 2)
+}
+
+/// `s` within `w` columns, shortened inside: `num/den` of the kept characters from its start.
+fn elide_at(s: &str, w: usize, num: usize, den: usize) -> String {
     use crate::report::textfit::width;
     if width(s) <= w {
         return s.to_string();
     }
     let chars: Vec<char> = s.chars().collect();
     let keep = w.saturating_sub(1);
-    let head = keep / 2;
+    let head = keep * num / den;
     let tail = keep - head;
     let mut out: String = chars[..head].iter().collect();
     out.push('…');
@@ -156,12 +161,12 @@ fn list_lines(rows: &[[String; 7]], width: usize) -> Vec<String> {
         })
         .collect();
     let mut widths = widths;
-    // A narrow terminal: the name, then the file systems, then the date (without its year)
+    // A narrow terminal: the date (without its year), then the name, then the file systems
     // give way, so the command keeps at least a few words.
     const MIN: [usize; 6] = [0, 0, 6, 0, 11, 4];
-    const MIN_COMMAND: usize = 12;
+    const MIN_COMMAND: usize = 26;
     while widths.iter().sum::<usize>() + 2 * 6 + MIN_COMMAND > width {
-        let Some(c) = [2, 5, 4].into_iter().find(|&c| widths[c] > MIN[c]) else {
+        let Some(c) = [4, 2, 5].into_iter().find(|&c| widths[c] > MIN[c]) else {
             break;
         };
         widths[c] = if c == 4 { MIN[c] } else { widths[c] - 1 };
@@ -192,9 +197,9 @@ fn list_lines(rows: &[[String; 7]], width: usize) -> Vec<String> {
             }
             l.push_str("  ");
         }
-        // Shortened in the middle: runs that differ only at the end of their command line
-        // (another target) stay apart.
-        l.push_str(&elide(cells[6], command));
+        // Shortened inside, more of its start kept (the subcommand): runs that differ only
+        // at the end of their command line (another target) stay apart.
+        l.push_str(&elide_at(cells[6], command, 3, 5));
         l.trim_end().to_string()
     };
     let mut out = vec![line(LIST_HEADER)];
