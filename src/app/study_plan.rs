@@ -168,7 +168,7 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     );
     let cache_text = match r.cache {
         CachePolicy::Cold => "cold (sync, umount, drop caches, mount before every repetition)",
-        CachePolicy::Warm => "warm (one discarded repetition first per series and provisioning)",
+        CachePolicy::Warm => "warm (caches kept between repetitions)",
         CachePolicy::None => "none",
         CachePolicy::Fresh => "fresh (a new file system, mkfs and mount, before every repetition)",
     };
@@ -184,6 +184,13 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
             .map(|b| format!(", budget {}", fmt_duration(b)))
             .unwrap_or_default()
     );
+    if r.warmup > 0 {
+        crate::outln!(
+            "  {} discarded warm-up repetition{} first in every series and after every provisioning (warmup)",
+            r.warmup,
+            if r.warmup == 1 { "" } else { "s" }
+        );
+    }
     if !r.settle.is_zero() {
         crate::outln!(
             "  before every repetition: wait up to {} for a quiet machine (settle)",
@@ -344,11 +351,7 @@ pub(crate) fn eta_text(study: &Study, hist: Option<&History>, earlier: usize) ->
                 }
                 None => model_rep_seconds(w, r.cache),
             };
-            let warm = if r.cache == CachePolicy::Warm {
-                per
-            } else {
-                0.0
-            };
+            let warm = f64::from(r.warmup) * per;
             lo += f64::from(r.min) * per + warm;
             hi += f64::from(r.max) * per + warm;
         }

@@ -67,6 +67,10 @@ pub struct RepetitionsSection {
     pub seed: Option<u64>,
     /// Cache policy before each repetition.
     pub cache: Option<CachePolicy>,
+    /// Discarded repetitions run first in every series, each prepared by the cache policy
+    /// like a counted one (stored, marked, left out of the statistics); for one-time set-up
+    /// after mkfs or mount (default 1 with `cache = "warm"`, else 0).
+    pub warmup: Option<u32>,
     /// Before each repetition, wait up to this long until the machine is quiet (no other I/O
     /// on the cell's backing device, no steal, no load beyond the CPUs, little other CPU);
     /// the wait is stored with the repetition (default: no wait).

@@ -46,6 +46,8 @@ pub struct Repetitions {
     pub seed: Option<u64>,
     /// Cache policy.
     pub cache: CachePolicy,
+    /// Discarded repetitions first in every series (`warmup`; default 1 with `warm`, else 0).
+    pub warmup: u32,
     /// Wait up to this long for a quiet machine before each repetition (zero: no wait).
     pub settle: Duration,
     /// Sample once a second during every repetition (`timeline = true`).
@@ -409,6 +411,16 @@ fn repetitions(r: &file::RepetitionsSection) -> std::result::Result<Repetitions,
         .transpose()
         .map_err(|e| format!("[repetitions] settle: {e}"))?
         .unwrap_or(Duration::ZERO);
+    let cache = r.cache.unwrap_or(CachePolicy::Cold);
+    let warmup = r
+        .warmup
+        .unwrap_or(if cache == CachePolicy::Warm { 1 } else { 0 });
+    if warmup > MAX_WARMUP {
+        return Err(format!(
+            "[repetitions] warmup = {warmup}: at most {MAX_WARMUP} discarded repetitions per series; \
+             raise min instead if more repetitions should count"
+        ));
+    }
     Ok(Repetitions {
         min,
         max,
@@ -416,12 +428,16 @@ fn repetitions(r: &file::RepetitionsSection) -> std::result::Result<Repetitions,
         budget,
         order: r.order.unwrap_or(Order::Interleaved),
         seed: r.seed,
-        cache: r.cache.unwrap_or(CachePolicy::Cold),
+        cache,
+        warmup,
         settle,
         timeline: r.timeline.unwrap_or(false),
         disturbed: r.disturbed.unwrap_or_default(),
     })
 }
+
+/// The most discarded warm-up repetitions a series may ask for.
+pub const MAX_WARMUP: u32 = 10;
 
 #[cfg(test)]
 #[path = "plan_tests.rs"]

@@ -179,6 +179,32 @@ fn repetition_rules() {
         .contains("fraction"));
     assert!(study("[repetitions]\nmin = 9\nmax = 3\ntarget_ci = 0.1\n").is_err());
     assert!(study("[repetitions]\norder = \"zigzag\"\n").is_err());
+    // Warm-ups: one by default with the warm policy, none otherwise, as many as asked.
+    assert_eq!(r.warmup, 1);
+    assert_eq!(
+        study("[repetitions]\ncache = \"cold\"\n")
+            .unwrap()
+            .repetitions
+            .warmup,
+        0
+    );
+    assert_eq!(
+        study("[repetitions]\ncache = \"cold\"\nwarmup = 2\n")
+            .unwrap()
+            .repetitions
+            .warmup,
+        2
+    );
+    assert_eq!(
+        study("[repetitions]\ncache = \"warm\"\nwarmup = 0\n")
+            .unwrap()
+            .repetitions
+            .warmup,
+        0
+    );
+    assert!(study("[repetitions]\nwarmup = 11\n")
+        .unwrap_err()
+        .contains("at most 10"));
 }
 
 #[test]

@@ -151,17 +151,24 @@ impl SetUp {
     }
 }
 
-/// The first repetition is much worse than the others.
-pub fn first_slower(policy: Policy, origin: Origin, setup: SetUp) -> String {
+/// The first repetition is much worse than the others; `warmed`: the series already ran
+/// discarded warm-ups (`[repetitions] warmup`) before it.
+pub fn first_slower(policy: Policy, origin: Origin, setup: SetUp, warmed: bool) -> String {
     let setup = setup.words();
-    match (policy, origin) {
-        (Policy::Cold, _) => format!(
+    match (policy, origin, warmed) {
+        (Policy::Cold, _, true) => format!(
+            "the cold policy already drops the caches before each repetition and the series discarded warm-ups first: look for {setup}"
+        ),
+        (Policy::Cold, Origin::Run, false) => format!(
             "the cold policy already drops the caches before each repetition: look for {setup}"
         ),
-        (Policy::Warm, _) => {
+        (Policy::Cold, _, false) => format!(
+            "the cold policy already drops the caches before each repetition: look for {setup}, or discard it (warmup = 1 in [repetitions])"
+        ),
+        (Policy::Warm, _, _) => {
             format!("the warm policy already discards a first run: look for {setup}")
         }
-        (_, Origin::Run) => format!(
+        (_, Origin::Run, _) => format!(
             "caches warming up or {setup}; leave the first repetition out, or run a study with cache = \"cold\" or \"warm\""
         ),
         _ => format!(
@@ -239,8 +246,17 @@ mod tests {
             assert!(!high_cv(Policy::Cold, origin).contains("cold"));
             assert!(high_cv(Policy::None, origin).contains("cache = \"cold\""));
             for setup in [SetUp::LazyInit, SetUp::SparseImage, SetUp::Unknown] {
-                assert!(!first_slower(Policy::Cold, origin, setup).contains("cache = \"cold\""));
-                assert!(!first_slower(Policy::Warm, origin, setup).contains("\"warm\""));
+                for warmed in [false, true] {
+                    let cold = first_slower(Policy::Cold, origin, setup, warmed);
+                    assert!(!cold.contains("cache = \"cold\""));
+                    // A warm-up is advised only where a study can take it and has none.
+                    assert_eq!(
+                        cold.contains("warmup = 1"),
+                        !warmed && origin != Origin::Run,
+                        "{origin:?} {warmed}: {cold}"
+                    );
+                    assert!(!first_slower(Policy::Warm, origin, setup, warmed).contains("\"warm\""));
+                }
             }
             let (statement, advice) = dataset(Policy::Cold, origin, "48.0 GiB");
             assert!(statement.starts_with("the cold policy drops the page cache"));
@@ -271,11 +287,13 @@ mod tests {
         assert_eq!(SetUp::of(&[], Some("ext4")), SetUp::LazyInit);
         assert_eq!(SetUp::of(&[], Some("xfs")), SetUp::Unknown);
         for s in [SetUp::SparseImage, SetUp::Unknown] {
-            let a = first_slower(Policy::Cold, Origin::Study, s);
+            let a = first_slower(Policy::Cold, Origin::Study, s, false);
             assert!(!a.contains("mkfs.ext4 -E lazy_itable_init=0"), "{a}");
         }
-        assert!(first_slower(Policy::Cold, Origin::Study, SetUp::LazyInit)
-            .contains("lazy_itable_init=0"));
+        assert!(
+            first_slower(Policy::Cold, Origin::Study, SetUp::LazyInit, false)
+                .contains("lazy_itable_init=0")
+        );
     }
 
     #[test]

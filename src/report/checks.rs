@@ -36,13 +36,13 @@ pub fn warnings(
 ) -> Vec<ReportWarning> {
     let mut out = Vec::new();
     let machine = Machine::of(envs);
-    let ctx = Context::of(envs, origin, opts);
-    for w in workloads {
+    let ctx = Context::of(envs, series, origin, opts);
+    for (wi, w) in workloads.iter().enumerate() {
         too_short(w, cells, origin, opts, &mut out);
         few_repetitions(w, cells, series, workloads, origin, &mut out);
         out.extend(cache_checks::warnings(w, cells, &machine, origin));
         for s in w.stats.iter().filter(|s| s.headline) {
-            per_metric(w, &cells[s.cell], s, &ctx, &mut out);
+            per_metric((wi, w), &cells[s.cell], s, &ctx, &mut out);
         }
     }
     for s in series {
@@ -151,10 +151,17 @@ struct Context<'a> {
     target_fs: Option<&'a str>,
     /// When the study was resumed (`resumed_at.N`), in order.
     resumed: Vec<&'a str>,
+    /// The series, for their discarded warm-ups.
+    series: &'a [SeriesInfo],
 }
 
 impl<'a> Context<'a> {
-    fn of(envs: &'a [Environment], origin: Origin, opts: &'a ReportOptions) -> Context<'a> {
+    fn of(
+        envs: &'a [Environment],
+        series: &'a [SeriesInfo],
+        origin: Origin,
+        opts: &'a ReportOptions,
+    ) -> Context<'a> {
         let get = |k: &str| {
             envs.iter()
                 .flat_map(|e| &e.entries)
@@ -166,6 +173,7 @@ impl<'a> Context<'a> {
             opts,
             target_fs: get("target_fs"),
             resumed: resumed_at(envs),
+            series,
         }
     }
 }
@@ -184,7 +192,7 @@ pub fn resumed_at(envs: &[Environment]) -> Vec<&str> {
 
 /// Variation, outliers, slow first repetition and drift of one headline metric.
 fn per_metric(
-    w: &WorkloadReport,
+    (wi, w): (usize, &WorkloadReport),
     cell: &CellInfo,
     s: &CellMetric,
     ctx: &Context<'_>,
@@ -259,7 +267,14 @@ fn per_metric(
                 f.worse_by * 100.0,
                 s.unit.fmt(f.median_rest)
             ),
-            advice::first_slower(policy, origin, SetUp::of(&cell.commands, ctx.target_fs)),
+            advice::first_slower(
+                policy,
+                origin,
+                SetUp::of(&cell.commands, ctx.target_fs),
+                ctx.series
+                    .iter()
+                    .any(|x| x.cell == s.cell && x.workload == wi && x.discarded > 0),
+            ),
         ));
     }
     if let Some(d) = trend::drift(&s.values, DRIFT_ALPHA, DRIFT_MIN) {

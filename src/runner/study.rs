@@ -23,7 +23,7 @@ use crate::stats::adaptive::{self, Disturbed, Fate, Rule, StopReason};
 use crate::store::{CellStatus, SeriesStatus, Store, StudyStatus};
 use crate::workload::Workload;
 use anyhow::{Context, Result};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -67,7 +67,8 @@ pub struct Outcome {
 struct Live {
     prov: Provisioned,
     engines: BTreeMap<usize, Box<dyn Workload>>,
-    warmed: BTreeSet<usize>,
+    /// Warm-up repetitions run per workload since the cell was (re)provisioned.
+    warmed: BTreeMap<usize, u32>,
     /// The cell's devices and file-system counters, for telemetry.
     sources: Sources,
     /// Whether a counted repetition ran on this file system (`fresh` makes a new one).
@@ -416,7 +417,7 @@ impl Runner<'_> {
             Live {
                 prov,
                 engines: BTreeMap::new(),
-                warmed: BTreeSet::new(),
+                warmed: BTreeMap::new(),
                 sources,
                 used: false,
             },
@@ -512,18 +513,24 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// One counted repetition of series `si` (with a discarded warm-up first if due).
+    /// One counted repetition of series `si` (with the discarded warm-ups first if due:
+    /// `[repetitions] warmup` of them once per provisioning of the cell).
     fn repetition(&mut self, si: usize) -> Result<RepEnd> {
         let (cell, wl) = (self.series[si].cell, self.series[si].wl);
-        let warm_due = self.study.repetitions.cache == CachePolicy::Warm
-            && !self.live.get(&cell).is_some_and(|l| l.warmed.contains(&wl));
-        if warm_due {
+        let warmup = self.study.repetitions.warmup;
+        let done = |me: &Self| {
+            me.live
+                .get(&cell)
+                .and_then(|l| l.warmed.get(&wl).copied())
+                .unwrap_or(0)
+        };
+        while done(self) < warmup {
             match self.attempt(si, false)? {
-                RepEnd::Ok => {
-                    if let Some(l) = self.live.get_mut(&cell) {
-                        l.warmed.insert(wl);
-                    }
-                }
+                RepEnd::Ok => match self.live.get_mut(&cell) {
+                    Some(l) => *l.warmed.entry(wl).or_insert(0) += 1,
+                    // No live cell to remember it by: on to the counted repetition.
+                    None => break,
+                },
                 other => return Ok(other),
             }
         }
