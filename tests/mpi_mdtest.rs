@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::mpi::{json, run, scratch};
+use common::mpi::{json, run, scratch, text};
 
 fn items(doc: &serde_json::Value, phase: &str) -> f64 {
     doc["repetitions"][0]
@@ -26,6 +26,10 @@ fn shared_and_unique_trees_count_every_ranks_items() {
     for unique in [false, true] {
         let s = scratch();
         let d = s.path().join("md");
+        // The unique run gets a -d of the user's; the shared one makes its own.
+        if unique {
+            std::fs::create_dir(&d).unwrap();
+        }
         let mut args: Vec<String> = ["mdtest", "-n", "500", "--format", "json", "-d"]
             .map(String::from)
             .to_vec();
@@ -40,15 +44,35 @@ fn shared_and_unique_trees_count_every_ranks_items() {
         assert_eq!(items(&doc, "file_create"), 1000.0, "unique {unique}");
         assert_eq!(items(&doc, "dir_create"), 1000.0, "unique {unique}");
         assert!(doc["run_id"].as_i64().is_some(), "stored once, by rank 0");
-        assert_eq!(
-            std::fs::read_dir(&d).unwrap().count(),
-            0,
-            "test directory removed"
-        );
+        if unique {
+            assert_eq!(
+                std::fs::read_dir(&d).unwrap().count(),
+                0,
+                "test directory removed, the user's -d kept"
+            );
+        } else {
+            assert!(!d.exists(), "-d made by the run removed with its contents");
+        }
         let db = rusqlite::Connection::open(s.path().join("results.db")).unwrap();
         let runs: i64 = db
             .query_row("SELECT COUNT(*) FROM study", [], |r| r.get(0))
             .unwrap();
         assert_eq!(runs, 1, "unique {unique}");
     }
+}
+
+#[test]
+fn a_dry_run_makes_nothing() {
+    let s = scratch();
+    let d = s.path().join("never");
+    let args: Vec<String> = ["mdtest", "-n", "50", "-u", "--dry-run", "-d"]
+        .map(String::from)
+        .into_iter()
+        .chain([d.display().to_string()])
+        .collect();
+    let out = run(s.path(), &[(2, args)]);
+    let said = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(said.contains("dry run: nothing created"), "{said}");
+    assert!(!d.exists());
 }

@@ -122,6 +122,7 @@ pub(crate) fn options(own: &MdtestOwnArgs) -> Options {
             BackendArg::Null => Backend::Null,
         },
         keep: false,
+        made_dir: false,
     }
 }
 

@@ -30,14 +30,25 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         .to_string();
     job::same_options_everywhere(comm, &mine, "mdtest")?;
     let lay = p.validate().map_err(|e| in_words(e, FLAGS))?;
-    let opts = options(&own);
+    let mut opts = options(&own);
     let json = own.format == TextFormat::Json;
     let tag = job::tag(comm);
-    // Every rank works in the same test directories: -d must be one directory for all.
-    if opts.backend == Backend::Fs {
-        comm.agree(std::fs::create_dir_all(&inv.dir).map_err(|e| {
-            crate::error::usage(format!("cannot make -d {}: {e}", inv.dir.display()))
-        }))?;
+    // Every rank works in the same test directories: -d must be one directory for all (a
+    // dry run makes nothing).
+    if opts.backend == Backend::Fs && !own.dry_run {
+        // Rank 0 alone makes it, so that it knows the run made it (and removes it at the end,
+        // as mdtest does); the others then check that they see it.
+        let made = if comm.is_root() {
+            let missing = std::fs::symlink_metadata(&inv.dir).is_err();
+            std::fs::create_dir_all(&inv.dir)
+                .map(|()| missing)
+                .map_err(|e| {
+                    crate::error::usage(format!("cannot make -d {}: {e}", inv.dir.display()))
+                })
+        } else {
+            Ok(false)
+        };
+        opts.made_dir = comm.agree(made)?;
         job::seen_by_all(
             comm,
             &inv.dir,

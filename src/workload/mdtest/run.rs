@@ -32,6 +32,10 @@ pub struct Options {
     pub backend: Backend,
     /// Keep a failed iteration's partial test directory instead of sweeping it.
     pub keep: bool,
+    /// The caller made `-d` for this run (an MPI job makes it on rank 0 before the session
+    /// opens, so that every rank can check it sees the same directory): it is removed at the
+    /// end like one the session made.
+    pub made_dir: bool,
 }
 
 impl Default for Options {
@@ -39,6 +43,7 @@ impl Default for Options {
         Options {
             backend: Backend::Fs,
             keep: false,
+            made_dir: false,
         }
     }
 }
@@ -152,7 +157,7 @@ impl Session {
                 } else {
                     Ok(false)
                 };
-                made_dir = made.as_ref().is_ok_and(|m| *m);
+                made_dir = opts.made_dir || made.as_ref().is_ok_and(|m| *m);
                 team.agree(made.map(|_| ()))?;
                 Box::new(FsKeeper::new(dir, shape))
             }

@@ -217,7 +217,7 @@ fn the_null_backend_touches_nothing() {
     let never = || false;
     let opts = Options {
         backend: Backend::Null,
-        keep: false,
+        ..Options::default()
     };
     let o = run(&p, &out, &Solo, opts, &Quiet, &never).unwrap();
     assert_eq!(o.iterations[0].get(Phase::FileStat).unwrap().items, 4992);
