@@ -95,7 +95,7 @@ fn main() -> ExitCode {
     );
     let opts = Options {
         backend,
-        keep: false,
+        ..Options::default()
     };
     let stop = fslab::signal::interrupted;
     let result: anyhow::Result<Outcome> = if ranks == 1 {
