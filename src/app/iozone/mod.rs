@@ -478,7 +478,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         if a.excel && any {
             crate::out!("{}", excel_text(&s, &result.reps));
         }
-        end.print_tail(StoredLine::Always, "");
+        end.print_tail(StoredLine::Always, "", a.quiet);
     }
     write_biff(a.biff.as_deref(), &s, &result)?;
     match result.error {
