@@ -96,9 +96,11 @@ mod tests {
             .collect();
         assert_eq!(phases, ["total", "Qfsinfo", "Find"]);
         let d = &loaded.data;
-        let mut opts = crate::report::options::ReportOptions::default();
         // --metric still takes the loadfile's spelling.
-        opts.metrics = vec!["QUERY_FS_INFORMATION.mean_latency,total".into()];
+        let opts = crate::report::options::ReportOptions {
+            metrics: vec!["QUERY_FS_INFORMATION.mean_latency,total".into()],
+            ..Default::default()
+        };
         let r = crate::report::build::build(
             &crate::report::build::Input {
                 title: "t".into(),
