@@ -105,10 +105,20 @@ fn privileged_fio_example_study_runs_on_loop_devices() {
         "seqwrite/write.throughput",
         "2-read-0004k/read.iops",
         "2-read-1024k/read.throughput",
-        "Latency percentiles",
+        "p50 latency",
+        "p99 latency",
     ] {
         assert!(text.contains(want), "report lacks {want}:\n{text}");
     }
+    // The full percentile tables are behind --all.
+    assert!(!text.contains("Latency percentiles"), "{text}");
+    let all = fslab(t.path())
+        .args(["report", &id.to_string(), "--all"])
+        .output()
+        .unwrap();
+    let all_text = String::from_utf8_lossy(&all.stdout);
+    assert!(all.status.success(), "{all_text}");
+    assert!(all_text.contains("Latency percentiles"), "{all_text}");
     assert!(!text.contains("seqwrite/write.iops "), "{text}");
     assert!(testdev::mounts_under(&work).is_empty());
 }

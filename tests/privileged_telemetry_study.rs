@@ -279,7 +279,9 @@ fn privileged_fresh_cells_and_per_phase_telemetry() {
     let report = |format: &str| {
         let out = Command::new(assert_cmd::cargo::cargo_bin("fslab"))
             .env("FSLAB_DB", fs.dir.path().join("results.db"))
-            .args(["report", "fresh", "--format", format])
+            .args(["report", "fresh", "--all", "--format", format])
+            // Wide enough that no table header wraps.
+            .args(["--width", "300"])
             .output()
             .unwrap();
         assert!(
@@ -289,6 +291,7 @@ fn privileged_fresh_cells_and_per_phase_telemetry() {
         );
         String::from_utf8(out.stdout).unwrap()
     };
+    // The telemetry tables, with every table (`--all`).
     for format in ["table", "markdown", "html"] {
         let text = report(format);
         assert!(

@@ -172,7 +172,8 @@ fn html_report_renders_in_chromium() {
         page.log
     );
 
-    for (id, charts) in [(ids.iozone, 6), (ids.dbench, 5)] {
+    // Each: the forest plot of its comparisons, then its charts.
+    for (id, charts) in [(ids.iozone, 7), (ids.dbench, 6)] {
         let html = html_report(dir.path(), id);
         let page = load(&chromium, &format!("file://{}", html.display()), dir.path());
         let console = console_lines(&page.log);

@@ -124,13 +124,18 @@ fn short_command(cmd: &str) -> String {
 /// `s` in at most `w` columns: shortened in the middle with `…` (a name's start and its end
 /// tell it apart).
 fn elide(s: &str, w: usize) -> String {
+    elide_at(s, w, 1, 2)
+}
+
+/// `s` within `w` columns, shortened inside: `num/den` of the kept characters from its start.
+fn elide_at(s: &str, w: usize, num: usize, den: usize) -> String {
     use crate::report::textfit::width;
     if width(s) <= w {
         return s.to_string();
     }
     let chars: Vec<char> = s.chars().collect();
     let keep = w.saturating_sub(1);
-    let head = keep / 2;
+    let head = keep * num / den;
     let tail = keep - head;
     let mut out: String = chars[..head].iter().collect();
     out.push('…');
@@ -156,12 +161,12 @@ fn list_lines(rows: &[[String; 7]], width: usize) -> Vec<String> {
         })
         .collect();
     let mut widths = widths;
-    // A narrow terminal: the name, then the file systems, then the date (without its year)
+    // A narrow terminal: the date (without its year), then the name, then the file systems
     // give way, so the command keeps at least a few words.
     const MIN: [usize; 6] = [0, 0, 6, 0, 11, 4];
-    const MIN_COMMAND: usize = 12;
+    const MIN_COMMAND: usize = 26;
     while widths.iter().sum::<usize>() + 2 * 6 + MIN_COMMAND > width {
-        let Some(c) = [2, 5, 4].into_iter().find(|&c| widths[c] > MIN[c]) else {
+        let Some(c) = [4, 2, 5].into_iter().find(|&c| widths[c] > MIN[c]) else {
             break;
         };
         widths[c] = if c == 4 { MIN[c] } else { widths[c] - 1 };
@@ -192,9 +197,9 @@ fn list_lines(rows: &[[String; 7]], width: usize) -> Vec<String> {
             }
             l.push_str("  ");
         }
-        // Shortened in the middle: runs that differ only at the end of their command line
-        // (another target) stay apart.
-        l.push_str(&elide(cells[6], command));
+        // Shortened inside, more of its start kept (the subcommand): runs that differ only
+        // at the end of their command line (another target) stay apart.
+        l.push_str(&elide_at(cells[6], command, 3, 5));
         l.trim_end().to_string()
     };
     let mut out = vec![line(LIST_HEADER)];
@@ -202,63 +207,6 @@ fn list_lines(rows: &[[String; 7]], width: usize) -> Vec<String> {
         out.push(line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5], &r[6]]));
     }
     out
-}
-
-#[cfg(test)]
-mod list_tests {
-    use super::*;
-
-    #[test]
-    fn one_line_per_run_within_the_width() {
-        let row = |id: &str, name: &str, cmd: &str| {
-            [
-                id.to_string(),
-                "study".to_string(),
-                name.to_string(),
-                "complete".to_string(),
-                "2026-11-26 21:12".to_string(),
-                "ext3,xfs,btrfs,jfs".to_string(),
-                short_command(cmd),
-            ]
-        };
-        let rows = [
-            row("12", "a-very-long-study-name-that-goes-on-and-on", "./target/release/fslab --db /tmp/r.db study run examples/studies/dbench-logs.toml --workdir /tmp/w -q"),
-            row("3", "quickstart", "fslab study run examples/studies/quickstart.toml"),
-        ];
-        for width in [60, 100, 200] {
-            let lines = list_lines(&rows, width);
-            assert_eq!(lines.len(), 3, "a header and one line per run: {lines:#?}");
-            assert!(
-                lines
-                    .iter()
-                    .all(|l| crate::report::textfit::width(l) <= width),
-                "{width}: {lines:#?}"
-            );
-            assert!(lines[1].starts_with("12  study  a-"), "{lines:#?}");
-            assert!(lines[2].starts_with(" 3  study  q"), "{lines:#?}");
-            assert!(lines[0].contains("created"), "{lines:#?}");
-        }
-        assert!(list_lines(&rows, 100)[1].starts_with("12  study  a-very-long"));
-        let wide = list_lines(&rows, 200);
-        assert!(wide[1]
-            .ends_with("fslab study run examples/studies/dbench-logs.toml --workdir /tmp/w -q"));
-        // Too long for 100 columns: its start and its end are kept.
-        let line = &list_lines(&rows, 100)[1];
-        assert!(
-            line.contains("fslab study run") && line.contains('…'),
-            "{line}"
-        );
-        assert!(line.ends_with("/tmp/w -q"), "{line}");
-    }
-
-    #[test]
-    fn commands_show_fslab_and_not_the_database() {
-        assert_eq!(
-            short_command("./target/release/fslab --db /tmp/r.db fdtree -l 3 --db=/x -o /mnt"),
-            "fslab fdtree -l 3 -o /mnt"
-        );
-        assert_eq!(short_command("fslab list"), "fslab list");
-    }
 }
 
 /// Samples of the `ok` trials of one cell × workload, grouped per repetition.
@@ -379,4 +327,61 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::*;
+
+    #[test]
+    fn one_line_per_run_within_the_width() {
+        let row = |id: &str, name: &str, cmd: &str| {
+            [
+                id.to_string(),
+                "study".to_string(),
+                name.to_string(),
+                "complete".to_string(),
+                "2026-11-26 21:12".to_string(),
+                "ext3,xfs,btrfs,jfs".to_string(),
+                short_command(cmd),
+            ]
+        };
+        let rows = [
+            row("12", "a-very-long-study-name-that-goes-on-and-on", "./target/release/fslab --db /tmp/r.db study run examples/studies/dbench-logs.toml --workdir /tmp/w -q"),
+            row("3", "quickstart", "fslab study run examples/studies/quickstart.toml"),
+        ];
+        for width in [60, 100, 200] {
+            let lines = list_lines(&rows, width);
+            assert_eq!(lines.len(), 3, "a header and one line per run: {lines:#?}");
+            assert!(
+                lines
+                    .iter()
+                    .all(|l| crate::report::textfit::width(l) <= width),
+                "{width}: {lines:#?}"
+            );
+            assert!(lines[1].starts_with("12  study  a-"), "{lines:#?}");
+            assert!(lines[2].starts_with(" 3  study  q"), "{lines:#?}");
+            assert!(lines[0].contains("created"), "{lines:#?}");
+        }
+        assert!(list_lines(&rows, 100)[1].starts_with("12  study  a-very-long"));
+        let wide = list_lines(&rows, 200);
+        assert!(wide[1]
+            .ends_with("fslab study run examples/studies/dbench-logs.toml --workdir /tmp/w -q"));
+        // Too long for 100 columns: its start and its end are kept.
+        let line = &list_lines(&rows, 100)[1];
+        assert!(
+            line.contains("fslab study run") && line.contains('…'),
+            "{line}"
+        );
+        assert!(line.ends_with("/tmp/w -q"), "{line}");
+    }
+
+    #[test]
+    fn commands_show_fslab_and_not_the_database() {
+        assert_eq!(
+            short_command("./target/release/fslab --db /tmp/r.db fdtree -l 3 --db=/x -o /mnt"),
+            "fslab fdtree -l 3 -o /mnt"
+        );
+        assert_eq!(short_command("fslab list"), "fslab list");
+    }
 }

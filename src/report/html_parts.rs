@@ -4,7 +4,7 @@
 
 use super::charts;
 use super::entries::{interval_words, percentile_label, EntryStyle};
-use super::html::{chart_figure, esc, table_end, table_head};
+use super::html_kit::{chart_figure, esc, table_end, table_head};
 use super::model::*;
 use super::verdict::fmt_opt;
 use super::view::{self, Detail, WorkloadView};

@@ -3,7 +3,7 @@
 //! commands that made its file system, every command and the whole superblock folded).
 
 use super::entries::{series_rows, SERIES_HEADER};
-use super::html::{code_spans, esc, table_end, table_head};
+use super::html_kit::{code_spans, esc, table_end, table_head};
 use super::model::*;
 use super::view::Detail;
 use std::fmt::Write as _;

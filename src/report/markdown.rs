@@ -8,44 +8,13 @@
 use super::entries::{
     comparison_name, interval_words, percentile_label, source_lines, upper_first, EntryStyle,
 };
+pub use super::markdown_kit::MarkdownExporter;
+pub(crate) use super::markdown_kit::{esc, header, row};
 use super::model::*;
 use super::verdict::{fmt_opt, fmt_p_cell};
 use super::view::{self, Detail, WorkloadView};
 use super::Exporter;
 use std::fmt::Write as _;
-
-/// Renders [`ReportData`] as Markdown.
-#[derive(Debug, Clone, Copy)]
-pub struct MarkdownExporter {
-    /// Print every configuration's superblock dump (`--env full`); else one line of it.
-    pub superblocks: bool,
-    /// The compact report or every table (`--all`).
-    pub detail: Detail,
-}
-
-/// Escape text for a table cell.
-pub(crate) fn esc(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-pub(crate) fn row(o: &mut String, cells: &[String]) {
-    let _ = writeln!(o, "| {} |", cells.join(" | "));
-}
-
-/// A header row; columns in `right` are right-aligned (numbers).
-pub(crate) fn header(o: &mut String, cells: &[String], right: std::ops::Range<usize>) {
-    row(o, cells);
-    let seps: Vec<String> = (0..cells.len())
-        .map(|i| {
-            if right.contains(&i) {
-                "---:".into()
-            } else {
-                "---".into()
-            }
-        })
-        .collect();
-    row(o, &seps);
-}
 
 /// A workload's parameters: `parameter | value`, and each set of sections (a fio job) as a
 /// table of its own.

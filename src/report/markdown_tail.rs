@@ -3,7 +3,7 @@
 //! ([`super::table_tail`]), every entry and command with `--all`.
 
 use super::entries::{series_rows, SERIES_HEADER};
-use super::markdown::{esc, header, row, MarkdownExporter};
+use super::markdown_kit::{esc, header, row, MarkdownExporter};
 use super::model::*;
 use super::view::Detail;
 use std::fmt::Write as _;

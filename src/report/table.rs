@@ -9,56 +9,12 @@
 
 use super::entries::{ci_words, comparison_name, interval_words, EntryStyle};
 use super::model::*;
-use super::textfit::{wrap, Align, TextTable};
+pub use super::table_kit::TableExporter;
+pub(crate) use super::table_kit::Text;
+use super::textfit::{Align, TextTable};
 use super::verdict::{fmt_opt, fmt_p_cell};
 use super::view::{self, Detail, WorkloadView};
 use super::Exporter;
-use std::fmt::Write as _;
-
-/// Renders [`ReportData`] as text for a terminal.
-#[derive(Debug, Clone, Copy)]
-pub struct TableExporter {
-    /// Print every configuration's superblock dump (`--env full`); else one line of it.
-    pub superblocks: bool,
-    /// The compact report or every table (`--all`).
-    pub detail: Detail,
-    /// The width every line fits in.
-    pub width: usize,
-}
-
-/// Lines of text, each within the width.
-pub(crate) struct Text {
-    pub(crate) out: String,
-    pub(crate) width: usize,
-}
-
-impl Text {
-    /// A line as it is (the caller made it fit).
-    pub(crate) fn line(&mut self, l: &str) {
-        let _ = writeln!(self.out, "{l}");
-    }
-
-    /// Prose wrapped to the width: the first line starts with `first`, the others with
-    /// `rest`.
-    pub(crate) fn para(&mut self, text: &str, first: &str, rest: &str) {
-        for l in wrap(text, self.width, first, rest) {
-            self.line(&l);
-        }
-    }
-
-    /// A section heading, after an empty line.
-    pub(crate) fn heading(&mut self, h: &str) {
-        self.line("");
-        self.para(&format!("== {h} =="), "", "   ");
-    }
-
-    /// A table fitted to the width.
-    pub(crate) fn table(&mut self, t: &TextTable) {
-        for l in t.render(self.width) {
-            self.line(&l);
-        }
-    }
-}
 
 /// A stored time (`2026-11-26T21:12:59.139Z`) to the second, without the `T` and the `Z`;
 /// only its time of day when `same_day` is the same date.

@@ -5,7 +5,7 @@
 
 use super::entries::{series_rows, SERIES_HEADER};
 use super::model::*;
-use super::table::{TableExporter, Text};
+use super::table_kit::{TableExporter, Text};
 use super::textfit::{wrap_command, Align, TextTable};
 use super::view::Detail;
 
