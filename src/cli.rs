@@ -4,6 +4,9 @@ use crate::workload::fdtree;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+pub mod errors;
+#[cfg(test)]
+mod help_tests;
 mod iozone;
 mod mpi;
 pub use iozone::IozoneArgs;
@@ -65,20 +68,34 @@ impl Cli {
 pub enum Command {
     /// Metadata tree benchmark compatible with fdtree.bash (directory create, file create,
     /// file remove, directory remove).
-    #[command(after_long_help = FDTREE_EXAMPLES)]
+    #[command(
+        after_long_help = FDTREE_EXAMPLES,
+        mut_arg("repeat", |a| a.help(REPEAT_FDTREE))
+    )]
     Fdtree(FdtreeArgs),
     /// IOzone-compatible throughput tests (write, rewrite, read, re-read, random read/write,
     /// backwards read, record rewrite, strided read, fwrite/re-fwrite, fread/re-fread).
-    #[command(disable_version_flag = true, after_long_help = IOZONE_EXAMPLES)]
+    #[command(
+        disable_version_flag = true,
+        after_long_help = IOZONE_EXAMPLES,
+        mut_arg("repeat", |a| a.help(REPEAT_IOZONE))
+    )]
     Iozone(IozoneArgs),
     /// Client load compatible with dbench 4: N clients replay an NBENCH loadfile (dbench's
     /// client.txt or fslab's generated office load) and report MB/s and latency percentiles.
-    #[command(after_long_help = DBENCH_EXAMPLES)]
+    #[command(
+        after_long_help = DBENCH_EXAMPLES,
+        mut_arg("repeat", |a| a.help(REPEAT_DBENCH)),
+        override_usage = "fslab dbench [OPTIONS] <NCLIENTS>\n       fslab dbench --generate <FILE> [--seed <N>] [--tasks <N>]"
+    )]
     Dbench(DbenchArgs),
     /// Run the real fio on a job file --repeat N times with a cache action between, store
     /// every run, and print mean ± sd and 95% CI per job and direction. fio options fslab
     /// does not know are passed to fio unchanged.
-    #[command(after_long_help = FIO_EXAMPLES)]
+    #[command(
+        after_long_help = FIO_EXAMPLES,
+        mut_arg("repeat", |a| a.help(REPEAT_FIO))
+    )]
     Fio(FioArgs),
     /// Metadata benchmark compatible with mdtest (the IO500's metadata half): directory and
     /// file creation, stat, read, rename and removal in a tree, with mdtest's flags and its
@@ -157,7 +174,7 @@ pub struct MdtestOwnArgs {
     /// cost). Default: fs.
     #[arg(long, value_enum, default_value_t = BackendArg::Fs)]
     pub backend: BackendArg,
-    /// No progress on stderr.
+    /// No progress and no "stored as run N" line on stderr. Default: both shown.
     #[arg(short, long)]
     pub quiet: bool,
 }
@@ -187,7 +204,8 @@ pub struct DoctorArgs {
     /// Output: table (one line per check) or json.
     #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
-    /// Do not boot the User-mode Linux guest (its checks are then left out).
+    /// Do not boot the User-mode Linux guest (its checks are then left out). Default: the
+    /// guest is booted.
     #[arg(long)]
     pub no_guest: bool,
     /// Memory of the guest the check boots.
@@ -291,7 +309,7 @@ pub struct StudyRunArgs {
     /// Default: $FSLAB_WORKDIR, else /var/tmp/fslab.
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
-    /// No progress display (the summary is still printed).
+    /// No progress display (the summary is still printed). Default: progress shown.
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// Run the study in a User-mode Linux guest whose kernel has nilfs2, JFS and ReiserFS:
@@ -410,7 +428,7 @@ pub struct FioArgs {
         default_missing_value = ""
     )]
     pub allow_outside: Vec<PathBuf>,
-    /// No repetition counter on stderr.
+    /// No repetition counter and no "stored as run N" line on stderr. Default: both shown.
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// Options every engine command takes.
@@ -428,18 +446,31 @@ pub struct FioArgs {
     pub fio_args: Vec<String>,
 }
 
+/// `--repeat` of `fslab fdtree`.
+const REPEAT_FDTREE: &str = "Run the whole cycle (directory create, file create, file remove, \
+directory remove) N times and report mean, sd and 95% CI per phase. Default: 1.";
+/// `--repeat` of `fslab iozone`.
+const REPEAT_IOZONE: &str = "Run every test N times, interleaved over the sweep's file and \
+record sizes, and report mean, sd and 95% CI per point. Default: 1.";
+/// `--repeat` of `fslab dbench`.
+const REPEAT_DBENCH: &str = "Run the load N times (each with its warmup and -t) and report \
+mean, sd and 95% CI of the throughput and the per-operation latencies. Default: 1.";
+/// `--repeat` of `fslab fio`.
+const REPEAT_FIO: &str = "Run the job file N times, with the --cache action before each run, \
+and report mean, sd and 95% CI per job and direction. Default: 1.";
+
 /// Options every engine command (`fdtree`, `iozone`, `dbench`, `fio`) takes, declared once.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Run everything N times (interleaved over an IOzone sweep) and report mean, sd and
-    /// 95% CI. Default: 1.
+    /// Run N times and report mean, sd and 95% CI. Default: 1. (Each engine command states
+    /// what one repetition is: `REPEAT_*` below.)
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeat: u32,
     /// Print one versioned JSON document (with units) instead of tables; the same as
-    /// --format json.
+    /// --format json. Default: tables.
     #[arg(long)]
     pub json: bool,
-    /// Do not record the run in the results database.
+    /// Do not record the run in the results database. Default: recorded.
     #[arg(long)]
     pub no_store: bool,
     /// Warn when a phase or test takes less than this many seconds on average and its time
@@ -517,18 +548,21 @@ pub struct FdtreeArgs {
     )]
     pub start_dir: PathBuf,
     /// Create only: run the two create phases and leave the tree in place (fdtree -C).
+    /// Default: the whole cycle.
     #[arg(short = 'C', long = "create-only")]
     pub create_only: bool,
     /// Remove only: run the two remove phases on a tree left by -C (fdtree -R). The tree is
     /// found under -o by name (LEVEL0.<host>.*) unless --root names it; its shape is the one
-    /// recorded at -C unless -d, -f, -s, -l are given (then they must match it).
+    /// recorded at -C unless -d, -f, -s, -l are given (then they must match it). Default:
+    /// the whole cycle.
     #[arg(short = 'R', long = "remove-only")]
     pub remove_only: bool,
     /// Which of -d, -f, -s, -l were given on the command line (filled in by
     /// [`Cli::try_parse_args`]); `-R` without them removes with the shape recorded at `-C`.
     #[arg(skip)]
     pub shape_given: Vec<&'static str>,
-    /// With -R: the tree root(s) to remove, names inside -o (one per thread).
+    /// With -R: the tree root(s) to remove, names inside -o (one per thread). Default: found
+    /// under -o by name.
     #[arg(long = "root", value_name = "NAME")]
     pub roots: Vec<String>,
     /// Worker threads, each with its own tree, starting every phase together.
@@ -538,7 +572,7 @@ pub struct FdtreeArgs {
     /// Default: off, like fdtree (dirty data may still be in memory when a phase ends).
     #[arg(long)]
     pub sync: bool,
-    /// Print the counts and the space needed, create nothing.
+    /// Print the counts and the space needed, create nothing. Default: run.
     #[arg(long)]
     pub dry_run: bool,
     /// Output format (--json is the same as --format json).
@@ -554,7 +588,8 @@ pub struct FdtreeArgs {
     #[command(flatten)]
     pub run: RunArgs,
     /// No progress display on stderr (a bar with the repetition, point and ETA on a terminal,
-    /// one line per finished repetition otherwise).
+    /// one line per finished repetition otherwise) and no "stored as run N" line. Default:
+    /// both shown.
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// MPI mode options (builds with the `mpi` feature; hidden and refused in others).
@@ -566,7 +601,7 @@ pub struct FdtreeArgs {
 #[derive(Debug, Args)]
 pub struct DbenchArgs {
     /// Number of clients; each replays the loadfile in its own tree clients/client<N> (dbench's
-    /// NPROCS).
+    /// NPROCS). Required, except with --generate.
     #[arg(value_name = "NCLIENTS", required_unless_present = "generate")]
     pub clients: Option<usize>,
     /// Measured run time after the warmup: seconds, or a duration such as 90s or 5m (dbench -t).
@@ -611,7 +646,7 @@ pub struct DbenchArgs {
     #[arg(long)]
     pub ignore_timestamps: bool,
     /// Play the loadfile once per client instead of looping until -t is over (dbench 5
-    /// --run-once); -t still caps the run.
+    /// --run-once); -t still caps the run. Default: loop until -t is over.
     #[arg(long)]
     pub run_once: bool,
     /// Leave the client trees in place after the run (dbench --skip-cleanup). Default: removed.
@@ -625,6 +660,7 @@ pub struct DbenchArgs {
     #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
     /// Print the clients, the loadfile, the run time and the space needed; create nothing.
+    /// Default: run.
     #[arg(long)]
     pub dry_run: bool,
     /// Write fslab's default loadfile model to FILE and exit (no clients are run).
@@ -636,8 +672,8 @@ pub struct DbenchArgs {
     /// Tasks per pass for --generate, 1 to 10000. Default: as the built-in default load (1500).
     #[arg(long, value_name = "N", requires = "generate")]
     pub tasks: Option<u32>,
-    /// No per-second progress lines, and no repetition counter (`dbench rep 2/3 · ETA …`) on
-    /// stderr.
+    /// No per-second progress lines, no repetition counter (`dbench rep 2/3 · ETA …`) and no
+    /// "stored as run N" line on stderr. Default: all shown.
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// MPI mode options (builds with the `mpi` feature; hidden and refused in others).
@@ -676,7 +712,7 @@ pub struct ListArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
-    /// The same as --format json.
+    /// The same as --format json. Default: a table.
     #[arg(long)]
     pub json: bool,
 }
@@ -689,7 +725,7 @@ pub struct ShowArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
-    /// The same as --format json.
+    /// The same as --format json. Default: a table.
     #[arg(long)]
     pub json: bool,
     /// Every table, comparison and environment entry (as `fslab report --all`). Default: the
@@ -726,14 +762,14 @@ pub struct ExportArgs {
     /// The study or run id (see `fslab list`).
     pub id: i64,
     /// Every raw sample, one row each: study, cell, one column per factor level,
-    /// workload, repetition, order index, phase, metric, unit, value. Without it: one row
-    /// per repetition with a column per phase.metric.
+    /// workload, repetition, order index, phase, metric, unit, value. Default: one row per
+    /// repetition with a column per phase.metric.
     #[arg(long)]
     pub raw: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
     pub format: ExportFormat,
-    /// Write to FILE instead of standard output.
+    /// Write to FILE instead of standard output. Default: standard output.
     #[arg(short = 'o', long = "out", value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
@@ -764,7 +800,7 @@ pub struct ReportOutputArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: crate::report::Format,
-    /// Write the report to FILE instead of standard output.
+    /// Write the report to FILE instead of standard output. Default: standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Only these metrics: `phase.metric`, a metric name (all phases) or a phase (all its
@@ -811,7 +847,8 @@ pub struct ReportArgs {
     /// one cell.
     pub source: String,
     /// Compare against this instead of each factor's first level: a level (`64MB`),
-    /// `factor=level`, or a cell label (then every cell is compared with that cell).
+    /// `factor=level`, or a cell label (then every cell is compared with that cell). Default:
+    /// each factor's first level.
     #[arg(long, value_name = "LABEL")]
     pub baseline: Option<String>,
     /// Output options.

@@ -21,28 +21,11 @@ fn main() -> ExitCode {
                     },
                 );
             }
-            // One line: clap's first line plus where to look.
-            let text = e.render().to_string();
-            let mut lines = text.lines();
-            let mut first = lines
-                .next()
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ")
-                .to_string();
-            // "the following required arguments were not provided:" names them on the next line.
-            if first.ends_with(':') {
-                if let Some(next) = lines.next() {
-                    first = format!("{first} {}", next.trim());
-                }
-            }
-            // An invalid choice names the valid ones: "use one of: summary, full".
-            use clap::error::{ContextKind, ContextValue};
-            if let Some(ContextValue::Strings(valid)) = e.get(ContextKind::ValidValue) {
-                if !valid.is_empty() {
-                    first = format!("{first}; use one of: {}", valid.join(", "));
-                }
-            }
-            eprintln!("fslab: {first}; see `fslab help`");
+            // One line: clap's message, its suggestion, and the subcommand's help.
+            eprintln!(
+                "fslab: {}",
+                fslab::cli::errors::one_line(&e, &std::env::args_os().collect::<Vec<_>>())
+            );
             return ExitCode::from(2);
         }
     };

@@ -27,7 +27,16 @@ fn count_lines(text: &str) -> BTreeMap<String, u64> {
         if first.starts_with(|c: char| c.is_ascii_digit()) {
             first = toks.next().unwrap_or("");
         }
-        *m.entry(first.to_string()).or_insert(0) += 1;
+        // fslab reports the names dbench 4.0 prints, not the loadfile's.
+        let printed = match first {
+            "QUERY_PATH_INFORMATION" => "Qpathinfo",
+            "QUERY_FILE_INFORMATION" => "Qfileinfo",
+            "QUERY_FS_INFORMATION" => "Qfsinfo",
+            "SET_FILE_INFORMATION" => "Sfileinfo",
+            "FIND_FIRST" => "Find",
+            other => other,
+        };
+        *m.entry(printed.to_string()).or_insert(0) += 1;
     }
     m
 }

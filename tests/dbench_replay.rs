@@ -101,8 +101,8 @@ fn one_pass_leaves_the_expected_tree_and_counts() {
     assert_eq!(count("Close"), 2 * 6);
     assert_eq!(count("ReadX"), 2 * 2);
     assert_eq!(count("WriteX"), 2 * 3);
-    assert_eq!(count("FIND_FIRST"), 2 * 2);
-    assert_eq!(count("QUERY_PATH_INFORMATION"), 2 * 2);
+    assert_eq!(count("Find"), 2 * 2);
+    assert_eq!(count("Qpathinfo"), 2 * 2);
     assert_eq!(count("Rmdir"), 2);
     assert_eq!(o.measured_bytes, 2 * (65536 + 1000 + 65536 + 65536 + 10));
     let get = |phase: &str, name: &str| {

@@ -146,7 +146,7 @@ fn bad_input_is_one_line_exit_2_and_creates_nothing() {
     let cases: Vec<(Vec<String>, &str)> = vec![
         (vec!["-d".into(), "0".into()], "-l 0"),
         (vec!["-f".into(), "0".into()], "-f 0"),
-        (vec!["-d".into(), "-3".into()], "see `fslab help`"),
+        (vec!["-d".into(), "-3".into()], "see `fslab fdtree --help`"),
         (
             vec!["-d".into(), "1000".into(), "-l".into(), "10".into()],
             "2^64",
@@ -319,12 +319,22 @@ fn runs_are_stored_and_listed_and_shown() {
     let work = tempfile::tempdir().unwrap();
     fslab(work.path())
         .args([
-            "fdtree", "-q", "--repeat", "2", "-d", "2", "-f", "2", "-s", "1", "-l", "1", "-o",
+            "fdtree", "--repeat", "2", "-d", "2", "-f", "2", "-s", "1", "-l", "1", "-o",
         ])
         .arg(work.path())
         .assert()
         .success()
         .stderr(predicate::str::contains("stored as run 1"));
+    // -q: stored all the same, and nothing on stderr.
+    fslab(work.path())
+        .args([
+            "fdtree", "-q", "-d", "1", "-f", "1", "-s", "1", "-l", "1", "-o",
+        ])
+        .arg(work.path())
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
+    fslab(work.path()).args(["rm", "2"]).assert().success();
     fslab(work.path())
         .arg("list")
         .assert()

@@ -40,9 +40,21 @@ fn run_bad(dir: &Path, args: &[&str], needle: &str) {
 fn all_thirteen_tests_print_iozones_table_and_remove_the_file() {
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("t.tmp");
-    let out = run_ok(
-        d.path(),
-        &["-s", "64k", "-r", "4k", "-f", f.to_str().unwrap()],
+    let o = fslab(d.path())
+        .args(["iozone", "-s", "64k", "-r", "4k", "-f", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    // 64 KiB is far below twice the RAM: the page-cache warning, said once (at the end).
+    let both = format!("{out}{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(both.matches("page-cache effects").count(), 1, "{both}");
+    // IOzone 3.508's widths: every row and the header are 156 columns.
+    assert!(
+        out.lines()
+            .filter(|l| l.trim_start().starts_with("64 ") || l.trim_start().starts_with("kB"))
+            .all(|l| l.len() == 156),
+        "{out}"
     );
     assert!(out.contains("Output is in kBytes/sec"), "{out}");
     let header = out

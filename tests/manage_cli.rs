@@ -390,6 +390,16 @@ fn import_refuses_what_is_not_an_fslab_store() {
     let before = std::fs::read(&foreign).unwrap();
     let err = refused(&db, &["import", foreign.to_str().unwrap()]);
     assert!(err.contains("not an fslab results database"), "{err}");
+    // The file to import is the positional argument, not --db: the advice says so.
+    assert!(
+        err.contains("name another fslab results database to import") && !err.contains("--db"),
+        "{err}"
+    );
+    let err = refused(&db, &["import", t.path().to_str().unwrap()]);
+    assert!(
+        err.contains("is a directory") && err.contains("to import") && !err.contains("--db"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(&foreign).unwrap(), before);
     let err = refused(
         &db,

@@ -171,4 +171,29 @@ fn a_version_2_store_is_read_as_is_then_migrated_by_the_first_write() {
     let list: serde_json::Value = serde_json::from_str(&ok(&db, &["list", "--json"])).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 9);
     assert!(ok(&db, &["report", "9"]).contains("file_create"));
+
+    // Version 7: ids are never reused. Remove the newest run; the next one gets 10, not 9.
+    ok(&db, &["rm", "9"]);
+    ok(
+        &db,
+        &[
+            "fdtree", "-q", "-d", "1", "-l", "1", "-f", "2", "-s", "1", "-o", out,
+        ],
+    );
+    let list: serde_json::Value = serde_json::from_str(&ok(&db, &["list", "--json"])).unwrap();
+    let ids: Vec<i64> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_i64().unwrap())
+        .collect();
+    assert!(ids.contains(&10) && !ids.contains(&9), "{ids:?}");
+    // The old studies kept their cells and trials through the remade study table.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let cells: i64 = c
+        .query_row("SELECT COUNT(*) FROM cell WHERE study_id <= 8", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(cells >= 8, "{cells} cells of the fixture's eight studies");
 }

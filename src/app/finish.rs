@@ -221,12 +221,12 @@ impl Ending<'_> {
     }
 
     /// Print the warnings, then say where the run is stored (`what` follows the command,
-    /// e.g. " (all metrics)").
-    pub fn print_tail(&self, stored: StoredLine, what: &str) {
+    /// e.g. " (all metrics)"), unless `quiet` (`-q`: the warnings alone).
+    pub fn print_tail(&self, stored: StoredLine, what: &str, quiet: bool) {
         for w in self.warnings {
             crate::outln!("warning: {w}");
         }
-        if stored == StoredLine::OnSuccess && self.error.is_some() {
+        if quiet || (stored == StoredLine::OnSuccess && self.error.is_some()) {
             return;
         }
         if let Some(id) = self.run_id {

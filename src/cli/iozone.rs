@@ -21,10 +21,10 @@ pub struct IozoneArgs {
     #[arg(short = 'r', value_name = "SIZE")]
     pub records: Vec<String>,
     /// Auto mode (IOzone -a): files 64 KiB to 512 MiB, records 4 KiB to 16 MiB, doubling;
-    /// files over 16 MiB start at 64 KiB records unless -z.
+    /// files over 16 MiB start at 64 KiB records unless -z. Default: the sizes of -s and -r.
     #[arg(short = 'a')]
     pub auto: bool,
-    /// With -a: keep small records for large files (IOzone -z).
+    /// With -a: keep small records for large files (IOzone -z). Default: off.
     #[arg(short = 'z')]
     pub no_crossover: bool,
     /// Auto mode: smallest file size (IOzone -n). Default: 64k.
@@ -74,16 +74,18 @@ pub struct IozoneArgs {
     /// run naming the offset. Optional pattern byte 1-255. Default pattern: 165 (0xA5).
     #[arg(short = 'V', value_name = "PATTERN", num_args = 0..=1, default_missing_value = "165")]
     pub verify: Option<u8>,
-    /// Throughput mode with N workers, each on its own file (IOzone -t, at most 256).
+    /// Throughput mode with N workers, each on its own file (IOzone -t, at most 256). Default:
+    /// one process, no throughput mode.
     #[arg(short = 't', value_name = "N")]
     pub threads: Option<usize>,
     /// Throughput mode: no stonewalling (IOzone -x). Default: stonewalling on.
     #[arg(short = 'x')]
     pub no_stonewall: bool,
-    /// Also print IOzone's "Excel" report blocks (IOzone -R).
+    /// Also print IOzone's "Excel" report blocks (IOzone -R). Default: off.
     #[arg(short = 'R')]
     pub excel: bool,
-    /// Write the -R report as an Excel (BIFF2 .xls) worksheet, as IOzone -b does.
+    /// Write the -R report as an Excel (BIFF2 .xls) worksheet, as IOzone -b does. Default: no
+    /// worksheet.
     #[arg(short = 'b', value_name = "FILE.xls")]
     pub biff: Option<PathBuf>,
     /// Repetitions, output and store.
@@ -94,7 +96,7 @@ pub struct IozoneArgs {
     #[arg(long, value_enum, default_value_t = crate::cli::TextFormat::Table)]
     pub format: crate::cli::TextFormat,
     /// Print the sweep's points, the bytes each moves, the space needed and an estimate of
-    /// the time; write nothing.
+    /// the time; write nothing. Default: run.
     #[arg(long)]
     pub dry_run: bool,
     /// Drop the page cache before every test after the first (root). Default: off.
@@ -113,10 +115,11 @@ pub struct IozoneArgs {
     /// the kernel splits each record into device requests (see doc/iozone.md).
     #[arg(long)]
     pub huge_buffer: bool,
-    /// Skip the free-space check before writing (thin or compressing file systems).
+    /// Skip the free-space check before writing (thin or compressing file systems). Default:
+    /// checked.
     #[arg(long)]
     pub no_space_check: bool,
-    /// No progress bar.
+    /// No progress bar and no "stored as run N" line. Default: both shown.
     #[arg(long)]
     pub quiet: bool,
     /// MPI mode options (builds with the `mpi` feature; hidden and refused in others).

@@ -217,7 +217,7 @@ impl Selection {
         let toks: Vec<String> = tokens
             .iter()
             .flat_map(|t| t.split(','))
-            .map(|t| t.trim().to_string())
+            .map(|t| super::spelling::metric_token(t.trim()))
             .filter(|t| !t.is_empty())
             .collect();
         let mut keys: Vec<(String, String)> = Vec::new();

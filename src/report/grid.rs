@@ -1,7 +1,7 @@
 //! The layout of a metric table, shared by the text, Markdown and HTML reports: rows are
-//! configurations and columns phases (the articles' tables), except for dbench, whose 14
-//! operations are rows under dbench's own names (`Qpathinfo`, `Find`, …) with one column per
-//! configuration, so the table stays as narrow as the number of configurations.
+//! configurations and columns phases (the articles' tables), except for dbench, whose 17
+//! operations are rows under the names dbench 4.0 prints (`Qpathinfo`, `Find`, …) with one
+//! column per configuration, so the table stays as narrow as the number of configurations.
 
 //!
 //! Each phase has one [`Scale`] (from the typical mean of its entries), so the values that
@@ -46,11 +46,12 @@ fn with_unit(label: String, scale: Option<Scale>) -> String {
     }
 }
 
-/// How a phase is named in a report: dbench's operations by dbench's summary names.
+/// How a phase is named in a report: dbench's operations by the names dbench 4.0 prints,
+/// whichever spelling the store holds.
 pub fn phase_label(kind: &str, phase: &str) -> String {
     if kind == "dbench" {
-        if let Some(op) = crate::workload::dbench::ops::OpKind::from_name(phase) {
-            return op.display_name().to_string();
+        if let Some(name) = super::spelling::dbench_phase(phase) {
+            return name.to_string();
         }
     }
     phase.to_string()

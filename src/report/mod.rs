@@ -36,6 +36,7 @@ pub mod options;
 pub mod params;
 pub mod runsummary;
 pub mod select;
+pub mod spelling;
 pub mod superblock;
 pub mod table;
 mod table_kit;

@@ -190,6 +190,7 @@ pub fn load(store: &Store, spec: &str) -> Result<Loaded> {
             histograms.insert(t.id, h);
         }
     }
+    super::spelling::normalize(&mut data, &mut histograms);
     Ok(Loaded {
         source: Source {
             spec: spec.to_string(),

@@ -422,7 +422,7 @@ impl Store {
     /// ids, recording where each came from (`provenance`). Studies already here (imported
     /// before, or this store's own) are skipped; all is one transaction.
     pub fn import_from(&mut self, source: &Path) -> Result<ImportReport> {
-        let src = Store::open_read_only(source)?;
+        let src = Store::open_read_only_as(source, super::open::IMPORT_FIX)?;
         let abs: PathBuf = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
         if let Ok(mine) = std::fs::canonicalize(&self.path) {
             if mine == abs {

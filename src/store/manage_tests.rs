@@ -135,6 +135,29 @@ fn remove_deletes_every_row_and_the_view_and_refuses_unknown_ids_whole() {
 }
 
 #[test]
+fn ids_are_never_reused_after_a_removal() {
+    let mut st = Store::open_in_memory().unwrap();
+    let a = study(&mut st, "alpha");
+    let b = study(&mut st, "beta");
+    st.remove_studies(&[b]).unwrap();
+    // Without AUTOINCREMENT SQLite would hand out max(id) + 1 = b again.
+    let c = study(&mut st, "gamma");
+    assert!(c > b && b > a, "{a} {b} {c}");
+    // The cascade still works through the remade table.
+    st.remove_studies(&[a, c]).unwrap();
+    let rows: i64 = st
+        .conn()
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM cell) + (SELECT COUNT(*) FROM trial)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(rows, 0);
+    assert!(study(&mut st, "delta") > c);
+}
+
+#[test]
 fn remove_refuses_a_study_a_live_process_holds() {
     let mut st = Store::open_in_memory().unwrap();
     let a = study(&mut st, "alpha");

@@ -21,19 +21,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The schema version this build writes and reads (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// `PRAGMA application_id` of an fslab results database: the bytes "FSLB".
 pub const APPLICATION_ID: i32 = 0x4653_4C42;
 
 /// Migrations: entry `i` takes a database from schema version `i` to `i + 1`.
-const MIGRATIONS: [&str; 6] = [
+const MIGRATIONS: [&str; 7] = [
     include_str!("schema.sql"),
     include_str!("schema_v2.sql"),
     include_str!("schema_v3.sql"),
     include_str!("schema_v4.sql"),
     include_str!("schema_v5.sql"),
     include_str!("schema_v6.sql"),
+    include_str!("schema_v7.sql"),
 ];
 
 /// The tables of schema version 1. A file with all of them, `user_version` 1 and no
@@ -154,9 +155,19 @@ fn contents(conn: &Connection) -> rusqlite::Result<Contents> {
 /// Turn what [`contents`] found into an error unless this fslab may use the file. An empty
 /// database is usable only when fslab has just made it (`made_here`).
 fn usable(path: &Path, found: rusqlite::Result<Contents>, made_here: bool) -> Result<Contents> {
+    usable_as(path, found, made_here, DB_FIX)
+}
+
+/// [`usable`], naming `fix` as the way out.
+fn usable_as(
+    path: &Path,
+    found: rusqlite::Result<Contents>,
+    made_here: bool,
+    fix: &str,
+) -> Result<Contents> {
     let not_ours = |why: &str| {
         crate::error::usage(format!(
-            "{} is not an fslab results database ({why}); choose another file with --db",
+            "{} is not an fslab results database ({why}); {fix}",
             path.display()
         ))
     };
@@ -170,7 +181,7 @@ fn usable(path: &Path, found: rusqlite::Result<Contents>, made_here: bool) -> Re
             "it is empty, and fslab did not make it: fslab makes a new store whole under a temporary name",
         )),
         Ok(Contents::Fslab(v)) if v > SCHEMA_VERSION => Err(crate::error::usage(format!(
-            "results database {} has schema version {v}, newer than this fslab ({SCHEMA_VERSION}); upgrade fslab or choose another file with --db",
+            "results database {} has schema version {v}, newer than this fslab ({SCHEMA_VERSION}); upgrade fslab or {fix}",
             path.display()
         ))),
         Ok(c) => Ok(c),
@@ -213,20 +224,31 @@ fn wal_is_empty(path: &Path) -> bool {
 /// file (also through symbolic links); a usage error for anything else — a device, FIFO,
 /// directory, socket or dangling link — decided by `stat` alone, so nothing is opened.
 pub fn check_kind(path: &Path) -> Result<bool> {
+    check_kind_as(path, DB_FIX)
+}
+
+/// The way out the store's errors name: the results database is chosen with `--db`.
+const DB_FIX: &str = "choose another file with --db";
+
+/// The way out when the file is one to import (`fslab import OTHER.db`).
+pub const IMPORT_FIX: &str = "name another fslab results database to import";
+
+/// [`check_kind`], naming `fix` as the way out.
+fn check_kind_as(path: &Path, fix: &str) -> Result<bool> {
     use std::os::unix::fs::FileTypeExt;
     let md = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if std::fs::symlink_metadata(path).is_ok() {
                 crate::bail_usage!(
-                    "results database {} is a symbolic link to nothing; fslab does not create a file where a link points; choose another file with --db",
+                    "results database {} is a symbolic link to nothing; fslab does not create a file where a link points; {fix}",
                     path.display()
                 );
             }
             return Ok(false);
         }
         Err(e) => crate::bail_usage!(
-            "cannot reach results database {}: {e}; check the path and its permissions, or choose another file with --db",
+            "cannot reach results database {}: {e}; check the path and its permissions, or {fix}",
             path.display()
         ),
     };
@@ -247,7 +269,7 @@ pub fn check_kind(path: &Path) -> Result<bool> {
         "not a regular file"
     };
     crate::bail_usage!(
-        "results database {} is {kind}; the results database is a regular file (or a path that does not exist yet): choose another file with --db",
+        "results database {} is {kind}; the results database is a regular file (or a path that does not exist yet): {fix}",
         path.display()
     )
 }
@@ -367,10 +389,21 @@ impl Store {
     /// Open the database at `path` for reading only (`fslab list`, `show`, `report`,
     /// `compare`). It is never created, migrated or changed; a missing file is a usage error.
     pub fn open_read_only(path: &Path) -> Result<Store> {
-        if !check_kind(path)? {
+        Store::open_read_only_as(path, DB_FIX)
+    }
+
+    /// [`Store::open_read_only`] for a file named on the command line rather than by `--db`
+    /// (`fslab import OTHER.db`): its errors name `fix` ([`IMPORT_FIX`]) as the way out.
+    pub fn open_read_only_as(path: &Path, fix: &str) -> Result<Store> {
+        if !check_kind_as(path, fix)? {
             crate::bail_usage!(
-                "no results database at {}: nothing has been stored there; record a run first (e.g. `fslab fdtree -o DIR`) or choose another file with --db",
-                path.display()
+                "no results database at {}: nothing has been stored there; {}",
+                path.display(),
+                if fix == DB_FIX {
+                    "record a run first (e.g. `fslab fdtree -o DIR`) or choose another file with --db"
+                } else {
+                    fix
+                }
             );
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -400,7 +433,7 @@ impl Store {
             }
         }
         // An older version is read as it is: the reads leave out what it cannot hold.
-        let version = match usable(path, found, false)? {
+        let version = match usable_as(path, found, false, fix)? {
             Contents::Fslab(v) => v,
             _ => 0,
         };
@@ -441,7 +474,30 @@ impl Store {
 
     /// Create or migrate the schema in one `BEGIN IMMEDIATE` transaction. What the file holds
     /// is read again inside it: a concurrent opener may have done the work meanwhile.
+    ///
+    /// Foreign keys are off meanwhile (SQLite ignores the pragma inside a transaction): the
+    /// migration to version 7 makes the `study` table again, and dropping the old one must
+    /// not cascade to what refers to it; the references to `study` are checked before the
+    /// commit. The connection's setting is restored afterwards.
     fn migrate(&mut self, made_here: bool) -> Result<()> {
+        let path = self.path.clone();
+        let fk: bool = self
+            .conn
+            .pragma_query_value(None, "foreign_keys", |r| r.get(0))
+            .map_err(|e| db_error(&path, "reading the foreign-key setting", e))?;
+        self.conn
+            .pragma_update(None, "foreign_keys", "OFF")
+            .map_err(|e| db_error(&path, "turning foreign keys off to migrate", e))?;
+        let done = self.migrate_keys_off(made_here);
+        let restored = self
+            .conn
+            .pragma_update(None, "foreign_keys", if fk { "ON" } else { "OFF" })
+            .map_err(|e| db_error(&path, "turning foreign keys back on", e));
+        done.and(restored)
+    }
+
+    /// [`Store::migrate`] with foreign keys off.
+    fn migrate_keys_off(&mut self, made_here: bool) -> Result<()> {
         let path = self.path.clone();
         let tx = self
             .conn
@@ -466,6 +522,22 @@ impl Store {
             super::views::make_all_views(&tx).map_err(|e| {
                 db_error(&path, "making the per-study views of schema version 5", e)
             })?;
+        }
+        if from < 7 {
+            // The study table was made again: every row that refers to a study still must.
+            let orphans: i64 = tx
+                .query_row(
+                    "SELECT COUNT(*) FROM pragma_foreign_key_check WHERE \"parent\" = 'study'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| db_error(&path, "checking the references to studies", e))?;
+            if orphans != 0 {
+                return Err(anyhow::anyhow!(
+                    "migrating {} to schema version 7 would leave {orphans} rows without their study; nothing was changed; report this as a bug",
+                    path.display()
+                ));
+            }
         }
         if from < SCHEMA_VERSION {
             tx.pragma_update(None, "user_version", SCHEMA_VERSION)

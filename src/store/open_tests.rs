@@ -388,13 +388,24 @@ fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
     assert_eq!(markers(&p), (SCHEMA_VERSION, APPLICATION_ID, true));
     assert_eq!(trial_columns(&p), TRIAL_COLUMNS);
     // Every row and index kept; version 4 adds the (empty) timeline table and its key,
-    // version 5 the (empty) provenance table with its keys and a view per study.
+    // version 5 the (empty) provenance table with its keys and a view per study, version 7
+    // SQLite's `sqlite_sequence` with the largest study id (AUTOINCREMENT).
     let mut after = inventory(&p);
     assert!(after.rows.contains(&("timeline".to_string(), 0)));
     assert!(after.rows.contains(&("provenance".to_string(), 0)));
+    assert!(after.rows.contains(&("sqlite_sequence".to_string(), 1)));
+    let seq: i64 = rusqlite::Connection::open(&p)
+        .unwrap()
+        .query_row(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'study'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(seq, 8, "the largest id of the fixture");
     after
         .rows
-        .retain(|(t, _)| t != "timeline" && t != "provenance");
+        .retain(|(t, _)| t != "timeline" && t != "provenance" && t != "sqlite_sequence");
     after.indexes.retain(|(i, _)| {
         i != "sqlite_autoindex_timeline_1" && !i.starts_with("sqlite_autoindex_provenance")
     });

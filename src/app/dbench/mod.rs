@@ -237,7 +237,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         print_repetitions_summary(&sums, result.reps.len());
         // On failure the error is the one line; the failed trial is stored all the same.
-        end.print_tail(StoredLine::OnSuccess, "");
+        end.print_tail(StoredLine::OnSuccess, "", a.quiet);
     }
     conclude(
         &params,

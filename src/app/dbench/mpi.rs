@@ -257,6 +257,6 @@ fn finish(
             crate::outln!("{}", per_rank_table(comm, r));
         }
     }
-    end.print_tail(StoredLine::OnSuccess, "");
+    end.print_tail(StoredLine::OnSuccess, "", a.quiet);
     Ok(())
 }

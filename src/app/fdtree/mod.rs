@@ -269,7 +269,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
             );
             crate::outln!("{}", runsummary::render_table(&engine_only(&sums)));
         }
-        end.print_tail(StoredLine::Always, "");
+        end.print_tail(StoredLine::Always, "", a.quiet);
     }
     if params.mode == Mode::CreateOnly && result.error.is_none() {
         eprintln!(

@@ -177,6 +177,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
             format,
             a.run.min_phase,
             a.mpi.per_rank,
+            a.quiet,
         )?;
     }
     match result.error {

@@ -166,6 +166,7 @@ pub(super) fn report(
     format: OutputFormat,
     min_phase: f64,
     per_rank: bool,
+    quiet: bool,
 ) -> Result<()> {
     let (sums, mut warnings) = summarize(
         &result.reps,
@@ -209,7 +210,7 @@ pub(super) fn report(
             crate::outln!("{}", per_rank_table(info, rep));
         }
     }
-    end.print_tail(StoredLine::Always, " (all metrics)");
+    end.print_tail(StoredLine::Always, " (all metrics)", quiet);
     Ok(())
 }
 

@@ -158,7 +158,7 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
             );
             crate::outln!("{}", runsummary::render_table(&shown));
         }
-        end.print_tail(StoredLine::OnSuccess, " (all metrics)");
+        end.print_tail(StoredLine::OnSuccess, " (all metrics)", quiet);
     }
     match result.error {
         Some(e) => Err(crate::error::runtime(e)),

@@ -367,13 +367,11 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     {
         c.workload.prepare(&s.target)?;
     }
+    // Said once, with the other warnings at the end of the output (and in the JSON).
     let cache_warn = cache_warning(&s.base, &s.plan);
     if !json {
         for n in &s.notes {
             eprintln!("note: {n}");
-        }
-        if let Some(w) = &cache_warn {
-            eprintln!("warning: {w}");
         }
         crate::out!("{}", splash(&a, &s));
     }
@@ -478,7 +476,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         if a.excel && any {
             crate::out!("{}", excel_text(&s, &result.reps));
         }
-        end.print_tail(StoredLine::Always, "");
+        end.print_tail(StoredLine::Always, "", a.quiet);
     }
     write_biff(a.biff.as_deref(), &s, &result)?;
     match result.error {

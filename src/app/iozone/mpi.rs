@@ -79,9 +79,6 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         for n in &s.notes {
             eprintln!("note: {n}");
         }
-        if let Some(w) = &cache_warn {
-            eprintln!("warning: {w}");
-        }
         let head = splash(&a, &s)
             .replace(" threads\n", " processes (MPI ranks)\n")
             .replace("\tEach thread writes", "\tEach process writes");

@@ -66,32 +66,49 @@ pub(super) fn means(points: &[Point], reps: &[Vec<Vec<Metric>>]) -> BTreeMap<(Po
     v
 }
 
-/// Summary of a sweep: one row per (point, test) with the throughput statistics.
+/// The summary of a sweep with `--repeat`: one row per point and test, each test's rates in
+/// the one unit that suits its typical mean over the points (`GiB/s`, `MiB/s`), as every
+/// other fslab table prints them, so a test's rows compare at a glance.
 pub(super) fn sweep_table(points: &[Point], sums: &[Vec<MetricSummary>]) -> String {
     use comfy_table::{presets, Cell, CellAlignment, Table};
-    let num = crate::units::fmt_num;
+    let mut scales: BTreeMap<&str, crate::units::Scale> = BTreeMap::new();
+    for sum in sums {
+        for m in sum.iter().filter(|m| m.name == "throughput") {
+            scales.entry(m.phase.as_str()).or_insert_with(|| {
+                m.unit.scale_for(
+                    sums.iter()
+                        .flatten()
+                        .filter(|o| o.name == "throughput" && o.phase == m.phase)
+                        .map(|o| o.summary.mean),
+                )
+            });
+        }
+    }
     let mut t = Table::new();
     t.load_preset(presets::UTF8_BORDERS_ONLY);
     t.set_header(vec![
-        "kB",
-        "reclen",
-        "test",
-        "mean kB/s",
-        "sd",
-        "95% CI",
-        "min",
-        "max",
-        "cv",
-        "n",
+        "kB", "reclen", "test", "unit", "mean", "sd", "95% CI", "min", "max", "cv", "n",
     ]);
+    let mut log = false;
     for (p, sum) in points.iter().zip(sums) {
         for m in sum.iter().filter(|m| m.name == "throughput") {
             let s = &m.summary;
+            log |= s.ci95_method == crate::stats::IntervalMethod::LogT;
+            let sc = scales
+                .get(m.phase.as_str())
+                .copied()
+                .unwrap_or_else(|| m.unit.scale(s.mean));
+            let num = |v: f64| sc.num(v);
             let r = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
             t.add_row(vec![
                 r(p.file_kib.to_string()),
                 r((p.record / 1024).to_string()),
                 Cell::new(&m.phase),
+                Cell::new(if sc.label.is_empty() {
+                    m.unit.as_str()
+                } else {
+                    sc.label
+                }),
                 r(num(s.mean)),
                 r(s.sd.map(num).unwrap_or_else(|| "-".into())),
                 r(s.ci95
@@ -106,7 +123,11 @@ pub(super) fn sweep_table(points: &[Point], sums: &[Vec<MetricSummary>]) -> Stri
             ]);
         }
     }
-    t.to_string()
+    if log {
+        format!("{t}\n95% CI of rates: of the geometric mean, on the log scale")
+    } else {
+        t.to_string()
+    }
 }
 
 /// Each point's summary over its repetitions, and the run's warnings: the cache warning (if
@@ -190,4 +211,43 @@ pub(crate) fn warnings(
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::Unit;
+
+    #[test]
+    fn the_sweep_summary_is_scaled_per_test_like_every_table() {
+        let rep = |w: f64, r: f64| {
+            vec![
+                Metric::new("write", "throughput", Unit::KiBPerSec, w),
+                Metric::new("rewrite", "throughput", Unit::KiBPerSec, r),
+            ]
+        };
+        let points = [
+            Point {
+                file_kib: 1024,
+                record: 65536,
+            },
+            Point {
+                file_kib: 2048,
+                record: 65536,
+            },
+        ];
+        let sums = vec![
+            runsummary::summarize_reps(&[rep(4_000_000.0, 900.0), rep(4_400_000.0, 1100.0)]),
+            runsummary::summarize_reps(&[rep(5_000_000.0, 1000.0), rep(5_400_000.0, 1000.0)]),
+        ];
+        let t = sweep_table(&points, &sums);
+        // 4,200,000 KiB/s is 4.01 GiB/s; the rewrite's 1000 KiB/s stays in KiB/s (its own
+        // scale); the raw 4200000 is nowhere.
+        assert!(t.contains("GiB/s") && t.contains("4.01"), "{t}");
+        assert!(t.contains("KiB/s"), "{t}");
+        assert!(!t.contains("4200000"), "{t}");
+        let write_rows: Vec<&str> = t.lines().filter(|l| l.contains(" write ")).collect();
+        assert_eq!(write_rows.len(), 2);
+        assert!(write_rows.iter().all(|l| l.contains("GiB/s")), "{t}");
+    }
 }

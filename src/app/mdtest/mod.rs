@@ -229,7 +229,7 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         }
     }
     if !json {
-        end.print_tail(StoredLine::Always, "");
+        end.print_tail(StoredLine::Always, "", own.quiet);
     }
     match result.error {
         Some(e) => Err(crate::error::runtime(e)),

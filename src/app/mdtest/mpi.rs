@@ -131,7 +131,7 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
                 crate::out!("{}", report::tables(engine.iterations(), p, inv.print));
                 crate::out!("{}", report::finished(chrono::Local::now()));
             }
-            end.print_tail(StoredLine::Always, "");
+            end.print_tail(StoredLine::Always, "", own.quiet);
         }
     }
     match result.error {

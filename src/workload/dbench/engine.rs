@@ -286,7 +286,7 @@ impl Dbench {
                 continue;
             }
             rows.push(OpRow {
-                op: kind.name(),
+                op: kind.display_name(),
                 count: h.len(),
                 mean_ms: h.mean() / 1e6,
                 p50_ms: ms(h.value_at_quantile(0.5)),
@@ -300,7 +300,7 @@ impl Dbench {
                 .serialize(h, &mut data)
                 .map_err(|e| anyhow!("serializing the {kind} histogram: {e:?}"))?;
             self.hists.push(StoredHistogram {
-                phase: kind.name().to_string(),
+                phase: kind.display_name().to_string(),
                 name: "latency_ns".into(),
                 encoding: "hdr-v2-deflate".into(),
                 data,

@@ -1,8 +1,11 @@
 //! The operations of dbench's `fileio` back end and the expected-status column of an NBENCH
 //! loadfile.
 //!
-//! Names follow dbench (`fileio.c`): `NTCreateX`, `ReadX`, `QUERY_PATH_INFORMATION`, … and are
-//! matched case-insensitively as dbench 5 does. A status is `NT_STATUS_<NAME>`, a hexadecimal
+//! Each operation has two spellings: the loadfile's (`QUERY_PATH_INFORMATION`, as in dbench's
+//! `fileio.c` and `client.txt`; matched case-insensitively as dbench 5 does) and the one
+//! dbench 4.0 prints in its summary table (`Qpathinfo`, from the `op_names` table of its
+//! `dbench.c`). Everything fslab prints or stores names an operation the dbench 4.0 way;
+//! the loadfile spelling is for reading loadfiles and for messages quoting a loadfile line. A status is `NT_STATUS_<NAME>`, a hexadecimal
 //! NTSTATUS (`0x00000000`, `0xc0000034`), `SUCCESS`, `ERROR` or `*` (any outcome).
 //!
 //! dbench itself only distinguishes "success" from "failure" and ignores the status of most
@@ -77,7 +80,8 @@ impl OpKind {
         OpKind::Flush,
     ];
 
-    /// The name as written in loadfiles and reports.
+    /// The name as written in loadfiles (`QUERY_PATH_INFORMATION`); messages about a loadfile
+    /// line use it. Reports, stored phases and JSON use [`OpKind::display_name`].
     pub fn name(self) -> &'static str {
         match self {
             OpKind::NtCreateX => "NTCreateX",
@@ -100,8 +104,9 @@ impl OpKind {
         }
     }
 
-    /// The name dbench prints in its summary table (`Qpathinfo` for QUERY_PATH_INFORMATION,
-    /// `Find` for FIND_FIRST, …); the loadfile name where dbench prints that.
+    /// The name dbench 4.0 prints in its summary table (`Qpathinfo` for
+    /// QUERY_PATH_INFORMATION, `Find` for FIND_FIRST, …; the loadfile name where dbench prints
+    /// that): the one spelling of fslab's engine table, stored phases, reports and JSON.
     pub fn display_name(self) -> &'static str {
         match self {
             OpKind::QueryPathInformation => "Qpathinfo",
@@ -132,6 +137,17 @@ impl OpKind {
         })
     }
 
+    /// Look a name up in either spelling, ignoring case: the loadfile's
+    /// (`QUERY_PATH_INFORMATION`, stored by fslab before issue 24) or dbench 4.0's (`Qpathinfo`).
+    /// Reports use it to show one spelling whatever a store holds.
+    pub fn from_any_name(s: &str) -> Option<OpKind> {
+        OpKind::from_name(s).or_else(|| {
+            OpKind::ALL
+                .into_iter()
+                .find(|k| k.display_name().eq_ignore_ascii_case(s))
+        })
+    }
+
     /// Position in [`OpKind::ALL`], for per-kind arrays.
     pub fn index(self) -> usize {
         self as usize
@@ -155,6 +171,7 @@ impl OpKind {
     }
 }
 
+/// The loadfile name: `Display` serves messages that quote a loadfile line.
 impl fmt::Display for OpKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -270,6 +287,43 @@ mod tests {
         assert_eq!(OpKind::from_name("ntcreatex"), Some(OpKind::NtCreateX));
         assert_eq!(OpKind::from_name("find_first"), Some(OpKind::FindFirst));
         assert_eq!(OpKind::from_name("SMBopenX"), None);
+        // dbench 4.0's printed names are not loadfile names (its parser does not take them).
+        assert_eq!(OpKind::from_name("Qpathinfo"), None);
+    }
+
+    #[test]
+    fn printed_names_are_dbench_4_0s_table() {
+        // dbench 4.0's op_names table (dbench.c), in its order.
+        let dbench = [
+            "NTCreateX",
+            "Close",
+            "Rename",
+            "Unlink",
+            "Deltree",
+            "Rmdir",
+            "Mkdir",
+            "Qpathinfo",
+            "Qfileinfo",
+            "Qfsinfo",
+            "Sfileinfo",
+            "Find",
+            "WriteX",
+            "ReadX",
+            "LockX",
+            "UnlockX",
+            "Flush",
+        ];
+        let ours: Vec<&str> = OpKind::ALL.iter().map(|k| k.display_name()).collect();
+        assert_eq!(ours, dbench);
+        for k in OpKind::ALL {
+            assert_eq!(OpKind::from_any_name(k.display_name()), Some(k));
+            assert_eq!(OpKind::from_any_name(k.name()), Some(k));
+        }
+        assert_eq!(
+            OpKind::from_any_name("qfsinfo"),
+            Some(OpKind::QueryFsInformation)
+        );
+        assert_eq!(OpKind::from_any_name("total"), None);
     }
 
     #[test]

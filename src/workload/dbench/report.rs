@@ -1,6 +1,9 @@
 //! dbench's own report text, as `dbench` 4.0 prints it at the end of a run: the
-//! per-operation table (here with HDR percentiles besides dbench's count, mean and maximum)
-//! and the closing `Throughput … MB/sec … clients … max_latency` line.
+//! per-operation table under dbench 4.0's names and column widths (here with HDR percentiles
+//! besides dbench's count, mean and maximum) and the closing
+//! `Throughput … MB/sec  N clients  N procs  max_latency=… ms` line. fslab's NCLIENTS is
+//! dbench's NPROCS with one client per process, so both counts are NCLIENTS, as dbench
+//! prints them for the same command line.
 //! Pure functions of the engine's types.
 
 use super::{DbenchParams, RepOutcome};
@@ -11,14 +14,14 @@ pub fn report(p: &DbenchParams, o: &RepOutcome) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        " {:<24}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        " {:<12} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "Operation", "Count", "AvgLat", "P50", "P99", "P99.9", "MaxLat"
     );
-    let _ = writeln!(s, " {}", "-".repeat(84));
+    let _ = writeln!(s, " {}", "-".repeat(70));
     for r in &o.ops {
         let _ = writeln!(
             s,
-            " {:<24}{:>10}{:>10.3}{:>10.3}{:>10.3}{:>10.3}{:>10.3}",
+            " {:<12} {:>7} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
             r.op, r.count, r.mean_ms, r.p50_ms, r.p99_ms, r.p999_ms, r.max_ms
         );
     }
@@ -29,7 +32,7 @@ pub fn report(p: &DbenchParams, o: &RepOutcome) -> String {
     let max = o.ops.iter().map(|r| r.max_ms).fold(0.0, f64::max);
     let _ = write!(
         s,
-        "\nThroughput {:.3} MB/sec{}{}  {} clients  max_latency={:.3} ms  ({} ops in {:.1} s)",
+        "\nThroughput {:.3} MB/sec{}{}  {} clients  {} procs  max_latency={:.3} ms  ({} ops in {:.1} s)",
         o.throughput_mb_s,
         if p.client.sync_open {
             " (sync open)"
@@ -41,6 +44,7 @@ pub fn report(p: &DbenchParams, o: &RepOutcome) -> String {
         } else {
             ""
         },
+        p.clients,
         p.clients,
         max,
         o.measured_ops,
@@ -70,23 +74,35 @@ mod tests {
             passes: 3,
             total_lines: 100_000,
             max_lag_ms: 0.0,
-            ops: vec![OpRow {
-                op: "NTCreateX",
-                count: 1234,
-                mean_ms: 0.1234,
-                p50_ms: 0.1,
-                p99_ms: 1.5,
-                p999_ms: 2.25,
-                max_ms: 3.125,
-            }],
+            ops: vec![
+                OpRow {
+                    op: "NTCreateX",
+                    count: 1234,
+                    mean_ms: 0.1234,
+                    p50_ms: 0.1,
+                    p99_ms: 1.5,
+                    p999_ms: 2.25,
+                    max_ms: 3.125,
+                },
+                OpRow {
+                    op: "Qpathinfo",
+                    count: 12_345_678,
+                    mean_ms: 0.002,
+                    p50_ms: 0.001,
+                    p99_ms: 0.01,
+                    p999_ms: 0.1,
+                    max_ms: 1.0,
+                },
+            ],
         };
-        let expected =
-            " Operation                    Count    AvgLat       P50       P99     P99.9    MaxLat
- ------------------------------------------------------------------------------------
- NTCreateX                     1234     0.123     0.100     1.500     2.250     3.125
+        // dbench 4.0: " Operation      Count    AvgLat    MaxLat", rows " %-12s %7u %9.03f %9.03f".
+        let expected = " Operation      Count    AvgLat       P50       P99     P99.9    MaxLat
+ ----------------------------------------------------------------------
+ NTCreateX       1234     0.123     0.100     1.500     2.250     3.125
+ Qpathinfo    12345678     0.002     0.001     0.010     0.100     1.000
  (latencies in ms, HDR histograms merged over all clients)
 
-Throughput 123.457 MB/sec (sync open)  4 clients  max_latency=3.125 ms  (98765 ops in 20.0 s)";
+Throughput 123.457 MB/sec (sync open)  4 clients  4 procs  max_latency=3.125 ms  (98765 ops in 20.0 s)";
         assert_eq!(report(&p, &o), expected);
     }
 }

@@ -7,7 +7,10 @@ use super::sweep::Point;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// The two header lines of the text table (IOzone's `CONTROL_STRING3`).
+/// The two header lines of the text table (IOzone's `CONTROL_STRING3`), in the widths of
+/// IOzone 3.508: ten columns for every rate (3.414 had eight or nine, so a rate of
+/// 10⁷ KiB/s — 10 GB/s, easily reached from the page cache — ran into its neighbour).
+/// The header's own widths are IOzone's, `write` one column left of its values included.
 pub fn table_header() -> String {
     let top = [
         " ", " ", " ", " ", " ", " ", "random", "random", "bkwd", "record", "stride", "", "", "",
@@ -17,59 +20,54 @@ pub fn table_header() -> String {
         "kB", "reclen", "write", "rewrite", "read", "reread", "read", "write", "read", "rewrite",
         "read", "fwrite", "frewrite", "fread", "freread",
     ];
+    const WIDTHS: [usize; 15] = [16, 8, 9, 11, 10, 10, 10, 10, 10, 11, 11, 10, 10, 10, 10];
     let line = |v: &[&str; 15]| {
-        format!(
-            "{:>16}{:>8}{:>8}{:>8}{:>8}{:>10}{:>8}{:>8}{:>8} {:>8} {:>8}{:>9}{:>9}{:>8}{:>9}\n",
-            v[0],
-            v[1],
-            v[2],
-            v[3],
-            v[4],
-            v[5],
-            v[6],
-            v[7],
-            v[8],
-            v[9],
-            v[10],
-            v[11],
-            v[12],
-            v[13],
-            v[14]
-        )
+        let mut s = String::new();
+        for (text, width) in v.iter().zip(WIDTHS) {
+            let _ = write!(s, "{text:>width$}");
+        }
+        s.push('\n');
+        s
     };
     format!("{}{}", line(&top), line(&names))
 }
 
-/// What IOzone prints in place of a test that was not selected (`test_output[]`), so columns
-/// keep IOzone's (slightly irregular) positions.
-const BLANKS: [usize; 8] = [16, 18, 16, 8, 8, 8, 18, 16];
+/// The width of a rate column (IOzone 3.508's `%10ld`).
+const RATE: usize = 10;
 
-/// One row of the text table: file KiB, record KiB, then each selected test's KiB/s.
+/// (separator IOzone prints, width, test) per column of IOzone test `n` (`-i n`).
+fn columns(n: u8) -> &'static [(&'static str, usize, Test)] {
+    match n {
+        0 => &[("", RATE, Test::Write), ("", RATE, Test::Rewrite)],
+        1 => &[("", RATE, Test::Read), ("", RATE, Test::Reread)],
+        2 => &[("", RATE, Test::RandomRead), ("", RATE, Test::RandomWrite)],
+        3 => &[("", RATE, Test::BackwardRead)],
+        4 => &[(" ", RATE, Test::RecordRewrite)],
+        5 => &[(" ", RATE, Test::StrideRead)],
+        6 => &[("", RATE, Test::Fwrite), ("", RATE, Test::Frewrite)],
+        _ => &[("", RATE, Test::Fread), ("", RATE, Test::Freread)],
+    }
+}
+
+/// One row of the text table: file KiB, record KiB, then each selected test's KiB/s, in
+/// IOzone 3.508's widths (`%16ld%8ld`, then `%10ld` per rate, `" %10ld"` for record rewrite
+/// and stride read).
 ///
-/// Widths and separators are IOzone's; where a value is as wide as its field or wider
-/// (IOzone's `%8ld` runs a write of 10⁷ KiB/s into its rewrite), a space goes before it,
-/// so the columns can always be read back.
+/// A test that was not selected is left blank over its columns' full width, so every later
+/// value stays under its heading (IOzone pads with fixed strings that do not always match:
+/// 3.510 with `-i 0 -i 1 -i 2` ends its rows with 64 spaces where the five columns take 72).
+/// Where a value is as wide as its field or wider (10¹⁰ KiB/s and more), a space goes before
+/// it, so the columns can always be read back.
 pub fn table_row(file_kib: u64, record: u64, tests: &[u8], rate: &dyn Fn(Test) -> u64) -> String {
     let mut s = format!("{file_kib:>16}");
     field(&mut s, "", 8, record / 1024);
     for n in 0u8..8 {
-        if !tests.contains(&n) {
-            s.push_str(&" ".repeat(BLANKS[n as usize]));
-            continue;
-        }
-        // (separator IOzone prints, width, test) per column of this test.
-        let cols: &[(&str, usize, Test)] = match n {
-            0 => &[("", 8, Test::Write), ("", 8, Test::Rewrite)],
-            1 => &[("", 9, Test::Read), ("", 9, Test::Reread)],
-            2 => &[("", 8, Test::RandomRead), ("", 8, Test::RandomWrite)],
-            3 => &[("", 8, Test::BackwardRead)],
-            4 => &[(" ", 8, Test::RecordRewrite)],
-            5 => &[(" ", 8, Test::StrideRead)],
-            6 => &[("", 9, Test::Fwrite), ("", 9, Test::Frewrite)],
-            _ => &[("", 8, Test::Fread), ("", 9, Test::Freread)],
-        };
-        for &(sep, width, t) in cols {
-            field(&mut s, sep, width, rate(t));
+        for &(sep, width, t) in columns(n) {
+            if tests.contains(&n) {
+                field(&mut s, sep, width, rate(t));
+            } else {
+                s.push_str(&" ".repeat(sep.len() + width));
+            }
         }
     }
     s
@@ -269,30 +267,57 @@ mod tests {
     use crate::workload::iozone::sweep::Point;
 
     #[test]
-    fn text_table_matches_iozones_columns() {
+    fn text_table_matches_iozone_3_508s_columns() {
         let h = table_header();
         let lines: Vec<&str> = h.lines().collect();
-        // From IOzone 3.414's output ("KB" there; current IOzone prints "kB").
-        assert_eq!(
-            lines[0],
-            "                                                            random  random    bkwd   record   stride                                   "
-        );
+        // The column ends of IOzone 3.506 and 3.510's header lines and rows (identical in
+        // both): 16, 24, then 34 … 94 by tens, 105, 116, then 126 … 156 by tens; the header's
+        // `write` ends at 33.
+        let ends = |l: &str| -> Vec<usize> {
+            let mut v = Vec::new();
+            let b = l.as_bytes();
+            for i in 0..b.len() {
+                if b[i] != b' ' && (i + 1 == b.len() || b[i + 1] == b' ') {
+                    v.push(i + 1);
+                }
+            }
+            v
+        };
+        assert_eq!(lines[0].len(), 156);
+        assert_eq!(ends(lines[0]), [74, 84, 94, 105, 116]);
         assert_eq!(
             lines[1],
-            "              kB  reclen   write rewrite    read    reread    read   write    read  rewrite     read   fwrite frewrite   fread  freread"
+            "              kB  reclen    write    rewrite      read    reread      read     write      read    rewrite       read    fwrite  frewrite     fread   freread"
         );
-        let row = table_row(64, 32 * 1024, &[0, 1], &|t| match t {
-            Test::Write => 571375,
-            Test::Rewrite => 1780008,
-            Test::Read => 6421025,
-            _ => 8182586,
+        let all = table_row(1_048_576, 1024 * 1024, &[0, 1, 2, 3, 4, 5, 6, 7], &|t| {
+            1_000_000 + t as u64
+        });
+        assert_eq!(all.len(), 156);
+        assert_eq!(
+            ends(&all),
+            [16, 24, 34, 44, 54, 64, 74, 84, 94, 105, 116, 126, 136, 146, 156]
+        );
+        // IOzone 3.510's own row for `-i 0 -i 1 -i 2` (values from a published run), up to
+        // its last value: fslab's is the same to the byte.
+        let row = table_row(1_048_576, 1024 * 1024, &[0, 1, 2], &|t| match t {
+            Test::Write => 859037,
+            Test::Rewrite => 1358016,
+            Test::Read => 1449306,
+            Test::Reread => 16421172,
+            Test::RandomRead => 15936521,
+            _ => 1087545,
         });
         assert_eq!(
-            row,
-            "              64      32  571375 1780008  6421025  8182586                                                                          "
+            row.trim_end(),
+            "         1048576    1024    859037   1358016   1449306  16421172  15936521   1087545"
         );
-        let all = table_row(1024, 4096, &[0, 1, 2, 3, 4, 5, 6, 7], &|_| 1);
-        assert_eq!(all.len(), h.lines().nth(1).unwrap().len());
+        // A test left out is blank over its columns: the next one stays under its heading.
+        let row = table_row(64, 32 * 1024, &[0, 2], &|t| match t {
+            Test::RandomRead => 123,
+            _ => 1,
+        });
+        assert_eq!(ends(&row)[4], 74, "{row:?}");
+        assert_eq!(row.len(), 156);
     }
 
     #[test]
@@ -320,29 +345,30 @@ mod tests {
                 assert_eq!(got, want, "scale {scale}, tests {tests:?}: {row:?}");
             }
         }
-        // Values that fit keep IOzone's columns to the byte; one that fills its field gets
-        // a space before it and shifts only the rest of its row.
+        // 35 GB/s from the page cache fits IOzone 3.508's columns (it ran into the next
+        // column in 3.414's eight); only a value that fills its field (10¹⁰ KiB/s) gets a
+        // space before it and shifts the rest of its row.
         let fits = table_row(1024, 4096, &[0], &|t| match t {
-            Test::Write => 9_999_999,
-            _ => 1,
+            Test::Write => 35_395_291,
+            _ => 1_276_042,
         });
         assert_eq!(
             fits,
             format!(
-                "{:>16}{:>8}{:>8}{:>8}{}",
+                "{:>16}{:>8}{:>10}{:>10}{}",
                 1024,
                 4,
-                9_999_999,
-                1,
-                " ".repeat(92)
+                35_395_291,
+                1_276_042,
+                " ".repeat(156 - 44)
             )
         );
         let full = table_row(1024, 4096, &[0], &|t| match t {
-            Test::Write => 35_395_291,
-            _ => 1_276_042,
+            Test::Write => 1_234_567_890,
+            _ => 1,
         });
         assert!(
-            full.starts_with("            1024       4 35395291 1276042"),
+            full.starts_with("            1024       4 1234567890         1"),
             "{full:?}"
         );
     }

@@ -1,0 +1,43 @@
+//! `--help` states every option's default: either clap's `[default: …]` or a "Default: …"
+//! sentence in the option's own help.
+
+use super::Cli;
+use clap::CommandFactory;
+
+/// Options of `cmd` and its subcommands, as `fslab sub --option`, whose help states no default.
+fn without_default(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+    for a in cmd.get_arguments() {
+        let id = a.get_id().as_str();
+        if a.is_positional() || a.is_hide_set() || id == "help" || id == "version" {
+            continue;
+        }
+        let flag = matches!(a.get_action(), clap::ArgAction::SetTrue);
+        if a.is_required_set() || (!flag && !a.get_default_values().is_empty()) {
+            continue;
+        }
+        let help = [a.get_help(), a.get_long_help()]
+            .into_iter()
+            .flatten()
+            .map(|h| h.to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !help.contains("Default") && !help.contains("default") {
+            out.push(format!(
+                "{path} {}",
+                a.get_long().map_or(id.to_string(), |l| format!("--{l}"))
+            ));
+        }
+    }
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        without_default(sub, &format!("{path} {}", sub.get_name()), out);
+    }
+}
+
+#[test]
+fn every_option_states_its_default() {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let mut missing = Vec::new();
+    without_default(&cmd, "fslab", &mut missing);
+    assert!(missing.is_empty(), "no default stated: {missing:#?}");
+}
