@@ -7,6 +7,7 @@ pub mod env;
 pub mod guest;
 pub mod leftovers;
 pub mod order;
+pub mod phase_bar;
 pub mod progress;
 pub mod progress_text;
 pub mod repetition;

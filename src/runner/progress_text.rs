@@ -16,6 +16,18 @@ pub struct Position {
     pub points: usize,
 }
 
+/// The name before an engine command's bar: the engine and the phase (`fdtree
+/// file_create`), the engine alone when its one phase has its name (`fio`).
+pub fn bar_name(engine: &str, phase: &str) -> String {
+    if phase == engine || phase.is_empty() {
+        engine.to_string()
+    } else if engine.is_empty() {
+        phase.to_string()
+    } else {
+        format!("{engine} {phase}")
+    }
+}
+
 /// `rep 2/3`, or `rep 2/3 · point 4/9` when there is more than one point.
 pub fn counter(p: Position) -> String {
     let rep = format!("rep {}/{}", p.rep, p.reps);

@@ -118,3 +118,10 @@ fn plain_lines_carry_the_totals_and_the_eta() {
         "[1/12] journal=16MB · fdtree · rep 1/5: 0.97 s"
     );
 }
+
+#[test]
+fn bar_names_say_the_engine_once() {
+    assert_eq!(bar_name("fio", "fio"), "fio");
+    assert_eq!(bar_name("fdtree", "file_create"), "fdtree file_create");
+    assert_eq!(bar_name("", "write"), "write");
+}

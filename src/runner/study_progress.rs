@@ -4,25 +4,45 @@
 //! repetition instead, with the totals: `[3/12] journal=16MB · fdtree · rep 1/5: 0.97 s ·
 //! ETA 00:11`.
 
-use super::progress_text as text;
-use crate::workload::Observer;
+use super::phase_bar::PhaseBar;
+use super::progress_text::{self as text, RateUnit};
+use crate::workload::{Observer, PhaseStatus};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// The study's ETA as last computed, and when: the bar counts it down between repetitions.
 type EtaAt = Arc<Mutex<Option<(f64, Instant)>>>;
 
-fn live_eta(e: &EtaAt) -> Option<f64> {
-    let g = e.lock().unwrap_or_else(|p| p.into_inner());
-    g.map(|(secs, at)| (secs - at.elapsed().as_secs_f64()).max(0.0))
+/// What the current workload's phases count (by phase name).
+type UnitOf = Box<dyn Fn(&str) -> RateUnit + Send + Sync>;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+fn live_eta(e: &EtaAt) -> Option<f64> {
+    lock(e).map(|(secs, at)| (secs - at.elapsed().as_secs_f64()).max(0.0))
+}
+
+/// The study's line: the repetitions, the elapsed clock, the ETA, then what runs now, cut to
+/// the terminal's width (`wide_msg`) so that it never wraps: a wrapped status line is redrawn
+/// one screen line short, and every line printed above it left a stale copy behind.
+const MAIN: &str = "study [{bar:30}] {pos}/{len} reps  {elapsed_precise} elapsed{left}  {wide_msg}";
+
+/// The phase's line (see [`PhaseBar`]).
+const PHASE: &str = "  {msg:12} [{bar:30}] {counts} {rate}";
+
+/// How often the bars are redrawn without news: the elapsed clock and the ETA keep moving
+/// while a repetition of fio or dbench sends nothing for seconds.
+const TICK: Duration = Duration::from_millis(500);
 
 /// Study-level progress display; also the workloads' [`Observer`].
 pub struct StudyProgress {
     multi: Option<MultiProgress>,
     main: Option<ProgressBar>,
-    phase: Mutex<Option<ProgressBar>>,
+    phase: Mutex<Option<PhaseBar>>,
+    unit: Mutex<UnitOf>,
     lines: bool,
     eta: EtaAt,
 }
@@ -30,49 +50,51 @@ pub struct StudyProgress {
 impl StudyProgress {
     /// Bars if `enabled` and stderr is a terminal; plain lines if `enabled` otherwise.
     pub fn new(enabled: bool, total: u64) -> StudyProgress {
-        if !enabled {
-            return StudyProgress {
-                multi: None,
-                main: None,
-                phase: Mutex::new(None),
-                lines: false,
-                eta: EtaAt::default(),
-            };
+        if enabled && super::guest::stderr_draws() {
+            return StudyProgress::drawn(ProgressDrawTarget::stderr_with_hz(4), total);
         }
-        if !super::guest::stderr_draws() {
-            return StudyProgress {
-                multi: None,
-                main: None,
-                phase: Mutex::new(None),
-                lines: true,
-                eta: EtaAt::default(),
-            };
+        StudyProgress {
+            multi: None,
+            main: None,
+            phase: Mutex::new(None),
+            unit: Mutex::new(Box::new(|_| RateUnit::Items("items"))),
+            lines: enabled,
+            eta: EtaAt::default(),
         }
+    }
+
+    /// Bars drawn on `target`.
+    fn drawn(target: ProgressDrawTarget, total: u64) -> StudyProgress {
         let eta = EtaAt::default();
         let shown = eta.clone();
-        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+        let multi = MultiProgress::with_draw_target(target);
         let main = multi.add(ProgressBar::new(total));
-        let style = ProgressStyle::with_template(
-            "study [{bar:30}] {pos}/{len} reps  {elapsed_precise} elapsed{left}  {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .with_key(
-            "left",
-            move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = w.write_str(&text::eta_suffix(live_eta(&shown)));
-            },
-        )
-        .progress_chars("=> ");
+        let style = ProgressStyle::with_template(MAIN)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .with_key(
+                "left",
+                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = w.write_str(&text::eta_suffix(live_eta(&shown)));
+                },
+            )
+            .progress_chars("=> ");
         main.set_style(style);
+        main.enable_steady_tick(TICK);
         StudyProgress {
             multi: Some(multi),
             main: Some(main),
             phase: Mutex::new(None),
+            unit: Mutex::new(Box::new(|_| RateUnit::Items("items"))),
             lines: false,
             eta,
         }
     }
 
+    /// What the phases of the next repetition's workload count (see
+    /// [`super::phase_bar::spec_unit`]).
+    pub fn set_unit(&self, unit: impl Fn(&str) -> RateUnit + Send + Sync + 'static) {
+        *lock(&self.unit) = Box::new(unit);
+    }
     /// Change the planned number of repetitions (adaptive series stop early or run longer).
     pub fn set_total(&self, n: u64) {
         if let Some(m) = &self.main {
@@ -90,7 +112,7 @@ impl StudyProgress {
     /// Repetitions done so far (a resumed study starts with some) and the time left, if
     /// anything is measured.
     pub fn set_done(&self, done: u64, eta: Option<f64>) {
-        *self.eta.lock().unwrap_or_else(|p| p.into_inner()) = eta.map(|e| (e, Instant::now()));
+        *lock(&self.eta) = eta.map(|e| (e, Instant::now()));
         if let Some(m) = &self.main {
             m.set_position(done);
         }
@@ -119,8 +141,8 @@ impl StudyProgress {
 
     /// Remove the bars.
     pub fn finish(&self) {
-        if let Some(p) = self.phase.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            p.finish_and_clear();
+        if let Some(p) = lock(&self.phase).take() {
+            p.finish();
         }
         if let Some(m) = &self.main {
             m.finish_and_clear();
@@ -131,43 +153,41 @@ impl StudyProgress {
 impl Observer for StudyProgress {
     fn phase_started(&self, phase: &str, total: u64) {
         let Some(multi) = &self.multi else { return };
-        let bar = multi.add(ProgressBar::new(total));
-        let style = ProgressStyle::with_template("  {msg:12} [{bar:30}] {pos}/{len} {per_sec}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-        bar.set_style(style);
-        bar.set_message(phase.to_string());
-        if let Some(old) = self
-            .phase
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .replace(bar)
-        {
-            old.finish_and_clear();
+        let unit = (lock(&self.unit))(phase);
+        let bar = PhaseBar::new(multi.add(ProgressBar::new(total)), PHASE, total, unit, String::new);
+        bar.bar().set_message(phase.to_string());
+        if let Some(old) = lock(&self.phase).replace(bar) {
+            old.finish();
+            multi.remove(old.bar());
         }
     }
 
     fn progress(&self, done: u64) {
-        if let Some(b) = self
-            .phase
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-        {
-            b.set_position(done);
+        if let Some(b) = lock(&self.phase).as_ref() {
+            b.progress(done);
         }
     }
 
     fn phase_finished(&self, _phase: &str) {
-        if let Some(b) = self.phase.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            b.finish_and_clear();
+        if let Some(b) = lock(&self.phase).take() {
+            b.finish();
             if let Some(m) = &self.multi {
-                m.remove(&b);
+                m.remove(b.bar());
             }
         }
     }
 
     fn message(&self, msg: &str) {
         self.println(msg);
+    }
+
+    fn wants_status(&self) -> bool {
+        self.multi.is_some()
+    }
+
+    fn status(&self, status: PhaseStatus) {
+        if let Some(b) = lock(&self.phase).as_ref() {
+            b.status(status);
+        }
     }
 }

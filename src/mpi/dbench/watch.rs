@@ -135,6 +135,12 @@ impl Conductor for RankConductor<'_> {
                     ("execute", s[3] as f64 / 1e6 / t, t)
                 };
                 w.obs.progress(s[1]);
+                w.obs.status(crate::workload::dbench::conduct::second_status(
+                    w.span,
+                    (now - w.t0).as_secs_f64(),
+                    s[1],
+                    (secs >= 0.5).then_some(mbps),
+                ));
                 if secs >= 0.5 {
                     w.obs.message(&progress_line(
                         s[0] as usize,
