@@ -65,12 +65,33 @@ impl PhaseView {
         match self.status {
             Some(PhaseStatus {
                 bytes_per_sec: Some(b),
+                decimal,
                 ..
-            }) => text::rate(b, RateUnit::Bytes(1)),
+            }) => text::rate(
+                b,
+                if decimal {
+                    RateUnit::DecimalBytes
+                } else {
+                    RateUnit::Bytes(1)
+                },
+            ),
             Some(_) => String::new(),
             None if self.done == 0 => String::new(),
             None => text::rate(counted, unit),
         }
+    }
+
+    /// Take the engine's new status. What it does not know this time (fio's ETA for a
+    /// moment, a rate over too short an interval) keeps its last value: the bar neither
+    /// empties nor loses its rate between two readings.
+    pub fn take(&mut self, s: PhaseStatus) {
+        let old = self.status.unwrap_or_default();
+        self.status = Some(PhaseStatus {
+            done: s.done.or(old.done),
+            bytes_per_sec: s.bytes_per_sec.or(old.bytes_per_sec),
+            decimal: s.decimal,
+            eta: s.eta,
+        });
     }
 }
 
@@ -180,13 +201,20 @@ impl PhaseBar {
     pub fn status(&self, s: PhaseStatus) {
         let (pos, len) = {
             let mut v = lock(&self.view);
-            v.status = Some(s);
+            v.take(s);
             v.position()
         };
-        set_length(&self.bar, len);
-        self.bar.set_position(pos);
-        // The rate and counts changed even when the position did not.
-        self.bar.tick();
+        if len == 0 {
+            // No fraction yet: the counts stand; the rate changed.
+            self.bar.tick();
+        } else {
+            // Length and position in one update: one frame, never the new percentage over
+            // the old bar.
+            self.bar.update(|st| {
+                st.set_len(len);
+                st.set_pos(pos);
+            });
+        }
     }
 
     /// Remove the bar.
@@ -203,6 +231,7 @@ mod tests {
         PhaseStatus {
             done,
             bytes_per_sec: bps,
+            decimal: false,
             eta: None,
         }
     }
@@ -227,23 +256,41 @@ mod tests {
         // 18055 lines of an unknown total ("18055/0 18,054.6419/s" before).
         let mut v = PhaseView::new(0);
         v.done = 18055;
-        v.status = Some(status(Some(0.523), Some(18.5e6)));
+        v.take(PhaseStatus {
+            decimal: true,
+            ..status(Some(0.523), Some(18.5e6))
+        });
         assert_eq!(v.position(), (523, 1000));
         assert_eq!(v.counts_text(), "52.3%");
-        assert_eq!(v.rate_text(18_054.6419, RateUnit::Items("lines")), "17.6 MiB/s");
+        // In dbench's own unit (10^6 bytes).
+        assert_eq!(v.rate_text(18_054.6419, RateUnit::Items("lines")), "18.5 MB/s");
         // fio before its first rate: the fraction only, no made-up rate ("0/s" before).
-        v.status = Some(status(Some(0.1), None));
+        let mut v = PhaseView::new(0);
+        v.take(status(Some(0.1), None));
         assert_eq!(v.rate_text(0.0, RateUnit::Items("ops")), "");
-        // A status without a fraction (fio's ETA unknown yet): counts stay.
-        v.status = Some(status(None, Some(1024.0)));
-        assert_eq!(v.position(), (18055, 0));
+        // fio's rate in MiB/s, as fio prints it.
+        v.take(status(Some(0.2), Some(1.5 * 1048576.0)));
+        assert_eq!(v.rate_text(0.0, RateUnit::Items("ops")), "1.50 MiB/s");
+        // A status without a fraction or a rate keeps the last ones: the bar does not empty.
+        v.take(status(None, None));
+        assert_eq!(v.position(), (200, 1000));
+        assert_eq!(v.rate_text(0.0, RateUnit::Items("ops")), "1.50 MiB/s");
+    }
+
+    #[test]
+    fn a_status_without_a_fraction_leaves_the_counts() {
+        // fio's ETA unknown at its first document: no fraction, the rate alone.
+        let mut v = PhaseView::new(0);
+        v.take(status(None, Some(1024.0)));
+        assert_eq!(v.position(), (0, 0));
+        assert_eq!(v.counts_text(), "");
         assert_eq!(v.rate_text(0.0, RateUnit::Items("ops")), "1.00 KiB/s");
     }
 
     #[test]
     fn fractions_are_clamped_to_the_bar() {
         let mut v = PhaseView::new(0);
-        v.status = Some(status(Some(1.7), None));
+        v.take(status(Some(1.7), None));
         assert_eq!((v.position(), v.counts_text()), ((1000, 1000), "100.0%".to_string()));
     }
 

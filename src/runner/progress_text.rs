@@ -115,10 +115,12 @@ pub enum RateUnit {
     Items(&'static str),
     /// Units of this many bytes per second (IOzone's records): shown as bytes/s.
     Bytes(u64),
+    /// Bytes per second in powers of 1000 (dbench's MB/s).
+    DecimalBytes,
 }
 
-/// `48.1k files/s`, `912 dirs/s`, `818 MiB/s`: three significant digits, SI prefixes for
-/// counts, binary ones for bytes.
+/// `48.1k files/s`, `912 dirs/s`, `818 MiB/s`, `18.5 MB/s`: three significant digits, SI
+/// prefixes for counts, binary ones for bytes (decimal ones where the tool speaks them).
 pub fn rate(per_sec: f64, unit: RateUnit) -> String {
     let v = if per_sec.is_finite() && per_sec > 0.0 {
         per_sec
@@ -136,6 +138,10 @@ pub fn rate(per_sec: f64, unit: RateUnit) -> String {
                 1024.0,
                 &["B", "KiB", "MiB", "GiB", "TiB", "PiB"],
             );
+            format!("{} {p}/s", three_digits(x))
+        }
+        RateUnit::DecimalBytes => {
+            let (x, p) = scaled(v, 1000.0, &["B", "kB", "MB", "GB", "TB", "PB"]);
             format!("{} {p}/s", three_digits(x))
         }
     }

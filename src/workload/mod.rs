@@ -66,6 +66,9 @@ pub struct PhaseStatus {
     pub done: Option<f64>,
     /// Bytes per second now.
     pub bytes_per_sec: Option<f64>,
+    /// Whether the rate is shown in powers of 1000 (dbench's MB/s) rather than of 1024
+    /// (fio's MiB/s): each engine's bar speaks its tool's unit.
+    pub decimal: bool,
     /// Seconds the engine expects the phase still to take.
     pub eta: Option<f64>,
 }

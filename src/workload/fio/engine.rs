@@ -299,8 +299,12 @@ fn read_stdout(r: impl std::io::Read, obs: &dyn Observer) -> FioStdout {
             if let Some(now) = status::reading(&doc) {
                 let t = std::time::Instant::now();
                 let secs = before.map_or(0.0, |(_, b)| (t - b).as_secs_f64());
-                obs.status(status::status(before.as_ref().map(|b| &b.0), &now, secs));
-                before = Some((now, t));
+                let shown = status::status(before.as_ref().map(|b| &b.0), &now, secs);
+                obs.status(shown);
+                // A rate is measured from the last reading it used (see MIN_INTERVAL).
+                if before.is_none() || shown.bytes_per_sec.is_some() {
+                    before = Some((now, t));
+                }
             }
             last = Some(doc);
         }

@@ -9,7 +9,8 @@
 //!   `elapsed / (elapsed + eta)`, from the document's `elapsed` and `eta`, which are the whole
 //!   run's — every job carries the same two);
 //! * the rate over the last interval: the bytes read, written and trimmed by all jobs since
-//!   the previous document, over the time between the two documents' `timestamp_ms`;
+//!   the previous document, over the time between the two documents' `timestamp_ms` (none
+//!   over less than [`MIN_INTERVAL`]: the display keeps the rate it has);
 //! * fio's ETA, unless fio does not know it yet (it then prints `INT_MAX` or more).
 
 use crate::workload::PhaseStatus;
@@ -108,6 +109,11 @@ pub fn reading(doc: &str) -> Option<Reading> {
     })
 }
 
+/// The shortest interval a rate is measured over: fio's final document follows its last
+/// status document by a fraction of a second (the jobs' last moments), and the bytes of that
+/// moment are no rate to show.
+pub const MIN_INTERVAL: f64 = 0.5;
+
 /// The status shown after reading `now`, the previous reading being `before` (with the
 /// seconds between them measured by fslab, used when fio gives no timestamps).
 pub fn status(before: Option<&Reading>, now: &Reading, secs_between: f64) -> PhaseStatus {
@@ -120,11 +126,12 @@ pub fn status(before: Option<&Reading>, now: &Reading, secs_between: f64) -> Pha
             (Some(x), Some(y)) => (y - x) / 1000.0,
             _ => secs_between,
         };
-        (secs > 0.0).then(|| (now.bytes - b.bytes).max(0.0) / secs)
+        (secs >= MIN_INTERVAL).then(|| (now.bytes - b.bytes).max(0.0) / secs)
     });
     PhaseStatus {
         done,
         bytes_per_sec,
+        decimal: false,
         eta: now.eta,
     }
 }
@@ -189,6 +196,11 @@ mod tests {
         a.at_ms = None;
         b.at_ms = None;
         assert_eq!(status(Some(&a), &b, 3.0).bytes_per_sec, Some(1048576.0));
+        // fio's final document 0.12 s after the last status: no rate from that moment.
+        let last = reading(&doc(20_000, 0, 6, 1 << 30, 0)).unwrap();
+        let fin = reading(&doc(20_120, 0, 6, (1 << 30) + 4096, 0)).unwrap();
+        assert_eq!(status(Some(&last), &fin, 0.12).bytes_per_sec, None);
+        assert!(!status(Some(&last), &fin, 0.12).decimal, "fio speaks MiB/s");
     }
 
     #[test]
