@@ -10,6 +10,7 @@ pub mod order;
 pub mod phase_bar;
 pub mod progress;
 pub mod progress_text;
+pub mod progress_wire;
 pub mod repetition;
 pub mod series;
 pub mod study;

@@ -217,6 +217,11 @@ impl PhaseBar {
         }
     }
 
+    /// What the bar knows now.
+    pub fn view(&self) -> PhaseView {
+        lock(&self.view).clone()
+    }
+
     /// Remove the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
