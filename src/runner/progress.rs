@@ -216,13 +216,14 @@ impl Observer for ProgressObserver {
         let unit = (self.unit)(phase, point);
         let state = self.state.clone();
         let bar = PhaseBar::new(
-            ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(5)),
+            // Named before its first frame.
+            ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(5))
+                .with_message(text::bar_name(&self.prefix, phase)),
             TEMPLATE,
             total,
             unit,
             move || lock(&state).run_text(),
         );
-        bar.bar().set_message(text::bar_name(&self.prefix, phase));
         // The ETA counts down between the engine's events.
         bar.bar()
             .enable_steady_tick(std::time::Duration::from_millis(500));

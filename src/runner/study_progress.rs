@@ -263,8 +263,8 @@ impl Observer for StudyProgress {
             return;
         }
         let Some(multi) = &self.multi else { return };
-        let bar = PhaseBar::new(multi.add(ProgressBar::new(total)), PHASE, total, unit, String::new);
-        bar.bar().set_message(phase.to_string());
+        let named = ProgressBar::new(total).with_message(phase.to_string());
+        let bar = PhaseBar::new(multi.add(named), PHASE, total, unit, String::new);
         if let Some(old) = lock(&self.phase).replace(bar) {
             old.finish();
             multi.remove(old.bar());

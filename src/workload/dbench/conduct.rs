@@ -181,10 +181,11 @@ fn progress(w: &Watch<'_>) {
             let t = (now - warm_end).as_secs_f64().max(1e-9);
             ("execute", b as f64 / 1e6 / t, t)
         };
-        obs.progress(lines);
-        // Like dbench's line, no rate in the first half second of a phase.
+        // Like dbench's line, no rate in the first half second of a phase. The status
+        // before the count: a bar shows the fraction, never a count of an unknown total.
         let rate = (secs >= 0.5).then_some(mbps);
         obs.status(second_status(w.span, (now - t0).as_secs_f64(), lines, rate));
+        obs.progress(lines);
         if secs < 0.5 {
             // dbench, too, prints nothing in the first second of a phase.
             continue;
