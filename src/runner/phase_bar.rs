@@ -41,7 +41,10 @@ impl PhaseView {
     /// one, else the counts (length 0 when the total is unknown).
     pub fn position(&self) -> (u64, u64) {
         match self.status.and_then(|s| s.done) {
-            Some(f) => ((f.clamp(0.0, 1.0) * PER_WHOLE as f64).round() as u64, PER_WHOLE),
+            Some(f) => (
+                (f.clamp(0.0, 1.0) * PER_WHOLE as f64).round() as u64,
+                PER_WHOLE,
+            ),
             None => (self.done, self.total),
         }
     }
@@ -250,7 +253,10 @@ mod tests {
         v.done = 1200;
         assert_eq!(v.position(), (1200, 5000));
         assert_eq!(v.counts_text(), "1200/5000");
-        assert_eq!(v.rate_text(48_123.4567, RateUnit::Items("files")), "48.1k files/s");
+        assert_eq!(
+            v.rate_text(48_123.4567, RateUnit::Items("files")),
+            "48.1k files/s"
+        );
         v.total = 0;
         assert_eq!(v.counts_text(), "1200");
     }
@@ -268,7 +274,10 @@ mod tests {
         assert_eq!(v.position(), (523, 1000));
         assert_eq!(v.counts_text(), "52.3%");
         // In dbench's own unit (10^6 bytes).
-        assert_eq!(v.rate_text(18_054.6419, RateUnit::Items("lines")), "18.5 MB/s");
+        assert_eq!(
+            v.rate_text(18_054.6419, RateUnit::Items("lines")),
+            "18.5 MB/s"
+        );
         // fio before its first rate: the fraction only, no made-up rate ("0/s" before).
         let mut v = PhaseView::new(0);
         v.take(status(Some(0.1), None));
@@ -296,15 +305,24 @@ mod tests {
     fn fractions_are_clamped_to_the_bar() {
         let mut v = PhaseView::new(0);
         v.take(status(Some(1.7), None));
-        assert_eq!((v.position(), v.counts_text()), ((1000, 1000), "100.0%".to_string()));
+        assert_eq!(
+            (v.position(), v.counts_text()),
+            ((1000, 1000), "100.0%".to_string())
+        );
     }
 
     #[test]
     fn each_engine_counts_its_own_units() {
         use WorkloadKind::*;
         assert_eq!(rate_unit(Fdtree, "dir_create", 1), RateUnit::Items("dirs"));
-        assert_eq!(rate_unit(Fdtree, "file_remove", 1), RateUnit::Items("files"));
-        assert_eq!(rate_unit(Mdtest, "tree_create", 1), RateUnit::Items("trees"));
+        assert_eq!(
+            rate_unit(Fdtree, "file_remove", 1),
+            RateUnit::Items("files")
+        );
+        assert_eq!(
+            rate_unit(Mdtest, "tree_create", 1),
+            RateUnit::Items("trees")
+        );
         assert_eq!(rate_unit(Mdtest, "file_stat", 1), RateUnit::Items("files"));
         assert_eq!(rate_unit(Iozone, "write", 65536), RateUnit::Bytes(65536));
         assert_eq!(rate_unit(Dbench, "dbench", 1), RateUnit::Items("lines"));

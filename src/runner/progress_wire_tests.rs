@@ -12,7 +12,10 @@ fn status(done: Option<f64>, bps: Option<f64>, decimal: bool, eta: Option<f64>) 
 #[test]
 fn lines_are_the_documented_words() {
     assert_eq!(encode(&Event::Begin(12)), "@fslab-progress begin 12");
-    assert_eq!(encode(&Event::Done(3, Some(41.5))), "@fslab-progress done 3 41.5");
+    assert_eq!(
+        encode(&Event::Done(3, Some(41.5))),
+        "@fslab-progress done 3 41.5"
+    );
     assert_eq!(encode(&Event::Done(0, None)), "@fslab-progress done 0 -");
     assert_eq!(
         encode(&Event::Phase(

@@ -53,7 +53,10 @@ fn phase_view(p: &StudyProgress) -> Option<(String, crate::runner::phase_bar::Ph
 fn a_guests_display_arrives_at_the_host_as_data() {
     let out = Shared::default();
     let guest = StudyProgress::wired(Box::new(out.clone()), 12);
-    assert!(guest.wants_status(), "fio is asked for its status in a guest");
+    assert!(
+        guest.wants_status(),
+        "fio is asked for its status in a guest"
+    );
     let first = out.take();
     assert_eq!(first, ["@fslab-progress begin 12"]);
     let host = StudyProgress::drawn(ProgressDrawTarget::hidden(), 12);
@@ -77,16 +80,31 @@ fn a_guests_display_arrives_at_the_host_as_data() {
     guest.message("warning: a plain line");
     let lines = out.take();
     assert!(lines.iter().all(|l| !l.contains('\x1b')), "{lines:?}");
-    let sent: Vec<String> = lines.iter().filter(|l| l.contains(" progress ")).cloned().collect();
+    let sent: Vec<String> = lines
+        .iter()
+        .filter(|l| l.contains(" progress "))
+        .cloned()
+        .collect();
     assert_eq!(sent[0], "@fslab-progress progress 1");
-    assert!(sent.len() <= most, "{} lines for {most} periods", sent.len());
+    assert!(
+        sent.len() <= most,
+        "{} lines for {most} periods",
+        sent.len()
+    );
     assert_eq!(feed(&host, lines), ["warning: a plain line"]);
     assert_eq!(main_bar(&host).position(), 3);
     assert_eq!(main_bar(&host).message(), "journal=16MB · fdtree · rep 1/5");
     assert!(live_eta(&host.eta).is_some_and(|e| e > 39.0 && e <= 40.0));
     let (name, view) = phase_view(&host).unwrap();
     assert_eq!(name, "file_create");
-    let shown: u64 = sent.last().unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+    let shown: u64 = sent
+        .last()
+        .unwrap()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_eq!(view.counts_text(), format!("{shown}/5000"));
     assert_eq!(
         view.rate_text(48_123.0, (lock(&host.unit))("file_create")),

@@ -241,7 +241,10 @@ mod tests {
         assert_eq!(s.bytes_per_sec, Some(18.5e6));
         // Past the end (clients finishing their operation): full, nothing left.
         let s = second_status(Span::Time(Duration::from_secs(20)), 21.0, 0, None);
-        assert_eq!((s.done, s.eta, s.bytes_per_sec), (Some(1.0), Some(0.0), None));
+        assert_eq!(
+            (s.done, s.eta, s.bytes_per_sec),
+            (Some(1.0), Some(0.0), None)
+        );
     }
 
     #[test]

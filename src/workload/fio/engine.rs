@@ -193,8 +193,7 @@ impl Fio {
         if status {
             c.arg("--status-interval=1");
         }
-        c
-            .arg(format!("--directory={}", dir.display()))
+        c.arg(format!("--directory={}", dir.display()))
             .args(&self.params.extra_args)
             .arg("-")
             .current_dir(dir);
@@ -262,60 +261,6 @@ impl Fio {
     }
 }
 
-/// fio's standard output: its final JSON document (the last one: with a status interval,
-/// fio prints one every interval before it) and the lines outside any document.
-struct FioStdout {
-    last: Option<String>,
-    outside: String,
-}
-
-impl FioStdout {
-    /// The text to read the run from: the final document, or everything fio printed.
-    fn text(&self) -> String {
-        match &self.last {
-            Some(d) => d.clone(),
-            None => self.outside.clone(),
-        }
-    }
-}
-
-/// Read fio's standard output line by line: each running status document goes to `obs` as
-/// a [`crate::workload::PhaseStatus`]; the last document is kept.
-fn read_stdout(r: impl std::io::Read, obs: &dyn Observer) -> FioStdout {
-    use std::io::BufRead;
-    let mut split = status::Splitter::default();
-    let mut last: Option<String> = None;
-    let mut before: Option<(status::Reading, std::time::Instant)> = None;
-    let mut reader = std::io::BufReader::new(r);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let line = String::from_utf8_lossy(&buf);
-        if let Some(doc) = split.line(line.trim_end_matches(['\n', '\r'])) {
-            if let Some(now) = status::reading(&doc) {
-                let t = std::time::Instant::now();
-                let secs = before.map_or(0.0, |(_, b)| (t - b).as_secs_f64());
-                let shown = status::status(before.as_ref().map(|b| &b.0), &now, secs);
-                obs.status(shown);
-                // A rate is measured from the last reading it used (see MIN_INTERVAL).
-                if before.is_none() || shown.bytes_per_sec.is_some() {
-                    before = Some((now, t));
-                }
-            }
-            last = Some(doc);
-        }
-    }
-    let (mut outside, open) = split.unfinished();
-    if let Some(partial) = open {
-        outside.push_str(&partial);
-    }
-    FioStdout { last, outside }
-}
-
 /// Wait for fio, reading its output (its status documents to `obs`); when fslab is asked
 /// to stop, pass the request on to fio (SIGINT, as a terminal's Ctrl-C would), once.
 /// Returns the final document (or all of standard output when there is none), standard
@@ -329,11 +274,8 @@ fn wait_stopping_on_interrupt(
     let stderr = child.stderr.take();
     std::thread::scope(|scope| {
         let out = scope.spawn(move || match stdout {
-            Some(o) => read_stdout(o, obs),
-            None => FioStdout {
-                last: None,
-                outside: String::new(),
-            },
+            Some(o) => status::read_stdout(o, obs),
+            None => status::FioStdout::default(),
         });
         let err = scope.spawn(move || {
             let mut b = Vec::new();

@@ -13,7 +13,7 @@
 //!   over less than [`MIN_INTERVAL`]: the display keeps the rate it has);
 //! * fio's ETA, unless fio does not know it yet (it then prints `INT_MAX` or more).
 
-use crate::workload::PhaseStatus;
+use crate::workload::{Observer, PhaseStatus};
 use serde::Deserialize;
 
 /// Cuts fio's standard output into its JSON documents. fio prints each document from a line
@@ -136,6 +136,63 @@ pub fn status(before: Option<&Reading>, now: &Reading, secs_between: f64) -> Pha
     }
 }
 
+/// fio's standard output: its final JSON document (the last one: with a status interval,
+/// fio prints one every interval before it) and the lines outside any document.
+#[derive(Debug, Default)]
+pub struct FioStdout {
+    /// The last document.
+    pub last: Option<String>,
+    /// Lines outside any document, and a document left unfinished.
+    pub outside: String,
+}
+
+impl FioStdout {
+    /// The text to read the run from: the final document, or everything fio printed.
+    pub fn text(&self) -> String {
+        match &self.last {
+            Some(d) => d.clone(),
+            None => self.outside.clone(),
+        }
+    }
+}
+
+/// Read fio's standard output line by line: each running status document goes to `obs` as
+/// a [`PhaseStatus`]; the last document is kept.
+pub fn read_stdout(r: impl std::io::Read, obs: &dyn Observer) -> FioStdout {
+    use std::io::BufRead;
+    let mut split = Splitter::default();
+    let mut last: Option<String> = None;
+    let mut before: Option<(Reading, std::time::Instant)> = None;
+    let mut reader = std::io::BufReader::new(r);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let line = String::from_utf8_lossy(&buf);
+        if let Some(doc) = split.line(line.trim_end_matches(['\n', '\r'])) {
+            if let Some(now) = reading(&doc) {
+                let t = std::time::Instant::now();
+                let secs = before.map_or(0.0, |(_, b)| (t - b).as_secs_f64());
+                let shown = status(before.as_ref().map(|b| &b.0), &now, secs);
+                obs.status(shown);
+                // A rate is measured from the last reading it used (see MIN_INTERVAL).
+                if before.is_none() || shown.bytes_per_sec.is_some() {
+                    before = Some((now, t));
+                }
+            }
+            last = Some(doc);
+        }
+    }
+    let (mut outside, open) = split.unfinished();
+    if let Some(partial) = open {
+        outside.push_str(&partial);
+    }
+    FioStdout { last, outside }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,7 +247,10 @@ mod tests {
         let a = reading(&doc(10_000, 3, 1, 1 << 20, 1 << 20)).unwrap();
         let b = reading(&doc(10_500, 2, 2, 2 << 20, 3 << 20)).unwrap();
         // 3 MiB more in 0.5 s by fio's timestamps (fslab's 9 s between arrivals is ignored).
-        assert_eq!(status(Some(&a), &b, 9.0).bytes_per_sec, Some(6.0 * 1048576.0));
+        assert_eq!(
+            status(Some(&a), &b, 9.0).bytes_per_sec,
+            Some(6.0 * 1048576.0)
+        );
         // Without timestamps: fslab's measured seconds.
         let (mut a, mut b) = (a, b);
         a.at_ms = None;
@@ -201,6 +261,53 @@ mod tests {
         let fin = reading(&doc(20_120, 0, 6, (1 << 30) + 4096, 0)).unwrap();
         assert_eq!(status(Some(&last), &fin, 0.12).bytes_per_sec, None);
         assert!(!status(Some(&last), &fin, 0.12).decimal, "fio speaks MiB/s");
+    }
+
+    /// Keeps every status it is told.
+    #[derive(Default)]
+    struct Seen(std::sync::Mutex<Vec<PhaseStatus>>);
+
+    impl Observer for Seen {
+        fn status(&self, s: PhaseStatus) {
+            self.0.lock().unwrap().push(s);
+        }
+    }
+
+    #[test]
+    fn fios_stdout_gives_a_status_per_document_and_the_last_one_to_read() {
+        // Three status documents a second apart (fio's ETA unknown in the first), a notice,
+        // then the final document 0.1 s after the last.
+        let text = [
+            doc(1_000, 2_147_483_647, 1, 0, 1 << 20),
+            doc(2_000, 3, 1, 0, 5 << 20),
+            "fio: a notice\n".to_string(),
+            doc(3_000, 2, 2, 0, 9 << 20),
+            doc(3_100, 0, 3, 0, (9 << 20) + 4096),
+        ]
+        .concat();
+        let seen = Seen::default();
+        let out = read_stdout(text.as_bytes(), &seen);
+        let s = seen.0.into_inner().unwrap();
+        assert_eq!(s.len(), 4);
+        assert_eq!((s[0].done, s[0].bytes_per_sec), (None, None));
+        assert_eq!(s[1].done, Some(0.25));
+        assert_eq!(s[1].bytes_per_sec, Some(4.0 * 1048576.0));
+        assert_eq!(s[2].bytes_per_sec, Some(4.0 * 1048576.0));
+        // The final document: all done, no rate from its last 0.1 s.
+        assert_eq!(
+            (s[3].done, s[3].bytes_per_sec, s[3].eta),
+            (Some(1.0), None, Some(0.0))
+        );
+        assert_eq!(out.text(), doc(3_100, 0, 3, 0, (9 << 20) + 4096));
+        assert_eq!(out.outside, "fio: a notice\n");
+    }
+
+    #[test]
+    fn without_a_document_the_text_is_all_fio_printed() {
+        let seen = Seen::default();
+        let out = read_stdout("fio: job 'a' failed\n{\n  \"jobs\" : [".as_bytes(), &seen);
+        assert!(seen.0.into_inner().unwrap().is_empty());
+        assert_eq!(out.text(), "fio: job 'a' failed\n{\n  \"jobs\" : [\n");
     }
 
     #[test]
