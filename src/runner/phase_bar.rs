@@ -254,7 +254,7 @@ mod tests {
         assert_eq!(v.position(), (1200, 5000));
         assert_eq!(v.counts_text(), "1200/5000");
         assert_eq!(
-            v.rate_text(48_123.4567, RateUnit::Items("files")),
+            v.rate_text(48_123.456_7, RateUnit::Items("files")),
             "48.1k files/s"
         );
         v.total = 0;
@@ -275,7 +275,7 @@ mod tests {
         assert_eq!(v.counts_text(), "52.3%");
         // In dbench's own unit (10^6 bytes).
         assert_eq!(
-            v.rate_text(18_054.6419, RateUnit::Items("lines")),
+            v.rate_text(18_054.641_9, RateUnit::Items("lines")),
             "18.5 MB/s"
         );
         // fio before its first rate: the fraction only, no made-up rate ("0/s" before).

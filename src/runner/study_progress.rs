@@ -274,7 +274,7 @@ impl Observer for StudyProgress {
     fn progress(&self, done: u64) {
         if let Some(w) = &self.wire {
             let mut last = lock(&w.last);
-            if last.is_none_or(|t| t.elapsed() >= WIRE_GAP) {
+            if last.map_or(true, |t| t.elapsed() >= WIRE_GAP) {
                 *last = Some(Instant::now());
                 drop(last);
                 self.send(&Event::Progress(done));
