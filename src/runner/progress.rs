@@ -264,3 +264,42 @@ impl Observer for ProgressObserver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(rep: u32, reps: u32) -> Position {
+        Position {
+            rep,
+            reps,
+            point: 1,
+            points: 1,
+        }
+    }
+
+    #[test]
+    fn the_engines_eta_counts_for_the_step_in_flight() {
+        // Repetition 1 of 3, nothing measured, fio says 4 s more: the steps after it are
+        // guessed at this one's length (0 s so far + 4 s) each.
+        let mut s = RunState {
+            at: Some(at(1, 3)),
+            ..RunState::default()
+        };
+        assert_eq!(s.live_eta(), None, "no ETA before anything is known");
+        s.engine_eta(4.0);
+        let eta = s.live_eta().unwrap();
+        assert!((11.5..=12.0).contains(&eta), "{eta}");
+        // Repetition 3 of 3 after two measured at 5 s: fio's 2 s and nothing after.
+        s.measured = vec![(10.0, 2)];
+        s.at = Some(at(3, 3));
+        s.engine_eta(2.0);
+        let eta = s.live_eta().unwrap();
+        assert!((1.5..=2.0).contains(&eta), "{eta}");
+        // Repetition 2 of 3: 2 s now and one more at the measured 5 s.
+        s.at = Some(at(2, 3));
+        s.engine_eta(2.0);
+        let eta = s.live_eta().unwrap();
+        assert!((6.5..=7.0).contains(&eta), "{eta}");
+    }
+}
