@@ -6,9 +6,10 @@
 //!
 //! [`progress_text::eta`]: super::progress_text::eta
 
+use super::phase_bar::PhaseBar;
 use super::progress_text::{self as text, Left, Position, RateUnit};
-use crate::workload::Observer;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use crate::workload::{Observer, PhaseStatus};
+use indicatif::{ProgressBar, ProgressDrawTarget};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -38,6 +39,8 @@ struct RunState {
     labels: Vec<String>,
     /// Seconds per step before anything is measured (a plan's estimate).
     prior: Option<f64>,
+    /// The engine's own estimate of the step in flight (fio's ETA), and when it came.
+    engine_left: Option<(f64, Instant)>,
 }
 
 impl RunState {
@@ -61,12 +64,28 @@ impl RunState {
             .collect()
     }
 
-    /// Seconds left now: the estimate at the step's start less its elapsed time, never
-    /// below what the steps after it need.
+    /// Seconds left now: the engine's own estimate of the step in flight plus what the
+    /// steps after it need, when the engine gives one; else the estimate at the step's
+    /// start less its elapsed time, never below what the steps after it need.
     fn live_eta(&self) -> Option<f64> {
+        if let Some((left, at)) = self.engine_left {
+            let now = (left - at.elapsed().as_secs_f64()).max(0.0);
+            return Some(now + self.eta_after.unwrap_or(0.0));
+        }
         let start = self.eta_at_start?;
         let elapsed = self.started.map_or(0.0, |t| t.elapsed().as_secs_f64());
         Some((start - elapsed).max(self.eta_after.unwrap_or(0.0)))
+    }
+
+    /// The engine says the step in flight needs `left` more seconds. Before anything is
+    /// measured, its length so far plus that is the best guess for the steps after it.
+    fn engine_eta(&mut self, left: f64) {
+        let Some(at) = self.at else { return };
+        let elapsed = self.started.map_or(0.0, |t| t.elapsed().as_secs_f64());
+        let guess = self.prior.or(Some(elapsed + left));
+        let after = self.left(at.reps, self.points(at), Some(at));
+        self.eta_after = text::eta(&after, guess);
+        self.engine_left = Some((left, Instant::now()));
     }
 
     /// `rep 2/3 · point 4/9 · ETA 00:11` (what the bar shows after the rate).
@@ -84,7 +103,7 @@ type UnitOf = Box<dyn Fn(&str, usize) -> RateUnit + Send + Sync>;
 /// Draws one bar per phase with its rate, the run's counters and ETA; messages go above the
 /// bar. When stderr is not a terminal, plain lines per finished step instead.
 pub struct ProgressObserver {
-    bar: Mutex<Option<ProgressBar>>,
+    bar: Mutex<Option<PhaseBar>>,
     bars: bool,
     lines: bool,
     prefix: String,
@@ -158,6 +177,7 @@ impl Steps for ProgressObserver {
         s.eta_after = eta_after;
         s.at = Some(at);
         s.started = Some(Instant::now());
+        s.engine_left = None;
     }
 
     fn step_finished(&self, at: Position, secs: f64) {
@@ -169,6 +189,7 @@ impl Steps for ProgressObserver {
             }
             s.measured[i].0 += secs;
             s.measured[i].1 += 1;
+            s.engine_left = None;
             let left = s.left(at.reps, s.points(at), Some(at));
             let eta = text::eta(&left, s.prior);
             let what = s.labels.get(i).cloned().unwrap_or_default();
@@ -180,6 +201,10 @@ impl Steps for ProgressObserver {
     }
 }
 
+/// An engine command's bar: its phase, the bar as wide as the terminal allows, counts or
+/// the engine's percentage, the rate, and the run's counters and ETA.
+const TEMPLATE: &str = "{msg} [{wide_bar}] {counts} {rate}  {run}";
+
 impl Observer for ProgressObserver {
     fn phase_started(&self, phase: &str, total: u64) {
         if !self.bars {
@@ -190,45 +215,91 @@ impl Observer for ProgressObserver {
             .map_or(0, |a| a.point.saturating_sub(1));
         let unit = (self.unit)(phase, point);
         let state = self.state.clone();
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(5));
-        let style =
-            ProgressStyle::with_template("{prefix} {msg:12} [{bar:30}] {pos}/{len} {rate}  {run}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .with_key(
-                    "rate",
-                    move |st: &ProgressState, w: &mut dyn std::fmt::Write| {
-                        let _ = w.write_str(&text::rate(st.per_sec(), unit));
-                    },
-                )
-                .with_key(
-                    "run",
-                    move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
-                        let _ = w.write_str(&lock(&state).run_text());
-                    },
-                )
-                .progress_chars("=> ");
-        bar.set_style(style);
-        bar.set_prefix(self.prefix.clone());
-        bar.set_message(phase.to_string());
-        *lock(&self.bar) = Some(bar);
+        let bar = PhaseBar::new(
+            // Named before its first frame.
+            ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(5))
+                .with_message(text::bar_name(&self.prefix, phase)),
+            TEMPLATE,
+            total,
+            unit,
+            move || lock(&state).run_text(),
+        );
+        // The ETA counts down between the engine's events.
+        bar.bar()
+            .enable_steady_tick(std::time::Duration::from_millis(500));
+        if let Some(old) = lock(&self.bar).replace(bar) {
+            old.finish();
+        }
     }
 
     fn progress(&self, done: u64) {
         if let Some(b) = lock(&self.bar).as_ref() {
-            b.set_position(done);
+            b.progress(done);
         }
     }
 
     fn phase_finished(&self, _phase: &str) {
         if let Some(b) = lock(&self.bar).take() {
-            b.finish_and_clear();
+            b.finish();
         }
     }
 
     fn message(&self, msg: &str) {
         match lock(&self.bar).as_ref() {
-            Some(b) => b.println(msg),
+            Some(b) => b.bar().println(msg),
             None => eprintln!("{msg}"),
         }
+    }
+
+    fn wants_status(&self) -> bool {
+        self.bars
+    }
+
+    fn status(&self, status: PhaseStatus) {
+        if let Some(left) = status.eta {
+            lock(&self.state).engine_eta(left);
+        }
+        if let Some(b) = lock(&self.bar).as_ref() {
+            b.status(status);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(rep: u32, reps: u32) -> Position {
+        Position {
+            rep,
+            reps,
+            point: 1,
+            points: 1,
+        }
+    }
+
+    #[test]
+    fn the_engines_eta_counts_for_the_step_in_flight() {
+        // Repetition 1 of 3, nothing measured, fio says 4 s more: the steps after it are
+        // guessed at this one's length (0 s so far + 4 s) each.
+        let mut s = RunState {
+            at: Some(at(1, 3)),
+            ..RunState::default()
+        };
+        assert_eq!(s.live_eta(), None, "no ETA before anything is known");
+        s.engine_eta(4.0);
+        let eta = s.live_eta().unwrap();
+        assert!((11.5..=12.0).contains(&eta), "{eta}");
+        // Repetition 3 of 3 after two measured at 5 s: fio's 2 s and nothing after.
+        s.measured = vec![(10.0, 2)];
+        s.at = Some(at(3, 3));
+        s.engine_eta(2.0);
+        let eta = s.live_eta().unwrap();
+        assert!((1.5..=2.0).contains(&eta), "{eta}");
+        // Repetition 2 of 3: 2 s now and one more at the measured 5 s.
+        s.at = Some(at(2, 3));
+        s.engine_eta(2.0);
+        let eta = s.live_eta().unwrap();
+        assert!((6.5..=7.0).contains(&eta), "{eta}");
     }
 }

@@ -16,6 +16,18 @@ pub struct Position {
     pub points: usize,
 }
 
+/// The name before an engine command's bar: the engine and the phase (`fdtree
+/// file_create`), the engine alone when its one phase has its name (`fio`).
+pub fn bar_name(engine: &str, phase: &str) -> String {
+    if phase == engine || phase.is_empty() {
+        engine.to_string()
+    } else if engine.is_empty() {
+        phase.to_string()
+    } else {
+        format!("{engine} {phase}")
+    }
+}
+
 /// `rep 2/3`, or `rep 2/3 · point 4/9` when there is more than one point.
 pub fn counter(p: Position) -> String {
     let rep = format!("rep {}/{}", p.rep, p.reps);
@@ -103,10 +115,12 @@ pub enum RateUnit {
     Items(&'static str),
     /// Units of this many bytes per second (IOzone's records): shown as bytes/s.
     Bytes(u64),
+    /// Bytes per second in powers of 1000 (dbench's MB/s).
+    DecimalBytes,
 }
 
-/// `48.1k files/s`, `912 dirs/s`, `818 MiB/s`: three significant digits, SI prefixes for
-/// counts, binary ones for bytes.
+/// `48.1k files/s`, `912 dirs/s`, `818 MiB/s`, `18.5 MB/s`: three significant digits, SI
+/// prefixes for counts, binary ones for bytes (decimal ones where the tool speaks them).
 pub fn rate(per_sec: f64, unit: RateUnit) -> String {
     let v = if per_sec.is_finite() && per_sec > 0.0 {
         per_sec
@@ -124,6 +138,10 @@ pub fn rate(per_sec: f64, unit: RateUnit) -> String {
                 1024.0,
                 &["B", "KiB", "MiB", "GiB", "TiB", "PiB"],
             );
+            format!("{} {p}/s", three_digits(x))
+        }
+        RateUnit::DecimalBytes => {
+            let (x, p) = scaled(v, 1000.0, &["B", "kB", "MB", "GB", "TB", "PB"]);
             format!("{} {p}/s", three_digits(x))
         }
     }

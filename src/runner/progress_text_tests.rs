@@ -92,6 +92,10 @@ fn rates_have_units_and_three_significant_digits() {
     assert_eq!(rate(10.0, RateUnit::Bytes(1 << 20)), "10.0 MiB/s");
     assert_eq!(rate(3.0, RateUnit::Bytes(1 << 30)), "3.00 GiB/s");
     assert_eq!(rate(100.0, RateUnit::Bytes(1)), "100 B/s");
+    // dbench's 18.5 MB/s (10^6 bytes) stays 18.5 MB/s, not 17.6 MiB/s.
+    assert_eq!(rate(18.5e6, RateUnit::DecimalBytes), "18.5 MB/s");
+    assert_eq!(rate(1.234e9, RateUnit::DecimalBytes), "1.23 GB/s");
+    assert_eq!(rate(999.6e3, RateUnit::DecimalBytes), "1.00 MB/s");
 }
 
 #[test]
@@ -117,4 +121,11 @@ fn plain_lines_carry_the_totals_and_the_eta() {
         study_line(1, 12, "journal=16MB · fdtree · rep 1/5", 0.97, None),
         "[1/12] journal=16MB · fdtree · rep 1/5: 0.97 s"
     );
+}
+
+#[test]
+fn bar_names_say_the_engine_once() {
+    assert_eq!(bar_name("fio", "fio"), "fio");
+    assert_eq!(bar_name("fdtree", "file_create"), "fdtree file_create");
+    assert_eq!(bar_name("", "write"), "write");
 }

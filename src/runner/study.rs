@@ -553,6 +553,7 @@ impl Runner<'_> {
             }
         );
         self.progress.rep_started(&what);
+        self.progress.set_unit(super::phase_bar::spec_unit(&spec));
         let started_at = crate::store::now();
         let t0 = Instant::now();
         if counted

@@ -320,6 +320,14 @@ impl Observer for Watch<'_, '_> {
         });
         self.inner.series(name, unit, t, value);
     }
+
+    fn wants_status(&self) -> bool {
+        self.inner.wants_status()
+    }
+
+    fn status(&self, status: crate::workload::PhaseStatus) {
+        self.inner.status(status);
+    }
 }
 
 /// Two things around one repetition, in order.

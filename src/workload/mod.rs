@@ -49,6 +49,28 @@ pub trait Observer: Sync {
     /// A point of the engine's own time series — dbench's per-second line — at `t` seconds
     /// since the run started; stored with the repetition's timeline.
     fn series(&self, _name: &str, _unit: crate::metric::Unit, _t: f64, _value: f64) {}
+    /// Whether a display shows [`Observer::status`]: an engine asks its tool for a running
+    /// status (fio's `--status-interval`) only when someone looks at it.
+    fn wants_status(&self) -> bool {
+        false
+    }
+    /// The engine's own reading of the phase in flight (fio's status, dbench's per-second
+    /// line), for a phase that does not count units of work.
+    fn status(&self, _status: PhaseStatus) {}
+}
+
+/// Where a running phase is, as the engine (or the tool it runs) sees it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PhaseStatus {
+    /// Fraction done, 0 to 1, when the engine knows it.
+    pub done: Option<f64>,
+    /// Bytes per second now.
+    pub bytes_per_sec: Option<f64>,
+    /// Whether the rate is shown in powers of 1000 (dbench's MB/s) rather than of 1024
+    /// (fio's MiB/s): each engine's bar speaks its tool's unit.
+    pub decimal: bool,
+    /// Seconds the engine expects the phase still to take.
+    pub eta: Option<f64>,
 }
 
 /// An observer that ignores everything.

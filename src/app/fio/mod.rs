@@ -9,7 +9,7 @@ use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::progress::ProgressObserver;
 use crate::workload::fio::{read_job_file, Fio, FioParams, FIO_DIR};
 use crate::workload::param::{in_words, Words};
-use crate::workload::{Quiet, Target, WorkloadKind};
+use crate::workload::{Target, WorkloadKind};
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -97,7 +97,10 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         Some(super::open_store(db)?)
     };
-    let steps = ProgressObserver::new(!a.quiet, "fio").lines_only();
+    // fio's status every second feeds the bar (on a terminal): percent, rate and ETA as fio
+    // computes them; in a log, a line per repetition.
+    let steps = ProgressObserver::new(!a.quiet, "fio")
+        .with_units(|phase, _| crate::runner::phase_bar::rate_unit(WorkloadKind::Fio, phase, 1));
     let json = a.run.json;
     let quiet = a.quiet;
     let repeat = a.run.repeat;
@@ -130,7 +133,7 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
         store.as_mut(),
         &mut engine,
         &target,
-        &Quiet,
+        &steps,
         Some(&steps),
         &mut on_rep,
     )?;

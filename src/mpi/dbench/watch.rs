@@ -4,7 +4,7 @@
 //! per-second collective that gives rank 0 the job's progress line.
 
 use crate::mpi::comm::Comm;
-use crate::workload::dbench::conduct::{progress_line, Conductor, Watch};
+use crate::workload::dbench::conduct::{progress_line, second_status, Conductor, Span, Watch};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -134,6 +134,17 @@ impl Conductor for RankConductor<'_> {
                     let t = (now - warm_end).as_secs_f64().max(1e-9);
                     ("execute", s[3] as f64 / 1e6 / t, t)
                 };
+                // A run once is done by the lines of every rank's clients.
+                let span = match w.span {
+                    Span::Lines(n) => Span::Lines(n / (w.n as u64).max(1) * s[4]),
+                    t => t,
+                };
+                w.obs.status(second_status(
+                    span,
+                    (now - w.t0).as_secs_f64(),
+                    s[1],
+                    (secs >= 0.5).then_some(mbps),
+                ));
                 w.obs.progress(s[1]);
                 if secs >= 0.5 {
                     w.obs.message(&progress_line(

@@ -2,6 +2,7 @@
 //! stderr, the host's stop request, the guest's requests to drop the host's caches), the
 //! kernel's own log (kept, shown only when the guest fails), the boot time, Ctrl-C.
 
+use super::display::Display;
 use super::images::Image;
 use anyhow::{Context, Result};
 use std::collections::VecDeque;
@@ -19,11 +20,14 @@ const STOP_GRACE: Duration = Duration::from_secs(120);
 const LOG_LINES: usize = 400;
 
 /// Where a guest's console output goes.
+#[derive(Clone)]
 pub(super) enum Sink {
     /// Straight to the host's stdout or stderr (a study's progress and report).
     Host,
     /// Into memory, returned in [`Outcome::captured`] (`fslab doctor`).
     Capture,
+    /// Through the host's display of the guest's progress (see [`Display`]).
+    Shown(Display),
 }
 
 /// One boot.
@@ -38,8 +42,11 @@ pub(super) struct Launch<'a> {
     pub images: &'a [Image],
     /// Environment of `linux.uml` itself (the shim's preload).
     pub host_env: Vec<(String, PathBuf)>,
-    /// Where the guest's stdout goes (its stderr always goes to the host's).
+    /// Where the guest's stdout goes.
     pub stdout: Sink,
+    /// Where its stderr goes: [`Sink::Host`], or [`Sink::Shown`] (its progress lines drawn
+    /// by the host).
+    pub stderr: Sink,
 }
 
 /// How a boot ended.
@@ -96,14 +103,20 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
     // separately): 0 the guest's stdout, 1 its stderr, 2 the stop request, 3 the cache
     // requests and the boot line, 4 the kernel's console (its log, with UML's own stdout and
     // stderr).
-    let (out_r, out_w) = match l.stdout {
+    let (out_r, out_w) = match &l.stdout {
         Sink::Host => (None, dup(1)?),
-        Sink::Capture => {
+        Sink::Capture | Sink::Shown(_) => {
             let (r, w) = pipe()?;
             (Some(r), w)
         }
     };
-    let err_w = dup(2)?;
+    let (err_r, err_w) = match &l.stderr {
+        Sink::Shown(_) => {
+            let (r, w) = pipe()?;
+            (Some(r), w)
+        }
+        Sink::Host | Sink::Capture => (None, dup(2)?),
+    };
     let (null0, null1, null2, null3) = (null()?, null()?, null()?, null()?);
     let (stop_r, stop_w) = pipe()?;
     let (req_r, req_w) = pipe()?; // guest → host
@@ -193,10 +206,23 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
         std::thread::spawn(move || keep_log(log_r, &log))
     };
     let captured: Arc<Mutex<Vec<u8>>> = Arc::default();
-    let capture_done = out_r.map(|r| {
-        let captured = Arc::clone(&captured);
-        std::thread::spawn(move || collect(r, &captured))
+    let capture_done = out_r.map(|r| match &l.stdout {
+        Sink::Shown(d) => {
+            let d = d.clone();
+            std::thread::spawn(move || pass_stdout(r, &d))
+        }
+        _ => {
+            let captured = Arc::clone(&captured);
+            std::thread::spawn(move || collect(r, &captured))
+        }
     });
+    let shown_done = match (err_r, &l.stderr) {
+        (Some(r), Sink::Shown(d)) => {
+            let d = d.clone();
+            Some(std::thread::spawn(move || pass_stderr(r, &d)))
+        }
+        _ => None,
+    };
     // Kept open until the guest ends: an end of file on a console hangs it up, and the
     // guest would lose the line before reading it.
     let mut stop = std::fs::File::from(stop_w);
@@ -225,7 +251,7 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
     // UML's helper processes may hold the write ends a little longer; what arrived by then
     // is all there is (the guest has halted).
     let deadline = Instant::now() + Duration::from_secs(1);
-    let readers = [Some(&log_done), capture_done.as_ref()];
+    let readers = [Some(&log_done), capture_done.as_ref(), shown_done.as_ref()];
     while readers.iter().flatten().any(|h| !h.is_finished()) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -233,6 +259,11 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
         .lock()
         .map(|l| l.iter().cloned().collect())
         .unwrap_or_default();
+    for sink in [&l.stdout, &l.stderr] {
+        if let Sink::Shown(d) = sink {
+            d.close();
+        }
+    }
     let captured = captured.lock().map(|c| c.clone()).unwrap_or_default();
     let code = std::fs::read_to_string(l.dir.join("exit"))
         .ok()
@@ -259,6 +290,26 @@ fn collect(r: OwnedFd, into: &Mutex<Vec<u8>>) {
         if let Ok(mut v) = into.lock() {
             v.extend_from_slice(&buf[..n]);
         }
+    }
+}
+
+/// Write the guest's stdout as it arrives, past the host's bars.
+fn pass_stdout(r: OwnedFd, d: &Display) {
+    let mut f = std::fs::File::from(r);
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = f.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        d.stdout(&buf[..n]);
+    }
+}
+
+/// Hand each line of the guest's stderr to the host's display.
+fn pass_stderr(r: OwnedFd, d: &Display) {
+    for line in BufReader::new(std::fs::File::from(r)).split(b'\n') {
+        let Ok(line) = line else { break };
+        d.stderr_line(String::from_utf8_lossy(&line).trim_end_matches('\r'));
     }
 }
 

@@ -13,6 +13,7 @@
 //! made for the guest is removed when the guest ends, however it ends.
 
 mod boot;
+mod display;
 mod images;
 mod leftovers;
 pub mod probe;
@@ -54,8 +55,9 @@ pub const FSLAB_GUEST_CALIBRATING: &str = "FSLAB_GUEST_CALIBRATING";
 /// The calibration study's file in `guest-PID/`, written for the guest's fslab.
 pub(super) const CALIBRATION_FILE: &str = "calibration.toml";
 
-/// Set inside the guest: `1` when the host's stderr is a terminal, so the guest's fslab may
-/// draw progress bars; `0` when it goes to a file or a pipe (plain lines only).
+/// Set inside the guest: `1` when the host's stderr is a terminal, so the guest's fslab
+/// sends its progress as data for the host to draw (`runner::progress_wire`); `0` when it
+/// goes to a file or a pipe (plain lines only).
 pub const FSLAB_GUEST_TERMINAL: &str = "FSLAB_GUEST_TERMINAL";
 
 /// Whether this process runs inside a guest that fslab booted.
@@ -63,14 +65,17 @@ pub fn inside() -> bool {
     std::env::var_os(FSLAB_GUEST).is_some()
 }
 
-/// Whether progress may be drawn with terminal escape codes on stderr. Inside a guest the
-/// host decides ([`FSLAB_GUEST_TERMINAL`]): the guest's consoles are terminals whatever the
-/// host's stderr is, and a log file must not fill with escape codes.
+/// Whether progress may be drawn with terminal escape codes on stderr: never inside a guest
+/// (its consoles are terminals whatever the host's stderr is; the host draws, see
+/// [`stderr_wire`]), else when stderr is a terminal.
 pub fn stderr_draws() -> bool {
-    match std::env::var(FSLAB_GUEST_TERMINAL) {
-        Ok(v) if inside() => v == "1",
-        _ => std::io::stderr().is_terminal(),
-    }
+    !inside() && std::io::stderr().is_terminal()
+}
+
+/// Whether a study's progress goes to stderr as the lines of `runner::progress_wire`: inside
+/// a guest whose host's stderr is a terminal ([`FSLAB_GUEST_TERMINAL`]).
+pub fn stderr_wire() -> bool {
+    inside() && std::env::var(FSLAB_GUEST_TERMINAL).is_ok_and(|v| v == "1")
 }
 
 /// Inside a guest: the block device of each cell's data and journal, by (cell index, role).
@@ -334,13 +339,20 @@ pub fn run(b: Boot<'_>) -> Result<u8> {
         env: main_env,
     });
     write_init(&dirs.dir, &commands, &env)?;
+    // The guest sends its progress as data when the host draws (guest_env's terminal).
+    let shown = if std::io::stderr().is_terminal() {
+        boot::Sink::Shown(display::Display::default())
+    } else {
+        boot::Sink::Host
+    };
     let o = boot::boot(boot::Launch {
         kernel: &facts.kernel,
         mem_word: b.spec.mem_word(),
         dir: &dirs.dir,
         images: &all,
         host_env: shim::install(&dirs.dir)?,
-        stdout: boot::Sink::Host,
+        stdout: shown.clone(),
+        stderr: shown,
     })?;
     match o.code {
         Some(c) => Ok(c),
@@ -384,6 +396,7 @@ pub fn selftest(mem: u64) -> std::result::Result<SelfTest, String> {
             images: &[],
             host_env: shim::install(&dirs.dir)?,
             stdout: boot::Sink::Capture,
+            stderr: boot::Sink::Host,
         })?;
         if o.code.is_none() {
             return Err(failure(&o, &dirs.dir));

@@ -6,7 +6,7 @@ use super::engine::ms;
 use super::ops::OpKind;
 use super::worker::Slot;
 use crate::metric::Unit;
-use crate::workload::Observer;
+use crate::workload::{Observer, PhaseStatus};
 use anyhow::{anyhow, Result};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,6 +90,45 @@ pub(crate) struct Watch<'a> {
     pub(crate) abort: &'a AtomicBool,
     /// Where the per-second lines go.
     pub(crate) obs: &'a dyn Observer,
+    /// How long the run is planned to be, for the fraction done.
+    pub(crate) span: Span,
+}
+
+/// How long a run is planned to be.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Span {
+    /// Warmup and run time (dbench's `-t` and `--warmup`).
+    Time(Duration),
+    /// Loadfile lines in all, once through per client (`--run-once`).
+    Lines(u64),
+}
+
+/// What a display shows after a second: the fraction of the planned time (or of the
+/// loadfile's lines when run once), dbench's MB/s of the phase (if it prints one yet) as
+/// bytes per second, and the seconds left of a timed run.
+pub(crate) fn second_status(
+    span: Span,
+    elapsed: f64,
+    lines: u64,
+    mbps: Option<f64>,
+) -> PhaseStatus {
+    let (done, eta) = match span {
+        Span::Time(d) if !d.is_zero() => {
+            let total = d.as_secs_f64();
+            (
+                Some((elapsed / total).clamp(0.0, 1.0)),
+                Some((total - elapsed).max(0.0)),
+            )
+        }
+        Span::Lines(n) if n > 0 => (Some((lines as f64 / n as f64).clamp(0.0, 1.0)), None),
+        _ => (None, None),
+    };
+    PhaseStatus {
+        done,
+        bytes_per_sec: mbps.map(|m| m * 1e6).filter(|r| r.is_finite()),
+        decimal: true,
+        eta,
+    }
 }
 
 /// The conductor of a run in one process: start at once, print a line per second.
@@ -142,6 +181,10 @@ fn progress(w: &Watch<'_>) {
             let t = (now - warm_end).as_secs_f64().max(1e-9);
             ("execute", b as f64 / 1e6 / t, t)
         };
+        // Like dbench's line, no rate in the first half second of a phase. The status
+        // before the count: a bar shows the fraction, never a count of an unknown total.
+        let rate = (secs >= 0.5).then_some(mbps);
+        obs.status(second_status(w.span, (now - t0).as_secs_f64(), lines, rate));
         obs.progress(lines);
         if secs < 0.5 {
             // dbench, too, prints nothing in the first second of a phase.
@@ -183,4 +226,31 @@ pub(crate) fn progress_line(
         secs,
         ms(lat_ns)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timed_run_is_done_by_its_clock_at_dbenchs_rate() {
+        // 5 s warmup + 15 s run, 5 s in, dbench's 18.5 MB/s (10^6 bytes).
+        let s = second_status(Span::Time(Duration::from_secs(20)), 5.0, 18055, Some(18.5));
+        assert_eq!(s.done, Some(0.25));
+        assert_eq!(s.eta, Some(15.0));
+        assert_eq!(s.bytes_per_sec, Some(18.5e6));
+        // Past the end (clients finishing their operation): full, nothing left.
+        let s = second_status(Span::Time(Duration::from_secs(20)), 21.0, 0, None);
+        assert_eq!(
+            (s.done, s.eta, s.bytes_per_sec),
+            (Some(1.0), Some(0.0), None)
+        );
+    }
+
+    #[test]
+    fn a_run_once_is_done_by_its_lines() {
+        let s = second_status(Span::Lines(400), 3.0, 100, Some(2.0));
+        assert_eq!((s.done, s.eta), (Some(0.25), None));
+        assert_eq!(second_status(Span::Lines(0), 3.0, 100, None).done, None);
+    }
 }

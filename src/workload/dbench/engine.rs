@@ -11,7 +11,7 @@
 //! a maximum.
 
 use super::client::Client;
-use super::conduct::{merge_hists, Alone, Conductor, LocalRep, Watch};
+use super::conduct::{merge_hists, Alone, Conductor, LocalRep, Span, Watch};
 use super::ops::OpKind;
 use super::worker::{run_client, ClientContext, ClientResult, Gate, Slot};
 use super::DbenchParams;
@@ -213,6 +213,11 @@ impl Dbench {
                 n: handles.len(),
                 abort: &abort,
                 obs,
+                span: if p.run_once {
+                    Span::Lines(p.loadfile.ops.len() as u64 * handles.len() as u64)
+                } else {
+                    Span::Time(p.warmup + p.duration)
+                },
             });
             handles
                 .into_iter()

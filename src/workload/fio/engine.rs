@@ -7,6 +7,7 @@
 //! (recorded first, so `fslab cleanup` can remove what a killed run left).
 
 use super::output::{self, FioRun};
+use super::status;
 use super::{FioParams, JobFile};
 use crate::metric::{Histogram, Metric};
 use crate::safe::cage::Cage;
@@ -184,10 +185,15 @@ impl Fio {
     /// The command line fio runs with (the job file comes on standard input), in its cage:
     /// as root, only `dir` and the allowed directories are writable, and fio (with all it
     /// started) dies with fslab; see `safe::cage`.
-    pub fn command(&self, dir: &Path) -> Result<Command> {
+    /// With `status`, fio prints its JSON document every second as well (see
+    /// [`super::status`]).
+    pub fn command(&self, dir: &Path, status: bool) -> Result<Command> {
         let mut c = Command::new(fio_binary()?);
-        c.arg("--output-format=json+")
-            .arg(format!("--directory={}", dir.display()))
+        c.arg("--output-format=json+");
+        if status {
+            c.arg("--status-interval=1");
+        }
+        c.arg(format!("--directory={}", dir.display()))
             .args(&self.params.extra_args)
             .arg("-")
             .current_dir(dir);
@@ -209,9 +215,9 @@ impl Fio {
         Ok(c)
     }
 
-    fn run_fio(&mut self, dir: &Path) -> Result<FioRun> {
+    fn run_fio(&mut self, dir: &Path, obs: &dyn Observer) -> Result<FioRun> {
         let mut child = self
-            .command(dir)?
+            .command(dir, obs.wants_status())?
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -220,7 +226,7 @@ impl Fio {
         if let Some(mut stdin) = child.stdin.take() {
             stdin.write_all(self.params.job.render().as_bytes())?;
         }
-        let (stdout, stderr, status) = wait_stopping_on_interrupt(child)?;
+        let (stdout, stderr, status) = wait_stopping_on_interrupt(child, obs)?;
         // A stop request (Ctrl-C, SIGTERM) ends fio early; what it measured until then is
         // not a repetition.
         if crate::signal::interrupted() {
@@ -255,39 +261,45 @@ impl Fio {
     }
 }
 
-/// Wait for fio, reading its output; when fslab is asked to stop, pass the request on to
-/// fio (SIGINT, as a terminal's Ctrl-C would), once.
+/// Wait for fio, reading its output (its status documents to `obs`); when fslab is asked
+/// to stop, pass the request on to fio (SIGINT, as a terminal's Ctrl-C would), once.
+/// Returns the final document (or all of standard output when there is none), standard
+/// error and the exit status.
 fn wait_stopping_on_interrupt(
     mut child: std::process::Child,
+    obs: &dyn Observer,
 ) -> Result<(String, String, std::process::ExitStatus)> {
     use std::io::Read;
-    fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<String> {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(mut r) = r {
-                let mut b = Vec::new();
-                let _ = r.read_to_end(&mut b);
-                s = String::from_utf8_lossy(&b).into_owned();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    std::thread::scope(|scope| {
+        let out = scope.spawn(move || match stdout {
+            Some(o) => status::read_stdout(o, obs),
+            None => status::FioStdout::default(),
+        });
+        let err = scope.spawn(move || {
+            let mut b = Vec::new();
+            if let Some(mut e) = stderr {
+                let _ = e.read_to_end(&mut b);
             }
-            s
-        })
-    }
-    let out = drain(child.stdout.take());
-    let err = drain(child.stderr.take());
-    let mut told = false;
-    let status = loop {
-        if let Some(st) = child.try_wait()? {
-            break st;
-        }
-        if !told && crate::signal::interrupted() {
-            let pid = rustix::process::Pid::from_child(&child);
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::Int);
-            told = true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    };
-    let join = |h: std::thread::JoinHandle<String>| h.join().unwrap_or_default();
-    Ok((join(out), join(err), status))
+            String::from_utf8_lossy(&b).into_owned()
+        });
+        let mut told = false;
+        let status = loop {
+            if let Some(st) = child.try_wait()? {
+                break st;
+            }
+            if !told && crate::signal::interrupted() {
+                let pid = rustix::process::Pid::from_child(&child);
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::Int);
+                told = true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let out = out.join().map(|o| o.text()).unwrap_or_default();
+        let err = err.join().unwrap_or_default();
+        Ok((out, err, status))
+    })
 }
 
 /// `sync`, then drop the page cache, dentries and inodes (root).
@@ -343,7 +355,7 @@ impl Workload for Fio {
         std::fs::create_dir(&dir)
             .map_err(|e| anyhow!("cannot make fio's directory {}: {e}", dir.display()))?;
         obs.phase_started("fio", 0);
-        let mut run = self.run_fio(&dir)?;
+        let mut run = self.run_fio(&dir, obs)?;
         obs.phase_finished("fio");
         if let Some(m) = crate::sysinfo::mount_of(target.dir()) {
             if let Some(dev) = Path::new(&m.source).file_name() {

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod jobfile;
 pub mod output;
 pub mod paths;
+pub mod status;
 
 pub use engine::{Fio, FIO_DIR};
 pub use jobfile::JobFile;

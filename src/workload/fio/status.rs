@@ -1,0 +1,318 @@
+//! fio's running status. With `--status-interval=1` fio prints its whole JSON document every
+//! second while the jobs run, then the final one (its helper thread stops before the final
+//! report, so the last document on standard output is always the final one). [`Splitter`]
+//! cuts standard output into documents as they arrive; [`Reading`] takes the few fields a
+//! progress display needs; [`status`] turns two consecutive readings into a
+//! [`PhaseStatus`]:
+//!
+//! * the fraction done as fio's own status line computes it (`eta.c`:
+//!   `elapsed / (elapsed + eta)`, from the document's `elapsed` and `eta`, which are the whole
+//!   run's — every job carries the same two);
+//! * the rate over the last interval: the bytes read, written and trimmed by all jobs since
+//!   the previous document, over the time between the two documents' `timestamp_ms` (none
+//!   over less than [`MIN_INTERVAL`]: the display keeps the rate it has);
+//! * fio's ETA, unless fio does not know it yet (it then prints `INT_MAX` or more).
+
+use crate::workload::{Observer, PhaseStatus};
+use serde::Deserialize;
+
+/// Cuts fio's standard output into its JSON documents. fio prints each document from a line
+/// `{` to a line `}` (members are indented; a string never holds a raw newline); anything
+/// else (a rare `fio: …` notice) is kept apart.
+#[derive(Debug, Default)]
+pub struct Splitter {
+    doc: Option<String>,
+    /// Lines outside any document.
+    pub outside: String,
+}
+
+impl Splitter {
+    /// Take one line (without its newline); a finished document when this line ends one.
+    pub fn line(&mut self, line: &str) -> Option<String> {
+        match &mut self.doc {
+            Some(d) => {
+                d.push_str(line);
+                d.push('\n');
+                if line.trim_end() == "}" {
+                    return self.doc.take();
+                }
+            }
+            None if line.trim_end() == "{" => self.doc = Some("{\n".to_string()),
+            None => {
+                self.outside.push_str(line);
+                self.outside.push('\n');
+            }
+        }
+        None
+    }
+
+    /// A document left unfinished (fio killed mid-print): its text, for error messages.
+    pub fn unfinished(self) -> (String, Option<String>) {
+        (self.outside, self.doc)
+    }
+}
+
+/// What a display needs of one of fio's documents.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reading {
+    /// fio's clock when it made the document, in ms (`timestamp_ms`), if it says.
+    pub at_ms: Option<f64>,
+    /// Seconds since fio started (`elapsed`).
+    pub elapsed: f64,
+    /// Seconds fio expects still to run (`eta`); `None` while fio does not know.
+    pub eta: Option<f64>,
+    /// Bytes moved so far by all jobs, every direction.
+    pub bytes: f64,
+}
+
+#[derive(Deserialize)]
+struct Doc {
+    timestamp_ms: Option<f64>,
+    #[serde(default)]
+    jobs: Vec<Job>,
+}
+
+#[derive(Deserialize)]
+struct Job {
+    eta: Option<f64>,
+    elapsed: Option<f64>,
+    read: Option<Dir>,
+    write: Option<Dir>,
+    trim: Option<Dir>,
+}
+
+#[derive(Deserialize)]
+struct Dir {
+    #[serde(default)]
+    io_bytes: f64,
+}
+
+/// fio's value for an ETA it cannot tell yet is `INT_MAX` (or, unsigned, more).
+const UNKNOWN_ETA: f64 = 2_147_483_647.0;
+
+/// The reading of one document; `None` if it is not one of fio's run documents.
+pub fn reading(doc: &str) -> Option<Reading> {
+    let d: Doc = serde_json::from_str(doc).ok()?;
+    let first = d.jobs.first()?;
+    let bytes = d
+        .jobs
+        .iter()
+        .flat_map(|j| [&j.read, &j.write, &j.trim])
+        .flatten()
+        .map(|x| x.io_bytes)
+        .sum();
+    Some(Reading {
+        at_ms: d.timestamp_ms,
+        elapsed: first.elapsed.unwrap_or(0.0),
+        eta: first.eta.filter(|&e| (0.0..UNKNOWN_ETA).contains(&e)),
+        bytes,
+    })
+}
+
+/// The shortest interval a rate is measured over: fio's final document follows its last
+/// status document by a fraction of a second (the jobs' last moments), and the bytes of that
+/// moment are no rate to show.
+pub const MIN_INTERVAL: f64 = 0.5;
+
+/// The status shown after reading `now`, the previous reading being `before` (with the
+/// seconds between them measured by fslab, used when fio gives no timestamps).
+pub fn status(before: Option<&Reading>, now: &Reading, secs_between: f64) -> PhaseStatus {
+    let done = match now.eta {
+        Some(eta) if now.elapsed > 0.0 => Some(now.elapsed / (now.elapsed + eta)),
+        _ => None,
+    };
+    let bytes_per_sec = before.and_then(|b| {
+        let secs = match (b.at_ms, now.at_ms) {
+            (Some(x), Some(y)) => (y - x) / 1000.0,
+            _ => secs_between,
+        };
+        (secs >= MIN_INTERVAL).then(|| (now.bytes - b.bytes).max(0.0) / secs)
+    });
+    PhaseStatus {
+        done,
+        bytes_per_sec,
+        decimal: false,
+        eta: now.eta,
+    }
+}
+
+/// fio's standard output: its final JSON document (the last one: with a status interval,
+/// fio prints one every interval before it) and the lines outside any document.
+#[derive(Debug, Default)]
+pub struct FioStdout {
+    /// The last document.
+    pub last: Option<String>,
+    /// Lines outside any document, and a document left unfinished.
+    pub outside: String,
+}
+
+impl FioStdout {
+    /// The text to read the run from: the final document, or everything fio printed.
+    pub fn text(&self) -> String {
+        match &self.last {
+            Some(d) => d.clone(),
+            None => self.outside.clone(),
+        }
+    }
+}
+
+/// Read fio's standard output line by line: each running status document goes to `obs` as
+/// a [`PhaseStatus`]; the last document is kept.
+pub fn read_stdout(r: impl std::io::Read, obs: &dyn Observer) -> FioStdout {
+    use std::io::BufRead;
+    let mut split = Splitter::default();
+    let mut last: Option<String> = None;
+    let mut before: Option<(Reading, std::time::Instant)> = None;
+    let mut reader = std::io::BufReader::new(r);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let line = String::from_utf8_lossy(&buf);
+        if let Some(doc) = split.line(line.trim_end_matches(['\n', '\r'])) {
+            if let Some(now) = reading(&doc) {
+                let t = std::time::Instant::now();
+                let secs = before.map_or(0.0, |(_, b)| (t - b).as_secs_f64());
+                let shown = status(before.as_ref().map(|b| &b.0), &now, secs);
+                obs.status(shown);
+                // A rate is measured from the last reading it used (see MIN_INTERVAL).
+                if before.is_none() || shown.bytes_per_sec.is_some() {
+                    before = Some((now, t));
+                }
+            }
+            last = Some(doc);
+        }
+    }
+    let (mut outside, open) = split.unfinished();
+    if let Some(partial) = open {
+        outside.push_str(&partial);
+    }
+    FioStdout { last, outside }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A document as fio 3.33 prints it (abridged: fio's other members are ignored).
+    fn doc(ts: u64, eta: u64, elapsed: u64, read: u64, write: u64) -> String {
+        format!(
+            "{{\n  \"fio version\" : \"fio-3.33\",\n  \"timestamp_ms\" : {ts},\n  \"jobs\" : [\n    {{\n      \"jobname\" : \"a\",\n      \"eta\" : {eta},\n      \"elapsed\" : {elapsed},\n      \"read\" : {{\n        \"io_bytes\" : {read}\n      }},\n      \"write\" : {{\n        \"io_bytes\" : {write}\n      }}\n    }},\n    {{\n      \"jobname\" : \"b\",\n      \"eta\" : {eta},\n      \"elapsed\" : {elapsed},\n      \"read\" : {{\n        \"io_bytes\" : 0\n      }}\n    }}\n  ]\n}}\n"
+        )
+    }
+
+    #[test]
+    fn splitter_cuts_documents_and_keeps_other_lines_apart() {
+        let text = format!(
+            "fio: a notice\n{}{}",
+            doc(1000, 3, 1, 10, 20),
+            doc(2000, 2, 2, 30, 40)
+        );
+        let mut s = Splitter::default();
+        let docs: Vec<String> = text.lines().filter_map(|l| s.line(l)).collect();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[1], doc(2000, 2, 2, 30, 40));
+        let (outside, open) = s.unfinished();
+        assert_eq!(outside, "fio: a notice\n");
+        assert_eq!(open, None);
+        // Every document is one of fio's, whole.
+        assert_eq!(reading(&docs[0]).map(|r| r.bytes), Some(30.0));
+    }
+
+    #[test]
+    fn fraction_is_fios_elapsed_over_elapsed_plus_eta() {
+        let r = reading(&doc(5000, 3, 1, 0, 0)).unwrap();
+        assert_eq!(r.eta, Some(3.0));
+        assert_eq!(status(None, &r, 1.0).done, Some(0.25));
+        assert_eq!(status(None, &r, 1.0).eta, Some(3.0));
+        // No rate before a second document.
+        assert_eq!(status(None, &r, 1.0).bytes_per_sec, None);
+    }
+
+    #[test]
+    fn an_eta_fio_does_not_know_gives_no_fraction() {
+        // fio 3.33 prints INT_MAX or 4294967294 before it can tell.
+        for eta in [2_147_483_647, 4_294_967_294] {
+            let r = reading(&doc(5000, eta, 1, 0, 0)).unwrap();
+            assert_eq!(r.eta, None);
+            assert_eq!(status(None, &r, 1.0).done, None);
+        }
+    }
+
+    #[test]
+    fn rate_is_bytes_between_documents_over_fios_own_clock() {
+        let a = reading(&doc(10_000, 3, 1, 1 << 20, 1 << 20)).unwrap();
+        let b = reading(&doc(10_500, 2, 2, 2 << 20, 3 << 20)).unwrap();
+        // 3 MiB more in 0.5 s by fio's timestamps (fslab's 9 s between arrivals is ignored).
+        assert_eq!(
+            status(Some(&a), &b, 9.0).bytes_per_sec,
+            Some(6.0 * 1048576.0)
+        );
+        // Without timestamps: fslab's measured seconds.
+        let (mut a, mut b) = (a, b);
+        a.at_ms = None;
+        b.at_ms = None;
+        assert_eq!(status(Some(&a), &b, 3.0).bytes_per_sec, Some(1048576.0));
+        // fio's final document 0.12 s after the last status: no rate from that moment.
+        let last = reading(&doc(20_000, 0, 6, 1 << 30, 0)).unwrap();
+        let fin = reading(&doc(20_120, 0, 6, (1 << 30) + 4096, 0)).unwrap();
+        assert_eq!(status(Some(&last), &fin, 0.12).bytes_per_sec, None);
+        assert!(!status(Some(&last), &fin, 0.12).decimal, "fio speaks MiB/s");
+    }
+
+    /// Keeps every status it is told.
+    #[derive(Default)]
+    struct Seen(std::sync::Mutex<Vec<PhaseStatus>>);
+
+    impl Observer for Seen {
+        fn status(&self, s: PhaseStatus) {
+            self.0.lock().unwrap().push(s);
+        }
+    }
+
+    #[test]
+    fn fios_stdout_gives_a_status_per_document_and_the_last_one_to_read() {
+        // Three status documents a second apart (fio's ETA unknown in the first), a notice,
+        // then the final document 0.1 s after the last.
+        let text = [
+            doc(1_000, 2_147_483_647, 1, 0, 1 << 20),
+            doc(2_000, 3, 1, 0, 5 << 20),
+            "fio: a notice\n".to_string(),
+            doc(3_000, 2, 2, 0, 9 << 20),
+            doc(3_100, 0, 3, 0, (9 << 20) + 4096),
+        ]
+        .concat();
+        let seen = Seen::default();
+        let out = read_stdout(text.as_bytes(), &seen);
+        let s = seen.0.into_inner().unwrap();
+        assert_eq!(s.len(), 4);
+        assert_eq!((s[0].done, s[0].bytes_per_sec), (None, None));
+        assert_eq!(s[1].done, Some(0.25));
+        assert_eq!(s[1].bytes_per_sec, Some(4.0 * 1048576.0));
+        assert_eq!(s[2].bytes_per_sec, Some(4.0 * 1048576.0));
+        // The final document: all done, no rate from its last 0.1 s.
+        assert_eq!(
+            (s[3].done, s[3].bytes_per_sec, s[3].eta),
+            (Some(1.0), None, Some(0.0))
+        );
+        assert_eq!(out.text(), doc(3_100, 0, 3, 0, (9 << 20) + 4096));
+        assert_eq!(out.outside, "fio: a notice\n");
+    }
+
+    #[test]
+    fn without_a_document_the_text_is_all_fio_printed() {
+        let seen = Seen::default();
+        let out = read_stdout("fio: job 'a' failed\n{\n  \"jobs\" : [".as_bytes(), &seen);
+        assert!(seen.0.into_inner().unwrap().is_empty());
+        assert_eq!(out.text(), "fio: job 'a' failed\n{\n  \"jobs\" : [\n");
+    }
+
+    #[test]
+    fn text_that_is_not_a_run_document_gives_no_reading() {
+        assert_eq!(reading("{\n}\n"), None);
+        assert_eq!(reading("not json"), None);
+    }
+}
