@@ -57,9 +57,9 @@ fn repetitions_are_stored_and_equal_fios_own_json() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["schema"], "fslab.fio.v1");
+    assert_eq!(doc["schema"], "fslab.fio.v2");
     assert_eq!(doc["fio_args"][0], "--bs=8k");
-    let reps = doc["metrics"].as_array().unwrap();
+    let reps = doc["repetitions"].as_array().unwrap();
     let fio = doc["fio_json"].as_array().unwrap();
     assert_eq!((reps.len(), fio.len()), (2, 2));
     // Live parse-back: every repetition's stored IOPS, bandwidth and percentiles are

@@ -15,6 +15,7 @@ mod mpi;
 #[cfg(test)]
 mod prop_tests;
 mod report;
+mod rundoc;
 mod study;
 pub(crate) mod study_plan;
 

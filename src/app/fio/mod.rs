@@ -2,7 +2,8 @@
 //! the chosen cache action before each run, every run stored, and mean ± sd with the 95%
 //! interval per job and direction — hyperfine for fio.
 
-use super::finish::{metrics_json, run_engine, Ended, StoredLine};
+use super::finish::{run_engine, Ended, StoredLine};
+use super::rundoc::{self, Subject};
 use crate::cli::{FioArgs, FioCacheArg};
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
@@ -14,7 +15,7 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 /// Version of the JSON document printed by `--json`.
-pub const JSON_SCHEMA: &str = "fslab.fio.v1";
+pub const JSON_SCHEMA: &str = "fslab.fio.v2";
 
 /// How `fslab fio` names the keys of a refused job.
 const FLAGS: Words = Words::Flags(&[("allow_outside_cell", "--allow-outside")]);
@@ -136,18 +137,23 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     )?;
     let end = result.ending(JSON_SCHEMA, &warnings);
     if json {
-        end.print_json(serde_json::json!({
-            "job_file": a.job,
-            "job": params.job.render(),
-            "fio_args": a.fio_args,
-            "fio_version": versions,
-            "directory": dir,
-            "fs_type": target.fs_type,
-            "cache": match a.cache { FioCacheArg::Drop => "drop", FioCacheArg::None => "none" },
-            "metrics": metrics_json(&result.reps),
-            "summary": runsummary::to_json(&sums),
-            "fio_json": fio_json,
-        }))?;
+        end.print_json(
+            Subject::new(
+                WorkloadKind::Fio,
+                &dir,
+                serde_json::to_value(&params)?,
+                repeat,
+            ),
+            rundoc::measured(&result.reps, &sums),
+            FioPart {
+                job_file: &a.job,
+                job: params.job.render(),
+                fio_args: &a.fio_args,
+                cache: cache_word(a.cache),
+                fio_version: Some(versions),
+                fio_json: Some(fio_json),
+            },
+        )?;
     } else {
         let shown = shown(&sums);
         if !shown.is_empty() {
@@ -163,6 +169,33 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     match result.error {
         Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
+    }
+}
+
+/// The keys only fio's run document has.
+#[derive(Debug, serde::Serialize)]
+struct FioPart<'a> {
+    /// The job file as given.
+    job_file: &'a std::path::Path,
+    /// The job file as fslab reads it (includes and `${VAR}` resolved), the text fio gets.
+    job: String,
+    /// The options passed to fio after the job file.
+    fio_args: &'a [String],
+    /// What happens before each repetition: `drop` or `none` (`--cache`).
+    cache: &'static str,
+    /// The fio versions that ran (one unless fio changed during the run); absent in a dry run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_version: Option<Vec<String>>,
+    /// fio's own JSON document of every repetition; absent in a dry run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_json: Option<Vec<serde_json::Value>>,
+}
+
+/// `--cache` in a word.
+fn cache_word(c: FioCacheArg) -> &'static str {
+    match c {
+        FioCacheArg::Drop => "drop",
+        FioCacheArg::None => "none",
     }
 }
 
