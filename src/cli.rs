@@ -368,6 +368,7 @@ Examples:
   fslab fio -D /mnt/test --repeat 5 jobs/randread.fio    five runs: mean ± sd and 95% CI per job
   fslab fio -D /mnt/test --repeat 5 --cache none jobs/randread.fio --bs=8k --iodepth=4
                                                          no cache action; --bs, --iodepth go to fio
+  fslab fio -D /mnt/test --dry-run jobs/randread.fio     the job as fio would get it; runs nothing
 
 fslab's options come before the job file; everything after it goes to fio unchanged (fio
 options on the command line are defaults that the job file's own options override, as in
@@ -413,6 +414,15 @@ pub struct FioArgs {
     /// No repetition counter on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Print what would run — the job file as fslab hands it to fio, fio's command line, the
+    /// directory, the repetitions and the space needed — and exit without running fio (fio
+    /// still checks the job with --parse-only).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Output format: the summary table, or one JSON document (--json is the same as
+    /// --format json). Default: table.
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
     /// Options every engine command takes.
     #[command(flatten)]
     pub run: RunArgs,

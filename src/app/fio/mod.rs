@@ -3,14 +3,14 @@
 //! interval per job and direction — hyperfine for fio.
 
 use super::finish::{run_engine, Ended, StoredLine};
-use super::rundoc::{self, Subject};
+use super::rundoc::{self, Needs, Planned, Subject};
 use crate::cli::{FioArgs, FioCacheArg};
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::progress::ProgressObserver;
 use crate::workload::fio::{read_job_file, Fio, FioParams, FIO_DIR};
 use crate::workload::param::{in_words, Words};
-use crate::workload::{Quiet, Target, WorkloadKind};
+use crate::workload::{Quiet, Target, Workload, WorkloadKind};
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -30,8 +30,31 @@ const SHOWN: [&str; 6] = [
     "sys_cpu",
 ];
 
+/// fslab's own options, refused after the job file (where they would go to fio, which does
+/// not know them).
+const OWN_OPTIONS: [&str; 9] = [
+    "--dry-run",
+    "--format",
+    "--json",
+    "--repeat",
+    "--no-store",
+    "--cache",
+    "--quiet",
+    "--min-phase",
+    "--allow-outside",
+];
+
 pub(crate) fn params_from(a: &FioArgs) -> Result<FioParams> {
     super::check_run_args(&a.run)?;
+    if let Some(o) = a.fio_args.iter().find_map(|x| {
+        OWN_OPTIONS
+            .iter()
+            .find(|o| x == *o || x.strip_prefix(*o).is_some_and(|r| r.starts_with('=')))
+    }) {
+        crate::bail_usage!(
+            "{o} is fslab's option, and everything after the job file goes to fio; put it before the job file (fslab fio {o} … JOBFILE)"
+        );
+    }
     if a.cache == FioCacheArg::Drop && !crate::sysinfo::is_root() {
         crate::bail_usage!(
             "--cache drop writes /proc/sys/vm/drop_caches and needs root; run as root or use --cache none"
@@ -74,6 +97,9 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     let target = Target::new(&dir);
     let mut engine = Fio::new(params.clone());
     let jobs: Vec<String> = params.job.jobs().into_iter().map(|j| j.name).collect();
+    if a.dry_run {
+        return dry_run(&a, &params, &engine, &target);
+    }
     if !a.quiet {
         eprintln!(
             "fslab fio: {} ({}) in {} ({}), --repeat {}, cache {}{}",
@@ -170,6 +196,83 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
         Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
     }
+}
+
+/// `fslab fio --dry-run`: the job as fio would get it, fio's command line, the directory,
+/// the repetitions and the space needed; runs nothing and creates nothing.
+fn dry_run(a: &FioArgs, params: &FioParams, engine: &Fio, target: &Target) -> Result<()> {
+    let req = engine.requirements();
+    let free = crate::sysinfo::free_space(target.dir())?;
+    let plan = Planned::new(
+        Needs {
+            bytes: req.bytes,
+            inodes: Some(req.inodes),
+        },
+        Some(free),
+        None,
+    );
+    let job = params.job.render();
+    if a.run.json {
+        return rundoc::print_dry_run(
+            JSON_SCHEMA,
+            Subject::new(
+                WorkloadKind::Fio,
+                target.dir(),
+                serde_json::to_value(params)?,
+                a.run.repeat,
+            ),
+            plan,
+            FioPart {
+                job_file: &a.job,
+                job,
+                fio_args: &a.fio_args,
+                cache: cache_word(a.cache),
+                fio_version: None,
+                fio_json: None,
+            },
+        );
+    }
+    let cell = target.dir().join(FIO_DIR);
+    let fio = crate::workload::fio::engine::fio_binary()?;
+    let line = std::iter::once(fio.display().to_string())
+        .chain(engine.args(&cell))
+        .map(|w| crate::provision::exec::shell_quote(&w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    crate::outln!(
+        "fslab fio {}, dry run: nothing run, nothing created",
+        a.job.display()
+    );
+    crate::outln!("  fio command  {line} < job (in fio's cage)");
+    crate::outln!(
+        "  directory    {} ({}; made before every repetition, removed after it)",
+        cell.display(),
+        target.fs_type.as_deref().unwrap_or("unknown fs")
+    );
+    crate::outln!(
+        "  repetitions  {} (--repeat), cache {} before each",
+        a.run.repeat,
+        match a.cache {
+            FioCacheArg::Drop => "dropped",
+            FioCacheArg::None => "untouched",
+        }
+    );
+    crate::outln!(
+        "  needs about  {} and {} inodes ({} free: {})",
+        crate::units::fmt_bytes(req.bytes),
+        req.inodes,
+        crate::units::fmt_bytes(free.bytes),
+        if plan.fits == Some(true) {
+            "fits"
+        } else {
+            "DOES NOT FIT"
+        }
+    );
+    crate::outln!("  the job file as fslab hands it to fio:");
+    for l in job.lines() {
+        crate::outln!("    {l}");
+    }
+    Ok(())
 }
 
 /// The keys only fio's run document has.

@@ -181,16 +181,24 @@ impl Fio {
         target.dir().join(FIO_DIR)
     }
 
+    /// fio's arguments for a run in `dir`: JSON+ output, the directory, the pass-through
+    /// options, and `-` (the job file comes on standard input).
+    pub fn args(&self, dir: &Path) -> Vec<String> {
+        let mut a = vec![
+            "--output-format=json+".to_string(),
+            format!("--directory={}", dir.display()),
+        ];
+        a.extend(self.params.extra_args.iter().cloned());
+        a.push("-".into());
+        a
+    }
+
     /// The command line fio runs with (the job file comes on standard input), in its cage:
     /// as root, only `dir` and the allowed directories are writable, and fio (with all it
     /// started) dies with fslab; see `safe::cage`.
     pub fn command(&self, dir: &Path) -> Result<Command> {
         let mut c = Command::new(fio_binary()?);
-        c.arg("--output-format=json+")
-            .arg(format!("--directory={}", dir.display()))
-            .args(&self.params.extra_args)
-            .arg("-")
-            .current_dir(dir);
+        c.args(self.args(dir)).current_dir(dir);
         let mut writable = vec![dir.to_path_buf()];
         for d in &self.params.allow_outside {
             let real = std::fs::canonicalize(d).map_err(|e| {
