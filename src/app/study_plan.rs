@@ -116,6 +116,56 @@ pub(crate) fn check_budget(study: &Study, file: &std::path::Path) -> Result<()> 
     Ok(())
 }
 
+/// The space a study writes in its work directory against what is free there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Space {
+    /// About this many bytes written at the peak if every cell is mounted at once: per cell
+    /// its largest workload's data and its journal (loop images are sparse).
+    pub written: u64,
+    /// Bytes free under the work directory (or its nearest existing parent).
+    pub free: u64,
+}
+
+impl Space {
+    /// The study's space in the work directory `root`.
+    pub fn of(study: &Study, root: &std::path::Path) -> Space {
+        let free = crate::sysinfo::free_space(
+            std::iter::successors(Some(root), |p| p.parent())
+                .find(|p| p.exists())
+                .unwrap_or(std::path::Path::new("/")),
+        )
+        .map(|f| f.bytes)
+        .unwrap_or(0);
+        let written = study
+            .cells
+            .iter()
+            .map(|c| {
+                let data: u64 = c
+                    .workloads
+                    .iter()
+                    .map(|w| w.build().map(|e| e.requirements().bytes).unwrap_or(0))
+                    .max()
+                    .unwrap_or(0);
+                data.saturating_add(c.fs.journal_size.unwrap_or(0))
+            })
+            .fold(0u64, u64::saturating_add);
+        Space { written, free }
+    }
+
+    /// One line when the study may write more than is free (what `study plan` warns of and
+    /// `study run` refuses), naming the fix.
+    pub fn shortfall(&self, root: &std::path::Path) -> Option<String> {
+        (self.written > self.free).then(|| {
+            format!(
+                "the study may write about {} at the peak, more than the {} free under the work directory {}; choose another --workdir",
+                fmt_bytes(self.written),
+                fmt_bytes(self.free),
+                root.display()
+            )
+        })
+    }
+}
+
 /// Run `fslab study plan`.
 pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     let study = Study::load(&a.file)?;
@@ -275,32 +325,12 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     }
 
     crate::outln!();
-    let free = crate::sysinfo::free_space(
-        std::iter::successors(Some(work.root()), |p| p.parent())
-            .find(|p| p.exists())
-            .unwrap_or(std::path::Path::new("/")),
-    )
-    .map(|f| f.bytes)
-    .unwrap_or(0);
-    let written: u64 = study
-        .cells
-        .iter()
-        .map(|c| {
-            let data: u64 = c
-                .workloads
-                .iter()
-                .map(|w| w.build().map(|e| e.requirements().bytes).unwrap_or(0))
-                .max()
-                .unwrap_or(0);
-            let journal = c.fs.journal_size.unwrap_or(0);
-            data.saturating_add(journal)
-        })
-        .fold(0u64, u64::saturating_add);
+    let space = Space::of(&study, work.root());
     crate::outln!(
         "space: loop images {} apparent (sparse); about {} written at the peak if every cell is mounted at once; {} free under {}",
         fmt_bytes(study.loop_bytes()),
-        fmt_bytes(written),
-        fmt_bytes(free),
+        fmt_bytes(space.written),
+        fmt_bytes(space.free),
         work.root().display()
     );
     if study.ram_bytes() > 0 {
@@ -310,8 +340,9 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
             fmt_bytes(crate::sysinfo::total_ram())
         );
     }
-    if written > free {
-        crate::outln!("warning: the study may write more than the free space under the work directory; choose another --workdir");
+    if let Some(line) = space.shortfall(work.root()) {
+        // `study run` refuses with this line before it provisions anything.
+        crate::outln!("warning: {line}");
     }
 
     let (hist, earlier) = history(&study, db);

@@ -169,7 +169,19 @@ pub struct RealExec;
 impl Exec for RealExec {
     fn output(&self, cmd: &CmdLine) -> Result<Output, ProvisionError> {
         use std::os::unix::process::CommandExt;
-        let out = Command::new(&cmd.program)
+        // The program the checks found (`support::find_program`), not whatever `PATH` alone
+        // gives: a plan that passed does not fail here for a tool it saw in /usr/sbin.
+        let program = if cmd.program.contains('/') {
+            std::path::PathBuf::from(&cmd.program)
+        } else {
+            super::support::find_program(&cmd.program).ok_or_else(|| {
+                ProvisionError::NotInstalled {
+                    program: cmd.program.clone(),
+                    package: package_of(&cmd.program),
+                }
+            })?
+        };
+        let out = Command::new(&program)
             .args(&cmd.args)
             // Messages in English so that parsing and error texts are stable.
             .env("LC_ALL", "C")
