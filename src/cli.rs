@@ -48,7 +48,7 @@ impl Cli {
             a.shape_given = [
                 ("dirs", "-d"),
                 ("files", "-f"),
-                ("size", "-s"),
+                ("size_blocks", "-s"),
                 ("levels", "-l"),
             ]
             .into_iter()
@@ -501,23 +501,9 @@ pub enum BackendArg {
 /// `fslab fdtree`.
 #[derive(Debug, Args)]
 pub struct FdtreeArgs {
-    /// Subdirectories per directory (fdtree -d).
-    #[arg(short = 'd', long = "dirs", default_value_t = fdtree::DEFAULT_DIRS, value_name = "N")]
-    pub dirs: u64,
-    /// Files in every directory, root and leaves included (fdtree -f).
-    #[arg(short = 'f', long = "files", default_value_t = fdtree::DEFAULT_FILES, value_name = "N")]
-    pub files: u64,
-    /// File size in 4 KiB blocks; 0 makes empty files (fdtree -s).
-    #[arg(
-        short = 's',
-        long = "size",
-        default_value_t = fdtree::DEFAULT_SIZE_BLOCKS,
-        value_name = "BLOCKS"
-    )]
-    pub size: u64,
-    /// Levels below the root directory (fdtree -l).
-    #[arg(short = 'l', long = "levels", default_value_t = fdtree::DEFAULT_LEVELS, value_name = "N")]
-    pub levels: u32,
+    /// The tree's shape and how it is timed: the study's fdtree keys, as flags.
+    #[command(flatten)]
+    pub shape: fdtree::FdtreeSpec,
     /// Start directory; the tree is made inside it as LEVEL0.<host>.<pid> (fdtree -o).
     #[arg(
         short = 'o',
@@ -541,13 +527,6 @@ pub struct FdtreeArgs {
     /// With -R: the tree root(s) to remove, names inside -o (one per thread).
     #[arg(long = "root", value_name = "NAME")]
     pub roots: Vec<String>,
-    /// Worker threads, each with its own tree, starting every phase together.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub threads: usize,
-    /// End every phase with syncfs inside its timing, so writeback is counted.
-    /// Default: off, like fdtree (dirty data may still be in memory when a phase ends).
-    #[arg(long)]
-    pub sync: bool,
     /// Print the counts and the space needed, create nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -857,7 +836,15 @@ mod tests {
         let Command::Fdtree(a) = c.command else {
             panic!()
         };
-        assert_eq!((a.dirs, a.files, a.size, a.levels), (10, 10, 10, 4));
+        assert_eq!(
+            (
+                a.shape.dirs,
+                a.shape.files,
+                a.shape.size_blocks,
+                a.shape.levels
+            ),
+            (10, 10, 10, 4)
+        );
         assert_eq!(a.start_dir, PathBuf::from("."));
     }
 }

@@ -62,12 +62,7 @@ pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
     // The shape goes through the same conversion and checks as a study file's workload.
     let spec = FdtreeSpec {
         label: None,
-        dirs: a.dirs,
-        files: a.files,
-        size_blocks: a.size,
-        levels: a.levels,
-        threads: a.threads,
-        sync: a.sync,
+        ..a.shape.clone()
     };
     Ok(FdtreeParams {
         mode,
