@@ -210,7 +210,12 @@ fn verdicts(
         if w.comparisons.is_empty() {
             continue;
         }
-        let _ = writeln!(o, "<h3>{} <small>({})</small></h3>", esc(&w.label), esc(&w.kind));
+        let _ = writeln!(
+            o,
+            "<h3>{} <small>({})</small></h3>",
+            esc(&w.label),
+            esc(&w.kind)
+        );
         let (rows, more) = view::forest_rows(w, detail);
         let rows: Vec<(String, &Comparison)> = rows
             .into_iter()

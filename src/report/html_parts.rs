@@ -107,21 +107,34 @@ fn metric_table(r: &ReportData, m: &view::MetricTable<'_>, o: &mut String) {
     }
     table_end(o);
     if m.stats().any(|s| !s.disturbed.is_empty()) {
-        let _ = writeln!(o, "<p class=\"meta\">{}</p>", esc(super::entries::DISTURBED_NOTE));
+        let _ = writeln!(
+            o,
+            "<p class=\"meta\">{}</p>",
+            esc(super::entries::DISTURBED_NOTE)
+        );
     }
-    let _ = writeln!(o, "<p class=\"meta\">{}.</p>", esc(&super::entries::upper_first(view::FIO_NOTE)));
+    let _ = writeln!(
+        o,
+        "<p class=\"meta\">{}.</p>",
+        esc(&super::entries::upper_first(view::FIO_NOTE))
+    );
 }
 
 fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail, o: &mut String) {
     let cells = r.cells_with_data(w);
     let g = super::grid::grid(r, w, t, &cells);
-    let stats = g.rows.iter().flat_map(|(_, e)| e.iter().flatten().map(|x| x.0));
+    let stats = g
+        .rows
+        .iter()
+        .flat_map(|(_, e)| e.iter().flatten().map(|x| x.0));
     let style = EntryStyle::of(stats, g.rows.len(), detail == Detail::Compact);
     let _ = writeln!(o, "<h3>{}</h3>", esc(&t.heading));
     let _ = writeln!(
         o,
         "<p class=\"meta\">{}.</p>",
-        esc(&super::entries::upper_first(&style.words(&interval_words(w, t))))
+        esc(&super::entries::upper_first(
+            &style.words(&interval_words(w, t))
+        ))
     );
     // Rows of configurations of several factors: a column per factor.
     let factors = super::grid::factor_columns(r, &g.cells);
@@ -155,7 +168,11 @@ fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail
     }
     table_end(o);
     if super::entries::any_disturbed(w, t) {
-        let _ = writeln!(o, "<p class=\"meta\">{}</p>", esc(super::entries::DISTURBED_NOTE));
+        let _ = writeln!(
+            o,
+            "<p class=\"meta\">{}</p>",
+            esc(super::entries::DISTURBED_NOTE)
+        );
     }
 }
 

@@ -127,7 +127,10 @@ fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail
     header(o, &h, keys..h.len());
     for (i, (label, entries)) in g.rows.iter().enumerate() {
         let mut cols: Vec<String> = match &factors {
-            Some(_) => super::grid::row_levels(r, &g, i).iter().map(|l| esc(l)).collect(),
+            Some(_) => super::grid::row_levels(r, &g, i)
+                .iter()
+                .map(|l| esc(l))
+                .collect(),
             None => vec![esc(label)],
         };
         for e in entries {

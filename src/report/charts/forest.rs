@@ -75,7 +75,11 @@ pub fn chart(rows: &[(String, &Comparison)], more: usize) -> anyhow::Result<Opti
         for ((px, label), keep) in ticks.iter().zip(thin_labels(&ticks)) {
             root.draw(&PathElement::new(vec![(*px, TOP - 4), (*px, bottom)], grey))?;
             if keep {
-                root.draw(&Text::new(label.clone(), (*px, bottom + 8), label_below(12)))?;
+                root.draw(&Text::new(
+                    label.clone(),
+                    (*px, bottom + 8),
+                    label_below(12),
+                ))?;
             }
         }
         root.draw(&PathElement::new(
@@ -120,13 +124,18 @@ pub fn chart(rows: &[(String, &Comparison)], more: usize) -> anyhow::Result<Opti
             }
             let p = c.change.as_ref().map_or(0.0, |x| x.percent);
             let xp = x(t(p));
-            root.draw(&Rectangle::new([(xp - 4, y - 4), (xp + 4, y + 4)], col.filled()))?;
+            root.draw(&Rectangle::new(
+                [(xp - 4, y - 4), (xp + 4, y + 4)],
+                col.filled(),
+            ))?;
         }
         Ok(())
     })?;
     let mut caption = "Each comparison's percent change (square) and 95% interval (line), from the same model as its p; green: better, vermillion: worse, in the metric's own direction (more throughput and IOPS; less time, latency and CPU); grey: no significant difference.".to_string();
     if more > 0 {
-        caption.push_str(&format!(" {more} more comparisons are in the table below, not drawn."));
+        caption.push_str(&format!(
+            " {more} more comparisons are in the table below, not drawn."
+        ));
     }
     Ok(Some(Chart {
         kind: ChartKind::Forest,

@@ -70,18 +70,16 @@ pub fn chart(
     fixed: &[(String, String)],
 ) -> anyhow::Result<Chart> {
     let (fr, fc) = (&r.factors[rows], &r.factors[cols]);
-    let matches = |c: &CellInfo| {
-        fixed
-            .iter()
-            .all(|(n, l)| level(c, n) == Some(l.as_str()))
-    };
+    let matches = |c: &CellInfo| fixed.iter().all(|(n, l)| level(c, n) == Some(l.as_str()));
     // (row, col) → statistics.
-    let mut grid: Vec<Vec<Option<&CellMetric>>> = vec![vec![None; fc.levels.len()]; fr.levels.len()];
+    let mut grid: Vec<Vec<Option<&CellMetric>>> =
+        vec![vec![None; fc.levels.len()]; fr.levels.len()];
     for (ci, cell) in r.cells.iter().enumerate() {
         if !matches(cell) {
             continue;
         }
-        let pos = |f: &Factor| level(cell, &f.name).and_then(|l| f.levels.iter().position(|x| x == l));
+        let pos =
+            |f: &Factor| level(cell, &f.name).and_then(|l| f.levels.iter().position(|x| x == l));
         if let (Some(i), Some(j), Some(s)) = (pos(fr), pos(fc), w.stat(ci, phase, name)) {
             grid[i][j] = Some(s);
         }

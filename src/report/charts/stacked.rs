@@ -65,7 +65,11 @@ fn chart(r: &ReportData, w: &WorkloadReport, k: &Kind) -> anyhow::Result<Option<
     }
     let cells: Vec<usize> = ordered_cells(r, w)
         .into_iter()
-        .filter(|&c| phases.iter().any(|p| parts.iter().any(|(m, _)| find(c, p, m).is_some())))
+        .filter(|&c| {
+            phases
+                .iter()
+                .any(|p| parts.iter().any(|(m, _)| find(c, p, m).is_some()))
+        })
         .collect();
     // (phase, bar, [part values])
     let mut bars: Vec<(usize, usize, Vec<f64>)> = Vec::new();
