@@ -99,7 +99,7 @@ fn on_host(
     let workdir = WorkDir::new(a.workdir.clone().unwrap_or_else(default_workdir));
     if !resume {
         if let Some(line) =
-            super::study_plan::Space::of(study, workdir.root()).shortfall(workdir.root())
+            crate::plan::space::Space::of(study, workdir.root()).shortfall(workdir.root())
         {
             crate::bail_usage!("{line}");
         }
