@@ -209,63 +209,6 @@ fn list_lines(rows: &[[String; 7]], width: usize) -> Vec<String> {
     out
 }
 
-#[cfg(test)]
-mod list_tests {
-    use super::*;
-
-    #[test]
-    fn one_line_per_run_within_the_width() {
-        let row = |id: &str, name: &str, cmd: &str| {
-            [
-                id.to_string(),
-                "study".to_string(),
-                name.to_string(),
-                "complete".to_string(),
-                "2026-11-26 21:12".to_string(),
-                "ext3,xfs,btrfs,jfs".to_string(),
-                short_command(cmd),
-            ]
-        };
-        let rows = [
-            row("12", "a-very-long-study-name-that-goes-on-and-on", "./target/release/fslab --db /tmp/r.db study run examples/studies/dbench-logs.toml --workdir /tmp/w -q"),
-            row("3", "quickstart", "fslab study run examples/studies/quickstart.toml"),
-        ];
-        for width in [60, 100, 200] {
-            let lines = list_lines(&rows, width);
-            assert_eq!(lines.len(), 3, "a header and one line per run: {lines:#?}");
-            assert!(
-                lines
-                    .iter()
-                    .all(|l| crate::report::textfit::width(l) <= width),
-                "{width}: {lines:#?}"
-            );
-            assert!(lines[1].starts_with("12  study  a-"), "{lines:#?}");
-            assert!(lines[2].starts_with(" 3  study  q"), "{lines:#?}");
-            assert!(lines[0].contains("created"), "{lines:#?}");
-        }
-        assert!(list_lines(&rows, 100)[1].starts_with("12  study  a-very-long"));
-        let wide = list_lines(&rows, 200);
-        assert!(wide[1]
-            .ends_with("fslab study run examples/studies/dbench-logs.toml --workdir /tmp/w -q"));
-        // Too long for 100 columns: its start and its end are kept.
-        let line = &list_lines(&rows, 100)[1];
-        assert!(
-            line.contains("fslab study run") && line.contains('…'),
-            "{line}"
-        );
-        assert!(line.ends_with("/tmp/w -q"), "{line}");
-    }
-
-    #[test]
-    fn commands_show_fslab_and_not_the_database() {
-        assert_eq!(
-            short_command("./target/release/fslab --db /tmp/r.db fdtree -l 3 --db=/x -o /mnt"),
-            "fslab fdtree -l 3 -o /mnt"
-        );
-        assert_eq!(short_command("fslab list"), "fslab list");
-    }
-}
-
 /// Samples of the `ok` trials of one cell × workload, grouped per repetition.
 pub fn reps_of(d: &StudyData, cell: i64, workload: i64) -> Vec<Vec<crate::metric::Metric>> {
     d.trials
@@ -384,4 +327,61 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::*;
+
+    #[test]
+    fn one_line_per_run_within_the_width() {
+        let row = |id: &str, name: &str, cmd: &str| {
+            [
+                id.to_string(),
+                "study".to_string(),
+                name.to_string(),
+                "complete".to_string(),
+                "2026-11-26 21:12".to_string(),
+                "ext3,xfs,btrfs,jfs".to_string(),
+                short_command(cmd),
+            ]
+        };
+        let rows = [
+            row("12", "a-very-long-study-name-that-goes-on-and-on", "./target/release/fslab --db /tmp/r.db study run examples/studies/dbench-logs.toml --workdir /tmp/w -q"),
+            row("3", "quickstart", "fslab study run examples/studies/quickstart.toml"),
+        ];
+        for width in [60, 100, 200] {
+            let lines = list_lines(&rows, width);
+            assert_eq!(lines.len(), 3, "a header and one line per run: {lines:#?}");
+            assert!(
+                lines
+                    .iter()
+                    .all(|l| crate::report::textfit::width(l) <= width),
+                "{width}: {lines:#?}"
+            );
+            assert!(lines[1].starts_with("12  study  a-"), "{lines:#?}");
+            assert!(lines[2].starts_with(" 3  study  q"), "{lines:#?}");
+            assert!(lines[0].contains("created"), "{lines:#?}");
+        }
+        assert!(list_lines(&rows, 100)[1].starts_with("12  study  a-very-long"));
+        let wide = list_lines(&rows, 200);
+        assert!(wide[1]
+            .ends_with("fslab study run examples/studies/dbench-logs.toml --workdir /tmp/w -q"));
+        // Too long for 100 columns: its start and its end are kept.
+        let line = &list_lines(&rows, 100)[1];
+        assert!(
+            line.contains("fslab study run") && line.contains('…'),
+            "{line}"
+        );
+        assert!(line.ends_with("/tmp/w -q"), "{line}");
+    }
+
+    #[test]
+    fn commands_show_fslab_and_not_the_database() {
+        assert_eq!(
+            short_command("./target/release/fslab --db /tmp/r.db fdtree -l 3 --db=/x -o /mnt"),
+            "fslab fdtree -l 3 -o /mnt"
+        );
+        assert_eq!(short_command("fslab list"), "fslab list");
+    }
 }

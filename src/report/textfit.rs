@@ -216,13 +216,13 @@ impl TextTable {
         let mut blocks: Vec<Vec<usize>> = Vec::new();
         let mut current: Vec<usize> = Vec::new();
         let mut used = 0;
-        for c in keys..n {
-            let add = widths[c] + if current.is_empty() { 0 } else { GAP };
+        for (c, &w) in widths.iter().enumerate().take(n).skip(keys) {
+            let add = w + if current.is_empty() { 0 } else { GAP };
             if !current.is_empty() && used + add > room {
                 blocks.push(std::mem::take(&mut current));
                 used = 0;
             }
-            used += widths[c] + if current.is_empty() { 0 } else { GAP };
+            used += w + if current.is_empty() { 0 } else { GAP };
             current.push(c);
         }
         if !current.is_empty() || blocks.is_empty() {

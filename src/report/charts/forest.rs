@@ -33,7 +33,7 @@ fn t(p: f64) -> f64 {
 /// A tick label: `+100%`, `0`, `−50%`.
 fn tick_label(p: f64) -> String {
     match p {
-        p if p == 0.0 => "0".into(),
+        0.0 => "0".into(),
         p if p > 0.0 => format!("+{p}%"),
         p => format!("−{}%", -p),
     }

@@ -208,7 +208,7 @@ pub fn chart(
             r#"<text x="{}" y="{}">{}</text>"#,
             bx,
             TOP + step * 10 + 20,
-            esc(&sc.label)
+            esc(sc.label)
         );
     }
     s.push_str("</g></svg>");

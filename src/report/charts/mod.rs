@@ -412,7 +412,7 @@ pub(crate) fn thin_labels(labels: &[(i32, String)]) -> Vec<bool> {
     let mut keep = vec![false; labels.len()];
     let mut last: Option<usize> = None;
     for (i, (x, t)) in labels.iter().enumerate() {
-        let clear = last.is_none_or(|j| {
+        let clear = last.map_or(true, |j| {
             let (lx, lt) = &labels[j];
             x - half(t) >= lx + half(lt)
         });
