@@ -106,11 +106,11 @@ T="$WORK/tmpfs"
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "nan"} else if (NR%2) {print a[(NR+1)/2]} else {print (a[NR/2]+a[NR/2+1])/2}}'; }
 # "<phase>.<metric> <value>" for every metric of fslab's first repetition.
-# (fdtree: "repetitions"; iozone: "points"[0]["repetitions"]; dbench: "metrics".)
+# (the run document: "repetitions"; an IOzone run has them per point, "points"[0]["repetitions"].)
 metrics_of_json() {
   python3 -c 'import json,sys
 d = json.load(sys.stdin)
-reps = d["points"][0]["repetitions"] if "points" in d else d["metrics"] if "metrics" in d else d["repetitions"]
+reps = d["points"][0]["repetitions"] if "points" in d else d["repetitions"]
 for m in reps[0]:
     print(m["phase"] + "." + m["metric"], m["value"])'
 }

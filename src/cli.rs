@@ -51,7 +51,7 @@ impl Cli {
             a.shape_given = [
                 ("dirs", "-d"),
                 ("files", "-f"),
-                ("size", "-s"),
+                ("size_blocks", "-s"),
                 ("levels", "-l"),
             ]
             .into_iter()
@@ -386,6 +386,7 @@ Examples:
   fslab fio -D /mnt/test --repeat 5 jobs/randread.fio    five runs: mean ± sd and 95% CI per job
   fslab fio -D /mnt/test --repeat 5 --cache none jobs/randread.fio --bs=8k --iodepth=4
                                                          no cache action; --bs, --iodepth go to fio
+  fslab fio -D /mnt/test --dry-run jobs/randread.fio     the job as fio would get it; runs nothing
 
 fslab's options come before the job file; everything after it goes to fio unchanged (fio
 options on the command line are defaults that the job file's own options override, as in
@@ -431,6 +432,15 @@ pub struct FioArgs {
     /// No repetition counter and no "stored as run N" line on stderr. Default: both shown.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Print what would run — the job file as fslab hands it to fio, fio's command line, the
+    /// directory, the repetitions and the space needed — and exit without running fio (fio
+    /// still checks the job with --parse-only). Default: run.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Output format: the summary table, or one JSON document (--json is the same as
+    /// --format json). Default: table.
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
     /// Options every engine command takes.
     #[command(flatten)]
     pub run: RunArgs,
@@ -522,23 +532,9 @@ pub enum BackendArg {
 /// `fslab fdtree`.
 #[derive(Debug, Args)]
 pub struct FdtreeArgs {
-    /// Subdirectories per directory (fdtree -d).
-    #[arg(short = 'd', long = "dirs", default_value_t = fdtree::DEFAULT_DIRS, value_name = "N")]
-    pub dirs: u64,
-    /// Files in every directory, root and leaves included (fdtree -f).
-    #[arg(short = 'f', long = "files", default_value_t = fdtree::DEFAULT_FILES, value_name = "N")]
-    pub files: u64,
-    /// File size in 4 KiB blocks; 0 makes empty files (fdtree -s).
-    #[arg(
-        short = 's',
-        long = "size",
-        default_value_t = fdtree::DEFAULT_SIZE_BLOCKS,
-        value_name = "BLOCKS"
-    )]
-    pub size: u64,
-    /// Levels below the root directory (fdtree -l).
-    #[arg(short = 'l', long = "levels", default_value_t = fdtree::DEFAULT_LEVELS, value_name = "N")]
-    pub levels: u32,
+    /// The tree's shape and how it is timed: the study's fdtree keys, as flags.
+    #[command(flatten)]
+    pub shape: fdtree::FdtreeSpec,
     /// Start directory; the tree is made inside it as LEVEL0.<host>.<pid> (fdtree -o).
     #[arg(
         short = 'o',
@@ -565,13 +561,6 @@ pub struct FdtreeArgs {
     /// under -o by name.
     #[arg(long = "root", value_name = "NAME")]
     pub roots: Vec<String>,
-    /// Worker threads, each with its own tree, starting every phase together.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub threads: usize,
-    /// End every phase with syncfs inside its timing, so writeback is counted.
-    /// Default: off, like fdtree (dirty data may still be in memory when a phase ends).
-    #[arg(long)]
-    pub sync: bool,
     /// Print the counts and the space needed, create nothing. Default: run.
     #[arg(long)]
     pub dry_run: bool,
@@ -884,7 +873,15 @@ mod tests {
         let Command::Fdtree(a) = c.command else {
             panic!()
         };
-        assert_eq!((a.dirs, a.files, a.size, a.levels), (10, 10, 10, 4));
+        assert_eq!(
+            (
+                a.shape.dirs,
+                a.shape.files,
+                a.shape.size_blocks,
+                a.shape.levels
+            ),
+            (10, 10, 10, 4)
+        );
         assert_eq!(a.start_dir, PathBuf::from("."));
     }
 }

@@ -3,7 +3,7 @@
 //! Layers (dependencies point one way; `doc/architecture.md` has the whole picture and
 //! `tests/layers.rs` checks it): `main → app → {cli, runner, mpi, report, plan} →
 //! {provision, workload, store, telemetry} → {stats, metric, units, target, sysinfo, error,
-//! signal}`; `stats` imports nothing of ours and does no I/O.
+//! signal, safe, vocab, process}`; `stats` imports nothing of ours and does no I/O.
 //!
 //! Unit tests live beside the code they test: an inline `#[cfg(test)] mod tests { … }` when
 //! short, else a sibling file `<module>_tests.rs` (for `x/mod.rs`: `x/x_tests.rs`) that the
@@ -41,6 +41,7 @@ pub mod error;
 pub mod metric;
 pub mod mpi;
 pub mod plan;
+pub mod process;
 pub mod provision;
 pub mod report;
 pub mod runner;

@@ -62,8 +62,8 @@ fn short_run_json_has_throughput_and_per_op_percentiles() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["schema"], "fslab.dbench.v1");
-    let rep = &doc["repetitions"][0];
+    assert_eq!(doc["schema"], "fslab.dbench.v2");
+    let rep = &doc["outcomes"][0];
     assert!(rep["throughput_mb_s"].as_f64().unwrap() > 0.0);
     assert!((rep["measured_seconds"].as_f64().unwrap() - 0.5).abs() < 1e-6);
     let ops = rep["ops"].as_array().unwrap();
@@ -72,7 +72,7 @@ fn short_run_json_has_throughput_and_per_op_percentiles() {
     for k in ["mean_ms", "p50_ms", "p99_ms", "p999_ms", "max_ms"] {
         assert!(write[k].as_f64().unwrap() > 0.0, "{k}");
     }
-    let metrics = doc["metrics"][0].as_array().unwrap();
+    let metrics = doc["repetitions"][0].as_array().unwrap();
     assert!(metrics
         .iter()
         .any(|m| m["phase"] == "total" && m["metric"] == "throughput" && m["unit"] == "MB/s"));
@@ -179,7 +179,7 @@ fn generator_is_seeded_and_its_output_replays() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let ops_per_pass = doc["loadfile"]["operations_per_pass"].as_u64().unwrap();
     assert_eq!(
-        doc["repetitions"][0]["measured_ops"].as_u64().unwrap(),
+        doc["outcomes"][0]["measured_ops"].as_u64().unwrap(),
         2 * ops_per_pass
     );
 }
@@ -207,7 +207,7 @@ fn gzip_loadfile_runs() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["repetitions"][0]["measured_ops"], 27);
+    assert_eq!(doc["outcomes"][0]["measured_ops"], 27);
 }
 
 #[test]

@@ -90,7 +90,7 @@ fn client_txt_replays_one_pass_with_matching_op_counts() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let rep = &doc["repetitions"][0];
+    let rep = &doc["outcomes"][0];
     assert_eq!(rep["passes"], 1);
     let got: BTreeMap<String, u64> = rep["ops"]
         .as_array()

@@ -222,7 +222,7 @@ fn repeat_reports_mean_sd_and_interval_in_json_with_units() {
         String::from_utf8_lossy(&out.stderr)
     );
     let j = json(&out.stdout);
-    assert_eq!(j["schema"], "fslab.fdtree.v1");
+    assert_eq!(j["schema"], "fslab.fdtree.v2");
     assert_eq!(j["sync_timed"], false);
     assert_eq!(j["repetitions"].as_array().unwrap().len(), 3);
     let sums = j["summary"].as_array().unwrap();

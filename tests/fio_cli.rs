@@ -57,9 +57,9 @@ fn repetitions_are_stored_and_equal_fios_own_json() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["schema"], "fslab.fio.v1");
+    assert_eq!(doc["schema"], "fslab.fio.v2");
     assert_eq!(doc["fio_args"][0], "--bs=8k");
-    let reps = doc["metrics"].as_array().unwrap();
+    let reps = doc["repetitions"].as_array().unwrap();
     let fio = doc["fio_json"].as_array().unwrap();
     assert_eq!((reps.len(), fio.len()), (2, 2));
     // Live parse-back: every repetition's stored IOPS, bandwidth and percentiles are
@@ -208,6 +208,16 @@ fn refusals_are_one_line_with_exit_code_2() {
     let ok = write(d, "ok.fio", "[a]\nrw=read\nsize=1m\n");
     let err = one_line_refusal(&run(&ok, &["--output-format=normal"]));
     assert!(err.contains("fslab's to set"), "{err}");
+    // fslab's own options after the job file, where they would go to fio.
+    for own in ["--repeat=2", "--format", "--no-store"] {
+        let err = one_line_refusal(&run(&ok, &["--bs=8k", own]));
+        let name = own.split('=').next().unwrap();
+        assert!(
+            err.contains(&format!("{name} is fslab's option"))
+                && err.contains("before the job file"),
+            "{err}"
+        );
+    }
     // A missing job file.
     let err = one_line_refusal(&run(&d.join("none.fio"), &[]));
     assert!(err.contains("cannot read fio job file"), "{err}");
@@ -373,4 +383,56 @@ fn ctrl_c_stops_fio_and_keeps_no_partial_repetition() {
         })
         .unwrap();
     assert_eq!(ok, 0, "the cut-short run is not a repetition");
+}
+
+#[test]
+fn dry_run_shows_the_job_as_fio_gets_it_and_runs_nothing() {
+    if !require_fio("dry_run_shows_the_job_as_fio_gets_it_and_runs_nothing") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let inc = write(t.path(), "common.fio", "ioengine=psync\n");
+    let job = write(
+        t.path(),
+        "j.fio",
+        &format!("[w]\ninclude {}\nrw=write\nsize=${{SIZE}}\n", inc.display()),
+    );
+    let run = |extra: &[&str]| {
+        let out = fslab(t.path())
+            .env("SIZE", "3m")
+            .args(["fio", "--cache", "none", "--dry-run", "--repeat", "4"])
+            .args(extra)
+            .arg("-D")
+            .arg(&data)
+            .arg(&job)
+            .arg("--bs=8k")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run(&[]);
+    // The job as fio gets it: the include in place, ${SIZE} as fio would read it.
+    assert!(text.contains("    ioengine=psync"), "{text}");
+    assert!(text.contains("    rw=write"), "{text}");
+    let cell = std::fs::canonicalize(&data).unwrap().join("fslab-fio");
+    assert!(
+        text.contains(&format!("--directory={} --bs=8k -", cell.display())),
+        "{text}"
+    );
+    assert!(text.contains("repetitions  4"), "{text}");
+    assert!(text.contains("fits"), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&run(&["--format", "json"])).unwrap();
+    assert_eq!(doc["dry_run"], true);
+    assert_eq!(doc["repeat"], 4);
+    assert_eq!(doc["fio_args"][0], "--bs=8k");
+    assert_eq!(doc["requirements"]["bytes"], 3 * 1024 * 1024);
+    assert!(doc["job"].as_str().unwrap().contains("ioengine=psync"));
+    assert!(doc.get("fio_json").is_none() && doc.get("run_id").is_none());
+    // Nothing ran: no fio directory, no file, nothing stored.
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
+    assert!(!t.path().join("results.db").exists());
 }

@@ -149,7 +149,7 @@ fn dbench_dry_run_says_what_would_run_and_creates_nothing() {
         ],
     ))
     .unwrap();
-    assert_eq!(json["clients"], 4);
+    assert_eq!(json["params"]["clients"], 4);
     assert_eq!(json["estimate_seconds"], 36.0);
     assert!(json["requirements"]["bytes"].as_u64().unwrap() > 0);
     assert!(entries(&d).is_empty(), "nothing created");
@@ -178,8 +178,8 @@ fn format_json_is_the_same_as_json_on_every_command() {
         let v: serde_json::Value = serde_json::from_str(&ok(t.path(), &a)).unwrap();
         v["schema"].as_str().unwrap().to_string()
     };
-    assert_eq!(iozone(&["--format", "json"]), "fslab.iozone.v1");
-    assert_eq!(iozone(&["--json"]), "fslab.iozone.v1");
+    assert_eq!(iozone(&["--format", "json"]), "fslab.iozone.v2");
+    assert_eq!(iozone(&["--json"]), "fslab.iozone.v2");
     let dbench = |flag: &str| {
         let a = [
             "dbench",

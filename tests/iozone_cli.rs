@@ -118,7 +118,7 @@ fn json_has_units_points_and_metrics_per_test() {
         ],
     );
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["schema"], "fslab.iozone.v1");
+    assert_eq!(v["schema"], "fslab.iozone.v2");
     assert_eq!(v["units"]["throughput"], "KiB/s");
     let p = &v["points"][0];
     assert_eq!(

@@ -19,6 +19,8 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ("safe", &["*"]),
     // Shared words as enums (cache policy, study kind, created-entry kind).
     ("vocab", &["*"]),
+    // Command lines and the seam processes are started through (stops them on Ctrl-C).
+    ("process", &["signal_only"]),
     (
         "telemetry",
         &[
@@ -170,6 +172,8 @@ fn no_module_imports_a_layer_above_it() {
                     n != "sysinfo" && n != *module
                 } else if forbidden.contains(&"units_only") {
                     n != "units" && n != *module
+                } else if forbidden.contains(&"signal_only") {
+                    n != "signal" && n != *module
                 } else {
                     forbidden.contains(&n.as_str()) || n.starts_with('{')
                 };

@@ -80,7 +80,7 @@ fn fslab_options_mix_with_mdtests_and_json_is_one_document() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(doc["schema"], "fslab.mdtest.v1");
+    assert_eq!(doc["schema"], "fslab.mdtest.v2");
     assert_eq!(doc["run_id"], serde_json::Value::Null);
     assert_eq!(doc["iterations"].as_array().unwrap().len(), 3);
     assert_eq!(doc["repetitions"].as_array().unwrap().len(), 3);

@@ -48,7 +48,7 @@ fn dbench(db: &Path, n: usize, args: &str, lf: &Path, dir: &Path) -> Output {
 }
 
 fn metric(doc: &serde_json::Value, phase: &str, name: &str) -> f64 {
-    doc["metrics"][0]
+    doc["repetitions"][0]
         .as_array()
         .unwrap()
         .iter()
@@ -75,11 +75,11 @@ fn one_pass_per_client_every_rank_and_operation_accounted_for() {
         t.path(),
     );
     let doc = json(&out);
-    assert_eq!(doc["schema"], "fslab.dbench.mpi.v1");
+    assert_eq!(doc["schema"], "fslab.dbench.mpi.v2");
     assert_eq!(doc["mpi"]["ranks"], 4);
     let ops = u(&doc["loadfile"], "operations_per_pass");
     let bytes = u(&doc["loadfile"], "bytes_per_pass");
-    let rep = &doc["repetitions"][0];
+    let rep = &doc["outcomes"][0];
     // Six clients, one pass each: exactly six passes of work, all of it measured.
     assert_eq!(u(rep, "passes"), 6);
     assert_eq!(u(rep, "measured_ops"), 6 * ops);
@@ -135,7 +135,7 @@ fn a_timed_run_measures_one_window_for_all_ranks() {
         t.path(),
     );
     let doc = json(&out);
-    let rep = &doc["repetitions"][0];
+    let rep = &doc["outcomes"][0];
     // The clients run past the end of the window, which is then exactly -t long.
     assert!(
         (metric(&doc, "total", "elapsed") - 1.0).abs() < 1e-9,

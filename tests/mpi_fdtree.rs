@@ -65,7 +65,7 @@ fn one_tree_per_rank_every_rank_counted_and_stored_once() {
         &[(4, args("fdtree -d 2 -f 3 -s 1 -l 2 -q --json", t.path()))],
     );
     let doc = json(&out);
-    assert_eq!(doc["schema"], "fslab.fdtree.mpi.v1");
+    assert_eq!(doc["schema"], "fslab.fdtree.mpi.v2");
     assert_eq!(doc["mpi"]["ranks"], 4);
     assert_eq!(doc["mpi"]["layout"], "private");
     assert_eq!(doc["counts"]["total"]["dirs"], 28);

@@ -76,7 +76,7 @@ fn without_stonewalling_every_rank_moves_its_whole_file_and_the_run_is_stored_on
         "-t 4 -s 1m -r 64k -i 0 -i 1 -x --phase-pause 0 --quiet --json",
     );
     let doc = json(&out);
-    assert_eq!(doc["schema"], "fslab.iozone.mpi.v1");
+    assert_eq!(doc["schema"], "fslab.iozone.mpi.v2");
     assert_eq!(doc["mpi"]["ranks"], 4);
     let file = 1u64 << 20;
     let ps = phases(&doc);

@@ -4,6 +4,7 @@
 //! where the run is stored). An engine adds only what is its own: its part of the document
 //! and the lines it prints before the tail.
 
+use super::rundoc::{self, MetricRow, Outcome, Ran, RunDoc, Subject};
 use crate::cli::RunArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
@@ -14,7 +15,10 @@ use crate::store::Store;
 use crate::workload::{Observer, Target, Workload, WorkloadKind};
 use anyhow::Result;
 use serde::Serialize;
-use std::collections::BTreeMap;
+
+/// A run's repetitions and their summary, as the run document holds them (none for an
+/// IOzone sweep, which has them per point).
+pub(crate) type Measured = (Option<Vec<Vec<MetricRow>>>, Option<serde_json::Value>);
 
 /// How an engine command is recorded: its name, parameters and label, with the command line
 /// as typed (under MPI, with the launcher and the number of ranks in front).
@@ -71,42 +75,6 @@ pub(crate) fn engine_only(sums: &[MetricSummary]) -> Vec<MetricSummary> {
         .filter(|m| !crate::metric::is_telemetry(&m.name))
         .cloned()
         .collect()
-}
-
-/// Every repetition's metrics as JSON (phase, metric, unit, value), in order.
-pub(crate) fn metrics_json(reps: &[Vec<Metric>]) -> serde_json::Value {
-    reps.iter()
-        .map(|r| {
-            r.iter()
-                .map(|m| {
-                    serde_json::json!({
-                        "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
-                    })
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
-
-/// The JSON document of an engine command: the envelope every engine shares and the
-/// engine's own fields (a JSON object) flattened into it. Printed with sorted keys.
-#[derive(Debug, Serialize)]
-pub(crate) struct RunDoc<'a> {
-    /// Versioned name of the document (`fslab.fdtree.v1`, …).
-    pub schema: &'static str,
-    /// The fslab that wrote it.
-    pub fslab_version: &'static str,
-    /// The run's id in the store (none with `--no-store`).
-    pub run_id: Option<i64>,
-    /// The warnings, one line each.
-    pub warnings: &'a [String],
-    /// The environment recorded with the run.
-    pub environment: BTreeMap<&'a str, &'a str>,
-    /// The error that ended the run early, if any.
-    pub error: Option<String>,
-    /// The engine's own part.
-    #[serde(flatten)]
-    pub engine: serde_json::Value,
 }
 
 /// What every engine command ends with.
@@ -195,29 +163,44 @@ pub(crate) fn run_engine<W: Workload>(
 }
 
 impl Ending<'_> {
-    /// The run document with the engine's own part.
-    pub fn document(&self, engine: serde_json::Value) -> RunDoc<'_> {
+    /// The run document: the envelope (`subject`, the repetitions and their summary as
+    /// [`rundoc::measured`] gives them) with the engine's own part.
+    pub fn document<'d, P: Serialize>(
+        &'d self,
+        subject: Subject<'d>,
+        measured: Measured,
+        part: P,
+    ) -> RunDoc<'d, P> {
+        let (repetitions, summary) = measured;
         RunDoc {
             schema: self.schema,
             fslab_version: env!("CARGO_PKG_VERSION"),
-            run_id: self.run_id,
-            warnings: self.warnings,
-            environment: self
-                .environment
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.as_str()))
-                .collect(),
-            error: self.error.map(|e| format!("{e:#}")),
-            engine,
+            subject,
+            outcome: Outcome::Ran(Ran {
+                dry_run: false,
+                run_id: self.run_id,
+                warnings: self.warnings,
+                environment: self
+                    .environment
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect(),
+                error: self.error.map(|e| format!("{e:#}")),
+                repetitions,
+                summary,
+            }),
+            part,
         }
     }
 
     /// Print the run document.
-    pub fn print_json(&self, engine: serde_json::Value) -> Result<()> {
-        // Through a `Value`, so keys come out sorted as every fslab document prints them.
-        let v = serde_json::to_value(self.document(engine))?;
-        crate::outln!("{}", serde_json::to_string_pretty(&v)?);
-        Ok(())
+    pub fn print_json<P: Serialize>(
+        &self,
+        subject: Subject<'_>,
+        measured: Measured,
+        part: P,
+    ) -> Result<()> {
+        rundoc::print(&self.document(subject, measured, part))
     }
 
     /// Print the warnings, then say where the run is stored (`what` follows the command,
@@ -232,53 +215,5 @@ impl Ending<'_> {
         if let Some(id) = self.run_id {
             eprintln!("stored as run {id}: fslab show {id}{what}");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::metric::Unit;
-
-    #[test]
-    fn the_document_is_the_envelope_with_the_engines_part_and_sorted_keys() {
-        let env = vec![("kernel".to_string(), "6.1".to_string())];
-        let warnings = vec!["w".to_string()];
-        let err = anyhow::anyhow!("boom");
-        let end = Ending {
-            schema: "fslab.test.v1",
-            run_id: Some(7),
-            environment: &env,
-            warnings: &warnings,
-            error: Some(&err),
-        };
-        let v = serde_json::to_value(end.document(serde_json::json!({"zeta": 1, "alpha": [2]})))
-            .unwrap();
-        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(
-            keys,
-            [
-                "alpha",
-                "environment",
-                "error",
-                "fslab_version",
-                "run_id",
-                "schema",
-                "warnings",
-                "zeta"
-            ]
-        );
-        assert_eq!(v["environment"]["kernel"], "6.1");
-        assert_eq!(v["error"], "boom");
-        assert_eq!(v["run_id"], 7);
-    }
-
-    #[test]
-    fn metrics_json_keeps_units_and_order() {
-        let reps = vec![vec![Metric::new("p", "rate", Unit::FilesPerSec, 2.0)]];
-        assert_eq!(
-            metrics_json(&reps),
-            serde_json::json!([[{"phase": "p", "metric": "rate", "unit": "files/s", "value": 2.0}]])
-        );
     }
 }

@@ -15,6 +15,7 @@ mod mpi;
 #[cfg(test)]
 mod prop_tests;
 mod report;
+mod rundoc;
 mod study;
 pub(crate) mod study_plan;
 
@@ -54,6 +55,7 @@ fn normalize_format(cli: &mut Cli) {
         Command::Iozone(a) if a.format == TextFormat::Json => a.run.json = true,
         Command::Dbench(a) if a.format == TextFormat::Json => a.run.json = true,
         Command::Fdtree(a) if a.format == crate::cli::OutputFormat::Json => a.run.json = true,
+        Command::Fio(a) if a.format == TextFormat::Json => a.run.json = true,
         _ => {}
     }
 }

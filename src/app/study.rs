@@ -93,7 +93,17 @@ fn on_host(
     db: Option<PathBuf>,
     resume: bool,
 ) -> Result<(crate::store::Store, study::Outcome)> {
+    // What `study plan` already knows will fail is refused before anything is provisioned
+    // or stored: missing tools and kernel support, then the space.
     study.check_machine().map_err(crate::error::usage)?;
+    let workdir = WorkDir::new(a.workdir.clone().unwrap_or_else(default_workdir));
+    if !resume {
+        if let Some(line) =
+            crate::plan::space::Space::of(study, workdir.root()).shortfall(workdir.root())
+        {
+            crate::bail_usage!("{line}");
+        }
+    }
     // Real devices are checked before anything starts: a refusal is bad input, not a
     // failed cell.
     for dev in study.real_devices() {
@@ -112,7 +122,6 @@ fn on_host(
             }
         }
     }
-    let workdir = WorkDir::new(a.workdir.clone().unwrap_or_else(default_workdir));
     let outcome = study::run(StudyRun {
         study,
         store: &mut store,

@@ -8,6 +8,7 @@
 //! workload declares.
 
 use crate::cli::StudyPlanArgs;
+use crate::plan::space::Space;
 use crate::plan::{CachePolicy, Study};
 use crate::provision::plan::{check_named_device, named_devices};
 use crate::provision::state::{default_workdir, WorkDir};
@@ -282,32 +283,12 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     }
 
     crate::outln!();
-    let free = crate::sysinfo::free_space(
-        std::iter::successors(Some(work.root()), |p| p.parent())
-            .find(|p| p.exists())
-            .unwrap_or(std::path::Path::new("/")),
-    )
-    .map(|f| f.bytes)
-    .unwrap_or(0);
-    let written: u64 = study
-        .cells
-        .iter()
-        .map(|c| {
-            let data: u64 = c
-                .workloads
-                .iter()
-                .map(|w| w.build().map(|e| e.requirements().bytes).unwrap_or(0))
-                .max()
-                .unwrap_or(0);
-            let journal = c.fs.journal_size.unwrap_or(0);
-            data.saturating_add(journal)
-        })
-        .fold(0u64, u64::saturating_add);
+    let space = Space::of(&study, work.root());
     crate::outln!(
         "space: loop images {} apparent (sparse); about {} written at the peak if every cell is mounted at once; {} free under {}",
         fmt_bytes(study.loop_bytes()),
-        fmt_bytes(written),
-        fmt_bytes(free),
+        fmt_bytes(space.written),
+        fmt_bytes(space.free),
         work.root().display()
     );
     if study.ram_bytes() > 0 {
@@ -317,8 +298,9 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
             fmt_bytes(crate::sysinfo::total_ram())
         );
     }
-    if written > free {
-        crate::outln!("warning: the study may write more than the free space under the work directory; choose another --workdir");
+    if let Some(line) = space.shortfall(work.root()) {
+        // `study run` refuses with this line before it provisions anything.
+        crate::outln!("warning: {line}");
     }
 
     let (hist, earlier) = history(&study, db);

@@ -10,6 +10,7 @@ pub mod calibration;
 pub mod file;
 pub mod guest;
 pub mod matrix;
+pub mod space;
 
 pub use file::{CachePolicy, Order, StudyFile};
 pub use guest::GuestSpec;

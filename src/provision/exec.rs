@@ -8,96 +8,11 @@
 //! as shell commands a user could paste, which is also how they are stored with each cell.
 
 use super::ProvisionError;
-use std::fmt;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
-/// A program and its arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CmdLine {
-    /// The program, looked up in `PATH`.
-    pub program: String,
-    /// The arguments.
-    pub args: Vec<String>,
-}
-
-impl CmdLine {
-    /// A command with no arguments yet.
-    pub fn new(program: impl Into<String>) -> CmdLine {
-        CmdLine {
-            program: program.into(),
-            args: Vec::new(),
-        }
-    }
-
-    /// Add one argument.
-    pub fn arg(mut self, a: impl AsRef<str>) -> CmdLine {
-        self.args.push(a.as_ref().to_string());
-        self
-    }
-
-    /// Add a path argument.
-    pub fn path(self, p: &Path) -> CmdLine {
-        let s = p.to_string_lossy().into_owned();
-        self.arg(s)
-    }
-
-    /// Add several arguments.
-    pub fn args<I, S>(mut self, it: I) -> CmdLine
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<str>,
-    {
-        self.args
-            .extend(it.into_iter().map(|s| s.as_ref().to_string()));
-        self
-    }
-}
-
-/// Quote a word for a POSIX shell when it needs it.
-pub fn shell_quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:@%+$".contains(c));
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-impl fmt::Display for CmdLine {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&shell_quote(&self.program))?;
-        for a in &self.args {
-            write!(f, " {}", shell_quote(a))?;
-        }
-        Ok(())
-    }
-}
-
-/// What a finished command printed and how it exited.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Output {
-    /// Exit status (-1 if killed by a signal).
-    pub status: i32,
-    /// Standard output.
-    pub stdout: String,
-    /// Standard error.
-    pub stderr: String,
-}
-
-impl Output {
-    /// A successful output with this stdout.
-    pub fn ok(stdout: impl Into<String>) -> Output {
-        Output {
-            status: 0,
-            stdout: stdout.into(),
-            stderr: String::new(),
-        }
-    }
-}
+pub use crate::process::{shell_quote, write_line, CmdLine, Output};
 
 /// Runs external commands and writes kernel control files.
 pub trait Exec: Send + Sync {
@@ -136,15 +51,6 @@ pub fn first_meaningful_line(stderr: &str, stdout: &str) -> String {
         .unwrap_or_else(|| "no output".into())
 }
 
-/// How a file write is shown in transcripts.
-pub fn write_line(path: &Path, value: &str) -> String {
-    format!(
-        "echo {} > {}",
-        shell_quote(value),
-        shell_quote(&path.to_string_lossy())
-    )
-}
-
 /// The Debian package that provides a program, for "install it" messages.
 pub fn package_of(program: &str) -> &'static str {
     match program {
@@ -169,7 +75,19 @@ pub struct RealExec;
 impl Exec for RealExec {
     fn output(&self, cmd: &CmdLine) -> Result<Output, ProvisionError> {
         use std::os::unix::process::CommandExt;
-        let out = Command::new(&cmd.program)
+        // The program the checks found (`support::find_program`), not whatever `PATH` alone
+        // gives: a plan that passed does not fail here for a tool it saw in /usr/sbin.
+        let program = if cmd.program.contains('/') {
+            std::path::PathBuf::from(&cmd.program)
+        } else {
+            super::support::find_program(&cmd.program).ok_or_else(|| {
+                ProvisionError::NotInstalled {
+                    program: cmd.program.clone(),
+                    package: package_of(&cmd.program),
+                }
+            })?
+        };
+        let out = Command::new(&program)
             .args(&cmd.args)
             // Messages in English so that parsing and error texts are stable.
             .env("LC_ALL", "C")

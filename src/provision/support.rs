@@ -11,12 +11,27 @@ use std::path::{Path, PathBuf};
 pub const COMMON_PROGRAMS: [&str; 6] =
     ["losetup", "mount", "umount", "truncate", "blkid", "wipefs"];
 
-/// Find a program in `PATH`, then in the sbin directories (absent from a user's `PATH` on
-/// some systems, while root's has them).
+/// The variable that names, PATH-style, the only directories fslab takes the programs it
+/// runs from (mkfs, mount, losetup, …): a tool built elsewhere, or — in tests — a tool
+/// hidden on purpose.
+pub const PROGRAM_PATH: &str = "FSLAB_PROGRAM_PATH";
+
+/// Find a program: in `$FSLAB_PROGRAM_PATH` only when it is set, else in `PATH`, then in the
+/// sbin directories (absent from a user's `PATH` on some systems, while root's has them).
+/// The checks (`study plan`, `study run`, `fslab doctor`) and the runs ([`super::exec::RealExec`])
+/// both look here, so a tool the check found is the tool that runs.
 pub fn find_program(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin"].map(PathBuf::from))
+    let dirs: Vec<PathBuf> = match std::env::var_os(PROGRAM_PATH) {
+        Some(only) => std::env::split_paths(&only).collect(),
+        None => {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            std::env::split_paths(&path)
+                .chain(["/usr/local/sbin", "/usr/sbin", "/sbin"].map(PathBuf::from))
+                .collect()
+        }
+    };
+    dirs.into_iter()
+        .filter(|d| !d.as_os_str().is_empty())
         .map(|d| d.join(name))
         .find(|p| is_executable(p))
 }

@@ -1,10 +1,12 @@
 //! `fslab dbench`: argument checks, the loadfile generator, repetitions, dbench-style
 //! progress and report, and the JSON document.
 
+mod doc;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 
-use super::finish::{metrics_json, run_engine, Ended, StoredLine};
+use super::finish::{run_engine, Ended, StoredLine};
+use super::rundoc::{self, Needs, Planned, Subject};
 use crate::cli::DbenchArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
@@ -16,11 +18,12 @@ use crate::workload::dbench::{
 use crate::workload::param::{in_words, Words};
 use crate::workload::{Observer, Target, Workload};
 use anyhow::Result;
-use std::path::PathBuf;
+use doc::{DbenchPart, LoadfileDoc};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Version of the JSON document printed by `--json`.
-pub const JSON_SCHEMA: &str = "fslab.dbench.v1";
+pub const JSON_SCHEMA: &str = "fslab.dbench.v2";
 
 /// Prints dbench's per-second lines: to stdout with the tables, to stderr with `--json`.
 pub(crate) struct Console {
@@ -225,15 +228,16 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     )?;
     let end = result.ending(JSON_SCHEMA, &warnings);
     if json {
-        end.print_json(serde_json::json!({
-            "params": params,
-            "loadfile": loadfile_json(&params),
-            "directory": dir,
-            "fs_type": target.fs_type,
-            "repetitions": outcomes,
-            "metrics": metrics_json(&result.reps),
-            "summary": runsummary::to_json(&sums),
-        }))?;
+        end.print_json(
+            subject(&params, &dir, repeat)?,
+            rundoc::measured(&result.reps, &sums),
+            DbenchPart {
+                loadfile: LoadfileDoc::of(&params),
+                outcomes: Some(outcomes.iter().collect()),
+                per_rank: None,
+                per_rank_units: None,
+            },
+        )?;
     } else {
         print_repetitions_summary(&sums, result.reps.len());
         // On failure the error is the one line; the failed trial is stored all the same.
@@ -279,22 +283,21 @@ fn dry_run(
     let fits = req.bytes <= free.bytes && (free.inodes_total == 0 || req.inodes <= free.inodes);
     let secs = (p.warmup + p.duration).as_secs_f64() * f64::from(repeat);
     if json {
-        let doc = serde_json::json!({
-            "schema": JSON_SCHEMA,
-            "dry_run": true,
-            "clients": p.clients,
-            "loadfile": loadfile_json(p),
-            "warmup_seconds": p.warmup.as_secs_f64(),
-            "run_seconds": p.duration.as_secs_f64(),
-            "repeat": repeat,
-            "estimate_seconds": secs,
-            "directory": target.dir(),
-            "requirements": {"bytes": req.bytes, "inodes": req.inodes},
-            "free": {"bytes": free.bytes, "inodes": free.inodes, "inodes_total": free.inodes_total},
-            "fits": fits,
-        });
-        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
-        return Ok(());
+        let needs = Needs {
+            bytes: req.bytes,
+            inodes: Some(req.inodes),
+        };
+        return rundoc::print_dry_run(
+            JSON_SCHEMA,
+            subject(p, target.dir(), repeat)?,
+            Planned::new(needs, Some(free), Some(secs)),
+            DbenchPart {
+                loadfile: LoadfileDoc::of(p),
+                outcomes: None,
+                per_rank: None,
+                per_rank_units: None,
+            },
+        );
     }
     crate::outln!("{}", header(p, target));
     crate::outln!("dry run: nothing created");
@@ -316,16 +319,14 @@ fn dry_run(
     Ok(())
 }
 
-/// The loadfile as the JSON document describes it.
-pub(super) fn loadfile_json(p: &DbenchParams) -> serde_json::Value {
-    let lf = &p.loadfile;
-    serde_json::json!({
-        "source": p.loadfile_source,
-        "lines": lf.lines,
-        "operations_per_pass": lf.ops.len(),
-        "bytes_per_pass": lf.bytes_per_pass(),
-        "has_timestamps": lf.has_timestamps,
-    })
+/// What the run document says dbench ran, where and how often.
+pub(super) fn subject<'a>(p: &DbenchParams, dir: &'a Path, repeat: u32) -> Result<Subject<'a>> {
+    Ok(Subject::new(
+        crate::workload::WorkloadKind::Dbench,
+        dir,
+        serde_json::to_value(p)?,
+        repeat,
+    ))
 }
 
 /// After several repetitions: the summary of the whole-run figures (phase `total`).

@@ -1,13 +1,14 @@
 //! `mpiexec -n N fslab dbench NCLIENTS …`: dbench's checks agreed by all ranks, the run
 //! (stored by rank 0 only), and rank 0's dbench-style report with the MPI figures.
 
+use super::doc::{DbenchPart, LoadfileDoc, PER_RANK_UNITS};
 use super::{conclude, params_from, Console};
-use crate::app::finish::{metrics_json, run_options, summarize, Ended, StoredLine};
+use crate::app::finish::{run_options, summarize, Ended, StoredLine};
+use crate::app::rundoc;
 use crate::cli::DbenchArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::dbench::{share, DbenchRep, DistDbench};
 use crate::mpi::job;
-use crate::report::runsummary;
 use crate::runner::adhoc;
 use crate::workload::dbench::report::report;
 use crate::workload::dbench::{clients_text, DbenchParams, RepOutcome};
@@ -18,7 +19,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 /// Version of the JSON document printed by `--json` under MPI.
-pub const JSON_SCHEMA: &str = "fslab.dbench.mpi.v1";
+pub const JSON_SCHEMA: &str = "fslab.dbench.mpi.v2";
 
 fn validate(comm: &Comm, a: &DbenchArgs) -> Result<(DbenchParams, PathBuf)> {
     let p = params_from(a)?;
@@ -238,18 +239,17 @@ fn finish(
     let end = result.ending(JSON_SCHEMA, &warnings);
     if a.run.json {
         let outcomes: Vec<&RepOutcome> = engine.reps.iter().map(|r| &r.outcome).collect();
-        return end.print_json(serde_json::json!({
-            "params": params,
-            "mpi": mpi_json(comm, params, all_see),
-            "loadfile": super::loadfile_json(params),
-            "directory": dir,
-            "fs_type": crate::sysinfo::fs_type_of(dir),
-            "repetitions": outcomes,
-            "per_rank": engine.reps,
-            "per_rank_units": {"start": "s", "finish": "s", "measured_bytes": "B", "throughput_mb_s": "MB/s"},
-            "metrics": metrics_json(&result.reps),
-            "summary": runsummary::to_json(&sums),
-        }));
+        return end.print_json(
+            super::subject(params, dir, a.run.repeat)?
+                .under_mpi(comm.size(), mpi_json(comm, params, all_see)),
+            rundoc::measured(&result.reps, &sums),
+            DbenchPart {
+                loadfile: LoadfileDoc::of(params),
+                outcomes: Some(outcomes),
+                per_rank: Some(serde_json::to_value(&engine.reps)?),
+                per_rank_units: Some(PER_RANK_UNITS),
+            },
+        );
     }
     super::print_repetitions_summary(&sums, result.reps.len());
     if a.mpi.per_rank {

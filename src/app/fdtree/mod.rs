@@ -1,12 +1,14 @@
 //! `fslab fdtree`: argument checks, dry run, repetitions, and the three output formats; its
 //! MPI variant in [`mpi`].
 
+mod doc;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_report;
 
-use super::finish::{engine_only, metrics_json, run_engine, Ended, StoredLine};
+use super::finish::{engine_only, run_engine, Ended, StoredLine};
+use super::rundoc::{self, Needs, Planned, Subject};
 use crate::cli::{BackendArg, FdtreeArgs, OutputFormat};
 use crate::report::runsummary;
 use crate::runner::progress::ProgressObserver;
@@ -17,10 +19,11 @@ use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, FdtreeSpec,
 use crate::workload::param::{in_words, Words};
 use crate::workload::{Target, Workload};
 use anyhow::Result;
+use doc::{CountsDoc, FdtreePart};
 use std::path::{Path, PathBuf};
 
 /// Version of the JSON document printed by `--format json`.
-pub const JSON_SCHEMA: &str = "fslab.fdtree.v1";
+pub const JSON_SCHEMA: &str = "fslab.fdtree.v2";
 
 /// The command line's flag for each engine parameter, for its error messages.
 const FLAGS: Words = Words::Flags(&[
@@ -59,12 +62,7 @@ pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
     // The shape goes through the same conversion and checks as a study file's workload.
     let spec = FdtreeSpec {
         label: None,
-        dirs: a.dirs,
-        files: a.files,
-        size_blocks: a.size,
-        levels: a.levels,
-        threads: a.threads,
-        sync: a.sync,
+        ..a.shape.clone()
     };
     Ok(FdtreeParams {
         mode,
@@ -196,7 +194,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let mut engine = Fdtree::new(params.clone()).with_records(params.backend == Backend::Fs);
 
     if a.dry_run {
-        return dry_run(&params, &engine, &target, format);
+        return dry_run(&params, &engine, &target, format, a.run.repeat);
     }
     if params.backend == Backend::Fs {
         // Before anything is created: does it fit?
@@ -252,15 +250,16 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     )?;
     let end = result.ending(JSON_SCHEMA, &warnings);
     if format == OutputFormat::Json {
-        end.print_json(serde_json::json!({
-            "params": params,
-            "counts": {"per_tree": per_tree, "total": total, "units": {"dirs": "count", "files": "count", "bytes": "B"}},
-            "start_dir": start_dir,
-            "fs_type": target.fs_type,
-            "sync_timed": params.sync,
-            "repetitions": metrics_json(&result.reps),
-            "summary": runsummary::to_json(&sums),
-        }))?;
+        end.print_json(
+            subject(&params, &start_dir, a.run.repeat)?,
+            rundoc::measured(&result.reps, &sums),
+            FdtreePart {
+                counts: CountsDoc::new(Some(per_tree), total),
+                sync_timed: params.sync,
+                per_rank: None,
+                per_rank_units: None,
+            },
+        )?;
     } else {
         if format == OutputFormat::Table && !result.reps.is_empty() {
             crate::outln!(
@@ -319,7 +318,23 @@ fn header(p: &FdtreeParams, dir: &Path, fs: Option<&str>) -> Result<String> {
     ))
 }
 
-fn dry_run(p: &FdtreeParams, engine: &Fdtree, target: &Target, format: OutputFormat) -> Result<()> {
+/// What the run document says fdtree ran, where and how often.
+fn subject<'a>(p: &FdtreeParams, dir: &'a Path, repeat: u32) -> Result<Subject<'a>> {
+    Ok(Subject::new(
+        crate::workload::WorkloadKind::Fdtree,
+        dir,
+        serde_json::to_value(p)?,
+        repeat,
+    ))
+}
+
+fn dry_run(
+    p: &FdtreeParams,
+    engine: &Fdtree,
+    target: &Target,
+    format: OutputFormat,
+    repeat: u32,
+) -> Result<()> {
     let per = p.counts()?;
     let t = p.total_counts()?;
     let req = engine.requirements();
@@ -331,17 +346,21 @@ fn dry_run(p: &FdtreeParams, engine: &Fdtree, target: &Target, format: OutputFor
     let fits =
         free.map(|f| req.bytes <= f.bytes && (f.inodes_total == 0 || req.inodes <= f.inodes));
     if format == OutputFormat::Json {
-        let doc = serde_json::json!({
-            "schema": JSON_SCHEMA,
-            "dry_run": true,
-            "params": p,
-            "counts": {"per_tree": per, "total": t},
-            "requirements": {"bytes": req.bytes, "inodes": req.inodes},
-            "free": free.map(|f| serde_json::json!({"bytes": f.bytes, "inodes": f.inodes, "inodes_total": f.inodes_total})),
-            "fits": fits,
-        });
-        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
-        return Ok(());
+        let needs = Needs {
+            bytes: req.bytes,
+            inodes: Some(req.inodes),
+        };
+        return rundoc::print_dry_run(
+            JSON_SCHEMA,
+            subject(p, target.dir(), repeat)?,
+            Planned::new(needs, free, None),
+            FdtreePart {
+                counts: CountsDoc::new(Some(per), t),
+                sync_timed: p.sync,
+                per_rank: None,
+                per_rank_units: None,
+            },
+        );
     }
     crate::outln!(
         "fdtree {} ({} thread(s)), dry run: nothing created",

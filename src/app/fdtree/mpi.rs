@@ -176,6 +176,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
             &result,
             format,
             a.run.min_phase,
+            a.run.repeat,
             a.mpi.per_rank,
             a.quiet,
         )?;

@@ -1,8 +1,10 @@
 //! Rank 0's report of an MPI fdtree run: header, summary table, per-rank table, fdtree's
 //! format and the JSON document.
 
+use super::doc::{CountsDoc, FdtreePart, PER_RANK_UNITS};
 use super::shape_flags;
-use crate::app::finish::{metrics_json, summarize, Ended, StoredLine};
+use crate::app::finish::{summarize, Ended, StoredLine};
+use crate::app::rundoc::{self, Subject};
 use crate::cli::OutputFormat;
 use crate::mpi::comm::Comm;
 use crate::mpi::fdtree::{DistFdtree, DistRep, Layout};
@@ -17,7 +19,7 @@ use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::path::Path;
 
 /// Version of the JSON document printed by `--format json` under MPI.
-pub const JSON_SCHEMA: &str = "fslab.fdtree.mpi.v1";
+pub const JSON_SCHEMA: &str = "fslab.fdtree.mpi.v2";
 
 /// Metrics shown in the text table (all are stored and in JSON).
 const TABLE_METRICS: [&str; 11] = [
@@ -165,6 +167,7 @@ pub(super) fn report(
     result: &adhoc::AdhocResult,
     format: OutputFormat,
     min_phase: f64,
+    repeat: u32,
     per_rank: bool,
     quiet: bool,
 ) -> Result<()> {
@@ -181,18 +184,23 @@ pub(super) fn report(
     }
     let end = result.ending(JSON_SCHEMA, &warnings);
     if format == OutputFormat::Json {
-        return end.print_json(serde_json::json!({
-            "params": info.params,
-            "mpi": info.mpi_json(),
-            "counts": {"total": engine.job_counts(), "units": {"dirs": "count", "files": "count", "bytes": "B"}},
-            "start_dir": info.dir,
-            "fs_type": crate::sysinfo::fs_type_of(info.dir),
-            "sync_timed": info.params.sync,
-            "repetitions": metrics_json(&result.reps),
-            "per_rank": engine.reps,
-            "per_rank_units": {"start": "s", "end": "s", "sync": "s", "items": "count", "bytes": "B", "rate": "items/s"},
-            "summary": runsummary::to_json(&sums),
-        }));
+        let subject = Subject::new(
+            crate::workload::WorkloadKind::Fdtree,
+            info.dir,
+            serde_json::to_value(info.params)?,
+            repeat,
+        )
+        .under_mpi(info.comm.size(), info.mpi_json());
+        return end.print_json(
+            subject,
+            rundoc::measured(&result.reps, &sums),
+            FdtreePart {
+                counts: CountsDoc::new(None, engine.job_counts()),
+                sync_timed: info.params.sync,
+                per_rank: Some(serde_json::to_value(&engine.reps)?),
+                per_rank_units: Some(PER_RANK_UNITS),
+            },
+        );
     }
     if format == OutputFormat::Table && !result.reps.is_empty() {
         crate::outln!("{}", info.header(engine));

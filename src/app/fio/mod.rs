@@ -2,19 +2,20 @@
 //! the chosen cache action before each run, every run stored, and mean ± sd with the 95%
 //! interval per job and direction — hyperfine for fio.
 
-use super::finish::{metrics_json, run_engine, Ended, StoredLine};
+use super::finish::{run_engine, Ended, StoredLine};
+use super::rundoc::{self, Needs, Planned, Subject};
 use crate::cli::{FioArgs, FioCacheArg};
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::progress::ProgressObserver;
 use crate::workload::fio::{read_job_file, Fio, FioParams, FIO_DIR};
 use crate::workload::param::{in_words, Words};
-use crate::workload::{Target, WorkloadKind};
+use crate::workload::{Target, Workload, WorkloadKind};
 use anyhow::Result;
 use std::path::PathBuf;
 
 /// Version of the JSON document printed by `--json`.
-pub const JSON_SCHEMA: &str = "fslab.fio.v1";
+pub const JSON_SCHEMA: &str = "fslab.fio.v2";
 
 /// How `fslab fio` names the keys of a refused job.
 const FLAGS: Words = Words::Flags(&[("allow_outside_cell", "--allow-outside")]);
@@ -29,8 +30,31 @@ const SHOWN: [&str; 6] = [
     "sys_cpu",
 ];
 
+/// fslab's own options, refused after the job file (where they would go to fio, which does
+/// not know them).
+const OWN_OPTIONS: [&str; 9] = [
+    "--dry-run",
+    "--format",
+    "--json",
+    "--repeat",
+    "--no-store",
+    "--cache",
+    "--quiet",
+    "--min-phase",
+    "--allow-outside",
+];
+
 pub(crate) fn params_from(a: &FioArgs) -> Result<FioParams> {
     super::check_run_args(&a.run)?;
+    if let Some(o) = a.fio_args.iter().find_map(|x| {
+        OWN_OPTIONS
+            .iter()
+            .find(|o| x == *o || x.strip_prefix(*o).is_some_and(|r| r.starts_with('=')))
+    }) {
+        crate::bail_usage!(
+            "{o} is fslab's option, and everything after the job file goes to fio; put it before the job file (fslab fio {o} … JOBFILE)"
+        );
+    }
     if a.cache == FioCacheArg::Drop && !crate::sysinfo::is_root() {
         crate::bail_usage!(
             "--cache drop writes /proc/sys/vm/drop_caches and needs root; run as root or use --cache none"
@@ -73,6 +97,9 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     let target = Target::new(&dir);
     let mut engine = Fio::new(params.clone());
     let jobs: Vec<String> = params.job.jobs().into_iter().map(|j| j.name).collect();
+    if a.dry_run {
+        return dry_run(&a, &params, &engine, &target);
+    }
     if !a.quiet {
         eprintln!(
             "fslab fio: {} ({}) in {} ({}), --repeat {}, cache {}{}",
@@ -139,18 +166,23 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     )?;
     let end = result.ending(JSON_SCHEMA, &warnings);
     if json {
-        end.print_json(serde_json::json!({
-            "job_file": a.job,
-            "job": params.job.render(),
-            "fio_args": a.fio_args,
-            "fio_version": versions,
-            "directory": dir,
-            "fs_type": target.fs_type,
-            "cache": match a.cache { FioCacheArg::Drop => "drop", FioCacheArg::None => "none" },
-            "metrics": metrics_json(&result.reps),
-            "summary": runsummary::to_json(&sums),
-            "fio_json": fio_json,
-        }))?;
+        end.print_json(
+            Subject::new(
+                WorkloadKind::Fio,
+                &dir,
+                serde_json::to_value(&params)?,
+                repeat,
+            ),
+            rundoc::measured(&result.reps, &sums),
+            FioPart {
+                job_file: &a.job,
+                job: params.job.render(),
+                fio_args: &a.fio_args,
+                cache: cache_word(a.cache),
+                fio_version: Some(versions),
+                fio_json: Some(fio_json),
+            },
+        )?;
     } else {
         let shown = shown(&sums);
         if !shown.is_empty() {
@@ -166,6 +198,110 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     match result.error {
         Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
+    }
+}
+
+/// `fslab fio --dry-run`: the job as fio would get it, fio's command line, the directory,
+/// the repetitions and the space needed; runs nothing and creates nothing.
+fn dry_run(a: &FioArgs, params: &FioParams, engine: &Fio, target: &Target) -> Result<()> {
+    let req = engine.requirements();
+    let free = crate::sysinfo::free_space(target.dir())?;
+    let plan = Planned::new(
+        Needs {
+            bytes: req.bytes,
+            inodes: Some(req.inodes),
+        },
+        Some(free),
+        None,
+    );
+    let job = params.job.render();
+    if a.run.json {
+        return rundoc::print_dry_run(
+            JSON_SCHEMA,
+            Subject::new(
+                WorkloadKind::Fio,
+                target.dir(),
+                serde_json::to_value(params)?,
+                a.run.repeat,
+            ),
+            plan,
+            FioPart {
+                job_file: &a.job,
+                job,
+                fio_args: &a.fio_args,
+                cache: cache_word(a.cache),
+                fio_version: None,
+                fio_json: None,
+            },
+        );
+    }
+    let cell = target.dir().join(FIO_DIR);
+    let fio = crate::workload::fio::engine::fio_binary()?;
+    let line = std::iter::once(fio.display().to_string())
+        .chain(engine.args(&cell))
+        .map(|w| crate::provision::exec::shell_quote(&w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    crate::outln!(
+        "fslab fio {}, dry run: nothing run, nothing created",
+        a.job.display()
+    );
+    crate::outln!("  fio command  {line} < job (in fio's cage)");
+    crate::outln!(
+        "  directory    {} ({}; made before every repetition, removed after it)",
+        cell.display(),
+        target.fs_type.as_deref().unwrap_or("unknown fs")
+    );
+    crate::outln!(
+        "  repetitions  {} (--repeat), cache {} before each",
+        a.run.repeat,
+        match a.cache {
+            FioCacheArg::Drop => "dropped",
+            FioCacheArg::None => "untouched",
+        }
+    );
+    crate::outln!(
+        "  needs about  {} and {} inodes ({} free: {})",
+        crate::units::fmt_bytes(req.bytes),
+        req.inodes,
+        crate::units::fmt_bytes(free.bytes),
+        if plan.fits == Some(true) {
+            "fits"
+        } else {
+            "DOES NOT FIT"
+        }
+    );
+    crate::outln!("  the job file as fslab hands it to fio:");
+    for l in job.lines() {
+        crate::outln!("    {l}");
+    }
+    Ok(())
+}
+
+/// The keys only fio's run document has.
+#[derive(Debug, serde::Serialize)]
+struct FioPart<'a> {
+    /// The job file as given.
+    job_file: &'a std::path::Path,
+    /// The job file as fslab reads it (includes and `${VAR}` resolved), the text fio gets.
+    job: String,
+    /// The options passed to fio after the job file.
+    fio_args: &'a [String],
+    /// What happens before each repetition: `drop` or `none` (`--cache`).
+    cache: &'static str,
+    /// The fio versions that ran (one unless fio changed during the run); absent in a dry run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_version: Option<Vec<String>>,
+    /// fio's own JSON document of every repetition; absent in a dry run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fio_json: Option<Vec<serde_json::Value>>,
+}
+
+/// `--cache` in a word.
+fn cache_word(c: FioCacheArg) -> &'static str {
+    match c {
+        FioCacheArg::Drop => "drop",
+        FioCacheArg::None => "none",
     }
 }
 

@@ -1,7 +1,9 @@
 //! `fslab iozone --dry-run`: the sweep's points, the bytes each moves, the space needed and
 //! an estimate of the time, without writing anything.
 
+use super::doc::{IozonePlanPart, PlanPoint, PointKey};
 use super::{Setup, JSON_SCHEMA};
+use crate::app::rundoc::{self, Needs, Planned};
 use crate::app::study_plan::MODEL_BYTES;
 use crate::units::{duration_from_secs_saturating, fmt_bytes, fmt_duration};
 use crate::workload::iozone::{self, Test};
@@ -50,25 +52,32 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool) -> Result<()> {
     let secs = moved as f64 / MODEL_BYTES + pause * rows.len() as f64 * f64::from(repeat);
     let names: Vec<&str> = passes.iter().map(|t| t.phase()).collect();
     if json {
-        let doc = serde_json::json!({
-            "schema": JSON_SCHEMA,
-            "dry_run": true,
-            "tests": s.base.tests,
-            "passes": names,
-            "workers": workers,
-            "repeat": repeat,
-            "points": rows.iter().map(|(f, r, m)| serde_json::json!({
-                "file_bytes": f, "record_bytes": r, "bytes_moved": m,
-            })).collect::<Vec<_>>(),
-            "bytes_moved": moved,
-            "requirements": {"bytes": needs},
-            "free": {"bytes": free.bytes},
-            "fits": fits,
-            "estimate_seconds": secs,
-            "estimate_basis": format!("{:.0} MB/s", MODEL_BYTES / 1e6),
-        });
-        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
-        return Ok(());
+        let needs = Needs {
+            bytes: needs,
+            inodes: None,
+        };
+        return rundoc::print_dry_run(
+            JSON_SCHEMA,
+            super::subject(s, repeat)?,
+            Planned::new(needs, Some(free), Some(secs)),
+            IozonePlanPart {
+                tests: &s.base.tests,
+                passes: names,
+                workers,
+                points: s
+                    .plan
+                    .points
+                    .iter()
+                    .zip(&rows)
+                    .map(|(p, r)| PlanPoint {
+                        at: PointKey::from(p),
+                        bytes_moved: r.2,
+                    })
+                    .collect(),
+                bytes_moved: moved,
+                estimate_basis: format!("{:.0} MB/s", MODEL_BYTES / 1e6),
+            },
+        );
     }
     crate::outln!(
         "iozone dry run: nothing written ({} point(s), {} worker(s), --repeat {repeat})",

@@ -3,6 +3,7 @@
 //! (text table, `-R` blocks, `-b` worksheet, throughput-mode lines) and summarised with
 //! fslab's statistics, or as one JSON document.
 
+mod doc;
 mod dry_run;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
@@ -11,6 +12,7 @@ mod mpi_report;
 mod output;
 
 use super::finish::{run_options, Ended, StoredLine};
+use super::rundoc::Subject;
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
 use crate::report::runsummary;
@@ -25,9 +27,8 @@ use crate::workload::iozone::{
 use crate::workload::param::{in_words, Words};
 use crate::workload::{Target, Workload};
 use anyhow::{Context, Result};
-use output::{
-    get, means, points_json, rate_of, summaries_and_warnings, sweep_table, throughput_lines,
-};
+use doc::IozonePart;
+use output::{get, means, rate_of, summaries_and_warnings, sweep_table, throughput_lines};
 use std::path::{Path, PathBuf};
 
 /// The command line's flag for each engine parameter, for its error messages.
@@ -41,9 +42,19 @@ const FLAGS: Words = Words::Flags(&[
 ]);
 
 /// Version of the JSON document printed by `--json`.
-pub const JSON_SCHEMA: &str = "fslab.iozone.v1";
+pub const JSON_SCHEMA: &str = "fslab.iozone.v2";
 
 /// Parsed and checked command line.
+/// What the run document says IOzone ran, where (the test file's directory) and how often.
+pub(crate) fn subject(s: &Setup, repeat: u32) -> Result<Subject<'_>> {
+    Ok(Subject::new(
+        crate::workload::WorkloadKind::Iozone,
+        s.target.dir(),
+        serde_json::to_value(&s.base)?,
+        repeat,
+    ))
+}
+
 pub(crate) struct Setup {
     pub(crate) plan: Plan,
     pub(crate) base: IozoneParams,
@@ -447,17 +458,18 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let end = result.ending(JSON_SCHEMA, &warnings);
     let any = result.any_done();
     if json {
-        end.print_json(serde_json::json!({
-            "command_line": super::command_line(),
-            "mode": if tmode { "throughput" } else { "single" },
-            "params": s.base,
-            "target": s.target.dir,
-            "fs_type": s.target.fs_type,
-            "units": {"throughput": "KiB/s", "elapsed": "s", "file_kib": "KiB", "record_bytes": "B"},
-            "points": points_json(&s.plan.points, &result.reps, &sums),
-            "skipped_points": s.plan.skipped,
-            "notes": s.notes,
-        }))?;
+        end.print_json(
+            subject(&s, repeat)?,
+            (None, None),
+            IozonePart {
+                mode: if tmode { "throughput" } else { "single" },
+                units: doc::Units::new(false),
+                points: doc::points(&s.plan.points, &result.reps, &sums),
+                skipped_points: s.plan.skipped.iter().map(Into::into).collect(),
+                notes: &s.notes,
+                per_rank: None,
+            },
+        )?;
     } else {
         if !tmode && any {
             crate::outln!("\niozone test complete.");

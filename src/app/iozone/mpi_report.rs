@@ -1,7 +1,8 @@
 //! Rank 0's report of an MPI `iozone -t` run: the header, the MPI lines under IOzone's
 //! throughput lines, the per-rank table, the summary and the JSON document.
 
-use super::output::{points_json, summaries_and_warnings};
+use super::doc::{self, IozonePart};
+use super::output::summaries_and_warnings;
 use super::{excel_text, write_biff, Setup};
 use crate::app::finish::{Ended, StoredLine};
 use crate::cli::IozoneArgs;
@@ -17,7 +18,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 /// Version of the JSON document printed by `--json` under MPI.
-pub const JSON_SCHEMA: &str = "fslab.iozone.mpi.v1";
+pub const JSON_SCHEMA: &str = "fslab.iozone.mpi.v2";
 
 /// What rank 0 says about the job.
 pub(super) struct JobInfo<'a> {
@@ -154,20 +155,22 @@ pub(super) fn finish(
     let any = result.any_done();
     let end = result.ending(JSON_SCHEMA, &warns);
     if a.run.json {
-        end.print_json(serde_json::json!({
-            "command_line": format!("mpiexec -n {} {}", info.comm.size(), crate::app::command_line()),
-            "mode": "throughput",
-            "params": info.params,
-            "mpi": info.mpi_json(),
-            "target": info.dir,
-            "fs_type": crate::sysinfo::fs_type_of(info.dir),
-            "units": {"throughput": "KiB/s", "elapsed": "s", "file_kib": "KiB", "record_bytes": "B",
-                      "per_rank": {"start": "s", "timed": "s", "finish": "s", "counted": "B", "total": "B", "rate": "KiB/s"}},
+        let mut subject = super::subject(s, a.run.repeat)?;
+        subject.params = serde_json::to_value(info.params)?;
+        subject.directory = info.dir;
+        end.print_json(
+            subject.under_mpi(info.comm.size(), info.mpi_json()),
+            (None, None),
             // One point, laid out as `fslab iozone --json` lays out its points.
-            "points": points_json(&s.plan.points, &result.reps, &sums),
-            "per_rank": engine.reps,
-            "notes": s.notes,
-        }))?;
+            IozonePart {
+                mode: "throughput",
+                units: doc::Units::new(true),
+                points: doc::points(&s.plan.points, &result.reps, &sums),
+                skipped_points: Vec::new(),
+                notes: &s.notes,
+                per_rank: Some(serde_json::to_value(&engine.reps)?),
+            },
+        )?;
     } else {
         if any && a.run.repeat > 1 {
             crate::outln!();

@@ -151,30 +151,6 @@ pub(crate) fn summaries_and_warnings(
     (sums, warns)
 }
 
-/// The `points` array of `fslab iozone --json`: sizes, every repetition's metrics and the
-/// summary, per point.
-pub(crate) fn points_json(
-    points: &[Point],
-    reps: &[Vec<Vec<Metric>>],
-    sums: &[Vec<MetricSummary>],
-) -> serde_json::Value {
-    points
-        .iter()
-        .zip(reps)
-        .zip(sums)
-        .map(|((p, reps), sum)| {
-            serde_json::json!({
-                "file_kib": p.file_kib,
-                "record_bytes": p.record,
-                "repetitions": reps.iter().map(|r| r.iter().map(|m| serde_json::json!({
-                    "phase": m.phase, "metric": m.name, "unit": m.unit.as_str(), "value": m.value
-                })).collect::<Vec<_>>()).collect::<Vec<_>>(),
-                "summary": runsummary::to_json(sum),
-            })
-        })
-        .collect()
-}
-
 /// Warnings: per point for one point; for a sweep, short tests are counted in one line.
 pub(crate) fn warnings(
     points: &[Point],

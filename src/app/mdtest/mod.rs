@@ -5,7 +5,8 @@
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 
-use super::finish::{engine_only, metrics_json, run_engine, Ended, StoredLine};
+use super::finish::{engine_only, run_engine, Ended, StoredLine};
+use super::rundoc::{self, Needs, Planned, Subject};
 use crate::cli::{BackendArg, MdtestArgs, MdtestOwnArgs, TextFormat};
 use crate::report::runsummary;
 use crate::runner::progress::ProgressObserver;
@@ -18,7 +19,7 @@ use clap::{CommandFactory, FromArgMatches};
 use std::path::{Path, PathBuf};
 
 /// Version of the JSON document printed by `--format json`.
-pub const JSON_SCHEMA: &str = "fslab.mdtest.v1";
+pub const JSON_SCHEMA: &str = "fslab.mdtest.v2";
 
 /// mdtest's flag for each parameter, for its error messages.
 const FLAGS: Words = Words::Flags(mdtest::FLAGS);
@@ -191,17 +192,16 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     }
     let end = result.ending(JSON_SCHEMA, &warnings);
     if json {
-        end.print_json(serde_json::json!({
-            "params": p,
-            "dir": inv.dir,
-            "ranks": 1,
-            "fs_type": target.fs_type,
-            "items_per_rank": lay.items,
-            "seed": seed,
-            "iterations": engine.iterations(),
-            "repetitions": metrics_json(&result.reps),
-            "summary": runsummary::to_json(&sums),
-        }))?;
+        end.print_json(
+            subject(&inv, own.run.repeat)?,
+            rundoc::measured(&result.reps, &sums),
+            MdtestPart {
+                items_per_rank: lay.items,
+                seed,
+                iterations: Some(engine.iterations()),
+                tree_dirs: None,
+            },
+        )?;
     } else if !result.reps.is_empty() {
         let notes = p.notes().iter().map(|n| n.render(FLAGS)).collect();
         let fs = fs_of(&inv.dir);
@@ -237,6 +237,35 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     }
 }
 
+/// The keys only mdtest's document has.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct MdtestPart<'a> {
+    /// Items (files or directories) each rank creates per phase.
+    pub items_per_rank: u64,
+    /// The seed of `-R`'s random stat order, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u32>,
+    /// mdtest's figures of every iteration (phase times and rates); absent in a dry run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<&'a [mdtest::Iteration]>,
+    /// Directories of the tree, in a dry run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree_dirs: Option<u64>,
+}
+
+/// What the run document says mdtest ran, where (`-d`, which may not exist yet) and how
+/// often.
+pub(crate) fn subject(inv: &Invocation, repeat: u32) -> Result<Subject<'_>> {
+    let mut s = Subject::new(
+        WorkloadKind::Mdtest,
+        &inv.dir,
+        serde_json::to_value(&inv.params)?,
+        repeat,
+    );
+    s.fs_type = crate::sysinfo::fs_type_of(&fs_of(&inv.dir));
+    Ok(s)
+}
+
 fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
     let p = &inv.params;
     let lay = p.validate()?;
@@ -245,18 +274,21 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
     let fits =
         free.map(|f| req.bytes <= f.bytes && (f.inodes_total == 0 || req.inodes <= f.inodes));
     if json {
-        let doc = serde_json::json!({
-            "schema": JSON_SCHEMA,
-            "dry_run": true,
-            "params": p,
-            "dir": inv.dir,
-            "items_per_rank": lay.items,
-            "tree_dirs": lay.dirs,
-            "requirements": {"bytes": req.bytes, "inodes": req.inodes},
-            "fits": fits,
-        });
-        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
-        return Ok(());
+        let needs = Needs {
+            bytes: req.bytes,
+            inodes: Some(req.inodes),
+        };
+        return rundoc::print_dry_run(
+            JSON_SCHEMA,
+            subject(inv, p.iterations)?,
+            Planned::new(needs, free, None),
+            MdtestPart {
+                items_per_rank: lay.items,
+                seed: None,
+                iterations: None,
+                tree_dirs: Some(lay.dirs),
+            },
+        );
     }
     crate::outln!(
         "{} in {}, dry run: nothing created",

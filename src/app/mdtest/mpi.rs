@@ -2,12 +2,12 @@
 //! ranks, the run through the one repetition protocol (stored by rank 0 only), and rank 0's
 //! mdtest output.
 
-use super::{fs_of, options, parse, rate_unit, Parsed, FLAGS, JSON_SCHEMA};
-use crate::app::finish::{metrics_json, run_options, summarize, Ended, StoredLine};
+use super::{fs_of, options, parse, rate_unit, subject, MdtestPart, Parsed, FLAGS, JSON_SCHEMA};
+use crate::app::finish::{run_options, summarize, Ended, StoredLine};
+use crate::app::rundoc;
 use crate::cli::{MdtestArgs, TextFormat};
 use crate::mpi::comm::Comm;
 use crate::mpi::job;
-use crate::report::runsummary;
 use crate::runner::adhoc;
 use crate::runner::progress::ProgressObserver;
 use crate::workload::mdtest::{report, Backend, Mdtest, Team};
@@ -101,17 +101,16 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         );
         let end = result.ending(JSON_SCHEMA, &warnings);
         if json {
-            end.print_json(serde_json::json!({
-                "params": p,
-                "dir": inv.dir,
-                "ranks": comm.size(),
-                "mpi": job::mpi_json(comm, &[]),
-                "items_per_rank": lay.items,
-                "seed": seed,
-                "iterations": engine.iterations(),
-                "repetitions": metrics_json(&result.reps),
-                "summary": runsummary::to_json(&sums),
-            }))?;
+            end.print_json(
+                subject(&inv, own.run.repeat)?.under_mpi(comm.size(), job::mpi_json(comm, &[])),
+                rundoc::measured(&result.reps, &sums),
+                MdtestPart {
+                    items_per_rank: lay.items,
+                    seed,
+                    iterations: Some(engine.iterations()),
+                    tree_dirs: None,
+                },
+            )?;
         } else {
             if !result.reps.is_empty() {
                 let fs = fs_of(&inv.dir);

@@ -4,6 +4,7 @@
 
 use super::display::Display;
 use super::images::Image;
+use crate::process::Spawn;
 use anyhow::{Context, Result};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -47,6 +48,8 @@ pub(super) struct Launch<'a> {
     /// Where its stderr goes: [`Sink::Host`], or [`Sink::Shown`] (its progress lines drawn
     /// by the host).
     pub stderr: Sink,
+    /// Where `linux.uml` is started and the host's caches are dropped.
+    pub spawn: Arc<dyn Spawn>,
 }
 
 /// How a boot ended.
@@ -190,15 +193,17 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
         });
     }
     let started = Instant::now();
-    let mut child = cmd
-        .spawn()
+    let mut child = l
+        .spawn
+        .start(cmd)
         .with_context(|| format!("starting {}", l.kernel.display()))?;
     drop((stop_r, ack_r, req_w, log_w, out_w, err_w));
     drop((null0, null1, null2, null3));
     let booted: Arc<Mutex<Option<Duration>>> = Arc::default();
     {
         let booted = Arc::clone(&booted);
-        std::thread::spawn(move || serve_requests(req_r, ack_w, started, &booted));
+        let spawn = Arc::clone(&l.spawn);
+        std::thread::spawn(move || serve_requests(req_r, ack_w, started, &booted, spawn.as_ref()));
     }
     let log: Arc<Mutex<VecDeque<String>>> = Arc::default();
     let log_done = {
@@ -329,7 +334,13 @@ fn keep_log(r: OwnedFd, log: &Mutex<VecDeque<String>>) {
 
 /// Serve the guest's control console until it closes: the boot line, and requests to drop
 /// the host's caches.
-fn serve_requests(req: OwnedFd, ack: OwnedFd, started: Instant, booted: &Mutex<Option<Duration>>) {
+fn serve_requests(
+    req: OwnedFd,
+    ack: OwnedFd,
+    started: Instant,
+    booted: &Mutex<Option<Duration>>,
+    spawn: &dyn Spawn,
+) {
     let mut ack = std::fs::File::from(ack);
     let reader = BufReader::new(std::fs::File::from(req));
     for line in reader.lines() {
@@ -341,7 +352,7 @@ fn serve_requests(req: OwnedFd, ack: OwnedFd, started: Instant, booted: &Mutex<O
                 }
             }
             "drop" => {
-                let reply = match drop_caches() {
+                let reply = match drop_caches(spawn) {
                     Ok(()) => "ok\n".to_string(),
                     Err(e) => format!("{e}\n"),
                 };
@@ -355,10 +366,12 @@ fn serve_requests(req: OwnedFd, ack: OwnedFd, started: Instant, booted: &Mutex<O
 }
 
 /// The host's half of the cold policy: write back, then drop page cache, dentries and inodes.
-fn drop_caches() -> std::result::Result<(), String> {
+fn drop_caches(spawn: &dyn Spawn) -> std::result::Result<(), String> {
     rustix::fs::sync();
-    std::fs::write(super::super::cache::DROP_CACHES, "3")
-        .map_err(|e| format!("writing {}: {e}", super::super::cache::DROP_CACHES))
+    let path = Path::new(super::super::cache::DROP_CACHES);
+    spawn
+        .write_file(path, "3")
+        .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
 /// Why a guest ended without fslab's exit code, in one line, from what the kernel and the
@@ -394,42 +407,5 @@ pub(super) fn cause(o: &Outcome, shim: Option<&super::shim::Decision>) -> String
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::process::ExitStatusExt;
-
-    fn outcome(log: &[&str]) -> Outcome {
-        Outcome {
-            code: None,
-            status: ExitStatus::from_raw(6),
-            booted: None,
-            elapsed: Duration::from_secs(1),
-            kernel_log: log.iter().map(|s| s.to_string()).collect(),
-            captured: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn the_cause_names_what_the_kernel_said() {
-        let fp = outcome(&[
-            "Run /bin/sh as init process",
-            "userspace - ptrace set fp regs failed, errno = 14",
-            "Kernel panic - not syncing: Attempted to kill init! exitcode=0x0000000b",
-        ]);
-        assert!(
-            cause(&fp, None).contains("vector registers"),
-            "{}",
-            cause(&fp, None)
-        );
-        let oom = outcome(&["Out of memory: Killed process 12 (fslab)"]);
-        assert!(cause(&oom, None).contains("uml:1G"));
-        let refused = super::super::shim::Decision {
-            widened: false,
-            uml_bytes: 2696,
-            host_bytes: 12000,
-            line: "refused uml=2696 host=12000 component=19 offset=2696 size=128".into(),
-        };
-        assert!(cause(&fp, Some(&refused)).contains("component=19"));
-        assert!(cause(&outcome(&[]), None).contains("printed nothing"));
-    }
-}
+#[path = "boot_tests.rs"]
+mod tests;

@@ -24,10 +24,12 @@ pub use images::MAX_UBD;
 pub use leftovers::clean_killed_guests;
 
 use crate::plan::{GuestSpec, Study};
+use crate::process::RealSpawn;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Set inside the guest: the guest's kind (`uml`).
 pub const FSLAB_GUEST: &str = "FSLAB_GUEST";
@@ -353,6 +355,7 @@ pub fn run(b: Boot<'_>) -> Result<u8> {
         host_env: shim::install(&dirs.dir)?,
         stdout: shown.clone(),
         stderr: shown,
+        spawn: Arc::new(RealSpawn),
     })?;
     match o.code {
         Some(c) => Ok(c),
@@ -397,6 +400,7 @@ pub fn selftest(mem: u64) -> std::result::Result<SelfTest, String> {
             host_env: shim::install(&dirs.dir)?,
             stdout: boot::Sink::Capture,
             stderr: boot::Sink::Host,
+            spawn: Arc::new(RealSpawn),
         })?;
         if o.code.is_none() {
             return Err(failure(&o, &dirs.dir));

@@ -10,12 +10,16 @@ use super::output::{self, FioRun};
 use super::status;
 use super::{FioParams, JobFile};
 use crate::metric::{Histogram, Metric};
+use crate::process::{RealSpawn, Spawn};
 use crate::safe::cage::Cage;
 use crate::workload::{Creates, Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Result};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
+use std::sync::Arc;
+
+/// The kernel's cache-drop control file.
+const DROP_CACHES: &str = "/proc/sys/vm/drop_caches";
 
 /// The directory fio works in, inside the target.
 pub const FIO_DIR: &str = "fslab-fio";
@@ -70,6 +74,11 @@ static JUDGED: std::sync::Mutex<Vec<Verdict>> = std::sync::Mutex::new(Vec::new()
 /// usage error with fio's own message when it refuses it. Each distinct job (text and
 /// options) is judged once per process.
 pub fn parse_only(job: &JobFile, extra: &[String]) -> Result<()> {
+    parse_only_with(&RealSpawn, job, extra)
+}
+
+/// [`parse_only`] through `spawn` (a recording one in tests).
+pub fn parse_only_with(spawn: &dyn Spawn, job: &JobFile, extra: &[String]) -> Result<()> {
     let text = job.render();
     let known = JUDGED
         .lock()
@@ -80,7 +89,7 @@ pub fn parse_only(job: &JobFile, extra: &[String]) -> Result<()> {
     let verdict = match known {
         Some(v) => v,
         None => {
-            let v = judge(&text, extra)?;
+            let v = judge(spawn, &text, extra)?;
             JUDGED.lock().unwrap_or_else(|p| p.into_inner()).push((
                 text,
                 extra.to_vec(),
@@ -106,32 +115,26 @@ pub fn times_judged(text: &str) -> usize {
 }
 
 /// Run `fio --parse-only` on `text`: `None` when fio accepts it, else its refusal.
-fn judge(text: &str, extra: &[String]) -> Result<Option<String>> {
+fn judge(spawn: &dyn Spawn, text: &str, extra: &[String]) -> Result<Option<String>> {
     let fio = fio_binary()?;
     let mut cmd = Command::new(&fio);
     cmd.arg("--parse-only")
         .args(extra)
         .arg("-")
-        .current_dir("/")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .current_dir("/");
     let cage = Cage {
         writable: Vec::new(),
         cwd: PathBuf::from("/"),
     };
     cage.apply(&mut cmd, &crate::safe::procs::my_owner_mark())?;
-    let mut child = cmd.spawn().map_err(|e| cage_error(&fio, e))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // fio may stop reading early (it refused the job): its verdict is what counts.
-        let _ = stdin.write_all(text.as_bytes());
-    }
-    let out = child.wait_with_output()?;
-    if out.status.success() {
+    let out = spawn
+        .run(cmd, text.as_bytes())
+        .map_err(|e| cage_error(&fio, e))?;
+    if out.status == 0 {
         return Ok(None);
     }
-    let mut said = String::from_utf8_lossy(&out.stderr).into_owned();
-    said.push_str(&String::from_utf8_lossy(&out.stdout));
+    let mut said = out.stderr;
+    said.push_str(&out.stdout);
     Ok(Some(format!(
         "fio rejects the job (fio --parse-only): {}; fix the job",
         fio_message(&said)
@@ -159,6 +162,10 @@ pub struct Fio {
     pub last: Option<FioRun>,
     /// fio's JSON document of the last repetition, verbatim.
     pub last_json: Option<String>,
+    /// Where fio is started and caches are dropped.
+    spawn: Arc<dyn Spawn>,
+    /// The fio binary, when not [`fio_binary`]'s.
+    binary: Option<PathBuf>,
 }
 
 impl Fio {
@@ -170,7 +177,22 @@ impl Fio {
             live: None,
             last: None,
             last_json: None,
+            spawn: Arc::new(RealSpawn),
+            binary: None,
         }
+    }
+
+    /// The same engine running the fio binary at `path`.
+    pub fn with_binary(mut self, path: PathBuf) -> Fio {
+        self.binary = Some(path);
+        self
+    }
+
+    /// The same engine starting fio and dropping caches through `spawn` (a recording one in
+    /// tests).
+    pub fn with_spawn(mut self, spawn: Arc<dyn Spawn>) -> Fio {
+        self.spawn = spawn;
+        self
     }
 
     /// The parameters.
@@ -182,21 +204,33 @@ impl Fio {
         target.dir().join(FIO_DIR)
     }
 
+    /// fio's arguments for a run in `dir`: JSON+ output, the directory, the pass-through
+    /// options, and `-` (the job file comes on standard input).
+    pub fn args(&self, dir: &Path) -> Vec<String> {
+        let mut a = vec![
+            "--output-format=json+".to_string(),
+            format!("--directory={}", dir.display()),
+        ];
+        a.extend(self.params.extra_args.iter().cloned());
+        a.push("-".into());
+        a
+    }
+
     /// The command line fio runs with (the job file comes on standard input), in its cage:
     /// as root, only `dir` and the allowed directories are writable, and fio (with all it
     /// started) dies with fslab; see `safe::cage`.
     /// With `status`, fio prints its JSON document every second as well (see
     /// [`super::status`]).
     pub fn command(&self, dir: &Path, status: bool) -> Result<Command> {
-        let mut c = Command::new(fio_binary()?);
-        c.arg("--output-format=json+");
+        let mut c = Command::new(match &self.binary {
+            Some(b) => b.clone(),
+            None => fio_binary()?,
+        });
+        let mut args = self.args(dir);
         if status {
-            c.arg("--status-interval=1");
+            args.insert(1, "--status-interval=1".into());
         }
-        c.arg(format!("--directory={}", dir.display()))
-            .args(&self.params.extra_args)
-            .arg("-")
-            .current_dir(dir);
+        c.args(args).current_dir(dir);
         let mut writable = vec![dir.to_path_buf()];
         for d in &self.params.allow_outside {
             let real = std::fs::canonicalize(d).map_err(|e| {
@@ -216,27 +250,30 @@ impl Fio {
     }
 
     fn run_fio(&mut self, dir: &Path, obs: &dyn Observer) -> Result<FioRun> {
-        let mut child = self
-            .command(dir, obs.wants_status())?
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+        // Its status documents go to `obs` as they arrive; the final one is kept.
+        let read = |r: &mut dyn std::io::Read| status::read_stdout(r, obs).text();
+        let out = self
+            .spawn
+            .run_reading(
+                self.command(dir, obs.wants_status())?,
+                self.params.job.render().as_bytes(),
+                &read,
+            )
             .map_err(|e| cage_error(Path::new("fio"), e))?;
-        if let Some(mut stdin) = child.stdin.take() {
-            stdin.write_all(self.params.job.render().as_bytes())?;
-        }
-        let (stdout, stderr, status) = wait_stopping_on_interrupt(child, obs)?;
+        let (stdout, stderr) = (out.stdout, out.stderr);
         // A stop request (Ctrl-C, SIGTERM) ends fio early; what it measured until then is
         // not a repetition.
         if crate::signal::interrupted() {
             return Err(anyhow!(crate::signal::Interrupted));
         }
         let stderr = stderr.as_str();
-        if !status.success() {
+        if out.status != 0 {
             anyhow::bail!(
                 "fio failed ({}): {}",
-                status,
+                match out.status {
+                    -1 => "killed by a signal".to_string(),
+                    n => format!("exit status: {n}"),
+                },
                 fio_message(&format!(
                     "{stderr}\n{}",
                     stdout.lines().next().unwrap_or("")
@@ -261,51 +298,10 @@ impl Fio {
     }
 }
 
-/// Wait for fio, reading its output (its status documents to `obs`); when fslab is asked
-/// to stop, pass the request on to fio (SIGINT, as a terminal's Ctrl-C would), once.
-/// Returns the final document (or all of standard output when there is none), standard
-/// error and the exit status.
-fn wait_stopping_on_interrupt(
-    mut child: std::process::Child,
-    obs: &dyn Observer,
-) -> Result<(String, String, std::process::ExitStatus)> {
-    use std::io::Read;
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    std::thread::scope(|scope| {
-        let out = scope.spawn(move || match stdout {
-            Some(o) => status::read_stdout(o, obs),
-            None => status::FioStdout::default(),
-        });
-        let err = scope.spawn(move || {
-            let mut b = Vec::new();
-            if let Some(mut e) = stderr {
-                let _ = e.read_to_end(&mut b);
-            }
-            String::from_utf8_lossy(&b).into_owned()
-        });
-        let mut told = false;
-        let status = loop {
-            if let Some(st) = child.try_wait()? {
-                break st;
-            }
-            if !told && crate::signal::interrupted() {
-                let pid = rustix::process::Pid::from_child(&child);
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::Int);
-                told = true;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        };
-        let out = out.join().map(|o| o.text()).unwrap_or_default();
-        let err = err.join().unwrap_or_default();
-        Ok((out, err, status))
-    })
-}
-
-/// `sync`, then drop the page cache, dentries and inodes (root).
-fn drop_caches() -> Result<()> {
+/// `sync`, then drop the page cache, dentries and inodes (root), through `spawn`.
+fn drop_caches(spawn: &dyn Spawn) -> Result<()> {
     rustix::fs::sync();
-    std::fs::write("/proc/sys/vm/drop_caches", b"3\n").map_err(|e| {
+    spawn.write_file(Path::new(DROP_CACHES), "3").map_err(|e| {
         crate::error::usage(format!(
             "cannot drop caches ({e}): writing /proc/sys/vm/drop_caches needs root; run as root or use --cache none"
         ))
@@ -343,7 +339,7 @@ impl Workload for Fio {
         }
         crate::workload::check_fits(target.dir(), self.requirements(), "this fio job")?;
         if self.params.drop_caches {
-            drop_caches()?;
+            drop_caches(self.spawn.as_ref())?;
         }
         Ok(())
     }

@@ -172,3 +172,44 @@ fn each_distinct_job_is_judged_by_fio_once() {
     }
     assert_eq!(engine::times_judged(&job.render()), 1);
 }
+
+#[test]
+fn fio_and_its_cache_drop_go_through_the_spawn_seam() {
+    use crate::process::{Output, RecordingSpawn, Spawn};
+    use crate::workload::{Quiet, Target, Workload};
+    let t = tempfile::tempdir().unwrap();
+    let job = JobFile::parse("[w]\nrw=write\nsize=1m\n", None).unwrap();
+    let p = FioParams {
+        job: job.clone(),
+        source: "t".into(),
+        allow_outside: Vec::new(),
+        drop_caches: true,
+        extra_args: vec!["--bs=8k".into()],
+        cell: None,
+    };
+    let canned = include_str!("../../../tests/fixtures/fio/fio-3.33-mixed.json+.json");
+    let rec = std::sync::Arc::new(RecordingSpawn::with(Box::new(move |_| Output::ok(canned))));
+    let mut fio = Fio::new(p)
+        .with_spawn(rec.clone() as std::sync::Arc<dyn Spawn>)
+        .with_binary("/opt/fio/bin/fio".into());
+    let target = Target::new(t.path());
+    fio.prepare(&target).unwrap();
+    let metrics = fio.run(&target, &Quiet).unwrap();
+    fio.cleanup(&target).unwrap();
+    let cell = t.path().join(FIO_DIR);
+    assert_eq!(
+        rec.lines(),
+        [
+            "echo 3 > /proc/sys/vm/drop_caches".to_string(),
+            format!(
+                "/opt/fio/bin/fio --output-format=json+ --directory={} --bs=8k -",
+                cell.display()
+            ),
+        ]
+    );
+    // The job reaches fio on its standard input, as fslab renders it.
+    assert_eq!(rec.stdin(1).unwrap(), job.render().into_bytes());
+    // What the recorded fio "printed" is what the repetition measured.
+    assert!(metrics.iter().any(|m| m.name == "iops"), "{metrics:?}");
+    assert!(!cell.exists(), "cleanup removed fio's directory");
+}

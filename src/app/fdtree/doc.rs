@@ -1,0 +1,77 @@
+//! fdtree's part of the run document (`app::rundoc`): the tree's counts and whether syncfs
+//! was timed; under MPI every rank's figures.
+
+use crate::workload::fdtree::Counts;
+use serde::Serialize;
+
+/// The keys only fdtree's document has.
+#[derive(Debug, Serialize)]
+pub(crate) struct FdtreePart {
+    /// Directories, files and bytes.
+    pub counts: CountsDoc,
+    /// Whether every phase ends with a timed syncfs (`--sync`).
+    pub sync_timed: bool,
+    /// Under MPI: every rank's start, end, items and rate per phase and repetition.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_rank: Option<serde_json::Value>,
+    /// Under MPI: the units of `per_rank`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_rank_units: Option<PerRankUnits>,
+}
+
+/// Counts of one tree and of the whole run.
+#[derive(Debug, Serialize)]
+pub(crate) struct CountsDoc {
+    /// One tree (one thread's); absent under MPI, where the ranks share a layout.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_tree: Option<Counts>,
+    /// All threads or ranks together, per repetition.
+    pub total: Counts,
+    /// Units of the counts.
+    pub units: CountUnits,
+}
+
+/// The units of the counts: `{"dirs": "count", "files": "count", "bytes": "B"}`.
+#[derive(Debug, Serialize)]
+pub(crate) struct CountUnits {
+    dirs: &'static str,
+    files: &'static str,
+    bytes: &'static str,
+}
+
+/// The units of the MPI per-rank figures.
+#[derive(Debug, Serialize)]
+pub(crate) struct PerRankUnits {
+    start: &'static str,
+    end: &'static str,
+    sync: &'static str,
+    items: &'static str,
+    bytes: &'static str,
+    rate: &'static str,
+}
+
+/// The units of `per_rank` under MPI.
+#[cfg(feature = "mpi")]
+pub(crate) const PER_RANK_UNITS: PerRankUnits = PerRankUnits {
+    start: "s",
+    end: "s",
+    sync: "s",
+    items: "count",
+    bytes: "B",
+    rate: "items/s",
+};
+
+impl CountsDoc {
+    /// The counts with their units.
+    pub fn new(per_tree: Option<Counts>, total: Counts) -> Self {
+        CountsDoc {
+            per_tree,
+            total,
+            units: CountUnits {
+                dirs: "count",
+                files: "count",
+                bytes: "B",
+            },
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! The command lines of external programs, and the seam every process fslab starts for an
+//! engine or a runner goes through ([`Spawn`]), a leaf of its own.
+//!
+//! Two seams share [`CmdLine`] and [`Output`]: `provision::exec::Exec` runs the tools of
+//! provisioning to completion (mkfs, mount, losetup, …) with provisioning's errors, and
+//! [`Spawn`] — this module's — starts what runs longer or needs more: fio (its job on standard
+//! input, SIGINT passed on when fslab is asked to stop, in its cage), the guest kernel (its
+//! consoles on descriptors), and the cache drops engines and the guest's host ask for. The
+//! real implementation ([`RealSpawn`]) does it; [`RecordingSpawn`] records every command line
+//! and file write instead and answers with scripted output, so tests see exactly what would
+//! run, without root and without fio.
+
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+
+/// A program and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CmdLine {
+    /// The program: a path, or a name looked up as `provision::support::find_program` does.
+    pub program: String,
+    /// The arguments.
+    pub args: Vec<String>,
+}
+
+impl CmdLine {
+    /// A command with no arguments yet.
+    pub fn new(program: impl Into<String>) -> CmdLine {
+        CmdLine {
+            program: program.into(),
+            args: Vec::new(),
+        }
+    }
+
+    /// Add one argument.
+    pub fn arg(mut self, a: impl AsRef<str>) -> CmdLine {
+        self.args.push(a.as_ref().to_string());
+        self
+    }
+
+    /// Add a path argument.
+    pub fn path(self, p: &Path) -> CmdLine {
+        let s = p.to_string_lossy().into_owned();
+        self.arg(s)
+    }
+
+    /// Add several arguments.
+    pub fn args<I, S>(mut self, it: I) -> CmdLine
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.args
+            .extend(it.into_iter().map(|s| s.as_ref().to_string()));
+        self
+    }
+}
+
+/// Quote a word for a POSIX shell when it needs it.
+pub fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:@%+$".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+impl fmt::Display for CmdLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&shell_quote(&self.program))?;
+        for a in &self.args {
+            write!(f, " {}", shell_quote(a))?;
+        }
+        Ok(())
+    }
+}
+
+/// What a finished command printed and how it exited.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Output {
+    /// Exit status (-1 if killed by a signal).
+    pub status: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Output {
+    /// A successful output with this stdout.
+    pub fn ok(stdout: impl Into<String>) -> Output {
+        Output {
+            status: 0,
+            stdout: stdout.into(),
+            stderr: String::new(),
+        }
+    }
+}
+
+/// How a file write is shown in transcripts.
+pub fn write_line(path: &Path, value: &str) -> String {
+    format!(
+        "echo {} > {}",
+        shell_quote(value),
+        shell_quote(&path.to_string_lossy())
+    )
+}
+
+/// The command line of a prepared [`Command`], as a shell would show it.
+pub fn line_of(cmd: &Command) -> String {
+    std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|w| shell_quote(&w.to_string_lossy()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Starts processes for engines and runners, and writes kernel control files for them.
+pub trait Spawn: Send + Sync {
+    /// Run a prepared command (arguments, directory, cage) to its end with `stdin` on its
+    /// standard input, collecting its output. When fslab is asked to stop (Ctrl-C, SIGTERM)
+    /// the process gets SIGINT, once, as a terminal's Ctrl-C would give it. Errors only when
+    /// it could not be started or read.
+    fn run(&self, cmd: Command, stdin: &[u8]) -> io::Result<Output> {
+        self.run_reading(cmd, stdin, &read_all)
+    }
+
+    /// As [`Spawn::run`], with standard output handed to `stdout` as it arrives (fio's
+    /// status documents, one a second); what `stdout` returns is the output's `stdout`.
+    fn run_reading(
+        &self,
+        cmd: Command,
+        stdin: &[u8],
+        stdout: &StdoutReader<'_>,
+    ) -> io::Result<Output>;
+
+    /// Start a prepared command (descriptors, session, environment set by the caller) and
+    /// hand its child back.
+    fn start(&self, cmd: Command) -> io::Result<Child>;
+
+    /// Write `value` to a kernel control file (`echo 3 > /proc/sys/vm/drop_caches`).
+    fn write_file(&self, path: &Path, value: &str) -> io::Result<()>;
+}
+
+/// Reads a process's standard output to its end and returns the text to keep.
+pub type StdoutReader<'a> = dyn Fn(&mut dyn Read) -> String + Sync + 'a;
+
+/// Keep all of standard output.
+fn read_all(r: &mut dyn Read) -> String {
+    let mut b = Vec::new();
+    let _ = r.read_to_end(&mut b);
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+/// Starts the real processes.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RealSpawn;
+
+impl Spawn for RealSpawn {
+    fn run_reading(
+        &self,
+        mut cmd: Command,
+        stdin: &[u8],
+        stdout: &StdoutReader<'_>,
+    ) -> io::Result<Output> {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let pipe = child.stdout.take();
+        std::thread::scope(|scope| {
+            let out = scope.spawn(move || match pipe {
+                Some(mut p) => stdout(&mut p),
+                None => String::new(),
+            });
+            let err = drain(child.stderr.take());
+            let mut rest = wait_telling(&mut child, stdin)?;
+            rest.stdout = out.join().unwrap_or_default();
+            rest.stderr = err.join().unwrap_or_default();
+            Ok(rest)
+        })
+    }
+
+    fn start(&self, mut cmd: Command) -> io::Result<Child> {
+        cmd.spawn()
+    }
+
+    fn write_file(&self, path: &Path, value: &str) -> io::Result<()> {
+        std::fs::write(path, value)
+    }
+}
+
+/// Feed `stdin` to `child` and wait for its end; when fslab is asked to stop, pass the
+/// request on (SIGINT, once). The output's text is left empty for the caller.
+fn wait_telling(child: &mut Child, stdin: &[u8]) -> io::Result<Output> {
+    if let Some(mut w) = child.stdin.take() {
+        // The process may stop reading early (it refused its input): its verdict is what
+        // counts, so a broken pipe is not an error here.
+        let _ = w.write_all(stdin);
+    }
+    let mut told = false;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if !told && crate::signal::interrupted() {
+            let pid = rustix::process::Pid::from_child(child);
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::Int);
+            told = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    Ok(Output {
+        status: status.code().unwrap_or(-1),
+        stdout: String::new(),
+        stderr: String::new(),
+    })
+}
+
+/// Read a child's pipe to its end on a thread of its own.
+fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut b = Vec::new();
+        if let Some(mut r) = r {
+            let _ = r.read_to_end(&mut b);
+        }
+        String::from_utf8_lossy(&b).into_owned()
+    })
+}
+
+/// What [`RecordingSpawn`] answers a command line with.
+pub type SpawnResponder = Box<dyn Fn(&str) -> Output + Send + Sync>;
+
+/// Records instead of starting: every command line (with what its standard input would have
+/// been) and every file write, in order; [`Spawn::run`] answers with the responder's output,
+/// [`Spawn::start`] refuses (there is no child to hand back).
+pub struct RecordingSpawn {
+    records: Mutex<Vec<(String, Vec<u8>)>>,
+    responder: SpawnResponder,
+}
+
+impl RecordingSpawn {
+    /// Every command succeeds with empty output.
+    pub fn new() -> RecordingSpawn {
+        RecordingSpawn::with(Box::new(|_| Output::ok("")))
+    }
+
+    /// Commands are answered by `responder` (given the command line).
+    pub fn with(responder: SpawnResponder) -> RecordingSpawn {
+        RecordingSpawn {
+            records: Mutex::new(Vec::new()),
+            responder,
+        }
+    }
+
+    fn record(&self, line: String, stdin: &[u8]) {
+        self.records
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((line, stdin.to_vec()));
+    }
+
+    /// The command lines and file writes (`echo V > PATH`) recorded so far, in order.
+    pub fn lines(&self) -> Vec<String> {
+        self.records
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(l, _)| l.clone())
+            .collect()
+    }
+
+    /// What the recorded command `i` would have read on its standard input.
+    pub fn stdin(&self, i: usize) -> Option<Vec<u8>> {
+        self.records
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(i)
+            .map(|(_, s)| s.clone())
+    }
+}
+
+impl Default for RecordingSpawn {
+    fn default() -> Self {
+        RecordingSpawn::new()
+    }
+}
+
+impl Spawn for RecordingSpawn {
+    fn run_reading(
+        &self,
+        cmd: Command,
+        stdin: &[u8],
+        stdout: &StdoutReader<'_>,
+    ) -> io::Result<Output> {
+        let line = line_of(&cmd);
+        self.record(line.clone(), stdin);
+        let mut out = (self.responder)(&line);
+        // The answer's output goes through the reader, as a real process's would.
+        out.stdout = stdout(&mut out.stdout.as_bytes());
+        Ok(out)
+    }
+
+    fn start(&self, cmd: Command) -> io::Result<Child> {
+        self.record(line_of(&cmd), &[]);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "recorded, not started",
+        ))
+    }
+
+    fn write_file(&self, path: &Path, value: &str) -> io::Result<()> {
+        self.record(write_line(path, value), &[]);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prepared_command_prints_as_shell_and_is_recorded_with_its_input() {
+        let mut c = Command::new("fio");
+        c.args(["--output-format=json+", "--directory=/t/my dir", "-"]);
+        assert_eq!(
+            line_of(&c),
+            "fio --output-format=json+ '--directory=/t/my dir' -"
+        );
+        let rec = RecordingSpawn::with(Box::new(|l| Output::ok(format!("ran {l}"))));
+        let out = rec.run(c, b"[job]\n").unwrap();
+        assert_eq!(
+            out.stdout,
+            "ran fio --output-format=json+ '--directory=/t/my dir' -"
+        );
+        rec.write_file(Path::new("/proc/sys/vm/drop_caches"), "3")
+            .unwrap();
+        assert!(rec.start(Command::new("linux.uml")).is_err());
+        assert_eq!(
+            rec.lines(),
+            [
+                "fio --output-format=json+ '--directory=/t/my dir' -",
+                "echo 3 > /proc/sys/vm/drop_caches",
+                "linux.uml"
+            ]
+        );
+        assert_eq!(rec.stdin(0).unwrap(), b"[job]\n");
+    }
+
+    #[test]
+    fn the_real_spawn_feeds_stdin_and_collects_both_outputs() {
+        let mut c = Command::new("sh");
+        c.args(["-c", "cat; echo err >&2; exit 3"]);
+        let out = RealSpawn.run(c, b"in").unwrap();
+        assert_eq!(
+            (out.status, out.stdout.as_str(), out.stderr.as_str()),
+            (3, "in", "err\n")
+        );
+    }
+}
