@@ -124,8 +124,8 @@ pub fn line_of(cmd: &Command) -> String {
 pub trait Spawn: Send + Sync {
     /// Run a prepared command (arguments, directory, cage) to its end with `stdin` on its
     /// standard input, collecting its output. When fslab is asked to stop (Ctrl-C, SIGTERM)
-    /// the process gets SIGINT, once, as a terminal's Ctrl-C would give it. Errors only when
-    /// it could not be started or read.
+    /// the process gets SIGINT as a terminal's Ctrl-C would (again each second until it
+    /// ends). Errors only when it could not be started or read.
     fn run(&self, cmd: Command, stdin: &[u8]) -> io::Result<Output> {
         self.run_reading(cmd, stdin, &read_all)
     }
@@ -197,22 +197,26 @@ impl Spawn for RealSpawn {
 }
 
 /// Feed `stdin` to `child` and wait for its end; when fslab is asked to stop, pass the
-/// request on (SIGINT, once). The output's text is left empty for the caller.
+/// request on (SIGINT, again every second until it ends). The output's text is left empty
+/// for the caller.
 fn wait_telling(child: &mut Child, stdin: &[u8]) -> io::Result<Output> {
     if let Some(mut w) = child.stdin.take() {
         // The process may stop reading early (it refused its input): its verdict is what
         // counts, so a broken pipe is not an error here.
         let _ = w.write_all(stdin);
     }
-    let mut told = false;
+    // A request that arrives while the process is still setting up may be lost (fio installs
+    // its handlers late): it is repeated every second until the process ends.
+    let mut told: Option<std::time::Instant> = None;
     let status = loop {
         if let Some(st) = child.try_wait()? {
             break st;
         }
-        if !told && crate::signal::interrupted() {
+        let due = told.map_or(true, |t| t.elapsed() >= std::time::Duration::from_secs(1));
+        if due && crate::signal::interrupted() {
             let pid = rustix::process::Pid::from_child(child);
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::Int);
-            told = true;
+            told = Some(std::time::Instant::now());
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     };

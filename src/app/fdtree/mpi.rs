@@ -1,7 +1,7 @@
 //! `mpiexec -n N fslab fdtree …`: checks agreed by all ranks, the run (stored by rank 0 only)
 //! and rank 0's report.
 
-use super::mpi_report::{dry_run, rep_outcome, report, JobInfo};
+use super::mpi_report::{dry_run, rep_outcome, report, JobInfo, Show};
 use super::{params_from, shape_flags};
 use crate::app::finish::run_options;
 use crate::cli::{FdtreeArgs, OutputFormat};
@@ -170,16 +170,14 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     options.steps = Some(&bar);
     let result = adhoc::run(options, &mut engine, &target, obs, &mut on_rep)?;
     if comm.is_root() {
-        report(
-            &info,
-            &engine,
-            &result,
+        let show = Show {
             format,
-            a.run.min_phase,
-            a.run.repeat,
-            a.mpi.per_rank,
-            a.quiet,
-        )?;
+            min_phase: a.run.min_phase,
+            repeat: a.run.repeat,
+            per_rank: a.mpi.per_rank,
+            quiet: a.quiet,
+        };
+        report(&info, &engine, &result, show)?;
     }
     match result.error {
         Some(e) => Err(crate::error::runtime(e)),

@@ -161,16 +161,28 @@ pub(super) fn dry_run(info: &JobInfo, engine: &DistFdtree) {
     );
 }
 
+/// How rank 0 shows the result: the command's output options.
+pub(super) struct Show {
+    pub format: OutputFormat,
+    pub min_phase: f64,
+    pub repeat: u32,
+    pub per_rank: bool,
+    pub quiet: bool,
+}
+
 pub(super) fn report(
     info: &JobInfo,
     engine: &DistFdtree,
     result: &adhoc::AdhocResult,
-    format: OutputFormat,
-    min_phase: f64,
-    repeat: u32,
-    per_rank: bool,
-    quiet: bool,
+    show: Show,
 ) -> Result<()> {
+    let Show {
+        format,
+        min_phase,
+        repeat,
+        per_rank,
+        quiet,
+    } = show;
     let (sums, mut warnings) = summarize(
         &result.reps,
         min_phase,
