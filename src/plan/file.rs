@@ -76,7 +76,7 @@ pub struct RepetitionsSection {
     /// the wait is stored with the repetition (default: no wait).
     pub settle: Option<String>,
     /// Sample the cell's devices, the CPU and the engine's progress once a second during
-    /// every repetition and store the time series (default false).
+    /// every repetition and store the time series (default true; `false` leaves it out).
     pub timeline: Option<bool>,
     /// What to do with a repetition other activity disturbed: `keep` it (flagged; the
     /// default), `repeat` it (stored as left out and run again), or `drop` it (stored as left

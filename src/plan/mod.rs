@@ -51,7 +51,8 @@ pub struct Repetitions {
     pub warmup: u32,
     /// Wait up to this long for a quiet machine before each repetition (zero: no wait).
     pub settle: Duration,
-    /// Sample once a second during every repetition (`timeline = true`).
+    /// Sample once a second during every repetition (`timeline`; default true: one snapshot
+    /// a second on a thread of its own, stored after the repetition).
     pub timeline: bool,
     /// What to do with a disturbed repetition (`disturbed`; default `keep`).
     pub disturbed: crate::stats::adaptive::Disturbed,
@@ -432,7 +433,7 @@ fn repetitions(r: &file::RepetitionsSection) -> std::result::Result<Repetitions,
         cache,
         warmup,
         settle,
-        timeline: r.timeline.unwrap_or(false),
+        timeline: r.timeline.unwrap_or(true),
         disturbed: r.disturbed.unwrap_or_default(),
     })
 }

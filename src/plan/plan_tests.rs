@@ -179,6 +179,14 @@ fn repetition_rules() {
         .contains("fraction"));
     assert!(study("[repetitions]\nmin = 9\nmax = 3\ntarget_ci = 0.1\n").is_err());
     assert!(study("[repetitions]\norder = \"zigzag\"\n").is_err());
+    // The per-second timeline is stored unless the study says not to.
+    assert!(r.timeline);
+    assert!(
+        !study("[repetitions]\ntimeline = false\n")
+            .unwrap()
+            .repetitions
+            .timeline
+    );
     // Warm-ups: one by default with the warm policy, none otherwise, as many as asked.
     assert_eq!(r.warmup, 1);
     assert_eq!(
