@@ -57,7 +57,7 @@ fn quickstart_plan_prints_commands_space_and_eta() {
         "$ mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 -J size=16 $DATA",
         "-J size=256 $DATA",
         "$ echo 3 > /proc/sys/vm/drop_caches",
-        "space: loop images 4.0 GiB",
+        "space: loop images 16.0 GiB",
         "ETA:",
     ] {
         assert!(text.contains(want), "missing {want:?} in:\n{text}");
