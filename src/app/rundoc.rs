@@ -36,12 +36,12 @@ pub(crate) struct RunDoc<'a, P: Serialize> {
 /// What an engine command runs, where and how often: the same keys for every engine.
 #[derive(Debug, Serialize)]
 pub(crate) struct Subject<'a> {
-    /// The engine (`fdtree`, `iozone`, `dbench`, `fio`, `mdtest`).
+    /// The engine (its registered name, [`crate::workload::WorkloadKind::as_str`]).
     pub engine: &'static str,
     /// The command line as typed (under MPI with `mpiexec -n N` in front), as stored.
     pub command_line: String,
     /// The directory the engine works in (fdtree's `-o`, IOzone's test file's directory,
-    /// dbench's and fio's `-D`, mdtest's `-d`).
+    /// dbench's and fio's `-D`: each engine's own flag for it).
     pub directory: &'a Path,
     /// The file system type of `directory`, when known.
     pub fs_type: Option<String>,

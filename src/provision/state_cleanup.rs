@@ -8,7 +8,7 @@
 //! tmpfs, a tmpfs) is what is mounted there; a loop device is detached only when its backing
 //! file is the recorded image (device and inode); an image or directory is removed only when
 //! its recorded device and inode match — or, killed before those were recorded, when it came
-//! into being within [`CREATE_WINDOW`] of the record (statx birth time). Before any of it, the
+//! into being within [`CREATE_WINDOW`](crate::safe::beneath::CREATE_WINDOW) of the record (statx birth time). Before any of it, the
 //! caged fio processes the run left are stopped (found by the run's owner mark).
 
 use super::exec::Exec;
@@ -20,18 +20,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// How long after recording an image or directory fslab may take to make it. A run records
-/// each right before making it and its identity right after; one killed in between left an
-/// entry whose identity is unknown, and cleanup takes it for the run's only if it was born in
-/// this window after the record (and not before it): anything made later — after the run
-/// ended — is someone else's.
-pub const CREATE_WINDOW: Duration = Duration::from_secs(5);
-
 /// How long a busy mount of a killed run is tried again (its processes may still be exiting).
 const BUSY_WAIT: Duration = Duration::from_secs(10);
-
-/// Clock granularity allowed before the record (file-system timestamps are coarse).
-const BIRTH_SLACK: Duration = Duration::from_millis(100);
 
 /// What `cleanup` did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -314,7 +304,7 @@ fn unmount(
 
 /// Remove a recorded image or directory: the recorded identity must match; without one
 /// (killed between the record and the identity), it must have been born within
-/// [`CREATE_WINDOW`] of the record.
+/// [`CREATE_WINDOW`](crate::safe::beneath::CREATE_WINDOW) of the record.
 fn remove(
     run: &Root,
     doc: &StateDoc,
@@ -340,9 +330,7 @@ fn remove(
                 path.display()
             ));
         };
-        let from = at - BIRTH_SLACK.as_nanos() as i128;
-        let to = at + CREATE_WINDOW.as_nanos() as i128;
-        beneath::born_between(dir.as_fd(), &name, from, to)
+        beneath::born_after_intent(dir.as_fd(), &name, at)
             .map_err(|e| format!("{} left alone: {e}", path.display()))?;
     }
     match beneath::remove_at(dir.as_fd(), &name, kind, expect)

@@ -40,7 +40,7 @@ pub struct Report {
 
 /// How long after its recorded intent a run may make an entry and still have it taken for
 /// its own without a recorded device and inode (see [`made_in_window`]).
-pub const CREATE_WINDOW: std::time::Duration = std::time::Duration::from_secs(5);
+pub use crate::safe::beneath::CREATE_WINDOW;
 
 /// Clean up after every killed run in `st`.
 pub fn clean_killed_runs(st: &mut Store) -> Result<Report> {
@@ -190,9 +190,5 @@ fn made_in_window(
         .map_err(|e| format!("unreadable record time '{}': {e}", o.created_at))?
         .timestamp_nanos_opt()
         .ok_or("record time out of range")?;
-    let intent = i128::from(intent);
-    // Record times are kept to the millisecond, file-system clocks are coarse (a tick).
-    let from = intent - 100_000_000;
-    let to = intent + CREATE_WINDOW.as_nanos() as i128;
-    beneath::born_between(std::os::fd::AsFd::as_fd(dir), name, from, to)
+    beneath::born_after_intent(std::os::fd::AsFd::as_fd(dir), name, i128::from(intent))
 }

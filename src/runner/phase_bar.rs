@@ -5,7 +5,7 @@
 //! pure state and words; [`PhaseBar`] draws it with indicatif.
 
 use super::progress_text::{self as text, RateUnit};
-use crate::workload::{PhaseStatus, WorkloadKind, WorkloadSpec};
+use crate::workload::{Counts, PhaseStatus, WorkloadKind, WorkloadSpec};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -98,19 +98,13 @@ impl PhaseView {
     }
 }
 
-/// What a phase of an engine counts, for its rate: fdtree's and mdtest's directories, files
-/// and trees, IOzone's records of `record` bytes, dbench's loadfile lines. fio counts nothing
-/// (its status gives bytes).
+/// What a phase of an engine counts, for its rate, as the engine declares it
+/// ([`crate::workload::Caps::counts`]): directories, files, loadfile lines, fio's ops, or
+/// records of `record` bytes (IOzone), shown as bytes per second.
 pub fn rate_unit(kind: WorkloadKind, phase: &str, record: u64) -> RateUnit {
-    match kind {
-        WorkloadKind::Iozone => RateUnit::Bytes(record.max(1)),
-        WorkloadKind::Dbench => RateUnit::Items("lines"),
-        WorkloadKind::Fio => RateUnit::Items("ops"),
-        WorkloadKind::Fdtree | WorkloadKind::Mdtest if phase.starts_with("dir") => {
-            RateUnit::Items("dirs")
-        }
-        WorkloadKind::Mdtest if phase.starts_with("tree") => RateUnit::Items("trees"),
-        WorkloadKind::Fdtree | WorkloadKind::Mdtest => RateUnit::Items("files"),
+    match (kind.caps().counts)(phase) {
+        Counts::Items(word) => RateUnit::Items(word),
+        Counts::Records => RateUnit::Bytes(record.max(1)),
     }
 }
 
@@ -319,11 +313,6 @@ mod tests {
             rate_unit(Fdtree, "file_remove", 1),
             RateUnit::Items("files")
         );
-        assert_eq!(
-            rate_unit(Mdtest, "tree_create", 1),
-            RateUnit::Items("trees")
-        );
-        assert_eq!(rate_unit(Mdtest, "file_stat", 1), RateUnit::Items("files"));
         assert_eq!(rate_unit(Iozone, "write", 65536), RateUnit::Bytes(65536));
         assert_eq!(rate_unit(Dbench, "dbench", 1), RateUnit::Items("lines"));
         let spec: WorkloadSpec =

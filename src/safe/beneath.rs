@@ -264,6 +264,24 @@ pub fn birth_at(dir: BorrowedFd<'_>, name: &OsStr) -> std::io::Result<Option<(i6
         .then_some((st.stx_btime.tv_sec, st.stx_btime.tv_nsec)))
 }
 
+/// How long after a run recorded its intent to make an entry the entry may come into being
+/// and still be proven the run's, when the run was killed before recording the entry's
+/// identity (device and inode): one window for every kind of record fslab keeps.
+pub const CREATE_WINDOW: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How much earlier than its record an entry may be born and still count: record times are
+/// kept to the millisecond, file-system clocks are coarse (a tick).
+pub const BIRTH_SLACK: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Check that `name` in `dir` came into being within [`CREATE_WINDOW`] after `intent` (the
+/// record of the intent to make it, nanoseconds since the epoch; [`BIRTH_SLACK`] before it
+/// counts): whatever was made earlier, or after the run ended, is someone else's.
+pub fn born_after_intent(dir: BorrowedFd<'_>, name: &OsStr, intent: i128) -> Result<(), String> {
+    let from = intent - BIRTH_SLACK.as_nanos() as i128;
+    let to = intent + CREATE_WINDOW.as_nanos() as i128;
+    born_between(dir, name, from, to)
+}
+
 /// Check that `name` in `dir` came into being between `from` and `to` (nanoseconds since the
 /// epoch, statx birth time): the proof that an entry whose identity was never recorded is
 /// the one a run made in that window. An error says why not.

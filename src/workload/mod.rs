@@ -12,9 +12,10 @@ pub mod fsops;
 pub mod iozone;
 pub mod mdtest;
 pub mod param;
+pub mod provenance;
 pub mod testfile;
 
-pub use caps::{Caps, Larger, ResultClass, TreeOps};
+pub use caps::{Caps, Counts, Larger, ResultClass, TreeOps};
 
 use crate::metric::Metric;
 use anyhow::Result;

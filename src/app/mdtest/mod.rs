@@ -138,15 +138,9 @@ pub(crate) fn fs_of(dir: &Path) -> PathBuf {
         .to_path_buf()
 }
 
-/// The progress bars count directories or files, by phase.
+/// The progress bars count directories, files or trees, by phase, as the engine declares.
 pub(crate) fn rate_unit(phase: &str, _: usize) -> RateUnit {
-    RateUnit::Items(if phase.starts_with("dir") {
-        "dirs"
-    } else if phase.starts_with("tree") {
-        "trees"
-    } else {
-        "files"
-    })
+    crate::runner::phase_bar::rate_unit(WorkloadKind::Mdtest, phase, 1)
 }
 
 /// Run `fslab mdtest`.

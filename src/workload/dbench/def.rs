@@ -2,7 +2,7 @@
 //! builds the engine.
 
 use super::{Dbench, DbenchSpec};
-use crate::workload::{Caps, EngineSpec, Larger, ResultClass, Workload};
+use crate::workload::{Caps, Counts, EngineSpec, Larger, ResultClass, Workload};
 use anyhow::Result;
 use std::time::Duration;
 
@@ -32,6 +32,7 @@ pub const CAPS: Caps = Caps {
         "Flush" | "FLUSH" => ResultClass::Sync,
         _ => ResultClass::Metadata,
     },
+    counts: |_| Counts::Items("lines"),
     entry_words: ("dbench", "client tree"),
     tree: None,
 };

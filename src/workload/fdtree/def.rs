@@ -2,7 +2,7 @@
 //! engine, and how `fslab cleanup` removes a tree a killed run left.
 
 use super::{record, sweep, Fdtree, FdtreeSpec};
-use crate::workload::{Caps, EngineSpec, Larger, ResultClass, TreeOps, Workload};
+use crate::workload::{Caps, Counts, EngineSpec, Larger, ResultClass, TreeOps, Workload};
 use anyhow::Result;
 use std::path::Path;
 
@@ -25,6 +25,13 @@ pub const CAPS: Caps = Caps {
     },
     dataset_vs_ram: false,
     class: |_| ResultClass::Metadata,
+    counts: |phase| {
+        Counts::Items(if phase.starts_with("dir") {
+            "dirs"
+        } else {
+            "files"
+        })
+    },
     entry_words: ("fdtree", "tree"),
     tree: Some(TreeOps {
         remove: remove_tree,

@@ -8,19 +8,16 @@
 //! and inode differ from the record (it was removed and made again by someone else), is not
 //! fslab's: `-R` refuses it and nothing is removed. A record without an inode (a run killed
 //! between the `mkdir` and completing it) is accepted only for a root born within
-//! [`CREATE_WINDOW`] after the record was written; and no tree with a mount inside it is
-//! ever removed (fslab never removes across a mount).
+//! [`CREATE_WINDOW`](crate::safe::beneath::CREATE_WINDOW) after the record was written; and no tree with a mount inside it is
+//! ever removed (fslab never removes across a mount). The rule is
+//! [`crate::workload::provenance`]'s, shared with every engine that leaves trees.
 
 use super::FdtreeParams;
 use crate::workload::fdtree::sweep::SweepShape;
-use anyhow::{Context, Result};
+use crate::workload::provenance::{self, Purpose};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-
-/// How long after writing a record a run may make the root and still have a record without
-/// an inode accepted for it (see the module header).
-pub const CREATE_WINDOW: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Prefix of every tree root fdtree names (`LEVEL0.<host>.<pid>[.<i>]`).
 pub const ROOT_PREFIX: &str = "LEVEL0.";
@@ -92,74 +89,50 @@ impl TreeRecord {
     }
 }
 
-/// Where the record of tree `root` in `start_dir` lives.
-pub fn path(start_dir: &Path, root: &str) -> PathBuf {
-    start_dir.join(format!(".fslab-tree.{root}"))
+impl provenance::Record for TreeRecord {
+    const PREFIX: &'static str = ".fslab-tree.";
+    const KIND: &'static str = "fdtree";
+    const WHAT: &'static str = "tree record";
+    fn kind(&self) -> &str {
+        &self.kind
+    }
+    fn name(&self) -> &str {
+        &self.root
+    }
+    fn created_at(&self) -> &str {
+        &self.created_at
+    }
+    fn made(&self) -> Option<(u64, u64)> {
+        self.dev.zip(self.ino)
+    }
+    fn set_made(&mut self, dev: u64, ino: u64) {
+        (self.dev, self.ino) = (Some(dev), Some(ino));
+    }
 }
 
-/// Write (or replace) a record, atomically. The temporary file is made exclusively (a file or
-/// link left at its name is removed, never written through).
+/// Where the record of tree `root` in `start_dir` lives.
+pub fn path(start_dir: &Path, root: &str) -> PathBuf {
+    provenance::path::<TreeRecord>(start_dir, root)
+}
+
+/// Write (or replace) a record, atomically.
 pub fn write(start_dir: &Path, rec: &TreeRecord) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let dest = path(start_dir, &rec.root);
-    let tmp = start_dir.join(format!(".fslab-tree.{}.tmp", rec.root));
-    let text = serde_json::to_string_pretty(rec)?;
-    let _ = std::fs::remove_file(&tmp);
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all((text + "\n").as_bytes()))
-        .and_then(|_| std::fs::rename(&tmp, &dest))
-        .with_context(|| format!("cannot write the tree record {}", dest.display()))
+    provenance::write(start_dir, rec)
 }
 
 /// Read the record of `root`, if there is one.
 pub fn read(start_dir: &Path, root: &str) -> Result<Option<TreeRecord>> {
-    let p = path(start_dir, root);
-    match crate::safe::input::read_text_limited(
-        &p,
-        crate::safe::input::RECORD_LIMIT,
-        "a tree record",
-    ) {
-        Ok(text) => {
-            let rec: TreeRecord = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not an fslab tree record", p.display()))?;
-            if rec.kind != "fdtree" || rec.root != root {
-                anyhow::bail!("{} records another tree ({})", p.display(), rec.root);
-            }
-            Ok(Some(rec))
-        }
-        Err(crate::safe::input::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-            Ok(None)
-        }
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
-    }
+    provenance::read(start_dir, root)
 }
 
 /// Add the root's device and inode numbers to its record (after the root was made).
 pub fn complete(start_dir: &Path, root: &str) -> Result<()> {
-    let Some(mut rec) = read(start_dir, root)? else {
-        return Ok(());
-    };
-    let md = std::fs::symlink_metadata(start_dir.join(root))
-        .with_context(|| format!("cannot stat tree {root}"))?;
-    rec.dev = Some(md.dev());
-    rec.ino = Some(md.ino());
-    write(start_dir, &rec)
+    provenance::complete::<TreeRecord>(start_dir, root)
 }
 
 /// Remove the record of `root` (the tree is gone).
 pub fn remove(start_dir: &Path, root: &str) -> Result<()> {
-    let p = path(start_dir, root);
-    match std::fs::remove_file(&p) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e).with_context(|| format!("cannot remove {}", p.display())),
-    }
+    provenance::remove::<TreeRecord>(start_dir, root)
 }
 
 /// Check that `name` is a plain tree-root name: one path component, fdtree's prefix.
@@ -178,94 +151,15 @@ pub fn check_root_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Prove that `start_dir/root` is a tree fslab made (for `-R`): a plain root name, a real
-/// directory (not a symbolic link), a record beside it whose device and inode numbers (when
-/// known) match. Returns the record.
+/// Prove that `start_dir/root` is a tree fslab made (for `-R`): a plain root name and
+/// [`provenance::prove`]'s rule. Returns the record.
 pub fn verify(start_dir: &Path, root: &str) -> Result<TreeRecord> {
     check_root_name(root)?;
-    let p = start_dir.join(root);
-    let md = match std::fs::symlink_metadata(&p) {
-        Ok(m) => m,
-        Err(e) => crate::bail_usage!("cannot use tree {}: {e}", p.display()),
+    let purpose = Purpose {
+        verb: "remove",
+        hint: "",
     };
-    if !md.file_type().is_dir() {
-        crate::bail_usage!(
-            "{} is not a directory (a symbolic link or a file); fslab removes only trees it made",
-            p.display()
-        );
-    }
-    let rec = match read(start_dir, root) {
-        Ok(Some(r)) => r,
-        Ok(None) => crate::bail_usage!(
-            "{} has no fslab record ({} is missing), so fslab cannot tell it made it and will not remove it; remove it yourself if it is not needed",
-            p.display(),
-            path(start_dir, root).display()
-        ),
-        Err(e) => return Err(crate::error::usage(format!("{e:#}; fslab will not remove {}", p.display()))),
-    };
-    match (rec.dev, rec.ino) {
-        (Some(dev), Some(ino)) => {
-            if dev != md.dev() || ino != md.ino() {
-                crate::bail_usage!(
-                    "{} is not the directory fslab made (its inode differs from the record {}); fslab will not remove it",
-                    p.display(),
-                    path(start_dir, root).display()
-                );
-            }
-        }
-        _ => born_after_record(start_dir, root, &rec)?,
-    }
-    if let Some(m) = mount_inside(&p) {
-        crate::bail_usage!(
-            "{} has a mount inside it ({}); fslab never removes across a mount: unmount it first",
-            p.display(),
-            m.display()
-        );
-    }
-    Ok(rec)
-}
-
-/// A record without an inode is accepted only for a root that came into being (statx birth
-/// time) within [`CREATE_WINDOW`] after the record was written: the run that wrote it was
-/// killed between making the root and completing the record. A directory made before the
-/// record, or later (after that run ended), is someone else's.
-fn born_after_record(start_dir: &Path, root: &str, rec: &TreeRecord) -> Result<()> {
-    let refuse = |why: &str| {
-        crate::error::usage(format!(
-            "{}'s record {} has no inode and {why}, so fslab cannot tell it made the directory and will not remove it; remove it yourself if it is not needed",
-            start_dir.join(root).display(),
-            path(start_dir, root).display()
-        ))
-    };
-    let at = chrono::DateTime::parse_from_rfc3339(&rec.created_at)
-        .ok()
-        .and_then(|t| t.timestamp_nanos_opt())
-        .ok_or_else(|| refuse("an unreadable time"))?;
-    let dir = rustix::fs::open(
-        start_dir,
-        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )
-    .map_err(|e| refuse(&e.to_string()))?;
-    // Record times are kept to the millisecond, file-system clocks are coarse (a tick).
-    let from = i128::from(at) - 100_000_000;
-    let to = i128::from(at) + CREATE_WINDOW.as_nanos() as i128;
-    crate::safe::beneath::born_between(
-        std::os::fd::AsFd::as_fd(&dir),
-        std::ffi::OsStr::new(root),
-        from,
-        to,
-    )
-    .map_err(|e| refuse(&e))
-}
-
-/// A mount point at or below `dir`, if any (`/proc/self/mountinfo`).
-pub fn mount_inside(dir: &Path) -> Option<PathBuf> {
-    let canon = std::fs::canonicalize(dir).ok()?;
-    crate::sysinfo::mounts()
-        .into_iter()
-        .map(|m| m.mount_point)
-        .find(|m| m.starts_with(&canon))
+    provenance::prove(start_dir, root, purpose)
 }
 
 #[cfg(test)]

@@ -16,9 +16,9 @@
 //!   and every directory above it, and is reported, never deleted.
 
 use rustix::fd::OwnedFd;
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::path::Path;
 
 /// The names a tree may contain.
@@ -34,34 +34,8 @@ pub struct SweepShape {
     pub ranks: Option<u64>,
 }
 
-/// What a sweep did.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Swept {
-    /// Files removed.
-    pub files: u64,
-    /// Directories removed (the root included).
-    pub dirs: u64,
-    /// Entries left in place, each with the reason (paths relative to the parent of the root).
-    pub kept: Vec<String>,
-}
-
-impl Swept {
-    /// `Ok` when nothing was kept, else an error naming (up to five of) the kept entries.
-    pub fn into_result(self, root: &Path) -> anyhow::Result<Swept> {
-        if self.kept.is_empty() {
-            return Ok(self);
-        }
-        let shown: Vec<&str> = self.kept.iter().take(5).map(String::as_str).collect();
-        let more = self.kept.len().saturating_sub(shown.len());
-        anyhow::bail!(
-            "left {} in place because fslab did not make {}: {}{}; look at them and remove them yourself if they are not needed",
-            root.display(),
-            if self.kept.len() == 1 { "this entry" } else { "these entries" },
-            shown.join("; "),
-            if more > 0 { format!(" and {more} more") } else { String::new() }
-        )
-    }
-}
+pub use crate::workload::provenance::sweep::Swept;
+use crate::workload::provenance::sweep::{file_type, open_dir, sweep_root};
 
 /// Parse `L<level><kind><n>` (plus `.r<rank>` for shared-tree files) and check it against
 /// the shape at `level`.
@@ -100,21 +74,6 @@ fn expected(name: &[u8], level: u32, shape: &SweepShape) -> Option<u8> {
         b'D' if level > 0 && tail.is_empty() && (1..=shape.dirs).contains(&num) => Some(b'D'),
         _ => None,
     }
-}
-
-fn open_dir(parent: &OwnedFd, name: &CStr) -> rustix::io::Result<OwnedFd> {
-    rustix::fs::openat(
-        parent,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-}
-
-fn file_type(dir: &OwnedFd, name: &CStr) -> Option<FileType> {
-    rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-        .ok()
-        .map(|st| FileType::from_raw_mode(st.st_mode))
 }
 
 fn sweep_dir(dir: &OwnedFd, level: u32, shape: &SweepShape, rel: &str, out: &mut Swept) {
@@ -167,49 +126,10 @@ fn sweep_dir(dir: &OwnedFd, level: u32, shape: &SweepShape, rel: &str, out: &mut
 /// Remove the tree `root_name` under `parent` as far as it consists of fdtree's own entries
 /// (see the module header). A missing root is not an error.
 pub fn sweep_tree(parent: &Path, root_name: &str, shape: &SweepShape) -> std::io::Result<Swept> {
-    let mut out = Swept::default();
-    let base = rustix::fs::open(
-        parent,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    let name = CString::new(root_name)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in tree name"))?;
-    match file_type(&base, &name) {
-        None => return Ok(out),
-        Some(FileType::Directory) => {}
-        Some(_) => {
-            out.kept.push(format!("{root_name} (not a directory)"));
-            return Ok(out);
-        }
-    }
-    // Never across a mount: a tree with anything mounted inside is left whole.
-    if let Some(m) = super::record::mount_inside(&parent.join(root_name)) {
-        out.kept.push(format!(
-            "{root_name} (a mount inside it: {}; unmount it first)",
-            m.display()
-        ));
-        return Ok(out);
-    }
-    let root = match open_dir(&base, &name) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT) => return Ok(out),
-        Err(e) => return Err(e.into()),
-    };
-    sweep_dir(&root, shape.levels, shape, root_name, &mut out);
-    drop(root);
-    match rustix::fs::unlinkat(&base, &name, AtFlags::REMOVEDIR) {
-        Ok(()) => out.dirs += 1,
-        Err(Errno::NOENT) => {}
-        Err(Errno::NOTEMPTY | Errno::EXIST) => {
-            if out.kept.is_empty() {
-                // Made meanwhile by someone else: still not ours to remove.
-                out.kept.push(format!("{root_name} (not empty)"));
-            }
-        }
-        Err(e) => return Err(e.into()),
-    }
-    Ok(out)
+    sweep_root(parent, root_name, |root, out| {
+        sweep_dir(root, shape.levels, shape, root_name, out);
+        Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! the engine.
 
 use super::{Fio, FioSpec};
-use crate::workload::{Caps, EngineSpec, Larger, ResultClass, Workload};
+use crate::workload::{Caps, Counts, EngineSpec, Larger, ResultClass, Workload};
 use anyhow::Result;
 
 /// The stored name, the study file's `kind`.
@@ -33,6 +33,7 @@ pub const CAPS: Caps = Caps {
         Some("sync") => ResultClass::Sync,
         _ => ResultClass::Unexplained,
     },
+    counts: |_| Counts::Items("ops"),
     entry_words: ("fio", "directory"),
     tree: None,
 };

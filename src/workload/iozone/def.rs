@@ -2,7 +2,7 @@
 //! builds the engine.
 
 use super::{Iozone, IozoneSpec};
-use crate::workload::{check_stride, Caps, EngineSpec, Larger, ResultClass, Workload};
+use crate::workload::{check_stride, Caps, Counts, EngineSpec, Larger, ResultClass, Workload};
 use anyhow::Result;
 
 /// The stored name, the study file's `kind`.
@@ -29,6 +29,7 @@ pub const CAPS: Caps = Caps {
             ResultClass::Write
         }
     },
+    counts: |_| Counts::Records,
     entry_words: ("IOzone", "test file"),
     tree: None,
 };

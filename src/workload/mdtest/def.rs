@@ -2,7 +2,7 @@
 //! engine, and how `fslab cleanup` removes a test directory a killed run left.
 
 use super::{Mdtest, MdtestParams, Options};
-use crate::workload::{Caps, EngineSpec, Larger, ResultClass, TreeOps, Workload};
+use crate::workload::{Caps, Counts, EngineSpec, Larger, ResultClass, TreeOps, Workload};
 use anyhow::Result;
 use std::path::Path;
 
@@ -27,6 +27,13 @@ pub const CAPS: Caps = Caps {
     class: |phase| match phase {
         "file_read" => ResultClass::Read,
         _ => ResultClass::Metadata,
+    },
+    counts: |phase| {
+        Counts::Items(match phase.split('_').next() {
+            Some("dir") => "dirs",
+            Some("tree") => "trees",
+            _ => "files",
+        })
     },
     entry_words: ("mdtest", "test directory"),
     tree: Some(TreeOps {
@@ -59,4 +66,19 @@ fn remove_tree(parent: &Path, name: &str) -> Result<String, String> {
 /// The record of a test directory that is gone goes too.
 fn forget_tree(parent: &Path, name: &str) {
     let _ = super::sweep::sweep_recorded(parent, name);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::workload::{Counts, WorkloadKind};
+
+    #[test]
+    fn mdtest_declares_its_study_keys_and_what_its_phases_count() {
+        let k = WorkloadKind::Mdtest;
+        assert!(k.keys().contains(&"items_per_dir"));
+        let counts = k.caps().counts;
+        assert_eq!(counts("tree_create"), Counts::Items("trees"));
+        assert_eq!(counts("dir_rename"), Counts::Items("dirs"));
+        assert_eq!(counts("file_stat"), Counts::Items("files"));
+    }
 }

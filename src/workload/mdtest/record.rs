@@ -10,18 +10,14 @@
 //! device and inode match and whose shape equals this run's, with no mount inside it.
 //! Otherwise it is refused and nothing is touched. A record without an inode (a run killed
 //! between the `mkdir` and completing the record) covers only a directory born within
-//! [`CREATE_WINDOW`] after the record was written.
+//! [`CREATE_WINDOW`](crate::safe::beneath::CREATE_WINDOW) after the record was written.
 
 use super::layout::Layout;
 use super::params::MdtestParams;
-use anyhow::{Context, Result};
+use crate::workload::provenance::{self, Purpose};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-
-/// How long after writing a record a run may make the test directory and still have a
-/// record without an inode accepted for it (see the module header).
-pub const CREATE_WINDOW: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Bookkeeping of the test directories a run makes (rank 0 calls it).
 pub trait Keeper {
@@ -143,9 +139,30 @@ pub struct Record {
     pub ino: Option<u64>,
 }
 
+impl provenance::Record for Record {
+    const PREFIX: &'static str = ".fslab-mdtest.";
+    const KIND: &'static str = "mdtest";
+    const WHAT: &'static str = "mdtest record";
+    fn kind(&self) -> &str {
+        &self.kind
+    }
+    fn name(&self) -> &str {
+        &self.testdir
+    }
+    fn created_at(&self) -> &str {
+        &self.created_at
+    }
+    fn made(&self) -> Option<(u64, u64)> {
+        self.dev.zip(self.ino)
+    }
+    fn set_made(&mut self, dev: u64, ino: u64) {
+        (self.dev, self.ino) = (Some(dev), Some(ino));
+    }
+}
+
 /// Where the record of `testdir` in `dir` lives.
 pub fn path(dir: &Path, testdir: &str) -> PathBuf {
-    dir.join(format!(".fslab-mdtest.{testdir}"))
+    provenance::path::<Record>(dir, testdir)
 }
 
 /// Is `name` a test directory's name (`test-dir.<j>-0`, canonical decimal)?
@@ -159,48 +176,13 @@ pub fn is_test_dir_name(name: &str) -> bool {
         })
 }
 
-/// Write (or replace) a record, atomically. The temporary file is made exclusively (a file or
-/// link left at its name is removed, never written through).
 fn write(dir: &Path, rec: &Record) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let dest = path(dir, &rec.testdir);
-    let tmp = dir.join(format!(".fslab-mdtest.{}.tmp", rec.testdir));
-    let text = serde_json::to_string_pretty(rec)?;
-    let _ = std::fs::remove_file(&tmp);
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all((text + "\n").as_bytes()))
-        .and_then(|_| std::fs::rename(&tmp, &dest))
-        .with_context(|| format!("cannot write the test directory record {}", dest.display()))
+    provenance::write(dir, rec)
 }
 
 /// Read the record of `testdir` in `dir`, if there is one.
 pub fn read(dir: &Path, testdir: &str) -> Result<Option<Record>> {
-    let p = path(dir, testdir);
-    let limit = crate::safe::input::RECORD_LIMIT;
-    match crate::safe::input::read_text_limited(&p, limit, "an mdtest record") {
-        Ok(text) => {
-            let rec: Record = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not an fslab mdtest record", p.display()))?;
-            if rec.kind != "mdtest" || rec.testdir != testdir {
-                anyhow::bail!(
-                    "{} records another directory ({})",
-                    p.display(),
-                    rec.testdir
-                );
-            }
-            Ok(Some(rec))
-        }
-        Err(crate::safe::input::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-            Ok(None)
-        }
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", p.display())),
-    }
+    provenance::read(dir, testdir)
 }
 
 /// Records in `-d` (the real file system's [`Keeper`]).
@@ -221,22 +203,12 @@ impl FsKeeper {
     }
 
     fn update(&self, testdir: &str, f: impl FnOnce(&mut Record)) -> Result<()> {
-        let Some(mut rec) = read(&self.dir, testdir)? else {
-            return Ok(());
-        };
-        f(&mut rec);
-        write(&self.dir, &rec)
+        provenance::update(&self.dir, testdir, f)
     }
 }
 
 fn remove_record(dir: &Path, testdir: &str) -> Result<()> {
-    let p = path(dir, testdir);
-    match std::fs::remove_file(&p) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("cannot remove {}", p.display()))
-        }
-        _ => Ok(()),
-    }
+    provenance::remove::<Record>(dir, testdir)
 }
 
 impl Keeper for FsKeeper {
@@ -278,12 +250,7 @@ impl Keeper for FsKeeper {
 
     fn made(&mut self, testdir: &str) -> Result<()> {
         self.live.push(testdir.to_string());
-        let md = std::fs::symlink_metadata(self.dir.join(testdir))
-            .with_context(|| format!("cannot stat {testdir}"))?;
-        self.update(testdir, |r| {
-            r.dev = Some(md.dev());
-            r.ino = Some(md.ino());
-        })
+        provenance::complete::<Record>(&self.dir, testdir)
     }
 
     fn verify(&mut self, testdir: &str) -> Result<Option<u64>> {
@@ -313,53 +280,12 @@ pub fn verify(dir: &Path, testdir: &str, shape: &Shape) -> Result<Record> {
             "{testdir} is not an mdtest test directory name (test-dir.<iteration>-0); fslab removes only what it made"
         );
     }
+    let purpose = Purpose {
+        verb: "touch",
+        hint: "; a run without -C needs the test directory of an earlier fslab -C run in -d",
+    };
+    let rec: Record = provenance::prove(dir, testdir, purpose)?;
     let p = dir.join(testdir);
-    let md = match std::fs::symlink_metadata(&p) {
-        Ok(m) => m,
-        Err(e) => crate::bail_usage!(
-            "cannot use {}: {e}; a run without -C needs the test directory of an earlier fslab -C run in -d",
-            p.display()
-        ),
-    };
-    if !md.file_type().is_dir() {
-        crate::bail_usage!(
-            "{} is not a directory (a symbolic link or a file); fslab works only on test directories it made",
-            p.display()
-        );
-    }
-    let rec = match read(dir, testdir) {
-        Ok(Some(r)) => r,
-        Ok(None) => crate::bail_usage!(
-            "{} has no fslab record ({} is missing), so fslab cannot tell it made it and will not touch it; remove it yourself if it is not needed",
-            p.display(),
-            path(dir, testdir).display()
-        ),
-        Err(e) => {
-            return Err(crate::error::usage(format!(
-                "{e:#}; fslab will not touch {}",
-                p.display()
-            )))
-        }
-    };
-    match (rec.dev, rec.ino) {
-        (Some(dev), Some(ino)) => {
-            if dev != md.dev() || ino != md.ino() {
-                crate::bail_usage!(
-                    "{} is not the directory fslab made (its inode differs from the record {}); fslab will not touch it",
-                    p.display(),
-                    path(dir, testdir).display()
-                );
-            }
-        }
-        _ => born_after_record(dir, testdir, &rec)?,
-    }
-    if let Some(m) = mount_inside(&p) {
-        crate::bail_usage!(
-            "{} has a mount inside it ({}); fslab never works across a mount: unmount it first",
-            p.display(),
-            m.display()
-        );
-    }
     if rec.shape != *shape {
         crate::bail_usage!(
             "{} was made with {}, this run has {}; run with the flags it was made with",
@@ -369,45 +295,6 @@ pub fn verify(dir: &Path, testdir: &str, shape: &Shape) -> Result<Record> {
         );
     }
     Ok(rec)
-}
-
-/// A record without an inode is accepted only for a test directory that came into being
-/// (statx birth time) within [`CREATE_WINDOW`] after the record was written: the run that
-/// wrote it was killed between making the directory and completing the record. A directory
-/// made before the record, or later, is someone else's.
-fn born_after_record(dir: &Path, testdir: &str, rec: &Record) -> Result<()> {
-    let refuse = |why: &str| {
-        crate::error::usage(format!(
-            "{}'s record {} has no inode and {why}, so fslab cannot tell it made the directory and will not touch it; remove it yourself if it is not needed",
-            dir.join(testdir).display(),
-            path(dir, testdir).display()
-        ))
-    };
-    let at = chrono::DateTime::parse_from_rfc3339(&rec.created_at)
-        .ok()
-        .and_then(|t| t.timestamp_nanos_opt())
-        .ok_or_else(|| refuse("an unreadable time"))?;
-    let fd = rustix::fs::open(
-        dir,
-        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )
-    .map_err(|e| refuse(&e.to_string()))?;
-    // Record times are kept to the millisecond, file-system clocks are coarse (a tick).
-    let from = i128::from(at) - 100_000_000;
-    let to = i128::from(at) + CREATE_WINDOW.as_nanos() as i128;
-    let name = std::ffi::OsStr::new(testdir);
-    crate::safe::beneath::born_between(std::os::fd::AsFd::as_fd(&fd), name, from, to)
-        .map_err(|e| refuse(&e))
-}
-
-/// A mount point at or below `dir`, if any (`/proc/self/mountinfo`).
-pub fn mount_inside(dir: &Path) -> Option<PathBuf> {
-    let canon = std::fs::canonicalize(dir).ok()?;
-    crate::sysinfo::mounts()
-        .into_iter()
-        .map(|m| m.mount_point)
-        .find(|m| m.starts_with(&canon))
 }
 
 #[cfg(test)]

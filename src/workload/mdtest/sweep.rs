@@ -20,39 +20,13 @@
 use super::layout::Layout;
 use super::record::Shape;
 use rustix::fd::OwnedFd;
-use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 use std::path::Path;
 
-/// What a sweep did.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Swept {
-    /// Files removed.
-    pub files: u64,
-    /// Directories removed (the test directory included).
-    pub dirs: u64,
-    /// Entries left in place, each with the reason (paths relative to `-d`).
-    pub kept: Vec<String>,
-}
-
-impl Swept {
-    /// `Ok` when nothing was kept, else an error naming (up to five of) the kept entries.
-    pub fn into_result(self, testdir: &Path) -> anyhow::Result<Swept> {
-        if self.kept.is_empty() {
-            return Ok(self);
-        }
-        let shown: Vec<&str> = self.kept.iter().take(5).map(String::as_str).collect();
-        let more = self.kept.len().saturating_sub(shown.len());
-        anyhow::bail!(
-            "left {} in place because fslab did not make {}: {}{}; look at them and remove them yourself if they are not needed",
-            testdir.display(),
-            if self.kept.len() == 1 { "this entry" } else { "these entries" },
-            shown.join("; "),
-            if more > 0 { format!(" and {more} more") } else { String::new() }
-        )
-    }
-}
+pub use crate::workload::provenance::sweep::Swept;
+use crate::workload::provenance::sweep::{entries, file_type, open_dir, sweep_root};
 
 /// A canonical decimal number (no sign, no leading zero), and the rest of `s`.
 fn number(s: &[u8]) -> Option<(u64, &[u8])> {
@@ -110,30 +84,6 @@ fn expected(
     let ok_tail = tail.is_empty() || (kind != Expect::File && tail == b"-XX");
     (rank < u64::from(shape.ranks) && ok_tail && (first..first + lay.items_per_dir).contains(&num))
         .then_some(kind)
-}
-
-fn open_dir(parent: &OwnedFd, name: &CStr) -> rustix::io::Result<OwnedFd> {
-    rustix::fs::openat(
-        parent,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-}
-
-fn file_type(dir: &OwnedFd, name: &CStr) -> Option<FileType> {
-    rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-        .ok()
-        .map(|st| FileType::from_raw_mode(st.st_mode))
-}
-
-/// The entries of `dir` but `.` and `..`, read whole before anything is removed.
-fn entries(dir: &OwnedFd) -> rustix::io::Result<Vec<CString>> {
-    Ok(rustix::fs::Dir::read_from(dir)?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_owned())
-        .filter(|n| n.as_bytes() != b"." && n.as_bytes() != b"..")
-        .collect())
 }
 
 fn rmdir(dir: &OwnedFd, name: &CStr, shown: &str, out: &mut Swept) {
@@ -247,55 +197,17 @@ fn top_of(name: &[u8], shape: &Shape) -> Option<Option<u64>> {
 /// Remove test directory `testdir` in `dir` as far as it holds only what mdtest's `shape`
 /// can make (see the module header). A missing test directory is not an error.
 pub fn sweep_testdir(dir: &Path, testdir: &str, shape: &Shape) -> std::io::Result<Swept> {
-    let mut out = Swept::default();
-    let base = rustix::fs::open(
-        dir,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    let name = CString::new(testdir)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in a name"))?;
-    match file_type(&base, &name) {
-        None => return Ok(out),
-        Some(FileType::Directory) => {}
-        Some(_) => {
-            out.kept.push(format!("{testdir} (not a directory)"));
-            return Ok(out);
-        }
-    }
-    // Never across a mount: a test directory with anything mounted inside is left whole.
-    if let Some(m) = super::record::mount_inside(&dir.join(testdir)) {
-        out.kept.push(format!(
-            "{testdir} (a mount inside it: {}; unmount it first)",
-            m.display()
-        ));
-        return Ok(out);
-    }
-    let fd = match open_dir(&base, &name) {
-        Ok(fd) => fd,
-        Err(Errno::NOENT) => return Ok(out),
-        Err(e) => return Err(e.into()),
-    };
-    let top = At {
-        mount: (
-            crate::safe::beneath::mount_id(std::os::fd::AsFd::as_fd(&fd)),
-            rustix::fs::fstat(&fd)?.st_dev,
-        ),
-        node: None,
-    };
-    sweep_dir(&fd, top, shape, testdir, &mut out);
-    drop(fd);
-    match rustix::fs::unlinkat(&base, &name, AtFlags::REMOVEDIR) {
-        Ok(()) => out.dirs += 1,
-        Err(Errno::NOENT) => {}
-        Err(Errno::NOTEMPTY | Errno::EXIST) => {
-            if out.kept.is_empty() {
-                out.kept.push(format!("{testdir} (not empty)"));
-            }
-        }
-        Err(e) => return Err(e.into()),
-    }
-    Ok(out)
+    sweep_root(dir, testdir, |fd, out| {
+        let top = At {
+            mount: (
+                crate::safe::beneath::mount_id(std::os::fd::AsFd::as_fd(fd)),
+                rustix::fs::fstat(fd)?.st_dev,
+            ),
+            node: None,
+        };
+        sweep_dir(fd, top, shape, testdir, out);
+        Ok(())
+    })
 }
 
 /// Remove what a killed run left of test directory `testdir` in `dir` (for `fslab cleanup`):

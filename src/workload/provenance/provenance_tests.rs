@@ -1,0 +1,148 @@
+use super::*;
+use serde::Deserialize;
+
+/// A record of a made-up engine, so the rule is tested apart from fdtree and mdtest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Rec {
+    kind: String,
+    dir: String,
+    created_at: String,
+    dev: Option<u64>,
+    ino: Option<u64>,
+}
+
+impl Record for Rec {
+    const PREFIX: &'static str = ".fslab-probe.";
+    const KIND: &'static str = "probe";
+    const WHAT: &'static str = "probe record";
+    fn kind(&self) -> &str {
+        &self.kind
+    }
+    fn name(&self) -> &str {
+        &self.dir
+    }
+    fn created_at(&self) -> &str {
+        &self.created_at
+    }
+    fn made(&self) -> Option<(u64, u64)> {
+        self.dev.zip(self.ino)
+    }
+    fn set_made(&mut self, dev: u64, ino: u64) {
+        (self.dev, self.ino) = (Some(dev), Some(ino));
+    }
+}
+
+fn rec(dir: &str) -> Rec {
+    Rec {
+        kind: "probe".into(),
+        dir: dir.into(),
+        created_at: crate::units::timestamp_now(),
+        dev: None,
+        ino: None,
+    }
+}
+
+const TOUCH: Purpose = Purpose {
+    verb: "touch",
+    hint: "",
+};
+
+#[test]
+fn a_completed_record_proves_its_directory_and_no_other() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), &rec("d")).unwrap();
+    assert!(path::<Rec>(t.path(), "d").ends_with(".fslab-probe.d"));
+    std::fs::create_dir(t.path().join("d")).unwrap();
+    complete::<Rec>(t.path(), "d").unwrap();
+    let r: Rec = prove(t.path(), "d", TOUCH).unwrap();
+    assert!(r.made().is_some());
+    // The same name made again by someone else: another inode, refused.
+    std::fs::rename(t.path().join("d"), t.path().join("moved")).unwrap();
+    std::fs::create_dir(t.path().join("d")).unwrap();
+    let e = prove::<Rec>(t.path(), "d", TOUCH).unwrap_err().to_string();
+    assert!(
+        e.contains("inode differs") && e.contains("will not touch"),
+        "{e}"
+    );
+    remove::<Rec>(t.path(), "d").unwrap();
+    assert!(read::<Rec>(t.path(), "d").unwrap().is_none());
+    remove::<Rec>(t.path(), "d").unwrap();
+}
+
+#[test]
+fn a_record_of_another_engine_or_directory_proves_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir(t.path().join("a")).unwrap();
+    let mut other = rec("a");
+    other.kind = "fdtree".into();
+    write(t.path(), &other).unwrap();
+    let e = prove::<Rec>(t.path(), "a", TOUCH).unwrap_err().to_string();
+    assert!(e.contains("another directory"), "{e}");
+    // A record copied under another directory's name.
+    std::fs::create_dir(t.path().join("b")).unwrap();
+    write(t.path(), &rec("a")).unwrap();
+    std::fs::copy(path::<Rec>(t.path(), "a"), path::<Rec>(t.path(), "b")).unwrap();
+    let e = prove::<Rec>(t.path(), "b", TOUCH).unwrap_err().to_string();
+    assert!(e.contains("another directory"), "{e}");
+}
+
+#[test]
+fn links_files_and_unrecorded_directories_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir(t.path().join("real")).unwrap();
+    std::os::unix::fs::symlink(t.path().join("real"), t.path().join("link")).unwrap();
+    write(t.path(), &rec("link")).unwrap();
+    let e = prove::<Rec>(t.path(), "link", TOUCH)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a directory"), "{e}");
+    let e = prove::<Rec>(t.path(), "real", TOUCH)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no fslab record"), "{e}");
+    let hint = Purpose {
+        verb: "remove",
+        hint: "; make it first",
+    };
+    let e = prove::<Rec>(t.path(), "absent", hint)
+        .unwrap_err()
+        .to_string();
+    assert!(e.ends_with("; make it first"), "{e}");
+}
+
+#[test]
+fn a_record_without_an_inode_covers_only_a_directory_born_just_after_it() {
+    let t = tempfile::tempdir().unwrap();
+    // Born after its record, within the window: the run was killed before completing it.
+    write(t.path(), &rec("fresh")).unwrap();
+    std::fs::create_dir(t.path().join("fresh")).unwrap();
+    prove::<Rec>(t.path(), "fresh", TOUCH).unwrap();
+    // A record written long before the directory came.
+    let mut old = rec("late");
+    old.created_at = "2020-01-01T00:00:00.000Z".into();
+    write(t.path(), &old).unwrap();
+    std::fs::create_dir(t.path().join("late")).unwrap();
+    let e = prove::<Rec>(t.path(), "late", TOUCH)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("has no inode"), "{e}");
+    // An unreadable time proves nothing either.
+    let mut odd = rec("odd");
+    odd.created_at = "yesterday".into();
+    write(t.path(), &odd).unwrap();
+    std::fs::create_dir(t.path().join("odd")).unwrap();
+    let e = prove::<Rec>(t.path(), "odd", TOUCH)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unreadable time"), "{e}");
+}
+
+#[test]
+fn update_changes_an_existing_record_and_ignores_a_missing_one() {
+    let t = tempfile::tempdir().unwrap();
+    update::<Rec>(t.path(), "none", |r| r.dev = Some(1)).unwrap();
+    assert!(read::<Rec>(t.path(), "none").unwrap().is_none());
+    write(t.path(), &rec("x")).unwrap();
+    update::<Rec>(t.path(), "x", |r| r.ino = Some(42)).unwrap();
+    assert_eq!(read::<Rec>(t.path(), "x").unwrap().unwrap().ino, Some(42));
+}
