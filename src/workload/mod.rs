@@ -14,6 +14,7 @@ pub mod mdtest;
 pub mod param;
 pub mod provenance;
 pub mod testfile;
+pub mod warm;
 
 pub use caps::{Caps, Counts, Larger, ResultClass, TreeOps};
 

@@ -199,6 +199,8 @@ impl Session {
             let keeper = self.keeper.as_mut();
             return Engine::new(p, lay, team, NullOps, keeper, obs, stop, seed).iteration(&(), j);
         }
+        // No timed phase pays for running a page of fslab's code for the first time.
+        crate::workload::warm::map_own_code();
         let base = FsOps::open_path(&self.dir)
             .map_err(|e| anyhow!("cannot open -d {}: {e}", self.dir.display()));
         team.agree(base.as_ref().map(|_| ()).map_err(|e| anyhow!("{e}")))?;
