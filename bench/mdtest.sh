@@ -10,7 +10,7 @@
 # turns it into medians, per-pair ratios and their spread. Also measures fslab's own cost per
 # operation (the null backend: the same walks without system calls).
 #
-#   sudo bench/mdtest.sh                         PAIRS=11 N=10000 CONFIGS="1 2u" NICE=-10 by default
+#   sudo bench/mdtest.sh                         PAIRS=11 N=10000 CONFIGS="1 2u" FSES="tmpfs ext4" NICE=-10 by default
 #   sudo PAIRS=11 IOR_SRC=/path/to/ior bench/mdtest.sh
 #
 # Needs root (mount, losetup), gcc, autoconf/automake and MPI (scripts/install-deps --mpi;
@@ -21,6 +21,8 @@ PAIRS=${PAIRS:-11}
 # Both tools run at this niceness, so other work on a shared machine disturbs them less.
 NICE=${NICE:--10}
 CONFIGS=${CONFIGS:-1 2u}
+# File systems to compare on: a tmpfs and an ext4 loop device the script makes.
+FSES=${FSES:-tmpfs ext4}
 N=${N:-10000}
 NULL_N=${NULL_N:-2000000}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -92,7 +94,7 @@ rates() {
 
 mkdir -p "$(dirname "$OUT")"
 printf 'fs\tconfig\tpair\tposition\ttool\toperation\trate\n' > "$RAW"
-for fs in tmpfs ext4; do
+for fs in $FSES; do
   dir="$WORK/$fs/out"
   for cfg in $CONFIGS; do
     case "$cfg" in
