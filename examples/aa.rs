@@ -18,6 +18,7 @@
 //! `cargo run --release --example aa -- [SIMS] [SEED]` (defaults 1000 and 1).
 
 use fslab::metric::{Metric, Unit};
+use fslab::report::model::WarningKind;
 use fslab::report::{build, Input, ReportOptions};
 use fslab::store::*;
 use std::collections::BTreeMap;
@@ -302,6 +303,8 @@ struct Found {
     true_significant: usize,
     /// Primary tests in the report.
     tests: usize,
+    /// The kinds of warning the report shows (once each).
+    warned: Vec<WarningKind>,
 }
 
 /// What the report of one data set found; `better` is the cell made better, if any.
@@ -342,6 +345,12 @@ fn judge(d: &StudyData, better: Option<usize>) -> Found {
             .filter(|c| is_true(c) && c.significant)
             .count(),
         tests: primary.len(),
+        warned: {
+            let mut k: Vec<WarningKind> = r.warnings.iter().map(|w| w.kind).collect();
+            k.sort_by_key(|k| format!("{k:?}"));
+            k.dedup();
+            k
+        },
     }
 }
 
@@ -447,6 +456,44 @@ fn main() {
                     pct(found, truths),
                     pct(sig, truths),
                     pct(any, sims)
+                );
+            }
+        }
+    }
+    println!();
+    println!("## Warnings on A/A data (no true difference, nothing wrong with the machine)\n");
+    println!("Share of data sets whose report shows at least one warning of each kind: the false-alarm rate of the warnings section when every repetition is an independent draw (normal noise; fdtree phases of about 0.3 s at the simulated rates, so too-short warnings follow the noise rule).\n");
+    let kinds = [
+        WarningKind::TooShort,
+        WarningKind::HighCv,
+        WarningKind::Outlier,
+        WarningKind::FirstSlower,
+        WarningKind::Drift,
+    ];
+    println!("| family | cv | n | any warning | too short | high variation | outlier | slow first | drift |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for f in families().into_iter().take(1) {
+        for cv in [0.02, 0.05, 0.10] {
+            for n in [5u32, 10] {
+                let (mut any, mut by) = (0, [0usize; 5]);
+                for _ in 0..sims {
+                    let x = judge(&study(&f, &mut rng, Noise::Normal, cv, n, None), None);
+                    let mut hit = false;
+                    for (i, k) in kinds.iter().enumerate() {
+                        if x.warned.contains(k) {
+                            by[i] += 1;
+                            hit = true;
+                        }
+                    }
+                    any += usize::from(hit);
+                }
+                let cols: Vec<String> = by.iter().map(|&b| pct(b, sims)).collect();
+                println!(
+                    "| {} | {:.0}% | {n} | {} | {} |",
+                    f.name,
+                    cv * 100.0,
+                    pct(any, sims),
+                    cols.join(" | ")
                 );
             }
         }

@@ -44,8 +44,10 @@ fn snapshots_of_every_format() {
     for format in ["table", "markdown", "csv", "json"] {
         let out = run_ok(dir.path(), &["report", &j, "--format", format]);
         if format != "csv" {
-            // The drifting cell's significant difference carries a caution.
-            assert!(out.contains("Caution: drift in journal=64MB fs=ext4; see Warnings."));
+            // One drifting series and one slow first repetition among the workload's 16
+            // are within chance: no caution or warning names them.
+            assert!(!out.contains("drift"), "{out}");
+            assert!(!out.contains("slow first"), "{out}");
         }
         insta::assert_snapshot!(format!("journal_{format}"), out);
     }

@@ -13,7 +13,7 @@ use super::model::*;
 use super::options::ReportOptions;
 use crate::metric::Unit;
 use crate::stats::adaptive::StopReason;
-use crate::stats::{outliers, trend};
+use crate::stats::{consistent, outliers, trend};
 use crate::store::SeriesStatus;
 use crate::workload::WorkloadKind;
 
@@ -23,6 +23,9 @@ pub const FIRST_SLOWER_MIN: f64 = 0.10;
 pub const DRIFT_ALPHA: f64 = 0.05;
 /// … when it changes the value by more than this over the series (5%).
 pub const DRIFT_MIN: f64 = 0.05;
+/// A slow first repetition or a drift is named only when the workload's headline series,
+/// taken together, show it beyond chance at this level (`stats::consistent`).
+pub const PATTERN_ALPHA: f64 = 0.05;
 
 /// All warnings, in a stable order: per workload (aggregate checks, then per cell and
 /// phase), then per series. `origin` says whether advice names study keys or flags.
@@ -41,8 +44,9 @@ pub fn warnings(
         too_short(w, cells, origin, opts, &mut out);
         few_repetitions(w, cells, series, workloads, origin, &mut out);
         out.extend(cache_checks::warnings(w, cells, &machine, origin));
+        let pattern = Pattern::of(w);
         for s in w.stats.iter().filter(|s| s.headline) {
-            per_metric((wi, w), &cells[s.cell], s, &ctx, &mut out);
+            per_metric((wi, w), &cells[s.cell], s, &ctx, &pattern, &mut out);
         }
     }
     for s in series {
@@ -190,12 +194,51 @@ pub fn resumed_at(envs: &[Environment]) -> Vec<&str> {
     at.into_iter().map(|(_, v)| v).collect()
 }
 
+/// What a workload's headline series show together: how many have their first repetition
+/// the worst, and a trend combined over all of them, each with the chance of seeing it with
+/// nothing wrong (`stats::consistent`). Per-series warnings of either kind are shown only
+/// when their pattern is beyond chance, so a report of many series does not warn by chance.
+struct Pattern {
+    /// Series whose first repetition is the worst, of how many, and the chance of that many.
+    first: (usize, usize, f64),
+    /// The combined trend's two-sided p (1 without series).
+    drift_p: f64,
+}
+
+impl Pattern {
+    fn of(w: &WorkloadReport) -> Pattern {
+        let heads: Vec<&CellMetric> = w
+            .stats
+            .iter()
+            .filter(|s| s.headline && s.values.len() >= 3)
+            .collect();
+        let better = |s: &CellMetric| super::verdict::higher_is_better(s.unit, &s.name);
+        let ns: Vec<usize> = heads.iter().map(|s| s.values.len()).collect();
+        let worst = heads
+            .iter()
+            .filter(|s| trend::first_slower(&s.values, better(s), 0.0).is_some())
+            .count();
+        let trends: Vec<_> = heads
+            .iter()
+            .filter_map(|s| {
+                let sign = if better(s) { 1.0 } else { -1.0 };
+                trend::mann_kendall(&s.values).map(|t| (t, sign))
+            })
+            .collect();
+        Pattern {
+            first: (worst, heads.len(), consistent::first_worst_p(&ns, worst)),
+            drift_p: consistent::combined_trend(&trends).map_or(1.0, |(_, p)| p),
+        }
+    }
+}
+
 /// Variation, outliers, slow first repetition and drift of one headline metric.
 fn per_metric(
     (wi, w): (usize, &WorkloadReport),
     cell: &CellInfo,
     s: &CellMetric,
     ctx: &Context<'_>,
+    pattern: &Pattern,
     out: &mut Vec<ReportWarning>,
 ) {
     let (origin, opts) = (ctx.origin, ctx.opts);
@@ -248,7 +291,10 @@ fn per_metric(
         ));
     }
     let higher_better = super::verdict::higher_is_better(s.unit, &s.name);
-    if let Some(f) = trend::first_slower(&s.values, higher_better, FIRST_SLOWER_MIN) {
+    let (worst, of, first_p) = pattern.first;
+    let first_slower = trend::first_slower(&s.values, higher_better, FIRST_SLOWER_MIN)
+        .filter(|_| first_p < PATTERN_ALPHA);
+    if let Some(f) = first_slower {
         // After a resume every cell is made again: its first repetition since then is a
         // first repetition too, and this one may not be the one to blame.
         let resumed = match ctx.resumed.as_slice() {
@@ -262,10 +308,11 @@ fn per_metric(
             place.clone(),
             format!("{:.0}% worse", f.worse_by * 100.0),
             format!(
-                "the first repetition ({}) is {:.0}% worse than the median of the others ({}){resumed}",
+                "the first repetition ({}) is {:.0}% worse than the median of the others ({}), and the first is the worst in {worst} of the workload's {of} series (by chance: {}){resumed}",
                 s.unit.fmt(f.first),
                 f.worse_by * 100.0,
-                s.unit.fmt(f.median_rest)
+                s.unit.fmt(f.median_rest),
+                super::verdict::fmt_p(first_p)
             ),
             advice::first_slower(
                 policy,
@@ -277,7 +324,9 @@ fn per_metric(
             ),
         ));
     }
-    if let Some(d) = trend::drift(&s.values, DRIFT_ALPHA, DRIFT_MIN) {
+    let drift =
+        trend::drift(&s.values, DRIFT_ALPHA, DRIFT_MIN).filter(|_| pattern.drift_p < PATTERN_ALPHA);
+    if let Some(d) = drift {
         let dir = if d.relative_change > 0.0 {
             "upward"
         } else {
@@ -287,10 +336,11 @@ fn per_metric(
             place,
             format!("{dir} {:.0}%", d.relative_change.abs() * 100.0),
             format!(
-                "values drift {dir} by {:.0}% over {} repetitions in execution order (Mann–Kendall {})",
+                "values drift {dir} by {:.0}% over {} repetitions in execution order (Mann–Kendall {}; over all the workload's series {})",
                 d.relative_change.abs() * 100.0,
                 s.values.len(),
-                super::verdict::fmt_p(d.trend.p)
+                super::verdict::fmt_p(d.trend.p),
+                super::verdict::fmt_p(pattern.drift_p)
             ),
             "the file system may be ageing or filling, or the machine getting busier; give every repetition a new file system (cache = \"fresh\" in [repetitions]) and keep the order interleaved".into(),
         ));

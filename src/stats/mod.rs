@@ -10,6 +10,7 @@
 
 pub mod adaptive;
 pub mod compare;
+pub mod consistent;
 pub mod effect;
 pub mod interval;
 pub mod outliers;

@@ -27,6 +27,8 @@ pub struct Trend {
     pub p: f64,
     /// Whether `p` is exact (no ties) or from the normal approximation.
     pub exact: bool,
+    /// The variance of S under no trend (ties accounted for), for combining series.
+    pub var: f64,
 }
 
 /// Mann–Kendall test of `ys` in execution order; `None` for fewer than 3 values or a value
@@ -64,13 +66,7 @@ pub fn mann_kendall(ys: &[f64]) -> Option<Trend> {
     let (p, exact) = if ties.is_empty() {
         (exact_kendall_p(n, s), true)
     } else {
-        let nf = n as f64;
-        let var = (nf * (nf - 1.0) * (2.0 * nf + 5.0)
-            - ties
-                .iter()
-                .map(|t| t * (t - 1.0) * (2.0 * t + 5.0))
-                .sum::<f64>())
-            / 18.0;
+        let var = s_variance(n, &ties);
         let p = if var <= 0.0 {
             1.0
         } else {
@@ -87,7 +83,20 @@ pub fn mann_kendall(ys: &[f64]) -> Option<Trend> {
         tau: s as f64 / pairs,
         p,
         exact,
+        var: s_variance(n, &ties),
     })
+}
+
+/// The variance of Kendall's S under no trend, for `n` values with tie groups of the given
+/// sizes.
+fn s_variance(n: usize, ties: &[f64]) -> f64 {
+    let nf = n as f64;
+    (nf * (nf - 1.0) * (2.0 * nf + 5.0)
+        - ties
+            .iter()
+            .map(|t| t * (t - 1.0) * (2.0 * t + 5.0))
+            .sum::<f64>())
+        / 18.0
 }
 
 /// Exact two-sided p-value of Kendall's S for n values without ties: P(|S| ≥ |s|).
