@@ -442,7 +442,7 @@ fn warnings_name_each_problem() {
 fn phases_study(phases: usize, n: u32, f: impl Fn(usize, u32) -> f64) -> ReportData {
     let (store, id) = study(&CELLS[..1], n, &[], |_, rep| {
         (0..phases)
-            .map(|i| Metric::new(&format!("p{i}"), "rate", Unit::OpsPerSec, f(i, rep)))
+            .map(|i| Metric::new(format!("p{i}"), "rate", Unit::OpsPerSec, f(i, rep)))
             .collect()
     });
     report(&store, id, &ReportOptions::default()).unwrap()
