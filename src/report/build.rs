@@ -426,11 +426,8 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
                 name: name.clone(),
                 unit: *unit,
                 summary,
-                outliers: if telemetry {
-                    Vec::new()
-                } else {
-                    outliers::outlier_indices(&values, outliers::MODIFIED_Z_THRESHOLD)
-                },
+                // Judged below, over the workload's series together.
+                outliers: Vec::new(),
                 disturbed,
                 values,
                 repetitions: reps,
@@ -449,6 +446,28 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
                 wr.stats.push(cm);
             }
         }
+    }
+    mark_outliers(&mut wr.stats);
+}
+
+/// Each series' outliers, judged over the workload's series together
+/// ([`outliers::judge`]: a candidate is named when the headline series show more of them
+/// than chance explains, or when it is extreme on its own).
+fn mark_outliers(stats: &mut [CellMetric]) {
+    let devs: Vec<Option<Vec<outliers::Deviation>>> = stats
+        .iter()
+        .map(|s| outliers::deviations(&s.values, s.unit.is_positive()))
+        .collect();
+    let series: Vec<outliers::Series<'_>> = stats
+        .iter()
+        .zip(&devs)
+        .map(|(s, d)| outliers::Series {
+            deviations: d.as_deref(),
+            headline: s.headline,
+        })
+        .collect();
+    for (s, o) in stats.iter_mut().zip(outliers::judge(&series)) {
+        s.outliers = o;
     }
 }
 

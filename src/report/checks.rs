@@ -1,6 +1,6 @@
 //! The warnings section: results that should not be trusted as they are, each with what to
 //! do in the words of its workload and cache policy ([`super::advice`]). Phases too short to
-//! time, high variation, too few repetitions, outliers (median/MAD from five values on, kept
+//! time, high variation, too few repetitions, outliers (from five values on, judged over the workload's series together, kept
 //! in the statistics), a slow first repetition, drift across the execution order, the page
 //! cache ([`super::cache_checks`]), series that stopped for a reason other than meeting their
 //! target, and failures. Each warning carries its full line and the parts a group line lists
@@ -262,17 +262,25 @@ fn per_metric(
         }
     }
     if !s.outliers.is_empty() {
-        let z = outliers::modified_z_scores(&s.values);
+        let dev = outliers::deviations(&s.values, s.unit.is_positive()).unwrap_or_default();
         let list: Vec<String> = s
             .outliers
             .iter()
-            .map(|&i| {
-                format!(
-                    "repetition {} = {} (modified z {:.1})",
+            .map(|&i| match dev.get(i) {
+                Some(d) => format!(
+                    "repetition {} = {}, {} {} the others (t = {:.1}, {})",
                     s.repetitions[i],
                     s.unit.fmt(s.values[i]),
-                    z[i]
-                )
+                    super::verdict::fmt_pct(d.relative.abs() * 100.0) + "%",
+                    if d.relative < 0.0 { "below" } else { "above" },
+                    d.t,
+                    super::verdict::fmt_p(d.p)
+                ),
+                None => format!(
+                    "repetition {} = {}",
+                    s.repetitions[i],
+                    s.unit.fmt(s.values[i])
+                ),
             })
             .collect();
         let reps: Vec<String> = s
@@ -284,7 +292,7 @@ fn per_metric(
             place.clone(),
             reps.join(", "),
             format!(
-                "outlier by the median/MAD rule: {}; kept in the statistics",
+                "outlier, further from the other repetitions than their spread explains: {}; kept in the statistics",
                 list.join(", ")
             ),
             "look for interference during that repetition".into(),

@@ -130,7 +130,7 @@ fn a_cold_study_is_not_told_to_use_a_cold_policy() {
 
 #[test]
 fn no_outliers_among_three_values() {
-    // [100, 100.2, 103]: the MAD rule would score 103 at 9.4.
+    // [100, 100.2, 103]: three values are too few to judge one against the others.
     let (store, id) = study_of(&fdtree("cold"), &TWO[..1], 3, &[], |_, rep| {
         let v = [100.0, 100.2, 103.0][rep as usize - 1];
         vec![Metric::new("file_create", "rate", Unit::FilesPerSec, v)]

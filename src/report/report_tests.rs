@@ -344,7 +344,8 @@ fn metric_selection_narrows_tables_and_comparisons() {
 #[test]
 fn warnings_name_each_problem() {
     // One configuration, six repetitions: phase a has a slow first repetition (60 against a
-    // median of 100: 40% worse) that is also an outlier (MAD 0.5, modified z −53.96) and
+    // median of 100: 40% worse) that is also an outlier (against the others' 100 ± 0.7: t = −65.9 on the log scale, extreme
+    // enough to be named on its own) and
     // makes its CV 17.5%;
     // phase b drifts 100 → 75 and its CV is 10.7%; phase c
     // lasts 0.5 s on average, varying by 28%; phase read streams 2,000,000 KiB/s, more than
@@ -397,7 +398,8 @@ fn warnings_name_each_problem() {
             .unwrap()
     };
     assert!(
-        msg(Outlier).contains("repetition 1 = 60.00 ops/s (modified z -54.0)"),
+        msg(Outlier)
+            .contains("repetition 1 = 60.00 ops/s, 40% below the others (t = -65.9, p < 0.001)"),
         "{}",
         msg(Outlier)
     );

@@ -29,7 +29,7 @@ fn title(kind: WarningKind, t: &Thresholds) -> String {
         WarningKind::HighCv => format!("Coefficient of variation above {:.0}%", t.max_cv * 100.0),
         WarningKind::Drift => "Drift over the execution order".into(),
         WarningKind::FirstSlower => "First repetition much worse than the others".into(),
-        WarningKind::Outlier => "Outliers by the median/MAD rule, kept in the statistics".into(),
+        WarningKind::Outlier => "Outlying repetitions, kept in the statistics".into(),
         WarningKind::StopReason => "Stopped before meeting the interval target".into(),
         WarningKind::Interference => {
             "Repetitions disturbed by other activity on the machine".into()

@@ -5,7 +5,7 @@
 //! t-intervals); `interval` computes it — Student t of the mean for signed quantities, Student
 //! t on the log scale for positive ones, so no bound of a time or a rate is ever negative. `warnings` flags results that cannot be trusted.
 //! `compare` tests a candidate against a baseline (Welch, Mann–Whitney, Benjamini–Hochberg),
-//! `effect` gives the percent change, its interval and its test from one model, `outliers` flags values by the median/MAD rule, and `trend` checks
+//! `effect` gives the percent change, its interval and its test from one model, `outliers` flags values further from the others than their spread explains, and `trend` checks
 //! the execution order (first repetition slower, drift).
 
 pub mod adaptive;

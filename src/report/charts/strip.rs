@@ -1,6 +1,6 @@
 //! Every repetition visible: one slot per configuration, its values as dots from left to
 //! right in execution order (so drift shows as a slope and a slow first run as the leftmost
-//! dot), outliers by the median/MAD rule ringed in red, the mean as a horizontal bar.
+//! dot), outliers (`stats::outliers`) ringed in red, the mean as a horizontal bar.
 
 use super::*;
 
@@ -127,7 +127,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
     Ok(Chart {
         kind: ChartKind::Strip,
         title,
-        caption: "Every counted repetition, left to right in execution order; black bar: mean; red ring: outlier by the median/MAD rule (judged from 5 repetitions on; kept in the statistics); hollow square: a repetition other activity on the machine disturbed (see Warnings; kept in the statistics).".into(),
+        caption: "Every counted repetition, left to right in execution order; black bar: mean; red ring: outlier, further from the others than their spread explains (judged from 5 repetitions on; kept in the statistics); hollow square: a repetition other activity on the machine disturbed (see Warnings; kept in the statistics).".into(),
         svg,
     })
 }

@@ -13,7 +13,7 @@ pub enum WarningKind {
     HighCv,
     /// Fewer than two repetitions: no spread, interval or test.
     FewRepetitions,
-    /// A value flagged by the median/MAD rule.
+    /// A value further from the others than their spread explains (`stats::outliers`).
     Outlier,
     /// The first repetition much worse than the others.
     FirstSlower,

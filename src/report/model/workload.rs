@@ -90,7 +90,7 @@ pub struct CellMetric {
     pub repetitions: Vec<i64>,
     /// Execution order index of each value.
     pub order: Vec<i64>,
-    /// Positions (into `values`) of outliers by the median/MAD rule. Shown, never dropped.
+    /// Positions (into `values`) of outliers (`stats::outliers::judge`). Shown, never dropped.
     pub outliers: Vec<usize>,
     /// Positions (into `values`) of repetitions other activity on the machine disturbed
     /// (stored interference). Shown, never dropped.
