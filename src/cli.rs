@@ -863,4 +863,27 @@ mod tests {
         );
         assert_eq!(a.start_dir, PathBuf::from("."));
     }
+
+    #[test]
+    fn dbench_and_iozone_read_their_study_specs() {
+        let c = Cli::try_parse_from(["fslab", "dbench", "4", "-t", "90s", "-S"]).unwrap();
+        let Command::Dbench(a) = c.command else {
+            panic!()
+        };
+        assert_eq!((a.load.clients, a.load.duration.as_str()), (Some(4), "90s"));
+        assert!(a.sync_dir && !a.load.sync);
+        assert!(
+            Cli::try_parse_from(["fslab", "dbench"]).is_err(),
+            "NCLIENTS required"
+        );
+        let g = Cli::try_parse_from(["fslab", "dbench", "--generate", "x.txt"]).unwrap();
+        assert!(g.command.engine().is_none(), "--generate needs no NCLIENTS");
+        let c =
+            Cli::try_parse_from(["fslab", "iozone", "-s", "1m", "-s", "2m", "-t", "2"]).unwrap();
+        let Command::Iozone(a) = c.command else {
+            panic!()
+        };
+        assert_eq!(a.params.file_size, ["1m", "2m"]);
+        assert_eq!(a.params.threads, Some(2));
+    }
 }

@@ -195,4 +195,3 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         None => Ok(()),
     }
 }
-

@@ -1,13 +1,13 @@
 //! Output helpers of `fslab iozone`: IOzone's opening lines, reading rates back from metrics,
 //! IOzone's throughput-mode lines, the sweep summary table and the warnings.
 
+use super::Setup;
+use crate::cli::IozoneArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::stats::Thresholds;
 use crate::workload::iozone::sweep::Point;
 use crate::workload::iozone::{self, report, throughput, Test};
-use super::Setup;
-use crate::cli::IozoneArgs;
 use std::collections::BTreeMap;
 
 pub(super) fn rate_of(m: &[Metric], t: Test) -> u64 {

@@ -193,8 +193,8 @@ mod tests {
 
     #[test]
     fn the_command_line_reads_the_same_declaration() {
-        let c = Cmd::try_parse_from(["dbench", "4", "-t", "90s", "-s", "-F", "-c", "x.txt"])
-            .unwrap();
+        let c =
+            Cmd::try_parse_from(["dbench", "4", "-t", "90s", "-s", "-F", "-c", "x.txt"]).unwrap();
         let from_toml: DbenchSpec = toml::from_str(
             "clients = 4\nduration = \"90s\"\nsync = true\nfsync = true\nloadfile = \"x.txt\"",
         )
@@ -206,11 +206,16 @@ mod tests {
             crate::units::parse_duration(DEFAULT_DURATION).unwrap(),
             Duration::from_secs(super::super::DEFAULT_TIMELIMIT)
         );
-        let bad = Cmd::try_parse_from(["dbench", "1", "-t", "soon"]).unwrap().spec;
+        let bad = Cmd::try_parse_from(["dbench", "1", "-t", "soon"])
+            .unwrap()
+            .spec;
         let said = bad.params(FLAGS, false).unwrap_err().to_string();
         assert!(said.starts_with("-t: "), "flag words: {said}");
         let once = d.params(FLAGS, true).unwrap();
         assert_eq!(once.warmup, Duration::ZERO, "--run-once: no warmup");
-        assert_eq!(d.params(FLAGS, false).unwrap().warmup, Duration::from_secs(120));
+        assert_eq!(
+            d.params(FLAGS, false).unwrap().warmup,
+            Duration::from_secs(120)
+        );
     }
 }

@@ -256,7 +256,10 @@ mod tests {
         assert_eq!((p.threads, p.throughput), (4, true));
         let big: IozoneSpec = toml::from_str("stride = 2000000000").unwrap();
         let said = big.to_params().unwrap_err().to_string();
-        assert!(said.starts_with("stride 2000000000 is out of range"), "{said}");
+        assert!(
+            said.starts_with("stride 2000000000 is out of range"),
+            "{said}"
+        );
     }
 
     /// The spec as `fslab iozone` reads it: the same struct, its flags.
@@ -269,8 +272,22 @@ mod tests {
     #[test]
     fn the_command_line_reads_the_same_declaration() {
         let c = Cmd::try_parse_from([
-            "iozone", "-s", "1g", "-r", "1m", "-i", "0", "-i", "2", "-I", "-e", "-c", "-o", "-j",
-            "5", "--huge-buffer",
+            "iozone",
+            "-s",
+            "1g",
+            "-r",
+            "1m",
+            "-i",
+            "0",
+            "-i",
+            "2",
+            "-I",
+            "-e",
+            "-c",
+            "-o",
+            "-j",
+            "5",
+            "--huge-buffer",
         ])
         .unwrap();
         let from_toml: IozoneSpec = toml::from_str(
@@ -295,6 +312,10 @@ mod tests {
         let e = Cmd::try_parse_from(["iozone", "-i", "x"]).unwrap_err();
         assert!(e.to_string().contains("not a test number"), "{e}");
         let neg = Cmd::try_parse_from(["iozone", "-i", "-1"]).unwrap().spec;
-        assert_eq!(neg.tests, [-1], "refused later, with IOzone's list of tests");
+        assert_eq!(
+            neg.tests,
+            [-1],
+            "refused later, with IOzone's list of tests"
+        );
     }
 }
