@@ -86,6 +86,7 @@ pub enum Command {
     #[command(
         after_long_help = DBENCH_EXAMPLES,
         mut_arg("repeat", |a| a.help(REPEAT_DBENCH)),
+        mut_arg("clients", |a| a.required_unless_present("generate")),
         override_usage = "fslab dbench [OPTIONS] <NCLIENTS>\n       fslab dbench --generate <FILE> [--seed <N>] [--tasks <N>]"
     )]
     Dbench(DbenchArgs),
@@ -586,29 +587,13 @@ pub struct FdtreeArgs {
     pub mpi: crate::cli::MpiArgs,
 }
 
-/// `fslab dbench`.
+/// `fslab dbench`: dbench's parameters (the study's keys, as arguments) and the command's own
+/// options.
 #[derive(Debug, Args)]
 pub struct DbenchArgs {
-    /// Number of clients; each replays the loadfile in its own tree clients/client<N> (dbench's
-    /// NPROCS). Required, except with --generate.
-    #[arg(value_name = "NCLIENTS", required_unless_present = "generate")]
-    pub clients: Option<usize>,
-    /// Measured run time after the warmup: seconds, or a duration such as 90s or 5m (dbench -t).
-    #[arg(
-        short = 't',
-        long = "timelimit",
-        default_value = "600",
-        value_name = "TIME"
-    )]
-    pub timelimit: String,
-    /// Warmup before the measured time, not counted. Default: a fifth of -t, like dbench
-    /// (0 with --run-once).
-    #[arg(long, value_name = "TIME")]
-    pub warmup: Option<String>,
-    /// NBENCH loadfile, plain or gzip-compressed (dbench -c). Default: fslab's generated
-    /// small-office load (see --generate).
-    #[arg(short = 'c', long = "loadfile", value_name = "FILE")]
-    pub loadfile: Option<PathBuf>,
+    /// Clients, run time, loadfile and sync options: the study's dbench keys, as arguments.
+    #[command(flatten)]
+    pub load: crate::workload::dbench::DbenchSpec,
     /// Directory the client trees are made in (dbench -D).
     #[arg(
         short = 'D',
@@ -617,12 +602,6 @@ pub struct DbenchArgs {
         value_name = "DIR"
     )]
     pub directory: PathBuf,
-    /// Open files with O_SYNC (dbench -s). Default: off.
-    #[arg(short = 's', long)]
-    pub sync: bool,
-    /// fsync after every write (dbench -F). Default: off.
-    #[arg(short = 'F', long)]
-    pub fsync: bool,
     /// fdatasync the parent directory after unlink, rmdir and rename (dbench -S). Default: off.
     #[arg(short = 'S', long)]
     pub sync_dir: bool,
@@ -883,5 +862,28 @@ mod tests {
             (10, 10, 10, 4)
         );
         assert_eq!(a.start_dir, PathBuf::from("."));
+    }
+
+    #[test]
+    fn dbench_and_iozone_read_their_study_specs() {
+        let c = Cli::try_parse_from(["fslab", "dbench", "4", "-t", "90s", "-S"]).unwrap();
+        let Command::Dbench(a) = c.command else {
+            panic!()
+        };
+        assert_eq!((a.load.clients, a.load.duration.as_str()), (Some(4), "90s"));
+        assert!(a.sync_dir && !a.load.sync);
+        assert!(
+            Cli::try_parse_from(["fslab", "dbench"]).is_err(),
+            "NCLIENTS required"
+        );
+        let g = Cli::try_parse_from(["fslab", "dbench", "--generate", "x.txt"]).unwrap();
+        assert!(g.command.engine().is_none(), "--generate needs no NCLIENTS");
+        let c =
+            Cli::try_parse_from(["fslab", "iozone", "-s", "1m", "-s", "2m", "-t", "2"]).unwrap();
+        let Command::Iozone(a) = c.command else {
+            panic!()
+        };
+        assert_eq!(a.params.file_size, ["1m", "2m"]);
+        assert_eq!(a.params.threads, Some(2));
     }
 }

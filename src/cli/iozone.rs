@@ -1,5 +1,7 @@
 //! `fslab iozone` options: IOzone's flags where IOzone has them (same letters, same
-//! defaults, sizes in KiB when no suffix is given), fslab's additions as long options.
+//! defaults, sizes in KiB when no suffix is given), fslab's additions as long options. The
+//! flags a study has as keys are declared once, in [`crate::workload::iozone::IozoneSpec`];
+//! here are the command's own: the sweep, the files, verification, cache actions, output.
 
 use clap::Args;
 use std::path::PathBuf;
@@ -7,19 +9,10 @@ use std::path::PathBuf;
 /// `fslab iozone`.
 #[derive(Debug, Args)]
 pub struct IozoneArgs {
-    /// Test to run, repeatable (IOzone -i): 0 write/rewrite, 1 read/re-read, 2 random
-    /// read/write, 3 backwards read, 4 record rewrite, 5 strided read, 6 fwrite/re-fwrite,
-    /// 7 fread/re-fread. Default: all of 0-7. 0 is added when a selected test reads the file.
-    #[arg(short = 'i', value_name = "N", allow_hyphen_values = true)]
-    pub tests: Vec<String>,
-    /// File size (IOzone -s): k, m, g suffixes, a bare number is KiB. Repeat for a list
-    /// (turns on auto mode over the listed sizes). Default: 512k.
-    #[arg(short = 's', value_name = "SIZE")]
-    pub sizes: Vec<String>,
-    /// Record size (IOzone -r): k, m, g suffixes, a bare number is KiB; 128 bytes to 16 MiB.
-    /// Repeat for a list. Default: 4k.
-    #[arg(short = 'r', value_name = "SIZE")]
-    pub records: Vec<String>,
+    /// Sizes, tests, timing flags, stride, workers and buffer: the study's iozone keys, as
+    /// flags.
+    #[command(flatten)]
+    pub params: crate::workload::iozone::IozoneSpec,
     /// Auto mode (IOzone -a): files 64 KiB to 512 MiB, records 4 KiB to 16 MiB, doubling;
     /// files over 16 MiB start at 64 KiB records unless -z. Default: the sizes of -s and -r.
     #[arg(short = 'a')]
@@ -39,21 +32,6 @@ pub struct IozoneArgs {
     /// Auto mode: largest record size (IOzone -q). Default: 16m.
     #[arg(short = 'q', value_name = "SIZE")]
     pub max_record: Option<String>,
-    /// O_DIRECT on all tests but fwrite/fread (IOzone -I). Default: off.
-    #[arg(short = 'I')]
-    pub direct: bool,
-    /// Include fsync (and fflush) in the timing (IOzone -e). Default: off.
-    #[arg(short = 'e')]
-    pub fsync: bool,
-    /// Include close in the timing (IOzone -c). Default: off.
-    #[arg(short = 'c')]
-    pub close: bool,
-    /// O_SYNC writes (IOzone -o). Default: off.
-    #[arg(short = 'o')]
-    pub osync: bool,
-    /// Stride of the strided read in records (IOzone -j), 0 to 2^30. Default: 17.
-    #[arg(short = 'j', value_name = "RECORDS", default_value_t = crate::workload::iozone::DEFAULT_STRIDE)]
-    pub stride: u64,
     /// Test file (IOzone -f). Default: ./iozone.tmp.
     #[arg(short = 'f', value_name = "PATH")]
     pub file: Option<PathBuf>,
@@ -74,10 +52,6 @@ pub struct IozoneArgs {
     /// run naming the offset. Optional pattern byte 1-255. Default pattern: 165 (0xA5).
     #[arg(short = 'V', value_name = "PATTERN", num_args = 0..=1, default_missing_value = "165")]
     pub verify: Option<u8>,
-    /// Throughput mode with N workers, each on its own file (IOzone -t, at most 256). Default:
-    /// one process, no throughput mode.
-    #[arg(short = 't', value_name = "N")]
-    pub threads: Option<usize>,
     /// Throughput mode: no stonewalling (IOzone -x). Default: stonewalling on.
     #[arg(short = 'x')]
     pub no_stonewall: bool,
@@ -110,11 +84,6 @@ pub struct IozoneArgs {
     /// (IOzone: 2).
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub phase_pause: f64,
-    /// Put the record buffer in a transparent huge page (MADV_HUGEPAGE). Default: off; the
-    /// buffer follows the system's THP policy, as IOzone's does. With -I its pages decide how
-    /// the kernel splits each record into device requests (see doc/iozone.md).
-    #[arg(long)]
-    pub huge_buffer: bool,
     /// Skip the free-space check before writing (thin or compressing file systems). Default:
     /// checked.
     #[arg(long)]

@@ -18,6 +18,20 @@ pub enum Words {
     Flags(&'static [(&'static str, &'static str)]),
 }
 
+impl Words {
+    /// How these words name the parameter with study key `key`: its flag (`-t`), or the key
+    /// itself (for a study, or a key without a flag).
+    pub fn name(self, key: &'static str) -> &'static str {
+        match self {
+            Words::Flags(table) => table
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map_or(key, |(_, f)| *f),
+            Words::Keys => key,
+        }
+    }
+}
+
 /// A parameter an engine refuses (a usage error: exit code 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamError {
@@ -120,6 +134,13 @@ mod tests {
             t.render(Words::Flags(FLAGS)),
             "use --threads 1 or size_blocks = 3; {not a field} {x}"
         );
+    }
+
+    #[test]
+    fn a_key_is_named_by_its_flag_or_itself() {
+        assert_eq!(Words::Flags(FLAGS).name("dirs"), "-d");
+        assert_eq!(Words::Flags(FLAGS).name("files"), "files");
+        assert_eq!(Words::Keys.name("dirs"), "dirs");
     }
 
     #[test]

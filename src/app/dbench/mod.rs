@@ -12,15 +12,12 @@ use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::progress::ProgressObserver;
 use crate::workload::dbench::report::report;
-use crate::workload::dbench::{
-    generate, parse_duration_opt, ClientOptions, Dbench, DbenchParams, Loadfile, RepOutcome,
-};
-use crate::workload::param::{in_words, Words};
+use crate::workload::dbench::{generate, Dbench, DbenchParams, Loadfile, RepOutcome, FLAGS};
+use crate::workload::param::in_words;
 use crate::workload::{Observer, Target, Workload};
 use anyhow::Result;
 use doc::{DbenchPart, LoadfileDoc};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// Version of the JSON document printed by `--json`.
 pub const JSON_SCHEMA: &str = "fslab.dbench.v2";
@@ -44,40 +41,20 @@ impl Observer for Console {
     }
 }
 
-/// How `fslab dbench` names the parameters of [`DbenchParams::validate`]'s refusals: the
-/// client count is the positional argument.
-const FLAGS: Words = Words::Flags(&[("duration", "-t"), ("clients", "fslab dbench")]);
-
+/// `fslab dbench`'s arguments onto the engine's parameters: dbench's own through the study's
+/// [`DbenchSpec`](crate::workload::dbench::DbenchSpec) (cheap checks before the loadfile is
+/// read), then the command-line-only load options.
 pub(crate) fn params_from(a: &DbenchArgs) -> Result<DbenchParams> {
     super::check_run_args(&a.run)?;
-    let clients = a.clients.unwrap_or(0);
-    let duration = parse_duration_opt(&a.timelimit, "-t")?;
-    let warmup = match &a.warmup {
-        Some(w) => parse_duration_opt(w, "--warmup")?,
-        None if a.run_once => std::time::Duration::ZERO,
-        None => duration / 5,
-    };
-    // Cheap checks first, so `fslab dbench 0` does not read a 26 MB loadfile to say no.
-    let mut p = DbenchParams::new(Loadfile::default());
-    p.clients = clients;
-    p.duration = duration;
-    p.validate().map_err(|e| in_words(e, FLAGS))?;
+    let mut p = a
+        .load
+        .params(FLAGS, a.run_once)
+        .map_err(|e| in_words(e, FLAGS))?;
     crate::workload::check_writable_dir(&a.directory, "-D")?;
-    let lf = match &a.loadfile {
-        Some(path) => Loadfile::from_path(path)?,
-        None => generate::default_loadfile(),
-    };
-    p.loadfile_source = lf.source.clone();
-    p.loadfile = Arc::new(lf);
-    p.warmup = warmup;
-    p.client = ClientOptions {
-        sync_open: a.sync,
-        fsync: a.fsync,
-        sync_dir: a.sync_dir,
-        no_resolve: a.no_resolve,
-    };
+    a.load.load(&mut p)?;
+    p.client.sync_dir = a.sync_dir;
+    p.client.no_resolve = a.no_resolve;
     p.timestamps = !a.ignore_timestamps;
-    p.run_once = a.run_once;
     p.skip_cleanup = a.skip_cleanup;
     Ok(p)
 }
@@ -208,7 +185,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         "dbench {}, {:.0} s{}",
         crate::workload::dbench::clients_text(params.clients),
         params.duration.as_secs_f64(),
-        if a.loadfile.is_some() {
+        if a.load.loadfile.is_some() {
             format!(", {}", params.loadfile_source)
         } else {
             String::new()

@@ -101,7 +101,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
             "dbench {}, {:.0} s ×{size} ranks{}",
             clients_text(params.clients),
             params.duration.as_secs_f64(),
-            if a.loadfile.is_some() {
+            if a.load.loadfile.is_some() {
                 format!(", {}", params.loadfile_source)
             } else {
                 String::new()

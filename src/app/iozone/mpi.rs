@@ -20,7 +20,7 @@ use std::rc::Rc;
 /// IOzone's checks, then the MPI rules: throughput mode, one worker per rank.
 fn validate(comm: &Comm, a: &IozoneArgs) -> Result<(Setup, IozoneParams)> {
     let n = comm.size() as usize;
-    match a.threads {
+    match a.params.threads {
         None => crate::bail_usage!(
             "under mpiexec fslab iozone runs IOzone's throughput mode with one worker per rank; add -t {n} (with -F and {n} files, or none for ./iozone.DUMMY.<rank>)"
         ),

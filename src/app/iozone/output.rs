@@ -1,6 +1,8 @@
-//! Output helpers of `fslab iozone`: reading rates back from metrics, IOzone's throughput-mode
-//! lines, the sweep summary table and the warnings.
+//! Output helpers of `fslab iozone`: IOzone's opening lines, reading rates back from metrics,
+//! IOzone's throughput-mode lines, the sweep summary table and the warnings.
 
+use super::Setup;
+use crate::cli::IozoneArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::stats::Thresholds;
@@ -185,6 +187,73 @@ pub(crate) fn warnings(
                 t.min_phase_seconds
             ),
         );
+    }
+    out
+}
+
+/// IOzone's opening lines: the version, the target, the options in IOzone's words, the sizes
+/// and the command line.
+pub(crate) fn splash(a: &IozoneArgs, s: &Setup) -> String {
+    let b = &s.base;
+    let mut out = format!(
+        "\tfslab {} iozone (IOzone 3.414 semantics) on {} ({})\n",
+        env!("CARGO_PKG_VERSION"),
+        s.target.dir.display(),
+        s.target.fs_type.as_deref().unwrap_or("unknown fs")
+    );
+    let mut line = |t: String| {
+        out.push('\t');
+        out.push_str(&t);
+        out.push('\n');
+    };
+    if a.auto || s.plan.sweep {
+        line("Auto Mode".into());
+    }
+    if a.no_crossover {
+        line("Cross over of record size disabled.".into());
+    }
+    if b.direct {
+        line("O_DIRECT feature enabled".into());
+    }
+    if b.huge_buffer {
+        line("Record buffer in a transparent huge page (--huge-buffer)".into());
+    }
+    if b.close {
+        line("Include close in write timing".into());
+    }
+    if b.fsync {
+        line("Include fsync in write timing".into());
+    }
+    if b.osync {
+        line("SYNC Mode. ".into());
+    }
+    if b.verify {
+        line(format!(
+            "Verify Mode. Pattern {:02x}{:02x}{:02x}{:02x}",
+            b.pattern, b.pattern, b.pattern, b.pattern
+        ));
+    }
+    if b.keep {
+        line("Setting no_unlink".into());
+    }
+    if !b.stonewall && b.throughput {
+        line("Stonewall disabled".into());
+    }
+    if !s.plan.sweep {
+        let p = s.plan.points[0];
+        line(format!("File size set to {} kB", p.file_kib));
+        line(format!("Record Size {} kB", p.record / 1024));
+    }
+    line(format!("Command line used: {}", crate::app::command_line()));
+    line("Output is in kBytes/sec".into());
+    if b.throughput {
+        let p = s.plan.points[0];
+        line(format!("Throughput test with {} threads", b.threads));
+        line(format!(
+            "Each thread writes a {} kByte file in {} kByte records",
+            p.file_kib,
+            p.record / 1024
+        ));
     }
     out
 }

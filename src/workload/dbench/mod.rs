@@ -20,16 +20,17 @@ pub mod loadfile;
 pub mod ops;
 mod parse;
 pub mod report;
+mod spec;
 pub mod sys;
 mod worker;
 
 pub use client::ClientOptions;
 pub use engine::{Dbench, OpRow, RepOutcome};
 pub use loadfile::Loadfile;
+pub use spec::{parse_duration_opt, DbenchSpec, DEFAULT_DURATION, FLAGS};
 
 use anyhow::Result;
-use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
+use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -107,126 +108,11 @@ impl DbenchParams {
     }
 }
 
-/// A dbench workload as written in a study file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DbenchSpec {
-    /// Label in reports; default derived from the parameters.
-    #[serde(default)]
-    pub label: Option<String>,
-    /// Number of clients (default 10).
-    #[serde(default = "d_clients")]
-    pub clients: usize,
-    /// Measured run time after the warmup, e.g. "60s" (default "600s").
-    #[serde(default = "d_duration")]
-    pub duration: String,
-    /// Warmup, e.g. "10s" (default a fifth of `duration`).
-    #[serde(default)]
-    pub warmup: Option<String>,
-    /// An NBENCH loadfile, plain or gzip (default: fslab's generated office load).
-    #[serde(default)]
-    pub loadfile: Option<PathBuf>,
-    /// Open files with O_SYNC (dbench --sync).
-    #[serde(default)]
-    pub sync: bool,
-    /// fsync after every write (dbench --fsync).
-    #[serde(default)]
-    pub fsync: bool,
-}
-
-fn d_clients() -> usize {
-    DEFAULT_CLIENTS
-}
-fn d_duration() -> String {
-    format!("{DEFAULT_TIMELIMIT}s")
-}
-
 /// "1 client", "4 clients".
 pub fn clients_text(n: usize) -> String {
     if n == 1 {
         "1 client".into()
     } else {
         format!("{n} clients")
-    }
-}
-
-/// Parse a duration option, as a usage error naming the key.
-pub fn parse_duration_opt(s: &str, what: &str) -> Result<Duration> {
-    crate::units::parse_duration(s).map_err(|e| crate::error::usage(format!("{what}: {e}")))
-}
-
-impl DbenchSpec {
-    /// The label, or `dbench N clients, DURATION[, sync][, fsync][, LOADFILE]`.
-    pub fn label(&self) -> String {
-        self.label.clone().unwrap_or_else(|| {
-            let mut s = format!("dbench {} clients, {}", self.clients, self.duration);
-            if self.sync {
-                s.push_str(", sync");
-            }
-            if self.fsync {
-                s.push_str(", fsync");
-            }
-            if let Some(l) = &self.loadfile {
-                s.push_str(&format!(", {}", l.display()));
-            }
-            s
-        })
-    }
-
-    /// Validated engine parameters (reads the loadfile).
-    pub fn to_params(&self) -> Result<DbenchParams> {
-        let lf = match &self.loadfile {
-            Some(p) => Loadfile::from_path(p)?,
-            None => generate::default_loadfile(),
-        };
-        let mut p = DbenchParams::new(lf);
-        p.clients = self.clients;
-        p.duration = parse_duration_opt(&self.duration, "duration")?;
-        p.warmup = match &self.warmup {
-            Some(w) => parse_duration_opt(w, "warmup")?,
-            None => p.duration / 5,
-        };
-        p.client.sync_open = self.sync;
-        p.client.fsync = self.fsync;
-        p.validate()?;
-        Ok(p)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spec_defaults_and_unknown_keys() {
-        let s: DbenchSpec = toml::from_str("clients = 4\nduration = \"60s\"").unwrap();
-        assert_eq!(s.clients, 4);
-        assert!(!s.sync && !s.fsync && s.loadfile.is_none() && s.warmup.is_none());
-        let p = s.to_params().unwrap();
-        assert_eq!(p.duration, Duration::from_secs(60));
-        assert_eq!(p.warmup, Duration::from_secs(12));
-        assert!(toml::from_str::<DbenchSpec>("client = 4").is_err());
-        let d: DbenchSpec = toml::from_str("").unwrap();
-        assert_eq!((d.clients, d.duration.as_str()), (10, "600s"));
-        assert_eq!(d.label(), "dbench 10 clients, 600s");
-    }
-
-    #[test]
-    fn bad_values_are_usage_errors() {
-        let zero: DbenchSpec = toml::from_str("clients = 0").unwrap();
-        let said = zero.to_params().unwrap_err().to_string();
-        assert!(said.contains("0 clients"), "{said}");
-        assert!(said.contains("e.g. clients = 10"), "study words: {said}");
-        let many: DbenchSpec = toml::from_str("clients = 100000").unwrap();
-        let said = many.to_params().unwrap_err().to_string();
-        assert!(said.contains("clients = 100000: at most"), "{said}");
-        let t0: DbenchSpec = toml::from_str("duration = \"0s\"").unwrap();
-        assert!(t0
-            .to_params()
-            .unwrap_err()
-            .to_string()
-            .contains("0 seconds"));
-        let bad: DbenchSpec = toml::from_str("warmup = \"soon\"").unwrap();
-        assert!(bad.to_params().unwrap_err().to_string().contains("warmup"));
     }
 }

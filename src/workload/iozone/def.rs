@@ -2,7 +2,7 @@
 //! builds the engine.
 
 use super::{Iozone, IozoneSpec};
-use crate::workload::{check_stride, Caps, Counts, EngineSpec, Larger, ResultClass, Workload};
+use crate::workload::{Caps, Counts, EngineSpec, Larger, ResultClass, Workload};
 use anyhow::Result;
 
 /// The stored name, the study file's `kind`.
@@ -39,7 +39,6 @@ impl EngineSpec for IozoneSpec {
         IozoneSpec::label(self)
     }
     fn build(&self) -> Result<Box<dyn Workload>> {
-        check_stride(self.stride, "stride")?;
         Ok(Box::new(Iozone::new(self.to_params()?)))
     }
 }

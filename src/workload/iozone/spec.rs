@@ -1,9 +1,24 @@
-//! The study-file form of an IOzone workload (`[[workload]] kind = "iozone"`), with IOzone's
-//! size rule (a bare number is KiB).
+//! IOzone's parameters, declared once: the study file's keys (serde, `kind = "iozone"`) and
+//! the command line's flags (clap, flattened into `fslab iozone`, whose own options are only
+//! the command's: the sweep, the files, verification, cache actions, output). Both build the
+//! engine's [`IozoneParams`] through [`IozoneSpec::base`], with IOzone's size rule (a bare
+//! number is KiB).
 
 use super::{resolve_tests, IozoneParams, DEFAULT_STRIDE};
+use crate::workload::param::Words;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
+
+/// How `fslab iozone` names the parameters in its refusals.
+pub const FLAGS: Words = Words::Flags(&[
+    ("file_size", "-s"),
+    ("record_size", "-r"),
+    ("tests", "-i"),
+    ("stride", "-j"),
+    ("threads", "-t"),
+    ("thread_files", "-F"),
+    ("phase_pause", "--phase-pause"),
+]);
 
 /// Parse an IOzone size: k/m/g suffixes, a bare number is KiB (IOzone's rule).
 pub fn parse_kib_size(s: &str, what: &str) -> Result<u64> {
@@ -14,51 +29,72 @@ pub fn parse_kib_size(s: &str, what: &str) -> Result<u64> {
     })
 }
 
-/// An IOzone workload as written in a study file (`kind = "iozone"`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// An IOzone workload: the study file's `[[workload]] kind = "iozone"` keys and `fslab
+/// iozone`'s flags of the same meaning.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct IozoneSpec {
-    /// Label in reports; default derived from the parameters.
+    /// Label in reports; default derived from the parameters (study files only).
     #[serde(default)]
+    #[arg(skip)]
     pub label: Option<String>,
-    /// File size, e.g. "1g" (a bare number is KiB, as in IOzone). Default "512k".
-    #[serde(default = "d_file_size")]
-    pub file_size: String,
-    /// Record size, e.g. "1m" (a bare number is KiB). Default "4k".
-    #[serde(default = "d_record_size")]
-    pub record_size: String,
-    /// IOzone test numbers. Default [0, 1].
+    /// File size (IOzone -s; study key `file_size`, one size): k, m, g suffixes, a bare number
+    /// is KiB. Repeat for a list (turns on auto mode over the listed sizes). Default: 512k.
+    #[serde(default = "d_file_size", with = "one_or_more")]
+    #[arg(short = 's', value_name = "SIZE")]
+    pub file_size: Vec<String>,
+    /// Record size (IOzone -r; study key `record_size`, one size): k, m, g suffixes, a bare
+    /// number is KiB; 128 bytes to 16 MiB. Repeat for a list. Default: 4k.
+    #[serde(default = "d_record_size", with = "one_or_more")]
+    #[arg(short = 'r', value_name = "SIZE")]
+    pub record_size: Vec<String>,
+    /// Test to run, repeatable (IOzone -i; study key `tests`, a list): 0 write/rewrite, 1
+    /// read/re-read, 2 random read/write, 3 backwards read, 4 record rewrite, 5 strided read,
+    /// 6 fwrite/re-fwrite, 7 fread/re-fread. Default: all of 0-7 (a study's: [0, 1]). 0 is
+    /// added when a selected test reads the file.
     #[serde(default = "d_tests")]
+    #[arg(short = 'i', value_name = "N", allow_hyphen_values = true, value_parser = test_number)]
     pub tests: Vec<i64>,
-    /// O_DIRECT (-I).
+    /// O_DIRECT on all tests but fwrite/fread (IOzone -I; study key `direct`). Default: off.
     #[serde(default)]
+    #[arg(short = 'I')]
     pub direct: bool,
-    /// fsync inside the timing (-e).
+    /// Include fsync (and fflush) in the timing (IOzone -e; study key `fsync`). Default: off.
     #[serde(default)]
+    #[arg(short = 'e')]
     pub fsync: bool,
-    /// close inside the timing (-c).
+    /// Include close in the timing (IOzone -c; study key `close`). Default: off.
     #[serde(default)]
+    #[arg(short = 'c')]
     pub close: bool,
-    /// O_SYNC writes (-o).
+    /// O_SYNC writes (IOzone -o; study key `osync`). Default: off.
     #[serde(default)]
+    #[arg(short = 'o')]
     pub osync: bool,
-    /// Stride in records (-j). Default 17.
+    /// Stride of the strided read in records (IOzone -j; study key `stride`), 0 to 2^30.
     #[serde(default = "d_stride")]
+    #[arg(short = 'j', value_name = "RECORDS", default_value_t = DEFAULT_STRIDE)]
     pub stride: u64,
-    /// Throughput-mode workers (-t). Default 1 (single file).
+    /// Throughput mode with N workers, each on its own file (IOzone -t, at most 256; study key
+    /// `threads`). Default: one process, no throughput mode (a study's `threads` is 1 by
+    /// default, and throughput mode only above 1).
     #[serde(default = "d_threads")]
-    pub threads: usize,
-    /// Record buffer in a transparent huge page at every record size and with O_DIRECT
-    /// (`--huge-buffer`). Default false.
+    #[arg(short = 't', value_name = "N")]
+    pub threads: Option<usize>,
+    /// Put the record buffer in a transparent huge page (MADV_HUGEPAGE; study key
+    /// `huge_buffer`). Default: off; the buffer follows the system's THP policy, as IOzone's
+    /// does. With -I its pages decide how the kernel splits each record into device requests
+    /// (see doc/iozone.md).
     #[serde(default)]
+    #[arg(long)]
     pub huge_buffer: bool,
 }
 
-fn d_file_size() -> String {
-    "512k".into()
+fn d_file_size() -> Vec<String> {
+    vec!["512k".into()]
 }
-fn d_record_size() -> String {
-    "4k".into()
+fn d_record_size() -> Vec<String> {
+    vec!["4k".into()]
 }
 fn d_tests() -> Vec<i64> {
     vec![0, 1]
@@ -66,8 +102,32 @@ fn d_tests() -> Vec<i64> {
 fn d_stride() -> u64 {
     DEFAULT_STRIDE
 }
-fn d_threads() -> usize {
-    1
+fn d_threads() -> Option<usize> {
+    Some(1)
+}
+
+/// `-i N`: a test number (checked against IOzone's tests by [`resolve_tests`]).
+fn test_number(s: &str) -> Result<i64, String> {
+    s.trim()
+        .parse::<i64>()
+        .map_err(|_| "not a test number; use -i with 0-7".to_string())
+}
+
+/// A study file's size is one string (`file_size = "1g"`), stored as one; the command line
+/// repeats the flag for a list.
+mod one_or_more {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[String], s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            [one] => one.serialize(s),
+            many => many.serialize(s),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        Ok(vec![String::deserialize(d)?])
+    }
 }
 
 impl IozoneSpec {
@@ -82,30 +142,65 @@ impl IozoneSpec {
         }
     }
 
-    /// Validated engine parameters.
-    pub fn to_params(&self) -> Result<IozoneParams> {
-        let file = parse_kib_size(&self.file_size, "file_size")?;
-        if file % 1024 != 0 {
-            crate::bail_usage!(
-                "file_size {}: IOzone sizes are whole KiB; use a multiple of 1k",
-                self.file_size
-            );
-        }
-        let record = parse_kib_size(&self.record_size, "record_size")?;
-        let (tests, _) = resolve_tests(&self.tests)?;
-        let p = IozoneParams {
-            file_kib: file / 1024,
-            record,
+    /// The file sizes (KiB) and record sizes (bytes) as given, in order; errors name them in
+    /// `words`.
+    pub fn sizes(&self, words: Words) -> Result<(Vec<u64>, Vec<u64>)> {
+        let file = words.name("file_size");
+        let files = self
+            .file_size
+            .iter()
+            .map(|s| {
+                let b = parse_kib_size(s, file)?;
+                if b % 1024 != 0 {
+                    crate::bail_usage!(
+                        "{file} {s}: IOzone file sizes are whole KiB; use a multiple of 1k"
+                    );
+                }
+                Ok(b / 1024)
+            })
+            .collect::<Result<_>>()?;
+        let records = self
+            .record_size
+            .iter()
+            .map(|s| parse_kib_size(s, words.name("record_size")))
+            .collect::<Result<_>>()?;
+        Ok((files, records))
+    }
+
+    /// The engine parameters this spec sets but the sizes and the workers: `tests` (as
+    /// [`resolve_tests`] made them), the timing flags, the stride and the buffer; the rest at
+    /// IOzone's defaults for the caller to fill in.
+    pub fn base(&self, tests: Vec<u8>, words: Words) -> Result<IozoneParams> {
+        crate::workload::check_stride(self.stride, words.name("stride"))?;
+        Ok(IozoneParams {
             tests,
             direct: self.direct,
             fsync: self.fsync,
             close: self.close,
             osync: self.osync,
             stride: self.stride,
-            threads: self.threads,
-            throughput: self.threads > 1,
             huge_buffer: self.huge_buffer,
             ..IozoneParams::default()
+        })
+    }
+
+    /// Validated engine parameters of a study's workload: one point, throughput mode when
+    /// `threads` is above 1.
+    pub fn to_params(&self) -> Result<IozoneParams> {
+        let (files, records) = self.sizes(Words::Keys)?;
+        let (&[file_kib], &[record]) = (files.as_slice(), records.as_slice()) else {
+            crate::bail_usage!(
+                "file_size and record_size take one size each in a study; vary them with a factor"
+            );
+        };
+        let (tests, _) = resolve_tests(&self.tests)?;
+        let threads = self.threads.unwrap_or(1);
+        let p = IozoneParams {
+            file_kib,
+            record,
+            threads,
+            throughput: threads > 1,
+            ..self.base(tests, Words::Keys)?
         };
         p.validate()?;
         Ok(p)
@@ -115,6 +210,7 @@ impl IozoneSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
 
     #[test]
     fn study_spec_defaults_and_unknown_keys() {
@@ -122,7 +218,7 @@ mod tests {
         let p = s.to_params().unwrap();
         assert_eq!((p.file_kib, p.record), (1 << 20, 1 << 20));
         assert_eq!(p.tests, [0, 1]);
-        assert_eq!((p.stride, p.threads), (17, 1));
+        assert_eq!((p.stride, p.threads, p.throughput), (17, 1, false));
         assert!(toml::from_str::<IozoneSpec>("record = \"1m\"").is_err());
         let bare: IozoneSpec =
             toml::from_str("file_size = \"2048\"\nrecord_size = \"64\"").unwrap();
@@ -134,11 +230,92 @@ mod tests {
         );
         let bad: IozoneSpec = toml::from_str("file_size = \"4k\"\nrecord_size = \"1m\"").unwrap();
         assert!(bad.to_params().is_err());
-        let w = crate::workload::WorkloadSpec::Iozone(s);
+        let odd: IozoneSpec = toml::from_str("file_size = \"1500b\"").unwrap();
+        let said = odd.to_params().unwrap_err().to_string();
+        assert!(said.starts_with("file_size 1500b: "), "{said}");
+        let w = crate::workload::WorkloadSpec::Iozone(s.clone());
         assert_eq!(w.kind(), "iozone");
         assert!(w.build().is_ok());
         let round: crate::workload::WorkloadSpec =
             toml::from_str("kind = \"iozone\"\nfile_size = \"64k\"\ntests = [0, 2]").unwrap();
         assert_eq!(round.label(), "iozone -s 64k -r 4k -i 0 -i 2");
+        // Stored as before: sizes as strings, threads as a number.
+        let stored = serde_json::to_value(&s).unwrap();
+        assert_eq!(stored["file_size"], "1g");
+        assert_eq!(stored["record_size"], "1m");
+        assert_eq!(stored["threads"], 1);
+        let back: IozoneSpec = serde_json::from_value(stored).unwrap();
+        assert_eq!(back, s);
+        assert!(toml::from_str::<IozoneSpec>("file_size = [\"1g\", \"2g\"]").is_err());
+    }
+
+    #[test]
+    fn study_threads_above_one_is_throughput_mode() {
+        let s: IozoneSpec = toml::from_str("threads = 4").unwrap();
+        let p = s.to_params().unwrap();
+        assert_eq!((p.threads, p.throughput), (4, true));
+        let big: IozoneSpec = toml::from_str("stride = 2000000000").unwrap();
+        let said = big.to_params().unwrap_err().to_string();
+        assert!(
+            said.starts_with("stride 2000000000 is out of range"),
+            "{said}"
+        );
+    }
+
+    /// The spec as `fslab iozone` reads it: the same struct, its flags.
+    #[derive(Debug, Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        spec: IozoneSpec,
+    }
+
+    #[test]
+    fn the_command_line_reads_the_same_declaration() {
+        let c = Cmd::try_parse_from([
+            "iozone",
+            "-s",
+            "1g",
+            "-r",
+            "1m",
+            "-i",
+            "0",
+            "-i",
+            "2",
+            "-I",
+            "-e",
+            "-c",
+            "-o",
+            "-j",
+            "5",
+            "--huge-buffer",
+        ])
+        .unwrap();
+        let from_toml: IozoneSpec = toml::from_str(
+            "file_size = \"1g\"\nrecord_size = \"1m\"\ntests = [0, 2]\ndirect = true\n\
+             fsync = true\nclose = true\nosync = true\nstride = 5\nhuge_buffer = true",
+        )
+        .unwrap();
+        assert_eq!(
+            c.spec,
+            IozoneSpec {
+                threads: None,
+                ..from_toml
+            },
+            "the command line's -t is not given; a study's threads defaults to 1"
+        );
+        let d = Cmd::try_parse_from(["iozone"]).unwrap().spec;
+        assert!(d.file_size.is_empty() && d.record_size.is_empty() && d.tests.is_empty());
+        assert_eq!(d.stride, DEFAULT_STRIDE);
+        let list = Cmd::try_parse_from(["iozone", "-s", "64k", "-s", "1500b"]).unwrap();
+        let said = list.spec.sizes(FLAGS).unwrap_err().to_string();
+        assert!(said.starts_with("-s 1500b: "), "flag words: {said}");
+        let e = Cmd::try_parse_from(["iozone", "-i", "x"]).unwrap_err();
+        assert!(e.to_string().contains("not a test number"), "{e}");
+        let neg = Cmd::try_parse_from(["iozone", "-i", "-1"]).unwrap().spec;
+        assert_eq!(
+            neg.tests,
+            [-1],
+            "refused later, with IOzone's list of tests"
+        );
     }
 }

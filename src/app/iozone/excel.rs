@@ -1,0 +1,77 @@
+//! IOzone's "Excel" reports of `fslab iozone`: the `-R` text blocks and the `-b` worksheet,
+//! from the means of the repetitions.
+
+use super::output::{get, means};
+use super::Setup;
+use crate::metric::Metric;
+use crate::runner::adhoc::CellsResult;
+use crate::workload::iozone::{biff, report, throughput};
+use anyhow::{Context, Result};
+use std::path::Path;
+
+/// `-b FILE.xls`: IOzone's `-R` blocks as a worksheet, when something was measured.
+pub(crate) fn write_biff(path: Option<&Path>, s: &Setup, result: &CellsResult) -> Result<()> {
+    if let (Some(path), true) = (path, result.any_done()) {
+        let blocks = blocks(s, &result.reps);
+        std::fs::write(path, biff::workbook(&crate::app::command_line(), &blocks))
+            .with_context(|| format!("cannot write -b {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Mean of `phase.name` over the repetitions of the single throughput-mode cell (the
+/// `-R`/`-b` reports say "means of N repetitions").
+fn mean_over_reps(reps: &[Vec<Vec<Metric>>], phase: &str, name: &str) -> f64 {
+    let runs = reps.first().map(Vec::as_slice).unwrap_or_default();
+    if runs.is_empty() {
+        return 0.0;
+    }
+    runs.iter().map(|m| get(m, phase, name)).sum::<f64>() / runs.len() as f64
+}
+
+pub(crate) fn blocks(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> Vec<report::ExcelBlock> {
+    if s.base.throughput {
+        // Throughput mode: one block per phase, the children's throughput as IOzone's -R.
+        return throughput::phases(&s.base.tests)
+            .into_iter()
+            .map(|t| report::ExcelBlock {
+                title: throughput::titles(t).0,
+                records_kib: vec![s.plan.points[0].record / 1024],
+                rows: vec![(
+                    s.base.threads as u64,
+                    vec![mean_over_reps(reps, t.phase(), "children_sum") as u64],
+                )],
+            })
+            .collect();
+    }
+    report::excel_blocks(
+        &s.base.tests,
+        &s.plan.report_records,
+        &s.plan.points,
+        &s.plan.skipped,
+        &means(&s.plan.points, reps),
+    )
+}
+
+pub(crate) fn excel_text(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> String {
+    let mut out = String::new();
+    let n = reps.iter().map(|r| r.len()).max().unwrap_or(0);
+    if n > 1 {
+        out.push_str(&format!(
+            "\nfslab: the values below are means of {n} repetitions\n"
+        ));
+    }
+    if s.base.throughput {
+        let rows: Vec<(&str, f64)> = throughput::phases(&s.base.tests)
+            .into_iter()
+            .map(|t| {
+                let v = mean_over_reps(reps, t.phase(), "children_sum");
+                (throughput::titles(t).0, v)
+            })
+            .collect();
+        out.push_str(&report::throughput_excel(s.plan.points[0].record, &rows));
+        return out;
+    }
+    out.push_str(&report::excel_text(&blocks(s, reps)));
+    out
+}
