@@ -9,8 +9,10 @@
 pub mod calibration;
 pub mod file;
 pub mod guest;
+mod knobs;
 pub mod matrix;
 pub mod space;
+pub mod workload_table;
 
 pub use file::{CachePolicy, Order, StudyFile};
 pub use guest::GuestSpec;
@@ -157,10 +159,10 @@ impl Study {
                     }
                 })
                 .unwrap_or_default();
-            format!("{at}{}", matrix::one_line(e.message()))
+            format!("{at}{}", workload_table::one_line(e.message()))
         })?;
         if let Some(base) = base {
-            matrix::resolve_job_paths(&mut file, base);
+            workload_table::resolve_job_paths(&mut file, base);
         }
         Study::from_file(file, text.to_string())
     }
@@ -220,8 +222,8 @@ impl Study {
         }
         let mut workloads = Vec::new();
         for (idx, t) in file.workloads.iter().enumerate() {
-            let spec =
-                matrix::workload_spec(t).map_err(|e| format!("workload {}: {e}", idx + 1))?;
+            let spec = workload_table::workload_spec(t)
+                .map_err(|e| format!("workload {}: {e}", idx + 1))?;
             spec.build()
                 .map_err(|e| format!("workload {} ({}): {e:#}", idx + 1, spec.label()))?;
             workloads.push(WorkloadDef { idx, spec });

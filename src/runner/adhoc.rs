@@ -18,7 +18,7 @@ use super::progress_text::Position;
 use super::repetition::{self, Around};
 use super::telemetry::{run_observed, Observe, Sources};
 use crate::metric::Metric;
-use crate::stats::adaptive::{self, Disturbed, Fate, StopReason};
+use crate::stats::adaptive::{Disturbed, Fate, StopReason};
 use crate::store::{CellStatus, NewCell, NewStudy, OwnedKind, SeriesStatus, Store, StudyStatus};
 use crate::workload::{Creates, Observer, Target, Workload};
 use anyhow::Result;
@@ -372,26 +372,17 @@ pub fn run_cells<W: Workload>(
                 for w in &r.warnings {
                     eprintln!("fslab: warning: {w}");
                 }
-                let fate = match (&r.interference, &r.outcome) {
-                    (Some(_), repetition::Outcome::Done { .. }) => {
-                        adaptive::fate(opts.disturbed, true, reruns[ci], reps_n)
-                    }
-                    _ => Fate::Count,
-                };
+                let fate = r.fate(opts.disturbed, true, reruns[ci], reps_n);
                 if let Some(rec) = rec.as_mut() {
-                    let trial = match fate.excluded() {
-                        Some(ex) => r.excluded_trial(
-                            rec.cells[ci],
-                            rec.workload,
-                            rep,
-                            order_index,
-                            "none",
-                            ex,
-                        ),
-                        None => {
-                            r.trial(rec.cells[ci], rec.workload, rep, order_index, "none", true)
-                        }
-                    };
+                    let trial = r.row(
+                        fate,
+                        rec.cells[ci],
+                        rec.workload,
+                        rep,
+                        order_index,
+                        "none",
+                        true,
+                    );
                     rec.store.record_trial(&trial)?;
                 }
                 order_index += 1;

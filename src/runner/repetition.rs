@@ -8,6 +8,7 @@
 //! derived from it in one place ([`Repetition::trial`]).
 
 use crate::metric::{Histogram, Metric};
+use crate::stats::adaptive::{self, Disturbed, Fate};
 use crate::store::{self, NewTrial, TrialStatus};
 use crate::workload::{Creates, Observer, Target, Workload};
 use std::time::Instant;
@@ -201,6 +202,45 @@ impl Repetition {
             settle_seconds: self.settle_seconds,
             timeline: &self.timeline,
             excluded: None,
+        }
+    }
+
+    /// What becomes of it under the disturbed-repetition policy (`--disturbed`,
+    /// `[repetitions] disturbed`): a counted repetition that ran to the end while the machine
+    /// was not quiet is judged by `policy` (`reruns`: how many of its series were re-run
+    /// already, `max`: how many the series may count); every other one counts as it is.
+    pub fn fate(&self, policy: Disturbed, counted: bool, reruns: u32, max: u32) -> Fate {
+        match (&self.interference, &self.outcome) {
+            (Some(_), Outcome::Done { .. }) if counted => adaptive::fate(policy, true, reruns, max),
+            _ => Fate::Count,
+        }
+    }
+
+    /// The trial row to store for a repetition whose [`Repetition::fate`] is `fate`: left
+    /// out ([`Repetition::excluded_trial`]) or as it ended ([`Repetition::trial`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn row<'a>(
+        &'a self,
+        fate: Fate,
+        cell: i64,
+        workload: i64,
+        repetition: u32,
+        order_index: u32,
+        cache_policy: &'a str,
+        counted: bool,
+    ) -> NewTrial<'a> {
+        match fate.excluded() {
+            Some(ex) => {
+                self.excluded_trial(cell, workload, repetition, order_index, cache_policy, ex)
+            }
+            None => self.trial(
+                cell,
+                workload,
+                repetition,
+                order_index,
+                cache_policy,
+                counted,
+            ),
         }
     }
 
