@@ -261,3 +261,70 @@ impl Repetition {
         t
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rep(outcome: Outcome, disturbed: bool) -> Repetition {
+        Repetition {
+            outcome,
+            started_at: "2026-01-01T00:00:00Z".into(),
+            finished_at: "2026-01-01T00:00:01Z".into(),
+            wall_seconds: 1.0,
+            warnings: Vec::new(),
+            interference: disturbed.then(|| "other I/O".to_string()),
+            settle_seconds: None,
+            timeline: Vec::new(),
+        }
+    }
+
+    fn done() -> Outcome {
+        Outcome::Done {
+            metrics: Vec::new(),
+            histograms: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_a_counted_disturbed_repetition_that_ran_to_the_end_is_judged() {
+        let r = rep(done(), true);
+        assert_eq!(r.fate(Disturbed::Repeat, true, 0, 5), Fate::Rerun);
+        assert_eq!(r.fate(Disturbed::Drop, true, 0, 5), Fate::Drop);
+        assert_eq!(r.fate(Disturbed::Keep, true, 0, 5), Fate::Count);
+        // A warm-up is discarded anyway; a quiet one and a failed one count as they are.
+        assert_eq!(r.fate(Disturbed::Repeat, false, 0, 5), Fate::Count);
+        let quiet = rep(done(), false);
+        assert_eq!(quiet.fate(Disturbed::Repeat, true, 0, 5), Fate::Count);
+        let failed = rep(Outcome::Failed(anyhow::anyhow!("boom")), true);
+        assert_eq!(failed.fate(Disturbed::Repeat, true, 0, 5), Fate::Count);
+    }
+
+    #[test]
+    fn the_row_follows_the_fate() {
+        let r = rep(done(), true);
+        let t = r.row(Fate::Rerun, 1, 2, 3, 7, "cold", true);
+        assert_eq!(
+            (t.status, t.repetition, t.excluded),
+            (TrialStatus::Discarded, 3, Some("rerun"))
+        );
+        let t = r.row(Fate::Drop, 1, 2, 3, 7, "cold", true);
+        assert_eq!(t.excluded, Some("dropped"));
+        let t = r.row(Fate::Count, 1, 2, 3, 7, "cold", true);
+        assert_eq!(
+            (t.status, t.repetition, t.excluded),
+            (TrialStatus::Ok, 3, None)
+        );
+        let warmup = r.row(Fate::Count, 1, 2, 3, 7, "cold", false);
+        assert_eq!(
+            (warmup.status, warmup.repetition),
+            (TrialStatus::Discarded, 0)
+        );
+        let failed = rep(Outcome::Failed(anyhow::anyhow!("boom")), false);
+        let t = failed.row(Fate::Count, 1, 2, 3, 7, "none", true);
+        assert_eq!(
+            (t.status, t.error.as_deref()),
+            (TrialStatus::Failed, Some("boom"))
+        );
+    }
+}

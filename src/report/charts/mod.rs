@@ -12,6 +12,7 @@
 
 pub(crate) mod bars;
 pub mod forest;
+mod grouped;
 pub mod heatmap;
 mod latency;
 mod lines;
