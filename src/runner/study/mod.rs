@@ -7,9 +7,8 @@
 //! goes on with the other cells. Ctrl-C stops at the next safe point, the repetition in
 //! flight is dropped (not stored), everything is unmounted and detached, and
 //! `--resume` continues later with exactly the planned repetitions.
-
 //!
-//! The parts: [`setup`] records the study or finds it again for `--resume` (and the series
+//! The parts: `setup.rs` records the study or finds it again for `--resume` (and the series
 //! with what earlier runs stored), `schedule.rs` is the loop that picks the next repetition
 //! (order, budget, stopping rule, ETA), `cells.rs` hands cells to the provisioner and takes
 //! them down, `attempt.rs` runs one repetition of a series through the one protocol
