@@ -1,7 +1,8 @@
 //! Facts about the machine and its file systems: free space, file-system type and effective
 //! mount options, memory, kernel, CPU, virtualisation, and what the block device under a file
 //! system is. Read from statvfs, /proc and /sys; the one external command is
-//! `systemd-detect-virt`, when installed (`virt.rs`).
+//! `systemd-detect-virt`, when installed (`virt.rs`), started through `process::Spawn`, the
+//! only part of fslab this module uses.
 //!
 //! `/proc/self/mountinfo` is parsed here by hand: the `procfs` crate's `MountInfo` keeps the
 //! options in hash maps, which lose their order, and the order is part of what `mount` was

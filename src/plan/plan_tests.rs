@@ -1,5 +1,6 @@
 use super::*;
 use crate::provision::{FsType, Journal};
+use std::time::Duration;
 
 const BASE: &str = r#"
 name = "t"

@@ -15,5 +15,4 @@ pub mod repetition;
 pub mod series;
 pub mod study;
 pub mod study_progress;
-mod study_setup;
 pub mod telemetry;

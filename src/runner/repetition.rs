@@ -8,6 +8,7 @@
 //! derived from it in one place ([`Repetition::trial`]).
 
 use crate::metric::{Histogram, Metric};
+use crate::stats::adaptive::{self, Disturbed, Fate};
 use crate::store::{self, NewTrial, TrialStatus};
 use crate::workload::{Creates, Observer, Target, Workload};
 use std::time::Instant;
@@ -206,6 +207,45 @@ impl Repetition {
         }
     }
 
+    /// What becomes of it under the disturbed-repetition policy (`--disturbed`,
+    /// `[repetitions] disturbed`): a counted repetition that ran to the end while the machine
+    /// was not quiet is judged by `policy` (`reruns`: how many of its series were re-run
+    /// already, `max`: how many the series may count); every other one counts as it is.
+    pub fn fate(&self, policy: Disturbed, counted: bool, reruns: u32, max: u32) -> Fate {
+        match (&self.interference, &self.outcome) {
+            (Some(_), Outcome::Done { .. }) if counted => adaptive::fate(policy, true, reruns, max),
+            _ => Fate::Count,
+        }
+    }
+
+    /// The trial row to store for a repetition whose [`Repetition::fate`] is `fate`: left
+    /// out ([`Repetition::excluded_trial`]) or as it ended ([`Repetition::trial`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn row<'a>(
+        &'a self,
+        fate: Fate,
+        cell: i64,
+        workload: i64,
+        repetition: u32,
+        order_index: u32,
+        cache_policy: &'a str,
+        counted: bool,
+    ) -> NewTrial<'a> {
+        match fate.excluded() {
+            Some(ex) => {
+                self.excluded_trial(cell, workload, repetition, order_index, cache_policy, ex)
+            }
+            None => self.trial(
+                cell,
+                workload,
+                repetition,
+                order_index,
+                cache_policy,
+                counted,
+            ),
+        }
+    }
+
     /// The trial row of a completed repetition that is left out because it was disturbed
     /// (`excluded` = `rerun` or `dropped`): status `discarded`, its repetition number kept.
     pub fn excluded_trial<'a>(
@@ -221,5 +261,72 @@ impl Repetition {
         t.repetition = repetition;
         t.excluded = Some(excluded);
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rep(outcome: Outcome, disturbed: bool) -> Repetition {
+        Repetition {
+            outcome,
+            started_at: "2026-01-01T00:00:00Z".into(),
+            finished_at: "2026-01-01T00:00:01Z".into(),
+            wall_seconds: 1.0,
+            warnings: Vec::new(),
+            interference: disturbed.then(|| "other I/O".to_string()),
+            settle_seconds: None,
+            timeline: Vec::new(),
+        }
+    }
+
+    fn done() -> Outcome {
+        Outcome::Done {
+            metrics: Vec::new(),
+            histograms: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_a_counted_disturbed_repetition_that_ran_to_the_end_is_judged() {
+        let r = rep(done(), true);
+        assert_eq!(r.fate(Disturbed::Repeat, true, 0, 5), Fate::Rerun);
+        assert_eq!(r.fate(Disturbed::Drop, true, 0, 5), Fate::Drop);
+        assert_eq!(r.fate(Disturbed::Keep, true, 0, 5), Fate::Count);
+        // A warm-up is discarded anyway; a quiet one and a failed one count as they are.
+        assert_eq!(r.fate(Disturbed::Repeat, false, 0, 5), Fate::Count);
+        let quiet = rep(done(), false);
+        assert_eq!(quiet.fate(Disturbed::Repeat, true, 0, 5), Fate::Count);
+        let failed = rep(Outcome::Failed(anyhow::anyhow!("boom")), true);
+        assert_eq!(failed.fate(Disturbed::Repeat, true, 0, 5), Fate::Count);
+    }
+
+    #[test]
+    fn the_row_follows_the_fate() {
+        let r = rep(done(), true);
+        let t = r.row(Fate::Rerun, 1, 2, 3, 7, "cold", true);
+        assert_eq!(
+            (t.status, t.repetition, t.excluded),
+            (TrialStatus::Discarded, 3, Some("rerun"))
+        );
+        let t = r.row(Fate::Drop, 1, 2, 3, 7, "cold", true);
+        assert_eq!(t.excluded, Some("dropped"));
+        let t = r.row(Fate::Count, 1, 2, 3, 7, "cold", true);
+        assert_eq!(
+            (t.status, t.repetition, t.excluded),
+            (TrialStatus::Ok, 3, None)
+        );
+        let warmup = r.row(Fate::Count, 1, 2, 3, 7, "cold", false);
+        assert_eq!(
+            (warmup.status, warmup.repetition),
+            (TrialStatus::Discarded, 0)
+        );
+        let failed = rep(Outcome::Failed(anyhow::anyhow!("boom")), false);
+        let t = failed.row(Fate::Count, 1, 2, 3, 7, "none", true);
+        assert_eq!(
+            (t.status, t.error.as_deref()),
+            (TrialStatus::Failed, Some("boom"))
+        );
     }
 }

@@ -7,8 +7,11 @@
 //! systemd does, then the `hypervisor` flag of `/proc/cpuinfo` (`vm-other`: some hypervisor,
 //! which is not named). Words are systemd's (`none`, `kvm`, `qemu`, `vmware`, `microsoft`,
 //! `oracle`, `xen`, `docker`, `podman`, `lxc`, …), so both paths store the same values.
-//! These are one-word files: read with `std::fs`, no parser needed.
+//! These are one-word files: read with `std::fs`, no parser needed. `systemd-detect-virt`
+//! runs through the [`Spawn`] seam like every process fslab starts, so a test can answer for
+//! it ([`crate::process::RecordingSpawn`]).
 
+use crate::process::{RealSpawn, Spawn};
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -131,12 +134,14 @@ fn read_word(p: &Path) -> Option<String> {
 
 /// `systemd-detect-virt ARG`'s answer: one word on stdout (exit status 1 with `none` is an
 /// answer too); `None` when it is not installed or says nothing usable.
-fn detect_virt(arg: &str) -> Option<String> {
-    let out = Command::new("systemd-detect-virt").arg(arg).output().ok()?;
-    let word = String::from_utf8_lossy(&out.stdout).trim().to_string();
+fn detect_virt(spawn: &dyn Spawn, arg: &str) -> Option<String> {
+    let mut cmd = Command::new("systemd-detect-virt");
+    cmd.arg(arg);
+    let out = spawn.run(cmd, &[]).ok()?;
+    let word = out.stdout.trim().to_string();
     let usable = !word.is_empty()
         && !word.contains(char::is_whitespace)
-        && (out.status.success() || word == "none");
+        && (out.status == 0 || word == "none");
     usable.then_some(word)
 }
 
@@ -159,24 +164,26 @@ pub fn clues(cpu_hypervisor_flag: bool) -> VmClues {
 /// The virtualisation of this machine (found once per process: it does not change).
 pub fn virtualization() -> Virtualization {
     static FOUND: OnceLock<Virtualization> = OnceLock::new();
-    FOUND
-        .get_or_init(|| {
-            let (vm, vm_source) = match detect_virt("--vm") {
-                Some(vm) => (vm, "systemd-detect-virt --vm".to_string()),
-                None => {
-                    let flag = super::cpu::cpu_facts().is_some_and(|c| c.hypervisor_flag);
-                    vm_from_clues(&clues(flag))
-                }
-            };
-            let container =
-                detect_virt("--container").unwrap_or_else(|| container_from_files(Path::new("/")));
-            Virtualization {
-                vm,
-                vm_source,
-                container,
-            }
-        })
-        .clone()
+    FOUND.get_or_init(|| detect(&RealSpawn)).clone()
+}
+
+/// Find the virtualisation: `systemd-detect-virt`, started through `spawn`, else the
+/// fallback's clues and files of this machine.
+pub fn detect(spawn: &dyn Spawn) -> Virtualization {
+    let (vm, vm_source) = match detect_virt(spawn, "--vm") {
+        Some(vm) => (vm, "systemd-detect-virt --vm".to_string()),
+        None => {
+            let flag = super::cpu::cpu_facts().is_some_and(|c| c.hypervisor_flag);
+            vm_from_clues(&clues(flag))
+        }
+    };
+    let container =
+        detect_virt(spawn, "--container").unwrap_or_else(|| container_from_files(Path::new("/")));
+    Virtualization {
+        vm,
+        vm_source,
+        container,
+    }
 }
 
 #[cfg(test)]
@@ -275,6 +282,58 @@ mod tests {
         std::fs::create_dir_all(root.path().join("run/systemd")).unwrap();
         std::fs::write(root.path().join("run/systemd/container"), "lxc\n").unwrap();
         assert_eq!(container_from_files(root.path()), "lxc");
+    }
+
+    #[test]
+    fn systemd_detect_virt_is_asked_through_the_seam() {
+        use crate::process::{Output, RecordingSpawn};
+        let spawn = RecordingSpawn::with(Box::new(|line| match line {
+            "systemd-detect-virt --vm" => Output::ok("kvm\n"),
+            // `none` comes with exit status 1, and is an answer.
+            _ => Output {
+                status: 1,
+                stdout: "none\n".into(),
+                stderr: String::new(),
+            },
+        }));
+        let v = detect(&spawn);
+        assert_eq!(
+            spawn.lines(),
+            [
+                "systemd-detect-virt --vm",
+                "systemd-detect-virt --container"
+            ]
+        );
+        assert_eq!(
+            (v.vm.as_str(), v.vm_source.as_str(), v.container.as_str()),
+            ("kvm", "systemd-detect-virt --vm", "none")
+        );
+    }
+
+    #[test]
+    fn without_a_usable_answer_the_clues_decide() {
+        use crate::process::{Output, RecordingSpawn};
+        // Not installed (the shell's 127), or an answer that is not one word, or a failure
+        // that is not `none`: none of them is taken.
+        for answer in [
+            Output {
+                status: 127,
+                stdout: String::new(),
+                stderr: "not found".into(),
+            },
+            Output::ok("two words\n"),
+            Output {
+                status: 1,
+                stdout: "kvm\n".into(),
+                stderr: String::new(),
+            },
+        ] {
+            let spawn = RecordingSpawn::with(Box::new(move |_| answer.clone()));
+            let v = detect(&spawn);
+            assert_eq!(spawn.lines().len(), 2, "both were asked");
+            assert_ne!(v.vm_source, "systemd-detect-virt --vm", "{v:?}");
+            assert!(!v.vm.is_empty() && !v.container.is_empty(), "{v:?}");
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! that is not `source`), one bar per combination of the other factors, a legend, labelled
 //! axes with units. The chart the classic articles drew per test.
 
+use super::grouped::{self, Frame};
 use super::*;
 
 /// The factor to group by, if any.
@@ -70,39 +71,27 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
             .join(", "),
         None => "configuration".into(),
     };
-    let width = plot_w + legend_width(&legend_title, &legend_entries);
     let title = format!(
         "{} · {}",
         super::super::verdict::phase_label(phase),
         axis_label(name, &sc)
     );
-    let x_desc = gf
-        .map(|f| f.name.clone())
-        .unwrap_or_else(|| "configuration".into());
-    let svg = svg(width, 380, |root| {
-        let (plot, side) = root.split_horizontally(plot_w);
-        let mut chart = ChartBuilder::on(&plot)
-            .caption(&title, font(16))
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(72)
-            .build_cartesian_2d(0f64..ng as f64, 0f64..ymax)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(6)
-            .max_light_lines(1)
-            .y_label_formatter(&tick)
-            .y_desc(axis_label(name, &sc))
-            .x_desc(x_desc.clone())
-            .label_style(font(12))
-            .axis_desc_style(font(13))
-            .draw()?;
-        let bw = 0.8 / nb as f64;
+    let frame = Frame {
+        title: &title,
+        plot_width: plot_w,
+        height: 380,
+        bars: nb,
+        ymax,
+        y_desc: axis_label(name, &sc),
+        x_desc: gf
+            .map(|f| f.name.clone())
+            .unwrap_or_else(|| "configuration".into()),
+        groups: &groups,
+        legend: (&legend_title, &legend_entries),
+    };
+    let svg = grouped::draw(&frame, |chart, slots| {
         for (g, b, s) in &items {
-            let x0 = *g as f64 + 0.1 + *b as f64 * bw + bw * 0.08;
-            let x1 = x0 + bw * 0.84;
+            let (x0, x1) = slots.bar(*g, *b);
             let col = if gf.is_some() && nb == 1 {
                 color(0)
             } else {
@@ -116,7 +105,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
             let (lo, hi) = (y(lo), y(hi));
             if hi > lo {
                 let xc = (x0 + x1) / 2.0;
-                let cap = bw * 0.18;
+                let cap = slots.width * 0.18;
                 let black = BLACK.stroke_width(1);
                 chart.draw_series([
                     PathElement::new(vec![(xc, lo), (xc, hi)], black),
@@ -125,18 +114,6 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
                 ])?;
             }
         }
-        let placed: Vec<(i32, String)> = groups
-            .iter()
-            .enumerate()
-            .map(|(g, label)| (chart.backend_coord(&(g as f64 + 0.5, 0.0)).0, label.clone()))
-            .collect();
-        let py = chart.backend_coord(&(0.0, 0.0)).1;
-        for ((px, label), keep) in placed.iter().zip(thin_labels(&placed)) {
-            if keep {
-                plot.draw(&Text::new(label.clone(), (*px, py + 6), label_below(12)))?;
-            }
-        }
-        legend(&side, &legend_title, &legend_entries)?;
         Ok(())
     })?;
     Ok(Chart {

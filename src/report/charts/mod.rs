@@ -12,17 +12,22 @@
 
 pub(crate) mod bars;
 pub mod forest;
+mod grouped;
 pub mod heatmap;
+mod labels;
 mod latency;
 mod lines;
 mod stacked;
 mod strip;
 mod timeline;
+mod whisker;
 
 use super::model::*;
 use crate::units::{fmt_num, Scale};
+pub(crate) use labels::{elide, legend, legend_width, thin_labels, CHAR_PX};
 use plotters::prelude::*;
 pub(crate) use plotters::style::text_anchor::{HPos, Pos, VPos};
+pub(crate) use whisker::{whisker, whisker_caption, whisker_words};
 
 /// What a chart shows; its name is the HTML class suffix (`chart-bars`, …).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,51 +127,6 @@ pub(crate) fn short_label(c: &CellInfo) -> String {
             .map(|(_, l)| l.as_str())
             .collect::<Vec<_>>()
             .join(" ")
-    }
-}
-
-/// The (low, high) whisker of a mean: the 95% interval (positive for quantities that cannot
-/// be negative: [`crate::stats::interval`]) or ± one sd, clipped at 0 for those quantities;
-/// the mean itself when there is no spread.
-pub(crate) fn whisker(s: &CellMetric, bars: ErrorBars) -> (f64, f64) {
-    let m = s.summary.mean;
-    match bars {
-        ErrorBars::Ci => s.summary.ci95.unwrap_or((m, m)),
-        ErrorBars::Sd => match s.summary.sd {
-            Some(sd) if s.unit.is_positive() => ((m - sd).max(0.0), m + sd),
-            Some(sd) => (m - sd, m + sd),
-            None => (m, m),
-        },
-    }
-}
-
-/// What the whiskers (or bands) of these statistics show, for a caption: the interval's
-/// method, or ± sd and whether any was clipped at 0; with one repetition each, that there are
-/// none.
-pub(crate) fn whisker_caption(stats: &[&CellMetric], bars: ErrorBars) -> String {
-    if !stats.is_empty() && stats.iter().all(|s| s.summary.n < 2) {
-        return "none (one repetition each: no spread or interval)".into();
-    }
-    match bars {
-        ErrorBars::Ci => super::entries::ci_words(stats.iter().copied()),
-        ErrorBars::Sd => {
-            let clipped = stats.iter().any(|s| {
-                s.unit.is_positive() && s.summary.sd.is_some_and(|sd| s.summary.mean - sd < 0.0)
-            });
-            if clipped {
-                "± one standard deviation, clipped at 0 (the quantity cannot be negative)".into()
-            } else {
-                "± one standard deviation".into()
-            }
-        }
-    }
-}
-
-/// What the whiskers show in general, for the page's footer.
-pub(crate) fn whisker_words(bars: ErrorBars) -> &'static str {
-    match bars {
-        ErrorBars::Ci => "error bars: 95% confidence intervals (of the geometric mean, on the log scale, for times, rates, sizes and counts; of the mean, Student t, otherwise)",
-        ErrorBars::Sd => "error bars: ± one standard deviation (clipped at 0 for times, rates, sizes and counts)",
     }
 }
 
@@ -346,90 +306,6 @@ const TIMELINE_CHARTS: [&str; 4] = [
     "cpu.iowait",
 ];
 
-/// Pixels per character of 12 px chart text (plotters estimates about 0.56 em; a little
-/// more keeps labels apart in every browser's sans-serif).
-pub(crate) const CHAR_PX: u32 = 7;
-
-/// The narrowest and widest legend pane at the right of a chart.
-const LEGEND_MIN: u32 = 150;
-const LEGEND_MAX: u32 = 340;
-
-/// The width of a legend pane that fits its title and labels (within [`LEGEND_MAX`]; longer
-/// labels are shortened in the middle).
-pub(crate) fn legend_width(title: &str, entries: &[(String, RGBColor)]) -> u32 {
-    if entries.is_empty() {
-        return 0;
-    }
-    let chars = entries
-        .iter()
-        .map(|(l, _)| l.chars().count() as u32 + 4)
-        .chain([title.chars().count() as u32 + 2])
-        .max()
-        .unwrap_or(0);
-    (16 + CHAR_PX * chars).clamp(LEGEND_MIN, LEGEND_MAX)
-}
-
-/// `s` in at most `n` characters, shortened in the middle with `…` (both ends of a path or a
-/// label tell it apart).
-pub(crate) fn elide(s: &str, n: usize) -> String {
-    let chars: Vec<char> = s.chars().collect();
-    if chars.len() <= n {
-        return s.to_string();
-    }
-    let keep = n.saturating_sub(1);
-    let head = keep / 2;
-    let mut out: String = chars[..head].iter().collect();
-    out.push('…');
-    out.extend(&chars[chars.len() - (keep - head)..]);
-    out
-}
-
-/// Draw a legend (title, then one colour swatch and label per entry) into `area`, each label
-/// shortened to fit the area's width.
-pub(crate) fn legend(
-    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
-    title: &str,
-    entries: &[(String, RGBColor)],
-) -> anyhow::Result<()> {
-    if entries.is_empty() {
-        return Ok(());
-    }
-    let room = (area.dim_in_pixel().0.saturating_sub(36) / CHAR_PX) as usize;
-    area.draw(&Text::new(elide(title, room + 3), (8, 44), font(13)))?;
-    for (i, (label, col)) in entries.iter().enumerate() {
-        let y = 66 + 20 * i as i32;
-        area.draw(&Rectangle::new([(8, y), (22, y + 12)], col.filled()))?;
-        area.draw(&Text::new(elide(label, room), (28, y), font(12)))?;
-    }
-    Ok(())
-}
-
-/// Which of these labels (x positions in pixels, texts) to draw so that none overlaps
-/// another: the first, then each that starts clear of the last drawn one; the last label is
-/// kept in place of the one before it when they would collide.
-pub(crate) fn thin_labels(labels: &[(i32, String)]) -> Vec<bool> {
-    let half = |t: &str| (t.chars().count() as i32 * CHAR_PX as i32) / 2 + 4;
-    let mut keep = vec![false; labels.len()];
-    let mut last: Option<usize> = None;
-    for (i, (x, t)) in labels.iter().enumerate() {
-        let clear = last.map_or(true, |j| {
-            let (lx, lt) = &labels[j];
-            x - half(t) >= lx + half(lt)
-        });
-        if clear {
-            keep[i] = true;
-            last = Some(i);
-        } else if i + 1 == labels.len() {
-            // The end of the axis is worth more than the label before it.
-            if let Some(j) = last.filter(|&j| j > 0) {
-                keep[j] = false;
-                keep[i] = true;
-            }
-        }
-    }
-    keep
-}
-
 /// The level of `factor` in a cell.
 pub(crate) fn level<'a>(c: &'a CellInfo, factor: &str) -> Option<&'a str> {
     c.factors
@@ -449,64 +325,5 @@ pub(crate) fn others(c: &CellInfo, skip: &str) -> String {
             .map(|(n, l)| format!("{n}={l}"))
             .collect::<Vec<_>>()
             .join(", "),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::metric::Unit;
-    use crate::stats::{summarize_as, Quantity};
-
-    fn stat(unit: Unit, values: &[f64]) -> CellMetric {
-        let q = if unit.is_positive() {
-            Quantity::Positive
-        } else {
-            Quantity::Signed
-        };
-        CellMetric {
-            cell: 0,
-            phase: "p".into(),
-            name: "rate".into(),
-            unit,
-            summary: summarize_as(values, q).unwrap(),
-            values: values.to_vec(),
-            repetitions: vec![1; values.len()],
-            order: vec![0; values.len()],
-            outliers: Vec::new(),
-            disturbed: Vec::new(),
-            headline: true,
-            primary: true,
-        }
-    }
-
-    #[test]
-    fn whiskers_of_positive_quantities_never_go_below_zero() {
-        // Mean 1766.7, sd 2829.7: mean − sd < 0, and the Student-t interval too.
-        let s = stat(Unit::FilesPerSec, &[100.0, 5000.0, 200.0]);
-        for bars in [ErrorBars::Ci, ErrorBars::Sd] {
-            let (lo, hi) = whisker(&s, bars);
-            assert!(lo >= 0.0 && hi > lo, "{bars:?}: {lo} {hi}");
-        }
-        assert_eq!(whisker(&s, ErrorBars::Sd).0, 0.0);
-        assert_eq!(
-            whisker_caption(&[&s], ErrorBars::Sd),
-            "± one standard deviation, clipped at 0 (the quantity cannot be negative)"
-        );
-        assert_eq!(
-            whisker_caption(&[&s], ErrorBars::Ci),
-            "95% CI of the geometric mean (log scale)"
-        );
-        // A signed quantity keeps its whole bar.
-        let d = stat(Unit::Percent, &[-50.0, 40.0, 10.0]);
-        assert!(whisker(&d, ErrorBars::Sd).0 < 0.0);
-        assert_eq!(
-            whisker_caption(&[&d], ErrorBars::Sd),
-            "± one standard deviation"
-        );
-        assert_eq!(
-            whisker_caption(&[&d], ErrorBars::Ci),
-            "95% CI of the mean (Student t)"
-        );
     }
 }

@@ -2,6 +2,7 @@
 //! from its parts — what the data and journal devices wrote, or the CPU's user, system,
 //! iowait and steal shares — so where a configuration's bytes or time went reads at a glance.
 
+use super::grouped::{self, Frame};
 use super::*;
 
 /// One stacked chart: its title, axis unit and parts (telemetry metric, legend label).
@@ -98,33 +99,26 @@ fn chart(r: &ReportData, w: &WorkloadReport, k: &Kind) -> anyhow::Result<Option<
         .map(|(i, (_, l))| (l.to_string(), color(i)))
         .collect();
     let plot_w = (ng * (30 + 30 * nb) + 120).clamp(420, 1000) as u32;
-    let legend_w = legend_width("part", &entries);
     let title = k.title.to_string();
     let unit = if sc.label.is_empty() { "%" } else { sc.label };
-    let svg = svg(plot_w + legend_w, 360, |root| {
-        let (plot, side) = root.split_horizontally(plot_w);
-        let mut chart = ChartBuilder::on(&plot)
-            .caption(&title, font(16))
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(72)
-            .build_cartesian_2d(0f64..ng as f64, 0f64..ymax)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(6)
-            .max_light_lines(1)
-            .y_label_formatter(&tick)
-            .y_desc(format!("mean per repetition ({unit})"))
-            .x_desc("phase")
-            .label_style(font(12))
-            .axis_desc_style(font(13))
-            .draw()?;
-        let bw = 0.8 / nb as f64;
+    let labels: Vec<String> = phases
+        .iter()
+        .map(|p| super::super::grid::phase_label(&w.kind, p))
+        .collect();
+    let frame = Frame {
+        title: &title,
+        plot_width: plot_w,
+        height: 360,
+        bars: nb,
+        ymax,
+        y_desc: format!("mean per repetition ({unit})"),
+        x_desc: "phase".into(),
+        groups: &labels,
+        legend: ("part", &entries),
+    };
+    let svg = grouped::draw(&frame, |chart, slots| {
         for (g, b, values) in &bars {
-            let x0 = *g as f64 + 0.1 + *b as f64 * bw + bw * 0.08;
-            let x1 = x0 + bw * 0.84;
+            let (x0, x1) = slots.bar(*g, *b);
             let mut base = 0.0;
             for (i, v) in values.iter().enumerate() {
                 let v = v / sc.divisor;
@@ -137,21 +131,6 @@ fn chart(r: &ReportData, w: &WorkloadReport, k: &Kind) -> anyhow::Result<Option<
                 base += v;
             }
         }
-        let placed: Vec<(i32, String)> = phases
-            .iter()
-            .enumerate()
-            .map(|(g, p)| {
-                let label = super::super::grid::phase_label(&w.kind, p);
-                (chart.backend_coord(&(g as f64 + 0.5, 0.0)).0, label)
-            })
-            .collect();
-        let py = chart.backend_coord(&(0.0, 0.0)).1;
-        for ((px, label), keep) in placed.iter().zip(thin_labels(&placed)) {
-            if keep {
-                plot.draw(&Text::new(label.clone(), (*px, py + 6), label_below(12)))?;
-            }
-        }
-        legend(&side, "part", &entries)?;
         Ok(())
     })?;
     let order: Vec<String> = cells.iter().map(|&c| short_label(&r.cells[c])).collect();

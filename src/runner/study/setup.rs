@@ -1,12 +1,15 @@
 //! Recording a study in the store before it runs, or finding it again for `--resume`:
 //! the study row, environment, cells, workloads and series (new studies in one
-//! transaction), the checks that the file is unchanged, and the claim that keeps every other
-//! process off the study while this one runs it.
+//! transaction), the checks that the file is unchanged, the claim that keeps every other
+//! process off the study while this one runs it, and the series as earlier runs left them.
 
-use super::env;
+use super::super::env;
+use super::super::series::{Series, SeriesState};
 use crate::plan::{Order, Study};
 use crate::provision::exec::Exec;
 use crate::provision::state::WorkDir;
+use crate::stats::adaptive::{Rule, StopReason};
+use crate::store::TrialRow;
 use crate::store::{self, Claim, NewCell, NewStudy, Store};
 use crate::store::{SeriesStatus, StudyStatus};
 use anyhow::Result;
@@ -177,4 +180,40 @@ pub fn open_existing(
     }
     let seed = row.seed.map(|s| s as u64).unwrap_or(0);
     Ok(((row.id, cell_ids, wl_ids, seed, true), claim))
+}
+
+/// Every series of the study (cell by cell, workload by workload) with the repetitions
+/// earlier runs stored (`trials`): one their run marked complete stays done; one whose rule
+/// is met by what is stored is marked complete now.
+pub fn load_series(
+    st: &mut Store,
+    study: &Study,
+    study_id: i64,
+    (cell_ids, wl_ids): (&[i64], &[i64]),
+    trials: &[TrialRow],
+    rule: &Rule,
+) -> Result<Vec<Series>> {
+    let prior_series = st.series(study_id)?;
+    let mut series = Vec::new();
+    for c in &study.cells {
+        for w in &study.workloads {
+            let mut s = Series::new(c.idx, w.idx, w.spec.workload_kind());
+            let (cid, wid) = (cell_ids[c.idx], wl_ids[w.idx]);
+            let mine: Vec<_> = trials
+                .iter()
+                .filter(|t| t.cell_id == cid && t.workload_id == wid)
+                .collect();
+            s.load(&mine);
+            let prior = prior_series
+                .iter()
+                .find(|p| p.cell_id == cid && p.workload_id == wid);
+            if let Some(p) = prior.filter(|p| p.status == SeriesStatus::Complete) {
+                s.state = SeriesState::Done(p.stop_reason.unwrap_or(StopReason::Fixed));
+            } else if let Some(reason) = s.decide(rule) {
+                st.set_series(cid, wid, SeriesStatus::Complete, Some(reason), None)?;
+            }
+            series.push(s);
+        }
+    }
+    Ok(series)
 }

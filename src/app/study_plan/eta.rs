@@ -1,0 +1,156 @@
+//! How long a study will take, for the ETA of `fslab study plan` and the budget check of
+//! `study run`: measured times of the newest study of the same name when the store has them
+//! (mean wall time per repetition of each cell × workload), otherwise a stated model: 2 s to
+//! provision a cell, 1 s per cold-cache cycle, 4 s per fresh file system, 20,000 metadata
+//! operations/s and 150 MB/s for the data a workload writes and removes, or the duration a
+//! time-based workload declares.
+
+use crate::plan::{CachePolicy, Study};
+use crate::units::fmt_duration;
+use crate::workload::WorkloadSpec;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Seconds assumed to provision one cell when nothing was measured.
+const MODEL_PROVISION_S: f64 = 2.0;
+/// Seconds assumed for one cold-cache cycle.
+const MODEL_COLD_S: f64 = 1.0;
+/// Seconds assumed for a fresh file system before a repetition (teardown, mkfs, mount).
+const MODEL_FRESH_S: f64 = 4.0;
+/// Metadata operations per second assumed.
+const MODEL_OPS: f64 = 20_000.0;
+/// Bytes per second assumed.
+pub(crate) const MODEL_BYTES: f64 = 150e6;
+
+/// Seconds one repetition of `w` is expected to take by the model.
+pub fn model_rep_seconds(w: &WorkloadSpec, cache: CachePolicy) -> f64 {
+    let cold = match cache {
+        CachePolicy::Cold => MODEL_COLD_S,
+        CachePolicy::Fresh => MODEL_FRESH_S,
+        CachePolicy::Warm | CachePolicy::None => 0.0,
+    };
+    if let Some(d) = w.expected_duration() {
+        return d.as_secs_f64() + cold + 1.0;
+    }
+    let req = w.build().map(|e| e.requirements()).unwrap_or_default();
+    // Created and removed: every item and byte twice.
+    2.0 * req.inodes as f64 / MODEL_OPS + 2.0 * req.bytes as f64 / MODEL_BYTES + cold + 0.2
+}
+
+/// Mean seconds per repetition keyed by (cell label, workload label), and the study id.
+pub(crate) type History = (i64, BTreeMap<(String, String), f64>);
+
+/// Mean measured seconds per repetition from the newest study of this name that has completed
+/// repetitions (a newer one that failed or was interrupted before its first is passed over),
+/// and how many studies of this name the store holds.
+pub(super) fn history(study: &Study, db: Option<PathBuf>) -> (Option<History>, usize) {
+    // A plan changes nothing: no database is created just to look for history.
+    let path = db.unwrap_or_else(crate::store::default_path);
+    if !path.exists() {
+        return (None, 0);
+    }
+    let Ok(store) = crate::store::Store::open_read_only(&path) else {
+        return (None, 0);
+    };
+    let rows = store.studies_named(study.name()).unwrap_or_default();
+    let found = rows
+        .iter()
+        .find_map(|row| measured_times(&store, row.id).map(|h| (row.id, h)));
+    (found, rows.len())
+}
+
+/// Mean wall seconds of the counted repetitions of study `id` per (cell, workload) label;
+/// `None` when it has none.
+fn measured_times(store: &crate::store::Store, id: i64) -> Option<BTreeMap<(String, String), f64>> {
+    let d = store.load(id).ok()??;
+    let mut acc: BTreeMap<(String, String), (f64, u32)> = BTreeMap::new();
+    for t in d
+        .trials
+        .iter()
+        .filter(|t| t.status == crate::store::TrialStatus::Ok)
+    {
+        let c = d.cells.iter().find(|c| c.id == t.cell_id)?;
+        let w = d.workloads.iter().find(|w| w.id == t.workload_id)?;
+        let e = acc.entry((c.label.clone(), w.label.clone())).or_default();
+        e.0 += t.wall_seconds;
+        e.1 += 1;
+    }
+    if acc.is_empty() {
+        return None;
+    }
+    Some(
+        acc.into_iter()
+            .map(|(k, (s, n))| (k, s / f64::from(n)))
+            .collect(),
+    )
+}
+
+/// Refuse a `[repetitions] budget` shorter than one repetition of the study's quickest
+/// workload by the plan's model: such a study would stop before it measured anything.
+pub(crate) fn check_budget(study: &Study, file: &std::path::Path) -> Result<()> {
+    let r = &study.repetitions;
+    let Some(budget) = r.budget else {
+        return Ok(());
+    };
+    let one = study
+        .workloads
+        .iter()
+        .map(|w| model_rep_seconds(&w.spec, r.cache))
+        .fold(f64::INFINITY, f64::min);
+    if one.is_finite() && budget.as_secs_f64() < one {
+        crate::bail_usage!(
+            "{}: [repetitions] budget ({}) is shorter than one repetition (about {} by the plan's model); give a budget of at least that, or leave budget out",
+            file.display(),
+            crate::units::fmt_duration(budget),
+            crate::units::fmt_duration(std::time::Duration::from_secs_f64(one))
+        );
+    }
+    Ok(())
+}
+
+/// The ETA line after "ETA: ": a range of wall time from the measured history of the same
+/// study when there is one, else from the model, capped by the budget. Never panics, however
+/// large the repetitions and durations (saturating conversion).
+/// `earlier`: how many studies of this name the store holds (for the model's reason).
+pub(crate) fn eta_text(study: &Study, hist: Option<&History>, earlier: usize) -> String {
+    let r = &study.repetitions;
+    let series = study.cells.len() * study.workloads.len();
+    let mut lo = 0.0;
+    let mut hi = 0.0;
+    let mut measured = 0usize;
+    for c in &study.cells {
+        lo += MODEL_PROVISION_S;
+        hi += MODEL_PROVISION_S;
+        for (i, w) in c.workloads.iter().enumerate() {
+            let base = study.workloads[i].spec.label();
+            let per = match hist.and_then(|(_, h)| h.get(&(c.label.clone(), base))) {
+                Some(&s) => {
+                    measured += 1;
+                    s
+                }
+                None => model_rep_seconds(w, r.cache),
+            };
+            let warm = f64::from(r.warmup) * per;
+            lo += f64::from(r.min) * per + warm;
+            hi += f64::from(r.max) * per + warm;
+        }
+    }
+    if let Some(b) = r.budget {
+        lo = lo.min(b.as_secs_f64());
+        hi = hi.min(b.as_secs_f64());
+    }
+    let how = match hist {
+        Some((id, _)) if measured > 0 => format!("from the times measured in study {id} ({measured} of {series} series)"),
+        Some((id, _)) => format!("from a model (study {id}, the newest of this name with completed repetitions, ran other configurations or workloads)"),
+        None if earlier > 0 => format!("from a model (none of the {earlier} earlier studies of this name in the store completed a repetition; later plans use measured times)"),
+        None => "from a model (no earlier study of this name in the store; later plans use measured times)".into(),
+    };
+    let d = |s: f64| fmt_duration(crate::units::duration_from_secs_saturating(s));
+    let range = if (hi - lo).abs() < 1.0 {
+        d(lo)
+    } else {
+        format!("{} to {}", d(lo), d(hi))
+    };
+    format!("{range}, {how}")
+}

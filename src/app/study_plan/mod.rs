@@ -1,0 +1,227 @@
+//! `fslab study plan FILE`: the cells, the exact commands each runs, the space and RAM the
+//! study needs and an ETA. Changes nothing, needs no root.
+//!
+//! This module prints the plan: the study's rules, then cell by cell its file system, the
+//! commands it runs and its workloads, then space, RAM and the ETA, which `eta.rs` works out
+//! (measured times of an earlier study of the same name, else a stated model).
+
+mod eta;
+
+pub(crate) use eta::{check_budget, eta_text, MODEL_BYTES};
+
+use crate::cli::StudyPlanArgs;
+use crate::plan::space::Space;
+use crate::plan::{CachePolicy, Cell, Study};
+use crate::provision::plan::{check_named_device, named_devices};
+use crate::provision::state::{default_workdir, WorkDir};
+use crate::provision::{Journal, Provisioner};
+use crate::runner::cache;
+use crate::units::{fmt_bytes, fmt_duration};
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// Run `fslab study plan`.
+pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
+    let study = Study::load(&a.file)?;
+    check_budget(&study, &a.file)?;
+    let guest = match &a.guest {
+        Some(g) => Some(
+            crate::plan::GuestSpec::parse(g)
+                .map_err(|e| crate::error::usage(format!("--guest {g}: {e}")))?,
+        ),
+        None => study
+            .guest()
+            .map_err(|e| crate::error::usage(format!("{}: {e}", a.file.display())))?,
+    };
+    study
+        .check_machine_for(guest.is_some())
+        .map_err(crate::error::usage)?;
+    if let Some(g) = guest {
+        crate::outln!(
+            "in a User-mode Linux guest with {} of memory (doc/guest.md): the host makes each loop:/ram: device as an image file and the guest sees it as /dev/ubdX, in plan order; the commands below run inside the guest",
+            g.mem_word()
+        );
+    }
+    let work = WorkDir::new(a.workdir.unwrap_or_else(default_workdir));
+    let root = crate::sysinfo::is_root();
+    print_rules(&study, &work);
+    let planner = Provisioner::planner(study.allow_format(), study.ram_bytes());
+    for c in &study.cells {
+        print_cell(&study, &planner, c, root)?;
+    }
+    crate::outln!();
+    let space = Space::of(&study, work.root());
+    crate::outln!(
+        "space: loop images {} apparent (sparse); about {} written at the peak if every cell is mounted at once; {} free under {}",
+        fmt_bytes(study.loop_bytes()),
+        fmt_bytes(space.written),
+        fmt_bytes(space.free),
+        work.root().display()
+    );
+    if study.ram_bytes() > 0 {
+        crate::outln!(
+            "RAM: {} for ram: devices (tmpfs), of {} total",
+            fmt_bytes(study.ram_bytes()),
+            fmt_bytes(crate::sysinfo::total_ram())
+        );
+    }
+    if let Some(line) = space.shortfall(work.root()) {
+        // `study run` refuses with this line before it provisions anything.
+        crate::outln!("warning: {line}");
+    }
+
+    let (hist, earlier) = eta::history(&study, db);
+    crate::outln!("ETA: {}", eta_text(&study, hist.as_ref(), earlier));
+    if !root {
+        crate::outln!("run it as root: fslab study run {}", a.file.display());
+    }
+    Ok(())
+}
+
+/// The study's rules: series, repetitions, order, cache policy, warm-ups, settling, the
+/// disturbed-repetition policy, and where `$RUN` will be.
+fn print_rules(study: &Study, work: &WorkDir) {
+    let r = &study.repetitions;
+    let f = &study.file;
+    let series = study.cells.len() * study.workloads.len();
+    crate::outln!(
+        "study {}{}",
+        f.name,
+        if f.description.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", f.description)
+        }
+    );
+    let reps = match r.target_ci {
+        None => format!("{} repetitions each (fixed)", r.min),
+        Some(t) => format!(
+            "{} to {} repetitions each, until the 95% CI of every primary metric is within {:.1}% of its mean",
+            r.min,
+            r.max,
+            t * 100.0
+        ),
+    };
+    crate::outln!(
+        "  {} cell(s) × {} workload(s) = {series} series; {reps}",
+        study.cells.len(),
+        study.workloads.len()
+    );
+    let cache_text = match r.cache {
+        CachePolicy::Cold => "cold (sync, umount, drop caches, mount before every repetition)",
+        CachePolicy::Warm => "warm (caches kept between repetitions)",
+        CachePolicy::None => "none",
+        CachePolicy::Fresh => "fresh (a new file system, mkfs and mount, before every repetition)",
+    };
+    crate::outln!(
+        "  order {}{}, cache {cache_text}{}",
+        r.order.as_str(),
+        match (r.order, r.seed) {
+            (crate::plan::Order::Randomized, Some(s)) => format!(" (seed {s})"),
+            (crate::plan::Order::Randomized, None) => " (seed drawn at start and stored)".into(),
+            _ => String::new(),
+        },
+        r.budget
+            .map(|b| format!(", budget {}", fmt_duration(b)))
+            .unwrap_or_default()
+    );
+    if r.warmup > 0 {
+        crate::outln!(
+            "  {} discarded warm-up repetition{} first in every series and after every provisioning (warmup)",
+            r.warmup,
+            if r.warmup == 1 { "" } else { "s" }
+        );
+    }
+    if !r.settle.is_zero() {
+        crate::outln!(
+            "  before every repetition: wait up to {} for a quiet machine (settle)",
+            fmt_duration(r.settle)
+        );
+    }
+    match r.disturbed {
+        crate::stats::adaptive::Disturbed::Keep => {}
+        crate::stats::adaptive::Disturbed::Repeat => crate::outln!(
+            "  a disturbed repetition is stored, left out and run again (disturbed = \"repeat\"; at most {} re-runs per series)",
+            r.max
+        ),
+        crate::stats::adaptive::Disturbed::Drop => crate::outln!(
+            "  a disturbed repetition is stored and left out (disturbed = \"drop\")"
+        ),
+    }
+    crate::outln!(
+        "  $RUN = {}/runs/<pid>-<time>, made when the study runs; $DATA and $JOURNAL are the loop devices losetup picks",
+        work.root().display()
+    );
+}
+
+/// One cell: its file system, the commands that make it, what runs before every
+/// repetition, its workloads and its teardown. A named device that fails the checks possible
+/// here is refused as bad input.
+fn print_cell(study: &Study, planner: &Provisioner, c: &Cell, root: bool) -> Result<()> {
+    crate::outln!();
+    crate::outln!("cell {}  {}", c.idx, c.label);
+    let fs = &c.fs;
+    let mut desc = format!("  {} on {}", fs.fs, fs.data);
+    match (&fs.journal, fs.journal_size) {
+        (Journal::Internal, Some(j)) => desc += &format!(", internal journal {}", fmt_bytes(j)),
+        (Journal::Internal, None) => {}
+        (Journal::External(d), j) => {
+            desc += &format!(
+                ", external journal on {d}{}",
+                j.map(|j| format!(" ({})", fmt_bytes(j)))
+                    .unwrap_or_default()
+            )
+        }
+    }
+    if !fs.mount.is_empty() {
+        desc += &format!(", mount {}", fs.mount.join(","));
+    }
+    crate::outln!("{desc}");
+    for dev in named_devices(fs) {
+        check_named_device(dev, &study.allow_format(), root)
+            .map_err(|e| crate::error::usage(e.to_string()))?;
+        if !root {
+            crate::outln!("  ({} passes the checks possible without root; the busy and signature checks run as root before mkfs)", dev.display());
+        }
+    }
+    let planned = planner
+        .plan(c.idx, fs)
+        .map_err(|e| crate::error::usage(e.to_string()))?;
+    for l in &planned.commands {
+        crate::outln!("  $ {l}");
+    }
+    let per_rep = cache::plan_lines(study.repetitions.cache, &planned.mount);
+    if !per_rep.is_empty() {
+        crate::outln!("  before every repetition:");
+        for l in per_rep {
+            crate::outln!("  $ {l}");
+        }
+    }
+    crate::outln!("  workloads:");
+    for w in &c.workloads {
+        let req = w.build().map(|e| e.requirements()).unwrap_or_default();
+        crate::outln!(
+            "    {} ({}): {} files and directories, {} of data",
+            w.label(),
+            w.kind(),
+            req.inodes,
+            fmt_bytes(req.bytes)
+        );
+        if w.workload_kind() == crate::workload::WorkloadKind::Fio {
+            // The real fio runs on the cell; its job comes on standard input.
+            let dir = planned
+                .mount
+                .mountpoint()
+                .join(crate::workload::fio::FIO_DIR);
+            crate::outln!(
+                "    $ cd {0} && fio --output-format=json+ --directory={0} - < job",
+                dir.display()
+            );
+        }
+    }
+    crate::outln!("  teardown:");
+    for l in &planned.teardown {
+        crate::outln!("  $ {l}");
+    }
+    Ok(())
+}

@@ -1,0 +1,256 @@
+//! Running a study: provision every cell for real, run every workload on it with the cache
+//! policy, in the chosen order, until each series' stopping rule or the budget says stop,
+//! storing every repetition in one transaction as it completes.
+//!
+//! Failure semantics: a cell whose provisioning or remount fails is recorded failed with its
+//! error; a repetition that fails fails its series (and marks the cell failed); the study
+//! goes on with the other cells. Ctrl-C stops at the next safe point, the repetition in
+//! flight is dropped (not stored), everything is unmounted and detached, and
+//! `--resume` continues later with exactly the planned repetitions.
+//!
+//! The parts: `setup.rs` records the study or finds it again for `--resume` (and the series
+//! with what earlier runs stored), `schedule.rs` is the loop that picks the next repetition
+//! (order, budget, stopping rule, ETA), `cells.rs` hands cells to the provisioner and takes
+//! them down, `attempt.rs` runs one repetition of a series through the one protocol
+//! ([`super::telemetry::run_observed`]) and stores it. The display is
+//! [`super::study_progress`].
+
+mod attempt;
+mod cells;
+mod schedule;
+mod setup;
+
+use super::series::{Series, SeriesState};
+use super::study_progress::StudyProgress;
+use super::telemetry::Sources;
+use crate::plan::Study;
+use crate::provision::exec::Exec;
+use crate::provision::state::{self, CleanupReport, WorkDir};
+use crate::provision::{Provisioned, Provisioner};
+use crate::stats::adaptive::Rule;
+use crate::store::{CellStatus, Store, StudyStatus};
+use crate::workload::Workload;
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How to run a study.
+pub struct StudyRun<'a> {
+    /// The validated study.
+    pub study: &'a Study,
+    /// Where results go.
+    pub store: &'a mut Store,
+    /// The work directory for images, mounts and state.
+    pub workdir: WorkDir,
+    /// Runs the external commands.
+    pub exec: Arc<dyn Exec>,
+    /// Continue the newest unfinished study of this name.
+    pub resume: bool,
+    /// The command line as typed.
+    pub command_line: String,
+    /// Show progress on stderr.
+    pub progress: bool,
+}
+
+/// What a study run ended with.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The study id in the store.
+    pub study_id: i64,
+    /// Complete, partial, failed or interrupted.
+    pub status: StudyStatus,
+    /// Failed cells: label and error.
+    pub failed_cells: Vec<(String, String)>,
+    /// Number of cells.
+    pub total_cells: usize,
+    /// What the start-of-run cleanup removed (left by killed runs).
+    pub cleaned: CleanupReport,
+    /// Teardown problems, if any (run `fslab cleanup`).
+    pub leftovers: Vec<String>,
+    /// Whether this run continued an earlier one.
+    pub resumed: bool,
+}
+
+struct Live {
+    prov: Provisioned,
+    engines: BTreeMap<usize, Box<dyn Workload>>,
+    /// Warm-up repetitions run per workload since the cell was (re)provisioned.
+    warmed: BTreeMap<usize, u32>,
+    /// The cell's devices and file-system counters, for telemetry.
+    sources: Sources,
+    /// Whether a counted repetition ran on this file system (`fresh` makes a new one).
+    used: bool,
+}
+
+struct Runner<'a> {
+    // Dropped first on an early error: cells are taken down before the provisioner's
+    // tmpfs and directories (fields drop in declaration order).
+    live: BTreeMap<usize, Live>,
+    prov: Provisioner,
+    study: &'a Study,
+    store: &'a mut Store,
+    exec: Arc<dyn Exec>,
+    series: Vec<Series>,
+    cell_ids: Vec<i64>,
+    wl_ids: Vec<i64>,
+    cell_errors: BTreeMap<usize, String>,
+    order_index: u32,
+    progress: StudyProgress,
+    spent_before: f64,
+    started: Instant,
+    rule: Rule,
+    leftovers: Vec<String>,
+}
+
+enum RepEnd {
+    Ok,
+    /// A disturbed repetition was stored as left out; the series runs it again.
+    Rerun,
+    /// The repetition failed; `cell_level` when the cell itself is unusable.
+    Failed {
+        err: String,
+        cell_level: bool,
+    },
+    Interrupted,
+}
+
+/// Run (or resume) a study.
+pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
+    let study = r.study;
+    let nothing_stored = r.store.latest_study_named(study.name())?.is_none();
+    if r.resume && nothing_stored {
+        // Killed before its plan was stored (one transaction): nothing was measured yet.
+        eprintln!(
+            "note: no study named '{}' in {} yet; starting it",
+            study.name(),
+            r.store.path().display()
+        );
+    }
+    let ((study_id, cell_ids, wl_ids, seed, resumed), claim) = if r.resume && !nothing_stored {
+        setup::open_existing(r.store, &r.workdir, r.exec.as_ref(), study)?
+    } else {
+        setup::create_new(r.store, r.exec.as_ref(), &r.workdir, study, &r.command_line)?
+    };
+    if let Some(gone) = claim.taken_over() {
+        eprintln!(
+            "fslab: note: study {study_id} was claimed by process {} on this host since {}, which is gone; taking it over",
+            gone.pid, gone.claimed_at
+        );
+    }
+    // Held until this function returns, however it returns (an early `?` included); a run
+    // killed outright leaves a claim of a dead process, which the next run takes over.
+    let _claim = claim;
+    let trials = r.store.trials(study_id)?;
+    let rep = &study.repetitions;
+    let rule = Rule {
+        min: rep.min,
+        max: rep.max,
+        target_ci: rep.target_ci,
+    };
+    let series = setup::load_series(
+        r.store,
+        study,
+        study_id,
+        (&cell_ids, &wl_ids),
+        &trials,
+        &rule,
+    )?;
+    let spent_before: f64 = trials.iter().map(|t| t.wall_seconds).sum();
+
+    // What killed runs left, then our own run directory.
+    let cleaned = state::cleanup(&r.workdir, r.exec.as_ref(), Duration::from_secs(10));
+    let run_dir = r
+        .workdir
+        .start_run(Some(study_id))
+        .context("preparing the work directory")?;
+    run_dir
+        .set_db(r.store.path())
+        .context("preparing the work directory")?;
+    let prov = Provisioner::new(
+        r.exec.clone(),
+        run_dir.clone(),
+        study.allow_format(),
+        study.ram_bytes(),
+    )?
+    .with_guest_devices(super::guest::devices_from_env()?);
+    let total: u64 = series.iter().map(|s| u64::from(s.planned(&rule))).sum();
+    let progress = StudyProgress::new(r.progress, total);
+    progress.set_done(
+        series.iter().map(|s| u64::from(s.done)).sum(),
+        schedule::eta_of(&series, &rule, None),
+    );
+    let order_index = r.store.next_order_index(study_id)?;
+    let mut runner = Runner {
+        study,
+        store: r.store,
+        exec: r.exec.clone(),
+        prov,
+        series,
+        live: BTreeMap::new(),
+        cell_ids,
+        wl_ids,
+        cell_errors: BTreeMap::new(),
+        order_index,
+        progress,
+        spent_before,
+        started: Instant::now(),
+        rule,
+        leftovers: Vec::new(),
+    };
+    let interrupted = runner.main_loop(seed)?;
+    runner.progress.finish();
+    // Take everything down, whatever happened.
+    let cells: Vec<usize> = runner.live.keys().copied().collect();
+    for c in cells {
+        runner.retire(c, interrupted)?;
+    }
+    if let Err(e) = runner.prov.finish() {
+        runner.leftovers.push(e.to_string());
+    }
+    if let Err(e) = run_dir.finish() {
+        runner.leftovers.push(e.to_string());
+    }
+    // A cell whose series were all done before this run started is never brought up, so
+    // nothing above sets its status: a run killed while tearing it down left it `running`.
+    for cell in 0..study.cells.len() {
+        let done = runner
+            .series
+            .iter()
+            .filter(|s| s.cell == cell)
+            .all(|s| matches!(s.state, SeriesState::Done(_)));
+        if done && !runner.cell_errors.contains_key(&cell) {
+            runner
+                .store
+                .set_cell_status(runner.cell_ids[cell], CellStatus::Complete, None)?;
+        }
+    }
+    let failed_cells: Vec<(String, String)> = runner
+        .cell_errors
+        .iter()
+        .map(|(&c, e)| (study.cells[c].label.clone(), e.clone()))
+        .collect();
+    let any_ok = runner
+        .series
+        .iter()
+        .any(|s| matches!(s.state, SeriesState::Done(_)));
+    let status = if interrupted {
+        StudyStatus::Interrupted
+    } else if failed_cells.is_empty() {
+        StudyStatus::Complete
+    } else if any_ok {
+        StudyStatus::Partial
+    } else {
+        StudyStatus::Failed
+    };
+    runner.store.set_study_status(study_id, status)?;
+    Ok(Outcome {
+        study_id,
+        status,
+        failed_cells,
+        total_cells: study.cells.len(),
+        cleaned,
+        leftovers: runner.leftovers,
+        resumed,
+    })
+}

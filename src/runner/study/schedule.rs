@@ -1,0 +1,156 @@
+//! The study's loop: which series runs next (the order's scheduler), the time budget, the
+//! stopping rule after each repetition, and the ETA from the repetitions still planned.
+
+use super::super::order::Scheduler;
+use super::super::progress_text::Left;
+use super::super::series::{Series, SeriesState};
+use super::{RepEnd, Runner};
+use crate::stats::adaptive::{self, Rule, StopReason};
+use crate::store::SeriesStatus;
+use anyhow::Result;
+
+/// Repetitions planned for series `i`; `just_ran` is the series whose repetition just
+/// finished, before the rule decided whether it goes on: it is planned at the minimum still
+/// needed, so its last repetition does not count one more.
+pub(super) fn planned_now(
+    series: &[Series],
+    i: usize,
+    rule: &Rule,
+    just_ran: Option<usize>,
+) -> u32 {
+    let s = &series[i];
+    match (just_ran == Some(i), &s.state) {
+        (true, SeriesState::Active) => s.done + adaptive::remaining(rule, s.done).0,
+        _ => s.planned(rule),
+    }
+}
+
+/// Seconds left: every series' repetitions still planned at its own measured mean (an
+/// unmeasured series at the mean of the others); `None` before anything is measured.
+pub(super) fn eta_of(series: &[Series], rule: &Rule, just_ran: Option<usize>) -> Option<f64> {
+    let left: Vec<Left> = (0..series.len())
+        .map(|i| Left {
+            steps: u64::from(planned_now(series, i, rule, just_ran).saturating_sub(series[i].done)),
+            mean: series[i].mean_duration(),
+            work: 1.0,
+        })
+        .collect();
+    super::super::progress_text::eta(&left, None)
+}
+
+impl Runner<'_> {
+    fn spent(&self) -> f64 {
+        self.spent_before + self.started.elapsed().as_secs_f64()
+    }
+
+    pub(super) fn update_total(&self) {
+        let t: u64 = self
+            .series
+            .iter()
+            .map(|s| u64::from(s.planned(&self.rule)))
+            .sum();
+        self.progress.set_total(t);
+    }
+
+    /// Returns whether the run was interrupted.
+    pub(super) fn main_loop(&mut self, seed: u64) -> Result<bool> {
+        let mut sched = Scheduler::new(self.study.repetitions.order, seed);
+        loop {
+            if crate::signal::interrupted() {
+                return Ok(true);
+            }
+            let active: Vec<bool> = self.series.iter().map(Series::is_active).collect();
+            let done: Vec<u32> = self.series.iter().map(|s| s.done).collect();
+            let Some(si) = sched.next(&active, &done) else {
+                return Ok(false);
+            };
+            if let Some(budget) = self.study.repetitions.budget {
+                let all: Vec<f64> = self
+                    .series
+                    .iter()
+                    .flat_map(|s| s.durations.clone())
+                    .collect();
+                let est = self.series[si]
+                    .mean_duration()
+                    .or_else(|| {
+                        (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64)
+                    })
+                    .unwrap_or(0.0);
+                if !adaptive::budget_allows(self.spent(), budget.as_secs_f64(), est) {
+                    self.stop_all_for_budget()?;
+                    continue;
+                }
+            }
+            let cell = self.series[si].cell;
+            if !self.live.contains_key(&cell) {
+                // Cells on the same real device cannot be mounted together: take the other
+                // down first (it is made again when its turn comes).
+                let clash: Vec<usize> = self
+                    .live
+                    .keys()
+                    .copied()
+                    .filter(|&o| self.study.cells[o].shares_device_with(&self.study.cells[cell]))
+                    .collect();
+                for o in clash {
+                    self.retire(o, false)?;
+                }
+                if let Err(e) = self.bring_up(cell) {
+                    if crate::signal::interrupted() {
+                        self.retire(cell, true)?;
+                        return Ok(true);
+                    }
+                    self.fail_cell(cell, &format!("{e:#}"))?;
+                    continue;
+                }
+            }
+            match self.repetition(si)? {
+                RepEnd::Interrupted => return Ok(true),
+                RepEnd::Rerun => {}
+                RepEnd::Failed {
+                    err,
+                    cell_level: true,
+                } => self.fail_cell(cell, &err)?,
+                RepEnd::Failed {
+                    err,
+                    cell_level: false,
+                } => {
+                    self.fail_series(si, &err)?;
+                    self.retire_if_done(cell)?;
+                }
+                RepEnd::Ok => {
+                    if let Some(reason) = self.series[si].decide(&self.rule) {
+                        let (c, w) = self.ids(si);
+                        self.store
+                            .set_series(c, w, SeriesStatus::Complete, Some(reason), None)?;
+                        self.update_total();
+                        self.retire_if_done(cell)?;
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn ids(&self, si: usize) -> (i64, i64) {
+        let s = &self.series[si];
+        (self.cell_ids[s.cell], self.wl_ids[s.wl])
+    }
+
+    fn stop_all_for_budget(&mut self) -> Result<()> {
+        self.progress
+            .println("time budget reached; stopping every series");
+        for si in 0..self.series.len() {
+            if self.series[si].is_active() {
+                self.series[si].state = SeriesState::Done(StopReason::Budget);
+                let (c, w) = self.ids(si);
+                self.store.set_series(
+                    c,
+                    w,
+                    SeriesStatus::Complete,
+                    Some(StopReason::Budget),
+                    None,
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
