@@ -121,7 +121,9 @@ fn a_version_2_store_is_read_as_is_then_migrated_by_the_first_write() {
         "{kinds:?}"
     );
     assert!(!kinds.contains(&"outlier"), "n = 4: {kinds:?}");
-    assert!(kinds.contains(&"first_slower"), "{kinds:?}");
+    // Its few slow first repetitions are within chance for eight series of four (each has
+    // its first the worst one time in four): not named (doc/reports.md, first repetition).
+    assert!(!kinds.contains(&"first_slower"), "{kinds:?}");
     let html = ok(&db, &["report", NOISY, "--format", "html"]);
     assert!(
         html.contains("too short to trust (4): dir_create (1.03 ms)"),

@@ -7,7 +7,7 @@ use super::advice::{self, Origin, Policy};
 use super::draft::Draft;
 use super::model::*;
 use crate::metric::Unit;
-use crate::units::{fmt_bytes, parse_size};
+use crate::units::fmt_bytes;
 use crate::workload::WorkloadKind;
 
 /// A data set under this multiple of the RAM can be served from the page cache.
@@ -206,36 +206,11 @@ fn cells_with_reads(w: &WorkloadReport) -> usize {
     cells.len()
 }
 
-/// Bytes a throughput workload ([`crate::workload::Caps::dataset_vs_ram`]) keeps on disk,
-/// from its stored parameters: `dataset_bytes` where an engine records it, else IOzone's file
-/// size (`file_size` or `size` in a study, bytes or a size such as `1g`; `file_kib` for an
-/// engine command) × `threads`. `None` for other workloads, when unknown, and when the
-/// workload bypasses the cache (`direct`/`o_direct`).
+/// Bytes a workload whose data set is weighed against the RAM keeps on disk, as its engine
+/// reads them from its stored parameters ([`crate::workload::Caps::dataset`]); `None` for
+/// other workloads and when unknown.
 pub fn dataset_bytes(kind: &str, p: &serde_json::Value) -> Option<u64> {
-    let kind = WorkloadKind::of(kind)?;
-    if !kind.caps().dataset_vs_ram {
-        return None;
-    }
-    let num = |k: &str| p.get(k).and_then(serde_json::Value::as_u64);
-    let size = |k: &str| match p.get(k)? {
-        serde_json::Value::Number(n) => n.as_u64(),
-        serde_json::Value::String(s) => parse_size(s).ok(),
-        _ => None,
-    };
-    let direct = ["direct", "o_direct"]
-        .iter()
-        .any(|k| p.get(*k).and_then(serde_json::Value::as_bool) == Some(true));
-    if direct {
-        return None;
-    }
-    if let Some(b) = num("dataset_bytes") {
-        return Some(b);
-    }
-    let threads = num("threads").unwrap_or(1).max(1);
-    let file = size("file_size")
-        .or_else(|| size("size"))
-        .or_else(|| num("file_kib").and_then(|k| k.checked_mul(1024)))?;
-    file.checked_mul(threads)
+    (WorkloadKind::of(kind)?.caps().dataset?)(p)
 }
 
 #[cfg(test)]

@@ -31,12 +31,14 @@ pub struct Caps {
     pub primary: &'static [&'static str],
     /// How to make a phase that is too short to time last longer.
     pub larger: Larger,
-    /// Whether a data set under twice the RAM makes its results a page-cache measurement: a
-    /// throughput workload that writes and reads back its own data (IOzone). Not fdtree,
-    /// whose metadata phases are measured through the caches by design, nor dbench, whose
-    /// client load is meant to be served largely from the page cache, as the file-server
-    /// workload it replays was, and whose data set the parameters do not give.
-    pub dataset_vs_ram: bool,
+    /// For a workload whose data set under twice the RAM makes its results a page-cache
+    /// measurement (a throughput workload that writes and reads back its own data: IOzone),
+    /// the bytes it keeps on disk, from its stored parameters (`None` when unknown or when it
+    /// bypasses the cache). `None` for the others: the metadata engines' phases are
+    /// measured through the caches by design; dbench's client load is meant to be served
+    /// largely from the page cache, as the file-server workload it replays was; fio's job
+    /// decides with `direct`.
+    pub dataset: Option<fn(&serde_json::Value) -> Option<u64>>,
     /// What each phase's result measures (`class(phase)`), for which telemetry may explain
     /// a change in it.
     pub class: fn(&str) -> ResultClass,
@@ -171,7 +173,7 @@ mod tests {
     fn only_iozone_weighs_its_data_set_against_the_ram() {
         let kinds: Vec<WorkloadKind> = WorkloadKind::ALL
             .into_iter()
-            .filter(|k| k.caps().dataset_vs_ram)
+            .filter(|k| k.caps().dataset.is_some())
             .collect();
         assert_eq!(kinds, vec![WorkloadKind::Iozone]);
         assert!(WorkloadKind::Fdtree.caps().larger.words.contains("levels"));

@@ -2,9 +2,9 @@
 //!
 //! The first call of a function whose page of machine code was never run costs a page fault
 //! (a few microseconds: the kernel maps the page from the page cache). A phase that lasts
-//! microseconds — mdtest's tree creation with one directory — would time that fault, not the
-//! file system: measured on tmpfs, 10.6 µs with it against 5 µs for mdtest, and 5 µs
-//! without it. [`map_own_code`] maps every page of the executable's code once per process,
+//! microseconds — a metadata engine's tree creation of one directory — would time that
+//! fault, not the file system: measured on tmpfs, 10.6 µs with it against 5 µs for the tool
+//! it replaces, and 5 µs without it (bench/RESULTS.md). [`map_own_code`] maps every page of the executable's code once per process,
 //! before the first timed phase, so no phase pays for running code for the first time.
 
 use std::sync::Once;

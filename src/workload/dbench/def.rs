@@ -24,7 +24,7 @@ pub const CAPS: Caps = Caps {
         keys: "duration",
         flags: "-t",
     },
-    dataset_vs_ram: false,
+    dataset: None,
     class: |phase| match phase {
         "total" => ResultClass::Mixed,
         "ReadX" | "READ" => ResultClass::Read,

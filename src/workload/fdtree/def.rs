@@ -23,7 +23,7 @@ pub const CAPS: Caps = Caps {
         keys: "files, levels",
         flags: "-f, -l",
     },
-    dataset_vs_ram: false,
+    dataset: None,
     class: |_| ResultClass::Metadata,
     counts: |phase| {
         Counts::Items(if phase.starts_with("dir") {

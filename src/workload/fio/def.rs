@@ -26,7 +26,7 @@ pub const CAPS: Caps = Caps {
     },
     // fio drops the file's cached pages before each job (`invalidate`, on by default), and
     // `direct` is the job's choice.
-    dataset_vs_ram: false,
+    dataset: None,
     class: |phase| match phase.rsplit_once('/').map(|(_, d)| d) {
         Some("read") => ResultClass::Read,
         Some("write") => ResultClass::Write,

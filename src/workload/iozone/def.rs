@@ -21,7 +21,7 @@ pub const CAPS: Caps = Caps {
         keys: "file_size",
         flags: "-s",
     },
-    dataset_vs_ram: true,
+    dataset: Some(dataset_bytes),
     class: |phase| {
         if phase.contains("read") {
             ResultClass::Read
@@ -41,4 +41,31 @@ impl EngineSpec for IozoneSpec {
     fn build(&self) -> Result<Box<dyn Workload>> {
         Ok(Box::new(Iozone::new(self.to_params()?)))
     }
+}
+
+/// Bytes IOzone keeps on disk, from its stored parameters: `dataset_bytes` where a run
+/// records it, else the file size (`file_size` or `size` in a study, bytes or a size such as
+/// `1g`; `file_kib` for an engine command) × `threads`. `None` when unknown and when the test
+/// bypasses the cache (`direct`/`o_direct`).
+fn dataset_bytes(p: &serde_json::Value) -> Option<u64> {
+    let num = |k: &str| p.get(k).and_then(serde_json::Value::as_u64);
+    let size = |k: &str| match p.get(k)? {
+        serde_json::Value::Number(n) => n.as_u64(),
+        serde_json::Value::String(s) => crate::units::parse_size(s).ok(),
+        _ => None,
+    };
+    let direct = ["direct", "o_direct"]
+        .iter()
+        .any(|k| p.get(*k).and_then(serde_json::Value::as_bool) == Some(true));
+    if direct {
+        return None;
+    }
+    if let Some(b) = num("dataset_bytes") {
+        return Some(b);
+    }
+    let threads = num("threads").unwrap_or(1).max(1);
+    let file = size("file_size")
+        .or_else(|| size("size"))
+        .or_else(|| num("file_kib").and_then(|k| k.checked_mul(1024)))?;
+    file.checked_mul(threads)
 }

@@ -23,7 +23,7 @@ pub const CAPS: Caps = Caps {
         keys: "items",
         flags: "-n",
     },
-    dataset_vs_ram: false,
+    dataset: None,
     class: |phase| match phase {
         "file_read" => ResultClass::Read,
         _ => ResultClass::Metadata,

@@ -1,6 +1,7 @@
 //! Provenance: how an engine proves a directory is one it made before it removes (or works
-//! in) it, shared by every engine that leaves trees (fdtree's roots, mdtest's test
-//! directories) — so the rule is written once and a new engine cannot get it subtly wrong.
+//! in) it, shared by every engine that leaves trees (fdtree's roots, the metadata engines'
+//! test directories) — so the rule is written once and a new engine cannot get it subtly
+//! wrong.
 //!
 //! An engine writes a small JSON record beside each directory it is about to make (never
 //! inside, so the tree is exactly the tool's), *before* the `mkdir`; completes it with the

@@ -1,7 +1,7 @@
 use super::*;
 use serde::Deserialize;
 
-/// A record of a made-up engine, so the rule is tested apart from fdtree and mdtest.
+/// A record of a made-up engine, so the rule is tested apart from the engines that use it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Rec {
     kind: String,

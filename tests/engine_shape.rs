@@ -1,0 +1,45 @@
+//! The shape of an engine (issue 22, doc/architecture.md "Adding an engine"): the newest
+//! engine, mdtest, lives in its own folders, and outside them only the registration list,
+//! the command-line enum and the subcommand dispatch name it. A shared module that starts
+//! matching engine names again fails here.
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn outside_its_folders_only_three_files_name_the_newest_engine() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut naming: Vec<String> = files
+        .iter()
+        .filter(|p| !p.components().any(|c| c.as_os_str() == "mdtest"))
+        .filter(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .to_lowercase()
+                .contains("mdtest")
+        })
+        .map(|p| p.strip_prefix(&src).unwrap().display().to_string())
+        .collect();
+    naming.sort();
+    assert_eq!(
+        naming,
+        ["app/mod.rs", "cli.rs", "workload/mod.rs"],
+        "an engine's name belongs in its folders, the registration list, the CLI enum and the dispatch"
+    );
+    // Its folders hold the engine and its command.
+    for dir in ["workload/mdtest", "app/mdtest"] {
+        assert!(src.join(dir).is_dir(), "{dir}");
+    }
+}
