@@ -8,7 +8,8 @@
 #    ext4-external-journal and fio-block-size studies) and prints the false-discovery rate of
 #    Observations, and the power for a 10% effect at a cv of 5%.
 # 2. A real A/A (root; skip with REAL=0): the quickstart run twice on this machine and
-#    compared with `fslab compare A B`; on a quiet machine there is no Observation.
+#    compared with `fslab compare A B`; on a quiet machine there is no Observation. Each
+#    run's own warnings are listed too (the README's main job).
 #
 # Writes bench/results/aa-YYYY-MM-DD.md.
 #
@@ -47,12 +48,19 @@ if [ "$REAL" = 1 ] && [ "$(id -u)" -eq 0 ]; then
   OBS=$(sed -n '/^== Observations ==/,/^== /p' "$WORK/compare.txt" | grep -c '^- ' || true)
   WARN=$(sed -n '/^== Warnings ==/,/^== /p' "$WORK/compare.txt" | grep -v '^==' | grep -v '^$' || true)
   START=$(sed -n '/^== Observations ==/,/^== /p' "$WORK/compare.txt" | sed '1d;$d')
+  # Each run's own report: the README's main job, whose warnings on a quiet machine should
+  # be none.
+  OWN=""
+  for side in A B; do
+    W=$(sed -n '/^== Warnings ==/,/^== /p' "$WORK/run-$side.txt" | grep -v '^==' | grep -v '^$' || true)
+    OWN=$(printf '%s\n\n%s\n\n%s\n%s\n%s\n' "$OWN" "Warnings of run $side's own report ($(grep -c '^- ' <<<"$W" || true) lines):" '```' "${W:-(none)}" '```')
+  done
   REAL_BODY=$(printf '%s\n' \
     "\`fslab study run examples/studies/quickstart.toml\` twice into one database, then" \
     "\`fslab compare 1 2\` (release build; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))." \
     "" \
     "Observations: **$OBS**." \
-    "" '```' "$START" '```' "" "Warnings of the comparison:" "" '```' "$WARN" '```')
+    "" '```' "$START" '```' "" "Warnings of the comparison:" "" '```' "$WARN" '```' "$OWN")
   rm -rf "$WORK"
 fi
 
