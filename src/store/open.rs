@@ -236,21 +236,35 @@ pub const IMPORT_FIX: &str = "name another fslab results database to import";
 /// [`check_kind`], naming `fix` as the way out.
 fn check_kind_as(path: &Path, fix: &str) -> Result<bool> {
     use std::os::unix::fs::FileTypeExt;
-    let md = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if std::fs::symlink_metadata(path).is_ok() {
-                crate::bail_usage!(
-                    "results database {} is a symbolic link to nothing; fslab does not create a file where a link points; {fix}",
-                    path.display()
-                );
+    // Another fslab process may link a new store into place between the two looks below
+    // (`create_whole`): a name that was missing and is now a regular file is looked at again,
+    // never mistaken for a link to nothing.
+    let mut looks = 0;
+    let md = loop {
+        looks += 1;
+        match std::fs::metadata(path) {
+            Ok(m) => break m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                match std::fs::symlink_metadata(path) {
+                    Err(_) => return Ok(false),
+                    Ok(l) if l.file_type().is_symlink() && std::fs::metadata(path).is_err() => {
+                        crate::bail_usage!(
+                            "results database {} is a symbolic link to nothing; fslab does not create a file where a link points; {fix}",
+                            path.display()
+                        );
+                    }
+                    Ok(_) if looks < 5 => continue,
+                    Ok(_) => crate::bail_usage!(
+                        "results database {} keeps changing while fslab looks at it; {fix}",
+                        path.display()
+                    ),
+                }
             }
-            return Ok(false);
+            Err(e) => crate::bail_usage!(
+                "cannot reach results database {}: {e}; check the path and its permissions, or {fix}",
+                path.display()
+            ),
         }
-        Err(e) => crate::bail_usage!(
-            "cannot reach results database {}: {e}; check the path and its permissions, or {fix}",
-            path.display()
-        ),
     };
     let ft = md.file_type();
     let kind = if ft.is_file() {
