@@ -48,11 +48,16 @@ fn a_timeline_is_sampled_once_a_second_stored_and_charted() {
         .unwrap()
         .map(|r| r.unwrap())
         .collect();
-    // Three seconds of run (and its set-up): a point about every second.
+    // Three seconds of run (and its set-up): a point about every second. A busy machine may
+    // wake the sampler late once (a gap of 1.32 s was seen at load 9), so each gap is held to
+    // a loose bound and their mean to a tight one: sampling every 0.1 s or every 3 s fails.
     assert!(times.len() >= 3, "{times:?}");
-    for w in times.windows(2) {
-        assert!((0.8..1.3).contains(&(w[1] - w[0])), "{times:?}");
+    let gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    for g in &gaps {
+        assert!((0.5..2.0).contains(g), "{times:?}");
     }
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+    assert!((0.8..1.25).contains(&mean), "{times:?}");
     let progress_rates: Vec<f64> = c
         .prepare("SELECT value FROM timeline WHERE metric = 'progress' ORDER BY t")
         .unwrap()
