@@ -132,6 +132,7 @@ null_out=$("$FSLAB" mdtest --no-store -q --backend null -n "$NULL_N" -d "$WORK/n
 
 python3 -B "$HERE/mdtest_report.py" "$RAW" "$OUT" \
   --pairs "$PAIRS" --n "$N" --null-n "$NULL_N" --ior "$IOR_REV" --nice "$NICE" \
+  --fses "$FSES" --configs "$CONFIGS" \
   --machine "$(uname -sr), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs" \
   --load "$(cut -d' ' -f1-3 /proc/loadavg)" \
   --null "$null_out"

@@ -37,6 +37,8 @@ def main():
     ap.add_argument("--load", default="?")
     ap.add_argument("--null", default="")
     ap.add_argument("--nice", default="?")
+    ap.add_argument("--fses", default="tmpfs ext4")
+    ap.add_argument("--configs", default="1 2u")
     a = ap.parse_args()
 
     runs = defaultdict(dict)  # (fs/config, pair, tool) -> {op: rate}
@@ -52,7 +54,7 @@ def main():
     lines = [
         "# mdtest engine: fslab against mdtest (hpc/ior)",
         "",
-        f"Produced by `sudo PAIRS={a.pairs} N={a.n} NICE={a.nice} bench/mdtest.sh` on {a.machine}; "
+        f"Produced by `sudo PAIRS={a.pairs} N={a.n} NICE={a.nice} FSES=\"{a.fses}\" CONFIGS=\"{a.configs}\" bench/mdtest.sh` on {a.machine}; "
         f"mdtest built from hpc/ior {a.ior} (`mdtest -n {a.n} -d DIR`; two ranks: "
         f"`mpiexec -n 2 mdtest -u -n {a.n} -d DIR`, MPICH) against "
         f"`fslab mdtest --no-store -q` with the same flags (two ranks: `mpiexec -n 2 fslab "
