@@ -17,10 +17,18 @@ use statrs::distribution::{ContinuousCDF, Normal};
 /// contributes with probability 1/`ns[i]` (a Poisson-binomial tail). Series of fewer than two
 /// values count for nothing.
 pub fn first_worst_p(ns: &[usize], k: usize) -> f64 {
-    // dist[j] = P(exactly j of the series so far have their first value the worst).
+    at_least(ns.iter().filter(|&&n| n >= 2).map(|&n| 1.0 / n as f64), k)
+}
+
+/// P(K ≥ k), where K counts the independent events that happen, event `i` with probability
+/// `ps[i]` (a Poisson-binomial tail; with equal probabilities, a binomial one).
+pub fn at_least(ps: impl IntoIterator<Item = f64>, k: usize) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    // dist[j] = P(exactly j of the events so far).
     let mut dist = vec![1.0f64];
-    for &n in ns.iter().filter(|&&n| n >= 2) {
-        let q = 1.0 / n as f64;
+    for q in ps {
         let mut next = vec![0.0; dist.len() + 1];
         for (j, &d) in dist.iter().enumerate() {
             next[j] += d * (1.0 - q);

@@ -99,26 +99,12 @@ pub fn judge(series: &[Series<'_>]) -> Vec<Vec<usize>> {
         .collect();
     let m = heads.len();
     let k = heads.iter().filter(|d| !pick(d, 1.0).is_empty()).count();
-    let pattern = at_least(m, ALPHA, k) < ALPHA;
+    let pattern = super::consistent::at_least(vec![ALPHA; m], k) < ALPHA;
     let bound = if pattern { 1.0 } else { m.max(1) as f64 };
     series
         .iter()
         .map(|s| s.deviations.map_or_else(Vec::new, |d| pick(d, bound)))
         .collect()
-}
-
-/// P(Binomial(m, q) ≥ k).
-fn at_least(m: usize, q: f64, k: usize) -> f64 {
-    if k == 0 {
-        return 1.0;
-    }
-    let mut term = (1.0 - q).powi(m as i32); // P(0)
-    let mut below = 0.0;
-    for j in 0..k.min(m + 1) {
-        below += term;
-        term *= (m - j) as f64 / (j + 1) as f64 * q / (1.0 - q);
-    }
-    (1.0 - below).clamp(0.0, 1.0)
 }
 
 #[cfg(test)]

@@ -89,6 +89,7 @@ fn non_headline_series_follow_the_headline_decision_but_do_not_make_it() {
     }
     let named = judge(&v);
     assert!(named[8..].iter().all(|o| o == &vec![4]), "{named:?}");
+    let at_least = |m: usize, q: f64, k| crate::stats::consistent::at_least(vec![q; m], k);
     assert_relative_eq!(at_least(8, 0.05, 1), 1.0 - 0.95f64.powi(8), epsilon = 1e-12);
     assert_relative_eq!(at_least(8, 0.05, 0), 1.0);
     assert_relative_eq!(at_least(2, 0.05, 2), 0.0025, epsilon = 1e-12);
