@@ -203,7 +203,7 @@ fn compare_two_runs_and_two_cells() {
     // The significant difference is an Observation (the verdict table counts it).
     assert!(
         out.contains(&format!(
-            "{b} instead of {a}: directory removal faster by 370%"
+            "{b} instead of {a}: directory removal faster by 380%"
         )),
         "{out}"
     );

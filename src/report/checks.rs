@@ -246,17 +246,14 @@ fn per_metric(
     let place = format!("{} · {key}", cell.label);
     let policy = Policy::of(w.cache_policy.as_deref(), &w.params);
     let draft = |kind| Draft::new(kind, Some(w), Some(cell), Some(key.clone()));
-    if let Some(cv) = s.summary.cv {
-        // A phase too short to trust has its own warning, which says what to do about it.
-        if cv > opts.thresholds.max_cv && !short_in(w, s.cell, &s.phase, opts) {
+    if let (Some(cv), Some(at_least)) = (s.summary.cv, crate::stats::cv_lower_bound(&s.summary)) {
+        // Shown to vary by more than the threshold (95% confidence), and not a phase too
+        // short to trust, which has its own warning saying what to do about it.
+        if at_least > opts.thresholds.max_cv && !short_in(w, s.cell, &s.phase, opts) {
             out.push(draft(WarningKind::HighCv).finish(
                 place.clone(),
                 format!("{:.1}%", cv * 100.0),
-                format!(
-                    "coefficient of variation {:.1}% is above {:.0}%",
-                    cv * 100.0,
-                    opts.thresholds.max_cv * 100.0
-                ),
+                crate::stats::variation_text(cv, at_least, opts.thresholds.max_cv),
                 advice::high_cv(policy, origin),
             ));
         }

@@ -138,20 +138,19 @@ pub fn warning_lines(
                     ),
                 );
             }
-            match s.cv {
-                Some(cv) if Some(m.name.as_str()) == headline && cv > t.max_cv && !short => out
-                    .push(
+            match (s.cv, stats::cv_lower_bound(s)) {
+                (Some(cv), Some(at_least))
+                    if Some(m.name.as_str()) == headline && at_least > t.max_cv && !short =>
+                {
+                    out.push(
                         Draft::new(WarningKind::HighCv, None, None, Some(key.clone())).finish(
                             key,
                             format!("{:.1}%", cv * 100.0),
-                            format!(
-                                "coefficient of variation {:.1}% is above {:.0}%",
-                                cv * 100.0,
-                                t.max_cv * 100.0
-                            ),
+                            stats::variation_text(cv, at_least, t.max_cv),
                             advice::high_cv(policy, Origin::Run),
                         ),
-                    ),
+                    )
+                }
                 _ => {}
             }
         }
@@ -174,6 +173,7 @@ pub fn point_warning_lines(items: &[(String, Warning)]) -> Vec<String> {
                 metric,
                 cv,
                 threshold,
+                ..
             } => varied.push((point, metric, *cv, *threshold)),
             other => out.push(format!("{point}: {other}")),
         }
@@ -432,6 +432,7 @@ mod sweep_tests {
         let w = |metric: &str, cv: f64| Warning::HighVariation {
             metric: metric.into(),
             cv,
+            at_least: cv * 0.6,
             threshold: 0.1,
         };
         let mut items = Vec::new();

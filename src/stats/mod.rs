@@ -20,4 +20,6 @@ pub mod warnings;
 
 pub use interval::{IntervalMethod, Quantity};
 pub use summary::{summarize, summarize_as, t_quantile, Summary};
-pub use warnings::{metric_warnings, too_short, Thresholds, Warning};
+pub use warnings::{
+    cv_lower_bound, high_variation, metric_warnings, too_short, variation_text, Thresholds, Warning,
+};

@@ -4,6 +4,7 @@
 
 use super::Summary;
 use serde::Serialize;
+use statrs::distribution::{ChiSquared, ContinuousCDF};
 use std::fmt;
 
 /// Thresholds for the warnings; the defaults are documented in `fslab --help` texts.
@@ -12,7 +13,8 @@ pub struct Thresholds {
     /// A timed phase shorter than this (seconds) whose time varies by more than `max_cv` is
     /// too short to trust ([`too_short`]). Default 1 s.
     pub min_phase_seconds: f64,
-    /// A coefficient of variation above this is high. Default 0.10 (10%).
+    /// A coefficient of variation shown to be above this is high ([`high_variation`]).
+    /// Default 0.10 (10%).
     pub max_cv: f64,
 }
 
@@ -38,12 +40,14 @@ pub enum Warning {
         /// Threshold.
         threshold: f64,
     },
-    /// The coefficient of variation is above the threshold.
+    /// The coefficient of variation is shown to be above the threshold ([`high_variation`]).
     HighVariation {
         /// `phase.metric`.
         metric: String,
         /// Coefficient of variation.
         cv: f64,
+        /// Its one-sided 95% lower confidence bound ([`cv_lower_bound`]).
+        at_least: f64,
         /// Threshold.
         threshold: f64,
     },
@@ -56,25 +60,65 @@ impl fmt::Display for Warning {
                 f,
                 "{phase}: took {seconds:.3} s on average, under {threshold} s: too short to trust; make the workload larger"
             ),
-            Warning::HighVariation { metric, cv, threshold } => write!(
+            Warning::HighVariation {
+                metric,
+                cv,
+                at_least,
+                threshold,
+            } => write!(
                 f,
-                "{metric}: coefficient of variation {:.1}% is above {:.0}%; run more repetitions or quiet the machine",
-                cv * 100.0,
-                threshold * 100.0
+                "{metric}: {}; run more repetitions or quiet the machine",
+                variation_text(*cv, *at_least, *threshold)
             ),
         }
     }
 }
 
+/// The one-sided 95% lower confidence bound of the coefficient of variation of `s`:
+/// `cv·√((n − 1)/χ²₀.₉₅(n − 1))`, from the chi-square distribution of the sample variance of
+/// n normal values (the mean taken as known: its own error is an order smaller). `None` below
+/// two values or without a coefficient of variation.
+///
+/// Why a bound and not the measured value: at n = 5 the sample standard deviation of a series
+/// whose true variation is 8% exceeds 10% about one time in five, so a report of eight such
+/// series warned most of the time about variation it did not have. The warning claims the
+/// variation *is* above the threshold, so it needs the evidence: at n = 5 a measured
+/// coefficient above 1.54 times the threshold, at n = 10 above 1.37 times. The intervals and the
+/// verdicts carry the measured variation in full whatever this rule says.
+pub fn cv_lower_bound(s: &Summary) -> Option<f64> {
+    let cv = s.cv?;
+    if s.n < 2 {
+        return None;
+    }
+    let df = (s.n - 1) as f64;
+    let q = ChiSquared::new(df).ok()?.inverse_cdf(0.95);
+    Some(cv * (df / q).sqrt())
+}
+
+/// Whether `s` varies by more than `max_cv`, with 95% confidence ([`cv_lower_bound`]).
+pub fn high_variation(s: &Summary, t: &Thresholds) -> bool {
+    cv_lower_bound(s).is_some_and(|lo| lo > t.max_cv)
+}
+
+/// "coefficient of variation 16.2% is above 10% (at least 10.5%, 95% confidence)".
+pub fn variation_text(cv: f64, at_least: f64, threshold: f64) -> String {
+    format!(
+        "coefficient of variation {:.1}% is above {:.0}% (at least {:.1}%, 95% confidence)",
+        cv * 100.0,
+        threshold * 100.0,
+        at_least * 100.0
+    )
+}
+
 /// Whether a phase whose elapsed times are summarised by `s` is too short to trust: its mean
-/// is under `min_phase_seconds` **and** its measured run-to-run variation shows it (the
-/// coefficient of variation of its time is above `max_cv`; with a single repetition, nothing
-/// is measured and the time alone decides). A short phase whose time repeats within `max_cv`
-/// is timed well enough: the clock is monotonic with nanosecond resolution, and what makes a
-/// short phase untrustworthy — scheduling, a journal commit or writeback landing in it — shows
-/// as variation.
+/// is under `min_phase_seconds` **and** its measured run-to-run variation shows it (its time
+/// varies by more than `max_cv` with 95% confidence, [`high_variation`]; with a single
+/// repetition, nothing is measured and the time alone decides). A short phase whose time
+/// repeats within `max_cv` is timed well enough: the clock is monotonic with nanosecond
+/// resolution, and what makes a short phase untrustworthy — scheduling, a journal commit or
+/// writeback landing in it — shows as variation.
 pub fn too_short(s: &Summary, t: &Thresholds) -> bool {
-    s.mean < t.min_phase_seconds && s.cv.map_or(true, |cv| cv > t.max_cv)
+    s.mean < t.min_phase_seconds && (s.cv.is_none() || high_variation(s, t))
 }
 
 /// Warnings for one metric of one phase. `is_elapsed` marks the phase's elapsed-time metric,
@@ -94,11 +138,12 @@ pub fn metric_warnings(
             threshold: t.min_phase_seconds,
         });
     }
-    if let Some(cv) = s.cv {
-        if cv > t.max_cv {
+    if let (Some(cv), Some(at_least)) = (s.cv, cv_lower_bound(s)) {
+        if at_least > t.max_cv {
             w.push(Warning::HighVariation {
                 metric: format!("{phase}.{metric}"),
                 cv,
+                at_least,
                 threshold: t.max_cv,
             });
         }
@@ -117,9 +162,13 @@ mod tests {
         // 0.2 s, repeating within 5%: timed well enough.
         let steady = summarize(&[0.2, 0.21, 0.19]).unwrap();
         assert!(!too_short(&steady, &t));
-        // 0.2 s varying by 25%: too short to trust.
+        // 0.2 s varying by 36%: too short to trust.
         let noisy = summarize(&[0.2, 0.3, 0.15]).unwrap();
         assert!(too_short(&noisy, &t));
+        // 0.2 s whose three times vary by 12.5%: not shown to vary by more than 10%.
+        let unclear = summarize(&[0.2, 0.225, 0.175]).unwrap();
+        assert!((unclear.cv.unwrap() - 0.125).abs() < 1e-9);
+        assert!(!too_short(&unclear, &t));
         // One repetition: nothing measured, the time decides.
         assert!(too_short(&summarize(&[0.2]).unwrap(), &t));
         // Long phases never, however they vary.
@@ -156,8 +205,37 @@ mod tests {
     }
 
     #[test]
+    fn the_variation_bound_matches_the_chi_square_quantiles() {
+        // χ²₀.₉₅ with 4 degrees of freedom is 9.4877, with 9 it is 16.919 (tables).
+        let five = summarize(&[90.0, 95.0, 100.0, 105.0, 110.0]).unwrap();
+        let lo = cv_lower_bound(&five).unwrap();
+        assert!((lo / five.cv.unwrap() - (4.0f64 / 9.4877).sqrt()).abs() < 1e-4);
+        let ten: Vec<f64> = (0..10).map(|i| 100.0 + f64::from(i)).collect();
+        let ten = summarize(&ten).unwrap();
+        let lo = cv_lower_bound(&ten).unwrap();
+        assert!((lo / ten.cv.unwrap() - (9.0f64 / 16.919).sqrt()).abs() < 1e-4);
+        assert_eq!(cv_lower_bound(&summarize(&[1.0]).unwrap()), None);
+    }
+
+    #[test]
+    fn a_measured_cv_just_over_the_threshold_is_not_a_warning() {
+        // Five values with a measured cv of about 12%: the lower bound (about 7.8%) is under 10%.
+        let s = summarize(&[85.0, 92.5, 100.0, 107.5, 115.0]).unwrap();
+        assert!(s.cv.unwrap() > 0.10 && s.cv.unwrap() < 0.13);
+        assert!(metric_warnings("p", "rate", false, &s, &Thresholds::default()).is_empty());
+        // The same spread with a threshold of 5% is shown to be above it.
+        let t = Thresholds {
+            max_cv: 0.05,
+            ..Thresholds::default()
+        };
+        let w = metric_warnings("p", "rate", false, &s, &t);
+        assert!(matches!(w.as_slice(), [Warning::HighVariation { .. }]));
+        assert!(w[0].to_string().contains("95% confidence"), "{}", w[0]);
+    }
+
+    #[test]
     fn thresholds_are_configurable() {
-        let s = summarize(&[2.0, 2.6]).unwrap();
+        let s = summarize(&[2.0, 3.0]).unwrap();
         let t = Thresholds {
             min_phase_seconds: 5.0,
             max_cv: 0.1,

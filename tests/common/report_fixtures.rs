@@ -334,7 +334,7 @@ fn journal_study(store: &mut Store) -> i64 {
             }
             match c {
                 // Noisy directory removal (high coefficient of variation).
-                0 => rates[3] = 3000.0 * (1.0 + 10.0 * (noise(rep, c) - 1.0)),
+                0 => rates[3] = 3000.0 * (1.0 + 20.0 * (noise(rep, c) - 1.0)),
                 // An outlier in file removal at repetition 3.
                 1 if rep == 2 => rates[2] *= 0.6,
                 // File creation drifting down over the order.
