@@ -4,7 +4,8 @@
 # 1. Simulated A/A and power (no root): examples/aa.rs runs the report's own statistics —
 #    one model per comparison, the primary family, Benjamini–Hochberg across the report,
 #    Observations — over SIMS simulated data sets per cell of a grid (normal and log-normal
-#    noise, coefficient of variation 2–30%, n = 3–10, the families of the quickstart,
+#    noise, coefficient of variation 2–30% in every series, or each series its own from a
+#    third to three times that with equal medians, n = 3–10, the families of the quickstart,
 #    ext4-external-journal and fio-block-size studies) and prints the false-discovery rate of
 #    Observations, and the power for a 10% effect at a cv of 5%.
 # 2. A real A/A (root; skip with REAL=0): the quickstart run twice on this machine and
