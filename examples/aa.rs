@@ -513,13 +513,14 @@ fn main() {
         WarningKind::Outlier,
         WarningKind::FirstSlower,
         WarningKind::Drift,
+        WarningKind::MultipleComparisons,
     ];
-    println!("| family | cv | n | any warning | too short | high variation | outlier | slow first | drift |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| family | cv | n | any warning | too short | high variation | outlier | slow first | drift | multiple comparisons |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for f in families().into_iter().take(1) {
         for cv in [0.02, 0.05, 0.10] {
             for n in [5u32, 10] {
-                let (mut any, mut by) = (0, [0usize; 5]);
+                let (mut any, mut by) = (0, [0usize; 6]);
                 for _ in 0..sims {
                     let x = judge(
                         &study(&f, &mut rng, (Noise::Normal, Spread::Same), cv, n, None),

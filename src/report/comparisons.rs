@@ -286,7 +286,12 @@ pub fn holds_up(c: &Comparison) -> bool {
 }
 
 /// One warning per workload whose primary comparisons include differences with p < 0.05
-/// that the adjustment for multiple comparisons does not keep.
+/// that the adjustment for multiple comparisons does not keep, when there are more of them
+/// than chance explains: with k tests and nothing real, each reaches p < 0.05 with
+/// probability 0.05, so one of four does in 19% of such reports, and naming it would only
+/// repeat what its verdict says (`… but not after adjusting for 4 tests (q = …)`). When the
+/// count is beyond chance (its binomial tail under 0.05, `stats::consistent::at_least`),
+/// some of them are likely real and more repetitions would confirm which.
 pub fn multiple_comparison_warnings(workloads: &[WorkloadReport]) -> Vec<ReportWarning> {
     let mut out = Vec::new();
     for w in workloads {
@@ -297,7 +302,11 @@ pub fn multiple_comparison_warnings(workloads: &[WorkloadReport]) -> Vec<ReportW
             .collect();
         let raw = primary.iter().filter(|c| c.significant).count();
         let kept = primary.iter().filter(|c| holds_up(c)).count();
-        if raw == kept {
+        let chance = crate::stats::consistent::at_least(
+            std::iter::repeat(verdict::ALPHA).take(primary.len()),
+            raw,
+        );
+        if raw == kept || chance >= verdict::ALPHA {
             continue;
         }
         let m = primary.first().map_or(0, |c| c.family);
@@ -306,10 +315,12 @@ pub fn multiple_comparison_warnings(workloads: &[WorkloadReport]) -> Vec<ReportW
                 w.label.clone(),
                 format!("{} of {raw} with p < 0.05", raw - kept),
                 format!(
-                    "{raw} of its {} headline comparisons have p < 0.05, {kept} after adjusting for multiple comparisons (Benjamini–Hochberg over the report's {m} headline tests); Observations leave out the {} that do not hold up (were there no real differences, about {:.2} of {m} would reach p < 0.05 by chance)",
+                    "{raw} of its {} headline comparisons have p < 0.05, {kept} after adjusting for multiple comparisons (Benjamini–Hochberg over the report's {m} headline tests); Observations leave out the {} that do not hold up (were there no real differences, about {:.2} of {m} would reach p < 0.05 by chance; {raw} or more of {}: {})",
                     primary.len(),
                     raw - kept,
-                    m as f64 * verdict::ALPHA
+                    m as f64 * verdict::ALPHA,
+                    primary.len(),
+                    verdict::fmt_p(chance)
                 ),
                 "add repetitions or compare fewer configurations to confirm them".into(),
             ),
