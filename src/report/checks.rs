@@ -246,10 +246,9 @@ fn per_metric(
     let place = format!("{} · {key}", cell.label);
     let policy = Policy::of(w.cache_policy.as_deref(), &w.params);
     let draft = |kind| Draft::new(kind, Some(w), Some(cell), Some(key.clone()));
-    if let (Some(cv), Some(at_least)) = (s.summary.cv, crate::stats::cv_lower_bound(&s.summary)) {
-        // Shown to vary by more than the threshold (95% confidence), and not a phase too
-        // short to trust, which has its own warning saying what to do about it.
-        if at_least > opts.thresholds.max_cv && !short_in(w, s.cell, &s.phase, opts) {
+    if let Some((cv, at_least)) = crate::stats::high_variation(&s.summary, &opts.thresholds) {
+        // Not a phase too short to trust, which has its own warning saying what to do about it.
+        if !short_in(w, s.cell, &s.phase, opts) {
             out.push(draft(WarningKind::HighCv).finish(
                 place.clone(),
                 format!("{:.1}%", cv * 100.0),

@@ -619,28 +619,30 @@ fn same_store_same_bytes() {
     }
 }
 
+/// The report of a study with one factor, `journal`, whose levels (the first the baseline)
+/// measured these three directory-creation rates.
+fn journal_levels(levels: &[(&str, [f64; 3])]) -> ReportData {
+    let cells: Vec<[(&str, &str); 1]> = levels.iter().map(|(l, _)| [("journal", *l)]).collect();
+    let cells: Vec<&[(&str, &str)]> = cells.iter().map(|c| c.as_slice()).collect();
+    let (store, id) = study(&cells, 3, &[("ram_bytes", "1000000")], |c, rep| {
+        let r = levels[c].1[rep as usize - 1];
+        vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, r)]
+    });
+    report(&store, id, &ReportOptions::default()).unwrap()
+}
+
 #[test]
 fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
     // One factor, baseline 16MB [100, 102, 98] against three levels. Welch p on the logs
     // (mpmath): 64MB [104, 106, 103] 0.0459616, 256MB [101, 99, 100] 0.994314, 1GB
     // [130, 131, 129] 0.000577921; Benjamini–Hochberg over the three: 0.0689424, 0.994314,
     // 0.00173376.
-    let levels: [&[(&str, &str)]; 4] = [
-        &[("journal", "16MB")],
-        &[("journal", "64MB")],
-        &[("journal", "256MB")],
-        &[("journal", "1GB")],
-    ];
-    let (store, id) = study(&levels, 3, &[("ram_bytes", "1000000")], |c, rep| {
-        let r = match c {
-            1 => [104.0, 106.0, 103.0],
-            2 => [101.0, 99.0, 100.0],
-            3 => [130.0, 131.0, 129.0],
-            _ => [100.0, 102.0, 98.0],
-        }[rep as usize - 1];
-        vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, r)]
-    });
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let r = journal_levels(&[
+        ("16MB", [100.0, 102.0, 98.0]),
+        ("64MB", [104.0, 106.0, 103.0]),
+        ("256MB", [101.0, 99.0, 100.0]),
+        ("1GB", [130.0, 131.0, 129.0]),
+    ]);
     let cs = &r.workloads[0].comparisons;
     assert_eq!(cs.len(), 3);
     let by_to = |l: &str| cs.iter().find(|c| c.to == l).unwrap();
@@ -691,24 +693,13 @@ fn one_difference_that_does_not_hold_up_among_four_is_left_to_its_verdict() {
     // Baseline [100, 102, 98] against four levels; only 64MB [104, 106, 103] reaches p < 0.05
     // (0.046), and q = 0.18 over four tests. One of four reaches p < 0.05 in 19% of reports with
     // nothing real: no warning; the verdict says it does not hold up.
-    let levels: [&[(&str, &str)]; 5] = [
-        &[("journal", "16MB")],
-        &[("journal", "64MB")],
-        &[("journal", "128MB")],
-        &[("journal", "256MB")],
-        &[("journal", "1GB")],
-    ];
-    let (store, id) = study(&levels, 3, &[("ram_bytes", "1000000")], |c, rep| {
-        let r = match c {
-            1 => [104.0, 106.0, 103.0],
-            2 => [101.0, 99.0, 100.0],
-            3 => [99.0, 102.0, 100.0],
-            4 => [100.0, 101.0, 99.0],
-            _ => [100.0, 102.0, 98.0],
-        }[rep as usize - 1];
-        vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, r)]
-    });
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let r = journal_levels(&[
+        ("16MB", [100.0, 102.0, 98.0]),
+        ("64MB", [104.0, 106.0, 103.0]),
+        ("128MB", [101.0, 99.0, 100.0]),
+        ("256MB", [99.0, 102.0, 100.0]),
+        ("1GB", [100.0, 101.0, 99.0]),
+    ]);
     let cs = &r.workloads[0].comparisons;
     let significant: Vec<&str> = cs
         .iter()

@@ -138,19 +138,15 @@ pub fn warning_lines(
                     ),
                 );
             }
-            match (s.cv, stats::cv_lower_bound(s)) {
-                (Some(cv), Some(at_least))
-                    if Some(m.name.as_str()) == headline && at_least > t.max_cv && !short =>
-                {
-                    out.push(
-                        Draft::new(WarningKind::HighCv, None, None, Some(key.clone())).finish(
-                            key,
-                            format!("{:.1}%", cv * 100.0),
-                            stats::variation_text(cv, at_least, t.max_cv),
-                            advice::high_cv(policy, Origin::Run),
-                        ),
-                    )
-                }
+            match stats::high_variation(s, t) {
+                Some((cv, at_least)) if Some(m.name.as_str()) == headline && !short => out.push(
+                    Draft::new(WarningKind::HighCv, None, None, Some(key.clone())).finish(
+                        key,
+                        format!("{:.1}%", cv * 100.0),
+                        stats::variation_text(cv, at_least, t.max_cv),
+                        advice::high_cv(policy, Origin::Run),
+                    ),
+                ),
                 _ => {}
             }
         }

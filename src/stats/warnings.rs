@@ -95,9 +95,11 @@ pub fn cv_lower_bound(s: &Summary) -> Option<f64> {
     Some(cv * (df / q).sqrt())
 }
 
-/// Whether `s` varies by more than `max_cv`, with 95% confidence ([`cv_lower_bound`]).
-pub fn high_variation(s: &Summary, t: &Thresholds) -> bool {
-    cv_lower_bound(s).is_some_and(|lo| lo > t.max_cv)
+/// When `s` varies by more than `max_cv` with 95% confidence ([`cv_lower_bound`]), its
+/// coefficient of variation and that bound.
+pub fn high_variation(s: &Summary, t: &Thresholds) -> Option<(f64, f64)> {
+    let (cv, at_least) = (s.cv?, cv_lower_bound(s)?);
+    (at_least > t.max_cv).then_some((cv, at_least))
 }
 
 /// "coefficient of variation 16.2% is above 10% (at least 10.5%, 95% confidence)".
@@ -118,7 +120,7 @@ pub fn variation_text(cv: f64, at_least: f64, threshold: f64) -> String {
 /// resolution, and what makes a short phase untrustworthy — scheduling, a journal commit or
 /// writeback landing in it — shows as variation.
 pub fn too_short(s: &Summary, t: &Thresholds) -> bool {
-    s.mean < t.min_phase_seconds && (s.cv.is_none() || high_variation(s, t))
+    s.mean < t.min_phase_seconds && (s.cv.is_none() || high_variation(s, t).is_some())
 }
 
 /// Warnings for one metric of one phase. `is_elapsed` marks the phase's elapsed-time metric,
@@ -138,15 +140,13 @@ pub fn metric_warnings(
             threshold: t.min_phase_seconds,
         });
     }
-    if let (Some(cv), Some(at_least)) = (s.cv, cv_lower_bound(s)) {
-        if at_least > t.max_cv {
-            w.push(Warning::HighVariation {
-                metric: format!("{phase}.{metric}"),
-                cv,
-                at_least,
-                threshold: t.max_cv,
-            });
-        }
+    if let Some((cv, at_least)) = high_variation(s, t) {
+        w.push(Warning::HighVariation {
+            metric: format!("{phase}.{metric}"),
+            cv,
+            at_least,
+            threshold: t.max_cv,
+        });
     }
     w
 }
