@@ -15,6 +15,7 @@ pub mod param;
 pub mod provenance;
 pub mod testfile;
 pub mod warm;
+pub mod workers;
 
 pub use caps::{Caps, Counts, Larger, ResultClass, TreeOps};
 

@@ -1,4 +1,5 @@
-//! Running one dbench repetition: N client threads released together behind a barrier,
+//! Running one dbench repetition: N client threads, each with its own file-descriptor table
+//! as dbench's client processes have ([`crate::workload::workers`]), released together behind a barrier,
 //! each looping over the loadfile until the time is up, a per-second progress line, and
 //! the throughput and per-operation latency histograms after the warmup.
 //!
@@ -172,26 +173,26 @@ impl Dbench {
             for (id, slot) in self.client_ids().zip(&slots) {
                 let (gate, abort, start, fail) = (&gate, &abort, &start, &fail);
                 let done = done_tx.clone();
-                let b = std::thread::Builder::new().name(format!("dbench-client{id}"));
-                let spawned = b.spawn_scoped(s, move || {
-                    let client = Client::new(id, lf, dir, p.client);
-                    let t0 = gate.arrive_and_wait(start);
-                    let out = match client {
-                        Err(e) => {
-                            fail(anyhow!("client {id}: cannot open {}: {e}", dir.display()));
-                            None
-                        }
-                        Ok(c) => match run_client(c, p, slot, abort, t0) {
-                            Ok(r) => Some(r),
+                let spawned =
+                    crate::workload::workers::spawn(s, format!("dbench-client{id}"), move || {
+                        let client = Client::new(id, lf, dir, p.client);
+                        let t0 = gate.arrive_and_wait(start);
+                        let out = match client {
                             Err(e) => {
-                                fail(e.context_for(id, dir));
+                                fail(anyhow!("client {id}: cannot open {}: {e}", dir.display()));
                                 None
                             }
-                        },
-                    };
-                    let _ = done.send(());
-                    out
-                });
+                            Ok(c) => match run_client(c, p, slot, abort, t0) {
+                                Ok(r) => Some(r),
+                                Err(e) => {
+                                    fail(e.context_for(id, dir));
+                                    None
+                                }
+                            },
+                        };
+                        let _ = done.send(());
+                        out
+                    });
                 match spawned {
                     Ok(h) => handles.push(h),
                     Err(e) => {

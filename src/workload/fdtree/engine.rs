@@ -1,14 +1,16 @@
-//! Running one fdtree repetition: worker threads, phase barriers, timing and metrics.
+//! Running one fdtree repetition: worker threads (each with its own file-descriptor table,
+//! [`crate::workload::workers`]), phase barriers, timing and metrics.
 
 use super::record;
 use super::sweep::{sweep_tree, SweepShape};
 use super::tree::{FsOps, NullOps, Ops, Shape, WalkError, Walker};
 use super::{Backend, Counts, FdtreeParams, Mode, Phase, PHASES};
 use crate::metric::{Metric, Unit};
+use crate::workload::workers::Tally;
 use crate::workload::{Creates, Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Context, Result};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
@@ -240,7 +242,8 @@ impl Fdtree {
         };
         let barrier = Barrier::new(threads + 1);
         let abort = AtomicBool::new(false);
-        let progress = AtomicU64::new(0);
+        // Each worker counts on its own cache line; the coordinator sums them.
+        let tally = Tally::new(threads);
         let first_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
         // Per phase, per thread: (start, end) instants.
         let spans: Mutex<Vec<Vec<Span>>> = Mutex::new(vec![vec![None; threads]; phases.len()]);
@@ -249,91 +252,104 @@ impl Fdtree {
         let mut timings = Vec::new();
 
         std::thread::scope(|s| {
-            for (tid, root_name) in names.iter().enumerate() {
-                let (barrier, abort, progress, first_error, spans, stop) =
-                    (&barrier, &abort, &progress, &first_error, &spans, &stop);
-                let (make_ops, open_root, mk_root, rm_root) =
-                    (&make_ops, &open_root, &mk_root, &rm_root);
-                s.spawn(move || {
-                    let mut walker = Walker::new(make_ops(tid), shape, progress, stop);
-                    let fail = |e: anyhow::Error| {
-                        abort.store(true, Ordering::Relaxed);
-                        let mut g = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                        if g.is_none() {
-                            *g = Some(e);
-                        }
-                    };
-                    let walk_err = |e: WalkError| match e {
-                        WalkError::Stopped => anyhow!(crate::signal::Interrupted),
-                        WalkError::Io { op, path, err } => {
-                            anyhow!("{op} {root_name}/{path}: {err}")
-                        }
-                    };
-                    for (pi, phase) in phases.iter().enumerate() {
-                        barrier.wait();
-                        if !abort.load(Ordering::Relaxed) {
-                            let mut start = Instant::now();
-                            let level = shape.levels;
-                            let r: Result<()> = (|| match *phase {
-                                Phase::DirCreate => {
-                                    // Bookkeeping after the root's mkdir is not timed.
-                                    start += mk_root(&mut walker.ops, root_name)
-                                        .with_context(|| format!("mkdir {root_name}"))?;
-                                    let root = open_root(&mut walker.ops, root_name)?;
-                                    walker.create_dirs(&root, level).map_err(walk_err)
-                                }
-                                Phase::FileCreate => {
-                                    let root = open_root(&mut walker.ops, root_name)?;
-                                    walker.create_files(&root, level).map_err(walk_err)
-                                }
-                                Phase::FileRemove => {
-                                    let root = open_root(&mut walker.ops, root_name)
-                                        .with_context(|| format!("open tree root {root_name}"))?;
-                                    walker.remove_files(&root, level).map_err(walk_err)
-                                }
-                                Phase::DirRemove => {
-                                    let root = open_root(&mut walker.ops, root_name)?;
-                                    walker.remove_dirs(&root, level).map_err(walk_err)?;
-                                    drop(root);
-                                    rm_root(&mut walker.ops, root_name)
-                                        .with_context(|| format!("rmdir {root_name}"))
-                                }
-                            })();
-                            let end = Instant::now();
-                            walker.flush_progress();
-                            match r {
-                                Ok(()) => {
-                                    spans.lock().unwrap_or_else(|p| p.into_inner())[pi][tid] =
-                                        Some((start, end));
-                                }
-                                Err(e) => fail(e),
-                            }
-                        }
-                        barrier.wait();
+            let (barrier, abort, tally, first_error, spans, stop) =
+                (&barrier, &abort, &tally, &first_error, &spans, &stop);
+            let (make_ops, open_root, mk_root, rm_root, phases) =
+                (&make_ops, &open_root, &mk_root, &rm_root, &phases);
+            let worker = move |tid: usize| {
+                let root_name = &names[tid];
+                let mut walker = Walker::new(make_ops(tid), shape, tally.slot(tid), stop);
+                let fail = |e: anyhow::Error| {
+                    abort.store(true, Ordering::Relaxed);
+                    let mut g = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                    if g.is_none() {
+                        *g = Some(e);
                     }
-                });
+                };
+                let walk_err = |e: WalkError| match e {
+                    WalkError::Stopped => anyhow!(crate::signal::Interrupted),
+                    WalkError::Io { op, path, err } => {
+                        anyhow!("{op} {root_name}/{path}: {err}")
+                    }
+                };
+                for (pi, phase) in phases.iter().enumerate() {
+                    barrier.wait();
+                    if !abort.load(Ordering::Relaxed) {
+                        let mut start = Instant::now();
+                        let level = shape.levels;
+                        let r: Result<()> = (|| match *phase {
+                            Phase::DirCreate => {
+                                // Bookkeeping after the root's mkdir is not timed.
+                                start += mk_root(&mut walker.ops, root_name)
+                                    .with_context(|| format!("mkdir {root_name}"))?;
+                                let root = open_root(&mut walker.ops, root_name)?;
+                                walker.create_dirs(&root, level).map_err(walk_err)
+                            }
+                            Phase::FileCreate => {
+                                let root = open_root(&mut walker.ops, root_name)?;
+                                walker.create_files(&root, level).map_err(walk_err)
+                            }
+                            Phase::FileRemove => {
+                                let root = open_root(&mut walker.ops, root_name)
+                                    .with_context(|| format!("open tree root {root_name}"))?;
+                                walker.remove_files(&root, level).map_err(walk_err)
+                            }
+                            Phase::DirRemove => {
+                                let root = open_root(&mut walker.ops, root_name)?;
+                                walker.remove_dirs(&root, level).map_err(walk_err)?;
+                                drop(root);
+                                rm_root(&mut walker.ops, root_name)
+                                    .with_context(|| format!("rmdir {root_name}"))
+                            }
+                        })();
+                        let end = Instant::now();
+                        walker.flush_progress();
+                        match r {
+                            Ok(()) => {
+                                spans.lock().unwrap_or_else(|p| p.into_inner())[pi][tid] =
+                                    Some((start, end));
+                            }
+                            Err(e) => fail(e),
+                        }
+                    }
+                    barrier.wait();
+                }
+            };
+            let started = crate::workload::workers::spawn_all(
+                s,
+                names.len(),
+                |tid| format!("fdtree-w{tid}"),
+                worker,
+            );
+            if let Err((tid, e)) = started {
+                first_error
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get_or_insert(anyhow!(
+                        "cannot start worker thread {tid}: {e}; use fewer --threads"
+                    ));
+                return;
             }
             // The coordinator: releases each phase, waits for its end, times the syncfs.
             for (pi, &phase) in phases.iter().enumerate() {
                 let items = self.items_of(phase);
                 obs.phase_started(phase.as_str(), items);
-                progress.store(0, Ordering::Relaxed);
+                tally.reset();
                 barrier.wait();
                 // Report progress while the workers run; the closing barrier is the second wait.
                 let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
                 std::thread::scope(|ps| {
-                    let progress = &progress;
                     ps.spawn(move || {
                         while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
                             done_rx.recv_timeout(Duration::from_millis(100))
                         {
-                            obs.progress(progress.load(Ordering::Relaxed));
+                            obs.progress(tally.total());
                         }
                     });
                     barrier.wait();
                     drop(done_tx);
                 });
-                obs.progress(progress.load(Ordering::Relaxed));
+                obs.progress(tally.total());
                 let sync_span = if self.params.sync && !abort.load(Ordering::Relaxed) {
                     let t = Instant::now();
                     if let Some(fd) = sync_fd {

@@ -12,7 +12,8 @@
 //! Reported per phase: IOzone's "children see" (sum of worker rates), "parent sees" (bytes
 //! before the stop over the parent's wall time), min/max/avg worker and min xfer, plus the
 //! true aggregate: every byte moved over the time from the first worker's start to the last
-//! worker's finish. Workers are threads (IOzone `-T`), not processes.
+//! worker's finish. Workers are threads (IOzone `-T`), each with its own file-descriptor
+//! table as IOzone's default child processes have ([`crate::workload::workers`]).
 
 pub use super::coord::Coordination;
 use super::coord::{Shared, Threads};
@@ -22,10 +23,11 @@ use super::report::ThroughputLines;
 use super::stream::{Mode, Stream};
 use super::IozoneParams;
 use crate::metric::{Metric, Unit};
+use crate::workload::workers::Tally;
 use crate::workload::Observer;
 use anyhow::{anyhow, Context, Result};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
@@ -241,7 +243,8 @@ where
     let barrier = Barrier::new(n + 1);
     let stop = AtomicBool::new(false);
     let abort = AtomicBool::new(false);
-    let progress = AtomicU64::new(0);
+    // Each worker counts on its own cache line; the coordinator sums them.
+    let tally = Tally::new(n);
     let first_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let results: Mutex<Vec<Vec<Option<WorkerPhase>>>> =
         Mutex::new(vec![vec![None; n]; phases.len()]);
@@ -252,59 +255,68 @@ where
     };
     let mut out = Vec::new();
     std::thread::scope(|s| {
-        for (w, path) in files.iter().enumerate() {
-            let (barrier, stop, abort, progress, first_error, results, phases, order, make_io) = (
-                &barrier,
-                &stop,
-                &abort,
-                &progress,
-                &first_error,
-                &results,
-                &phases,
-                &order,
-                &make_io,
-            );
-            s.spawn(move || {
-                let mut io = make_io(w);
-                let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
-                let job = Job { path, p, order };
-                let coord = Threads {
-                    sh: Shared {
-                        stop,
-                        abort,
-                        progress,
-                    },
-                    barrier,
-                };
-                for (pi, &test) in phases.iter().enumerate() {
-                    let r = worker_phase(&mut io, &job, &coord, &mut buf, test);
-                    match r {
-                        Ok(Some(wp)) => {
-                            results.lock().unwrap_or_else(|e| e.into_inner())[pi][w] = Some(wp)
-                        }
-                        Ok(None) => {}
-                        Err(e) => {
-                            abort.store(true, Ordering::Relaxed);
-                            io.close_all();
-                            let mut g = first_error.lock().unwrap_or_else(|e| e.into_inner());
-                            if g.is_none() {
-                                *g = Some(e.context(format!("worker {w} ({})", path.display())));
-                            }
+        let (barrier, stop, abort, tally, first_error, results, phases, order, make_io) = (
+            &barrier,
+            &stop,
+            &abort,
+            &tally,
+            &first_error,
+            &results,
+            &phases,
+            &order,
+            &make_io,
+        );
+        let worker = move |w: usize| {
+            let path = &files[w];
+            let mut io = make_io(w);
+            let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
+            let job = Job { path, p, order };
+            let coord = Threads {
+                sh: Shared {
+                    stop,
+                    abort,
+                    progress: tally.slot(w),
+                },
+                barrier,
+            };
+            for (pi, &test) in phases.iter().enumerate() {
+                let r = worker_phase(&mut io, &job, &coord, &mut buf, test);
+                match r {
+                    Ok(Some(wp)) => {
+                        results.lock().unwrap_or_else(|e| e.into_inner())[pi][w] = Some(wp)
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        abort.store(true, Ordering::Relaxed);
+                        io.close_all();
+                        let mut g = first_error.lock().unwrap_or_else(|e| e.into_inner());
+                        if g.is_none() {
+                            *g = Some(e.context(format!("worker {w} ({})", path.display())));
                         }
                     }
-                    barrier.wait();
                 }
-            });
+                barrier.wait();
+            }
+        };
+        let started = crate::workload::workers::spawn_all(s, n, |w| format!("iozone-w{w}"), worker);
+        if let Err((w, e)) = started {
+            first_error
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(anyhow!(
+                    "cannot start worker thread {w}: {e}; use fewer threads (-t)"
+                ));
+            return;
         }
         for (pi, &test) in phases.iter().enumerate() {
             stop.store(false, Ordering::SeqCst);
-            progress.store(0, Ordering::Relaxed);
+            tally.reset();
             obs.phase_started(test.phase(), p.numrecs() * n as u64);
             barrier.wait();
             let t0 = Instant::now();
             barrier.wait();
             let parent = t0.elapsed();
-            obs.progress(progress.load(Ordering::Relaxed));
+            obs.progress(tally.total());
             obs.phase_finished(test.phase());
             if abort.load(Ordering::Relaxed) {
                 continue;
