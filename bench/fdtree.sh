@@ -40,7 +40,7 @@ mkdir -p "$WORK/tmpfs" "$WORK/ext4" "$WORK/bin"
 echo "building fslab (release) and the C loop" >&2
 (cd "$ROOT" && cargo build --release -q)
 FSLAB="$ROOT/target/release/fslab"
-gcc -O2 -Wall -o "$WORK/bin/fdtree_loop" "$HERE/fdtree_loop.c"
+gcc -O2 -Wall -pthread -o "$WORK/bin/fdtree_loop" "$HERE/fdtree_loop.c"
 
 # fdtree.bash from its public repository, never committed.
 FDB=${FDTREE_BASH:-}

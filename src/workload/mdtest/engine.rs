@@ -116,8 +116,18 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         }
     }
 
-    /// Run one timed phase: barrier, `work`, verdict; keep the local sample.
-    fn timed<F>(&mut self, phase: Phase, expect: u64, testdir: &str, work: F) -> Result<u64>
+    /// Run one timed phase: barrier, `work`, verdict; keep the local sample. `start`, the
+    /// directory the walk starts in (the test directory and the node of a tree), is opened
+    /// before the clock starts; whatever directory the walk holds last is closed after it
+    /// stops.
+    fn timed<F>(
+        &mut self,
+        phase: Phase,
+        expect: u64,
+        (testdir, td): (&O::Dir, &str),
+        start: Option<(Tree, u64)>,
+        work: F,
+    ) -> Result<u64>
     where
         F: FnOnce(&mut Walker<'a, O>, &Option<Vec<u64>>, Instant) -> Result<Sample, WalkError>,
     {
@@ -126,15 +136,19 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             self.obs.phase_started(phase.as_str(), expect);
         }
         self.walker.pace.restart();
+        if let Some((tree, node)) = start {
+            self.walker.hold(testdir, tree, node);
+        }
         self.team.barrier();
         let t0 = Instant::now();
         let r = work(&mut self.walker, &self.order, t0);
         let (local, sample) = match r {
             Ok(s) => (Ok(()), s),
-            Err(e) => (Err(walk_error(e, testdir)), Sample::default()),
+            Err(e) => (Err(walk_error(e, td)), Sample::default()),
         };
         let verdict = self.team.agree(local);
         let elapsed = nanos(t0.elapsed());
+        self.walker.release();
         self.walker.pace.finish();
         if rank0 {
             self.obs.phase_finished(phase.as_str());
@@ -204,12 +218,18 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         let tree_items = if rank0 { lay.dirs } else { 0 };
 
         if steps.create {
-            self.timed(Phase::TreeCreate, lay.dirs, &td, |w, _, _| {
-                if builds_tree {
-                    w.tree_create(&testdir, own_tree)?;
-                }
-                Ok(items(tree_items))
-            })?;
+            self.timed(
+                Phase::TreeCreate,
+                lay.dirs,
+                (&testdir, &td),
+                None,
+                |w, _, _| {
+                    if builds_tree {
+                        w.tree_create(&testdir, own_tree)?;
+                    }
+                    Ok(items(tree_items))
+                },
+            )?;
         }
         if p.does_dirs() {
             self.dir_phases(&testdir, &td, roles)?;
@@ -218,12 +238,19 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             file_items = self.file_phases(&testdir, &td, roles, file_items)?;
         }
         if steps.remove {
-            self.timed(Phase::TreeRemove, lay.dirs, &td, |w, _, _| {
-                if builds_tree {
-                    w.tree_remove(&testdir, own_tree)?;
-                }
-                Ok(items(tree_items))
-            })?;
+            let top = (builds_tree && lay.depth > 0).then_some((own_tree, 0));
+            self.timed(
+                Phase::TreeRemove,
+                lay.dirs,
+                (&testdir, &td),
+                top,
+                |w, _, _| {
+                    if builds_tree {
+                        w.tree_remove(&testdir, own_tree)?;
+                    }
+                    Ok(items(tree_items))
+                },
+            )?;
             drop(testdir);
             let gone = if rank0 {
                 self.walker
@@ -259,27 +286,30 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         };
         if steps.create {
             let who = at(Shift::Create);
-            self.timed(Phase::DirCreate, n, td, |w, _, _| {
+            self.timed(Phase::DirCreate, n, (testdir, td), top(who), |w, _, _| {
                 let r = w.items_preorder(testdir, who, ItemOp::Mkdir, 0..n, None)?;
                 Ok(items(r.done))
             })?;
         }
         if steps.stat {
             let who = at(Shift::Stat);
-            self.timed(Phase::DirStat, n, td, |w, order, _| {
+            let start = self.walker.probe_start(n, self.order.as_deref());
+            let start = start.map(|node| (who.tree, node));
+            self.timed(Phase::DirStat, n, (testdir, td), start, |w, order, _| {
                 let done = w.probe(testdir, who, n, order.as_deref(), Probe::Stat)?;
                 Ok(items(done))
             })?;
         }
         if steps.rename && n > 1 {
             let who = at(Shift::Stat);
-            self.timed(Phase::DirRename, n, td, |w, _, _| {
+            let start = self.walker.rename_start().map(|node| (who.tree, node));
+            self.timed(Phase::DirRename, n, (testdir, td), start, |w, _, _| {
                 Ok(items(w.rename_dirs(testdir, who.tree, who.owner, n)?))
             })?;
         }
         if steps.remove {
             let who = at(Shift::Remove);
-            self.timed(Phase::DirRemove, n, td, |w, _, _| {
+            self.timed(Phase::DirRemove, n, (testdir, td), top(who), |w, _, _| {
                 let r = w.items_preorder(testdir, who, ItemOp::Rmdir, 0..n, None)?;
                 Ok(items(r.done))
             })?;
@@ -316,7 +346,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             });
             let team = self.team;
             let wall_after = self.wall;
-            count = self.timed(Phase::FileCreate, n, td, |w, _, t0| {
+            count = self.timed(Phase::FileCreate, n, (testdir, td), top(who), |w, _, t0| {
                 let Some(after) = wall_after else {
                     let r = w.items_preorder(testdir, who, op, 0..n, None)?;
                     return Ok(items(r.done));
@@ -356,23 +386,33 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         let order = order.as_deref();
         if steps.stat {
             let who = at(Shift::Stat);
-            self.timed(Phase::FileStat, count, td, |w, _, _| {
+            let start = self.walker.probe_start(count, order);
+            let start = start.map(|node| (who.tree, node));
+            self.timed(Phase::FileStat, count, (testdir, td), start, |w, _, _| {
                 Ok(items(w.probe(testdir, who, count, order, Probe::Stat)?))
             })?;
         }
         if steps.read {
             let who = at(Shift::Read);
             let probe = Probe::Read(p.read_bytes);
-            self.timed(Phase::FileRead, count, td, |w, _, _| {
+            let start = self.walker.probe_start(count, order);
+            let start = start.map(|node| (who.tree, node));
+            self.timed(Phase::FileRead, count, (testdir, td), start, |w, _, _| {
                 Ok(items(w.probe(testdir, who, count, order, probe)?))
             })?;
         }
         if steps.remove {
             let who = at(Shift::Remove);
-            self.timed(Phase::FileRemove, count, td, |w, _, _| {
-                let r = w.items_preorder(testdir, who, ItemOp::Unlink, 0..count, None)?;
-                Ok(items(r.done))
-            })?;
+            self.timed(
+                Phase::FileRemove,
+                count,
+                (testdir, td),
+                top(who),
+                |w, _, _| {
+                    let r = w.items_preorder(testdir, who, ItemOp::Unlink, 0..count, None)?;
+                    Ok(items(r.done))
+                },
+            )?;
         }
         Ok(count)
     }
@@ -413,6 +453,11 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
     }
 }
 
+/// The top of `who`'s tree, where a walk in creation order starts.
+fn top(who: Items) -> Option<(Tree, u64)> {
+    Some((who.tree, 0))
+}
+
 /// A sample of `n` items.
 fn items(n: u64) -> Sample {
     Sample {
@@ -424,3 +469,7 @@ fn items(n: u64) -> Sample {
 #[cfg(test)]
 #[path = "engine_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "window_tests.rs"]
+mod window_tests;

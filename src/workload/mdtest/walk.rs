@@ -6,6 +6,11 @@
 //! rename go by item number (or a shuffled order with `-R`). Names are built in reused
 //! buffers; a directory is opened once per visit (`O_PATH`) and every item operation is
 //! relative to it.
+//!
+//! Nothing of fslab's inside a timed phase: the first directory a phase's walk visits is
+//! opened before its clock starts ([`Walker::hold`]) and the last one it used is closed
+//! after the clock stops ([`Walker::release`]). mdtest names every item by its whole path
+//! instead; these opens and closes are fslab's own way of walking, not the phase's work.
 
 use super::layout::{ItemKind, Layout, Tree};
 use crate::workload::fsops::{CreateHow, NameBuf, Ops};
@@ -163,6 +168,12 @@ pub struct Walker<'a, O: Ops> {
     pub(super) chain: Vec<u64>,
     /// Stop checks and progress.
     pub pace: Pace<'a>,
+    /// Directories a descent is done with, closed before the walk's next operation (or
+    /// after the clock, if there is none): a phase never ends on a close.
+    spent: Vec<O::Dir>,
+    /// A directory opened outside the timed window: the one a phase's walk starts in
+    /// (opened before the clock), or the last one it used (closed after the clock).
+    held: Option<(Tree, u64, O::Dir)>,
 }
 
 /// The path of `name` in directory `node` of `tree`, for messages.
@@ -193,7 +204,71 @@ impl<'a, O: Ops> Walker<'a, O> {
             c: NameBuf::new(),
             chain: Vec::new(),
             pace,
+            spent: Vec::new(),
+            held: None,
         }
+    }
+
+    /// A descent's directory, closed before the next operation ([`Walker::settle`]).
+    fn retire(&mut self, dir: O::Dir) {
+        self.spent.push(dir);
+    }
+
+    /// Close the directories descents are done with; called before every operation.
+    #[inline]
+    pub(super) fn settle(&mut self) {
+        if !self.spent.is_empty() {
+            self.spent.clear();
+        }
+    }
+
+    /// Open directory `node` of `tree` (its path from `testdir`) now, before a phase's clock
+    /// starts, for the walk that starts there. A failure is left to the walk, which opens the
+    /// directory itself and reports it in its words.
+    pub fn hold(&mut self, testdir: &O::Dir, tree: Tree, node: u64) {
+        self.held = None;
+        self.b.clear();
+        tree.push_path(&mut self.b, &self.lay, node, &mut self.chain);
+        if let Ok(d) = self.ops.open_dir(testdir, self.b.as_cstr()) {
+            self.held = Some((tree, node, d));
+        }
+    }
+
+    /// Close the held directory and any spent ones (after a phase's clock has stopped).
+    pub fn release(&mut self) {
+        self.held = None;
+        self.spent.clear();
+    }
+
+    /// Directory `node` of `tree`: the held one if it is that, else opened in `parent` (one
+    /// name, as the tree walks descend) or, with `from_testdir`, by its path from the test
+    /// directory.
+    pub(super) fn take_dir(
+        &mut self,
+        parent: &O::Dir,
+        tree: Tree,
+        node: u64,
+        from_testdir: bool,
+    ) -> Result<O::Dir, WalkError> {
+        match self.held.take() {
+            Some((t, n, d)) if t == tree && n == node => return Ok(d),
+            other => self.held = other,
+        }
+        self.b.clear();
+        if from_testdir {
+            tree.push_path(&mut self.b, &self.lay, node, &mut self.chain);
+        } else {
+            tree.push_dir(&mut self.b, node);
+        }
+        self.ops
+            .open_dir(parent, self.b.as_cstr())
+            .map_err(|e| io_err("open", shown(&self.lay, tree, Some(node), ""), e))
+    }
+
+    /// Keep `dir` (directory `node` of `tree`) until [`Walker::release`], so that it is
+    /// closed after the phase's clock has stopped.
+    pub(super) fn keep(&mut self, tree: Tree, node: u64, dir: O::Dir) {
+        self.held = Some((tree, node, dir));
     }
 
     /// Make the directories of `tree` in `testdir`, parents first; returns how many.
@@ -205,13 +280,16 @@ impl<'a, O: Ops> Walker<'a, O> {
         self.pace.tick()?;
         let mut made = 1;
         if self.lay.depth > 0 {
-            let top = self.open(testdir, tree, 0)?;
-            made += self.tree_create_below(&top, tree, 0, 0)?;
+            let top = self.take_dir(testdir, tree, 0, false)?;
+            let below = self.tree_create_below(&top, tree, 0, 0);
+            self.keep(tree, 0, top);
+            made += below?;
         }
         Ok(made)
     }
 
     fn open(&mut self, parent: &O::Dir, tree: Tree, node: u64) -> Result<O::Dir, WalkError> {
+        self.settle();
         self.b.clear();
         tree.push_dir(&mut self.b, node);
         self.ops
@@ -228,6 +306,7 @@ impl<'a, O: Ops> Walker<'a, O> {
     ) -> Result<u64, WalkError> {
         let mut made = 0;
         for c in self.lay.children(node, depth) {
+            self.settle();
             self.b.clear();
             tree.push_dir(&mut self.b, c);
             if let Err(e) = self.ops.mkdir(dir, self.b.as_cstr()) {
@@ -237,7 +316,9 @@ impl<'a, O: Ops> Walker<'a, O> {
             made += 1;
             if depth + 1 < self.lay.depth {
                 let d = self.open(dir, tree, c)?;
-                made += self.tree_create_below(&d, tree, c, depth + 1)?;
+                let below = self.tree_create_below(&d, tree, c, depth + 1);
+                self.retire(d);
+                made += below?;
             }
         }
         Ok(made)
@@ -247,8 +328,11 @@ impl<'a, O: Ops> Walker<'a, O> {
     pub fn tree_remove(&mut self, testdir: &O::Dir, tree: Tree) -> Result<u64, WalkError> {
         let mut gone = 0;
         if self.lay.depth > 0 {
-            let top = self.open(testdir, tree, 0)?;
-            gone += self.tree_remove_below(&top, tree, 0, 0)?;
+            let top = self.take_dir(testdir, tree, 0, false)?;
+            let below = self.tree_remove_below(&top, tree, 0, 0);
+            // Held until the clock stops; removing a directory that is open is allowed.
+            self.keep(tree, 0, top);
+            gone += below?;
         }
         self.b.clear();
         tree.push_dir(&mut self.b, 0);
@@ -311,9 +395,10 @@ impl<'a, O: Ops> Walker<'a, O> {
         if st.range.is_empty() {
             return Ok(st.reach);
         }
-        let top = self.open(testdir, tree, 0)?;
-        self.visit(&top, tree, 0, 0, &mut st)?;
-        Ok(st.reach)
+        let top = self.take_dir(testdir, tree, 0, false)?;
+        let walked = self.visit(&top, tree, 0, 0, &mut st);
+        self.keep(tree, 0, top);
+        walked.map(|()| st.reach)
     }
 
     fn visit(
@@ -353,7 +438,9 @@ impl<'a, O: Ops> Walker<'a, O> {
                 break;
             }
             let d = self.open(dir, tree, c)?;
-            self.visit(&d, tree, c, depth + 1, st)?;
+            let visited = self.visit(&d, tree, c, depth + 1, st);
+            self.retire(d);
+            visited?;
         }
         Ok(())
     }
@@ -361,6 +448,7 @@ impl<'a, O: Ops> Walker<'a, O> {
     /// One item of a pre-order walk; an error's path is the bare name.
     #[inline]
     fn item(&mut self, dir: &O::Dir, num: u64, st: &mut State) -> Result<(), WalkError> {
+        self.settle();
         self.a.truncate(st.mark);
         self.a.push_u64(num);
         let name = self.a.as_cstr();

@@ -8,6 +8,22 @@ use crate::workload::fsops::{NameBuf, Ops};
 use std::io;
 
 impl<O: Ops> Walker<'_, O> {
+    /// The directory a [`Walker::probe`] over `count` items in `order` starts in, for
+    /// [`Walker::hold`]; none when it names items by path from the test directory.
+    pub fn probe_start(&self, count: u64, order: Option<&[u64]>) -> Option<u64> {
+        if count == 0 || (order.is_some() && self.lay.item_dirs() > 1) {
+            return None;
+        }
+        let first = order.map_or(Some(0), |o| o.first().copied())?;
+        Some(self.lay.dir_of(self.lay.first_item() + first))
+    }
+
+    /// The directory [`Walker::rename_dirs`] works in, for [`Walker::hold`]; none when its
+    /// items are in several directories (it then names them by path).
+    pub fn rename_start(&self) -> Option<u64> {
+        (self.lay.item_dirs() == 1).then(|| self.lay.dir_of(self.lay.first_item()))
+    }
+
     /// Stat or read the first `count` of `owner`'s items in `tree` by number, or in
     /// `order` (indices below `count`, mdtest's `-R`). Returns the items done.
     pub fn probe(
@@ -41,13 +57,9 @@ impl<O: Ops> Walker<'_, O> {
                 do_probe(&mut self.ops, testdir, &self.b, probe)
             } else {
                 if cur.as_ref().map(|c| c.0) != Some(node) {
-                    self.b.clear();
-                    tree.push_path(&mut self.b, &self.lay, node, &mut self.chain);
-                    let d = self
-                        .ops
-                        .open_dir(testdir, self.b.as_cstr())
-                        .map_err(|e| io_err("open", shown(&self.lay, tree, Some(node), ""), e))?;
-                    cur = Some((node, d));
+                    // The previous directory is closed as the walk moves on, not the last.
+                    drop(cur.take());
+                    cur = Some((node, self.take_dir(testdir, tree, node, true)?));
                 }
                 match &cur {
                     Some((_, d)) => do_probe(&mut self.ops, d, &self.a, probe),
@@ -66,6 +78,9 @@ impl<O: Ops> Walker<'_, O> {
                 ));
             }
             self.pace.tick()?;
+        }
+        if let Some((node, d)) = cur {
+            self.keep(tree, node, d);
         }
         Ok(total)
     }
@@ -86,26 +101,28 @@ impl<O: Ops> Walker<'_, O> {
         let first = self.lay.first_item();
         // Items in one directory: names relative to it; else paths from the test directory.
         let single = self.lay.item_dirs() == 1;
+        let node = self.lay.dir_of(first);
         let here = if single {
-            self.b.clear();
-            tree.push_path(
-                &mut self.b,
-                &self.lay,
-                self.lay.dir_of(first),
-                &mut self.chain,
-            );
-            let d = self.ops.open_dir(testdir, self.b.as_cstr()).map_err(|e| {
-                io_err(
-                    "open",
-                    shown(&self.lay, tree, Some(self.lay.dir_of(first)), ""),
-                    e,
-                )
-            })?;
-            Some(d)
+            Some(self.take_dir(testdir, tree, node, true)?)
         } else {
             None
         };
-        let dir = here.as_ref().unwrap_or(testdir);
+        let renamed = self.rename_in(here.as_ref().unwrap_or(testdir), tree, owner, count, single);
+        if let Some(d) = here {
+            self.keep(tree, node, d);
+        }
+        renamed
+    }
+
+    fn rename_in(
+        &mut self,
+        dir: &O::Dir,
+        tree: Tree,
+        owner: u32,
+        count: u64,
+        single: bool,
+    ) -> Result<u64, WalkError> {
+        let first = self.lay.first_item();
         // c: item 0's name with -XX; b: the previous item's name; a: this item's name.
         self.name_for(tree, owner, first, !single, NameSel::C);
         self.c.push_str("-XX");

@@ -1,0 +1,205 @@
+//! Nothing of fslab's inside a timed phase (issue 31): between the clock's start (the
+//! phase's barrier) and its stop (the closing verdict) a phase does only its operations;
+//! the directory its walk starts in is opened before and closed after.
+
+use super::Engine;
+use crate::workload::fsops::{CreateHow, Kind, Ops};
+use crate::workload::mdtest::layout::Layout;
+use crate::workload::mdtest::params::MdtestParams;
+use crate::workload::mdtest::parse::parse;
+use crate::workload::mdtest::record::NoRecords;
+use crate::workload::mdtest::team::Team;
+use crate::workload::Quiet;
+use anyhow::Result;
+use std::ffi::CStr;
+use std::io;
+use std::sync::{Arc, Mutex};
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+/// One rank whose barrier starts the clock and whose verdict stops it, marked in the log.
+struct Marking(Log);
+
+impl Team for Marking {
+    fn rank(&self) -> u32 {
+        0
+    }
+    fn size(&self) -> u32 {
+        1
+    }
+    fn barrier(&self) {
+        self.0.lock().unwrap().push("[clock starts]".into());
+    }
+    fn agree(&self, local: Result<()>) -> Result<()> {
+        self.0.lock().unwrap().push("[clock stops]".into());
+        local
+    }
+    fn sum_max(&self, sums: &[u64], maxes: &[u64]) -> (Vec<u64>, Vec<u64>) {
+        (sums.to_vec(), maxes.to_vec())
+    }
+}
+
+/// A directory whose closing is logged.
+struct Dir {
+    path: String,
+    log: Log,
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("close {}", self.path));
+    }
+}
+
+/// Operations that always succeed and log themselves, opens and closes included.
+struct Logged(Log);
+
+impl Logged {
+    fn note(&self, what: &str, dir: &Dir, name: &CStr) {
+        let line = format!("{what} {}/{}", dir.path, name.to_string_lossy());
+        self.0.lock().unwrap().push(line);
+    }
+}
+
+impl Ops for Logged {
+    type Dir = Dir;
+    fn mkdir(&mut self, parent: &Dir, name: &CStr) -> io::Result<()> {
+        self.note("mkdir", parent, name);
+        Ok(())
+    }
+    fn rmdir(&mut self, parent: &Dir, name: &CStr) -> io::Result<()> {
+        self.note("rmdir", parent, name);
+        Ok(())
+    }
+    fn open_dir(&mut self, parent: &Dir, name: &CStr) -> io::Result<Dir> {
+        self.note("open", parent, name);
+        Ok(Dir {
+            path: format!("{}/{}", parent.path, name.to_string_lossy()),
+            log: Arc::clone(&self.0),
+        })
+    }
+    fn create(&mut self, parent: &Dir, name: &CStr, _: CreateHow) -> io::Result<()> {
+        self.note("create", parent, name);
+        Ok(())
+    }
+    fn read_file(&mut self, parent: &Dir, name: &CStr, bytes: u64) -> io::Result<u64> {
+        self.note("read", parent, name);
+        Ok(bytes)
+    }
+    fn stat(&mut self, parent: &Dir, name: &CStr) -> io::Result<Kind> {
+        self.note("stat", parent, name);
+        Ok(Kind::File)
+    }
+    fn rename(&mut self, from_dir: &Dir, from: &CStr, _: &Dir, _: &CStr) -> io::Result<()> {
+        self.note("rename", from_dir, from);
+        Ok(())
+    }
+    fn unlink(&mut self, parent: &Dir, name: &CStr) -> io::Result<()> {
+        self.note("unlink", parent, name);
+        Ok(())
+    }
+    fn count_entries(&mut self, _: &Dir) -> io::Result<u64> {
+        Ok(0)
+    }
+}
+
+fn params(args: &[&str]) -> (MdtestParams, Layout) {
+    let p = parse(args).unwrap().params;
+    let lay = p.validate().unwrap();
+    (p, lay)
+}
+
+/// The log of one iteration of `args`, and each timed window's lines.
+fn windows(args: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
+    let (p, lay) = params(args);
+    let log: Log = Arc::default();
+    let team = Marking(Arc::clone(&log));
+    let mut keeper = NoRecords::default();
+    let never = || false;
+    let base = Dir {
+        path: "D".into(),
+        log: Arc::clone(&log),
+    };
+    {
+        let ops = Logged(Arc::clone(&log));
+        let mut e = Engine::new(&p, lay, &team, ops, &mut keeper, &Quiet, &never, None);
+        e.iteration(&base, 0).unwrap();
+    }
+    drop(base);
+    let all = log.lock().unwrap().clone();
+    let mut out = Vec::new();
+    let mut cur: Option<Vec<String>> = None;
+    for l in &all {
+        match l.as_str() {
+            "[clock starts]" => cur = Some(Vec::new()),
+            "[clock stops]" => out.extend(cur.take()),
+            _ => {
+                if let Some(c) = cur.as_mut() {
+                    c.push(l.clone());
+                }
+            }
+        }
+    }
+    (all, out)
+}
+
+#[test]
+fn a_one_item_phase_times_only_its_operation() {
+    let (all, win) = windows(&["-n", "1", "-z", "0"]);
+    let t = "D/test-dir.0-0/mdtest_tree.0";
+    // The test directory's own set-up is collective but untimed; each timed window holds
+    // exactly the phase's operation, as mdtest's does.
+    let want: Vec<Vec<String>> = [
+        "mkdir D/test-dir.0-0/mdtest_tree.0".to_string(),
+        format!("mkdir {t}/dir.mdtest.0.0"),
+        format!("stat {t}/dir.mdtest.0.0"),
+        format!("rmdir {t}/dir.mdtest.0.0"),
+        format!("create {t}/file.mdtest.0.0"),
+        format!("stat {t}/file.mdtest.0.0"),
+        format!("read {t}/file.mdtest.0.0"),
+        format!("unlink {t}/file.mdtest.0.0"),
+        "rmdir D/test-dir.0-0/mdtest_tree.0".to_string(),
+    ]
+    .into_iter()
+    .map(|l| vec![l])
+    .collect();
+    let verdicts = all.iter().filter(|l| *l == "[clock stops]").count();
+    assert_eq!(win, want, "{all:#?}");
+    // Every directory opened is closed, after a clock stopped.
+    let opens = all.iter().filter(|l| l.starts_with("open ")).count();
+    let closes = all.iter().filter(|l| l.starts_with("close ")).count();
+    assert_eq!(opens + 1, closes, "the base directory closes too: {all:#?}");
+    assert!(verdicts >= want.len());
+}
+
+#[test]
+fn deeper_trees_start_and_end_each_phase_on_an_operation() {
+    let (all, win) = windows(&["-n", "6", "-z", "1", "-b", "2", "-D"]);
+    for w in &win {
+        // The start directory is held; inside, only the walk's descents open anything.
+        if let Some(first) = w.first() {
+            assert!(!first.starts_with("open "), "{w:#?}\n{all:#?}");
+            assert!(!first.starts_with("close "), "{w:#?}");
+        }
+        // Nothing after the last operation: what the walk holds last is closed after the
+        // clock stops.
+        assert!(
+            !w.last().is_some_and(|l| l.starts_with("close ")),
+            "a phase ends on its last operation: {w:#?}"
+        );
+        // Opened inside: a directory below the start, or one this phase made (tree
+        // creation descends into what it just made).
+        for (i, l) in w.iter().enumerate() {
+            if let Some(path) = l.strip_prefix("open ") {
+                let made_here = w[..i].iter().any(|m| *m == format!("mkdir {path}"));
+                assert!(
+                    made_here || path.contains("mdtest_tree.0/mdtest_tree."),
+                    "{l}: {w:#?}"
+                );
+            }
+        }
+    }
+}
