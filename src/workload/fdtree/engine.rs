@@ -6,12 +6,12 @@ use super::sweep::{sweep_tree, SweepShape};
 use super::tree::{FsOps, NullOps, Ops, Shape, WalkError, Walker};
 use super::{Backend, Counts, FdtreeParams, Mode, Phase, PHASES};
 use crate::metric::{Metric, Unit};
-use crate::workload::workers::Tally;
+use crate::workload::workers::{PhaseGate, Seen, Tally};
 use crate::workload::{Creates, Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Start and end of one worker's part of one phase.
@@ -240,7 +240,7 @@ impl Fdtree {
             levels: self.params.levels,
             file_bytes: self.params.file_bytes(),
         };
-        let barrier = Barrier::new(threads + 1);
+        let gate = PhaseGate::new(threads);
         let abort = AtomicBool::new(false);
         // Each worker counts on its own cache line; the coordinator sums them.
         let tally = Tally::new(threads);
@@ -252,8 +252,8 @@ impl Fdtree {
         let mut timings = Vec::new();
 
         std::thread::scope(|s| {
-            let (barrier, abort, tally, first_error, spans, stop) =
-                (&barrier, &abort, &tally, &first_error, &spans, &stop);
+            let (gate, abort, tally, first_error, spans, stop) =
+                (&gate, &abort, &tally, &first_error, &spans, &stop);
             let (make_ops, open_root, mk_root, rm_root, phases) =
                 (&make_ops, &open_root, &mk_root, &rm_root, &phases);
             let worker = move |tid: usize| {
@@ -272,8 +272,9 @@ impl Fdtree {
                         anyhow!("{op} {root_name}/{path}: {err}")
                     }
                 };
+                let mut seen = Seen::default();
                 for (pi, phase) in phases.iter().enumerate() {
-                    barrier.wait();
+                    gate.start(&mut seen);
                     if !abort.load(Ordering::Relaxed) {
                         let mut start = Instant::now();
                         let level = shape.levels;
@@ -312,7 +313,7 @@ impl Fdtree {
                             Err(e) => fail(e),
                         }
                     }
-                    barrier.wait();
+                    gate.finish();
                 }
             };
             let started = crate::workload::workers::spawn_all(
@@ -335,25 +336,15 @@ impl Fdtree {
                 let items = self.items_of(phase);
                 obs.phase_started(phase.as_str(), items);
                 tally.reset();
-                barrier.wait();
-                // Report progress while the workers run; the closing barrier is the second wait.
-                let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-                std::thread::scope(|ps| {
-                    ps.spawn(move || {
-                        while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                            done_rx.recv_timeout(Duration::from_millis(100))
-                        {
-                            obs.progress(tally.total());
-                        }
-                    });
-                    barrier.wait();
-                    drop(done_tx);
-                });
+                // One wake releases every worker; the coordinator sleeps while they work,
+                // waking every 100 ms to report their progress.
+                gate.open();
+                gate.wait_finished(Duration::from_millis(100), || obs.progress(tally.total()));
                 obs.progress(tally.total());
                 let sync_span = if self.params.sync && !abort.load(Ordering::Relaxed) {
                     let t = Instant::now();
                     if let Some(fd) = sync_fd {
-                        // Never return early here: the workers are waiting at the next barrier.
+                        // Never return early here: the workers are waiting for the next phase.
                         if let Err(e) = rustix::fs::syncfs(fd) {
                             abort.store(true, Ordering::Relaxed);
                             let mut g = first_error.lock().unwrap_or_else(|p| p.into_inner());

@@ -4,8 +4,9 @@
 //! flag and an abort flag, IOzone `-T`'s shared-memory flags). MPI ranks have their own
 //! implementation in `src/mpi/iozone`.
 
+use crate::workload::workers::{PhaseGate, Seen};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Barrier;
 
 /// How the workers of a phase are started together, stopped by the stonewall and told about
 /// failures elsewhere: threads of this process (an in-process barrier and flags, below), or
@@ -44,15 +45,30 @@ pub(super) struct Shared<'a> {
     pub(super) progress: &'a AtomicU64,
 }
 
-/// The worker threads of one process: an in-process barrier, a stop flag and an abort flag.
+/// The worker threads of one process: a phase gate, a stop flag and an abort flag. Each
+/// test is two steps of the gate: set-up (the worker opens its file), then, once every
+/// worker is set up, the timed run.
 pub(super) struct Threads<'a> {
     pub(super) sh: Shared<'a>,
-    pub(super) barrier: &'a Barrier,
+    pub(super) gate: &'a PhaseGate,
+    /// The last step this worker started.
+    pub(super) seen: Cell<Seen>,
+}
+
+impl Threads<'_> {
+    /// Wait for the coordinator to open the next step.
+    pub(super) fn next_step(&self) {
+        let mut seen = self.seen.get();
+        self.gate.start(&mut seen);
+        self.seen.set(seen);
+    }
 }
 
 impl Coordination for Threads<'_> {
     fn start_line(&self) {
-        self.barrier.wait();
+        // Set up: tell the coordinator, then wait for the run to open.
+        self.gate.finish();
+        self.next_step();
     }
     fn aborted(&self) -> bool {
         self.sh.abort.load(Ordering::Relaxed)

@@ -23,12 +23,13 @@ use super::report::ThroughputLines;
 use super::stream::{Mode, Stream};
 use super::IozoneParams;
 use crate::metric::{Metric, Unit};
-use crate::workload::workers::Tally;
+use crate::workload::workers::{PhaseGate, Seen, Tally};
 use crate::workload::Observer;
 use anyhow::{anyhow, Context, Result};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The throughput-mode phases for the selected tests, in IOzone's order.
@@ -240,7 +241,7 @@ where
 {
     let phases = phases(&p.tests);
     let n = files.len();
-    let barrier = Barrier::new(n + 1);
+    let gate = PhaseGate::new(n);
     let stop = AtomicBool::new(false);
     let abort = AtomicBool::new(false);
     // Each worker counts on its own cache line; the coordinator sums them.
@@ -255,8 +256,8 @@ where
     };
     let mut out = Vec::new();
     std::thread::scope(|s| {
-        let (barrier, stop, abort, tally, first_error, results, phases, order, make_io) = (
-            &barrier,
+        let (gate, stop, abort, tally, first_error, results, phases, order, make_io) = (
+            &gate,
             &stop,
             &abort,
             &tally,
@@ -277,9 +278,12 @@ where
                     abort,
                     progress: tally.slot(w),
                 },
-                barrier,
+                gate,
+                seen: Cell::new(Seen::default()),
             };
             for (pi, &test) in phases.iter().enumerate() {
+                // The set-up step: the worker opens its file, then waits for the run.
+                coord.next_step();
                 let r = worker_phase(&mut io, &job, &coord, &mut buf, test);
                 match r {
                     Ok(Some(wp)) => {
@@ -295,7 +299,7 @@ where
                         }
                     }
                 }
-                barrier.wait();
+                gate.finish();
             }
         };
         let started = crate::workload::workers::spawn_all(s, n, |w| format!("iozone-w{w}"), worker);
@@ -311,10 +315,14 @@ where
         for (pi, &test) in phases.iter().enumerate() {
             stop.store(false, Ordering::SeqCst);
             tally.reset();
+            // Set-up (untimed): every worker opens its file.
+            gate.open();
+            gate.wait_finished(Duration::from_secs(1), || {});
             obs.phase_started(test.phase(), p.numrecs() * n as u64);
-            barrier.wait();
+            // The run: one wake releases every worker; the parent's time starts here.
+            gate.open();
             let t0 = Instant::now();
-            barrier.wait();
+            gate.wait_finished(Duration::from_millis(100), || obs.progress(tally.total()));
             let parent = t0.elapsed();
             obs.progress(tally.total());
             obs.phase_finished(test.phase());

@@ -22,6 +22,10 @@
 //! worker, summed by whoever reads them, so no line written by one worker is written by
 //! another.
 
+mod gate;
+
+pub use gate::{PhaseGate, Seen};
+
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
