@@ -12,6 +12,8 @@
 #   mdtest    mpiexec -n N fslab mdtest -u  vs  mpiexec -n N mdtest -u (hpc/ior)
 #   fdtable   bench/fdtable_loop.c: N threads sharing one table, N threads each unsharing it
 #             (what fslab's workers do), N processes — the mechanism, not a comparison of tools
+#   phasecost the fixed cost per phase: `mdtest -n 1 -z 0 -i PHASECOST_ITER` against `fslab
+#             mdtest` with the same flags, one rank, the mean µs of each one-item phase
 # Results: the ratio of medians fslab / anchor per engine, metric and N, with the machine's
 # CPU count, in OUT (bench/results/scaling-<date>.md) and every run in OUT's .raw.tsv
 # (bench/scaling_report.py recomputes the tables from it).
@@ -20,9 +22,9 @@
 #   sudo PAIRS=5 NS="1 16" FSES=ext4 ENGINES="dbench mdtest" … bench/scaling.sh
 #
 # Defaults: PAIRS=3, NS = powers of two up to the CPU count plus the CPU count, FSES="tmpfs
-# ext4", ENGINES="dbench fdtree iozone mdtest fdtable", DBENCH_TIME=10 (dbench's warmup rule
+# ext4", ENGINES="dbench fdtree iozone mdtest fdtable phasecost", DBENCH_TIME=10 (dbench's warmup rule
 # for both), FDTREE="-d 10 -f 50 -s 1 -l 2" per worker, IOZONE="-s 64m -r 64k -i 0 -i 1" per
-# worker, MDTEST_N=5000 items per rank, FDTABLE_TIME=3, RAM_FS_SIZE=8g. IOR_SRC and IOZONE_SRC
+# worker, MDTEST_N=5000 items per rank, FDTABLE_TIME=3, PHASECOST_ITER=200, RAM_FS_SIZE=8g. IOR_SRC and IOZONE_SRC
 # are checkouts built under WORK, never in this repository (or give MDTEST= and IOZONE= binaries).
 # Needs root (mounts, loop device, drop_caches), gcc, python3, dbench (scripts/install-deps
 # --bench), MPI (scripts/install-deps --mpi) and, to build mdtest, autoconf and automake.
@@ -33,13 +35,14 @@ ROOT=$(dirname "$HERE")
 CPUS=$(nproc)
 PAIRS=${PAIRS:-3}
 FSES=${FSES:-tmpfs ext4}
-ENGINES=${ENGINES:-dbench fdtree iozone mdtest fdtable}
+ENGINES=${ENGINES:-dbench fdtree iozone mdtest fdtable phasecost}
 DBENCH_TIME=${DBENCH_TIME:-10}
 LOADFILE=${LOADFILE:-/usr/share/dbench/client.txt}
 FDTREE=${FDTREE:--d 10 -f 50 -s 1 -l 2}
 IOZONE_ARGS=${IOZONE_ARGS:--s 64m -r 64k -i 0 -i 1}
 MDTEST_N=${MDTEST_N:-5000}
 FDTABLE_TIME=${FDTABLE_TIME:-3}
+PHASECOST_ITER=${PHASECOST_ITER:-200}
 RAM_FS_SIZE=${RAM_FS_SIZE:-8g}
 WORK=${WORK:-/var/tmp/fslab-bench-scaling}
 DATE=$(date -u +%Y-%m-%d)
@@ -98,7 +101,7 @@ if wants iozone && [ -z "${IOZONE:-}" ]; then
       die "IOzone build failed, see $WORK/iozone.log"
   fi
 fi
-if wants mdtest && [ -z "${MDTEST:-}" ]; then
+if { wants mdtest || wants phasecost; } && [ -z "${MDTEST:-}" ]; then
   MDTEST="$WORK/ior/src/mdtest"
   if [ ! -x "$MDTEST" ]; then
     [ -n "${IOR_SRC:-}" ] && [ -d "$IOR_SRC" ] || die "set IOR_SRC to an hpc/ior checkout (or MDTEST to an mdtest binary)"
@@ -192,13 +195,51 @@ run_mdtest() {
        on && /^   (Directory|File|Tree) / { printf "%s_%s\t%s\n", tolower($1), $2, $3 }' "$OUTF"
 }
 
+# The fixed cost per phase: mdtest and fslab mdtest with one item per phase (`-n 1 -z 0`),
+# PHASECOST_ITER iterations each, one rank; the mean time of each phase in µs.
+run_phasecost() {
+  local d="$3/pc"
+  if [ "$1" = anchor ]; then
+    rm -f "$WORK/pc.csv"
+    "$MDTEST" -n 1 -z 0 -i "$PHASECOST_ITER" --saveRankPerformanceDetails="$WORK/pc.csv" -d "$d" >"$OUTF" 2>&1
+    rm -rf "$d"
+    python3 -c '
+import csv, sys
+names = {"Directory creation": "dir_create", "Directory stat": "dir_stat",
+         "Directory removal": "dir_remove", "File creation": "file_create",
+         "File stat": "file_stat", "File read": "file_read", "File removal": "file_remove"}
+rows = list(csv.reader(open(sys.argv[1])))
+head, per_iter = rows[0], rows[2:]
+for long, short in names.items():
+    col = head.index("time-" + long)
+    vals = [float(r[col]) for r in per_iter if r[col]]
+    print(short + "_us", 1e6 * sum(vals) / len(vals), sep="\t")' "$WORK/pc.csv"
+  else
+    "$FSLAB" mdtest --no-store -q -n 1 -z 0 -i "$PHASECOST_ITER" -d "$d" --json >"$OUTF" 2>&1
+    rm -rf "$d"
+    python3 -c '
+import json, sys
+keep = {"dir_create", "dir_stat", "dir_remove", "file_create", "file_stat", "file_read", "file_remove"}
+d = json.load(open(sys.argv[1]))
+t = {}
+for it in d["iterations"]:
+    for p in it["phases"]:
+        if p["phase"] in keep:
+            t.setdefault(p["phase"], []).append(p["seconds"])
+for k, v in t.items():
+    print(k + "_us", 1e6 * sum(v) / len(v), sep="\t")' "$OUTF"
+  fi
+}
+
 printf 'fs\tengine\tn\tpair\tposition\ttool\tmetric\tvalue\n' >"$RAW"
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 for fs in $FSES; do
   mount_fs "$fs"
   dir="$WORK/$fs"
   for engine in $ENGINES; do
-    for n in $NS; do
+    ns=$NS
+    [ "$engine" = phasecost ] && ns=1
+    for n in $ns; do
       for pair in $(seq 1 "$PAIRS"); do
         if [ "$engine" = fdtable ]; then
           pos=0
@@ -235,6 +276,6 @@ python3 -B "$HERE/scaling_report.py" "$RAW" "$OUT" \
   --cpus "$CPUS" --pairs "$PAIRS" --ns "$NS" \
   --machine "$(uname -sr), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $CPUS CPUs" \
   --load "$LOAD_START → $(cut -d' ' -f1-3 /proc/loadavg)" \
-  --settings "DBENCH_TIME=$DBENCH_TIME FDTREE=\"$FDTREE\" IOZONE_ARGS=\"$IOZONE_ARGS\" MDTEST_N=$MDTEST_N FDTABLE_TIME=$FDTABLE_TIME" \
+  --settings "DBENCH_TIME=$DBENCH_TIME FDTREE=\"$FDTREE\" IOZONE_ARGS=\"$IOZONE_ARGS\" MDTEST_N=$MDTEST_N FDTABLE_TIME=$FDTABLE_TIME PHASECOST_ITER=$PHASECOST_ITER" \
   --rev "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 echo "wrote $OUT and $RAW" >&2

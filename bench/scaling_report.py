@@ -50,7 +50,8 @@ def main():
             if (r["engine"], r["metric"]) not in order:
                 order.append((r["engine"], r["metric"]))
     fses = sorted({k[0] for k in vals}, key=lambda s: (s != "tmpfs", s))
-    engines = [e for e in ["dbench", "fdtree", "iozone", "mdtest", "fdtable"] if any(k[1] == e for k in vals)]
+    engines = [e for e in ["dbench", "fdtree", "iozone", "mdtest", "fdtable", "phasecost"]
+               if any(k[1] == e for k in vals)]
 
     out = [
         "# Many cores: every engine against the tool it replaces, 1 to N workers",
@@ -66,6 +67,7 @@ def main():
         "",
     ]
     summary = []
+    cost_summary = []
     for fs in fses:
         out += [f"## {fs}", ""]
         for eng in engines:
@@ -73,6 +75,29 @@ def main():
             if not ns:
                 continue
             metrics = [m for e, m in order if e == eng]
+            if eng == "phasecost":
+                out += [
+                    "### fixed cost per phase: `fslab mdtest -n 1 -z 0` against `mdtest -n 1 -z 0`, one "
+                    "rank (mean µs of a one-item phase per run)",
+                    "",
+                    "| phase | mdtest median (µs) | fslab median (µs) | fslab − mdtest, median of pairs (µs) | "
+                    "pairs min–max (µs) | at most 1 µs more |",
+                    "|---|---:|---:|---:|---:|---|",
+                ]
+                for m in metrics:
+                    a_v = vals.get((fs, eng, 1, m, "anchor"))
+                    f_v = vals.get((fs, eng, 1, m, "fslab"))
+                    if not a_v or not f_v:
+                        continue
+                    diffs = [p["fslab"] - p["anchor"] for k, p in pairs.items()
+                             if k[:4] == (fs, eng, 1, m) and "fslab" in p and "anchor" in p]
+                    d = statistics.median(diffs)
+                    out.append(
+                        f"| {m.removesuffix('_us')} | {statistics.median(a_v):.2f} | {statistics.median(f_v):.2f} | "
+                        f"**{d:+.2f}** | {min(diffs):+.2f} to {max(diffs):+.2f} | {'yes' if d <= 1.0 else '**no**'} |")
+                    cost_summary.append((fs, m.removesuffix("_us"), d))
+                out.append("")
+                continue
             if eng == "fdtable":
                 out += [
                     "### file-descriptor tables (bench/fdtable_loop.c, files/s: create+write 4 KiB, "
@@ -129,6 +154,13 @@ def main():
         note = " (oversubscribed)" if a.cpus.isdigit() and n > int(a.cpus) else ""
         out.append(f"| {fs} | {eng} | {n}{note} | {ratio:.3f} ({m}) | {met} |")
     out.append("")
+    if cost_summary:
+        worst = {}
+        for fs, phase, d in cost_summary:
+            if fs not in worst or d > worst[fs][1]:
+                worst[fs] = (phase, d)
+        out += ["Fixed cost per phase, the largest fslab − mdtest difference: " + "; ".join(
+            f"{fs} {d:+.2f} µs ({phase})" for fs, (phase, d) in worst.items()) + ".", ""]
     with open(a.out, "w") as f:
         f.write("\n".join(out))
 

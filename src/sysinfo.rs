@@ -185,10 +185,34 @@ pub fn cpu() -> String {
     let model = cpu_facts()
         .and_then(|c| c.model)
         .unwrap_or_else(|| "unknown".into());
-    let n = std::thread::available_parallelism()
+    format!("{model} ({} CPUs)", usable_cpus())
+}
+
+/// The CPUs this process may run on: its affinity mask and its cgroup's CPU quota taken
+/// into account (`taskset -c 0-3` on a 64-CPU machine gives 4).
+pub fn usable_cpus() -> usize {
+    std::thread::available_parallelism()
         .map(|n| n.get())
-        .unwrap_or(1);
-    format!("{model} ({n} CPUs)")
+        .unwrap_or(1)
+}
+
+/// Whether a thread of this process may have a file-descriptor table of its own, as
+/// fslab's workers ask for (`unshare(CLONE_FILES)`, tried on a thread that then ends):
+/// `own`, or `shared: <why>` where a seccomp filter (a container's, by default) refuses it.
+pub fn worker_file_tables() -> String {
+    let tried = std::thread::Builder::new()
+        .name("fslab-probe".into())
+        .spawn(|| rustix::thread::unshare(rustix::thread::UnshareFlags::FILES))
+        .map_err(|e| e.to_string())
+        .and_then(|h| {
+            h.join()
+                .map_err(|_| "the probe thread panicked".to_string())
+        });
+    match tried {
+        Ok(Ok(())) => "own".into(),
+        Ok(Err(e)) => format!("shared: unshare(CLONE_FILES) refused ({e})"),
+        Err(e) => format!("unknown: {e}"),
+    }
 }
 
 /// Whether the process runs as root (euid 0).
@@ -212,6 +236,8 @@ pub fn environment(target: Option<&Path>) -> Vec<(String, String)> {
         ("host".to_string(), short_hostname()),
         ("kernel".to_string(), kernel()),
         ("cpu".to_string(), cpu()),
+        ("cpus_usable".to_string(), usable_cpus().to_string()),
+        ("worker_file_tables".to_string(), worker_file_tables()),
         ("ram_bytes".to_string(), total_ram().to_string()),
         (
             "fslab_version".to_string(),
@@ -330,6 +356,10 @@ mod tests {
             assert!(!get(k).is_empty(), "{k}");
         }
         assert!(get("cpu_count").parse::<usize>().unwrap() >= 1);
+        assert_eq!(get("worker_file_tables"), "own");
+        // The CPUs this process may use: never more than the machine has.
+        let usable = get("cpus_usable").parse::<usize>().unwrap();
+        assert!(usable >= 1 && usable <= get("cpu_count").parse::<usize>().unwrap());
         assert!(!get("target_device_model").starts_with("0x"));
         let opts: Vec<&str> = get("target_mount_options").split(',').collect();
         let mut once = opts.clone();

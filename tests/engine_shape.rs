@@ -43,3 +43,40 @@ fn outside_its_folders_only_three_files_name_the_newest_engine() {
         assert!(src.join(dir).is_dir(), "{dir}");
     }
 }
+
+/// Every worker thread an engine starts goes through `workload::workers` (its own file
+/// table, a name, the phase gate; doc/architecture.md "Workers own their kernel state"): no
+/// engine spawns threads of its own, so an engine added later cannot share one table by
+/// accident. Test modules (after `#[cfg(test)]`) may.
+#[test]
+fn engines_start_workers_only_through_the_workers_module() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/workload");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut spawning = Vec::new();
+    for p in &files {
+        let rel = p.strip_prefix(&src).unwrap().display().to_string();
+        if rel.starts_with("workers/") || rel.ends_with("_tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(p).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for needle in [
+            "thread::spawn",
+            ".spawn(",
+            "spawn_scoped(",
+            "thread::Builder",
+        ] {
+            if code.contains(needle) {
+                spawning.push(format!("{rel}: {needle}"));
+            }
+        }
+    }
+    assert!(
+        spawning.is_empty(),
+        "engines start worker threads through workload::workers::spawn/spawn_all: {spawning:?}"
+    );
+    // And the workers module itself unshares the table before running the worker.
+    let workers = std::fs::read_to_string(src.join("workers/mod.rs")).unwrap();
+    assert!(workers.contains("UnshareFlags::FILES"));
+}

@@ -189,3 +189,123 @@ fn iozone_throughput_workers_each_own_their_file_table() {
     );
     check_engine(&args, "iozone-w", 3);
 }
+
+/// Make every `unshare` of this (child) process fail with EPERM, as a container's default
+/// seccomp profile does.
+fn deny_unshare() -> std::io::Result<()> {
+    use libc::{sock_filter, sock_fprog};
+    let stmt = |code: u32, k: u32| sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jump = |code: u32, k: u32, jt: u8, jf: u8| sock_filter {
+        code: code as u16,
+        jt,
+        jf,
+        k,
+    };
+    let filter = [
+        // The architecture (offset 4): anything but x86-64 is let through untouched.
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 4),
+        jump(
+            libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K,
+            0xC000_003E,
+            0,
+            3,
+        ),
+        // The system call's number (offset 0).
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
+        jump(
+            libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K,
+            libc::SYS_unshare as u32,
+            0,
+            1,
+        ),
+        stmt(
+            libc::BPF_RET | libc::BPF_K,
+            libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+        ),
+        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+    ];
+    let prog = sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut sock_filter,
+    };
+    // SAFETY: plain prctl calls in the child between fork and exec; `prog` outlives them.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            || libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &prog as *const sock_fprog,
+            ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn where_unshare_is_refused_the_run_goes_on_and_says_its_workers_shared_a_table() {
+    use std::os::unix::process::CommandExt;
+    let db = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("fslab"));
+    cmd.args([
+        "dbench",
+        "-t",
+        "1",
+        "--warmup",
+        "0",
+        "--no-store",
+        "--json",
+        "-D",
+    ])
+    .arg(work.path())
+    .arg("2")
+    .env("FSLAB_DB", db.path().join("results.db"));
+    // SAFETY: deny_unshare only calls prctl, which is async-signal-safe.
+    unsafe { cmd.pre_exec(deny_unshare) };
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["environment"]["worker_file_tables"]
+            .as_str()
+            .unwrap()
+            .starts_with("shared: unshare(CLONE_FILES) refused"),
+        "{}",
+        doc["environment"]
+    );
+    let warnings = doc["warnings"].to_string();
+    assert!(
+        warnings.contains("2 workers shared one file-descriptor table"),
+        "{warnings}"
+    );
+    // Without the filter the same run has its own tables and says nothing of it.
+    let out = common::fslab(db.path())
+        .args([
+            "dbench",
+            "-t",
+            "1",
+            "--warmup",
+            "0",
+            "--no-store",
+            "--json",
+            "-D",
+        ])
+        .arg(work.path())
+        .arg("2")
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["environment"]["worker_file_tables"], "own");
+    assert!(!doc["warnings"]
+        .to_string()
+        .contains("file-descriptor table"));
+}

@@ -65,7 +65,13 @@ pub(crate) fn summarize(
         min_phase_seconds: min_phase,
         ..Thresholds::default()
     };
-    let warnings = runsummary::warning_lines(Some(kind), params, &engine_only(&sums), &thresholds);
+    let mut warnings =
+        runsummary::warning_lines(Some(kind), params, &engine_only(&sums), &thresholds);
+    let cpus = crate::sysinfo::usable_cpus() as u64;
+    let tables = crate::sysinfo::worker_file_tables();
+    warnings.extend(crate::report::cpu_checks::run_lines(
+        kind, params, cpus, &tables,
+    ));
     (sums, warnings)
 }
 

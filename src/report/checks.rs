@@ -8,6 +8,7 @@
 
 use super::advice::{self, Origin, Policy, SetUp};
 use super::cache_checks::{self, Machine};
+use super::cpu_checks;
 use super::draft::Draft;
 use super::model::*;
 use super::options::ReportOptions;
@@ -39,11 +40,19 @@ pub fn warnings(
 ) -> Vec<ReportWarning> {
     let mut out = Vec::new();
     let machine = Machine::of(envs);
+    let cpus = cpu_checks::usable_cpus(envs);
+    let shared = cpu_checks::shared_tables(envs);
     let ctx = Context::of(envs, series, origin, opts);
     for (wi, w) in workloads.iter().enumerate() {
         too_short(w, cells, origin, opts, &mut out);
         few_repetitions(w, cells, series, workloads, origin, &mut out);
         out.extend(cache_checks::warnings(w, cells, &machine, origin));
+        out.extend(cpu_checks::warnings((wi, w), cells, cpus));
+        out.extend(cpu_checks::shared_warnings(
+            (wi, w),
+            cells,
+            shared.as_deref(),
+        ));
         let pattern = Pattern::of(w);
         for s in w.stats.iter().filter(|s| s.headline) {
             per_metric((wi, w), &cells[s.cell], s, &ctx, &pattern, &mut out);

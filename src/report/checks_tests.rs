@@ -204,3 +204,47 @@ fn reports_group_warnings_unless_asked_for_all() {
         assert!(table.contains(&w.message), "{}", w.message);
     }
 }
+
+/// A dbench study of `levels` client counts on a machine whose fslab could use `cpus` CPUs.
+fn clients_study(levels: &[&[(&str, &str)]], cpus: &str) -> ReportData {
+    let wl = Workload {
+        kind: "dbench",
+        params: serde_json::json!({"clients": 1, "duration": 10.0}),
+        policy: "none",
+    };
+    let (store, id) = study_of(&wl, levels, 3, &[("cpus_usable", cpus)], |c, rep| {
+        vec![Metric::new(
+            "total",
+            "throughput",
+            Unit::MBPerSec,
+            100.0 * (1.0 + c as f64) + rep as f64,
+        )]
+    });
+    report(&store, id, &ReportOptions::default()).unwrap()
+}
+
+#[test]
+fn more_clients_than_cpus_is_said_once_naming_the_configurations() {
+    let levels: [&[(&str, &str)]; 3] = [
+        &[("clients", "1")],
+        &[("clients", "4")],
+        &[("clients", "16")],
+    ];
+    let r = clients_study(&levels, "2");
+    let over = of_kind(&r, WarningKind::Oversubscribed);
+    assert_eq!(over.len(), 1, "{:#?}", r.warnings);
+    let m = &over[0].message;
+    assert!(m.contains("clients=4, clients=16"), "{m}");
+    assert!(!m.contains("clients=1,"), "{m}");
+    assert!(
+        m.contains("up to 16 workers on 2 CPUs: oversubscribed, the result measures scheduling as much as the file system"),
+        "{m}"
+    );
+    assert!(
+        m.contains("use at most 2 clients or threads per host"),
+        "{m}"
+    );
+    // Enough CPUs: nothing to say.
+    let r = clients_study(&levels, "16");
+    assert!(of_kind(&r, WarningKind::Oversubscribed).is_empty());
+}

@@ -12,6 +12,7 @@ pub mod calibration_load;
 pub mod charts;
 pub mod checks;
 pub mod comparisons;
+pub mod cpu_checks;
 pub mod csv;
 pub mod differences;
 pub mod disturbed;

@@ -44,6 +44,24 @@ pub(super) fn study_of(
     study_disturbed(wl, cells, reps, env, values, |_, _| None)
 }
 
+/// A cell's resolved workload, as a study stores it, when a factor sets one of the workers'
+/// counts (`clients`, `threads`); otherwise no configuration (the workload's own parameters).
+fn per_cell_workload(wl: &Workload, factors: &[(&str, &str)]) -> serde_json::Value {
+    let mut params = wl.params.clone();
+    let mut set = false;
+    for (k, v) in factors {
+        if let (true, Ok(n)) = (["clients", "threads"].contains(k), v.parse::<u64>()) {
+            params[*k] = serde_json::json!(n);
+            set = true;
+        }
+    }
+    if !set {
+        return serde_json::json!({});
+    }
+    params["kind"] = serde_json::json!(wl.kind);
+    serde_json::json!({ "workloads": [params] })
+}
+
 /// [`study_of`] with `disturbed(cell, rep)` as each repetition's stored interference.
 pub(super) fn study_disturbed(
     wl: &Workload,
@@ -85,7 +103,7 @@ pub(super) fn study_disturbed(
                             .iter()
                             .map(|(a, b)| (a.to_string(), b.to_string()))
                             .collect(),
-                        config: serde_json::json!({}),
+                        config: per_cell_workload(wl, f),
                     },
                 )
                 .unwrap(),

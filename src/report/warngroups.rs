@@ -36,6 +36,8 @@ fn title(kind: WarningKind, t: &Thresholds) -> String {
         }
         WarningKind::ParametersDiffer => "Workload parameters differ between the sides".into(),
         WarningKind::Guest => "Measured in a User-mode Linux guest".into(),
+        WarningKind::Oversubscribed => "More workers than CPUs".into(),
+        WarningKind::SharedTable => "Workers sharing one file-descriptor table".into(),
     }
 }
 

@@ -39,6 +39,11 @@ pub struct Caps {
     /// largely from the page cache, as the file-server workload it replays was; fio's job
     /// decides with `direct`.
     pub dataset: Option<fn(&serde_json::Value) -> Option<u64>>,
+    /// How many workers run at once in the whole job (all MPI ranks together), from its
+    /// stored parameters: dbench's clients, fdtree's and IOzone's threads, one per rank for
+    /// the engines whose ranks are their workers. The reports weigh it against the CPUs
+    /// (oversubscribed: the result measures scheduling as much as the file system).
+    pub workers: fn(&serde_json::Value) -> u64,
     /// What each phase's result measures (`class(phase)`), for which telemetry may explain
     /// a change in it.
     pub class: fn(&str) -> ResultClass,
@@ -121,6 +126,16 @@ impl Caps {
         self.headline_of(phase, has)
             .filter(|m| self.primary.contains(m))
     }
+}
+
+/// A count among stored parameters (`clients`, `threads`), when it is there.
+pub fn count_param(p: &serde_json::Value, key: &str) -> Option<u64> {
+    p.get(key).and_then(serde_json::Value::as_u64)
+}
+
+/// The ranks of an MPI job from its stored parameters (1 without MPI).
+pub fn ranks_param(p: &serde_json::Value) -> u64 {
+    count_param(p, "ranks").unwrap_or(1).max(1)
 }
 
 #[cfg(test)]

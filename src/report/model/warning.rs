@@ -37,6 +37,12 @@ pub enum WarningKind {
     /// Measured in a User-mode Linux guest: figures for comparing its configurations with
     /// each other, not with the host's.
     Guest,
+    /// More workers on a host than CPUs to run them: the result measures the scheduler as
+    /// much as the file system.
+    Oversubscribed,
+    /// Workers that had to share one file-descriptor table (the system refused them their
+    /// own): their opens and closes took one lock.
+    SharedTable,
 }
 
 /// A warning about one result, with what to do about it.
@@ -78,6 +84,8 @@ impl WarningKind {
             WarningKind::Interference => 3,
             WarningKind::ParametersDiffer => 1,
             WarningKind::Guest => 2,
+            WarningKind::Oversubscribed => 3,
+            WarningKind::SharedTable => 3,
         }
     }
 }

@@ -25,6 +25,8 @@ pub const CAPS: Caps = Caps {
         flags: "-t",
     },
     dataset: None,
+    // dbench's clients, all ranks together (an MPI job shares them out).
+    workers: |p| crate::workload::caps::count_param(p, "clients").unwrap_or(1),
     class: |phase| match phase {
         "total" => ResultClass::Mixed,
         "ReadX" | "READ" => ResultClass::Read,

@@ -24,6 +24,11 @@ pub const CAPS: Caps = Caps {
         flags: "-f, -l",
     },
     dataset: None,
+    // Its threads in every rank.
+    workers: |p| {
+        crate::workload::caps::count_param(p, "threads").unwrap_or(1)
+            * crate::workload::caps::ranks_param(p)
+    },
     class: |_| ResultClass::Metadata,
     counts: |phase| {
         Counts::Items(if phase.starts_with("dir") {

@@ -27,6 +27,8 @@ pub const CAPS: Caps = Caps {
     // fio drops the file's cached pages before each job (`invalidate`, on by default), and
     // `direct` is the job's choice.
     dataset: None,
+    // fio starts its own jobs; fslab runs one fio at a time.
+    workers: |_| 1,
     class: |phase| match phase.rsplit_once('/').map(|(_, d)| d) {
         Some("read") => ResultClass::Read,
         Some("write") => ResultClass::Write,

@@ -22,6 +22,8 @@ pub const CAPS: Caps = Caps {
         flags: "-s",
     },
     dataset: Some(dataset_bytes),
+    // Throughput mode's workers (under MPI, one per rank: `threads` is the ranks).
+    workers: |p| crate::workload::caps::count_param(p, "threads").unwrap_or(1),
     class: |phase| {
         if phase.contains("read") {
             ResultClass::Read

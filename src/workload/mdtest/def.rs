@@ -24,6 +24,8 @@ pub const CAPS: Caps = Caps {
         flags: "-n",
     },
     dataset: None,
+    // One per rank.
+    workers: crate::workload::caps::ranks_param,
     class: |phase| match phase {
         "file_read" => ResultClass::Read,
         _ => ResultClass::Metadata,
@@ -80,5 +82,12 @@ mod tests {
         assert_eq!(counts("tree_create"), Counts::Items("trees"));
         assert_eq!(counts("dir_rename"), Counts::Items("dirs"));
         assert_eq!(counts("file_stat"), Counts::Items("files"));
+    }
+
+    #[test]
+    fn its_workers_are_its_ranks() {
+        let workers = super::CAPS.workers;
+        assert_eq!(workers(&serde_json::json!({})), 1);
+        assert_eq!(workers(&serde_json::json!({"ranks": 8})), 8);
     }
 }

@@ -1,5 +1,5 @@
 //! Worker threads that own their kernel state, as the tools fslab replaces give their
-//! workers by running them as processes (dbench's clients, mdtest's ranks, IOzone's
+//! workers by running them as processes (dbench's clients, MPI ranks, IOzone's
 //! throughput children, fdtree.bash's forks). doc/architecture.md, "Workers own their kernel
 //! state", has the measurements behind this.
 //!
@@ -28,11 +28,8 @@ pub use gate::{PhaseGate, Seen};
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{Scope, ScopedJoinHandle};
-
-/// Why workers could not get a table of their own (the first refusal), when that happened.
-static SHARED: OnceLock<String> = OnceLock::new();
 
 /// Give the calling thread its own copy of the file-descriptor table.
 pub fn own_file_table() -> io::Result<()> {
@@ -41,8 +38,9 @@ pub fn own_file_table() -> io::Result<()> {
 
 /// Start a worker named `name` in `scope`: it gives itself its own file-descriptor table
 /// ([`own_file_table`]), then runs `f`. Where the system refuses `unshare` (a seccomp
-/// filter, as containers have by default), the worker runs with the shared table and
-/// [`shared_table`] says why, for the run's warnings.
+/// filter, as containers have by default), the worker runs with the shared table; every run
+/// records whether workers can have their own (`worker_file_tables` in the environment,
+/// `sysinfo::worker_file_tables`) and the reports warn when they could not.
 pub fn spawn<'scope, 'env, T, F>(
     scope: &'scope Scope<'scope, 'env>,
     name: String,
@@ -55,9 +53,9 @@ where
     std::thread::Builder::new()
         .name(name)
         .spawn_scoped(scope, move || {
-            if let Err(e) = own_file_table() {
-                let _ = SHARED.set(format!("unshare(CLONE_FILES) was refused: {e}"));
-            }
+            // Refused only by a seccomp filter or out of memory, the same for every worker;
+            // the environment records it and the reports say so.
+            let _ = own_file_table();
             f()
         })
 }
@@ -118,11 +116,6 @@ where
     }
     line.open(true);
     Ok(handles)
-}
-
-/// Why this process's workers share one file-descriptor table, if any of them had to.
-pub fn shared_table() -> Option<&'static str> {
-    SHARED.get().map(String::as_str)
 }
 
 /// One counter per worker, each on a cache line of its own (128 bytes: two lines on CPUs
@@ -237,7 +230,6 @@ mod tests {
                 "a plain thread shares the main thread's table"
             );
         });
-        assert!(shared_table().is_none(), "{:?}", shared_table());
     }
 
     #[test]
