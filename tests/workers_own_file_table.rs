@@ -10,31 +10,10 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const KCMP_FILES: libc::c_long = 2;
-
-/// `kcmp(a, b, KCMP_FILES)`: Ok(true) when the two tasks share one file table.
-fn same_file_table(a: i32, b: i32) -> std::io::Result<bool> {
-    // SAFETY: kcmp reads no memory of ours; the ids are plain integers.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_kcmp,
-            libc::c_long::from(a),
-            libc::c_long::from(b),
-            KCMP_FILES,
-            0 as libc::c_long,
-            0 as libc::c_long,
-        )
-    };
-    match r {
-        0 => Ok(true),
-        1..=3 => Ok(false),
-        _ => Err(std::io::Error::last_os_error()),
-    }
-}
+use fslab::workload::workers::same_file_table;
 
 /// The kernel answers kcmp here: a thread shares its table with itself and not with a
 /// child process (fork copies the table).
@@ -154,40 +133,40 @@ fn check_engine(args: &[String], prefix: &str, want: usize) {
     assert_eq!(pairs.len(), n * (n - 1) / 2 + n);
 }
 
-fn words(s: &str, dir: &Path) -> Vec<String> {
-    s.split_whitespace()
-        .map(|w| w.replace("DIR", &dir.display().to_string()))
-        .collect()
+/// Run `command` (DIR: a directory this test made) and check its workers named `prefix`.
+fn check(command: &str, prefix: &str) {
+    require_kcmp();
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().display().to_string();
+    let args: Vec<String> = command
+        .split_whitespace()
+        .map(|w| w.replace("DIR", &dir))
+        .collect();
+    check_engine(&args, prefix, 3);
 }
 
 #[test]
 fn dbench_clients_each_own_their_file_table() {
-    require_kcmp();
-    let work = tempfile::tempdir().unwrap();
-    let args = words("dbench -t 3 --warmup 0 --no-store -q -D DIR 3", work.path());
-    check_engine(&args, "dbench-client", 3);
+    check(
+        "dbench -t 3 --warmup 0 --no-store -q -D DIR 3",
+        "dbench-client",
+    );
 }
 
 #[test]
 fn fdtree_threads_each_own_their_file_table() {
-    require_kcmp();
-    let work = tempfile::tempdir().unwrap();
-    let args = words(
+    check(
         "fdtree --threads 3 -d 6 -f 40 -s 1 -l 3 --no-store -q -o DIR",
-        work.path(),
+        "fdtree-w",
     );
-    check_engine(&args, "fdtree-w", 3);
 }
 
 #[test]
 fn iozone_throughput_workers_each_own_their_file_table() {
-    require_kcmp();
-    let work = tempfile::tempdir().unwrap();
-    let args = words(
+    check(
         "iozone -t 3 -s 4m -r 64k -i 0 -i 1 --phase-pause 1 --no-store -F DIR/f0 DIR/f1 DIR/f2",
-        work.path(),
+        "iozone-w",
     );
-    check_engine(&args, "iozone-w", 3);
 }
 
 /// Make every `unshare` of this (child) process fail with EPERM, as a container's default

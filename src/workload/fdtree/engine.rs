@@ -322,13 +322,11 @@ impl Fdtree {
                 |tid| format!("fdtree-w{tid}"),
                 worker,
             );
-            if let Err((tid, e)) = started {
+            if let Err(e) = started {
                 first_error
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .get_or_insert(anyhow!(
-                        "cannot start worker thread {tid}: {e}; use fewer --threads"
-                    ));
+                    .get_or_insert(anyhow!("{e}; use fewer --threads"));
                 return;
             }
             // The coordinator: releases each phase, waits for its end, times the syncfs.

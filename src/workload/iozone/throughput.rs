@@ -303,13 +303,11 @@ where
             }
         };
         let started = crate::workload::workers::spawn_all(s, n, |w| format!("iozone-w{w}"), worker);
-        if let Err((w, e)) = started {
+        if let Err(e) = started {
             first_error
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get_or_insert(anyhow!(
-                    "cannot start worker thread {w}: {e}; use fewer threads (-t)"
-                ));
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(anyhow!("{e}; use fewer threads (-t)"));
             return;
         }
         for (pi, &test) in phases.iter().enumerate() {

@@ -36,6 +36,29 @@ pub fn own_file_table() -> io::Result<()> {
     rustix::thread::unshare(rustix::thread::UnshareFlags::FILES).map_err(io::Error::from)
 }
 
+/// Whether threads (or processes) `a` and `b` share one file-descriptor table, as the kernel
+/// answers it (`kcmp(a, b, KCMP_FILES)`): the proof, in the tests, that workers own theirs.
+/// Needs a kernel with `CONFIG_KCMP` and the right to inspect both (same user, or root).
+pub fn same_file_table(a: i32, b: i32) -> io::Result<bool> {
+    const KCMP_FILES: libc::c_long = 2;
+    // SAFETY: kcmp reads no memory of ours; the ids are plain integers.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_kcmp,
+            libc::c_long::from(a),
+            libc::c_long::from(b),
+            KCMP_FILES,
+            0 as libc::c_long,
+            0 as libc::c_long,
+        )
+    };
+    match r {
+        0 => Ok(true),
+        1..=3 => Ok(false),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
 /// Start a worker named `name` in `scope`: it gives itself its own file-descriptor table
 /// ([`own_file_table`]), then runs `f`. Where the system refuses `unshare` (a seccomp
 /// filter, as containers have by default), the worker runs with the shared table; every run
@@ -87,14 +110,14 @@ impl StartLine {
 
 /// Start `n` workers (worker `i` named `name(i)`, [`spawn`]), each running `f(i)` once all
 /// of them have started. If one cannot be started, none runs `f`: the started ones end and
-/// the error is returned with the worker's number, so no worker waits at a barrier sized for
-/// workers that never came.
+/// the error names the worker, so no worker waits at a gate sized for workers that never
+/// came.
 pub fn spawn_all<'scope, 'env, T, F>(
     scope: &'scope Scope<'scope, 'env>,
     n: usize,
     name: impl Fn(usize) -> String,
     f: F,
-) -> Result<Vec<ScopedJoinHandle<'scope, Option<T>>>, (usize, io::Error)>
+) -> anyhow::Result<Vec<ScopedJoinHandle<'scope, Option<T>>>>
 where
     F: Fn(usize) -> T + Clone + Send + 'scope,
     T: Send + 'scope,
@@ -110,7 +133,7 @@ where
                 for h in handles {
                     let _ = h.join();
                 }
-                return Err((i, e));
+                return Err(anyhow::anyhow!("cannot start worker thread {i}: {e}"));
             }
         }
     }
@@ -163,22 +186,8 @@ mod tests {
     use super::*;
     use std::sync::Barrier;
 
-    const KCMP_FILES: libc::c_long = 2;
-
     fn same_table(a: i32, b: i32) -> bool {
-        // SAFETY: kcmp reads no memory of ours.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_kcmp,
-                libc::c_long::from(a),
-                libc::c_long::from(b),
-                KCMP_FILES,
-                0 as libc::c_long,
-                0 as libc::c_long,
-            )
-        };
-        assert!(r >= 0, "kcmp: {}", io::Error::last_os_error());
-        r == 0
+        same_file_table(a, b).expect("kcmp(KCMP_FILES)")
     }
 
     fn tid() -> i32 {
