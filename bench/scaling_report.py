@@ -16,6 +16,10 @@ import statistics
 from collections import defaultdict
 
 GOAL, FLOOR = 0.95, 0.90
+# mdtest's tree phases with its default depth (-z 0) make or remove one directory per tree:
+# a phase of a few microseconds, timed mostly as the ranks' synchronization around it. The
+# issue that set the goal says so too; they are shown, and left out of the summary's lowest.
+SYNC_ONLY = {("mdtest", "tree_creation"), ("mdtest", "tree_removal")}
 ANCHORS = {
     "dbench": "dbench N (client.txt)",
     "fdtree": "bench/fdtree_loop.c as N processes",
@@ -61,7 +65,8 @@ def main():
         f"Load average {a.load}.",
         "",
         "Each pair is one run of the anchor and one of fslab back to back, the order alternated "
-        "(odd pairs the anchor first), caches dropped before each. Ratio = median of fslab / "
+        "(odd pairs the anchor first; an even number of pairs, so each tool runs second as often "
+        "as first), caches dropped before each. Ratio = median of fslab / "
         f"median of the anchor; the goal is every ratio at least {GOAL}, none below {FLOOR}. "
         "N above the CPU count measures the scheduler as much as the file system.",
         "",
@@ -121,8 +126,9 @@ def main():
             out += [
                 f"### {eng}: `{FSLAB[eng]}` against `{ANCHORS[eng]}`",
                 "",
-                "| N | metric | anchor median | fslab median | ratio of medians | pair ratios min–max |",
-                "|---:|---|---:|---:|---:|---:|",
+                "| N | metric | anchor median | fslab median | ratio of medians | median pair ratio | "
+                "pair ratios min–max |",
+                "|---:|---|---:|---:|---:|---:|---:|",
             ]
             for n in ns:
                 worst = None
@@ -137,14 +143,19 @@ def main():
                            ((k, p) for k, p in pairs.items() if k[:4] == (fs, eng, n, m))
                            if "fslab" in p and "anchor" in p and p["anchor"] > 0]
                     rng = f"{min(per):.2f}–{max(per):.2f}" if per else "-"
-                    out.append(f"| {n} | {m} | {ra:,.1f} | {rf:,.1f} | **{ratio:.3f}** | {rng} |")
-                    if worst is None or ratio < worst[0]:
+                    mpr = f"{statistics.median(per):.3f}" if per else "-"
+                    note = " (one directory)" if (eng, m) in SYNC_ONLY else ""
+                    out.append(f"| {n} | {m}{note} | {ra:,.1f} | {rf:,.1f} | **{ratio:.3f}** | {mpr} | {rng} |")
+                    if (eng, m) not in SYNC_ONLY and (worst is None or ratio < worst[0]):
                         worst = (ratio, m)
                 if worst:
                     summary.append((fs, eng, n, worst))
             out.append("")
     out += [
         "## Summary: the lowest ratio of medians per engine and N",
+        "",
+        "mdtest's tree phases (one directory per tree at `-z 0`, a few microseconds of the "
+        "ranks' synchronization) are in the tables above and left out here.",
         "",
         "| file system | engine | N | lowest ratio (metric) | goal met |",
         "|---|---|---:|---|---|",
