@@ -240,12 +240,13 @@ fn input_files_are_read_up_to_a_limit_that_the_refusal_names() {
         ],
         "larger than 64 MiB, the limit for a dbench loadfile",
     );
-    // An endless pipe stops at the limit too.
+    // A pipe is not read at all (issue 32): it is refused as what it is, at once, whether
+    // a writer feeds it without end or nobody ever opens it for writing.
     let fifo = endless_fifo(d);
     refused(
         db.path(),
         &["study", "plan", fifo.to_str().unwrap()],
-        "larger than 4 MiB, the limit for a study file",
+        "it is a FIFO, not a regular file; give a regular file",
     );
     assert!(!d.join("fslab-fio").exists());
 }

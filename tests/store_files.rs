@@ -181,3 +181,69 @@ fn a_version_1_store_lists_shows_and_reports_and_is_migrated_by_the_first_write(
     assert!(ok(&db, &["report", "1"]).contains("file_create"));
     assert!(ok(&db, &["show", "3"]).contains("file_create"));
 }
+
+/// SQLite's side files are opened by name and written: a hard link or a symbolic link planted
+/// under `<db>-wal`, `<db>-shm` or `<db>-journal` would carry its writes into another file.
+/// Every command refuses the database instead (exit 2, one line), and the other file keeps
+/// every byte — for a store that exists and for one about to be made.
+#[test]
+fn planted_side_files_are_refused_and_what_they_point_at_is_untouched() {
+    use std::os::unix::fs::symlink;
+    let t = tempfile::tempdir().unwrap();
+    let out_dir = t.path().join("o");
+    std::fs::create_dir(&out_dir).unwrap();
+    let victim = t.path().join("victim");
+    let precious = b"a user's file, not fslab's".to_vec();
+    for existing in [true, false] {
+        for side in ["-wal", "-shm", "-journal"] {
+            for hard in [true, false] {
+                let db = t.path().join(format!("r-{existing}-{side}-{hard}.db"));
+                if existing {
+                    let out = fslab(t.path())
+                        .arg("--db")
+                        .arg(&db)
+                        .args(tiny_fdtree(&out_dir))
+                        .output()
+                        .unwrap();
+                    assert!(out.status.success(), "{}", text(&out.stderr));
+                    for f in side_files(&db) {
+                        std::fs::remove_file(f).unwrap();
+                    }
+                }
+                std::fs::write(&victim, &precious).unwrap();
+                let planted = PathBuf::from(format!("{}{side}", db.display()));
+                if hard {
+                    std::fs::hard_link(&victim, &planted).unwrap();
+                } else {
+                    symlink(&victim, &planted).unwrap();
+                }
+                for args in [tiny_fdtree(&out_dir), vec!["list".to_string()]] {
+                    let out = fslab(t.path())
+                        .arg("--db")
+                        .arg(&db)
+                        .args(&args)
+                        .output()
+                        .unwrap();
+                    let err = text(&out.stderr);
+                    assert_eq!(
+                        out.status.code(),
+                        Some(2),
+                        "{args:?} {side} hard={hard}: {err}"
+                    );
+                    assert_eq!(err.trim().lines().count(), 1, "{err}");
+                    assert!(
+                        err.contains(&format!("{side} beside results database")),
+                        "{err}"
+                    );
+                    assert!(err.contains("SQLite would write through it"), "{err}");
+                }
+                assert_eq!(
+                    std::fs::read(&victim).unwrap(),
+                    precious,
+                    "{side} hard={hard}"
+                );
+                std::fs::remove_file(&planted).unwrap();
+            }
+        }
+    }
+}

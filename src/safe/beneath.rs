@@ -354,14 +354,149 @@ pub fn remove_at(
     Ok(Removed::Done)
 }
 
+/// Descriptors [`empty_tree`] keeps open on its way down; deeper, an ancestor is let go and
+/// found again through `..` (checked by device and inode) on the way back up.
+const KEEP_OPEN: usize = 64;
+
+/// The identity of an open file.
+fn ident_of(fd: BorrowedFd<'_>) -> std::io::Result<Ident> {
+    let st = rustix::fs::fstat(fd)?;
+    Ok(Ident {
+        dev: st.st_dev,
+        ino: st.st_ino,
+    })
+}
+
+/// One directory on [`empty_tree`]'s way down: its descriptor (while it is kept), its
+/// identity, and the subdirectories still to empty.
+struct Level {
+    fd: Option<OwnedFd>,
+    id: Ident,
+    pending: Vec<OsString>,
+    listed: bool,
+}
+
 /// Remove everything inside the open directory `dir` (whose mount id is `mnt`): symbolic
 /// links are removed, never followed; a directory on another mount stops the removal.
+///
+/// Iterative, with a bounded number of descriptors: a tree of any depth (a job that made one
+/// 30,000 levels deep) costs neither stack nor descriptors, only its names.
 fn empty_tree(dir: BorrowedFd<'_>, mnt: Option<u64>) -> Result<(), String> {
+    let io = |e: &dyn std::fmt::Display, path: &[OsString]| {
+        let shown: Vec<String> = path
+            .iter()
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        if shown.is_empty() {
+            e.to_string()
+        } else {
+            format!("{}: {e}", shown.join("/"))
+        }
+    };
+    let top =
+        rustix::fs::openat(dir, c".", dir_flags(), Mode::empty()).map_err(|e| e.to_string())?;
+    let id = ident_of(top.as_fd()).map_err(|e| e.to_string())?;
+    let mut levels = vec![Level {
+        fd: Some(top),
+        id,
+        pending: Vec::new(),
+        listed: false,
+    }];
+    // The names from `dir` down to the directory being emptied, for messages.
+    let mut path: Vec<OsString> = Vec::new();
+    loop {
+        let depth = levels.len();
+        let Some(level) = levels.last_mut() else {
+            return Ok(());
+        };
+        let Some(fd) = level.fd.as_ref().map(|f| f.as_fd()) else {
+            return Err(io(&"lost its descriptor", &path));
+        };
+        if !level.listed {
+            level.pending = clear_entries(fd).map_err(|(n, e)| {
+                let mut p = path.clone();
+                p.extend(n);
+                io(&e, &p)
+            })?;
+            level.listed = true;
+        }
+        if let Some(name) = level.pending.pop() {
+            let sub = match rustix::fs::openat(fd, name.as_os_str(), dir_flags(), Mode::empty()) {
+                Ok(s) => s,
+                Err(rustix::io::Errno::NOENT) => continue,
+                Err(e) => {
+                    path.push(name);
+                    return Err(io(&e, &path));
+                }
+            };
+            if crosses(fd, sub.as_fd(), mnt) {
+                path.push(name);
+                return Err(io(
+                    &"a mount point inside; nothing on it was removed",
+                    &path,
+                ));
+            }
+            let sub_id = ident_of(sub.as_fd()).map_err(|e| io(&e, &path))?;
+            if depth > KEEP_OPEN {
+                level.fd = None;
+            }
+            levels.push(Level {
+                fd: Some(sub),
+                id: sub_id,
+                pending: Vec::new(),
+                listed: false,
+            });
+            path.push(name);
+            continue;
+        }
+        // Emptied. The root level is `dir` itself, which the caller removes.
+        if depth == 1 {
+            return Ok(());
+        }
+        let Some(done) = levels.pop() else {
+            return Ok(());
+        };
+        let name = path.pop().unwrap_or_default();
+        let Some(parent) = levels.last_mut() else {
+            return Ok(());
+        };
+        if parent.fd.is_none() {
+            let Some(child) = done.fd.as_ref() else {
+                return Err(io(&"lost its descriptor", &path));
+            };
+            let up = rustix::fs::openat(child, c"..", dir_flags(), Mode::empty())
+                .map_err(|e| io(&e, &path))?;
+            if ident_of(up.as_fd()).map_err(|e| io(&e, &path))? != parent.id {
+                return Err(io(&"moved while fslab removed it; left alone", &path));
+            }
+            parent.fd = Some(up);
+        }
+        let Some(pfd) = parent.fd.as_ref().map(|f| f.as_fd()) else {
+            return Err(io(&"lost its descriptor", &path));
+        };
+        // The name must still be the directory just emptied.
+        let here = ident_at(pfd, &name).map_err(|e| io(&e, &path))?;
+        if here.map(|h| h.0) != Some(done.id) {
+            path.push(name);
+            return Err(io(&"replaced while fslab removed it; left alone", &path));
+        }
+        drop(done);
+        rustix::fs::unlinkat(pfd, name.as_os_str(), AtFlags::REMOVEDIR).map_err(|e| {
+            let mut p = path.clone();
+            p.push(name.clone());
+            io(&e, &p)
+        })?;
+    }
+}
+
+/// Unlink every entry of the open directory `dir` that is not a directory; return the names
+/// of its subdirectories. An error names the entry it is about.
+fn clear_entries(dir: BorrowedFd<'_>) -> Result<Vec<OsString>, (Option<OsString>, String)> {
     let names: Vec<(OsString, rustix::fs::FileType)> = {
-        let d = rustix::fs::Dir::read_from(dir).map_err(|e| e.to_string())?;
+        let d = rustix::fs::Dir::read_from(dir).map_err(|e| (None, e.to_string()))?;
         let mut v = Vec::new();
         for e in d {
-            let e = e.map_err(|e| e.to_string())?;
+            let e = e.map_err(|e| (None, e.to_string()))?;
             let n = e.file_name().to_bytes();
             if n == b"." || n == b".." {
                 continue;
@@ -370,6 +505,7 @@ fn empty_tree(dir: BorrowedFd<'_>, mnt: Option<u64>) -> Result<(), String> {
         }
         v
     };
+    let mut dirs = Vec::new();
     for (n, ft) in names {
         let is_dir = match ft {
             rustix::fs::FileType::Unknown => matches!(
@@ -379,22 +515,15 @@ fn empty_tree(dir: BorrowedFd<'_>, mnt: Option<u64>) -> Result<(), String> {
             t => t == rustix::fs::FileType::Directory,
         };
         if is_dir {
-            let sub = rustix::fs::openat(dir, n.as_os_str(), dir_flags(), Mode::empty())
-                .map_err(|e| format!("{}: {e}", n.to_string_lossy()))?;
-            if crosses(dir, sub.as_fd(), mnt) {
-                return Err(format!(
-                    "{} is a mount point inside; nothing on it was removed",
-                    n.to_string_lossy()
-                ));
-            }
-            empty_tree(sub.as_fd(), mnt)?;
-            rustix::fs::unlinkat(dir, n.as_os_str(), AtFlags::REMOVEDIR)
+            dirs.push(n);
         } else {
             rustix::fs::unlinkat(dir, n.as_os_str(), AtFlags::empty())
+                .map_err(|e| (Some(n.clone()), e.to_string()))?;
         }
-        .map_err(|e| format!("{}: {e}", n.to_string_lossy()))?;
     }
-    Ok(())
+    // Popped from the end: the first listed is emptied first.
+    dirs.reverse();
+    Ok(dirs)
 }
 
 /// The line of `/proc/self/mountinfo` of mount `id`: (mount point, file-system type, source).

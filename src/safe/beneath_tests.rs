@@ -107,3 +107,66 @@ fn mountinfo_escapes_are_read_back() {
     assert_eq!(unescape("/plain"), "/plain");
     assert_eq!(unescape("/end\\"), "/end\\");
 }
+
+/// Make `depth` directories, each inside the last, below `dir/name` (one descriptor at a
+/// time, so the test itself needs no deep stack or many descriptors).
+fn deep_chain(dir: &Path, name: &str, depth: usize) {
+    std::fs::create_dir(dir.join(name)).unwrap();
+    let mut cur = rustix::fs::open(dir.join(name), dir_flags(), Mode::empty()).unwrap();
+    for i in 0..depth {
+        let n = format!("d{}", i % 10);
+        rustix::fs::mkdirat(&cur, n.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+        if i % 7 == 0 {
+            rustix::fs::openat(
+                &cur,
+                "f",
+                OFlags::CREATE | OFlags::WRONLY,
+                Mode::from_raw_mode(0o644),
+            )
+            .unwrap();
+        }
+        cur = rustix::fs::openat(&cur, n.as_str(), dir_flags(), Mode::empty()).unwrap();
+    }
+}
+
+#[test]
+fn a_tree_of_any_depth_is_removed_without_recursion_or_a_descriptor_per_level() {
+    let t = tempfile::tempdir().unwrap();
+    // 30,000 levels: the recursive removal overflowed its stack (or ran out of descriptors).
+    deep_chain(t.path(), "deep", 30_000);
+    // Beside it, a wide directory and a symbolic link out, which is removed, not followed.
+    std::fs::create_dir_all(t.path().join("deep/wide")).unwrap();
+    for i in 0..300 {
+        std::fs::create_dir(t.path().join(format!("deep/wide/s{i}"))).unwrap();
+        std::fs::write(t.path().join(format!("deep/wide/s{i}/x")), b"x").unwrap();
+    }
+    std::fs::write(t.path().join("outside"), b"keep").unwrap();
+    std::os::unix::fs::symlink(t.path().join("outside"), t.path().join("deep/wide/link")).unwrap();
+    let id = ident(&t.path().join("deep"));
+    let parent = rustix::fs::open(t.path(), dir_flags(), Mode::empty()).unwrap();
+    // Run where the stack is small, as a worker thread's would be.
+    let r = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || remove_at(parent.as_fd(), OsStr::new("deep"), Kind::Tree, Some(id)))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(r, Ok(Removed::Done));
+    assert!(!t.path().join("deep").exists());
+    assert_eq!(std::fs::read(t.path().join("outside")).unwrap(), b"keep");
+}
+
+#[test]
+fn levels_deeper_than_the_kept_descriptors_are_found_again_through_dotdot() {
+    // Below KEEP_OPEN levels an ancestor's descriptor is let go and opened again through
+    // `..` on the way up, and used only when it is the same directory (device and inode).
+    let t = tempfile::tempdir().unwrap();
+    deep_chain(t.path(), "chain", KEEP_OPEN * 3);
+    let parent = rustix::fs::open(t.path(), dir_flags(), Mode::empty()).unwrap();
+    let id = ident(&t.path().join("chain"));
+    assert_eq!(
+        remove_at(parent.as_fd(), OsStr::new("chain"), Kind::Tree, Some(id)),
+        Ok(Removed::Done)
+    );
+    assert!(!t.path().join("chain").exists());
+}

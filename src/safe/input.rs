@@ -1,6 +1,11 @@
 //! Input files read with a size limit: a study, a fio job file (with what it includes), a
 //! dbench loadfile. `/dev/zero` or a runaway pipe given as input costs at most the limit in
 //! memory, then fails with one line naming the limit.
+//!
+//! Only regular files are read. Every input is opened without blocking (`O_NONBLOCK`) and
+//! looked at with `fstat` before a byte is read: a FIFO, a device, a socket or a directory is
+//! refused in one line, so a FIFO with no writer cannot hang `open(2)` (where a Ctrl-C or
+//! SIGTERM was restarted and never ended the wait) and a device is never read as a study.
 
 use std::io::Read;
 use std::path::Path;
@@ -21,6 +26,9 @@ pub enum ReadError {
     /// The file could not be opened or read.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// It is not a regular file (a FIFO, a device, a socket, a directory).
+    #[error("it is {0}, not a regular file; give a regular file")]
+    NotRegular(&'static str),
     /// It is larger than the limit.
     #[error("it is larger than {}, the limit for {what}", mib(*.limit))]
     TooLarge {
@@ -57,8 +65,35 @@ pub fn read_all_limited(
 /// Read the file at `path`, at most `limit` bytes; `what` names the kind of input in the
 /// error ("a study file").
 pub fn read_limited(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
-    let f = std::fs::File::open(path)?;
+    let f = open_regular(path)?;
     read_all_limited(f, limit, what)
+}
+
+/// Open `path` for reading if it is a regular file: opened with `O_NONBLOCK` (a FIFO does
+/// not wait for a writer, a terminal does not become the controlling one), then `fstat`.
+pub fn open_regular(path: &Path) -> Result<std::fs::File, ReadError> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)?;
+    let ft = f.metadata()?.file_type();
+    let kind = if ft.is_file() {
+        return Ok(f);
+    } else if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    };
+    Err(ReadError::NotRegular(kind))
 }
 
 /// [`read_limited`] as UTF-8 text.
@@ -78,6 +113,28 @@ pub fn read_text_limited(path: &Path, limit: u64, what: &'static str) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fifo_without_a_writer_is_refused_at_once_and_nothing_blocks() {
+        let t = tempfile::tempdir().unwrap();
+        let fifo = t.path().join("study.toml");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo on a path this test made.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Without O_NONBLOCK this open would wait for a writer for ever.
+        let e = read_limited(&fifo, 1000, "a study file").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "it is a FIFO, not a regular file; give a regular file"
+        );
+        let e = read_limited(t.path(), 1000, "a study file").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "it is a directory, not a regular file; give a regular file"
+        );
+        let e = read_limited(Path::new("/dev/null"), 1000, "a study file").unwrap_err();
+        assert!(e.to_string().starts_with("it is a character device"), "{e}");
+    }
 
     #[test]
     fn an_endless_input_stops_at_the_limit() {

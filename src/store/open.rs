@@ -235,6 +235,61 @@ pub const IMPORT_FIX: &str = "name another fslab results database to import";
 
 /// [`check_kind`], naming `fix` as the way out.
 fn check_kind_as(path: &Path, fix: &str) -> Result<bool> {
+    let exists = check_main_kind(path, fix)?;
+    check_side_files(path, fix)?;
+    Ok(exists)
+}
+
+/// SQLite's own files beside the database (`-journal`, `-wal`, `-shm`), which it opens by
+/// name and writes: each must be absent or a regular file with one link, owned by the
+/// database's owner (or, for a new database, by this user). A hard link planted under such a
+/// name would have SQLite write through it into another file; a symbolic link, into
+/// wherever it points.
+fn check_side_files(path: &Path, fix: &str) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let owner =
+        std::fs::symlink_metadata(path).map_or_else(|_| unsafe { libc::geteuid() }, |m| m.uid());
+    for side in ["-journal", "-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(side);
+        let p = PathBuf::from(p);
+        let md = match std::fs::symlink_metadata(&p) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => crate::bail_usage!(
+                "cannot check {} beside the results database: {e}; {fix}",
+                p.display()
+            ),
+        };
+        let wrong = if md.file_type().is_symlink() {
+            "a symbolic link".to_string()
+        } else if !md.file_type().is_file() {
+            "not a regular file".to_string()
+        } else if md.nlink() != 1 {
+            format!(
+                "a file with {} links (a hard link to another file)",
+                md.nlink()
+            )
+        } else if md.uid() != owner {
+            format!(
+                "owned by uid {}, not by the database's owner (uid {owner})",
+                md.uid()
+            )
+        } else {
+            continue;
+        };
+        crate::bail_usage!(
+            "{} beside results database {} is {wrong}; SQLite would write through it. It is not fslab's: remove it if you know what it is, or {fix}",
+            p.display(),
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// The main file's kind (see [`check_kind`]).
+fn check_main_kind(path: &Path, fix: &str) -> Result<bool> {
     use std::os::unix::fs::FileTypeExt;
     // Another fslab process may link a new store into place between the two looks below
     // (`create_whole`): a name that was missing and is now a regular file is looked at again,

@@ -239,12 +239,12 @@ impl Loadfile {
             )
             .map_err(|e| {
                 crate::error::usage(match e {
-                    ReadError::TooLarge { .. } => format!(
-                        "cannot read loadfile {}: decompressed, {e}; check the path given with -c/--loadfile",
-                        path.display()
-                    ),
                     ReadError::Io(e) => format!(
                         "loadfile {} looks gzip-compressed but cannot be decompressed: {e}; check the file",
+                        path.display()
+                    ),
+                    other => format!(
+                        "cannot read loadfile {}: decompressed, {other}; check the path given with -c/--loadfile",
                         path.display()
                     ),
                 })
