@@ -1,28 +1,35 @@
-//! A cage for a program fslab runs as root on a user's behalf (fio and every command its job
-//! runs): the kernel, not a reading of the job, decides what it can touch.
+//! A cage for every program fslab runs as root on a user's behalf or for a cell (fio and
+//! every command its job runs; mkfs and the tools that inspect what it made): the kernel,
+//! not a reading of names, decides what it can touch.
 //!
 //! Built between `fork` and `exec` (`Command::pre_exec`), with system calls only:
 //!
-//! 1. a private mount namespace and a PID namespace (`unshare`), mount events private;
-//! 2. every writable directory bound onto itself, then the whole tree made read-only,
+//! 1. its own session (`setsid`): nothing inside can signal fslab's process group;
+//! 2. private mount, PID, network, IPC and UTS namespaces (`unshare`), mount events private:
+//!    no socket of the host (unix, abstract or TCP on 127.0.0.1) can be reached, no SysV
+//!    shared memory or semaphore of the host seen, only a loopback interface of its own;
+//! 3. every writable directory bound onto itself, then the whole tree made read-only,
 //!    `nodev` and `nosuid` at once (`mount_setattr(2)` with `AT_RECURSIVE`, Linux 5.12),
 //!    then the writable binds made writable again (still `nodev`, `nosuid`);
-//! 3. a fresh tmpfs on `/dev` holding only `null`, `zero`, `random` and `urandom`, then
-//!    made read-only (no other device node is usable anywhere: every other mount is `nodev`);
-//! 4. a fork: the caged program becomes process 1 of its PID namespace, with a fresh
-//!    read-only `/proc` that shows only its own processes (no `/proc/<pid>/root` of a process
-//!    outside); the first child stays outside, forwards SIGINT/SIGTERM/SIGHUP and exits as
-//!    the program did. When the program ends, the kernel kills whatever it started; when
-//!    fslab dies, both die (parent-death SIGKILL), and the namespace with them;
-//! 5. the capabilities that could undo any of this dropped from the bounding set and from
-//!    the process (`CAP_SYS_ADMIN`, `CAP_MKNOD`, `CAP_SYS_RAWIO`, `CAP_SYS_MODULE`,
-//!    `CAP_DAC_READ_SEARCH`, `CAP_SYS_PTRACE`, …: everything but the few kept below),
+//! 4. a fresh tmpfs on `/dev` holding only `null`, `zero`, `random`, `urandom` and the cell's
+//!    own block devices (made by device number, at the paths the command line names them),
+//!    then made read-only: a device that is not the cell's cannot be named at all;
+//! 5. a fork: a first child stays outside the new PID namespace, forwards SIGINT/SIGTERM/
+//!    SIGHUP and exits as the program did; inside, process 1 is a small init of fslab's
+//!    that starts the program as process 2, passes the signals on and waits. The init is
+//!    tied to fslab by a pipe whose only writer is fslab: when fslab dies, for any reason,
+//!    the pipe reports it and the init exits, and the kernel kills everything in the
+//!    namespace — whatever users the programs switched to (a parent-death signal is
+//!    forgotten when a process changes its user; the pipe is not);
+//! 6. limits (locked memory 64 MiB, no real-time priority, processes per user), the
+//!    capabilities that could undo any of this dropped from the bounding set and from the
+//!    process — a job keeps only those its profile names ([`Profile`]), a tool none —,
 //!    `PR_SET_NO_NEW_PRIVS`, and every inherited descriptor but standard input, output and
 //!    error closed at `exec` (no lock of fslab's lives on in the program).
 //!
 //! A step that fails makes the spawn fail (nothing runs uncaged as root). As a user without
-//! root, the program runs with that user's rights: no namespace, but no new privileges and
-//! no inherited descriptors.
+//! root, the program runs with that user's rights: no namespace, but its own session, no new
+//! privileges and no inherited descriptors.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -35,21 +42,41 @@ use std::sync::atomic::{AtomicI32, Ordering};
 /// (`<pid>:<start time>`), so `fslab cleanup` can stop exactly what a killed run left.
 pub const OWNER_ENV: &str = "FSLAB_CAGE_OWNER";
 
-/// Capabilities the caged program keeps: owning and writing its own files, locking memory
-/// and I/O priorities, resource limits, and changing to another user (fio's `uid=`/`gid=`).
-/// Nothing here mounts, makes device nodes, reaches raw devices or other processes, loads
-/// code into the kernel or opens files by handle.
-const KEPT_CAPS: [u32; 9] = [
-    0,  // CAP_CHOWN
-    1,  // CAP_DAC_OVERRIDE
-    3,  // CAP_FOWNER
-    4,  // CAP_FSETID
-    6,  // CAP_SETGID
-    7,  // CAP_SETUID
-    14, // CAP_IPC_LOCK
-    23, // CAP_SYS_NICE
-    24, // CAP_SYS_RESOURCE
-];
+/// What a caged program may keep of root's powers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// A job run on a user's behalf (fio): owning and writing its own files and changing to
+    /// another user (fio's `uid=`/`gid=`). No locking memory past the limit, no real-time
+    /// priority, no raising a limit.
+    Job,
+    /// A tool run on a cell's devices (mkfs, tune2fs, dumpe2fs, xfs_info, …): nothing beyond
+    /// opening the devices its cage holds.
+    Tool,
+}
+
+impl Profile {
+    /// The capabilities the program keeps.
+    fn keep(self) -> &'static [u32] {
+        match self {
+            Profile::Job => &[
+                0, // CAP_CHOWN
+                1, // CAP_DAC_OVERRIDE
+                3, // CAP_FOWNER
+                4, // CAP_FSETID
+                6, // CAP_SETGID
+                7, // CAP_SETUID
+            ],
+            Profile::Tool => &[],
+        }
+    }
+}
+
+/// The most memory a caged program may lock (`RLIMIT_MEMLOCK`; lower if the limit fslab
+/// runs under is lower).
+pub const MEMLOCK_LIMIT: u64 = 64 << 20;
+/// The most processes the user a caged program runs as may have (`RLIMIT_NPROC`; the
+/// kernel does not count root's, so it holds once a job switched to another user).
+pub const NPROC_LIMIT: u64 = 4096;
 
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
 const MOUNT_ATTR_NOSUID: u64 = 0x2;
@@ -90,7 +117,7 @@ extern "C" fn forward(sig: libc::c_int) {
     }
 }
 
-/// What the cage lets the program write, and where it starts.
+/// What the cage lets the program write and open, where it starts, and what it keeps.
 #[derive(Debug, Clone)]
 pub struct Cage {
     /// Directories the program may write (each with everything below it).
@@ -98,6 +125,66 @@ pub struct Cage {
     /// Its working directory (entered again once the mounts are made, so relative paths
     /// reach the writable bind).
     pub cwd: PathBuf,
+    /// Block devices the program may open: the cell's own, each at its path under `/dev`.
+    pub devices: Vec<PathBuf>,
+    /// What it keeps of root's powers.
+    pub profile: Profile,
+}
+
+impl Cage {
+    /// A cage for a job (fio) that may write `writable` and starts in `cwd`.
+    pub fn job(writable: Vec<PathBuf>, cwd: PathBuf) -> Cage {
+        Cage {
+            writable,
+            cwd,
+            devices: Vec::new(),
+            profile: Profile::Job,
+        }
+    }
+
+    /// A cage for a tool (mkfs and its relatives) that may open `devices` and write
+    /// `writable`.
+    pub fn tool(devices: Vec<PathBuf>, writable: Vec<PathBuf>) -> Cage {
+        Cage {
+            writable,
+            cwd: PathBuf::from("/"),
+            devices,
+            profile: Profile::Tool,
+        }
+    }
+}
+
+/// A device node to make in the cage's `/dev`: its path, the directories above it (below
+/// `/dev`) and its number.
+struct Node {
+    path: CString,
+    parents: Vec<CString>,
+    rdev: libc::dev_t,
+}
+
+/// The pipe every init of a cage watches: fslab holds its only writing end for as long as it
+/// lives (close-on-exec, so no program inherits it; the processes of a cage that do not
+/// `exec` close it). Made once per process.
+fn tie() -> std::io::Result<(libc::c_int, libc::c_int)> {
+    static TIE: std::sync::OnceLock<(libc::c_int, libc::c_int)> = std::sync::OnceLock::new();
+    if let Some(t) = TIE.get() {
+        return Ok(*t);
+    }
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array.
+    check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    match TIE.set((fds[0], fds[1])) {
+        Ok(()) => Ok((fds[0], fds[1])),
+        // Another thread made one first: use it, close ours.
+        Err(_) => {
+            // SAFETY: closing the two descriptors just made.
+            unsafe {
+                libc::close(fds[0]);
+                libc::close(fds[1]);
+            }
+            TIE.get().copied().ok_or_else(last)
+        }
+    }
 }
 
 fn cstr(p: &Path) -> std::io::Result<CString> {
@@ -126,7 +213,8 @@ pub fn caged() -> bool {
 impl Cage {
     /// Make `cmd` run in this cage. `owner` is written to [`OWNER_ENV`]. The paths must be
     /// absolute and exist; `/dev` and anything below it cannot be writable (the cage
-    /// replaces `/dev`).
+    /// replaces `/dev`); every device must be a block device named by a path under `/dev`
+    /// without a symbolic link.
     pub fn apply(&self, cmd: &mut Command, owner: &str) -> std::io::Result<()> {
         cmd.env(OWNER_ENV, owner);
         let root = caged();
@@ -143,7 +231,14 @@ impl Cage {
             }
             writable.push(cstr(w)?);
         }
+        let nodes = self
+            .devices
+            .iter()
+            .map(|d| node(d))
+            .collect::<std::io::Result<Vec<Node>>>()?;
         let cwd = cstr(&self.cwd)?;
+        let keep = self.profile.keep();
+        let (tie_r, tie_w) = if root { tie()? } else { (-1, -1) };
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
         // SAFETY: the closure runs in the child between fork and exec and makes system calls
@@ -151,7 +246,7 @@ impl Cage {
         unsafe {
             cmd.pre_exec(move || {
                 // Caged, the program and all it started die with its namespace; uncaged,
-                // fio is asked to stop (it ends its jobs on SIGTERM).
+                // it is asked to stop (fio ends its jobs on SIGTERM).
                 let death = if root { libc::SIGKILL } else { libc::SIGTERM };
                 if libc::prctl(libc::PR_SET_PDEATHSIG, death) != 0 {
                     return Err(last());
@@ -160,8 +255,10 @@ impl Cage {
                 if libc::getppid() != parent {
                     return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
                 }
+                own_session()?;
                 if root {
-                    build(&writable)?;
+                    build(&writable, &nodes)?;
+                    loopback_up();
                     split()?;
                     // Now process 1 of the new PID namespace.
                     if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
@@ -177,10 +274,16 @@ impl Cage {
                         std::ptr::null(),
                     ))?;
                     check(libc::chdir(cwd.as_ptr()))?;
-                    drop_caps()?;
+                    limits()?;
+                    drop_caps(keep)?;
                 }
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     return Err(last());
+                }
+                no_unix_sockets()?;
+                if root {
+                    // Process 1 becomes the init; the program goes on as process 2.
+                    init(tie_r, tie_w)?;
                 }
                 cloexec_from(3);
                 Ok(())
@@ -190,12 +293,169 @@ impl Cage {
     }
 }
 
-/// Steps 1–3 (see the module header): namespaces, read-only tree, writable binds, `/dev`.
+/// The device node for `dev`: a block device at a canonical path under `/dev`.
+fn node(dev: &Path) -> std::io::Result<Node> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let bad = |why: &str| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} cannot be given to the cage: {why}", dev.display()),
+        )
+    };
+    let md = std::fs::symlink_metadata(dev)?;
+    if !md.file_type().is_block_device() {
+        return Err(bad(
+            "not a block device (a symbolic link is resolved first)",
+        ));
+    }
+    let rel = dev
+        .strip_prefix("/dev")
+        .map_err(|_| bad("not a path under /dev"))?;
+    if rel
+        .components()
+        .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        return Err(bad("not a plain path under /dev"));
+    }
+    let mut parents = Vec::new();
+    let mut p = PathBuf::from("/dev");
+    let comps: Vec<_> = rel.components().collect();
+    for c in &comps[..comps.len().saturating_sub(1)] {
+        p.push(c);
+        parents.push(cstr(&p)?);
+    }
+    Ok(Node {
+        path: cstr(dev)?,
+        parents,
+        rdev: md.rdev() as libc::dev_t,
+    })
+}
+
+/// A session of its own, so nothing inside can signal fslab's process group. A process
+/// already leading a group of its own (a caller's `process_group(0)`) keeps it.
 ///
 /// # Safety
 /// Between fork and exec only.
-unsafe fn build(writable: &[CString]) -> std::io::Result<()> {
-    check(libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWPID))?;
+unsafe fn own_session() -> std::io::Result<()> {
+    if libc::setsid() < 0 && libc::getpgrp() != libc::getpid() {
+        return Err(last());
+    }
+    Ok(())
+}
+
+/// Bring the namespace's own loopback interface up (best effort: without it the program
+/// simply has no network at all).
+///
+/// # Safety
+/// Between fork and exec only.
+unsafe fn loopback_up() {
+    let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+    if s < 0 {
+        return;
+    }
+    let mut req: libc::ifreq = std::mem::zeroed();
+    for (i, b) in b"lo\0".iter().enumerate() {
+        req.ifr_name[i] = *b as libc::c_char;
+    }
+    if libc::ioctl(s, libc::SIOCGIFFLAGS, &mut req) == 0 {
+        req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        libc::ioctl(s, libc::SIOCSIFFLAGS, &req);
+    }
+    libc::close(s);
+}
+
+/// The audit architecture of this build, as a seccomp filter sees it.
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xC000_003E;
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xC000_00B7;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const AUDIT_ARCH: u32 = 0;
+
+/// No new unix-domain socket (`socket(AF_UNIX, …)` fails with EACCES), by a seccomp filter
+/// that lasts across `exec`. A socket bound to a path is a file, which no network namespace
+/// hides: without this a job could reach a daemon's socket on the host (a container
+/// runtime's, the init system's) and have it act as root outside the cage. Abstract sockets
+/// and TCP are the network namespace's already. On an architecture without a known audit
+/// number the filter is not installed.
+///
+/// # Safety
+/// Between fork and exec only.
+unsafe fn no_unix_sockets() -> std::io::Result<()> {
+    if AUDIT_ARCH == 0 {
+        return Ok(());
+    }
+    let stmt = |code: u32, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jump = |code: u32, k: u32, jt: u8, jf: u8| libc::sock_filter {
+        code: code as u16,
+        jt,
+        jf,
+        k,
+    };
+    let ld = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
+    let jeq = libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K;
+    let ret = libc::BPF_RET | libc::BPF_K;
+    let filter = [
+        // struct seccomp_data: nr at 0, arch at 4, args[0] at 16 (its low half, little-endian).
+        stmt(ld, 4),
+        jump(jeq, AUDIT_ARCH, 0, 5),
+        stmt(ld, 0),
+        jump(jeq, libc::SYS_socket as u32, 0, 3),
+        stmt(ld, 16),
+        jump(jeq, libc::AF_UNIX as u32, 0, 1),
+        stmt(ret, libc::SECCOMP_RET_ERRNO | libc::EACCES as u32),
+        stmt(ret, libc::SECCOMP_RET_ALLOW),
+    ];
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
+    check(libc::prctl(
+        libc::PR_SET_SECCOMP,
+        libc::SECCOMP_MODE_FILTER,
+        &prog as *const libc::sock_fprog,
+    ))
+}
+
+/// Step 6's limits: locked memory, real-time priority, processes per user.
+///
+/// # Safety
+/// Between fork and exec only.
+unsafe fn limits() -> std::io::Result<()> {
+    // Only ever lowered: raising a hard limit needs CAP_SYS_RESOURCE, which a container may
+    // have withheld, and a lower limit set by the user stays.
+    let set = |res, n: u64| {
+        let mut now: libc::rlimit = std::mem::zeroed();
+        check(libc::getrlimit(res, &mut now))?;
+        let n = (n as libc::rlim_t).min(now.rlim_max);
+        let l = libc::rlimit {
+            rlim_cur: n,
+            rlim_max: n,
+        };
+        check(libc::setrlimit(res, &l))
+    };
+    set(libc::RLIMIT_MEMLOCK, MEMLOCK_LIMIT)?;
+    set(libc::RLIMIT_RTPRIO, 0)?;
+    set(libc::RLIMIT_NPROC, NPROC_LIMIT)
+}
+
+/// Steps 2–4 (see the module header): namespaces, read-only tree, writable binds, `/dev`.
+///
+/// # Safety
+/// Between fork and exec only.
+unsafe fn build(writable: &[CString], devices: &[Node]) -> std::io::Result<()> {
+    check(libc::unshare(
+        libc::CLONE_NEWNS
+            | libc::CLONE_NEWPID
+            | libc::CLONE_NEWNET
+            | libc::CLONE_NEWIPC
+            | libc::CLONE_NEWUTS,
+    ))?;
     check(libc::mount(
         std::ptr::null(),
         c"/".as_ptr(),
@@ -233,7 +493,7 @@ unsafe fn build(writable: &[CString]) -> std::io::Result<()> {
         c"/dev".as_ptr(),
         c"tmpfs".as_ptr(),
         libc::MS_NOSUID | libc::MS_NOEXEC,
-        c"mode=0755,size=64k,nr_inodes=16".as_ptr().cast(),
+        c"mode=0755,size=64k,nr_inodes=256".as_ptr().cast(),
     ))?;
     let nodes = [
         (c"/dev/null", 3),
@@ -249,6 +509,14 @@ unsafe fn build(writable: &[CString]) -> std::io::Result<()> {
         ))?;
         // mknod applies the umask.
         check(libc::chmod(path.as_ptr(), 0o666))?;
+    }
+    for n in devices {
+        for p in &n.parents {
+            if libc::mkdir(p.as_ptr(), 0o755) != 0 && *libc::__errno_location() != libc::EEXIST {
+                return Err(last());
+            }
+        }
+        check(libc::mknod(n.path.as_ptr(), libc::S_IFBLK | 0o600, n.rdev))?;
     }
     check(libc::mount(
         std::ptr::null(),
@@ -279,7 +547,7 @@ unsafe fn setattr(path: *const libc::c_char, attr: &MountAttr) -> std::io::Resul
     }
 }
 
-/// Step 4: fork. The child returns (to be exec'd as process 1 of the new PID namespace);
+/// Step 5, the first fork. The child returns (to become process 1 of the new PID namespace);
 /// this process closes every descriptor, forwards stop signals to the child, waits for it
 /// and ends as it ended. It never returns.
 ///
@@ -337,14 +605,108 @@ unsafe fn split() -> std::io::Result<()> {
     libc::_exit(libc::WEXITSTATUS(status))
 }
 
-/// Step 5: capabilities. Every capability but [`KEPT_CAPS`] leaves the bounding set (so no
-/// `exec` gets it back), the ambient set is emptied, and the process keeps only those.
+extern "C" fn noop(_: libc::c_int) {}
+
+/// Forward a stop signal to the program (process 2); if the program changed to a user this
+/// init may not signal, the init ends instead, and the namespace with it.
+extern "C" fn forward_or_end(sig: libc::c_int) {
+    let pid = INNER.load(Ordering::Relaxed);
+    // SAFETY: kill(2) and _exit(2) are async-signal-safe.
+    unsafe {
+        if pid > 0 && libc::kill(pid, sig) != 0 {
+            libc::_exit(128 + sig);
+        }
+    }
+}
+
+/// Step 5, the init: fork the program as process 2 (the child returns, to be exec'd) and
+/// stay as process 1: pass stop signals on, reap, and end as the program ended — or at once
+/// when `tie_r` reports that fslab, its only writer, is gone. When process 1 ends, the kernel
+/// kills everything left in the namespace. It never returns.
 ///
 /// # Safety
 /// Between fork and exec only.
-unsafe fn drop_caps() -> std::io::Result<()> {
+unsafe fn init(tie_r: libc::c_int, tie_w: libc::c_int) -> std::io::Result<()> {
+    // Only fslab may hold the writing end, or the pipe would never report its end.
+    libc::close(tie_w);
+    let mut chld: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut chld);
+    libc::sigaddset(&mut chld, libc::SIGCHLD);
+    let mut before: libc::sigset_t = std::mem::zeroed();
+    check(libc::sigprocmask(libc::SIG_BLOCK, &chld, &mut before))?;
+    let mut sa: libc::sigaction = std::mem::zeroed();
+    sa.sa_sigaction = noop as extern "C" fn(libc::c_int) as *const () as usize;
+    libc::sigemptyset(&mut sa.sa_mask);
+    check(libc::sigaction(libc::SIGCHLD, &sa, std::ptr::null_mut()))?;
+    let pid = libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_long, 0, 0, 0, 0);
+    if pid < 0 {
+        return Err(last());
+    }
+    if pid == 0 {
+        // The program: no tie, the parent's signal mask and default dispositions.
+        libc::close(tie_r);
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        check(libc::sigprocmask(
+            libc::SIG_SETMASK,
+            &before,
+            std::ptr::null_mut(),
+        ))?;
+        return Ok(());
+    }
+    let pid = pid as libc::pid_t;
+    INNER.store(pid, Ordering::Relaxed);
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = forward_or_end as extern "C" fn(libc::c_int) as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
+    }
+    // Nothing of fslab's stays open here but the tie.
+    if tie_r > 0 {
+        libc::syscall(libc::SYS_close_range, 0u32, (tie_r - 1) as u32, 0u32);
+    }
+    libc::syscall(libc::SYS_close_range, (tie_r + 1) as u32, u32::MAX, 0u32);
+    let mut open: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut open);
+    loop {
+        loop {
+            let mut status = 0;
+            let r = libc::waitpid(-1, &mut status, libc::WNOHANG);
+            if r == pid {
+                if libc::WIFSIGNALED(status) {
+                    // Process 1 cannot raise a default-action signal on itself: the exit
+                    // status says it, as a shell's would.
+                    libc::_exit(128 + libc::WTERMSIG(status));
+                }
+                libc::_exit(libc::WEXITSTATUS(status));
+            }
+            if r <= 0 {
+                break;
+            }
+        }
+        let mut fds = [libc::pollfd {
+            fd: tie_r,
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        // SIGCHLD (and the stop signals) interrupt the wait; nothing else wakes it but the
+        // tie's end.
+        let r = libc::ppoll(fds.as_mut_ptr(), 1, std::ptr::null(), &open);
+        if r > 0 && fds[0].revents != 0 {
+            // Nobody writes to the tie: readable or hung up means fslab has gone.
+            libc::_exit(137);
+        }
+    }
+}
+
+/// Step 6, capabilities. Every capability but `keep` leaves the bounding set (so no `exec`
+/// gets it back), the ambient set is emptied, and the process keeps only those.
+///
+/// # Safety
+/// Between fork and exec only.
+unsafe fn drop_caps(kept: &[u32]) -> std::io::Result<()> {
     let mut keep: u64 = 0;
-    for c in KEPT_CAPS {
+    for c in kept {
         keep |= 1 << c;
     }
     for cap in 0..64u32 {

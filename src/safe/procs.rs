@@ -51,9 +51,9 @@ pub fn caged_by(mark: &str) -> Vec<i32> {
         .collect()
 }
 
-/// Stop (SIGKILL) every caged program of the owner `mark` — a caged program is process 1 of
-/// its PID namespace, so everything it started dies with it — and wait up to 10 s until
-/// none is left. Returns how many were stopped; an error names those still running.
+/// Stop (SIGKILL) every caged program of the owner `mark` — a caged program is process 2 of
+/// its PID namespace, under an init that ends when it ends, and everything it started dies
+/// with the namespace — and wait up to 10 s until none is left. Returns how many were stopped; an error names those still running.
 pub fn stop_caged(mark: &str) -> Result<usize, String> {
     let pids = caged_by(mark);
     for &pid in &pids {

@@ -122,10 +122,7 @@ fn judge(spawn: &dyn Spawn, text: &str, extra: &[String]) -> Result<Option<Strin
         .args(extra)
         .arg("-")
         .current_dir("/");
-    let cage = Cage {
-        writable: Vec::new(),
-        cwd: PathBuf::from("/"),
-    };
+    let cage = Cage::job(Vec::new(), PathBuf::from("/"));
     cage.apply(&mut cmd, &crate::safe::procs::my_owner_mark())?;
     let out = spawn
         .run(cmd, text.as_bytes())
@@ -241,10 +238,7 @@ impl Fio {
             })?;
             writable.push(real);
         }
-        let cage = Cage {
-            writable,
-            cwd: dir.to_path_buf(),
-        };
+        let cage = Cage::job(writable, dir.to_path_buf());
         cage.apply(&mut c, &crate::safe::procs::my_owner_mark())?;
         Ok(c)
     }
