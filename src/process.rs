@@ -23,6 +23,21 @@ pub struct CmdLine {
     pub program: String,
     /// The arguments.
     pub args: Vec<String>,
+    /// For a tool run on a cell's devices (mkfs and its relatives): what its cage holds.
+    /// `None` for fslab's own mechanics (mount, losetup, truncate), which act on the host.
+    pub confine: Option<Confine>,
+}
+
+/// What a tool's cage holds ([`CmdLine::confined`]): the block devices it may open, the only
+/// ones in its `/dev`, and the directories it may write (none for mkfs).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Confine {
+    /// Block devices, at the paths its command line names them.
+    pub devices: Vec<std::path::PathBuf>,
+    /// Directories it may write.
+    pub writable: Vec<std::path::PathBuf>,
+    /// It must set its devices' block size (mkfs.xfs), which needs `CAP_SYS_ADMIN`.
+    pub sets_block_size: bool,
 }
 
 impl CmdLine {
@@ -31,7 +46,39 @@ impl CmdLine {
         CmdLine {
             program: program.into(),
             args: Vec::new(),
+            confine: None,
         }
+    }
+
+    /// Run it in a cage holding only `devices` (and nothing writable): a tool that works on
+    /// a cell's devices cannot reach any other, whatever its arguments say.
+    pub fn confined<I, P>(mut self, devices: I) -> CmdLine
+    where
+        I: IntoIterator<Item = P>,
+        P: AsRef<Path>,
+    {
+        self.confine = Some(Confine {
+            devices: devices
+                .into_iter()
+                .map(|d| d.as_ref().to_path_buf())
+                .collect(),
+            writable: Vec::new(),
+            sets_block_size: false,
+        });
+        self
+    }
+
+    /// [`CmdLine::confined`], for a tool that must set its devices' block size.
+    pub fn confined_setting_block_size<I, P>(self, devices: I) -> CmdLine
+    where
+        I: IntoIterator<Item = P>,
+        P: AsRef<Path>,
+    {
+        let mut c = self.confined(devices);
+        if let Some(conf) = c.confine.as_mut() {
+            conf.sets_block_size = true;
+        }
+        c
     }
 
     /// Add one argument.

@@ -87,24 +87,39 @@ impl Exec for RealExec {
                 }
             })?
         };
-        let out = Command::new(&program)
-            .args(&cmd.args)
-            // Messages in English so that parsing and error texts are stable.
-            .env("LC_ALL", "C")
-            // Its own process group: Ctrl-C in the terminal reaches fslab only, which stops
-            // at a safe point, instead of killing a mkfs, umount or losetup -d half-way.
-            .process_group(0)
-            .output()
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    ProvisionError::NotInstalled {
-                        program: cmd.program.clone(),
-                        package: package_of(&cmd.program),
-                    }
+        let mut c = Command::new(&program);
+        // Messages in English so that parsing and error texts are stable.
+        c.args(&cmd.args).env("LC_ALL", "C");
+        match &cmd.confine {
+            // A tool on a cell's devices: in the cage (its own session: Ctrl-C in the
+            // terminal reaches fslab only, which stops at a safe point).
+            Some(conf) => {
+                use crate::safe::cage::{Cage, Profile};
+                let profile = if conf.sets_block_size {
+                    Profile::BlockTool
                 } else {
-                    ProvisionError::Io(format!("cannot start `{cmd}`: {e}"))
+                    Profile::Tool
+                };
+                let cage = Cage::tool(conf.devices.clone(), conf.writable.clone(), profile);
+                cage.apply(&mut c, &crate::safe::procs::my_owner_mark())
+                    .map_err(|e| ProvisionError::Io(format!("cannot cage `{cmd}`: {e}")))?;
+            }
+            // fslab's own mechanics (mount, losetup): its own process group, for the same
+            // reason, instead of killing a umount or losetup -d half-way.
+            None => {
+                c.process_group(0);
+            }
+        }
+        let out = c.output().map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ProvisionError::NotInstalled {
+                    program: cmd.program.clone(),
+                    package: package_of(&cmd.program),
                 }
-            })?;
+            } else {
+                ProvisionError::Io(format!("cannot start `{cmd}`: {e}"))
+            }
+        })?;
         Ok(Output {
             status: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -217,10 +217,14 @@ pub fn check_distinct(data: &Path, journal: &Path) -> Result<(), ProvisionError>
 /// The read-only commands that look for signatures: `blkid -p` and `wipefs -n`.
 pub fn probe_commands(dev: &Path) -> [CmdLine; 2] {
     [
-        CmdLine::new("blkid").args(["-p", "-o", "export"]).path(dev),
+        CmdLine::new("blkid")
+            .args(["-p", "-o", "export"])
+            .path(dev)
+            .confined([dev]),
         CmdLine::new("wipefs")
             .args(["-n", "--noheadings", "--output", "TYPE,OFFSET"])
-            .path(dev),
+            .path(dev)
+            .confined([dev]),
     ]
 }
 

@@ -71,7 +71,8 @@ pub fn journal_mkfs(cfg: &FsConfig, jdev: &str) -> Option<CmdLine> {
         return Some(
             CmdLine::new(cfg.fs.mkfs_program())
                 .args(["-q", "-J", "journal_dev"])
-                .arg(jdev),
+                .arg(jdev)
+                .confined([jdev]),
         );
     }
     if !matches!(cfg.fs, FsType::Ext3 | FsType::Ext4) {
@@ -86,11 +87,23 @@ pub fn journal_mkfs(cfg: &FsConfig, jdev: &str) -> Option<CmdLine> {
         // The journal uses this many blocks of the device (mke2fs's blocks-count argument).
         c = c.arg((j / bs).to_string());
     }
-    Some(c)
+    Some(c.confined([jdev]))
 }
 
-/// The mkfs command for the data device.
+/// The mkfs command for the data device, caged with the cell's devices only (so no extra
+/// argument can reach another device or write a file anywhere).
 pub fn mkfs(cfg: &FsConfig, data: &str, jdev: Option<&str>) -> CmdLine {
+    let devices: Vec<&str> = std::iter::once(data).chain(jdev).collect();
+    let line = mkfs_line(cfg, data, jdev);
+    if cfg.fs == FsType::Xfs {
+        // mkfs.xfs sets the devices' block size (BLKBSZSET), which needs CAP_SYS_ADMIN.
+        line.confined_setting_block_size(devices)
+    } else {
+        line.confined(devices)
+    }
+}
+
+fn mkfs_line(cfg: &FsConfig, data: &str, jdev: Option<&str>) -> CmdLine {
     let prog = cfg.fs.mkfs_program();
     match cfg.fs {
         FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => {
@@ -191,7 +204,8 @@ pub fn tune(cfg: &FsConfig, data: &str) -> Option<CmdLine> {
         CmdLine::new("tune2fs")
             .arg("-O")
             .arg(cfg.features.join(","))
-            .arg(data),
+            .arg(data)
+            .confined([data]),
     )
 }
 
@@ -222,25 +236,32 @@ pub fn mount(fs: FsType, options: &[String], data: &str, mountpoint: &Path) -> C
     c.arg(data).path(mountpoint)
 }
 
-/// The commands that read back what mkfs made (run after mounting), in order.
+/// The commands that read back what mkfs made (run after mounting), in order, each caged
+/// with the devices it reads.
 pub fn inspect(cfg: &FsConfig, data: &str, jdev: Option<&str>, mountpoint: &Path) -> Vec<CmdLine> {
+    let dump =
+        |prog: &str, flag: &str, dev: &str| CmdLine::new(prog).arg(flag).arg(dev).confined([dev]);
     match cfg.fs {
         FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => {
-            let mut v = vec![CmdLine::new("dumpe2fs").arg("-h").arg(data)];
+            let mut v = vec![dump("dumpe2fs", "-h", data)];
             if let Some(j) = jdev {
-                v.push(CmdLine::new("dumpe2fs").arg("-h").arg(j));
+                v.push(dump("dumpe2fs", "-h", j));
             }
             v
         }
-        FsType::Xfs => vec![CmdLine::new("xfs_info").path(mountpoint)],
+        // xfs_info asks the mounted file system, and finds it by its devices.
+        FsType::Xfs => vec![CmdLine::new("xfs_info")
+            .path(mountpoint)
+            .confined(std::iter::once(data).chain(jdev))],
         FsType::Btrfs => vec![CmdLine::new("btrfs")
             .args(["inspect-internal", "dump-super"])
-            .arg(data)],
-        FsType::Nilfs2 => vec![CmdLine::new("nilfs-tune").arg("-l").arg(data)],
+            .arg(data)
+            .confined([data])],
+        FsType::Nilfs2 => vec![dump("nilfs-tune", "-l", data)],
         FsType::Jfs => {
-            let mut v = vec![CmdLine::new("jfs_tune").arg("-l").arg(data)];
+            let mut v = vec![dump("jfs_tune", "-l", data)];
             if let Some(j) = jdev {
-                v.push(CmdLine::new("jfs_tune").arg("-l").arg(j));
+                v.push(dump("jfs_tune", "-l", j));
             }
             v
         }
@@ -249,7 +270,8 @@ pub fn inspect(cfg: &FsConfig, data: &str, jdev: Option<&str>, mountpoint: &Path
             if let Some(j) = jdev {
                 c = c.arg("-j").arg(j);
             }
-            vec![c.arg(data)]
+            let devices: Vec<&str> = std::iter::once(data).chain(jdev).collect();
+            vec![c.arg(data).confined(devices)]
         }
     }
 }

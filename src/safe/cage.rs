@@ -23,8 +23,10 @@
 //!    forgotten when a process changes its user; the pipe is not);
 //! 6. limits (locked memory 64 MiB, no real-time priority, processes per user), the
 //!    capabilities that could undo any of this dropped from the bounding set and from the
-//!    process — a job keeps only those its profile names ([`Profile`]), a tool none —,
-//!    `PR_SET_NO_NEW_PRIVS`, and every inherited descriptor but standard input, output and
+//!    process — a job keeps only those its profile names ([`Profile`]), a tool none (mkfs.xfs
+//!    `CAP_SYS_ADMIN` for one ioctl) —, `PR_SET_NO_NEW_PRIVS`, a seccomp filter that refuses
+//!    every call that mounts, makes or enters namespaces, loads code into the kernel, or makes
+//!    a unix-domain socket, and every inherited descriptor but standard input, output and
 //!    error closed at `exec` (no lock of fslab's lives on in the program).
 //!
 //! A step that fails makes the spawn fail (nothing runs uncaged as root). As a user without
@@ -52,6 +54,10 @@ pub enum Profile {
     /// A tool run on a cell's devices (mkfs, tune2fs, dumpe2fs, xfs_info, …): nothing beyond
     /// opening the devices its cage holds.
     Tool,
+    /// A tool that must set its devices' block size (mkfs.xfs: `BLKBSZSET` needs
+    /// `CAP_SYS_ADMIN`): that capability alone, with everything it could undo the cage with
+    /// refused by the seccomp filter ([`denied`]).
+    BlockTool,
 }
 
 impl Profile {
@@ -67,6 +73,7 @@ impl Profile {
                 7, // CAP_SETUID
             ],
             Profile::Tool => &[],
+            Profile::BlockTool => &[21], // CAP_SYS_ADMIN
         }
     }
 }
@@ -143,13 +150,13 @@ impl Cage {
     }
 
     /// A cage for a tool (mkfs and its relatives) that may open `devices` and write
-    /// `writable`.
-    pub fn tool(devices: Vec<PathBuf>, writable: Vec<PathBuf>) -> Cage {
+    /// `writable`, keeping what `profile` says ([`Profile::Tool`] or [`Profile::BlockTool`]).
+    pub fn tool(devices: Vec<PathBuf>, writable: Vec<PathBuf>, profile: Profile) -> Cage {
         Cage {
             writable,
             cwd: PathBuf::from("/"),
             devices,
-            profile: Profile::Tool,
+            profile,
         }
     }
 }
@@ -238,6 +245,7 @@ impl Cage {
             .collect::<std::io::Result<Vec<Node>>>()?;
         let cwd = cstr(&self.cwd)?;
         let keep = self.profile.keep();
+        let seccomp = filter();
         let (tie_r, tie_w) = if root { tie()? } else { (-1, -1) };
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
@@ -280,7 +288,7 @@ impl Cage {
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     return Err(last());
                 }
-                no_unix_sockets()?;
+                install(&seccomp)?;
                 if root {
                     // Process 1 becomes the init; the program goes on as process 2.
                     init(tie_r, tie_w)?;
@@ -372,18 +380,50 @@ const AUDIT_ARCH: u32 = 0xC000_00B7;
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const AUDIT_ARCH: u32 = 0;
 
-/// No new unix-domain socket (`socket(AF_UNIX, …)` fails with EACCES), by a seccomp filter
-/// that lasts across `exec`. A socket bound to a path is a file, which no network namespace
-/// hides: without this a job could reach a daemon's socket on the host (a container
-/// runtime's, the init system's) and have it act as root outside the cage. Abstract sockets
-/// and TCP are the network namespace's already. On an architecture without a known audit
-/// number the filter is not installed.
-///
-/// # Safety
-/// Between fork and exec only.
-unsafe fn no_unix_sockets() -> std::io::Result<()> {
+/// System calls a caged program may not make, whatever capabilities it kept: everything
+/// that mounts, unmounts or changes a mount (the read-only tree could be made writable
+/// again), enters or makes namespaces, loads code or programs into the kernel, or reaches
+/// files by handle — so even a tool that must keep `CAP_SYS_ADMIN` for a block-size ioctl
+/// ([`Profile::BlockTool`]) cannot undo the cage with it.
+fn denied() -> Vec<i64> {
+    vec![
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_mount_setattr,
+        libc::SYS_open_tree,
+        libc::SYS_move_mount,
+        libc::SYS_fsopen,
+        libc::SYS_fsconfig,
+        libc::SYS_fsmount,
+        libc::SYS_fspick,
+        libc::SYS_pivot_root,
+        libc::SYS_unshare,
+        libc::SYS_setns,
+        libc::SYS_bpf,
+        libc::SYS_perf_event_open,
+        libc::SYS_swapon,
+        libc::SYS_swapoff,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_kexec_load,
+        libc::SYS_kexec_file_load,
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_open_by_handle_at,
+    ]
+}
+
+/// The seccomp filter every caged program runs under (it lasts across `exec`): the
+/// [`denied`] calls fail with EPERM, and so does a new unix-domain socket (`socket(AF_UNIX,
+/// …)`). A socket bound to a path is a file, which no network namespace hides: without this
+/// a job could reach a daemon's socket on the host (a container runtime's, the init system's)
+/// and have it act as root outside the cage. Abstract sockets and TCP are the network
+/// namespace's already. Empty on an architecture without a known audit number (no filter).
+fn filter() -> Vec<libc::sock_filter> {
     if AUDIT_ARCH == 0 {
-        return Ok(());
+        return Vec::new();
     }
     let stmt = |code: u32, k: u32| libc::sock_filter {
         code: code as u16,
@@ -391,26 +431,41 @@ unsafe fn no_unix_sockets() -> std::io::Result<()> {
         jf: 0,
         k,
     };
-    let jump = |code: u32, k: u32, jt: u8, jf: u8| libc::sock_filter {
-        code: code as u16,
-        jt,
-        jf,
+    let jump = |k: u32, jt: usize, jf: usize| libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt: jt as u8,
+        jf: jf as u8,
         k,
     };
     let ld = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
-    let jeq = libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K;
     let ret = libc::BPF_RET | libc::BPF_K;
-    let filter = [
-        // struct seccomp_data: nr at 0, arch at 4, args[0] at 16 (its low half, little-endian).
-        stmt(ld, 4),
-        jump(jeq, AUDIT_ARCH, 0, 5),
-        stmt(ld, 0),
-        jump(jeq, libc::SYS_socket as u32, 0, 3),
-        stmt(ld, 16),
-        jump(jeq, libc::AF_UNIX as u32, 0, 1),
-        stmt(ret, libc::SECCOMP_RET_ERRNO | libc::EACCES as u32),
-        stmt(ret, libc::SECCOMP_RET_ALLOW),
-    ];
+    let deny = denied();
+    let n = deny.len();
+    // Layout: 0 load arch, 1 check it, 2 load nr, 3.. one check per denied call, then the
+    // socket check (3+n: nr, 3+n+1: load args[0], 3+n+2: AF_UNIX), ALLOW at 3+n+3, DENY after.
+    let allow = 3 + n + 3;
+    let deny_at = allow + 1;
+    let mut f = vec![stmt(ld, 4), jump(AUDIT_ARCH, 0, allow - 2), stmt(ld, 0)];
+    for (k, nr) in deny.iter().enumerate() {
+        f.push(jump(*nr as u32, deny_at - (3 + k + 1), 0));
+    }
+    // struct seccomp_data: nr at 0, arch at 4, args[0] at 16 (its low half, little-endian).
+    f.push(jump(libc::SYS_socket as u32, 0, allow - (3 + n + 1)));
+    f.push(stmt(ld, 16));
+    f.push(jump(libc::AF_UNIX as u32, deny_at - (3 + n + 3), 0));
+    f.push(stmt(ret, libc::SECCOMP_RET_ALLOW));
+    f.push(stmt(ret, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32));
+    f
+}
+
+/// Install `filter` (no-op when it is empty).
+///
+/// # Safety
+/// Between fork and exec only, after `PR_SET_NO_NEW_PRIVS`.
+unsafe fn install(filter: &[libc::sock_filter]) -> std::io::Result<()> {
+    if filter.is_empty() {
+        return Ok(());
+    }
     let prog = libc::sock_fprog {
         len: filter.len() as u16,
         filter: filter.as_ptr() as *mut libc::sock_filter,
