@@ -214,6 +214,31 @@ pub fn check_distinct(data: &Path, journal: &Path) -> Result<(), ProvisionError>
     Ok(())
 }
 
+/// A block device as a run knows it: its device number, and for a loop device the file
+/// behind it (device and inode). Two paths name the same device only when these agree, so a
+/// path re-pointed meanwhile (a symbolic link) names another device, whatever it is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DevIdent {
+    /// `st_rdev` of the device node.
+    pub rdev: u64,
+    /// For a loop device, its backing file's `st_dev` and `st_ino`.
+    pub backing: Option<(u64, u64)>,
+}
+
+/// The identity of the block device at `dev` (following symbolic links), if it is one.
+pub fn identity(dev: &Path) -> Option<DevIdent> {
+    let md = std::fs::metadata(dev).ok()?;
+    if !md.file_type().is_block_device() {
+        return None;
+    }
+    let rdev = md.rdev();
+    let backing = sys_dir(devnum_of_rdev(rdev))
+        .and_then(|sys| std::fs::read_to_string(sys.join("loop/backing_file")).ok())
+        .and_then(|f| std::fs::metadata(f.trim()).ok())
+        .map(|b| (b.dev(), b.ino()));
+    Some(DevIdent { rdev, backing })
+}
+
 /// The read-only commands that look for signatures: `blkid -p` and `wipefs -n`.
 pub fn probe_commands(dev: &Path) -> [CmdLine; 2] {
     [

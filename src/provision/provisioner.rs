@@ -25,9 +25,10 @@ pub struct Provisioner {
     ram_total: u64,
     tmpfs: Mutex<Option<(u64, u64)>>,
     dirs: Mutex<Vec<(u64, PathBuf)>>,
-    /// Real devices this run has formatted: their signature is ours, so a later cell on the
-    /// same device may format it again.
-    formatted: Mutex<Vec<PathBuf>>,
+    /// Real devices this run has formatted, by identity (device number and, for a loop
+    /// device, its backing file): their signature is ours, so a later cell on the same device
+    /// may format it again. Never by path: a path re-pointed meanwhile names another device.
+    formatted: Mutex<Vec<guard::DevIdent>>,
     /// In a guest: the block device the host made for a cell's `loop:`/`ram:` device, by
     /// (cell index, `data`/`journal`), used instead of an image and a loop device.
     guest_devices: std::collections::BTreeMap<(usize, String), PathBuf>,
@@ -155,21 +156,18 @@ impl Provisioner {
                     dev.display()
                 ));
                 self.check(dev, log)?;
-                let mut f = self.formatted.lock().unwrap_or_else(|e| e.into_inner());
-                if !f.contains(dev) {
-                    f.push(dev.clone());
-                }
+                self.remember(dev);
                 return Ok(dev.clone());
             }
         }
         let (size, dir) = match spec {
             DeviceSpec::Path(p) => {
-                self.check(p, log)?;
-                let mut f = self.formatted.lock().unwrap_or_else(|e| e.into_inner());
-                if !f.contains(p) {
-                    f.push(p.clone());
-                }
-                return Ok(p.clone());
+                // Resolved once: every command of the cell names the device checked here,
+                // whatever the path (a symbolic link) names later.
+                let dev = self.resolve(p)?;
+                self.check(&dev, log)?;
+                self.remember(&dev);
+                return Ok(dev);
             }
             DeviceSpec::Loop(n) => (*n, self.base.join("images")),
             DeviceSpec::Ram(n) => {
@@ -229,14 +227,39 @@ impl Provisioner {
         Ok(dev)
     }
 
+    /// The device `p` names now, as a path without symbolic links (in a dry run, `p`).
+    fn resolve(&self, p: &Path) -> Result<PathBuf, ProvisionError> {
+        if self.run.is_none() {
+            return Ok(p.to_path_buf());
+        }
+        std::fs::canonicalize(p).map_err(|e| ProvisionError::Refused {
+            device: p.display().to_string(),
+            reason: format!(
+                "cannot resolve it ({e}); give an existing block device such as /dev/sdb"
+            ),
+        })
+    }
+
+    /// Remember that this run formats `dev` (by identity).
+    fn remember(&self, dev: &Path) {
+        if let Some(id) = guard::identity(dev) {
+            let mut f = self.formatted.lock().unwrap_or_else(|e| e.into_inner());
+            if !f.contains(&id) {
+                f.push(id);
+            }
+        }
+    }
+
     fn check(&self, dev: &Path, log: &mut Vec<String>) -> Result<(), ProvisionError> {
-        let allowed = self.allow_format.iter().any(|a| a == dev)
-            || self
-                .formatted
+        // The allow list names paths: they count for the device they name now.
+        let named = |a: &PathBuf| a == dev || std::fs::canonicalize(a).is_ok_and(|c| c == dev);
+        let ours = guard::identity(dev).is_some_and(|id| {
+            self.formatted
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .iter()
-                .any(|a| a == dev);
+                .contains(&id)
+        });
+        let allowed = self.allow_format.iter().any(named) || ours;
         if self.run.is_some() {
             guard::check_formattable(dev, allowed, self.exec.as_ref(), guard::Thoroughness::FULL)?;
         }
