@@ -162,6 +162,24 @@ pub fn total_ram() -> u64 {
         .unwrap_or(0)
 }
 
+/// Memory available for new uses without swapping, in bytes (MemAvailable from
+/// /proc/meminfo; 0 when it cannot be read).
+pub fn available_ram() -> u64 {
+    meminfo_kib("MemAvailable:") * 1024
+}
+
+fn meminfo_kib(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// The short host name (up to the first dot), as `hostname -s` prints it.
 pub fn short_hostname() -> String {
     let uts = rustix::system::uname();

@@ -388,3 +388,46 @@ fn privileged_a_caged_program_that_changed_its_user_dies_with_fslab() {
         fslab::safe::procs::caged_by(&mark).is_empty()
     });
 }
+
+#[test]
+fn privileged_a_read_only_mount_below_a_writable_directory_stays_read_only() {
+    if !common::require_root(
+        "privileged_a_read_only_mount_below_a_writable_directory_stays_read_only",
+    ) {
+        return;
+    }
+    let v = victims();
+    // A read-only bind mount of a writable directory of the test's (read-only at the mount,
+    // not in its file system: what `allow_outside` below a read-only bind met).
+    let ro = v.w.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let st = Command::new("mount")
+        .args(["--bind", "-o", "ro"])
+        .arg(&v.dir)
+        .arg(&ro)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let st = Command::new("mount")
+        .args(["-o", "remount,bind,ro"])
+        .arg(&ro)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert!(
+        std::fs::write(ro.join("f"), b"x").is_err(),
+        "read-only outside the cage"
+    );
+    let (code, out, err) = caged_sh(
+        &v.w,
+        "echo x > ro/f 2>/dev/null && echo WROTE-RO; echo y > ok.txt && echo WROTE-OK; true",
+    );
+    let _ = Command::new("umount").arg(&ro).status();
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        !out.contains("WROTE-RO"),
+        "the read-only mount was written: {out}"
+    );
+    assert!(out.contains("WROTE-OK"), "{out}\n{err}");
+    unchanged(&v);
+}

@@ -158,3 +158,96 @@ fn privileged_run_refuses_a_work_directory_too_small_and_stores_nothing() {
     let line = err.trim_end().trim_start_matches("fslab: ");
     assert!(out.contains(&format!("warning: {line}")), "{out}\n{line}");
 }
+
+/// A study of two 1 GiB ext4 images and a small tree in a 48 MiB work directory: their data
+/// and journals alone are nothing (sparse images), but mkfs writes each image's inode tables
+/// and journal in full, about 58 MiB. Refused before anything is made or stored (issue 32;
+/// before, mkfs failed with "No space left on device" after a failed study was stored).
+#[test]
+fn privileged_run_counts_what_mkfs_writes_and_refuses_what_cannot_fit() {
+    if !require_root("privileged_run_counts_what_mkfs_writes_and_refuses_what_cannot_fit") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let small = t.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let st = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=48m", "fslab-test-small"])
+        .arg(&small)
+        .status()
+        .unwrap();
+    assert!(st.success(), "mount tmpfs");
+    let _mounted = Tmpfs(small.clone());
+    let file = t.path().join("s.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "two-images"
+[repetitions]
+min = 1
+[device]
+data = "loop:1G"
+[[factor]]
+name = "fs"
+values = [ { label = "a", fs = "ext4" }, { label = "b", fs = "ext4", mount = ["noatime"] } ]
+[[workload]]
+kind = "fdtree"
+dirs = 2
+files = 2
+size_blocks = 1
+levels = 1
+"#,
+    )
+    .unwrap();
+    let work = small.join("work");
+    let (code, _, err) = study_cmd(t.path(), "run", &file, &work, None);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.contains("mkfs's own writes"), "{err}");
+    assert!(!t.path().join("results.db").exists(), "nothing stored");
+    assert!(!work.exists(), "nothing provisioned: {work:?}");
+}
+
+/// `ram:` devices larger than the machine can spare are refused before anything is made
+/// (issue 32: `data = "ram:100G"` was mounted on a 23 GiB machine).
+#[test]
+fn privileged_run_refuses_ram_devices_the_machine_cannot_spare() {
+    if !require_root("privileged_run_refuses_ram_devices_the_machine_cannot_spare") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("s.toml");
+    // Four times the machine's memory: more than any machine can spare.
+    let ram_gib = 4 * (fslab::sysinfo::total_ram() >> 30) + 4;
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+name = "too-much-ram"
+[repetitions]
+min = 1
+[device]
+data = "ram:{ram_gib}G"
+[filesystem]
+type = "ext4"
+[[workload]]
+kind = "fdtree"
+dirs = 2
+files = 2
+size_blocks = 1
+levels = 1
+"#
+        ),
+    )
+    .unwrap();
+    let work = t.path().join("work");
+    let (code, _, err) = study_cmd(t.path(), "run", &file, &work, None);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("the ram: devices take") && err.contains("use smaller ram: sizes"),
+        "{err}"
+    );
+    assert!(!t.path().join("results.db").exists(), "nothing stored");
+    assert!(!work.exists(), "nothing provisioned");
+}

@@ -10,7 +10,8 @@
 //!    shared memory or semaphore of the host seen, only a loopback interface of its own;
 //! 3. every writable directory bound onto itself, then the whole tree made read-only,
 //!    `nodev` and `nosuid` at once (`mount_setattr(2)` with `AT_RECURSIVE`, Linux 5.12),
-//!    then the writable binds made writable again (still `nodev`, `nosuid`);
+//!    then the writable binds made writable again, each bind alone (still `nodev`,
+//!    `nosuid`): a mount below a writable directory keeps its read-only flag;
 //! 4. a fresh tmpfs on `/dev` holding only `null`, `zero`, `random`, `urandom` and the cell's
 //!    own block devices (made by device number, at the paths the command line names them),
 //!    then made read-only: a device that is not the cell's cannot be named at all;
@@ -540,8 +541,10 @@ unsafe fn build(writable: &[CString], devices: &[Node]) -> std::io::Result<()> {
         propagation: 0,
         userns_fd: 0,
     };
+    // Only the bind itself becomes writable: a mount below a writable directory (a
+    // read-only one among them) stays read-only.
     for w in writable {
-        setattr(w.as_ptr(), &rw)?;
+        setattr_flags(w.as_ptr(), &rw, 0)?;
     }
     check(libc::mount(
         c"tmpfs".as_ptr(),
@@ -587,11 +590,23 @@ unsafe fn build(writable: &[CString], devices: &[Node]) -> std::io::Result<()> {
 /// # Safety
 /// `path` is a NUL-terminated string.
 unsafe fn setattr(path: *const libc::c_char, attr: &MountAttr) -> std::io::Result<()> {
+    setattr_flags(path, attr, libc::AT_RECURSIVE)
+}
+
+/// `mount_setattr(path, flags, attr)`.
+///
+/// # Safety
+/// `path` is a NUL-terminated string.
+unsafe fn setattr_flags(
+    path: *const libc::c_char,
+    attr: &MountAttr,
+    flags: libc::c_int,
+) -> std::io::Result<()> {
     let r = libc::syscall(
         libc::SYS_mount_setattr,
         libc::AT_FDCWD,
         path,
-        libc::AT_RECURSIVE,
+        flags,
         attr as *const MountAttr,
         std::mem::size_of::<MountAttr>(),
     );

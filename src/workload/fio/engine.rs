@@ -236,6 +236,8 @@ impl Fio {
                     d.display()
                 ))
             })?;
+            // Judged again as resolved: what the cage makes writable is this directory.
+            super::check_allowed_dir(&real)?;
             writable.push(real);
         }
         let cage = Cage::job(writable, dir.to_path_buf());

@@ -213,3 +213,26 @@ fn fio_and_its_cache_drop_go_through_the_spawn_seam() {
     assert!(metrics.iter().any(|m| m.name == "iops"), "{metrics:?}");
     assert!(!cell.exists(), "cleanup removed fio's directory");
 }
+
+#[test]
+fn an_allowed_directory_is_judged_where_it_resolves() {
+    let t = tempfile::tempdir().unwrap();
+    // A link to /sys and a path that climbs to it are /sys.
+    let link = t.path().join("looks-harmless");
+    std::os::unix::fs::symlink("/sys", &link).unwrap();
+    let climbing = t.path().join("a");
+    std::fs::create_dir(&climbing).unwrap();
+    let depth = t.path().components().count();
+    let up: std::path::PathBuf = std::iter::repeat("..").take(depth + 1).collect();
+    let to_sys = climbing.join(up).join("sys");
+    for p in [link.as_path(), to_sys.as_path()] {
+        let e = check_allowed_dir(p).unwrap_err().to_string();
+        assert!(
+            e.contains("not /, /dev, /proc or /sys"),
+            "{}: {e}",
+            p.display()
+        );
+    }
+    // A plain directory of the test's is fine.
+    check_allowed_dir(t.path()).unwrap();
+}

@@ -90,10 +90,16 @@ impl AllowOutside {
 }
 
 /// A directory fio may write outside the cell: absolute, and not `/`, `/dev`, `/proc` or
-/// `/sys` (the cage replaces or protects those).
+/// `/sys` (the cage replaces or protects those) — judged on the path as written and on the
+/// directory it resolves to (`..` and symbolic links followed), so `/tmp/x/../../sys` or a
+/// link to `/sys` is refused like `/sys`.
 pub fn check_allowed_dir(p: &Path) -> Result<()> {
-    let bad_root = ["/dev", "/proc", "/sys"].iter().any(|r| p.starts_with(r));
-    if !p.is_absolute() || p == Path::new("/") || bad_root {
+    let resolved = std::fs::canonicalize(p).ok();
+    let bad = |q: &Path| {
+        q == Path::new("/") || ["/dev", "/proc", "/sys"].iter().any(|r| q.starts_with(r))
+    };
+    let bad_root = bad(p) || resolved.as_deref().is_some_and(bad);
+    if !p.is_absolute() || bad_root {
         crate::bail_param!(
             "{{allow_outside_cell=}} {}: give an absolute directory (not /, /dev, /proc or /sys) that fio may write",
             p.display()
