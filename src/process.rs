@@ -197,11 +197,90 @@ pub trait Spawn: Send + Sync {
 /// Reads a process's standard output to its end and returns the text to keep.
 pub type StdoutReader<'a> = dyn Fn(&mut dyn Read) -> String + Sync + 'a;
 
-/// Keep all of standard output.
+/// How much of a program's output is kept at each end: the first and the last MiB. The rest
+/// is counted and said where it was cut, never held in memory (a job that printed 300 MB made
+/// fslab hold 600 MB).
+pub const KEEP: usize = 1 << 20;
+
+/// Output kept up to a bound: its first `head` bytes, its last `tail` bytes, and how many
+/// bytes between them were not kept.
+#[derive(Debug)]
+pub struct Bounded {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    head_cap: usize,
+    tail_cap: usize,
+    dropped: u64,
+}
+
+impl Bounded {
+    /// Keep at most `head` bytes at the start and `tail` bytes at the end.
+    pub fn new(head: usize, tail: usize) -> Bounded {
+        Bounded {
+            head: Vec::new(),
+            tail: std::collections::VecDeque::new(),
+            head_cap: head,
+            tail_cap: tail,
+            dropped: 0,
+        }
+    }
+
+    /// Take more output.
+    pub fn push(&mut self, mut b: &[u8]) {
+        let room = self.head_cap.saturating_sub(self.head.len());
+        let n = room.min(b.len());
+        self.head.extend_from_slice(&b[..n]);
+        b = &b[n..];
+        if b.len() >= self.tail_cap {
+            self.dropped += (self.tail.len() + b.len() - self.tail_cap) as u64;
+            self.tail.clear();
+            self.tail.extend(&b[b.len() - self.tail_cap..]);
+            return;
+        }
+        let over = (self.tail.len() + b.len()).saturating_sub(self.tail_cap);
+        self.tail.drain(..over);
+        self.dropped += over as u64;
+        self.tail.extend(b);
+    }
+
+    /// Bytes that were not kept.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// The text kept, with a line where the middle was left out.
+    pub fn into_text(self) -> String {
+        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        if self.dropped > 0 {
+            out.push_str(&format!(
+                "\n[fslab: {} bytes of output not kept here]\n",
+                self.dropped
+            ));
+        }
+        let (a, b) = self.tail.as_slices();
+        out.push_str(&String::from_utf8_lossy(&[a, b].concat()));
+        out
+    }
+}
+
+/// Read `r` to its end, keeping its first and last [`KEEP`] bytes.
+pub fn read_bounded(r: &mut dyn Read) -> String {
+    let mut keep = Bounded::new(KEEP, KEEP);
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => keep.push(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    keep.into_text()
+}
+
+/// Keep standard output up to the bound ([`read_bounded`]).
 fn read_all(r: &mut dyn Read) -> String {
-    let mut b = Vec::new();
-    let _ = r.read_to_end(&mut b);
-    String::from_utf8_lossy(&b).into_owned()
+    read_bounded(r)
 }
 
 /// Starts the real processes.
@@ -274,14 +353,11 @@ fn wait_telling(child: &mut Child, stdin: &[u8]) -> io::Result<Output> {
     })
 }
 
-/// Read a child's pipe to its end on a thread of its own.
-fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut b = Vec::new();
-        if let Some(mut r) = r {
-            let _ = r.read_to_end(&mut b);
-        }
-        String::from_utf8_lossy(&b).into_owned()
+/// Read a child's pipe to its end on a thread of its own, keeping it up to the bound.
+pub fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || match r {
+        Some(mut r) => read_bounded(&mut r),
+        None => String::new(),
     })
 }
 
@@ -412,6 +488,30 @@ mod tests {
         assert_eq!(
             (out.status, out.stdout.as_str(), out.stderr.as_str()),
             (3, "in", "err\n")
+        );
+    }
+}
+
+#[cfg(test)]
+mod bounded_tests {
+    use super::Bounded;
+
+    #[test]
+    fn small_output_is_kept_whole_and_a_large_one_by_its_ends() {
+        let mut b = Bounded::new(4, 4);
+        b.push(b"abc");
+        assert_eq!((b.dropped(), b.into_text()), (0, "abc".to_string()));
+        let mut b = Bounded::new(4, 4);
+        b.push(b"abcdefgh");
+        assert_eq!((b.dropped(), b.into_text()), (0, "abcdefgh".to_string()));
+        let mut b = Bounded::new(4, 4);
+        for chunk in [&b"abcdef"[..], b"ghij", b"k", b"lmnopqrstuvwxyz"] {
+            b.push(chunk);
+        }
+        assert_eq!(b.dropped(), 26 - 8);
+        assert_eq!(
+            b.into_text(),
+            "abcd\n[fslab: 18 bytes of output not kept here]\nwxyz"
         );
     }
 }

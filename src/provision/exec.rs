@@ -110,7 +110,7 @@ impl Exec for RealExec {
                 c.process_group(0);
             }
         }
-        let out = c.output().map_err(|e| {
+        let out = bounded_output(&mut c).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 ProvisionError::NotInstalled {
                     program: cmd.program.clone(),
@@ -120,11 +120,7 @@ impl Exec for RealExec {
                 ProvisionError::Io(format!("cannot start `{cmd}`: {e}"))
             }
         })?;
-        Ok(Output {
-            status: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        })
+        Ok(out)
     }
 
     fn write_file(&self, path: &Path, value: &str) -> Result<(), ProvisionError> {
@@ -132,6 +128,24 @@ impl Exec for RealExec {
             ProvisionError::Io(format!("cannot write '{value}' to {}: {e}", path.display()))
         })
     }
+}
+
+/// Run `c` to its end with its output kept up to the bound (`process::KEEP` at each end).
+fn bounded_output(c: &mut Command) -> std::io::Result<Output> {
+    use std::process::Stdio;
+    let mut child = c
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let out = crate::process::drain(child.stdout.take());
+    let err = crate::process::drain(child.stderr.take());
+    let status = child.wait()?;
+    Ok(Output {
+        status: status.code().unwrap_or(-1),
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
 }
 
 /// A responder decides what a recorded command "printed".
@@ -229,6 +243,25 @@ mod tests {
         assert_eq!(package_of("mkfs.xfs"), "xfsprogs");
         assert_eq!(package_of("mkfs.ext4"), "e2fsprogs");
         assert_eq!(package_of("losetup"), "util-linux");
+    }
+
+    #[test]
+    fn real_exec_keeps_only_the_ends_of_a_flood_of_output() {
+        // 40 MiB on standard output: the first and last MiB are kept, the rest counted.
+        let out = RealExec
+            .run(&CmdLine::new("sh").args([
+                "-c",
+                "echo first; head -c 41943040 /dev/zero | tr '\\0' x; echo; echo last",
+            ]))
+            .unwrap();
+        assert!(
+            out.stdout.len() < 3 << 20,
+            "{} bytes kept",
+            out.stdout.len()
+        );
+        assert!(out.stdout.starts_with("first\n"));
+        assert!(out.stdout.ends_with("\nlast\n"));
+        assert!(out.stdout.contains("bytes of output not kept here]"));
     }
 
     #[test]

@@ -26,21 +26,32 @@ pub struct Splitter {
     pub outside: String,
 }
 
+/// The most of one document, or of the lines outside documents, kept in memory: fio's
+/// final document is far smaller; a job that floods standard output is cut here (and said
+/// so) instead of being held whole.
+pub const KEEP_LIMIT: usize = 64 << 20;
+
 impl Splitter {
     /// Take one line (without its newline); a finished document when this line ends one.
     pub fn line(&mut self, line: &str) -> Option<String> {
         match &mut self.doc {
             Some(d) => {
-                d.push_str(line);
-                d.push('\n');
+                if d.len() + line.len() < KEEP_LIMIT {
+                    d.push_str(line);
+                    d.push('\n');
+                }
                 if line.trim_end() == "}" {
                     return self.doc.take();
                 }
             }
             None if line.trim_end() == "{" => self.doc = Some("{\n".to_string()),
             None => {
-                self.outside.push_str(line);
-                self.outside.push('\n');
+                if self.outside.len() + line.len() < crate::process::KEEP {
+                    self.outside.push_str(line);
+                    self.outside.push('\n');
+                } else if !self.outside.ends_with(CUT) {
+                    self.outside.push_str(CUT);
+                }
             }
         }
         None
@@ -49,6 +60,36 @@ impl Splitter {
     /// A document left unfinished (fio killed mid-print): its text, for error messages.
     pub fn unfinished(self) -> (String, Option<String>) {
         (self.outside, self.doc)
+    }
+}
+
+/// Where the lines outside documents were cut.
+const CUT: &str = "[fslab: more output not kept here]\n";
+
+/// Read one line into `buf` (its newline included), at most `cap` bytes of it: the rest of a
+/// longer line is read and dropped. Returns the bytes read from `r` (0 at the end).
+fn read_line_capped(
+    r: &mut impl std::io::BufRead,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<usize> {
+    let mut total = 0;
+    loop {
+        let chunk = r.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(total);
+        }
+        let (used, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        let room = cap.saturating_sub(buf.len());
+        buf.extend_from_slice(&chunk[..used.min(room)]);
+        r.consume(used);
+        total += used;
+        if done {
+            return Ok(total);
+        }
     }
 }
 
@@ -159,7 +200,6 @@ impl FioStdout {
 /// Read fio's standard output line by line: each running status document goes to `obs` as
 /// a [`PhaseStatus`]; the last document is kept.
 pub fn read_stdout(r: impl std::io::Read, obs: &dyn Observer) -> FioStdout {
-    use std::io::BufRead;
     let mut split = Splitter::default();
     let mut last: Option<String> = None;
     let mut before: Option<(Reading, std::time::Instant)> = None;
@@ -167,7 +207,7 @@ pub fn read_stdout(r: impl std::io::Read, obs: &dyn Observer) -> FioStdout {
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
+        match read_line_capped(&mut reader, &mut buf, crate::process::KEEP) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
@@ -202,6 +242,28 @@ mod tests {
         format!(
             "{{\n  \"fio version\" : \"fio-3.33\",\n  \"timestamp_ms\" : {ts},\n  \"jobs\" : [\n    {{\n      \"jobname\" : \"a\",\n      \"eta\" : {eta},\n      \"elapsed\" : {elapsed},\n      \"read\" : {{\n        \"io_bytes\" : {read}\n      }},\n      \"write\" : {{\n        \"io_bytes\" : {write}\n      }}\n    }},\n    {{\n      \"jobname\" : \"b\",\n      \"eta\" : {eta},\n      \"elapsed\" : {elapsed},\n      \"read\" : {{\n        \"io_bytes\" : 0\n      }}\n    }}\n  ]\n}}\n"
         )
+    }
+
+    #[test]
+    fn a_flood_of_output_is_cut_and_the_final_document_still_read() {
+        // 20 MiB of one line without a newline, 2 MiB of short lines, then the document.
+        let mut text = vec![b'x'; 20 << 20];
+        text.push(b'\n');
+        for _ in 0..(2 << 20) / 8 {
+            text.extend_from_slice(b"noise 1\n");
+        }
+        text.extend_from_slice(doc(1000, 0, 2, 10, 20).as_bytes());
+        let out = read_stdout(&text[..], &crate::workload::Quiet);
+        assert!(
+            out.outside.len() <= crate::process::KEEP + 64,
+            "{}",
+            out.outside.len()
+        );
+        assert!(out.outside.ends_with(CUT));
+        assert!(out
+            .last
+            .as_deref()
+            .is_some_and(|d| d.contains("\"jobname\" : \"a\"")));
     }
 
     #[test]
