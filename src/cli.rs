@@ -430,6 +430,11 @@ pub struct FioArgs {
         default_missing_value = ""
     )]
     pub allow_outside: Vec<PathBuf>,
+    /// Let the job fill -D's file system: fill_device/fill_fs, or sizes beyond its free space
+    /// less a reserve (a twentieth of it, at least 1 GiB). Default: refused, because -D is
+    /// any directory (the host's disk, as likely as not), not a file system made for the test.
+    #[arg(long)]
+    pub allow_fill: bool,
     /// No repetition counter and no "stored as run N" line on stderr. Default: both shown.
     #[arg(long, short = 'q')]
     pub quiet: bool,

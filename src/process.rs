@@ -322,8 +322,11 @@ impl Spawn for RealSpawn {
     }
 }
 
+/// How long a process asked to stop may take before it is killed.
+pub const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Feed `stdin` to `child` and wait for its end; when fslab is asked to stop, pass the
-/// request on (SIGINT, again every second until it ends). The output's text is left empty
+/// request on (SIGINT, again every second until it ends, SIGKILL after [`STOP_GRACE`]). The output's text is left empty
 /// for the caller.
 fn wait_telling(child: &mut Child, stdin: &[u8]) -> io::Result<Output> {
     if let Some(mut w) = child.stdin.take() {
@@ -332,8 +335,12 @@ fn wait_telling(child: &mut Child, stdin: &[u8]) -> io::Result<Output> {
         let _ = w.write_all(stdin);
     }
     // A request that arrives while the process is still setting up may be lost (fio installs
-    // its handlers late): it is repeated every second until the process ends.
+    // its handlers late): it is repeated every second until the process ends. A process that
+    // has not ended [`STOP_GRACE`] after the first request is killed (fio deadlocks now and
+    // then in its own SIGINT handler when the signal comes early): for a caged program the
+    // killed process is the cage's outer one, whose death ends its init and the namespace.
     let mut told: Option<std::time::Instant> = None;
+    let mut first: Option<std::time::Instant> = None;
     let status = loop {
         if let Some(st) = child.try_wait()? {
             break st;
@@ -341,7 +348,13 @@ fn wait_telling(child: &mut Child, stdin: &[u8]) -> io::Result<Output> {
         let due = told.map_or(true, |t| t.elapsed() >= std::time::Duration::from_secs(1));
         if due && crate::signal::interrupted() {
             let pid = rustix::process::Pid::from_child(child);
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::Int);
+            let past = first.get_or_insert_with(std::time::Instant::now).elapsed();
+            let sig = if past >= STOP_GRACE {
+                rustix::process::Signal::Kill
+            } else {
+                rustix::process::Signal::Int
+            };
+            let _ = rustix::process::kill_process(pid, sig);
             told = Some(std::time::Instant::now());
         }
         std::thread::sleep(std::time::Duration::from_millis(5));

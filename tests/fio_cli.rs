@@ -436,3 +436,103 @@ fn dry_run_shows_the_job_as_fio_gets_it_and_runs_nothing() {
     assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
     assert!(!t.path().join("results.db").exists());
 }
+
+/// `fslab fio -D DIR` runs on whatever file system DIR is on: a job that would fill it is
+/// refused (issue 32: `fill_device=1` filled the host's disk), unless `--allow-fill`.
+#[test]
+fn a_job_that_would_fill_the_directorys_file_system_is_refused_unless_allowed() {
+    if !require_fio("a_job_that_would_fill_the_directorys_file_system_is_refused_unless_allowed") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let run = |job: &Path, extra: &[&str]| {
+        fslab(d)
+            .args(["fio", "--cache", "none", "--dry-run"])
+            .args(extra)
+            .arg("-D")
+            .arg(d)
+            .arg(job)
+            .output()
+            .unwrap()
+    };
+    for (name, text) in [
+        ("fill.fio", "[a]\nrw=write\nbs=1m\nfill_device=1\n"),
+        ("fillfs.fio", "[global]\nfill_fs=1\n[a]\nrw=write\nsize=1m\n"),
+    ] {
+        let job = write(d, name, text);
+        let err = one_line_refusal(&run(&job, &[]));
+        assert!(
+            err.contains("which writes until the file system of -D")
+                && err.contains("--allow-fill"),
+            "{name}: {err}"
+        );
+        // Asked for: the dry run goes on.
+        let out = run(&job, &["--allow-fill"]);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // More than the directory's file system has free, less its reserve.
+    let huge = write(d, "huge.fio", "[a]\nrw=write\nsize=900t\n");
+    let err = one_line_refusal(&run(&huge, &[]));
+    assert!(
+        err.contains("after a reserve of") && err.contains("--allow-fill"),
+        "{err}"
+    );
+    assert!(!d.join("fslab-fio").exists());
+}
+
+/// A program that does not stop when asked (here fio waiting for its `exec_prerun` command)
+/// is killed, with everything it started, once `process::STOP_GRACE` has passed after the
+/// first request.
+#[test]
+fn a_program_that_does_not_stop_is_killed_after_the_grace() {
+    if !require_fio("a_program_that_does_not_stop_is_killed_after_the_grace") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    // fio waits for its exec_prerun with system(), which ignores SIGINT while it waits.
+    let mark = format!("119.{}", std::process::id());
+    let job = write(
+        t.path(),
+        "stubborn.fio",
+        &format!("[w]\nrw=write\nsize=1m\nexec_prerun=sleep {mark}\n"),
+    );
+    let data = t.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fslab"))
+        .env("FSLAB_DB", t.path().join("results.db"))
+        .args(["fio", "--cache", "none", "-q", "-D"])
+        .arg(&data)
+        .arg(&job)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sleeping = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&mark))
+        })
+    };
+    common::wait_for("the stubborn command", sleeping);
+    // SAFETY: kill(2) on the child we started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let t0 = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let took = t0.elapsed();
+    assert!(
+        took >= fslab::process::STOP_GRACE && took.as_secs() < 40,
+        "stopped after {took:?}"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    common::wait_for("nothing of the job left", || !sleeping());
+}

@@ -32,7 +32,7 @@ const SHOWN: [&str; 6] = [
 
 /// fslab's own options, refused after the job file (where they would go to fio, which does
 /// not know them).
-const OWN_OPTIONS: [&str; 9] = [
+const OWN_OPTIONS: &[&str] = &[
     "--dry-run",
     "--format",
     "--json",
@@ -42,6 +42,10 @@ const OWN_OPTIONS: [&str; 9] = [
     "--quiet",
     "--min-phase",
     "--allow-outside",
+    "--allow-fill",
+    "--settle",
+    "--timeline",
+    "--disturbed",
 ];
 
 pub(crate) fn params_from(a: &FioArgs) -> Result<FioParams> {
@@ -87,7 +91,51 @@ pub(crate) fn params_from(a: &FioArgs) -> Result<FioParams> {
         cell: Some(cell),
     };
     p.validate().map_err(|e| in_words(e, FLAGS))?;
+    if !a.allow_fill {
+        refuse_filling(&p, &a.directory)?;
+    }
     Ok(p)
+}
+
+/// `fslab fio -D DIR` runs on whatever file system DIR is on (often the host's own disk), not
+/// on one made for the test: a job that would fill it — `fill_device`/`fill_fs`, or sizes
+/// beyond its free space less a reserve — is refused unless `--allow-fill` says so.
+fn refuse_filling(p: &FioParams, dir: &std::path::Path) -> Result<()> {
+    let fix = format!(
+        "give fio a file system made for the test (a study cell), or pass --allow-fill if filling the file system of {} is what you want",
+        dir.display()
+    );
+    for j in p.job.jobs() {
+        for key in ["fill_device", "fill_fs"] {
+            let on = match j.get(key) {
+                Some(None) => true,
+                Some(Some(v)) => !matches!(v.trim(), "0" | "false" | ""),
+                None => false,
+            };
+            if on {
+                crate::bail_usage!(
+                    "job [{}] sets {key}, which writes until the file system of -D {} is full; {fix}",
+                    j.name,
+                    dir.display()
+                );
+            }
+        }
+    }
+    let free = crate::sysinfo::free_space(dir)?;
+    let reserve = (free.total_bytes / 20).max(1 << 30);
+    let room = free.bytes.saturating_sub(reserve);
+    let need = p.bytes();
+    if need > room {
+        crate::bail_usage!(
+            "the job writes {} but -D {} has {} free, {} after a reserve of {}; use smaller sizes, or {fix}",
+            crate::units::fmt_bytes(need),
+            dir.display(),
+            crate::units::fmt_bytes(free.bytes),
+            crate::units::fmt_bytes(room),
+            crate::units::fmt_bytes(reserve)
+        );
+    }
+    Ok(())
 }
 
 /// Run `fslab fio`.
