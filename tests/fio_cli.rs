@@ -458,7 +458,10 @@ fn a_job_that_would_fill_the_directorys_file_system_is_refused_unless_allowed() 
     };
     for (name, text) in [
         ("fill.fio", "[a]\nrw=write\nbs=1m\nfill_device=1\n"),
-        ("fillfs.fio", "[global]\nfill_fs=1\n[a]\nrw=write\nsize=1m\n"),
+        (
+            "fillfs.fio",
+            "[global]\nfill_fs=1\n[a]\nrw=write\nsize=1m\n",
+        ),
     ] {
         let job = write(d, name, text);
         let err = one_line_refusal(&run(&job, &[]));

@@ -237,6 +237,23 @@ fn helper() {
                 format!("SHM-ABSENT {}", std::io::Error::last_os_error())
             }
         }
+        "uring" => {
+            // io_uring_params is 120 bytes; zeroed asks for nothing special.
+            let mut params = [0u8; 120];
+            // SAFETY: io_uring_setup with a valid, writable params buffer.
+            let fd = unsafe {
+                libc::syscall(
+                    libc::SYS_io_uring_setup,
+                    4 as libc::c_long,
+                    params.as_mut_ptr(),
+                )
+            };
+            if fd >= 0 {
+                "URING-OK".to_string()
+            } else {
+                format!("URING-REFUSED {}", std::io::Error::last_os_error())
+            }
+        }
         "group" => {
             // SAFETY: ignore the signal here (it reaches this process too), then signal this
             // process's own group.
@@ -273,7 +290,11 @@ fn helper() {
 
 /// Run this test binary's helper in a cage that may write `w`, as role `role`; its output.
 fn caged_helper(w: &Path, role: &str) -> String {
-    let cage = Cage::job(vec![w.to_path_buf()], w.to_path_buf());
+    caged_helper_in(Cage::job(vec![w.to_path_buf()], w.to_path_buf()), w, role)
+}
+
+/// [`caged_helper`] in the cage given.
+fn caged_helper_in(cage: Cage, w: &Path, role: &str) -> String {
     let mut c = Command::new(std::env::current_exe().unwrap());
     c.args(["--exact", "helper", "--nocapture", "--test-threads", "1"])
         .env(ROLE, role)
@@ -430,4 +451,25 @@ fn privileged_a_read_only_mount_below_a_writable_directory_stays_read_only() {
     );
     assert!(out.contains("WROTE-OK"), "{out}\n{err}");
     unchanged(&v);
+}
+
+#[test]
+fn privileged_io_uring_only_for_a_job_that_needs_it() {
+    if !common::require_root("privileged_io_uring_only_for_a_job_that_needs_it") {
+        return;
+    }
+    let v = victims();
+    // io_uring makes and connects sockets unseen by the seccomp filter: refused by default.
+    let out = caged_helper(&v.w, "uring");
+    assert!(out.contains("URING-REFUSED"), "{out}");
+    let out = caged_helper_in(
+        Cage::job(vec![v.w.clone()], v.w.clone()).with_io_uring(true),
+        &v.w,
+        "uring",
+    );
+    // Allowed for a job whose engine is io_uring (where the kernel has it at all).
+    assert!(
+        out.contains("URING-OK") || out.contains("not implemented"),
+        "{out}"
+    );
 }

@@ -137,6 +137,10 @@ pub struct Cage {
     pub devices: Vec<PathBuf>,
     /// What it keeps of root's powers.
     pub profile: Profile,
+    /// It may use io_uring (a fio job whose engine is io_uring). io_uring makes sockets and
+    /// connects them without the system calls the seccomp filter sees, so a program that
+    /// does not need it is refused it.
+    pub io_uring: bool,
 }
 
 impl Cage {
@@ -147,7 +151,14 @@ impl Cage {
             cwd,
             devices: Vec::new(),
             profile: Profile::Job,
+            io_uring: false,
         }
+    }
+
+    /// The same cage, with io_uring allowed (a job whose engine needs it).
+    pub fn with_io_uring(mut self, on: bool) -> Cage {
+        self.io_uring = on;
+        self
     }
 
     /// A cage for a tool (mkfs and its relatives) that may open `devices` and write
@@ -158,6 +169,7 @@ impl Cage {
             cwd: PathBuf::from("/"),
             devices,
             profile,
+            io_uring: false,
         }
     }
 }
@@ -246,7 +258,7 @@ impl Cage {
             .collect::<std::io::Result<Vec<Node>>>()?;
         let cwd = cstr(&self.cwd)?;
         let keep = self.profile.keep();
-        let seccomp = filter();
+        let seccomp = filter(self.io_uring);
         let (tie_r, tie_w) = if root { tie()? } else { (-1, -1) };
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
@@ -385,9 +397,10 @@ const AUDIT_ARCH: u32 = 0;
 /// that mounts, unmounts or changes a mount (the read-only tree could be made writable
 /// again), enters or makes namespaces, loads code or programs into the kernel, or reaches
 /// files by handle — so even a tool that must keep `CAP_SYS_ADMIN` for a block-size ioctl
-/// ([`Profile::BlockTool`]) cannot undo the cage with it.
-fn denied() -> Vec<i64> {
-    vec![
+/// ([`Profile::BlockTool`]) cannot undo the cage with it — and io_uring unless `io_uring`
+/// (its operations make and connect sockets unseen by the filter).
+fn denied(io_uring: bool) -> Vec<i64> {
+    let mut v = vec![
         libc::SYS_mount,
         libc::SYS_umount2,
         libc::SYS_mount_setattr,
@@ -413,7 +426,15 @@ fn denied() -> Vec<i64> {
         libc::SYS_finit_module,
         libc::SYS_delete_module,
         libc::SYS_open_by_handle_at,
-    ]
+    ];
+    if !io_uring {
+        v.extend([
+            libc::SYS_io_uring_setup,
+            libc::SYS_io_uring_enter,
+            libc::SYS_io_uring_register,
+        ]);
+    }
+    v
 }
 
 /// The seccomp filter every caged program runs under (it lasts across `exec`): the
@@ -422,7 +443,7 @@ fn denied() -> Vec<i64> {
 /// a job could reach a daemon's socket on the host (a container runtime's, the init system's)
 /// and have it act as root outside the cage. Abstract sockets and TCP are the network
 /// namespace's already. Empty on an architecture without a known audit number (no filter).
-fn filter() -> Vec<libc::sock_filter> {
+fn filter(io_uring: bool) -> Vec<libc::sock_filter> {
     if AUDIT_ARCH == 0 {
         return Vec::new();
     }
@@ -440,7 +461,7 @@ fn filter() -> Vec<libc::sock_filter> {
     };
     let ld = libc::BPF_LD | libc::BPF_W | libc::BPF_ABS;
     let ret = libc::BPF_RET | libc::BPF_K;
-    let deny = denied();
+    let deny = denied(io_uring);
     let n = deny.len();
     // Layout: 0 load arch, 1 check it, 2 load nr, 3.. one check per denied call, then the
     // socket check (3+n: nr, 3+n+1: load args[0], 3+n+2: AF_UNIX), ALLOW at 3+n+3, DENY after.

@@ -240,9 +240,20 @@ impl Fio {
             super::check_allowed_dir(&real)?;
             writable.push(real);
         }
-        let cage = Cage::job(writable, dir.to_path_buf());
+        let cage = Cage::job(writable, dir.to_path_buf()).with_io_uring(self.uses_io_uring());
         cage.apply(&mut c, &crate::safe::procs::my_owner_mark())?;
         Ok(c)
+    }
+
+    /// Whether a job of it (or an option passed through) names an io_uring engine.
+    fn uses_io_uring(&self) -> bool {
+        let named = |v: &str| v.contains("io_uring");
+        self.params
+            .job
+            .jobs()
+            .iter()
+            .any(|j| j.value("ioengine").is_some_and(named))
+            || self.params.extra_args.iter().any(|a| named(a))
     }
 
     fn run_fio(&mut self, dir: &Path, obs: &dyn Observer) -> Result<FioRun> {
