@@ -431,7 +431,7 @@ pub struct FioArgs {
     )]
     pub allow_outside: Vec<PathBuf>,
     /// Let the job fill -D's file system: fill_device/fill_fs, or sizes beyond its free space
-    /// less a reserve (a twentieth of it, at least 1 GiB). Default: refused, because -D is
+    /// less a reserve (a twentieth of it, at most 1 GiB). Default: refused, because -D is
     /// any directory (the host's disk, as likely as not), not a file system made for the test.
     #[arg(long)]
     pub allow_fill: bool,

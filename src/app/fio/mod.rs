@@ -122,7 +122,7 @@ fn refuse_filling(p: &FioParams, dir: &std::path::Path) -> Result<()> {
         }
     }
     let free = crate::sysinfo::free_space(dir)?;
-    let reserve = (free.total_bytes / 20).max(1 << 30);
+    let reserve = fill_reserve(free.total_bytes);
     let room = free.bytes.saturating_sub(reserve);
     let need = p.bytes();
     if need > room {
@@ -136,6 +136,12 @@ fn refuse_filling(p: &FioParams, dir: &std::path::Path) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// What `fslab fio` leaves free on -D's file system: a twentieth of it, at most 1 GiB (a
+/// floor of 1 GiB refused a 16 MiB job on a 256 MiB file system made for the test).
+fn fill_reserve(total: u64) -> u64 {
+    (total / 20).min(1 << 30)
 }
 
 /// Run `fslab fio`.
@@ -388,5 +394,12 @@ mod tests {
             Metric::new("rr", "sys_cpu", Unit::Percent, 3.0),
         ];
         assert_eq!(rep_line(&m), "rr/read 1000 IOPS 4.0 MiB/s");
+    }
+
+    #[test]
+    fn the_fill_reserve_is_a_twentieth_at_most_one_gib() {
+        assert_eq!(fill_reserve(256 << 20), (256 << 20) / 20);
+        assert_eq!(fill_reserve(20 << 30), 1 << 30);
+        assert_eq!(fill_reserve(2 << 40), 1 << 30);
     }
 }
