@@ -242,3 +242,51 @@ levels = 2
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Issue 33: a guest the machine cannot hold is refused first — by `doctor`, and by `study
+/// run` before the host's calibration runs or anything is stored or made.
+#[test]
+fn privileged_a_guest_larger_than_the_machine_can_spare_is_refused_first() {
+    if !require_guest("privileged_a_guest_larger_than_the_machine_can_spare_is_refused_first") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = fslab(dir.path())
+        .args(["doctor", "--format", "json", "--guest-mem", "100000G"])
+        .output()
+        .unwrap();
+    let so = String::from_utf8_lossy(&out.stdout);
+    let checks: Vec<Value> = serde_json::from_str(&so).unwrap();
+    let guest = check(&checks, "guest");
+    assert_eq!(guest["ok"], false, "{guest}");
+    let d = guest["detail"].as_str().unwrap();
+    assert!(
+        d.contains("the guest's 97.7 TiB of memory is more than the") && d.contains("can spare"),
+        "{d}"
+    );
+
+    let study = dir.path().join("big.toml");
+    std::fs::write(
+        &study,
+        "name = \"big\"\n[device]\ndata = \"loop:64M\"\n[filesystem]\ntype = \"nilfs2\"\n\
+         [guest]\nkind = \"uml\"\nmem = \"100000G\"\ncalibrate = \"ext4\"\n\
+         [[workload]]\nkind = \"fdtree\"\ndirs = 1\nfiles = 1\nlevels = 1\n",
+    )
+    .unwrap();
+    let work = dir.path().join("work");
+    let out = fslab(dir.path())
+        .args(["study", "run", "-q"])
+        .arg(&study)
+        .arg("--workdir")
+        .arg(&work)
+        .output()
+        .unwrap();
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert_eq!(se.trim().lines().count(), 1, "{se}");
+    assert!(se.contains("can spare"), "{se}");
+    // Nothing ran or was stored or made: no calibration, no store, no work directory.
+    assert!(!se.contains("calibration"), "{se}");
+    assert!(!dir.path().join("results.db").exists());
+    assert!(!work.exists());
+}

@@ -97,7 +97,9 @@ fn on_host(
     // or stored: missing tools and kernel support, then the space.
     study.check_machine().map_err(crate::error::usage)?;
     let workdir = WorkDir::new(a.workdir.clone().unwrap_or_else(default_workdir));
-    if !resume {
+    // Inside a guest the ram: devices are the host's images and the work directory is the
+    // host's: the host checked both before it booted the guest.
+    if !resume && !crate::runner::guest::inside() {
         if let Some(line) =
             crate::plan::space::Space::of(study, workdir.root()).shortfall(workdir.root())
         {
@@ -210,6 +212,16 @@ fn in_guest(a: &StudyRunArgs, db: Option<PathBuf>, study: &Study, spec: GuestSpe
             std::env::current_dir()?.join(p)
         })
     };
+    let workdir = abs(&a.workdir.clone().unwrap_or_else(default_workdir))?;
+    // Refused before anything is stored, measured or made (the host's calibration
+    // included): a host that cannot run the guest, a study whose images and guest do not fit.
+    let facts = crate::runner::guest::probe::probe(spec.mem).map_err(crate::error::usage)?;
+    if !a.resume {
+        let space = crate::plan::space::Space::of(study, &workdir).in_guest(spec.mem);
+        if let Some(line) = space.shortfall(&workdir) {
+            crate::bail_usage!("{line}");
+        }
+    }
     // The store is made (or migrated) here, so the guest finds it ready.
     let db = abs(&db.unwrap_or_else(crate::store::default_path))?;
     drop(crate::store::Store::open(&db)?);
@@ -226,7 +238,6 @@ fn in_guest(a: &StudyRunArgs, db: Option<PathBuf>, study: &Study, spec: GuestSpe
     if a.quiet {
         args.push("--quiet".into());
     }
-    let workdir = abs(&a.workdir.clone().unwrap_or_else(default_workdir))?;
     std::fs::create_dir_all(&workdir)?;
     let side = |s| study.calibration(s).map_err(crate::error::usage);
     let (cal_host, cal_guest) = (side(Side::Host)?, side(Side::Guest)?);
@@ -261,6 +272,7 @@ fn in_guest(a: &StudyRunArgs, db: Option<PathBuf>, study: &Study, spec: GuestSpe
     );
     let code = crate::runner::guest::run(crate::runner::guest::Boot {
         study,
+        facts,
         spec,
         args,
         workdir,

@@ -23,6 +23,8 @@ pub struct Space {
     pub free: u64,
     /// Bytes the `ram:` devices take together (all may be mounted at once).
     pub ram: u64,
+    /// Bytes of memory a User-mode Linux guest takes beside them (its memory file).
+    pub guest: u64,
     /// Bytes of memory the machine can spare for them: what it has available less a reserve
     /// ([`reserve`]).
     pub spare: u64,
@@ -141,18 +143,39 @@ impl Space {
             written,
             free,
             ram: study.ram_bytes(),
+            guest: 0,
             spare,
         }
+    }
+
+    /// The same, for a study booted in a guest of `mem` bytes: the guest's memory is taken
+    /// from the host's beside the `ram:` images (which the host keeps in `/dev/shm`).
+    pub fn in_guest(self, mem: u64) -> Space {
+        Space { guest: mem, ..self }
     }
 
     /// One line when the study's `ram:` devices need more memory than the machine can spare,
     /// or it may write more than is free (what `study plan` warns of and `study run`
     /// refuses), naming the fix.
     pub fn shortfall(&self, root: &std::path::Path) -> Option<String> {
-        if self.ram > self.spare {
+        if self.ram.saturating_add(self.guest) > self.spare {
+            let (what, fix) = if self.guest > 0 {
+                (
+                    format!(
+                        "the guest's {} of memory and its ram: devices ({})",
+                        fmt_bytes(self.guest),
+                        fmt_bytes(self.ram)
+                    ),
+                    "give the guest less memory (--guest uml:SIZE), or use smaller ram: sizes or loop: devices",
+                )
+            } else {
+                (
+                    format!("the ram: devices take {}", fmt_bytes(self.ram)),
+                    "use smaller ram: sizes or loop: devices",
+                )
+            };
             return Some(format!(
-                "the ram: devices take {} together, more than the {} this machine can spare (its available memory less a reserve of a tenth, at least 512 MiB); use smaller ram: sizes or loop: devices",
-                fmt_bytes(self.ram),
+                "{what} together, more than the {} this machine can spare (its available memory less a reserve of a tenth, at least 512 MiB); {fix}",
                 fmt_bytes(self.spare)
             ));
         }
@@ -179,6 +202,7 @@ mod tests {
             written: 200 << 20,
             free: 64 << 20,
             ram: 0,
+            guest: 0,
             spare: 1 << 30,
         };
         let line = short.shortfall(root).unwrap();
@@ -195,6 +219,7 @@ mod tests {
             written: 64 << 20,
             free: 64 << 20,
             ram: 1 << 30,
+            guest: 0,
             spare: 1 << 30,
         };
         assert_eq!(fits.shortfall(root), None);
@@ -212,6 +237,19 @@ mod tests {
             line.ends_with("use smaller ram: sizes or loop: devices"),
             "{line}"
         );
+        // A guest's memory counts beside its ram: images, which the host keeps.
+        let guest = Space {
+            ram: 1 << 30,
+            spare: 2 << 30,
+            ..fits
+        };
+        assert_eq!(guest.shortfall(root), None);
+        let line = guest.in_guest(40 << 30).shortfall(root).unwrap();
+        assert!(
+            line.starts_with("the guest's 40.0 GiB of memory and its ram: devices (1.0 GiB) together, more than the 2.0 GiB this machine can spare"),
+            "{line}"
+        );
+        assert!(line.contains("--guest uml:SIZE"), "{line}");
     }
 
     #[test]

@@ -30,6 +30,11 @@
 //!    a unix-domain socket, and every inherited descriptor but standard input, output and
 //!    error closed at `exec` (no lock of fslab's lives on in the program).
 //!
+//! User-mode Linux ([`Profile::Guest`]) skips steps 3 and 4: its root is the host's (hostfs)
+//! and its results go to the host's store, so it sees the host's files as fslab does; the
+//! rest holds, so the guest's kernel and every process it started die with `linux.uml` and
+//! with fslab.
+//!
 //! A step that fails makes the spawn fail (nothing runs uncaged as root). As a user without
 //! root, the program runs with that user's rights: no namespace, but its own session, no new
 //! privileges and no inherited descriptors.
@@ -59,13 +64,19 @@ pub enum Profile {
     /// `CAP_SYS_ADMIN`): that capability alone, with everything it could undo the cage with
     /// refused by the seccomp filter ([`denied`]).
     BlockTool,
+    /// User-mode Linux (`fslab study run --guest`): a job's powers, and the host's files as
+    /// fslab sees them (its root is the host's through hostfs, its results go to the host's
+    /// store), so no read-only tree and no `/dev` of its own; everything else of the cage —
+    /// above all the PID namespace whose init ends with `linux.uml` or with fslab, so no
+    /// guest process ever runs on the host untraced.
+    Guest,
 }
 
 impl Profile {
     /// The capabilities the program keeps.
     fn keep(self) -> &'static [u32] {
         match self {
-            Profile::Job => &[
+            Profile::Job | Profile::Guest => &[
                 0, // CAP_CHOWN
                 1, // CAP_DAC_OVERRIDE
                 3, // CAP_FOWNER
@@ -159,6 +170,17 @@ impl Cage {
     pub fn with_io_uring(mut self, on: bool) -> Cage {
         self.io_uring = on;
         self
+    }
+
+    /// A cage for User-mode Linux ([`Profile::Guest`]), started in `cwd`.
+    pub fn guest(cwd: PathBuf) -> Cage {
+        Cage {
+            writable: Vec::new(),
+            cwd,
+            devices: Vec::new(),
+            profile: Profile::Guest,
+            io_uring: false,
+        }
     }
 
     /// A cage for a tool (mkfs and its relatives) that may open `devices` and write
@@ -258,6 +280,7 @@ impl Cage {
             .collect::<std::io::Result<Vec<Node>>>()?;
         let cwd = cstr(&self.cwd)?;
         let keep = self.profile.keep();
+        let own_files = self.profile != Profile::Guest;
         let seccomp = filter(self.io_uring);
         let (tie_r, tie_w) = if root { tie()? } else { (-1, -1) };
         // SAFETY: getpid has no preconditions.
@@ -278,7 +301,11 @@ impl Cage {
                 }
                 own_session()?;
                 if root {
-                    build(&writable, &nodes)?;
+                    if own_files {
+                        build(&writable, &nodes)?;
+                    } else {
+                        namespaces()?;
+                    }
                     loopback_up();
                     split()?;
                     // Now process 1 of the new PID namespace.
@@ -521,11 +548,11 @@ unsafe fn limits() -> std::io::Result<()> {
     set(libc::RLIMIT_NPROC, NPROC_LIMIT)
 }
 
-/// Steps 2–4 (see the module header): namespaces, read-only tree, writable binds, `/dev`.
+/// Step 2: the namespaces, mount events private (nothing mounted inside reaches the host).
 ///
 /// # Safety
 /// Between fork and exec only.
-unsafe fn build(writable: &[CString], devices: &[Node]) -> std::io::Result<()> {
+unsafe fn namespaces() -> std::io::Result<()> {
     check(libc::unshare(
         libc::CLONE_NEWNS
             | libc::CLONE_NEWPID
@@ -539,7 +566,15 @@ unsafe fn build(writable: &[CString], devices: &[Node]) -> std::io::Result<()> {
         std::ptr::null(),
         libc::MS_REC | libc::MS_PRIVATE,
         std::ptr::null(),
-    ))?;
+    ))
+}
+
+/// Steps 2–4 (see the module header): namespaces, read-only tree, writable binds, `/dev`.
+///
+/// # Safety
+/// Between fork and exec only.
+unsafe fn build(writable: &[CString], devices: &[Node]) -> std::io::Result<()> {
+    namespaces()?;
     for w in writable {
         check(libc::mount(
             w.as_ptr(),

@@ -89,37 +89,17 @@ fn null() -> Result<OwnedFd> {
         .into())
 }
 
-fn dup(fd: i32) -> Result<OwnedFd> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor that only this OwnedFd owns.
-    let n = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-    if n < 0 {
-        return Err(std::io::Error::last_os_error()).context("duplicating a console descriptor");
-    }
-    // SAFETY: as above.
-    Ok(unsafe { OwnedFd::from_raw_fd(n) })
-}
-
 /// Boot, serve, wait.
 pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
     // Consoles, each with descriptors of its own (UML polls every console's input
     // separately): 0 the guest's stdout, 1 its stderr, 2 the stop request, 3 the cache
     // requests and the boot line, 4 the kernel's console (its log, with UML's own stdout and
     // stderr).
-    let (out_r, out_w) = match &l.stdout {
-        Sink::Host => (None, dup(1)?),
-        Sink::Capture | Sink::Shown(_) => {
-            let (r, w) = pipe()?;
-            (Some(r), w)
-        }
-    };
-    let (err_r, err_w) = match &l.stderr {
-        Sink::Shown(_) => {
-            let (r, w) = pipe()?;
-            (Some(r), w)
-        }
-        Sink::Host | Sink::Capture => (None, dup(2)?),
-    };
+    // Every console is a pipe fslab reads, never one of fslab's own descriptors: nothing in
+    // the guest holds the host's standard output or error (a guest process that outlived
+    // its tracer once wrote the guest's database pages into the host's output file).
+    let (out_r, out_w) = pipe()?;
+    let (err_r, err_w) = pipe()?;
     let (null0, null1, null2, null3) = (null()?, null()?, null()?, null()?);
     let (stop_r, stop_w) = pipe()?;
     let (req_r, req_w) = pipe()?; // guest → host
@@ -138,17 +118,20 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
     if l.images.is_empty() {
         cmd.arg("ubd0=/dev/null");
     }
-    cmd.arg(format!("init={}", l.dir.join("init").display()))
-        .args([
-            "con=null",
-            "con0=fd:3,fd:4",
-            "con1=fd:5,fd:6",
-            "con2=fd:7,fd:8",
-            "con3=fd:9,fd:10",
-            "con4=fd:11,fd:12",
-            "console=tty4",
-        ])
-        .stdin(Stdio::null());
+    cmd.arg(format!(
+        "init={}",
+        l.dir.join(super::script::INIT_FILE).display()
+    ))
+    .args([
+        "con=null",
+        "con0=fd:3,fd:4",
+        "con1=fd:5,fd:6",
+        "con2=fd:7,fd:8",
+        "con3=fd:9,fd:10",
+        "con4=fd:11,fd:12",
+        "console=tty4",
+    ])
+    .stdin(Stdio::null());
     for (k, v) in &l.host_env {
         cmd.env(k, v);
     }
@@ -167,14 +150,19 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
         (11, null3.as_raw_fd()),
         (12, log_w.as_raw_fd()),
     ];
-    // SAFETY: only async-signal-safe calls (fcntl, dup2, close, setsid, prctl) between fork
-    // and exec.
+    // The cage first: its own session (the terminal's Ctrl-C reaches fslab, which asks the
+    // guest to stop) and a PID namespace whose init ends when `linux.uml` ends or fslab
+    // dies, and the kernel then kills every process of the guest, traced or not.
+    crate::safe::cage::Cage::guest(
+        std::env::current_dir().context("reading the current directory")?,
+    )
+    .apply(&mut cmd, &crate::safe::procs::my_owner_mark())
+    .context("caging the guest")?;
+    // SAFETY: only async-signal-safe calls (fcntl, dup2, close) between fork and exec; this
+    // runs after the cage's steps, in the process that becomes `linux.uml` (the cage marks
+    // inherited descriptors close-on-exec; dup2 gives the consoles new ones without it).
     unsafe {
         cmd.pre_exec(move || {
-            // Its own session: the terminal's Ctrl-C reaches fslab, which asks the guest to
-            // stop; the guest dies with fslab if fslab is killed.
-            libc::setsid();
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             // Copies above the targets first, so no target overwrites a source.
             let mut high = [0; 12];
             for (h, (_, src)) in high.iter_mut().zip(fds) {
@@ -211,22 +199,25 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
         std::thread::spawn(move || keep_log(log_r, &log))
     };
     let captured: Arc<Mutex<Vec<u8>>> = Arc::default();
-    let capture_done = out_r.map(|r| match &l.stdout {
+    let capture_done = match &l.stdout {
         Sink::Shown(d) => {
             let d = d.clone();
-            std::thread::spawn(move || pass_stdout(r, &d))
+            std::thread::spawn(move || pass_stdout(out_r, &d))
         }
-        _ => {
+        Sink::Capture => {
             let captured = Arc::clone(&captured);
-            std::thread::spawn(move || collect(r, &captured))
+            std::thread::spawn(move || collect(out_r, &captured))
         }
-    });
-    let shown_done = match (err_r, &l.stderr) {
-        (Some(r), Sink::Shown(d)) => {
+        Sink::Host => std::thread::spawn(move || copy(out_r, &mut std::io::stdout())),
+    };
+    let shown_done = match &l.stderr {
+        Sink::Shown(d) => {
             let d = d.clone();
-            Some(std::thread::spawn(move || pass_stderr(r, &d)))
+            std::thread::spawn(move || pass_stderr(err_r, &d))
         }
-        _ => None,
+        Sink::Host | Sink::Capture => {
+            std::thread::spawn(move || copy(err_r, &mut std::io::stderr()))
+        }
     };
     // Kept open until the guest ends: an end of file on a console hangs it up, and the
     // guest would lose the line before reading it.
@@ -256,8 +247,8 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
     // UML's helper processes may hold the write ends a little longer; what arrived by then
     // is all there is (the guest has halted).
     let deadline = Instant::now() + Duration::from_secs(1);
-    let readers = [Some(&log_done), capture_done.as_ref(), shown_done.as_ref()];
-    while readers.iter().flatten().any(|h| !h.is_finished()) && Instant::now() < deadline {
+    let readers = [&log_done, &capture_done, &shown_done];
+    while readers.iter().any(|h| !h.is_finished()) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
     let kernel_log = log
@@ -270,7 +261,7 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
         }
     }
     let captured = captured.lock().map(|c| c.clone()).unwrap_or_default();
-    let code = std::fs::read_to_string(l.dir.join("exit"))
+    let code = std::fs::read_to_string(l.dir.join(super::script::EXIT_FILE))
         .ok()
         .and_then(|t| t.trim().parse::<u8>().ok());
     let booted = booted.lock().ok().and_then(|b| *b);
@@ -294,6 +285,17 @@ fn collect(r: OwnedFd, into: &Mutex<Vec<u8>>) {
         }
         if let Ok(mut v) = into.lock() {
             v.extend_from_slice(&buf[..n]);
+        }
+    }
+}
+
+/// Copy everything read from `r` to `to` (the host's stdout or stderr) as it arrives.
+fn copy(r: OwnedFd, to: &mut dyn Write) {
+    let mut f = std::fs::File::from(r);
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = f.read(&mut buf) {
+        if n == 0 || to.write_all(&buf[..n]).and_then(|()| to.flush()).is_err() {
+            break;
         }
     }
 }

@@ -4,12 +4,17 @@ use super::images::is_image_name;
 use super::script::INIT_MARK;
 use std::path::Path;
 
-/// The files besides images that the host writes in `guest-PID/`.
-pub(super) const HOST_FILES: [&str; 4] = [
-    "init",
-    "exit",
+/// The files besides images that a guest's run writes in `guest-PID/`: the host's (init
+/// script, calibration study, shim and its report) and the guest init's (stop mark, running
+/// command, exit code).
+pub(super) const HOST_FILES: [&str; 7] = [
+    super::script::INIT_FILE,
+    super::CALIBRATION_FILE,
     super::shim::SHIM_FILE,
     super::shim::REPORT_FILE,
+    super::script::STOP_FILE,
+    super::script::CHILD_FILE,
+    super::script::EXIT_FILE,
 ];
 
 /// Remove what a killed host left for its guest in `workdir`: the images in `guest-PID/` and
@@ -25,6 +30,7 @@ fn clean_killed_guests_in(workdir: &Path, shm: &Path) -> (Vec<String>, Vec<Strin
     let Ok(entries) = std::fs::read_dir(workdir) else {
         return (done, left);
     };
+    let mut live_guest = false;
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(pid) = name.strip_prefix("guest-") else {
@@ -34,11 +40,12 @@ fn clean_killed_guests_in(workdir: &Path, shm: &Path) -> (Vec<String>, Vec<Strin
             continue;
         }
         if Path::new("/proc").join(pid).exists() {
+            live_guest = true;
             continue;
         }
         let dir = e.path();
-        let ours =
-            std::fs::read_to_string(dir.join("init")).is_ok_and(|t| t.starts_with(INIT_MARK));
+        let ours = std::fs::read_to_string(dir.join(super::script::INIT_FILE))
+            .is_ok_and(|t| t.starts_with(INIT_MARK));
         if !ours || !e.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
@@ -75,7 +82,43 @@ fn clean_killed_guests_in(workdir: &Path, shm: &Path) -> (Vec<String>, Vec<Strin
             }
         }
     }
+    if !live_guest {
+        clean_guest_work(&workdir.join(super::GUEST_WORK), &mut done, &mut left);
+    }
     (done, left)
+}
+
+/// Remove the run directories the guests' fslab left in `guest-work/runs/` (its mount
+/// points, state and lock) once no guest of this work directory is alive: whatever a guest
+/// mounted or attached lived in its kernel, which died with it, so only directories remain.
+/// They are removed beneath the directory, never across a mount of the host's.
+fn clean_guest_work(guest_work: &Path, done: &mut Vec<String>, left: &mut Vec<String>) {
+    use crate::safe::beneath::{remove_at, Kind, Removed, Root};
+    let runs = guest_work.join("runs");
+    let Ok(entries) = std::fs::read_dir(&runs) else {
+        return;
+    };
+    let root = match std::fs::canonicalize(&runs).and_then(|p| Root::open(&p)) {
+        Ok(r) => r,
+        Err(e) => {
+            left.push(format!("{}: {e}", runs.display()));
+            return;
+        }
+    };
+    for e in entries.flatten() {
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let name = e.file_name();
+        match remove_at(root.fd(), &name, Kind::Tree, None) {
+            Ok(Removed::Done) => done.push(format!(
+                "removed what a killed guest's run left: {}",
+                e.path().display()
+            )),
+            Ok(Removed::Absent) => {}
+            Err(why) => left.push(format!("{}: {why}", e.path().display())),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -96,6 +139,10 @@ mod tests {
         std::fs::write(g.join("c0-data.img"), b"x").unwrap();
         std::fs::write(g.join("c1-journal.img"), b"x").unwrap();
         std::fs::write(g.join(super::super::shim::SHIM_FILE), b"x").unwrap();
+        // What the guest's init writes, and the calibration study.
+        for f in ["child", "stop", "exit", "calibration.toml"] {
+            std::fs::write(g.join(f), b"1").unwrap();
+        }
         let ram = shm.path().join(format!("fslab-guest-{dead}"));
         std::fs::create_dir(&ram).unwrap();
         std::fs::write(ram.join("c2-data.img"), b"x").unwrap();
@@ -124,5 +171,17 @@ mod tests {
             live.join("c0-data.img").exists(),
             "a live process: untouched"
         );
+        // A guest is alive: the guests' work directory is theirs.
+        let run = work.path().join("guest-work/runs/713-1");
+        std::fs::create_dir_all(run.join("mnt/c1")).unwrap();
+        let _ = clean_killed_guests_in(work.path(), shm.path());
+        assert!(run.join("mnt/c1").exists());
+        // None is: what a killed guest's run left there goes, and nothing else.
+        std::fs::remove_dir_all(&live).unwrap();
+        std::fs::write(run.join("state.json"), b"{}").unwrap();
+        let (done, left) = clean_killed_guests_in(work.path(), shm.path());
+        assert!(!run.exists(), "{done:?} {left:?}");
+        assert!(work.path().join("guest-work/runs").exists());
+        assert!(done.iter().any(|d| d.contains("713-1")), "{done:?}");
     }
 }

@@ -54,6 +54,10 @@ pub const FSLAB_GUEST_CALIBRATION: &str = "FSLAB_GUEST_CALIBRATION";
 /// (the report of the study itself shows the calibration).
 pub const FSLAB_GUEST_CALIBRATING: &str = "FSLAB_GUEST_CALIBRATING";
 
+/// The guests' own work directory, below the host's (one for every guest of that work
+/// directory, so a resumed study finds its runs).
+pub(super) const GUEST_WORK: &str = "guest-work";
+
 /// The calibration study's file in `guest-PID/`, written for the guest's fslab.
 pub(super) const CALIBRATION_FILE: &str = "calibration.toml";
 
@@ -131,6 +135,8 @@ pub fn drop_host_caches() -> Result<()> {
 pub struct Boot<'a> {
     /// The validated study.
     pub study: &'a Study,
+    /// What the probe found on the host (checked before anything was measured or made).
+    pub facts: probe::HostFacts,
     /// The guest.
     pub spec: GuestSpec,
     /// The arguments of `fslab` inside the guest (global options, `study run FILE …`),
@@ -230,7 +236,7 @@ fn write_init(
 ) -> Result<()> {
     let exe = std::env::current_exe().context("finding fslab's own binary")?;
     let cwd = std::env::current_dir().context("reading the current directory")?;
-    let init = dir.join("init");
+    let init = dir.join(script::INIT_FILE);
     let text = script::init_script(&exe, commands, env, &cwd, dir);
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -287,7 +293,7 @@ fn write_new(path: &Path, text: &str) -> Result<()> {
 
 /// Boot a guest for a study and wait for it: returns the exit code of `fslab` inside it.
 pub fn run(b: Boot<'_>) -> Result<u8> {
-    let facts = probe::probe(b.spec.mem).map_err(crate::error::usage)?;
+    let facts = &b.facts;
     let dirs = GuestDirs::new(&b.workdir)?;
     let main = images::images(b.study, 'c', &dirs.dir, &dirs.ram).map_err(crate::error::usage)?;
     let cal = match &b.calibration {
@@ -306,7 +312,7 @@ pub fn run(b: Boot<'_>) -> Result<u8> {
     let env = guest_env(&b.spec);
     // One work directory for every guest run, so a resumed study finds its own and the
     // guest's fslab cleans up after a killed guest as it would on the host.
-    let work = b.workdir.join("guest-work").to_string_lossy().into_owned();
+    let work = b.workdir.join(GUEST_WORK).to_string_lossy().into_owned();
     let mut commands = Vec::new();
     let mut main_env = vec![(
         FSLAB_GUEST_DEVICES.to_string(),

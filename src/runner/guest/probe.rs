@@ -104,6 +104,15 @@ pub fn probe(mem: u64) -> Result<HostFacts, String> {
             ));
         }
     }
+    let total = crate::sysinfo::total_ram();
+    let spare = crate::sysinfo::available_ram().saturating_sub(crate::plan::space::reserve(total));
+    if mem > spare {
+        return Err(format!(
+            "the guest's {} of memory is more than the {} this machine can spare (its available memory less a reserve of a tenth, at least 512 MiB): give the guest less memory (--guest uml:SIZE, or fslab doctor --guest-mem SIZE)",
+            crate::units::fmt_bytes(mem),
+            crate::units::fmt_bytes(spare)
+        ));
+    }
     let memory_dir = uml_memory_dir();
     let memory_free = crate::sysinfo::free_space(&memory_dir)
         .map(|f| f.bytes)

@@ -10,6 +10,14 @@ pub(super) const INIT_MARK: &str = "#!/bin/sh\n# Written by fslab study run --gu
 /// measures the boot up to this line.
 pub(super) const BOOTED: &str = "booted";
 
+/// The files the guest's init writes in the host's `guest-PID/`: the stop mark, the running
+/// command's pid, the exit code.
+pub(super) const STOP_FILE: &str = "stop";
+pub(super) const CHILD_FILE: &str = "child";
+pub(super) const EXIT_FILE: &str = "exit";
+/// The init script itself.
+pub(super) const INIT_FILE: &str = "init";
+
 /// Single-quote for sh.
 pub(super) fn q(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
@@ -50,7 +58,7 @@ pub(super) fn init_script(
     }
     s.push_str(&format!("cd {} || exit 1\n", q(&cwd.to_string_lossy())));
     let path = |f: &str| q(&dir.join(f).to_string_lossy());
-    let (stop, child) = (path("stop"), path("child"));
+    let (stop, child) = (path(STOP_FILE), path(CHILD_FILE));
     // The stop request: mark it (no further command starts) and stop the running one; once
     // more a second later, in case it arrived between a start and its pid being written.
     s.push_str(&format!(
@@ -73,7 +81,7 @@ pub(super) fn init_script(
         ));
     }
     s.push_str("kill $reader 2>/dev/null\n");
-    s.push_str(&format!("echo $rc > {}\nsync\n", path("exit")));
+    s.push_str(&format!("echo $rc > {}\nsync\n", path(EXIT_FILE)));
     s.push_str("halt -f >/dev/null 2>&1\n");
     s
 }
