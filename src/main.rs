@@ -36,10 +36,13 @@ fn main() -> ExitCode {
     match fslab::app::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            // Under MPI, ranks other than 0 leave the report to rank 0.
+            // Under MPI, ranks other than 0 leave the report to rank 0; inside a guest, the
+            // host says that the study was interrupted.
             let quiet = e
                 .downcast_ref::<fslab::error::Collective>()
-                .is_some_and(|c| c.message.is_empty());
+                .is_some_and(|c| c.message.is_empty())
+                || (fslab::runner::guest::inside()
+                    && e.downcast_ref::<fslab::signal::Interrupted>().is_some());
             if !quiet {
                 eprintln!("fslab: {e:#}");
             }

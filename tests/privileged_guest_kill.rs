@@ -272,3 +272,71 @@ fn privileged_killing_the_guests_kernel_leaves_nothing_running() {
     }
     kill_during_a_guest_study(Victim::Kernel);
 }
+
+/// Ctrl-C while the guest boots (before its init listens) stops the study: exit 130, the
+/// study marked interrupted, the resume command naming the user's file, nothing left running.
+/// (A stop said once while the guest booted was lost and the whole study ran.)
+#[test]
+fn privileged_ctrl_c_while_the_guest_boots_interrupts_the_study_and_says_how_to_resume() {
+    if !require_guest(
+        "privileged_ctrl_c_while_the_guest_boots_interrupts_the_study_and_says_how_to_resume",
+    ) {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let db = dir.join("results.db");
+    let file = dir.join("study.toml");
+    std::fs::write(&file, STUDY.replace("min = 60", "min = 5")).unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("fslab"))
+        .env("FSLAB_DB", &db)
+        .args(["study", "run", "-q", "--guest", "uml:384M"])
+        .arg(&file)
+        .arg("--workdir")
+        .arg(dir.join("work"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while kernel_process(dir).is_none() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "ended before the guest booted"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(120));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: kill(2) on the process this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    let se = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+    assert_eq!(status.code(), Some(130), "{se}");
+    assert!(
+        se.contains(&format!(
+            "continue with `fslab study run {} --resume --guest uml:384M`",
+            file.display()
+        )),
+        "{se}"
+    );
+    assert_eq!(
+        se.matches("interrupted by signal").count(),
+        1,
+        "said once: {se}"
+    );
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let running: i64 = c
+        .query_row(
+            "SELECT count(*) FROM study WHERE status = 'running'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(running, 0, "{se}");
+    assert!(
+        processes_naming(dir).is_empty(),
+        "{:?}",
+        processes_naming(dir)
+    );
+}

@@ -54,14 +54,11 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
     }
     leftover_lines(&outcome);
     if outcome.status == StudyStatus::Interrupted {
-        let guest = match std::env::var(crate::runner::guest::FSLAB_GUEST_MEM) {
-            Ok(mem) => format!(" --guest uml:{mem}"),
-            Err(_) => String::new(),
-        };
-        eprintln!(
-            "interrupted: completed repetitions are stored; continue with `fslab study run {} --resume{guest}`",
-            a.file.display()
-        );
+        // Inside a guest the host says it, naming the user's file (the guest's calibration
+        // runs from a file of its own).
+        if !crate::runner::guest::inside() {
+            resume_hint(&a);
+        }
         return Err(anyhow::Error::new(crate::signal::Interrupted));
     }
     if !outcome.failed_cells.is_empty() {
@@ -72,6 +69,18 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
         }));
     }
     Ok(())
+}
+
+/// How to go on with an interrupted study: the command the user ran, with `--resume`.
+fn resume_hint(a: &StudyRunArgs) {
+    let guest = match &a.guest {
+        Some(g) => format!(" --guest {g}"),
+        None => String::new(),
+    };
+    eprintln!(
+        "interrupted: completed repetitions are stored; continue with `fslab study run {} --resume{guest}`",
+        a.file.display()
+    );
 }
 
 fn leftover_lines(outcome: &study::Outcome) {
@@ -177,10 +186,14 @@ fn calibrate_on_host(a: &StudyRunArgs, db: &Path, cal: &Study) -> Result<()> {
                 o.study_id, o.status, o.study_id
             );
             if o.status == StudyStatus::Interrupted {
+                resume_hint(a);
                 return Err(anyhow::Error::new(crate::signal::Interrupted));
             }
         }
-        Err(e) if crate::signal::interrupted() => return Err(e),
+        Err(e) if crate::signal::interrupted() => {
+            resume_hint(a);
+            return Err(e);
+        }
         Err(e) => eprintln!("fslab: warning: the guest calibration on the host failed: {e:#}"),
     }
     Ok(())
@@ -280,6 +293,10 @@ fn in_guest(a: &StudyRunArgs, db: Option<PathBuf>, study: &Study, spec: GuestSpe
     })?;
     match code {
         0 => Ok(()),
+        130 => {
+            resume_hint(a);
+            Err(anyhow::Error::new(crate::signal::Interrupted))
+        }
         // The guest's fslab said what happened; exit as it did.
         c => Err(anyhow::Error::new(crate::error::Collective {
             code: c,

@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 
 /// How long the guest may take to stop after Ctrl-C before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(120);
+/// How often the host's stop request is said again until the guest ends.
+const STOP_AGAIN: Duration = Duration::from_secs(1);
 /// Lines of the kernel's log kept for a failure message.
 const LOG_LINES: usize = 400;
 
@@ -223,13 +225,17 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
     // guest would lose the line before reading it.
     let mut stop = std::fs::File::from(stop_w);
     let mut stop_sent: Option<Instant> = None;
+    let mut last_sent: Option<Instant> = None;
     let status = loop {
         if let Some(s) = child.try_wait()? {
             break s;
         }
-        if crate::signal::interrupted() && stop_sent.is_none() {
+        // Again every second: a line that comes before the guest's init listens (while it
+        // boots) is lost, and the guest would run its whole study.
+        if crate::signal::interrupted() && last_sent.is_none_or(|t| t.elapsed() >= STOP_AGAIN) {
             let _ = stop.write_all(b"stop\n");
-            stop_sent = Some(Instant::now());
+            stop_sent.get_or_insert_with(Instant::now);
+            last_sent = Some(Instant::now());
         }
         if stop_sent.is_some_and(|t| t.elapsed() > STOP_GRACE) {
             eprintln!(
