@@ -290,3 +290,55 @@ fn privileged_a_guest_larger_than_the_machine_can_spare_is_refused_first() {
     assert!(!dir.path().join("results.db").exists());
     assert!(!work.exists());
 }
+
+/// Issue 33: `study plan` shows a guest study's calibration and counts it in the ETA.
+#[test]
+fn privileged_study_plan_shows_the_guest_calibration_and_counts_it() {
+    if !require_guest("privileged_study_plan_shows_the_guest_calibration_and_counts_it") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text = |calibrate: &str| {
+        format!(
+            "name = \"planned\"\n[repetitions]\nmin = 5\n[device]\ndata = \"loop:512M\"\n\
+             [filesystem]\ntype = \"nilfs2\"\n[guest]\nkind = \"uml\"\nmem = \"384M\"\n{calibrate}\
+             [[workload]]\nkind = \"fdtree\"\ndirs = 3\nfiles = 20\nlevels = 2\n"
+        )
+    };
+    let plan = |name: &str, calibrate: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text(calibrate)).unwrap();
+        let out = fslab(dir.path())
+            .args(["study", "plan"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let so = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{so}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let eta = so
+            .lines()
+            .find_map(|l| l.strip_prefix("ETA: "))
+            .unwrap()
+            .to_string();
+        (so, eta)
+    };
+    let (plain, plain_eta) = plan("plain.toml", "");
+    assert!(!plain.contains("guest calibration"), "{plain}");
+    let (so, eta) = plan("cal.toml", "calibrate = [\"ext4\", \"xfs\"]\n");
+    let line = so
+        .lines()
+        .find(|l| l.starts_with("guest calibration, before the study:"))
+        .unwrap_or_else(|| panic!("{so}"));
+    assert!(
+        line.contains(
+            "ext4 and xfs (2 cell(s), 5 repetitions each) on the host, then the same in the guest"
+        ) && line.contains("'planned.calibration.host'")
+            && line.contains("'planned.calibration.guest'"),
+        "{line}"
+    );
+    assert_ne!(eta, plain_eta, "the calibration counts in the ETA");
+}

@@ -291,7 +291,7 @@ fn check_study(text: &str) {
     no_panic(text, || {
         study.ram_bytes();
         study.loop_bytes();
-        crate::app::study_plan::eta_text(&study, None, 0);
+        crate::app::study_plan::eta_text(&study, None, 0, (0.0, 0.0));
         if let Some(b) = study.repetitions.budget {
             assert!(Instant::now().checked_add(b).is_some());
         }

@@ -112,10 +112,40 @@ pub(crate) fn check_budget(study: &Study, file: &std::path::Path) -> Result<()> 
 /// The ETA line after "ETA: ": a range of wall time from the measured history of the same
 /// study when there is one, else from the model, capped by the budget. Never panics, however
 /// large the repetitions and durations (saturating conversion).
-/// `earlier`: how many studies of this name the store holds (for the model's reason).
-pub(crate) fn eta_text(study: &Study, hist: Option<&History>, earlier: usize) -> String {
-    let r = &study.repetitions;
+/// `earlier`: how many studies of this name the store holds (for the model's reason); `extra`:
+/// seconds (low, high) of what runs before the study (a guest's calibration), added.
+pub(crate) fn eta_text(
+    study: &Study,
+    hist: Option<&History>,
+    earlier: usize,
+    extra: (f64, f64),
+) -> String {
     let series = study.cells.len() * study.workloads.len();
+    let (lo, hi, measured) = estimate(study, hist);
+    let (lo, hi) = (lo + extra.0, hi + extra.1);
+    let how = match hist {
+        Some((id, _)) if measured > 0 => format!("from the times measured in study {id} ({measured} of {series} series)"),
+        Some((id, _)) => format!("from a model (study {id}, the newest of this name with completed repetitions, ran other configurations or workloads)"),
+        None if earlier > 0 => format!("from a model (none of the {earlier} earlier studies of this name in the store completed a repetition; later plans use measured times)"),
+        None => "from a model (no earlier study of this name in the store; later plans use measured times)".into(),
+    };
+    format!("{}, {how}", range_text(lo, hi))
+}
+
+/// "A to B" (or "A" when they are within a second) of wall time.
+pub(crate) fn range_text(lo: f64, hi: f64) -> String {
+    let d = |s: f64| fmt_duration(crate::units::duration_from_secs_saturating(s));
+    if (hi - lo).abs() < 1.0 {
+        d(lo)
+    } else {
+        format!("{} to {}", d(lo), d(hi))
+    }
+}
+
+/// Seconds (low, high) the study takes by its history where measured, else the model,
+/// capped by its budget; and how many series were measured.
+pub(crate) fn estimate(study: &Study, hist: Option<&History>) -> (f64, f64, usize) {
+    let r = &study.repetitions;
     let mut lo = 0.0;
     let mut hi = 0.0;
     let mut measured = 0usize;
@@ -140,17 +170,5 @@ pub(crate) fn eta_text(study: &Study, hist: Option<&History>, earlier: usize) ->
         lo = lo.min(b.as_secs_f64());
         hi = hi.min(b.as_secs_f64());
     }
-    let how = match hist {
-        Some((id, _)) if measured > 0 => format!("from the times measured in study {id} ({measured} of {series} series)"),
-        Some((id, _)) => format!("from a model (study {id}, the newest of this name with completed repetitions, ran other configurations or workloads)"),
-        None if earlier > 0 => format!("from a model (none of the {earlier} earlier studies of this name in the store completed a repetition; later plans use measured times)"),
-        None => "from a model (no earlier study of this name in the store; later plans use measured times)".into(),
-    };
-    let d = |s: f64| fmt_duration(crate::units::duration_from_secs_saturating(s));
-    let range = if (hi - lo).abs() < 1.0 {
-        d(lo)
-    } else {
-        format!("{} to {}", d(lo), d(hi))
-    };
-    format!("{range}, {how}")
+    (lo, hi, measured)
 }

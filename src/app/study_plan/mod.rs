@@ -10,6 +10,7 @@ mod eta;
 pub(crate) use eta::{check_budget, eta_text, MODEL_BYTES};
 
 use crate::cli::StudyPlanArgs;
+use crate::plan::calibration::Side;
 use crate::plan::space::Space;
 use crate::plan::{CachePolicy, Cell, Study};
 use crate::provision::plan::{check_named_device, named_devices};
@@ -36,11 +37,18 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     study
         .check_machine_for(guest.is_some())
         .map_err(crate::error::usage)?;
-    if let Some(g) = guest {
+    // The calibration runs before the study, on the host and in the guest.
+    let mut calibration = Vec::new();
+    if let Some(g) = &guest {
         crate::outln!(
             "in a User-mode Linux guest with {} of memory (doc/guest.md): the host makes each loop:/ram: device as an image file and the guest sees it as /dev/ubdX, in plan order; the commands below run inside the guest",
             g.mem_word()
         );
+        for side in [Side::Host, Side::Guest] {
+            if let Some(cal) = study.calibration(side).map_err(crate::error::usage)? {
+                calibration.push(cal);
+            }
+        }
     }
     let work = WorkDir::new(a.workdir.unwrap_or_else(default_workdir));
     let root = crate::sysinfo::is_root();
@@ -70,8 +78,29 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
         crate::outln!("warning: {line}");
     }
 
+    let mut extra = (0.0, 0.0);
+    for cal in &calibration {
+        let (h, _) = eta::history(cal, db.clone());
+        let (lo, hi, _) = eta::estimate(cal, h.as_ref());
+        extra = (extra.0 + lo, extra.1 + hi);
+    }
+    if let Some(host) = calibration.first() {
+        crate::outln!(
+            "guest calibration, before the study: its workloads on {} ({} cell(s), {} repetitions each) on the host, then the same in the guest (studies '{}' and '{}'): about {} of the ETA",
+            host.cells
+                .iter()
+                .map(|c| c.fs.fs.as_str())
+                .collect::<Vec<_>>()
+                .join(" and "),
+            host.cells.len(),
+            host.repetitions.min,
+            host.name(),
+            calibration.last().map_or("", |c| c.name()),
+            eta::range_text(extra.0, extra.1)
+        );
+    }
     let (hist, earlier) = eta::history(&study, db);
-    crate::outln!("ETA: {}", eta_text(&study, hist.as_ref(), earlier));
+    crate::outln!("ETA: {}", eta_text(&study, hist.as_ref(), earlier, extra));
     if !root {
         crate::outln!("run it as root: fslab study run {}", a.file.display());
     }

@@ -232,7 +232,7 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
         }
         // Again every second: a line that comes before the guest's init listens (while it
         // boots) is lost, and the guest would run its whole study.
-        if crate::signal::interrupted() && last_sent.is_none_or(|t| t.elapsed() >= STOP_AGAIN) {
+        if crate::signal::interrupted() && !last_sent.is_some_and(|t| t.elapsed() < STOP_AGAIN) {
             let _ = stop.write_all(b"stop\n");
             stop_sent.get_or_insert_with(Instant::now);
             last_sent = Some(Instant::now());

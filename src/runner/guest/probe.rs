@@ -104,6 +104,7 @@ pub fn probe(mem: u64) -> Result<HostFacts, String> {
             ));
         }
     }
+    super::shim::check(&kernel)?;
     let total = crate::sysinfo::total_ram();
     let spare = crate::sysinfo::available_ram().saturating_sub(crate::plan::space::reserve(total));
     if mem > spare {

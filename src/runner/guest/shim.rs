@@ -23,9 +23,52 @@ pub fn switched_off() -> bool {
     std::env::var(SWITCH_VAR).is_ok_and(|v| v == "off" || v == "0")
 }
 
-/// Write the shim into `dir` (a new file) and return the environment that preloads it into
-/// `linux.uml`; nothing when it is switched off or this build has none.
-pub(super) fn install(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+/// Whether `kernel` (`linux.uml`) loads the shim at `path`: it runs `kernel --version` with
+/// the shim preloaded, and the dynamic loader's complaint (a bad ELF header, another
+/// architecture, a short file), which would otherwise be a warning the guest goes on past,
+/// becomes one line naming the cause.
+fn loads(kernel: &Path, path: &Path) -> std::result::Result<(), String> {
+    let out = std::process::Command::new(kernel)
+        .arg("--version")
+        .env("LD_PRELOAD", path)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("running {} --version: {e}", kernel.display()))?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    let complaint = err
+        .lines()
+        .find(|l| l.contains("LD_PRELOAD"))
+        .map(str::trim);
+    match complaint {
+        None if out.status.success() => Ok(()),
+        _ => Err(format!(
+            "fslab's XSAVE shim cannot be loaded into {} ({}): rebuild fslab (cargo build --release), or set {SWITCH_VAR}=off on a host whose XSAVE area fits User-mode Linux",
+            kernel.display(),
+            complaint.map_or_else(|| format!("{} --version: {}", kernel.display(), out.status), str::to_string)
+        )),
+    }
+}
+
+/// Check, before anything is made or measured, that `kernel` loads the shim this binary
+/// carries (written to an anonymous memory file for the test).
+pub fn check(kernel: &Path) -> std::result::Result<(), String> {
+    if switched_off() || SHIM.is_empty() {
+        return Ok(());
+    }
+    let fd = rustix::fs::memfd_create("fslab-xstate-shim", rustix::fs::MemfdFlags::CLOEXEC)
+        .map_err(|e| format!("making a memory file for the XSAVE shim: {e}"))?;
+    let mut f = std::fs::File::from(fd);
+    std::io::Write::write_all(&mut f, SHIM)
+        .map_err(|e| format!("writing the XSAVE shim to a memory file: {e}"))?;
+    use std::os::fd::AsRawFd;
+    let path = PathBuf::from(format!("/proc/{}/fd/{}", std::process::id(), f.as_raw_fd()));
+    loads(kernel, &path)
+}
+
+/// Write the shim into `dir` (a new file), check that `kernel` loads it, and return the
+/// environment that preloads it into `linux.uml`; nothing when it is switched off or this
+/// build has none.
+pub(super) fn install(dir: &Path, kernel: &Path) -> Result<Vec<(String, PathBuf)>> {
     if switched_off() || SHIM.is_empty() {
         return Ok(Vec::new());
     }
@@ -42,6 +85,7 @@ pub(super) fn install(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
         f.write_all(SHIM)
             .with_context(|| format!("writing {}", path.display()))?;
     }
+    loads(kernel, &path).map_err(crate::error::usage)?;
     Ok(vec![
         ("LD_PRELOAD".to_string(), path),
         (REPORT_VAR.to_string(), dir.join(REPORT_FILE)),
@@ -108,16 +152,37 @@ mod tests {
     }
 
     #[test]
+    fn a_shim_the_loader_refuses_is_an_error_naming_the_cause() {
+        // Any dynamically linked program shows what the loader says.
+        let prog = Path::new("/bin/true");
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("bad.so");
+        std::fs::write(&bad, [b'x'; 4096]).unwrap();
+        let e = loads(prog, &bad).unwrap_err();
+        assert!(
+            e.contains("cannot be loaded into /bin/true") && e.contains("invalid ELF header"),
+            "{e}"
+        );
+        assert!(e.contains(SWITCH_VAR), "{e}");
+        if !SHIM.is_empty() {
+            let good = dir.path().join("good.so");
+            std::fs::write(&good, SHIM).unwrap();
+            assert_eq!(loads(prog, &good), Ok(()));
+            assert_eq!(check(prog), Ok(()), "the shim this binary carries loads");
+        }
+    }
+
+    #[test]
     fn install_writes_a_new_file_only() {
         let dir = tempfile::tempdir().unwrap();
-        let env = install(dir.path()).unwrap();
+        let env = install(dir.path(), Path::new("/bin/true")).unwrap();
         if SHIM.is_empty() || switched_off() {
             return;
         }
         assert_eq!(env[0].0, "LD_PRELOAD");
         assert_eq!(std::fs::read(&env[0].1).unwrap(), SHIM);
         assert!(
-            install(dir.path()).is_err(),
+            install(dir.path(), Path::new("/bin/true")).is_err(),
             "an existing file is not reused"
         );
     }
