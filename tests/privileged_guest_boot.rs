@@ -160,7 +160,7 @@ type = "nilfs2"
 [guest]
 kind = "uml"
 mem = "384M"
-calibrate = "ext4"
+calibrate = ["ext4", "xfs"]
 [[workload]]
 kind = "fdtree"
 dirs = 3
@@ -195,7 +195,14 @@ levels = 2
     assert!(so.contains("== Guest calibration =="), "{so}");
     // (Lines wrap at 100 columns: compare with the breaks as spaces.)
     let flat = so.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(flat.contains("its calibration measured the guest"), "{so}");
+    // Slowdowns per metric kind (fdtree's headlines are rates), and what the guest keeps of
+    // the host's xfs/ext4 difference, with its interval, per metric.
+    assert!(
+        flat.contains("its calibration on ext4 and xfs measured the guest: rates and throughput "),
+        "{so}"
+    );
+    assert!(!flat.contains("0.4× slower") && !flat.contains("reverses the host's difference"));
+    assert!(flat.contains("95% interval"), "{so}");
     let json = fslab(dir.path())
         .args(["report", "calibrated", "--format", "json"])
         .output()
@@ -210,11 +217,30 @@ levels = 2
     let phases: Vec<&str> = rows.iter().map(|r| r["phase"].as_str().unwrap()).collect();
     assert_eq!(
         phases,
-        ["dir_create", "file_create", "file_remove", "dir_remove"],
+        [
+            "dir_create",
+            "file_create",
+            "file_remove",
+            "dir_remove",
+            "dir_create",
+            "file_create",
+            "file_remove",
+            "dir_remove"
+        ],
         "{c}"
     );
-    for row in rows {
-        assert_eq!(row["fs"], "ext4");
+    let ratios = c["ratios"].as_array().unwrap();
+    assert_eq!(ratios.len(), 4, "{c}");
+    for r in ratios {
+        assert_eq!(
+            (r["fs"].as_str(), r["against"].as_str()),
+            (Some("xfs"), Some("ext4"))
+        );
+        // Two repetitions a side: an interval, low end first.
+        let ci = r["kept_ci"].as_array().unwrap_or_else(|| panic!("{r}"));
+        assert!(ci[0].as_f64().unwrap() <= ci[1].as_f64().unwrap(), "{r}");
+    }
+    for row in rows.iter().filter(|r| r["fs"] == "ext4") {
         assert_eq!(
             (row["host_n"].as_u64(), row["guest_n"].as_u64()),
             (Some(2), Some(2))

@@ -139,7 +139,18 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
             &b.spec,
         ));
     }
-    let observations = comparisons::observations(&workloads, &cells, &warnings);
+    // Between cells measured in a guest, an Observation says so and what the calibration
+    // found of the guest's rankings on its metric; where the guest cannot rank, none.
+    let guest = (!input.environments.is_empty()
+        && input
+            .environments
+            .iter()
+            .all(|e| e.entries.iter().any(|(k, _)| k == "guest")))
+    .then_some(input.guest_calibration.as_ref());
+    let (observations, unranked) = comparisons::observations(&workloads, &cells, &warnings, guest);
+    if !unranked.is_empty() {
+        warnings.push(unranked_warning(&unranked));
+    }
     let observations_note = comparisons::observations_note(&workloads, &observations);
     let warning_groups = warngroups::group(&warnings, &opts.thresholds);
     Ok(ReportData {
@@ -589,6 +600,28 @@ fn series_info(d: &StudyData, cells: &[CellInfo], workloads: &[WorkloadReport]) 
     out
 }
 
+/// The differences between guest cells left out of the Observations because the guest's
+/// calibration shows it cannot rank file systems on their metric.
+fn unranked_warning(unranked: &[String]) -> ReportWarning {
+    let subject = format!(
+        "{} significant difference(s) between guest cells",
+        unranked.len()
+    );
+    let advice = "rank these configurations on the host where their file systems exist, or calibrate on the file systems compared".to_string();
+    ReportWarning {
+        kind: WarningKind::Guest,
+        workload: None,
+        cell: None,
+        metric: None,
+        message: format!(
+            "Not ranked, measured in a guest that cannot rank file systems on their metric: {}; {advice}",
+            unranked.join("; ")
+        ),
+        subject,
+        advice,
+    }
+}
+
 /// One warning per source measured in a User-mode Linux guest (environment key `guest`).
 fn guest_warnings(
     envs: &[Environment],
@@ -603,12 +636,11 @@ fn guest_warnings(
                     .map(|(_, v)| v.as_str())
             };
             get("guest")?;
-            // The measured factor: this study's own calibration, or how to get one.
-            let factor = match calibration {
-                Some(c) => super::calibration::factor_words(c),
-                None => "every system call of the guest is a ptrace round trip, which slows CPU-light metadata loads most (add [guest] calibrate = \"ext4\" to measure by how much)".to_string(),
-            };
-            let advice = format!("compare its configurations with each other, not with figures measured on the host; {factor} (doc/guest.md)");
+            // What the calibration supports, or fslab's own measurement and how to get one.
+            let advice = format!(
+                "{} (doc/guest.md)",
+                super::calibration::advice(calibration)
+            );
             let subject = format!(
                 "{} (guest kernel {}, {} of memory, host kernel {})",
                 e.source,

@@ -69,6 +69,8 @@ pub fn load(
                 guest: b.mean,
                 guest_n: b.n,
                 slower,
+                host_values: a.values.clone(),
+                guest_values: b.values.clone(),
             })
         })
         .collect();
@@ -93,6 +95,12 @@ pub fn load(
                     against: first.clone(),
                     host_ratio: hr,
                     guest_ratio: gr,
+                    kept_ci: super::calibration::kept_interval(
+                        &r.host_values,
+                        &base.host_values,
+                        &r.guest_values,
+                        &base.guest_values,
+                    ),
                 });
             }
         }
@@ -130,6 +138,7 @@ struct Mean {
     fs: String,
     mean: f64,
     n: usize,
+    values: Vec<f64>,
 }
 
 impl Mean {
@@ -181,6 +190,7 @@ fn means(store: &Store, row: &StudyRow) -> Result<Option<Vec<Mean>>> {
                 fs: fs_of(&r.cells[m.cell]),
                 mean: m.summary.mean,
                 n: m.summary.n,
+                values: m.values.clone(),
             });
         }
     }

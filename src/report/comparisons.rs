@@ -388,14 +388,34 @@ fn caution(
 /// that is significant after the adjustment for multiple comparisons, with a caution where a
 /// warning about either side's values (drift, outlier, slow first repetition, high variation,
 /// disturbed repetitions) puts it in doubt.
+///
+/// `guest`: Some when every source was measured in a guest, with its calibration. Each
+/// Observation then says it is a guest figure and what the calibration kept of the host's
+/// difference on its metric; one whose metric the guest cannot rank is left out, and its
+/// line returned second.
 pub fn observations(
     workloads: &[WorkloadReport],
     cells: &[CellInfo],
     warnings: &[ReportWarning],
-) -> Vec<Observation> {
+    guest: Option<Option<&super::calibration::GuestCalibration>>,
+) -> (Vec<Observation>, Vec<String>) {
     let mut out = Vec::new();
+    let mut unranked = Vec::new();
     for w in workloads {
         for c in w.comparisons.iter().filter(|c| c.primary && holds_up(c)) {
+            let guest_words = match guest {
+                None => String::new(),
+                Some(cal) => {
+                    match super::calibration::observation_words(cal, &w.label, &c.phase, &c.name) {
+                        Ok(words) => words,
+                        Err(why) => {
+                            unranked
+                                .push(format!("[{}] {} against {}, {why}", w.label, c.to, c.from));
+                            continue;
+                        }
+                    }
+                }
+            };
             let change = if c.factor == "cell" || c.factor == "source" {
                 format!("{} instead of {}", c.to, c.from)
             } else {
@@ -413,7 +433,7 @@ pub fn observations(
             out.push(Observation {
                 workload: w.label.clone(),
                 text: format!(
-                    "{text}: {} {}.{}{}",
+                    "{text}: {} {}.{guest_words}{}{}",
                     verdict::subject(&c.phase, &c.name),
                     c.verdict,
                     c.explanation
@@ -425,7 +445,7 @@ pub fn observations(
             });
         }
     }
-    out
+    (out, unranked)
 }
 
 /// What the Observations section says when it has none: that nothing could be tested, or

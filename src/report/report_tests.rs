@@ -955,3 +955,81 @@ fn dbench_observations_are_about_its_throughput_not_its_latencies() {
     let tp = cs.iter().find(|c| c.name == "throughput").unwrap();
     assert!(tp.primary && tp.family == 1);
 }
+
+/// Issue 33: between cells measured in a guest, an Observation says it is a guest figure and
+/// what the calibration kept of the host's difference on its metric; where the kept share's
+/// interval includes 0, the guest cannot rank, and the difference is not an Observation.
+#[test]
+fn guest_observations_carry_the_kept_share_or_are_left_out() {
+    use super::calibration::{GuestCalibration, RatioRow};
+    let cells: [&[(&str, &str)]; 2] = [&[("fs", "nilfs2")], &[("fs", "jfs")]];
+    let (store, id) = study(&cells, 3, &[("guest", "uml")], |c, rep| {
+        let r = [[100.0, 102.0, 98.0], [150.0, 153.0, 147.0]][c][rep as usize - 1];
+        vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, r)]
+    });
+    let d = store.load(id).unwrap().unwrap();
+    let with = |cal: Option<GuestCalibration>| {
+        build(
+            &Input {
+                title: "unit".into(),
+                sources: Vec::new(),
+                environments: vec![Environment {
+                    source: id.to_string(),
+                    entries: d.environment.clone(),
+                }],
+                data: &d,
+                histograms: &BTreeMap::new(),
+                differences: Vec::new(),
+                guest_calibration: cal,
+            },
+            &ReportOptions::default(),
+        )
+        .unwrap()
+    };
+    let plain = with(None);
+    assert_eq!(plain.observations.len(), 1, "{:?}", plain.observations);
+    assert!(
+        plain.observations[0]
+            .text
+            .contains("A guest figure: without a calibration"),
+        "{}",
+        plain.observations[0].text
+    );
+    let label = plain.workloads[0].label.clone();
+    let cal = |kept_ci: (f64, f64)| GuestCalibration {
+        host_study: 1,
+        guest_study: 2,
+        file_systems: vec!["ext4".into(), "xfs".into()],
+        rows: Vec::new(),
+        ratios: vec![RatioRow {
+            workload: label.clone(),
+            phase: "dir_create".into(),
+            metric: "rate".into(),
+            fs: "xfs".into(),
+            against: "ext4".into(),
+            host_ratio: 0.5,
+            guest_ratio: 0.8,
+            kept_ci: Some(kept_ci),
+        }],
+    };
+    // The guest keeps the host's difference: an Observation, saying so with its interval.
+    let ranks = with(Some(cal((0.3, 0.9))));
+    assert_eq!(ranks.observations.len(), 1);
+    assert!(
+        ranks.observations[0]
+            .text
+            .contains("A guest figure; the guest kept 32% of the host's difference on this metric (95% interval 30% to 90%)."),
+        "{}",
+        ranks.observations[0].text
+    );
+    // It may keep nothing: no Observation, and a warning says which difference and why.
+    let cannot = with(Some(cal((-0.2, 0.9))));
+    assert!(cannot.observations.is_empty(), "{:?}", cannot.observations);
+    let not_ranked = kinds_of(&cannot, WarningKind::Guest);
+    assert!(
+        not_ranked.iter().any(|w| w.starts_with("Not ranked")
+            && w.contains("jfs against nilfs2")
+            && w.contains("the guest cannot rank them here")),
+        "{not_ranked:#?}"
+    );
+}

@@ -24,9 +24,18 @@ pub(crate) fn tail(r: &ReportData, exp: &TableExporter, o: &mut Text) {
     }
     if let Some(c) = &r.guest_calibration {
         o.heading("Guest calibration");
+        // Its lines are aligned in columns: as they are where they fit.
         for l in super::calibration::lines(c) {
-            let indent: String = l.chars().take_while(|c| *c == ' ').collect();
-            o.para(l.trim_start(), &indent, &format!("{indent}  "));
+            if super::textfit::width(&l) <= o.width {
+                o.line(&l);
+            } else if let Some(at) = l.find("  host ") {
+                // A ratio's words wrap under its `host` column.
+                let (label, text) = l.split_at(at + 2);
+                o.para(text, label, &" ".repeat(super::textfit::width(label)));
+            } else {
+                let indent: String = l.chars().take_while(|c| *c == ' ').collect();
+                o.para(l.trim_start(), &indent, &format!("{indent}  "));
+            }
         }
     }
     repetitions(r, exp.detail, o);
