@@ -35,18 +35,22 @@ pub fn name(study: &str, side: Side) -> String {
 }
 
 impl Study {
-    /// The file systems of `[guest] calibrate`, in file order (empty without it).
+    /// The file systems of `[guest] calibrate`, in file order; without the key, in a guest
+    /// study that mixes file systems only the guest has with ones the host has as well, those
+    /// host ones (at least two: ext4, then ext2, added as needed) — the guest's rankings of
+    /// its file systems are only as good as what it keeps of a host's difference, which takes
+    /// two file systems to measure; `calibrate = []`: none.
     pub fn calibration_fs(&self) -> std::result::Result<Vec<FsType>, String> {
-        let Some(c) = self.file.guest.as_ref().and_then(|g| g.calibrate.as_ref()) else {
+        let Some(g) = self.file.guest.as_ref() else {
             return Ok(Vec::new());
+        };
+        let Some(c) = g.calibrate.as_ref() else {
+            return Ok(self.default_calibration());
         };
         let names = match c {
             StrOrList::One(s) => vec![s.clone()],
             StrOrList::Many(v) => v.clone(),
         };
-        if names.is_empty() {
-            return Err("[guest] calibrate = []: name a file system both kernels have, e.g. calibrate = \"ext4\"".into());
-        }
         let mut out = Vec::new();
         for n in names {
             let fs = FsType::parse(&n).map_err(|e| format!("[guest] calibrate: {e}"))?;
@@ -61,6 +65,27 @@ impl Study {
             out.push(fs);
         }
         Ok(out)
+    }
+
+    /// The default calibration (see [`Study::calibration_fs`]).
+    fn default_calibration(&self) -> Vec<FsType> {
+        let guest_only = |f: &FsType| matches!(f, FsType::Nilfs2 | FsType::Jfs | FsType::Reiserfs);
+        let mut all: Vec<FsType> = Vec::new();
+        for c in &self.cells {
+            if !all.contains(&c.fs.fs) {
+                all.push(c.fs.fs);
+            }
+        }
+        if !all.iter().any(guest_only) || all.iter().all(guest_only) {
+            return Vec::new();
+        }
+        let mut out: Vec<FsType> = all.into_iter().filter(|f| !guest_only(f)).collect();
+        for extra in [FsType::Ext4, FsType::Ext2] {
+            if out.len() < 2 && !out.contains(&extra) {
+                out.push(extra);
+            }
+        }
+        out
     }
 
     /// The calibration study of one side, or None without `[guest] calibrate`.
@@ -107,7 +132,7 @@ impl Study {
         f.guest = match side {
             Side::Host => None,
             Side::Guest => self.file.guest.clone().map(|mut g| {
-                g.calibrate = None;
+                g.calibrate = Some(StrOrList::Many(Vec::new()));
                 g
             }),
         };
@@ -177,6 +202,36 @@ levels = 2
     }
 
     #[test]
+    fn a_study_mixing_guest_and_host_file_systems_calibrates_on_two_by_default() {
+        let mixed = STUDY
+            .replace("calibrate = [\"ext4\", \"xfs\"]\n", "")
+            .replace(
+                r#"{ label = "reiserfs", fs = "reiserfs" }"#,
+                r#"{ label = "reiserfs", fs = "reiserfs" }, { label = "xfs", fs = "xfs" }"#,
+            );
+        let s = Study::parse(&mixed).unwrap();
+        assert_eq!(s.calibration_fs().unwrap(), [FsType::Xfs, FsType::Ext4]);
+        let host = s.calibration(Side::Host).unwrap().unwrap();
+        assert_eq!(host.cells.len(), 2);
+        // The guest side measures; it does not calibrate again.
+        let guest = s.calibration(Side::Guest).unwrap().unwrap();
+        assert!(guest.calibration_fs().unwrap().is_empty());
+        // calibrate = [] says none; a study of guest file systems only gets none by default.
+        let off = mixed.replace("kind = \"uml\"\n", "kind = \"uml\"\ncalibrate = []\n");
+        assert!(Study::parse(&off)
+            .unwrap()
+            .calibration_fs()
+            .unwrap()
+            .is_empty());
+        let guest_only = STUDY.replace("calibrate = [\"ext4\", \"xfs\"]\n", "");
+        assert!(Study::parse(&guest_only)
+            .unwrap()
+            .calibration_fs()
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
     fn one_file_system_needs_no_factor_and_bad_ones_are_refused() {
         let one = STUDY.replace(r#"calibrate = ["ext4", "xfs"]"#, r#"calibrate = "ext4""#);
         let host = Study::parse(&one)
@@ -195,7 +250,6 @@ levels = 2
         for (bad, msg) in [
             (r#"calibrate = "jfs""#, "the host kernel has as well"),
             (r#"calibrate = ["ext4", "ext4"]"#, "twice"),
-            (r#"calibrate = []"#, "name a file system"),
             (r#"calibrate = "zfs""#, "calibrate"),
         ] {
             let t = STUDY.replace(r#"calibrate = ["ext4", "xfs"]"#, bad);

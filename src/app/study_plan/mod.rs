@@ -7,7 +7,7 @@
 
 mod eta;
 
-pub(crate) use eta::{check_budget, eta_text, MODEL_BYTES};
+pub(crate) use eta::{check_budget, estimate, eta_text, range_text, MODEL_BYTES};
 
 use crate::cli::StudyPlanArgs;
 use crate::plan::calibration::Side;
@@ -81,7 +81,7 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     let mut extra = (0.0, 0.0);
     for cal in &calibration {
         let (h, _) = eta::history(cal, db.clone());
-        let (lo, hi, _) = eta::estimate(cal, h.as_ref());
+        let (lo, hi, _) = estimate(cal, h.as_ref());
         extra = (extra.0 + lo, extra.1 + hi);
     }
     if let Some(host) = calibration.first() {
@@ -96,7 +96,7 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
             host.repetitions.min,
             host.name(),
             calibration.last().map_or("", |c| c.name()),
-            eta::range_text(extra.0, extra.1)
+            range_text(extra.0, extra.1)
         );
     }
     let (hist, earlier) = eta::history(&study, db);
