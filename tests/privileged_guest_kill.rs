@@ -154,6 +154,25 @@ fn kill_during_a_guest_study(victim: Victim) {
             started(&mut child);
         }
     }
+    // No process of the guest holds the host's standard output or error: its consoles are
+    // pipes of fslab's.
+    for (pid, _) in processes_naming(dir) {
+        if pid == host_pid {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            let target = std::fs::read_link(fd.path()).unwrap_or_default();
+            assert!(
+                target != out_path && target != dir.join("stderr.txt"),
+                "process {pid} holds {} as {}",
+                target.display(),
+                fd.path().display()
+            );
+        }
+    }
     let wait = Duration::from_millis(u64::from(nanos / 1000 % 1500));
     eprintln!(
         "{victim:?} killed {wait:?} after {}",

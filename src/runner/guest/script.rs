@@ -59,10 +59,12 @@ pub(super) fn init_script(
     s.push_str(&format!("cd {} || exit 1\n", q(&cwd.to_string_lossy())));
     let path = |f: &str| q(&dir.join(f).to_string_lossy());
     let (stop, child) = (path(STOP_FILE), path(CHILD_FILE));
-    // The stop request: mark it (no further command starts) and stop the running one; once
-    // more a second later, in case it arrived between a start and its pid being written.
+    // The stop request: mark it (no further command starts) and stop the running one; a
+    // second later, the one whose pid was written since, in case the request arrived between
+    // a start and its pid being written — never the same one twice (a second SIGTERM makes
+    // fslab exit at once, and its study would stay "running").
     s.push_str(&format!(
-        "( read line </dev/tty2 && : > {stop} && for i in 1 2; do kill -TERM $(cat {child}) 2>/dev/null; sleep 1; done ) 2>/dev/null &\nreader=$!\nrc=130\n"
+        "( read line </dev/tty2 && : > {stop} && sent= && for i in 1 2; do p=$(cat {child} 2>/dev/null); if [ -n \"$p\" ] && [ \"$p\" != \"$sent\" ]; then kill -TERM $p 2>/dev/null; sent=$p; fi; sleep 1; done ) 2>/dev/null &\nreader=$!\nrc=130\n"
     ));
     for c in commands {
         let cmd: Vec<String> = std::iter::once(exe.to_string_lossy().into_owned())
@@ -112,7 +114,8 @@ mod tests {
             "  FSLAB_GUEST_DEVICES='0.data=/dev/ubda' '/usr/bin/fslab' 'study' 'run' 'it'\\''s.toml' </dev/null >/dev/tty0 2>/dev/tty1 &"
         ));
         assert!(s.contains("echo $rc > '/w/guest-1/exit'"));
-        assert!(s.contains("kill -TERM $(cat '/w/guest-1/child')"));
+        assert!(s.contains("p=$(cat '/w/guest-1/child' 2>/dev/null)"));
+        assert!(s.contains("[ \"$p\" != \"$sent\" ]; then kill -TERM $p"));
         // In order, each with its own devices, none once a stop was asked for.
         let cal = s.find("'cal.toml'").unwrap();
         let main = s.find("'it'\\''s.toml'").unwrap();
