@@ -174,11 +174,7 @@ fn calibrate_on_host(a: &StudyRunArgs, db: &Path, cal: &Study) -> Result<()> {
     let (lo, hi, _) = super::study_plan::estimate(cal, None);
     eprintln!(
         "guest calibration on the host: the study's workloads on {} (about {} here by the plan's model, then the same in the guest; [guest] calibrate = [] turns it off)",
-        cal.cells
-            .iter()
-            .map(|c| c.fs.fs.as_str())
-            .collect::<Vec<_>>()
-            .join(" and "),
+        cal.fs_words(),
         super::study_plan::range_text(lo, hi)
     );
     match on_host(cal, a, Some(db.to_path_buf()), resume) {

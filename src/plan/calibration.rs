@@ -67,6 +67,15 @@ impl Study {
         Ok(out)
     }
 
+    /// The file systems of its cells, in order, as words: `ext4 and xfs`.
+    pub fn fs_words(&self) -> String {
+        self.cells
+            .iter()
+            .map(|c| c.fs.fs.as_str())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    }
+
     /// The default calibration (see [`Study::calibration_fs`]).
     fn default_calibration(&self) -> Vec<FsType> {
         let guest_only = |f: &FsType| matches!(f, FsType::Nilfs2 | FsType::Jfs | FsType::Reiserfs);

@@ -87,11 +87,7 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     if let Some(host) = calibration.first() {
         crate::outln!(
             "guest calibration, before the study: its workloads on {} ({} cell(s), {} repetitions each) on the host, then the same in the guest (studies '{}' and '{}'): about {} of the ETA",
-            host.cells
-                .iter()
-                .map(|c| c.fs.fs.as_str())
-                .collect::<Vec<_>>()
-                .join(" and "),
+            host.fs_words(),
             host.cells.len(),
             host.repetitions.min,
             host.name(),
