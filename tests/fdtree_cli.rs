@@ -483,7 +483,7 @@ fn null_backend_needs_no_directory_and_touches_nothing() {
 
 fn spawn_fdtree(work: &Path, args: &[&str]) -> std::process::Child {
     let bin = assert_cmd::cargo::cargo_bin("fslab");
-    std::process::Command::new(bin)
+    common::default_signals(&mut std::process::Command::new(bin))
         .env("FSLAB_DB", work.join("results.db"))
         .args(["fdtree", "-q"])
         .args(args)

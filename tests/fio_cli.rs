@@ -353,15 +353,17 @@ fn ctrl_c_stops_fio_and_keeps_no_partial_repetition() {
     );
     let data = t.path().join("data");
     std::fs::create_dir(&data).unwrap();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fslab"))
-        .env("FSLAB_DB", t.path().join("results.db"))
-        .args(["fio", "--cache", "none", "-q", "-D"])
-        .arg(&data)
-        .arg(&job)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = common::default_signals(&mut std::process::Command::new(
+        assert_cmd::cargo::cargo_bin("fslab"),
+    ))
+    .env("FSLAB_DB", t.path().join("results.db"))
+    .args(["fio", "--cache", "none", "-q", "-D"])
+    .arg(&data)
+    .arg(&job)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     common::wait_for("fio's data file", || {
         data.join("fslab-fio").join("w.0.0").exists()
     });
@@ -506,15 +508,17 @@ fn a_program_that_does_not_stop_is_killed_after_the_grace() {
     );
     let data = t.path().join("data");
     std::fs::create_dir(&data).unwrap();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fslab"))
-        .env("FSLAB_DB", t.path().join("results.db"))
-        .args(["fio", "--cache", "none", "-q", "-D"])
-        .arg(&data)
-        .arg(&job)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = common::default_signals(&mut std::process::Command::new(
+        assert_cmd::cargo::cargo_bin("fslab"),
+    ))
+    .env("FSLAB_DB", t.path().join("results.db"))
+    .args(["fio", "--cache", "none", "-q", "-D"])
+    .arg(&data)
+    .arg(&job)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     let sleeping = || {
         std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
             std::fs::read(e.path().join("cmdline"))

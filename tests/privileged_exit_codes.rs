@@ -42,6 +42,8 @@ fn command(dir: &Path, file: &Path) -> Command {
         .arg(dir.join("work"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // The test signals it: its own handlers act, also under `nohup`.
+    common::default_signals(&mut c);
     c
 }
 

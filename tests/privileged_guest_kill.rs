@@ -307,17 +307,18 @@ fn privileged_ctrl_c_while_the_guest_boots_interrupts_the_study_and_says_how_to_
     let db = dir.join("results.db");
     let file = dir.join("study.toml");
     std::fs::write(&file, STUDY.replace("min = 60", "min = 5")).unwrap();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("fslab"))
-        .env("FSLAB_DB", &db)
-        .args(["study", "run", "-q", "--guest", "uml:384M"])
-        .arg(&file)
-        .arg("--workdir")
-        .arg(dir.join("work"))
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child =
+        common::default_signals(&mut Command::new(assert_cmd::cargo::cargo_bin("fslab")))
+            .env("FSLAB_DB", &db)
+            .args(["study", "run", "-q", "--guest", "uml:384M"])
+            .arg(&file)
+            .arg("--workdir")
+            .arg(dir.join("work"))
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
     let t0 = Instant::now();
     while kernel_process(dir).is_none() {
         assert!(

@@ -50,6 +50,7 @@ fn spawn_run(dir: &Path, file: &Path, work: &Path, resume: bool) -> std::process
         .arg(work)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
+    common::default_signals(&mut c);
     if resume {
         c.arg("--resume");
     }

@@ -78,6 +78,7 @@ fn text(b: &[u8]) -> String {
 fn bin(area: &Area) -> Command {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("fslab"));
     c.env("FSLAB_DB", area.db()).env_remove("RUST_BACKTRACE");
+    common::default_signals(&mut c);
     c
 }
 

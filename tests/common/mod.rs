@@ -155,3 +155,25 @@ pub fn require_guest(test: &str) -> bool {
     }
     panic!("{test}: {missing:?} missing; run scripts/install-deps --test, or set FSLAB_SKIP_GUEST=1 to skip on purpose");
 }
+
+/// `c` starts with the default action for SIGHUP, SIGINT and SIGTERM and none of them
+/// blocked, whatever this test was started under: `nohup` ignores SIGHUP and a shell's
+/// background job ignores SIGINT, and an ignored disposition is inherited across `exec` —
+/// a test that signals the child relies on the child's own handlers being the ones that act.
+pub fn default_signals(c: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: signal, sigemptyset, sigaddset and sigprocmask are async-signal-safe.
+    unsafe {
+        c.pre_exec(|| {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+                libc::signal(sig, libc::SIG_DFL);
+                libc::sigaddset(&mut set, sig);
+            }
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            Ok(())
+        });
+    }
+    c
+}

@@ -33,6 +33,8 @@ pub fn mpi_command(db: &Path, groups: &[(usize, Vec<String>)]) -> Command {
         .env_remove("FSLAB_MPI")
         .env_remove("FSLAB_MPI_CLOCK_CHECK")
         .env_remove("RUST_BACKTRACE");
+    // A test interrupts a rank: its own handlers act, also under `nohup`.
+    super::default_signals(&mut c);
     c
 }
 
