@@ -774,7 +774,7 @@ pub struct ReportOutputArgs {
     #[arg(long, value_enum, default_value = "table")]
     pub format: crate::report::Format,
     /// Write the report to FILE instead of standard output. Default: standard output.
-    #[arg(long, value_name = "FILE")]
+    #[arg(short = 'o', long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Only these metrics: `phase.metric`, a metric name (all phases) or a phase (all its
     /// metrics); repeat or separate with commas. They are compared and are the primary family

@@ -91,6 +91,20 @@ fn html_is_self_contained_with_charts() {
     );
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
+    // `-o` as export takes it (issue 35: it was refused): the same file.
+    let short = dir.path().join("short.html");
+    run_ok(
+        dir.path(),
+        &[
+            "report",
+            &ids.iozone.to_string(),
+            "--format",
+            "html",
+            "-o",
+            short.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(std::fs::read_to_string(&short).unwrap(), html);
     // Bars per test, lines over the four journal sizes, strips; no scripts, no fetches.
     assert_eq!(html.matches("class=\"chart chart-bars\"").count(), 2);
     assert_eq!(html.matches("class=\"chart chart-lines\"").count(), 2);
