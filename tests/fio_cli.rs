@@ -37,6 +37,25 @@ fn one_line_refusal(out: &std::process::Output) -> String {
     err
 }
 
+/// `fslab fio -q --cache none -D DIR/data JOB` started to be interrupted: its own handlers act
+/// on the signals (also under `nohup`); stderr piped. Returns the data directory and the child.
+fn spawn_to_interrupt(dir: &Path, job: &Path) -> (std::path::PathBuf, std::process::Child) {
+    let data = dir.join("data");
+    std::fs::create_dir(&data).unwrap();
+    let child = common::default_signals(&mut std::process::Command::new(
+        assert_cmd::cargo::cargo_bin("fslab"),
+    ))
+    .env("FSLAB_DB", dir.join("results.db"))
+    .args(["fio", "--cache", "none", "-q", "-D"])
+    .arg(&data)
+    .arg(job)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    (data, child)
+}
+
 #[test]
 fn repetitions_are_stored_and_equal_fios_own_json() {
     if !require_fio("repetitions_are_stored_and_equal_fios_own_json") {
@@ -351,19 +370,7 @@ fn ctrl_c_stops_fio_and_keeps_no_partial_repetition() {
         "long.fio",
         "[w]\nrw=write\nsize=4m\ntime_based\nruntime=300\nioengine=psync\n",
     );
-    let data = t.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let child = common::default_signals(&mut std::process::Command::new(
-        assert_cmd::cargo::cargo_bin("fslab"),
-    ))
-    .env("FSLAB_DB", t.path().join("results.db"))
-    .args(["fio", "--cache", "none", "-q", "-D"])
-    .arg(&data)
-    .arg(&job)
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
+    let (data, child) = spawn_to_interrupt(t.path(), &job);
     common::wait_for("fio's data file", || {
         data.join("fslab-fio").join("w.0.0").exists()
     });
@@ -506,19 +513,7 @@ fn a_program_that_does_not_stop_is_killed_after_the_grace() {
         "stubborn.fio",
         &format!("[w]\nrw=write\nsize=1m\nexec_prerun=sleep {mark}\n"),
     );
-    let data = t.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let child = common::default_signals(&mut std::process::Command::new(
-        assert_cmd::cargo::cargo_bin("fslab"),
-    ))
-    .env("FSLAB_DB", t.path().join("results.db"))
-    .args(["fio", "--cache", "none", "-q", "-D"])
-    .arg(&data)
-    .arg(&job)
-    .stdout(std::process::Stdio::null())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
+    let (_, child) = spawn_to_interrupt(t.path(), &job);
     let sleeping = || {
         std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
             std::fs::read(e.path().join("cmdline"))
