@@ -73,14 +73,18 @@ where
     F: FnOnce() -> T + Send + 'scope,
     T: Send + 'scope,
 {
-    std::thread::Builder::new()
-        .name(name)
-        .spawn_scoped(scope, move || {
-            // Refused only by a seccomp filter or out of memory, the same for every worker;
-            // the environment records it and the reports say so.
-            let _ = own_file_table();
-            f()
-        })
+    let name = std::ffi::CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a worker name holds NUL"))?;
+    std::thread::Builder::new().spawn_scoped(scope, move || {
+        // Refused only by a seccomp filter or out of memory, the same for every worker;
+        // the environment records it and the reports say so.
+        let _ = own_file_table();
+        // Named only now: a thread seen under a worker's name owns its table already
+        // (named by the builder, it was visible under the name before it unshared).
+        // SAFETY: PR_SET_NAME reads a NUL-terminated string (the kernel keeps 15 bytes).
+        unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr()) };
+        f()
+    })
 }
 
 /// The start line of [`spawn_all`]: `Some(true)` when every worker started, `Some(false)`
