@@ -101,24 +101,37 @@ fn too_short(
             .iter()
             .filter(|s| &s.phase == phase && s.name == "elapsed")
             .count();
-        let varied = match shortest.summary.cv {
-            Some(cv) => format!("varying by {:.1}%", cv * 100.0),
-            None => "one repetition".into(),
+        let (n, cv) = (shortest.summary.n, shortest.summary.cv);
+        let message = match cv.filter(|_| n >= crate::stats::warnings::VARIATION_MIN_N) {
+            Some(cv) => format!(
+                "mean time under {min} s and varying by more than {:.0}% in {} of {total} configurations (shortest {}, varying by {:.1}%, {}): too short to trust",
+                opts.thresholds.max_cv * 100.0,
+                short.len(),
+                shortest.unit.fmt(shortest.summary.mean),
+                cv * 100.0,
+                cells[shortest.cell].label
+            ),
+            None => format!(
+                "mean time under {min} s in {} of {total} configurations (shortest {}, {}), {n} repetition(s): {}; too short to trust",
+                short.len(),
+                shortest.unit.fmt(shortest.summary.mean),
+                cells[shortest.cell].label,
+                crate::stats::warnings::TOO_FEW_TO_TELL
+            ),
         };
         out.push(
-            Draft::new(WarningKind::TooShort, Some(w), None, Some(format!("{phase}.elapsed")))
-                .finish(
-                    phase.clone(),
-                    shortest.unit.fmt(shortest.summary.mean),
-                    format!(
-                        "mean time under {min} s and varying by more than {:.0}% in {} of {total} configurations (shortest {}, {varied}, {}): too short to trust",
-                        opts.thresholds.max_cv * 100.0,
-                        short.len(),
-                        shortest.unit.fmt(shortest.summary.mean),
-                        cells[shortest.cell].label
-                    ),
-                    advice::too_short(WorkloadKind::of(&w.kind), origin),
-                ),
+            Draft::new(
+                WarningKind::TooShort,
+                Some(w),
+                None,
+                Some(format!("{phase}.elapsed")),
+            )
+            .finish(
+                phase.clone(),
+                shortest.unit.fmt(shortest.summary.mean),
+                message,
+                advice::too_short(WorkloadKind::of(&w.kind), origin),
+            ),
         );
     }
 }

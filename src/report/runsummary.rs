@@ -125,15 +125,21 @@ pub fn warning_lines(
                     Draft::new(WarningKind::TooShort, None, None, Some(key.clone())).finish(
                         phase.to_string(),
                         m.unit.fmt(s.mean),
-                        format!(
-                            "took {} on average, under {} s, and varied by {}: too short to trust",
-                            m.unit.fmt(s.mean),
-                            t.min_phase_seconds,
-                            s.cv.map_or_else(
-                                || "an unknown amount (one repetition)".to_string(),
-                                |cv| format!("{:.1}%", cv * 100.0)
-                            )
-                        ),
+                        match s.cv.filter(|_| s.n >= stats::warnings::VARIATION_MIN_N) {
+                            Some(cv) => format!(
+                                "took {} on average, under {} s, and varied by {:.1}%: too short to trust",
+                                m.unit.fmt(s.mean),
+                                t.min_phase_seconds,
+                                cv * 100.0
+                            ),
+                            None => format!(
+                                "took {} on average, under {} s, in {} repetition(s): {}; too short to trust",
+                                m.unit.fmt(s.mean),
+                                t.min_phase_seconds,
+                                s.n,
+                                stats::warnings::TOO_FEW_TO_TELL
+                            ),
+                        },
                         advice::too_short(kind, Origin::Run),
                     ),
                 );

@@ -41,6 +41,30 @@ fn title(kind: WarningKind, t: &Thresholds) -> String {
     }
 }
 
+/// A group's title: [`title`], except for short phases of which some ran too few times for
+/// their variation to be measured — the title then does not claim it was.
+fn group_title(kind: WarningKind, list: &[&ReportWarning], t: &Thresholds) -> String {
+    if kind != WarningKind::TooShort {
+        return title(kind, t);
+    }
+    let few = |w: &&ReportWarning| w.message.contains(crate::stats::warnings::TOO_FEW_TO_TELL);
+    let n = crate::stats::warnings::VARIATION_MIN_N;
+    if list.iter().all(few) {
+        format!(
+            "Phases under {} s, too short to trust (fewer than {n} repetitions: how their time varies is not measured)",
+            t.min_phase_seconds
+        )
+    } else if list.iter().any(few) {
+        format!(
+            "Phases under {} s whose time varies by more than {:.0}% or that ran fewer than {n} times, too short to trust",
+            t.min_phase_seconds,
+            t.max_cv * 100.0
+        )
+    } else {
+        title(kind, t)
+    }
+}
+
 /// The warnings grouped by kind and advice, most serious kind first (then in order of first
 /// appearance).
 pub fn group(warnings: &[ReportWarning], t: &Thresholds) -> Vec<WarningGroup> {
@@ -77,7 +101,11 @@ pub fn group(warnings: &[ReportWarning], t: &Thresholds) -> Vec<WarningGroup> {
                     if subjects.len() > LISTED {
                         items.push_str(&format!(" …and {} more", subjects.len() - LISTED));
                     }
-                    format!("{} ({}): {items}; {advice}", title(kind, t), list.len())
+                    format!(
+                        "{} ({}): {items}; {advice}",
+                        group_title(kind, &list, t),
+                        list.len()
+                    )
                 }
             };
             WarningGroup {

@@ -95,9 +95,20 @@ pub fn cv_lower_bound(s: &Summary) -> Option<f64> {
     Some(cv * (df / q).sqrt())
 }
 
+/// Repetitions a series needs before fslab says anything of how much it varies: with two, one
+/// difference is all there is to go on.
+pub const VARIATION_MIN_N: usize = 3;
+
+/// What a short phase's warning says when it ran fewer than [`VARIATION_MIN_N`] times (the
+/// grouped line's title reads it).
+pub const TOO_FEW_TO_TELL: &str = "too few repetitions to tell how its time varies";
+
 /// When `s` varies by more than `max_cv` with 95% confidence ([`cv_lower_bound`]), its
-/// coefficient of variation and that bound.
+/// coefficient of variation and that bound; never below [`VARIATION_MIN_N`] repetitions.
 pub fn high_variation(s: &Summary, t: &Thresholds) -> Option<(f64, f64)> {
+    if s.n < VARIATION_MIN_N {
+        return None;
+    }
     let (cv, at_least) = (s.cv?, cv_lower_bound(s)?);
     (at_least > t.max_cv).then_some((cv, at_least))
 }
@@ -114,13 +125,13 @@ pub fn variation_text(cv: f64, at_least: f64, threshold: f64) -> String {
 
 /// Whether a phase whose elapsed times are summarised by `s` is too short to trust: its mean
 /// is under `min_phase_seconds` **and** its measured run-to-run variation shows it (its time
-/// varies by more than `max_cv` with 95% confidence, [`high_variation`]; with a single
-/// repetition, nothing is measured and the time alone decides). A short phase whose time
+/// varies by more than `max_cv` with 95% confidence, [`high_variation`]; with fewer than
+/// [`VARIATION_MIN_N`] repetitions, nothing is measured and the time alone decides). A short phase whose time
 /// repeats within `max_cv` is timed well enough: the clock is monotonic with nanosecond
 /// resolution, and what makes a short phase untrustworthy — scheduling, a journal commit or
 /// writeback landing in it — shows as variation.
 pub fn too_short(s: &Summary, t: &Thresholds) -> bool {
-    s.mean < t.min_phase_seconds && (s.cv.is_none() || high_variation(s, t).is_some())
+    s.mean < t.min_phase_seconds && (s.n < VARIATION_MIN_N || high_variation(s, t).is_some())
 }
 
 /// Warnings for one metric of one phase. `is_elapsed` marks the phase's elapsed-time metric,
@@ -169,8 +180,16 @@ mod tests {
         let unclear = summarize(&[0.2, 0.225, 0.175]).unwrap();
         assert!((unclear.cv.unwrap() - 0.125).abs() < 1e-9);
         assert!(!too_short(&unclear, &t));
-        // One repetition: nothing measured, the time decides.
+        // One repetition, or two: nothing measured, the time decides.
         assert!(too_short(&summarize(&[0.2]).unwrap(), &t));
+        let two = summarize(&[0.2, 0.3]).unwrap();
+        assert!(too_short(&two, &t));
+        assert_eq!(
+            high_variation(&two, &t),
+            None,
+            "no variation claimed from two"
+        );
+        assert!(high_variation(&summarize(&[0.2, 0.3, 0.15]).unwrap(), &t).is_some());
         // Long phases never, however they vary.
         assert!(!too_short(&summarize(&[2.0, 3.0, 1.5]).unwrap(), &t));
     }
@@ -235,7 +254,7 @@ mod tests {
 
     #[test]
     fn thresholds_are_configurable() {
-        let s = summarize(&[2.0, 3.0]).unwrap();
+        let s = summarize(&[2.0, 3.0, 2.5]).unwrap();
         let t = Thresholds {
             min_phase_seconds: 5.0,
             max_cv: 0.1,
