@@ -294,11 +294,7 @@ fn in_guest(a: &StudyRunArgs, db: Option<PathBuf>, study: &Study, spec: GuestSpe
         0 => Ok(()),
         // Stopped: by its own handler (130), or, asked to stop before its fslab had started
         // far enough to handle the signal, by SIGTERM itself (143: nothing was stored yet).
-        130 => {
-            resume_hint(a);
-            Err(anyhow::Error::new(crate::signal::Interrupted))
-        }
-        143 if crate::signal::interrupted() => {
+        c if c == 130 || (c == 143 && crate::signal::interrupted()) => {
             resume_hint(a);
             Err(anyhow::Error::new(crate::signal::Interrupted))
         }

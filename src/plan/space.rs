@@ -35,6 +35,12 @@ pub fn reserve(total: u64) -> u64 {
     (total / 10).max(512 << 20)
 }
 
+/// Memory this machine can spare for `ram:` devices and a guest: what it has available less
+/// the [`reserve`].
+pub fn spare_ram() -> u64 {
+    crate::sysinfo::available_ram().saturating_sub(reserve(crate::sysinfo::total_ram()))
+}
+
 /// About what mkfs writes on a device of `size` bytes for `cfg` (its journal included when
 /// internal): ext inode tables in full (`lazy_itable_init=0`), the journal (ext's default for
 /// the size, or the one asked), XFS's log, and a share for the rest of the metadata. An
@@ -137,8 +143,7 @@ impl Space {
                     .saturating_add(cell_mkfs_written(&c.fs))
             })
             .fold(0u64, u64::saturating_add);
-        let total = crate::sysinfo::total_ram();
-        let spare = crate::sysinfo::available_ram().saturating_sub(reserve(total));
+        let spare = spare_ram();
         Space {
             written,
             free,

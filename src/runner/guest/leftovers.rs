@@ -88,12 +88,14 @@ fn clean_killed_guests_in(workdir: &Path, shm: &Path) -> (Vec<String>, Vec<Strin
     (done, left)
 }
 
-/// Remove the run directories the guests' fslab left in `guest-work/runs/` (its mount
-/// points, state and lock) once no guest of this work directory is alive: whatever a guest
-/// mounted or attached lived in its kernel, which died with it, so only directories remain.
-/// They are removed beneath the directory, never across a mount of the host's.
+/// Remove the run directories the guests' fslab left in `guest-work/runs/` once no guest of
+/// this work directory is alive: whatever a guest mounted or attached lived in its kernel,
+/// which died with it, so only its files and directories remain. A run directory is removed
+/// only when it holds nothing but what a run makes (`lock`, `state.json`, `images/` with
+/// fslab's image names, `mnt/` with empty mount points), entry by entry beneath it; one that
+/// holds anything else is left and named.
 fn clean_guest_work(guest_work: &Path, done: &mut Vec<String>, left: &mut Vec<String>) {
-    use crate::safe::beneath::{remove_at, Kind, Removed, Root};
+    use crate::safe::beneath::Root;
     let runs = guest_work.join("runs");
     let Ok(entries) = std::fs::read_dir(&runs) else {
         return;
@@ -109,16 +111,97 @@ fn clean_guest_work(guest_work: &Path, done: &mut Vec<String>, left: &mut Vec<St
         if !e.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        let name = e.file_name();
-        match remove_at(root.fd(), &name, Kind::Tree, None) {
-            Ok(Removed::Done) => done.push(format!(
+        let path = e.path();
+        let foreign = foreign_in_run(&path);
+        if !foreign.is_empty() {
+            left.push(format!(
+                "{} holds files fslab did not make ({}); left in place",
+                path.display(),
+                foreign.join(", ")
+            ));
+            continue;
+        }
+        match remove_run(&root, &e.file_name()) {
+            Ok(()) => done.push(format!(
                 "removed what a killed guest's run left: {}",
-                e.path().display()
+                path.display()
             )),
-            Ok(Removed::Absent) => {}
-            Err(why) => left.push(format!("{}: {why}", e.path().display())),
+            Err(why) => left.push(format!("{}: {why}", path.display())),
         }
     }
+}
+
+/// The files a run directory makes, and its directories: image files, empty mount points.
+const RUN_FILES: [&str; 3] = ["lock", "state.json", "state.json.tmp"];
+
+/// What in the run directory `run` is not of a run's layout (by name and kind).
+fn foreign_in_run(run: &Path) -> Vec<String> {
+    let mut foreign = Vec::new();
+    let Ok(entries) = std::fs::read_dir(run) else {
+        return vec!["(unreadable)".into()];
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Ok(t) = e.file_type() else {
+            foreign.push(name);
+            continue;
+        };
+        let ok = match name.as_str() {
+            n if RUN_FILES.contains(&n) => t.is_file(),
+            "images" | "mnt" if t.is_dir() => {
+                let inner = std::fs::read_dir(e.path())
+                    .map(|d| d.flatten().collect::<Vec<_>>())
+                    .unwrap_or_default();
+                let fits = inner.iter().all(|f| {
+                    let t = f.file_type().ok();
+                    if name == "images" {
+                        t.is_some_and(|t| t.is_file())
+                            && is_image_name(&f.file_name().to_string_lossy())
+                    } else {
+                        t.is_some_and(|t| t.is_dir())
+                            && std::fs::read_dir(f.path()).is_ok_and(|mut d| d.next().is_none())
+                    }
+                });
+                if !fits {
+                    foreign.push(format!("{name}/…"));
+                    continue;
+                }
+                true
+            }
+            _ => false,
+        };
+        if !ok {
+            foreign.push(name);
+        }
+    }
+    foreign
+}
+
+/// Remove a run directory [`foreign_in_run`] found nothing foreign in, entry by entry beneath
+/// `runs` (never across a mount, never through a symbolic link).
+fn remove_run(runs: &crate::safe::beneath::Root, name: &std::ffi::OsStr) -> Result<(), String> {
+    use crate::safe::beneath::{remove_at, Kind};
+    let run = runs.sub(&runs.path().join(name))?;
+    for sub in ["images", "mnt"] {
+        if let Ok(d) = run.sub(&run.path().join(sub)) {
+            let names: Vec<_> = std::fs::read_dir(d.path())
+                .map(|r| r.flatten().map(|e| e.file_name()).collect())
+                .unwrap_or_default();
+            let kind = if sub == "images" {
+                Kind::File
+            } else {
+                Kind::EmptyDir
+            };
+            for n in names {
+                remove_at(d.fd(), &n, kind, None)?;
+            }
+        }
+        remove_at(run.fd(), std::ffi::OsStr::new(sub), Kind::EmptyDir, None)?;
+    }
+    for f in RUN_FILES {
+        remove_at(run.fd(), std::ffi::OsStr::new(f), Kind::File, None)?;
+    }
+    remove_at(runs.fd(), name, Kind::EmptyDir, None).map(|_| ())
 }
 
 #[cfg(test)]
@@ -179,9 +262,30 @@ mod tests {
         // None is: what a killed guest's run left there goes, and nothing else.
         std::fs::remove_dir_all(&live).unwrap();
         std::fs::write(run.join("state.json"), b"{}").unwrap();
+        std::fs::write(run.join("lock"), b"").unwrap();
+        std::fs::create_dir_all(run.join("images")).unwrap();
+        std::fs::write(run.join("images/c0-data.img"), b"x").unwrap();
+        // A user's files beside a run and inside another: kept, and so is that run.
+        let runs = work.path().join("guest-work/runs");
+        std::fs::write(runs.join("notes.txt"), b"mine").unwrap();
+        let planted = runs.join("714-1");
+        std::fs::create_dir_all(planted.join("mnt/c0")).unwrap();
+        std::fs::write(planted.join("mnt/c0/mine.txt"), b"mine").unwrap();
+        std::fs::write(planted.join("mine.txt"), b"mine").unwrap();
         let (done, left) = clean_killed_guests_in(work.path(), shm.path());
         assert!(!run.exists(), "{done:?} {left:?}");
-        assert!(work.path().join("guest-work/runs").exists());
+        assert!(runs.exists());
         assert!(done.iter().any(|d| d.contains("713-1")), "{done:?}");
+        assert_eq!(std::fs::read(runs.join("notes.txt")).unwrap(), b"mine");
+        assert_eq!(
+            std::fs::read(planted.join("mnt/c0/mine.txt")).unwrap(),
+            b"mine"
+        );
+        assert_eq!(std::fs::read(planted.join("mine.txt")).unwrap(), b"mine");
+        assert!(
+            left.iter()
+                .any(|l| l.contains("714-1") && l.contains("mine.txt") && l.contains("mnt/…")),
+            "{left:?}"
+        );
     }
 }

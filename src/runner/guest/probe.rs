@@ -105,8 +105,7 @@ pub fn probe(mem: u64) -> Result<HostFacts, String> {
         }
     }
     super::shim::check(&kernel)?;
-    let total = crate::sysinfo::total_ram();
-    let spare = crate::sysinfo::available_ram().saturating_sub(crate::plan::space::reserve(total));
+    let spare = crate::plan::space::spare_ram();
     if mem > spare {
         return Err(format!(
             "the guest's {} of memory is more than the {} this machine can spare (its available memory less a reserve of a tenth, at least 512 MiB): give the guest less memory (--guest uml:SIZE, or fslab doctor --guest-mem SIZE)",
