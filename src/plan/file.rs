@@ -53,12 +53,18 @@ pub struct GuestSection {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RepetitionsSection {
-    /// At least this many counted repetitions per cell × workload (default 5).
+    /// At least this many counted repetitions per cell × workload (default: the design's n for
+    /// `detect`; 5 with `target_ci`). Given without `detect` or `target_ci`: exactly this many.
     pub min: Option<u32>,
-    /// At most this many (default: `min` without `target_ci`, else 30).
+    /// At most this many (default: `min` for a fixed count, else 30).
     pub max: Option<u32>,
-    /// Stop when every headline metric's 95% CI half-width is under this fraction of its mean.
+    /// Stop when every headline metric's 95% CI half-width is under this fraction of its mean
+    /// (a precision target).
     pub target_ci: Option<f64>,
+    /// The smallest effect that matters, `"10%"` (the default when neither `min` nor
+    /// `target_ci` is given): each series runs until its own spread gives 80% power to detect
+    /// it (two-sided Welch on logs, α = 0.05 before adjustment), from the design's n to `max`.
+    pub detect: Option<String>,
     /// Time budget for the whole study (`2h`, `90m`).
     pub budget: Option<String>,
     /// Execution order.

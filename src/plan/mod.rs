@@ -20,7 +20,8 @@ pub use guest::GuestSpec;
 pub use matrix::{cells, Cell, PROVISION_KEYS};
 use repetitions::repetitions;
 pub use repetitions::{
-    Repetitions, DEFAULT_MAX_ADAPTIVE, DEFAULT_MIN, MAX_REPETITIONS, MAX_WARMUP,
+    design_n, Repetitions, ASSUMED_CV, DEFAULT_DETECT, DEFAULT_MAX_ADAPTIVE, DEFAULT_MIN,
+    MAX_REPETITIONS, MAX_WARMUP,
 };
 
 use crate::provision::{support, DeviceSpec, Journal};

@@ -25,7 +25,11 @@ fn study(extra: &str) -> std::result::Result<Study, String> {
 fn defaults_are_documented_values() {
     let s = study("").unwrap();
     let r = &s.repetitions;
-    assert_eq!((r.min, r.max, r.target_ci), (5, 5, None));
+    // Power by design: 10% at 80% power and an assumed cv of 5% → 6, going on to 30.
+    assert_eq!(
+        (r.min, r.max, r.target_ci, r.detect),
+        (6, 30, None, Some(0.10))
+    );
     assert_eq!(r.order, Order::Interleaved);
     assert_eq!(r.cache, CachePolicy::Cold);
     assert_eq!(s.cells.len(), 1);
@@ -173,7 +177,29 @@ fn repetition_rules() {
     );
     assert!(study("[repetitions]\nmin = 3\nmax = 9\n")
         .unwrap_err()
-        .contains("only applies with target_ci"));
+        .contains("only applies with detect or target_ci"));
+    // A count given alone is fixed; with detect it is the floor of an adaptive design.
+    let fixed = study("[repetitions]\nmin = 4\n").unwrap().repetitions;
+    assert_eq!((fixed.min, fixed.max, fixed.detect), (4, 4, None));
+    let d = study("[repetitions]\nmin = 3\nmax = 9\ndetect = \"20%\"\n").unwrap();
+    assert_eq!(
+        (d.repetitions.min, d.repetitions.max, d.repetitions.detect),
+        (3, 9, Some(0.2))
+    );
+    // Without min the design chooses n: a larger effect needs fewer.
+    let big = study("[repetitions]\ndetect = \"30%\"\n").unwrap().repetitions;
+    assert!(big.min < 6 && big.min >= 2, "{}", big.min);
+    assert_eq!(
+        study("[repetitions]\ndetect = \"0.1\"\n").unwrap().repetitions.detect,
+        Some(0.1)
+    );
+    for bad in ["\"ten\"", "\"0%\"", "\"5000%\""] {
+        let e = study(&format!("[repetitions]\ndetect = {bad}\n")).unwrap_err();
+        assert!(e.contains("detect") && e.contains("e.g. \"10%\""), "{e}");
+    }
+    assert!(study("[repetitions]\ndetect = \"10%\"\ntarget_ci = 0.05\n")
+        .unwrap_err()
+        .contains("give one"));
     assert!(study("[repetitions]\nmin = 0\n").is_err());
     assert!(study("[repetitions]\ntarget_ci = 5\n")
         .unwrap_err()

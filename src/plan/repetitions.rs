@@ -1,12 +1,17 @@
-//! `[repetitions]` resolved: how many counted repetitions per series (fixed, or adaptive up
-//! to `max` until `target_ci`), the budget, order, cache policy, warm-ups, settling, the
+//! `[repetitions]` resolved: how many counted repetitions per series (by design for the power
+//! to detect the declared effect, fixed, or adaptive up to `max` until `target_ci`), the budget, order, cache policy, warm-ups, settling, the
 //! timeline and the disturbed-repetition policy, with their defaults and limits.
 
 use super::file::{CachePolicy, Order, RepetitionsSection};
 use std::time::Duration;
 
-/// Default minimum repetitions.
+/// Default minimum repetitions of a precision target (`target_ci`) without `min`.
 pub const DEFAULT_MIN: u32 = 5;
+/// The smallest effect that matters when a study declares neither `detect`, `min` nor
+/// `target_ci`: 10%.
+pub const DEFAULT_DETECT: f64 = 0.10;
+/// The coefficient of variation a design assumes before it has measured one: 5%.
+pub const ASSUMED_CV: f64 = 0.05;
 /// Default maximum repetitions when `target_ci` is set.
 pub const DEFAULT_MAX_ADAPTIVE: u32 = 30;
 /// The most repetitions a series may ask for (`min`, `max`).
@@ -19,8 +24,12 @@ pub struct Repetitions {
     pub min: u32,
     /// At most this many.
     pub max: u32,
-    /// Target 95% CI half-width as a fraction of the mean; `None` = fixed count (`min`).
+    /// Target 95% CI half-width as a fraction of the mean (a precision target).
     pub target_ci: Option<f64>,
+    /// The smallest effect that matters (`detect`, a fraction): `min` is the design's n for
+    /// 80% power at [`ASSUMED_CV`] (unless given), and a series goes on to `max` until its own
+    /// spread gives that power. `None` with `target_ci` also `None`: a fixed count (`min`).
+    pub detect: Option<f64>,
     /// Time budget for the whole study.
     pub budget: Option<Duration>,
     /// Execution order.
@@ -43,10 +52,6 @@ pub struct Repetitions {
 /// Read `[repetitions]` with its defaults, refusing values out of range in one line that
 /// names the key.
 pub(super) fn repetitions(r: &RepetitionsSection) -> std::result::Result<Repetitions, String> {
-    let min = r.min.unwrap_or(DEFAULT_MIN);
-    if min == 0 {
-        return Err("[repetitions] min must be at least 1".into());
-    }
     if let Some(t) = r.target_ci {
         if !(t > 0.0 && t < 1.0) {
             return Err(format!(
@@ -54,15 +59,32 @@ pub(super) fn repetitions(r: &RepetitionsSection) -> std::result::Result<Repetit
             ));
         }
     }
-    let max = match (r.max, r.target_ci) {
-        (Some(m), Some(_)) => m,
-        (None, Some(_)) => DEFAULT_MAX_ADAPTIVE.max(min),
-        (Some(m), None) if m != min => {
+    let detect = match (&r.detect, r.target_ci, r.min) {
+        (Some(_), Some(_), _) => {
+            return Err("[repetitions] detect and target_ci are two stopping rules (power for an effect, a precision target); give one".into())
+        }
+        (Some(d), None, _) => Some(parse_detect(d)?),
+        (None, None, None) => Some(DEFAULT_DETECT),
+        (None, _, _) => None,
+    };
+    let min = match (r.min, detect) {
+        (Some(m), _) => m,
+        (None, Some(d)) => design_n(d),
+        (None, None) => DEFAULT_MIN,
+    };
+    if min == 0 {
+        return Err("[repetitions] min must be at least 1".into());
+    }
+    let adaptive = r.target_ci.is_some() || detect.is_some();
+    let max = match (r.max, adaptive) {
+        (Some(m), true) => m,
+        (None, true) => DEFAULT_MAX_ADAPTIVE.max(min),
+        (Some(m), false) if m != min => {
             return Err(format!(
-                "[repetitions] max = {m} only applies with target_ci; set target_ci for adaptive repetitions or make min the count you want"
+                "[repetitions] max = {m} only applies with detect or target_ci; set one for adaptive repetitions or make min the count you want"
             ))
         }
-        (_, None) => min,
+        (_, false) => min,
     };
     for (key, n) in [("min", min), ("max", max)] {
         if n > MAX_REPETITIONS {
@@ -106,6 +128,7 @@ pub(super) fn repetitions(r: &RepetitionsSection) -> std::result::Result<Repetit
         min,
         max,
         target_ci: r.target_ci,
+        detect,
         budget,
         order: r.order.unwrap_or(Order::Interleaved),
         seed: r.seed,
@@ -115,6 +138,28 @@ pub(super) fn repetitions(r: &RepetitionsSection) -> std::result::Result<Repetit
         timeline: r.timeline.unwrap_or(true),
         disturbed: r.disturbed.unwrap_or_default(),
     })
+}
+
+/// The design's repetitions per series for `detect` at the assumed spread: 80% power for
+/// the two-sided Welch test on logs (α = 0.05 before adjustment) at [`ASSUMED_CV`].
+pub fn design_n(detect: f64) -> u32 {
+    use crate::stats::power;
+    power::n_for_power(power::log_sd(ASSUMED_CV), detect).unwrap_or(DEFAULT_MIN)
+}
+
+/// `detect = "10%"` (or a fraction, `"0.1"`) as a fraction, refused outside 0.5%–1000%.
+fn parse_detect(d: &str) -> std::result::Result<f64, String> {
+    let t = d.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match v {
+        Ok(f) if (0.005..=10.0).contains(&f) => Ok(f),
+        _ => Err(format!(
+            "[repetitions] detect = \"{d}\": give the smallest effect that matters as a percentage from 0.5% to 1000%, e.g. \"10%\""
+        )),
+    }
 }
 
 /// The most discarded warm-up repetitions a series may ask for.

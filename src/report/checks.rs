@@ -384,7 +384,7 @@ fn series_warnings(
     let place = format!("{} · {}", cell.label, w.label);
     let draft = |kind| Draft::new(kind, Some(w), Some(cell), None);
     match s.stop_reason {
-        None | Some(StopReason::Fixed) | Some(StopReason::CiMet) => {}
+        None | Some(StopReason::Fixed | StopReason::CiMet | StopReason::PowerMet) => {}
         Some(StopReason::Budget) => out.push(draft(WarningKind::StopReason).finish(
             place.clone(),
             format!("time budget, {} repetitions", s.ok),
@@ -398,10 +398,10 @@ fn series_warnings(
             place.clone(),
             format!("maximum of {} repetitions", s.ok),
             format!(
-                "reached the maximum of {} repetitions without meeting the interval target",
+                "reached the maximum of {} repetitions before its rule was met (the interval target, or the power to detect the declared effect)",
                 s.ok
             ),
-            "the result varies more than the target allows; raise repetitions.max or accept wider intervals".into(),
+            "the result varies more than the rule allows; raise repetitions.max, or accept wider intervals (a larger detect)".into(),
         )),
     }
     if s.failed > 0 || s.status == SeriesStatus::Failed {

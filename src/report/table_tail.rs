@@ -54,7 +54,7 @@ fn plain(s: &SeriesInfo) -> bool {
         && s.status == crate::store::SeriesStatus::Complete
         && matches!(
             s.stop_reason,
-            None | Some(StopReason::Fixed | StopReason::CiMet)
+            None | Some(StopReason::Fixed | StopReason::CiMet | StopReason::PowerMet)
         )
 }
 

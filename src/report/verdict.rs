@@ -215,9 +215,13 @@ pub fn verdict(
     (text, Some(better))
 }
 
-/// For an inconclusive verdict, by how much more repetitions would help: `about 12
-/// repetitions each (now 5) would narrow it to ±10%` (each: of the two configurations
-/// compared); `None` for any other verdict, or when the interval is already that narrow.
+/// For an inconclusive verdict, what the design could detect and what more repetitions
+/// would buy: `at n = 5 and this spread, 80% power only for changes of 14% or more; about 12
+/// repetitions each would narrow the interval to ±10% (a precision target)` (each: of the two
+/// configurations compared). The first half is the power of the test at the n used
+/// ([`crate::stats::power::detectable`]), the second a precision target, not a power: an
+/// interval of ±10% finds a true 10% change only about half the time. `None` for any other
+/// verdict, or when the interval is already that narrow.
 pub fn more_repetitions(
     change: Option<&Change>,
     welch: Option<&Welch>,
@@ -227,16 +231,33 @@ pub fn more_repetitions(
     if welch.is_none() || is_significant(Some(c), welch) || within_resolution(c) {
         return None;
     }
-    let need = c.resolve_n?;
-    if need as usize <= n {
-        return None;
-    }
+    let power = c
+        .log_sd
+        .filter(|s| *s > 0.0)
+        .and_then(|s| crate::stats::power::detectable(u32::try_from(n).ok()?, s))
+        .filter(|e| e.is_finite())
+        .map(|e| {
+            format!(
+                "at n = {n} and this spread, 80% power only for changes of {}% or more",
+                fmt_pct(100.0 * e)
+            )
+        });
     let pct = fmt_pct(100.0 * RESOLUTION);
-    Some(if need >= MAX_RESOLVE_N {
-        format!("over {MAX_RESOLVE_N} repetitions each (now {n}) would be needed to narrow it to ±{pct}%")
-    } else {
-        format!("about {need} repetitions each (now {n}) would narrow it to ±{pct}%")
-    })
+    let precision = match c.resolve_n? {
+        need if need as usize <= n => None,
+        need if need >= MAX_RESOLVE_N => Some(format!(
+            "over {MAX_RESOLVE_N} repetitions each would be needed to narrow the interval to ±{pct}% (a precision target)"
+        )),
+        need => Some(format!(
+            "about {need} repetitions each would narrow the interval to ±{pct}% (a precision target)"
+        )),
+    };
+    match (power, precision) {
+        (Some(p), Some(q)) => Some(format!("{p}; {q}")),
+        (Some(p), None) => Some(p),
+        (None, Some(q)) => Some(format!("{q} (now {n})")),
+        (None, None) => None,
+    }
 }
 
 #[cfg(test)]

@@ -69,9 +69,17 @@ fn narrow_and_wide_intervals_around_zero() {
     let hint = more_repetitions(Some(&c), w.as_ref(), 4).unwrap();
     let need = c.resolve_n.unwrap();
     assert!(need > 4, "{need}");
+    // The power at the n used first (the effect found 80% of the time at this spread), then
+    // the precision target, named as such.
+    let s = c.log_sd.unwrap();
+    let e = crate::stats::power::detectable(4, s).unwrap();
+    assert!(e > 0.10, "{e}");
     assert_eq!(
         hint,
-        format!("about {need} repetitions each (now 4) would narrow it to ±10%")
+        format!(
+            "at n = 4 and this spread, 80% power only for changes of {}% or more; about {need} repetitions each would narrow the interval to ±10% (a precision target)",
+            fmt_pct(100.0 * e)
+        )
     );
 }
 

@@ -223,6 +223,7 @@ mod tests {
             min: 2,
             max: 4,
             target_ci: Some(0.05),
+            detect: None,
         };
         let mut s = Series::new(0, 0, WorkloadKind::Fdtree);
         s.add(&fdtree_rep(100.0), 1.0);

@@ -20,6 +20,9 @@ pub enum StopReason {
     MaxReps,
     /// The study's time budget ran out.
     Budget,
+    /// The series' own spread gives the power to detect the declared effect
+    /// (`[repetitions] detect`).
+    PowerMet,
 }
 
 impl StopReason {
@@ -30,6 +33,7 @@ impl StopReason {
             StopReason::CiMet => "ci_met",
             StopReason::MaxReps => "max_reps",
             StopReason::Budget => "budget",
+            StopReason::PowerMet => "power_met",
         }
     }
 
@@ -40,6 +44,7 @@ impl StopReason {
             StopReason::CiMet,
             StopReason::MaxReps,
             StopReason::Budget,
+            StopReason::PowerMet,
         ]
         .into_iter()
         .find(|r| r.as_str() == s)
@@ -138,8 +143,11 @@ pub struct Rule {
     pub min: u32,
     /// At most this many.
     pub max: u32,
-    /// Target half-width as a fraction of |mean|; `None` = fixed count `min`.
+    /// Target half-width as a fraction of |mean|.
     pub target_ci: Option<f64>,
+    /// The effect to detect with 80% power (a fraction); with `target_ci` also `None`, a
+    /// fixed count `min`.
+    pub detect: Option<f64>,
 }
 
 /// The largest relative 95% CI half-width over the headline metrics, or `None` when any of
@@ -158,10 +166,31 @@ pub fn worst_relative_ci(headlines: &[Vec<f64>]) -> Option<f64> {
 
 /// Whether to stop after `n` counted repetitions whose headline values are `headlines`
 /// (one vector per headline metric). `None` means: run another one.
+///
+/// Under `detect` the rule looks at the series' spread only, never at its mean, so stopping
+/// cannot favour a difference (`bench/aa.sh` measures the false-discovery rate): after `min`
+/// it stops once its own spread (the largest standard deviation of the logs over its
+/// headline metrics) gives [`super::power::POWER`] to detect the effect, or at `max`; a series
+/// whose values are not all positive stops at `min`.
 pub fn decide(rule: &Rule, n: u32, headlines: &[Vec<f64>]) -> Option<StopReason> {
-    match rule.target_ci {
-        None => (n >= rule.min).then_some(StopReason::Fixed),
-        Some(target) => {
+    match (rule.target_ci, rule.detect) {
+        (None, None) => (n >= rule.min).then_some(StopReason::Fixed),
+        (None, Some(effect)) => {
+            if n < rule.min {
+                return None;
+            }
+            match super::power::worst_log_sd(headlines) {
+                Some(s) if s == 0.0 => return Some(StopReason::PowerMet),
+                Some(s) => {
+                    if super::power::power(n, s, effect)? >= super::power::POWER {
+                        return Some(StopReason::PowerMet);
+                    }
+                }
+                None => return Some(StopReason::Fixed),
+            }
+            (n >= rule.max).then_some(StopReason::MaxReps)
+        }
+        (Some(target), _) => {
             if n >= rule.min && n >= 2 {
                 if let Some(w) = worst_relative_ci(headlines) {
                     if w <= target {
@@ -182,9 +211,9 @@ pub fn budget_allows(spent_s: f64, budget_s: f64, next_s: f64) -> bool {
 /// How many more repetitions a series needs at least and may take at most.
 pub fn remaining(rule: &Rule, n: u32) -> (u32, u32) {
     let lo = rule.min.saturating_sub(n);
-    let hi = match rule.target_ci {
-        None => lo,
-        Some(_) => rule.max.saturating_sub(n),
+    let hi = match (rule.target_ci, rule.detect) {
+        (None, None) => lo,
+        _ => rule.max.saturating_sub(n),
     };
     (lo, hi)
 }
@@ -197,12 +226,48 @@ mod tests {
         min: 3,
         max: 3,
         target_ci: None,
+        detect: None,
     };
     const ADAPTIVE: Rule = Rule {
         min: 3,
         max: 6,
         target_ci: Some(0.05),
+        detect: None,
     };
+    const DETECT: Rule = Rule {
+        min: 3,
+        max: 8,
+        target_ci: None,
+        detect: Some(0.10),
+    };
+
+    #[test]
+    fn detect_goes_on_until_its_own_spread_gives_the_power() {
+        // cv about 1%: three are plenty.
+        let quiet = vec![100.0, 101.0, 99.0];
+        assert_eq!(decide(&DETECT, 2, &[quiet[..2].to_vec()]), None);
+        assert_eq!(
+            decide(&DETECT, 3, std::slice::from_ref(&quiet)),
+            Some(StopReason::PowerMet)
+        );
+        // cv about 6%: three are not enough, the same spread at n = 8 is the maximum.
+        let noisy = vec![94.0, 100.0, 106.0];
+        assert_eq!(decide(&DETECT, 3, std::slice::from_ref(&noisy)), None);
+        let noisy8 = vec![94.0, 100.0, 106.0, 94.0, 100.0, 106.0, 94.0, 100.0];
+        assert!(
+            crate::stats::power::power(8, crate::stats::power::worst_log_sd(&[noisy8.clone()]).unwrap(), 0.1).unwrap() >= 0.8
+        );
+        assert_eq!(decide(&DETECT, 8, &[noisy8]), Some(StopReason::PowerMet));
+        let wild8 = vec![50.0, 150.0, 100.0, 60.0, 140.0, 100.0, 70.0, 130.0];
+        assert_eq!(decide(&DETECT, 8, &[wild8]), Some(StopReason::MaxReps));
+        // Only the spread decides: the same values shifted by a factor stop alike.
+        let shifted: Vec<f64> = noisy.iter().map(|x| x * 3.0).collect();
+        assert_eq!(decide(&DETECT, 3, &[shifted]), None);
+        // Values that are not all positive: stop at min.
+        assert_eq!(decide(&DETECT, 3, &[vec![0.0, 1.0, 2.0]]), Some(StopReason::Fixed));
+        assert_eq!(remaining(&DETECT, 4), (0, 4));
+        assert_eq!(StopReason::parse("power_met"), Some(StopReason::PowerMet));
+    }
 
     #[test]
     fn fixed_stops_exactly_at_min() {

@@ -79,9 +79,13 @@ pub struct Change {
     /// at the variation measured (`None` without an interval; capped at
     /// [`super::effect::MAX_RESOLVE_N`]).
     pub resolve_n: Option<u32>,
+    /// On the log scale with two or more values a side: the spread of the logs both sides
+    /// share (the root of the mean of their variances), from which a report states the
+    /// effect the design detects with 80% power ([`super::power::detectable`]).
+    pub log_sd: Option<f64>,
 }
 
-pub(super) fn mean_var(xs: &[f64]) -> (f64, f64) {
+pub(crate) fn mean_var(xs: &[f64]) -> (f64, f64) {
     let n = xs.len() as f64;
     let m = xs.iter().sum::<f64>() / n;
     let v = if xs.len() > 1 {

@@ -82,9 +82,13 @@ fn model(a: &[f64], b: &[f64], scale: EffectScale) -> (Change, Option<Welch>) {
         df: None,
         scale,
         resolve_n: None,
+        log_sd: None,
     };
     if na < 2 || nb < 2 {
         return (change, None);
+    }
+    if scale == EffectScale::Log {
+        change.log_sd = Some(((va + vb) / 2.0).sqrt());
     }
     let (sa, sb) = (va / na as f64, vb / nb as f64);
     let welch = match satterthwaite(sa, na, sb, nb) {

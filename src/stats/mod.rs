@@ -14,6 +14,7 @@ pub mod consistent;
 pub mod effect;
 pub mod interval;
 pub mod outliers;
+pub mod power;
 pub mod summary;
 pub mod trend;
 pub mod warnings;

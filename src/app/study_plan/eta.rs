@@ -38,8 +38,17 @@ pub fn model_rep_seconds(w: &WorkloadSpec, cache: CachePolicy) -> f64 {
     2.0 * req.inodes as f64 / MODEL_OPS + 2.0 * req.bytes as f64 / MODEL_BYTES + cold + 0.2
 }
 
-/// Mean seconds per repetition keyed by (cell label, workload label), and the study id.
-pub(crate) type History = (i64, BTreeMap<(String, String), f64>);
+/// What an earlier study measured of one series: mean wall seconds per repetition, and the
+/// spread the design rule watches (the largest standard deviation of the logs over its
+/// headline metrics; `None` under two repetitions or with values that are not positive).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Measured {
+    pub secs: f64,
+    pub log_sd: Option<f64>,
+}
+
+/// What was measured per series keyed by (cell label, workload label), and the study id.
+pub(crate) type History = (i64, BTreeMap<(String, String), Measured>);
 
 /// Mean measured seconds per repetition from the newest study of this name that has completed
 /// repetitions (a newer one that failed or was interrupted before its first is passed over),
@@ -60,11 +69,13 @@ pub(super) fn history(study: &Study, db: Option<PathBuf>) -> (Option<History>, u
     (found, rows.len())
 }
 
-/// Mean wall seconds of the counted repetitions of study `id` per (cell, workload) label;
-/// `None` when it has none.
-fn measured_times(store: &crate::store::Store, id: i64) -> Option<BTreeMap<(String, String), f64>> {
+/// What study `id` measured of its counted repetitions per (cell, workload) label: mean wall
+/// seconds, and the spread of the headline metrics the runner's rule watches; `None` when it
+/// has none.
+fn measured_times(store: &crate::store::Store, id: i64) -> Option<BTreeMap<(String, String), Measured>> {
+    use crate::runner::series::Series;
     let d = store.load(id).ok()??;
-    let mut acc: BTreeMap<(String, String), (f64, u32)> = BTreeMap::new();
+    let mut acc: BTreeMap<(String, String), Series> = BTreeMap::new();
     for t in d
         .trials
         .iter()
@@ -72,16 +83,26 @@ fn measured_times(store: &crate::store::Store, id: i64) -> Option<BTreeMap<(Stri
     {
         let c = d.cells.iter().find(|c| c.id == t.cell_id)?;
         let w = d.workloads.iter().find(|w| w.id == t.workload_id)?;
-        let e = acc.entry((c.label.clone(), w.label.clone())).or_default();
-        e.0 += t.wall_seconds;
-        e.1 += 1;
+        let kind = crate::workload::WorkloadKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == w.kind)?;
+        acc.entry((c.label.clone(), w.label.clone()))
+            .or_insert_with(|| Series::new(0, 0, kind))
+            .add(&t.samples, t.wall_seconds);
     }
     if acc.is_empty() {
         return None;
     }
     Some(
         acc.into_iter()
-            .map(|(k, (s, n))| (k, s / f64::from(n)))
+            .map(|(k, s)| {
+                let values: Vec<Vec<f64>> = s.headlines.iter().map(|(_, v)| v.clone()).collect();
+                let m = Measured {
+                    secs: s.mean_duration().unwrap_or(0.0),
+                    log_sd: crate::stats::power::worst_log_sd(&values),
+                };
+                (k, m)
+            })
             .collect(),
     )
 }
@@ -155,9 +176,9 @@ pub(crate) fn estimate(study: &Study, hist: Option<&History>) -> (f64, f64, usiz
         for (i, w) in c.workloads.iter().enumerate() {
             let base = study.workloads[i].spec.label();
             let per = match hist.and_then(|(_, h)| h.get(&(c.label.clone(), base))) {
-                Some(&s) => {
+                Some(m) => {
                     measured += 1;
-                    s
+                    m.secs
                 }
                 None => model_rep_seconds(w, r.cache),
             };

@@ -52,7 +52,8 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     }
     let work = WorkDir::new(a.workdir.unwrap_or_else(default_workdir));
     let root = crate::sysinfo::is_root();
-    print_rules(&study, &work);
+    let (hist, earlier) = eta::history(&study, db.clone());
+    print_rules(&study, &work, hist.as_ref());
     let planner = Provisioner::planner(study.allow_format(), study.ram_bytes());
     for c in &study.cells {
         print_cell(&study, &planner, c, root)?;
@@ -95,7 +96,6 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
             range_text(extra.0, extra.1)
         );
     }
-    let (hist, earlier) = eta::history(&study, db);
     crate::outln!("ETA: {}", eta_text(&study, hist.as_ref(), earlier, extra));
     if !root {
         crate::outln!("run it as root: fslab study run {}", a.file.display());
@@ -103,9 +103,76 @@ pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     Ok(())
 }
 
+/// A percentage with at most one decimal: `10%`, `9.1%`.
+fn fmt_pct(f: f64) -> String {
+    let p = 100.0 * f;
+    if (p - p.round()).abs() < 0.05 {
+        format!("{:.0}%", p)
+    } else {
+        format!("{:.1}%", p)
+    }
+}
+
+/// What the design detects, at the spread an earlier study of this name measured (the
+/// largest over the series it shares with this one) or else at the assumed
+/// [`crate::plan::ASSUMED_CV`]: the effect found with 80% power at `min` repetitions, and under
+/// `detect` the repetitions that spread needs.
+fn power_words(study: &Study, hist: Option<&eta::History>) -> String {
+    use crate::stats::power;
+    let r = &study.repetitions;
+    let measured = hist.and_then(|(id, h)| {
+        let sds = study.cells.iter().flat_map(|c| {
+            study
+                .workloads
+                .iter()
+                .filter_map(|w| h.get(&(c.label.clone(), w.spec.label())).and_then(|m| m.log_sd))
+        });
+        sds.fold(None, |a: Option<f64>, s| Some(a.map_or(s, |a| a.max(s))))
+            .map(|s| (*id, s))
+    });
+    let (s, source) = match measured {
+        Some((id, s)) => (
+            s,
+            format!(
+                "the spread measured in study {id} (cv up to {})",
+                fmt_pct(power::cv_of_log_sd(s))
+            ),
+        ),
+        None => (
+            power::log_sd(crate::plan::ASSUMED_CV),
+            format!(
+                "an assumed cv of {} (no earlier study of this name measured one)",
+                fmt_pct(crate::plan::ASSUMED_CV)
+            ),
+        ),
+    };
+    let found = match power::detectable(r.min, s) {
+        Some(e) if e.is_finite() => format!(
+            "{} repetitions detect a change of {} with 80% power at {source}",
+            r.min,
+            fmt_pct(e)
+        ),
+        _ => format!(
+            "{} repetition(s) cannot test a difference (a comparison needs two on each side)",
+            r.min
+        ),
+    };
+    match (r.detect, s > 0.0) {
+        (Some(d), true) if r.target_ci.is_none() => match power::n_for_power(s, d) {
+            Some(n) if n > r.min => format!(
+                "{found}; for {} a series needs about {n} (at most {} run)",
+                fmt_pct(d),
+                r.max
+            ),
+            _ => found,
+        },
+        _ => found,
+    }
+}
+
 /// The study's rules: series, repetitions, order, cache policy, warm-ups, settling, the
 /// disturbed-repetition policy, and where `$RUN` will be.
-fn print_rules(study: &Study, work: &WorkDir) {
+fn print_rules(study: &Study, work: &WorkDir, hist: Option<&eta::History>) {
     let r = &study.repetitions;
     let f = &study.file;
     let series = study.cells.len() * study.workloads.len();
@@ -118,20 +185,27 @@ fn print_rules(study: &Study, work: &WorkDir) {
             format!(": {}", f.description)
         }
     );
-    let reps = match r.target_ci {
-        None => format!("{} repetitions each (fixed)", r.min),
-        Some(t) => format!(
-            "{} to {} repetitions each, until the 95% CI of every primary metric is within {:.1}% of its mean",
+    let reps = match (r.target_ci, r.detect) {
+        (Some(t), _) => format!(
+            "{} to {} repetitions each, until the 95% CI of every primary metric is within {:.1}% of its mean (a precision target)",
             r.min,
             r.max,
             t * 100.0
         ),
+        (None, Some(d)) => format!(
+            "{} to {} repetitions each, by design: 80% power to detect a change of {} (two-sided Welch on logs, α = 0.05 before adjustment); each series goes on until its own spread gives that power",
+            r.min,
+            r.max,
+            fmt_pct(d)
+        ),
+        (None, None) => format!("{} repetitions each (fixed)", r.min),
     };
     crate::outln!(
         "  {} cell(s) × {} workload(s) = {series} series; {reps}",
         study.cells.len(),
         study.workloads.len()
     );
+    crate::outln!("  power: {}", power_words(study, hist));
     let cache_text = match r.cache {
         CachePolicy::Cold => "cold (sync, umount, drop caches, mount before every repetition)",
         CachePolicy::Warm => "warm (caches kept between repetitions)",

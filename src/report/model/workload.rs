@@ -148,8 +148,8 @@ pub struct Comparison {
     pub better: Option<bool>,
     /// Plain verdict, e.g. `faster by 56% (95% CI 49–63%, p < 0.001)`.
     pub verdict: String,
-    /// For an inconclusive verdict, how many repetitions would narrow the interval to ±10%
-    /// (`about 12 repetitions per configuration (now 5) …`).
+    /// For an inconclusive verdict, the change the design detects with 80% power at the n
+    /// used, and how many repetitions would narrow the interval to ±10% (a precision target).
     pub more: Option<String>,
     /// The telemetry that differs most between the two sides, e.g. `journal device wrote
     /// 3.1 GiB in file_create at 16MB vs 912.0 MiB at 1GB`; `None` without telemetry or

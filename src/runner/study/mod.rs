@@ -147,6 +147,7 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
         min: rep.min,
         max: rep.max,
         target_ci: rep.target_ci,
+        detect: rep.detect,
     };
     let series = setup::load_series(
         r.store,
