@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
-# bench/aa.sh: are fslab's conclusions calibrated? (issue 23)
+# bench/aa.sh: are fslab's conclusions calibrated? (issues 23, 35)
 #
+# 0. The default design (no root; issue 35): a study without `min` repeats by `detect =
+#    "10%"` — n for 80% power at an assumed cv of 5%, each series going on by the runner's own
+#    rule until its own spread gives that power. examples/aa.rs runs that rule over simulated
+#    series and prints the power for a true 10% change at cv 5% (per comparison, before and
+#    after the adjustment), the mean n, and the A/A rates with equal and unequal spreads.
+#    PART=design runs this part only.
 # 1. Simulated A/A and power (no root): examples/aa.rs runs the report's own statistics —
 #    one model per comparison, the primary family, Benjamini–Hochberg across the report,
 #    Observations — over SIMS simulated data sets per cell of a grid (normal and log-normal
@@ -17,11 +23,13 @@
 #   bench/aa.sh                    SIMS=1000 SEED=1, then the real A/A when root
 #   SIMS=200 REAL=0 bench/aa.sh    a quick simulated run only
 #   SIMS=0 bench/aa.sh             the real A/A only
+#   PART=design REAL=0 bench/aa.sh  the default design only
 set -euo pipefail
 
 SIMS=${SIMS:-1000}
 SEED=${SEED:-1}
 REAL=${REAL:-1}
+PART=${PART:-all}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 OUT=${OUT:-$HERE/results/aa-$(date -u +%Y-%m-%d).md}
@@ -31,7 +39,7 @@ echo "building (release)" >&2
 (cd "$ROOT" && cargo build --release -q --example aa --bin fslab)
 SIM="(simulation not run: SIMS=0)"
 if [ "$SIMS" != 0 ]; then
-  SIM=$("$ROOT/target/release/examples/aa" "$SIMS" "$SEED")
+  SIM=$("$ROOT/target/release/examples/aa" "$SIMS" "$SEED" "$PART")
 fi
 
 REAL_BODY="Not run (REAL=0, or not root)."

@@ -20,7 +20,10 @@
 use fslab::metric::{Metric, Unit};
 use fslab::report::model::WarningKind;
 use fslab::report::{build, Input, ReportOptions};
+use fslab::runner::series::Series;
+use fslab::stats::adaptive::Rule;
 use fslab::store::*;
+use fslab::workload::WorkloadKind;
 use std::collections::BTreeMap;
 
 /// A deterministic generator (SplitMix64) with standard normal deviates (Box–Muller).
@@ -216,13 +219,25 @@ enum Spread {
     Varying,
 }
 
-/// One simulated study as stored: `better` is the cell whose primary metrics are 10% better.
+/// A fixed count of `n` repetitions per series.
+fn fixed(n: u32) -> Rule {
+    Rule {
+        min: n,
+        max: n,
+        target_ci: None,
+        detect: None,
+    }
+}
+
+/// One simulated study as stored: `better` is the cell whose primary metrics are 10% better;
+/// every series repeats by `rule` (the runner's own stopping rule, round by round in
+/// interleaved order, each series deciding from its own headline values).
 fn study(
     f: &Family,
     r: &mut Rng,
     (noise, spread): (Noise, Spread),
     cv: f64,
-    n: u32,
+    rule: Rule,
     better: Option<usize>,
 ) -> StudyData {
     let cells: Vec<CellRow> = f
@@ -277,7 +292,14 @@ fn study(
             });
         }
     }
-    for rep in 1..=n {
+    let kind = WorkloadKind::ALL
+        .into_iter()
+        .find(|k| k.as_str() == f.kind)
+        .expect("a registered engine");
+    let mut runs: Vec<Series> = (0..cells.len() * f.workloads)
+        .map(|slot| Series::new(slot / f.workloads, slot % f.workloads, kind))
+        .collect();
+    for rep in 1..=rule.max {
         for c in &cells {
             for w in &workloads {
                 let k = if better == Some(c.idx as usize) {
@@ -286,7 +308,12 @@ fn study(
                     1.0
                 };
                 let slot = c.idx as usize * f.workloads + w.idx as usize;
+                if !runs[slot].is_active() {
+                    continue;
+                }
                 let samples = (f.metrics)(r, noise, &cvs[slot], k, c.idx as usize);
+                runs[slot].add(&samples, 1.0);
+                runs[slot].decide(&rule);
                 trials.push(TrialRow {
                     id: trials.len() as i64 + 1,
                     cell_id: c.id,
@@ -343,6 +370,8 @@ struct Found {
     true_significant: usize,
     /// Primary tests in the report.
     tests: usize,
+    /// Primary comparisons significant on their own (before the adjustment), of any cell.
+    significant: usize,
     /// The kinds of warning the report shows (once each).
     warned: Vec<WarningKind>,
 }
@@ -385,6 +414,7 @@ fn judge(d: &StudyData, better: Option<usize>) -> Found {
             .filter(|c| is_true(c) && c.significant)
             .count(),
         tests: primary.len(),
+        significant: primary.iter().filter(|c| c.significant).count(),
         warned: {
             let mut k: Vec<WarningKind> = r.warnings.iter().map(|w| w.kind).collect();
             k.sort_by_key(|k| format!("{k:?}"));
@@ -408,6 +438,86 @@ fn pct(k: usize, n: usize) -> String {
     )
 }
 
+/// The default design (`[repetitions]` without `min`: `detect = "10%"`, n from 80% power at
+/// an assumed cv of 5%, each series going on from its own spread to `max`), run through the
+/// runner's rule: its power for a true 10% change at cv 5%, and its false discoveries on A/A
+/// data with equal and with unequal spreads (the rule reads spreads only; this measures
+/// whether stopping by them moves the A/A rate).
+fn design(rng: &mut Rng, sims: usize, seed: u64) {
+    let plan = fslab::plan::Study::parse(
+        "name = \"d\"\n[device]\ndata = \"loop:1G\"\n[filesystem]\ntype = \"ext4\"\n[[workload]]\nkind = \"fdtree\"\nlevels = 2\n",
+    )
+    .expect("a default study");
+    let rep = &plan.repetitions;
+    let rule = Rule {
+        min: rep.min,
+        max: rep.max,
+        target_ci: rep.target_ci,
+        detect: rep.detect,
+    };
+    println!("# The default design and A/A calibration ({sims} data sets per row, seed {seed})\n");
+    println!("Command: `cargo run --release --example aa -- {sims} {seed}` (bench/aa.sh)\n");
+    println!(
+        "## The default design: detect = {:.0}%, {} to {} repetitions per series\n",
+        100.0 * rep.detect.unwrap_or(0.0),
+        rep.min,
+        rep.max
+    );
+    println!("Each series starts with the design's n (80% power for a 10% change at an assumed cv of 5%, two-sided Welch on logs, α = 0.05 before adjustment) and goes on, by the runner's own rule, until its own spread gives that power. Power is per true comparison (one configuration 10% better in every primary metric); the A/A rows count primary comparisons significant before the adjustment (per comparison) and data sets with any Observation (after it).\n");
+    println!("| family | noise | truth, cv | mean n per series | significant before adjustment (per comparison) | in Observations |");
+    println!("|---|---|---|---:|---|---|");
+    for f in families() {
+        let rows: [(Noise, Spread, Option<usize>, &str); 4] = [
+            (Noise::LogNormal, Spread::Same, Some(1), "10% better, cv 5%"),
+            (Noise::Normal, Spread::Same, Some(1), "10% better, cv 5%"),
+            (Noise::LogNormal, Spread::Same, None, "A/A, cv 5%"),
+            (
+                Noise::LogNormalMedian,
+                Spread::Varying,
+                None,
+                "A/A, each series its own cv (⅓–3× of 5%)",
+            ),
+        ];
+        for (noise, spread, better, truth) in rows {
+            let (mut sig, mut tests, mut obs, mut any, mut reps, mut series) = (0, 0, 0, 0, 0, 0);
+            for _ in 0..sims {
+                let d = study(&f, rng, (noise, spread), 0.05, rule, better);
+                reps += d.trials.len();
+                series += d.series.len();
+                let x = judge(&d, better);
+                match better {
+                    Some(_) => {
+                        sig += x.true_significant;
+                        tests += x.truths;
+                        obs += x.true_obs;
+                    }
+                    None => {
+                        sig += x.significant;
+                        tests += x.tests;
+                        obs += x.obs;
+                        any += usize::from(x.obs > 0);
+                    }
+                }
+            }
+            let nm = match noise {
+                Noise::Normal => "normal",
+                _ => "log-normal",
+            };
+            let last = match better {
+                Some(_) => format!("{} of true differences", pct(obs, tests)),
+                None => format!("{} of data sets (FDR)", pct(any, sims)),
+            };
+            println!(
+                "| {} | {nm} | {truth} | {:.2} | {} | {last} |",
+                f.name,
+                reps as f64 / series as f64,
+                pct(sig, tests)
+            );
+        }
+    }
+    println!();
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let sims: usize = args
@@ -416,13 +526,17 @@ fn main() {
     let seed: u64 = args
         .next()
         .map_or(1, |s| s.parse().expect("SEED: a number"));
+    let only_design = args.next().as_deref() == Some("design");
     let mut rng = Rng(seed);
+    design(&mut rng, sims, seed);
+    if only_design {
+        return;
+    }
     let cvs = [0.02, 0.05, 0.10, 0.20, 0.30];
     let ns = [3u32, 4, 5, 7, 10];
     println!(
         "# A/A calibration of Observations ({sims} data sets per cell of the grid, seed {seed})\n"
     );
-    println!("Command: `cargo run --release --example aa -- {sims} {seed}` (bench/aa.sh)\n");
     println!("## False-discovery rate of Observations (A/A: no true difference)\n");
     println!("| family | primary tests | noise | data sets | with an Observation (FDR), 95% CI | worst grid cell |");
     println!("|---|---:|---|---:|---|---|");
@@ -438,7 +552,10 @@ fn main() {
                 for &n in &ns {
                     let mut hit = 0;
                     for _ in 0..sims {
-                        let found = judge(&study(&f, &mut rng, (noise, spread), cv, n, None), None);
+                        let found = judge(
+                            &study(&f, &mut rng, (noise, spread), cv, fixed(n), None),
+                            None,
+                        );
                         tests = found.tests;
                         hit += usize::from(found.obs > 0);
                     }
@@ -481,7 +598,7 @@ fn main() {
             for n in [3u32, 5, 7, 10] {
                 let (mut found, mut truths, mut sig, mut any, mut wrong) = (0, 0, 0, 0, 0);
                 for _ in 0..sims {
-                    let d = study(&f, &mut rng, (noise, Spread::Same), 0.05, n, Some(1));
+                    let d = study(&f, &mut rng, (noise, Spread::Same), 0.05, fixed(n), Some(1));
                     let x = judge(&d, Some(1));
                     found += x.true_obs;
                     truths += x.truths;
@@ -523,7 +640,14 @@ fn main() {
                 let (mut any, mut by) = (0, [0usize; 6]);
                 for _ in 0..sims {
                     let x = judge(
-                        &study(&f, &mut rng, (Noise::Normal, Spread::Same), cv, n, None),
+                        &study(
+                            &f,
+                            &mut rng,
+                            (Noise::Normal, Spread::Same),
+                            cv,
+                            fixed(n),
+                            None,
+                        ),
                         None,
                     );
                     let mut hit = false;

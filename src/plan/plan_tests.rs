@@ -187,10 +187,15 @@ fn repetition_rules() {
         (3, 9, Some(0.2))
     );
     // Without min the design chooses n: a larger effect needs fewer.
-    let big = study("[repetitions]\ndetect = \"30%\"\n").unwrap().repetitions;
+    let big = study("[repetitions]\ndetect = \"30%\"\n")
+        .unwrap()
+        .repetitions;
     assert!(big.min < 6 && big.min >= 2, "{}", big.min);
     assert_eq!(
-        study("[repetitions]\ndetect = \"0.1\"\n").unwrap().repetitions.detect,
+        study("[repetitions]\ndetect = \"0.1\"\n")
+            .unwrap()
+            .repetitions
+            .detect,
         Some(0.1)
     );
     for bad in ["\"ten\"", "\"0%\"", "\"5000%\""] {

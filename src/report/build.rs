@@ -127,7 +127,17 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         opts,
     );
     warnings.extend(comparisons::multiple_comparison_warnings(&workloads));
-    warnings.extend(interference_warnings(d, &cells, &workloads));
+    let (disturbed, busy) = interference_warnings(d, &cells, &workloads);
+    warnings.extend(disturbed);
+    // A busy machine is not helped by more repetitions: the hint of an inconclusive verdict
+    // with a busy side says so instead.
+    for &(wi, ci) in &busy {
+        for c in workloads[wi].comparisons.iter_mut() {
+            if c.more.is_some() && (c.cell == ci || c.baseline_cell == ci) {
+                c.more = Some(super::disturbed::BUSY_MORE.into());
+            }
+        }
+    }
     warnings.extend(guest_warnings(
         &input.environments,
         input.guest_calibration.as_ref(),
@@ -306,15 +316,21 @@ fn timelines(trials: &[&TrialRow], cells: &[CellInfo]) -> Vec<TimelineSeries> {
 
 /// One warning per workload and cell whose counted repetitions other activity disturbed,
 /// naming the worst with its figure and summing them: `repetition 4 of journal=16MB: 2.4 GiB
-/// of other I/O on vda — 5 of 6 disturbed, 5.1 GiB of other I/O in all`.
+/// of other I/O on vda — 5 of 6 disturbed, 5.1 GiB of other I/O in all`. Its advice reads
+/// the disturbed policy the repetitions ran under ([`super::disturbed::policy_of`]); where
+/// most repetitions of a series were disturbed it says the machine was busy and to quiet it,
+/// not to add repetitions. Returns the warnings and the busy series (workload, cell index).
 fn interference_warnings(
     d: &StudyData,
     cells: &[CellInfo],
     workloads: &[WorkloadReport],
-) -> Vec<ReportWarning> {
+) -> (Vec<ReportWarning>, Vec<(usize, usize)>) {
+    use super::disturbed::{self, Policy};
     let mut out = Vec::new();
-    for (w, wr) in d.workloads.iter().zip(workloads) {
-        for c in cells {
+    let mut busy = Vec::new();
+    let policy = disturbed::policy_of(d.trials.iter().filter_map(|t| t.excluded.as_deref()));
+    for (wi, (w, wr)) in d.workloads.iter().zip(workloads).enumerate() {
+        for (ci, c) in cells.iter().enumerate() {
             let counted: Vec<&TrialRow> = d
                 .trials
                 .iter()
@@ -338,32 +354,61 @@ fn interference_warnings(
                     ))
                 })
                 .collect();
-            if let Some(line) = super::disturbed::left_out_line(&c.label, &left_out) {
-                out.push(ReportWarning {
-                    kind: WarningKind::Interference,
-                    workload: Some(wr.label.clone()),
-                    cell: Some(c.label.clone()),
-                    metric: None,
-                    message: format!("{line}; they are stored but not in the statistics"),
-                    subject: line,
-                    advice: "nothing to do: the counted repetitions are the quiet ones (fslab show lists every repetition)".into(),
-                });
+            let warn = |subject: String, message: String, advice: String| ReportWarning {
+                kind: WarningKind::Interference,
+                workload: Some(wr.label.clone()),
+                cell: Some(c.label.clone()),
+                metric: None,
+                message,
+                subject,
+                advice,
+            };
+            if let Some(line) = disturbed::left_out_line(&c.label, &left_out) {
+                let advice = if reps.is_empty() {
+                    "nothing to do: the counted repetitions are the quiet ones (fslab show lists every repetition)".to_string()
+                } else {
+                    format!(
+                        "the re-run limit was reached: {} of the {} counted repetitions are disturbed too (the next warning)",
+                        reps.len(),
+                        counted.len()
+                    )
+                };
+                out.push(warn(
+                    line.clone(),
+                    format!("{line}; they are stored but not in the statistics"),
+                    advice,
+                ));
             }
-            if let Some(line) = super::disturbed::disturbed_line(&c.label, &reps, counted.len()) {
-                let advice = "quiet the machine, let each repetition wait for quiet ([repetitions] settle, --settle), or re-run disturbed repetitions ([repetitions] disturbed = \"repeat\", --disturbed repeat)";
-                out.push(ReportWarning {
-                    kind: WarningKind::Interference,
-                    workload: Some(wr.label.clone()),
-                    cell: Some(c.label.clone()),
-                    metric: None,
-                    message: format!("{line}; their values are kept in the statistics — {advice}"),
-                    subject: line,
-                    advice: advice.into(),
-                });
+            let all = counted.len() + left_out.len();
+            let is_busy = disturbed::busy(reps.len() + left_out.len(), all);
+            if is_busy {
+                busy.push((wi, ci));
+            }
+            if let Some(line) = disturbed::disturbed_line(&c.label, &reps, counted.len()) {
+                let (message, advice) = if is_busy {
+                    let advice = disturbed::BUSY_ADVICE.to_string();
+                    (
+                        format!(
+                            "the machine was busy: {} of {all} repetitions disturbed; {line} — {advice}",
+                            reps.len() + left_out.len()
+                        ),
+                        advice,
+                    )
+                } else {
+                    let advice = match policy {
+                        Policy::Repeat => "the re-run limit (as many re-runs as repetitions) was reached, so these were kept: quiet the machine, or let each repetition wait for quiet ([repetitions] settle, --settle)",
+                        Policy::Keep | Policy::Drop => "quiet the machine, let each repetition wait for quiet ([repetitions] settle, --settle), or re-run disturbed repetitions ([repetitions] disturbed = \"repeat\", --disturbed repeat)",
+                    };
+                    (
+                        format!("{line}; their values are kept in the statistics — {advice}"),
+                        advice.to_string(),
+                    )
+                };
+                out.push(warn(line, message, advice));
             }
         }
     }
-    out
+    (out, busy)
 }
 
 /// Group the samples of the workload's counted trials into per-cell statistics; telemetry

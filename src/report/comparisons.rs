@@ -495,10 +495,18 @@ pub fn observations_note(
         "no significant differences among the {tested} headline comparison{} tested",
         if tested == 1 { "" } else { "s" }
     );
-    if inconclusive > 0 {
+    let busy = primary
+        .iter()
+        .filter(|c| c.more.as_deref() == Some(super::disturbed::BUSY_MORE))
+        .count();
+    if inconclusive > 0 && busy == 0 {
         text.push_str(&format!(
             "; {inconclusive} inconclusive (an interval wider than ±{}%: more repetitions would tell)",
             verdict::fmt_pct(100.0 * crate::stats::effect::RESOLUTION)
+        ));
+    } else if inconclusive > 0 {
+        text.push_str(&format!(
+            "; {inconclusive} inconclusive, {busy} of them on a machine busy during most repetitions (Warnings): quiet it and run again, more repetitions would not tell"
         ));
     }
     if untested > 0 {

@@ -9,6 +9,45 @@
 
 use crate::units::fmt_bytes;
 
+/// The disturbed policy repetitions ran under, read from what it left stored: a repetition
+/// left out as `rerun` only happens under `repeat`, as `dropped` only under `drop`; without
+/// either, disturbed repetitions were kept (`keep`, the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Kept and flagged.
+    Keep,
+    /// Re-run until quiet, at most as many re-runs as repetitions.
+    Repeat,
+    /// Left out.
+    Drop,
+}
+
+/// The policy of the `excluded` words of a run's repetitions.
+pub fn policy_of<'a>(excluded: impl IntoIterator<Item = &'a str>) -> Policy {
+    let mut policy = Policy::Keep;
+    for e in excluded {
+        match e {
+            "rerun" => return Policy::Repeat,
+            "dropped" => policy = Policy::Drop,
+            _ => {}
+        }
+    }
+    policy
+}
+
+/// Whether `disturbed` of `all` repetitions of a series (counted and left out) make the
+/// machine busy rather than a repetition unlucky: more than half of them.
+pub fn busy(disturbed: usize, all: usize) -> bool {
+    all > 0 && 2 * disturbed > all
+}
+
+/// What a busy series' warning tells the user.
+pub const BUSY_ADVICE: &str = "quiet the machine (the figures name the other work) and run again; more repetitions of a busy machine measure the other work, not the file system";
+
+/// The hint of an inconclusive verdict with a busy side, instead of more repetitions.
+pub const BUSY_MORE: &str =
+    "the machine was busy during most repetitions (Warnings): quiet it and run again; more repetitions would not tell";
+
 /// The figures of one repetition's stored interference line.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Figures {
@@ -192,6 +231,15 @@ mod tests {
             "journal=16MB: 2 disturbed repetitions re-run, 1 disturbed repetition dropped (the worst, repetition 3: 2.0 GiB of other I/O on vda — 3.0 GiB of other I/O in all)"
         );
         assert!(left_out_line("c", &[]).is_none());
+    }
+
+    #[test]
+    fn the_policy_is_read_from_what_it_left_and_busy_is_most() {
+        assert_eq!(policy_of([]), Policy::Keep);
+        assert_eq!(policy_of(["dropped"]), Policy::Drop);
+        assert_eq!(policy_of(["dropped", "rerun"]), Policy::Repeat);
+        assert!(busy(4, 4) && busy(3, 5));
+        assert!(!busy(2, 4) && !busy(0, 0) && !busy(1, 3));
     }
 
     #[test]

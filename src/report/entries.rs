@@ -109,7 +109,7 @@ pub(crate) fn source_lines(r: &ReportData) -> Vec<String> {
 }
 
 /// `mean ± sd` of an entry, in `sc`; `4000 ± 50.99*` when some of its repetitions were
-/// disturbed (kept in the statistics: `disturbed = "keep"`), see [`DISTURBED_NOTE`].
+/// disturbed and counted (kept, or past the re-run limit), see [`DISTURBED_NOTE`].
 pub(crate) fn mean_sd(s: &CellMetric, sc: &Scale) -> String {
     let mark = disturbed_mark(s);
     match s.summary.sd {
@@ -129,7 +129,7 @@ pub(crate) fn disturbed_mark(s: &CellMetric) -> &'static str {
 
 /// The line under a table whose entries carry the mark of [`disturbed_mark`].
 pub(crate) const DISTURBED_NOTE: &str =
-    "* includes repetitions other activity disturbed (kept: disturbed = \"keep\"; see Warnings)";
+    "* includes repetitions other activity disturbed, counted in the statistics (see Warnings)";
 
 /// Whether any entry of table `t` carries the disturbed mark.
 pub(crate) fn any_disturbed(w: &WorkloadReport, t: &TableSpec) -> bool {

@@ -917,6 +917,133 @@ fn disturbed_repetitions_left_out_are_counted_and_named_not_averaged() {
     assert!(text.contains("0 + 1 re-run"), "{text}");
 }
 
+/// Two cells with wide, overlapping values (inconclusive), every repetition of the first
+/// disturbed by `line`.
+fn disturbed_pair(reps: u32, disturbed: impl Fn(usize, u32) -> Option<String>) -> (Store, i64) {
+    let fdtree = Workload {
+        kind: "fdtree",
+        params: serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
+        policy: "cold",
+    };
+    study_disturbed(
+        &fdtree,
+        &CELLS[..2],
+        reps,
+        &[],
+        |c, rep| {
+            let r = [100.0, 70.0, 130.0, 90.0, 115.0][(rep as usize + c) % 5];
+            vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, r)]
+        },
+        disturbed,
+    )
+}
+
+#[test]
+fn a_busy_machine_is_named_and_not_answered_with_more_repetitions() {
+    let load =
+        "other processes used 3.10 CPU-s (77.0% of all CPUs); 9 other runnable tasks on 2 CPUs";
+    let (store, id) = disturbed_pair(4, |c, _| (c == 0).then(|| load.to_string()));
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let w: Vec<&ReportWarning> = r
+        .warnings
+        .iter()
+        .filter(|w| w.kind == WarningKind::Interference)
+        .collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].message
+            .starts_with("the machine was busy: 4 of 4 repetitions disturbed; repetition"),
+        "{}",
+        w[0].message
+    );
+    assert!(
+        w[0].message.contains("9 other runnable tasks"),
+        "{}",
+        w[0].message
+    );
+    assert!(
+        w[0].advice.starts_with("quiet the machine"),
+        "{}",
+        w[0].advice
+    );
+    let c = &r.workloads[0].comparisons[0];
+    assert!(c.verdict.starts_with("inconclusive"), "{}", c.verdict);
+    assert_eq!(c.more.as_deref(), Some(super::disturbed::BUSY_MORE));
+    let note = r.observations_note.clone().unwrap();
+    assert!(!note.contains("more repetitions would tell"), "{note}");
+    assert!(note.contains("busy during most repetitions"), "{note}");
+    let text = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    assert!(!text.contains("would narrow the interval"), "{text}");
+
+    // One disturbed repetition of four is bad luck, not a busy machine: the usual advice.
+    let (store, id) = disturbed_pair(4, |c, rep| (c == 0 && rep == 2).then(|| load.to_string()));
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let w = r
+        .warnings
+        .iter()
+        .find(|w| w.kind == WarningKind::Interference)
+        .unwrap();
+    assert!(!w.message.contains("busy"), "{}", w.message);
+    assert!(w.advice.contains("disturbed = \"repeat\""), "{}", w.advice);
+    assert_ne!(
+        r.workloads[0].comparisons[0].more.as_deref(),
+        Some(super::disturbed::BUSY_MORE)
+    );
+}
+
+#[test]
+fn past_the_rerun_limit_the_texts_read_the_repeat_policy() {
+    // Under repeat with its limit reached: disturbed repetitions re-run and the counted ones
+    // disturbed too; neither "the counted are the quiet ones" nor "use repeat".
+    let line = "1.0 GiB of other I/O on vda";
+    let (mut store, id) =
+        disturbed_pair(4, |c, rep| (c == 0 && rep == 1).then(|| line.to_string()));
+    let d = store.load(id).unwrap().unwrap();
+    let (cell, wl) = (d.cells[0].id, d.workloads[0].id);
+    let m = [Metric::new("dir_create", "rate", Unit::DirsPerSec, 1.0)];
+    store
+        .record_trial(&NewTrial {
+            cell,
+            workload: wl,
+            repetition: 1,
+            order_index: 99,
+            status: TrialStatus::Discarded,
+            error: None,
+            cache_policy: "cold",
+            started_at: "t".into(),
+            finished_at: "t".into(),
+            wall_seconds: 1.0,
+            metrics: &m,
+            histograms: &[],
+            interference: Some(line.into()),
+            settle_seconds: None,
+            timeline: &[],
+            excluded: Some("rerun"),
+        })
+        .unwrap();
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let w: Vec<&ReportWarning> = r
+        .warnings
+        .iter()
+        .filter(|w| w.kind == WarningKind::Interference)
+        .collect();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].advice
+            .starts_with("the re-run limit was reached: 1 of the 4 counted"),
+        "{}",
+        w[0].advice
+    );
+    assert!(
+        !w[1].advice.contains("disturbed = \"repeat\""),
+        "{}",
+        w[1].advice
+    );
+    assert!(w[1].advice.contains("re-run limit"), "{}", w[1].advice);
+    let text = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    assert!(!text.contains("disturbed = \"keep\""), "{text}");
+}
+
 #[test]
 fn dbench_observations_are_about_its_throughput_not_its_latencies() {
     // The journaling studies' engine: per-operation latencies differ by 40% and more, the

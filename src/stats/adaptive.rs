@@ -255,7 +255,13 @@ mod tests {
         assert_eq!(decide(&DETECT, 3, std::slice::from_ref(&noisy)), None);
         let noisy8 = vec![94.0, 100.0, 106.0, 94.0, 100.0, 106.0, 94.0, 100.0];
         assert!(
-            crate::stats::power::power(8, crate::stats::power::worst_log_sd(&[noisy8.clone()]).unwrap(), 0.1).unwrap() >= 0.8
+            crate::stats::power::power(
+                8,
+                crate::stats::power::worst_log_sd(&[noisy8.clone()]).unwrap(),
+                0.1
+            )
+            .unwrap()
+                >= 0.8
         );
         assert_eq!(decide(&DETECT, 8, &[noisy8]), Some(StopReason::PowerMet));
         let wild8 = vec![50.0, 150.0, 100.0, 60.0, 140.0, 100.0, 70.0, 130.0];
@@ -264,7 +270,10 @@ mod tests {
         let shifted: Vec<f64> = noisy.iter().map(|x| x * 3.0).collect();
         assert_eq!(decide(&DETECT, 3, &[shifted]), None);
         // Values that are not all positive: stop at min.
-        assert_eq!(decide(&DETECT, 3, &[vec![0.0, 1.0, 2.0]]), Some(StopReason::Fixed));
+        assert_eq!(
+            decide(&DETECT, 3, &[vec![0.0, 1.0, 2.0]]),
+            Some(StopReason::Fixed)
+        );
         assert_eq!(remaining(&DETECT, 4), (0, 4));
         assert_eq!(StopReason::parse("power_met"), Some(StopReason::PowerMet));
     }

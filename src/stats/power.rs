@@ -213,16 +213,27 @@ mod tests {
     #[test]
     fn power_matches_a_simulation_of_the_reports_test() {
         // 20,000 pairs each: the simulation's own standard error is at most 0.35%.
-        for (n, cv, effect) in [(5, 0.05, 0.10), (6, 0.05, 0.10), (3, 0.10, 0.20), (10, 0.2, 0.1)] {
+        for (n, cv, effect) in [
+            (5, 0.05, 0.10),
+            (6, 0.05, 0.10),
+            (3, 0.10, 0.20),
+            (10, 0.2, 0.1),
+        ] {
             let exact = power(n, log_sd(cv), effect).unwrap();
             let sim = simulated(n, cv, effect, 20_000);
-            assert!((exact - sim).abs() < 0.015, "n {n} cv {cv}: {exact} vs {sim}");
+            assert!(
+                (exact - sim).abs() < 0.015,
+                "n {n} cv {cv}: {exact} vs {sim}"
+            );
         }
         // No effect: the power is the test's size (Welch's is a little below α with equal
         // sides and spreads).
         let size = power(6, 0.05, 0.0).unwrap();
         let sim = simulated(6, 0.05, 0.0, 20_000);
-        assert!(size <= ALPHA && (size - sim).abs() < 0.006, "{size} vs {sim}");
+        assert!(
+            size <= ALPHA && (size - sim).abs() < 0.006,
+            "{size} vs {sim}"
+        );
     }
 
     #[test]

@@ -72,7 +72,10 @@ pub(super) fn history(study: &Study, db: Option<PathBuf>) -> (Option<History>, u
 /// What study `id` measured of its counted repetitions per (cell, workload) label: mean wall
 /// seconds, and the spread of the headline metrics the runner's rule watches; `None` when it
 /// has none.
-fn measured_times(store: &crate::store::Store, id: i64) -> Option<BTreeMap<(String, String), Measured>> {
+fn measured_times(
+    store: &crate::store::Store,
+    id: i64,
+) -> Option<BTreeMap<(String, String), Measured>> {
     use crate::runner::series::Series;
     let d = store.load(id).ok()??;
     let mut acc: BTreeMap<(String, String), Series> = BTreeMap::new();

@@ -122,10 +122,10 @@ fn power_words(study: &Study, hist: Option<&eta::History>) -> String {
     let r = &study.repetitions;
     let measured = hist.and_then(|(id, h)| {
         let sds = study.cells.iter().flat_map(|c| {
-            study
-                .workloads
-                .iter()
-                .filter_map(|w| h.get(&(c.label.clone(), w.spec.label())).and_then(|m| m.log_sd))
+            study.workloads.iter().filter_map(|w| {
+                h.get(&(c.label.clone(), w.spec.label()))
+                    .and_then(|m| m.log_sd)
+            })
         });
         sds.fold(None, |a: Option<f64>, s| Some(a.map_or(s, |a| a.max(s))))
             .map(|s| (*id, s))
