@@ -8,7 +8,7 @@ use super::rundoc::{self, MetricRow, Outcome, Ran, RunDoc, Subject};
 use crate::cli::RunArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
-use crate::runner::adhoc::{self, AdhocOptions, AdhocResult};
+use crate::runner::adhoc::{self, AdhocOptions, AdhocResult, Disturbance};
 use crate::runner::progress::Steps;
 use crate::stats::Thresholds;
 use crate::store::Store;
@@ -91,8 +91,8 @@ pub(crate) struct Ending<'a> {
     pub run_id: Option<i64>,
     /// The environment recorded with the run.
     pub environment: &'a [(String, String)],
-    /// The warnings.
-    pub warnings: &'a [String],
+    /// The warnings: the engine's, then how many repetitions other activity disturbed.
+    pub warnings: Vec<String>,
     /// The error that ended the run early, if any.
     pub error: Option<&'a anyhow::Error>,
 }
@@ -114,9 +114,14 @@ pub(crate) trait Ended {
     fn environment(&self) -> &[(String, String)];
     /// The error that ended it early.
     fn error(&self) -> Option<&anyhow::Error>;
+    /// The repetitions other activity disturbed.
+    fn disturbed(&self) -> &Disturbance;
 
-    /// Its ending, with the document's schema and the warnings.
-    fn ending<'a>(&'a self, schema: &'static str, warnings: &'a [String]) -> Ending<'a> {
+    /// Its ending, with the document's schema and the warnings (the engine's, and the line
+    /// of [`disturbed_warning`]).
+    fn ending<'a>(&'a self, schema: &'static str, warnings: &[String]) -> Ending<'a> {
+        let mut warnings = warnings.to_vec();
+        warnings.extend(disturbed_warning(self.disturbed()));
         Ending {
             schema,
             run_id: self.run_id(),
@@ -125,6 +130,41 @@ pub(crate) trait Ended {
             error: self.error(),
         }
     }
+}
+
+/// How many repetitions other activity disturbed, how the policy treated them and the worst
+/// one's figures; where most were disturbed, that the machine was busy and to quiet it
+/// rather than add repetitions. `None` when none was. The advice reads the policy in force
+/// (no `--disturbed repeat` advised once it re-ran some).
+pub(crate) fn disturbed_warning(d: &Disturbance) -> Option<String> {
+    use crate::report::disturbed;
+    let n = d.disturbed();
+    if n == 0 {
+        return None;
+    }
+    let how: Vec<String> = [
+        (d.counted, "counted"),
+        (d.rerun, "re-run"),
+        (d.dropped, "dropped"),
+    ]
+    .into_iter()
+    .filter(|(k, _)| *k > 0)
+    .map(|(k, w)| format!("{k} {w}"))
+    .collect();
+    let worst = disturbed::worst(&d.lines).unwrap_or_default();
+    let what = format!(
+        "{n} of {} repetitions were disturbed by other activity ({}; the worst: {})",
+        d.run,
+        how.join(", "),
+        worst.replace("; ", ", ")
+    );
+    Some(if disturbed::busy(n as usize, d.run as usize) {
+        format!("the machine was busy: {what}; {}", disturbed::BUSY_ADVICE)
+    } else if d.rerun > 0 {
+        format!("{what}; --settle waits for a quiet machine before each repetition")
+    } else {
+        format!("{what}; --settle waits for a quiet machine, --disturbed repeat re-runs them")
+    })
 }
 
 /// Both result types carry the same three fields.
@@ -139,6 +179,9 @@ macro_rules! ended {
             }
             fn error(&self) -> Option<&anyhow::Error> {
                 self.error.as_ref()
+            }
+            fn disturbed(&self) -> &Disturbance {
+                &self.disturbed
             }
         }
     )+};
@@ -185,7 +228,7 @@ impl Ending<'_> {
             outcome: Outcome::Ran(Ran {
                 dry_run: false,
                 run_id: self.run_id,
-                warnings: self.warnings,
+                warnings: &self.warnings,
                 environment: self
                     .environment
                     .iter()
@@ -212,7 +255,7 @@ impl Ending<'_> {
     /// Print the warnings, then say where the run is stored (`what` follows the command,
     /// e.g. " (all metrics)"), unless `quiet` (`-q`: the warnings alone).
     pub fn print_tail(&self, stored: StoredLine, what: &str, quiet: bool) {
-        for w in self.warnings {
+        for w in &self.warnings {
             crate::outln!("warning: {w}");
         }
         if quiet || (stored == StoredLine::OnSuccess && self.error.is_some()) {
@@ -221,5 +264,61 @@ impl Ending<'_> {
         if let Some(id) = self.run_id {
             eprintln!("stored as run {id}: fslab show {id}{what}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::adaptive::Fate;
+
+    fn run(events: &[(Option<&str>, Fate)]) -> Disturbance {
+        let mut d = Disturbance::default();
+        for (line, fate) in events {
+            d.add(*line, *fate);
+        }
+        d
+    }
+
+    #[test]
+    fn the_summary_counts_disturbed_repetitions_and_names_a_busy_machine() {
+        let io = "2.4 GiB of other I/O on vda";
+        let cpu = "other processes used 0.52 CPU-s (13.0% of all CPUs)";
+        assert_eq!(disturbed_warning(&run(&[(None, Fate::Count)])), None);
+        // One of three, kept: the count, the worst, and both remedies.
+        let one = run(&[
+            (None, Fate::Count),
+            (Some(cpu), Fate::Count),
+            (None, Fate::Count),
+        ]);
+        assert_eq!(
+            disturbed_warning(&one).unwrap(),
+            "1 of 3 repetitions were disturbed by other activity (1 counted; the worst: other processes used 0.52 CPU-s (13.0% of all CPUs)); --settle waits for a quiet machine, --disturbed repeat re-runs them"
+        );
+        // Every one: the machine was busy, the worst is the largest other I/O.
+        let all = run(&[
+            (Some(cpu), Fate::Rerun),
+            (Some(io), Fate::Rerun),
+            (Some(cpu), Fate::Count),
+            (Some(cpu), Fate::Count),
+        ]);
+        let w = disturbed_warning(&all).unwrap();
+        assert!(
+            w.starts_with("the machine was busy: 4 of 4 repetitions were disturbed by other activity (2 counted, 2 re-run; the worst: 2.4 GiB of other I/O on vda); quiet the machine"),
+            "{w}"
+        );
+        assert!(!w.contains("--disturbed repeat"), "{w}");
+        // Under repeat, not busy: no advice to use repeat.
+        let some = run(&[
+            (Some(io), Fate::Rerun),
+            (None, Fate::Count),
+            (None, Fate::Count),
+            (None, Fate::Count),
+        ]);
+        let w = disturbed_warning(&some).unwrap();
+        assert!(
+            w.ends_with("--settle waits for a quiet machine before each repetition"),
+            "{w}"
+        );
     }
 }

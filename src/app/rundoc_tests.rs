@@ -30,7 +30,7 @@ fn a_run_is_the_envelope_with_the_engines_part_and_sorted_keys() {
         schema: "fslab.test.v2",
         run_id: Some(7),
         environment: &env,
-        warnings: &warnings,
+        warnings,
         error: Some(&err),
     };
     let reps = vec![vec![Metric::new("p", "rate", Unit::FilesPerSec, 2.0)]];

@@ -105,19 +105,29 @@ fn severity(f: &Figures) -> (f64, f64, f64, f64) {
     (f.io_bytes, f.cpu_seconds, f.steal_pct, f.runnable)
 }
 
+/// The worst of stored interference lines ([`severity`]; the first of equals).
+pub fn worst(lines: &[String]) -> Option<&str> {
+    let figs: Vec<Figures> = lines.iter().map(|l| figures(l)).collect();
+    Some(&lines[worst_of(&figs)?])
+}
+
+/// The index of the worst of `figs` by [`severity`], the first of equals.
+fn worst_of(figs: &[Figures]) -> Option<usize> {
+    (0..figs.len()).max_by(|&a, &b| {
+        severity(&figs[a])
+            .partial_cmp(&severity(&figs[b]))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(b.cmp(&a))
+    })
+}
+
 /// The warning's subject for one configuration: its worst disturbed repetition with that
 /// repetition's own line, how many of the `counted` repetitions were disturbed and, where
 /// several were, their other I/O and CPU in all. `reps` are (repetition, stored line) of the
 /// disturbed ones; `None` when there are none.
 pub fn disturbed_line(cell: &str, reps: &[(i64, String)], counted: usize) -> Option<String> {
     let figs: Vec<Figures> = reps.iter().map(|(_, l)| figures(l)).collect();
-    let worst = (0..reps.len()).max_by(|&a, &b| {
-        severity(&figs[a])
-            .partial_cmp(&severity(&figs[b]))
-            .unwrap_or(std::cmp::Ordering::Equal)
-            // The first of equals.
-            .then(b.cmp(&a))
-    })?;
+    let worst = worst_of(&figs)?;
     let (rep, line) = &reps[worst];
     // The parts of one repetition's line joined by commas: a group of warnings joins its
     // places with semicolons.
@@ -144,12 +154,7 @@ pub fn disturbed_line(cell: &str, reps: &[(i64, String)], counted: usize) -> Opt
 /// all)"; `None` when there are none.
 pub fn left_out_line(cell: &str, reps: &[(i64, String, &str)]) -> Option<String> {
     let figs: Vec<Figures> = reps.iter().map(|(_, l, _)| figures(l)).collect();
-    let worst = (0..reps.len()).max_by(|&a, &b| {
-        severity(&figs[a])
-            .partial_cmp(&severity(&figs[b]))
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(b.cmp(&a))
-    })?;
+    let worst = worst_of(&figs)?;
     let count = |why: &str| reps.iter().filter(|r| r.2 == why).count();
     let mut how = Vec::new();
     for (why, words) in [("rerun", "re-run"), ("dropped", "dropped")] {

@@ -167,11 +167,13 @@ pub fn worst_relative_ci(headlines: &[Vec<f64>]) -> Option<f64> {
 /// Whether to stop after `n` counted repetitions whose headline values are `headlines`
 /// (one vector per headline metric). `None` means: run another one.
 ///
-/// Under `detect` the rule looks at the series' spread only, never at its mean, so stopping
-/// cannot favour a difference (`bench/aa.sh` measures the false-discovery rate): after `min`
-/// it stops once its own spread (the largest standard deviation of the logs over its
-/// headline metrics) gives [`super::power::POWER`] to detect the effect, or at `max`; a series
-/// whose values are not all positive stops at `min`.
+/// Under `detect` the rule is two-stage (Stein's): the spread of the first `min` values
+/// alone (the largest standard deviation of the logs over the headline metrics) fixes how
+/// many the series needs for [`super::power::POWER`] to detect the effect, between `min` and
+/// `max`, and later values never change it. It reads spreads only, never means, and not the
+/// spread of the values the test will end on, so stopping cannot favour a difference or a
+/// low variance (`bench/aa.sh` measures the false-discovery rate); a series whose values are
+/// not all positive stops at `min`.
 pub fn decide(rule: &Rule, n: u32, headlines: &[Vec<f64>]) -> Option<StopReason> {
     match (rule.target_ci, rule.detect) {
         (None, None) => (n >= rule.min).then_some(StopReason::Fixed),
@@ -179,16 +181,24 @@ pub fn decide(rule: &Rule, n: u32, headlines: &[Vec<f64>]) -> Option<StopReason>
             if n < rule.min {
                 return None;
             }
-            match super::power::worst_log_sd(headlines) {
-                Some(s) if s == 0.0 => return Some(StopReason::PowerMet),
-                Some(s) => {
-                    if super::power::power(n, s, effect)? >= super::power::POWER {
-                        return Some(StopReason::PowerMet);
-                    }
-                }
+            let first: Vec<Vec<f64>> = headlines
+                .iter()
+                .map(|v| v[..v.len().min(rule.min as usize)].to_vec())
+                .collect();
+            let need = match super::power::worst_log_sd(&first) {
+                Some(s) if s == 0.0 => rule.min,
+                Some(s) => super::power::n_for_power(s, effect)?.max(rule.min),
                 None => return Some(StopReason::Fixed),
+            };
+            if n >= need.min(rule.max) {
+                Some(if need > rule.max {
+                    StopReason::MaxReps
+                } else {
+                    StopReason::PowerMet
+                })
+            } else {
+                None
             }
-            (n >= rule.max).then_some(StopReason::MaxReps)
         }
         (Some(target), _) => {
             if n >= rule.min && n >= 2 {
@@ -242,7 +252,7 @@ mod tests {
     };
 
     #[test]
-    fn detect_goes_on_until_its_own_spread_gives_the_power() {
+    fn detect_fixes_n_from_the_first_min_values_spread() {
         // cv about 1%: three are plenty.
         let quiet = vec![100.0, 101.0, 99.0];
         assert_eq!(decide(&DETECT, 2, &[quiet[..2].to_vec()]), None);
@@ -250,25 +260,33 @@ mod tests {
             decide(&DETECT, 3, std::slice::from_ref(&quiet)),
             Some(StopReason::PowerMet)
         );
-        // cv about 6%: three are not enough, the same spread at n = 8 is the maximum.
+        // cv about 6% in the first three: the series needs more, as many as that spread
+        // needs whatever comes later.
         let noisy = vec![94.0, 100.0, 106.0];
+        let s = crate::stats::power::worst_log_sd(std::slice::from_ref(&noisy)).unwrap();
+        let need = crate::stats::power::n_for_power(s, 0.1).unwrap();
+        assert!(need > 3 && need <= 8, "{need}");
         assert_eq!(decide(&DETECT, 3, std::slice::from_ref(&noisy)), None);
-        let noisy8 = vec![94.0, 100.0, 106.0, 94.0, 100.0, 106.0, 94.0, 100.0];
-        assert!(
-            crate::stats::power::power(
-                8,
-                crate::stats::power::worst_log_sd(&[noisy8.clone()]).unwrap(),
-                0.1
-            )
-            .unwrap()
-                >= 0.8
+        let mut more = noisy.clone();
+        more.resize(need as usize - 1, 100.0);
+        assert_eq!(decide(&DETECT, need - 1, &[more.clone()]), None);
+        more.push(100.0);
+        assert_eq!(decide(&DETECT, need, &[more]), Some(StopReason::PowerMet));
+        // Later values do not move it: quiet ones after a noisy start do not stop it early,
+        // wild ones after a quiet start do not keep it going.
+        let mut calm_after = noisy.clone();
+        calm_after.push(100.0);
+        assert_eq!(
+            decide(&DETECT, 4, &[calm_after]),
+            decide(&DETECT, 4, &[vec![94.0, 100.0, 106.0, 50.0]])
         );
-        assert_eq!(decide(&DETECT, 8, &[noisy8]), Some(StopReason::PowerMet));
-        let wild8 = vec![50.0, 150.0, 100.0, 60.0, 140.0, 100.0, 70.0, 130.0];
-        assert_eq!(decide(&DETECT, 8, &[wild8]), Some(StopReason::MaxReps));
         // Only the spread decides: the same values shifted by a factor stop alike.
         let shifted: Vec<f64> = noisy.iter().map(|x| x * 3.0).collect();
         assert_eq!(decide(&DETECT, 3, &[shifted]), None);
+        // A spread that needs more than max: stop at max, named so.
+        let wild = vec![50.0, 150.0, 100.0, 60.0, 140.0, 100.0, 70.0, 130.0];
+        assert_eq!(decide(&DETECT, 7, &[wild[..7].to_vec()]), None);
+        assert_eq!(decide(&DETECT, 8, &[wild]), Some(StopReason::MaxReps));
         // Values that are not all positive: stop at min.
         assert_eq!(
             decide(&DETECT, 3, &[vec![0.0, 1.0, 2.0]]),

@@ -71,6 +71,8 @@ pub struct AdhocCell<W> {
 pub struct CellsResult {
     /// The study id in the store, if recorded.
     pub study: Option<i64>,
+    /// The repetitions other activity disturbed.
+    pub disturbed: Disturbance,
     /// Per cell, the metrics of every completed repetition, in order.
     pub reps: Vec<Vec<Vec<Metric>>>,
     /// Environment captured at the start.
@@ -91,12 +93,51 @@ impl CellsResult {
 pub struct AdhocResult {
     /// The study id in the store, if recorded.
     pub study: Option<i64>,
+    /// The repetitions other activity disturbed.
+    pub disturbed: Disturbance,
     /// Metrics of every completed repetition, in order.
     pub reps: Vec<Vec<Metric>>,
     /// Environment captured at the start.
     pub environment: Vec<(String, String)>,
     /// The error that ended the run early, if any (completed repetitions are kept).
     pub error: Option<anyhow::Error>,
+}
+
+/// The repetitions of a run other activity disturbed, as it went (its summary says how many,
+/// `-q` included).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Disturbance {
+    /// Repetitions run, counted or left out.
+    pub run: u32,
+    /// Disturbed and counted (`--disturbed keep`, or past the re-run limit).
+    pub counted: u32,
+    /// Disturbed, left out and run again (`--disturbed repeat`).
+    pub rerun: u32,
+    /// Disturbed and left out (`--disturbed drop`).
+    pub dropped: u32,
+    /// Each disturbed repetition's line, as stored.
+    pub lines: Vec<String>,
+}
+
+impl Disturbance {
+    /// Account for one repetition run, its interference line (if disturbed) and its fate.
+    pub fn add(&mut self, interference: Option<&str>, fate: Fate) {
+        self.run += 1;
+        let Some(line) = interference else {
+            return;
+        };
+        self.lines.push(line.to_string());
+        match fate {
+            Fate::Count => self.counted += 1,
+            Fate::Rerun => self.rerun += 1,
+            Fate::Drop => self.dropped += 1,
+        }
+    }
+
+    /// Disturbed repetitions, however their policy treated them.
+    pub fn disturbed(&self) -> u32 {
+        self.counted + self.rerun + self.dropped
+    }
 }
 
 /// Run `workload` `opts.repeat` times on `target`: a one-cell [`run_cells`] whose cell is
@@ -124,6 +165,7 @@ pub fn run<W: Workload>(
     })?;
     Ok(AdhocResult {
         study: r.study,
+        disturbed: r.disturbed,
         reps: r.reps.into_iter().next().unwrap_or_default(),
         environment: r.environment,
         error: r.error,
@@ -159,6 +201,7 @@ pub fn run_cells<W: Workload>(
     // or dropped).
     let mut reruns = vec![0u32; points];
     let mut placed = vec![0u32; points];
+    let mut disturbance = Disturbance::default();
     'outer: for rep in 1..=reps_n {
         for (ci, cell) in cells.iter_mut().enumerate() {
             let at = Position {
@@ -184,6 +227,7 @@ pub fn run_cells<W: Workload>(
                     eprintln!("fslab: warning: {w}");
                 }
                 let fate = r.fate(opts.disturbed, true, reruns[ci], reps_n);
+                disturbance.add(r.interference.as_deref(), fate);
                 if let Some(rec) = rec.as_mut() {
                     let trial = r.row(
                         fate,
@@ -253,6 +297,7 @@ pub fn run_cells<W: Workload>(
     }
     Ok(CellsResult {
         study: rec.as_ref().map(|r| r.study),
+        disturbed: disturbance,
         reps,
         environment,
         error: failure.map(|(_, e)| e),
