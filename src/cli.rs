@@ -318,6 +318,11 @@ pub struct StudyRunArgs {
     /// on the host. See doc/guest.md.
     #[arg(long, value_name = "uml[:MEM]")]
     pub guest: Option<String>,
+    /// Before the study starts, wait up to TIME (default 10m) for a quiet machine: no other
+    /// I/O on the work directory's device, no CPU steal, no load beyond the CPUs, little other
+    /// CPU. Without it a busy machine gets one line and the study goes on.
+    #[arg(long, value_name = "TIME", num_args = 0..=1, default_missing_value = "10m", value_parser = parse_settle)]
+    pub wait_quiet: Option<std::time::Duration>,
 }
 
 /// `fslab cleanup`.

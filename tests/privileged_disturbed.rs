@@ -292,3 +292,82 @@ fn privileged_an_engine_command_reruns_its_disturbed_repetition() {
     let text = report(&db, "dbench");
     assert!(text.contains(" re-run"), "{text}");
 }
+
+#[test]
+fn privileged_a_busy_machine_is_named_before_the_study_starts() {
+    if !require_root("privileged_a_busy_machine_is_named_before_the_study_starts") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let t = tempfile::tempdir().unwrap();
+    let own = t.path().join("own");
+    let (_m, _l) = ext4_on_loop(t.path(), "own.img", 2048, &own);
+    let file = t.path().join("s.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "busy"
+[repetitions]
+min = 1
+cache = "none"
+[device]
+data = "loop:128M"
+[filesystem]
+type = "ext4"
+[[workload]]
+kind = "fdtree"
+dirs = 2
+files = 2
+size_blocks = 1
+levels = 1
+"#,
+    )
+    .unwrap();
+    let db = t.path().join("results.db");
+    let work = own.join("work");
+    let run = |extra: &[&str], hog: &Hog| {
+        let mut args = vec![
+            "study",
+            "run",
+            "-q",
+            file.to_str().unwrap(),
+            "--workdir",
+            work.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        // The writer runs on the work directory's file system until the check has spoken.
+        hog.set(true);
+        fslab(&args, |line| {
+            if line.contains("busy") {
+                hog.set(false);
+            }
+        })
+    };
+    let hog = Hog::new(&own.join("hog"));
+    // Without --wait-quiet: one line naming the other I/O, and the study goes on.
+    let (code, log) = run(&[], &hog);
+    assert_eq!(code, 0, "{log}");
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("fslab: the machine is busy now ("))
+        .unwrap_or_else(|| panic!("no busy line: {log}"));
+    assert!(line.contains("of other I/O on"), "{line}");
+    assert!(line.contains("--wait-quiet"), "{line}");
+    // With --wait-quiet and a writer that does not stop while it waits: it waits its time,
+    // says it gave up with the figures, and goes on.
+    let (code, log) = run(&["--wait-quiet", "3s"], &hog);
+    drop(hog);
+    assert_eq!(code, 0, "{log}");
+    assert!(
+        log.contains("waiting up to 3.0 s for a quiet machine"),
+        "{log}"
+    );
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("fslab: the machine is still busy after "))
+        .unwrap_or_else(|| panic!("no give-up line: {log}"));
+    assert!(line.contains("of other I/O on"), "{line}");
+    assert!(testdev::loops_under(&work).is_empty());
+}

@@ -37,6 +37,12 @@ impl Sources {
         Sources::with(Devices::for_target(dir).unwrap_or_default())
     }
 
+    /// A study's work directory before it starts: the device its loop images will be on, as
+    /// their backing device (any I/O on it is another's).
+    pub fn for_workdir(dir: &std::path::Path) -> Sources {
+        Sources::with(Devices::backing_of(dir).unwrap_or_default())
+    }
+
     fn with(devices: Devices) -> Sources {
         let name = |r| {
             devices
@@ -60,17 +66,24 @@ impl Sources {
         if max.is_zero() {
             return Duration::ZERO;
         }
+        self.wait_quiet(max, telemetry::SETTLE_POLL)
+            .map_or(Duration::ZERO, |s| s.waited)
+    }
+
+    /// Look at the machine in windows of `poll` until one is quiet or `max` has passed (one
+    /// window at least): how long it took, whether the last was quiet and its verdict.
+    /// `None` when the kernel files cannot be read.
+    pub fn wait_quiet(&self, max: Duration, poll: Duration) -> Option<telemetry::Settled> {
         let clock = telemetry::SystemClock::default();
         let mut probe = || Snapshot::take(&self.devices, &self.fs);
         telemetry::settle(
             max,
-            telemetry::SETTLE_POLL,
+            poll,
             &telemetry::Thresholds::default(),
             &clock,
             &mut probe,
         )
-        .map(|s| s.waited)
-        .unwrap_or(Duration::ZERO)
+        .ok()
     }
 }
 

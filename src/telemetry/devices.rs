@@ -164,6 +164,21 @@ impl Devices {
         Devices::build(d, j)
     }
 
+    /// The device under `dir` as the backing device of cells not made yet (a study's work
+    /// directory before it starts, where its loop images will be): all its I/O is other I/O.
+    pub fn backing_of(dir: &Path) -> Result<Devices> {
+        let list = BlockDev::of_path(dir)?
+            .map(|dev| Device {
+                role: Role::Backing,
+                dev,
+                direct_io: None,
+                backed_by: None,
+            })
+            .into_iter()
+            .collect();
+        Ok(Devices { list })
+    }
+
     /// The devices under a directory, for ad-hoc engine runs: the device of its file
     /// system, that file system's external ext3/ext4 journal if it has one, and the backing
     /// devices of whichever of them are loop devices. Empty for a file system without a
