@@ -136,12 +136,21 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             self.obs.phase_started(phase.as_str(), expect);
         }
         self.walker.pace.restart();
-        if let Some((tree, node)) = start {
+        // `-t -u`: entering the rank's own tree is part of the phase, as mdtest times it.
+        let timed_entry = self.params.time_unique_dir && self.params.unique_dir;
+        if let Some((tree, node)) = start.filter(|_| !timed_entry) {
             self.walker.hold(testdir, tree, node);
         }
         self.team.barrier();
         let t0 = Instant::now();
+        if let Some((tree, node)) = start.filter(|_| timed_entry) {
+            self.walker.hold(testdir, tree, node);
+        }
         let r = work(&mut self.walker, &self.order, t0);
+        if self.params.sync_phases && r.is_ok() {
+            // `-Y`: mdtest syncs after each phase, before its clock stops.
+            self.walker.ops.sync();
+        }
         let (local, sample) = match r {
             Ok(s) => (Ok(()), s),
             Err(e) => (Err(walk_error(e, td)), Sample::default()),

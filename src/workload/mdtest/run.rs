@@ -82,6 +82,17 @@ pub fn requirements(p: &MdtestParams, lay: &Layout, ranks: u32) -> Requirements 
     }
 }
 
+/// Bytes of file data the run writes at its peak: `-w` bytes in each of the files of
+/// `ranks` ranks (none with `-D` or `-w 0`; directories are not data).
+pub fn data_bytes(p: &MdtestParams, lay: &Layout, ranks: u32) -> u64 {
+    if !p.does_files() {
+        return 0;
+    }
+    lay.items
+        .saturating_mul(p.write_bytes)
+        .saturating_mul(u64::from(ranks.max(1)))
+}
+
 /// The random order's seed: `--random-seed`, else the clock at rank 0 (as mdtest).
 fn seed<T: Team + ?Sized>(p: &MdtestParams, team: &T) -> Option<u32> {
     if !p.random_order() {
@@ -205,7 +216,9 @@ impl Session {
             .map_err(|e| anyhow!("cannot open -d {}: {e}", self.dir.display()));
         team.agree(base.as_ref().map(|_| ()).map_err(|e| anyhow!("{e}")))?;
         let base = base?;
-        let ops = FsOps::with_buffers(p.write_bytes, p.read_bytes);
+        let ops = FsOps::with_buffers(p.write_bytes, p.read_bytes)
+            .direct(p.odirect)
+            .mknod(p.mknod);
         let keeper = self.keeper.as_mut();
         let r = Engine::new(p, lay, team, ops, keeper, obs, stop, seed).iteration(&base, j);
         drop(base);

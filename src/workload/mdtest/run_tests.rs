@@ -235,3 +235,81 @@ fn requirements_count_every_entry() {
     assert_eq!(r.inodes, 6 + 1 + 2 * 198);
     assert_eq!(r.bytes, (6 + 1 + 2 * 99) * 4096 + 2 * 99 * 8192);
 }
+
+#[test]
+fn data_is_what_the_files_hold_not_the_directories() {
+    let data = |args: &[&str], ranks| {
+        let p = parse(args).unwrap().params;
+        data_bytes(&p, &p.validate().unwrap(), ranks)
+    };
+    // -w 0 writes no data, however many directories it makes.
+    assert_eq!(data(&["-n", "20000"], 1), 0);
+    assert_eq!(
+        data(&["-n", "100", "-z", "1", "-b", "2", "-w", "5000"], 2),
+        2 * 99 * 5000
+    );
+    assert_eq!(
+        data(&["-n", "100", "-D", "-w", "5000"], 1),
+        0,
+        "-D makes no files"
+    );
+}
+
+#[test]
+fn k_makes_files_with_mknod() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    go(&["-n", "3", "-F", "-k", "-C"], d).unwrap();
+    let dir = d.join("test-dir.0-0/mdtest_tree.0");
+    for i in 0..3 {
+        let m = fs::metadata(dir.join(format!("file.mdtest.0.{i}"))).unwrap();
+        // mknod's mode (S_IFREG | S_IRUSR, as mdtest); open(O_CREAT) gives 0664 less the umask.
+        use std::os::unix::fs::PermissionsExt;
+        assert!(m.is_file());
+        assert_eq!(m.permissions().mode() & 0o777, 0o400);
+        assert_eq!(m.len(), 0);
+    }
+    // They stat, read (open and close) and go like any other.
+    let o = go(&["-n", "3", "-F", "-k", "-T", "-E", "-r"], d).unwrap();
+    assert_eq!(o.iterations[0].get(Phase::FileRead).unwrap().items, 3);
+    assert!(names(d).is_empty(), "{:?}", names(d));
+}
+
+#[test]
+fn posix_odirect_bypasses_the_page_cache() {
+    let t = tempfile::tempdir().unwrap();
+    if crate::sysinfo::fs_type_of(t.path()).as_deref() == Some("tmpfs") {
+        eprintln!("skipped: tmpfs takes O_DIRECT without bypassing its cache");
+        return;
+    }
+    let d = t.path();
+    let cached = |args: &[&str]| {
+        go(args, d).unwrap();
+        let f = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.0.0");
+        let n = crate::workload::fsops::resident_pages(&f).unwrap();
+        go(&["-n", "1", "-F", "-r"], d).unwrap();
+        n
+    };
+    // A buffered write leaves the file's pages in the page cache; O_DIRECT does not.
+    assert_eq!(cached(&["-n", "1", "-F", "-C", "-w", "65536"]), 16);
+    assert_eq!(
+        cached(&["-n", "1", "-F", "-C", "-w", "65536", "--posix.odirect"]),
+        0
+    );
+    // Reads go direct too (fsops_tests: a read O_DIRECT cannot move is refused).
+    go(
+        &[
+            "-n",
+            "1",
+            "-F",
+            "-w",
+            "4096",
+            "-e",
+            "4096",
+            "--posix.odirect",
+        ],
+        d,
+    )
+    .unwrap();
+    assert!(names(d).is_empty());
+}
