@@ -100,6 +100,11 @@ pub trait Workload {
     fn name(&self) -> &'static str;
     /// Bytes and inodes this workload needs on its target.
     fn requirements(&self) -> Requirements;
+    /// Bytes of file data it writes at its peak: [`Requirements::bytes`] without the blocks
+    /// its directories take (what `study plan` calls its data). Default: all of them.
+    fn data_bytes(&self) -> u64 {
+        self.requirements().bytes
+    }
     /// Untimed set-up before a repetition (for example checking free space).
     fn prepare(&mut self, target: &Target) -> Result<()>;
     /// Run one measured repetition and return its metrics. Times only what it measures.
@@ -126,6 +131,9 @@ impl<W: Workload + ?Sized> Workload for &mut W {
     }
     fn requirements(&self) -> Requirements {
         (**self).requirements()
+    }
+    fn data_bytes(&self) -> u64 {
+        (**self).data_bytes()
     }
     fn prepare(&mut self, target: &Target) -> Result<()> {
         (**self).prepare(target)
