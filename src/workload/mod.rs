@@ -261,6 +261,18 @@ impl WorkloadKind {
     pub fn of(name: &str) -> Option<WorkloadKind> {
         WorkloadKind::ALL.into_iter().find(|k| k.as_str() == name)
     }
+
+    /// The label a study workload's stored parameters would have without a `label` of their
+    /// own: the engine's command with its flags (`mdtest -n 50000 -u -F -L`). `None` when
+    /// the parameters are not a study workload's of this engine (an engine command stores
+    /// its own).
+    pub fn command(self, params: &serde_json::Value) -> Option<String> {
+        let mut p = params.as_object()?.clone();
+        p.remove("label");
+        p.insert("kind".into(), self.as_str().into());
+        let spec: WorkloadSpec = serde_json::from_value(serde_json::Value::Object(p)).ok()?;
+        Some(spec.label())
+    }
 }
 
 impl std::fmt::Display for WorkloadKind {
