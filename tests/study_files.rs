@@ -127,7 +127,11 @@ fn mdtest_example_plans_the_data_its_files_hold() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // Empty files (-w 0) are no data, however many directory blocks the run takes; the hard
     // load writes 10,000 files of 3,901 bytes (37.2 MiB).
     assert!(

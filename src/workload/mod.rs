@@ -263,7 +263,7 @@ impl WorkloadKind {
     }
 
     /// The label a study workload's stored parameters would have without a `label` of their
-    /// own: the engine's command with its flags (`mdtest -n 50000 -u -F -L`). `None` when
+    /// own: the engine's command with its flags (`fdtree -d 3 -f 4 -s 1 -l 8`). `None` when
     /// the parameters are not a study workload's of this engine (an engine command stores
     /// its own).
     pub fn command(self, params: &serde_json::Value) -> Option<String> {

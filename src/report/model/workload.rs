@@ -175,7 +175,7 @@ pub struct LatencyCurve {
 
 impl WorkloadReport {
     /// What stands in brackets after the label: the command its parameters make when the
-    /// label hides it (`mdtest easy` → `mdtest -n 50000 -u -F -L`), else the engine.
+    /// label hides it (`small files` → `fdtree -d 3 -f 4 -s 1 -l 8`), else the engine.
     pub fn engine_words(&self) -> String {
         crate::workload::WorkloadKind::of(&self.kind)
             .and_then(|k| k.command(&self.params))
@@ -234,7 +234,7 @@ mod tests {
 
     fn rendered(params: serde_json::Value, format: Format) -> String {
         let wl = Workload {
-            kind: "mdtest",
+            kind: "fdtree",
             params,
             policy: "cold",
         };
@@ -248,25 +248,26 @@ mod tests {
     }
 
     #[test]
-    fn a_labelled_mdtest_workload_shows_its_flags() {
-        // Stored as a study stores it: the study keys with the label ("tiny").
+    fn a_labelled_workload_shows_its_flags() {
+        // Stored as a study stores it: the study keys with the label ("tiny"); every
+        // engine's spec makes its command the same way (each engine's def.rs tests its own).
         let p = serde_json::json!({
-            "kind": "mdtest", "label": "tiny", "items": 50000, "unique_dir": true,
-            "files_only": true, "leaf_only": true, "sync_phases": true
+            "kind": "fdtree", "label": "tiny", "dirs": 3, "files": 4, "size_blocks": 1,
+            "levels": 8
         });
-        let want = "tiny (mdtest -n 50000 -u -F -L -Y)";
+        let want = "tiny (fdtree -d 3 -f 4 -s 1 -l 8)";
         let text = rendered(p.clone(), Format::Table);
         assert!(text.contains(&format!("== {want} ==")), "{text}");
         let md = rendered(p.clone(), Format::Markdown);
         assert!(md.contains(&format!("## {want}")), "{md}");
         let html = rendered(p, Format::Html);
         assert!(
-            html.contains("tiny <small>(mdtest -n 50000 -u -F -L -Y)</small>"),
+            html.contains("tiny <small>(fdtree -d 3 -f 4 -s 1 -l 8)</small>"),
             "html"
         );
         // Parameters that are not a study's (an engine command stores its own) name the
         // engine only.
         let text = rendered(serde_json::json!({"nonsense": 1}), Format::Table);
-        assert!(text.contains("== tiny (mdtest) =="), "{text}");
+        assert!(text.contains("== tiny (fdtree) =="), "{text}");
     }
 }

@@ -16,9 +16,9 @@ pub struct FsOps {
     zeros: AlignedBuf,
     /// Where reads go (up to [`CHUNK`]); kept apart so written data stays zero.
     rbuf: AlignedBuf,
-    /// Files are written and read with `O_DIRECT` (mdtest's `--posix.odirect`).
+    /// Files are written and read with `O_DIRECT`.
     direct: bool,
-    /// Files are made with `mknod` (mdtest's `-k`).
+    /// Files are made with `mknod` instead of being opened.
     mknod: bool,
 }
 
@@ -66,8 +66,8 @@ impl FsOps {
         }
     }
 
-    /// Flush every file system's dirty data to its device (`sync(2)`, what mdtest's `-Y`
-    /// gets from the `sync` command).
+    /// Flush every file system's dirty data to its device (`sync(2)`, what the `sync`
+    /// command does).
     pub fn sync_all() {
         rustix::fs::sync();
     }
@@ -129,7 +129,8 @@ impl Ops for FsOps {
     #[inline]
     fn create(&mut self, parent: &OwnedFd, name: &CStr, how: CreateHow) -> io::Result<()> {
         if self.mknod {
-            // mdtest's POSIX mknod: a regular file readable by its owner, never opened.
+            // A regular file readable by its owner, never opened (the POSIX mknod of IOR's
+            // benchmarks).
             return Ok(rustix::fs::mknodat(
                 parent,
                 name,

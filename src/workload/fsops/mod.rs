@@ -100,7 +100,7 @@ pub trait Ops {
     fn unlink(&mut self, parent: &Self::Dir, name: &CStr) -> io::Result<()>;
     /// Read directory `dir` to its end and count its entries (`.` and `..` excluded).
     fn count_entries(&mut self, dir: &Self::Dir) -> io::Result<u64>;
-    /// Flush all dirty data of every file system to its device (mdtest's `-Y`); a double
+    /// Flush all dirty data of every file system to its device (`sync(2)`); a double
     /// without a file system does nothing.
     fn sync(&mut self) {}
 }

@@ -43,6 +43,9 @@ pub struct Engine<'a, O: Ops, T: Team + ?Sized> {
     ran: Vec<Phase>,
     /// `-W` as a duration (tests set a shorter one).
     wall: Option<Duration>,
+    /// This rank makes, checks and removes the test directory in its `-d` (rank 0; with
+    /// `-d a@b` the first rank of each directory).
+    leader: bool,
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -95,7 +98,16 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             samples: [Sample::default(); PHASES.len()],
             ran: Vec::new(),
             wall: (params.stonewall > 0).then(|| Duration::from_secs(u64::from(params.stonewall))),
+            leader: team.rank() == 0,
         }
+    }
+
+    /// With `-d a@b`: whether this rank is the first in its directory, which makes, checks
+    /// and removes the test directory there (mdtest's ranks below the number of
+    /// directories).
+    pub fn leading(mut self, leader: bool) -> Self {
+        self.leader = leader;
+        self
     }
 
     /// The operations, once the engine is done (a test reads a recorder's log).
@@ -187,7 +199,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         // The test directory: made by this run, or proven to be an earlier run's.
         let mut file_items = lay.items;
         if steps.create {
-            let made = if rank0 {
+            let made = if self.leader {
                 self.keeper.begin(&td).and_then(|()| {
                     if let Err(e) = self.walker.ops.mkdir(base, &td_c) {
                         // Never leave a record for a directory this run did not make.
@@ -206,7 +218,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             };
             self.team.agree(made)?;
         } else {
-            let known = if rank0 {
+            let known = if self.leader {
                 self.keeper.verify(&td)
             } else {
                 Ok(None)
@@ -261,7 +273,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
                 },
             )?;
             drop(testdir);
-            let gone = if rank0 {
+            let gone = if self.leader {
                 self.walker
                     .ops
                     .rmdir(base, &td_c)
@@ -272,7 +284,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             };
             self.team.agree(gone)?;
         } else {
-            let kept = if rank0 {
+            let kept = if self.leader {
                 self.keeper.finished(&td, file_items, false)
             } else {
                 Ok(())

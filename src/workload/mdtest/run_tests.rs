@@ -313,3 +313,62 @@ fn posix_odirect_bypasses_the_page_cache() {
     .unwrap();
     assert!(names(d).is_empty());
 }
+
+/// Run `args` with `n` ranks as threads, each in its directory of `-d a@b…` as mdtest
+/// gives them out; rank 0's outcome.
+fn threads(args: &[&str], n: u32) -> Result<Outcome> {
+    let inv = parse(args).unwrap();
+    let opts = Options {
+        dirs: inv.dirs.len() as u32,
+        ..Options::default()
+    };
+    let team = crate::workload::mdtest::Threads::new(n);
+    std::thread::scope(|s| {
+        let hs: Vec<_> = team
+            .iter()
+            .map(|t| {
+                let (p, dir) = (&inv.params, inv.dir_of(t.rank()));
+                s.spawn(move || {
+                    let never = || false;
+                    run(p, dir, t, opts, &Quiet, &never)
+                })
+            })
+            .collect();
+        let mut outs: Vec<Result<Outcome>> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        outs.swap_remove(0)
+    })
+}
+
+#[test]
+fn several_directories_are_given_to_the_ranks_in_turn() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    let d = format!("{}@{}", a.display(), b.display());
+    // Create only: rank r's tree is in directory r mod 2, in a test directory its first
+    // rank made there.
+    let o = threads(&["-n", "6", "-u", "-F", "-C", "-d", &d], 3).unwrap();
+    assert_eq!(o.iterations[0].get(Phase::FileCreate).unwrap().items, 18);
+    let ta = a.join("test-dir.0-0");
+    let tb = b.join("test-dir.0-0");
+    assert_eq!(names(&ta), ["mdtest_tree.0.0", "mdtest_tree.2.0"]);
+    assert_eq!(names(&tb), ["mdtest_tree.1.0"]);
+    assert_eq!(names(&tb.join("mdtest_tree.1.0")).len(), 6);
+    // Each directory keeps its own record; a later run finds both, stats and removes.
+    assert!(names(&a).contains(&".fslab-mdtest.test-dir.0-0".to_string()));
+    assert!(names(&b).contains(&".fslab-mdtest.test-dir.0-0".to_string()));
+    let o = threads(&["-n", "6", "-u", "-F", "-T", "-r", "-d", &d], 3).unwrap();
+    assert_eq!(o.iterations[0].get(Phase::FileStat).unwrap().items, 18);
+    // Emptied; -d stays (this run did not make it), as with one directory.
+    assert!(names(&a).is_empty() && names(&b).is_empty());
+    fs::remove_dir(&a).unwrap();
+    fs::remove_dir(&b).unwrap();
+    // A full run in one go makes both and leaves nothing.
+    threads(&["-n", "4", "-u", "-d", &d], 2).unwrap();
+    assert!(!a.exists() && !b.exists());
+    // More directories than ranks: mdtest's rule.
+    let e = threads(&["-n", "4", "-u", "-d", &d], 1).unwrap_err();
+    assert!(
+        format!("{e:#}").contains("2 directories for 1 ranks"),
+        "{e:#}"
+    );
+}
