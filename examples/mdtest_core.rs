@@ -10,7 +10,7 @@
 //! engine's `Threads` team) until the MPI layer calls the engine with real ranks. Exit codes: 0 done, 2 bad flags or a refused directory, 1 a failed run,
 //! 130 interrupted.
 
-use fslab::workload::mdtest::{self, report, Backend, Options, Outcome, Solo, Threads};
+use fslab::workload::mdtest::{self, report, Backend, Options, Outcome, Solo, Team, Threads};
 use fslab::workload::param::Words;
 use fslab::workload::Quiet;
 use std::path::Path;
@@ -95,6 +95,8 @@ fn main() -> ExitCode {
     );
     let opts = Options {
         backend,
+        // -d a@b: rank r in directory r mod 2, as mdtest.
+        dirs: inv.dirs.len() as u32,
         ..Options::default()
     };
     let stop = fslab::signal::interrupted;
@@ -106,7 +108,7 @@ fn main() -> ExitCode {
             let handles: Vec<_> = team
                 .iter()
                 .map(|t| {
-                    let (p, dir, stop) = (&inv.params, &inv.dir, &stop);
+                    let (p, dir, stop) = (&inv.params, inv.dir_of(t.rank()), &stop);
                     s.spawn(move || mdtest::run(p, dir, t, opts, &Quiet, stop))
                 })
                 .collect();

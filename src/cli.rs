@@ -191,6 +191,10 @@ mdtest's options (as mdtest 4; numbers may end in k, m, g: powers of 1024):
   -C -T -E -r -U  only create / stat / read / remove / rename (none: all)
   -W N   stonewall seconds for file creation            -R     stat and read in random order
   --random-seed N   that order's seed                   -P     rates and times (-Z times only)
+  -Y     sync after each phase, timed                   -k     make files with mknod
+  -t     time entering each rank's tree (with -u)       --posix.odirect  O_DIRECT file I/O
+  -x FILE  stonewall status file                        -v     each phase as it ends (-V N)
+  -d a@b   several directories, rank r in the (r mod 2)th (with -u, under mpiexec)
 
 Examples:
   fslab mdtest -n 10000 -d /mnt/test/md            mdtest's ten operations, its SUMMARY table

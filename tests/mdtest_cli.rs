@@ -117,7 +117,15 @@ fn a_dry_run_makes_nothing_and_bad_input_is_one_line() {
             vec!["-n", "10", "-i", "2", "--repeat", "3"],
             "give one of them",
         ),
-        (vec!["-n", "10", "-x", "f"], "-x"),
+        (
+            vec!["-n", "10", "-S"],
+            "-S: mdtest option not supported by fslab (shared-file",
+        ),
+        (
+            vec!["-n", "10", "-u", "-d", "a@b"],
+            "-d a@b: 2 directories for 1 rank",
+        ),
+        (vec!["-n", "10", "-k", "-w", "8"], "-k with -w 8"),
         (vec!["-n", "10", "--repeat", "many"], "--repeat"),
     ] {
         let o = fslab(t.path()).arg("mdtest").args(&args).output().unwrap();
@@ -211,4 +219,44 @@ fn cleanup_removes_a_killed_runs_test_directory_and_nothing_else() {
     assert!(out.contains("mdtest test directory"), "{out}");
     assert!(!test_dir.exists(), "{out}");
     assert_eq!(std::fs::read(d.join("user.txt")).unwrap(), b"mine");
+}
+
+#[test]
+fn status_file_and_verbosity_as_mdtest() {
+    let t = tempfile::tempdir().unwrap();
+    let (d, x) = (t.path().join("md"), t.path().join("stonewall"));
+    let run = |extra: &[&str]| {
+        fslab(t.path())
+            .args(["mdtest", "-n", "50", "-F", "-q", "--no-store", "-d"])
+            .arg(&d)
+            .arg("-x")
+            .arg(&x)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // A stonewalled creation writes the files each rank made (a 60 s wall is not reached).
+    let o = run(&["-C", "-W", "60"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&x).unwrap(), "50");
+    // A stat run reads it; -v prints each phase as mdtest's level 1 does.
+    let o = run(&["-T", "-v"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.contains("V-1: main: * iteration 1 *"), "{out}");
+    assert!(out.contains("V-1:   File stat         :"), "{out}");
+    // A status file of another run is refused before anything is touched.
+    std::fs::write(&x, "3").unwrap();
+    let o = run(&["-r"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("says 3 files per rank"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(d.join("test-dir.0-0").is_dir());
+    std::fs::write(&x, "50").unwrap();
+    let o = run(&["-r"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!d.join("test-dir.0-0").exists());
 }

@@ -76,3 +76,36 @@ fn a_dry_run_makes_nothing() {
     assert!(said.contains("dry run: nothing created"), "{said}");
     assert!(!d.exists());
 }
+
+#[test]
+fn several_directories_go_to_the_ranks_in_turn() {
+    let s = scratch();
+    let (a, b) = (s.path().join("a"), s.path().join("b"));
+    let args: Vec<String> = ["mdtest", "-n", "40", "-u", "-F", "--format", "json", "-d"]
+        .map(String::from)
+        .into_iter()
+        .chain([format!("{}@{}", a.display(), b.display())])
+        .collect();
+    // Three ranks over two directories: ranks 0 and 2 in a, rank 1 in b; every rank's files
+    // counted, both directories made by the run and removed again.
+    let doc = json(&run(s.path(), &[(3, args.clone())]));
+    assert_eq!(items(&doc, "file_create"), 120.0);
+    assert!(!a.exists() && !b.exists());
+    // More directories than ranks: mdtest's rule, in one line, before anything is made.
+    let mut three = args;
+    let last = three.len() - 1;
+    three[last] = format!(
+        "{}@{}@{}",
+        a.display(),
+        b.display(),
+        s.path().join("c").display()
+    );
+    let out = run(s.path(), &[(2, three)]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("3 directories for 2 ranks"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!a.exists());
+}

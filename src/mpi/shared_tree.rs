@@ -295,6 +295,10 @@ impl<O: Ops> Ops for RankFiles<O> {
     fn count_entries(&mut self, dir: &O::Dir) -> io::Result<u64> {
         self.inner.count_entries(dir)
     }
+
+    fn sync(&mut self) {
+        self.inner.sync()
+    }
 }
 
 #[cfg(test)]

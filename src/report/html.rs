@@ -158,7 +158,7 @@ fn verdicts(
             o,
             "<h3>{} <small>({})</small></h3>",
             esc(&w.label),
-            esc(&w.kind)
+            esc(&w.engine_words())
         );
         let (rows, more) = view::forest_rows(w, detail);
         let rows: Vec<(String, &Comparison)> = rows

@@ -239,7 +239,7 @@ pub(crate) fn workload(
         o,
         "<section id=\"workload-{wi}\"><h2>{} <small>({})</small></h2>",
         esc(&w.label),
-        esc(&w.kind)
+        esc(&w.engine_words())
     );
     params(o, &w.params);
     if r.cells_with_data(w).is_empty() {

@@ -169,7 +169,7 @@ fn workload(
     detail: Detail,
     o: &mut String,
 ) {
-    let _ = writeln!(o, "\n## {} ({})", esc(&w.label), w.kind);
+    let _ = writeln!(o, "\n## {} ({})", esc(&w.label), esc(&w.engine_words()));
     params(o, &w.params);
     if r.cells_with_data(w).is_empty() {
         let _ = writeln!(
@@ -208,7 +208,7 @@ fn verdicts(r: &ReportData, views: &[WorkloadView<'_>], detail: Detail, o: &mut 
         if w.comparisons.is_empty() {
             continue;
         }
-        let _ = writeln!(o, "\n### {} ({})\n", esc(&w.label), w.kind);
+        let _ = writeln!(o, "\n### {} ({})\n", esc(&w.label), esc(&w.engine_words()));
         let mut h: Vec<String> = ["comparison", "metric", "verdict", "q (BH)"]
             .map(String::from)
             .to_vec();

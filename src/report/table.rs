@@ -121,7 +121,7 @@ fn verdicts(r: &ReportData, views: &[WorkloadView<'_>], detail: Detail, o: &mut 
             continue;
         }
         o.line("");
-        o.para(&format!("{} ({})", w.label, w.kind), "", "  ");
+        o.para(&format!("{} ({})", w.label, w.engine_words()), "", "  ");
         let key_w = v
             .comparisons
             .iter()
@@ -306,7 +306,7 @@ fn workload_section(
     detail: Detail,
     o: &mut Text,
 ) {
-    o.heading(&format!("{} ({})", w.label, w.kind));
+    o.heading(&format!("{} ({})", w.label, w.engine_words()));
     if r.cells_with_data(w).is_empty() {
         o.line("no completed repetitions of this workload (see Repetitions)");
         return;

@@ -100,6 +100,11 @@ pub trait Workload {
     fn name(&self) -> &'static str;
     /// Bytes and inodes this workload needs on its target.
     fn requirements(&self) -> Requirements;
+    /// Bytes of file data it writes at its peak: [`Requirements::bytes`] without the blocks
+    /// its directories take (what `study plan` calls its data). Default: all of them.
+    fn data_bytes(&self) -> u64 {
+        self.requirements().bytes
+    }
     /// Untimed set-up before a repetition (for example checking free space).
     fn prepare(&mut self, target: &Target) -> Result<()>;
     /// Run one measured repetition and return its metrics. Times only what it measures.
@@ -126,6 +131,9 @@ impl<W: Workload + ?Sized> Workload for &mut W {
     }
     fn requirements(&self) -> Requirements {
         (**self).requirements()
+    }
+    fn data_bytes(&self) -> u64 {
+        (**self).data_bytes()
     }
     fn prepare(&mut self, target: &Target) -> Result<()> {
         (**self).prepare(target)
@@ -252,6 +260,18 @@ impl WorkloadKind {
     /// The engine with the stored name `name`, if it is one.
     pub fn of(name: &str) -> Option<WorkloadKind> {
         WorkloadKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// The label a study workload's stored parameters would have without a `label` of their
+    /// own: the engine's command with its flags (`fdtree -d 3 -f 4 -s 1 -l 8`). `None` when
+    /// the parameters are not a study workload's of this engine (an engine command stores
+    /// its own).
+    pub fn command(self, params: &serde_json::Value) -> Option<String> {
+        let mut p = params.as_object()?.clone();
+        p.remove("label");
+        p.insert("kind".into(), self.as_str().into());
+        let spec: WorkloadSpec = serde_json::from_value(serde_json::Value::Object(p)).ok()?;
+        Some(spec.label())
     }
 }
 

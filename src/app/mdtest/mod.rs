@@ -122,8 +122,7 @@ pub(crate) fn options(own: &MdtestOwnArgs) -> Options {
             BackendArg::Fs => Backend::Fs,
             BackendArg::Null => Backend::Null,
         },
-        keep: false,
-        made_dir: false,
+        ..Options::default()
     }
 }
 
@@ -165,9 +164,49 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         Some(super::open_store(db)?)
     };
+    if inv.dirs.len() > 1 {
+        crate::bail_usage!(
+            "-d {}: {} directories for 1 rank; mdtest gives rank r the directory r mod {} and needs at least as many ranks as directories: run under mpiexec -n {} or more (fslab built with mpi), or give one directory",
+            inv.dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join("@"),
+            inv.dirs.len(),
+            inv.dirs.len(),
+            inv.dirs.len()
+        );
+    }
+    if let Some(x) = &inv.status_file {
+        if let Some(note) = mdtest::status::check(x, p, &inv.dir)? {
+            eprintln!("fslab: note: {note}");
+        }
+    }
     // Opens -d (made if missing) and checks the space before anything is timed.
     engine.prepare(&target)?;
     let obs = ProgressObserver::new(!own.quiet && !json, "mdtest").with_units(rate_unit);
+    // -v: each iteration's phases as it ends (stdout as mdtest; stderr beside a JSON document).
+    // -x: after a stonewalled creation, the files each rank made (mdtest writes it each
+    // iteration).
+    let status_to = inv
+        .status_file
+        .as_ref()
+        .filter(|_| p.stonewall > 0 && p.steps().create);
+    let mut status_error = None;
+    let mut each = |_: u32, _: &[crate::metric::Metric], e: &Mdtest| {
+        let Some(it) = e.iterations().last() else {
+            return;
+        };
+        if let Some(x) = status_to {
+            if let Err(err) = mdtest::status::write(x, it, 1) {
+                status_error.get_or_insert(err);
+            }
+        }
+        if inv.verbose > 0 {
+            let text = report::verbose(it, inv.verbose, &inv.dir);
+            if json {
+                eprint!("{text}");
+            } else {
+                crate::out!("{text}");
+            }
+        }
+    };
     let (result, sums, warnings) = run_engine(
         WorkloadKind::Mdtest,
         serde_json::to_value(p)?,
@@ -178,7 +217,7 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         &target,
         &obs,
         Some(&obs),
-        &mut |_, _, _| {},
+        &mut each,
     )?;
     let seed = engine.seed();
     for note in engine.finish() {
@@ -224,6 +263,9 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     }
     if !json {
         end.print_tail(StoredLine::Always, "", own.quiet);
+    }
+    if let Some(e) = status_error {
+        return Err(e);
     }
     match result.error {
         Some(e) => Err(crate::error::runtime(e)),
@@ -373,7 +415,11 @@ mod tests {
             e.contains("--repeat") && e.contains("fslab mdtest --help"),
             "{e}"
         );
-        let e = parse(&args(&["-x", "s"])).unwrap_err().to_string();
-        assert!(e.contains("-x"), "{e}");
+        let e = parse(&args(&["-n", "1", "-S"])).unwrap_err().to_string();
+        assert!(e.starts_with("-S: mdtest option not supported"), "{e}");
+        let e = parse(&args(&["-n", "1", "--posix.odirect", "-w", "100"]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("-w 100 with --posix.odirect"), "{e}");
     }
 }

@@ -1,6 +1,6 @@
 //! `mpiexec -n N fslab mdtest …`: the same options on every rank (agreed), `-d` seen by all
-//! ranks, the run through the one repetition protocol (stored by rank 0 only), and rank 0's
-//! mdtest output.
+//! ranks (with `-d a@b`, rank r works in directory r mod 2, as mdtest's), the run through the
+//! one repetition protocol (stored by rank 0 only), and rank 0's mdtest output.
 
 use super::{fs_of, options, parse, rate_unit, subject, MdtestPart, Parsed, FLAGS, JSON_SCHEMA};
 use crate::app::finish::{run_options, summarize, Ended, StoredLine};
@@ -33,28 +33,50 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     let mut opts = options(&own);
     let json = own.format == TextFormat::Json;
     let tag = job::tag(comm);
-    // Every rank works in the same test directories: -d must be one directory for all (a
-    // dry run makes nothing).
+    // -d a@b: rank r works in directory r mod 2, as mdtest's ranks do.
+    opts.dirs = inv.dirs.len() as u32;
+    if opts.dirs > comm.size() {
+        crate::bail_usage!(
+            "-d: {} directories for {} ranks; mdtest needs at least as many ranks as directories (rank r works in directory r mod {}): run more ranks or give fewer directories",
+            opts.dirs,
+            comm.size(),
+            opts.dirs
+        );
+    }
+    let mine = inv.dir_of(comm.rank()).clone();
+    // Every rank of a directory works in the same test directories: it must be one
+    // directory for all of them (a dry run makes nothing).
     if opts.backend == Backend::Fs && !own.dry_run {
-        // Rank 0 alone makes it, so that it knows the run made it (and removes it at the end,
-        // as mdtest does); the others then check that they see it.
-        let made = if comm.is_root() {
-            let missing = std::fs::symlink_metadata(&inv.dir).is_err();
-            std::fs::create_dir_all(&inv.dir)
+        // The directory's first rank alone makes it, so that it knows the run made it (and
+        // removes it at the end, as mdtest does); the others then check that they see it.
+        let made = if comm.rank() < opts.dirs {
+            let missing = std::fs::symlink_metadata(&mine).is_err();
+            std::fs::create_dir_all(&mine)
                 .map(|()| missing)
-                .map_err(|e| {
-                    crate::error::usage(format!("cannot make -d {}: {e}", inv.dir.display()))
-                })
+                .map_err(|e| crate::error::usage(format!("cannot make -d {}: {e}", mine.display())))
         } else {
             Ok(false)
         };
         opts.made_dir = comm.agree(made)?;
-        job::seen_by_all(
-            comm,
-            &inv.dir,
-            &tag,
-            Some("-d must be the same directory on every node (a shared file system)"),
-        )?;
+        if opts.dirs == 1 {
+            job::seen_by_all(
+                comm,
+                &inv.dir,
+                &tag,
+                Some("-d must be the same directory on every node (a shared file system)"),
+            )?;
+        }
+    }
+    if let Some(x) = &inv.status_file {
+        // Rank 0 reads it (mdtest's rank 0 does) and checks it against its records.
+        let checked = if comm.is_root() {
+            crate::workload::mdtest::status::check(x, p, &inv.dir)
+        } else {
+            Ok(None)
+        };
+        if let Some(note) = comm.agree(checked)? {
+            eprintln!("fslab: note: {note}");
+        }
     }
     let team = CommTeam(Rc::clone(comm));
     let mut engine = Mdtest::with_team(p.clone(), opts, team).map_err(|e| in_words(e, FLAGS))?;
@@ -72,7 +94,7 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     }
     let started = chrono::Local::now();
     let mut store = job::open_store(comm, own.run.no_store, db)?;
-    let target = Target::new(&inv.dir);
+    let target = Target::new(&mine);
     let bar = ProgressObserver::new(comm.is_root() && !own.quiet && !json, "mdtest rank 0")
         .with_units(rate_unit);
     let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
@@ -86,7 +108,32 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         Some(comm.size()),
     );
     options.steps = Some(&bar);
-    let result = adhoc::run(options, &mut engine, &target, obs, &mut |_, _, _| {})?;
+    // Rank 0: -x after a stonewalled creation, -v after every iteration.
+    let status_to = inv
+        .status_file
+        .as_ref()
+        .filter(|_| comm.is_root() && p.stonewall > 0 && p.steps().create);
+    let mut status_error = None;
+    let ranks = comm.size();
+    let mut each = |_: u32, _: &[crate::metric::Metric], e: &Mdtest<CommTeam>| {
+        let Some(it) = e.iterations().last().filter(|_| comm.is_root()) else {
+            return;
+        };
+        if let Some(x) = status_to {
+            if let Err(err) = crate::workload::mdtest::status::write(x, it, ranks) {
+                status_error.get_or_insert(err);
+            }
+        }
+        if inv.verbose > 0 {
+            let text = report::verbose(it, inv.verbose, &inv.dir);
+            if json {
+                eprint!("{text}");
+            } else {
+                crate::out!("{text}");
+            }
+        }
+    };
+    let result = adhoc::run(options, &mut engine, &target, obs, &mut each)?;
     let seed = engine.seed();
     let notes = engine.finish();
     if comm.is_root() {
@@ -132,6 +179,9 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
             }
             end.print_tail(StoredLine::Always, "", own.quiet);
         }
+    }
+    if let Some(e) = status_error {
+        return Err(e);
     }
     match result.error {
         Some(e) => Err(crate::error::runtime(e)),

@@ -298,13 +298,16 @@ fn print_cell(study: &Study, planner: &Provisioner, c: &Cell, root: bool) -> Res
     }
     crate::outln!("  workloads:");
     for w in &c.workloads {
-        let req = w.build().map(|e| e.requirements()).unwrap_or_default();
+        let (req, data) = w
+            .build()
+            .map(|e| (e.requirements(), e.data_bytes()))
+            .unwrap_or_default();
         crate::outln!(
             "    {} ({}): {} files and directories, {} of data",
             w.label(),
             w.kind(),
             req.inodes,
-            fmt_bytes(req.bytes)
+            fmt_bytes(data)
         );
         if w.workload_kind() == crate::workload::WorkloadKind::Fio {
             // The real fio runs on the cell; its job comes on standard input.

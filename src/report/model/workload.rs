@@ -174,6 +174,19 @@ pub struct LatencyCurve {
 }
 
 impl WorkloadReport {
+    /// What stands in brackets after the label: the command its parameters make when the
+    /// label hides it (`small files` → `fdtree -d 3 -f 4 -s 1 -l 8`), else the engine.
+    pub fn engine_words(&self) -> String {
+        crate::workload::WorkloadKind::of(&self.kind)
+            .and_then(|k| k.command(&self.params))
+            // A label that is the command already, with or without the engine's name.
+            .filter(|c| {
+                c.strip_prefix(self.kind.as_str()).unwrap_or(c).trim()
+                    != self.label.trim_start_matches(self.kind.as_str()).trim()
+            })
+            .unwrap_or_else(|| self.kind.clone())
+    }
+
     /// Every percentile that some latency curve has, ascending (the columns of the latency
     /// tables).
     pub fn latency_percentiles(&self) -> Vec<f64> {
@@ -210,5 +223,51 @@ impl Comparison {
             (Some(e), true) => Some(e),
             _ => self.more.as_deref(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::metric::{Metric, Unit};
+    use crate::report::tests::{report, study_of, Workload};
+    use crate::report::{exporter, Format, ReportOptions};
+
+    fn rendered(params: serde_json::Value, format: Format) -> String {
+        let wl = Workload {
+            kind: "fdtree",
+            params,
+            policy: "cold",
+        };
+        let cells: [&[(&str, &str)]; 2] = [&[("fs", "ext4")], &[("fs", "xfs")]];
+        let (store, id) = study_of(&wl, &cells, 3, &[], |c, rep| {
+            let v = 1000.0 * (1.0 + 0.01 * f64::from(rep) + 0.1 * c as f64);
+            vec![Metric::new("file_create", "rate", Unit::FilesPerSec, v)]
+        });
+        let r = report(&store, id, &ReportOptions::default()).unwrap();
+        String::from_utf8(exporter(format).render(&r).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_labelled_workload_shows_its_flags() {
+        // Stored as a study stores it: the study keys with the label ("tiny"); every
+        // engine's spec makes its command the same way (each engine's def.rs tests its own).
+        let p = serde_json::json!({
+            "kind": "fdtree", "label": "tiny", "dirs": 3, "files": 4, "size_blocks": 1,
+            "levels": 8
+        });
+        let want = "tiny (fdtree -d 3 -f 4 -s 1 -l 8)";
+        let text = rendered(p.clone(), Format::Table);
+        assert!(text.contains(&format!("== {want} ==")), "{text}");
+        let md = rendered(p.clone(), Format::Markdown);
+        assert!(md.contains(&format!("## {want}")), "{md}");
+        let html = rendered(p, Format::Html);
+        assert!(
+            html.contains("tiny <small>(fdtree -d 3 -f 4 -s 1 -l 8)</small>"),
+            "html"
+        );
+        // Parameters that are not a study's (an engine command stores its own) name the
+        // engine only.
+        let text = rendered(serde_json::json!({"nonsense": 1}), Format::Table);
+        assert!(text.contains("== tiny (fdtree) =="), "{text}");
     }
 }

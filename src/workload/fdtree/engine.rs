@@ -532,6 +532,13 @@ impl Workload for Fdtree {
         }
     }
 
+    fn data_bytes(&self) -> u64 {
+        if self.params.backend == Backend::Null || self.params.mode == Mode::RemoveOnly {
+            return 0;
+        }
+        self.counts.bytes.saturating_mul(self.params.threads as u64)
+    }
+
     fn prepare(&mut self, target: &Target) -> Result<()> {
         if self.params.backend == Backend::Null {
             return Ok(());

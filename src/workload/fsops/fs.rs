@@ -1,6 +1,7 @@
 //! [`FsOps`]: the real file system through raw system calls.
 
 use super::{CreateHow, Kind, Ops};
+use crate::workload::iozone::io::AlignedBuf;
 use rustix::fd::OwnedFd;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use std::ffi::CStr;
@@ -12,13 +13,18 @@ const CHUNK: usize = 1 << 20;
 /// The real file system. Directories are `O_PATH` descriptors.
 pub struct FsOps {
     /// Zeros to write (up to [`CHUNK`]).
-    zeros: Vec<u8>,
+    zeros: AlignedBuf,
     /// Where reads go (up to [`CHUNK`]); kept apart so written data stays zero.
-    rbuf: Vec<u8>,
+    rbuf: AlignedBuf,
+    /// Files are written and read with `O_DIRECT`.
+    direct: bool,
+    /// Files are made with `mknod` instead of being opened.
+    mknod: bool,
 }
 
-fn buffer(bytes: u64) -> Vec<u8> {
-    vec![0u8; usize::try_from(bytes).unwrap_or(CHUNK).min(CHUNK)]
+/// A page-aligned buffer (as `O_DIRECT` needs) of up to [`CHUNK`] zeros.
+fn buffer(bytes: u64) -> AlignedBuf {
+    AlignedBuf::new(usize::try_from(bytes).unwrap_or(CHUNK).min(CHUNK), 0, false)
 }
 
 impl FsOps {
@@ -33,7 +39,37 @@ impl FsOps {
         FsOps {
             zeros: buffer(write_bytes),
             rbuf: buffer(read_bytes),
+            direct: false,
+            mknod: false,
         }
+    }
+
+    /// Write and read files with `O_DIRECT` (sizes must then be multiples of the device's
+    /// logical block size, or the kernel answers `EINVAL`).
+    pub fn direct(mut self, on: bool) -> FsOps {
+        self.direct = on;
+        self
+    }
+
+    /// Make files with `mknod` (regular, mode 0400, never opened; nothing is written).
+    pub fn mknod(mut self, on: bool) -> FsOps {
+        self.mknod = on;
+        self
+    }
+
+    /// `O_DIRECT` when asked for.
+    fn data_flags(&self) -> OFlags {
+        if self.direct {
+            OFlags::DIRECT
+        } else {
+            OFlags::empty()
+        }
+    }
+
+    /// Flush every file system's dirty data to its device (`sync(2)`, what the `sync`
+    /// command does).
+    pub fn sync_all() {
+        rustix::fs::sync();
     }
 
     /// Open a directory path as an `O_PATH` descriptor (the start of every walk).
@@ -92,7 +128,18 @@ impl Ops for FsOps {
 
     #[inline]
     fn create(&mut self, parent: &OwnedFd, name: &CStr, how: CreateHow) -> io::Result<()> {
-        let mut flags = OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC;
+        if self.mknod {
+            // A regular file readable by its owner, never opened (the POSIX mknod of IOR's
+            // benchmarks).
+            return Ok(rustix::fs::mknodat(
+                parent,
+                name,
+                FileType::RegularFile,
+                Mode::RUSR,
+                0,
+            )?);
+        }
+        let mut flags = OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC | self.data_flags();
         flags |= if how.exclusive {
             OFlags::EXCL
         } else {
@@ -116,7 +163,7 @@ impl Ops for FsOps {
         let fd = rustix::fs::openat(
             parent,
             name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | self.data_flags(),
             Mode::empty(),
         )?;
         if self.rbuf.is_empty() && bytes > 0 {
@@ -159,6 +206,10 @@ impl Ops for FsOps {
     #[inline]
     fn unlink(&mut self, parent: &OwnedFd, name: &CStr) -> io::Result<()> {
         Ok(rustix::fs::unlinkat(parent, name, AtFlags::empty())?)
+    }
+
+    fn sync(&mut self) {
+        FsOps::sync_all();
     }
 
     fn count_entries(&mut self, dir: &OwnedFd) -> io::Result<u64> {

@@ -152,3 +152,46 @@ fn null_ops_succeed_without_touching_anything() {
     assert_eq!(n.stat(&(), c"x").unwrap(), Kind::File);
     assert_eq!(n.count_entries(&()).unwrap(), 0);
 }
+
+#[test]
+fn direct_io_bypasses_the_page_cache_both_ways() {
+    let t = tempfile::tempdir().unwrap();
+    if crate::sysinfo::fs_type_of(t.path()).as_deref() == Some("tmpfs") {
+        eprintln!("skipped: tmpfs takes O_DIRECT without bypassing its cache");
+        return;
+    }
+    let root = FsOps::open_path(t.path()).unwrap();
+    let mut direct = FsOps::with_buffers(8192, 8192).direct(true);
+    let mut buffered = FsOps::with_buffers(8192, 8192);
+    direct.create(&root, c"d", excl(8192, false)).unwrap();
+    buffered.create(&root, c"b", excl(8192, false)).unwrap();
+    assert_eq!(resident_pages(&t.path().join("d")).unwrap(), 0);
+    assert_eq!(resident_pages(&t.path().join("b")).unwrap(), 2);
+    assert_eq!(direct.read_file(&root, c"d", 8192).unwrap(), 8192);
+    assert_eq!(
+        resident_pages(&t.path().join("d")).unwrap(),
+        0,
+        "read direct"
+    );
+    // A length O_DIRECT cannot move is the kernel's EINVAL, never a silent buffered read.
+    let e = direct.read_file(&root, c"d", 100).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+}
+
+#[test]
+fn mknod_makes_an_empty_regular_file_without_opening_it() {
+    let t = tempfile::tempdir().unwrap();
+    let root = FsOps::open_path(t.path()).unwrap();
+    let mut ops = FsOps::with_buffers(0, 0).mknod(true);
+    ops.create(&root, c"n", excl(0, false)).unwrap();
+    let m = std::fs::symlink_metadata(t.path().join("n")).unwrap();
+    assert!(m.is_file() && m.len() == 0);
+    assert_eq!(m.permissions().mode() & 0o777, 0o400);
+    assert_eq!(
+        ops.create(&root, c"n", excl(0, false))
+            .unwrap_err()
+            .raw_os_error(),
+        Some(libc::EEXIST),
+        "never over an entry that exists"
+    );
+}

@@ -100,6 +100,44 @@ pub trait Ops {
     fn unlink(&mut self, parent: &Self::Dir, name: &CStr) -> io::Result<()>;
     /// Read directory `dir` to its end and count its entries (`.` and `..` excluded).
     fn count_entries(&mut self, dir: &Self::Dir) -> io::Result<u64>;
+    /// Flush all dirty data of every file system to its device (`sync(2)`); a double
+    /// without a file system does nothing.
+    fn sync(&mut self) {}
+}
+
+/// How many of the pages of file `path` are in the page cache (`mincore`), for tests of
+/// what bypasses it.
+#[cfg(test)]
+pub(crate) fn resident_pages(path: &std::path::Path) -> io::Result<usize> {
+    let f = std::fs::File::open(path)?;
+    let len = usize::try_from(f.metadata()?.len()).map_err(io::Error::other)?;
+    if len == 0 {
+        return Ok(0);
+    }
+    let page = 4096;
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: a shared read-only mapping of `len` bytes of an open file, unmapped below;
+    // `vec` has one byte per page of it.
+    unsafe {
+        use std::os::fd::AsRawFd;
+        let addr = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        );
+        if addr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let r = libc::mincore(addr, len, vec.as_mut_ptr());
+        libc::munmap(addr, len);
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(vec.iter().filter(|b| *b & 1 == 1).count())
 }
 
 #[cfg(test)]

@@ -85,6 +85,22 @@ mod tests {
     }
 
     #[test]
+    fn a_labelled_study_workload_names_its_flags_in_reports() {
+        // As a study stores it: the study keys with a label that hides the flags.
+        let stored = serde_json::json!({
+            "kind": "mdtest", "label": "mdtest easy", "items": 50000, "unique_dir": true,
+            "files_only": true, "leaf_only": true, "sync_phases": true
+        });
+        assert_eq!(
+            WorkloadKind::Mdtest.command(&stored).as_deref(),
+            Some("mdtest -n 50000 -u -F -L -Y")
+        );
+        // An engine command's parameters are its own, not a study's: nothing made up.
+        let other = serde_json::json!({"items": 5, "mpi": {"ranks": 2}});
+        assert_eq!(WorkloadKind::Mdtest.command(&other), None);
+    }
+
+    #[test]
     fn its_workers_are_its_ranks() {
         let workers = super::CAPS.workers;
         assert_eq!(workers(&serde_json::json!({})), 1);

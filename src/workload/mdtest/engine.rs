@@ -43,6 +43,9 @@ pub struct Engine<'a, O: Ops, T: Team + ?Sized> {
     ran: Vec<Phase>,
     /// `-W` as a duration (tests set a shorter one).
     wall: Option<Duration>,
+    /// This rank makes, checks and removes the test directory in its `-d` (rank 0; with
+    /// `-d a@b` the first rank of each directory).
+    leader: bool,
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -95,7 +98,16 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             samples: [Sample::default(); PHASES.len()],
             ran: Vec::new(),
             wall: (params.stonewall > 0).then(|| Duration::from_secs(u64::from(params.stonewall))),
+            leader: team.rank() == 0,
         }
+    }
+
+    /// With `-d a@b`: whether this rank is the first in its directory, which makes, checks
+    /// and removes the test directory there (mdtest's ranks below the number of
+    /// directories).
+    pub fn leading(mut self, leader: bool) -> Self {
+        self.leader = leader;
+        self
     }
 
     /// The operations, once the engine is done (a test reads a recorder's log).
@@ -136,12 +148,21 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             self.obs.phase_started(phase.as_str(), expect);
         }
         self.walker.pace.restart();
-        if let Some((tree, node)) = start {
+        // `-t -u`: entering the rank's own tree is part of the phase, as mdtest times it.
+        let timed_entry = self.params.time_unique_dir && self.params.unique_dir;
+        if let Some((tree, node)) = start.filter(|_| !timed_entry) {
             self.walker.hold(testdir, tree, node);
         }
         self.team.barrier();
         let t0 = Instant::now();
+        if let Some((tree, node)) = start.filter(|_| timed_entry) {
+            self.walker.hold(testdir, tree, node);
+        }
         let r = work(&mut self.walker, &self.order, t0);
+        if self.params.sync_phases && r.is_ok() {
+            // `-Y`: mdtest syncs after each phase, before its clock stops.
+            self.walker.ops.sync();
+        }
         let (local, sample) = match r {
             Ok(s) => (Ok(()), s),
             Err(e) => (Err(walk_error(e, td)), Sample::default()),
@@ -178,7 +199,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         // The test directory: made by this run, or proven to be an earlier run's.
         let mut file_items = lay.items;
         if steps.create {
-            let made = if rank0 {
+            let made = if self.leader {
                 self.keeper.begin(&td).and_then(|()| {
                     if let Err(e) = self.walker.ops.mkdir(base, &td_c) {
                         // Never leave a record for a directory this run did not make.
@@ -197,7 +218,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             };
             self.team.agree(made)?;
         } else {
-            let known = if rank0 {
+            let known = if self.leader {
                 self.keeper.verify(&td)
             } else {
                 Ok(None)
@@ -252,7 +273,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
                 },
             )?;
             drop(testdir);
-            let gone = if rank0 {
+            let gone = if self.leader {
                 self.walker
                     .ops
                     .rmdir(base, &td_c)
@@ -263,7 +284,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             };
             self.team.agree(gone)?;
         } else {
-            let kept = if rank0 {
+            let kept = if self.leader {
                 self.keeper.finished(&td, file_items, false)
             } else {
                 Ok(())

@@ -25,7 +25,8 @@
 //! * A failed operation stops the run with an error naming the entry (mdtest warns and goes
 //!   on, so its rates then count operations that did not happen).
 //! * A test directory that exists already is refused, never reused; one made by an earlier
-//!   `-C` run is used by `-T`/`-E`/`-r` runs only after its record proves it (see [`record`]).
+//!   `-C` run is used by `-T`/`-E`/`-r` runs only after its record proves it (see [`record`]);
+//!   a stonewall status file (`-x`, [`status`]) must agree with that record.
 
 mod def;
 pub use def::{CAPS, NAME};
@@ -37,6 +38,7 @@ pub mod record;
 pub mod report;
 pub mod result;
 pub mod run;
+pub mod status;
 pub mod sweep;
 pub mod team;
 pub mod walk;

@@ -15,6 +15,9 @@ pub const DEFAULT_BRANCHING: u32 = 1;
 pub const DEFAULT_ITERATIONS: u32 = 1;
 /// mdtest's default test directory (`-d`).
 pub const DEFAULT_DIR: &str = "./out";
+/// The block size `O_DIRECT` transfers must be a multiple of (`--posix.odirect`): the
+/// smallest logical block size; 4K-sector devices need multiples of 4096.
+pub const DIRECT_ALIGN: u64 = 512;
 
 /// Study key → mdtest flag, for [`crate::workload::param::Words::Flags`].
 pub const FLAGS: &[(&str, &str)] = &[
@@ -39,6 +42,10 @@ pub const FLAGS: &[(&str, &str)] = &[
     ("stonewall", "-W"),
     ("random", "-R"),
     ("random_seed", "--random-seed"),
+    ("sync_phases", "-Y"),
+    ("mknod", "-k"),
+    ("time_unique_dir", "-t"),
+    ("odirect", "--posix.odirect"),
 ];
 
 /// What one mdtest run does (everything but where it runs and how it prints).
@@ -91,6 +98,25 @@ pub struct MdtestParams {
     /// `--random-seed`: the order's seed (each rank adds its rank); `None` = from the clock.
     /// As in mdtest, a seed alone also selects the random order.
     pub random_seed: Option<u32>,
+    /// `-Y`: `sync` after each phase, inside the phase's time (as mdtest, which runs the
+    /// `sync` command there).
+    #[serde(skip_serializing_if = "is_false")]
+    pub sync_phases: bool,
+    /// `-k`: make each file with `mknod` (an empty regular file, mode 0400) instead of
+    /// `open(O_CREAT)`; no data can be written (`-w` is refused, as in mdtest).
+    #[serde(skip_serializing_if = "is_false")]
+    pub mknod: bool,
+    /// `-t`: with `-u`, time opening each rank's own tree directory with the phase (without
+    /// `-t` it is opened before the clock starts); no effect without `-u`, as in mdtest.
+    #[serde(skip_serializing_if = "is_false")]
+    pub time_unique_dir: bool,
+    /// `--posix.odirect`: files are written and read with `O_DIRECT`.
+    #[serde(skip_serializing_if = "is_false")]
+    pub odirect: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for MdtestParams {
@@ -118,6 +144,10 @@ impl Default for MdtestParams {
             stonewall: 0,
             random: false,
             random_seed: None,
+            sync_phases: false,
+            mknod: false,
+            time_unique_dir: false,
+            odirect: false,
         }
     }
 }
@@ -180,6 +210,10 @@ impl MdtestParams {
         if let Some(seed) = self.random_seed {
             out.push_str(&format!(" --random-seed {seed}"));
         }
+        on(&mut out, "-Y", self.sync_phases);
+        on(&mut out, "-k", self.mknod);
+        on(&mut out, "-t", self.time_unique_dir);
+        on(&mut out, "--posix.odirect", self.odirect);
         out
     }
 
@@ -243,6 +277,24 @@ impl MdtestParams {
                 self.stonewall
             )));
         }
+        if self.mknod && self.write_bytes > 0 {
+            return Err(param(format!(
+                "{{mknod=}} with {{write_bytes={}}}: a file made by mknod is not opened, so nothing can be written to it (mdtest's rule); drop one of them",
+                self.write_bytes
+            )));
+        }
+        if self.odirect {
+            for (key, v) in [
+                ("write_bytes", self.write_bytes),
+                ("read_bytes", self.read_bytes),
+            ] {
+                if v % DIRECT_ALIGN != 0 {
+                    return Err(param(format!(
+                        "{{{key}={v}}} with {{odirect=}}: O_DIRECT moves whole blocks; give a multiple of {DIRECT_ALIGN} (of 4096 on 4K-sector devices)"
+                    )));
+                }
+            }
+        }
         let steps = self.steps();
         if steps.create && steps.read && self.read_bytes > self.write_bytes {
             return Err(param(format!(
@@ -265,6 +317,11 @@ impl MdtestParams {
         if self.sync && self.write_bytes == 0 {
             out.push(ParamError::new(
                 "{sync=} has no effect without {write_bytes=}: mdtest syncs a file after writing to it",
+            ));
+        }
+        if self.time_unique_dir && !self.unique_dir {
+            out.push(ParamError::new(
+                "{time_unique_dir=} has no effect without {unique_dir=}: it times entering each rank's own tree",
             ));
         }
         if self.stonewall > 0 && !self.does_files() {

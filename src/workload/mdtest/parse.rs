@@ -12,30 +12,49 @@ use std::path::PathBuf;
 pub struct Invocation {
     /// What the run does.
     pub params: MdtestParams,
-    /// `-d`: the directory the test directories go in (default `./out`).
+    /// `-d`: the directory the test directories go in (default `./out`); with several
+    /// (`-d a@b`), the first.
     pub dir: PathBuf,
+    /// `-d a@b@c`: every directory, in order (one for a plain `-d`); rank `r` works in
+    /// `dirs[r % dirs.len()]`, as mdtest's ranks do.
+    pub dirs: Vec<PathBuf>,
     /// `-P` / `-Z`: which tables.
     pub print: Print,
+    /// `-v` (once per level) or `-V N`: at 1 or more each iteration's phases are printed as
+    /// it ends (mdtest's level-1 lines).
+    pub verbose: u32,
+    /// `-x FILE`: mdtest's stonewall status file: written with the files each rank made
+    /// after a stonewalled creation; read by a run without creation, whose count it must
+    /// agree with.
+    pub status_file: Option<PathBuf>,
+}
+
+impl Invocation {
+    /// The directory rank `rank` works in (`-d a@b`: directory `rank % 2`).
+    pub fn dir_of(&self, rank: u32) -> &PathBuf {
+        let n = self.dirs.len().max(1);
+        self.dirs.get(rank as usize % n).unwrap_or(&self.dir)
+    }
 }
 
 /// Flags fslab's mdtest takes, for the refusal of any other.
-const SUPPORTED: &str =
-    "-n -I -z -b -d -u -F -D -L -w -e -y -i -C -T -E -r -U -N -W -P -Z -R --random-seed -a POSIX";
+const SUPPORTED: &str = "-n -I -z -b -d -u -F -D -L -w -e -y -Y -k -t -x -i -C -T -E -r -U -N -W -P -Z -R -v -V --random-seed --posix.odirect -a POSIX";
 
 /// mdtest options fslab does not take, with the reason.
 fn unsupported(flag: &str) -> Option<&'static str> {
     Some(match flag {
-        "-x" => "fslab keeps the files made before a stonewall in its record of the test directory, so a later -T/-E/-r run finds them without a status file",
-        "-B" | "-c" | "-S" | "-k" | "-X" | "--verify-write" | "-G" | "--dataPacketType" => {
-            "this mode of mdtest is not implemented"
+        "-S" => "shared-file mode is not supported by fslab's engine: there every rank opens the same file names with O_CREAT, while fslab creates each file exclusively (O_EXCL) so that it never writes into an entry it did not make; for ranks working on each other's files use -N",
+        "-c" => "collective creates (rank 0 makes every rank's items) are not supported by fslab's engine, whose ranks each make their own items; run with fewer ranks to measure one creating process",
+        "-B" => "fslab's phases always start at a barrier: without one, ranks overlap phases and a phase's time is not its own",
+        "-X" | "--verify-write" | "-G" | "--dataPacketType" => {
+            "fslab writes zeros and does not verify data; mdtest's data patterns and their checks are not implemented"
         }
         "-f" | "-l" | "-s" => "run fslab once per rank count instead of sweeping task counts",
-        "-t" => "fslab times each phase from its opening barrier",
-        "-p" | "-Y" | "--run-cmd-before-phase" | "--run-cmd-after-phase" => {
-            "fslab's studies do cache policy and sync around repetitions"
+        "-p" | "--run-cmd-before-phase" | "--run-cmd-after-phase" => {
+            "fslab's studies do cache policy and sync around repetitions; -Y syncs after each phase"
         }
-        "-v" | "-V" | "--print-all-procs" | "--showRankStatistics"
-        | "--saveRankPerformanceDetails" | "--savePerOpDataCSV" | "--warningAsErrors" => {
+        "--print-all-procs" | "--showRankStatistics" | "--saveRankPerformanceDetails"
+        | "--savePerOpDataCSV" | "--warningAsErrors" => {
             "fslab stores every phase of every repetition instead"
         }
         _ => return None,
@@ -75,14 +94,18 @@ fn small(flag: &str, v: &str) -> Result<u32, ParamError> {
 fn takes_value(c: char) -> bool {
     matches!(
         c,
-        'n' | 'I' | 'z' | 'b' | 'd' | 'w' | 'e' | 'i' | 'N' | 'W' | 'a'
+        'n' | 'I' | 'z' | 'b' | 'd' | 'w' | 'e' | 'i' | 'N' | 'W' | 'a' | 'x' | 'V'
     )
 }
 
 /// Parse mdtest's arguments (without the program name).
 pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Invocation, ParamError> {
     let mut p = MdtestParams::default();
-    let mut dir = PathBuf::from(DEFAULT_DIR);
+    let mut o = Own {
+        dirs: vec![PathBuf::from(DEFAULT_DIR)],
+        verbose: 0,
+        status_file: None,
+    };
     let (mut rate_and_time, mut time_only) = (false, false);
     let mut i = 0;
     while i < args.len() {
@@ -94,6 +117,13 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Invocation, ParamError> {
                 None => (long, None),
             };
             let flag = format!("--{name}");
+            if name == "posix.odirect" {
+                if let Some(v) = inline {
+                    return Err(err(format!("{flag}={v}: {flag} takes no value")));
+                }
+                p.odirect = true;
+                continue;
+            }
             if name != "random-seed" {
                 return Err(refuse(&flag));
             }
@@ -122,7 +152,7 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Invocation, ParamError> {
                     "" => next(args, &mut i, &flag)?,
                     r => r.to_string(),
                 };
-                value(&mut p, &mut dir, c, &flag, &v)?;
+                value(&mut p, &mut o, c, &flag, &v)?;
                 break;
             }
             match c {
@@ -139,6 +169,10 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Invocation, ParamError> {
                 'P' => rate_and_time = true,
                 'Z' => time_only = true,
                 'R' => p.random = true,
+                'Y' => p.sync_phases = true,
+                'k' => p.mknod = true,
+                't' => p.time_unique_dir = true,
+                'v' => o.verbose += 1,
                 _ => return Err(refuse(&flag)),
             }
         }
@@ -150,11 +184,42 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Invocation, ParamError> {
     } else {
         Print::Rate
     };
+    if o.dirs.len() > 1 {
+        // mdtest's rules for several test directories.
+        if !p.unique_dir {
+            return Err(err(format!(
+                "-d {}: several directories need -u (mdtest's rule: a shared tree cannot be in several directories)",
+                join(&o.dirs)
+            )));
+        }
+        if p.stride > 0 {
+            return Err(err(format!(
+                "-d {} with -N {}: several directories cannot be used with -N (mdtest's rule: a rank would work on another directory's tree); drop -N or give one directory",
+                join(&o.dirs),
+                p.stride
+            )));
+        }
+    }
     Ok(Invocation {
         params: p,
-        dir,
+        dir: o.dirs[0].clone(),
+        dirs: o.dirs,
         print,
+        verbose: o.verbose,
+        status_file: o.status_file,
     })
+}
+
+/// What the command line says besides the parameters: where and how much to print.
+struct Own {
+    dirs: Vec<PathBuf>,
+    verbose: u32,
+    status_file: Option<PathBuf>,
+}
+
+fn join(dirs: &[PathBuf]) -> String {
+    let v: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    v.join("@")
 }
 
 fn next<S: AsRef<str>>(args: &[S], i: &mut usize, flag: &str) -> Result<String, ParamError> {
@@ -179,7 +244,7 @@ fn refuse(flag: &str) -> ParamError {
 
 fn value(
     p: &mut MdtestParams,
-    dir: &mut PathBuf,
+    o: &mut Own,
     c: char,
     flag: &str,
     v: &str,
@@ -201,16 +266,23 @@ fn value(
             )))
         }
         'd' => {
-            if v.contains('@') {
-                return Err(err(format!(
-                    "-d {v}: several test directories (a@b) are not supported by fslab; give one directory"
-                )));
-            }
             if v.is_empty() {
                 return Err(err("-d needs a directory".into()));
             }
-            *dir = PathBuf::from(v);
+            if v.split('@').any(str::is_empty) {
+                return Err(err(format!(
+                    "-d {v}: an empty directory between '@'s; give directories as a@b@c"
+                )));
+            }
+            o.dirs = v.split('@').map(PathBuf::from).collect();
         }
+        'x' => {
+            if v.is_empty() {
+                return Err(err("-x needs a file".into()));
+            }
+            o.status_file = Some(PathBuf::from(v));
+        }
+        'V' => o.verbose = small(flag, v)?,
         _ => return Err(refuse(flag)),
     }
     Ok(())

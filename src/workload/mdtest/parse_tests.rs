@@ -118,9 +118,10 @@ fn bad_input_is_refused_in_one_line_naming_the_flag() {
         (&["-n"][..], "-n needs a value"),
         (&["-z", "99999999999"][..], "-z 99999999999: too large"),
         (&["-n", "99999999999999p"][..], "too large"),
-        (&["-x", "f"][..], "-x: mdtest option not supported by fslab"),
+        (&["-x"][..], "-x needs a value"),
         (&["-B"][..], "-B: mdtest option not supported"),
-        (&["-v"][..], "-v: mdtest option not supported"),
+        (&["-V", "x"][..], "-V x: not a count"),
+        (&["--posix.odirect=1"][..], "--posix.odirect takes no value"),
         (&["-q"][..], "-q: not an mdtest option"),
         (&["--help"][..], "--help: not an mdtest option"),
         (&["out"][..], "unexpected argument 'out'"),
@@ -128,8 +129,13 @@ fn bad_input_is_refused_in_one_line_naming_the_flag() {
             &["-a", "MPIIO"][..],
             "-a MPIIO: fslab's mdtest runs on the POSIX interface only",
         ),
-        (&["-d", "a@b"][..], "-d a@b: several test directories"),
         (&["-d", ""][..], "-d needs a directory"),
+        (&["-d", "a@@b", "-u"][..], "-d a@@b: an empty directory"),
+        (&["-d", "a@b"][..], "-d a@b: several directories need -u"),
+        (
+            &["-d", "a@b", "-u", "-N", "1"][..],
+            "cannot be used with -N",
+        ),
     ] {
         let e = refused(args);
         assert!(e.contains(want), "{args:?}: {e}");
@@ -203,4 +209,81 @@ fn notes_warn_without_refusing() {
         "{n:?}"
     );
     assert!(notes(&["-n", "100", "-w", "10", "-e", "10"]).is_empty());
+}
+
+#[test]
+fn mdtests_other_flags_are_honoured() {
+    let inv = ok(&["-n", "8", "-Yktvv", "-x", "/tmp/sw", "--posix.odirect"]);
+    let p = &inv.params;
+    assert!(p.sync_phases && p.mknod && p.time_unique_dir && p.odirect);
+    assert_eq!(inv.verbose, 2);
+    assert_eq!(inv.status_file, Some(PathBuf::from("/tmp/sw")));
+    assert_eq!(ok(&["-V", "3"]).verbose, 3);
+    assert_eq!(ok(&[]).verbose, 0);
+    // Each shows on the command line the report and the store keep.
+    assert_eq!(p.flags(), "mdtest -n 8 -Y -k -t --posix.odirect");
+    let back: MdtestParams = serde_json::from_value(serde_json::to_value(p).unwrap()).unwrap();
+    assert_eq!(&back, p);
+    // Off, they are left out of the stored parameters (earlier runs' keys stay the same).
+    let plain = serde_json::to_value(MdtestParams::default()).unwrap();
+    assert!(plain.get("mknod").is_none() && plain.get("odirect").is_none());
+}
+
+#[test]
+fn several_test_directories_go_to_ranks_in_turn() {
+    let inv = ok(&["-n", "8", "-u", "-d", "/a@/b@/c"]);
+    assert_eq!(inv.dir, PathBuf::from("/a"));
+    assert_eq!(inv.dirs.len(), 3);
+    let of = |r| inv.dir_of(r).to_str().unwrap().to_string();
+    assert_eq!(
+        [of(0), of(1), of(2), of(3), of(5)],
+        ["/a", "/b", "/c", "/a", "/c"]
+    );
+    assert_eq!(ok(&["-d", "/x"]).dir_of(7), &PathBuf::from("/x"));
+}
+
+#[test]
+fn modes_fslab_cannot_run_say_why() {
+    for (flag, why) in [
+        ("-S", "shared-file mode is not supported by fslab's engine"),
+        ("-c", "collective creates"),
+        ("-B", "always start at a barrier"),
+        ("-X", "does not verify data"),
+    ] {
+        let e = refused(&["-n", "1", flag]);
+        assert!(
+            e.starts_with(&format!("{flag}: mdtest option not supported by fslab (")),
+            "{e}"
+        );
+        assert!(e.contains(why) && !e.contains('\n'), "{e}");
+    }
+}
+
+#[test]
+fn mknod_and_odirect_refuse_what_cannot_work() {
+    let e = invalid(&["-n", "4", "-k", "-w", "100"]);
+    assert!(e.starts_with("-k with -w 100"), "{e}");
+    let e = invalid(&["-n", "4", "--posix.odirect", "-w", "1000", "-e", "512"]);
+    assert!(
+        e.contains("-w 1000") && e.contains("multiple of 512"),
+        "{e}"
+    );
+    assert!(
+        ok(&["-n", "4", "--posix.odirect", "-w", "4096", "-e", "512"])
+            .params
+            .validate()
+            .is_ok()
+    );
+    let notes: Vec<String> = ok(&["-n", "4", "-t"])
+        .params
+        .notes()
+        .iter()
+        .map(|n| n.render(Words::Flags(super::super::FLAGS)))
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("-t has no effect without -u")),
+        "{notes:?}"
+    );
 }

@@ -20,6 +20,42 @@ pub enum Print {
     Both,
 }
 
+/// What `-v` (`level` 1 or more) prints after iteration `it` in `dir`: mdtest's level-1
+/// lines, the iteration and each of its phases' time and rate (and the stonewall's); from
+/// level 2 first the test directory it worked in (mdtest's level-2 line). mdtest's deeper
+/// levels trace single operations, which fslab does not log: they print what level 2 does.
+pub fn verbose(it: &Iteration, level: u32, dir: &Path) -> String {
+    let mut s = String::new();
+    if level == 0 {
+        return s;
+    }
+    let _ = writeln!(s, "V-1: main: * iteration {} *", it.index + 1);
+    if level >= 2 {
+        let td = dir.join(super::layout::test_dir(it.index));
+        let _ = writeln!(s, "V-2: main: test directory {}", td.display());
+    }
+    for r in &it.phases {
+        let _ = writeln!(
+            s,
+            "V-1:   {:<18}: {:14.3} sec, {:14.3} ops/sec",
+            r.phase.label(),
+            r.seconds,
+            r.rate()
+        );
+        if let Some(w) = r.stonewall {
+            let _ = writeln!(
+                s,
+                "V-1:   {:<18}: {:14.3} sec, {:14.3} ops/sec (stonewall, {} items)",
+                r.phase.label(),
+                w.seconds,
+                w.rate(),
+                w.items
+            );
+        }
+    }
+    s
+}
+
 /// The `SUMMARY rate (in ops/sec)` table (or, with `time`, mdtest's `SUMMARY time` table,
 /// whose figures are each phase's seconds although mdtest's heading says ms/op). Starts with
 /// an empty line, as mdtest's does.

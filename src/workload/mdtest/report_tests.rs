@@ -162,3 +162,34 @@ fn the_lines_before_the_table() {
         fs.contains("Used FS: ") && fs.contains("Inodes: ") && fs.contains(" Mi   Used Inodes: ")
     );
 }
+
+#[test]
+fn verbose_prints_each_iterations_phases_as_mdtests_level_one() {
+    let it = &files_only()[1];
+    assert_eq!(verbose(it, 0, Path::new("/d")), "", "quiet without -v");
+    let one = verbose(it, 1, Path::new("/d"));
+    let lines: Vec<&str> = one.lines().collect();
+    assert_eq!(lines[0], "V-1: main: * iteration 2 *");
+    assert_eq!(lines.len(), 1 + it.phases.len(), "{one}");
+    assert_eq!(
+        lines[2], "V-1:   File creation     :          0.400 sec,       2500.000 ops/sec",
+        "{one}"
+    );
+    let two = verbose(it, 2, Path::new("/d"));
+    assert!(
+        two.contains("V-2: main: test directory /d/test-dir.1-0\n"),
+        "{two}"
+    );
+    assert_eq!(verbose(it, 5, Path::new("/d")), two, "no deeper trace");
+    let mut walled = it.clone();
+    walled.phases[1].stonewall = Some(crate::workload::mdtest::result::Stonewall {
+        items: 300,
+        seconds: 0.1,
+    });
+    let w = verbose(&walled, 1, Path::new("/d"));
+    assert!(
+        w.contains("0.100 sec,       3000.000 ops/sec (stonewall, 300 items)"),
+        "{w}"
+    );
+    assert!(w.lines().all(|l| l.chars().count() <= 100));
+}

@@ -36,6 +36,10 @@ pub struct Options {
     /// opens, so that every rank can check it sees the same directory): it is removed at the
     /// end like one the session made.
     pub made_dir: bool,
+    /// `-d a@b@…`: how many directories the ranks share out (rank `r` works in directory
+    /// `r mod dirs`, and ranks below `dirs` make and remove the test directories there, as
+    /// mdtest's); 1 for one `-d`.
+    pub dirs: u32,
 }
 
 impl Default for Options {
@@ -44,7 +48,22 @@ impl Default for Options {
             backend: Backend::Fs,
             keep: false,
             made_dir: false,
+            dirs: 1,
         }
+    }
+}
+
+impl Options {
+    /// Rank `rank` makes and removes the test directories in its `-d`.
+    fn leads(&self, rank: u32) -> bool {
+        rank < self.dirs.max(1)
+    }
+
+    /// How many of `size` ranks work in the directory of `rank`.
+    fn ranks_in_dir(&self, rank: u32, size: u32) -> u32 {
+        let n = self.dirs.clamp(1, size.max(1));
+        let k = rank % n;
+        (size.max(1) - k).div_ceil(n)
     }
 }
 
@@ -80,6 +99,17 @@ pub fn requirements(p: &MdtestParams, lay: &Layout, ranks: u32) -> Requirements 
         bytes: dir_bytes.saturating_add(data),
         inodes,
     }
+}
+
+/// Bytes of file data the run writes at its peak: `-w` bytes in each of the files of
+/// `ranks` ranks (none with `-D` or `-w 0`; directories are not data).
+pub fn data_bytes(p: &MdtestParams, lay: &Layout, ranks: u32) -> u64 {
+    if !p.does_files() {
+        return 0;
+    }
+    lay.items
+        .saturating_mul(p.write_bytes)
+        .saturating_mul(u64::from(ranks.max(1)))
 }
 
 /// The random order's seed: `--random-seed`, else the clock at rank 0 (as mdtest).
@@ -131,8 +161,9 @@ pub struct Session {
 }
 
 impl Session {
-    /// Validate `p`, make `dir` if it is missing (rank 0, one level, as mdtest), check that
-    /// the run fits, and agree on the random order's seed. Collective.
+    /// Validate `p`, make `dir` (this rank's `-d`) if it is missing (by the first rank of
+    /// each directory, one level, as mdtest), check that the run fits, and agree on the
+    /// random order's seed. Collective.
     pub fn open<T: Team + ?Sized>(
         p: &MdtestParams,
         dir: &Path,
@@ -140,18 +171,27 @@ impl Session {
         opts: Options,
     ) -> Result<Session> {
         let lay = p.validate()?;
+        if opts.dirs > team.size() {
+            crate::bail_usage!(
+                "-d: {} directories for {} ranks; mdtest needs at least as many ranks as directories (rank r works in directory r mod {}): run more ranks or give fewer directories",
+                opts.dirs,
+                team.size(),
+                opts.dirs
+            );
+        }
         let seed = seed(p, team);
         let shape = Shape::new(p, lay, team.size());
         let mut made_dir = false;
         let keeper: Box<dyn Keeper> = match opts.backend {
             Backend::Null => Box::new(NoRecords::default()),
             Backend::Fs => {
-                let made = if team.rank() == 0 {
+                let made = if opts.leads(team.rank()) {
                     prepare_dir(dir).and_then(|m| {
                         if !p.steps().create {
                             return Ok(m);
                         }
-                        let need = requirements(p, &lay, team.size());
+                        let here = opts.ranks_in_dir(team.rank(), team.size());
+                        let need = requirements(p, &lay, here);
                         crate::workload::check_fits(dir, need, "this mdtest run").map(|()| m)
                     })
                 } else {
@@ -205,9 +245,13 @@ impl Session {
             .map_err(|e| anyhow!("cannot open -d {}: {e}", self.dir.display()));
         team.agree(base.as_ref().map(|_| ()).map_err(|e| anyhow!("{e}")))?;
         let base = base?;
-        let ops = FsOps::with_buffers(p.write_bytes, p.read_bytes);
+        let ops = FsOps::with_buffers(p.write_bytes, p.read_bytes)
+            .direct(p.odirect)
+            .mknod(p.mknod);
         let keeper = self.keeper.as_mut();
-        let r = Engine::new(p, lay, team, ops, keeper, obs, stop, seed).iteration(&base, j);
+        let r = Engine::new(p, lay, team, ops, keeper, obs, stop, seed)
+            .leading(self.opts.leads(team.rank()))
+            .iteration(&base, j);
         drop(base);
         let Err(e) = r else {
             return r;
@@ -217,7 +261,8 @@ impl Session {
         let td = test_dir(j);
         let steps = p.steps();
         let ours = self.keeper.owned().contains(&td);
-        if team.rank() == 0 && ours && !self.opts.keep && (steps.create || steps.remove) {
+        let leads = self.opts.leads(team.rank());
+        if leads && ours && !self.opts.keep && (steps.create || steps.remove) {
             if let Err(s) = sweep(&self.dir, &td, &self.shape) {
                 return Err(e.context(format!("{s:#}")));
             }
@@ -233,7 +278,7 @@ impl Session {
     /// Returns notes for the user. Collective.
     pub fn close<T: Team + ?Sized>(self, team: &T) -> Vec<String> {
         let mut notes = Vec::new();
-        if team.rank() == 0 && self.made_dir && self.p.steps().remove {
+        if self.opts.leads(team.rank()) && self.made_dir && self.p.steps().remove {
             if let Err(e) = std::fs::remove_dir(&self.dir) {
                 notes.push(format!(
                     "left -d {} in place: {e} (something else was put in it)",

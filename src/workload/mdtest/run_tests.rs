@@ -235,3 +235,140 @@ fn requirements_count_every_entry() {
     assert_eq!(r.inodes, 6 + 1 + 2 * 198);
     assert_eq!(r.bytes, (6 + 1 + 2 * 99) * 4096 + 2 * 99 * 8192);
 }
+
+#[test]
+fn data_is_what_the_files_hold_not_the_directories() {
+    let data = |args: &[&str], ranks| {
+        let p = parse(args).unwrap().params;
+        data_bytes(&p, &p.validate().unwrap(), ranks)
+    };
+    // -w 0 writes no data, however many directories it makes.
+    assert_eq!(data(&["-n", "20000"], 1), 0);
+    assert_eq!(
+        data(&["-n", "100", "-z", "1", "-b", "2", "-w", "5000"], 2),
+        2 * 99 * 5000
+    );
+    assert_eq!(
+        data(&["-n", "100", "-D", "-w", "5000"], 1),
+        0,
+        "-D makes no files"
+    );
+}
+
+#[test]
+fn k_makes_files_with_mknod() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    go(&["-n", "3", "-F", "-k", "-C"], d).unwrap();
+    let dir = d.join("test-dir.0-0/mdtest_tree.0");
+    for i in 0..3 {
+        let m = fs::metadata(dir.join(format!("file.mdtest.0.{i}"))).unwrap();
+        // mknod's mode (S_IFREG | S_IRUSR, as mdtest); open(O_CREAT) gives 0664 less the umask.
+        use std::os::unix::fs::PermissionsExt;
+        assert!(m.is_file());
+        assert_eq!(m.permissions().mode() & 0o777, 0o400);
+        assert_eq!(m.len(), 0);
+    }
+    // They stat, read (open and close) and go like any other.
+    let o = go(&["-n", "3", "-F", "-k", "-T", "-E", "-r"], d).unwrap();
+    assert_eq!(o.iterations[0].get(Phase::FileRead).unwrap().items, 3);
+    assert!(names(d).is_empty(), "{:?}", names(d));
+}
+
+#[test]
+fn posix_odirect_bypasses_the_page_cache() {
+    let t = tempfile::tempdir().unwrap();
+    if crate::sysinfo::fs_type_of(t.path()).as_deref() == Some("tmpfs") {
+        eprintln!("skipped: tmpfs takes O_DIRECT without bypassing its cache");
+        return;
+    }
+    let d = t.path();
+    let cached = |args: &[&str]| {
+        go(args, d).unwrap();
+        let f = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.0.0");
+        let n = crate::workload::fsops::resident_pages(&f).unwrap();
+        go(&["-n", "1", "-F", "-r"], d).unwrap();
+        n
+    };
+    // A buffered write leaves the file's pages in the page cache; O_DIRECT does not.
+    assert_eq!(cached(&["-n", "1", "-F", "-C", "-w", "65536"]), 16);
+    assert_eq!(
+        cached(&["-n", "1", "-F", "-C", "-w", "65536", "--posix.odirect"]),
+        0
+    );
+    // Reads go direct too (fsops_tests: a read O_DIRECT cannot move is refused).
+    go(
+        &[
+            "-n",
+            "1",
+            "-F",
+            "-w",
+            "4096",
+            "-e",
+            "4096",
+            "--posix.odirect",
+        ],
+        d,
+    )
+    .unwrap();
+    assert!(names(d).is_empty());
+}
+
+/// Run `args` with `n` ranks as threads, each in its directory of `-d a@b…` as mdtest
+/// gives them out; rank 0's outcome.
+fn threads(args: &[&str], n: u32) -> Result<Outcome> {
+    let inv = parse(args).unwrap();
+    let opts = Options {
+        dirs: inv.dirs.len() as u32,
+        ..Options::default()
+    };
+    let team = crate::workload::mdtest::Threads::new(n);
+    std::thread::scope(|s| {
+        let hs: Vec<_> = team
+            .iter()
+            .map(|t| {
+                let (p, dir) = (&inv.params, inv.dir_of(t.rank()));
+                s.spawn(move || {
+                    let never = || false;
+                    run(p, dir, t, opts, &Quiet, &never)
+                })
+            })
+            .collect();
+        let mut outs: Vec<Result<Outcome>> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        outs.swap_remove(0)
+    })
+}
+
+#[test]
+fn several_directories_are_given_to_the_ranks_in_turn() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    let d = format!("{}@{}", a.display(), b.display());
+    // Create only: rank r's tree is in directory r mod 2, in a test directory its first
+    // rank made there.
+    let o = threads(&["-n", "6", "-u", "-F", "-C", "-d", &d], 3).unwrap();
+    assert_eq!(o.iterations[0].get(Phase::FileCreate).unwrap().items, 18);
+    let ta = a.join("test-dir.0-0");
+    let tb = b.join("test-dir.0-0");
+    assert_eq!(names(&ta), ["mdtest_tree.0.0", "mdtest_tree.2.0"]);
+    assert_eq!(names(&tb), ["mdtest_tree.1.0"]);
+    assert_eq!(names(&tb.join("mdtest_tree.1.0")).len(), 6);
+    // Each directory keeps its own record; a later run finds both, stats and removes.
+    assert!(names(&a).contains(&".fslab-mdtest.test-dir.0-0".to_string()));
+    assert!(names(&b).contains(&".fslab-mdtest.test-dir.0-0".to_string()));
+    let o = threads(&["-n", "6", "-u", "-F", "-T", "-r", "-d", &d], 3).unwrap();
+    assert_eq!(o.iterations[0].get(Phase::FileStat).unwrap().items, 18);
+    // Emptied; -d stays (this run did not make it), as with one directory.
+    assert!(names(&a).is_empty() && names(&b).is_empty());
+    fs::remove_dir(&a).unwrap();
+    fs::remove_dir(&b).unwrap();
+    // A full run in one go makes both and leaves nothing.
+    threads(&["-n", "4", "-u", "-d", &d], 2).unwrap();
+    assert!(!a.exists() && !b.exists());
+    // More directories than ranks: mdtest's rule.
+    let e = threads(&["-n", "4", "-u", "-d", &d], 1).unwrap_err();
+    assert!(
+        format!("{e:#}").contains("2 directories for 1 ranks"),
+        "{e:#}"
+    );
+}

@@ -104,6 +104,9 @@ impl Ops for Logged {
     fn count_entries(&mut self, _: &Dir) -> io::Result<u64> {
         Ok(0)
     }
+    fn sync(&mut self) {
+        self.0.lock().unwrap().push("sync".into());
+    }
 }
 
 fn params(args: &[&str]) -> (MdtestParams, Layout) {
@@ -202,4 +205,42 @@ fn deeper_trees_start_and_end_each_phase_on_an_operation() {
             }
         }
     }
+}
+
+#[test]
+fn sync_after_each_phase_is_inside_its_time() {
+    // -Y: every timed window ends with the sync, as mdtest's phase_end runs it before its
+    // clock stops; without -Y no window syncs.
+    let (all, win) = windows(&["-n", "2", "-z", "1", "-Y"]);
+    assert_eq!(win.len(), 10, "all ten phases: {all:#?}");
+    for w in &win {
+        assert_eq!(w.last().map(String::as_str), Some("sync"), "{w:#?}");
+        assert_eq!(w.iter().filter(|l| *l == "sync").count(), 1, "{w:#?}");
+    }
+    assert_eq!(all.iter().filter(|l| *l == "sync").count(), win.len());
+    let (all, _) = windows(&["-n", "2", "-z", "1"]);
+    assert!(!all.iter().any(|l| l == "sync"), "{all:#?}");
+}
+
+#[test]
+fn t_times_entering_each_ranks_own_tree() {
+    let top = "open D/test-dir.0-0/mdtest_tree.0.0";
+    // -u alone: the rank's tree is entered before the clock starts.
+    let (all, win) = windows(&["-n", "2", "-u", "-F"]);
+    assert!(all.iter().any(|l| l == top), "{all:#?}");
+    assert!(!win.iter().flatten().any(|l| l == top), "{win:#?}");
+    // -u -t: every phase that walks the tree enters it inside its time, first thing.
+    let (_, win) = windows(&["-n", "2", "-u", "-F", "-t"]);
+    let entered: Vec<&Vec<String>> = win.iter().filter(|w| w.iter().any(|l| l == top)).collect();
+    // File creation, stat, read, removal (tree creation makes the tree, tree removal
+    // starts from the test directory).
+    assert_eq!(entered.len(), 4, "{win:#?}");
+    for w in entered {
+        assert_eq!(w[0], top, "{w:#?}");
+    }
+    // Without -u, -t changes nothing (as in mdtest).
+    assert_eq!(
+        windows(&["-n", "2", "-F", "-t"]).1,
+        windows(&["-n", "2", "-F"]).1
+    );
 }

@@ -7,7 +7,7 @@
 use super::layout::{test_dir, Layout};
 use super::params::MdtestParams;
 use super::result::Iteration;
-use super::run::{requirements, Backend, Options, Session};
+use super::run::{data_bytes, requirements, Backend, Options, Session};
 use super::team::{Solo, Team};
 use crate::metric::Metric;
 use crate::workload::{Creates, Observer, Requirements, Target, Workload};
@@ -82,6 +82,13 @@ impl<T: Team> Workload for Mdtest<T> {
             return Requirements::default();
         }
         requirements(&self.params, &self.lay, self.team.size())
+    }
+
+    fn data_bytes(&self) -> u64 {
+        if self.opts.backend == Backend::Null || !self.params.steps().create {
+            return 0;
+        }
+        data_bytes(&self.params, &self.lay, self.team.size())
     }
 
     fn prepare(&mut self, target: &Target) -> Result<()> {
