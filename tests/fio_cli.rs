@@ -183,6 +183,44 @@ fn the_table_shows_mean_sd_and_ci_per_job_and_direction() {
     assert!(err.contains("fio options --bs=8k"), "{err}");
 }
 
+/// The hints after a run name a command that shows every metric, as they promise: `fslab show
+/// N` alone is the compact report (it said "every metric: fslab show ID", which needed --all).
+#[test]
+fn the_hint_names_the_command_that_shows_every_metric() {
+    if !require_fio("the_hint_names_the_command_that_shows_every_metric") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let job = write(t.path(), "j.fio", JOB);
+    let out = fslab(t.path())
+        .args(["fio", "--cache", "none", "-D"])
+        .arg(t.path())
+        .arg(&job)
+        .output()
+        .unwrap();
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{err}");
+    // Both hints, the table's and the stored line's, name the same command.
+    let hint = "fslab show 1 --all";
+    assert!(text.contains(&format!("every metric: {hint}")), "{text}");
+    assert!(
+        err.contains(&format!("stored as run 1: {hint} (all metrics)")),
+        "{err}"
+    );
+    let show = |args: &[&str]| {
+        let o = fslab(t.path()).args(args).output().unwrap();
+        assert!(o.status.success());
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    // A metric outside the table: in what the hint runs, not in the compact report.
+    let all = show(&["show", "1", "--all"]);
+    assert!(all.contains("Clat min"), "{all}");
+    assert!(!show(&["show", "1"]).contains("Clat min"));
+}
+
 #[test]
 fn refusals_are_one_line_with_exit_code_2() {
     if !require_fio("refusals_are_one_line_with_exit_code_2") {

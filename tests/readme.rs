@@ -36,5 +36,8 @@ fn the_readme_puts_fslab_on_path_before_its_first_fslab_command() {
     );
     // Written as a command to run, not only mentioned.
     let line = text[..install].rsplit('\n').next().unwrap_or("");
-    assert!(line.is_empty(), "the install command starts its line: {line:?}");
+    assert!(
+        line.is_empty(),
+        "the install command starts its line: {line:?}"
+    );
 }

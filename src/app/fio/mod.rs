@@ -240,14 +240,18 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         let shown = shown(&sums);
         if !shown.is_empty() {
+            // `fslab show N` alone is the compact report: every metric needs --all.
+            let every = end.run_id.map_or(String::new(), |id| {
+                format!("; every metric: fslab show {id} --all")
+            });
             crate::outln!(
-                "fio over {} run{} (mean, sd, 95% CI; every metric: fslab show ID):",
+                "fio over {} run{} (mean, sd, 95% CI{every}):",
                 result.reps.len(),
                 if result.reps.len() == 1 { "" } else { "s" }
             );
             crate::outln!("{}", runsummary::render_table(&shown));
         }
-        end.print_tail(StoredLine::OnSuccess, " (all metrics)", quiet);
+        end.print_tail(StoredLine::OnSuccess, " --all (all metrics)", quiet);
     }
     match result.error {
         Some(e) => Err(crate::error::runtime(e)),
