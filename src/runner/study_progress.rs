@@ -308,7 +308,7 @@ impl Observer for StudyProgress {
     }
 
     fn status(&self, status: PhaseStatus) {
-        if self.send(&Event::Status(status)) {
+        if self.send(&Event::Status(status.clone())) {
             return;
         }
         if let Some(b) = lock(&self.phase).as_ref() {
