@@ -699,19 +699,11 @@ unsafe fn build(
         check(libc::chmod(path.as_ptr(), 0o666))?;
     }
     for n in devices {
-        for p in &n.parents {
-            if libc::mkdir(p.as_ptr(), 0o755) != 0 && *libc::__errno_location() != libc::EEXIST {
-                return Err(last());
-            }
-        }
+        mkdirs(&n.parents)?;
         check(libc::mknod(n.path.as_ptr(), libc::S_IFBLK | 0o600, n.rdev))?;
     }
     for ((dir, parents), fd) in under_dev.iter().zip(clones) {
-        for p in parents {
-            if libc::mkdir(p.as_ptr(), 0o755) != 0 && *libc::__errno_location() != libc::EEXIST {
-                return Err(last());
-            }
-        }
+        mkdirs(parents)?;
         if libc::syscall(
             libc::SYS_move_mount,
             fd,
@@ -732,6 +724,19 @@ unsafe fn build(
         libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NOEXEC,
         std::ptr::null(),
     ))
+}
+
+/// Make each directory of `dirs` (in order, parents first) that does not exist yet.
+///
+/// # Safety
+/// Between fork and exec only.
+unsafe fn mkdirs(dirs: &[CString]) -> std::io::Result<()> {
+    for p in dirs {
+        if libc::mkdir(p.as_ptr(), 0o755) != 0 && *libc::__errno_location() != libc::EEXIST {
+            return Err(last());
+        }
+    }
+    Ok(())
 }
 
 /// `mount_setattr(path, AT_RECURSIVE, attr)`.
