@@ -62,7 +62,7 @@ fn every_event_arrives_as_it_was_sent() {
         Event::Status(status(None, None, true, Some(3.0))),
         Event::Status(PhaseStatus {
             ops_per_sec: Some(7450.5),
-            doing: Some("wr/write, rd/read and 2 more".into()),
+            doing: Some("wr/write +2".into()),
             ..status(Some(0.25), Some(1048576.0), false, None)
         }),
         Event::Status(PhaseStatus {

@@ -219,7 +219,8 @@ pub fn status(before: Option<&Reading>, now: &Reading, secs_between: f64) -> Pha
 /// What fio does, from the jobs' bytes `before` (in fio's order) and `now`: `setting up`
 /// while no job has moved data, or while nothing moves and a job has yet to start (a later
 /// group lays out its files); else the jobs whose data moved and in which directions, as the
-/// results name them (`wr/write`, `mix/read+write`; the first two, then how many more).
+/// results name them (`wr/write`, `mix/read+write`; the first, then how many more: `wr/write
+/// +1`).
 /// `None` (the last word stands) when nothing moved and every job has run.
 fn doing(before: &[(String, [f64; 3])], now: &Reading) -> Option<String> {
     let idle = |b: &[f64; 3]| b.iter().all(|&x| x <= 0.0);
@@ -244,21 +245,19 @@ fn doing(before: &[(String, [f64; 3])], now: &Reading) -> Option<String> {
         let waiting = now.jobs.iter().any(|(_, b)| idle(b));
         return (waiting && now.eta != Some(0.0)).then(|| SETTING_UP.to_string());
     }
-    let more = moving.len().saturating_sub(2);
-    moving.truncate(2);
-    let mut text = moving.join(", ");
-    if more > 0 {
-        text += &format!(" and {more} more");
-    }
-    // Long job names must not push the bar off a terminal's line.
+    // The first, cut short if long, and how many more: the bar must fit a terminal's line.
+    let mut text = moving[0].clone();
     if text.chars().count() > DOING_WIDTH {
         text = text.chars().take(DOING_WIDTH - 1).collect::<String>() + "…";
+    }
+    if moving.len() > 1 {
+        text += &format!(" +{}", moving.len() - 1);
     }
     Some(text)
 }
 
-/// The most characters of what fio does that a bar shows.
-const DOING_WIDTH: usize = 40;
+/// The most characters of a job's name and directions that a bar shows.
+const DOING_WIDTH: usize = 16;
 
 /// fio's standard output: its final JSON document (the last one: with a status interval,
 /// fio prints one every interval before it) and the lines outside any document.
@@ -522,16 +521,13 @@ mod tests {
             .iter()
             .map(|n| (n.to_string(), [1.0, 1.0, 0.0]))
             .collect();
-        // numjobs clones share their name: `a` once.
-        assert_eq!(
-            doing(&[], &now).as_deref(),
-            Some("a/read+write, b/read+write and 2 more")
-        );
-        now.jobs.truncate(1);
+        // numjobs clones share their name: `a` once, then b, c and d.
+        assert_eq!(doing(&[], &now).as_deref(), Some("a/read+write +3"));
+        // A long name is cut: the bar stays on one line.
         now.jobs[0].0 = "x".repeat(60);
         let long = doing(&[], &now).unwrap();
-        assert_eq!(long.chars().count(), DOING_WIDTH);
-        assert!(long.starts_with("xxx") && long.ends_with('…'), "{long}");
+        assert_eq!(long.chars().count(), DOING_WIDTH + 3);
+        assert!(long.starts_with("xxx") && long.ends_with("… +4"), "{long}");
     }
 
     #[test]
