@@ -86,7 +86,9 @@ pub enum Command {
     #[command(
         after_long_help = DBENCH_EXAMPLES,
         mut_arg("repeat", |a| a.help(REPEAT_DBENCH)),
-        mut_arg("clients", |a| a.required_unless_present("generate")),
+        // Required (`<NCLIENTS>` in the usage and the argument list alike); --generate, which
+        // runs no clients, does without it.
+        mut_arg("clients", |a| a.required(true)),
         override_usage = "fslab dbench [OPTIONS] <NCLIENTS>\n       fslab dbench --generate <FILE> [--seed <N>] [--tasks <N>]"
     )]
     Dbench(DbenchArgs),
@@ -646,7 +648,7 @@ pub struct DbenchArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Write fslab's default loadfile model to FILE and exit (no clients are run).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "clients")]
     pub generate: Option<PathBuf>,
     /// Seed for --generate. Default: the seed of the built-in default load.
     #[arg(long, value_name = "N", requires = "generate")]

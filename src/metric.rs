@@ -202,6 +202,9 @@ pub struct TimePoint {
     pub value: f64,
 }
 
+/// The [`TimePoint`] series of the engine's progress rate: its progress units per second.
+pub const PROGRESS_SERIES: &str = "progress";
+
 /// Name prefixes of the telemetry samples taken around an engine's phases (devices, CPU,
 /// load, memory, fslab's own process, the file system's journal or log; `doc/telemetry.md`).
 pub const TELEMETRY_PREFIXES: [&str; 6] = ["dev.", "cpu.", "load.", "mem.", "proc.", "fs."];

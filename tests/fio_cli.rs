@@ -183,6 +183,89 @@ fn the_table_shows_mean_sd_and_ci_per_job_and_direction() {
     assert!(err.contains("fio options --bs=8k"), "{err}");
 }
 
+/// The hints after a run name a command that shows every metric, as they promise: `fslab show
+/// N` alone is the compact report (it said "every metric: fslab show ID", which needed --all).
+#[test]
+fn the_hint_names_the_command_that_shows_every_metric() {
+    if !require_fio("the_hint_names_the_command_that_shows_every_metric") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let job = write(t.path(), "j.fio", JOB);
+    let out = fslab(t.path())
+        .args(["fio", "--cache", "none", "-D"])
+        .arg(t.path())
+        .arg(&job)
+        .output()
+        .unwrap();
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{err}");
+    // Both hints, the table's and the stored line's, name the same command.
+    let hint = "fslab show 1 --all";
+    assert!(text.contains(&format!("every metric: {hint}")), "{text}");
+    assert!(
+        err.contains(&format!("stored as run 1: {hint} (all metrics)")),
+        "{err}"
+    );
+    let show = |args: &[&str]| {
+        let o = fslab(t.path()).args(args).output().unwrap();
+        assert!(o.status.success());
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    // A metric outside the table: in what the hint runs, not in the compact report.
+    let all = show(&["show", "1", "--all"]);
+    assert!(all.contains("Clat min"), "{all}");
+    assert!(!show(&["show", "1"]).contains("Clat min"));
+}
+
+/// `-D` below `/dev/shm` (a tmpfs) runs: as root the cage binds the directory into its own
+/// `/dev` (it was refused, "fio runs in a cage with its own /dev"); anything else below `/dev`
+/// is refused in one line naming both ways out.
+#[test]
+fn fio_runs_in_a_directory_below_dev_shm() {
+    if !require_fio("fio_runs_in_a_directory_below_dev_shm") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let job = write(t.path(), "j.fio", JOB);
+    let shm = tempfile::Builder::new()
+        .prefix("fslab-fio-test-")
+        .tempdir_in("/dev/shm")
+        .unwrap();
+    let out = fslab(t.path())
+        .args(["fio", "--cache", "none", "--json", "-D"])
+        .arg(shm.path())
+        .arg(&job)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["fs_type"], "tmpfs", "measured on /dev/shm's tmpfs");
+    let ios = doc["repetitions"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["phase"] == "rr/read" && m["metric"] == "io_bytes")
+        .map(|m| m["value"].as_f64().unwrap());
+    assert_eq!(ios, Some(2.0 * 1024.0 * 1024.0));
+    assert_eq!(
+        std::fs::read_dir(shm.path()).unwrap().count(),
+        0,
+        "fslab-fio removed"
+    );
+    let refused = fslab(t.path())
+        .args(["fio", "--cache", "none", "-D", "/dev/pts"])
+        .arg(&job)
+        .output()
+        .unwrap();
+    let err = one_line_refusal(&refused);
+    assert!(err.contains("or one in the tmpfs of /dev/shm"), "{err}");
+}
+
 #[test]
 fn refusals_are_one_line_with_exit_code_2() {
     if !require_fio("refusals_are_one_line_with_exit_code_2") {

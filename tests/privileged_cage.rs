@@ -473,3 +473,63 @@ fn privileged_io_uring_only_for_a_job_that_needs_it() {
         "{out}"
     );
 }
+
+/// A directory of the test's own below `/dev/shm` (a tmpfs), removed when dropped.
+fn shm_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("fslab-cage-test-")
+        .tempdir_in("/dev/shm")
+        .unwrap()
+}
+
+#[test]
+fn privileged_a_directory_below_dev_shm_is_writable_in_the_cage_and_nothing_else_there() {
+    if !common::require_root(
+        "privileged_a_directory_below_dev_shm_is_writable_in_the_cage_and_nothing_else_there",
+    ) {
+        return;
+    }
+    // `fslab fio -D /dev/shm/…` was refused: the cage's own /dev hid the directory.
+    let t = shm_dir();
+    let w = t.path().join("cell");
+    std::fs::create_dir(&w).unwrap();
+    let victim = t.path().join("victim");
+    std::fs::write(&victim, b"precious bytes\n").unwrap();
+    let beside = t.path().join("beside");
+    let script = format!(
+        r#"
+echo inside > ok.txt || exit 10
+echo inside > {w}/by-path.txt || exit 11
+echo x > {v} && echo WROTE-VICTIM
+echo y > {b} && echo WROTE-BESIDE
+mkdir /dev/shm/fslab-cage-escape 2>/dev/null && echo WROTE-SHM
+mount -o remount,rw /dev 2>/dev/null && echo REMOUNTED
+ls /dev | tr '\n' ' '
+echo
+"#,
+        w = w.display(),
+        v = victim.display(),
+        b = beside.display()
+    );
+    let (code, out, err) = caged_sh(&w, &script);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    for escape in ["WROTE-VICTIM", "WROTE-BESIDE", "WROTE-SHM", "REMOUNTED"] {
+        assert!(!out.contains(escape), "{escape} succeeded:\n{out}\n{err}");
+    }
+    // Written on the host's tmpfs, by its relative and its absolute path.
+    assert_eq!(std::fs::read(w.join("ok.txt")).unwrap(), b"inside\n");
+    assert_eq!(std::fs::read(w.join("by-path.txt")).unwrap(), b"inside\n");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious bytes\n");
+    assert!(!beside.exists() && !Path::new("/dev/shm/fslab-cage-escape").exists());
+    // The cage's /dev: its four nodes and the way to the directory, nothing of the host's.
+    assert!(out.contains("null random shm urandom zero"), "{out}");
+    // /dev/shm itself, and anything else below /dev, is refused before anything runs.
+    for p in ["/dev/shm", "/dev"] {
+        let cage = Cage::job(vec![p.into()], w.clone());
+        let e = cage.apply(&mut Command::new("true"), "x").unwrap_err();
+        assert!(
+            e.to_string().contains("cannot be made writable"),
+            "{p}: {e}"
+        );
+    }
+}

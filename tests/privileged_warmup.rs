@@ -60,8 +60,9 @@ fn privileged_warmup_repetitions_run_first_and_are_discarded() {
         "{text}"
     );
 
+    // stderr is a pipe: the log's lines, one per repetition, warm-ups included.
     let out = fslab(t.path())
-        .args(["study", "run", "-q"])
+        .args(["study", "run"])
         .arg(&file)
         .arg("--workdir")
         .arg(&work)
@@ -70,6 +71,30 @@ fn privileged_warmup_repetitions_run_first_and_are_discarded() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
+    // Each warm-up has its line (a log showed nothing while they ran), before the counted
+    // repetitions of its cell, which it does not count: `[0/4] journal=8MB · … · warm-up
+    // (discarded): 0.12 s`.
+    for cell in ["journal=8MB", "journal=16MB"] {
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with('[') && l.contains(&format!("] {cell} · ")))
+            .collect();
+        let warm: Vec<&&str> = lines
+            .iter()
+            .filter(|l| l.contains(" · warm-up (discarded): "))
+            .collect();
+        assert_eq!(warm.len(), 2, "{cell}: {err}");
+        assert!(
+            lines[0].contains("warm-up") && lines[1].contains("warm-up"),
+            "{cell}: {err}"
+        );
+        assert!(lines.iter().skip(2).all(|l| l.contains(" · rep ")), "{err}");
+    }
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("[4/4] ")).count(),
+        1,
+        "warm-ups leave the count of counted repetitions: {err}"
+    );
 
     let store = Store::open(&t.path().join("results.db")).unwrap();
     let id = store.list_studies().unwrap()[0].id;

@@ -253,7 +253,7 @@ impl Ending<'_> {
     }
 
     /// Print the warnings, then say where the run is stored (`what` follows the command,
-    /// e.g. " (all metrics)"), unless `quiet` (`-q`: the warnings alone).
+    /// e.g. " --all (all metrics)"), unless `quiet` (`-q`: the warnings alone).
     pub fn print_tail(&self, stored: StoredLine, what: &str, quiet: bool) {
         for w in &self.warnings {
             crate::outln!("warning: {w}");

@@ -41,3 +41,41 @@ fn every_option_states_its_default() {
     without_default(&cmd, "fslab", &mut missing);
     assert!(missing.is_empty(), "no default stated: {missing:#?}");
 }
+
+/// Every command's help lines, with the command's path (`fslab dbench`).
+fn helps(cmd: &mut clap::Command, path: &str, out: &mut Vec<(String, String)>) {
+    out.push((path.to_string(), cmd.render_long_help().to_string()));
+    for sub in cmd.get_subcommands_mut().filter(|s| !s.is_hide_set()) {
+        let name = format!("{path} {}", sub.get_name());
+        helps(sub, &name, out);
+    }
+}
+
+#[test]
+fn an_argument_the_usage_requires_is_shown_as_required() {
+    // dbench's usage said `<NCLIENTS>` and its argument list `[NCLIENTS]`.
+    let mut cmd = Cli::command();
+    cmd.build();
+    let mut all = Vec::new();
+    helps(&mut cmd, "fslab", &mut all);
+    let mut wrong = Vec::new();
+    for (path, text) in &all {
+        let usage: String = text
+            .lines()
+            .skip_while(|l| !l.starts_with("Usage:"))
+            .take_while(|l| !l.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        for word in usage.split_whitespace() {
+            let Some(name) = word.strip_prefix('<').and_then(|w| w.strip_suffix('>')) else {
+                continue;
+            };
+            let optional = format!("[{name}]");
+            if text.lines().any(|l| l.trim_start().starts_with(&optional)) {
+                wrong.push(format!("{path}: <{name}> in the usage, {optional} below"));
+            }
+        }
+    }
+    assert!(all.iter().any(|(p, _)| p == "fslab dbench"));
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

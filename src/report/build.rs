@@ -311,6 +311,9 @@ fn timelines(trials: &[&TrialRow], cells: &[CellInfo]) -> Vec<TimelineSeries> {
             }
         }
     }
+    // An engine that counts no progress (fio) stored its progress rate as 0 every second
+    // before such series were left out: a flat line it never measured.
+    out.retain(|s| s.name != crate::metric::PROGRESS_SERIES || s.points.iter().any(|p| p.1 != 0.0));
     out
 }
 

@@ -1160,3 +1160,59 @@ fn guest_observations_carry_the_kept_share_or_are_left_out() {
         "{not_ranked:#?}"
     );
 }
+
+#[test]
+fn a_progress_series_never_measured_is_not_charted() {
+    // fio counts no progress, and runs stored before the recorder left such series out hold
+    // its progress rate as 0 every second: no "engine progress" line flat at 0 for them.
+    let (mut store, id) = study(&CELLS[..2], 1, &[], |_, _| {
+        vec![Metric::new("p", "rate", Unit::OpsPerSec, 10.0)]
+    });
+    let cells = store.cells(id).unwrap();
+    let wl = store.workloads(id).unwrap()[0].id;
+    let pt = |t: f64, name: &str, unit: Unit, value: f64| crate::metric::TimePoint {
+        t,
+        name: name.into(),
+        unit,
+        value,
+    };
+    for (i, progress) in [[0.0, 0.0], [0.0, 1500.0]].into_iter().enumerate() {
+        let timeline = [
+            pt(1.0, "progress", Unit::OpsPerSec, progress[0]),
+            pt(1.0, "cpu.sys", Unit::Percent, 5.0),
+            pt(2.0, "progress", Unit::OpsPerSec, progress[1]),
+        ];
+        store
+            .record_trial(&NewTrial {
+                cell: cells[i].id,
+                workload: wl,
+                repetition: 2,
+                order_index: 10 + i as u32,
+                status: TrialStatus::Ok,
+                error: None,
+                cache_policy: "cold",
+                started_at: "t".into(),
+                finished_at: "t".into(),
+                wall_seconds: 1.0,
+                metrics: &[Metric::new("p", "rate", Unit::OpsPerSec, 11.0)],
+                histograms: &[],
+                interference: None,
+                settle_seconds: None,
+                timeline: &timeline,
+                excluded: None,
+            })
+            .unwrap();
+    }
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let shown: Vec<(usize, &str)> = r.workloads[0]
+        .timelines
+        .iter()
+        .map(|s| (s.cell, s.name.as_str()))
+        .collect();
+    // The all-zero series of cell 0 is gone; its CPU series and cell 1's progress stay.
+    assert_eq!(
+        shown,
+        [(0, "cpu.sys"), (1, "cpu.sys"), (1, "progress")],
+        "{shown:?}"
+    );
+}

@@ -34,13 +34,13 @@ impl PhaseView {
 
     /// Whether the bar follows the engine's fraction rather than the counts.
     fn by_fraction(&self) -> bool {
-        self.status.is_some_and(|s| s.done.is_some())
+        self.status.as_ref().is_some_and(|s| s.done.is_some())
     }
 
     /// The bar's (position, length): the engine's fraction in thousandths once it gives
     /// one, else the counts (length 0 when the total is unknown).
     pub fn position(&self) -> (u64, u64) {
-        match self.status.and_then(|s| s.done) {
+        match self.status.as_ref().and_then(|s| s.done) {
             Some(f) => (
                 (f.clamp(0.0, 1.0) * PER_WHOLE as f64).round() as u64,
                 PER_WHOLE,
@@ -52,7 +52,7 @@ impl PhaseView {
     /// After the bar: `52.3%` from the engine's fraction, `1200/5000` counted, `1200` when
     /// the total is unknown, nothing before anything is known.
     pub fn counts_text(&self) -> String {
-        if let Some(f) = self.status.and_then(|s| s.done) {
+        if let Some(f) = self.status.as_ref().and_then(|s| s.done) {
             return format!("{:.1}%", f.clamp(0.0, 1.0) * 100.0);
         }
         match (self.done, self.total) {
@@ -62,38 +62,54 @@ impl PhaseView {
         }
     }
 
-    /// The rate: the engine's bytes per second when it gives them, else `counted` units per
-    /// second in `unit`; nothing while an engine that gives its own rate has not yet.
+    /// The rate: the engine's bytes per second when it gives them, with its operations per
+    /// second when it counts them (`651 MiB/s 166k IOPS`), else `counted` units per second in
+    /// `unit`; nothing while an engine that gives its own rate has not yet.
     pub fn rate_text(&self, counted: f64, unit: RateUnit) -> String {
-        match self.status {
-            Some(PhaseStatus {
-                bytes_per_sec: Some(b),
-                decimal,
-                ..
-            }) => text::rate(
+        let Some(s) = &self.status else {
+            return match self.done {
+                0 => String::new(),
+                _ => text::rate(counted, unit),
+            };
+        };
+        let bytes = s.bytes_per_sec.map(|b| {
+            text::rate(
                 b,
-                if decimal {
+                if s.decimal {
                     RateUnit::DecimalBytes
                 } else {
                     RateUnit::Bytes(1)
                 },
-            ),
-            Some(_) => String::new(),
-            None if self.done == 0 => String::new(),
-            None => text::rate(counted, unit),
+            )
+        });
+        [bytes, s.ops_per_sec.map(text::iops)]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The bar's name: `base` (the engine and its phase) and what the engine says it does
+    /// now (`fio setting up`, `fio rd/read`).
+    pub fn name(&self, base: &str) -> String {
+        match self.status.as_ref().and_then(|s| s.doing.as_deref()) {
+            Some(d) if !d.is_empty() => format!("{base} {d}"),
+            _ => base.to_string(),
         }
     }
 
     /// Take the engine's new status. What it does not know this time (fio's ETA for a
-    /// moment, a rate over too short an interval) keeps its last value: the bar neither
-    /// empties nor loses its rate between two readings.
+    /// moment, a rate over too short an interval, what it does) keeps its last value: the
+    /// bar neither empties nor loses its rate or its name between two readings.
     pub fn take(&mut self, s: PhaseStatus) {
-        let old = self.status.unwrap_or_default();
+        let old = self.status.take().unwrap_or_default();
         self.status = Some(PhaseStatus {
             done: s.done.or(old.done),
             bytes_per_sec: s.bytes_per_sec.or(old.bytes_per_sec),
             decimal: s.decimal,
             eta: s.eta,
+            ops_per_sec: s.ops_per_sec.or(old.ops_per_sec),
+            doing: s.doing.or(old.doing),
         });
     }
 }
@@ -135,6 +151,9 @@ fn set_length(bar: &ProgressBar, len: u64) {
 pub struct PhaseBar {
     bar: ProgressBar,
     view: Arc<Mutex<PhaseView>>,
+    /// The bar's name as it was made (the engine and its phase), before what the engine
+    /// says it does.
+    base: String,
 }
 
 impl PhaseBar {
@@ -173,7 +192,8 @@ impl PhaseBar {
             .progress_chars("=> ");
         bar.set_style(style);
         set_length(&bar, total);
-        PhaseBar { bar, view }
+        let base = bar.message();
+        PhaseBar { bar, view, base }
     }
 
     /// The indicatif bar (to set its prefix and message, or print above it).
@@ -196,11 +216,15 @@ impl PhaseBar {
 
     /// The engine's status.
     pub fn status(&self, s: PhaseStatus) {
-        let (pos, len) = {
+        let (pos, len, name) = {
             let mut v = lock(&self.view);
             v.take(s);
-            v.position()
+            let (pos, len) = v.position();
+            (pos, len, v.name(&self.base))
         };
+        if name != self.bar.message() {
+            self.bar.set_message(name);
+        }
         if len == 0 {
             // No fraction yet: the counts stand; the rate changed.
             self.bar.tick();
@@ -233,9 +257,41 @@ mod tests {
         PhaseStatus {
             done,
             bytes_per_sec: bps,
-            decimal: false,
-            eta: None,
+            ..PhaseStatus::default()
         }
+    }
+
+    #[test]
+    fn fio_is_named_by_what_it_does_with_its_iops_beside_its_rate() {
+        // Before this, fio's first seconds were an unnamed bar without a rate (`fio [ ]`), and
+        // its rate came without IOPS.
+        let mut v = PhaseView::new(0);
+        assert_eq!(v.name("fio"), "fio");
+        v.take(PhaseStatus {
+            doing: Some("setting up".into()),
+            ..PhaseStatus::default()
+        });
+        assert_eq!(
+            (v.name("fio"), v.rate_text(0.0, RateUnit::Items("ops"))),
+            ("fio setting up".into(), String::new())
+        );
+        v.take(PhaseStatus {
+            ops_per_sec: Some(31_500.0),
+            doing: Some("wr/write".into()),
+            ..status(Some(0.5), Some(123.0 * 1048576.0))
+        });
+        assert_eq!(v.name("fio"), "fio wr/write");
+        assert_eq!(
+            v.rate_text(0.0, RateUnit::Items("ops")),
+            "123 MiB/s 31.5k IOPS"
+        );
+        // A reading that says neither keeps both, as it keeps the rate.
+        v.take(status(Some(0.6), None));
+        assert_eq!(v.name("fio"), "fio wr/write");
+        assert_eq!(
+            v.rate_text(0.0, RateUnit::Items("ops")),
+            "123 MiB/s 31.5k IOPS"
+        );
     }
 
     #[test]

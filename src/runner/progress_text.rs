@@ -128,10 +128,7 @@ pub fn rate(per_sec: f64, unit: RateUnit) -> String {
         0.0
     };
     match unit {
-        RateUnit::Items(what) => {
-            let (x, p) = scaled(v, 1000.0, &["", "k", "M", "G", "T"]);
-            format!("{}{p} {what}/s", three_digits(x))
-        }
+        RateUnit::Items(what) => format!("{} {what}/s", counted(v)),
         RateUnit::Bytes(size) => {
             let (x, p) = scaled(
                 v * size as f64,
@@ -145,6 +142,22 @@ pub fn rate(per_sec: f64, unit: RateUnit) -> String {
             format!("{} {p}/s", three_digits(x))
         }
     }
+}
+
+/// `48.1k`: a count with three significant digits and an SI prefix.
+fn counted(v: f64) -> String {
+    let (x, p) = scaled(v, 1000.0, &["", "k", "M", "G", "T"]);
+    format!("{}{p}", three_digits(x))
+}
+
+/// `31.5k IOPS`: operations per second as fio prints them.
+pub fn iops(per_sec: f64) -> String {
+    let v = if per_sec.is_finite() && per_sec > 0.0 {
+        per_sec
+    } else {
+        0.0
+    };
+    format!("{} IOPS", counted(v))
 }
 
 fn scaled(mut v: f64, step: f64, prefixes: &[&'static str]) -> (f64, &'static str) {

@@ -96,6 +96,10 @@ fn rates_have_units_and_three_significant_digits() {
     assert_eq!(rate(18.5e6, RateUnit::DecimalBytes), "18.5 MB/s");
     assert_eq!(rate(1.234e9, RateUnit::DecimalBytes), "1.23 GB/s");
     assert_eq!(rate(999.6e3, RateUnit::DecimalBytes), "1.00 MB/s");
+    // fio's IOPS as fio prints them (`w=31.5k IOPS`).
+    assert_eq!(iops(31_500.0), "31.5k IOPS");
+    assert_eq!(iops(166_690.0), "167k IOPS");
+    assert_eq!(iops(f64::NAN), "0.00 IOPS");
 }
 
 #[test]

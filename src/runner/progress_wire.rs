@@ -17,6 +17,7 @@
 //! @fslab-progress phase files 5000 file_create   a phase: its unit, units of work (0: unknown), name
 //! @fslab-progress progress 1200                  units done
 //! @fslab-progress status 0.523 18500000 1000 15  fraction, bytes/s, their base, seconds left
+//! @fslab-progress status 0.5 680000000 1024 3 166000 rd/read     … ops/s, what it does (if any)
 //! @fslab-progress end                            the phase ended
 //! @fslab-progress finish                         the study ended: bars away
 //! ```
@@ -97,13 +98,22 @@ pub fn encode(e: &Event) -> String {
         Event::Rep(what) => format!("rep {}", flat(what)),
         Event::Phase(u, total, name) => format!("phase {} {total} {}", unit_word(*u), flat(name)),
         Event::Progress(n) => format!("progress {n}"),
-        Event::Status(s) => format!(
-            "status {} {} {} {}",
-            opt(s.done),
-            opt(s.bytes_per_sec),
-            if s.decimal { 1000 } else { 1024 },
-            opt(s.eta)
-        ),
+        Event::Status(s) => {
+            let mut line = format!(
+                "status {} {} {} {}",
+                opt(s.done),
+                opt(s.bytes_per_sec),
+                if s.decimal { 1000 } else { 1024 },
+                opt(s.eta)
+            );
+            if s.ops_per_sec.is_some() || s.doing.is_some() {
+                line += &format!(" {}", opt(s.ops_per_sec));
+            }
+            if let Some(d) = &s.doing {
+                line += &format!(" {}", flat(d));
+            }
+            line
+        }
         Event::End => "end".to_string(),
         Event::Finish => "finish".to_string(),
     };
@@ -149,11 +159,18 @@ pub fn parse(line: &str) -> Option<Event> {
                 _ => return None,
             };
             let eta = num(next())?;
+            let ops_per_sec = match next() {
+                "" => None,
+                w => num(w)?,
+            };
+            let doing = rest.splitn(6, ' ').nth(5).map(str::to_string);
             Event::Status(PhaseStatus {
                 done,
                 bytes_per_sec,
                 decimal,
                 eta,
+                ops_per_sec,
+                doing,
             })
         }
         "end" if rest.is_empty() => Event::End,

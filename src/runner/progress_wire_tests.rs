@@ -6,6 +6,7 @@ fn status(done: Option<f64>, bps: Option<f64>, decimal: bool, eta: Option<f64>) 
         bytes_per_sec: bps,
         decimal,
         eta,
+        ..PhaseStatus::default()
     }
 }
 
@@ -34,6 +35,14 @@ fn lines_are_the_documented_words() {
         ))),
         "@fslab-progress status 0.523 18500000 1000 15"
     );
+    assert_eq!(
+        encode(&Event::Status(PhaseStatus {
+            ops_per_sec: Some(166000.0),
+            doing: Some("rd/read".into()),
+            ..status(Some(0.5), Some(68e7), false, Some(3.0))
+        })),
+        "@fslab-progress status 0.5 680000000 1024 3 166000 rd/read"
+    );
     assert_eq!(encode(&Event::Finish), "@fslab-progress finish");
 }
 
@@ -51,6 +60,15 @@ fn every_event_arrives_as_it_was_sent() {
         Event::Progress(1200),
         Event::Status(status(Some(0.25), Some(1.5 * 1048576.0), false, None)),
         Event::Status(status(None, None, true, Some(3.0))),
+        Event::Status(PhaseStatus {
+            ops_per_sec: Some(7450.5),
+            doing: Some("wr/write +2".into()),
+            ..status(Some(0.25), Some(1048576.0), false, None)
+        }),
+        Event::Status(PhaseStatus {
+            doing: Some("setting up".into()),
+            ..PhaseStatus::default()
+        }),
         Event::End,
         Event::Finish,
     ];

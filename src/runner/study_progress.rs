@@ -214,8 +214,9 @@ impl StudyProgress {
         }
     }
 
-    /// A counted repetition finished: `done` of `total` planned now, `what` it was (cell,
-    /// workload, `rep k/n`), its wall time and the time left.
+    /// A repetition finished (counted, or a warm-up that leaves the counts as they were):
+    /// `done` of `total` planned now, `what` it was (cell, workload, `rep k/n` or `warm-up
+    /// (discarded)`), its wall time and the time left.
     pub fn rep_finished(&self, done: u64, total: u64, what: &str, secs: f64, eta: Option<f64>) {
         self.set_total(total);
         self.set_done(done, eta);
@@ -307,7 +308,7 @@ impl Observer for StudyProgress {
     }
 
     fn status(&self, status: PhaseStatus) {
-        if self.send(&Event::Status(status)) {
+        if self.send(&Event::Status(status.clone())) {
             return;
         }
         if let Some(b) = lock(&self.phase).as_ref() {

@@ -119,6 +119,7 @@ fn a_guests_display_arrives_at_the_host_as_data() {
         bytes_per_sec: Some(18.5e6),
         decimal: true,
         eta: Some(15.0),
+        ..PhaseStatus::default()
     });
     guest.rep_finished(4, 14, "journal=16MB · fdtree · rep 1/5", 0.97, Some(30.0));
     feed(&host, out.take());
@@ -131,7 +132,31 @@ fn a_guests_display_arrives_at_the_host_as_data() {
         (4, Some(14))
     );
 
+    // fio's status: what it does names the bar; its IOPS beside its rate.
     guest.phase_finished("execute");
+    guest.phase_started("fio", 0);
+    guest.status(PhaseStatus {
+        doing: Some("setting up".into()),
+        ..PhaseStatus::default()
+    });
+    feed(&host, out.take());
+    assert_eq!(phase_view(&host).unwrap().0, "fio setting up");
+    guest.status(PhaseStatus {
+        done: Some(0.5),
+        bytes_per_sec: Some(651.0 * 1048576.0),
+        ops_per_sec: Some(166_690.0),
+        doing: Some("wr/write".into()),
+        ..PhaseStatus::default()
+    });
+    feed(&host, out.take());
+    let (name, view) = phase_view(&host).unwrap();
+    assert_eq!(name, "fio wr/write");
+    assert_eq!(
+        view.rate_text(0.0, RateUnit::Items("ops")),
+        "651 MiB/s 167k IOPS"
+    );
+
+    guest.phase_finished("fio");
     guest.finish();
     feed(&host, out.take());
     assert!(phase_view(&host).is_none());

@@ -194,7 +194,7 @@ fn points(prev: &Snapshot, cur: &Snapshot, done0: u64, done1: u64, t0: Instant) 
     let items = if done1 >= done0 { done1 - done0 } else { done1 };
     out.push(TimePoint {
         t,
-        name: "progress".into(),
+        name: crate::metric::PROGRESS_SERIES.into(),
         unit: Unit::OpsPerSec,
         value: items as f64 / dt,
     });
@@ -209,6 +209,9 @@ pub struct Recorder<'a> {
     timeline: bool,
     /// The engine's progress counter of the current phase, for the sampler.
     progress: Arc<AtomicU64>,
+    /// Whether the engine counted any progress: one that never does (fio) gets no progress
+    /// series, rather than a line at 0 that it never measured.
+    counted: AtomicBool,
 }
 
 impl<'a> Recorder<'a> {
@@ -219,6 +222,7 @@ impl<'a> Recorder<'a> {
             state: Mutex::new(State::default()),
             timeline: false,
             progress: Arc::new(AtomicU64::new(0)),
+            counted: AtomicBool::new(false),
         }
     }
 
@@ -272,7 +276,10 @@ impl Around for &Recorder<'_> {
     fn after_cleanup(&mut self, _creates: &[Creates]) -> anyhow::Result<()> {
         let sampler = self.state().sampler.take();
         if let Some(sm) = sampler {
-            let points = sm.finish();
+            let mut points = sm.finish();
+            if !self.counted.load(Ordering::Relaxed) {
+                points.retain(|p| p.name != crate::metric::PROGRESS_SERIES);
+            }
             self.state().timeline = points;
         }
         let end = self.sources.snapshot();
@@ -304,6 +311,7 @@ impl Observer for Watch<'_, '_> {
     }
 
     fn progress(&self, done: u64) {
+        self.recorder.counted.store(true, Ordering::Relaxed);
         self.recorder.progress.store(done, Ordering::Relaxed);
         self.inner.progress(done);
     }
@@ -426,5 +434,37 @@ mod tests {
         }
         assert!(verdict.is_some());
         assert!(rec.finish().0.is_empty(), "taken once");
+    }
+
+    #[test]
+    fn only_an_engine_that_counts_progress_gets_a_progress_series() {
+        // fio counts nothing (its rate was stored as 0 every second and charted flat); fdtree
+        // counts its items. Both sampled over the same second and a bit.
+        let sources = Sources::default();
+        let (silent, counting) = (
+            Recorder::new(&sources).with_timeline(true),
+            Recorder::new(&sources).with_timeline(true),
+        );
+        (&silent).before_run(&[]).unwrap();
+        (&counting).before_run(&[]).unwrap();
+        {
+            let (a, b) = (silent.observer(&Quiet), counting.observer(&Quiet));
+            a.phase_started("fio", 0);
+            b.phase_started("file_create", 10);
+            b.progress(5);
+            std::thread::sleep(Duration::from_millis(1300));
+            b.progress(10);
+            a.phase_finished("fio");
+            b.phase_finished("file_create");
+        }
+        (&silent).after_cleanup(&[]).unwrap();
+        (&counting).after_cleanup(&[]).unwrap();
+        let names = |r: &Recorder| -> Vec<String> {
+            r.take_timeline().into_iter().map(|p| p.name).collect()
+        };
+        let (silent, counting) = (names(&silent), names(&counting));
+        assert!(silent.iter().any(|n| n == "cpu.sys"), "{silent:?}");
+        assert!(!silent.iter().any(|n| n == "progress"), "{silent:?}");
+        assert!(counting.iter().any(|n| n == "progress"), "{counting:?}");
     }
 }

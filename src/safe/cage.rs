@@ -14,7 +14,10 @@
 //!    `nosuid`): a mount below a writable directory keeps its read-only flag;
 //! 4. a fresh tmpfs on `/dev` holding only `null`, `zero`, `random`, `urandom` and the cell's
 //!    own block devices (made by device number, at the paths the command line names them),
-//!    then made read-only: a device that is not the cell's cannot be named at all;
+//!    and a writable directory below `/dev/shm` if one was named ([`writable_under_dev`]:
+//!    cloned with `open_tree(2)` before the tmpfs hides it, attached again with
+//!    `move_mount(2)`), then made read-only: a device that is not the cell's cannot be named
+//!    at all;
 //! 5. a fork: a first child stays outside the new PID namespace, forwards SIGINT/SIGTERM/
 //!    SIGHUP and exits as the program did; inside, process 1 is a small init of fslab's
 //!    that starts the program as process 2, passes the signals on and waits. The init is
@@ -196,6 +199,30 @@ impl Cage {
     }
 }
 
+/// The one directory below `/dev` a program may write in: the shared-memory tmpfs, which
+/// every user may write already.
+pub const SHM: &str = "/dev/shm";
+
+/// Whether `dir` (absolute, resolved) may be writable in the cage although it lies below
+/// `/dev`: strictly below [`SHM`] and on a tmpfs. The cage's own `/dev` hides the host's, so
+/// such a directory is bound into it (Linux 5.2's `open_tree`/`move_mount`).
+pub fn writable_under_dev(dir: &Path) -> bool {
+    dir.starts_with(SHM) && dir != Path::new(SHM) && on_tmpfs(dir)
+}
+
+/// Whether `p` exists on a tmpfs.
+pub fn on_tmpfs(p: &Path) -> bool {
+    let Ok(c) = cstr(p) else { return false };
+    // SAFETY: statfs writes into the zeroed struct; the path is NUL-terminated.
+    unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        libc::statfs(c.as_ptr(), &mut st) == 0 && st.f_type == libc::TMPFS_MAGIC
+    }
+}
+
+/// The most directories below `/dev` one cage binds (fio's own directory needs one).
+const DEV_BINDS: usize = 4;
+
 /// A device node to make in the cage's `/dev`: its path, the directories above it (below
 /// `/dev`) and its number.
 struct Node {
@@ -261,17 +288,29 @@ impl Cage {
         cmd.env(OWNER_ENV, owner);
         let root = caged();
         let mut writable = Vec::new();
+        // Below /dev: the directory and the ones to make for it in the cage's /dev.
+        let mut under_dev: Vec<(CString, Vec<CString>)> = Vec::new();
         for w in &self.writable {
-            if !w.is_absolute() || w.starts_with("/dev") || w == Path::new("/") {
+            let in_dev = w.starts_with("/dev");
+            if !w.is_absolute() || (in_dev && !writable_under_dev(w)) || w == Path::new("/") {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidInput,
                     format!(
-                        "{} cannot be made writable in the cage (an absolute directory outside /dev, not /)",
+                        "{} cannot be made writable in the cage (an absolute directory outside /dev, not /, or one below {SHM} on its tmpfs)",
                         w.display()
                     ),
                 ));
             }
+            if in_dev {
+                under_dev.push((cstr(w)?, below_dev(w)?));
+            }
             writable.push(cstr(w)?);
+        }
+        if under_dev.len() > DEV_BINDS {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("at most {DEV_BINDS} writable directories below {SHM}"),
+            ));
         }
         let nodes = self
             .devices
@@ -302,7 +341,7 @@ impl Cage {
                 own_session()?;
                 if root {
                     if own_files {
-                        build(&writable, &nodes)?;
+                        build(&writable, &nodes, &under_dev)?;
                     } else {
                         namespaces()?;
                     }
@@ -339,6 +378,18 @@ impl Cage {
         }
         Ok(())
     }
+}
+
+/// The directories from below `/dev` down to `dir` itself, in order (`/dev/shm`,
+/// `/dev/shm/a`, `/dev/shm/a/b`), to make in the cage's `/dev`.
+fn below_dev(dir: &Path) -> std::io::Result<Vec<CString>> {
+    let mut out: Vec<CString> = dir
+        .ancestors()
+        .take_while(|a| *a != Path::new("/dev"))
+        .map(cstr)
+        .collect::<std::io::Result<_>>()?;
+    out.reverse();
+    Ok(out)
 }
 
 /// The device node for `dev`: a block device at a canonical path under `/dev`.
@@ -569,11 +620,17 @@ unsafe fn namespaces() -> std::io::Result<()> {
     ))
 }
 
-/// Steps 2–4 (see the module header): namespaces, read-only tree, writable binds, `/dev`.
+/// Steps 2–4 (see the module header): namespaces, read-only tree, writable binds, `/dev`
+/// (with the writable directories `under_dev` bound into it again, each with the directories
+/// to make for it).
 ///
 /// # Safety
 /// Between fork and exec only.
-unsafe fn build(writable: &[CString], devices: &[Node]) -> std::io::Result<()> {
+unsafe fn build(
+    writable: &[CString],
+    devices: &[Node],
+    under_dev: &[(CString, Vec<CString>)],
+) -> std::io::Result<()> {
     namespaces()?;
     for w in writable {
         check(libc::mount(
@@ -602,6 +659,23 @@ unsafe fn build(writable: &[CString], devices: &[Node]) -> std::io::Result<()> {
     for w in writable {
         setattr_flags(w.as_ptr(), &rw, 0)?;
     }
+    // A copy of each writable bind below /dev, as it is now (writable, nodev, nosuid), taken
+    // before the new /dev hides it.
+    let mut clones = [-1; DEV_BINDS];
+    for ((dir, _), fd) in under_dev.iter().zip(clones.iter_mut()) {
+        let r = libc::syscall(
+            libc::SYS_open_tree,
+            libc::AT_FDCWD,
+            dir.as_ptr(),
+            libc::OPEN_TREE_CLONE
+                | libc::OPEN_TREE_CLOEXEC as libc::c_uint
+                | libc::AT_RECURSIVE as libc::c_uint,
+        );
+        if r < 0 {
+            return Err(last());
+        }
+        *fd = r as libc::c_int;
+    }
     check(libc::mount(
         c"tmpfs".as_ptr(),
         c"/dev".as_ptr(),
@@ -625,12 +699,23 @@ unsafe fn build(writable: &[CString], devices: &[Node]) -> std::io::Result<()> {
         check(libc::chmod(path.as_ptr(), 0o666))?;
     }
     for n in devices {
-        for p in &n.parents {
-            if libc::mkdir(p.as_ptr(), 0o755) != 0 && *libc::__errno_location() != libc::EEXIST {
-                return Err(last());
-            }
-        }
+        mkdirs(&n.parents)?;
         check(libc::mknod(n.path.as_ptr(), libc::S_IFBLK | 0o600, n.rdev))?;
+    }
+    for ((dir, parents), fd) in under_dev.iter().zip(clones) {
+        mkdirs(parents)?;
+        if libc::syscall(
+            libc::SYS_move_mount,
+            fd,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            dir.as_ptr(),
+            libc::MOVE_MOUNT_F_EMPTY_PATH,
+        ) < 0
+        {
+            return Err(last());
+        }
+        libc::close(fd);
     }
     check(libc::mount(
         std::ptr::null(),
@@ -639,6 +724,19 @@ unsafe fn build(writable: &[CString], devices: &[Node]) -> std::io::Result<()> {
         libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NOEXEC,
         std::ptr::null(),
     ))
+}
+
+/// Make each directory of `dirs` (in order, parents first) that does not exist yet.
+///
+/// # Safety
+/// Between fork and exec only.
+unsafe fn mkdirs(dirs: &[CString]) -> std::io::Result<()> {
+    for p in dirs {
+        if libc::mkdir(p.as_ptr(), 0o755) != 0 && *libc::__errno_location() != libc::EEXIST {
+            return Err(last());
+        }
+    }
+    Ok(())
 }
 
 /// `mount_setattr(path, AT_RECURSIVE, attr)`.

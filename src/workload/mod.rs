@@ -63,7 +63,7 @@ pub trait Observer: Sync {
 }
 
 /// Where a running phase is, as the engine (or the tool it runs) sees it.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PhaseStatus {
     /// Fraction done, 0 to 1, when the engine knows it.
     pub done: Option<f64>,
@@ -74,6 +74,11 @@ pub struct PhaseStatus {
     pub decimal: bool,
     /// Seconds the engine expects the phase still to take.
     pub eta: Option<f64>,
+    /// Operations per second now (fio's IOPS), when the engine counts them.
+    pub ops_per_sec: Option<f64>,
+    /// What the engine does now, in its words, when it says: fio's `setting up` before its
+    /// jobs move data, then the jobs that move it and their directions (`rd/read`).
+    pub doing: Option<String>,
 }
 
 /// An observer that ignores everything.

@@ -230,7 +230,7 @@ pub(super) fn report(
             crate::outln!("{}", per_rank_table(info, rep));
         }
     }
-    end.print_tail(StoredLine::Always, " (all metrics)", quiet);
+    end.print_tail(StoredLine::Always, " --all (all metrics)", quiet);
     Ok(())
 }
 

@@ -8,6 +8,7 @@ use crate::cli::{FioArgs, FioCacheArg};
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::progress::ProgressObserver;
+use crate::safe::cage;
 use crate::workload::fio::{read_job_file, Fio, FioParams, FIO_DIR};
 use crate::workload::param::{in_words, Words};
 use crate::workload::{Target, Workload, WorkloadKind};
@@ -74,11 +75,15 @@ pub(crate) fn params_from(a: &FioArgs) -> Result<FioParams> {
         }
         allow_outside.push(std::path::absolute(d)?);
     }
-    let cell = std::fs::canonicalize(&a.directory)?.join(FIO_DIR);
-    if cell.starts_with("/dev") || cell.starts_with("/proc") || cell.starts_with("/sys") {
+    let dir = std::fs::canonicalize(&a.directory)?;
+    let cell = dir.join(FIO_DIR);
+    // The cage binds a directory below /dev/shm into its own /dev (see safe::cage).
+    let shm = cell.starts_with(cage::SHM) && cage::on_tmpfs(&dir);
+    if (cell.starts_with("/dev") && !shm) || cell.starts_with("/proc") || cell.starts_with("/sys") {
         crate::bail_usage!(
-            "-D {}: fio runs in a cage with its own /dev, /proc and /sys; choose a directory outside them",
-            a.directory.display()
+            "-D {}: fio runs in a cage with its own /dev, /proc and /sys; choose a directory outside them, or one in the tmpfs of {}",
+            a.directory.display(),
+            cage::SHM
         );
     }
     let job = read_job_file(&a.job)?;
@@ -240,14 +245,18 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         let shown = shown(&sums);
         if !shown.is_empty() {
+            // `fslab show N` alone is the compact report: every metric needs --all.
+            let every = end.run_id.map_or(String::new(), |id| {
+                format!("; every metric: fslab show {id} --all")
+            });
             crate::outln!(
-                "fio over {} run{} (mean, sd, 95% CI; every metric: fslab show ID):",
+                "fio over {} run{} (mean, sd, 95% CI{every}):",
                 result.reps.len(),
                 if result.reps.len() == 1 { "" } else { "s" }
             );
             crate::outln!("{}", runsummary::render_table(&shown));
         }
-        end.print_tail(StoredLine::OnSuccess, " (all metrics)", quiet);
+        end.print_tail(StoredLine::OnSuccess, " --all (all metrics)", quiet);
     }
     match result.error {
         Some(e) => Err(crate::error::runtime(e)),

@@ -171,20 +171,21 @@ impl Runner<'_> {
                     } else {
                         self.series[si].add(m, wall);
                     }
-                    let done: u64 = self.series.iter().map(|s| u64::from(s.done)).sum();
-                    let planned: u64 = (0..self.series.len())
-                        .map(|i| {
-                            u64::from(schedule::planned_now(&self.series, i, &self.rule, Some(si)))
-                        })
-                        .sum();
-                    self.progress.rep_finished(
-                        done,
-                        planned,
-                        &what,
-                        wall,
-                        schedule::eta_of(&self.series, &self.rule, Some(si)),
-                    );
                 }
+                // A warm-up gets its line too (a log showed nothing for minutes of them); the
+                // counts are the counted repetitions', which it leaves as they were.
+                let ran = counted.then_some(si);
+                let done: u64 = self.series.iter().map(|s| u64::from(s.done)).sum();
+                let planned: u64 = (0..self.series.len())
+                    .map(|i| u64::from(schedule::planned_now(&self.series, i, &self.rule, ran)))
+                    .sum();
+                self.progress.rep_finished(
+                    done,
+                    planned,
+                    &what,
+                    wall,
+                    schedule::eta_of(&self.series, &self.rule, ran),
+                );
                 Ok(RepEnd::Ok)
             }
             None => Ok(RepEnd::Failed {

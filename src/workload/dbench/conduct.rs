@@ -128,6 +128,7 @@ pub(crate) fn second_status(
         bytes_per_sec: mbps.map(|m| m * 1e6).filter(|r| r.is_finite()),
         decimal: true,
         eta,
+        ..PhaseStatus::default()
     }
 }
 

@@ -358,6 +358,11 @@ impl Workload for Fio {
         std::fs::create_dir(&dir)
             .map_err(|e| anyhow!("cannot make fio's directory {}: {e}", dir.display()))?;
         obs.phase_started("fio", 0);
+        // Named from the start: fio sets up (lays out files) before its first document.
+        obs.status(crate::workload::PhaseStatus {
+            doing: Some(status::SETTING_UP.to_string()),
+            ..Default::default()
+        });
         let mut run = self.run_fio(&dir, obs)?;
         obs.phase_finished("fio");
         if let Some(m) = crate::sysinfo::mount_of(target.dir()) {

@@ -8,10 +8,14 @@
 //! * the fraction done as fio's own status line computes it (`eta.c`:
 //!   `elapsed / (elapsed + eta)`, from the document's `elapsed` and `eta`, which are the whole
 //!   run's — every job carries the same two);
-//! * the rate over the last interval: the bytes read, written and trimmed by all jobs since
-//!   the previous document, over the time between the two documents' `timestamp_ms` (none
-//!   over less than [`MIN_INTERVAL`]: the display keeps the rate it has);
-//! * fio's ETA, unless fio does not know it yet (it then prints `INT_MAX` or more).
+//! * the rates over the last interval: the bytes read, written and trimmed by all jobs since
+//!   the previous document, and their I/O operations (fio's IOPS), over the time between the
+//!   two documents' `timestamp_ms` (none over less than [`MIN_INTERVAL`]: the display keeps
+//!   the rates it has);
+//! * fio's ETA, unless fio does not know it yet (it then prints `INT_MAX` or more);
+//! * what fio does: `setting up` from the start until a job moves data (fio lays out the
+//!   jobs' files first, which takes seconds for large ones), then the jobs whose data moved in
+//!   the interval and their directions (`wr/write`), named as the results name them.
 
 use crate::workload::{Observer, PhaseStatus};
 use serde::Deserialize;
@@ -94,7 +98,7 @@ fn read_line_capped(
 }
 
 /// What a display needs of one of fio's documents.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Reading {
     /// fio's clock when it made the document, in ms (`timestamp_ms`), if it says.
     pub at_ms: Option<f64>,
@@ -104,7 +108,18 @@ pub struct Reading {
     pub eta: Option<f64>,
     /// Bytes moved so far by all jobs, every direction.
     pub bytes: f64,
+    /// I/O operations so far by all jobs, every direction.
+    pub ios: f64,
+    /// Per job, in fio's order: its name and the bytes it moved so far in each direction.
+    pub jobs: Vec<(String, [f64; 3])>,
 }
+
+/// fio's directions, in the order of [`Reading::jobs`]' bytes, as the results name them.
+const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
+
+/// What fio does before any job moves data (and between groups of jobs, while a later one
+/// lays out its files): fio's own word for its state `P`.
+pub const SETTING_UP: &str = "setting up";
 
 #[derive(Deserialize)]
 struct Doc {
@@ -115,6 +130,8 @@ struct Doc {
 
 #[derive(Deserialize)]
 struct Job {
+    #[serde(default)]
+    jobname: String,
     eta: Option<f64>,
     elapsed: Option<f64>,
     read: Option<Dir>,
@@ -126,6 +143,8 @@ struct Job {
 struct Dir {
     #[serde(default)]
     io_bytes: f64,
+    #[serde(default)]
+    total_ios: f64,
 }
 
 /// fio's value for an ETA it cannot tell yet is `INT_MAX` (or, unsigned, more).
@@ -135,18 +154,27 @@ const UNKNOWN_ETA: f64 = 2_147_483_647.0;
 pub fn reading(doc: &str) -> Option<Reading> {
     let d: Doc = serde_json::from_str(doc).ok()?;
     let first = d.jobs.first()?;
-    let bytes = d
-        .jobs
-        .iter()
-        .flat_map(|j| [&j.read, &j.write, &j.trim])
-        .flatten()
-        .map(|x| x.io_bytes)
-        .sum();
+    let dirs = || {
+        d.jobs
+            .iter()
+            .flat_map(|j| [&j.read, &j.write, &j.trim])
+            .flatten()
+    };
+    let bytes_of = |x: &Option<Dir>| x.as_ref().map_or(0.0, |x| x.io_bytes);
     Some(Reading {
         at_ms: d.timestamp_ms,
         elapsed: first.elapsed.unwrap_or(0.0),
         eta: first.eta.filter(|&e| (0.0..UNKNOWN_ETA).contains(&e)),
-        bytes,
+        bytes: dirs().map(|x| x.io_bytes).sum(),
+        ios: dirs().map(|x| x.total_ios).sum(),
+        jobs: d
+            .jobs
+            .iter()
+            .map(|j| {
+                let moved = [bytes_of(&j.read), bytes_of(&j.write), bytes_of(&j.trim)];
+                (j.jobname.clone(), moved)
+            })
+            .collect(),
     })
 }
 
@@ -162,20 +190,74 @@ pub fn status(before: Option<&Reading>, now: &Reading, secs_between: f64) -> Pha
         Some(eta) if now.elapsed > 0.0 => Some(now.elapsed / (now.elapsed + eta)),
         _ => None,
     };
-    let bytes_per_sec = before.and_then(|b| {
-        let secs = match (b.at_ms, now.at_ms) {
-            (Some(x), Some(y)) => (y - x) / 1000.0,
-            _ => secs_between,
-        };
-        (secs >= MIN_INTERVAL).then(|| (now.bytes - b.bytes).max(0.0) / secs)
-    });
+    // The previous reading and the seconds since, if long enough to measure over.
+    let interval = before
+        .map(|b| {
+            let secs = match (b.at_ms, now.at_ms) {
+                (Some(x), Some(y)) => (y - x) / 1000.0,
+                _ => secs_between,
+            };
+            (b, secs)
+        })
+        .filter(|&(_, secs)| secs >= MIN_INTERVAL);
+    let per_sec =
+        |of: fn(&Reading) -> f64| interval.map(|(b, secs)| (of(now) - of(b)).max(0.0) / secs);
     PhaseStatus {
         done,
-        bytes_per_sec,
+        bytes_per_sec: per_sec(|r| r.bytes),
         decimal: false,
         eta: now.eta,
+        ops_per_sec: per_sec(|r| r.ios),
+        doing: match before {
+            // Every byte of the first document is new.
+            None => doing(&[], now),
+            Some(_) => interval.and_then(|(b, _)| doing(&b.jobs, now)),
+        },
     }
 }
+
+/// What fio does, from the jobs' bytes `before` (in fio's order) and `now`: `setting up`
+/// while no job has moved data, or while nothing moves and a job has yet to start (a later
+/// group lays out its files); else the jobs whose data moved and in which directions, as the
+/// results name them (`wr/write`, `mix/read+write`; the first, then how many more: `wr/write
+/// +1`).
+/// `None` (the last word stands) when nothing moved and every job has run.
+fn doing(before: &[(String, [f64; 3])], now: &Reading) -> Option<String> {
+    let idle = |b: &[f64; 3]| b.iter().all(|&x| x <= 0.0);
+    if now.jobs.iter().all(|(_, b)| idle(b)) {
+        return Some(SETTING_UP.to_string());
+    }
+    let mut moving: Vec<String> = Vec::new();
+    for (i, (name, bytes)) in now.jobs.iter().enumerate() {
+        let old = before.get(i).map_or([0.0; 3], |j| j.1);
+        let dirs: Vec<&str> = DIRECTIONS
+            .iter()
+            .zip(bytes.iter().zip(old))
+            .filter(|(_, (&b, o))| b > *o)
+            .map(|(d, _)| *d)
+            .collect();
+        let label = format!("{name}/{}", dirs.join("+"));
+        if !dirs.is_empty() && !moving.contains(&label) {
+            moving.push(label);
+        }
+    }
+    if moving.is_empty() {
+        let waiting = now.jobs.iter().any(|(_, b)| idle(b));
+        return (waiting && now.eta != Some(0.0)).then(|| SETTING_UP.to_string());
+    }
+    // The first, cut short if long, and how many more: the bar must fit a terminal's line.
+    let mut text = moving[0].clone();
+    if text.chars().count() > DOING_WIDTH {
+        text = text.chars().take(DOING_WIDTH - 1).collect::<String>() + "…";
+    }
+    if moving.len() > 1 {
+        text += &format!(" +{}", moving.len() - 1);
+    }
+    Some(text)
+}
+
+/// The most characters of a job's name and directions that a bar shows.
+const DOING_WIDTH: usize = 16;
 
 /// fio's standard output: its final JSON document (the last one: with a status interval,
 /// fio prints one every interval before it) and the lines outside any document.
@@ -215,11 +297,12 @@ pub fn read_stdout(r: impl std::io::Read, obs: &dyn Observer) -> FioStdout {
         if let Some(doc) = split.line(line.trim_end_matches(['\n', '\r'])) {
             if let Some(now) = reading(&doc) {
                 let t = std::time::Instant::now();
-                let secs = before.map_or(0.0, |(_, b)| (t - b).as_secs_f64());
+                let secs = before.as_ref().map_or(0.0, |(_, b)| (t - *b).as_secs_f64());
                 let shown = status(before.as_ref().map(|b| &b.0), &now, secs);
+                let measured = shown.bytes_per_sec.is_some();
                 obs.status(shown);
                 // A rate is measured from the last reading it used (see MIN_INTERVAL).
-                if before.is_none() || shown.bytes_per_sec.is_some() {
+                if before.is_none() || measured {
                     before = Some((now, t));
                 }
             }
@@ -370,6 +453,81 @@ mod tests {
         let out = read_stdout("fio: job 'a' failed\n{\n  \"jobs\" : [".as_bytes(), &seen);
         assert!(seen.0.into_inner().unwrap().is_empty());
         assert_eq!(out.text(), "fio: job 'a' failed\n{\n  \"jobs\" : [\n");
+    }
+
+    /// A document of two stonewalled jobs: per job its name, bytes read and written, and
+    /// I/O operations (each job's `total_ios` split over the directions it moved).
+    fn two_jobs(ts: u64, eta: u64, jobs: [(&str, u64, u64, u64); 2]) -> String {
+        let job = |(name, read, write, ios): (&str, u64, u64, u64)| {
+            let (r_ios, w_ios) = if read > 0 { (ios, 0) } else { (0, ios) };
+            format!(
+                "    {{\n      \"jobname\" : \"{name}\",\n      \"eta\" : {eta},\n      \"elapsed\" : 3,\n      \"read\" : {{\n        \"io_bytes\" : {read},\n        \"total_ios\" : {r_ios}\n      }},\n      \"write\" : {{\n        \"io_bytes\" : {write},\n        \"total_ios\" : {w_ios}\n      }}\n    }}"
+            )
+        };
+        format!(
+            "{{\n  \"timestamp_ms\" : {ts},\n  \"jobs\" : [\n{},\n{}\n  ]\n}}\n",
+            job(jobs[0]),
+            job(jobs[1])
+        )
+    }
+
+    #[test]
+    fn the_status_names_what_fio_does_and_counts_its_iops() {
+        // As fio 3.33 printed it for a write job then a stonewalled read job of 1 GiB each:
+        // two seconds laying out files, the writes, a second between the jobs, the reads.
+        let docs = [
+            two_jobs(1_000, 2_147_483_647, [("wr", 0, 0, 0), ("rd", 0, 0, 0)]),
+            two_jobs(2_000, 3, [("wr", 0, 4 << 20, 1024), ("rd", 0, 0, 0)]),
+            two_jobs(3_000, 2, [("wr", 0, 12 << 20, 3072), ("rd", 0, 0, 0)]),
+            two_jobs(4_000, 2, [("wr", 0, 12 << 20, 3072), ("rd", 0, 0, 0)]),
+            two_jobs(
+                5_000,
+                1,
+                [("wr", 0, 12 << 20, 3072), ("rd", 2 << 20, 0, 512)],
+            ),
+            two_jobs(
+                5_100,
+                0,
+                [("wr", 0, 12 << 20, 3072), ("rd", 3 << 20, 0, 768)],
+            ),
+        ];
+        let r: Vec<Reading> = docs.iter().map(|d| reading(d).unwrap()).collect();
+        assert_eq!(r[2].ios, 3072.0);
+        let shown = |i: usize| {
+            let s = status(i.checked_sub(1).map(|p| &r[p]), &r[i], 1.0);
+            (s.doing, s.ops_per_sec)
+        };
+        // Before a job moves data fio sets up, named so from the first document on.
+        assert_eq!(shown(0), (Some(SETTING_UP.into()), None));
+        // The writes: the job and its direction as the results name them, 1024 IOPS.
+        assert_eq!(shown(1), (Some("wr/write".into()), Some(1024.0)));
+        assert_eq!(shown(2), (Some("wr/write".into()), Some(2048.0)));
+        // Nothing moves and rd has not started: the next job sets up.
+        assert_eq!(shown(3), (Some(SETTING_UP.into()), Some(0.0)));
+        assert_eq!(shown(4), (Some("rd/read".into()), Some(512.0)));
+        // fio's final document 0.1 s later: too short to measure, the last words stand.
+        assert_eq!(shown(5), (None, None));
+        // Once every job has run, a second without I/O is no set-up.
+        let ran = [("wr", 0, 1, 1), ("rd", 1, 0, 1)];
+        let (a, b) = (two_jobs(6_000, 1, ran), two_jobs(7_000, 1, ran));
+        let b = status(Some(&reading(&a).unwrap()), &reading(&b).unwrap(), 1.0);
+        assert_eq!((b.doing, b.ops_per_sec), (None, Some(0.0)));
+    }
+
+    #[test]
+    fn many_jobs_moving_at_once_are_named_two_and_counted() {
+        let mut now = reading(&doc(2_000, 3, 1, 0, 0)).unwrap();
+        now.jobs = ["a", "a", "b", "c", "d"]
+            .iter()
+            .map(|n| (n.to_string(), [1.0, 1.0, 0.0]))
+            .collect();
+        // numjobs clones share their name: `a` once, then b, c and d.
+        assert_eq!(doing(&[], &now).as_deref(), Some("a/read+write +3"));
+        // A long name is cut: the bar stays on one line.
+        now.jobs[0].0 = "x".repeat(60);
+        let long = doing(&[], &now).unwrap();
+        assert_eq!(long.chars().count(), DOING_WIDTH + 3);
+        assert!(long.starts_with("xxx") && long.ends_with("… +4"), "{long}");
     }
 
     #[test]
