@@ -257,7 +257,8 @@ pub fn workload_charts_for(
     }
     // A sweep over two numeric factors (IOzone's -a): one heatmap per phase instead of
     // bars, lines and strips for each.
-    if let Some(axes) = heatmap::axes(r) {
+    let axes = heatmap::axes(r);
+    if let Some(axes) = axes {
         for (phase, name) in &phases {
             for fixed in heatmap::others(r, axes) {
                 out.push(heatmap::chart(r, w, phase, name, axes, &fixed)?);
@@ -265,6 +266,9 @@ pub fn workload_charts_for(
         }
         phases.clear();
     }
+    // A sweep's points are not bars or lines of their own: one bar (or time series) per
+    // point of 126 says nothing; its telemetry is in the tables and the JSON.
+    let sweep = crate::report::sweep::matrix_axes(r).is_some();
     for (phase, name) in &phases {
         out.push(bars::chart(r, w, phase, name)?);
     }
@@ -288,6 +292,9 @@ pub fn workload_charts_for(
     }
     for op in ops {
         out.push(latency::chart(r, w, op)?);
+    }
+    if sweep {
+        return Ok(out);
     }
     for name in TIMELINE_CHARTS {
         if w.timelines.iter().any(|s| s.name == name) {
