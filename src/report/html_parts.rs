@@ -188,7 +188,7 @@ fn sweep_matrices(r: &ReportData, w: &WorkloadReport, t: &TableSpec, o: &mut Str
     let _ = writeln!(
         o,
         "<p class=\"meta\">{}.</p>",
-        esc(&sweep::heading(r, t, &ms))
+        esc(&super::entries::upper_first(&sweep::words(r, &ms)))
     );
     for m in &ms {
         let _ = writeln!(o, "<h4>{}</h4>", esc(&sweep::title(w, m)));

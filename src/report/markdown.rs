@@ -124,7 +124,7 @@ fn sweep_matrices(r: &ReportData, w: &WorkloadReport, t: &TableSpec, o: &mut Str
         return false;
     }
     let _ = writeln!(o, "\n### {}\n", t.heading);
-    let _ = writeln!(o, "{}.", esc(&sweep::heading(r, t, &ms)));
+    let _ = writeln!(o, "{}.", esc(&upper_first(&sweep::words(r, &ms))));
     for m in &ms {
         let _ = writeln!(o, "\n#### {}\n", esc(&sweep::title(w, m)));
         let (head, rows) = sweep::text(r, m);

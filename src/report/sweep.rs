@@ -169,8 +169,9 @@ pub fn title(w: &WorkloadReport, m: &Matrix<'_>) -> String {
     t
 }
 
-/// The line over a table's matrices: what the entries are and how they are laid out.
-pub fn heading(r: &ReportData, t: &TableSpec, ms: &[Matrix<'_>]) -> String {
+/// What a table's matrices hold and how they are laid out (`means of n = 3 each; a sweep,
+/// …`), the words after its heading.
+pub fn words(r: &ReportData, ms: &[Matrix<'_>]) -> String {
     let mut ns: Vec<usize> = ms
         .iter()
         .flat_map(|m| m.stats())
@@ -185,8 +186,8 @@ pub fn heading(r: &ReportData, t: &TableSpec, ms: &[Matrix<'_>]) -> String {
     };
     let (rows, cols) = ms.first().map_or((0, 0), |m| m.axes);
     format!(
-        "{} — {what}; a sweep, one matrix per phase: rows {}, columns {} (every statistic: --all)",
-        t.heading, r.factors[rows].name, r.factors[cols].name
+        "{what}; a sweep, one matrix per phase: rows {}, columns {} (every statistic: --all)",
+        r.factors[rows].name, r.factors[cols].name
     )
 }
 

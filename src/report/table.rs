@@ -255,7 +255,11 @@ fn sweep_matrices(r: &ReportData, w: &WorkloadReport, t: &TableSpec, o: &mut Tex
         return false;
     }
     o.line("");
-    o.para(&sweep::heading(r, t, &ms), "", "  ");
+    o.para(
+        &format!("{} — {}", t.heading, sweep::words(r, &ms)),
+        "",
+        "  ",
+    );
     for m in &ms {
         o.line("");
         o.para(&sweep::title(w, m), "", "  ");

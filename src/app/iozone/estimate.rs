@@ -192,10 +192,10 @@ mod tests {
         // 64 KiB files at 4 to 64 KiB records (5) … 1 MiB (9): 4 passes each.
         assert_eq!(
             total(&small),
-            4 * (64 * 5 + 128 * 6 + 256 * 7 + 512 * 8 + 1024 * 9) << 10
+            (4 * (64 * 5 + 128 * 6 + 256 * 7 + 512 * 8 + 1024 * 9)) << 10
         );
         // 64 MiB files at 64 KiB to 16 MiB records (9) … 512 MiB (9 each): 4 passes each.
-        assert_eq!(total(&large), 4 * 9 * (64 + 128 + 256 + 512) << 20);
+        assert_eq!(total(&large), (4 * 9 * (64 + 128 + 256 + 512)) << 20);
     }
 
     /// A store at `path` with one `fslab iozone` run in `dir` (flags as given) whose 1 MiB
