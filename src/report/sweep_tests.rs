@@ -226,11 +226,23 @@ fn a_sweep_reads_as_one_matrix_per_phase() {
     let out = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
     assert!(out.contains("write · throughput (MiB/s)"), "{out}");
     assert!(out.contains("rows file_size, columns record_size"), "{out}");
-    // No configuration rows (`64 KiB   4 KiB   …`) in the compact report.
-    assert!(!out.contains("record_size=4 KiB"), "{out}");
+    // No configuration rows (`1 MiB   512 KiB   …`) in the compact report.
+    let config_row = |l: &str| l.starts_with("1 MiB") && l.contains("512 KiB");
+    assert!(!out.lines().any(config_row), "{out}");
     for l in out.lines() {
         assert!(l.chars().count() <= 100, "{l}");
     }
+    // --all adds the configuration rows.
+    let all = crate::report::Presentation {
+        detail: crate::report::view::Detail::All,
+        ..Default::default()
+    };
+    let all = crate::report::exporter_for(Format::Table, &all)
+        .render(&r)
+        .unwrap();
+    let all = String::from_utf8(all).unwrap();
+    assert!(all.contains("write · throughput (MiB/s)"), "{all}");
+    assert!(all.lines().any(config_row), "{all}");
     let md = String::from_utf8(exporter(Format::Markdown).render(&r).unwrap()).unwrap();
     assert!(
         md.contains("| file_size | 4k | 8k | 16k | 32k | 64k | 128k | 256k | 512k |"),

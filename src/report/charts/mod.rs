@@ -257,8 +257,7 @@ pub fn workload_charts_for(
     }
     // A sweep over two numeric factors (IOzone's -a): one heatmap per phase instead of
     // bars, lines and strips for each.
-    let axes = heatmap::axes(r);
-    if let Some(axes) = axes {
+    if let Some(axes) = heatmap::axes(r) {
         for (phase, name) in &phases {
             for fixed in heatmap::others(r, axes) {
                 out.push(heatmap::chart(r, w, phase, name, axes, &fixed)?);
