@@ -248,11 +248,11 @@ pub fn any_disturbed(ms: &[Matrix<'_>]) -> bool {
 
 /// What the Observations say when nothing was compared because every factor is a sweep
 /// without a declared baseline: which sweeps, and how to declare one.
-pub fn note(r_factors: &[Factor], compared: bool) -> Option<String> {
+pub fn note(factors: &[Factor], compared: bool) -> Option<String> {
     if compared {
         return None;
     }
-    let sweeps: Vec<&Factor> = r_factors
+    let sweeps: Vec<&Factor> = factors
         .iter()
         .filter(|f| f.sweep && f.baseline.is_none())
         .collect();
