@@ -834,7 +834,9 @@ pub struct ReportArgs {
     pub source: String,
     /// Compare against this instead of each factor's first level: a level (`64MB`),
     /// `factor=level`, or a cell label (then every cell is compared with that cell). Default:
-    /// each factor's first level.
+    /// each factor's first level, except a sweep's (8 or more numeric levels, such as IOzone's
+    /// -a record sizes, and the other axis of its matrix), which is compared only against a
+    /// level named here.
     #[arg(long, value_name = "LABEL")]
     pub baseline: Option<String>,
     /// Output options.

@@ -70,7 +70,8 @@ pub struct IozoneArgs {
     #[arg(long, value_enum, default_value_t = crate::cli::TextFormat::Table)]
     pub format: crate::cli::TextFormat,
     /// Print the sweep's points, the bytes each moves, the space needed and an estimate of
-    /// the time; write nothing. Default: run.
+    /// the time (the bytes at the rate the newest stored run in the same directory measured,
+    /// else at an assumed 150 MB/s); write nothing. Default: run.
     #[arg(long)]
     pub dry_run: bool,
     /// Drop the page cache before every test after the first (root). Default: off.

@@ -161,7 +161,9 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
     if !unranked.is_empty() {
         warnings.push(unranked_warning(&unranked));
     }
-    let observations_note = comparisons::observations_note(&workloads, &observations);
+    let compared = workloads.iter().any(|w| !w.comparisons.is_empty());
+    let observations_note = super::sweep::note(&factors, compared)
+        .or_else(|| comparisons::observations_note(&workloads, &observations));
     let warning_groups = warngroups::group(&warnings, &opts.thresholds);
     Ok(ReportData {
         schema: SCHEMA,
@@ -211,7 +213,8 @@ fn factors_of(cells: &[CellInfo]) -> Vec<Factor> {
                         levels: Vec::new(),
                         numeric: None,
                         is_size: false,
-                        baseline: level.clone(),
+                        baseline: Some(level.clone()),
+                        sweep: false,
                     });
                     out.last_mut().expect("just pushed")
                 }
@@ -227,6 +230,7 @@ fn factors_of(cells: &[CellInfo]) -> Vec<Factor> {
             f.is_size = size;
         }
     }
+    super::sweep::mark(&mut out);
     out
 }
 

@@ -49,14 +49,14 @@ impl Machine {
 /// folded in) when its data set fits in the cache, else one warning per read faster than the
 /// device.
 pub fn warnings(
-    w: &WorkloadReport,
+    (wi, w): (usize, &WorkloadReport),
     cells: &[CellInfo],
     machine: &Machine,
     origin: Origin,
 ) -> Vec<ReportWarning> {
     let policy = Policy::of(w.cache_policy.as_deref(), &w.params);
     let fast = fast_reads(w, cells, machine);
-    match small_dataset(w, machine) {
+    match small_dataset((wi, w), cells, machine) {
         Some(small) => vec![dataset_warning(w, cells, &small, &fast, policy, origin)],
         None => fast
             .iter()
@@ -67,17 +67,35 @@ pub fn warnings(
 
 /// A data set that fits in twice the RAM.
 struct SmallDataset {
-    /// The data set in bytes.
+    /// The data set in bytes: the largest of the configurations.
     bytes: u64,
+    /// Whether the configurations' data sets differ (a sweep over file sizes).
+    varies: bool,
     /// The RAM that can cache it.
     ram: u64,
 }
 
-/// The workload's data set, when it is under [`CACHE_FACTOR`] × the RAM.
-fn small_dataset(w: &WorkloadReport, machine: &Machine) -> Option<SmallDataset> {
+/// The workload's data set, when it is under [`CACHE_FACTOR`] × the RAM in every
+/// configuration that has results: each configuration's own (a factor or a sweep point sets
+/// the file size), the largest named.
+fn small_dataset(
+    (wi, w): (usize, &WorkloadReport),
+    cells: &[CellInfo],
+    machine: &Machine,
+) -> Option<SmallDataset> {
     let ram = machine.ram?;
-    let bytes = dataset_bytes(&w.kind, &w.params)?;
-    ((bytes as f64) < CACHE_FACTOR * ram as f64).then_some(SmallDataset { bytes, ram })
+    let sizes: Vec<u64> = cells
+        .iter()
+        .enumerate()
+        .filter(|(ci, _)| w.stats.iter().any(|s| s.cell == *ci))
+        .map(|(_, c)| dataset_bytes(&w.kind, &w.params_in(c, wi)))
+        .collect::<Option<_>>()?;
+    let bytes = match sizes.iter().max() {
+        Some(&b) => b,
+        None => dataset_bytes(&w.kind, &w.params)?,
+    };
+    let varies = sizes.iter().any(|&b| b != bytes);
+    ((bytes as f64) < CACHE_FACTOR * ram as f64).then_some(SmallDataset { bytes, varies, ram })
 }
 
 /// The data-set warning, worded for the policy in force, with the reads that outran the
@@ -104,7 +122,8 @@ fn dataset_warning(
         ),
     };
     let figure = format!(
-        "data set {}, RAM {}",
+        "data set {}{}, RAM {}",
+        if small.varies { "up to " } else { "" },
         fmt_bytes(small.bytes),
         fmt_bytes(small.ram)
     );

@@ -46,7 +46,7 @@ pub fn warnings(
     for (wi, w) in workloads.iter().enumerate() {
         too_short(w, cells, origin, opts, &mut out);
         few_repetitions(w, cells, series, workloads, origin, &mut out);
-        out.extend(cache_checks::warnings(w, cells, &machine, origin));
+        out.extend(cache_checks::warnings((wi, w), cells, &machine, origin));
         out.extend(cpu_checks::warnings((wi, w), cells, cpus));
         out.extend(cpu_checks::shared_warnings(
             (wi, w),
@@ -154,6 +154,10 @@ fn few_repetitions(
         return;
     }
     let labels: Vec<&str> = few.iter().map(|s| cells[s.cell].label.as_str()).collect();
+    let place = few_places(
+        &labels,
+        series.iter().filter(|s| Some(s.workload) == wi).count(),
+    );
     let how = match origin {
         Origin::Run => "--repeat",
         Origin::Study => "repetitions.min in the study",
@@ -161,12 +165,32 @@ fn few_repetitions(
     };
     out.push(
         Draft::new(WarningKind::FewRepetitions, Some(w), None, None).finish(
-            format!("only one repetition in {}", labels.join(", ")),
+            format!("only one repetition in {place}"),
             String::new(),
             "no standard deviation, interval or test is possible".into(),
             format!("run at least 3 ({how})"),
         ),
     );
+}
+
+/// The configurations with one repetition, as one warning names them: each of a few, else
+/// their count of the workload's and the first [`LISTED`](super::warngroups::LISTED) (a sweep
+/// of 126 points is one line, not 55).
+fn few_places(labels: &[&str], of: usize) -> String {
+    let listed = super::warngroups::LISTED;
+    if labels.len() <= listed + 1 {
+        return labels.join(", ");
+    }
+    let all = if labels.len() == of {
+        format!("all {of}")
+    } else {
+        format!("{} of {of}", labels.len())
+    };
+    format!(
+        "{all} configurations ({} …and {} more)",
+        labels[..listed].join(", "),
+        labels.len() - listed
+    )
 }
 
 /// What the per-metric checks need to know about the report as a whole.

@@ -64,7 +64,7 @@ pub fn resolve_baseline(
     match candidates.as_slice() {
         [i] => {
             let level = spec.split_once('=').map(|(_, l)| l.trim()).unwrap_or(spec);
-            factors[*i].baseline = level.to_string();
+            factors[*i].baseline = Some(level.to_string());
             Ok(Baseline::Factors)
         }
         [] => {
@@ -125,17 +125,21 @@ fn pairs(
                 continue;
             }
         }
+        // A sweep is compared only against a level `--baseline` declares.
+        let Some(baseline) = &f.baseline else {
+            continue;
+        };
         for (c, cell) in cells.iter().enumerate() {
             let Some(level) = level_of(cell, &f.name) else {
                 continue;
             };
-            if level == f.baseline {
+            if level == baseline {
                 continue;
             }
             let others: Vec<&(String, String)> =
                 cell.factors.iter().filter(|(n, _)| *n != f.name).collect();
             let base = cells.iter().position(|b| {
-                level_of(b, &f.name) == Some(f.baseline.as_str())
+                level_of(b, &f.name) == Some(baseline.as_str())
                     && b.factors.len() == cell.factors.len()
                     && others
                         .iter()
@@ -151,7 +155,7 @@ fn pairs(
                     b,
                     c,
                     f.name.clone(),
-                    f.baseline.clone(),
+                    baseline.clone(),
                     level.to_string(),
                     context,
                 ));

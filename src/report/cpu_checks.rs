@@ -125,8 +125,7 @@ pub fn warnings(
         if !w.stats.iter().any(|s| s.cell == ci) {
             continue;
         }
-        let params = cell_params(cell, wi, w);
-        let n = workers_per_host(kind, params);
+        let n = workers_per_host(kind, &w.params_in(cell, wi));
         if n > cpus {
             over.push((cell, n));
         }
@@ -168,7 +167,7 @@ pub fn shared_warnings(
         .iter()
         .enumerate()
         .filter(|(ci, _)| w.stats.iter().any(|s| s.cell == *ci))
-        .map(|(_, c)| workers_per_host(kind, cell_params(c, wi, w)))
+        .map(|(_, c)| workers_per_host(kind, &w.params_in(c, wi)))
         .max()
         .unwrap_or(1);
     let Some(text) = shared_statement(most, why) else {
@@ -183,17 +182,6 @@ pub fn shared_warnings(
             advice.to_string(),
         ),
     ]
-}
-
-/// Workload `wi`'s parameters in this configuration: a factor may set them per cell (the
-/// cell's resolved workloads, in study order), else the workload's own.
-fn cell_params<'a>(cell: &'a CellInfo, wi: usize, w: &'a WorkloadReport) -> &'a serde_json::Value {
-    cell.config
-        .get("workloads")
-        .and_then(serde_json::Value::as_array)
-        .and_then(|ws| ws.get(wi))
-        .filter(|x| x.get("kind").and_then(serde_json::Value::as_str) == Some(w.kind.as_str()))
-        .unwrap_or(&w.params)
 }
 
 #[cfg(test)]

@@ -176,6 +176,44 @@ fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail
     }
 }
 
+/// Table `t` of a sweep as one matrix per phase (the heatmaps below draw them); `false`
+/// when the report is not a sweep.
+fn sweep_matrices(r: &ReportData, w: &WorkloadReport, t: &TableSpec, o: &mut String) -> bool {
+    use super::sweep;
+    let ms = sweep::matrices(r, w, t);
+    if ms.is_empty() {
+        return false;
+    }
+    let _ = writeln!(o, "<h3>{}</h3>", esc(&t.heading));
+    let _ = writeln!(
+        o,
+        "<p class=\"meta\">{}.</p>",
+        esc(&super::entries::upper_first(&sweep::words(r, &ms)))
+    );
+    for m in &ms {
+        let _ = writeln!(o, "<h4>{}</h4>", esc(&sweep::title(w, m)));
+        let (header, rows) = sweep::text(r, m);
+        let cols: Vec<&str> = header.iter().map(String::as_str).collect();
+        table_head(o, &cols);
+        for row in rows {
+            let _ = write!(o, "<tr><th>{}</th>", esc(&row[0]));
+            for e in &row[1..] {
+                let _ = write!(o, "<td class=\"num\">{}</td>", esc(e));
+            }
+            o.push_str("</tr>\n");
+        }
+        table_end(o);
+    }
+    if sweep::any_disturbed(&ms) {
+        let _ = writeln!(
+            o,
+            "<p class=\"meta\">{}</p>",
+            esc(super::entries::DISTURBED_NOTE)
+        );
+    }
+    true
+}
+
 fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     o.push_str("<h3>Latency percentiles per operation</h3>\n");
     let pcts = w.latency_percentiles();
@@ -252,7 +290,10 @@ pub(crate) fn workload(
         metric_table(r, m, o);
     }
     for t in &v.tables {
-        metric_grid(r, w, t, detail, o);
+        // A sweep as matrices; its configuration rows too with --all.
+        if !sweep_matrices(r, w, t, o) || detail == Detail::All {
+            metric_grid(r, w, t, detail, o);
+        }
     }
     if let Some(l) = v.also_line(w) {
         let _ = writeln!(o, "<p class=\"meta\">{}</p>", esc(&l));

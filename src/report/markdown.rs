@@ -116,6 +116,31 @@ fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail
     }
 }
 
+/// Table `t` of a sweep as one matrix per phase; `false` when the report is not a sweep.
+fn sweep_matrices(r: &ReportData, w: &WorkloadReport, t: &TableSpec, o: &mut String) -> bool {
+    use super::sweep;
+    let ms = sweep::matrices(r, w, t);
+    if ms.is_empty() {
+        return false;
+    }
+    let _ = writeln!(o, "\n### {}\n", t.heading);
+    let _ = writeln!(o, "{}.", esc(&upper_first(&sweep::words(r, &ms))));
+    for m in &ms {
+        let _ = writeln!(o, "\n#### {}\n", esc(&sweep::title(w, m)));
+        let (head, rows) = sweep::text(r, m);
+        let head: Vec<String> = head.iter().map(|h| esc(h)).collect();
+        header(o, &head, 1..head.len());
+        for cells in rows {
+            row(o, &cells.iter().map(|c| esc(c)).collect::<Vec<_>>());
+        }
+    }
+    if sweep::any_disturbed(&ms) {
+        // A leading `*` would start a list.
+        let _ = writeln!(o, "\n\\{}", esc(super::entries::DISTURBED_NOTE));
+    }
+    true
+}
+
 fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
     let _ = writeln!(o, "\n### Latency percentiles per operation\n");
     let pcts = w.latency_percentiles();
@@ -182,7 +207,10 @@ fn workload(
         metric_table(r, m, o);
     }
     for t in &v.tables {
-        metric_grid(r, w, t, detail, o);
+        // A sweep as matrices; its configuration rows too with --all.
+        if !sweep_matrices(r, w, t, o) || detail == Detail::All {
+            metric_grid(r, w, t, detail, o);
+        }
     }
     if v.latency && !w.latency.is_empty() {
         latency_table(r, w, o);

@@ -39,6 +39,7 @@ pub mod runsummary;
 pub mod select;
 pub mod spelling;
 pub mod superblock;
+pub mod sweep;
 pub mod table;
 mod table_kit;
 mod table_tail;

@@ -245,6 +245,39 @@ fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail
     }
 }
 
+/// Table `t` of a sweep as one matrix per phase (rows and columns the two swept factors,
+/// means), split into blocks of columns that fit the width; `false` when the report is not a
+/// sweep.
+fn sweep_matrices(r: &ReportData, w: &WorkloadReport, t: &TableSpec, o: &mut Text) -> bool {
+    use super::sweep;
+    let ms = sweep::matrices(r, w, t);
+    if ms.is_empty() {
+        return false;
+    }
+    o.line("");
+    o.para(
+        &format!("{} — {}", t.heading, sweep::words(r, &ms)),
+        "",
+        "  ",
+    );
+    for m in &ms {
+        o.line("");
+        o.para(&sweep::title(w, m), "", "  ");
+        let (header, rows) = sweep::text(r, m);
+        let mut cols = vec![(header[0].clone(), Align::Left)];
+        cols.extend(header[1..].iter().map(|h| (h.clone(), Align::Right)));
+        let mut tb = TextTable::new(cols, 1);
+        for row in rows {
+            tb.row(row);
+        }
+        o.table(&tb);
+    }
+    if sweep::any_disturbed(&ms) {
+        o.para(super::entries::DISTURBED_NOTE, "", "  ");
+    }
+    true
+}
+
 fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut Text) {
     o.line("");
     o.line("Latency percentiles per operation");
@@ -315,7 +348,10 @@ fn workload_section(
         metric_table(r, w, m, o);
     }
     for t in &v.tables {
-        metric_grid(r, w, t, detail, o);
+        // A sweep as matrices; its configuration rows too with --all.
+        if !sweep_matrices(r, w, t, o) || detail == Detail::All {
+            metric_grid(r, w, t, detail, o);
+        }
     }
     if v.latency && !w.latency.is_empty() {
         latency_table(r, w, o);

@@ -110,7 +110,8 @@ pub fn group(warnings: &[ReportWarning], t: &Thresholds) -> Vec<WarningGroup> {
             };
             WarningGroup {
                 kind,
-                title: title(kind, t),
+                // The same title as `text`'s, for the lines that name fewer places.
+                title: group_title(kind, &list, t),
                 count: list.len(),
                 subjects,
                 advice: advice.to_string(),

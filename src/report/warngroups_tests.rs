@@ -173,3 +173,29 @@ fn few_groups_need_no_note_and_commands_name_the_sources() {
         "fslab compare 12:0 '12/journal=64MB fs=xfs' --warnings all"
     );
 }
+
+#[test]
+fn a_line_naming_one_place_keeps_the_groups_own_title() {
+    // Short phases of a one-repetition sweep: their variation was not measured, and the
+    // compact terminal line (one place named) must not claim it was.
+    let few = crate::stats::warnings::TOO_FEW_TO_TELL;
+    let ws: Vec<ReportWarning> = ["write", "read"]
+        .iter()
+        .map(|p| ReportWarning {
+            message: format!("{p}: mean time under 1 s, 1 repetition(s): {few}; too short"),
+            ..warning(
+                WarningKind::TooShort,
+                "w",
+                &format!("{p} (5 µs)"),
+                "use larger files",
+            )
+        })
+        .collect();
+    let r = report(ws, WarningsMode::Grouped, Vec::new());
+    let line = &lines_listing(&r, true, 1)[0];
+    assert!(
+        line.starts_with("Phases under 1 s, too short to trust (fewer than 3 repetitions"),
+        "{line}"
+    );
+    assert!(!line.contains("varies by more than"), "{line}");
+}

@@ -37,7 +37,8 @@ struct RunState {
     work: Vec<f64>,
     /// Per point: its words in plain lines (`1024k, 64k`).
     labels: Vec<String>,
-    /// Seconds per step before anything is measured (a plan's estimate).
+    /// Seconds per unit of work before anything is measured (a plan's estimate; per step
+    /// where every point's work is 1).
     prior: Option<f64>,
     /// The engine's own estimate of the step in flight (fio's ETA), and when it came.
     engine_left: Option<(f64, Instant)>,
@@ -82,7 +83,12 @@ impl RunState {
     fn engine_eta(&mut self, left: f64) {
         let Some(at) = self.at else { return };
         let elapsed = self.started.map_or(0.0, |t| t.elapsed().as_secs_f64());
-        let guess = self.prior.or(Some(elapsed + left));
+        let work = self
+            .work
+            .get(at.point.saturating_sub(1))
+            .copied()
+            .unwrap_or(1.0);
+        let guess = self.prior.or(Some((elapsed + left) / work));
         let after = self.left(at.reps, self.points(at), Some(at));
         self.eta_after = text::eta(&after, guess);
         self.engine_left = Some((left, Instant::now()));
@@ -157,9 +163,10 @@ impl ProgressObserver {
         self
     }
 
-    /// Seconds one step should take, for an ETA before the first one is measured.
-    pub fn with_estimate(self, secs_per_step: f64) -> Self {
-        lock(&self.state).prior = Some(secs_per_step).filter(|s| s.is_finite() && *s > 0.0);
+    /// Seconds one unit of work should take (one step where every point's work is 1: see
+    /// [`Self::with_points`]), for an ETA before the first step is measured.
+    pub fn with_estimate(self, secs_per_work: f64) -> Self {
+        lock(&self.state).prior = Some(secs_per_work).filter(|s| s.is_finite() && *s > 0.0);
         self
     }
 }

@@ -133,3 +133,50 @@ fn bar_names_say_the_engine_once() {
     assert_eq!(bar_name("fdtree", "file_create"), "fdtree file_create");
     assert_eq!(bar_name("", "write"), "write");
 }
+
+#[test]
+fn a_sweeps_eta_charges_each_point_its_fixed_cost_and_its_bytes() {
+    // IOzone's -a: files of 64 KiB to 512 MiB, 8 points each, every point 10 ms of opening,
+    // syncing and removing plus its bytes at 1 GB/s. Measured: the files up to 1 MiB.
+    let files: Vec<f64> = (0..14).map(|i| 65536.0 * 2f64.powi(i)).collect();
+    let cost = |w: f64| 0.010 + w / 1e9;
+    let units: Vec<Left> = files
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &w)| {
+            (0..8).map(move |_| Left {
+                steps: u64::from(i >= 5),
+                mean: (i < 5).then(|| cost(w)),
+                work: w,
+            })
+        })
+        .collect();
+    let truth: f64 = files[5..].iter().map(|&w| 8.0 * cost(w)).sum();
+    let got = eta(&units, None).unwrap();
+    assert!((got - truth).abs() < 0.01 * truth, "{got} {truth}");
+    // The seconds per byte of the small points, scaled to the large ones, is far off (it
+    // said 1:18:17 for an 85-second run).
+    let (secs, bytes) = files[..5]
+        .iter()
+        .fold((0.0, 0.0), |(s, b), &w| (s + 8.0 * cost(w), b + 8.0 * w));
+    let scaled = secs / bytes * files[5..].iter().map(|&w| 8.0 * w).sum::<f64>();
+    assert!(scaled > 10.0 * truth, "{scaled} {truth}");
+    // One file size measured: per byte at most at the plan's rate, the rest a fixed cost.
+    let first = [
+        Left {
+            steps: 0,
+            mean: Some(cost(65536.0)),
+            work: 65536.0,
+        },
+        Left {
+            steps: 1,
+            mean: None,
+            work: 1048576.0,
+        },
+    ];
+    let got = eta(&first, Some(1.0 / 1e9)).unwrap();
+    assert!((got - cost(1048576.0)).abs() < 1e-9, "{got}");
+    // Without a plan: per byte, as measured.
+    let got = eta(&first, None).unwrap();
+    assert!((got - 16.0 * cost(65536.0)).abs() < 1e-9, "{got}");
+}

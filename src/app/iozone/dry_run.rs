@@ -2,24 +2,16 @@
 //! an estimate of the time, without writing anything.
 
 use super::doc::{IozonePlanPart, PlanPoint, PointKey};
+use super::estimate::{self, Rate};
 use super::{Setup, JSON_SCHEMA};
 use crate::app::rundoc::{self, Needs, Planned};
-use crate::app::study_plan::MODEL_BYTES;
 use crate::units::{duration_from_secs_saturating, fmt_bytes, fmt_duration};
-use crate::workload::iozone::{self, Test};
+use crate::workload::iozone;
 use anyhow::Result;
 
-/// Passes (timed tests) per repetition of one point: every selected test number's tests.
-fn passes(tests: &[u8]) -> Vec<Test> {
-    tests
-        .iter()
-        .flat_map(|&n| Test::of_number(n).iter().copied())
-        .collect()
-}
-
-/// Print what `fslab iozone` would do with these arguments.
-pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool) -> Result<()> {
-    let passes = passes(&s.base.tests);
+/// Print what `fslab iozone` would do with these arguments, its time estimated at `rate`.
+pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool, rate: Rate) -> Result<()> {
+    let passes = estimate::passes(&s.base.tests);
     let workers = s.base.threads.max(1) as u64;
     let pause = if s.base.throughput {
         s.base.phase_pause * passes.len() as f64
@@ -31,11 +23,11 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool) -> Result<()> {
         .points
         .iter()
         .map(|p| {
-            let file = p.file_kib.saturating_mul(1024);
-            let moved = file
-                .saturating_mul(workers)
-                .saturating_mul(passes.len() as u64);
-            (file, p.record, moved)
+            (
+                p.file_kib.saturating_mul(1024),
+                p.record,
+                estimate::point_bytes(s, p),
+            )
         })
         .collect();
     let moved: u64 = rows
@@ -49,7 +41,7 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool) -> Result<()> {
         .unwrap_or(0);
     let free = crate::sysinfo::free_space(s.target.dir())?;
     let fits = needs <= free.bytes;
-    let secs = moved as f64 / MODEL_BYTES + pause * rows.len() as f64 * f64::from(repeat);
+    let secs = moved as f64 / rate.bytes_per_sec + pause * rows.len() as f64 * f64::from(repeat);
     let names: Vec<&str> = passes.iter().map(|t| t.phase()).collect();
     if json {
         let needs = Needs {
@@ -75,7 +67,7 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool) -> Result<()> {
                     })
                     .collect(),
                 bytes_moved: moved,
-                estimate_basis: format!("{:.0} MB/s", MODEL_BYTES / 1e6),
+                estimate_basis: rate.basis(),
             },
         );
     }
@@ -102,11 +94,11 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool) -> Result<()> {
     );
     crate::outln!("  moves        {} in all", fmt_bytes(moved));
     crate::outln!(
-        "  takes about  {} (at an assumed {:.0} MB/s{}; cached I/O is faster, a slow device slower)",
+        "  takes about  {} (at {}{})",
         fmt_duration(duration_from_secs_saturating(secs)),
-        MODEL_BYTES / 1e6,
+        rate.words(),
         if pause > 0.0 {
-            format!(", plus {:.0} s of pauses per point", pause)
+            format!("; plus {:.0} s of pauses per point", pause)
         } else {
             String::new()
         }

@@ -8,6 +8,7 @@
 
 mod doc;
 mod dry_run;
+mod estimate;
 mod excel;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
@@ -53,8 +54,9 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     a.mpi.refuse_outside_mpi()?;
     let s = setup(&a)?;
     let json = a.run.json;
+    let rate = estimate::rate(&s, db.as_deref());
     if a.dry_run {
-        return dry_run::dry_run(&s, a.run.repeat, json);
+        return dry_run::dry_run(&s, a.run.repeat, json, rate);
     }
     let tmode = s.base.throughput;
     let mut cells = Vec::new();
@@ -94,14 +96,20 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let obs = ProgressObserver::new(!a.quiet && !json, "iozone")
         .with_units(move |_, point| RateUnit::Bytes(records.get(point).copied().unwrap_or(1)))
         .with_points(
-            // Time grows with the bytes moved: the file size.
-            s.plan.points.iter().map(|p| p.file_kib as f64).collect(),
+            // Time grows with the bytes moved (and a cost per point the ETA measures).
+            s.plan
+                .points
+                .iter()
+                .map(|p| estimate::point_bytes(&s, p) as f64)
+                .collect(),
             s.plan
                 .points
                 .iter()
                 .map(|p| format!("{}k, {}", p.file_kib, iozone::fmt_record(p.record)))
                 .collect(),
-        );
+        )
+        // Before a point is measured: the plan's rate.
+        .with_estimate(1.0 / rate.bytes_per_sec);
     let repeat = a.run.repeat;
     let tests = s.base.tests.clone();
     let workers = s.base.threads;

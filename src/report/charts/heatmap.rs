@@ -70,20 +70,8 @@ pub fn chart(
     fixed: &[(String, String)],
 ) -> anyhow::Result<Chart> {
     let (fr, fc) = (&r.factors[rows], &r.factors[cols]);
-    let matches = |c: &CellInfo| fixed.iter().all(|(n, l)| level(c, n) == Some(l.as_str()));
-    // (row, col) → statistics.
-    let mut grid: Vec<Vec<Option<&CellMetric>>> =
-        vec![vec![None; fc.levels.len()]; fr.levels.len()];
-    for (ci, cell) in r.cells.iter().enumerate() {
-        if !matches(cell) {
-            continue;
-        }
-        let pos =
-            |f: &Factor| level(cell, &f.name).and_then(|l| f.levels.iter().position(|x| x == l));
-        if let (Some(i), Some(j), Some(s)) = (pos(fr), pos(fc), w.stat(ci, phase, name)) {
-            grid[i][j] = Some(s);
-        }
-    }
+    let m = crate::report::sweep::matrix(r, w, phase, name, (rows, cols), fixed);
+    let grid = &m.entries;
     let stats: Vec<&CellMetric> = grid.iter().flatten().flatten().copied().collect();
     let sc = axis_scale(stats.iter().copied());
     let means: Vec<f64> = stats
@@ -228,34 +216,7 @@ pub fn chart(
     })
 }
 
-/// The two factors a workload's heatmaps are drawn over: the first two numeric factors with
-/// at least three levels each, as (rows, columns).
-pub fn axes(r: &ReportData) -> Option<(usize, usize)> {
-    let mut numeric = r
-        .factors
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.numeric.is_some() && f.levels.len() >= 3)
-        .map(|(i, _)| i);
-    Some((numeric.next()?, numeric.next()?))
-}
-
-/// The combinations of the other factors' levels (one heatmap each), in plan order.
-pub fn others(r: &ReportData, axes: (usize, usize)) -> Vec<Vec<(String, String)>> {
-    let mut out: Vec<Vec<(String, String)>> = Vec::new();
-    for c in &r.cells {
-        let rest: Vec<(String, String)> = c
-            .factors
-            .iter()
-            .filter(|(n, _)| *n != r.factors[axes.0].name && *n != r.factors[axes.1].name)
-            .cloned()
-            .collect();
-        if !out.contains(&rest) {
-            out.push(rest);
-        }
-    }
-    out
-}
+pub use crate::report::sweep::{axes, others};
 
 #[cfg(test)]
 mod tests {

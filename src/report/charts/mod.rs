@@ -265,6 +265,9 @@ pub fn workload_charts_for(
         }
         phases.clear();
     }
+    // A sweep's points are not bars or lines of their own: one bar (or time series) per
+    // point of 126 says nothing; its telemetry is in the tables and the JSON.
+    let sweep = crate::report::sweep::matrix_axes(r).is_some();
     for (phase, name) in &phases {
         out.push(bars::chart(r, w, phase, name)?);
     }
@@ -288,6 +291,9 @@ pub fn workload_charts_for(
     }
     for op in ops {
         out.push(latency::chart(r, w, op)?);
+    }
+    if sweep {
+        return Ok(out);
     }
     for name in TIMELINE_CHARTS {
         if w.timelines.iter().any(|s| s.name == name) {

@@ -103,9 +103,18 @@ pub struct Factor {
     pub numeric: Option<Vec<f64>>,
     /// Whether the levels are sizes (`16MB`, `4k`) rather than plain numbers.
     pub is_size: bool,
-    /// The level comparisons are made against.
-    pub baseline: String,
+    /// The level comparisons are made against: the first level, or the one `--baseline`
+    /// names; `None` for a sweep (see `sweep`) that `--baseline` does not name.
+    pub baseline: Option<String>,
+    /// A sweep: at least [`SWEEP_LEVELS`] numeric levels (IOzone's record sizes, a clients
+    /// series), or the other axis of such a sweep's matrix (`report::sweep::mark`). Its
+    /// levels are not compared with its first one unless `--baseline` names a level: each
+    /// point against the smallest is a question nobody asked, and 126 points made 1,521.
+    pub sweep: bool,
 }
+
+/// Numeric levels from which a factor is a sweep (`Factor::sweep`).
+pub const SWEEP_LEVELS: usize = 8;
 
 /// One configuration.
 #[derive(Debug, Clone, Serialize)]

@@ -187,6 +187,43 @@ impl WorkloadReport {
             .unwrap_or_else(|| self.kind.clone())
     }
 
+    /// This workload's parameters in configuration `cell`, the workload being the report's
+    /// `wi`-th: a study's factor may set them per cell (the cell's resolved workloads, in
+    /// study order); an engine command's sweep stores each point's own values beside its
+    /// target (`file_kib` of `fslab iozone -a`), which replace the run's; else its own.
+    pub fn params_in(
+        &self,
+        cell: &super::CellInfo,
+        wi: usize,
+    ) -> std::borrow::Cow<'_, serde_json::Value> {
+        use serde_json::Value;
+        let resolved = cell
+            .config
+            .get("workloads")
+            .and_then(Value::as_array)
+            .and_then(|ws| ws.get(wi))
+            .filter(|x| x.get("kind").and_then(Value::as_str) == Some(self.kind.as_str()));
+        if let Some(p) = resolved {
+            return std::borrow::Cow::Owned(p.clone());
+        }
+        let (Some(own), Some(point)) = (self.params.as_object(), cell.config.as_object()) else {
+            return std::borrow::Cow::Borrowed(&self.params);
+        };
+        let mut merged = own.clone();
+        let mut any = false;
+        for (k, v) in point {
+            if let Some(slot) = merged.get_mut(k) {
+                any |= slot != v;
+                *slot = v.clone();
+            }
+        }
+        if any {
+            std::borrow::Cow::Owned(Value::Object(merged))
+        } else {
+            std::borrow::Cow::Borrowed(&self.params)
+        }
+    }
+
     /// Every percentile that some latency curve has, ascending (the columns of the latency
     /// tables).
     pub fn latency_percentiles(&self) -> Vec<f64> {
