@@ -739,6 +739,61 @@ fn one_difference_that_does_not_hold_up_among_four_is_left_to_its_verdict() {
         "{:#?}",
         r.warnings
     );
+    // "No significant differences" would contradict 64MB's verdict: the note says they are
+    // none after the adjustment, and how many had p < 0.05 before it.
+    let note = r.observations_note.as_deref().unwrap();
+    assert!(
+        note.starts_with(
+            "no significant differences among the 4 headline comparisons tested after adjusting for 4 tests (1 had p < 0.05 before)"
+        ),
+        "{note}"
+    );
+    // With none below 0.05, it says so plainly.
+    let r = journal_levels(&[
+        ("16MB", [100.0, 102.0, 98.0]),
+        ("128MB", [101.0, 99.0, 100.0]),
+    ]);
+    let note = r.observations_note.as_deref().unwrap();
+    assert!(
+        note.starts_with("no significant differences among the 1 headline comparison tested")
+            && !note.contains("adjusting"),
+        "{note}"
+    );
+}
+
+#[test]
+fn a_metric_named_twice_is_one_test() {
+    // `--metric rate,elapsed` of a phase of fixed work: the time is the work over the rate,
+    // so on the log scale the two comparisons are one test, adjusted for once (4 pairs, not
+    // 8), with one q.
+    let (store, id) = two_by_two();
+    let opts = ReportOptions {
+        metrics: vec!["rate,elapsed".into(), "dir_create.rate".into()],
+        ..ReportOptions::default()
+    };
+    let r = report(&store, id, &opts).unwrap();
+    let cs = &r.workloads[0].comparisons;
+    assert_eq!(cs.len(), 8);
+    for c in cs {
+        assert!(c.primary);
+        assert_eq!(c.family, 4, "{c:?}");
+        let twin = cs
+            .iter()
+            .find(|x| x.cell == c.cell && x.baseline_cell == c.baseline_cell && x.name != c.name)
+            .unwrap();
+        assert_eq!(c.q, twin.q);
+    }
+    // Different measurements stay separate tests.
+    let (store, id) = study(&CELLS, 3, &[], |c, rep| {
+        let r = [100.0, 102.0, 98.0][rep as usize - 1] * (1.0 + 0.1 * c as f64);
+        let t = [7.0, 7.3, 6.8][(rep as usize + c) % 3];
+        vec![
+            Metric::new("dir_create", "elapsed", Unit::Seconds, t),
+            Metric::new("dir_create", "rate", Unit::DirsPerSec, r),
+        ]
+    });
+    let r = report(&store, id, &opts).unwrap();
+    assert!(r.workloads[0].comparisons.iter().all(|c| c.family == 8));
 }
 
 #[test]
