@@ -419,14 +419,9 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
                     order.push(t.order_index);
                 }
             }
-            // Times, rates, sizes and counts cannot be negative: their intervals are
-            // computed on the log scale.
-            let quantity = if unit.is_positive() {
-                Quantity::Positive
-            } else {
-                Quantity::Signed
-            };
-            let Some(summary) = stats::summarize_as(&values, quantity) else {
+            // Times, rates, sizes, counts and shares cannot be negative: their intervals are
+            // computed on the log scale (clipped at zero where a value is zero).
+            let Some(summary) = stats::summarize_as(&values, Quantity::Positive) else {
                 continue;
             };
             let telemetry = crate::metric::is_telemetry(name) && sel.is_all();
@@ -467,7 +462,7 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
 fn mark_outliers(stats: &mut [CellMetric]) {
     let devs: Vec<Option<Vec<outliers::Deviation>>> = stats
         .iter()
-        .map(|s| outliers::deviations(&s.values, s.unit.is_positive()))
+        .map(|s| outliers::deviations(&s.values, true))
         .collect();
     let series: Vec<outliers::Series<'_>> = stats
         .iter()
