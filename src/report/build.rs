@@ -147,7 +147,16 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
             .iter()
             .all(|e| e.entries.iter().any(|(k, _)| k == "guest")))
     .then_some(input.guest_calibration.as_ref());
-    let (observations, unranked) = comparisons::observations(&workloads, &cells, &warnings, guest);
+    let (mut observations, unranked) =
+        comparisons::observations(&workloads, &cells, &warnings, guest);
+    // Two sources run at different times: every Observation says that drift is in it.
+    let timing = super::differences::timing(d, &input.sources);
+    if timing.as_ref().is_some_and(|t| !t.interleaved) {
+        for o in &mut observations {
+            o.text.push(' ');
+            o.text.push_str(super::differences::APART);
+        }
+    }
     if !unranked.is_empty() {
         warnings.push(unranked_warning(&unranked));
     }
@@ -173,6 +182,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         warning_groups,
         environments: input.environments.clone(),
         differences: input.differences.clone(),
+        timing,
         guest_calibration: input.guest_calibration.clone(),
     })
 }

@@ -242,7 +242,11 @@ pub fn adjust(workloads: &mut [WorkloadReport]) {
         let groups = same_tests(ws, ids);
         let p: Vec<f64> = groups
             .iter()
-            .map(|g| ws[g[0].0].comparisons[g[0].1].welch.map_or(f64::NAN, |x| x.p))
+            .map(|g| {
+                ws[g[0].0].comparisons[g[0].1]
+                    .welch
+                    .map_or(f64::NAN, |x| x.p)
+            })
             .collect();
         let mut q = vec![f64::NAN; ids.len()];
         for (g, qg) in groups.iter().zip(benjamini_hochberg(&p)) {

@@ -762,6 +762,61 @@ fn one_difference_that_does_not_hold_up_among_four_is_left_to_its_verdict() {
 }
 
 #[test]
+fn compare_answers_before_its_environment_lines() {
+    // What differs in the parameters stands before the answer; the environment's dozen lines
+    // come after the verdicts, announced by one line.
+    let (store, id) = two_by_two();
+    let mut r = report(&store, id, &ReportOptions::default()).unwrap();
+    let source = |spec: &str| Source {
+        spec: spec.into(),
+        id: 1,
+        kind: "run".into(),
+        name: "fdtree".into(),
+        description: String::new(),
+        status: crate::store::StudyStatus::Complete,
+        command_line: "fslab fdtree".into(),
+        tool_version: "0.1.0".into(),
+        created_at: "2024-05-01T09:59:00.000Z".into(),
+        finished_at: None,
+        resumed_at: Vec::new(),
+    };
+    r.sources = vec![source("1"), source("2")];
+    let d = |section, key: &str, a: &str, b: &str| Difference {
+        section,
+        key: key.into(),
+        a: Some(a.into()),
+        b: Some(b.into()),
+    };
+    r.differences = vec![
+        d(DiffSection::Parameters, "sync", "false", "true"),
+        d(DiffSection::Environment, "kernel", "6.1.0-18", "6.1.0-20"),
+        d(DiffSection::Environment, "load_average", "0.10", "3.50"),
+    ];
+    for f in [Format::Table, Format::Markdown, Format::Html] {
+        let text = String::from_utf8(exporter(f).render(&r).unwrap()).unwrap();
+        let at = |s: &str| {
+            text.find(s)
+                .unwrap_or_else(|| panic!("{f:?}: no {s:?} in {text}"))
+        };
+        // A section's heading as the format writes it.
+        let h = |s: &str| match f {
+            Format::Table => format!("== {s}"),
+            Format::Markdown => format!("## {s}"),
+            _ => format!("<h2>{s}"),
+        };
+        assert!(
+            at(&h("What differs (1 → 2)")) < at("sync")
+                && at("sync") < at("nvironment: 2 entries differ (listed after the verdicts)")
+                && at("2 entries differ") < at(&h("Observations"))
+                && at(&h("Observations")) < at(&h("Verdicts"))
+                && at(&h("Verdicts")) < at(&h("What differs in the environment (1 → 2)"))
+                && at(&h("What differs in the environment")) < at("6.1.0-18"),
+            "{f:?}: {text}"
+        );
+    }
+}
+
+#[test]
 fn a_metric_named_twice_is_one_test() {
     // `--metric rate,elapsed` of a phase of fixed work: the time is the work over the rate,
     // so on the log scale the two comparisons are one test, adjusted for once (4 pairs, not

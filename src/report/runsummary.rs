@@ -259,7 +259,10 @@ pub fn render_table(sums: &[MetricSummary]) -> String {
     {
         out.push_str("\n95% CI of times, rates, sizes, counts and shares: of the geometric mean, on the log scale");
     }
-    if sums.iter().any(|m| (2..INTERVAL_MIN_N).contains(&m.summary.n)) {
+    if sums
+        .iter()
+        .any(|m| (2..INTERVAL_MIN_N).contains(&m.summary.n))
+    {
         out.push_str(&format!(
             "\n95% CI: none from fewer than {INTERVAL_MIN_N} repetitions; min and max are beside it"
         ));
@@ -383,7 +386,10 @@ mod tests {
             .chars()
             .zip(t.chars().skip(1))
             .any(|(a, b)| a == '-' && b.is_ascii_digit());
-        assert!(!negative && t.lines().all(|l| l.chars().count() <= 100), "{t}");
+        assert!(
+            !negative && t.lines().all(|l| l.chars().count() <= 100),
+            "{t}"
+        );
         // Three repetitions of a share with a zero and a wide spread: an interval, never
         // below zero.
         let s = summarize_reps(&[rep(0.5, 0.0), rep(7.0, 40.0), rep(1.0, 2.0)]);
@@ -397,7 +403,12 @@ mod tests {
             .map(|&k| {
                 vec![
                     Metric::new("random-read-job/read", "clat_mean", Unit::Millis, k),
-                    Metric::new("random-read-job/read", "throughput", Unit::KiBPerSec, 1e7 * k),
+                    Metric::new(
+                        "random-read-job/read",
+                        "throughput",
+                        Unit::KiBPerSec,
+                        1e7 * k,
+                    ),
                 ]
             })
             .collect();

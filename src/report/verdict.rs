@@ -209,9 +209,15 @@ pub fn verdict(
     let mag = c.percent.abs();
     // A large change on the ratio scale as a factor: the ratio and its interval's bounds,
     // each the way of the change (`24.0× faster (95% CI 20.1×–28.4×, …)`).
-    let factor = (c.scale == EffectScale::Log && c.ratio.max(1.0 / c.ratio) >= FACTOR_FROM)
-        .then(|| {
-            let f = |pct: f64| if up { 1.0 + pct / 100.0 } else { 1.0 / (1.0 + pct / 100.0) };
+    let factor =
+        (c.scale == EffectScale::Log && c.ratio.max(1.0 / c.ratio) >= FACTOR_FROM).then(|| {
+            let f = |pct: f64| {
+                if up {
+                    1.0 + pct / 100.0
+                } else {
+                    1.0 / (1.0 + pct / 100.0)
+                }
+            };
             (f(lo).min(f(hi)), f(lo).max(f(hi)))
         });
     let ci = match factor {

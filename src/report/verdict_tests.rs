@@ -273,7 +273,10 @@ fn large_changes_are_said_as_factors() {
     // The interval's bounds in the change's direction, lower first, around the factor.
     let (lo, hi) = c.ci95.unwrap();
     let (a, b) = (1.0 / (1.0 + lo / 100.0), 1.0 / (1.0 + hi / 100.0));
-    assert!(rate.contains(&format!("95% CI {:.1}×–{:.1}×", a.min(b), a.max(b))), "{rate}");
+    assert!(
+        rate.contains(&format!("95% CI {:.1}×–{:.1}×", a.min(b), a.max(b))),
+        "{rate}"
+    );
     // Under twice: a percentage, as before.
     let (c, w) = judge(&base, &[190.0, 192.0, 188.0, 191.0, 189.0]);
     let (rate, _) = verdict(Unit::FilesPerSec, "m", Some(&c), w.as_ref(), None, 5);

@@ -87,7 +87,10 @@ fn two_values_give_no_interval_in_reports() {
     assert_eq!(interval(&xs, Quantity::Positive).1, IntervalMethod::LogT);
     // From three on, as before.
     let three = [0.5, 7.0, 2.0];
-    assert_eq!(interval(&three, Quantity::Positive).0, log_t_interval(&three));
+    assert_eq!(
+        interval(&three, Quantity::Positive).0,
+        log_t_interval(&three)
+    );
 }
 
 #[test]

@@ -35,9 +35,9 @@ pub(crate) fn whisker_caption(stats: &[&CellMetric], bars: ErrorBars) -> String 
     match bars {
         ErrorBars::Ci => super::super::entries::ci_words(stats.iter().copied()),
         ErrorBars::Sd => {
-            let clipped = stats.iter().any(|s| {
-                s.summary.sd.is_some_and(|sd| s.summary.mean - sd < 0.0)
-            });
+            let clipped = stats
+                .iter()
+                .any(|s| s.summary.sd.is_some_and(|sd| s.summary.mean - sd < 0.0));
             if clipped {
                 "± one standard deviation, clipped at 0 (the quantity cannot be negative)".into()
             } else {
