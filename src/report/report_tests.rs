@@ -762,6 +762,28 @@ fn one_difference_that_does_not_hold_up_among_four_is_left_to_its_verdict() {
 }
 
 #[test]
+fn two_repetitions_show_no_interval() {
+    // Latencies 14× apart in two repetitions: no interval in any format, and the tables say
+    // why; the min and max stay in the statistics.
+    let cells: [&[(&str, &str)]; 2] = [&[("fs", "ext4")], &[("fs", "xfs")]];
+    let (store, id) = study(&cells, 2, &[], |c, rep| {
+        let v = [[0.5, 7.0], [0.6, 6.0]][c][rep as usize - 1];
+        vec![Metric::new("dir_create", "elapsed", Unit::Seconds, v)]
+    });
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let s = &r.workloads[0].stats[0];
+    assert_eq!((s.summary.ci95, s.summary.min, s.summary.max), (None, 0.5, 7.0));
+    let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    assert!(
+        table.contains("mean ± sd; n = 2 each, too few for a 95% interval"),
+        "{table}"
+    );
+    assert!(!table.contains(" – "), "{table}");
+    let html = String::from_utf8(exporter(Format::Html).render(&r).unwrap()).unwrap();
+    assert!(!html.contains("class=\"ci\">95% CI"), "{html}");
+}
+
+#[test]
 fn compare_answers_before_its_environment_lines() {
     // What differs in the parameters stands before the answer; the environment's dozen lines
     // come after the verdicts, announced by one line.
