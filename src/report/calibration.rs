@@ -150,7 +150,7 @@ pub fn slower_words(x: f64) -> String {
 }
 
 /// The range of a set of slowdowns: `2.1× to 17.5× slower (median 4.0×)`, or with the guest
-/// faster somewhere `from 2.5× faster to 380.0× slower (median 11.4× slower)`.
+/// faster somewhere `from 2.5× faster to 380× slower (median 11.4× slower)`.
 fn span_words(f: &mut [f64]) -> String {
     f.sort_by(f64::total_cmp);
     let (lo, hi) = (f[0], f[f.len() - 1]);

@@ -772,7 +772,10 @@ fn two_repetitions_show_no_interval() {
     });
     let r = report(&store, id, &ReportOptions::default()).unwrap();
     let s = &r.workloads[0].stats[0];
-    assert_eq!((s.summary.ci95, s.summary.min, s.summary.max), (None, 0.5, 7.0));
+    assert_eq!(
+        (s.summary.ci95, s.summary.min, s.summary.max),
+        (None, 0.5, 7.0)
+    );
     let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
     assert!(
         table.contains("mean ± sd; n = 2 each, too few for a 95% interval"),

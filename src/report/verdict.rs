@@ -39,12 +39,21 @@ pub fn fmt_signed_pct(x: f64) -> String {
 }
 
 /// A factor in words: `4.0× slower` for `x` ≥ 1 with `up` = `slower`, `2.5× faster` (1/x)
-/// below 1 with `down` = `faster`.
+/// below 1 with `down` = `faster`; from 100 on without a decimal (`2178×`).
 pub fn fmt_factor(x: f64, up: &str, down: &str) -> String {
     if x >= 1.0 {
-        format!("{x:.1}× {up}")
+        format!("{} {up}", times(x))
     } else {
-        format!("{:.1}× {down}", 1.0 / x)
+        format!("{} {down}", times(1.0 / x))
+    }
+}
+
+/// A factor of at least 1: `4.0×`, `2178×`.
+fn times(x: f64) -> String {
+    if x >= 99.95 {
+        format!("{x:.0}×")
+    } else {
+        format!("{x:.1}×")
     }
 }
 
@@ -221,7 +230,7 @@ pub fn verdict(
             (f(lo).min(f(hi)), f(lo).max(f(hi)))
         });
     let ci = match factor {
-        Some((a, b)) => format!("95% CI {a:.1}×–{b:.1}×"),
+        Some((a, b)) => format!("95% CI {}–{}", times(a), times(b)),
         None => format!("95% CI {}–{}%", fmt_pct(mlo), fmt_pct(mhi)),
     };
     let tail = match q {

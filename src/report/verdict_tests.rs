@@ -283,4 +283,6 @@ fn large_changes_are_said_as_factors() {
     assert!(rate.starts_with("faster by 90% (95% CI"), "{rate}");
     assert_eq!(fmt_factor(4.0, "slower", "faster"), "4.0× slower");
     assert_eq!(fmt_factor(0.4, "slower", "faster"), "2.5× faster");
+    assert_eq!(fmt_factor(2178.24, "faster", "slower"), "2178× faster");
+    assert_eq!(fmt_factor(1.0 / 99.96, "faster", "slower"), "100× slower");
 }
