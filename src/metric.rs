@@ -31,7 +31,7 @@ pub enum Unit {
     Bytes,
     /// A percentage that is a share, never negative: CPU use, device utilisation, the spread
     /// between workers. (No unit fslab stores can be negative: every 95% interval is of a
-    /// positive quantity, [`crate::stats::interval`].)
+    /// positive quantity.)
     Percent,
 }
 

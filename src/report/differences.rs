@@ -189,8 +189,8 @@ pub fn timing_line(r: &super::model::ReportData) -> Option<String> {
             format!(
                 "{} {}–{}",
                 s.source,
-                super::table::short_time(&s.first_start, day),
-                super::table::short_time(&s.last_end, day)
+                crate::units::short_time(&s.first_start, day),
+                crate::units::short_time(&s.last_end, day)
             )
         })
         .collect::<Vec<_>>()

@@ -18,23 +18,13 @@ use super::verdict::{fmt_opt, fmt_p_cell};
 use super::view::{self, Detail, WorkloadView};
 use super::Exporter;
 
-/// A stored time (`2026-11-26T21:12:59.139Z`) to the second, without the `T` and the `Z`;
-/// only its time of day when `same_day` is the same date.
-pub(crate) fn short_time(at: &str, same_day: Option<&str>) -> String {
-    let t: String = at.replace('T', " ").chars().take(19).collect();
-    match (same_day, t.split_once(' ')) {
-        (Some(day), Some((date, time))) if day.starts_with(date) => time.to_string(),
-        _ => t,
-    }
-}
-
 fn header(r: &ReportData, o: &mut Text) {
     o.para(&r.title, "", "  ");
     for s in &r.sources {
-        let finished = s
-            .finished_at
-            .as_deref()
-            .map_or_else(|| "-".to_string(), |f| short_time(f, Some(&s.created_at)));
+        let finished = s.finished_at.as_deref().map_or_else(
+            || "-".to_string(),
+            |f| crate::units::short_time(f, Some(&s.created_at)),
+        );
         o.para(
             &format!(
                 "{} {} '{}' [{}] · {} → {finished} UTC · fslab {}",
@@ -42,7 +32,7 @@ fn header(r: &ReportData, o: &mut Text) {
                 s.id,
                 s.name,
                 s.status,
-                short_time(&s.created_at, None),
+                crate::units::short_time(&s.created_at, None),
                 s.tool_version
             ),
             "  ",
