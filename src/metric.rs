@@ -29,7 +29,9 @@ pub enum Unit {
     Count,
     /// A number of bytes.
     Bytes,
-    /// A percentage (for example CPU use).
+    /// A percentage that is a share, never negative: CPU use, device utilisation, the spread
+    /// between workers. (No unit fslab stores can be negative: every 95% interval is of a
+    /// positive quantity.)
     Percent,
 }
 
@@ -106,13 +108,6 @@ impl Unit {
     /// Counts and bytes are treated as "higher is better" (more work done).
     pub fn higher_is_better(self) -> bool {
         !matches!(self, Unit::Seconds | Unit::Millis)
-    }
-
-    /// Whether a value in this unit can never be negative: times, rates, throughputs, counts
-    /// and bytes (their 95% intervals are computed on the log scale). Percentages are not
-    /// (a percentage can be a signed change).
-    pub fn is_positive(self) -> bool {
-        !matches!(self, Unit::Percent)
     }
 
     /// Whether this unit is a rate (per second).
@@ -280,9 +275,6 @@ mod tests {
         assert!(Unit::FilesPerSec.higher_is_better());
         assert!(Unit::KiBPerSec.is_rate());
         assert!(!Unit::Seconds.is_rate());
-        assert!(Unit::Seconds.is_positive() && Unit::Count.is_positive());
-        assert!(Unit::MBPerSec.is_positive() && Unit::Bytes.is_positive());
-        assert!(!Unit::Percent.is_positive());
     }
 
     #[test]

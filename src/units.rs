@@ -343,6 +343,16 @@ pub fn fmt_size(b: u64) -> String {
     format!("{} {label}", b / d as u64)
 }
 
+/// A stored time (`2026-11-26T21:12:59.139Z`) to the second, without the `T` and the `Z`;
+/// only its time of day when `same_day` is the same date.
+pub fn short_time(at: &str, same_day: Option<&str>) -> String {
+    let t: String = at.replace('T', " ").chars().take(19).collect();
+    match (same_day, t.split_once(' ')) {
+        (Some(day), Some((date, time))) if day.starts_with(date) => time.to_string(),
+        _ => t,
+    }
+}
+
 /// The current time as RFC 3339 UTC with millisecond precision (how every stored time is
 /// written).
 pub fn timestamp_now() -> String {

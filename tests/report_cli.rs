@@ -166,7 +166,7 @@ fn options_shape_the_report() {
     // The selection is the primary family: its difference is an Observation, and with --all
     // its verdict is in the table too.
     assert!(
-        md.contains("With fs=ext4, journal 16MB instead of 64MB: directory removal slower by 79%"),
+        md.contains("With fs=ext4, journal 16MB instead of 64MB: directory removal 4.8× slower"),
         "{md}"
     );
     assert!(!md.contains("| file_create") && !md.contains("### Time"));
@@ -185,7 +185,9 @@ fn options_shape_the_report() {
         ],
     );
     assert!(
-        all.contains("journal 64MB → 16MB (fs=ext4) | dir_remove.rate | slower by 79%"),
+        all.contains(
+            "journal 64MB → 16MB (fs=ext4) | dir_remove.rate | 4.8× slower (95% CI 3.5×–6.6×"
+        ),
         "{all}"
     );
     let json = run_ok(
@@ -211,16 +213,38 @@ fn compare_two_runs_and_two_cells() {
         out.contains("- 5 instead of 4: file creation faster by 30% (95% CI "),
         "{out}"
     );
+    // Two runs ten minutes apart: said under the header, and every Observation carries it.
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("4 and 5 ran at different times (4 10:00:00–10:00:02, 5 10:10:00–10:10:02 UTC), not interleaved: drift cannot be told from a difference"),
+        "{out}"
+    );
+    assert!(
+        flat.contains(
+            "q < 0.001 of 4). Run at different times: drift cannot be told from a difference."
+        ),
+        "{out}"
+    );
+    let json = run_ok(dir.path(), &["compare", &a, &b, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["timing"]["interleaved"], false);
+    assert_eq!(
+        v["timing"]["spans"][1]["first_start"],
+        "2024-05-01T10:10:00.000Z"
+    );
     let a = format!("{}:0", ids.journal);
     let b = format!("{}/journal=64MB,fs=ext4", ids.journal);
     let out = run_ok(dir.path(), &["compare", &a, &b, "--format", "markdown"]);
-    // The significant difference is an Observation (the verdict table counts it).
+    // The significant difference is an Observation (the verdict table counts it); two cells
+    // of one interleaved study ran interleaved, and their Observations say nothing of drift.
     assert!(
         out.contains(&format!(
-            "{b} instead of {a}: directory removal faster by 380%"
+            "{b} instead of {a}: directory removal 4.8× faster"
         )),
         "{out}"
     );
+    assert!(out.contains("ran interleaved"), "{out}");
+    assert!(!out.contains("Run at different times"), "{out}");
 }
 
 #[test]

@@ -121,11 +121,19 @@ pub enum SetUp {
 impl SetUp {
     /// From a configuration's recorded provisioning commands (`mkfs.ext4 -E
     /// lazy_itable_init=0,…`, `truncate -s …`) and, without any (an engine command on an
-    /// existing file system), its file-system type.
+    /// existing file system), its file-system type. An external journal's own line (`mke2fs
+    /// -O journal_dev …`) makes a journal, which has no inode tables: it is not judged.
     pub fn of(commands: &[String], fs_type: Option<&str>) -> SetUp {
+        let journal_dev = |c: &str| {
+            let words: Vec<&str> = c.split_whitespace().collect();
+            words
+                .windows(2)
+                .any(|w| w[0] == "-O" && w[1].split(',').any(|f| f == "journal_dev"))
+        };
         let ext_mkfs: Vec<&String> = commands
             .iter()
             .filter(|c| c.starts_with("mkfs.ext") || c.starts_with("mke2fs"))
+            .filter(|c| !journal_dev(c))
             .collect();
         let sparse = commands.iter().any(|c| c.starts_with("truncate -s"));
         if ext_mkfs.iter().any(|c| !c.contains("lazy_itable_init=0")) {

@@ -157,7 +157,16 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
             .iter()
             .all(|e| e.entries.iter().any(|(k, _)| k == "guest")))
     .then_some(input.guest_calibration.as_ref());
-    let (observations, unranked) = comparisons::observations(&workloads, &cells, &warnings, guest);
+    let (mut observations, unranked) =
+        comparisons::observations(&workloads, &cells, &warnings, guest);
+    // Two sources run at different times: every Observation says that drift is in it.
+    let timing = super::differences::timing(d, &input.sources);
+    if timing.as_ref().is_some_and(|t| !t.interleaved) {
+        for o in &mut observations {
+            o.text.push(' ');
+            o.text.push_str(super::differences::APART);
+        }
+    }
     if !unranked.is_empty() {
         warnings.push(unranked_warning(&unranked));
     }
@@ -185,6 +194,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         warning_groups,
         environments: input.environments.clone(),
         differences: input.differences.clone(),
+        timing,
         guest_calibration: input.guest_calibration.clone(),
     })
 }
@@ -471,14 +481,9 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
                     order.push(t.order_index);
                 }
             }
-            // Times, rates, sizes and counts cannot be negative: their intervals are
-            // computed on the log scale.
-            let quantity = if unit.is_positive() {
-                Quantity::Positive
-            } else {
-                Quantity::Signed
-            };
-            let Some(summary) = stats::summarize_as(&values, quantity) else {
+            // Times, rates, sizes, counts and shares cannot be negative: their intervals are
+            // computed on the log scale (clipped at zero where a value is zero).
+            let Some(summary) = stats::summarize_as(&values, Quantity::Positive) else {
                 continue;
             };
             let telemetry = crate::metric::is_telemetry(name) && sel.is_all();
@@ -519,7 +524,7 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
 fn mark_outliers(stats: &mut [CellMetric]) {
     let devs: Vec<Option<Vec<outliers::Deviation>>> = stats
         .iter()
-        .map(|s| outliers::deviations(&s.values, s.unit.is_positive()))
+        .map(|s| outliers::deviations(&s.values, true))
         .collect();
     let series: Vec<outliers::Series<'_>> = stats
         .iter()

@@ -146,15 +146,11 @@ pub fn kept_interval(
 
 /// A slowdown in words: `4.0× slower`, or `2.5× faster` where the guest was faster.
 pub fn slower_words(x: f64) -> String {
-    if x >= 1.0 {
-        format!("{x:.1}× slower")
-    } else {
-        format!("{:.1}× faster", 1.0 / x)
-    }
+    super::verdict::fmt_factor(x, "slower", "faster")
 }
 
 /// The range of a set of slowdowns: `2.1× to 17.5× slower (median 4.0×)`, or with the guest
-/// faster somewhere `from 2.5× faster to 380.0× slower (median 11.4× slower)`.
+/// faster somewhere `from 2.5× faster to 380× slower (median 11.4× slower)`.
 fn span_words(f: &mut [f64]) -> String {
     f.sort_by(f64::total_cmp);
     let (lo, hi) = (f[0], f[f.len() - 1]);

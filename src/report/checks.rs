@@ -304,7 +304,7 @@ fn per_metric(
         }
     }
     if !s.outliers.is_empty() {
-        let dev = outliers::deviations(&s.values, s.unit.is_positive()).unwrap_or_default();
+        let dev = outliers::deviations(&s.values, true).unwrap_or_default();
         let list: Vec<String> = s
             .outliers
             .iter()

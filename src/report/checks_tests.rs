@@ -147,16 +147,17 @@ fn intervals_of_positive_quantities_stay_above_zero() {
         let v = [100.0, 5000.0, 200.0][rep as usize - 1];
         vec![
             Metric::new("file_create", "rate", Unit::FilesPerSec, v),
-            Metric::new("file_create", "cpu", Unit::Percent, v / 100.0 - 20.0),
+            Metric::new("file_create", "cpu", Unit::Percent, v / 100.0),
         ]
     });
     let r = report(&store, id, &ReportOptions::default()).unwrap();
     let rate = r.workloads[0].stat(0, "file_create", "rate").unwrap();
     assert_eq!(rate.summary.ci95_method, IntervalMethod::LogT);
     assert!(rate.summary.ci95.unwrap().0 > 0.0);
-    // A percentage keeps the Student-t interval.
+    // A percentage is a share (CPU use): positive too, never a negative bound.
     let cpu = r.workloads[0].stat(0, "file_create", "cpu").unwrap();
-    assert_eq!(cpu.summary.ci95_method, IntervalMethod::T);
+    assert_eq!(cpu.summary.ci95_method, IntervalMethod::LogT);
+    assert!(cpu.summary.ci95.unwrap().0 > 0.0);
     let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
     assert!(
         table.contains(

@@ -241,24 +241,40 @@ pub fn adjust(workloads: &mut [WorkloadReport]) {
             }
         }
     }
-    let p_of = |ws: &[WorkloadReport], ids: &[(usize, usize)]| -> Vec<f64> {
-        ids.iter()
-            .map(|&(w, c)| ws[w].comparisons[c].welch.map_or(f64::NAN, |x| x.p))
-            .collect()
+    // Each family's distinct tests (a metric given twice is one), their q, and its size.
+    let q_of = |ws: &[WorkloadReport], ids: &[(usize, usize)]| -> (Vec<f64>, usize) {
+        let groups = same_tests(ws, ids);
+        let p: Vec<f64> = groups
+            .iter()
+            .map(|g| {
+                ws[g[0].0].comparisons[g[0].1]
+                    .welch
+                    .map_or(f64::NAN, |x| x.p)
+            })
+            .collect();
+        let mut q = vec![f64::NAN; ids.len()];
+        for (g, qg) in groups.iter().zip(benjamini_hochberg(&p)) {
+            for id in g {
+                if let Some(i) = ids.iter().position(|x| x == id) {
+                    q[i] = qg;
+                }
+            }
+        }
+        (q, groups.len())
     };
-    let q_all = benjamini_hochberg(&p_of(workloads, &all));
-    let q_primary = benjamini_hochberg(&p_of(workloads, &primary));
+    let (q_all, m_all) = q_of(workloads, &all);
+    let (q_primary, m_primary) = q_of(workloads, &primary);
     for (&(w, c), q) in all.iter().zip(q_all) {
         let cmp = &mut workloads[w].comparisons[c];
         if !cmp.primary {
             cmp.q = Some(q);
-            cmp.family = all.len();
+            cmp.family = m_all;
         }
     }
     for (&(w, c), q) in primary.iter().zip(q_primary) {
         let cmp = &mut workloads[w].comparisons[c];
         cmp.q = Some(q);
-        cmp.family = primary.len();
+        cmp.family = m_primary;
     }
     for w in workloads.iter_mut() {
         let sizes: Vec<usize> = w
@@ -281,6 +297,36 @@ pub fn adjust(workloads: &mut [WorkloadReport]) {
             c.more = verdict::more_repetitions(c.change.as_ref(), c.welch.as_ref(), n);
         }
     }
+}
+
+/// The comparisons `ids` grouped into distinct tests: two are one test when they compare the
+/// same pair of configurations in the same phase of the same workload and their Welch
+/// statistics agree (|t| and df to 1e-9) — one metric given twice, or two names of one
+/// measurement (`--metric rate,elapsed` of a phase of fixed work: on the log scale the rate
+/// is minus the time plus a constant, so the test is the same). Groups in order of first
+/// member.
+fn same_tests(ws: &[WorkloadReport], ids: &[(usize, usize)]) -> Vec<Vec<(usize, usize)>> {
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0);
+    let mut groups: Vec<Vec<(usize, usize)>> = Vec::new();
+    for &(w, c) in ids {
+        let x = &ws[w].comparisons[c];
+        let same = |g: &Vec<(usize, usize)>| {
+            let (gw, gc) = g[0];
+            let y = &ws[gw].comparisons[gc];
+            gw == w
+                && (y.baseline_cell, y.cell) == (x.baseline_cell, x.cell)
+                && y.phase == x.phase
+                && match (x.welch, y.welch) {
+                    (Some(a), Some(b)) => close(a.t.abs(), b.t.abs()) && close(a.df, b.df),
+                    _ => false,
+                }
+        };
+        match groups.iter_mut().find(|g| same(g)) {
+            Some(g) => g.push((w, c)),
+            None => groups.push(vec![(w, c)]),
+        }
+    }
+    groups
 }
 
 /// Whether a comparison is reported as an observation: significant on its own and after the
@@ -495,17 +541,29 @@ pub fn observations_note(
         .iter()
         .filter(|c| c.verdict.starts_with("inconclusive"))
         .count();
-    let mut text = format!(
-        "no significant differences among the {tested} headline comparison{} tested",
-        if tested == 1 { "" } else { "s" }
-    );
+    let plural = if tested == 1 { "" } else { "s" };
+    // Differences with p < 0.05 that the adjustment did not keep: "none significant" would
+    // contradict their verdicts.
+    let unadjusted = primary
+        .iter()
+        .filter(|c| c.significant && !holds_up(c))
+        .count();
+    let held = primary.iter().filter(|c| holds_up(c)).count();
+    let family = primary.iter().map(|c| c.family).max().unwrap_or(tested);
+    let mut text = if unadjusted > 0 && held == 0 {
+        format!(
+            "no significant differences among the {tested} headline comparison{plural} tested after adjusting for {family} tests ({unadjusted} had p < 0.05 before)"
+        )
+    } else {
+        format!("no significant differences among the {tested} headline comparison{plural} tested")
+    };
     let busy = primary
         .iter()
         .filter(|c| c.more.as_deref() == Some(super::disturbed::BUSY_MORE))
         .count();
     if inconclusive > 0 && busy == 0 {
         text.push_str(&format!(
-            "; {inconclusive} inconclusive (an interval wider than ±{}%: more repetitions would tell)",
+            "; {inconclusive} inconclusive (an interval wider than the ±{}% precision target: more repetitions would tell)",
             verdict::fmt_pct(100.0 * crate::stats::effect::RESOLUTION)
         ));
     } else if inconclusive > 0 {

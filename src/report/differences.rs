@@ -1,11 +1,12 @@
-//! What differs between the two sides of `fslab compare`, shown above the verdicts so that a
-//! comparison cannot hide it: the workloads' parameters, the configurations (the cells'
-//! resolved settings) and the environments — only the entries whose values differ, as the
+//! What differs between the two sides of `fslab compare`, so that a comparison cannot hide
+//! it: the workloads' parameters and the configurations (the cells' resolved settings) above
+//! the verdicts, the environments after them — only the entries whose values differ, as the
 //! Phoronix Test Suite lists system differences between results. A difference in the
 //! workloads' parameters also becomes a warning: the verdicts then measure the parameters as
-//! well as the configurations.
+//! well as the configurations. And whether the two sides ran interleaved: two runs made at
+//! different times cannot tell a drift of the machine from a difference.
 
-pub use super::model::{DiffSection, Difference};
+pub use super::model::{DiffSection, Difference, SourceTiming, Span};
 use super::model::{ReportWarning, WarningKind};
 use super::select::{pair_workloads, Loaded};
 use crate::store::StudyData;
@@ -120,6 +121,95 @@ pub fn differences(a: &Loaded, b: &Loaded) -> Vec<Difference> {
     out
 }
 
+/// What every Observation of two sources run at different times carries.
+pub const APART: &str = "Run at different times: drift cannot be told from a difference.";
+
+/// When the two sides of a comparison ran, from the merged data (each cell's first factor
+/// is its `source`, [`super::select::merge`]): each side's first start and last end over its
+/// counted repetitions, and whether the two spans overlap — as the cells of one study run in
+/// interleaved order do, and two separate runs do not. `None` unless both sides have counted
+/// repetitions with timestamps that parse.
+pub fn timing(d: &StudyData, sources: &[super::model::Source]) -> Option<SourceTiming> {
+    use crate::store::TrialStatus;
+    let [a, b] = sources else {
+        return None;
+    };
+    let at = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    let mut spans = Vec::new();
+    let mut bounds = Vec::new();
+    for s in [a, b] {
+        let cells: Vec<i64> = d
+            .cells
+            .iter()
+            .filter(|c| {
+                c.factors
+                    .first()
+                    .is_some_and(|(f, l)| f == "source" && *l == s.spec)
+            })
+            .map(|c| c.id)
+            .collect();
+        let trials: Vec<&crate::store::TrialRow> = d
+            .trials
+            .iter()
+            .filter(|t| t.status == TrialStatus::Ok && cells.contains(&t.cell_id))
+            .collect();
+        let mut first: Option<(chrono::DateTime<chrono::FixedOffset>, &str)> = None;
+        let mut last: Option<(chrono::DateTime<chrono::FixedOffset>, &str)> = None;
+        for t in trials {
+            let (start, end) = (at(&t.started_at)?, at(&t.finished_at)?);
+            if first.map_or(true, |(f, _)| start < f) {
+                first = Some((start, &t.started_at));
+            }
+            if last.map_or(true, |(l, _)| end > l) {
+                last = Some((end, &t.finished_at));
+            }
+        }
+        let (first, last) = (first?, last?);
+        bounds.push((first.0, last.0));
+        spans.push(Span {
+            source: s.spec.clone(),
+            first_start: first.1.to_string(),
+            last_end: last.1.to_string(),
+        });
+    }
+    let interleaved = bounds[0].0 <= bounds[1].1 && bounds[1].0 <= bounds[0].1;
+    Some(SourceTiming { interleaved, spans })
+}
+
+/// The line that says whether the two sides were interleaved, with their spans: `4 and 5 ran
+/// at different times (4 10:00:00–10:00:02, 5 10:14:10–10:14:12 UTC), not interleaved: drift
+/// cannot be told from a difference`.
+pub fn timing_line(r: &super::model::ReportData) -> Option<String> {
+    let t = r.timing.as_ref()?;
+    let day = t.spans.first().map(|s| s.first_start.as_str());
+    let spans = t
+        .spans
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {}–{}",
+                s.source,
+                crate::units::short_time(&s.first_start, day),
+                crate::units::short_time(&s.last_end, day)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let names = t
+        .spans
+        .iter()
+        .map(|s| s.source.as_str())
+        .collect::<Vec<_>>()
+        .join(" and ");
+    Some(if t.interleaved {
+        format!("{names} ran interleaved ({spans} UTC): drift touched both alike")
+    } else {
+        format!(
+            "{names} ran at different times ({spans} UTC), not interleaved: drift cannot be told from a difference"
+        )
+    })
+}
+
 /// `false → true`, `(none) → 4k`.
 pub fn change_text(d: &Difference) -> String {
     // Byte counts of the environment with their size beside them, as the environment
@@ -164,6 +254,39 @@ pub fn parameter_warning(diffs: &[Difference], a: &str, b: &str) -> Option<Repor
 pub fn heading(r: &super::model::ReportData) -> Option<String> {
     match r.sources.as_slice() {
         [a, b] => Some(format!("What differs ({} → {})", a.spec, b.spec)),
+        _ => None,
+    }
+}
+
+/// The differences shown before the answer — the workloads' parameters and the
+/// configurations, which the verdicts measure along with the sides — or (`after`) those of
+/// the environment, listed after the verdicts so that a dozen machine lines do not stand
+/// before the answer.
+pub fn part(r: &super::model::ReportData, after: bool) -> Vec<&Difference> {
+    r.differences
+        .iter()
+        .filter(|d| (d.section == DiffSection::Environment) == after)
+        .collect()
+}
+
+/// The line that stands for the environment's differences before the answer.
+pub fn later_line(r: &super::model::ReportData) -> Option<String> {
+    match part(r, true).len() {
+        0 => None,
+        1 => Some("environment: 1 entry differs (listed after the verdicts)".into()),
+        n => Some(format!(
+            "environment: {n} entries differ (listed after the verdicts)"
+        )),
+    }
+}
+
+/// The heading of the environment's differences, after the verdicts.
+pub fn later_heading(r: &super::model::ReportData) -> Option<String> {
+    match r.sources.as_slice() {
+        [a, b] if !part(r, true).is_empty() => Some(format!(
+            "What differs in the environment ({} → {})",
+            a.spec, b.spec
+        )),
         _ => None,
     }
 }

@@ -5,6 +5,7 @@
 
 use super::model::*;
 use super::verdict::fmt_interval;
+use crate::stats::interval::INTERVAL_MIN_N;
 use crate::units::Scale;
 
 /// How the entries of one table read: whether each interval prints under its mean, whether
@@ -23,7 +24,8 @@ pub struct EntryStyle {
 impl EntryStyle {
     /// The style of a table of these statistics: intervals under the means unless `compact`
     /// and the table has more than [`super::view::ROWS_WITH_INTERVALS`] rows, and means alone
-    /// beyond [`super::view::ROWS_WITH_SD`]; never an interval for n = 1.
+    /// beyond [`super::view::ROWS_WITH_SD`]; never an interval below three repetitions
+    /// ([`crate::stats::interval::INTERVAL_MIN_N`]).
     pub fn of<'a>(
         stats: impl Iterator<Item = &'a CellMetric>,
         rows: usize,
@@ -38,7 +40,7 @@ impl EntryStyle {
         };
         let many = compact && rows > super::view::ROWS_WITH_INTERVALS;
         EntryStyle {
-            intervals: !many && n != Some(1),
+            intervals: !many && n.map_or(true, |n| n >= INTERVAL_MIN_N),
             sd: !(compact && rows > super::view::ROWS_WITH_SD),
             n,
         }
@@ -52,7 +54,7 @@ impl EntryStyle {
         } else {
             format!("{}{}", sc.num(s.summary.mean), disturbed_mark(s))
         };
-        if self.intervals && s.summary.n > 1 {
+        if self.intervals && s.summary.ci95.is_some() {
             t.push_str(sep);
             t.push_str(&format!("[{}]", fmt_interval(s.summary.ci95, sc)));
             if self.n.is_none() {
@@ -69,6 +71,10 @@ impl EntryStyle {
     pub fn words(&self, ci: &str) -> String {
         match (self.n, self.intervals, self.sd) {
             (Some(1), _, _) => "one repetition each: no spread or interval".into(),
+            (Some(n), _, _) if n < INTERVAL_MIN_N => format!(
+                "{}; n = {n} each, too few for a 95% interval",
+                if self.sd { "mean ± sd" } else { "means" }
+            ),
             (Some(n), true, _) => format!("mean ± sd, the {ci} under it; n = {n} each"),
             (Some(n), false, true) => {
                 format!("mean ± sd; n = {n} each (95% intervals: in the verdicts, all with --all)")

@@ -10,8 +10,9 @@
 //!    symptoms (CPU shares) explain nothing.
 //! 2. **Per unit of work.** Each repetition's telemetry is divided by the work its
 //!    repetition did where the engine says (`rate × elapsed` items, `throughput × elapsed`
-//!    bytes, fio's `io_bytes`), so a timed run that did more work is not "explained" by the
-//!    work itself.
+//!    bytes, fio's `io_bytes` of the result's own direction: a read job's device reads per
+//!    byte read, never per byte a write job beside it wrote), so a timed run that did more
+//!    work is not "explained" by the work itself.
 //! 3. **Undisturbed.** Only repetitions the runner judged quiet are used.
 //! 4. **Significant.** The telemetry's own difference, on the same one-scale model as the
 //!    verdicts (`stats::effect`), has p < 0.05 and an interval that excludes 0.
@@ -152,9 +153,9 @@ fn most_different<'a>(entries: &[(&'a str, f64, f64, f64)]) -> Option<&'a str> {
 }
 
 /// The work one repetition did, by repetition number: the items or bytes of the result's
-/// phase (`rate` or `throughput` times `elapsed`), fio's bytes of every direction, dbench's
-/// bytes of the run; `None` where the engine gives no measure (every repetition then counts
-/// as the same work).
+/// phase (`rate` or `throughput` times `elapsed`), dbench's bytes of the run, and for fio the
+/// bytes of the result's own direction ([`fio_direction`]); `None` where the engine gives no
+/// measure (every repetition then counts as the same work).
 fn work(w: &WorkloadReport, cell: usize, phase: &str, rep: i64) -> Option<f64> {
     let at = |s: &CellMetric| {
         s.repetitions
@@ -164,10 +165,12 @@ fn work(w: &WorkloadReport, cell: usize, phase: &str, rep: i64) -> Option<f64> {
     };
     match WorkloadKind::of(&w.kind) {
         Some(WorkloadKind::Fio) => {
+            let dir = fio_direction(phase);
             let total: f64 = w
                 .stats
                 .iter()
                 .filter(|s| s.cell == cell && s.name == "io_bytes")
+                .filter(|s| dir.map_or(true, |d| s.phase.rsplit_once('/').map(|x| x.1) == Some(d)))
                 .filter_map(at)
                 .sum();
             (total > 0.0).then_some(total)
@@ -184,6 +187,19 @@ fn work(w: &WorkloadReport, cell: usize, phase: &str, rep: i64) -> Option<f64> {
                 .or_else(|| w.stat(cell, phase, "throughput"))?;
             Some(at(per_s)? * el).filter(|x| *x > 0.0)
         }
+    }
+}
+
+/// The direction whose bytes are the work of fio result `phase` (`job/read`): a read is
+/// explained per byte read, a write or a sync per byte written, never per byte of another
+/// direction (a write job beside a read job would dilute the reads). fio's telemetry covers
+/// the whole run, so the bytes are those of every job of that direction — with one reading
+/// job, its own. `None` (every direction) for a phase without one.
+fn fio_direction(phase: &str) -> Option<&'static str> {
+    match phase.rsplit_once('/').map(|x| x.1) {
+        Some("read") => Some("read"),
+        Some("write" | "sync") => Some("write"),
+        _ => None,
     }
 }
 

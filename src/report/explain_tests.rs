@@ -323,3 +323,60 @@ fn a_read_only_fio_job_is_not_explained_by_writes() {
         "{e}"
     );
 }
+
+#[test]
+fn a_read_job_beside_a_write_job_is_judged_per_byte_it_read() {
+    // The case: a read job faster at 256MB, a write job beside it writing six times
+    // as much at 256MB, and the device reading exactly one byte per byte read in both cells.
+    // Per byte of all jobs' work the reads looked 35% and more lower; per byte read they are
+    // the same, so nothing explains the read job's speed-up.
+    let fio = Workload {
+        kind: "fio",
+        params: serde_json::json!({}),
+        policy: "cold",
+    };
+    let run = |device_reads_per_byte: [f64; 2]| {
+        let (store, id) = study_disturbed(
+            &fio,
+            &TWO,
+            4,
+            &[],
+            |c, rep| {
+                let iops = [600.0, 1000.0][c] * (1.0 + 0.01 * f64::from(rep % 2));
+                let read = iops * 4096.0 * 2.0;
+                let written = [100e6, 600e6][c] + f64::from(rep) * 1e6;
+                vec![
+                    Metric::new("r/read", "iops", Unit::OpsPerSec, iops),
+                    Metric::new("r/read", "elapsed", Unit::Seconds, 2.0),
+                    Metric::new("r/read", "io_bytes", Unit::Bytes, read),
+                    Metric::new("w/write", "elapsed", Unit::Seconds, 2.0),
+                    Metric::new("w/write", "io_bytes", Unit::Bytes, written),
+                    Metric::new(
+                        "fio",
+                        "dev.data.read_bytes",
+                        Unit::Bytes,
+                        read * device_reads_per_byte[c],
+                    ),
+                ]
+            },
+            |_, _| None,
+        );
+        let r = report(&store, id, &ReportOptions::default()).unwrap();
+        let c = r.workloads[0]
+            .comparisons
+            .iter()
+            .find(|c| c.phase == "r/read")
+            .unwrap()
+            .clone();
+        assert!(c.significant && c.better == Some(true), "{c:?}");
+        c.explanation
+    };
+    assert_eq!(run([1.0, 1.0]), None);
+    // Reads the device served beyond what the job read (cache misses) on the slower side do
+    // explain it, per byte read.
+    let e = run([4.0, 1.0]).unwrap();
+    assert_eq!(
+        e,
+        "data device read 75% less per unit of work in fio at 256MB than at 16MB"
+    );
+}

@@ -68,6 +68,9 @@ fn header(r: &ReportData, o: &mut String) {
             }
         );
     }
+    if let Some(l) = super::differences::timing_line(r) {
+        let _ = writeln!(o, "<p class=\"meta\">{}</p>", esc(&l));
+    }
     o.push_str("<nav><a href=\"#observations\">Observations</a>");
     if r.workloads.iter().any(|w| !w.comparisons.is_empty()) {
         o.push_str("<a href=\"#verdicts\">Verdicts</a>");
@@ -78,15 +81,27 @@ fn header(r: &ReportData, o: &mut String) {
     o.push_str("<a href=\"#warnings\">Warnings</a><a href=\"#repetitions\">Repetitions</a><a href=\"#environment\">Environment</a></nav>\n");
 }
 
-/// The differences between the two sides of a comparison, before the answer.
-fn differences(r: &ReportData, o: &mut String) {
-    let Some(h) = super::differences::heading(r) else {
+/// The differences between the two sides of a comparison: the parameters and configurations
+/// before the answer, the environment (`after`) after the verdicts.
+fn differences(r: &ReportData, after: bool, o: &mut String) {
+    let heading = if after {
+        super::differences::later_heading(r)
+    } else {
+        super::differences::heading(r)
+    };
+    let Some(h) = heading else {
         return;
     };
-    let _ = writeln!(o, "<section id=\"differences\"><h2>{}</h2>", esc(&h));
+    let id = if after {
+        "environment-differences"
+    } else {
+        "differences"
+    };
+    let _ = writeln!(o, "<section id=\"{id}\"><h2>{}</h2>", esc(&h));
+    let part = super::differences::part(r, after);
     if r.differences.is_empty() {
         let _ = writeln!(o, "<p>{}.</p>", esc(super::differences::NOTHING));
-    } else {
+    } else if !part.is_empty() {
         let _ = writeln!(
             o,
             "<div class=\"scroll\"><table><tr><th></th><th></th><th>{}</th><th>{}</th></tr>",
@@ -94,7 +109,7 @@ fn differences(r: &ReportData, o: &mut String) {
             esc(&r.sources[1].spec)
         );
         let side = |v: &Option<String>| v.as_deref().map(esc).unwrap_or_else(|| "(none)".into());
-        for d in &r.differences {
+        for d in part {
             let _ = writeln!(
                 o,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -105,6 +120,9 @@ fn differences(r: &ReportData, o: &mut String) {
             );
         }
         o.push_str("</table></div>\n");
+    }
+    if let Some(l) = super::differences::later_line(r).filter(|_| !after) {
+        let _ = writeln!(o, "<p>{}.</p>", esc(&super::entries::upper_first(&l)));
     }
     o.push_str("</section>\n");
 }
@@ -233,7 +251,7 @@ impl Exporter for HtmlExporter {
             esc(&r.title)
         );
         header(r, &mut o);
-        differences(r, &mut o);
+        differences(r, false, &mut o);
         let views: Vec<WorkloadView<'_>> = r
             .workloads
             .iter()
@@ -241,6 +259,7 @@ impl Exporter for HtmlExporter {
             .collect();
         observations(r, self.detail, &mut o);
         verdicts(r, &views, self.detail, &mut o)?;
+        differences(r, true, &mut o);
         for (i, (w, v)) in r.workloads.iter().zip(&views).enumerate() {
             super::html_parts::workload(r, i, w, v, self.detail, &mut o)?;
         }

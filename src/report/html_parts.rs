@@ -51,7 +51,7 @@ fn entry(s: &CellMetric, sc: &Scale, style: &EntryStyle) -> String {
             let _ = write!(out, "<div class=\"sd\">± {}</div>", sc.num(sd));
         }
     }
-    if style.intervals && s.summary.n > 1 {
+    if style.intervals && s.summary.ci95.is_some() {
         let _ = write!(
             out,
             "<div class=\"ci\">95% CI {}{}</div>",

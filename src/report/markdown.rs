@@ -267,6 +267,43 @@ fn verdicts(r: &ReportData, views: &[WorkloadView<'_>], detail: Detail, o: &mut 
     }
 }
 
+/// What differs between the two sides of `compare`: the parameters and configurations before
+/// the answer, the environment (`after`) after the verdicts.
+fn differences(r: &ReportData, after: bool, o: &mut String) {
+    let heading = if after {
+        super::differences::later_heading(r)
+    } else {
+        super::differences::heading(r)
+    };
+    let Some(h) = heading else {
+        return;
+    };
+    let _ = writeln!(o, "\n## {}\n", esc(&h));
+    if r.differences.is_empty() {
+        let _ = writeln!(o, "{}.", super::differences::NOTHING);
+        return;
+    }
+    let part = super::differences::part(r, after);
+    if !part.is_empty() {
+        let (a, b) = (&r.sources[0].spec, &r.sources[1].spec);
+        let _ = writeln!(o, "| | | {} | {} |\n|---|---|---|---|", esc(a), esc(b));
+    }
+    let side = |v: &Option<String>| v.as_deref().map(esc).unwrap_or_else(|| "(none)".into());
+    for d in part {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} |",
+            d.section.as_str(),
+            esc(&d.key),
+            side(&d.a),
+            side(&d.b)
+        );
+    }
+    if let Some(l) = super::differences::later_line(r).filter(|_| !after) {
+        let _ = writeln!(o, "\n{}.", upper_first(&l));
+    }
+}
+
 impl Exporter for MarkdownExporter {
     fn render(&self, r: &ReportData) -> anyhow::Result<Vec<u8>> {
         let mut o = String::new();
@@ -274,29 +311,12 @@ impl Exporter for MarkdownExporter {
         for l in source_lines(r) {
             let _ = writeln!(o, "- {}", esc(&l));
         }
-        if let Some(h) = super::differences::heading(r) {
-            let _ = writeln!(o, "\n## {}\n", esc(&h));
-            if r.differences.is_empty() {
-                let _ = writeln!(o, "{}.", super::differences::NOTHING);
-            } else {
-                let (a, b) = (&r.sources[0].spec, &r.sources[1].spec);
-                let _ = writeln!(o, "| | | {} | {} |\n|---|---|---|---|", esc(a), esc(b));
-                for d in &r.differences {
-                    let side = |v: &Option<String>| {
-                        v.as_deref().map(esc).unwrap_or_else(|| "(none)".into())
-                    };
-                    let _ = writeln!(
-                        o,
-                        "| {} | {} | {} | {} |",
-                        d.section.as_str(),
-                        esc(&d.key),
-                        side(&d.a),
-                        side(&d.b)
-                    );
-                }
-            }
+        if let Some(l) = super::differences::timing_line(r) {
+            let _ = writeln!(o, "- {}", esc(&l));
         }
-        // The answer first: what differs, then the tables it comes from.
+        differences(r, false, &mut o);
+        // The answer first: the Observations and verdicts, then the environment's
+        // differences, then the tables it comes from.
         let _ = writeln!(o, "\n## Observations\n");
         if r.observations.is_empty() {
             let _ = writeln!(o, "{}.", upper_first(r.no_observations()));
@@ -314,6 +334,7 @@ impl Exporter for MarkdownExporter {
             .map(|w| view::workload(r, w, self.detail))
             .collect();
         verdicts(r, &views, self.detail, &mut o);
+        differences(r, true, &mut o);
         for (w, v) in r.workloads.iter().zip(&views) {
             workload(r, w, v, self.detail, &mut o);
         }

@@ -739,6 +739,141 @@ fn one_difference_that_does_not_hold_up_among_four_is_left_to_its_verdict() {
         "{:#?}",
         r.warnings
     );
+    // "No significant differences" would contradict 64MB's verdict: the note says they are
+    // none after the adjustment, and how many had p < 0.05 before it.
+    let note = r.observations_note.as_deref().unwrap();
+    assert!(
+        note.starts_with(
+            "no significant differences among the 4 headline comparisons tested after adjusting for 4 tests (1 had p < 0.05 before)"
+        ),
+        "{note}"
+    );
+    // With none below 0.05, it says so plainly.
+    let r = journal_levels(&[
+        ("16MB", [100.0, 102.0, 98.0]),
+        ("128MB", [101.0, 99.0, 100.0]),
+    ]);
+    let note = r.observations_note.as_deref().unwrap();
+    assert!(
+        note.starts_with("no significant differences among the 1 headline comparison tested")
+            && !note.contains("adjusting"),
+        "{note}"
+    );
+}
+
+#[test]
+fn two_repetitions_show_no_interval() {
+    // Latencies 14× apart in two repetitions: no interval in any format, and the tables say
+    // why; the min and max stay in the statistics.
+    let cells: [&[(&str, &str)]; 2] = [&[("fs", "ext4")], &[("fs", "xfs")]];
+    let (store, id) = study(&cells, 2, &[], |c, rep| {
+        let v = [[0.5, 7.0], [0.6, 6.0]][c][rep as usize - 1];
+        vec![Metric::new("dir_create", "elapsed", Unit::Seconds, v)]
+    });
+    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let s = &r.workloads[0].stats[0];
+    assert_eq!(
+        (s.summary.ci95, s.summary.min, s.summary.max),
+        (None, 0.5, 7.0)
+    );
+    let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    assert!(
+        table.contains("mean ± sd; n = 2 each, too few for a 95% interval"),
+        "{table}"
+    );
+    assert!(!table.contains(" – "), "{table}");
+    let html = String::from_utf8(exporter(Format::Html).render(&r).unwrap()).unwrap();
+    assert!(!html.contains("class=\"ci\">95% CI"), "{html}");
+}
+
+#[test]
+fn compare_answers_before_its_environment_lines() {
+    // What differs in the parameters stands before the answer; the environment's dozen lines
+    // come after the verdicts, announced by one line.
+    let (store, id) = two_by_two();
+    let mut r = report(&store, id, &ReportOptions::default()).unwrap();
+    let source = |spec: &str| Source {
+        spec: spec.into(),
+        id: 1,
+        kind: "run".into(),
+        name: "fdtree".into(),
+        description: String::new(),
+        status: crate::store::StudyStatus::Complete,
+        command_line: "fslab fdtree".into(),
+        tool_version: "0.1.0".into(),
+        created_at: "2024-05-01T09:59:00.000Z".into(),
+        finished_at: None,
+        resumed_at: Vec::new(),
+    };
+    r.sources = vec![source("1"), source("2")];
+    let d = |section, key: &str, a: &str, b: &str| Difference {
+        section,
+        key: key.into(),
+        a: Some(a.into()),
+        b: Some(b.into()),
+    };
+    r.differences = vec![
+        d(DiffSection::Parameters, "sync", "false", "true"),
+        d(DiffSection::Environment, "kernel", "6.1.0-18", "6.1.0-20"),
+        d(DiffSection::Environment, "load_average", "0.10", "3.50"),
+    ];
+    for f in [Format::Table, Format::Markdown, Format::Html] {
+        let text = String::from_utf8(exporter(f).render(&r).unwrap()).unwrap();
+        let at = |s: &str| {
+            text.find(s)
+                .unwrap_or_else(|| panic!("{f:?}: no {s:?} in {text}"))
+        };
+        // A section's heading as the format writes it.
+        let h = |s: &str| match f {
+            Format::Table => format!("== {s}"),
+            Format::Markdown => format!("## {s}"),
+            _ => format!("<h2>{s}"),
+        };
+        assert!(
+            at(&h("What differs (1 → 2)")) < at("sync")
+                && at("sync") < at("nvironment: 2 entries differ (listed after the verdicts)")
+                && at("2 entries differ") < at(&h("Observations"))
+                && at(&h("Observations")) < at(&h("Verdicts"))
+                && at(&h("Verdicts")) < at(&h("What differs in the environment (1 → 2)"))
+                && at(&h("What differs in the environment")) < at("6.1.0-18"),
+            "{f:?}: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_metric_named_twice_is_one_test() {
+    // `--metric rate,elapsed` of a phase of fixed work: the time is the work over the rate,
+    // so on the log scale the two comparisons are one test, adjusted for once (4 pairs, not
+    // 8), with one q.
+    let (store, id) = two_by_two();
+    let opts = ReportOptions {
+        metrics: vec!["rate,elapsed".into(), "dir_create.rate".into()],
+        ..ReportOptions::default()
+    };
+    let r = report(&store, id, &opts).unwrap();
+    let cs = &r.workloads[0].comparisons;
+    assert_eq!(cs.len(), 8);
+    for c in cs {
+        assert!(c.primary);
+        assert_eq!(c.family, 4, "{c:?}");
+        let twin = cs
+            .iter()
+            .find(|x| x.cell == c.cell && x.baseline_cell == c.baseline_cell && x.name != c.name)
+            .unwrap();
+        assert_eq!(c.q, twin.q);
+    }
+    // Different measurements stay separate tests.
+    let (store, id) = study(&CELLS, 3, &[], |c, rep| {
+        let r = [100.0, 102.0, 98.0][rep as usize - 1] * (1.0 + 0.1 * c as f64);
+        let t = [7.0, 7.3, 6.8][(rep as usize + c) % 3];
+        vec![
+            Metric::new("dir_create", "elapsed", Unit::Seconds, t),
+            Metric::new("dir_create", "rate", Unit::DirsPerSec, r),
+        ]
+    });
+    let r = report(&store, id, &opts).unwrap();
+    assert!(r.workloads[0].comparisons.iter().all(|c| c.family == 8));
 }
 
 #[test]

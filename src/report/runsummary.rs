@@ -8,9 +8,10 @@ use super::advice::{self, Origin, Policy};
 use super::draft::Draft;
 use super::model::{ReportWarning, WarningKind};
 use crate::metric::{Metric, Unit};
+use crate::stats::interval::INTERVAL_MIN_N;
 use crate::stats::{self, metric_warnings, Quantity, Summary, Thresholds, Warning};
 use crate::workload::WorkloadKind;
-use comfy_table::{presets, Cell, CellAlignment, Table};
+use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
 use serde::Serialize;
 
 /// One metric summarized over repetitions.
@@ -52,12 +53,8 @@ pub fn summarize_reps(reps: &[Vec<Metric>]) -> Vec<MetricSummary> {
         .into_iter()
         .zip(values)
         .filter_map(|((phase, name, unit), v)| {
-            let q = if unit.is_positive() {
-                Quantity::Positive
-            } else {
-                Quantity::Signed
-            };
-            stats::summarize_as(&v, q).map(|summary| MetricSummary {
+            // No stored quantity is negative, CPU shares included: no interval reaches below 0.
+            stats::summarize_as(&v, Quantity::Positive).map(|summary| MetricSummary {
                 phase,
                 name,
                 unit,
@@ -217,6 +214,9 @@ fn opt(v: Option<f64>, sc: &crate::units::Scale) -> String {
 pub fn render_table(sums: &[MetricSummary]) -> String {
     let mut t = Table::new();
     t.load_preset(presets::UTF8_BORDERS_ONLY);
+    // Text reports fit 100 columns: a wide row wraps its widest cells.
+    t.set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(super::textfit::DEFAULT_WIDTH as u16);
     t.set_header(vec![
         "phase", "metric", "unit", "mean", "sd", "95% CI", "min", "max", "cv", "n",
     ]);
@@ -248,14 +248,26 @@ pub fn render_table(sums: &[MetricSummary]) -> String {
             Cell::new(s.n).set_alignment(CellAlignment::Right),
         ]);
     }
-    let log = sums
-        .iter()
-        .any(|m| m.summary.ci95_method == stats::IntervalMethod::LogT);
-    if log {
-        format!("{t}\n95% CI of times, rates, sizes and counts: of the geometric mean, on the log scale")
-    } else {
-        t.to_string()
+    // Two spaces between columns, not three.
+    for c in t.column_iter_mut().skip(1) {
+        c.set_padding((0, 1));
     }
+    let mut out = t.to_string();
+    if sums
+        .iter()
+        .any(|m| m.summary.ci95.is_some() && m.summary.ci95_method == stats::IntervalMethod::LogT)
+    {
+        out.push_str("\n95% CI of times, rates, sizes, counts and shares: of the geometric mean, on the log scale");
+    }
+    if sums
+        .iter()
+        .any(|m| (2..INTERVAL_MIN_N).contains(&m.summary.n))
+    {
+        out.push_str(&format!(
+            "\n95% CI: none from fewer than {INTERVAL_MIN_N} repetitions; min and max are beside it"
+        ));
+    }
+    out
 }
 
 /// The summary as JSON: every metric with unit, statistics and raw values.
@@ -351,6 +363,57 @@ mod tests {
         assert_eq!(j[0]["ci95_method"], "log_t");
         assert!(j[0]["gmean"].as_f64().unwrap() > 0.0);
         assert!(render_table(&s).ends_with("of the geometric mean, on the log scale"));
+    }
+
+    #[test]
+    fn two_repetitions_give_no_interval_and_cpu_shares_none_below_zero() {
+        // `fslab fio --repeat 2`: a latency 14× apart printed `0.0000006940 – 214159036`, a
+        // CPU share a negative bound (a Student-t interval with t(1) = 12.7).
+        let rep = |lat: f64, cpu: f64| {
+            vec![
+                Metric::new("randread/read", "clat_mean", Unit::Millis, lat),
+                Metric::new("randread", "sys_cpu", Unit::Percent, cpu),
+            ]
+        };
+        let s = summarize_reps(&[rep(0.5, 3.0), rep(7.0, 9.0)]);
+        assert!(s.iter().all(|m| m.summary.ci95.is_none()));
+        let t = render_table(&s);
+        assert!(
+            t.ends_with("95% CI: none from fewer than 3 repetitions; min and max are beside it"),
+            "{t}"
+        );
+        let negative = t
+            .chars()
+            .zip(t.chars().skip(1))
+            .any(|(a, b)| a == '-' && b.is_ascii_digit());
+        assert!(
+            !negative && t.lines().all(|l| l.chars().count() <= 100),
+            "{t}"
+        );
+        // Three repetitions of a share with a zero and a wide spread: an interval, never
+        // below zero.
+        let s = summarize_reps(&[rep(0.5, 0.0), rep(7.0, 40.0), rep(1.0, 2.0)]);
+        let cpu = s.iter().find(|m| m.name == "sys_cpu").unwrap();
+        assert_eq!(cpu.summary.ci95.unwrap().0, 0.0);
+        let (lo, _) = s[0].summary.ci95.unwrap();
+        assert!(lo > 0.0);
+        assert!(!render_table(&s).contains("none from fewer"));
+        let wide: Vec<Vec<Metric>> = [0.4812345, 7.123456, 1.0098765]
+            .iter()
+            .map(|&k| {
+                vec![
+                    Metric::new("random-read-job/read", "clat_mean", Unit::Millis, k),
+                    Metric::new(
+                        "random-read-job/read",
+                        "throughput",
+                        Unit::KiBPerSec,
+                        1e7 * k,
+                    ),
+                ]
+            })
+            .collect();
+        let t = render_table(&summarize_reps(&wide));
+        assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
     }
 
     /// Four short, noisy phases of an engine run.

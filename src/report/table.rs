@@ -1,6 +1,8 @@
 //! The terminal report, the answer first and every line within the width (the terminal's,
-//! 100 columns when the output is not a terminal; [`super::textfit`]): the header, what
-//! differs (`compare`), the Observations, the verdicts, then per workload its compact table —
+//! 100 columns when the output is not a terminal; [`super::textfit`]): the header (for
+//! `compare`, whether the sides ran interleaved and what differs but the environment), the
+//! Observations, the verdicts, the environment's differences, then per workload its compact
+//! table —
 //! the headline metrics (fio: IOPS, bandwidth and latency percentiles of every job in one
 //! table), each entry `mean ± sd` with its 95% interval under it — and what else it measured;
 //! then warnings (grouped, at most about ten lines unless `--warnings all`), repetitions, the
@@ -16,23 +18,13 @@ use super::verdict::{fmt_opt, fmt_p_cell};
 use super::view::{self, Detail, WorkloadView};
 use super::Exporter;
 
-/// A stored time (`2026-11-26T21:12:59.139Z`) to the second, without the `T` and the `Z`;
-/// only its time of day when `same_day` is the same date.
-fn short_time(at: &str, same_day: Option<&str>) -> String {
-    let t: String = at.replace('T', " ").chars().take(19).collect();
-    match (same_day, t.split_once(' ')) {
-        (Some(day), Some((date, time))) if day.starts_with(date) => time.to_string(),
-        _ => t,
-    }
-}
-
 fn header(r: &ReportData, o: &mut Text) {
     o.para(&r.title, "", "  ");
     for s in &r.sources {
-        let finished = s
-            .finished_at
-            .as_deref()
-            .map_or_else(|| "-".to_string(), |f| short_time(f, Some(&s.created_at)));
+        let finished = s.finished_at.as_deref().map_or_else(
+            || "-".to_string(),
+            |f| crate::units::short_time(f, Some(&s.created_at)),
+        );
         o.para(
             &format!(
                 "{} {} '{}' [{}] · {} → {finished} UTC · fslab {}",
@@ -40,7 +32,7 @@ fn header(r: &ReportData, o: &mut Text) {
                 s.id,
                 s.name,
                 s.status,
-                short_time(&s.created_at, None),
+                crate::units::short_time(&s.created_at, None),
                 s.tool_version
             ),
             "  ",
@@ -56,23 +48,36 @@ fn header(r: &ReportData, o: &mut Text) {
             o.para(&s.description, "  ", "  ");
         }
     }
-    if let Some(h) = super::differences::heading(r) {
-        o.heading(&h);
-        if r.differences.is_empty() {
-            o.line(super::differences::NOTHING);
-        }
-        let width = r
-            .differences
-            .iter()
-            .map(|d| d.key.len())
-            .max()
-            .unwrap_or(0)
-            .min(30);
-        for d in &r.differences {
-            let first = format!("  {:<13} {:<width$}  ", d.section.as_str(), d.key);
-            let rest = " ".repeat(17 + width);
-            o.para(&super::differences::change_text(d), &first, &rest);
-        }
+    if let Some(l) = super::differences::timing_line(r) {
+        o.para(&l, "  ", "    ");
+    }
+    differences(r, false, o);
+}
+
+/// What differs between the two sides of `compare`: the parameters and configurations before
+/// the answer, the environment (`after`) after the verdicts.
+fn differences(r: &ReportData, after: bool, o: &mut Text) {
+    let heading = if after {
+        super::differences::later_heading(r)
+    } else {
+        super::differences::heading(r)
+    };
+    let Some(h) = heading else {
+        return;
+    };
+    o.heading(&h);
+    if r.differences.is_empty() {
+        o.line(super::differences::NOTHING);
+    }
+    let part = super::differences::part(r, after);
+    let width = part.iter().map(|d| d.key.len()).max().unwrap_or(0).min(30);
+    for d in part {
+        let first = format!("  {:<13} {:<width$}  ", d.section.as_str(), d.key);
+        let rest = " ".repeat(17 + width);
+        o.para(&super::differences::change_text(d), &first, &rest);
+    }
+    if let Some(l) = super::differences::later_line(r).filter(|_| !after) {
+        o.para(&l, "  ", "    ");
     }
 }
 
@@ -374,6 +379,7 @@ pub(crate) fn body(r: &ReportData, exp: &TableExporter, o: &mut Text) {
         .collect();
     observations(r, exp.detail, o);
     verdicts(r, &views, exp.detail, o);
+    differences(r, true, o);
     for (w, v) in r.workloads.iter().zip(&views) {
         workload_section(r, w, v, exp.detail, o);
     }

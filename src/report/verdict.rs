@@ -1,6 +1,7 @@
 //! Words and numbers as every report format prints them: fixed float formatting (so the same
 //! store gives the same bytes), phase and metric names in plain language, and the verdict of
-//! a comparison ("faster by 56% (95% CI 49–63%, p < 0.001)", "no significant difference",
+//! a comparison ("faster by 56% (95% CI 49–63%, p < 0.001)", "24.0× faster (95% CI
+//! 20.1×–28.4×, p < 0.001)" from twice or half on, "no significant difference",
 //! "inconclusive", "not tested (n = 1)"), with the Benjamini–Hochberg q and its family's size
 //! beside p wherever q is part of the decision.
 
@@ -36,6 +37,29 @@ pub fn fmt_signed_pct(x: f64) -> String {
         format!("{}%", fmt_pct(x))
     }
 }
+
+/// A factor in words: `4.0× slower` for `x` ≥ 1 with `up` = `slower`, `2.5× faster` (1/x)
+/// below 1 with `down` = `faster`; from 100 on without a decimal (`2178×`).
+pub fn fmt_factor(x: f64, up: &str, down: &str) -> String {
+    if x >= 1.0 {
+        format!("{} {up}", times(x))
+    } else {
+        format!("{} {down}", times(1.0 / x))
+    }
+}
+
+/// A factor of at least 1: `4.0×`, `2178×`.
+fn times(x: f64) -> String {
+    if x >= 99.95 {
+        format!("{x:.0}×")
+    } else {
+        format!("{x:.1}×")
+    }
+}
+
+/// From this factor on (either way), a significant change is said as a factor (`24.0×
+/// faster`), not as a percentage (`faster by 2289%`).
+pub const FACTOR_FROM: f64 = 2.0;
 
 /// A p-value: `p < 0.001`, `p = 0.023`.
 pub fn fmt_p(p: f64) -> String {
@@ -192,16 +216,42 @@ pub fn verdict(
     // Magnitudes of the interval in the direction of the change.
     let (mlo, mhi) = if up { (lo, hi) } else { (-hi, -lo) };
     let mag = c.percent.abs();
+    // A large change on the ratio scale as a factor: the ratio and its interval's bounds,
+    // each the way of the change (`24.0× faster (95% CI 20.1×–28.4×, …)`).
+    let factor =
+        (c.scale == EffectScale::Log && c.ratio.max(1.0 / c.ratio) >= FACTOR_FROM).then(|| {
+            let f = |pct: f64| {
+                if up {
+                    1.0 + pct / 100.0
+                } else {
+                    1.0 / (1.0 + pct / 100.0)
+                }
+            };
+            (f(lo).min(f(hi)), f(lo).max(f(hi)))
+        });
+    let ci = match factor {
+        Some((a, b)) => format!("95% CI {}–{}", times(a), times(b)),
+        None => format!("95% CI {}–{}%", fmt_pct(mlo), fmt_pct(mhi)),
+    };
     let tail = match q {
         Some((qv, m)) if qv >= ALPHA && m > 1 => format!(
-            "(95% CI {}–{}%, {}), but not after adjusting for {m} tests ({})",
-            fmt_pct(mlo),
-            fmt_pct(mhi),
+            "({ci}, {}), but not after adjusting for {m} tests ({})",
             fmt_p(w.p),
             fmt_q(qv)
         ),
-        _ => format!("(95% CI {}–{}%, {pq})", fmt_pct(mlo), fmt_pct(mhi)),
+        _ => format!("({ci}, {pq})"),
     };
+    if factor.is_some() {
+        let (more, less) = match unit {
+            Unit::Seconds => ("slower", "faster"),
+            u if u.is_rate() => ("faster", "slower"),
+            _ => ("higher", "lower"),
+        };
+        return (
+            format!("{} {tail}", fmt_factor(c.ratio, more, less)),
+            Some(better),
+        );
+    }
     let text = match unit {
         Unit::Seconds if up => format!("slower: {}% more time {tail}", fmt_pct(mag)),
         Unit::Seconds => format!("faster: {}% less time {tail}", fmt_pct(mag)),

@@ -153,9 +153,14 @@ fn printed_interval(v: &str) -> Option<(f64, f64)> {
     if let Some((lo, hi)) = part.split_once(" to ") {
         return Some((num(lo)?, num(hi)?));
     }
-    // A significant verdict prints magnitudes in the direction of the change: `9.9–41%`.
+    // A significant verdict prints magnitudes in the direction of the change: `9.9–41%`, or
+    // from twice on factors, `20.1×–28.4×` (as percentages: 1910–2740).
     let (lo, hi) = part.split_once('–')?;
-    Some((num(lo)?, num(hi)?))
+    let factor = |s: &str| Some((s.trim().strip_suffix('×')?.parse::<f64>().ok()? - 1.0) * 100.0);
+    match (factor(lo), factor(hi)) {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => Some((num(lo)?, num(hi)?)),
+    }
 }
 
 proptest! {
@@ -243,4 +248,49 @@ fn less_cpu_and_utilisation_are_better() {
     assert!(!higher_is_better(Unit::Percent, "disk_util"));
     assert!(higher_is_better(Unit::OpsPerSec, "iops"));
     assert!(!higher_is_better(Unit::Millis, "clat_p99"));
+}
+
+#[test]
+fn large_changes_are_said_as_factors() {
+    // 2289% faster is 23.9× the rate: said as a factor, its interval too.
+    let base = [100.0, 102.0, 98.0, 101.0, 99.0];
+    let much = [2390.0, 2420.0, 2360.0, 2400.0, 2380.0];
+    let (c, w) = judge(&base, &much);
+    assert!(c.percent > 2200.0);
+    let (rate, better) = verdict(Unit::FilesPerSec, "m", Some(&c), w.as_ref(), None, 5);
+    assert!(rate.starts_with("23.9× faster (95% CI 2"), "{rate}");
+    assert!(
+        rate.contains("×–") && !rate.replace("95% CI", "").contains('%'),
+        "{rate}"
+    );
+    let (plo, phi) = printed_interval(&rate).unwrap();
+    assert!(plo > 2000.0 && phi > plo, "{rate}");
+    assert_eq!(better, Some(true));
+    let (time, better) = verdict(Unit::Seconds, "m", Some(&c), w.as_ref(), None, 5);
+    assert!(time.starts_with("23.9× slower"), "{time}");
+    assert_eq!(better, Some(false));
+    // The other way: a rate 23.9× lower is 23.9× slower, a time 23.9× shorter faster.
+    let (c, w) = judge(&much, &base);
+    let (rate, better) = verdict(Unit::FilesPerSec, "m", Some(&c), w.as_ref(), None, 5);
+    assert!(rate.starts_with("23.9× slower (95% CI 2"), "{rate}");
+    assert_eq!(better, Some(false));
+    let (time, _) = verdict(Unit::Seconds, "m", Some(&c), w.as_ref(), None, 5);
+    assert!(time.starts_with("23.9× faster"), "{time}");
+    let (lat, _) = verdict(Unit::Millis, "m", Some(&c), w.as_ref(), None, 5);
+    assert!(lat.starts_with("23.9× lower"), "{lat}");
+    // The interval's bounds in the change's direction, lower first, around the factor.
+    let (lo, hi) = c.ci95.unwrap();
+    let (a, b) = (1.0 / (1.0 + lo / 100.0), 1.0 / (1.0 + hi / 100.0));
+    assert!(
+        rate.contains(&format!("95% CI {:.1}×–{:.1}×", a.min(b), a.max(b))),
+        "{rate}"
+    );
+    // Under twice: a percentage, as before.
+    let (c, w) = judge(&base, &[190.0, 192.0, 188.0, 191.0, 189.0]);
+    let (rate, _) = verdict(Unit::FilesPerSec, "m", Some(&c), w.as_ref(), None, 5);
+    assert!(rate.starts_with("faster by 90% (95% CI"), "{rate}");
+    assert_eq!(fmt_factor(4.0, "slower", "faster"), "4.0× slower");
+    assert_eq!(fmt_factor(0.4, "slower", "faster"), "2.5× faster");
+    assert_eq!(fmt_factor(2178.24, "faster", "slower"), "2178× faster");
+    assert_eq!(fmt_factor(1.0 / 99.96, "faster", "slower"), "100× slower");
 }

@@ -52,6 +52,7 @@ fn report(warnings: Vec<ReportWarning>, mode: WarningsMode, sources: Vec<Source>
         warnings,
         environments: Vec::new(),
         differences: Vec::new(),
+        timing: None,
         guest_calibration: None,
     }
 }

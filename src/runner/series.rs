@@ -230,9 +230,12 @@ mod tests {
         assert_eq!(s.decide(&rule), None);
         assert_eq!(s.planned(&rule), 2);
         s.add(&fdtree_rep(100.5), 3.0);
+        // Two values give no interval (t(1) = 12.7 would make any one meaningless).
+        assert_eq!(s.decide(&rule), None);
+        s.add(&fdtree_rep(100.2), 2.0);
         assert_eq!(s.decide(&rule), Some(StopReason::CiMet));
         assert!(!s.is_active());
         assert_eq!(s.mean_duration(), Some(2.0));
-        assert_eq!(s.headlines[1].1, vec![200.0, 201.0]);
+        assert_eq!(s.headlines[1].1, vec![200.0, 201.0, 200.4]);
     }
 }

@@ -151,7 +151,8 @@ pub struct Rule {
 }
 
 /// The largest relative 95% CI half-width over the headline metrics, or `None` when any of
-/// them has no interval yet (fewer than two values, a zero mean, a non-finite value).
+/// them has no interval yet (fewer than three values — [`super::interval::INTERVAL_MIN_N`] —,
+/// a zero mean, a non-finite value).
 pub fn worst_relative_ci(headlines: &[Vec<f64>]) -> Option<f64> {
     if headlines.is_empty() {
         return None;

@@ -43,7 +43,8 @@ pub enum EffectScale {
 }
 
 /// The change of the candidate over the baseline and its test, from one model; `None` when a
-/// side is empty, a value is not finite, or (raw scale) the baseline mean is not positive.
+/// side is empty, a value is not finite, or (raw scale) the baseline mean is not positive. On
+/// the raw scale, the interval of values none of which is negative stops at -100%.
 /// `welch` is `None` when a side has fewer than two values.
 pub fn effect(baseline: &[f64], candidate: &[f64]) -> Option<(Change, Option<Welch>)> {
     if baseline.is_empty() || candidate.is_empty() || !finite(baseline) || !finite(candidate) {
@@ -55,7 +56,13 @@ pub fn effect(baseline: &[f64], candidate: &[f64]) -> Option<(Change, Option<Wel
         let lb: Vec<f64> = candidate.iter().map(|x| x.ln()).collect();
         Some(model(&la, &lb, EffectScale::Log))
     } else {
-        Some(model(baseline, candidate, EffectScale::Raw)).filter(|(c, _)| c.ratio.is_finite())
+        let (mut c, w) = model(baseline, candidate, EffectScale::Raw);
+        // Values that cannot be negative (a CPU share with a zero among them) cannot fall by
+        // more than 100%: the interval stops there (`-348%` said nothing possible).
+        if baseline.iter().chain(candidate).all(|&x| x >= 0.0) {
+            c.ci95 = c.ci95.map(|(lo, hi)| (lo.max(-100.0), hi));
+        }
+        Some((c, w)).filter(|(c, _)| c.ratio.is_finite())
     }
 }
 

@@ -51,6 +51,14 @@ fn signed_values_or_zeros_use_the_raw_scale() {
     let (lo, hi) = c.ci95.unwrap();
     assert_relative_eq!(lo, 100.0 * (2.0 - h), max_relative = 1e-9);
     assert_relative_eq!(hi, 100.0 * (2.0 + h), max_relative = 1e-9);
+    // Shares with a zero among them (fio's sys_cpu) cannot fall by more than 100%: the
+    // interval stops there, and still includes 0.
+    let (c, w) = effect(&[0.0, 30.0, 2.0], &[0.0, 0.5, 31.0]).unwrap();
+    let (lo, hi) = c.ci95.unwrap();
+    assert_eq!(lo, -100.0);
+    assert!(hi > 0.0 && w.unwrap().p > 0.05);
+    let (c, _) = effect(&[-5.0, 30.0, 2.0], &[0.0, 0.5, 31.0]).unwrap();
+    assert!(c.ci95.unwrap().0 < -100.0);
     // A baseline mean that is not positive has no percent change.
     assert!(effect(&[-1.0, 0.0], &[1.0, 2.0]).is_none());
     assert!(effect(&[0.0, 0.0], &[1.0, 2.0]).is_none());

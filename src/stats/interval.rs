@@ -13,6 +13,11 @@
 //! under 20%). A positive quantity with a zero among its values has no logarithm: it keeps
 //! the Student-t interval with its lower bound clipped at zero, and says so
 //! ([`IntervalMethod::TClipped`]).
+//!
+//! Below [`INTERVAL_MIN_N`] values there is no interval: with two, t(1, .975) = 12.7 and the
+//! log-scale interval of two latencies a factor 14 apart spans fourteen orders of magnitude
+//! (`0.0000006940 – 214159036` µs), which tells nothing the two values do not. Reports show
+//! the min and max instead, as hyperfine does below three runs.
 
 use super::summary::t_quantile;
 use serde::Serialize;
@@ -108,11 +113,19 @@ pub fn log_t_interval(xs: &[f64]) -> Option<(f64, f64)> {
     Some((lo.exp(), hi.exp()))
 }
 
+/// The fewest values a 95% interval is given for.
+pub const INTERVAL_MIN_N: usize = 3;
+
 /// The 95% interval of `xs` for a quantity of the given kind, and how it was computed:
 /// Student t for a signed quantity; for a positive one, the log-scale interval, or the
 /// Student-t interval clipped at zero when a value is zero or negative. `None` (with the
-/// method that would have been used) for fewer than two values.
+/// method that would have been used) for fewer than [`INTERVAL_MIN_N`] values.
 pub fn interval(xs: &[f64], q: Quantity) -> (Option<(f64, f64)>, IntervalMethod) {
+    let (ci, method) = computed(xs, q);
+    (ci.filter(|_| xs.len() >= INTERVAL_MIN_N), method)
+}
+
+fn computed(xs: &[f64], q: Quantity) -> (Option<(f64, f64)>, IntervalMethod) {
     match q {
         Quantity::Signed => (t_interval(xs), IntervalMethod::T),
         Quantity::Positive if xs.iter().all(|x| *x > 0.0) => {

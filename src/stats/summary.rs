@@ -23,7 +23,8 @@ pub struct Summary {
     /// Coefficient of variation sd/|mean|; `None` for n < 2 or a zero mean.
     pub cv: Option<f64>,
     /// 95% confidence interval (n − 1 degrees of freedom) by `ci95_method`: of the mean for a
-    /// signed quantity, of the geometric mean (log scale) for a positive one; `None` for n < 2.
+    /// signed quantity, of the geometric mean (log scale) for a positive one; `None` for n < 3
+    /// ([`interval::INTERVAL_MIN_N`]).
     pub ci95: Option<(f64, f64)>,
     /// How `ci95` was computed.
     pub ci95_method: IntervalMethod,
@@ -177,7 +178,7 @@ mod tests {
         }
 
         #[test]
-        fn interval_contains_mean_and_shrinks_with_copies(xs in proptest::collection::vec(0f64..1e3, 2..20)) {
+        fn interval_contains_mean_and_shrinks_with_copies(xs in proptest::collection::vec(0f64..1e3, 3..20)) {
             let s = summarize(&xs).unwrap();
             let (lo, hi) = s.ci95.unwrap();
             prop_assert!(lo <= s.mean && s.mean <= hi);

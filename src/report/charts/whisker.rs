@@ -6,14 +6,13 @@ use super::super::model::{CellMetric, ErrorBars};
 
 /// The (low, high) whisker of a mean: the 95% interval (positive for quantities that cannot
 /// be negative: [`crate::stats::interval`]) or ± one sd, clipped at 0 for those quantities;
-/// the mean itself when there is no spread.
+/// the mean itself when there is no spread (or, for the interval, fewer than three values).
 pub(crate) fn whisker(s: &CellMetric, bars: ErrorBars) -> (f64, f64) {
     let m = s.summary.mean;
     match bars {
         ErrorBars::Ci => s.summary.ci95.unwrap_or((m, m)),
         ErrorBars::Sd => match s.summary.sd {
-            Some(sd) if s.unit.is_positive() => ((m - sd).max(0.0), m + sd),
-            Some(sd) => (m - sd, m + sd),
+            Some(sd) => ((m - sd).max(0.0), m + sd),
             None => (m, m),
         },
     }
@@ -26,12 +25,19 @@ pub(crate) fn whisker_caption(stats: &[&CellMetric], bars: ErrorBars) -> String 
     if !stats.is_empty() && stats.iter().all(|s| s.summary.n < 2) {
         return "none (one repetition each: no spread or interval)".into();
     }
+    if bars == ErrorBars::Ci && !stats.is_empty() && stats.iter().all(|s| s.summary.ci95.is_none())
+    {
+        return format!(
+            "none (fewer than {} repetitions each: no 95% interval)",
+            crate::stats::interval::INTERVAL_MIN_N
+        );
+    }
     match bars {
         ErrorBars::Ci => super::super::entries::ci_words(stats.iter().copied()),
         ErrorBars::Sd => {
-            let clipped = stats.iter().any(|s| {
-                s.unit.is_positive() && s.summary.sd.is_some_and(|sd| s.summary.mean - sd < 0.0)
-            });
+            let clipped = stats
+                .iter()
+                .any(|s| s.summary.sd.is_some_and(|sd| s.summary.mean - sd < 0.0));
             if clipped {
                 "± one standard deviation, clipped at 0 (the quantity cannot be negative)".into()
             } else {
@@ -56,17 +62,12 @@ mod tests {
     use crate::stats::{summarize_as, Quantity};
 
     fn stat(unit: Unit, values: &[f64]) -> CellMetric {
-        let q = if unit.is_positive() {
-            Quantity::Positive
-        } else {
-            Quantity::Signed
-        };
         CellMetric {
             cell: 0,
             phase: "p".into(),
             name: "rate".into(),
             unit,
-            summary: summarize_as(values, q).unwrap(),
+            summary: summarize_as(values, Quantity::Positive).unwrap(),
             values: values.to_vec(),
             repetitions: vec![1; values.len()],
             order: vec![0; values.len()],
@@ -94,16 +95,17 @@ mod tests {
             whisker_caption(&[&s], ErrorBars::Ci),
             "95% CI of the geometric mean (log scale)"
         );
-        // A signed quantity keeps its whole bar.
-        let d = stat(Unit::Percent, &[-50.0, 40.0, 10.0]);
-        assert!(whisker(&d, ErrorBars::Sd).0 < 0.0);
+        // A CPU share is a positive quantity too, a zero among its values included.
+        let d = stat(Unit::Percent, &[0.0, 40.0, 2.0]);
+        for bars in [ErrorBars::Ci, ErrorBars::Sd] {
+            assert_eq!(whisker(&d, bars).0, 0.0, "{bars:?}");
+        }
+        // Two repetitions: no interval to draw, and the caption says why.
+        let two = stat(Unit::Millis, &[0.5, 7.0]);
+        assert_eq!(whisker(&two, ErrorBars::Ci), (3.75, 3.75));
         assert_eq!(
-            whisker_caption(&[&d], ErrorBars::Sd),
-            "± one standard deviation"
-        );
-        assert_eq!(
-            whisker_caption(&[&d], ErrorBars::Ci),
-            "95% CI of the mean (Student t)"
+            whisker_caption(&[&two], ErrorBars::Ci),
+            "none (fewer than 3 repetitions each: no 95% interval)"
         );
     }
 }

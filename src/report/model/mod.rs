@@ -73,6 +73,10 @@ pub struct ReportData {
     /// What differs between the two sides of a comparison (parameters, configuration,
     /// environment); empty for a report of one source.
     pub differences: Vec<Difference>,
+    /// When the two sides of a comparison ran and whether they were interleaved; absent for
+    /// a report of one source (or timestamps that do not parse).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timing: Option<SourceTiming>,
     /// The guest's measured cost (`[guest] calibrate`), for a study measured in a guest.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guest_calibration: Option<crate::report::calibration::GuestCalibration>,

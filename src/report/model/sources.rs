@@ -48,6 +48,28 @@ impl Source {
     }
 }
 
+/// When the two sides of `fslab compare` ran, from their counted repetitions.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceTiming {
+    /// Whether their repetitions overlapped in time (two cells of one study run in
+    /// interleaved order), so that drift of the machine touched both alike. When not (two
+    /// separate runs), a drift cannot be told from a difference.
+    pub interleaved: bool,
+    /// Each side's span, A first.
+    pub spans: Vec<Span>,
+}
+
+/// One side's time span.
+#[derive(Debug, Clone, Serialize)]
+pub struct Span {
+    /// The source's spec.
+    pub source: String,
+    /// Its first counted repetition's start, as stored.
+    pub first_start: String,
+    /// Its last counted repetition's end, as stored.
+    pub last_end: String,
+}
+
 /// Environment of one source.
 #[derive(Debug, Clone, Serialize)]
 pub struct Environment {
