@@ -382,7 +382,7 @@ fn interference_warnings(
             };
             if let Some(line) = disturbed::left_out_line(&c.label, &left_out) {
                 let advice = if reps.is_empty() {
-                    "nothing to do: the counted repetitions are the quiet ones (fslab show lists every repetition)".to_string()
+                    "nothing to do: the counted repetitions are the quiet ones (fslab show ID --all lists every repetition)".to_string()
                 } else {
                     format!(
                         "the re-run limit was reached: {} of the {} counted repetitions are disturbed too (the next warning)",
