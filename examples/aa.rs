@@ -469,12 +469,30 @@ fn design(rng: &mut Rng, sims: usize, seed: u64) {
     for f in families() {
         let varying = "A/A, each series its own cv (⅓–3× of 5%)";
         let rows: [(Noise, Spread, Option<usize>, &str, Rule); 6] = [
-            (Noise::LogNormal, Spread::Same, Some(1), "10% better, cv 5%", rule),
-            (Noise::Normal, Spread::Same, Some(1), "10% better, cv 5%", rule),
+            (
+                Noise::LogNormal,
+                Spread::Same,
+                Some(1),
+                "10% better, cv 5%",
+                rule,
+            ),
+            (
+                Noise::Normal,
+                Spread::Same,
+                Some(1),
+                "10% better, cv 5%",
+                rule,
+            ),
             (Noise::LogNormal, Spread::Same, None, "A/A, cv 5%", rule),
             (Noise::LogNormalMedian, Spread::Varying, None, varying, rule),
             // References without the design's rule: the same data at fixed counts.
-            (Noise::LogNormal, Spread::Same, None, "A/A, cv 5% (fixed n = 9)", fixed(9)),
+            (
+                Noise::LogNormal,
+                Spread::Same,
+                None,
+                "A/A, cv 5% (fixed n = 9)",
+                fixed(9),
+            ),
             (
                 Noise::LogNormalMedian,
                 Spread::Varying,
