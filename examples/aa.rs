@@ -26,25 +26,7 @@ use fslab::store::*;
 use fslab::workload::WorkloadKind;
 use std::collections::BTreeMap;
 
-/// A deterministic generator (SplitMix64) with standard normal deviates (Box–Muller).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn uniform(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-}
+use fslab::stats::rng::SplitMix64 as Rng;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Noise {
@@ -449,12 +431,7 @@ fn design(rng: &mut Rng, sims: usize, seed: u64) {
     )
     .expect("a default study");
     let rep = &plan.repetitions;
-    let rule = Rule {
-        min: rep.min,
-        max: rep.max,
-        target_ci: rep.target_ci,
-        detect: rep.detect,
-    };
+    let rule = rep.rule();
     println!("# The default design and A/A calibration ({sims} data sets per row, seed {seed})\n");
     println!("Command: `cargo run --release --example aa -- {sims} {seed}` (bench/aa.sh)\n");
     println!(

@@ -49,6 +49,18 @@ pub struct Repetitions {
     pub disturbed: crate::stats::adaptive::Disturbed,
 }
 
+impl Repetitions {
+    /// The stopping rule every series of the study follows.
+    pub fn rule(&self) -> crate::stats::adaptive::Rule {
+        crate::stats::adaptive::Rule {
+            min: self.min,
+            max: self.max,
+            target_ci: self.target_ci,
+            detect: self.detect,
+        }
+    }
+}
+
 /// Read `[repetitions]` with its defaults, refusing values out of range in one line that
 /// names the key.
 pub(super) fn repetitions(r: &RepetitionsSection) -> std::result::Result<Repetitions, String> {

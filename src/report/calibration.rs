@@ -111,15 +111,9 @@ pub fn kept_interval(
     if sides.iter().any(|v| v.len() < 2) {
         return None;
     }
-    // splitmix64: small, fast, and fixed.
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    // Small, fast, and fixed: the same interval on every machine.
+    let mut rng = crate::stats::rng::SplitMix64(0x9E37_79B9_7F4A_7C15);
+    let mut next = move || rng.next_u64();
     let mut resample = |v: &[f64]| -> f64 {
         let n = v.len() as u64;
         (0..v.len()).map(|_| v[(next() % n) as usize]).sum::<f64>() / v.len() as f64

@@ -249,15 +249,6 @@ pub fn parameter_warning(diffs: &[Difference], a: &str, b: &str) -> Option<Repor
     })
 }
 
-/// The heading of the differences section, `What differs (1 → 2)`; `None` for a report of
-/// one source.
-pub fn heading(r: &super::model::ReportData) -> Option<String> {
-    match r.sources.as_slice() {
-        [a, b] => Some(format!("What differs ({} → {})", a.spec, b.spec)),
-        _ => None,
-    }
-}
-
 /// The differences shown before the answer — the workloads' parameters and the
 /// configurations, which the verdicts measure along with the sides — or (`after`) those of
 /// the environment, listed after the verdicts so that a dozen machine lines do not stand
@@ -280,9 +271,13 @@ pub fn later_line(r: &super::model::ReportData) -> Option<String> {
     }
 }
 
-/// The heading of the environment's differences, after the verdicts.
-pub fn later_heading(r: &super::model::ReportData) -> Option<String> {
+/// The heading of the differences shown before the answer, `What differs (1 → 2)`, or
+/// (`after`) of the environment's after the verdicts, `What differs in the environment (1 →
+/// 2)`; `None` for a report of one source, and after the verdicts when the environment is
+/// the same.
+pub fn heading(r: &super::model::ReportData, after: bool) -> Option<String> {
     match r.sources.as_slice() {
+        [a, b] if !after => Some(format!("What differs ({} → {})", a.spec, b.spec)),
         [a, b] if !part(r, true).is_empty() => Some(format!(
             "What differs in the environment ({} → {})",
             a.spec, b.spec

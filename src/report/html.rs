@@ -84,12 +84,7 @@ fn header(r: &ReportData, o: &mut String) {
 /// The differences between the two sides of a comparison: the parameters and configurations
 /// before the answer, the environment (`after`) after the verdicts.
 fn differences(r: &ReportData, after: bool, o: &mut String) {
-    let heading = if after {
-        super::differences::later_heading(r)
-    } else {
-        super::differences::heading(r)
-    };
-    let Some(h) = heading else {
+    let Some(h) = super::differences::heading(r, after) else {
         return;
     };
     let id = if after {

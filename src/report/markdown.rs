@@ -270,12 +270,7 @@ fn verdicts(r: &ReportData, views: &[WorkloadView<'_>], detail: Detail, o: &mut 
 /// What differs between the two sides of `compare`: the parameters and configurations before
 /// the answer, the environment (`after`) after the verdicts.
 fn differences(r: &ReportData, after: bool, o: &mut String) {
-    let heading = if after {
-        super::differences::later_heading(r)
-    } else {
-        super::differences::heading(r)
-    };
-    let Some(h) = heading else {
+    let Some(h) = super::differences::heading(r, after) else {
         return;
     };
     let _ = writeln!(o, "\n## {}\n", esc(&h));

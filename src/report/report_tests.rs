@@ -997,6 +997,33 @@ fn a_resumed_study_says_so_in_its_first_repetition_warning() {
     );
 }
 
+/// Record that repetition `rep` of the first cell ran first disturbed by `line` and was left
+/// out to be run again (`disturbed = "repeat"`), with a wild value that must not count.
+fn rerun_first(store: &mut Store, id: i64, rep: u32, line: &str) {
+    let d = store.load(id).unwrap().unwrap();
+    let wild = [Metric::new("dir_create", "rate", Unit::DirsPerSec, 1.0)];
+    store
+        .record_trial(&NewTrial {
+            cell: d.cells[0].id,
+            workload: d.workloads[0].id,
+            repetition: rep,
+            order_index: 99,
+            status: TrialStatus::Discarded,
+            error: None,
+            cache_policy: "cold",
+            started_at: "t".into(),
+            finished_at: "t".into(),
+            wall_seconds: 1.0,
+            metrics: &wild,
+            histograms: &[],
+            interference: Some(line.into()),
+            settle_seconds: None,
+            timeline: &[],
+            excluded: Some("rerun"),
+        })
+        .unwrap();
+}
+
 #[test]
 fn disturbed_repetitions_left_out_are_counted_and_named_not_averaged() {
     let (mut store, id) = study(&CELLS[..1], 3, &[], |_, rep| {
@@ -1007,30 +1034,8 @@ fn disturbed_repetitions_left_out_are_counted_and_named_not_averaged() {
             100.0 + f64::from(rep),
         )]
     });
-    let d = store.load(id).unwrap().unwrap();
-    let (cell, wl) = (d.cells[0].id, d.workloads[0].id);
     // Repetition 2 ran first disturbed (left out, run again); its values must not count.
-    let wild = [Metric::new("dir_create", "rate", Unit::DirsPerSec, 1.0)];
-    store
-        .record_trial(&NewTrial {
-            cell,
-            workload: wl,
-            repetition: 2,
-            order_index: 99,
-            status: TrialStatus::Discarded,
-            error: None,
-            cache_policy: "cold",
-            started_at: "t".into(),
-            finished_at: "t".into(),
-            wall_seconds: 1.0,
-            metrics: &wild,
-            histograms: &[],
-            interference: Some("2.4 GiB of other I/O on vda".into()),
-            settle_seconds: None,
-            timeline: &[],
-            excluded: Some("rerun"),
-        })
-        .unwrap();
+    rerun_first(&mut store, id, 2, "2.4 GiB of other I/O on vda");
     let r = report(&store, id, &ReportOptions::default()).unwrap();
     let s = &r.workloads[0].stats[0];
     assert_eq!(s.values, vec![101.0, 102.0, 103.0]);
@@ -1133,29 +1138,7 @@ fn past_the_rerun_limit_the_texts_read_the_repeat_policy() {
     let line = "1.0 GiB of other I/O on vda";
     let (mut store, id) =
         disturbed_pair(4, |c, rep| (c == 0 && rep == 1).then(|| line.to_string()));
-    let d = store.load(id).unwrap().unwrap();
-    let (cell, wl) = (d.cells[0].id, d.workloads[0].id);
-    let m = [Metric::new("dir_create", "rate", Unit::DirsPerSec, 1.0)];
-    store
-        .record_trial(&NewTrial {
-            cell,
-            workload: wl,
-            repetition: 1,
-            order_index: 99,
-            status: TrialStatus::Discarded,
-            error: None,
-            cache_policy: "cold",
-            started_at: "t".into(),
-            finished_at: "t".into(),
-            wall_seconds: 1.0,
-            metrics: &m,
-            histograms: &[],
-            interference: Some(line.into()),
-            settle_seconds: None,
-            timeline: &[],
-            excluded: Some("rerun"),
-        })
-        .unwrap();
+    rerun_first(&mut store, id, 1, line);
     let r = report(&store, id, &ReportOptions::default()).unwrap();
     let w: Vec<&ReportWarning> = r
         .warnings

@@ -57,12 +57,7 @@ fn header(r: &ReportData, o: &mut Text) {
 /// What differs between the two sides of `compare`: the parameters and configurations before
 /// the answer, the environment (`after`) after the verdicts.
 fn differences(r: &ReportData, after: bool, o: &mut Text) {
-    let heading = if after {
-        super::differences::later_heading(r)
-    } else {
-        super::differences::heading(r)
-    };
-    let Some(h) = heading else {
+    let Some(h) = super::differences::heading(r, after) else {
         return;
     };
     o.heading(&h);

@@ -15,6 +15,7 @@ pub mod effect;
 pub mod interval;
 pub mod outliers;
 pub mod power;
+pub mod rng;
 pub mod summary;
 pub mod trend;
 pub mod warnings;

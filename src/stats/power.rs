@@ -174,28 +174,11 @@ pub fn worst_log_sd(headlines: &[Vec<f64>]) -> Option<f64> {
 mod tests {
     use super::*;
 
-    /// A deterministic generator (SplitMix64) with standard normal deviates (Box–Muller).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-        fn normal(&mut self) -> f64 {
-            let u = ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-            let v = ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-        }
-    }
-
     /// The share of simulated pairs in which the reports' own test (stats::effect, Welch on
     /// logs) finds p < 0.05.
     fn simulated(n: u32, cv: f64, effect: f64, sims: u32) -> f64 {
         let s = log_sd(cv);
-        let mut r = Rng(7);
+        let mut r = crate::stats::rng::SplitMix64(7);
         let mut found = 0;
         for _ in 0..sims {
             let a: Vec<f64> = (0..n).map(|_| (s * r.normal()).exp()).collect();

@@ -190,21 +190,8 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         .filter(|_| p.stonewall > 0 && p.steps().create);
     let mut status_error = None;
     let mut each = |_: u32, _: &[crate::metric::Metric], e: &Mdtest| {
-        let Some(it) = e.iterations().last() else {
-            return;
-        };
-        if let Some(x) = status_to {
-            if let Err(err) = mdtest::status::write(x, it, 1) {
-                status_error.get_or_insert(err);
-            }
-        }
-        if inv.verbose > 0 {
-            let text = report::verbose(it, inv.verbose, &inv.dir);
-            if json {
-                eprint!("{text}");
-            } else {
-                crate::out!("{text}");
-            }
+        if let Some(it) = e.iterations().last() {
+            after_iteration(it, (status_to, 1), &inv, json, &mut status_error);
         }
     };
     let (result, sums, warnings) = run_engine(
@@ -357,6 +344,31 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
         }
     );
     Ok(())
+}
+
+/// After each iteration (the root rank's, under MPI): `-x`'s status file (the files each of
+/// `ranks` made; its first error kept in `error`) and `-v`'s phase lines (stdout as mdtest;
+/// stderr beside a JSON document).
+pub(super) fn after_iteration(
+    it: &mdtest::result::Iteration,
+    (status_to, ranks): (Option<&std::path::PathBuf>, u32),
+    inv: &mdtest::Invocation,
+    json: bool,
+    error: &mut Option<anyhow::Error>,
+) {
+    if let Some(x) = status_to {
+        if let Err(err) = mdtest::status::write(x, it, ranks) {
+            error.get_or_insert(err);
+        }
+    }
+    if inv.verbose > 0 {
+        let text = report::verbose(it, inv.verbose, &inv.dir);
+        if json {
+            eprint!("{text}");
+        } else {
+            crate::out!("{text}");
+        }
+    }
 }
 
 #[cfg(test)]

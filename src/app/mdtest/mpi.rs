@@ -116,21 +116,8 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     let mut status_error = None;
     let ranks = comm.size();
     let mut each = |_: u32, _: &[crate::metric::Metric], e: &Mdtest<CommTeam>| {
-        let Some(it) = e.iterations().last().filter(|_| comm.is_root()) else {
-            return;
-        };
-        if let Some(x) = status_to {
-            if let Err(err) = crate::workload::mdtest::status::write(x, it, ranks) {
-                status_error.get_or_insert(err);
-            }
-        }
-        if inv.verbose > 0 {
-            let text = report::verbose(it, inv.verbose, &inv.dir);
-            if json {
-                eprint!("{text}");
-            } else {
-                crate::out!("{text}");
-            }
+        if let Some(it) = e.iterations().last().filter(|_| comm.is_root()) {
+            super::after_iteration(it, (status_to, ranks), &inv, json, &mut status_error);
         }
     };
     let result = adhoc::run(options, &mut engine, &target, obs, &mut each)?;

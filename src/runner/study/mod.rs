@@ -142,13 +142,7 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
     // killed outright leaves a claim of a dead process, which the next run takes over.
     let _claim = claim;
     let trials = r.store.trials(study_id)?;
-    let rep = &study.repetitions;
-    let rule = Rule {
-        min: rep.min,
-        max: rep.max,
-        target_ci: rep.target_ci,
-        detect: rep.detect,
-    };
+    let rule = study.repetitions.rule();
     let series = setup::load_series(
         r.store,
         study,
