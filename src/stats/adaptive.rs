@@ -187,7 +187,7 @@ pub fn decide(rule: &Rule, n: u32, headlines: &[Vec<f64>]) -> Option<StopReason>
                 .map(|v| v[..v.len().min(rule.min as usize)].to_vec())
                 .collect();
             let need = match super::power::worst_log_sd(&first) {
-                Some(s) if s == 0.0 => rule.min,
+                Some(0.0) => rule.min,
                 Some(s) => super::power::n_for_power(s, effect)?.max(rule.min),
                 None => return Some(StopReason::Fixed),
             };
