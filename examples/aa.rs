@@ -421,64 +421,89 @@ fn pct(k: usize, n: usize) -> String {
 }
 
 /// The default design (`[repetitions]` without `min`: `detect = "10%"`, n from 80% power at
-/// an assumed cv of 5%, each series going on from its own spread to `max`), run through the
-/// runner's rule: its power for a true 10% change at cv 5%, and its false discoveries on A/A
-/// data with equal and with unequal spreads (the rule reads spreads only; this measures
-/// whether stopping by them moves the A/A rate).
+/// an assumed cv of 5%) and its opt-in extension (`max` given: each series fixes its n from
+/// the spread of its own first `min` values), run through the runner's rule: power for a true
+/// 10% change at cv 5%, and false discoveries on A/A data with equal and with unequal spreads.
 fn design(rng: &mut Rng, sims: usize, seed: u64) {
-    let plan = fslab::plan::Study::parse(
-        "name = \"d\"\n[device]\ndata = \"loop:1G\"\n[filesystem]\ntype = \"ext4\"\n[[workload]]\nkind = \"fdtree\"\nlevels = 2\n",
-    )
-    .expect("a default study");
-    let rep = &plan.repetitions;
-    let rule = rep.rule();
+    let reps_of = |extra: &str| {
+        fslab::plan::Study::parse(&format!(
+            "name = \"d\"\n{extra}[device]\ndata = \"loop:1G\"\n[filesystem]\ntype = \"ext4\"\n[[workload]]\nkind = \"fdtree\"\nlevels = 2\n"
+        ))
+        .expect("a study")
+        .repetitions
+    };
+    let (plain, extended) = (reps_of(""), reps_of("[repetitions]\nmax = 30\n"));
     println!("# The default design and A/A calibration ({sims} data sets per row, seed {seed})\n");
     println!("Command: `cargo run --release --example aa -- {sims} {seed}` (bench/aa.sh)\n");
     println!(
-        "## The default design: detect = {:.0}%, {} to {} repetitions per series\n",
-        100.0 * rep.detect.unwrap_or(0.0),
-        rep.min,
-        rep.max
+        "## Power by design: detect = {:.0}%, {} repetitions per series\n",
+        100.0 * plain.detect.unwrap_or(0.0),
+        plain.min
     );
-    println!("Each series starts with the design's n (80% power for a 10% change at an assumed cv of 5%, two-sided Welch on logs, α = 0.05 before adjustment) and goes on, by the runner's own rule, until its own spread gives that power. Power is per true comparison (one configuration 10% better in every primary metric); the A/A rows count primary comparisons significant before the adjustment (per comparison) and data sets with any Observation (after it).\n");
-    println!("| family | noise | truth, cv | mean n per series | significant before adjustment (per comparison) | in Observations |");
-    println!("|---|---|---|---:|---|---|");
+    println!("**default**: a study without `min` runs the design's n for 80% power to detect a 10% change at an assumed cv of 5% (two-sided Welch on logs, α = 0.05 before adjustment; a series whose spread an earlier study measured runs the n that spread needs). **extend** (`max = {}` given): each series also fixes its n from the spread of its own first {} values, by the runner's own rule. Power is per true comparison (one configuration 10% better in every primary metric); the A/A rows count primary comparisons significant before the adjustment (per comparison) and data sets with any Observation (after it).\n", extended.max, extended.min);
+    println!("| family | design | noise | truth, cv | mean n per series | significant before adjustment (per comparison) | in Observations |");
+    println!("|---|---|---|---|---:|---|---|");
+    let varying = "A/A, each series its own cv (⅓–3× of 5%)";
     for f in families() {
-        let varying = "A/A, each series its own cv (⅓–3× of 5%)";
-        let rows: [(Noise, Spread, Option<usize>, &str, Rule); 6] = [
+        let rows = [
             (
+                "default",
                 Noise::LogNormal,
                 Spread::Same,
                 Some(1),
                 "10% better, cv 5%",
-                rule,
+                plain.rule(),
             ),
             (
+                "default",
                 Noise::Normal,
                 Spread::Same,
                 Some(1),
                 "10% better, cv 5%",
-                rule,
+                plain.rule(),
             ),
-            (Noise::LogNormal, Spread::Same, None, "A/A, cv 5%", rule),
-            (Noise::LogNormalMedian, Spread::Varying, None, varying, rule),
-            // References without the design's rule: the same data at fixed counts.
             (
+                "default",
                 Noise::LogNormal,
                 Spread::Same,
                 None,
-                "A/A, cv 5% (fixed n = 9)",
-                fixed(9),
+                "A/A, cv 5%",
+                plain.rule(),
             ),
             (
+                "default",
                 Noise::LogNormalMedian,
                 Spread::Varying,
                 None,
-                "A/A, each series its own cv (fixed n = 9)",
-                fixed(9),
+                varying,
+                plain.rule(),
+            ),
+            (
+                "extend",
+                Noise::LogNormal,
+                Spread::Same,
+                Some(1),
+                "10% better, cv 5%",
+                extended.rule(),
+            ),
+            (
+                "extend",
+                Noise::LogNormal,
+                Spread::Same,
+                None,
+                "A/A, cv 5%",
+                extended.rule(),
+            ),
+            (
+                "extend",
+                Noise::LogNormalMedian,
+                Spread::Varying,
+                None,
+                varying,
+                extended.rule(),
             ),
         ];
-        for (noise, spread, better, truth, rule) in rows {
+        for (how, noise, spread, better, truth, rule) in rows {
             let (mut sig, mut tests, mut obs, mut any, mut reps, mut series) = (0, 0, 0, 0, 0, 0);
             for _ in 0..sims {
                 let d = study(&f, rng, (noise, spread), 0.05, rule, better);
@@ -508,7 +533,7 @@ fn design(rng: &mut Rng, sims: usize, seed: u64) {
                 None => format!("{} of data sets (FDR)", pct(any, sims)),
             };
             println!(
-                "| {} | {nm} | {truth} | {:.2} | {} | {last} |",
+                "| {} | {how} | {nm} | {truth} | {:.2} | {} | {last} |",
                 f.name,
                 reps as f64 / series as f64,
                 pct(sig, tests)

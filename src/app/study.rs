@@ -125,6 +125,11 @@ fn on_host(
     if !crate::runner::guest::inside() {
         busy_check(a.wait_quiet, workdir.root());
     }
+    // Under detect: each series' n by the spread an earlier study of this name measured.
+    let design = super::study_plan::design(
+        study,
+        super::study_plan::history(study, db.clone()).0.as_ref(),
+    );
     let mut store = super::open_store(db)?;
     if !resume {
         if let Some(prev) = store.latest_study_named(study.name())? {
@@ -144,6 +149,7 @@ fn on_host(
         resume,
         command_line: super::command_line(),
         progress: !a.quiet,
+        design,
     })?;
     Ok((store, outcome))
 }

@@ -62,8 +62,10 @@ pub struct RepetitionsSection {
     /// (a precision target).
     pub target_ci: Option<f64>,
     /// The smallest effect that matters, `"10%"` (the default when neither `min` nor
-    /// `target_ci` is given): each series runs until its own spread gives 80% power to detect
-    /// it (two-sided Welch on logs, α = 0.05 before adjustment), from the design's n to `max`.
+    /// `target_ci` is given): each series runs the repetitions that give 80% power to detect
+    /// it (two-sided Welch on logs, α = 0.05 before adjustment) at an assumed cv of 5%, or at
+    /// the spread an earlier study of the same name measured, at most `max`; with `max` given,
+    /// also from the spread of its own first `min` values.
     pub detect: Option<String>,
     /// Time budget for the whole study (`2h`, `90m`).
     pub budget: Option<String>,

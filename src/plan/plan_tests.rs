@@ -186,6 +186,11 @@ fn repetition_rules() {
         (d.repetitions.min, d.repetitions.max, d.repetitions.detect),
         (3, 9, Some(0.2))
     );
+    // A max given turns on the in-study extension (the runner's rule then reads detect);
+    // by default the rule is a count, raised per series only by spreads measured before.
+    assert!(d.repetitions.extend && d.repetitions.rule().detect == Some(0.2));
+    let plain = study("").unwrap().repetitions;
+    assert!(!plain.extend && plain.rule().detect.is_none());
     // Without min the design chooses n: a larger effect needs fewer.
     let big = study("[repetitions]\ndetect = \"30%\"\n")
         .unwrap()

@@ -27,9 +27,14 @@ pub struct Repetitions {
     /// Target 95% CI half-width as a fraction of the mean (a precision target).
     pub target_ci: Option<f64>,
     /// The smallest effect that matters (`detect`, a fraction): `min` is the design's n for
-    /// 80% power at [`ASSUMED_CV`] (unless given), and a series goes on to `max` until its own
-    /// spread gives that power. `None` with `target_ci` also `None`: a fixed count (`min`).
+    /// 80% power at [`ASSUMED_CV`] (unless given); a series whose spread an earlier study of
+    /// the same name measured runs the n that spread needs, at most `max`. `None` with
+    /// `target_ci` also `None`: a fixed count (`min`).
     pub detect: Option<f64>,
+    /// With `detect` and a `max` given: each series also fixes its n from the spread of its
+    /// own first `min` values (two-stage), up to `max`. Off by default: stopping by a spread
+    /// the test then uses raises the A/A rate with unequal spreads (`bench/aa.sh`).
+    pub extend: bool,
     /// Time budget for the whole study.
     pub budget: Option<Duration>,
     /// Execution order.
@@ -56,7 +61,7 @@ impl Repetitions {
             min: self.min,
             max: self.max,
             target_ci: self.target_ci,
-            detect: self.detect,
+            detect: self.detect.filter(|_| self.extend),
         }
     }
 }
@@ -141,6 +146,7 @@ pub(super) fn repetitions(r: &RepetitionsSection) -> std::result::Result<Repetit
         max,
         target_ci: r.target_ci,
         detect,
+        extend: detect.is_some() && r.max.is_some(),
         budget,
         order: r.order.unwrap_or(Order::Interleaved),
         seed: r.seed,

@@ -36,6 +36,9 @@ pub struct Series {
     pub durations: Vec<f64>,
     /// Disturbed repetitions left out and run again (`disturbed = "repeat"`).
     pub reruns: u32,
+    /// Its own least count, above the rule's `min`: the n a spread measured before gives it
+    /// under `[repetitions] detect` (0: the rule's).
+    pub floor: u32,
     /// State.
     pub state: SeriesState,
 }
@@ -78,6 +81,7 @@ impl Series {
             headlines: Vec::new(),
             durations: Vec::new(),
             reruns: 0,
+            floor: 0,
             state: SeriesState::Active,
         }
     }
@@ -137,9 +141,18 @@ impl Series {
             return None;
         }
         let values: Vec<Vec<f64>> = self.headlines.iter().map(|(_, v)| v.clone()).collect();
-        let r = adaptive::decide(rule, self.done, &values)?;
+        let r = adaptive::decide(&self.rule(rule), self.done, &values)?;
         self.state = SeriesState::Done(r);
         Some(r)
+    }
+
+    /// The study's rule with this series' own least count.
+    fn rule(&self, rule: &Rule) -> Rule {
+        Rule {
+            min: rule.min.max(self.floor),
+            max: rule.max.max(self.floor),
+            ..*rule
+        }
     }
 
     /// Mean wall seconds of a repetition, if any ran.
@@ -152,7 +165,9 @@ impl Series {
     /// still needed (at least one while active).
     pub fn planned(&self, rule: &Rule) -> u32 {
         match self.state {
-            SeriesState::Active => self.done + adaptive::remaining(rule, self.done).0.max(1),
+            SeriesState::Active => {
+                self.done + adaptive::remaining(&self.rule(rule), self.done).0.max(1)
+            }
             _ => self.done,
         }
     }
@@ -237,5 +252,29 @@ mod tests {
         assert!(!s.is_active());
         assert_eq!(s.mean_duration(), Some(2.0));
         assert_eq!(s.headlines[1].1, vec![200.0, 201.0, 200.4]);
+    }
+
+    #[test]
+    fn a_series_floor_from_a_measured_spread_raises_its_count() {
+        let rule = Rule {
+            min: 2,
+            max: 2,
+            target_ci: None,
+            detect: None,
+        };
+        let mut s = Series::new(0, 0, WorkloadKind::Fdtree);
+        s.floor = 4;
+        for i in 0..3 {
+            s.add(&fdtree_rep(100.0 + f64::from(i)), 1.0);
+            assert_eq!(s.decide(&rule), None, "after {}", i + 1);
+            assert_eq!(s.planned(&rule), 4);
+        }
+        s.add(&fdtree_rep(99.0), 1.0);
+        assert_eq!(s.decide(&rule), Some(StopReason::Fixed));
+        // Without a floor the rule's own count.
+        let mut plain = Series::new(0, 0, WorkloadKind::Fdtree);
+        plain.add(&fdtree_rep(100.0), 1.0);
+        plain.add(&fdtree_rep(100.0), 1.0);
+        assert_eq!(plain.decide(&rule), Some(StopReason::Fixed));
     }
 }

@@ -53,7 +53,7 @@ pub(crate) type History = (i64, BTreeMap<(String, String), Measured>);
 /// Mean measured seconds per repetition from the newest study of this name that has completed
 /// repetitions (a newer one that failed or was interrupted before its first is passed over),
 /// and how many studies of this name the store holds.
-pub(super) fn history(study: &Study, db: Option<PathBuf>) -> (Option<History>, usize) {
+pub(crate) fn history(study: &Study, db: Option<PathBuf>) -> (Option<History>, usize) {
     // A plan changes nothing: no database is created just to look for history.
     let path = db.unwrap_or_else(crate::store::default_path);
     if !path.exists() {
@@ -108,6 +108,35 @@ fn measured_times(
             })
             .collect(),
     )
+}
+
+/// Under `[repetitions] detect`, the repetitions each series needs for 80% power at the
+/// spread an earlier study of this name measured of it (`hist`), between the study's `min`
+/// and `max`, keyed by (cell index, workload index); series nothing measured are left out
+/// (they run `min`, the design's n at the assumed cv). The spread comes from other data than
+/// the study's own, so the choice cannot favour a difference the study then tests.
+pub(crate) fn design(study: &Study, hist: Option<&History>) -> BTreeMap<(usize, usize), u32> {
+    let r = &study.repetitions;
+    let mut out = BTreeMap::new();
+    let (Some(effect), Some((_, h))) = (r.detect, hist) else {
+        return out;
+    };
+    for c in &study.cells {
+        for (wi, w) in study.workloads.iter().enumerate() {
+            let Some(s) = h
+                .get(&(c.label.clone(), w.spec.label()))
+                .and_then(|m| m.log_sd)
+            else {
+                continue;
+            };
+            let n = match s {
+                0.0 => r.min,
+                s => crate::stats::power::n_for_power(s, effect).unwrap_or(r.max),
+            };
+            out.insert((c.idx, wi), n.clamp(r.min, r.max));
+        }
+    }
+    out
 }
 
 /// Refuse a `[repetitions] budget` shorter than one repetition of the study's quickest
@@ -170,6 +199,7 @@ pub(crate) fn range_text(lo: f64, hi: f64) -> String {
 /// capped by its budget; and how many series were measured.
 pub(crate) fn estimate(study: &Study, hist: Option<&History>) -> (f64, f64, usize) {
     let r = &study.repetitions;
+    let planned = design(study, hist);
     let mut lo = 0.0;
     let mut hi = 0.0;
     let mut measured = 0usize;
@@ -186,8 +216,14 @@ pub(crate) fn estimate(study: &Study, hist: Option<&History>) -> (f64, f64, usiz
                 None => model_rep_seconds(w, r.cache),
             };
             let warm = f64::from(r.warmup) * per;
-            lo += f64::from(r.min) * per + warm;
-            hi += f64::from(r.max) * per + warm;
+            let n = planned.get(&(c.idx, i)).copied().unwrap_or(r.min);
+            let most = if r.target_ci.is_some() || r.extend {
+                r.max
+            } else {
+                n
+            };
+            lo += f64::from(n) * per + warm;
+            hi += f64::from(most) * per + warm;
         }
     }
     if let Some(b) = r.budget {
@@ -195,4 +231,57 @@ pub(crate) fn estimate(study: &Study, hist: Option<&History>) -> (f64, f64, usiz
         hi = hi.min(b.as_secs_f64());
     }
     (lo, hi, measured)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn study(reps: &str) -> Study {
+        Study::parse(&format!(
+            "name = \"d\"\n{reps}[device]\ndata = \"loop:1G\"\n[filesystem]\ntype = \"ext4\"\n[[factor]]\nname = \"j\"\nvalues = [{{ label = \"a\", journal_size = \"16M\" }}, {{ label = \"b\", journal_size = \"64M\" }}]\n[[workload]]\nkind = \"fdtree\"\nlevels = 2\n"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_spread_measured_before_sets_that_series_n() {
+        let s = study("");
+        let w = s.workloads[0].spec.label();
+        let cv15 = crate::stats::power::log_sd(0.15);
+        let mut h = BTreeMap::new();
+        // Cell a measured noisy, cell b quiet; only a needs more than the design's 6.
+        h.insert(
+            ("j=a".to_string(), w.clone()),
+            Measured {
+                secs: 10.0,
+                log_sd: Some(cv15),
+            },
+        );
+        h.insert(
+            ("j=b".to_string(), w),
+            Measured {
+                secs: 10.0,
+                log_sd: Some(0.001),
+            },
+        );
+        let hist: History = (7, h);
+        let d = design(&s, Some(&hist));
+        let need = crate::stats::power::n_for_power(cv15, 0.10).unwrap();
+        assert!(need > 6, "{need}");
+        assert_eq!(d.get(&(0, 0)), Some(&need.min(30)));
+        assert_eq!(d.get(&(1, 0)), Some(&6));
+        // The ETA counts those repetitions: a's n and b's 6, ten seconds each, plus
+        // provisioning.
+        let (lo, hi, measured) = estimate(&s, Some(&hist));
+        assert_eq!(measured, 2);
+        let want = 2.0 * MODEL_PROVISION_S + 10.0 * f64::from(need.min(30) + 6);
+        assert!(
+            (lo - want).abs() < 1e-9 && (hi - want).abs() < 1e-9,
+            "{lo} {hi} {want}"
+        );
+        // A fixed count is a fixed count; without history, the study's min.
+        assert!(design(&study("[repetitions]\nmin = 3\n"), Some(&hist)).is_empty());
+        assert!(design(&s, None).is_empty());
+    }
 }

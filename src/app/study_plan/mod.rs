@@ -7,7 +7,7 @@
 
 mod eta;
 
-pub(crate) use eta::{check_budget, estimate, eta_text, range_text, MODEL_BYTES};
+pub(crate) use eta::{check_budget, design, estimate, eta_text, history, range_text, MODEL_BYTES};
 
 use crate::cli::StudyPlanArgs;
 use crate::plan::calibration::Side;
@@ -192,11 +192,18 @@ fn print_rules(study: &Study, work: &WorkDir, hist: Option<&eta::History>) {
             r.max,
             t * 100.0
         ),
-        (None, Some(d)) => format!(
-            "{} to {} repetitions each, by design: 80% power to detect a change of {} (two-sided Welch on logs, α = 0.05 before adjustment); each series goes on until its own spread gives that power",
+        (None, Some(d)) if r.extend => format!(
+            "{} to {} repetitions each, by design: 80% power to detect a change of {} (two-sided Welch on logs, α = 0.05 before adjustment); each series fixes its n from the spread of its first {}",
             r.min,
             r.max,
-            fmt_pct(d)
+            fmt_pct(d),
+            r.min
+        ),
+        (None, Some(d)) => format!(
+            "{} repetitions each by design: 80% power to detect a change of {} (two-sided Welch on logs, α = 0.05 before adjustment); more, at most {}, for a series whose spread an earlier study of this name measured needs them",
+            r.min,
+            fmt_pct(d),
+            r.max
         ),
         (None, None) => format!("{} repetitions each (fixed)", r.min),
     };

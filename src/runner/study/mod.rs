@@ -51,6 +51,10 @@ pub struct StudyRun<'a> {
     pub command_line: String,
     /// Show progress on stderr.
     pub progress: bool,
+    /// Under `[repetitions] detect`, the repetitions a series needs by the spread an earlier
+    /// study of this name measured of it, keyed by (cell index, workload index); the others
+    /// run the study's `min`.
+    pub design: std::collections::BTreeMap<(usize, usize), u32>,
 }
 
 /// What a study run ended with.
@@ -149,7 +153,7 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
         study_id,
         (&cell_ids, &wl_ids),
         &trials,
-        &rule,
+        (&rule, &r.design),
     )?;
     let spent_before: f64 = trials.iter().map(|t| t.wall_seconds).sum();
 

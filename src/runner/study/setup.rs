@@ -191,13 +191,14 @@ pub fn load_series(
     study_id: i64,
     (cell_ids, wl_ids): (&[i64], &[i64]),
     trials: &[TrialRow],
-    rule: &Rule,
+    (rule, design): (&Rule, &std::collections::BTreeMap<(usize, usize), u32>),
 ) -> Result<Vec<Series>> {
     let prior_series = st.series(study_id)?;
     let mut series = Vec::new();
     for c in &study.cells {
         for w in &study.workloads {
             let mut s = Series::new(c.idx, w.idx, w.spec.workload_kind());
+            s.floor = design.get(&(c.idx, w.idx)).copied().unwrap_or(0);
             let (cid, wid) = (cell_ids[c.idx], wl_ids[w.idx]);
             let mine: Vec<_> = trials
                 .iter()
