@@ -122,9 +122,6 @@ fn on_host(
         guard::check_formattable(&dev, allowed, &RealExec, guard::Thoroughness::FULL)
             .map_err(|e| crate::error::usage(e.to_string()))?;
     }
-    if !crate::runner::guest::inside() {
-        busy_check(a.wait_quiet, workdir.root());
-    }
     // Under detect: each series' n by the spread an earlier study of this name measured.
     let design = super::study_plan::design(
         study,
@@ -150,58 +147,9 @@ fn on_host(
         command_line: super::command_line(),
         progress: !a.quiet,
         design,
+        wait_quiet: a.wait_quiet,
     })?;
     Ok((store, outcome))
-}
-
-/// How long the look before a study watches the machine.
-const BUSY_LOOK: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Before a study starts, one look at the machine with the interference detector's own
-/// signals (other I/O on the work directory's device, CPU steal, load beyond the CPUs, other
-/// processes' CPU) over [`BUSY_LOOK`]: a busy machine gets one line and the study goes on;
-/// with `--wait-quiet` it waits up to that long for a quiet window first, and says how long
-/// it waited or that it gave up.
-fn busy_check(wait: Option<std::time::Duration>, workdir: &Path) {
-    use crate::units::fmt_duration;
-    // The work directory may not exist yet: the device under its nearest existing ancestor.
-    let at = workdir
-        .ancestors()
-        .find(|p| p.exists())
-        .unwrap_or(Path::new("/"));
-    let sources = crate::runner::telemetry::Sources::for_workdir(at);
-    match wait {
-        None => {
-            if let Some(s) = sources.wait_quiet(std::time::Duration::ZERO, BUSY_LOOK) {
-                if !s.quiet {
-                    eprintln!(
-                        "fslab: the machine is busy now ({}): its repetitions would be disturbed; quiet it, or run with --wait-quiet to wait for quiet first (going on)",
-                        s.last
-                    );
-                }
-            }
-        }
-        Some(max) => {
-            eprintln!(
-                "fslab: waiting up to {} for a quiet machine (--wait-quiet)",
-                fmt_duration(max)
-            );
-            match sources.wait_quiet(max, BUSY_LOOK) {
-                Some(s) if s.quiet => eprintln!(
-                    "fslab: the machine was quiet after {}; starting",
-                    fmt_duration(s.waited)
-                ),
-                Some(s) => eprintln!(
-                    "fslab: the machine is still busy after {} ({}): going on; its repetitions will be marked disturbed",
-                    fmt_duration(s.waited),
-                    s.last
-                ),
-                None => eprintln!(
-                    "fslab: warning: the kernel's counters could not be read: not waiting for quiet"
-                ),
-            }
-        }
-    }
 }
 
 /// How a calibration study runs with `--resume`: not again when the newest of its name and
@@ -315,7 +263,7 @@ fn in_guest(a: &StudyRunArgs, db: Option<PathBuf>, study: &Study, spec: GuestSpe
     match &cal_host {
         Some(cal) => calibrate_on_host(a, &db, cal)?,
         // The host's calibration looks at the machine before it starts; without one, here.
-        None => busy_check(a.wait_quiet, &workdir),
+        None => study::busy_check(a.wait_quiet, &workdir),
     }
     let calibration = match &cal_guest {
         Some(cal) => calibration_mode(&db, cal, a.resume)?.map(|resume| GuestCalibration {

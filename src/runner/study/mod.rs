@@ -55,6 +55,9 @@ pub struct StudyRun<'a> {
     /// study of this name measured of it, keyed by (cell index, workload index); the others
     /// run the study's `min`.
     pub design: std::collections::BTreeMap<(usize, usize), u32>,
+    /// `--wait-quiet`: wait up to this long for a quiet machine before the study starts
+    /// ([`busy_check`]).
+    pub wait_quiet: Option<Duration>,
 }
 
 /// What a study run ended with.
@@ -145,6 +148,9 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
     // Held until this function returns, however it returns (an early `?` included); a run
     // killed outright leaves a claim of a dead process, which the next run takes over.
     let _claim = claim;
+    if !crate::runner::guest::inside() {
+        busy_check(r.wait_quiet, r.workdir.root());
+    }
     let trials = r.store.trials(study_id)?;
     let rule = study.repetitions.rule();
     let series = setup::load_series(
@@ -252,4 +258,54 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
         leftovers: runner.leftovers,
         resumed,
     })
+}
+
+/// How long the look before a study watches the machine.
+const BUSY_LOOK: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Before a study starts (its claim taken, nothing provisioned), one look at the machine with the interference detector's own
+/// signals (other I/O on the work directory's device, CPU steal, load beyond the CPUs, other
+/// processes' CPU) over [`BUSY_LOOK`]: a busy machine gets one line and the study goes on;
+/// with `--wait-quiet` it waits up to that long for a quiet window first, and says how long
+/// it waited or that it gave up.
+pub fn busy_check(wait: Option<std::time::Duration>, workdir: &std::path::Path) {
+    use crate::units::fmt_duration;
+    // The work directory may not exist yet: the device under its nearest existing ancestor.
+    let at = workdir
+        .ancestors()
+        .find(|p| p.exists())
+        .unwrap_or(std::path::Path::new("/"));
+    let sources = crate::runner::telemetry::Sources::for_workdir(at);
+    match wait {
+        None => {
+            if let Some(s) = sources.wait_quiet(std::time::Duration::ZERO, BUSY_LOOK) {
+                if !s.quiet {
+                    eprintln!(
+                        "fslab: the machine is busy now ({}): its repetitions would be disturbed; quiet it, or run with --wait-quiet to wait for quiet first (going on)",
+                        s.last
+                    );
+                }
+            }
+        }
+        Some(max) => {
+            eprintln!(
+                "fslab: waiting up to {} for a quiet machine (--wait-quiet)",
+                fmt_duration(max)
+            );
+            match sources.wait_quiet(max, BUSY_LOOK) {
+                Some(s) if s.quiet => eprintln!(
+                    "fslab: the machine was quiet after {}; starting",
+                    fmt_duration(s.waited)
+                ),
+                Some(s) => eprintln!(
+                    "fslab: the machine is still busy after {} ({}): going on; its repetitions will be marked disturbed",
+                    fmt_duration(s.waited),
+                    s.last
+                ),
+                None => eprintln!(
+                    "fslab: warning: the kernel's counters could not be read: not waiting for quiet"
+                ),
+            }
+        }
+    }
 }
