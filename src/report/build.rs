@@ -137,6 +137,15 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
                 c.more = Some(super::disturbed::BUSY_MORE.into());
             }
         }
+        // Nor is its variation: the other work made it.
+        let (wl, cell) = (Some(&workloads[wi].label), Some(&cells[ci].label));
+        for w in warnings.iter_mut().filter(|w| {
+            w.kind == WarningKind::HighCv && w.workload.as_ref() == wl && w.cell.as_ref() == cell
+        }) {
+            let head = w.message.strip_suffix(&w.advice).unwrap_or(&w.message);
+            w.message = format!("{head}{}", super::disturbed::BUSY_CV_ADVICE);
+            w.advice = super::disturbed::BUSY_CV_ADVICE.into();
+        }
     }
     warnings.extend(guest_warnings(
         &input.environments,

@@ -44,6 +44,10 @@ pub fn busy(disturbed: usize, all: usize) -> bool {
 /// What a busy series' warning tells the user.
 pub const BUSY_ADVICE: &str = "quiet the machine (the figures name the other work) and run again; more repetitions of a busy machine measure the other work, not the file system";
 
+/// The advice of a high-variation warning on a busy series, instead of more repetitions.
+pub const BUSY_CV_ADVICE: &str =
+    "most of its repetitions were disturbed (see that warning): quiet the machine and run again";
+
 /// The hint of an inconclusive verdict with a busy side, instead of more repetitions.
 pub const BUSY_MORE: &str =
     "the machine was busy during most repetitions (Warnings): quiet it and run again; more repetitions would not tell";

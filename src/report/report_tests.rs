@@ -1112,8 +1112,21 @@ fn a_busy_machine_is_named_and_not_answered_with_more_repetitions() {
     let note = r.observations_note.clone().unwrap();
     assert!(!note.contains("more repetitions would tell"), "{note}");
     assert!(note.contains("busy during most repetitions"), "{note}");
+    // Its variation is the other work's: no advice to add repetitions there either.
+    let cv: Vec<&ReportWarning> = r
+        .warnings
+        .iter()
+        .filter(|w| w.kind == WarningKind::HighCv)
+        .collect();
+    assert!(!cv.is_empty());
+    for w in cv {
+        assert_eq!(w.cell.as_deref(), Some("journal=16MB fs=ext4"));
+        assert_eq!(w.advice, super::disturbed::BUSY_CV_ADVICE);
+        assert!(!w.message.contains("more repetitions"), "{}", w.message);
+    }
     let text = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
     assert!(!text.contains("would narrow the interval"), "{text}");
+    assert!(!text.contains("run more repetitions"), "{text}");
 
     // One disturbed repetition of four is bad luck, not a busy machine: the usual advice.
     let (store, id) = disturbed_pair(4, |c, rep| (c == 0 && rep == 2).then(|| load.to_string()));
