@@ -351,7 +351,8 @@ fn interference_warnings(
     cells: &[CellInfo],
     workloads: &[WorkloadReport],
 ) -> (Vec<ReportWarning>, Vec<(usize, usize)>) {
-    use super::disturbed::{self, Policy};
+    use super::disturbed;
+    use crate::stats::adaptive::Disturbed;
     let mut out = Vec::new();
     let mut busy = Vec::new();
     let policy = disturbed::policy_of(d.trials.iter().filter_map(|t| t.excluded.as_deref()));
@@ -422,8 +423,8 @@ fn interference_warnings(
                     )
                 } else {
                     let advice = match policy {
-                        Policy::Repeat => "the re-run limit (as many re-runs as repetitions) was reached, so these were kept: quiet the machine, or let each repetition wait for quiet ([repetitions] settle, --settle)",
-                        Policy::Keep | Policy::Drop => "quiet the machine, let each repetition wait for quiet ([repetitions] settle, --settle), or re-run disturbed repetitions ([repetitions] disturbed = \"repeat\", --disturbed repeat)",
+                        Disturbed::Repeat => "the re-run limit (as many re-runs as repetitions) was reached, so these were kept: quiet the machine, or let each repetition wait for quiet ([repetitions] settle, --settle)",
+                        Disturbed::Keep | Disturbed::Drop => "quiet the machine, let each repetition wait for quiet ([repetitions] settle, --settle), or re-run disturbed repetitions ([repetitions] disturbed = \"repeat\", --disturbed repeat)",
                     };
                     (
                         format!("{line}; their values are kept in the statistics — {advice}"),

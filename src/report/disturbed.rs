@@ -7,29 +7,20 @@
 //! (`2.1 GiB of other I/O on vda; CPU steal 4.1% of all CPUs`), so the figures are read back
 //! from those words here (the report does not depend on the telemetry module).
 
+use crate::stats::adaptive::{Disturbed, Fate};
 use crate::units::fmt_bytes;
 
 /// The disturbed policy repetitions ran under, read from what it left stored: a repetition
-/// left out as `rerun` only happens under `repeat`, as `dropped` only under `drop`; without
-/// either, disturbed repetitions were kept (`keep`, the default).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
-    /// Kept and flagged.
-    Keep,
-    /// Re-run until quiet, at most as many re-runs as repetitions.
-    Repeat,
-    /// Left out.
-    Drop,
-}
-
-/// The policy of the `excluded` words of a run's repetitions.
-pub fn policy_of<'a>(excluded: impl IntoIterator<Item = &'a str>) -> Policy {
-    let mut policy = Policy::Keep;
+/// left out as re-run ([`Fate::Rerun`]) only happens under `repeat`, as dropped only under
+/// `drop`; without either, disturbed repetitions were kept (`keep`, the default).
+pub fn policy_of<'a>(excluded: impl IntoIterator<Item = &'a str>) -> Disturbed {
+    let mut policy = Disturbed::Keep;
     for e in excluded {
-        match e {
-            "rerun" => return Policy::Repeat,
-            "dropped" => policy = Policy::Drop,
-            _ => {}
+        if Some(e) == Fate::Rerun.excluded() {
+            return Disturbed::Repeat;
+        }
+        if Some(e) == Fate::Drop.excluded() {
+            policy = Disturbed::Drop;
         }
     }
     policy
@@ -244,9 +235,9 @@ mod tests {
 
     #[test]
     fn the_policy_is_read_from_what_it_left_and_busy_is_most() {
-        assert_eq!(policy_of([]), Policy::Keep);
-        assert_eq!(policy_of(["dropped"]), Policy::Drop);
-        assert_eq!(policy_of(["dropped", "rerun"]), Policy::Repeat);
+        assert_eq!(policy_of([]), Disturbed::Keep);
+        assert_eq!(policy_of(["dropped"]), Disturbed::Drop);
+        assert_eq!(policy_of(["dropped", "rerun"]), Disturbed::Repeat);
         assert!(busy(4, 4) && busy(3, 5));
         assert!(!busy(2, 4) && !busy(0, 0) && !busy(1, 3));
     }
