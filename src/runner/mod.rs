@@ -1,7 +1,6 @@
 //! Running workloads: single engine commands (`adhoc`) and whole studies (`study`), with the
 //! cache policy, execution order, environment capture and progress display they use.
 
-pub mod adhoc;
 pub mod cache;
 pub mod env;
 pub mod guest;
@@ -14,5 +13,7 @@ pub mod progress_wire;
 pub mod repetition;
 pub mod series;
 pub mod study;
+/// Engine commands, one-cell studies of a directory run by the study's loop.
+pub use study::command as adhoc;
 pub mod study_progress;
 pub mod telemetry;

@@ -514,7 +514,8 @@ impl Store {
         })
     }
 
-    /// An in-memory store (tests). Shared-cache, so a claim's own connection reaches it.
+    /// An in-memory store (tests, and engine commands run with `--no-store`). Shared-cache,
+    /// so a claim's own connection reaches it.
     pub fn open_in_memory() -> Result<Store> {
         static N: AtomicU64 = AtomicU64::new(0);
         let uri = format!(

@@ -1,23 +1,33 @@
 //! One repetition of a series: the warm-ups due first, the cache policy (`fresh`: a new
-//! file system; `cold`: a remount), the engine built once per cell, the run through the one
-//! protocol with telemetry around it ([`run_observed`]), the disturbed-repetition policy,
-//! and the trial stored as soon as it ends.
+//! file system; `cold`: a remount), the engine (built once per cell from a study's spec, or
+//! the one an engine command built), the run through the one protocol with telemetry around
+//! it ([`run_observed`]), the disturbed-repetition policy, and the trial stored as soon as it
+//! ends.
 
 use super::super::cache;
+use super::super::progress_text::Position;
 use super::super::telemetry::{run_observed, Observe};
-use super::{schedule, RepEnd, Runner};
+use super::{fate_line, schedule, Ground, RepEnd, Runner, Show};
 use crate::plan::CachePolicy;
-use crate::stats::adaptive::{Disturbed, Fate};
+use crate::stats::adaptive::Fate;
 use crate::store::SeriesStatus;
-use anyhow::Result;
+use crate::workload::Workload;
+use anyhow::{anyhow, Result};
 use std::time::Instant;
+
+#[cfg(test)]
+thread_local! {
+    /// Attempts made on this thread: the test that studies and engine commands run their
+    /// repetitions here reads it.
+    pub(super) static ATTEMPTS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
 
 impl Runner<'_> {
     /// One counted repetition of series `si` (with the discarded warm-ups first if due:
     /// `[repetitions] warmup` of them once per provisioning of the cell).
     pub(super) fn repetition(&mut self, si: usize) -> Result<RepEnd> {
         let (cell, wl) = (self.series[si].cell, self.series[si].wl);
-        let warmup = self.study.repetitions.warmup;
+        let warmup = self.reps.warmup;
         let done = |me: &Self| {
             me.live
                 .get(&cell)
@@ -37,78 +47,124 @@ impl Runner<'_> {
         self.attempt(si, true)
     }
 
-    fn attempt(&mut self, si: usize, counted: bool) -> Result<RepEnd> {
-        let (cell, wl) = (self.series[si].cell, self.series[si].wl);
-        let cache_policy = self.study.repetitions.cache;
-        let spec = self.study.cells[cell].workloads[wl].clone();
-        let rep_no = self.series[si].done + 1;
-        let what = format!(
-            "{} · {} · {}",
-            self.study.cells[cell].label,
-            spec.label(),
-            if counted {
-                format!("rep {rep_no}/{}", self.series[si].planned(&self.rule))
+    /// The cache policy before a counted repetition: a new file system (`fresh`, after the
+    /// first) or a remount (`cold`). `Some` ends the repetition.
+    fn apply_cache(&mut self, cell: usize) -> Option<RepEnd> {
+        let failed = |what: &str, e: String| {
+            Some(if crate::signal::interrupted() {
+                RepEnd::Interrupted
             } else {
-                "warm-up (discarded)".to_string()
+                RepEnd::Failed {
+                    err: anyhow!("{what}: {e}"),
+                    cell_level: true,
+                }
+            })
+        };
+        match self.reps.cache {
+            CachePolicy::Fresh if self.live.get(&cell).is_some_and(|l| l.used) => {
+                if let Err(e) = self.renew(cell) {
+                    return failed("fresh file system", format!("{e:#}"));
+                }
             }
-        );
-        self.progress.rep_started(&what);
-        self.progress
-            .set_unit(super::super::phase_bar::spec_unit(&spec));
+            CachePolicy::Cold => {
+                let Ground::Made { exec, .. } = &self.ground else {
+                    return None;
+                };
+                let m = self.live.get_mut(&cell)?.prov.as_mut()?.mounted_mut()?;
+                if let Err(e) = cache::make_cold(exec.as_ref(), m) {
+                    return failed("cold-cache remount", e.to_string());
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// The words a repetition is shown and named by: a study's `cell · workload · rep n/N`
+    /// (or warm-up), an engine command's `repetition n`.
+    fn what(&self, si: usize, counted: bool) -> String {
+        let s = &self.series[si];
+        let rep_no = s.done + 1;
+        match &self.ground {
+            Ground::Made { study, .. } => format!(
+                "{} · {} · {}",
+                self.cell_labels[s.cell],
+                study.cells[s.cell].workloads[s.wl].label(),
+                if counted {
+                    format!("rep {rep_no}/{}", s.planned(&self.rule))
+                } else {
+                    "warm-up (discarded)".to_string()
+                }
+            ),
+            Ground::Dir { .. } => format!("repetition {rep_no}"),
+        }
+    }
+
+    fn attempt(&mut self, si: usize, counted: bool) -> Result<RepEnd> {
+        #[cfg(test)]
+        ATTEMPTS.with(|n| n.set(n.get() + 1));
+        let (cell, wl) = (self.series[si].cell, self.series[si].wl);
+        let rep_no = self.series[si].done + 1;
+        let what = self.what(si, counted);
+        let at = Position {
+            rep: rep_no,
+            reps: self.rule.max,
+            point: cell + 1,
+            points: self.cell_ids.len(),
+        };
+        match (&self.show, &self.ground) {
+            (Show::Study(p), Ground::Made { study, .. }) => {
+                p.rep_started(&what);
+                p.set_unit(super::super::phase_bar::spec_unit(
+                    &study.cells[cell].workloads[wl],
+                ));
+            }
+            (Show::Command { steps: Some(s), .. }, _) => s.step_started(at),
+            _ => {}
+        }
         let started_at = crate::store::now();
         let t0 = Instant::now();
-        if counted
-            && cache_policy == CachePolicy::Fresh
-            && self.live.get(&cell).is_some_and(|l| l.used)
-        {
-            if let Err(e) = self.renew(cell) {
-                if crate::signal::interrupted() {
-                    return Ok(RepEnd::Interrupted);
-                }
-                return Ok(RepEnd::Failed {
-                    err: format!("fresh file system: {e:#}"),
-                    cell_level: true,
-                });
+        if counted {
+            if let Some(end) = self.apply_cache(cell) {
+                return Ok(end);
             }
         }
         let Some(live) = self.live.get_mut(&cell) else {
             return Ok(RepEnd::Failed {
-                err: "the cell is not provisioned".into(),
+                err: anyhow!("the cell is not provisioned"),
                 cell_level: true,
             });
         };
-        if counted && cache_policy == CachePolicy::Cold {
-            if let Some(m) = live.prov.mounted_mut() {
-                if let Err(e) = cache::make_cold(self.exec.as_ref(), m) {
-                    if crate::signal::interrupted() {
-                        return Ok(RepEnd::Interrupted);
-                    }
-                    return Ok(RepEnd::Failed {
-                        err: format!("cold-cache remount: {e}"),
-                        cell_level: true,
-                    });
-                }
-            }
-        }
-        let target = live.prov.target();
-        let engine = match live.engines.entry(wl) {
-            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::btree_map::Entry::Vacant(v) => match spec.build() {
-                Ok(e) => v.insert(e),
-                Err(e) => {
-                    return Ok(RepEnd::Failed {
-                        err: format!("{e:#}"),
-                        cell_level: false,
-                    })
-                }
-            },
-        };
         let how = Observe {
             sources: &live.sources,
-            settle: self.study.repetitions.settle,
-            timeline: self.study.repetitions.timeline,
+            settle: self.reps.settle,
+            timeline: self.reps.timeline,
         };
-        let mut r = run_observed(engine.as_mut(), &target, &self.progress, &how, None);
+        let obs = self.show.observer();
+        let mut r = match &mut self.ground {
+            Ground::Made { study, .. } => {
+                let engine = match live.engines.entry(wl) {
+                    std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::btree_map::Entry::Vacant(v) => {
+                        match study.cells[cell].workloads[wl].build() {
+                            Ok(e) => v.insert(e),
+                            Err(err) => {
+                                return Ok(RepEnd::Failed {
+                                    err,
+                                    cell_level: false,
+                                })
+                            }
+                        }
+                    }
+                };
+                run_observed(engine.as_mut(), &live.target, obs, &how, None)
+            }
+            Ground::Dir { engines, owned, .. } => {
+                let mut around = owned.around(self.store);
+                let engine: &mut dyn Workload = engines.engine(cell);
+                run_observed(engine, &live.target, obs, &how, Some(&mut around))
+            }
+        };
         if counted {
             live.used = true;
         }
@@ -117,61 +173,65 @@ impl Runner<'_> {
         r.started_at = started_at;
         r.wall_seconds = t0.elapsed().as_secs_f64();
         for w in &r.warnings {
-            self.progress.println(&format!("warning: {w}"));
+            self.show.println(&format!("warning: {w}"));
         }
-        if r.interrupted() {
+        let command = matches!(self.ground, Ground::Dir { .. });
+        if r.interrupted() && !command {
             // The repetition in flight is not stored; --resume runs it again.
             return Ok(RepEnd::Interrupted);
         }
         let (c, w) = self.ids(si);
         // A disturbed repetition: counted, or left out (and run again) by the policy.
-        let policy = self.study.repetitions.disturbed;
+        let policy = self.reps.disturbed;
         let fate = r.fate(policy, counted, self.series[si].reruns, self.rule.max);
+        if counted {
+            self.disturbance.add(r.interference.as_deref(), fate);
+        }
         let trial = r.row(
             fate,
             c,
             w,
             rep_no,
             self.order_index,
-            cache_policy.as_str(),
+            self.reps.cache.as_str(),
             counted,
         );
         self.store.record_trial(&trial)?;
         self.order_index += 1;
         let wall = r.wall_seconds;
         let why = r.interference.clone().unwrap_or_default();
-        match fate {
-            Fate::Rerun => {
-                self.series[si].reruns += 1;
-                self.progress.println(&format!(
-                    "{what}: disturbed ({why}); stored, left out, and run again (disturbed = \"repeat\")"
-                ));
-                return Ok(RepEnd::Rerun);
-            }
-            Fate::Drop => self.progress.println(&format!(
-                "{what}: disturbed ({why}); stored and left out (disturbed = \"drop\")"
-            )),
-            Fate::Count if counted && policy == Disturbed::Repeat && !why.is_empty() => {
-                self.progress.println(&format!(
-                    "{what}: disturbed ({why}); kept: this series has re-run {} repetitions, its limit",
-                    self.series[si].reruns
-                ))
-            }
-            Fate::Count => {}
+        let words = (policy, self.show.policy(policy));
+        if let Some(line) = fate_line(fate, &what, &why, words, self.series[si].reruns) {
+            self.show.println(&line);
         }
-        match r.metrics() {
-            Some(m) => {
-                if counted {
-                    if self.series[si].done == 0 {
-                        self.store
-                            .set_series(c, w, SeriesStatus::Running, None, None)?;
-                    }
-                    if fate == Fate::Drop {
-                        self.series[si].add_dropped(wall);
-                    } else {
-                        self.series[si].add(m, wall);
-                    }
-                }
+        if fate == Fate::Rerun {
+            self.series[si].reruns += 1;
+            return Ok(RepEnd::Rerun);
+        }
+        let Some(m) = r.metrics() else {
+            let err = match r.outcome {
+                super::super::repetition::Outcome::Failed(e)
+                | super::super::repetition::Outcome::Interrupted(e) => e,
+                super::super::repetition::Outcome::Done { .. } => anyhow!("no metrics"),
+            };
+            return Ok(RepEnd::Failed {
+                err,
+                cell_level: false,
+            });
+        };
+        if counted {
+            if self.series[si].done == 0 {
+                self.store
+                    .set_series(c, w, SeriesStatus::Running, None, None)?;
+            }
+            if fate == Fate::Drop {
+                self.series[si].add_dropped(wall);
+            } else {
+                self.series[si].add(m, wall);
+            }
+        }
+        match (&self.show, &mut self.ground) {
+            (Show::Study(p), _) => {
                 // A warm-up gets its line too (a log showed nothing for minutes of them); the
                 // counts are the counted repetitions', which it leaves as they were.
                 let ran = counted.then_some(si);
@@ -179,19 +239,25 @@ impl Runner<'_> {
                 let planned: u64 = (0..self.series.len())
                     .map(|i| u64::from(schedule::planned_now(&self.series, i, &self.rule, ran)))
                     .sum();
-                self.progress.rep_finished(
+                p.rep_finished(
                     done,
                     planned,
                     &what,
                     wall,
                     schedule::eta_of(&self.series, &self.rule, ran),
                 );
-                Ok(RepEnd::Ok)
             }
-            None => Ok(RepEnd::Failed {
-                err: r.error().map(|e| format!("{e:#}")).unwrap_or_default(),
-                cell_level: false,
-            }),
+            (Show::Command { steps, .. }, Ground::Dir { engines, .. }) => {
+                if let Some(s) = steps {
+                    s.step_finished(at, wall);
+                }
+                if counted && fate == Fate::Count {
+                    engines.counted(rep_no, cell, m);
+                    self.counted[cell].push(m.to_vec());
+                }
+            }
+            _ => {}
         }
+        Ok(RepEnd::Ok)
     }
 }

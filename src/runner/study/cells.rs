@@ -4,7 +4,7 @@
 
 use super::super::series::SeriesState;
 use super::super::telemetry::Sources;
-use super::{Live, Runner};
+use super::{Ground, Live, Runner, Show};
 use crate::provision::ProvisionError;
 use crate::store::{CellStatus, SeriesStatus};
 use anyhow::Result;
@@ -14,28 +14,42 @@ use std::collections::BTreeMap;
 /// system down.
 fn take_down(live: Live) -> Result<(), ProvisionError> {
     let mut engines = live.engines;
-    let target = live.prov.target();
     for e in engines.values_mut() {
-        let _ = e.cleanup(&target);
+        let _ = e.cleanup(&live.target);
     }
-    live.prov.teardown()
+    match live.prov {
+        Some(p) => p.teardown(),
+        None => Ok(()),
+    }
 }
 
 impl Runner<'_> {
+    /// Make the cell's file system (a study's), or take the command's directory as it is.
     pub(super) fn bring_up(&mut self, cell: usize) -> Result<()> {
-        let c = &self.study.cells[cell];
         let cid = self.cell_ids[cell];
         self.store.set_cell_status(cid, CellStatus::Running, None)?;
-        self.progress
-            .println(&format!("provisioning cell {}: {}", cell, c.label));
-        let prov = self.prov.provision(cell, &c.fs)?;
-        self.store
-            .set_cell_provisioning(cid, &prov.commands, &prov.dump)?;
-        let sources = Sources::for_cell(&prov.data, prov.journal.as_deref());
+        let (prov, target, sources) = match &mut self.ground {
+            Ground::Made { study, prov, .. } => {
+                let c = &study.cells[cell];
+                if let Show::Study(p) = &self.show {
+                    p.println(&format!("provisioning cell {}: {}", cell, c.label));
+                }
+                let prov = prov.provision(cell, &c.fs)?;
+                self.store
+                    .set_cell_provisioning(cid, &prov.commands, &prov.dump)?;
+                let sources = Sources::for_cell(&prov.data, prov.journal.as_deref());
+                let target = prov.target();
+                (Some(prov), target, sources)
+            }
+            Ground::Dir {
+                target, sources, ..
+            } => (None, target.clone(), sources.clone()),
+        };
         self.live.insert(
             cell,
             Live {
                 prov,
+                target,
                 engines: BTreeMap::new(),
                 warmed: BTreeMap::new(),
                 sources,
@@ -57,10 +71,9 @@ impl Runner<'_> {
     }
 
     pub(super) fn fail_cell(&mut self, cell: usize, err: &str) -> Result<()> {
-        self.progress.println(&format!(
-            "cell {} failed: {err}",
-            self.study.cells[cell].label
-        ));
+        if let Show::Study(p) = &self.show {
+            p.println(&format!("cell {} failed: {err}", self.cell_labels[cell]));
+        }
         for si in 0..self.series.len() {
             if self.series[si].cell == cell && self.series[si].is_active() {
                 self.mark_failed(si, err, err.to_string())?;
@@ -84,13 +97,26 @@ impl Runner<'_> {
 
     pub(super) fn fail_series(&mut self, si: usize, err: &str) -> Result<()> {
         let s = &self.series[si];
-        let cell = s.cell;
-        let label = self.study.workloads[s.wl].spec.label();
-        self.progress.println(&format!(
-            "{} · {label} failed: {err}",
-            self.study.cells[cell].label
-        ));
-        self.mark_failed(si, err, format!("workload {label}: {err}"))
+        let label = self.wl_label(s.cell, s.wl);
+        if let Show::Study(p) = &self.show {
+            p.println(&format!(
+                "{} · {label} failed: {err}",
+                self.cell_labels[s.cell]
+            ));
+        }
+        let cell_error = match self.ground {
+            Ground::Made { .. } => format!("workload {label}: {err}"),
+            Ground::Dir { .. } => err.to_string(),
+        };
+        self.mark_failed(si, err, cell_error)
+    }
+
+    /// The label of workload `wl` (the study's; an engine command's name).
+    pub(super) fn wl_label(&self, _cell: usize, wl: usize) -> String {
+        match &self.ground {
+            Ground::Made { study, .. } => study.workloads[wl].spec.label(),
+            Ground::Dir { .. } => self.name.clone(),
+        }
     }
 
     pub(super) fn retire_if_done(&mut self, cell: usize) -> Result<()> {
@@ -105,7 +131,7 @@ impl Runner<'_> {
         if let Some(live) = self.live.remove(&cell) {
             if let Err(e) = take_down(live) {
                 self.leftovers
-                    .push(format!("cell {}: {e}", self.study.cells[cell].label));
+                    .push(format!("cell {}: {e}", self.cell_labels[cell]));
             }
         }
         let cid = self.cell_ids[cell];

@@ -17,20 +17,27 @@
 
 mod attempt;
 mod cells;
+pub mod command;
+#[cfg(test)]
+mod one_loop_tests;
+mod recording;
 mod schedule;
 mod setup;
 
+use super::progress::Steps;
 use super::series::{Series, SeriesState};
 use super::study_progress::StudyProgress;
 use super::telemetry::Sources;
-use crate::plan::Study;
+use crate::metric::Metric;
+use crate::plan::{Repetitions, Study};
 use crate::provision::exec::Exec;
 use crate::provision::state::{self, CleanupReport, WorkDir};
 use crate::provision::{Provisioned, Provisioner};
-use crate::stats::adaptive::Rule;
+use crate::stats::adaptive::{Disturbed, Fate, Rule};
 use crate::store::{CellStatus, Store, StudyStatus};
-use crate::workload::Workload;
+use crate::workload::{Observer, Target, Workload};
 use anyhow::{Context, Result};
+use command::{Disturbance, Engines, Owned};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -79,8 +86,12 @@ pub struct Outcome {
     pub resumed: bool,
 }
 
+/// A cell in use: its file system (a study's) or the command's directory, and its engines.
 struct Live {
-    prov: Provisioned,
+    /// The file system made for it; `None` on an engine command's directory.
+    prov: Option<Provisioned>,
+    /// Where its repetitions run.
+    target: Target,
     engines: BTreeMap<usize, Box<dyn Workload>>,
     /// Warm-up repetitions run per workload since the cell was (re)provisioned.
     warmed: BTreeMap<usize, u32>,
@@ -90,24 +101,60 @@ struct Live {
     used: bool,
 }
 
+/// Where a run's cells stand.
+enum Ground<'a> {
+    /// A study's: a file system made for each cell, its engines built from the study's specs.
+    Made {
+        study: &'a Study,
+        prov: Provisioner,
+        exec: Arc<dyn Exec>,
+    },
+    /// An engine command's: the directory it was given, with the engine it built per cell.
+    Dir {
+        target: Target,
+        sources: Sources,
+        engines: &'a mut dyn Engines,
+        /// The entries its repetitions make, recorded before they exist.
+        owned: Owned,
+    },
+}
+
+/// How the loop speaks: a study's display, or an engine command's counters on stderr.
+enum Show<'a> {
+    Study(StudyProgress),
+    Command {
+        obs: &'a dyn Observer,
+        steps: Option<&'a dyn Steps>,
+    },
+}
+
 struct Runner<'a> {
     // Dropped first on an early error: cells are taken down before the provisioner's
     // tmpfs and directories (fields drop in declaration order).
     live: BTreeMap<usize, Live>,
-    prov: Provisioner,
-    study: &'a Study,
+    ground: Ground<'a>,
+    /// The run's name, repetition policy, and its cells' and workloads' labels.
+    name: String,
+    reps: Repetitions,
+    cell_labels: Vec<String>,
     store: &'a mut Store,
-    exec: Arc<dyn Exec>,
+    study_id: i64,
     series: Vec<Series>,
     cell_ids: Vec<i64>,
     wl_ids: Vec<i64>,
     cell_errors: BTreeMap<usize, String>,
     order_index: u32,
-    progress: StudyProgress,
+    show: Show<'a>,
     spent_before: f64,
     started: Instant,
     rule: Rule,
     leftovers: Vec<String>,
+    /// Per cell, the metrics of every counted repetition, in order.
+    counted: Vec<Vec<Vec<Metric>>>,
+    /// The repetitions other activity disturbed.
+    disturbance: Disturbance,
+    /// The error that ended an engine command (its first failure ends it).
+    failure: Option<anyhow::Error>,
 }
 
 enum RepEnd {
@@ -116,10 +163,61 @@ enum RepEnd {
     Rerun,
     /// The repetition failed; `cell_level` when the cell itself is unusable.
     Failed {
-        err: String,
+        err: anyhow::Error,
         cell_level: bool,
     },
     Interrupted,
+}
+
+impl Show<'_> {
+    /// A line between the bars (a study's) or on stderr (`fslab: …`).
+    fn println(&self, msg: &str) {
+        match self {
+            Show::Study(p) => p.println(msg),
+            Show::Command { .. } => eprintln!("fslab: {msg}"),
+        }
+    }
+
+    /// How the disturbed policy is set where this run was asked for.
+    fn policy(&self, p: Disturbed) -> String {
+        match self {
+            Show::Study(_) => format!("disturbed = \"{}\"", p.as_str()),
+            Show::Command { .. } => format!("--disturbed {}", p.as_str()),
+        }
+    }
+
+    fn observer(&self) -> &dyn Observer {
+        match self {
+            Show::Study(p) => p,
+            Show::Command { obs, .. } => *obs,
+        }
+    }
+}
+
+/// The line a disturbed repetition gets by its fate (`who`: which repetition; `reruns`: how
+/// many its series re-ran already); `None` for one that counts and was quiet, or counts
+/// under a policy that keeps them all.
+fn fate_line(
+    fate: Fate,
+    who: &str,
+    why: &str,
+    policy: (Disturbed, String),
+    reruns: u32,
+) -> Option<String> {
+    match fate {
+        Fate::Rerun => Some(format!(
+            "{who}: disturbed ({why}); stored, left out, and run again ({})",
+            policy.1
+        )),
+        Fate::Drop => Some(format!(
+            "{who}: disturbed ({why}); stored and left out ({})",
+            policy.1
+        )),
+        Fate::Count if policy.0 == Disturbed::Repeat && !why.is_empty() => Some(format!(
+            "{who}: disturbed ({why}); kept: this series has re-run {reruns} repetitions, its limit"
+        )),
+        Fate::Count => None,
+    }
 }
 
 /// Run (or resume) a study.
@@ -187,68 +285,41 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
     );
     let order_index = r.store.next_order_index(study_id)?;
     let mut runner = Runner {
-        study,
+        name: study.name().to_string(),
+        reps: study.repetitions.clone(),
+        cell_labels: study.cells.iter().map(|c| c.label.clone()).collect(),
+        ground: Ground::Made {
+            study,
+            prov,
+            exec: r.exec.clone(),
+        },
         store: r.store,
-        exec: r.exec.clone(),
-        prov,
+        study_id,
         series,
         live: BTreeMap::new(),
+        counted: vec![Vec::new(); cell_ids.len()],
         cell_ids,
         wl_ids,
         cell_errors: BTreeMap::new(),
         order_index,
-        progress,
+        show: Show::Study(progress),
         spent_before,
         started: Instant::now(),
         rule,
         leftovers: Vec::new(),
+        disturbance: Disturbance::default(),
+        failure: None,
     };
     let interrupted = runner.main_loop(seed)?;
-    runner.progress.finish();
-    // Take everything down, whatever happened.
-    let cells: Vec<usize> = runner.live.keys().copied().collect();
-    for c in cells {
-        runner.retire(c, interrupted)?;
-    }
-    if let Err(e) = runner.prov.finish() {
-        runner.leftovers.push(e.to_string());
-    }
+    let status = runner.end(interrupted)?;
     if let Err(e) = run_dir.finish() {
         runner.leftovers.push(e.to_string());
-    }
-    // A cell whose series were all done before this run started is never brought up, so
-    // nothing above sets its status: a run killed while tearing it down left it `running`.
-    for cell in 0..study.cells.len() {
-        let done = runner
-            .series
-            .iter()
-            .filter(|s| s.cell == cell)
-            .all(|s| matches!(s.state, SeriesState::Done(_)));
-        if done && !runner.cell_errors.contains_key(&cell) {
-            runner
-                .store
-                .set_cell_status(runner.cell_ids[cell], CellStatus::Complete, None)?;
-        }
     }
     let failed_cells: Vec<(String, String)> = runner
         .cell_errors
         .iter()
-        .map(|(&c, e)| (study.cells[c].label.clone(), e.clone()))
+        .map(|(&c, e)| (runner.cell_labels[c].clone(), e.clone()))
         .collect();
-    let any_ok = runner
-        .series
-        .iter()
-        .any(|s| matches!(s.state, SeriesState::Done(_)));
-    let status = if interrupted {
-        StudyStatus::Interrupted
-    } else if failed_cells.is_empty() {
-        StudyStatus::Complete
-    } else if any_ok {
-        StudyStatus::Partial
-    } else {
-        StudyStatus::Failed
-    };
-    runner.store.set_study_status(study_id, status)?;
     Ok(Outcome {
         study_id,
         status,
@@ -258,6 +329,65 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
         leftovers: runner.leftovers,
         resumed,
     })
+}
+
+impl Runner<'_> {
+    /// Take everything down, whatever happened, and store the final statuses: the study's
+    /// (returned), and of the cells whose series were all done before this run started.
+    fn end(&mut self, interrupted: bool) -> Result<StudyStatus> {
+        // An engine command's repetition a signal stopped is its failure.
+        let interrupted = interrupted
+            || self
+                .failure
+                .as_ref()
+                .is_some_and(|e| e.chain().any(|c| c.is::<crate::signal::Interrupted>()));
+        if let Show::Study(p) = &self.show {
+            p.finish();
+        }
+        let cells: Vec<usize> = self.live.keys().copied().collect();
+        for c in cells {
+            self.retire(c, interrupted)?;
+        }
+        if let Ground::Made { prov, .. } = &mut self.ground {
+            if let Err(e) = prov.finish() {
+                self.leftovers.push(e.to_string());
+            }
+        }
+        // A cell whose series were all done before this run started is never brought up, so
+        // nothing above sets its status: a run killed while tearing it down left it `running`.
+        // An engine command's cells its first failure left unreached fail with it.
+        for cell in 0..self.cell_ids.len() {
+            let done = self
+                .series
+                .iter()
+                .filter(|s| s.cell == cell)
+                .all(|s| matches!(s.state, SeriesState::Done(_)));
+            let id = self.cell_ids[cell];
+            match self.cell_errors.get(&cell) {
+                None if done => self.store.set_cell_status(id, CellStatus::Complete, None)?,
+                Some(e) if matches!(self.ground, Ground::Dir { .. }) => self
+                    .store
+                    .set_cell_status(id, CellStatus::Failed, Some(e))?,
+                _ => {}
+            }
+        }
+        let any_ok = self
+            .series
+            .iter()
+            .any(|s| matches!(s.state, SeriesState::Done(_)))
+            || self.counted.iter().any(|c| !c.is_empty());
+        let status = if interrupted {
+            StudyStatus::Interrupted
+        } else if self.cell_errors.is_empty() {
+            StudyStatus::Complete
+        } else if any_ok {
+            StudyStatus::Partial
+        } else {
+            StudyStatus::Failed
+        };
+        self.store.set_study_status(self.study_id, status)?;
+        Ok(status)
+    }
 }
 
 /// How long the look before a study watches the machine.

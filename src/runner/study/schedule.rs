@@ -4,7 +4,7 @@
 use super::super::order::Scheduler;
 use super::super::progress_text::Left;
 use super::super::series::{Series, SeriesState};
-use super::{RepEnd, Runner};
+use super::{Ground, RepEnd, Runner, Show};
 use crate::stats::adaptive::{self, Rule, StopReason};
 use crate::store::SeriesStatus;
 use anyhow::Result;
@@ -49,12 +49,14 @@ impl Runner<'_> {
             .iter()
             .map(|s| u64::from(s.planned(&self.rule)))
             .sum();
-        self.progress.set_total(t);
+        if let Show::Study(p) = &self.show {
+            p.set_total(t);
+        }
     }
 
     /// Returns whether the run was interrupted.
     pub(super) fn main_loop(&mut self, seed: u64) -> Result<bool> {
-        let mut sched = Scheduler::new(self.study.repetitions.order, seed);
+        let mut sched = Scheduler::new(self.reps.order, seed);
         loop {
             if crate::signal::interrupted() {
                 return Ok(true);
@@ -64,7 +66,7 @@ impl Runner<'_> {
             let Some(si) = sched.next(&active, &done) else {
                 return Ok(false);
             };
-            if let Some(budget) = self.study.repetitions.budget {
+            if let Some(budget) = self.reps.budget {
                 let all: Vec<f64> = self
                     .series
                     .iter()
@@ -85,12 +87,15 @@ impl Runner<'_> {
             if !self.live.contains_key(&cell) {
                 // Cells on the same real device cannot be mounted together: take the other
                 // down first (it is made again when its turn comes).
-                let clash: Vec<usize> = self
-                    .live
-                    .keys()
-                    .copied()
-                    .filter(|&o| self.study.cells[o].shares_device_with(&self.study.cells[cell]))
-                    .collect();
+                let clash: Vec<usize> = match &self.ground {
+                    Ground::Made { study, .. } => self
+                        .live
+                        .keys()
+                        .copied()
+                        .filter(|&o| study.cells[o].shares_device_with(&study.cells[cell]))
+                        .collect(),
+                    Ground::Dir { .. } => Vec::new(),
+                };
                 for o in clash {
                     self.retire(o, false)?;
                 }
@@ -100,22 +105,25 @@ impl Runner<'_> {
                         return Ok(true);
                     }
                     self.fail_cell(cell, &format!("{e:#}"))?;
+                    if self.ends_at_failure(e)? {
+                        return Ok(false);
+                    }
                     continue;
                 }
             }
             match self.repetition(si)? {
                 RepEnd::Interrupted => return Ok(true),
                 RepEnd::Rerun => {}
-                RepEnd::Failed {
-                    err,
-                    cell_level: true,
-                } => self.fail_cell(cell, &err)?,
-                RepEnd::Failed {
-                    err,
-                    cell_level: false,
-                } => {
-                    self.fail_series(si, &err)?;
-                    self.retire_if_done(cell)?;
+                RepEnd::Failed { err, cell_level } => {
+                    if cell_level {
+                        self.fail_cell(cell, &format!("{err:#}"))?;
+                    } else {
+                        self.fail_series(si, &format!("{err:#}"))?;
+                        self.retire_if_done(cell)?;
+                    }
+                    if self.ends_at_failure(err)? {
+                        return Ok(false);
+                    }
                 }
                 RepEnd::Ok => {
                     if let Some(reason) = self.series[si].decide(&self.rule) {
@@ -130,13 +138,36 @@ impl Runner<'_> {
         }
     }
 
+    /// An engine command ends at its first failure: the error is kept for its caller, and
+    /// every series not run yet is failed with a line saying why. A study goes on with its
+    /// other cells (`false`).
+    fn ends_at_failure(&mut self, err: anyhow::Error) -> Result<bool> {
+        if let Ground::Made { .. } = self.ground {
+            return Ok(false);
+        }
+        for si in 0..self.series.len() {
+            if self.series[si].is_active() {
+                let not_run = "not run: the run stopped at an earlier error";
+                self.series[si].state = SeriesState::Failed(not_run.into());
+                let (c, w) = self.ids(si);
+                self.store
+                    .set_series(c, w, SeriesStatus::Failed, None, Some(not_run))?;
+                self.cell_errors
+                    .entry(self.series[si].cell)
+                    .or_insert_with(|| not_run.to_string());
+            }
+        }
+        self.failure = Some(err);
+        Ok(true)
+    }
+
     pub(super) fn ids(&self, si: usize) -> (i64, i64) {
         let s = &self.series[si];
         (self.cell_ids[s.cell], self.wl_ids[s.wl])
     }
 
     fn stop_all_for_budget(&mut self) -> Result<()> {
-        self.progress
+        self.show
             .println("time budget reached; stopping every series");
         for si in 0..self.series.len() {
             if self.series[si].is_active() {

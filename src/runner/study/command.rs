@@ -1,33 +1,35 @@
-//! One engine command (`fslab fdtree`, `fslab iozone`, `fslab dbench`) run `--repeat N`
-//! times against one directory, every repetition stored as it completes.
+//! An engine command (`fslab fdtree`, `fslab iozone`, `fslab dbench`, `fslab mdtest`,
+//! `fslab fio`) run `--repeat N` times against one directory: a study of kind `run` over that
+//! directory, run by the study's own loop ([`super::Runner`]: scheduler, repetition, fate of
+//! a disturbed repetition, store), every repetition stored as it completes.
 //!
-//! The run is recorded as a study of kind `run` whose cells are the command's points (one
-//! for fdtree and dbench, one per (file size, record size) for an IOzone sweep) with one
-//! workload and a fixed repetition rule, so `fslab list`, `show` and `report` treat it like
-//! any study. Every repetition follows the one protocol of [`super::repetition`]. While it
-//! runs it holds a claim on its row (process id and start time), and every entry a
-//! repetition is about to create is recorded before it exists (`owned_path`), and its device
-//! and inode within milliseconds of the engine making it: if the process is killed,
-//! `fslab cleanup` sees the dead claim and removes exactly those entries.
+//! Its cells are the command's points (one for fdtree and dbench, one per (file size, record
+//! size) for an IOzone sweep) with one workload and a fixed repetition rule (`--repeat`),
+//! interleaved (repetition 1 of every cell, then repetition 2, …), so `fslab list`, `show` and
+//! `report` treat it like any study. What differs from a study is where its cells stand (a
+//! directory it was given, no file system made), how it speaks (the engine's counters on
+//! stderr), and that its first failure ends it. While it runs it holds a claim on its row
+//! (process id and start time), and every entry a repetition is about to create is recorded
+//! before it exists ([`Owned`]): if the process is killed, `fslab cleanup` sees the dead
+//! claim and removes exactly those entries.
 //!
 //! Unlike a study, an interrupted repetition is stored (as failed, with its error): an
 //! engine command cannot be resumed, and the row says that a repetition was cut short.
-//!
-//! The store side (the claim, the entries recorded before they exist, the final statuses) is
-//! `recording.rs`.
+//! `--no-store` runs the same way against a store in memory.
 
-mod recording;
-
-use super::progress::Steps;
-use super::progress_text::Position;
-use super::repetition;
-use super::telemetry::{run_observed, Observe, Sources};
+use super::super::progress::Steps;
+use super::super::series::Series;
+use super::super::telemetry::Sources;
+pub use super::recording::Owned;
+use super::{Ground, Runner, Show};
 use crate::metric::Metric;
+use crate::plan::{CachePolicy, Order, Repetitions};
 use crate::stats::adaptive::{Disturbed, Fate};
-use crate::store::Store;
-use crate::workload::{Observer, Target, Workload};
+use crate::store::{NewCell, NewStudy, SeriesStatus, Store};
+use crate::workload::{Observer, Target, Workload, WorkloadKind};
 use anyhow::Result;
-use recording::Recording;
+use std::collections::BTreeMap;
+use std::time::Instant;
 
 /// How to run and record an engine command.
 pub struct AdhocOptions<'a> {
@@ -140,6 +142,35 @@ impl Disturbance {
     }
 }
 
+/// Called after each completed (repetition, cell) with the repetition (1-based), the cell
+/// index, its metrics and the cell's engine.
+pub type CellHook<'a, W> = &'a mut dyn FnMut(u32, usize, &[Metric], &W);
+
+/// An engine command's engines, one per cell, as the loop sees them: lent for a repetition,
+/// and told of every counted one (the command prints its own report of it).
+pub trait Engines {
+    /// Cell `cell`'s engine.
+    fn engine(&mut self, cell: usize) -> &mut dyn Workload;
+    /// Repetition `rep` (1-based) of cell `cell` counted with `metrics`.
+    fn counted(&mut self, rep: u32, cell: usize, metrics: &[Metric]);
+}
+
+/// The cells of a command with the hook its caller gave.
+struct Typed<'c, 'h, W> {
+    cells: &'c mut [AdhocCell<W>],
+    hook: CellHook<'h, W>,
+}
+
+impl<W: Workload> Engines for Typed<'_, '_, W> {
+    fn engine(&mut self, cell: usize) -> &mut dyn Workload {
+        &mut self.cells[cell].workload
+    }
+
+    fn counted(&mut self, rep: u32, cell: usize, metrics: &[Metric]) {
+        (self.hook)(rep, cell, metrics, &self.cells[cell].workload);
+    }
+}
+
 /// Run `workload` `opts.repeat` times on `target`: a one-cell [`run_cells`] whose cell is
 /// the target directory. `on_rep` gets the repetition number (1-based), its metrics and the
 /// engine, after each completed repetition.
@@ -172,10 +203,6 @@ pub fn run<W: Workload>(
     })
 }
 
-/// Called after each completed (repetition, cell) with the repetition (1-based), the cell
-/// index, its metrics and the cell's engine.
-pub type CellHook<'a, W> = &'a mut dyn FnMut(u32, usize, &[Metric], &W);
-
 /// Run every cell `opts.repeat` times, interleaved (repetition 1 of every cell, then
 /// repetition 2, …), recording each (cell, repetition) as a trial as soon as it completes.
 /// The first failure ends the run; completed trials stay stored. `on_rep` gets the
@@ -188,118 +215,106 @@ pub fn run_cells<W: Workload>(
     on_rep: CellHook<'_, W>,
 ) -> Result<CellsResult> {
     let environment = crate::sysinfo::environment(Some(target.dir()));
-    let mut rec = match opts.store.take() {
-        Some(st) => Some(Recording::begin(st, &opts, cells, &environment)?),
-        None => None,
-    };
-    let mut reps: Vec<Vec<Vec<Metric>>> = vec![Vec::new(); cells.len()];
-    let mut failure: Option<(usize, anyhow::Error)> = None;
-    let mut order_index = 0u32;
-    let sources = Sources::for_target(target.dir());
-    let (reps_n, points) = (opts.repeat.max(1), cells.len());
-    // Per cell: disturbed repetitions re-run, and repetitions that took their place (counted
-    // or dropped).
-    let mut reruns = vec![0u32; points];
-    let mut placed = vec![0u32; points];
-    let mut disturbance = Disturbance::default();
-    'outer: for rep in 1..=reps_n {
-        for (ci, cell) in cells.iter_mut().enumerate() {
-            let at = Position {
-                rep,
-                reps: reps_n,
-                point: ci + 1,
-                points,
-            };
-            // Under `--disturbed repeat`, until the repetition is quiet (or the limit).
-            loop {
-                if let Some(s) = opts.steps {
-                    s.step_started(at);
-                }
-                let t0 = std::time::Instant::now();
-                let how = Observe {
-                    sources: &sources,
-                    settle: opts.settle,
-                    timeline: opts.timeline,
-                };
-                let around = rec.as_mut().map(|r| r as &mut dyn repetition::Around);
-                let r = run_observed(&mut cell.workload, target, obs, &how, around);
-                for w in &r.warnings {
-                    eprintln!("fslab: warning: {w}");
-                }
-                let fate = r.fate(opts.disturbed, true, reruns[ci], reps_n);
-                disturbance.add(r.interference.as_deref(), fate);
-                if let Some(rec) = rec.as_mut() {
-                    let trial = r.row(
-                        fate,
-                        rec.cells[ci],
-                        rec.workload,
-                        rep,
-                        order_index,
-                        "none",
-                        true,
-                    );
-                    rec.store.record_trial(&trial)?;
-                }
-                order_index += 1;
-                let why = r.interference.clone().unwrap_or_default();
-                match fate {
-                    Fate::Rerun => {
-                        reruns[ci] += 1;
-                        eprintln!(
-                            "fslab: repetition {rep} was disturbed ({why}); stored, left out, and run again (--disturbed repeat)"
-                        );
-                        continue;
-                    }
-                    Fate::Drop => {
-                        eprintln!(
-                            "fslab: repetition {rep} was disturbed ({why}); stored and left out (--disturbed drop)"
-                        );
-                        placed[ci] += 1;
-                        if let Some(s) = opts.steps {
-                            s.step_finished(at, t0.elapsed().as_secs_f64());
-                        }
-                        break;
-                    }
-                    Fate::Count => {
-                        if opts.disturbed == Disturbed::Repeat && !why.is_empty() {
-                            eprintln!(
-                                "fslab: repetition {rep} was disturbed ({why}); kept: {} repetitions were re-run already, the limit",
-                                reruns[ci]
-                            );
-                        }
-                    }
-                }
-                match r.outcome {
-                    repetition::Outcome::Done { metrics, .. } => {
-                        if let Some(s) = opts.steps {
-                            s.step_finished(at, t0.elapsed().as_secs_f64());
-                        }
-                        placed[ci] += 1;
-                        on_rep(rep, ci, &metrics, &cell.workload);
-                        reps[ci].push(metrics);
-                    }
-                    repetition::Outcome::Failed(e) | repetition::Outcome::Interrupted(e) => {
-                        failure = Some((ci, e));
-                        break 'outer;
-                    }
-                }
-                break;
-            }
+    let mut memory;
+    let stored = opts.store.is_some();
+    let store: &mut Store = match opts.store.take() {
+        Some(st) => st,
+        None => {
+            memory = Store::open_in_memory()?;
+            &mut memory
         }
-    }
-    if let Some(rec) = rec.as_mut() {
-        rec.finish(
-            &reps,
-            &placed,
-            opts.repeat,
-            failure.as_ref().map(|(c, e)| (*c, e)),
+    };
+    let kind = cells.first().map_or("unknown", |c| c.workload.name());
+    let new = NewStudy {
+        kind: "run",
+        name: opts.name.clone(),
+        description: String::new(),
+        command_line: opts.command_line.clone(),
+        spec: opts.params.to_string(),
+        spec_hash: String::new(),
+        seed: None,
+    };
+    // Claimed in the transaction that records it: no unclaimed `running` row is ever seen.
+    let (study_id, claim) = store.immediate("recording the run", |st| {
+        let study = st.begin_study(&new)?;
+        Ok((study, st.claim_in_transaction(study)?))
+    })?;
+    let _claim = claim;
+    store.set_environment(study_id, &environment)?;
+    let workload = store.add_workload(study_id, 0, kind, &opts.label, &opts.params)?;
+    let mut cell_ids = Vec::new();
+    for (idx, c) in cells.iter().enumerate() {
+        let id = store.add_cell(
+            study_id,
+            &NewCell {
+                idx,
+                label: c.label.clone(),
+                factors: c.factors.clone(),
+                config: c.config.clone(),
+            },
         )?;
+        store.set_series(id, workload, SeriesStatus::Pending, None, None)?;
+        cell_ids.push(id);
     }
-    Ok(CellsResult {
-        study: rec.as_ref().map(|r| r.study),
-        disturbed: disturbance,
+    let n = opts.repeat.max(1);
+    let reps = Repetitions {
+        min: n,
+        max: n,
+        target_ci: None,
+        detect: None,
+        extend: false,
+        budget: None,
+        order: Order::Interleaved,
+        seed: None,
+        cache: CachePolicy::None,
+        warmup: 0,
+        settle: opts.settle,
+        timeline: opts.timeline,
+        disturbed: opts.disturbed,
+    };
+    let wk = WorkloadKind::of(kind).unwrap_or(WorkloadKind::Fdtree);
+    let cell_labels: Vec<String> = cells.iter().map(|c| c.label.clone()).collect();
+    let mut engines = Typed {
+        cells,
+        hook: on_rep,
+    };
+    let mut runner = Runner {
+        live: BTreeMap::new(),
+        ground: Ground::Dir {
+            target: target.clone(),
+            sources: Sources::for_target(target.dir()),
+            engines: &mut engines,
+            owned: Owned::new(study_id),
+        },
+        name: opts.label.clone(),
+        rule: reps.rule(),
         reps,
+        cell_labels,
+        store,
+        study_id,
+        series: (0..cell_ids.len()).map(|c| Series::new(c, 0, wk)).collect(),
+        counted: vec![Vec::new(); cell_ids.len()],
+        cell_ids,
+        wl_ids: vec![workload],
+        cell_errors: BTreeMap::new(),
+        order_index: 0,
+        show: Show::Command {
+            obs,
+            steps: opts.steps,
+        },
+        spent_before: 0.0,
+        started: Instant::now(),
+        leftovers: Vec::new(),
+        disturbance: Disturbance::default(),
+        failure: None,
+    };
+    let interrupted = runner.main_loop(0)?;
+    runner.end(interrupted)?;
+    Ok(CellsResult {
+        study: stored.then_some(study_id),
+        disturbed: std::mem::take(&mut runner.disturbance),
+        reps: std::mem::take(&mut runner.counted),
         environment,
-        error: failure.map(|(_, e)| e),
+        error: runner.failure.take(),
     })
 }
