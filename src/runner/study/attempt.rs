@@ -6,13 +6,16 @@
 
 use super::super::cache;
 use super::super::progress_text::Position;
+use super::super::repetition::{Outcome, Repetition};
 use super::super::telemetry::{run_observed, Observe};
 use super::{fate_line, schedule, Ground, RepEnd, Runner, Show};
+use crate::metric::Metric;
 use crate::plan::CachePolicy;
 use crate::stats::adaptive::Fate;
 use crate::store::SeriesStatus;
 use crate::workload::Workload;
 use anyhow::{anyhow, Result};
+use std::collections::btree_map::Entry;
 use std::time::Instant;
 
 #[cfg(test)]
@@ -100,18 +103,24 @@ impl Runner<'_> {
         }
     }
 
-    fn attempt(&mut self, si: usize, counted: bool) -> Result<RepEnd> {
-        #[cfg(test)]
-        ATTEMPTS.with(|n| n.set(n.get() + 1));
-        let (cell, wl) = (self.series[si].cell, self.series[si].wl);
-        let rep_no = self.series[si].done + 1;
-        let what = self.what(si, counted);
-        let at = Position {
+    /// Where repetition `rep_no` of cell `cell` stands, for an engine command's counters.
+    fn position(&self, rep_no: u32, cell: usize) -> Position {
+        Position {
             rep: rep_no,
             reps: self.rule.max,
             point: cell + 1,
             points: self.cell_ids.len(),
-        };
+        }
+    }
+
+    /// One repetition of series `si`, counted or a warm-up: announced, the cache policy
+    /// applied, run ([`Runner::run_engine`]), stored and judged ([`Runner::judge`]), and
+    /// accounted ([`Runner::account`]).
+    fn attempt(&mut self, si: usize, counted: bool) -> Result<RepEnd> {
+        #[cfg(test)]
+        ATTEMPTS.with(|n| n.set(n.get() + 1));
+        let (cell, wl) = (self.series[si].cell, self.series[si].wl);
+        let what = self.what(si, counted);
         match (&self.show, &self.ground) {
             (Show::Study(p), Ground::Made { study, .. }) => {
                 p.rep_started(&what);
@@ -119,7 +128,9 @@ impl Runner<'_> {
                     &study.cells[cell].workloads[wl],
                 ));
             }
-            (Show::Command { steps: Some(s), .. }, _) => s.step_started(at),
+            (Show::Command { steps: Some(s), .. }, _) => {
+                s.step_started(self.position(self.series[si].done + 1, cell))
+            }
             _ => {}
         }
         let started_at = crate::store::now();
@@ -129,8 +140,47 @@ impl Runner<'_> {
                 return Ok(end);
             }
         }
+        let mut r = match self.run_engine(cell, wl, counted) {
+            Ok(r) => r,
+            Err(end) => return Ok(end),
+        };
+        // A study's repetition includes the cache policy applied before it (the remount), for
+        // the budget and the ETA.
+        r.started_at = started_at;
+        r.wall_seconds = t0.elapsed().as_secs_f64();
+        for w in &r.warnings {
+            self.show.println(&format!("warning: {w}"));
+        }
+        if r.interrupted() && matches!(self.ground, Ground::Made { .. }) {
+            // The repetition in flight is not stored; --resume runs it again.
+            return Ok(RepEnd::Interrupted);
+        }
+        let fate = self.judge(si, counted, &r, &what)?;
+        if fate == Fate::Rerun {
+            return Ok(RepEnd::Rerun);
+        }
+        match r.outcome {
+            Outcome::Done { metrics, .. } => {
+                self.account(si, counted, fate, &metrics, (&what, r.wall_seconds))?;
+                Ok(RepEnd::Ok)
+            }
+            Outcome::Failed(err) | Outcome::Interrupted(err) => Ok(RepEnd::Failed {
+                err,
+                cell_level: false,
+            }),
+        }
+    }
+
+    /// Run workload `wl` once on cell `cell` through the one protocol, with the engine a
+    /// study builds from its spec (once per cell) or the one the command built.
+    fn run_engine(
+        &mut self,
+        cell: usize,
+        wl: usize,
+        counted: bool,
+    ) -> std::result::Result<Repetition, RepEnd> {
         let Some(live) = self.live.get_mut(&cell) else {
-            return Ok(RepEnd::Failed {
+            return Err(RepEnd::Failed {
                 err: anyhow!("the cell is not provisioned"),
                 cell_level: true,
             });
@@ -141,21 +191,19 @@ impl Runner<'_> {
             timeline: self.reps.timeline,
         };
         let obs = self.show.observer();
-        let mut r = match &mut self.ground {
+        let r = match &mut self.ground {
             Ground::Made { study, .. } => {
                 let engine = match live.engines.entry(wl) {
-                    std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                    std::collections::btree_map::Entry::Vacant(v) => {
-                        match study.cells[cell].workloads[wl].build() {
-                            Ok(e) => v.insert(e),
-                            Err(err) => {
-                                return Ok(RepEnd::Failed {
-                                    err,
-                                    cell_level: false,
-                                })
-                            }
+                    Entry::Occupied(e) => e.into_mut(),
+                    Entry::Vacant(v) => match study.cells[cell].workloads[wl].build() {
+                        Ok(e) => v.insert(e),
+                        Err(err) => {
+                            return Err(RepEnd::Failed {
+                                err,
+                                cell_level: false,
+                            })
                         }
-                    }
+                    },
                 };
                 run_observed(engine.as_mut(), &live.target, obs, &how, None)
             }
@@ -168,59 +216,48 @@ impl Runner<'_> {
         if counted {
             live.used = true;
         }
-        // A study's repetition includes the cache policy applied before it (the remount), for
-        // the budget and the ETA.
-        r.started_at = started_at;
-        r.wall_seconds = t0.elapsed().as_secs_f64();
-        for w in &r.warnings {
-            self.show.println(&format!("warning: {w}"));
-        }
-        let command = matches!(self.ground, Ground::Dir { .. });
-        if r.interrupted() && !command {
-            // The repetition in flight is not stored; --resume runs it again.
-            return Ok(RepEnd::Interrupted);
-        }
+        Ok(r)
+    }
+
+    /// The repetition's fate under the disturbed policy, its trial stored, and its line if
+    /// it was disturbed; a re-run is counted against its series.
+    fn judge(&mut self, si: usize, counted: bool, r: &Repetition, what: &str) -> Result<Fate> {
         let (c, w) = self.ids(si);
-        // A disturbed repetition: counted, or left out (and run again) by the policy.
         let policy = self.reps.disturbed;
         let fate = r.fate(policy, counted, self.series[si].reruns, self.rule.max);
         if counted {
             self.disturbance.add(r.interference.as_deref(), fate);
         }
-        let trial = r.row(
-            fate,
-            c,
-            w,
-            rep_no,
-            self.order_index,
-            self.reps.cache.as_str(),
-            counted,
-        );
+        let rep_no = self.series[si].done + 1;
+        let cache = self.reps.cache.as_str();
+        let trial = r.row(fate, c, w, rep_no, self.order_index, cache, counted);
         self.store.record_trial(&trial)?;
         self.order_index += 1;
-        let wall = r.wall_seconds;
         let why = r.interference.clone().unwrap_or_default();
         let words = (policy, self.show.policy(policy));
-        if let Some(line) = fate_line(fate, &what, &why, words, self.series[si].reruns) {
+        if let Some(line) = fate_line(fate, what, &why, words, self.series[si].reruns) {
             self.show.println(&line);
         }
         if fate == Fate::Rerun {
             self.series[si].reruns += 1;
-            return Ok(RepEnd::Rerun);
         }
-        let Some(m) = r.metrics() else {
-            let err = match r.outcome {
-                super::super::repetition::Outcome::Failed(e)
-                | super::super::repetition::Outcome::Interrupted(e) => e,
-                super::super::repetition::Outcome::Done { .. } => anyhow!("no metrics"),
-            };
-            return Ok(RepEnd::Failed {
-                err,
-                cell_level: false,
-            });
-        };
+        Ok(fate)
+    }
+
+    /// A repetition that ran to the end: added to its series (counted, or its place taken
+    /// when dropped), shown, and handed to an engine command's own report.
+    fn account(
+        &mut self,
+        si: usize,
+        counted: bool,
+        fate: Fate,
+        m: &[Metric],
+        (what, wall): (&str, f64),
+    ) -> Result<()> {
+        let (cell, rep_no) = (self.series[si].cell, self.series[si].done + 1);
         if counted {
             if self.series[si].done == 0 {
+                let (c, w) = self.ids(si);
                 self.store
                     .set_series(c, w, SeriesStatus::Running, None, None)?;
             }
@@ -230,6 +267,7 @@ impl Runner<'_> {
                 self.series[si].add(m, wall);
             }
         }
+        let at = self.position(rep_no, cell);
         match (&self.show, &mut self.ground) {
             (Show::Study(p), _) => {
                 // A warm-up gets its line too (a log showed nothing for minutes of them); the
@@ -239,13 +277,8 @@ impl Runner<'_> {
                 let planned: u64 = (0..self.series.len())
                     .map(|i| u64::from(schedule::planned_now(&self.series, i, &self.rule, ran)))
                     .sum();
-                p.rep_finished(
-                    done,
-                    planned,
-                    &what,
-                    wall,
-                    schedule::eta_of(&self.series, &self.rule, ran),
-                );
+                let eta = schedule::eta_of(&self.series, &self.rule, ran);
+                p.rep_finished(done, planned, what, wall, eta);
             }
             (Show::Command { steps, .. }, Ground::Dir { engines, .. }) => {
                 if let Some(s) = steps {
@@ -258,6 +291,6 @@ impl Runner<'_> {
             }
             _ => {}
         }
-        Ok(RepEnd::Ok)
+        Ok(())
     }
 }

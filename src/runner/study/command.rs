@@ -203,6 +203,69 @@ pub fn run<W: Workload>(
     })
 }
 
+/// Record the run (study of kind `run`, environment, its one workload, its cells with their
+/// series pending), claimed in the transaction that records it: no unclaimed `running` row
+/// is ever seen. Returns the study, the claim, the workload and the cells' ids.
+fn record<W: Workload>(
+    store: &mut Store,
+    opts: &AdhocOptions<'_>,
+    cells: &[AdhocCell<W>],
+    environment: &[(String, String)],
+) -> Result<(i64, crate::store::Claim, i64, Vec<i64>)> {
+    let new = NewStudy {
+        kind: "run",
+        name: opts.name.clone(),
+        description: String::new(),
+        command_line: opts.command_line.clone(),
+        spec: opts.params.to_string(),
+        spec_hash: String::new(),
+        seed: None,
+    };
+    let (study_id, claim) = store.immediate("recording the run", |st| {
+        let study = st.begin_study(&new)?;
+        Ok((study, st.claim_in_transaction(study)?))
+    })?;
+    store.set_environment(study_id, environment)?;
+    let kind = cells.first().map_or("unknown", |c| c.workload.name());
+    let workload = store.add_workload(study_id, 0, kind, &opts.label, &opts.params)?;
+    let mut cell_ids = Vec::new();
+    for (idx, c) in cells.iter().enumerate() {
+        let id = store.add_cell(
+            study_id,
+            &NewCell {
+                idx,
+                label: c.label.clone(),
+                factors: c.factors.clone(),
+                config: c.config.clone(),
+            },
+        )?;
+        store.set_series(id, workload, SeriesStatus::Pending, None, None)?;
+        cell_ids.push(id);
+    }
+    Ok((study_id, claim, workload, cell_ids))
+}
+
+/// The repetition policy of an engine command: `repeat` counted repetitions per cell,
+/// interleaved, no cache action, no warm-up of the loop's own.
+fn fixed(opts: &AdhocOptions<'_>) -> Repetitions {
+    let n = opts.repeat.max(1);
+    Repetitions {
+        min: n,
+        max: n,
+        target_ci: None,
+        detect: None,
+        extend: false,
+        budget: None,
+        order: Order::Interleaved,
+        seed: None,
+        cache: CachePolicy::None,
+        warmup: 0,
+        settle: opts.settle,
+        timeline: opts.timeline,
+        disturbed: opts.disturbed,
+    }
+}
+
 /// Run every cell `opts.repeat` times, interleaved (repetition 1 of every cell, then
 /// repetition 2, …), recording each (cell, repetition) as a trial as soon as it completes.
 /// The first failure ends the run; completed trials stay stored. `on_rep` gets the
@@ -225,53 +288,11 @@ pub fn run_cells<W: Workload>(
         }
     };
     let kind = cells.first().map_or("unknown", |c| c.workload.name());
-    let new = NewStudy {
-        kind: "run",
-        name: opts.name.clone(),
-        description: String::new(),
-        command_line: opts.command_line.clone(),
-        spec: opts.params.to_string(),
-        spec_hash: String::new(),
-        seed: None,
-    };
-    // Claimed in the transaction that records it: no unclaimed `running` row is ever seen.
-    let (study_id, claim) = store.immediate("recording the run", |st| {
-        let study = st.begin_study(&new)?;
-        Ok((study, st.claim_in_transaction(study)?))
-    })?;
+    let (study_id, claim, workload, cell_ids) = record(store, &opts, cells, &environment)?;
+    // Held until the run returns, however it returns; a killed run leaves it behind for
+    // `fslab cleanup` to find.
     let _claim = claim;
-    store.set_environment(study_id, &environment)?;
-    let workload = store.add_workload(study_id, 0, kind, &opts.label, &opts.params)?;
-    let mut cell_ids = Vec::new();
-    for (idx, c) in cells.iter().enumerate() {
-        let id = store.add_cell(
-            study_id,
-            &NewCell {
-                idx,
-                label: c.label.clone(),
-                factors: c.factors.clone(),
-                config: c.config.clone(),
-            },
-        )?;
-        store.set_series(id, workload, SeriesStatus::Pending, None, None)?;
-        cell_ids.push(id);
-    }
-    let n = opts.repeat.max(1);
-    let reps = Repetitions {
-        min: n,
-        max: n,
-        target_ci: None,
-        detect: None,
-        extend: false,
-        budget: None,
-        order: Order::Interleaved,
-        seed: None,
-        cache: CachePolicy::None,
-        warmup: 0,
-        settle: opts.settle,
-        timeline: opts.timeline,
-        disturbed: opts.disturbed,
-    };
+    let reps = fixed(&opts);
     let wk = WorkloadKind::of(kind).unwrap_or(WorkloadKind::Fdtree);
     let cell_labels: Vec<String> = cells.iter().map(|c| c.label.clone()).collect();
     let mut engines = Typed {

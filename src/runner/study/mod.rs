@@ -220,8 +220,10 @@ fn fate_line(
     }
 }
 
-/// Run (or resume) a study.
-pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
+/// The study recorded anew, or found again for `--resume`, and claimed for this process:
+/// the claim is held until the run returns, however it returns (an early `?` included); a
+/// run killed outright leaves a claim of a dead process, which the next run takes over.
+fn open(r: &mut StudyRun<'_>) -> Result<(setup::Ids, crate::store::Claim)> {
     let study = r.study;
     let nothing_stored = r.store.latest_study_named(study.name())?.is_none();
     if r.resume && nothing_stored {
@@ -232,20 +234,24 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
             r.store.path().display()
         );
     }
-    let ((study_id, cell_ids, wl_ids, seed, resumed), claim) = if r.resume && !nothing_stored {
+    let (ids, claim) = if r.resume && !nothing_stored {
         setup::open_existing(r.store, &r.workdir, r.exec.as_ref(), study)?
     } else {
         setup::create_new(r.store, r.exec.as_ref(), &r.workdir, study, &r.command_line)?
     };
     if let Some(gone) = claim.taken_over() {
         eprintln!(
-            "fslab: note: study {study_id} was claimed by process {} on this host since {}, which is gone; taking it over",
-            gone.pid, gone.claimed_at
+            "fslab: note: study {} was claimed by process {} on this host since {}, which is gone; taking it over",
+            ids.0, gone.pid, gone.claimed_at
         );
     }
-    // Held until this function returns, however it returns (an early `?` included); a run
-    // killed outright leaves a claim of a dead process, which the next run takes over.
-    let _claim = claim;
+    Ok((ids, claim))
+}
+
+/// Run (or resume) a study.
+pub fn run(mut r: StudyRun<'_>) -> Result<Outcome> {
+    let study = r.study;
+    let ((study_id, cell_ids, wl_ids, seed, resumed), _claim) = open(&mut r)?;
     if !crate::runner::guest::inside() {
         busy_check(r.wait_quiet, r.workdir.root());
     }
@@ -277,12 +283,7 @@ pub fn run(r: StudyRun<'_>) -> Result<Outcome> {
         study.ram_bytes(),
     )?
     .with_guest_devices(super::guest::devices_from_env()?);
-    let total: u64 = series.iter().map(|s| u64::from(s.planned(&rule))).sum();
-    let progress = StudyProgress::new(r.progress, total);
-    progress.set_done(
-        series.iter().map(|s| u64::from(s.done)).sum(),
-        schedule::eta_of(&series, &rule, None),
-    );
+    let progress = schedule::display(r.progress, &series, &rule);
     let order_index = r.store.next_order_index(study_id)?;
     let mut runner = Runner {
         name: study.name().to_string(),

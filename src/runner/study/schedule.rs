@@ -4,6 +4,7 @@
 use super::super::order::Scheduler;
 use super::super::progress_text::Left;
 use super::super::series::{Series, SeriesState};
+use super::super::study_progress::StudyProgress;
 use super::{Ground, RepEnd, Runner, Show};
 use crate::stats::adaptive::{self, Rule, StopReason};
 use crate::store::SeriesStatus;
@@ -38,6 +39,17 @@ pub(super) fn eta_of(series: &[Series], rule: &Rule, just_ran: Option<usize>) ->
     super::super::progress_text::eta(&left, None)
 }
 
+/// A study's display, with the repetitions planned, those earlier runs stored, and the ETA.
+pub(super) fn display(enabled: bool, series: &[Series], rule: &Rule) -> StudyProgress {
+    let total: u64 = series.iter().map(|s| u64::from(s.planned(rule))).sum();
+    let progress = StudyProgress::new(enabled, total);
+    progress.set_done(
+        series.iter().map(|s| u64::from(s.done)).sum(),
+        eta_of(series, rule, None),
+    );
+    progress
+}
+
 impl Runner<'_> {
     fn spent(&self) -> f64 {
         self.spent_before + self.started.elapsed().as_secs_f64()
@@ -66,22 +78,9 @@ impl Runner<'_> {
             let Some(si) = sched.next(&active, &done) else {
                 return Ok(false);
             };
-            if let Some(budget) = self.reps.budget {
-                let all: Vec<f64> = self
-                    .series
-                    .iter()
-                    .flat_map(|s| s.durations.clone())
-                    .collect();
-                let est = self.series[si]
-                    .mean_duration()
-                    .or_else(|| {
-                        (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64)
-                    })
-                    .unwrap_or(0.0);
-                if !adaptive::budget_allows(self.spent(), budget.as_secs_f64(), est) {
-                    self.stop_all_for_budget()?;
-                    continue;
-                }
+            if !self.budget_allows(si) {
+                self.stop_all_for_budget()?;
+                continue;
             }
             let cell = self.series[si].cell;
             if !self.live.contains_key(&cell) {
@@ -159,6 +158,24 @@ impl Runner<'_> {
         }
         self.failure = Some(err);
         Ok(true)
+    }
+
+    /// Whether the time budget (if any) leaves room for one more repetition of series `si`,
+    /// at its own mean duration (an unmeasured series at the mean of all).
+    fn budget_allows(&self, si: usize) -> bool {
+        let Some(budget) = self.reps.budget else {
+            return true;
+        };
+        let all: Vec<f64> = self
+            .series
+            .iter()
+            .flat_map(|s| s.durations.clone())
+            .collect();
+        let est = self.series[si]
+            .mean_duration()
+            .or_else(|| (!all.is_empty()).then(|| all.iter().sum::<f64>() / all.len() as f64))
+            .unwrap_or(0.0);
+        adaptive::budget_allows(self.spent(), budget.as_secs_f64(), est)
     }
 
     pub(super) fn ids(&self, si: usize) -> (i64, i64) {

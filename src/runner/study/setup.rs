@@ -142,21 +142,7 @@ pub fn open_existing(
             study.workloads.len()
         );
     }
-    // The environment as it is now, where it differs from the first run.
-    let before: BTreeMap<String, String> = st.environment(row.id)?.into_iter().collect();
-    let n = before
-        .keys()
-        .filter(|k| k.starts_with("resumed_at"))
-        .count()
-        + 1;
-    let mut diff = vec![(format!("resumed_at.{n}"), store::now())];
-    for (k, v) in env::capture(exec, workdir.root(), study) {
-        if before.get(&k).is_some_and(|b| *b != v) {
-            eprintln!("fslab: warning: {k} changed since the study started: now '{v}'");
-            diff.push((format!("{k}@resume.{n}"), v));
-        }
-    }
-    st.set_environment(row.id, &diff)?;
+    note_changes(st, exec, workdir, study, row.id)?;
     st.set_study_status(row.id, StudyStatus::Running)?;
     let damaged = || {
         crate::error::usage(format!(
@@ -180,6 +166,31 @@ pub fn open_existing(
     }
     let seed = row.seed.map(|s| s as u64).unwrap_or(0);
     Ok(((row.id, cell_ids, wl_ids, seed, true), claim))
+}
+
+/// Store the environment as it is now where it differs from the study's first run (each
+/// difference also said on stderr), with the time of this resume.
+fn note_changes(
+    st: &mut Store,
+    exec: &dyn Exec,
+    workdir: &WorkDir,
+    study: &Study,
+    id: i64,
+) -> Result<()> {
+    let before: BTreeMap<String, String> = st.environment(id)?.into_iter().collect();
+    let n = before
+        .keys()
+        .filter(|k| k.starts_with("resumed_at"))
+        .count()
+        + 1;
+    let mut diff = vec![(format!("resumed_at.{n}"), store::now())];
+    for (k, v) in env::capture(exec, workdir.root(), study) {
+        if before.get(&k).is_some_and(|b| *b != v) {
+            eprintln!("fslab: warning: {k} changed since the study started: now '{v}'");
+            diff.push((format!("{k}@resume.{n}"), v));
+        }
+    }
+    st.set_environment(id, &diff)
 }
 
 /// Every series of the study (cell by cell, workload by workload) with the repetitions
