@@ -56,6 +56,39 @@ fn read_trim(p: impl AsRef<Path>) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// Inside a guest: what it is, its kernel and memory, the host's kernel and memory, and the
+/// calibration studies it belongs to (the figures are the guest's, on the host's devices).
+fn guest(env: &mut Vec<(String, String)>) {
+    let Ok(kind) = std::env::var(super::guest::FSLAB_GUEST) else {
+        return;
+    };
+    env.push(("guest".into(), kind));
+    env.push((
+        "guest_kernel".into(),
+        rustix::system::uname()
+            .release()
+            .to_string_lossy()
+            .into_owned(),
+    ));
+    for (key, var) in [
+        ("guest_mem", super::guest::FSLAB_GUEST_MEM),
+        ("host_kernel", super::guest::FSLAB_GUEST_HOST_KERNEL),
+        ("host_ram_bytes", super::guest::FSLAB_GUEST_HOST_RAM),
+    ] {
+        if let Ok(v) = std::env::var(var) {
+            env.push((key.into(), v));
+        }
+    }
+    if let Some((host, guest)) = std::env::var(super::guest::FSLAB_GUEST_CALIBRATION)
+        .ok()
+        .as_deref()
+        .and_then(|v| v.split_once(';'))
+    {
+        env.push(("guest_calibration_host".into(), host.to_string()));
+        env.push(("guest_calibration_guest".into(), guest.to_string()));
+    }
+}
+
 /// Capture the environment of a study.
 pub fn capture(exec: &dyn Exec, workdir: &Path, study: &Study) -> Vec<(String, String)> {
     let mut env = crate::sysinfo::environment(None);
@@ -63,34 +96,7 @@ pub fn capture(exec: &dyn Exec, workdir: &Path, study: &Study) -> Vec<(String, S
         env.push(("cpu_governor".into(), g));
     }
     env.push(("workdir".into(), workdir.display().to_string()));
-    if let Ok(kind) = std::env::var(super::guest::FSLAB_GUEST) {
-        // The figures are the guest's: its kernel, its memory, on the host's devices.
-        env.push(("guest".into(), kind));
-        env.push((
-            "guest_kernel".into(),
-            rustix::system::uname()
-                .release()
-                .to_string_lossy()
-                .into_owned(),
-        ));
-        for (key, var) in [
-            ("guest_mem", super::guest::FSLAB_GUEST_MEM),
-            ("host_kernel", super::guest::FSLAB_GUEST_HOST_KERNEL),
-            ("host_ram_bytes", super::guest::FSLAB_GUEST_HOST_RAM),
-        ] {
-            if let Ok(v) = std::env::var(var) {
-                env.push((key.into(), v));
-            }
-        }
-        if let Some((host, guest)) = std::env::var(super::guest::FSLAB_GUEST_CALIBRATION)
-            .ok()
-            .as_deref()
-            .and_then(|v| v.split_once(';'))
-        {
-            env.push(("guest_calibration_host".into(), host.to_string()));
-            env.push(("guest_calibration_guest".into(), guest.to_string()));
-        }
-    }
+    guest(&mut env);
     // The work directory may not exist yet: its nearest existing ancestor is on the same
     // file system.
     let existing = std::iter::successors(Some(workdir), |p| p.parent()).find(|p| p.exists());

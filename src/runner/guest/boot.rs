@@ -107,36 +107,7 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
     let (req_r, req_w) = pipe()?; // guest → host
     let (ack_r, ack_w) = pipe()?; // host → guest
     let (log_r, log_w) = pipe()?;
-    let mut cmd = Command::new(l.kernel);
-    cmd.arg(format!("mem={}", l.mem_word)).args([
-        "root=/dev/root",
-        "rootfstype=hostfs",
-        "rootflags=/",
-        "rw",
-    ]);
-    for (n, i) in l.images.iter().enumerate() {
-        cmd.arg(format!("ubd{n}={}", i.path.display()));
-    }
-    if l.images.is_empty() {
-        cmd.arg("ubd0=/dev/null");
-    }
-    cmd.arg(format!(
-        "init={}",
-        l.dir.join(super::script::INIT_FILE).display()
-    ))
-    .args([
-        "con=null",
-        "con0=fd:3,fd:4",
-        "con1=fd:5,fd:6",
-        "con2=fd:7,fd:8",
-        "con3=fd:9,fd:10",
-        "con4=fd:11,fd:12",
-        "console=tty4",
-    ])
-    .stdin(Stdio::null());
-    for (k, v) in &l.host_env {
-        cmd.env(k, v);
-    }
+    let mut cmd = command(&l);
     // Target descriptor ← source, applied in the child.
     let fds: [(i32, i32); 12] = [
         (1, log_w.as_raw_fd()),
@@ -224,31 +195,7 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
     // Kept open until the guest ends: an end of file on a console hangs it up, and the
     // guest would lose the line before reading it.
     let mut stop = std::fs::File::from(stop_w);
-    let mut stop_sent: Option<Instant> = None;
-    let mut last_sent: Option<Instant> = None;
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break s;
-        }
-        // Again every second: a line that comes before the guest's init listens (while it
-        // boots) is lost, and the guest would run its whole study.
-        if crate::signal::interrupted() && !last_sent.is_some_and(|t| t.elapsed() < STOP_AGAIN) {
-            let _ = stop.write_all(b"stop\n");
-            stop_sent.get_or_insert_with(Instant::now);
-            last_sent = Some(Instant::now());
-        }
-        if stop_sent.is_some_and(|t| t.elapsed() > STOP_GRACE) {
-            eprintln!(
-                "fslab: the guest did not stop within {} s; killing it",
-                STOP_GRACE.as_secs()
-            );
-            // The whole session: UML's helper processes too.
-            // SAFETY: kill(2) on the process group the guest leads (setsid above).
-            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-            let _ = child.kill();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait(&mut child, &mut stop)?;
     let elapsed = started.elapsed();
     // UML's helper processes may hold the write ends a little longer; what arrived by then
     // is all there is (the guest has halted).
@@ -279,6 +226,75 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
         kernel_log,
         captured,
     })
+}
+
+/// The guest kernel's command line: its memory, the host's root, one `ubd` per image, the
+/// init, the consoles on descriptors 3 to 12, and the host's variables for the guest.
+fn command(l: &Launch<'_>) -> Command {
+    let mut cmd = Command::new(l.kernel);
+    cmd.arg(format!("mem={}", l.mem_word)).args([
+        "root=/dev/root",
+        "rootfstype=hostfs",
+        "rootflags=/",
+        "rw",
+    ]);
+    for (n, i) in l.images.iter().enumerate() {
+        cmd.arg(format!("ubd{n}={}", i.path.display()));
+    }
+    if l.images.is_empty() {
+        cmd.arg("ubd0=/dev/null");
+    }
+    cmd.arg(format!(
+        "init={}",
+        l.dir.join(super::script::INIT_FILE).display()
+    ))
+    .args([
+        "con=null",
+        "con0=fd:3,fd:4",
+        "con1=fd:5,fd:6",
+        "con2=fd:7,fd:8",
+        "con3=fd:9,fd:10",
+        "con4=fd:11,fd:12",
+        "console=tty4",
+    ])
+    .stdin(Stdio::null());
+    for (k, v) in &l.host_env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// Wait for the guest to end; when fslab is asked to stop, ask the guest to stop (again
+/// every [`STOP_AGAIN`]) and kill it after [`STOP_GRACE`].
+fn wait(
+    child: &mut std::process::Child,
+    stop: &mut std::fs::File,
+) -> Result<std::process::ExitStatus> {
+    let mut stop_sent: Option<Instant> = None;
+    let mut last_sent: Option<Instant> = None;
+    loop {
+        if let Some(s) = child.try_wait()? {
+            return Ok(s);
+        }
+        // Again every second: a line that comes before the guest's init listens (while it
+        // boots) is lost, and the guest would run its whole study.
+        if crate::signal::interrupted() && !last_sent.is_some_and(|t| t.elapsed() < STOP_AGAIN) {
+            let _ = stop.write_all(b"stop\n");
+            stop_sent.get_or_insert_with(Instant::now);
+            last_sent = Some(Instant::now());
+        }
+        if stop_sent.is_some_and(|t| t.elapsed() > STOP_GRACE) {
+            eprintln!(
+                "fslab: the guest did not stop within {} s; killing it",
+                STOP_GRACE.as_secs()
+            );
+            // The whole session: UML's helper processes too.
+            // SAFETY: kill(2) on the process group the guest leads (setsid above).
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.kill();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Append everything read from `r` to `into`, as it arrives.
