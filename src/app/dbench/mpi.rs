@@ -9,6 +9,7 @@ use crate::cli::DbenchArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::dbench::{share, DbenchRep, DistDbench};
 use crate::mpi::job;
+use crate::mpi::rank::Ranks;
 use crate::runner::adhoc;
 use crate::workload::dbench::report::report;
 use crate::workload::dbench::{clients_text, DbenchParams, RepOutcome};
@@ -59,8 +60,10 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let tag = job::tag(comm);
     let all_see = job::seen_by_all(comm, &dir, &tag, None)?;
     let target = Target::new(&dir);
-    let mut engine = DistDbench::new(Rc::clone(comm), params.clone(), all_see)
-        .check_all_clocks(job::clock_check(comm));
+    let mut engine = Ranks::new(
+        comm,
+        DistDbench::new(Rc::clone(comm), params.clone(), all_see),
+    );
     engine.prepare(&target)?;
     let root = comm.is_root();
     let console = Console {
@@ -83,7 +86,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let mut store = job::open_store(comm, a.run.no_store, db)?;
     let (json, repeat) = (a.run.json, a.run.repeat);
     let shown = params.clone();
-    let mut on_rep = |rep: u32, _m: &[crate::metric::Metric], w: &DistDbench| {
+    let mut on_rep = |rep: u32, _m: &[crate::metric::Metric], w: &Ranks<DistDbench>| {
         let last = w.reps.last();
         if let (false, true, Some(r)) = (json, root, last) {
             if repeat > 1 {
@@ -126,7 +129,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         &params,
         &dir,
         root,
-        || engine.top_level_names(),
+        || engine.mode.top_level_names(),
         result.error,
     )
 }
@@ -204,7 +207,7 @@ fn finish(
     params: &DbenchParams,
     dir: &std::path::Path,
     all_see: bool,
-    engine: &DistDbench,
+    engine: &Ranks<DistDbench>,
     result: &adhoc::AdhocResult,
 ) -> Result<()> {
     let (sums, mut warnings) = summarize(

@@ -8,6 +8,7 @@ use crate::cli::{FdtreeArgs, OutputFormat};
 use crate::mpi::comm::Comm;
 use crate::mpi::fdtree::{DistFdtree, Layout};
 use crate::mpi::job;
+use crate::mpi::rank::Ranks;
 use crate::runner::adhoc;
 use crate::runner::progress::ProgressObserver;
 use crate::workload::fdtree::report::fdtree_report_counts;
@@ -83,15 +84,15 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         Backend::Null => true,
     };
     let fit_ranks = job::ranks_sharing_my_fs(comm, all_see);
-    let mut engine = DistFdtree::new(
+    let mode = DistFdtree::new(
         Rc::clone(comm),
         params.clone(),
         layout,
         a.mpi.stonewall,
         tag.clone(),
         fit_ranks,
-    )
-    .check_all_clocks(job::clock_check(comm));
+    );
+    let mut engine = Ranks::new(comm, mode);
     let info = JobInfo {
         comm,
         params: &params,
@@ -103,7 +104,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     };
     if a.dry_run {
         if comm.is_root() {
-            dry_run(&info, &engine);
+            dry_run(&info, &engine.mode);
         }
         return Ok(());
     }
@@ -121,7 +122,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         })
     });
     let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
-    let counts = engine.job_counts();
+    let counts = engine.mode.job_counts();
     let fdtree_fmt = format == OutputFormat::Fdtree && comm.is_root();
     let root0 = format!(
         "LEVEL0.{tag}.{}",
@@ -133,7 +134,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     );
     let start_display = a.start_dir.clone();
     let ranks = comm.size();
-    let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &DistFdtree| {
+    let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &Ranks<DistFdtree>| {
         let last = w.reps.last();
         if let (true, Some(rep)) = (fdtree_fmt, last) {
             let out = rep_outcome(rep, &root0);

@@ -9,11 +9,11 @@ use crate::cli::OutputFormat;
 use crate::mpi::comm::Comm;
 use crate::mpi::fdtree::{DistFdtree, DistRep, Layout};
 use crate::mpi::job;
+use crate::mpi::rank::{RankMode, Ranks};
 use crate::report::runsummary;
 use crate::runner::adhoc;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::{Backend, FdtreeParams, Phase, PhaseTiming, RepOutcome};
-use crate::workload::Workload;
 use anyhow::Result;
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::path::Path;
@@ -172,7 +172,7 @@ pub(super) struct Show {
 
 pub(super) fn report(
     info: &JobInfo,
-    engine: &DistFdtree,
+    engine: &Ranks<DistFdtree>,
     result: &adhoc::AdhocResult,
     show: Show,
 ) -> Result<()> {
@@ -207,7 +207,7 @@ pub(super) fn report(
             subject,
             rundoc::measured(&result.reps, &sums),
             FdtreePart {
-                counts: CountsDoc::new(None, engine.job_counts()),
+                counts: CountsDoc::new(None, engine.mode.job_counts()),
                 sync_timed: info.params.sync,
                 per_rank: Some(serde_json::to_value(&engine.reps)?),
                 per_rank_units: Some(PER_RANK_UNITS),
@@ -215,7 +215,7 @@ pub(super) fn report(
         );
     }
     if format == OutputFormat::Table && !result.reps.is_empty() {
-        crate::outln!("{}", info.header(engine));
+        crate::outln!("{}", info.header(&engine.mode));
         if let Some(rep) = engine.reps.last() {
             crate::outln!("{}", job::clock_line(&rep.clock));
         }

@@ -9,6 +9,7 @@ use crate::cli::IozoneArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::iozone::DistIozone;
 use crate::mpi::job;
+use crate::mpi::rank::Ranks;
 use crate::runner::adhoc::{self, AdhocCell};
 use crate::runner::progress::ProgressObserver;
 use crate::workload::iozone::IozoneParams;
@@ -61,8 +62,8 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let all_see = job::seen_by_all(comm, &dir, &tag, None)?;
     let fit_ranks = job::ranks_sharing_my_fs(comm, all_see);
     let target = Target::new(&dir);
-    let mut engine = DistIozone::new(Rc::clone(comm), params.clone(), file, fit_ranks)
-        .check_all_clocks(job::clock_check(comm));
+    let mode = DistIozone::new(Rc::clone(comm), params.clone(), file, fit_ranks);
+    let mut engine = Ranks::new(comm, mode);
     // Space, O_DIRECT and alignment on every rank before anything is written or printed.
     engine.prepare(&target)?;
     let info = JobInfo {
@@ -102,7 +103,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         }),
         workload: engine,
     }];
-    let mut on_rep = |rep: u32, _ci: usize, m: &[crate::metric::Metric], w: &DistIozone| {
+    let mut on_rep = |rep: u32, _ci: usize, m: &[crate::metric::Metric], w: &Ranks<DistIozone>| {
         if !root || json {
             return;
         }

@@ -8,6 +8,7 @@ use crate::app::finish::{Ended, StoredLine};
 use crate::cli::IozoneArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::iozone::{DistIozone, IozoneRep};
+use crate::mpi::rank::Ranks;
 use crate::mpi::{aggregate, job};
 use crate::report::runsummary;
 use crate::runner::adhoc::CellsResult;
@@ -132,7 +133,7 @@ pub(super) fn finish(
     info: &JobInfo,
     a: &IozoneArgs,
     s: &Setup,
-    engine: &DistIozone,
+    engine: &Ranks<DistIozone>,
     result: &CellsResult,
     cache_warn: Option<String>,
 ) -> Result<()> {

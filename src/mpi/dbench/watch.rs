@@ -76,9 +76,6 @@ impl Conductor for RankConductor<'_> {
                 notified = true;
             }
         };
-        if comm.is_root() {
-            w.obs.phase_started("dbench", 0);
-        }
         loop {
             let next = w.t0 + Duration::from_secs(tick);
             // Until the next second, or until this rank's clients are all done.
@@ -157,9 +154,6 @@ impl Conductor for RankConductor<'_> {
                     ));
                 }
             }
-        }
-        if comm.is_root() {
-            w.obs.phase_finished("dbench");
         }
     }
 }

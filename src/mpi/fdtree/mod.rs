@@ -12,19 +12,17 @@ mod walk;
 use super::aggregate::{self, PhaseAggregate, RankPhase, StonewallMark};
 use super::clock::ClockInfo;
 use super::comm::Comm;
+use super::rank::RankMode;
 use super::shared_tree::dirs_of_rank;
 use crate::metric::{Metric, Unit};
 use crate::workload::fdtree::sweep::{sweep_tree, SweepShape};
 use crate::workload::fdtree::tree::{FsOps, NullOps, Shape};
 use crate::workload::fdtree::{Backend, Counts, FdtreeParams, Phase, BLOCK, PHASES};
-use crate::workload::{Observer, Requirements, Target, Workload};
+use crate::workload::{Observer, Requirements, Target};
 use anyhow::{anyhow, Context, Result};
 use rustix::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-
-/// Rounds of the clock ping-pong per repetition.
-const CLOCK_ROUNDS: usize = 8;
 
 /// Values per phase sent from each rank to rank 0.
 pub(super) const REC: usize = 8;
@@ -78,11 +76,12 @@ pub struct DistFdtree {
     stonewall: bool,
     tag: String,
     fit_ranks: u64,
-    estimate_all_clocks: bool,
     /// A repetition started and may have left a tree behind.
     live: Option<PathBuf>,
-    /// Rank 0: details of every completed repetition.
-    pub reps: Vec<DistRep>,
+    /// The start directory of the current repetition.
+    base: Base,
+    /// Wall-clock time when the current repetition started.
+    started: chrono::DateTime<chrono::Local>,
 }
 
 /// The start directory as the walk sees it.
@@ -110,18 +109,10 @@ impl DistFdtree {
             stonewall,
             tag,
             fit_ranks,
-            estimate_all_clocks: false,
             live: None,
-            reps: Vec::new(),
+            base: Base::Null,
+            started: chrono::Local::now(),
         }
-    }
-
-    /// Also measure the clock offsets of ranks that share rank 0's clock (a self-check,
-    /// `FSLAB_MPI_CLOCK_CHECK=1`). Every rank must get the same value (it decides which
-    /// ranks take part in the ping-pong).
-    pub fn check_all_clocks(mut self, on: bool) -> Self {
-        self.estimate_all_clocks = on;
-        self
     }
 
     /// Name of this rank's tree root inside the start directory.
@@ -203,83 +194,87 @@ impl DistFdtree {
             sync: open(OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)?,
         })
     }
+}
 
-    /// Run one repetition on every rank; rank 0 returns the aggregated metrics.
-    fn run_rep(&mut self, dir: &Path, obs: &dyn Observer) -> Result<Vec<Metric>> {
-        let comm = Rc::clone(&self.comm);
-        let clock = comm.clocks(CLOCK_ROUNDS, self.estimate_all_clocks);
-        let started = chrono::Local::now();
-        let base = comm.agree(self.open_base(dir))?;
-        if matches!(base, Base::Fs { .. }) {
-            self.live = Some(dir.join(self.root_name()));
-        }
-        let mut recs: Vec<f64> = Vec::with_capacity(PHASES.len() * REC);
-        let mut local_error = None;
-        for phase in PHASES {
-            comm.barrier();
-            if comm.is_root() {
-                obs.phase_started(phase.as_str(), self.items_in(phase, 0));
-            }
-            let run = match &base {
-                Base::Fs { dir, sync } => {
-                    let fb = self.params.file_bytes();
-                    self.phase(phase, || FsOps::new(fb), dir, Some(sync), obs)
-                }
-                Base::Null => self.phase(phase, || NullOps, &(), None, obs),
-            };
-            if run.error.is_some() {
-                comm.notify_failed();
-            }
-            let any_failed = comm.settle();
-            if comm.is_root() {
-                obs.phase_finished(phase.as_str());
-            }
-            recs.extend_from_slice(&run.rec);
-            if any_failed {
-                local_error = run.error;
-                break;
-            }
-        }
-        comm.agree(local_error.map_or(Ok(()), Err))?;
-        // Complete: the full cycle removed the trees.
-        self.live = None;
-        let all = comm.gather(&recs);
-        let (Some(all), Some(clock)) = (all, clock) else {
-            return Ok(Vec::new());
-        };
-        let rep = self.combine(&all, clock, started);
-        let metrics = rep
-            .phases
-            .iter()
-            .flat_map(|p| {
-                let kind = p.kind();
-                let unit = kind.map_or(Unit::FilesPerSec, Phase::rate_unit);
-                aggregate::phase_metrics(
-                    p.phase,
-                    &p.agg,
-                    unit,
-                    kind.is_some_and(Phase::writes_data),
-                )
-            })
-            .collect();
-        self.reps.push(rep);
-        Ok(metrics)
+impl RankMode for DistFdtree {
+    type Rep = DistRep;
+
+    fn name(&self) -> &'static str {
+        "fdtree"
     }
 
-    /// Rank 0: turn the gathered records into per-phase aggregates.
+    /// What this rank's file system must hold: the job's share of every rank that writes to it.
+    fn requirements(&self) -> Requirements {
+        if self.params.backend == Backend::Null {
+            return Requirements::default();
+        }
+        let job = self.job_counts();
+        let n = u64::from(self.comm.size()).max(1);
+        let bytes = job.bytes + job.dirs * BLOCK;
+        let inodes = job.dirs + job.files;
+        Requirements {
+            bytes: (bytes / n).saturating_mul(self.fit_ranks),
+            inodes: (inodes / n + 1).saturating_mul(self.fit_ranks),
+        }
+    }
+
+    fn prepare(&mut self, target: &Target) -> Result<()> {
+        if self.params.backend == Backend::Null {
+            return Ok(());
+        }
+        crate::workload::check_writable_dir(target.dir(), "-o")?;
+        crate::workload::check_fits(target.dir(), self.requirements(), "this fdtree run")
+    }
+
+    fn begin(&mut self, dir: &Path, _clock: Option<&ClockInfo>) -> Result<()> {
+        self.started = chrono::Local::now();
+        self.base = self.open_base(dir)?;
+        if matches!(self.base, Base::Fs { .. }) {
+            self.live = Some(dir.join(self.root_name()));
+        }
+        Ok(())
+    }
+
+    fn phases(&self) -> Vec<(&'static str, u64)> {
+        PHASES
+            .iter()
+            .map(|&p| (p.as_str(), self.items_in(p, 0)))
+            .collect()
+    }
+
+    fn phase(&mut self, i: usize, _dir: &Path, obs: &dyn Observer) -> Result<Vec<f64>> {
+        let phase = PHASES[i];
+        self.comm.barrier();
+        match &self.base {
+            Base::Fs { dir, sync } => {
+                let fb = self.params.file_bytes();
+                self.run_phase(phase, || FsOps::new(fb), dir, Some(sync), obs)
+            }
+            Base::Null => self.run_phase(phase, || NullOps, &(), None, obs),
+        }
+    }
+
+    fn complete(&mut self) -> Result<Vec<u8>> {
+        // The full cycle removed the trees.
+        self.live = None;
+        self.base = Base::Null;
+        Ok(Vec::new())
+    }
+
+    /// Rank 0: the gathered records as per-phase aggregates.
     fn combine(
-        &self,
+        &mut self,
         all: &[f64],
+        _bytes: &[Vec<u8>],
         clock: ClockInfo,
-        started: chrono::DateTime<chrono::Local>,
-    ) -> DistRep {
+    ) -> Result<(DistRep, Vec<Metric>)> {
         let per_rank = PHASES.len() * REC;
         let n = self.comm.size() as usize;
         // Report times as seconds since the earliest start of the first phase.
         let t0 = (0..n)
             .map(|r| clock.to_rank0(r, all[r * per_rank + 2]))
             .fold(f64::INFINITY, f64::min);
-        let phases = PHASES
+        let phases: Vec<DistPhase> = PHASES
             .iter()
             .enumerate()
             .filter_map(|(pi, phase)| {
@@ -309,59 +304,37 @@ impl DistFdtree {
                 })
             })
             .collect();
-        DistRep {
+        let metrics = phases
+            .iter()
+            .flat_map(|p| {
+                let kind = p.kind();
+                let unit = kind.map_or(Unit::FilesPerSec, Phase::rate_unit);
+                aggregate::phase_metrics(
+                    p.phase,
+                    &p.agg,
+                    unit,
+                    kind.is_some_and(Phase::writes_data),
+                )
+            })
+            .collect();
+        let rep = DistRep {
             phases,
             clock,
-            started,
-        }
-    }
-}
-
-impl Workload for DistFdtree {
-    fn name(&self) -> &'static str {
-        "fdtree"
-    }
-
-    /// What this rank's file system must hold: the job's share of every rank that writes to it.
-    fn requirements(&self) -> Requirements {
-        if self.params.backend == Backend::Null {
-            return Requirements::default();
-        }
-        let job = self.job_counts();
-        let n = u64::from(self.comm.size()).max(1);
-        let bytes = job.bytes + job.dirs * BLOCK;
-        let inodes = job.dirs + job.files;
-        Requirements {
-            bytes: (bytes / n).saturating_mul(self.fit_ranks),
-            inodes: (inodes / n + 1).saturating_mul(self.fit_ranks),
-        }
-    }
-
-    fn prepare(&mut self, target: &Target) -> Result<()> {
-        let local = if self.params.backend == Backend::Null {
-            Ok(())
-        } else {
-            crate::workload::check_writable_dir(target.dir(), "-o").and_then(|_| {
-                crate::workload::check_fits(target.dir(), self.requirements(), "this fdtree run")
-            })
+            started: self.started,
         };
-        self.comm.agree(local)
-    }
-
-    fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
-        self.run_rep(target.dir(), obs)
+        Ok((rep, metrics))
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {
         let leftover = self.live.take();
-        // Shared tree: remove it only when every rank has stopped touching it.
-        self.comm.barrier();
+        self.base = Base::Null;
+        // Shared tree: only rank 0 removes it (the driver waited until every rank stopped).
         let mine = match (&leftover, self.layout) {
             (Some(p), Layout::Private) => Some(p),
             (Some(p), Layout::Shared) if self.comm.is_root() => Some(p),
             _ => None,
         };
-        let local = match mine {
+        match mine {
             Some(p) if !self.params.keep && p.symlink_metadata().is_ok() => {
                 // Only fdtree's own names go; anything else stays and is named.
                 let shape = SweepShape {
@@ -370,8 +343,7 @@ impl Workload for DistFdtree {
                     levels: self.params.levels,
                     ranks: (self.layout == Layout::Shared).then(|| u64::from(self.comm.size())),
                 };
-                let (parent, name) = (p.parent(), p.file_name());
-                match (parent, name) {
+                match (p.parent(), p.file_name()) {
                     (Some(dir), Some(n)) => sweep_tree(dir, &n.to_string_lossy(), &shape)
                         .map_err(|e| anyhow!("could not remove partial tree {}: {e}", p.display()))
                         .and_then(|s| s.into_result(p))
@@ -380,7 +352,6 @@ impl Workload for DistFdtree {
                 }
             }
             _ => Ok(()),
-        };
-        self.comm.agree(local)
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! The work of one phase on one rank: fdtree's walk in either layout, the notices from the
 //! other ranks polled as it goes, and the record sent to rank 0.
 
-use super::{DistFdtree, Layout, REC};
+use super::{DistFdtree, Layout};
 use crate::mpi::shared_tree::{LevelWalker, RankFiles};
 use crate::workload::fdtree::tree::{Ops, WalkError, Walker};
 use crate::workload::fdtree::Phase;
@@ -17,23 +17,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// enough that the poll (`MPI_Iprobe`, well under a microsecond) costs nothing measurable.
 pub const CHECK_EVERY: u64 = 64;
 
-/// What one rank measured in one phase, and how it ended.
-pub(super) struct PhaseRun {
-    pub(super) rec: [f64; REC],
-    /// A real local failure (not "stopped because another rank failed").
-    pub(super) error: Option<anyhow::Error>,
-}
-
 impl DistFdtree {
-    /// One phase on this rank, generic over the operations.
-    pub(super) fn phase<O: Ops, F: Fn() -> O>(
+    /// One phase on this rank, generic over the operations: the record sent to rank 0, or
+    /// a real local failure (not "stopped because another rank failed").
+    pub(super) fn run_phase<O: Ops, F: Fn() -> O>(
         &self,
         phase: Phase,
         make_ops: F,
         base: &O::Dir,
         sync: Option<&OwnedFd>,
         obs: &dyn Observer,
-    ) -> PhaseRun {
+    ) -> Result<Vec<f64>> {
         let comm = &*self.comm;
         let progress = AtomicU64::new(0);
         let peer_failed = Cell::new(false);
@@ -84,7 +78,7 @@ impl DistFdtree {
         } else {
             0
         };
-        let rec = [
+        let rec = vec![
             items as f64,
             bytes as f64,
             start,
@@ -94,13 +88,12 @@ impl DistFdtree {
             sw_at,
             if self.stonewall { 1.0 } else { 0.0 },
         ];
-        let error = match result {
-            Ok(()) => None,
+        match result {
+            Ok(()) => Ok(rec),
             // Stopped because another rank failed: not this rank's error.
-            Err(_) if peer_failed.get() && !crate::signal::interrupted() => None,
-            Err(e) => Some(e),
-        };
-        PhaseRun { rec, error }
+            Err(_) if peer_failed.get() && !crate::signal::interrupted() => Ok(rec),
+            Err(e) => Err(e),
+        }
     }
 
     /// The work of one phase; counts every item in `progress`.
