@@ -5,6 +5,7 @@
 use super::clock::ClockInfo;
 use super::comm::Comm;
 use anyhow::{Context, Result};
+use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::path::{Path, PathBuf};
 
 /// The job's tag, `<host of rank 0>.<pid of rank 0>`, on every rank: names what the job
@@ -162,4 +163,30 @@ pub fn clock_line(c: &ClockInfo) -> String {
             c.max_uncertainty() * 1e6
         )
     }
+}
+
+/// Rank `rank`'s short host name ("?" for a rank the job does not have).
+pub fn host_of(comm: &Comm, rank: u32) -> String {
+    comm.hosts()
+        .get(rank as usize)
+        .map_or_else(|| "?".into(), String::clone)
+}
+
+/// A table of per-rank figures as every MPI report prints it: `head` over `rows`, the
+/// columns in `left` aligned left, the others (numbers) right.
+pub fn rank_table(head: Vec<&str>, left: &[usize], rows: Vec<Vec<String>>) -> String {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_BORDERS_ONLY);
+    t.set_header(head);
+    for row in rows {
+        t.add_row(
+            row.into_iter()
+                .enumerate()
+                .map(|(i, v)| match left.contains(&i) {
+                    true => Cell::new(v),
+                    false => Cell::new(v).set_alignment(CellAlignment::Right),
+                }),
+        );
+    }
+    t.to_string()
 }

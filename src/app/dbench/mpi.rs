@@ -15,7 +15,6 @@ use crate::workload::dbench::report::report;
 use crate::workload::dbench::{clients_text, DbenchParams, RepOutcome};
 use crate::workload::{Observer, Target, Workload};
 use anyhow::{Context, Result};
-use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -165,9 +164,7 @@ fn mpi_line(r: &DbenchRep) -> String {
 }
 
 fn per_rank_table(comm: &Comm, r: &DbenchRep) -> String {
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_BORDERS_ONLY);
-    t.set_header(vec![
+    let head = vec![
         "rank",
         "host",
         "clients",
@@ -176,29 +173,24 @@ fn per_rank_table(comm: &Comm, r: &DbenchRep) -> String {
         "MB",
         "passes",
         "MB/sec",
-    ]);
-    let num = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
-    for x in &r.ranks {
-        t.add_row(vec![
-            num(x.rank.to_string()),
-            Cell::new(
-                comm.hosts()
-                    .get(x.rank as usize)
-                    .map_or("?", |h| h.as_str()),
-            ),
-            num(format!(
+    ];
+    let rows = r.ranks.iter().map(|x| {
+        vec![
+            x.rank.to_string(),
+            job::host_of(comm, x.rank),
+            format!(
                 "{}–{}",
                 x.first_client,
                 x.first_client + x.clients.max(1) - 1
-            )),
-            num(format!("{:.3}", x.start * 1e3)),
-            num(x.measured_ops.to_string()),
-            num(format!("{:.1}", x.measured_bytes as f64 / 1e6)),
-            num(x.passes.to_string()),
-            num(format!("{:.3}", x.throughput_mb_s)),
-        ]);
-    }
-    t.to_string()
+            ),
+            format!("{:.3}", x.start * 1e3),
+            x.measured_ops.to_string(),
+            format!("{:.1}", x.measured_bytes as f64 / 1e6),
+            x.passes.to_string(),
+            format!("{:.3}", x.throughput_mb_s),
+        ]
+    });
+    job::rank_table(head, &[1], rows.collect())
 }
 
 fn finish(

@@ -124,20 +124,12 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
     let counts = engine.mode.job_counts();
     let fdtree_fmt = format == OutputFormat::Fdtree && comm.is_root();
-    let root0 = format!(
-        "LEVEL0.{tag}.{}",
-        if layout == Layout::Shared {
-            "shared"
-        } else {
-            "r0"
-        }
-    );
     let start_display = a.start_dir.clone();
     let ranks = comm.size();
     let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &Ranks<DistFdtree>| {
         let last = w.reps.last();
         if let (true, Some(rep)) = (fdtree_fmt, last) {
-            let out = rep_outcome(rep, &root0);
+            let out = rep_outcome(rep, &w.mode.root_name());
             crate::outln!(
                 "fslab MPI: {ranks} ranks, {}; totals below are over all ranks",
                 match layout {
@@ -180,10 +172,9 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         };
         report(&info, &engine, &result, show)?;
     }
-    match result.error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
+    result
+        .error
+        .map_or(Ok(()), |e| Err(crate::error::runtime(e)))
 }
 
 fn label(p: &FdtreeParams) -> String {

@@ -15,7 +15,6 @@ use crate::runner::adhoc;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::{Backend, FdtreeParams, Phase, PhaseTiming, RepOutcome};
 use anyhow::Result;
-use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::path::Path;
 
 /// Version of the JSON document printed by `--format json` under MPI.
@@ -235,8 +234,6 @@ pub(super) fn report(
 }
 
 fn per_rank_table(info: &JobInfo, rep: &DistRep) -> String {
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_BORDERS_ONLY);
     let mut head = vec![
         "phase",
         "rank",
@@ -249,25 +246,20 @@ fn per_rank_table(info: &JobInfo, rep: &DistRep) -> String {
     if info.stonewall {
         head.push("items at stonewall");
     }
-    t.set_header(head);
-    let hosts = info.comm.hosts();
-    for p in &rep.phases {
-        for r in &p.ranks {
+    let rows = rep.phases.iter().flat_map(|p| {
+        p.ranks.iter().map(|r| {
             let mut row = vec![
-                Cell::new(p.phase),
-                Cell::new(r.rank).set_alignment(CellAlignment::Right),
-                Cell::new(hosts.get(r.rank as usize).map_or("?", |h| h.as_str())),
-                Cell::new(r.items).set_alignment(CellAlignment::Right),
-                Cell::new(format!("{:.3}", (r.start - p.agg.first_start) * 1e3))
-                    .set_alignment(CellAlignment::Right),
-                Cell::new(format!("{:.6}", r.elapsed())).set_alignment(CellAlignment::Right),
-                Cell::new(format!("{:.1}", r.rate())).set_alignment(CellAlignment::Right),
+                p.phase.to_string(),
+                r.rank.to_string(),
+                job::host_of(info.comm, r.rank),
+                r.items.to_string(),
+                format!("{:.3}", (r.start - p.agg.first_start) * 1e3),
+                format!("{:.6}", r.elapsed()),
+                format!("{:.1}", r.rate()),
             ];
-            if let Some(s) = r.stonewall {
-                row.push(Cell::new(s.items).set_alignment(CellAlignment::Right));
-            }
-            t.add_row(row);
-        }
-    }
-    t.to_string()
+            row.extend(r.stonewall.map(|s| s.items.to_string()));
+            row
+        })
+    });
+    job::rank_table(head, &[0, 2], rows.collect())
 }

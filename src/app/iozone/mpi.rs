@@ -130,8 +130,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     if root {
         report::finish(&info, &a, &s, &cells[0].workload, &result, cache_warn)?;
     }
-    match result.error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
+    result
+        .error
+        .map_or(Ok(()), |e| Err(crate::error::runtime(e)))
 }

@@ -14,7 +14,6 @@ use crate::report::runsummary;
 use crate::runner::adhoc::CellsResult;
 use crate::workload::iozone::IozoneParams;
 use anyhow::Result;
-use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -95,9 +94,7 @@ pub(super) fn mpi_lines(rep: &IozoneRep) -> String {
 }
 
 fn per_rank_table(comm: &Comm, rep: &IozoneRep) -> String {
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_BORDERS_ONLY);
-    t.set_header(vec![
+    let head = vec![
         "phase",
         "rank",
         "host",
@@ -107,25 +104,23 @@ fn per_rank_table(comm: &Comm, rep: &IozoneRep) -> String {
         "kB moved",
         "stopped",
         "kB/s",
-    ]);
-    let hosts = comm.hosts();
-    let r = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
-    for p in &rep.phases {
-        for w in &p.ranks {
-            t.add_row(vec![
-                Cell::new(p.phase),
-                r(w.rank.to_string()),
-                Cell::new(hosts.get(w.rank as usize).map_or("?", |h| h.as_str())),
-                r(format!("{:.3}", (w.start - p.agg.first_start) * 1e3)),
-                r(format!("{:.6}", w.timed)),
-                r((w.counted / 1024).to_string()),
-                r((w.total / 1024).to_string()),
-                Cell::new(if w.stopped { "yes" } else { "" }),
-                r(format!("{:.2}", w.rate)),
-            ]);
-        }
-    }
-    t.to_string()
+    ];
+    let rows = rep.phases.iter().flat_map(|p| {
+        p.ranks.iter().map(|w| {
+            vec![
+                p.phase.to_string(),
+                w.rank.to_string(),
+                job::host_of(comm, w.rank),
+                format!("{:.3}", (w.start - p.agg.first_start) * 1e3),
+                format!("{:.6}", w.timed),
+                (w.counted / 1024).to_string(),
+                (w.total / 1024).to_string(),
+                if w.stopped { "yes" } else { "" }.to_string(),
+                format!("{:.2}", w.rate),
+            ]
+        })
+    });
+    job::rank_table(head, &[0, 2, 7], rows.collect())
 }
 
 /// Rank 0, after the run: summary, `-R`/`-b`, per-rank table, warnings, or the JSON document.

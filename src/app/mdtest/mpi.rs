@@ -170,10 +170,9 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     if let Some(e) = status_error {
         return Err(e);
     }
-    match result.error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
+    result
+        .error
+        .map_or(Ok(()), |e| Err(crate::error::runtime(e)))
 }
 
 /// How long a rank naps between polls while it waits in a reduction (a few per phase).

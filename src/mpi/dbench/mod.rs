@@ -334,30 +334,19 @@ impl RankMode for DistDbench {
 
 /// The MPI figures of a repetition, beside dbench's.
 fn mpi_metrics(rep: &DbenchRep) -> Vec<Metric> {
-    let t = "total";
     let mut m = vec![
-        Metric::new(t, "ranks", Unit::Count, rep.ranks.len() as f64),
-        Metric::new(t, "start_skew", Unit::Seconds, rep.start_skew),
-        Metric::new(t, "end_skew", Unit::Seconds, rep.end_skew),
+        ("ranks", Unit::Count, rep.ranks.len() as f64),
+        ("start_skew", Unit::Seconds, rep.start_skew),
+        ("end_skew", Unit::Seconds, rep.end_skew),
     ];
     let rates: Vec<f64> = rep.ranks.iter().map(|r| r.throughput_mb_s).collect();
     if let Some(s) = super::aggregate::spread(&rates) {
-        m.push(Metric::new(t, "rank_throughput_min", Unit::MBPerSec, s.min));
-        m.push(Metric::new(t, "rank_throughput_max", Unit::MBPerSec, s.max));
-        m.push(Metric::new(
-            t,
-            "rank_throughput_mean",
-            Unit::MBPerSec,
-            s.mean,
-        ));
-        m.push(Metric::new(
-            t,
-            "rank_throughput_spread",
-            Unit::Percent,
-            s.spread_pct,
-        ));
+        m.push(("rank_throughput_min", Unit::MBPerSec, s.min));
+        m.push(("rank_throughput_max", Unit::MBPerSec, s.max));
+        m.push(("rank_throughput_mean", Unit::MBPerSec, s.mean));
+        m.push(("rank_throughput_spread", Unit::Percent, s.spread_pct));
     }
-    m
+    super::aggregate::metrics("total", m)
 }
 
 #[cfg(test)]

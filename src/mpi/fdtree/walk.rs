@@ -105,75 +105,17 @@ impl DistFdtree {
         progress: &AtomicU64,
         stop: &dyn Fn() -> bool,
     ) -> Result<()> {
-        let name = CString::new(self.root_name())?;
         let root_label = self.root_name();
         let walk_err = |e: WalkError| match e {
             WalkError::Stopped => anyhow!(crate::signal::Interrupted),
             WalkError::Io { op, path, err } => anyhow!("{op} {root_label}/{path}: {err}"),
         };
-        let levels = self.params.levels;
         match (self.layout, phase) {
-            (Layout::Private, _) => {
-                let mut w = Walker::new(ops, self.shape(), progress, stop);
-                w.check_every = CHECK_EVERY;
-                let r = match phase {
-                    Phase::DirCreate => {
-                        w.ops
-                            .mkdir(base, &name)
-                            .with_context(|| format!("mkdir {root_label}"))?;
-                        progress.fetch_add(1, Ordering::Relaxed);
-                        let root = w
-                            .ops
-                            .open_dir(base, &name)
-                            .with_context(|| format!("open {root_label}"))?;
-                        w.create_dirs(&root, levels).map_err(walk_err)
-                    }
-                    Phase::FileCreate => {
-                        let root = w
-                            .ops
-                            .open_dir(base, &name)
-                            .with_context(|| format!("open {root_label}"))?;
-                        w.create_files(&root, levels).map_err(walk_err)
-                    }
-                    Phase::FileRemove => {
-                        let root = w
-                            .ops
-                            .open_dir(base, &name)
-                            .with_context(|| format!("open {root_label}"))?;
-                        w.remove_files(&root, levels).map_err(walk_err)
-                    }
-                    Phase::DirRemove => {
-                        let root = w
-                            .ops
-                            .open_dir(base, &name)
-                            .with_context(|| format!("open {root_label}"))?;
-                        w.remove_dirs(&root, levels).map_err(walk_err)?;
-                        drop(root);
-                        w.ops
-                            .rmdir(base, &name)
-                            .with_context(|| format!("rmdir {root_label}"))?;
-                        progress.fetch_add(1, Ordering::Relaxed);
-                        Ok(())
-                    }
-                };
-                w.flush_progress();
-                r
-            }
+            (Layout::Private, _) => self.tree_phase(phase, ops, base, progress, stop, &walk_err),
+            // Every rank's files, with its suffix, in every directory.
             (Layout::Shared, Phase::FileCreate | Phase::FileRemove) => {
                 let files = RankFiles::new(ops, self.comm.rank());
-                let mut w = Walker::new(files, self.shape(), progress, stop);
-                w.check_every = CHECK_EVERY;
-                let root = w
-                    .ops
-                    .open_dir(base, &name)
-                    .with_context(|| format!("open {root_label}"))?;
-                let r = if phase == Phase::FileCreate {
-                    w.create_files(&root, levels)
-                } else {
-                    w.remove_files(&root, levels)
-                };
-                w.flush_progress();
-                r.map_err(walk_err)
+                self.tree_phase(phase, files, base, progress, stop, &walk_err)
             }
             (Layout::Shared, Phase::DirCreate | Phase::DirRemove) => self.shared_dirs(
                 phase == Phase::DirRemove,
@@ -184,6 +126,50 @@ impl DistFdtree {
                 &walk_err,
             ),
         }
+    }
+
+    /// One phase of fdtree's walk over this rank's tree (the directory phases also make or
+    /// remove its root).
+    fn tree_phase<O: Ops>(
+        &self,
+        phase: Phase,
+        ops: O,
+        base: &O::Dir,
+        progress: &AtomicU64,
+        stop: &dyn Fn() -> bool,
+        walk_err: &dyn Fn(WalkError) -> anyhow::Error,
+    ) -> Result<()> {
+        let name = CString::new(self.root_name())?;
+        let label = self.root_name();
+        let levels = self.params.levels;
+        let mut w = Walker::new(ops, self.shape(), progress, stop);
+        w.check_every = CHECK_EVERY;
+        if phase == Phase::DirCreate {
+            w.ops
+                .mkdir(base, &name)
+                .with_context(|| format!("mkdir {label}"))?;
+            progress.fetch_add(1, Ordering::Relaxed);
+        }
+        let root = w
+            .ops
+            .open_dir(base, &name)
+            .with_context(|| format!("open {label}"))?;
+        let r = match phase {
+            Phase::DirCreate => w.create_dirs(&root, levels),
+            Phase::FileCreate => w.create_files(&root, levels),
+            Phase::FileRemove => w.remove_files(&root, levels),
+            Phase::DirRemove => w.remove_dirs(&root, levels),
+        };
+        drop(root);
+        w.flush_progress();
+        r.map_err(walk_err)?;
+        if phase == Phase::DirRemove {
+            w.ops
+                .rmdir(base, &name)
+                .with_context(|| format!("rmdir {label}"))?;
+            progress.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// Shared layout, directory phases: depth by depth with a collective step in between.
