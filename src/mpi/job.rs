@@ -172,12 +172,13 @@ pub fn host_of(comm: &Comm, rank: u32) -> String {
         .map_or_else(|| "?".into(), String::clone)
 }
 
-/// A table of per-rank figures as every MPI report prints it: `head` over `rows`, the
-/// columns in `left` aligned left, the others (numbers) right.
-pub fn rank_table(head: Vec<&str>, left: &[usize], rows: Vec<Vec<String>>) -> String {
+/// A table of per-rank figures as every MPI report prints it: `head` (the column names
+/// separated by `|`) over `rows`, the columns in `left` aligned left, the others (numbers)
+/// right.
+pub fn rank_table(head: &str, left: &[usize], rows: Vec<Vec<String>>) -> String {
     let mut t = Table::new();
     t.load_preset(presets::UTF8_BORDERS_ONLY);
-    t.set_header(head);
+    t.set_header(head.split('|'));
     for row in rows {
         t.add_row(
             row.into_iter()

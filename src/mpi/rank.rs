@@ -48,20 +48,24 @@ pub trait RankMode {
     fn complete(&mut self) -> Result<Vec<u8>> {
         Ok(Vec::new())
     }
-    /// Rank 0: the gathered records (each rank's phases in turn, by rank) and bytes (by rank)
-    /// as the repetition and its metrics.
-    fn combine(
-        &mut self,
-        recs: &[f64],
-        bytes: &[Vec<u8>],
-        clock: ClockInfo,
-    ) -> Result<(Self::Rep, Vec<Metric>)>;
+    /// Rank 0: what the ranks sent, as the repetition and its metrics.
+    fn combine(&mut self, all: Gathered) -> Result<(Self::Rep, Vec<Metric>)>;
     /// This rank's clean-up, once every rank has stopped.
     fn cleanup(&mut self, target: &Target) -> Result<()>;
     /// Rank 0: latency histograms of the last repetition, for the store.
     fn take_histograms(&mut self) -> Vec<crate::metric::Histogram> {
         Vec::new()
     }
+}
+
+/// What rank 0 gathered of one repetition.
+pub struct Gathered {
+    /// Every rank's records: each rank's phases in turn, by rank.
+    pub recs: Vec<f64>,
+    /// The bytes of [`RankMode::complete`], by rank.
+    pub bytes: Vec<Vec<u8>>,
+    /// The clock offsets used.
+    pub clock: ClockInfo,
 }
 
 /// Any [`RankMode`] run as a workload by the one protocol.
@@ -133,7 +137,10 @@ impl<M: RankMode> Workload for Ranks<M> {
         comm.agree(failed.map_or(Ok(()), Err))?;
         let bytes = comm.agree(self.mode.complete())?;
         let combined = match (comm.gather(&recs), comm.gather_bytes(&bytes), clock) {
-            (Some(r), Some(b), Some(c)) => self.mode.combine(&r, &b, c).map(Some),
+            (Some(recs), Some(bytes), Some(clock)) => {
+                let all = Gathered { recs, bytes, clock };
+                self.mode.combine(all).map(Some)
+            }
             _ => Ok(None),
         };
         let Some((rep, metrics)) = comm.agree(combined)? else {

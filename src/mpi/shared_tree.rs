@@ -382,15 +382,19 @@ mod tests {
         assert_eq!(dirs, ref_dirs);
         assert!(files.is_empty());
 
-        for rank in 0..n as u32 {
-            let mut w = Walker::new(
-                RankFiles::new(FsOps::new(10), rank),
-                shape,
-                &progress,
-                &never,
-            );
-            w.create_files(&root, l).unwrap();
-        }
+        // Every rank puts its own files into every directory (or removes them).
+        let every_rank = |remove: bool| {
+            for rank in 0..n as u32 {
+                let ops = RankFiles::new(FsOps::new(10), rank);
+                let mut w = Walker::new(ops, shape, &progress, &never);
+                let done = match remove {
+                    true => w.remove_files(&root, l),
+                    false => w.create_files(&root, l),
+                };
+                done.unwrap();
+            }
+        };
+        every_rank(false);
         let (_, files) = tree_of(&shared);
         assert_eq!(files.len() as u64, n * f * 15);
         assert!(files.contains("L3F2.r0"));
@@ -402,15 +406,7 @@ mod tests {
             10
         );
 
-        for rank in 0..n as u32 {
-            let mut w = Walker::new(
-                RankFiles::new(FsOps::new(10), rank),
-                shape,
-                &progress,
-                &never,
-            );
-            w.remove_files(&root, l).unwrap();
-        }
+        every_rank(true);
         let mut removed = 0;
         for depth in (1..=l).rev() {
             for rank in 0..n {

@@ -164,16 +164,7 @@ fn mpi_line(r: &DbenchRep) -> String {
 }
 
 fn per_rank_table(comm: &Comm, r: &DbenchRep) -> String {
-    let head = vec![
-        "rank",
-        "host",
-        "clients",
-        "start +ms",
-        "ops",
-        "MB",
-        "passes",
-        "MB/sec",
-    ];
+    let head = "rank|host|clients|start +ms|ops|MB|passes|MB/sec";
     let rows = r.ranks.iter().map(|x| {
         vec![
             x.rank.to_string(),

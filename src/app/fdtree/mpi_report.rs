@@ -234,17 +234,9 @@ pub(super) fn report(
 }
 
 fn per_rank_table(info: &JobInfo, rep: &DistRep) -> String {
-    let mut head = vec![
-        "phase",
-        "rank",
-        "host",
-        "items",
-        "start +ms",
-        "elapsed s",
-        "rate/s",
-    ];
+    let mut head = "phase|rank|host|items|start +ms|elapsed s|rate/s".to_string();
     if info.stonewall {
-        head.push("items at stonewall");
+        head.push_str("|items at stonewall");
     }
     let rows = rep.phases.iter().flat_map(|p| {
         p.ranks.iter().map(|r| {
@@ -261,5 +253,5 @@ fn per_rank_table(info: &JobInfo, rep: &DistRep) -> String {
             row
         })
     });
-    job::rank_table(head, &[0, 2], rows.collect())
+    job::rank_table(&head, &[0, 2], rows.collect())
 }

@@ -94,17 +94,7 @@ pub(super) fn mpi_lines(rep: &IozoneRep) -> String {
 }
 
 fn per_rank_table(comm: &Comm, rep: &IozoneRep) -> String {
-    let head = vec![
-        "phase",
-        "rank",
-        "host",
-        "start +ms",
-        "timed s",
-        "kB counted",
-        "kB moved",
-        "stopped",
-        "kB/s",
-    ];
+    let head = "phase|rank|host|start +ms|timed s|kB counted|kB moved|stopped|kB/s";
     let rows = rep.phases.iter().flat_map(|p| {
         p.ranks.iter().map(|w| {
             vec![

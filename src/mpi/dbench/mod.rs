@@ -11,7 +11,7 @@ mod watch;
 
 use super::clock::ClockInfo;
 use super::comm::Comm;
-use super::rank::RankMode;
+use super::rank::{Gathered, RankMode};
 use crate::metric::{Metric, Unit};
 use crate::workload::dbench::conduct::LocalRep;
 use crate::workload::dbench::ops::OpKind;
@@ -259,12 +259,8 @@ impl RankMode for DistDbench {
     }
 
     /// Rank 0: the ranks' records and histograms as one repetition.
-    fn combine(
-        &mut self,
-        recs: &[f64],
-        hists: &[Vec<u8>],
-        clock: ClockInfo,
-    ) -> Result<(DbenchRep, Vec<Metric>)> {
+    fn combine(&mut self, g: Gathered) -> Result<(DbenchRep, Vec<Metric>)> {
+        let (recs, hists, clock) = (&g.recs, &g.bytes, g.clock);
         let mut merged: Option<LocalRep> = None;
         let mut ranks = Vec::new();
         for (r, (v, h)) in recs.chunks(REC).zip(hists).enumerate() {

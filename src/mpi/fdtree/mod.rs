@@ -12,7 +12,7 @@ mod walk;
 use super::aggregate::{self, PhaseAggregate, RankPhase, StonewallMark};
 use super::clock::ClockInfo;
 use super::comm::Comm;
-use super::rank::RankMode;
+use super::rank::{Gathered, RankMode};
 use super::shared_tree::dirs_of_rank;
 use crate::metric::{Metric, Unit};
 use crate::workload::fdtree::sweep::{sweep_tree, SweepShape};
@@ -262,12 +262,8 @@ impl RankMode for DistFdtree {
     }
 
     /// Rank 0: the gathered records as per-phase aggregates.
-    fn combine(
-        &mut self,
-        all: &[f64],
-        _bytes: &[Vec<u8>],
-        clock: ClockInfo,
-    ) -> Result<(DistRep, Vec<Metric>)> {
+    fn combine(&mut self, g: Gathered) -> Result<(DistRep, Vec<Metric>)> {
+        let (all, clock) = (&g.recs, g.clock);
         let per_rank = PHASES.len() * REC;
         let n = self.comm.size() as usize;
         // Report times as seconds since the earliest start of the first phase.

@@ -57,9 +57,25 @@ impl DistFdtree {
         // signal): the shared layout's directory phases contain collective steps that every
         // rank must take; the walk notices the stop at its first check and takes them.
         let _ = stop();
-        let walked = self.walk(phase, ops, base, &progress, &stop);
+        let root_label = self.root_name();
+        let walk_err = |e: WalkError| match e {
+            WalkError::Stopped => anyhow!(crate::signal::Interrupted),
+            WalkError::Io { op, path, err } => anyhow!("{op} {root_label}/{path}: {err}"),
+        };
+        // The work of the phase, every item counted in `progress`.
+        let mut result = match (self.layout, phase) {
+            (Layout::Private, _) => self.tree_phase(phase, ops, base, &progress, &stop, &walk_err),
+            // Every rank's files, with its suffix, in every directory.
+            (Layout::Shared, Phase::FileCreate | Phase::FileRemove) => {
+                let files = RankFiles::new(ops, self.comm.rank());
+                self.tree_phase(phase, files, base, &progress, &stop, &walk_err)
+            }
+            (Layout::Shared, Phase::DirCreate | Phase::DirRemove) => {
+                let remove = phase == Phase::DirRemove;
+                self.shared_dirs(remove, ops, base, &progress, &stop, &walk_err)
+            }
+        };
         let mut sync_secs = 0.0;
-        let mut result = walked;
         if result.is_ok() && self.params.sync {
             if let Some(fd) = sync {
                 let t = comm.wtime();
@@ -93,38 +109,6 @@ impl DistFdtree {
             // Stopped because another rank failed: not this rank's error.
             Err(_) if peer_failed.get() && !crate::signal::interrupted() => Ok(rec),
             Err(e) => Err(e),
-        }
-    }
-
-    /// The work of one phase; counts every item in `progress`.
-    fn walk<O: Ops>(
-        &self,
-        phase: Phase,
-        ops: O,
-        base: &O::Dir,
-        progress: &AtomicU64,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<()> {
-        let root_label = self.root_name();
-        let walk_err = |e: WalkError| match e {
-            WalkError::Stopped => anyhow!(crate::signal::Interrupted),
-            WalkError::Io { op, path, err } => anyhow!("{op} {root_label}/{path}: {err}"),
-        };
-        match (self.layout, phase) {
-            (Layout::Private, _) => self.tree_phase(phase, ops, base, progress, stop, &walk_err),
-            // Every rank's files, with its suffix, in every directory.
-            (Layout::Shared, Phase::FileCreate | Phase::FileRemove) => {
-                let files = RankFiles::new(ops, self.comm.rank());
-                self.tree_phase(phase, files, base, progress, stop, &walk_err)
-            }
-            (Layout::Shared, Phase::DirCreate | Phase::DirRemove) => self.shared_dirs(
-                phase == Phase::DirRemove,
-                ops,
-                base,
-                progress,
-                stop,
-                &walk_err,
-            ),
         }
     }
 

@@ -18,7 +18,7 @@ mod combine;
 use super::aggregate::PhaseAggregate;
 use super::clock::ClockInfo;
 use super::comm::Comm;
-use super::rank::RankMode;
+use super::rank::{Gathered, RankMode};
 use crate::metric::Metric;
 use crate::workload::iozone::io::{AlignedBuf, Io, RealIo};
 use crate::workload::iozone::passes::permutation;
@@ -295,16 +295,11 @@ impl RankMode for DistIozone {
         Ok(Vec::new())
     }
 
-    fn combine(
-        &mut self,
-        all: &[f64],
-        _bytes: &[Vec<u8>],
-        clock: ClockInfo,
-    ) -> Result<(IozoneRep, Vec<Metric>)> {
+    fn combine(&mut self, g: Gathered) -> Result<(IozoneRep, Vec<Metric>)> {
         let p = &self.params;
         let phases = throughput::phases(&p.tests);
-        let (rep, outcome) =
-            combine::combine(all, clock, &phases, self.comm.size() as usize, p.stonewall);
+        let n = self.comm.size() as usize;
+        let (rep, outcome) = combine::combine(&g.recs, g.clock, &phases, n, p.stonewall);
         let mut metrics = outcome.metrics();
         for ph in &rep.phases {
             metrics.extend(combine::mpi_metrics(ph));
