@@ -6,7 +6,7 @@ use super::{params_from, shape_flags};
 use crate::app::finish::run_options;
 use crate::cli::{FdtreeArgs, OutputFormat};
 use crate::mpi::comm::Comm;
-use crate::mpi::fdtree::{DistFdtree, Layout};
+use crate::mpi::fdtree::{DistFdtree, Job, Layout};
 use crate::mpi::job;
 use crate::mpi::rank::Ranks;
 use crate::runner::adhoc;
@@ -83,24 +83,19 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         )?,
         Backend::Null => true,
     };
-    let fit_ranks = job::ranks_sharing_my_fs(comm, all_see);
-    let mode = DistFdtree::new(
-        Rc::clone(comm),
-        params.clone(),
-        layout,
-        a.mpi.stonewall,
-        tag.clone(),
-        fit_ranks,
-    );
-    let mut engine = Ranks::new(comm, mode);
-    let info = JobInfo {
-        comm,
-        params: &params,
+    let spec = Job {
+        params: params.clone(),
         layout,
         stonewall: a.mpi.stonewall,
+        tag,
+        fit_ranks: job::ranks_sharing_my_fs(comm, all_see),
+    };
+    let mut engine = Ranks::new(comm, DistFdtree::new(Rc::clone(comm), spec.clone()));
+    let info = JobInfo {
+        comm,
+        job: &spec,
         dir: &dir,
         all_see,
-        tag: &tag,
     };
     if a.dry_run {
         if comm.is_root() {
@@ -145,7 +140,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let mut options = run_options(
         "fdtree",
-        info.params_json()?,
+        job::params_with_mpi(&params, info.mpi_json())?,
         format!(
             "{} ×{} ranks{}",
             label(&params),

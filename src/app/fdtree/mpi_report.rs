@@ -7,13 +7,13 @@ use crate::app::finish::{summarize, Ended, StoredLine};
 use crate::app::rundoc::{self, Subject};
 use crate::cli::OutputFormat;
 use crate::mpi::comm::Comm;
-use crate::mpi::fdtree::{DistFdtree, DistRep, Layout};
+use crate::mpi::fdtree::{DistFdtree, DistRep, Job, Layout};
 use crate::mpi::job;
 use crate::mpi::rank::{RankMode, Ranks};
 use crate::report::runsummary;
 use crate::runner::adhoc;
 use crate::units::fmt_bytes;
-use crate::workload::fdtree::{Backend, FdtreeParams, Phase, PhaseTiming, RepOutcome};
+use crate::workload::fdtree::{Backend, Phase, PhaseTiming, RepOutcome};
 use anyhow::Result;
 use std::path::Path;
 
@@ -38,38 +38,33 @@ const TABLE_METRICS: [&str; 11] = [
 /// What rank 0 says about the job.
 pub(super) struct JobInfo<'a> {
     pub(super) comm: &'a Comm,
-    pub(super) params: &'a FdtreeParams,
-    pub(super) layout: Layout,
-    pub(super) stonewall: bool,
+    pub(super) job: &'a Job,
     pub(super) dir: &'a Path,
     pub(super) all_see: bool,
-    pub(super) tag: &'a str,
 }
 
 impl JobInfo<'_> {
-    fn mpi_json(&self) -> serde_json::Value {
+    /// The MPI facts of the JSON document and the stored parameters.
+    pub(super) fn mpi_json(&self) -> serde_json::Value {
+        let j = self.job;
         job::mpi_json(
             self.comm,
             &[
-                ("layout", serde_json::json!(self.layout)),
-                ("stonewall", self.stonewall.into()),
+                ("layout", serde_json::json!(j.layout)),
+                ("stonewall", j.stonewall.into()),
                 ("target_seen_by_all_ranks", self.all_see.into()),
-                ("tag", self.tag.into()),
+                ("tag", j.tag.as_str().into()),
             ],
         )
     }
 
-    pub(super) fn params_json(&self) -> Result<serde_json::Value> {
-        job::params_with_mpi(self.params, self.mpi_json())
-    }
-
     pub(super) fn header(&self, engine: &DistFdtree) -> String {
         let t = engine.job_counts();
-        let layout = match self.layout {
+        let layout = match self.job.layout {
             Layout::Private => "one tree per rank".to_string(),
             Layout::Shared => "one shared tree, every rank's files in every directory".into(),
         };
-        let target = match self.params.backend {
+        let target = match self.job.params.backend {
             Backend::Fs => format!(
                 "{} ({}{})",
                 self.dir.display(),
@@ -82,7 +77,7 @@ impl JobInfo<'_> {
             ),
             Backend::Null => "null backend (no system calls)".into(),
         };
-        let sync = if self.params.sync {
+        let sync = if self.job.params.sync {
             "syncfs timed per rank"
         } else {
             "syncfs not timed"
@@ -90,12 +85,12 @@ impl JobInfo<'_> {
         format!(
             "fdtree {} under MPI: {}; {layout}; {target}\n\
              per repetition: {} dirs, {} files, {}; {sync}; stonewall {}",
-            shape_flags(self.params),
+            shape_flags(&self.job.params),
             job::ranks_text(self.comm),
             t.dirs,
             t.files,
             fmt_bytes(t.bytes),
-            if self.stonewall { "on" } else { "off" }
+            if self.job.stonewall { "on" } else { "off" }
         )
     }
 }
@@ -127,7 +122,7 @@ pub(super) fn dry_run(info: &JobInfo, engine: &DistFdtree) {
     let n = info.comm.size();
     crate::outln!(
         "fdtree {} under MPI ({n} ranks), dry run: nothing created",
-        shape_flags(info.params)
+        shape_flags(&info.job.params)
     );
     let per_rank_dirs: Vec<u64> = (0..n)
         .map(|r| engine.items_in(Phase::DirCreate, r))
@@ -144,7 +139,7 @@ pub(super) fn dry_run(info: &JobInfo, engine: &DistFdtree) {
         "  files:       {} ({} per rank, {} KiB each)",
         t.files,
         engine.items_in(Phase::FileCreate, 0),
-        info.params.size_blocks * 4
+        info.job.params.size_blocks * 4
     );
     crate::outln!("  file data:   {}", fmt_bytes(t.bytes));
     let req = engine.requirements();
@@ -186,7 +181,7 @@ pub(super) fn report(
         &result.reps,
         min_phase,
         crate::workload::WorkloadKind::Fdtree,
-        &serde_json::to_value(info.params)?,
+        &serde_json::to_value(&info.job.params)?,
     );
     if let Some(rep) = engine.reps.last() {
         for p in &rep.phases {
@@ -198,7 +193,7 @@ pub(super) fn report(
         let subject = Subject::new(
             crate::workload::WorkloadKind::Fdtree,
             info.dir,
-            serde_json::to_value(info.params)?,
+            serde_json::to_value(&info.job.params)?,
             repeat,
         )
         .under_mpi(info.comm.size(), info.mpi_json());
@@ -207,7 +202,7 @@ pub(super) fn report(
             rundoc::measured(&result.reps, &sums),
             FdtreePart {
                 counts: CountsDoc::new(None, engine.mode.job_counts()),
-                sync_timed: info.params.sync,
+                sync_timed: info.job.params.sync,
                 per_rank: Some(serde_json::to_value(&engine.reps)?),
                 per_rank_units: Some(PER_RANK_UNITS),
             },
@@ -235,7 +230,7 @@ pub(super) fn report(
 
 fn per_rank_table(info: &JobInfo, rep: &DistRep) -> String {
     let mut head = "phase|rank|host|items|start +ms|elapsed s|rate/s".to_string();
-    if info.stonewall {
+    if info.job.stonewall {
         head.push_str("|items at stonewall");
     }
     let rows = rep.phases.iter().flat_map(|p| {

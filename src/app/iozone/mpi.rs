@@ -118,7 +118,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let mut options = run_options(
         "iozone",
-        info.params_json()?,
+        job::params_with_mpi(&params, info.mpi_json())?,
         format!("{} ×{} ranks", params.label(), comm.size()),
         &a.run,
         store.as_mut(),

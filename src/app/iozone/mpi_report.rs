@@ -31,7 +31,8 @@ pub(super) struct JobInfo<'a> {
 }
 
 impl JobInfo<'_> {
-    fn mpi_json(&self) -> serde_json::Value {
+    /// The MPI facts of the JSON document and the stored parameters.
+    pub(super) fn mpi_json(&self) -> serde_json::Value {
         job::mpi_json(
             self.comm,
             &[
@@ -41,10 +42,6 @@ impl JobInfo<'_> {
                 ("tag", self.tag.into()),
             ],
         )
-    }
-
-    pub(super) fn params_json(&self) -> Result<serde_json::Value> {
-        job::params_with_mpi(self.params, self.mpi_json())
     }
 
     /// The MPI lines after IOzone's opening lines.

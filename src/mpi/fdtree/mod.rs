@@ -68,14 +68,26 @@ pub struct DistRep {
     pub started: chrono::DateTime<chrono::Local>,
 }
 
+/// How the job runs fdtree (the same on every rank but `fit_ranks`).
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Validated parameters (`threads` is 1).
+    pub params: FdtreeParams,
+    /// How the ranks' trees are laid out.
+    pub layout: Layout,
+    /// Whether each phase is also measured up to the first rank's finish.
+    pub stonewall: bool,
+    /// Names the job's trees.
+    pub tag: String,
+    /// How many ranks (this one included) put their trees on the file system this rank
+    /// sees, for the space check.
+    pub fit_ranks: u64,
+}
+
 /// The engine on one rank.
 pub struct DistFdtree {
     comm: Rc<Comm>,
-    params: FdtreeParams,
-    layout: Layout,
-    stonewall: bool,
-    tag: String,
-    fit_ranks: u64,
+    job: Job,
     /// A repetition started and may have left a tree behind.
     live: Option<PathBuf>,
     /// The start directory of the current repetition.
@@ -91,24 +103,11 @@ enum Base {
 }
 
 impl DistFdtree {
-    /// The engine for validated parameters (`threads` must be 1). `tag` names the job's trees;
-    /// `fit_ranks` is how many ranks (this one included) put their trees on the file system
-    /// this rank sees, for the space check.
-    pub fn new(
-        comm: Rc<Comm>,
-        params: FdtreeParams,
-        layout: Layout,
-        stonewall: bool,
-        tag: String,
-        fit_ranks: u64,
-    ) -> Self {
+    /// The engine of one rank of `job`.
+    pub fn new(comm: Rc<Comm>, job: Job) -> Self {
         DistFdtree {
             comm,
-            params,
-            layout,
-            stonewall,
-            tag,
-            fit_ranks,
+            job,
             live: None,
             base: Base::Null,
             started: chrono::Local::now(),
@@ -117,15 +116,15 @@ impl DistFdtree {
 
     /// Name of this rank's tree root inside the start directory.
     pub fn root_name(&self) -> String {
-        match self.layout {
-            Layout::Private => format!("LEVEL0.{}.r{}", self.tag, self.comm.rank()),
-            Layout::Shared => format!("LEVEL0.{}.shared", self.tag),
+        match self.job.layout {
+            Layout::Private => format!("LEVEL0.{}.r{}", self.job.tag, self.comm.rank()),
+            Layout::Shared => format!("LEVEL0.{}.shared", self.job.tag),
         }
     }
 
     fn tree(&self) -> Counts {
         // Validated by the caller; zeros only if it was not.
-        self.params.counts().unwrap_or(Counts {
+        self.job.params.counts().unwrap_or(Counts {
             dirs: 0,
             files: 0,
             bytes: 0,
@@ -135,12 +134,12 @@ impl DistFdtree {
     /// Items of `phase` for `rank`.
     pub fn items_in(&self, phase: Phase, rank: u32) -> u64 {
         let t = self.tree();
-        match (phase.on_dirs(), self.layout) {
+        match (phase.on_dirs(), self.job.layout) {
             (false, _) => t.files,
             (true, Layout::Private) => t.dirs,
             (true, Layout::Shared) => dirs_of_rank(
-                self.params.dirs,
-                self.params.levels,
+                self.job.params.dirs,
+                self.job.params.levels,
                 u64::from(rank),
                 u64::from(self.comm.size()),
             ),
@@ -152,7 +151,7 @@ impl DistFdtree {
         let t = self.tree();
         let n = u64::from(self.comm.size());
         Counts {
-            dirs: match self.layout {
+            dirs: match self.job.layout {
                 Layout::Private => t.dirs.saturating_mul(n),
                 Layout::Shared => t.dirs,
             },
@@ -163,20 +162,20 @@ impl DistFdtree {
 
     fn shape(&self) -> Shape {
         Shape {
-            dirs: self.params.dirs,
-            files: self.params.files,
-            levels: self.params.levels,
-            file_bytes: self.params.file_bytes(),
+            dirs: self.job.params.dirs,
+            files: self.job.params.files,
+            levels: self.job.params.levels,
+            file_bytes: self.job.params.file_bytes(),
         }
     }
 
     /// Open the start directory; check that the tree does not exist yet.
     fn open_base(&self, dir: &Path) -> Result<Base> {
-        if self.params.backend == Backend::Null {
+        if self.job.params.backend == Backend::Null {
             return Ok(Base::Null);
         }
         let root = dir.join(self.root_name());
-        let checks = self.layout == Layout::Private || self.comm.is_root();
+        let checks = self.job.layout == Layout::Private || self.comm.is_root();
         if checks && root.symlink_metadata().is_ok() {
             crate::bail_usage!(
                 "{} already exists (left by an earlier run?); remove it first",
@@ -205,7 +204,7 @@ impl RankMode for DistFdtree {
 
     /// What this rank's file system must hold: the job's share of every rank that writes to it.
     fn requirements(&self) -> Requirements {
-        if self.params.backend == Backend::Null {
+        if self.job.params.backend == Backend::Null {
             return Requirements::default();
         }
         let job = self.job_counts();
@@ -213,13 +212,13 @@ impl RankMode for DistFdtree {
         let bytes = job.bytes + job.dirs * BLOCK;
         let inodes = job.dirs + job.files;
         Requirements {
-            bytes: (bytes / n).saturating_mul(self.fit_ranks),
-            inodes: (inodes / n + 1).saturating_mul(self.fit_ranks),
+            bytes: (bytes / n).saturating_mul(self.job.fit_ranks),
+            inodes: (inodes / n + 1).saturating_mul(self.job.fit_ranks),
         }
     }
 
     fn prepare(&mut self, target: &Target) -> Result<()> {
-        if self.params.backend == Backend::Null {
+        if self.job.params.backend == Backend::Null {
             return Ok(());
         }
         crate::workload::check_writable_dir(target.dir(), "-o")?;
@@ -247,7 +246,7 @@ impl RankMode for DistFdtree {
         self.comm.barrier();
         match &self.base {
             Base::Fs { dir, sync } => {
-                let fb = self.params.file_bytes();
+                let fb = self.job.params.file_bytes();
                 self.run_phase(phase, || FsOps::new(fb), dir, Some(sync), obs)
             }
             Base::Null => self.run_phase(phase, || NullOps, &(), None, obs),
@@ -325,19 +324,19 @@ impl RankMode for DistFdtree {
         let leftover = self.live.take();
         self.base = Base::Null;
         // Shared tree: only rank 0 removes it (the driver waited until every rank stopped).
-        let mine = match (&leftover, self.layout) {
+        let mine = match (&leftover, self.job.layout) {
             (Some(p), Layout::Private) => Some(p),
             (Some(p), Layout::Shared) if self.comm.is_root() => Some(p),
             _ => None,
         };
         match mine {
-            Some(p) if !self.params.keep && p.symlink_metadata().is_ok() => {
+            Some(p) if !self.job.params.keep && p.symlink_metadata().is_ok() => {
                 // Only fdtree's own names go; anything else stays and is named.
                 let shape = SweepShape {
-                    dirs: self.params.dirs,
-                    files: self.params.files,
-                    levels: self.params.levels,
-                    ranks: (self.layout == Layout::Shared).then(|| u64::from(self.comm.size())),
+                    dirs: self.job.params.dirs,
+                    files: self.job.params.files,
+                    levels: self.job.params.levels,
+                    ranks: (self.job.layout == Layout::Shared).then(|| u64::from(self.comm.size())),
                 };
                 match (p.parent(), p.file_name()) {
                     (Some(dir), Some(n)) => sweep_tree(dir, &n.to_string_lossy(), &shape)

@@ -42,7 +42,7 @@ impl DistFdtree {
                 return true;
             }
             let done = progress.load(Ordering::Relaxed);
-            if self.stonewall && seen.finished > 0 && mark.get().is_none() {
+            if self.job.stonewall && seen.finished > 0 && mark.get().is_none() {
                 mark.set(Some((done, comm.wtime())));
             }
             if comm.is_root() {
@@ -63,7 +63,7 @@ impl DistFdtree {
             WalkError::Io { op, path, err } => anyhow!("{op} {root_label}/{path}: {err}"),
         };
         // The work of the phase, every item counted in `progress`.
-        let mut result = match (self.layout, phase) {
+        let mut result = match (self.job.layout, phase) {
             (Layout::Private, _) => self.tree_phase(phase, ops, base, &progress, &stop, &walk_err),
             // Every rank's files, with its suffix, in every directory.
             (Layout::Shared, Phase::FileCreate | Phase::FileRemove) => {
@@ -76,7 +76,7 @@ impl DistFdtree {
             }
         };
         let mut sync_secs = 0.0;
-        if result.is_ok() && self.params.sync {
+        if result.is_ok() && self.job.params.sync {
             if let Some(fd) = sync {
                 let t = comm.wtime();
                 result = rustix::fs::syncfs(fd).map_err(|e| anyhow!("syncfs after {phase}: {e}"));
@@ -85,12 +85,12 @@ impl DistFdtree {
         }
         let end = comm.wtime();
         let items = progress.load(Ordering::Relaxed);
-        if result.is_ok() && self.stonewall {
+        if result.is_ok() && self.job.stonewall {
             comm.notify_finished();
         }
         let (sw_items, sw_at) = mark.get().unwrap_or((items, end));
         let bytes = if phase.writes_data() {
-            items * self.params.file_bytes()
+            items * self.job.params.file_bytes()
         } else {
             0
         };
@@ -102,7 +102,7 @@ impl DistFdtree {
             sync_secs,
             sw_items as f64,
             sw_at,
-            if self.stonewall { 1.0 } else { 0.0 },
+            if self.job.stonewall { 1.0 } else { 0.0 },
         ];
         match result {
             Ok(()) => Ok(rec),
@@ -125,7 +125,7 @@ impl DistFdtree {
     ) -> Result<()> {
         let name = CString::new(self.root_name())?;
         let label = self.root_name();
-        let levels = self.params.levels;
+        let levels = self.job.params.levels;
         let mut w = Walker::new(ops, self.shape(), progress, stop);
         w.check_every = CHECK_EVERY;
         if phase == Phase::DirCreate {
@@ -169,7 +169,7 @@ impl DistFdtree {
         let comm = &*self.comm;
         let name = &CString::new(self.root_name())?;
         let (rank, size) = (u64::from(comm.rank()), u64::from(comm.size()));
-        let levels = self.params.levels;
+        let levels = self.job.params.levels;
         let mut failed: Option<anyhow::Error> = None;
         if !remove && comm.is_root() {
             match ops.mkdir(base, name) {
@@ -180,7 +180,14 @@ impl DistFdtree {
             }
         }
         let mut root = None;
-        let mut lw = LevelWalker::new(ops, self.params.dirs, levels, progress, stop, CHECK_EVERY);
+        let mut lw = LevelWalker::new(
+            ops,
+            self.job.params.dirs,
+            levels,
+            progress,
+            stop,
+            CHECK_EVERY,
+        );
         let depths: Vec<u32> = if remove {
             (1..=levels).rev().collect()
         } else {
