@@ -8,21 +8,17 @@ use anyhow::{Context, Result};
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::path::{Path, PathBuf};
 
-/// The job's tag, `<host of rank 0>.<pid of rank 0>`, on every rank: names what the job
-/// creates, so two jobs in one directory never collide.
-pub fn tag(comm: &Comm) -> String {
-    comm.broadcast_text(&format!(
-        "{}.{}",
-        crate::sysinfo::short_hostname(),
-        std::process::id()
-    ))
-}
-
+/// The start of every engine's MPI job, on every rank: the same options everywhere, then
+/// the job's tag.
+///
 /// Every rank must run the same phases and repetitions, or the collectives would not match
 /// (mpiexec's `A : B` syntax can give ranks different command lines). `mine` is this rank's
-/// options as one string; `command` names the engine for the message.
-pub fn same_options_everywhere(comm: &Comm, mine: &str, command: &str) -> Result<()> {
-    let rank0 = comm.broadcast_text(mine);
+/// options; `command` names the engine for the message. The tag, `<host of rank 0>.<pid of
+/// rank 0>` on every rank, names what the job creates, so two jobs in one directory never
+/// collide.
+pub fn start(comm: &Comm, mine: serde_json::Value, command: &str) -> Result<String> {
+    let mine = mine.to_string();
+    let rank0 = comm.broadcast_text(&mine);
     let local = if mine == rank0 {
         Ok(())
     } else {
@@ -30,7 +26,9 @@ pub fn same_options_everywhere(comm: &Comm, mine: &str, command: &str) -> Result
             "was started with other {command} options than rank 0 (mine: {mine}; rank 0: {rank0}); give every rank the same command line"
         )))
     };
-    comm.agree(local)
+    comm.agree(local)?;
+    let host = crate::sysinfo::short_hostname();
+    Ok(comm.broadcast_text(&format!("{host}.{}", std::process::id())))
 }
 
 /// `FSLAB_MPI_CLOCK_CHECK=1` as rank 0 sees it, on every rank (it decides which ranks take

@@ -53,10 +53,8 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let mine = serde_json::json!({
         "params": params, "repeat": a.run.repeat,
         "loadfile_ops": params.loadfile.ops.len(), "loadfile_bytes": params.loadfile.bytes_per_pass(),
-    })
-    .to_string();
-    job::same_options_everywhere(comm, &mine, "dbench")?;
-    let tag = job::tag(comm);
+    });
+    let tag = job::start(comm, mine, "dbench")?;
     let all_see = job::seen_by_all(comm, &dir, &tag, None)?;
     let target = Target::new(&dir);
     let mut engine = Ranks::new(

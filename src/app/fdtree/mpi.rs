@@ -1,7 +1,7 @@
 //! `mpiexec -n N fslab fdtree …`: checks agreed by all ranks, the run (stored by rank 0 only)
 //! and rank 0's report.
 
-use super::mpi_report::{dry_run, rep_outcome, report, JobInfo, Show};
+use super::mpi_report::{dry_run, rep_outcome, report, JobInfo};
 use super::{params_from, shape_flags};
 use crate::app::finish::run_options;
 use crate::cli::{FdtreeArgs, OutputFormat};
@@ -34,17 +34,6 @@ fn validate(a: &FdtreeArgs) -> Result<FdtreeParams> {
     Ok(p)
 }
 
-/// Every rank must run the same phases and repetitions. `-o` may differ: one tree per rank
-/// can use per-node paths.
-fn same_options_everywhere(comm: &Comm, a: &FdtreeArgs, p: &FdtreeParams) -> Result<()> {
-    let mine = serde_json::json!({
-        "params": p, "repeat": a.run.repeat, "dry_run": a.dry_run,
-        "shared": a.mpi.shared, "stonewall": a.mpi.stonewall,
-    })
-    .to_string();
-    job::same_options_everywhere(comm, &mine, "fdtree")
-}
-
 fn start_dir(a: &FdtreeArgs, backend: Backend) -> Result<PathBuf> {
     if backend == Backend::Null {
         return Ok(a.start_dir.clone());
@@ -62,13 +51,17 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         a.format
     };
     let params = comm.agree(validate(&a))?;
-    same_options_everywhere(comm, &a, &params)?;
+    // `-o` may differ: one tree per rank can use per-node paths.
+    let mine = serde_json::json!({
+        "params": params, "repeat": a.run.repeat, "dry_run": a.dry_run,
+        "shared": a.mpi.shared, "stonewall": a.mpi.stonewall,
+    });
+    let tag = job::start(comm, mine, "fdtree")?;
     let layout = if a.mpi.shared {
         Layout::Shared
     } else {
         Layout::Private
     };
-    let tag = job::tag(comm);
     let dir = comm.agree(start_dir(&a, params.backend))?;
     let all_see = match params.backend {
         // --shared needs -o to be one directory for all ranks; one tree per rank can also use
@@ -142,8 +135,8 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         "fdtree",
         job::params_with_mpi(&params, info.mpi_json())?,
         format!(
-            "{} ×{} ranks{}",
-            label(&params),
+            "fdtree {} ×{} ranks{}",
+            shape_flags(&params),
             comm.size(),
             match layout {
                 Layout::Shared => " shared",
@@ -158,20 +151,9 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     options.steps = Some(&bar);
     let result = adhoc::run(options, &mut engine, &target, obs, &mut on_rep)?;
     if comm.is_root() {
-        let show = Show {
-            format,
-            min_phase: a.run.min_phase,
-            repeat: a.run.repeat,
-            per_rank: a.mpi.per_rank,
-            quiet: a.quiet,
-        };
-        report(&info, &engine, &result, show)?;
+        report(&info, &engine, &result, (&a, format))?;
     }
     result
         .error
         .map_or(Ok(()), |e| Err(crate::error::runtime(e)))
-}
-
-fn label(p: &FdtreeParams) -> String {
-    format!("fdtree {}", shape_flags(p))
 }

@@ -5,7 +5,7 @@ use super::doc::{CountsDoc, FdtreePart, PER_RANK_UNITS};
 use super::shape_flags;
 use crate::app::finish::{summarize, Ended, StoredLine};
 use crate::app::rundoc::{self, Subject};
-use crate::cli::OutputFormat;
+use crate::cli::{FdtreeArgs, OutputFormat};
 use crate::mpi::comm::Comm;
 use crate::mpi::fdtree::{DistFdtree, DistRep, Job, Layout};
 use crate::mpi::job;
@@ -155,31 +155,16 @@ pub(super) fn dry_run(info: &JobInfo, engine: &DistFdtree) {
     );
 }
 
-/// How rank 0 shows the result: the command's output options.
-pub(super) struct Show {
-    pub format: OutputFormat,
-    pub min_phase: f64,
-    pub repeat: u32,
-    pub per_rank: bool,
-    pub quiet: bool,
-}
-
+/// Rank 0's report in the command's `format` (`--json` or `--format`).
 pub(super) fn report(
     info: &JobInfo,
     engine: &Ranks<DistFdtree>,
     result: &adhoc::AdhocResult,
-    show: Show,
+    (a, format): (&FdtreeArgs, OutputFormat),
 ) -> Result<()> {
-    let Show {
-        format,
-        min_phase,
-        repeat,
-        per_rank,
-        quiet,
-    } = show;
     let (sums, mut warnings) = summarize(
         &result.reps,
-        min_phase,
+        a.run.min_phase,
         crate::workload::WorkloadKind::Fdtree,
         &serde_json::to_value(&info.job.params)?,
     );
@@ -194,7 +179,7 @@ pub(super) fn report(
             crate::workload::WorkloadKind::Fdtree,
             info.dir,
             serde_json::to_value(&info.job.params)?,
-            repeat,
+            a.run.repeat,
         )
         .under_mpi(info.comm.size(), info.mpi_json());
         return end.print_json(
@@ -219,12 +204,12 @@ pub(super) fn report(
             .collect();
         crate::outln!("{}", runsummary::render_table(&shown));
     }
-    if per_rank {
+    if a.mpi.per_rank {
         if let Some(rep) = engine.reps.last() {
             crate::outln!("{}", per_rank_table(info, rep));
         }
     }
-    end.print_tail(StoredLine::Always, " --all (all metrics)", quiet);
+    end.print_tail(StoredLine::Always, " --all (all metrics)", a.quiet);
     Ok(())
 }
 

@@ -52,9 +52,8 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         thread_files: Vec::new(),
         ..params.clone()
     };
-    let mine = serde_json::json!({"params": shape, "repeat": a.run.repeat}).to_string();
-    job::same_options_everywhere(comm, &mine, "iozone")?;
-    let tag = job::tag(comm);
+    let mine = serde_json::json!({"params": shape, "repeat": a.run.repeat});
+    let tag = job::start(comm, mine, "iozone")?;
     let file = rank_file(&params, s.target.dir(), comm.rank());
     let dir = file
         .parent()
