@@ -208,70 +208,40 @@ fn stonewall(ranks: &[RankPhase], first_start: f64) -> Option<StonewallAggregate
 /// The stored metrics of one aggregated phase. `unit` is the phase's rate unit; `kib_rate`
 /// adds a `throughput` in KiB/s (file-writing phases).
 pub fn phase_metrics(phase: &str, a: &PhaseAggregate, unit: Unit, kib_rate: bool) -> Vec<Metric> {
-    let mut m = vec![
-        Metric::new(phase, "elapsed", Unit::Seconds, a.elapsed),
-        Metric::new(phase, "rate", unit, a.rate),
-    ];
+    use Unit::{Count, KiBPerSec, Percent, Seconds};
+    let mut m = vec![("elapsed", Seconds, a.elapsed), ("rate", unit, a.rate)];
     if kib_rate {
-        m.push(Metric::new(
-            phase,
-            "throughput",
-            Unit::KiBPerSec,
-            a.bytes_per_sec / 1024.0,
-        ));
+        m.push(("throughput", KiBPerSec, a.bytes_per_sec / 1024.0));
     }
-    m.push(Metric::new(phase, "items", Unit::Count, a.items as f64));
-    m.push(Metric::new(phase, "ranks", Unit::Count, a.ranks as f64));
+    m.push(("items", Count, a.items as f64));
+    m.push(("ranks", Count, a.ranks as f64));
     if let Some(r) = a.rank_rate {
-        m.push(Metric::new(phase, "rank_rate_min", unit, r.min));
-        m.push(Metric::new(phase, "rank_rate_max", unit, r.max));
-        m.push(Metric::new(phase, "rank_rate_mean", unit, r.mean));
-        m.push(Metric::new(
-            phase,
-            "rank_rate_spread",
-            Unit::Percent,
-            r.spread_pct,
-        ));
+        m.push(("rank_rate_min", unit, r.min));
+        m.push(("rank_rate_max", unit, r.max));
+        m.push(("rank_rate_mean", unit, r.mean));
+        m.push(("rank_rate_spread", Percent, r.spread_pct));
     }
-    m.push(Metric::new(
-        phase,
-        "start_skew",
-        Unit::Seconds,
-        a.start_skew,
-    ));
-    m.push(Metric::new(phase, "end_skew", Unit::Seconds, a.end_skew));
+    m.push(("start_skew", Seconds, a.start_skew));
+    m.push(("end_skew", Seconds, a.end_skew));
     if a.sync_max > 0.0 {
-        m.push(Metric::new(phase, "sync_time", Unit::Seconds, a.sync_max));
+        m.push(("sync_time", Seconds, a.sync_max));
     }
     if let Some(s) = a.stonewall {
-        m.push(Metric::new(phase, "stonewall_rate", unit, s.rate));
-        m.push(Metric::new(
-            phase,
-            "stonewall_items",
-            Unit::Count,
-            s.items as f64,
-        ));
-        m.push(Metric::new(
-            phase,
-            "stonewall_elapsed",
-            Unit::Seconds,
-            s.window,
-        ));
-        m.push(Metric::new(phase, "stonewall_lag", Unit::Seconds, s.lag));
-        m.push(Metric::new(
-            phase,
-            "stonewall_rank_items_min",
-            Unit::Count,
-            s.rank_items_min as f64,
-        ));
-        m.push(Metric::new(
-            phase,
-            "stonewall_rank_items_max",
-            Unit::Count,
-            s.rank_items_max as f64,
-        ));
+        m.push(("stonewall_rate", unit, s.rate));
+        m.push(("stonewall_items", Count, s.items as f64));
+        m.push(("stonewall_elapsed", Seconds, s.window));
+        m.push(("stonewall_lag", Seconds, s.lag));
+        m.push(("stonewall_rank_items_min", Count, s.rank_items_min as f64));
+        m.push(("stonewall_rank_items_max", Count, s.rank_items_max as f64));
     }
-    m
+    metrics(phase, m)
+}
+
+/// `(name, unit, value)` triples as metrics of `phase`.
+pub fn metrics(phase: &str, m: Vec<(&str, Unit, f64)>) -> Vec<Metric> {
+    m.into_iter()
+        .map(|(name, unit, v)| Metric::new(phase, name, unit, v))
+        .collect()
 }
 
 /// Warnings about one aggregated phase that the aggregate rate alone hides.

@@ -293,19 +293,6 @@ impl Comm {
         (s, m)
     }
 
-    fn gather_text(&self, s: &str) -> Option<Vec<String>> {
-        let mine = to_fixed(s, MSG_LEN);
-        let root = self.world.process_at_rank(0);
-        if self.is_root() {
-            let mut all = vec![0u8; MSG_LEN * self.size as usize];
-            root.gather_into_root(&mine[..], &mut all[..]);
-            Some(all.chunks(MSG_LEN).map(from_fixed).collect())
-        } else {
-            root.gather_into(&mine[..]);
-            None
-        }
-    }
-
     /// Collective verdict: `Ok` on every rank iff `local` is `Ok` on every rank. Otherwise
     /// every rank gets a [`Collective`] error with one exit code; rank 0's message names each
     /// failed rank and its error (identical messages are grouped), the others' is empty.
@@ -326,8 +313,10 @@ impl Comm {
             Ok(_) => String::new(),
             Err(e) => format!("{e:#}"),
         };
-        let message = match self.gather_text(&text) {
-            Some(all) => self.describe_failures(&all),
+        let message = match self.gather_bytes(&to_fixed(&text, MSG_LEN)) {
+            Some(all) => {
+                self.describe_failures(&all.iter().map(|b| from_fixed(b)).collect::<Vec<_>>())
+            }
             None => String::new(),
         };
         Err(Collective {
@@ -412,8 +401,14 @@ impl Comm {
         })
     }
 
+    /// Send `payload` to every other rank, unless this rank already sent a notice this phase.
     fn notify(&self, payload: &'static i32) {
         let mut n = self.notices.borrow_mut();
+        if n.sent_finished || n.sent_failed {
+            return;
+        }
+        n.sent_failed = *payload == FAILED;
+        n.sent_finished = !n.sent_failed;
         for r in (0..self.size).filter(|&r| r != self.rank) {
             let req = self
                 .world
@@ -425,19 +420,11 @@ impl Comm {
 
     /// Tell every other rank that this one finished its share of the phase (once per phase).
     pub fn notify_finished(&self) {
-        if self.notices.borrow().sent_finished || self.notices.borrow().sent_failed {
-            return;
-        }
-        self.notices.borrow_mut().sent_finished = true;
         self.notify(&FINISHED);
     }
 
     /// Tell every other rank that this one failed and stopped (once per phase).
     pub fn notify_failed(&self) {
-        if self.notices.borrow().sent_failed || self.notices.borrow().sent_finished {
-            return;
-        }
-        self.notices.borrow_mut().sent_failed = true;
         self.notify(&FAILED);
     }
 

@@ -5,23 +5,20 @@
 use super::clock::ClockInfo;
 use super::comm::Comm;
 use anyhow::{Context, Result};
+use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::path::{Path, PathBuf};
 
-/// The job's tag, `<host of rank 0>.<pid of rank 0>`, on every rank: names what the job
-/// creates, so two jobs in one directory never collide.
-pub fn tag(comm: &Comm) -> String {
-    comm.broadcast_text(&format!(
-        "{}.{}",
-        crate::sysinfo::short_hostname(),
-        std::process::id()
-    ))
-}
-
+/// The start of every engine's MPI job, on every rank: the same options everywhere, then
+/// the job's tag.
+///
 /// Every rank must run the same phases and repetitions, or the collectives would not match
 /// (mpiexec's `A : B` syntax can give ranks different command lines). `mine` is this rank's
-/// options as one string; `command` names the engine for the message.
-pub fn same_options_everywhere(comm: &Comm, mine: &str, command: &str) -> Result<()> {
-    let rank0 = comm.broadcast_text(mine);
+/// options; `command` names the engine for the message. The tag, `<host of rank 0>.<pid of
+/// rank 0>` on every rank, names what the job creates, so two jobs in one directory never
+/// collide.
+pub fn start(comm: &Comm, mine: serde_json::Value, command: &str) -> Result<String> {
+    let mine = mine.to_string();
+    let rank0 = comm.broadcast_text(&mine);
     let local = if mine == rank0 {
         Ok(())
     } else {
@@ -29,7 +26,9 @@ pub fn same_options_everywhere(comm: &Comm, mine: &str, command: &str) -> Result
             "was started with other {command} options than rank 0 (mine: {mine}; rank 0: {rank0}); give every rank the same command line"
         )))
     };
-    comm.agree(local)
+    comm.agree(local)?;
+    let host = crate::sysinfo::short_hostname();
+    Ok(comm.broadcast_text(&format!("{host}.{}", std::process::id())))
 }
 
 /// `FSLAB_MPI_CLOCK_CHECK=1` as rank 0 sees it, on every rank (it decides which ranks take
@@ -162,4 +161,31 @@ pub fn clock_line(c: &ClockInfo) -> String {
             c.max_uncertainty() * 1e6
         )
     }
+}
+
+/// Rank `rank`'s short host name ("?" for a rank the job does not have).
+pub fn host_of(comm: &Comm, rank: u32) -> String {
+    comm.hosts()
+        .get(rank as usize)
+        .map_or_else(|| "?".into(), String::clone)
+}
+
+/// A table of per-rank figures as every MPI report prints it: `head` (the column names
+/// separated by `|`) over `rows`, the columns in `left` aligned left, the others (numbers)
+/// right.
+pub fn rank_table(head: &str, left: &[usize], rows: Vec<Vec<String>>) -> String {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_BORDERS_ONLY);
+    t.set_header(head.split('|'));
+    for row in rows {
+        t.add_row(
+            row.into_iter()
+                .enumerate()
+                .map(|(i, v)| match left.contains(&i) {
+                    true => Cell::new(v),
+                    false => Cell::new(v).set_alignment(CellAlignment::Right),
+                }),
+        );
+    }
+    t.to_string()
 }

@@ -11,7 +11,8 @@
 //! error on one rank ends the run on all of them and rank 0 reports it naming the rank.
 //!
 //! This is plumbing below the app layer: communication, launch detection, clocks,
-//! aggregation, the shared tree and the rank engines. It imports neither `app` nor `cli`;
+//! aggregation, the shared tree, the one rank mode every engine implements (`rank`) and
+//! the engines' rank modes. It imports neither `app` nor `cli`;
 //! each engine's MPI command (options, checks, report) lives beside its single-process
 //! command in `app/<engine>/mpi.rs`, and `app/mpi.rs` decides whether a command runs as a
 //! rank.
@@ -31,3 +32,5 @@ pub mod fdtree;
 pub mod iozone;
 #[cfg(feature = "mpi")]
 pub mod job;
+#[cfg(feature = "mpi")]
+pub mod rank;

@@ -225,11 +225,19 @@ impl<O> RankFiles<O> {
         }
     }
 
-    fn name(buf: &mut Vec<u8>, suffix: &[u8], name: &CStr) {
-        buf.clear();
-        buf.extend_from_slice(name.to_bytes());
-        buf.extend_from_slice(suffix);
-        buf.push(0);
+    /// `f` on the inner operations with `name` plus this rank's suffix.
+    fn suffixed<R>(
+        &mut self,
+        name: &CStr,
+        f: impl FnOnce(&mut O, &CStr) -> io::Result<R>,
+    ) -> io::Result<R> {
+        self.buf.clear();
+        self.buf.extend_from_slice(name.to_bytes());
+        self.buf.extend_from_slice(&self.suffix);
+        self.buf.push(0);
+        let c = CStr::from_bytes_with_nul(&self.buf)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        f(&mut self.inner, c)
     }
 }
 
@@ -245,17 +253,11 @@ impl<O: Ops> Ops for RankFiles<O> {
     }
 
     fn create_file(&mut self, parent: &O::Dir, name: &CStr, bytes: u64) -> io::Result<()> {
-        Self::name(&mut self.buf, &self.suffix, name);
-        let c = CStr::from_bytes_with_nul(&self.buf)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        self.inner.create_file(parent, c, bytes)
+        self.suffixed(name, |o, c| o.create_file(parent, c, bytes))
     }
 
     fn unlink(&mut self, parent: &O::Dir, name: &CStr) -> io::Result<()> {
-        Self::name(&mut self.buf, &self.suffix, name);
-        let c = CStr::from_bytes_with_nul(&self.buf)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        self.inner.unlink(parent, c)
+        self.suffixed(name, |o, c| o.unlink(parent, c))
     }
 
     fn rmdir(&mut self, parent: &O::Dir, name: &CStr) -> io::Result<()> {
@@ -265,17 +267,11 @@ impl<O: Ops> Ops for RankFiles<O> {
     // The rest of the shared operations, for completeness: files carry the rank's suffix,
     // directories do not.
     fn create(&mut self, parent: &O::Dir, name: &CStr, how: CreateHow) -> io::Result<()> {
-        Self::name(&mut self.buf, &self.suffix, name);
-        let c = CStr::from_bytes_with_nul(&self.buf)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        self.inner.create(parent, c, how)
+        self.suffixed(name, |o, c| o.create(parent, c, how))
     }
 
     fn read_file(&mut self, parent: &O::Dir, name: &CStr, bytes: u64) -> io::Result<u64> {
-        Self::name(&mut self.buf, &self.suffix, name);
-        let c = CStr::from_bytes_with_nul(&self.buf)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        self.inner.read_file(parent, c, bytes)
+        self.suffixed(name, |o, c| o.read_file(parent, c, bytes))
     }
 
     fn stat(&mut self, parent: &O::Dir, name: &CStr) -> io::Result<Kind> {
@@ -386,15 +382,19 @@ mod tests {
         assert_eq!(dirs, ref_dirs);
         assert!(files.is_empty());
 
-        for rank in 0..n as u32 {
-            let mut w = Walker::new(
-                RankFiles::new(FsOps::new(10), rank),
-                shape,
-                &progress,
-                &never,
-            );
-            w.create_files(&root, l).unwrap();
-        }
+        // Every rank puts its own files into every directory (or removes them).
+        let every_rank = |remove: bool| {
+            for rank in 0..n as u32 {
+                let ops = RankFiles::new(FsOps::new(10), rank);
+                let mut w = Walker::new(ops, shape, &progress, &never);
+                let done = match remove {
+                    true => w.remove_files(&root, l),
+                    false => w.create_files(&root, l),
+                };
+                done.unwrap();
+            }
+        };
+        every_rank(false);
         let (_, files) = tree_of(&shared);
         assert_eq!(files.len() as u64, n * f * 15);
         assert!(files.contains("L3F2.r0"));
@@ -406,15 +406,7 @@ mod tests {
             10
         );
 
-        for rank in 0..n as u32 {
-            let mut w = Walker::new(
-                RankFiles::new(FsOps::new(10), rank),
-                shape,
-                &progress,
-                &never,
-            );
-            w.remove_files(&root, l).unwrap();
-        }
+        every_rank(true);
         let mut removed = 0;
         for depth in (1..=l).rev() {
             for rank in 0..n {

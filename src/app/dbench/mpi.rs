@@ -9,12 +9,12 @@ use crate::cli::DbenchArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::dbench::{share, DbenchRep, DistDbench};
 use crate::mpi::job;
+use crate::mpi::rank::Ranks;
 use crate::runner::adhoc;
 use crate::workload::dbench::report::report;
 use crate::workload::dbench::{clients_text, DbenchParams, RepOutcome};
 use crate::workload::{Observer, Target, Workload};
 use anyhow::{Context, Result};
-use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -53,14 +53,14 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let mine = serde_json::json!({
         "params": params, "repeat": a.run.repeat,
         "loadfile_ops": params.loadfile.ops.len(), "loadfile_bytes": params.loadfile.bytes_per_pass(),
-    })
-    .to_string();
-    job::same_options_everywhere(comm, &mine, "dbench")?;
-    let tag = job::tag(comm);
+    });
+    let tag = job::start(comm, mine, "dbench")?;
     let all_see = job::seen_by_all(comm, &dir, &tag, None)?;
     let target = Target::new(&dir);
-    let mut engine = DistDbench::new(Rc::clone(comm), params.clone(), all_see)
-        .check_all_clocks(job::clock_check(comm));
+    let mut engine = Ranks::new(
+        comm,
+        DistDbench::new(Rc::clone(comm), params.clone(), all_see),
+    );
     engine.prepare(&target)?;
     let root = comm.is_root();
     let console = Console {
@@ -83,7 +83,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let mut store = job::open_store(comm, a.run.no_store, db)?;
     let (json, repeat) = (a.run.json, a.run.repeat);
     let shown = params.clone();
-    let mut on_rep = |rep: u32, _m: &[crate::metric::Metric], w: &DistDbench| {
+    let mut on_rep = |rep: u32, _m: &[crate::metric::Metric], w: &Ranks<DistDbench>| {
         let last = w.reps.last();
         if let (false, true, Some(r)) = (json, root, last) {
             if repeat > 1 {
@@ -126,7 +126,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         &params,
         &dir,
         root,
-        || engine.top_level_names(),
+        || engine.mode.top_level_names(),
         result.error,
     )
 }
@@ -162,40 +162,24 @@ fn mpi_line(r: &DbenchRep) -> String {
 }
 
 fn per_rank_table(comm: &Comm, r: &DbenchRep) -> String {
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_BORDERS_ONLY);
-    t.set_header(vec![
-        "rank",
-        "host",
-        "clients",
-        "start +ms",
-        "ops",
-        "MB",
-        "passes",
-        "MB/sec",
-    ]);
-    let num = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
-    for x in &r.ranks {
-        t.add_row(vec![
-            num(x.rank.to_string()),
-            Cell::new(
-                comm.hosts()
-                    .get(x.rank as usize)
-                    .map_or("?", |h| h.as_str()),
-            ),
-            num(format!(
+    let head = "rank|host|clients|start +ms|ops|MB|passes|MB/sec";
+    let rows = r.ranks.iter().map(|x| {
+        vec![
+            x.rank.to_string(),
+            job::host_of(comm, x.rank),
+            format!(
                 "{}–{}",
                 x.first_client,
                 x.first_client + x.clients.max(1) - 1
-            )),
-            num(format!("{:.3}", x.start * 1e3)),
-            num(x.measured_ops.to_string()),
-            num(format!("{:.1}", x.measured_bytes as f64 / 1e6)),
-            num(x.passes.to_string()),
-            num(format!("{:.3}", x.throughput_mb_s)),
-        ]);
-    }
-    t.to_string()
+            ),
+            format!("{:.3}", x.start * 1e3),
+            x.measured_ops.to_string(),
+            format!("{:.1}", x.measured_bytes as f64 / 1e6),
+            x.passes.to_string(),
+            format!("{:.3}", x.throughput_mb_s),
+        ]
+    });
+    job::rank_table(head, &[1], rows.collect())
 }
 
 fn finish(
@@ -204,7 +188,7 @@ fn finish(
     params: &DbenchParams,
     dir: &std::path::Path,
     all_see: bool,
-    engine: &DistDbench,
+    engine: &Ranks<DistDbench>,
     result: &adhoc::AdhocResult,
 ) -> Result<()> {
     let (sums, mut warnings) = summarize(

@@ -1,13 +1,14 @@
 //! `mpiexec -n N fslab fdtree …`: checks agreed by all ranks, the run (stored by rank 0 only)
 //! and rank 0's report.
 
-use super::mpi_report::{dry_run, rep_outcome, report, JobInfo, Show};
+use super::mpi_report::{dry_run, rep_outcome, report, JobInfo};
 use super::{params_from, shape_flags};
 use crate::app::finish::run_options;
 use crate::cli::{FdtreeArgs, OutputFormat};
 use crate::mpi::comm::Comm;
-use crate::mpi::fdtree::{DistFdtree, Layout};
+use crate::mpi::fdtree::{DistFdtree, Job, Layout};
 use crate::mpi::job;
+use crate::mpi::rank::Ranks;
 use crate::runner::adhoc;
 use crate::runner::progress::ProgressObserver;
 use crate::workload::fdtree::report::fdtree_report_counts;
@@ -33,17 +34,6 @@ fn validate(a: &FdtreeArgs) -> Result<FdtreeParams> {
     Ok(p)
 }
 
-/// Every rank must run the same phases and repetitions. `-o` may differ: one tree per rank
-/// can use per-node paths.
-fn same_options_everywhere(comm: &Comm, a: &FdtreeArgs, p: &FdtreeParams) -> Result<()> {
-    let mine = serde_json::json!({
-        "params": p, "repeat": a.run.repeat, "dry_run": a.dry_run,
-        "shared": a.mpi.shared, "stonewall": a.mpi.stonewall,
-    })
-    .to_string();
-    job::same_options_everywhere(comm, &mine, "fdtree")
-}
-
 fn start_dir(a: &FdtreeArgs, backend: Backend) -> Result<PathBuf> {
     if backend == Backend::Null {
         return Ok(a.start_dir.clone());
@@ -61,13 +51,17 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         a.format
     };
     let params = comm.agree(validate(&a))?;
-    same_options_everywhere(comm, &a, &params)?;
+    // `-o` may differ: one tree per rank can use per-node paths.
+    let mine = serde_json::json!({
+        "params": params, "repeat": a.run.repeat, "dry_run": a.dry_run,
+        "shared": a.mpi.shared, "stonewall": a.mpi.stonewall,
+    });
+    let tag = job::start(comm, mine, "fdtree")?;
     let layout = if a.mpi.shared {
         Layout::Shared
     } else {
         Layout::Private
     };
-    let tag = job::tag(comm);
     let dir = comm.agree(start_dir(&a, params.backend))?;
     let all_see = match params.backend {
         // --shared needs -o to be one directory for all ranks; one tree per rank can also use
@@ -82,28 +76,23 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         )?,
         Backend::Null => true,
     };
-    let fit_ranks = job::ranks_sharing_my_fs(comm, all_see);
-    let mut engine = DistFdtree::new(
-        Rc::clone(comm),
-        params.clone(),
-        layout,
-        a.mpi.stonewall,
-        tag.clone(),
-        fit_ranks,
-    )
-    .check_all_clocks(job::clock_check(comm));
-    let info = JobInfo {
-        comm,
-        params: &params,
+    let spec = Job {
+        params: params.clone(),
         layout,
         stonewall: a.mpi.stonewall,
+        tag,
+        fit_ranks: job::ranks_sharing_my_fs(comm, all_see),
+    };
+    let mut engine = Ranks::new(comm, DistFdtree::new(Rc::clone(comm), spec.clone()));
+    let info = JobInfo {
+        comm,
+        job: &spec,
         dir: &dir,
         all_see,
-        tag: &tag,
     };
     if a.dry_run {
         if comm.is_root() {
-            dry_run(&info, &engine);
+            dry_run(&info, &engine.mode);
         }
         return Ok(());
     }
@@ -121,22 +110,14 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         })
     });
     let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
-    let counts = engine.job_counts();
+    let counts = engine.mode.job_counts();
     let fdtree_fmt = format == OutputFormat::Fdtree && comm.is_root();
-    let root0 = format!(
-        "LEVEL0.{tag}.{}",
-        if layout == Layout::Shared {
-            "shared"
-        } else {
-            "r0"
-        }
-    );
     let start_display = a.start_dir.clone();
     let ranks = comm.size();
-    let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &DistFdtree| {
+    let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &Ranks<DistFdtree>| {
         let last = w.reps.last();
         if let (true, Some(rep)) = (fdtree_fmt, last) {
-            let out = rep_outcome(rep, &root0);
+            let out = rep_outcome(rep, &w.mode.root_name());
             crate::outln!(
                 "fslab MPI: {ranks} ranks, {}; totals below are over all ranks",
                 match layout {
@@ -152,10 +133,10 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let mut options = run_options(
         "fdtree",
-        info.params_json()?,
+        job::params_with_mpi(&params, info.mpi_json())?,
         format!(
-            "{} ×{} ranks{}",
-            label(&params),
+            "fdtree {} ×{} ranks{}",
+            shape_flags(&params),
             comm.size(),
             match layout {
                 Layout::Shared => " shared",
@@ -170,21 +151,9 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     options.steps = Some(&bar);
     let result = adhoc::run(options, &mut engine, &target, obs, &mut on_rep)?;
     if comm.is_root() {
-        let show = Show {
-            format,
-            min_phase: a.run.min_phase,
-            repeat: a.run.repeat,
-            per_rank: a.mpi.per_rank,
-            quiet: a.quiet,
-        };
-        report(&info, &engine, &result, show)?;
+        report(&info, &engine, &result, (&a, format))?;
     }
-    match result.error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
-}
-
-fn label(p: &FdtreeParams) -> String {
-    format!("fdtree {}", shape_flags(p))
+    result
+        .error
+        .map_or(Ok(()), |e| Err(crate::error::runtime(e)))
 }

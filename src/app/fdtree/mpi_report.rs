@@ -5,17 +5,16 @@ use super::doc::{CountsDoc, FdtreePart, PER_RANK_UNITS};
 use super::shape_flags;
 use crate::app::finish::{summarize, Ended, StoredLine};
 use crate::app::rundoc::{self, Subject};
-use crate::cli::OutputFormat;
+use crate::cli::{FdtreeArgs, OutputFormat};
 use crate::mpi::comm::Comm;
-use crate::mpi::fdtree::{DistFdtree, DistRep, Layout};
+use crate::mpi::fdtree::{DistFdtree, DistRep, Job, Layout};
 use crate::mpi::job;
+use crate::mpi::rank::{RankMode, Ranks};
 use crate::report::runsummary;
 use crate::runner::adhoc;
 use crate::units::fmt_bytes;
-use crate::workload::fdtree::{Backend, FdtreeParams, Phase, PhaseTiming, RepOutcome};
-use crate::workload::Workload;
+use crate::workload::fdtree::{Backend, Phase, PhaseTiming, RepOutcome};
 use anyhow::Result;
-use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::path::Path;
 
 /// Version of the JSON document printed by `--format json` under MPI.
@@ -39,38 +38,33 @@ const TABLE_METRICS: [&str; 11] = [
 /// What rank 0 says about the job.
 pub(super) struct JobInfo<'a> {
     pub(super) comm: &'a Comm,
-    pub(super) params: &'a FdtreeParams,
-    pub(super) layout: Layout,
-    pub(super) stonewall: bool,
+    pub(super) job: &'a Job,
     pub(super) dir: &'a Path,
     pub(super) all_see: bool,
-    pub(super) tag: &'a str,
 }
 
 impl JobInfo<'_> {
-    fn mpi_json(&self) -> serde_json::Value {
+    /// The MPI facts of the JSON document and the stored parameters.
+    pub(super) fn mpi_json(&self) -> serde_json::Value {
+        let j = self.job;
         job::mpi_json(
             self.comm,
             &[
-                ("layout", serde_json::json!(self.layout)),
-                ("stonewall", self.stonewall.into()),
+                ("layout", serde_json::json!(j.layout)),
+                ("stonewall", j.stonewall.into()),
                 ("target_seen_by_all_ranks", self.all_see.into()),
-                ("tag", self.tag.into()),
+                ("tag", j.tag.as_str().into()),
             ],
         )
     }
 
-    pub(super) fn params_json(&self) -> Result<serde_json::Value> {
-        job::params_with_mpi(self.params, self.mpi_json())
-    }
-
     pub(super) fn header(&self, engine: &DistFdtree) -> String {
         let t = engine.job_counts();
-        let layout = match self.layout {
+        let layout = match self.job.layout {
             Layout::Private => "one tree per rank".to_string(),
             Layout::Shared => "one shared tree, every rank's files in every directory".into(),
         };
-        let target = match self.params.backend {
+        let target = match self.job.params.backend {
             Backend::Fs => format!(
                 "{} ({}{})",
                 self.dir.display(),
@@ -83,7 +77,7 @@ impl JobInfo<'_> {
             ),
             Backend::Null => "null backend (no system calls)".into(),
         };
-        let sync = if self.params.sync {
+        let sync = if self.job.params.sync {
             "syncfs timed per rank"
         } else {
             "syncfs not timed"
@@ -91,12 +85,12 @@ impl JobInfo<'_> {
         format!(
             "fdtree {} under MPI: {}; {layout}; {target}\n\
              per repetition: {} dirs, {} files, {}; {sync}; stonewall {}",
-            shape_flags(self.params),
+            shape_flags(&self.job.params),
             job::ranks_text(self.comm),
             t.dirs,
             t.files,
             fmt_bytes(t.bytes),
-            if self.stonewall { "on" } else { "off" }
+            if self.job.stonewall { "on" } else { "off" }
         )
     }
 }
@@ -128,7 +122,7 @@ pub(super) fn dry_run(info: &JobInfo, engine: &DistFdtree) {
     let n = info.comm.size();
     crate::outln!(
         "fdtree {} under MPI ({n} ranks), dry run: nothing created",
-        shape_flags(info.params)
+        shape_flags(&info.job.params)
     );
     let per_rank_dirs: Vec<u64> = (0..n)
         .map(|r| engine.items_in(Phase::DirCreate, r))
@@ -145,7 +139,7 @@ pub(super) fn dry_run(info: &JobInfo, engine: &DistFdtree) {
         "  files:       {} ({} per rank, {} KiB each)",
         t.files,
         engine.items_in(Phase::FileCreate, 0),
-        info.params.size_blocks * 4
+        info.job.params.size_blocks * 4
     );
     crate::outln!("  file data:   {}", fmt_bytes(t.bytes));
     let req = engine.requirements();
@@ -161,33 +155,18 @@ pub(super) fn dry_run(info: &JobInfo, engine: &DistFdtree) {
     );
 }
 
-/// How rank 0 shows the result: the command's output options.
-pub(super) struct Show {
-    pub format: OutputFormat,
-    pub min_phase: f64,
-    pub repeat: u32,
-    pub per_rank: bool,
-    pub quiet: bool,
-}
-
+/// Rank 0's report in the command's `format` (`--json` or `--format`).
 pub(super) fn report(
     info: &JobInfo,
-    engine: &DistFdtree,
+    engine: &Ranks<DistFdtree>,
     result: &adhoc::AdhocResult,
-    show: Show,
+    (a, format): (&FdtreeArgs, OutputFormat),
 ) -> Result<()> {
-    let Show {
-        format,
-        min_phase,
-        repeat,
-        per_rank,
-        quiet,
-    } = show;
     let (sums, mut warnings) = summarize(
         &result.reps,
-        min_phase,
+        a.run.min_phase,
         crate::workload::WorkloadKind::Fdtree,
-        &serde_json::to_value(info.params)?,
+        &serde_json::to_value(&info.job.params)?,
     );
     if let Some(rep) = engine.reps.last() {
         for p in &rep.phases {
@@ -199,23 +178,23 @@ pub(super) fn report(
         let subject = Subject::new(
             crate::workload::WorkloadKind::Fdtree,
             info.dir,
-            serde_json::to_value(info.params)?,
-            repeat,
+            serde_json::to_value(&info.job.params)?,
+            a.run.repeat,
         )
         .under_mpi(info.comm.size(), info.mpi_json());
         return end.print_json(
             subject,
             rundoc::measured(&result.reps, &sums),
             FdtreePart {
-                counts: CountsDoc::new(None, engine.job_counts()),
-                sync_timed: info.params.sync,
+                counts: CountsDoc::new(None, engine.mode.job_counts()),
+                sync_timed: info.job.params.sync,
                 per_rank: Some(serde_json::to_value(&engine.reps)?),
                 per_rank_units: Some(PER_RANK_UNITS),
             },
         );
     }
     if format == OutputFormat::Table && !result.reps.is_empty() {
-        crate::outln!("{}", info.header(engine));
+        crate::outln!("{}", info.header(&engine.mode));
         if let Some(rep) = engine.reps.last() {
             crate::outln!("{}", job::clock_line(&rep.clock));
         }
@@ -225,49 +204,34 @@ pub(super) fn report(
             .collect();
         crate::outln!("{}", runsummary::render_table(&shown));
     }
-    if per_rank {
+    if a.mpi.per_rank {
         if let Some(rep) = engine.reps.last() {
             crate::outln!("{}", per_rank_table(info, rep));
         }
     }
-    end.print_tail(StoredLine::Always, " --all (all metrics)", quiet);
+    end.print_tail(StoredLine::Always, " --all (all metrics)", a.quiet);
     Ok(())
 }
 
 fn per_rank_table(info: &JobInfo, rep: &DistRep) -> String {
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_BORDERS_ONLY);
-    let mut head = vec![
-        "phase",
-        "rank",
-        "host",
-        "items",
-        "start +ms",
-        "elapsed s",
-        "rate/s",
-    ];
-    if info.stonewall {
-        head.push("items at stonewall");
+    let mut head = "phase|rank|host|items|start +ms|elapsed s|rate/s".to_string();
+    if info.job.stonewall {
+        head.push_str("|items at stonewall");
     }
-    t.set_header(head);
-    let hosts = info.comm.hosts();
-    for p in &rep.phases {
-        for r in &p.ranks {
+    let rows = rep.phases.iter().flat_map(|p| {
+        p.ranks.iter().map(|r| {
             let mut row = vec![
-                Cell::new(p.phase),
-                Cell::new(r.rank).set_alignment(CellAlignment::Right),
-                Cell::new(hosts.get(r.rank as usize).map_or("?", |h| h.as_str())),
-                Cell::new(r.items).set_alignment(CellAlignment::Right),
-                Cell::new(format!("{:.3}", (r.start - p.agg.first_start) * 1e3))
-                    .set_alignment(CellAlignment::Right),
-                Cell::new(format!("{:.6}", r.elapsed())).set_alignment(CellAlignment::Right),
-                Cell::new(format!("{:.1}", r.rate())).set_alignment(CellAlignment::Right),
+                p.phase.to_string(),
+                r.rank.to_string(),
+                job::host_of(info.comm, r.rank),
+                r.items.to_string(),
+                format!("{:.3}", (r.start - p.agg.first_start) * 1e3),
+                format!("{:.6}", r.elapsed()),
+                format!("{:.1}", r.rate()),
             ];
-            if let Some(s) = r.stonewall {
-                row.push(Cell::new(s.items).set_alignment(CellAlignment::Right));
-            }
-            t.add_row(row);
-        }
-    }
-    t.to_string()
+            row.extend(r.stonewall.map(|s| s.items.to_string()));
+            row
+        })
+    });
+    job::rank_table(&head, &[0, 2], rows.collect())
 }

@@ -9,6 +9,7 @@ use crate::cli::IozoneArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::iozone::DistIozone;
 use crate::mpi::job;
+use crate::mpi::rank::Ranks;
 use crate::runner::adhoc::{self, AdhocCell};
 use crate::runner::progress::ProgressObserver;
 use crate::workload::iozone::IozoneParams;
@@ -51,9 +52,8 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         thread_files: Vec::new(),
         ..params.clone()
     };
-    let mine = serde_json::json!({"params": shape, "repeat": a.run.repeat}).to_string();
-    job::same_options_everywhere(comm, &mine, "iozone")?;
-    let tag = job::tag(comm);
+    let mine = serde_json::json!({"params": shape, "repeat": a.run.repeat});
+    let tag = job::start(comm, mine, "iozone")?;
     let file = rank_file(&params, s.target.dir(), comm.rank());
     let dir = file
         .parent()
@@ -61,8 +61,8 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let all_see = job::seen_by_all(comm, &dir, &tag, None)?;
     let fit_ranks = job::ranks_sharing_my_fs(comm, all_see);
     let target = Target::new(&dir);
-    let mut engine = DistIozone::new(Rc::clone(comm), params.clone(), file, fit_ranks)
-        .check_all_clocks(job::clock_check(comm));
+    let mode = DistIozone::new(Rc::clone(comm), params.clone(), file, fit_ranks);
+    let mut engine = Ranks::new(comm, mode);
     // Space, O_DIRECT and alignment on every rank before anything is written or printed.
     engine.prepare(&target)?;
     let info = JobInfo {
@@ -102,7 +102,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         }),
         workload: engine,
     }];
-    let mut on_rep = |rep: u32, _ci: usize, m: &[crate::metric::Metric], w: &DistIozone| {
+    let mut on_rep = |rep: u32, _ci: usize, m: &[crate::metric::Metric], w: &Ranks<DistIozone>| {
         if !root || json {
             return;
         }
@@ -117,7 +117,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let mut options = run_options(
         "iozone",
-        info.params_json()?,
+        job::params_with_mpi(&params, info.mpi_json())?,
         format!("{} ×{} ranks", params.label(), comm.size()),
         &a.run,
         store.as_mut(),
@@ -129,8 +129,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     if root {
         report::finish(&info, &a, &s, &cells[0].workload, &result, cache_warn)?;
     }
-    match result.error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
+    result
+        .error
+        .map_or(Ok(()), |e| Err(crate::error::runtime(e)))
 }

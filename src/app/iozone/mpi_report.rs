@@ -8,12 +8,12 @@ use crate::app::finish::{Ended, StoredLine};
 use crate::cli::IozoneArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::iozone::{DistIozone, IozoneRep};
+use crate::mpi::rank::Ranks;
 use crate::mpi::{aggregate, job};
 use crate::report::runsummary;
 use crate::runner::adhoc::CellsResult;
 use crate::workload::iozone::IozoneParams;
 use anyhow::Result;
-use comfy_table::{presets, Cell, CellAlignment, Table};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -31,7 +31,8 @@ pub(super) struct JobInfo<'a> {
 }
 
 impl JobInfo<'_> {
-    fn mpi_json(&self) -> serde_json::Value {
+    /// The MPI facts of the JSON document and the stored parameters.
+    pub(super) fn mpi_json(&self) -> serde_json::Value {
         job::mpi_json(
             self.comm,
             &[
@@ -41,10 +42,6 @@ impl JobInfo<'_> {
                 ("tag", self.tag.into()),
             ],
         )
-    }
-
-    pub(super) fn params_json(&self) -> Result<serde_json::Value> {
-        job::params_with_mpi(self.params, self.mpi_json())
     }
 
     /// The MPI lines after IOzone's opening lines.
@@ -94,37 +91,23 @@ pub(super) fn mpi_lines(rep: &IozoneRep) -> String {
 }
 
 fn per_rank_table(comm: &Comm, rep: &IozoneRep) -> String {
-    let mut t = Table::new();
-    t.load_preset(presets::UTF8_BORDERS_ONLY);
-    t.set_header(vec![
-        "phase",
-        "rank",
-        "host",
-        "start +ms",
-        "timed s",
-        "kB counted",
-        "kB moved",
-        "stopped",
-        "kB/s",
-    ]);
-    let hosts = comm.hosts();
-    let r = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
-    for p in &rep.phases {
-        for w in &p.ranks {
-            t.add_row(vec![
-                Cell::new(p.phase),
-                r(w.rank.to_string()),
-                Cell::new(hosts.get(w.rank as usize).map_or("?", |h| h.as_str())),
-                r(format!("{:.3}", (w.start - p.agg.first_start) * 1e3)),
-                r(format!("{:.6}", w.timed)),
-                r((w.counted / 1024).to_string()),
-                r((w.total / 1024).to_string()),
-                Cell::new(if w.stopped { "yes" } else { "" }),
-                r(format!("{:.2}", w.rate)),
-            ]);
-        }
-    }
-    t.to_string()
+    let head = "phase|rank|host|start +ms|timed s|kB counted|kB moved|stopped|kB/s";
+    let rows = rep.phases.iter().flat_map(|p| {
+        p.ranks.iter().map(|w| {
+            vec![
+                p.phase.to_string(),
+                w.rank.to_string(),
+                job::host_of(comm, w.rank),
+                format!("{:.3}", (w.start - p.agg.first_start) * 1e3),
+                format!("{:.6}", w.timed),
+                (w.counted / 1024).to_string(),
+                (w.total / 1024).to_string(),
+                if w.stopped { "yes" } else { "" }.to_string(),
+                format!("{:.2}", w.rate),
+            ]
+        })
+    });
+    job::rank_table(head, &[0, 2, 7], rows.collect())
 }
 
 /// Rank 0, after the run: summary, `-R`/`-b`, per-rank table, warnings, or the JSON document.
@@ -132,7 +115,7 @@ pub(super) fn finish(
     info: &JobInfo,
     a: &IozoneArgs,
     s: &Setup,
-    engine: &DistIozone,
+    engine: &Ranks<DistIozone>,
     result: &CellsResult,
     cache_warn: Option<String>,
 ) -> Result<()> {

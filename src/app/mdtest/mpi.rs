@@ -26,13 +26,11 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         mdtest_args,
     } = comm.agree(parse(&a))?;
     let p = &inv.params;
-    let mine = serde_json::json!({"params": p, "repeat": own.run.repeat, "dry_run": own.dry_run})
-        .to_string();
-    job::same_options_everywhere(comm, &mine, "mdtest")?;
+    let mine = serde_json::json!({"params": p, "repeat": own.run.repeat, "dry_run": own.dry_run});
+    let tag = job::start(comm, mine, "mdtest")?;
     let lay = p.validate().map_err(|e| in_words(e, FLAGS))?;
     let mut opts = options(&own);
     let json = own.format == TextFormat::Json;
-    let tag = job::tag(comm);
     // -d a@b: rank r works in directory r mod 2, as mdtest's ranks do.
     opts.dirs = inv.dirs.len() as u32;
     if opts.dirs > comm.size() {
@@ -170,10 +168,9 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     if let Some(e) = status_error {
         return Err(e);
     }
-    match result.error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
+    result
+        .error
+        .map_or(Ok(()), |e| Err(crate::error::runtime(e)))
 }
 
 /// How long a rank naps between polls while it waits in a reduction (a few per phase).

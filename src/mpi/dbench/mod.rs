@@ -11,6 +11,7 @@ mod watch;
 
 use super::clock::ClockInfo;
 use super::comm::Comm;
+use super::rank::{Gathered, RankMode};
 use crate::metric::{Metric, Unit};
 use crate::workload::dbench::conduct::LocalRep;
 use crate::workload::dbench::ops::OpKind;
@@ -25,9 +26,7 @@ use std::path::Path;
 use std::rc::Rc;
 use watch::RankConductor;
 
-/// Rounds of the clock ping-pong per repetition.
-const CLOCK_ROUNDS: usize = 8;
-/// Values per rank sent to rank 0 (see [`DistDbench::run_rep`]).
+/// Values per rank sent to rank 0 (see [`DistDbench::phase`](RankMode::phase)).
 const REC: usize = 9;
 
 /// The clients of rank `rank` out of `total` over `size` ranks: (first client, count), a
@@ -93,11 +92,12 @@ pub struct DistDbench {
     /// Removes the client trees after a repetition: rank 0 when all ranks share `-D`, every
     /// rank otherwise.
     remover: bool,
-    check_clocks: bool,
+    /// This rank's clock minus rank 0's, for the current repetition.
+    offset: f64,
+    /// This rank's latency histograms of the current repetition, until sent to rank 0.
+    local_hists: Vec<Option<Histogram<u64>>>,
     /// Rank 0: the merged histograms of the last repetition, for the store.
     hists: Vec<crate::metric::Histogram>,
-    /// Rank 0: every completed repetition.
-    pub reps: Vec<DbenchRep>,
 }
 
 /// Histograms as bytes: per operation kind a u32 length (0 = none) and hdrhistogram's V2
@@ -165,16 +165,10 @@ impl DistDbench {
             comm,
             total,
             fit_clients,
-            check_clocks: false,
+            offset: 0.0,
+            local_hists: Vec::new(),
             hists: Vec::new(),
-            reps: Vec::new(),
         }
-    }
-
-    /// Also measure the clocks of ranks on rank 0's node (`FSLAB_MPI_CLOCK_CHECK=1`).
-    pub fn check_all_clocks(mut self, on: bool) -> Self {
-        self.check_clocks = on;
-        self
     }
 
     /// Top-level entries this rank's clients create under `-D`.
@@ -182,21 +176,55 @@ impl DistDbench {
         self.engine.top_level_names()
     }
 
-    /// One repetition on every rank; rank 0 returns the metrics.
-    fn run_rep(&mut self, dir: &Path, obs: &dyn Observer) -> Result<Vec<Metric>> {
-        let comm = Rc::clone(&self.comm);
-        let clock = comm.clocks(CLOCK_ROUNDS, self.check_clocks);
-        let mut offsets = vec![0f64; comm.size() as usize];
-        if let Some(c) = &clock {
+    /// The engine for the clients writing to the file system this rank sees.
+    fn fitting(&self) -> Dbench {
+        let mut p = self.total.clone();
+        p.clients = self.fit_clients;
+        Dbench::new(p)
+    }
+}
+
+impl RankMode for DistDbench {
+    type Rep = DbenchRep;
+
+    fn name(&self) -> &'static str {
+        "dbench"
+    }
+
+    /// The trees of every client writing to the file system this rank sees.
+    fn requirements(&self) -> Requirements {
+        self.fitting().requirements()
+    }
+
+    fn prepare(&mut self, target: &Target) -> Result<()> {
+        self.fitting().prepare(target)
+    }
+
+    /// Every rank learns its clock's offset from rank 0's; this rank's clients get ready.
+    fn begin(&mut self, dir: &Path, clock: Option<&ClockInfo>) -> Result<()> {
+        self.hists.clear();
+        let mut offsets = vec![0f64; self.comm.size() as usize];
+        if let Some(c) = clock {
             for (o, c) in offsets.iter_mut().zip(&c.offsets) {
                 *o = c.offset;
             }
         }
-        comm.broadcast_f64s(&mut offsets);
-        comm.agree(self.engine.begin(dir))?;
+        self.comm.broadcast_f64s(&mut offsets);
+        self.offset = offsets[self.comm.rank() as usize];
+        self.engine.begin(dir)
+    }
+
+    fn phases(&self) -> Vec<(&'static str, u64)> {
+        vec![("dbench", 0)]
+    }
+
+    /// All clients released at one instant; the record: first client, clients, measured
+    /// bytes and operations, passes, lines, worst lag, last finish, lateness of the release.
+    fn phase(&mut self, _i: usize, dir: &Path, obs: &dyn Observer) -> Result<Vec<f64>> {
+        let comm = &*self.comm;
         let conductor = RankConductor {
-            comm: &comm,
-            offset: offsets[comm.rank() as usize],
+            comm,
+            offset: self.offset,
             planned: Cell::new(0.0),
             released: Cell::new(0.0),
         };
@@ -205,18 +233,13 @@ impl DistDbench {
         } else {
             &crate::workload::Quiet
         };
-        let local = self.engine.run_clients(dir, obs, &conductor);
-        if local.is_err() {
-            comm.notify_failed();
-        }
-        comm.settle();
-        let local = comm.agree(local)?;
+        let local = self.engine.run_clients(dir, obs, &conductor)?;
         let (first, count) = share(
             self.total.clients,
             comm.size() as usize,
             comm.rank() as usize,
         );
-        let rec = [
+        let rec = vec![
             first as f64,
             count as f64,
             local.measured_bytes as f64,
@@ -227,24 +250,17 @@ impl DistDbench {
             local.last_finish,
             conductor.released.get() - conductor.planned.get(),
         ];
-        let packed = comm.agree(pack_hists(&local.hists))?;
-        let recs = comm.gather(&rec);
-        let hists = comm.gather_bytes(&packed);
-        let combined = match (recs, hists, clock) {
-            (Some(r), Some(h), Some(c)) => self.combine(&r, &h, c).map(Some),
-            _ => Ok(None),
-        };
-        let Some(rep) = comm.agree(combined)? else {
-            return Ok(Vec::new());
-        };
-        let mut m = self.engine.metrics(&rep.outcome);
-        m.extend(mpi_metrics(&rep));
-        self.reps.push(rep);
-        Ok(m)
+        self.local_hists = local.hists;
+        Ok(rec)
+    }
+
+    fn complete(&mut self) -> Result<Vec<u8>> {
+        pack_hists(&std::mem::take(&mut self.local_hists))
     }
 
     /// Rank 0: the ranks' records and histograms as one repetition.
-    fn combine(&mut self, recs: &[f64], hists: &[Vec<u8>], clock: ClockInfo) -> Result<DbenchRep> {
+    fn combine(&mut self, g: Gathered) -> Result<(DbenchRep, Vec<Metric>)> {
+        let (recs, hists, clock) = (&g.recs, &g.bytes, g.clock);
         let mut merged: Option<LocalRep> = None;
         let mut ranks = Vec::new();
         for (r, (v, h)) in recs.chunks(REC).zip(hists).enumerate() {
@@ -287,82 +303,46 @@ impl DistDbench {
             v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
                 - v.iter().copied().fold(f64::INFINITY, f64::min)
         };
-        Ok(DbenchRep {
+        let rep = DbenchRep {
             start_skew: span(|r| r.start),
             end_skew: span(|r| r.finish),
             ranks,
             outcome,
             clock,
-        })
-    }
-}
-
-/// The MPI figures of a repetition, beside dbench's.
-fn mpi_metrics(rep: &DbenchRep) -> Vec<Metric> {
-    let t = "total";
-    let mut m = vec![
-        Metric::new(t, "ranks", Unit::Count, rep.ranks.len() as f64),
-        Metric::new(t, "start_skew", Unit::Seconds, rep.start_skew),
-        Metric::new(t, "end_skew", Unit::Seconds, rep.end_skew),
-    ];
-    let rates: Vec<f64> = rep.ranks.iter().map(|r| r.throughput_mb_s).collect();
-    if let Some(s) = super::aggregate::spread(&rates) {
-        m.push(Metric::new(t, "rank_throughput_min", Unit::MBPerSec, s.min));
-        m.push(Metric::new(t, "rank_throughput_max", Unit::MBPerSec, s.max));
-        m.push(Metric::new(
-            t,
-            "rank_throughput_mean",
-            Unit::MBPerSec,
-            s.mean,
-        ));
-        m.push(Metric::new(
-            t,
-            "rank_throughput_spread",
-            Unit::Percent,
-            s.spread_pct,
-        ));
-    }
-    m
-}
-
-impl Workload for DistDbench {
-    fn name(&self) -> &'static str {
-        "dbench"
-    }
-
-    /// The trees of every client writing to the file system this rank sees.
-    fn requirements(&self) -> Requirements {
-        let mut p = self.total.clone();
-        p.clients = self.fit_clients;
-        Dbench::new(p).requirements()
-    }
-
-    fn prepare(&mut self, target: &Target) -> Result<()> {
-        let mut p = self.total.clone();
-        p.clients = self.fit_clients;
-        let local = Dbench::new(p).prepare(target);
-        self.comm.agree(local)
-    }
-
-    fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
-        self.hists.clear();
-        self.run_rep(target.dir(), obs)
+        };
+        let mut m = self.engine.metrics(&rep.outcome);
+        m.extend(mpi_metrics(&rep));
+        Ok((rep, m))
     }
 
     fn cleanup(&mut self, target: &Target) -> Result<()> {
-        // Every rank's clients have stopped before any tree is removed.
-        self.comm.barrier();
-        let local = if self.remover {
+        if self.remover {
             self.engine.cleanup(target)
         } else {
             Ok(())
-        };
-        self.comm.agree(local)
+        }
     }
 
     fn take_histograms(&mut self) -> Vec<crate::metric::Histogram> {
         std::mem::take(&mut self.hists)
     }
+}
+
+/// The MPI figures of a repetition, beside dbench's.
+fn mpi_metrics(rep: &DbenchRep) -> Vec<Metric> {
+    let mut m = vec![
+        ("ranks", Unit::Count, rep.ranks.len() as f64),
+        ("start_skew", Unit::Seconds, rep.start_skew),
+        ("end_skew", Unit::Seconds, rep.end_skew),
+    ];
+    let rates: Vec<f64> = rep.ranks.iter().map(|r| r.throughput_mb_s).collect();
+    if let Some(s) = super::aggregate::spread(&rates) {
+        m.push(("rank_throughput_min", Unit::MBPerSec, s.min));
+        m.push(("rank_throughput_max", Unit::MBPerSec, s.max));
+        m.push(("rank_throughput_mean", Unit::MBPerSec, s.mean));
+        m.push(("rank_throughput_spread", Unit::Percent, s.spread_pct));
+    }
+    super::aggregate::metrics("total", m)
 }
 
 #[cfg(test)]

@@ -76,9 +76,6 @@ impl Conductor for RankConductor<'_> {
                 notified = true;
             }
         };
-        if comm.is_root() {
-            w.obs.phase_started("dbench", 0);
-        }
         loop {
             let next = w.t0 + Duration::from_secs(tick);
             // Until the next second, or until this rank's clients are all done.
@@ -96,27 +93,14 @@ impl Conductor for RankConductor<'_> {
             }
             check(&mut peer_failed);
             tick += 1;
-            let lines: u64 = w
-                .slots
-                .iter()
-                .map(|s| s.lines.load(Ordering::Relaxed))
-                .sum();
-            let bytes: u64 = w
-                .slots
-                .iter()
-                .map(|s| s.bytes.load(Ordering::Relaxed))
-                .sum();
-            let mbytes: u64 = w
-                .slots
-                .iter()
-                .map(|s| s.measured_bytes.load(Ordering::Relaxed))
-                .sum();
-            let lat = w
-                .slots
-                .iter()
-                .map(|s| s.max_latency_ns.swap(0, Ordering::Relaxed))
-                .max()
-                .unwrap_or(0);
+            // This rank's lines, bytes and measured bytes; its largest latency this second.
+            let (mut lines, mut bytes, mut mbytes, mut lat) = (0u64, 0u64, 0u64, 0u64);
+            for s in w.slots {
+                lines += s.lines.load(Ordering::Relaxed);
+                bytes += s.bytes.load(Ordering::Relaxed);
+                mbytes += s.measured_bytes.load(Ordering::Relaxed);
+                lat = lat.max(s.max_latency_ns.swap(0, Ordering::Relaxed));
+            }
             let running = (w.n - finished) as u64;
             // Every rank takes part in every second's collective until no client of any
             // rank runs: all ranks leave the loop after the same one.
@@ -157,9 +141,6 @@ impl Conductor for RankConductor<'_> {
                     ));
                 }
             }
-        }
-        if comm.is_root() {
-            w.obs.phase_finished("dbench");
         }
     }
 }

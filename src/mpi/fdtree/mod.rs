@@ -12,19 +12,17 @@ mod walk;
 use super::aggregate::{self, PhaseAggregate, RankPhase, StonewallMark};
 use super::clock::ClockInfo;
 use super::comm::Comm;
+use super::rank::{Gathered, RankMode};
 use super::shared_tree::dirs_of_rank;
 use crate::metric::{Metric, Unit};
 use crate::workload::fdtree::sweep::{sweep_tree, SweepShape};
 use crate::workload::fdtree::tree::{FsOps, NullOps, Shape};
 use crate::workload::fdtree::{Backend, Counts, FdtreeParams, Phase, BLOCK, PHASES};
-use crate::workload::{Observer, Requirements, Target, Workload};
+use crate::workload::{Observer, Requirements, Target};
 use anyhow::{anyhow, Context, Result};
 use rustix::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-
-/// Rounds of the clock ping-pong per repetition.
-const CLOCK_ROUNDS: usize = 8;
 
 /// Values per phase sent from each rank to rank 0.
 pub(super) const REC: usize = 8;
@@ -70,19 +68,32 @@ pub struct DistRep {
     pub started: chrono::DateTime<chrono::Local>,
 }
 
+/// How the job runs fdtree (the same on every rank but `fit_ranks`).
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Validated parameters (`threads` is 1).
+    pub params: FdtreeParams,
+    /// How the ranks' trees are laid out.
+    pub layout: Layout,
+    /// Whether each phase is also measured up to the first rank's finish.
+    pub stonewall: bool,
+    /// Names the job's trees.
+    pub tag: String,
+    /// How many ranks (this one included) put their trees on the file system this rank
+    /// sees, for the space check.
+    pub fit_ranks: u64,
+}
+
 /// The engine on one rank.
 pub struct DistFdtree {
     comm: Rc<Comm>,
-    params: FdtreeParams,
-    layout: Layout,
-    stonewall: bool,
-    tag: String,
-    fit_ranks: u64,
-    estimate_all_clocks: bool,
+    job: Job,
     /// A repetition started and may have left a tree behind.
     live: Option<PathBuf>,
-    /// Rank 0: details of every completed repetition.
-    pub reps: Vec<DistRep>,
+    /// The start directory of the current repetition.
+    base: Base,
+    /// Wall-clock time when the current repetition started.
+    started: chrono::DateTime<chrono::Local>,
 }
 
 /// The start directory as the walk sees it.
@@ -92,49 +103,28 @@ enum Base {
 }
 
 impl DistFdtree {
-    /// The engine for validated parameters (`threads` must be 1). `tag` names the job's trees;
-    /// `fit_ranks` is how many ranks (this one included) put their trees on the file system
-    /// this rank sees, for the space check.
-    pub fn new(
-        comm: Rc<Comm>,
-        params: FdtreeParams,
-        layout: Layout,
-        stonewall: bool,
-        tag: String,
-        fit_ranks: u64,
-    ) -> Self {
+    /// The engine of one rank of `job`.
+    pub fn new(comm: Rc<Comm>, job: Job) -> Self {
         DistFdtree {
             comm,
-            params,
-            layout,
-            stonewall,
-            tag,
-            fit_ranks,
-            estimate_all_clocks: false,
+            job,
             live: None,
-            reps: Vec::new(),
+            base: Base::Null,
+            started: chrono::Local::now(),
         }
-    }
-
-    /// Also measure the clock offsets of ranks that share rank 0's clock (a self-check,
-    /// `FSLAB_MPI_CLOCK_CHECK=1`). Every rank must get the same value (it decides which
-    /// ranks take part in the ping-pong).
-    pub fn check_all_clocks(mut self, on: bool) -> Self {
-        self.estimate_all_clocks = on;
-        self
     }
 
     /// Name of this rank's tree root inside the start directory.
     pub fn root_name(&self) -> String {
-        match self.layout {
-            Layout::Private => format!("LEVEL0.{}.r{}", self.tag, self.comm.rank()),
-            Layout::Shared => format!("LEVEL0.{}.shared", self.tag),
+        match self.job.layout {
+            Layout::Private => format!("LEVEL0.{}.r{}", self.job.tag, self.comm.rank()),
+            Layout::Shared => format!("LEVEL0.{}.shared", self.job.tag),
         }
     }
 
     fn tree(&self) -> Counts {
         // Validated by the caller; zeros only if it was not.
-        self.params.counts().unwrap_or(Counts {
+        self.job.params.counts().unwrap_or(Counts {
             dirs: 0,
             files: 0,
             bytes: 0,
@@ -144,12 +134,12 @@ impl DistFdtree {
     /// Items of `phase` for `rank`.
     pub fn items_in(&self, phase: Phase, rank: u32) -> u64 {
         let t = self.tree();
-        match (phase.on_dirs(), self.layout) {
+        match (phase.on_dirs(), self.job.layout) {
             (false, _) => t.files,
             (true, Layout::Private) => t.dirs,
             (true, Layout::Shared) => dirs_of_rank(
-                self.params.dirs,
-                self.params.levels,
+                self.job.params.dirs,
+                self.job.params.levels,
                 u64::from(rank),
                 u64::from(self.comm.size()),
             ),
@@ -161,7 +151,7 @@ impl DistFdtree {
         let t = self.tree();
         let n = u64::from(self.comm.size());
         Counts {
-            dirs: match self.layout {
+            dirs: match self.job.layout {
                 Layout::Private => t.dirs.saturating_mul(n),
                 Layout::Shared => t.dirs,
             },
@@ -172,20 +162,20 @@ impl DistFdtree {
 
     fn shape(&self) -> Shape {
         Shape {
-            dirs: self.params.dirs,
-            files: self.params.files,
-            levels: self.params.levels,
-            file_bytes: self.params.file_bytes(),
+            dirs: self.job.params.dirs,
+            files: self.job.params.files,
+            levels: self.job.params.levels,
+            file_bytes: self.job.params.file_bytes(),
         }
     }
 
     /// Open the start directory; check that the tree does not exist yet.
     fn open_base(&self, dir: &Path) -> Result<Base> {
-        if self.params.backend == Backend::Null {
+        if self.job.params.backend == Backend::Null {
             return Ok(Base::Null);
         }
         let root = dir.join(self.root_name());
-        let checks = self.layout == Layout::Private || self.comm.is_root();
+        let checks = self.job.layout == Layout::Private || self.comm.is_root();
         if checks && root.symlink_metadata().is_ok() {
             crate::bail_usage!(
                 "{} already exists (left by an earlier run?); remove it first",
@@ -203,83 +193,83 @@ impl DistFdtree {
             sync: open(OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)?,
         })
     }
+}
 
-    /// Run one repetition on every rank; rank 0 returns the aggregated metrics.
-    fn run_rep(&mut self, dir: &Path, obs: &dyn Observer) -> Result<Vec<Metric>> {
-        let comm = Rc::clone(&self.comm);
-        let clock = comm.clocks(CLOCK_ROUNDS, self.estimate_all_clocks);
-        let started = chrono::Local::now();
-        let base = comm.agree(self.open_base(dir))?;
-        if matches!(base, Base::Fs { .. }) {
-            self.live = Some(dir.join(self.root_name()));
-        }
-        let mut recs: Vec<f64> = Vec::with_capacity(PHASES.len() * REC);
-        let mut local_error = None;
-        for phase in PHASES {
-            comm.barrier();
-            if comm.is_root() {
-                obs.phase_started(phase.as_str(), self.items_in(phase, 0));
-            }
-            let run = match &base {
-                Base::Fs { dir, sync } => {
-                    let fb = self.params.file_bytes();
-                    self.phase(phase, || FsOps::new(fb), dir, Some(sync), obs)
-                }
-                Base::Null => self.phase(phase, || NullOps, &(), None, obs),
-            };
-            if run.error.is_some() {
-                comm.notify_failed();
-            }
-            let any_failed = comm.settle();
-            if comm.is_root() {
-                obs.phase_finished(phase.as_str());
-            }
-            recs.extend_from_slice(&run.rec);
-            if any_failed {
-                local_error = run.error;
-                break;
-            }
-        }
-        comm.agree(local_error.map_or(Ok(()), Err))?;
-        // Complete: the full cycle removed the trees.
-        self.live = None;
-        let all = comm.gather(&recs);
-        let (Some(all), Some(clock)) = (all, clock) else {
-            return Ok(Vec::new());
-        };
-        let rep = self.combine(&all, clock, started);
-        let metrics = rep
-            .phases
-            .iter()
-            .flat_map(|p| {
-                let kind = p.kind();
-                let unit = kind.map_or(Unit::FilesPerSec, Phase::rate_unit);
-                aggregate::phase_metrics(
-                    p.phase,
-                    &p.agg,
-                    unit,
-                    kind.is_some_and(Phase::writes_data),
-                )
-            })
-            .collect();
-        self.reps.push(rep);
-        Ok(metrics)
+impl RankMode for DistFdtree {
+    type Rep = DistRep;
+
+    fn name(&self) -> &'static str {
+        "fdtree"
     }
 
-    /// Rank 0: turn the gathered records into per-phase aggregates.
-    fn combine(
-        &self,
-        all: &[f64],
-        clock: ClockInfo,
-        started: chrono::DateTime<chrono::Local>,
-    ) -> DistRep {
+    /// What this rank's file system must hold: the job's share of every rank that writes to it.
+    fn requirements(&self) -> Requirements {
+        if self.job.params.backend == Backend::Null {
+            return Requirements::default();
+        }
+        let job = self.job_counts();
+        let n = u64::from(self.comm.size()).max(1);
+        let bytes = job.bytes + job.dirs * BLOCK;
+        let inodes = job.dirs + job.files;
+        Requirements {
+            bytes: (bytes / n).saturating_mul(self.job.fit_ranks),
+            inodes: (inodes / n + 1).saturating_mul(self.job.fit_ranks),
+        }
+    }
+
+    fn prepare(&mut self, target: &Target) -> Result<()> {
+        if self.job.params.backend == Backend::Null {
+            return Ok(());
+        }
+        crate::workload::check_writable_dir(target.dir(), "-o")?;
+        crate::workload::check_fits(target.dir(), self.requirements(), "this fdtree run")
+    }
+
+    fn begin(&mut self, dir: &Path, _clock: Option<&ClockInfo>) -> Result<()> {
+        self.started = chrono::Local::now();
+        self.base = self.open_base(dir)?;
+        if matches!(self.base, Base::Fs { .. }) {
+            self.live = Some(dir.join(self.root_name()));
+        }
+        Ok(())
+    }
+
+    fn phases(&self) -> Vec<(&'static str, u64)> {
+        PHASES
+            .iter()
+            .map(|&p| (p.as_str(), self.items_in(p, 0)))
+            .collect()
+    }
+
+    fn phase(&mut self, i: usize, _dir: &Path, obs: &dyn Observer) -> Result<Vec<f64>> {
+        let phase = PHASES[i];
+        self.comm.barrier();
+        match &self.base {
+            Base::Fs { dir, sync } => {
+                let fb = self.job.params.file_bytes();
+                self.run_phase(phase, || FsOps::new(fb), dir, Some(sync), obs)
+            }
+            Base::Null => self.run_phase(phase, || NullOps, &(), None, obs),
+        }
+    }
+
+    fn complete(&mut self) -> Result<Vec<u8>> {
+        // The full cycle removed the trees.
+        self.live = None;
+        self.base = Base::Null;
+        Ok(Vec::new())
+    }
+
+    /// Rank 0: the gathered records as per-phase aggregates.
+    fn combine(&mut self, g: Gathered) -> Result<(DistRep, Vec<Metric>)> {
+        let (all, clock) = (&g.recs, g.clock);
         let per_rank = PHASES.len() * REC;
         let n = self.comm.size() as usize;
         // Report times as seconds since the earliest start of the first phase.
         let t0 = (0..n)
             .map(|r| clock.to_rank0(r, all[r * per_rank + 2]))
             .fold(f64::INFINITY, f64::min);
-        let phases = PHASES
+        let phases: Vec<DistPhase> = PHASES
             .iter()
             .enumerate()
             .filter_map(|(pi, phase)| {
@@ -309,69 +299,46 @@ impl DistFdtree {
                 })
             })
             .collect();
-        DistRep {
+        let metrics = phases
+            .iter()
+            .flat_map(|p| {
+                let kind = p.kind();
+                let unit = kind.map_or(Unit::FilesPerSec, Phase::rate_unit);
+                aggregate::phase_metrics(
+                    p.phase,
+                    &p.agg,
+                    unit,
+                    kind.is_some_and(Phase::writes_data),
+                )
+            })
+            .collect();
+        let rep = DistRep {
             phases,
             clock,
-            started,
-        }
-    }
-}
-
-impl Workload for DistFdtree {
-    fn name(&self) -> &'static str {
-        "fdtree"
-    }
-
-    /// What this rank's file system must hold: the job's share of every rank that writes to it.
-    fn requirements(&self) -> Requirements {
-        if self.params.backend == Backend::Null {
-            return Requirements::default();
-        }
-        let job = self.job_counts();
-        let n = u64::from(self.comm.size()).max(1);
-        let bytes = job.bytes + job.dirs * BLOCK;
-        let inodes = job.dirs + job.files;
-        Requirements {
-            bytes: (bytes / n).saturating_mul(self.fit_ranks),
-            inodes: (inodes / n + 1).saturating_mul(self.fit_ranks),
-        }
-    }
-
-    fn prepare(&mut self, target: &Target) -> Result<()> {
-        let local = if self.params.backend == Backend::Null {
-            Ok(())
-        } else {
-            crate::workload::check_writable_dir(target.dir(), "-o").and_then(|_| {
-                crate::workload::check_fits(target.dir(), self.requirements(), "this fdtree run")
-            })
+            started: self.started,
         };
-        self.comm.agree(local)
-    }
-
-    fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
-        self.run_rep(target.dir(), obs)
+        Ok((rep, metrics))
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {
         let leftover = self.live.take();
-        // Shared tree: remove it only when every rank has stopped touching it.
-        self.comm.barrier();
-        let mine = match (&leftover, self.layout) {
+        self.base = Base::Null;
+        // Shared tree: only rank 0 removes it (the driver waited until every rank stopped).
+        let mine = match (&leftover, self.job.layout) {
             (Some(p), Layout::Private) => Some(p),
             (Some(p), Layout::Shared) if self.comm.is_root() => Some(p),
             _ => None,
         };
-        let local = match mine {
-            Some(p) if !self.params.keep && p.symlink_metadata().is_ok() => {
+        match mine {
+            Some(p) if !self.job.params.keep && p.symlink_metadata().is_ok() => {
                 // Only fdtree's own names go; anything else stays and is named.
                 let shape = SweepShape {
-                    dirs: self.params.dirs,
-                    files: self.params.files,
-                    levels: self.params.levels,
-                    ranks: (self.layout == Layout::Shared).then(|| u64::from(self.comm.size())),
+                    dirs: self.job.params.dirs,
+                    files: self.job.params.files,
+                    levels: self.job.params.levels,
+                    ranks: (self.job.layout == Layout::Shared).then(|| u64::from(self.comm.size())),
                 };
-                let (parent, name) = (p.parent(), p.file_name());
-                match (parent, name) {
+                match (p.parent(), p.file_name()) {
                     (Some(dir), Some(n)) => sweep_tree(dir, &n.to_string_lossy(), &shape)
                         .map_err(|e| anyhow!("could not remove partial tree {}: {e}", p.display()))
                         .and_then(|s| s.into_result(p))
@@ -380,7 +347,6 @@ impl Workload for DistFdtree {
                 }
             }
             _ => Ok(()),
-        };
-        self.comm.agree(local)
+        }
     }
 }

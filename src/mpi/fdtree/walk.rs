@@ -1,7 +1,7 @@
 //! The work of one phase on one rank: fdtree's walk in either layout, the notices from the
 //! other ranks polled as it goes, and the record sent to rank 0.
 
-use super::{DistFdtree, Layout, REC};
+use super::{DistFdtree, Layout};
 use crate::mpi::shared_tree::{LevelWalker, RankFiles};
 use crate::workload::fdtree::tree::{Ops, WalkError, Walker};
 use crate::workload::fdtree::Phase;
@@ -17,23 +17,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// enough that the poll (`MPI_Iprobe`, well under a microsecond) costs nothing measurable.
 pub const CHECK_EVERY: u64 = 64;
 
-/// What one rank measured in one phase, and how it ended.
-pub(super) struct PhaseRun {
-    pub(super) rec: [f64; REC],
-    /// A real local failure (not "stopped because another rank failed").
-    pub(super) error: Option<anyhow::Error>,
-}
-
 impl DistFdtree {
-    /// One phase on this rank, generic over the operations.
-    pub(super) fn phase<O: Ops, F: Fn() -> O>(
+    /// One phase on this rank, generic over the operations: the record sent to rank 0, or
+    /// a real local failure (not "stopped because another rank failed").
+    pub(super) fn run_phase<O: Ops, F: Fn() -> O>(
         &self,
         phase: Phase,
         make_ops: F,
         base: &O::Dir,
         sync: Option<&OwnedFd>,
         obs: &dyn Observer,
-    ) -> PhaseRun {
+    ) -> Result<Vec<f64>> {
         let comm = &*self.comm;
         let progress = AtomicU64::new(0);
         let peer_failed = Cell::new(false);
@@ -48,7 +42,7 @@ impl DistFdtree {
                 return true;
             }
             let done = progress.load(Ordering::Relaxed);
-            if self.stonewall && seen.finished > 0 && mark.get().is_none() {
+            if self.job.stonewall && seen.finished > 0 && mark.get().is_none() {
                 mark.set(Some((done, comm.wtime())));
             }
             if comm.is_root() {
@@ -63,10 +57,26 @@ impl DistFdtree {
         // signal): the shared layout's directory phases contain collective steps that every
         // rank must take; the walk notices the stop at its first check and takes them.
         let _ = stop();
-        let walked = self.walk(phase, ops, base, &progress, &stop);
+        let root_label = self.root_name();
+        let walk_err = |e: WalkError| match e {
+            WalkError::Stopped => anyhow!(crate::signal::Interrupted),
+            WalkError::Io { op, path, err } => anyhow!("{op} {root_label}/{path}: {err}"),
+        };
+        // The work of the phase, every item counted in `progress`.
+        let mut result = match (self.job.layout, phase) {
+            (Layout::Private, _) => self.tree_phase(phase, ops, base, &progress, &stop, &walk_err),
+            // Every rank's files, with its suffix, in every directory.
+            (Layout::Shared, Phase::FileCreate | Phase::FileRemove) => {
+                let files = RankFiles::new(ops, self.comm.rank());
+                self.tree_phase(phase, files, base, &progress, &stop, &walk_err)
+            }
+            (Layout::Shared, Phase::DirCreate | Phase::DirRemove) => {
+                let remove = phase == Phase::DirRemove;
+                self.shared_dirs(remove, ops, base, &progress, &stop, &walk_err)
+            }
+        };
         let mut sync_secs = 0.0;
-        let mut result = walked;
-        if result.is_ok() && self.params.sync {
+        if result.is_ok() && self.job.params.sync {
             if let Some(fd) = sync {
                 let t = comm.wtime();
                 result = rustix::fs::syncfs(fd).map_err(|e| anyhow!("syncfs after {phase}: {e}"));
@@ -75,16 +85,16 @@ impl DistFdtree {
         }
         let end = comm.wtime();
         let items = progress.load(Ordering::Relaxed);
-        if result.is_ok() && self.stonewall {
+        if result.is_ok() && self.job.stonewall {
             comm.notify_finished();
         }
         let (sw_items, sw_at) = mark.get().unwrap_or((items, end));
         let bytes = if phase.writes_data() {
-            items * self.params.file_bytes()
+            items * self.job.params.file_bytes()
         } else {
             0
         };
-        let rec = [
+        let rec = vec![
             items as f64,
             bytes as f64,
             start,
@@ -92,105 +102,58 @@ impl DistFdtree {
             sync_secs,
             sw_items as f64,
             sw_at,
-            if self.stonewall { 1.0 } else { 0.0 },
+            if self.job.stonewall { 1.0 } else { 0.0 },
         ];
-        let error = match result {
-            Ok(()) => None,
+        match result {
+            Ok(()) => Ok(rec),
             // Stopped because another rank failed: not this rank's error.
-            Err(_) if peer_failed.get() && !crate::signal::interrupted() => None,
-            Err(e) => Some(e),
-        };
-        PhaseRun { rec, error }
+            Err(_) if peer_failed.get() && !crate::signal::interrupted() => Ok(rec),
+            Err(e) => Err(e),
+        }
     }
 
-    /// The work of one phase; counts every item in `progress`.
-    fn walk<O: Ops>(
+    /// One phase of fdtree's walk over this rank's tree (the directory phases also make or
+    /// remove its root).
+    fn tree_phase<O: Ops>(
         &self,
         phase: Phase,
         ops: O,
         base: &O::Dir,
         progress: &AtomicU64,
         stop: &dyn Fn() -> bool,
+        walk_err: &dyn Fn(WalkError) -> anyhow::Error,
     ) -> Result<()> {
         let name = CString::new(self.root_name())?;
-        let root_label = self.root_name();
-        let walk_err = |e: WalkError| match e {
-            WalkError::Stopped => anyhow!(crate::signal::Interrupted),
-            WalkError::Io { op, path, err } => anyhow!("{op} {root_label}/{path}: {err}"),
-        };
-        let levels = self.params.levels;
-        match (self.layout, phase) {
-            (Layout::Private, _) => {
-                let mut w = Walker::new(ops, self.shape(), progress, stop);
-                w.check_every = CHECK_EVERY;
-                let r = match phase {
-                    Phase::DirCreate => {
-                        w.ops
-                            .mkdir(base, &name)
-                            .with_context(|| format!("mkdir {root_label}"))?;
-                        progress.fetch_add(1, Ordering::Relaxed);
-                        let root = w
-                            .ops
-                            .open_dir(base, &name)
-                            .with_context(|| format!("open {root_label}"))?;
-                        w.create_dirs(&root, levels).map_err(walk_err)
-                    }
-                    Phase::FileCreate => {
-                        let root = w
-                            .ops
-                            .open_dir(base, &name)
-                            .with_context(|| format!("open {root_label}"))?;
-                        w.create_files(&root, levels).map_err(walk_err)
-                    }
-                    Phase::FileRemove => {
-                        let root = w
-                            .ops
-                            .open_dir(base, &name)
-                            .with_context(|| format!("open {root_label}"))?;
-                        w.remove_files(&root, levels).map_err(walk_err)
-                    }
-                    Phase::DirRemove => {
-                        let root = w
-                            .ops
-                            .open_dir(base, &name)
-                            .with_context(|| format!("open {root_label}"))?;
-                        w.remove_dirs(&root, levels).map_err(walk_err)?;
-                        drop(root);
-                        w.ops
-                            .rmdir(base, &name)
-                            .with_context(|| format!("rmdir {root_label}"))?;
-                        progress.fetch_add(1, Ordering::Relaxed);
-                        Ok(())
-                    }
-                };
-                w.flush_progress();
-                r
-            }
-            (Layout::Shared, Phase::FileCreate | Phase::FileRemove) => {
-                let files = RankFiles::new(ops, self.comm.rank());
-                let mut w = Walker::new(files, self.shape(), progress, stop);
-                w.check_every = CHECK_EVERY;
-                let root = w
-                    .ops
-                    .open_dir(base, &name)
-                    .with_context(|| format!("open {root_label}"))?;
-                let r = if phase == Phase::FileCreate {
-                    w.create_files(&root, levels)
-                } else {
-                    w.remove_files(&root, levels)
-                };
-                w.flush_progress();
-                r.map_err(walk_err)
-            }
-            (Layout::Shared, Phase::DirCreate | Phase::DirRemove) => self.shared_dirs(
-                phase == Phase::DirRemove,
-                ops,
-                base,
-                progress,
-                stop,
-                &walk_err,
-            ),
+        let label = self.root_name();
+        let levels = self.job.params.levels;
+        let mut w = Walker::new(ops, self.shape(), progress, stop);
+        w.check_every = CHECK_EVERY;
+        if phase == Phase::DirCreate {
+            w.ops
+                .mkdir(base, &name)
+                .with_context(|| format!("mkdir {label}"))?;
+            progress.fetch_add(1, Ordering::Relaxed);
         }
+        let root = w
+            .ops
+            .open_dir(base, &name)
+            .with_context(|| format!("open {label}"))?;
+        let r = match phase {
+            Phase::DirCreate => w.create_dirs(&root, levels),
+            Phase::FileCreate => w.create_files(&root, levels),
+            Phase::FileRemove => w.remove_files(&root, levels),
+            Phase::DirRemove => w.remove_dirs(&root, levels),
+        };
+        drop(root);
+        w.flush_progress();
+        r.map_err(walk_err)?;
+        if phase == Phase::DirRemove {
+            w.ops
+                .rmdir(base, &name)
+                .with_context(|| format!("rmdir {label}"))?;
+            progress.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// Shared layout, directory phases: depth by depth with a collective step in between.
@@ -206,7 +169,7 @@ impl DistFdtree {
         let comm = &*self.comm;
         let name = &CString::new(self.root_name())?;
         let (rank, size) = (u64::from(comm.rank()), u64::from(comm.size()));
-        let levels = self.params.levels;
+        let levels = self.job.params.levels;
         let mut failed: Option<anyhow::Error> = None;
         if !remove && comm.is_root() {
             match ops.mkdir(base, name) {
@@ -217,7 +180,14 @@ impl DistFdtree {
             }
         }
         let mut root = None;
-        let mut lw = LevelWalker::new(ops, self.params.dirs, levels, progress, stop, CHECK_EVERY);
+        let mut lw = LevelWalker::new(
+            ops,
+            self.job.params.dirs,
+            levels,
+            progress,
+            stop,
+            CHECK_EVERY,
+        );
         let depths: Vec<u32> = if remove {
             (1..=levels).rev().collect()
         } else {

@@ -116,25 +116,19 @@ fn stonewall_lag(ranks: &[RankWorker], test: Test, stonewall: bool) -> Option<f6
 
 /// The MPI figures of one phase, beside IOzone's.
 pub(super) fn mpi_metrics(p: &RankPhases) -> Vec<Metric> {
-    let ph = p.phase;
     let rates: Vec<f64> = p.ranks.iter().map(|r| r.rate).collect();
     let mut m = vec![
-        Metric::new(ph, "ranks", Unit::Count, p.ranks.len() as f64),
-        Metric::new(ph, "start_skew", Unit::Seconds, p.agg.start_skew),
-        Metric::new(ph, "end_skew", Unit::Seconds, p.agg.end_skew),
+        ("ranks", Unit::Count, p.ranks.len() as f64),
+        ("start_skew", Unit::Seconds, p.agg.start_skew),
+        ("end_skew", Unit::Seconds, p.agg.end_skew),
     ];
     if let Some(s) = aggregate::spread(&rates) {
-        m.push(Metric::new(
-            ph,
-            "worker_spread",
-            Unit::Percent,
-            s.spread_pct,
-        ));
+        m.push(("worker_spread", Unit::Percent, s.spread_pct));
     }
     if let Some(lag) = p.stonewall_lag {
-        m.push(Metric::new(ph, "stonewall_lag", Unit::Seconds, lag));
+        m.push(("stonewall_lag", Unit::Seconds, lag));
     }
-    m
+    aggregate::metrics(p.phase, m)
 }
 
 #[cfg(test)]

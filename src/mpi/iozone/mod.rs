@@ -18,22 +18,21 @@ mod combine;
 use super::aggregate::PhaseAggregate;
 use super::clock::ClockInfo;
 use super::comm::Comm;
+use super::rank::{Gathered, RankMode};
 use crate::metric::Metric;
 use crate::workload::iozone::io::{AlignedBuf, Io, RealIo};
 use crate::workload::iozone::passes::permutation;
 use crate::workload::iozone::throughput::{self, worker_phase, Coordination, Job};
 use crate::workload::iozone::{check_direct, IozoneParams};
 use crate::workload::testfile::{self, TestFile};
-use crate::workload::{Observer, Requirements, Target, Workload};
+use crate::workload::{Observer, Requirements, Target};
 use anyhow::Result;
 use serde::Serialize;
 use std::cell::Cell;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-/// Rounds of the clock ping-pong per repetition.
-const CLOCK_ROUNDS: usize = 8;
 /// Values per phase sent from each rank to rank 0: start, timed seconds, finish, bytes
 /// counted, bytes moved, stopped (0/1). (Only complete repetitions are combined.)
 const REC: usize = 6;
@@ -93,12 +92,13 @@ pub struct DistIozone {
     file: PathBuf,
     /// Ranks whose files share this rank's file system (for the space check).
     fit_ranks: u64,
-    check_clocks: bool,
     /// This rank's file and what was there before (see `workload::testfile`), once claimed.
     claim: Option<TestFile>,
     succeeded: bool,
-    /// Rank 0: details of every completed repetition.
-    pub reps: Vec<IozoneRep>,
+    /// The current repetition's I/O, buffer and random-read order.
+    io: RealIo,
+    buf: AlignedBuf,
+    order: Vec<u64>,
 }
 
 /// The worker's view of the other ranks during one phase.
@@ -170,112 +170,21 @@ impl DistIozone {
     pub fn new(comm: Rc<Comm>, params: IozoneParams, file: PathBuf, fit_ranks: u64) -> Self {
         DistIozone {
             comm,
-            params,
             file,
             fit_ranks,
-            check_clocks: false,
             claim: None,
             succeeded: false,
-            reps: Vec::new(),
+            io: RealIo::new(),
+            buf: AlignedBuf::new(params.record as usize, params.pattern, params.huge_buffer()),
+            order: Vec::new(),
+            params,
         }
-    }
-
-    /// Also measure the clocks of ranks on rank 0's node (`FSLAB_MPI_CLOCK_CHECK=1`).
-    pub fn check_all_clocks(mut self, on: bool) -> Self {
-        self.check_clocks = on;
-        self
-    }
-
-    /// One repetition on every rank; rank 0 returns the metrics.
-    fn run_rep(&mut self, obs: &dyn Observer) -> Result<Vec<Metric>> {
-        let comm = Rc::clone(&self.comm);
-        let clock = comm.clocks(CLOCK_ROUNDS, self.check_clocks);
-        let p = &self.params;
-        let phases = throughput::phases(&p.tests);
-        let order = if p.tests.contains(&2) {
-            permutation(p.numrecs())
-        } else {
-            Vec::new()
-        };
-        let job = Job {
-            path: &self.file,
-            p,
-            order: &order,
-        };
-        let mut io = RealIo::new();
-        let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
-        let poll_mask = pow2_mask(POLL_BYTES / p.record.max(1));
-        let mut recs: Vec<f64> = Vec::with_capacity(phases.len() * REC);
-        let mut local_error = None;
-        for (pi, &test) in phases.iter().enumerate() {
-            if comm.is_root() {
-                obs.phase_started(test.phase(), p.numrecs());
-            }
-            let coord = RankCoord {
-                comm: &comm,
-                stonewall: p.stonewall,
-                poll_mask,
-                stop: Cell::new(false),
-                failed: Cell::new(false),
-                obs: comm.is_root().then_some(obs),
-                done: Cell::new(0),
-            };
-            // MPI_Wtime and Instant may be different clocks: convert through one pair.
-            let (ref_i, ref_w) = (Instant::now(), comm.wtime());
-            let w = |t: Instant| ref_w + t.saturating_duration_since(ref_i).as_secs_f64();
-            let r = worker_phase(&mut io, &job, &coord, &mut buf, test);
-            let rec = match &r {
-                Ok(Some(wp)) => [
-                    w(wp.start),
-                    wp.timed,
-                    w(wp.finish),
-                    wp.counted as f64,
-                    wp.total as f64,
-                    f64::from(u8::from(wp.stopped)),
-                ],
-                _ => [0.0; REC],
-            };
-            if r.is_err() {
-                io.close_all();
-                comm.notify_failed();
-            }
-            let any_failed = comm.settle();
-            if comm.is_root() {
-                obs.phase_finished(test.phase());
-            }
-            recs.extend_from_slice(&rec);
-            if let Err(e) = r {
-                // The worker's errors name the file.
-                local_error = Some(e);
-            }
-            if any_failed {
-                break;
-            }
-            if pi + 1 < phases.len() {
-                // Every rank flushes its own node's dirty data, then IOzone's pause.
-                // SAFETY: sync has no preconditions.
-                unsafe { libc::sync() };
-                std::thread::sleep(Duration::from_secs_f64(p.phase_pause));
-            }
-        }
-        comm.agree(local_error.map_or(Ok(()), Err))?;
-        self.succeeded = true;
-        let all = comm.gather(&recs);
-        let (Some(all), Some(clock)) = (all, clock) else {
-            return Ok(Vec::new());
-        };
-        let (rep, outcome) =
-            combine::combine(&all, clock, &phases, self.comm.size() as usize, p.stonewall);
-        let mut metrics = outcome.metrics();
-        for ph in &rep.phases {
-            metrics.extend(combine::mpi_metrics(ph));
-        }
-        self.reps.push(rep);
-        Ok(metrics)
     }
 }
 
-impl Workload for DistIozone {
+impl RankMode for DistIozone {
+    type Rep = IozoneRep;
+
     fn name(&self) -> &'static str {
         "iozone"
     }
@@ -290,45 +199,120 @@ impl Workload for DistIozone {
 
     fn prepare(&mut self, _target: &Target) -> Result<()> {
         self.succeeded = false;
-        let local = (|| -> Result<()> {
-            let dir = self
-                .file
-                .parent()
-                .unwrap_or(std::path::Path::new("."))
-                .to_path_buf();
-            let dir = dir.as_path();
-            crate::workload::check_writable_dir(dir, "-F")?;
-            let claim = testfile::claim(&self.file, self.params.overwrite, "-F")?;
-            self.file = claim.path.clone();
-            self.claim = Some(claim);
-            if self.params.direct {
-                check_direct(&self.params, dir)?;
-            }
-            if self.params.space_check {
-                // A file left by an earlier -w run is rewritten in place.
-                let existing = std::fs::metadata(&self.file).map_or(0, |m| m.len());
-                let mut req = self.requirements();
-                req.bytes = req.bytes.saturating_sub(existing);
-                crate::workload::check_fits(dir, req, "this IOzone run").map_err(|e| {
-                    crate::error::usage(format!("{e:#} (or skip this check with --no-space-check)"))
-                })?;
-            }
-            Ok(())
-        })();
-        self.comm.agree(local)
+        let dir = self
+            .file
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .to_path_buf();
+        let dir = dir.as_path();
+        crate::workload::check_writable_dir(dir, "-F")?;
+        let claim = testfile::claim(&self.file, self.params.overwrite, "-F")?;
+        self.file = claim.path.clone();
+        self.claim = Some(claim);
+        if self.params.direct {
+            check_direct(&self.params, dir)?;
+        }
+        if self.params.space_check {
+            // A file left by an earlier -w run is rewritten in place.
+            let existing = std::fs::metadata(&self.file).map_or(0, |m| m.len());
+            let mut req = self.requirements();
+            req.bytes = req.bytes.saturating_sub(existing);
+            crate::workload::check_fits(dir, req, "this IOzone run").map_err(|e| {
+                crate::error::usage(format!("{e:#} (or skip this check with --no-space-check)"))
+            })?;
+        }
+        Ok(())
     }
 
-    fn run(&mut self, _target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {
-        self.run_rep(obs)
+    fn begin(&mut self, _dir: &Path, _clock: Option<&ClockInfo>) -> Result<()> {
+        let p = &self.params;
+        self.order = if p.tests.contains(&2) {
+            permutation(p.numrecs())
+        } else {
+            Vec::new()
+        };
+        self.io = RealIo::new();
+        self.buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
+        Ok(())
+    }
+
+    fn phases(&self) -> Vec<(&'static str, u64)> {
+        let n = self.params.numrecs();
+        throughput::phases(&self.params.tests)
+            .iter()
+            .map(|t| (t.phase(), n))
+            .collect()
+    }
+
+    fn phase(&mut self, i: usize, _dir: &Path, obs: &dyn Observer) -> Result<Vec<f64>> {
+        let p = &self.params;
+        let comm = &*self.comm;
+        let test = throughput::phases(&p.tests)[i];
+        let job = Job {
+            path: &self.file,
+            p,
+            order: &self.order,
+        };
+        let coord = RankCoord {
+            comm,
+            stonewall: p.stonewall,
+            poll_mask: pow2_mask(POLL_BYTES / p.record.max(1)),
+            stop: Cell::new(false),
+            failed: Cell::new(false),
+            obs: comm.is_root().then_some(obs),
+            done: Cell::new(0),
+        };
+        // MPI_Wtime and Instant may be different clocks: convert through one pair.
+        let (ref_i, ref_w) = (Instant::now(), comm.wtime());
+        let w = |t: Instant| ref_w + t.saturating_duration_since(ref_i).as_secs_f64();
+        // The worker's errors name the file.
+        match worker_phase(&mut self.io, &job, &coord, &mut self.buf, test) {
+            Ok(Some(wp)) => Ok(vec![
+                w(wp.start),
+                wp.timed,
+                w(wp.finish),
+                wp.counted as f64,
+                wp.total as f64,
+                f64::from(u8::from(wp.stopped)),
+            ]),
+            Ok(None) => Ok(vec![0.0; REC]),
+            Err(e) => {
+                self.io.close_all();
+                Err(e)
+            }
+        }
+    }
+
+    fn between(&mut self) {
+        // Every rank flushes its own node's dirty data, then IOzone's pause.
+        // SAFETY: sync has no preconditions.
+        unsafe { libc::sync() };
+        std::thread::sleep(Duration::from_secs_f64(self.params.phase_pause));
+    }
+
+    fn complete(&mut self) -> Result<Vec<u8>> {
+        self.succeeded = true;
+        Ok(Vec::new())
+    }
+
+    fn combine(&mut self, g: Gathered) -> Result<(IozoneRep, Vec<Metric>)> {
+        let p = &self.params;
+        let phases = throughput::phases(&p.tests);
+        let n = self.comm.size() as usize;
+        let (rep, outcome) = combine::combine(&g.recs, g.clock, &phases, n, p.stonewall);
+        let mut metrics = outcome.metrics();
+        for ph in &rep.phases {
+            metrics.extend(combine::mpi_metrics(ph));
+        }
+        Ok((rep, metrics))
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {
         let keep = self.params.keep && self.succeeded;
-        let local = match self.claim.take() {
+        match self.claim.take() {
             Some(c) => testfile::release(&c, keep),
             None => Ok(()),
-        };
-        self.comm.agree(local)
+        }
     }
 }
 
