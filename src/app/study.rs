@@ -244,13 +244,15 @@ fn in_guest(a: &StudyRunArgs, db: Option<PathBuf>, study: &Study, spec: GuestSpe
     // The store is made (or migrated) here, so the guest finds it ready.
     let db = abs(&db.unwrap_or_else(crate::store::default_path))?;
     drop(crate::store::Store::open(&db)?);
-    let mut args: Vec<String> = vec![
+    // `fslab --db DB study run`, the guest's command for the study and its calibration.
+    let study_run: Vec<String> = vec![
         "--db".into(),
         db.to_string_lossy().into_owned(),
         "study".into(),
         "run".into(),
-        abs(&a.file)?.to_string_lossy().into_owned(),
     ];
+    let mut args = study_run.clone();
+    args.push(abs(&a.file)?.to_string_lossy().into_owned());
     if a.resume {
         args.push("--resume".into());
     }
@@ -268,12 +270,7 @@ fn in_guest(a: &StudyRunArgs, db: Option<PathBuf>, study: &Study, spec: GuestSpe
     let calibration = match &cal_guest {
         Some(cal) => calibration_mode(&db, cal, a.resume)?.map(|resume| GuestCalibration {
             study: cal,
-            args: vec![
-                "--db".into(),
-                db.to_string_lossy().into_owned(),
-                "study".into(),
-                "run".into(),
-            ],
+            args: study_run,
             options: [resume.then_some("--resume"), a.quiet.then_some("--quiet")]
                 .into_iter()
                 .flatten()
@@ -291,14 +288,21 @@ fn in_guest(a: &StudyRunArgs, db: Option<PathBuf>, study: &Study, spec: GuestSpe
         spec.mem_word(),
         study.name()
     );
-    let code = crate::runner::guest::run(crate::runner::guest::Boot {
-        study,
-        facts,
-        spec,
-        args,
-        workdir,
-        calibration,
-    })?;
+    guest_exit(
+        a,
+        crate::runner::guest::run(crate::runner::guest::Boot {
+            study,
+            facts,
+            spec,
+            args,
+            workdir,
+            calibration,
+        })?,
+    )
+}
+
+/// What the guest's exit code means for this command.
+fn guest_exit(a: &StudyRunArgs, code: u8) -> Result<()> {
     match code {
         0 => Ok(()),
         // Stopped: by its own handler (130), or, asked to stop before its fslab had started
