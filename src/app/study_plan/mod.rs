@@ -170,22 +170,10 @@ fn power_words(study: &Study, hist: Option<&eta::History>) -> String {
     }
 }
 
-/// The study's rules: series, repetitions, order, cache policy, warm-ups, settling, the
-/// disturbed-repetition policy, and where `$RUN` will be.
-fn print_rules(study: &Study, work: &WorkDir, hist: Option<&eta::History>) {
-    let r = &study.repetitions;
-    let f = &study.file;
-    let series = study.cells.len() * study.workloads.len();
-    crate::outln!(
-        "study {}{}",
-        f.name,
-        if f.description.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", f.description)
-        }
-    );
-    let reps = match (r.target_ci, r.detect) {
+/// How many repetitions each series runs, in words: a precision target, a design for power
+/// (with or without each series' own extension), or a fixed count.
+fn rule_words(r: &crate::plan::Repetitions) -> String {
+    match (r.target_ci, r.detect) {
         (Some(t), _) => format!(
             "{} to {} repetitions each, until the 95% CI of every primary metric is within {:.1}% of its mean (a precision target)",
             r.min,
@@ -206,7 +194,25 @@ fn print_rules(study: &Study, work: &WorkDir, hist: Option<&eta::History>) {
             r.max
         ),
         (None, None) => format!("{} repetitions each (fixed)", r.min),
-    };
+    }
+}
+
+/// The study's rules: series, repetitions, order, cache policy, warm-ups, settling, the
+/// disturbed-repetition policy, and where `$RUN` will be.
+fn print_rules(study: &Study, work: &WorkDir, hist: Option<&eta::History>) {
+    let r = &study.repetitions;
+    let f = &study.file;
+    let series = study.cells.len() * study.workloads.len();
+    crate::outln!(
+        "study {}{}",
+        f.name,
+        if f.description.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", f.description)
+        }
+    );
+    let reps = rule_words(r);
     crate::outln!(
         "  {} cell(s) × {} workload(s) = {series} series; {reps}",
         study.cells.len(),
