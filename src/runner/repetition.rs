@@ -29,6 +29,22 @@ pub enum Outcome {
     Interrupted(anyhow::Error),
 }
 
+/// Where a repetition's trial row goes: its cell and workload, its number in the series, its
+/// place in the run's order, and the cache policy applied before it.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot<'a> {
+    /// The cell's id.
+    pub cell: i64,
+    /// The workload's id.
+    pub workload: i64,
+    /// Its number in the series (1-based).
+    pub repetition: u32,
+    /// Its place in the run's order.
+    pub order_index: u32,
+    /// The cache policy's word.
+    pub cache_policy: &'a str,
+}
+
 /// One repetition, as it happened.
 #[derive(Debug)]
 pub struct Repetition {
@@ -158,17 +174,10 @@ impl Repetition {
         }
     }
 
-    /// The trial row to store: counted (`ok`) or a discarded warm-up when it ran to the end,
-    /// else `failed` with its error (an interrupted one too, for runners that keep it).
-    pub fn trial<'a>(
-        &'a self,
-        cell: i64,
-        workload: i64,
-        repetition: u32,
-        order_index: u32,
-        cache_policy: &'a str,
-        counted: bool,
-    ) -> NewTrial<'a> {
+    /// The trial row to store at `at`: counted (`ok`) or a discarded warm-up when it ran to
+    /// the end, else `failed` with its error (an interrupted one too, for runners that keep
+    /// it).
+    pub fn trial<'a>(&'a self, at: Slot<'a>, counted: bool) -> NewTrial<'a> {
         let (status, error, metrics, histograms): (_, _, &[Metric], &[Histogram]) =
             match &self.outcome {
                 Outcome::Done {
@@ -184,17 +193,17 @@ impl Repetition {
                 }
             };
         NewTrial {
-            cell,
-            workload,
+            cell: at.cell,
+            workload: at.workload,
             repetition: if status == TrialStatus::Ok {
-                repetition
+                at.repetition
             } else {
                 0
             },
-            order_index,
+            order_index: at.order_index,
             status,
             error,
-            cache_policy,
+            cache_policy: at.cache_policy,
             started_at: self.started_at.clone(),
             finished_at: self.finished_at.clone(),
             wall_seconds: self.wall_seconds,
@@ -218,49 +227,19 @@ impl Repetition {
         }
     }
 
-    /// The trial row to store for a repetition whose [`Repetition::fate`] is `fate`: left
-    /// out ([`Repetition::excluded_trial`]) or as it ended ([`Repetition::trial`]).
-    #[allow(clippy::too_many_arguments)]
-    pub fn row<'a>(
-        &'a self,
-        fate: Fate,
-        cell: i64,
-        workload: i64,
-        repetition: u32,
-        order_index: u32,
-        cache_policy: &'a str,
-        counted: bool,
-    ) -> NewTrial<'a> {
+    /// The trial row to store for a repetition whose [`Repetition::fate`] is `fate`: as it
+    /// ended ([`Repetition::trial`]), or, disturbed and left out (`excluded` = `rerun` or
+    /// `dropped`), status `discarded` with its repetition number kept.
+    pub fn row<'a>(&'a self, fate: Fate, at: Slot<'a>, counted: bool) -> NewTrial<'a> {
+        let repetition = at.repetition;
         match fate.excluded() {
-            Some(ex) => {
-                self.excluded_trial(cell, workload, repetition, order_index, cache_policy, ex)
-            }
-            None => self.trial(
-                cell,
-                workload,
+            Some(ex) => NewTrial {
                 repetition,
-                order_index,
-                cache_policy,
-                counted,
-            ),
+                excluded: Some(ex),
+                ..self.trial(at, false)
+            },
+            None => self.trial(at, counted),
         }
-    }
-
-    /// The trial row of a completed repetition that is left out because it was disturbed
-    /// (`excluded` = `rerun` or `dropped`): status `discarded`, its repetition number kept.
-    pub fn excluded_trial<'a>(
-        &'a self,
-        cell: i64,
-        workload: i64,
-        repetition: u32,
-        order_index: u32,
-        cache_policy: &'a str,
-        excluded: &'a str,
-    ) -> NewTrial<'a> {
-        let mut t = self.trial(cell, workload, repetition, order_index, cache_policy, false);
-        t.repetition = repetition;
-        t.excluded = Some(excluded);
-        t
     }
 }
 
@@ -305,25 +284,32 @@ mod tests {
     #[test]
     fn the_row_follows_the_fate() {
         let r = rep(done(), true);
-        let t = r.row(Fate::Rerun, 1, 2, 3, 7, "cold", true);
+        let at = |cache| Slot {
+            cell: 1,
+            workload: 2,
+            repetition: 3,
+            order_index: 7,
+            cache_policy: cache,
+        };
+        let t = r.row(Fate::Rerun, at("cold"), true);
         assert_eq!(
             (t.status, t.repetition, t.excluded),
             (TrialStatus::Discarded, 3, Some("rerun"))
         );
-        let t = r.row(Fate::Drop, 1, 2, 3, 7, "cold", true);
+        let t = r.row(Fate::Drop, at("cold"), true);
         assert_eq!(t.excluded, Some("dropped"));
-        let t = r.row(Fate::Count, 1, 2, 3, 7, "cold", true);
+        let t = r.row(Fate::Count, at("cold"), true);
         assert_eq!(
             (t.status, t.repetition, t.excluded),
             (TrialStatus::Ok, 3, None)
         );
-        let warmup = r.row(Fate::Count, 1, 2, 3, 7, "cold", false);
+        let warmup = r.row(Fate::Count, at("cold"), false);
         assert_eq!(
             (warmup.status, warmup.repetition),
             (TrialStatus::Discarded, 0)
         );
         let failed = rep(Outcome::Failed(anyhow::anyhow!("boom")), false);
-        let t = failed.row(Fate::Count, 1, 2, 3, 7, "none", true);
+        let t = failed.row(Fate::Count, at("none"), true);
         assert_eq!(
             (t.status, t.error.as_deref()),
             (TrialStatus::Failed, Some("boom"))

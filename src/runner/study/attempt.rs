@@ -6,7 +6,7 @@
 
 use super::super::cache;
 use super::super::progress_text::Position;
-use super::super::repetition::{Outcome, Repetition};
+use super::super::repetition::{Outcome, Repetition, Slot};
 use super::super::telemetry::{run_observed, Observe};
 use super::{fate_line, schedule, Ground, RepEnd, Runner, Show};
 use crate::metric::Metric;
@@ -228,9 +228,14 @@ impl Runner<'_> {
         if counted {
             self.disturbance.add(r.interference.as_deref(), fate);
         }
-        let rep_no = self.series[si].done + 1;
-        let cache = self.reps.cache.as_str();
-        let trial = r.row(fate, c, w, rep_no, self.order_index, cache, counted);
+        let at = Slot {
+            cell: c,
+            workload: w,
+            repetition: self.series[si].done + 1,
+            order_index: self.order_index,
+            cache_policy: self.reps.cache.as_str(),
+        };
+        let trial = r.row(fate, at, counted);
         self.store.record_trial(&trial)?;
         self.order_index += 1;
         let why = r.interference.clone().unwrap_or_default();
