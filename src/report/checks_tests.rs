@@ -129,6 +129,26 @@ fn a_cold_study_is_not_told_to_use_a_cold_policy() {
 }
 
 #[test]
+fn a_fresh_study_is_told_its_cache_starts_empty_and_not_to_use_cold() {
+    // `fresh` makes a new file system before each repetition: nothing of the data is in the
+    // page cache when one starts, as under `cold`.
+    let r = noisy(&iozone("fresh"));
+    let cache = of_kind(&r, WarningKind::CacheDataset);
+    assert!(
+        cache[0].advice.starts_with(
+            "the fresh policy makes a new file system before each repetition, but within a repetition a data set under 2× RAM is served from cache"
+        ),
+        "{}",
+        cache[0].advice
+    );
+    assert!(!of_kind(&r, WarningKind::HighCv).is_empty());
+    for w in &r.warnings {
+        assert!(!w.advice.contains("nothing drops"), "{}", w.advice);
+        assert!(!w.advice.contains("cache = \"cold\""), "{}", w.advice);
+    }
+}
+
+#[test]
 fn no_outliers_among_three_values() {
     // [100, 100.2, 103]: three values are too few to judge one against the others.
     let (store, id) = study_of(&fdtree("cold"), &TWO[..1], 3, &[], |_, rep| {

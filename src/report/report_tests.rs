@@ -795,7 +795,7 @@ fn compare_answers_before_its_environment_lines() {
     let source = |spec: &str| Source {
         spec: spec.into(),
         id: 1,
-        kind: "run".into(),
+        kind: crate::vocab::StudyKind::Run,
         name: "fdtree".into(),
         description: String::new(),
         status: crate::store::StudyStatus::Complete,

@@ -4,6 +4,7 @@
 
 use super::rows::StudyRow;
 use super::{db_error, now, ClaimInfo, Store, StudyStatus};
+use crate::vocab::StudyKind;
 use anyhow::{Context, Result};
 use rusqlite::{params, OptionalExtension};
 use serde::Serialize;
@@ -79,8 +80,8 @@ pub struct RawSample {
 pub struct Removed {
     /// Id.
     pub id: i64,
-    /// `run` or `study`.
-    pub kind: String,
+    /// A study or an engine run.
+    pub kind: StudyKind,
     /// Name.
     pub name: String,
     /// Cells removed.
@@ -95,7 +96,7 @@ pub struct Removed {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ImportReport {
     /// (source id, new id, kind, name, host) of every study copied.
-    pub imported: Vec<(i64, i64, String, String, Option<String>)>,
+    pub imported: Vec<(i64, i64, StudyKind, String, Option<String>)>,
     /// (source id, id here) of studies already present.
     pub skipped: Vec<(i64, i64)>,
     /// Source ids left out because they were still running there.
@@ -141,7 +142,7 @@ impl Store {
             let engines = self.engines_of(s.id)?;
             let keep = match f.kind.as_deref() {
                 None => true,
-                Some("run") | Some("study") => Some(s.kind.as_str()) == f.kind.as_deref(),
+                Some(k) if StudyKind::parse(k).is_some() => s.kind == k,
                 Some(k) => engines.iter().any(|e| e == k),
             };
             if !keep {
@@ -213,7 +214,7 @@ impl Store {
             .map_err(self.fail(&what))?
             .filter_map(|c| c.ok().and_then(|c| serde_json::from_str(&c).ok()))
             .collect();
-        if s.kind == "run" {
+        if s.kind == StudyKind::Run {
             let target = configs
                 .iter()
                 .find_map(|c| c.get("target").and_then(|t| t.as_str()).map(String::from))

@@ -3,6 +3,7 @@
 use super::*;
 use crate::metric::Unit;
 use crate::stats::adaptive::StopReason;
+use crate::vocab::{CachePolicy, Stored};
 
 pub(super) fn sample_study(store: &Store) -> (i64, i64, i64) {
     let s = store
@@ -176,9 +177,16 @@ fn interference_and_settling_round_trip_and_default_to_unknown() {
             ..trial(c, w, 2, &m)
         })
         .unwrap();
-    store.record_trial(&trial(c, w, 3, &m)).unwrap();
+    // A cache-policy word this fslab does not know (the column takes any word) still loads.
+    store
+        .record_trial(&NewTrial {
+            cache_policy: "drop",
+            ..trial(c, w, 3, &m)
+        })
+        .unwrap();
     let t = store.trials(s).unwrap();
-    assert_eq!(t[0].cache_policy, "fresh");
+    assert_eq!(t[0].cache_policy, Stored::Known(CachePolicy::Fresh));
+    assert_eq!(t[2].cache_policy, Stored::Other("drop".into()));
     assert_eq!(
         t[0].interference.as_deref(),
         Some("cpu busy: 2 other processes running; sda: 40 MB written by others")

@@ -10,8 +10,8 @@ pub struct Source {
     pub spec: String,
     /// Store id.
     pub id: i64,
-    /// `run` or `study`.
-    pub kind: String,
+    /// A study or an engine run.
+    pub kind: crate::vocab::StudyKind,
     /// Name.
     pub name: String,
     /// Description.
