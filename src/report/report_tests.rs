@@ -17,11 +17,10 @@ fn study(
     env: &[(&str, &str)],
     values: impl Fn(usize, u32) -> Vec<Metric>,
 ) -> (Store, i64) {
-    let fdtree = Workload {
-        kind: "fdtree",
-        params: serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
-        policy: "cold",
-    };
+    let fdtree = Workload::cold(
+        "fdtree",
+        serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
+    );
     study_of(&fdtree, cells, reps, env, values)
 }
 
@@ -30,6 +29,17 @@ pub(super) struct Workload {
     pub kind: &'static str,
     pub params: serde_json::Value,
     pub policy: &'static str,
+}
+
+impl Workload {
+    /// `kind` with `params` under the cold policy.
+    pub(super) fn cold(kind: &'static str, params: serde_json::Value) -> Workload {
+        Workload {
+            kind,
+            params,
+            policy: "cold",
+        }
+    }
 }
 
 /// A study with `cells` (factor lists) and one workload `wl`; `values(cell, rep)` gives the
@@ -82,32 +92,11 @@ pub(super) fn study_disturbed(
         .unwrap();
     let mut ids = Vec::new();
     for (i, f) in cells.iter().enumerate() {
-        let label = f
-            .iter()
-            .map(|(a, b)| format!("{a}={b}"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let label = if label.is_empty() {
-            "/mnt/x".into()
-        } else {
-            label
-        };
-        ids.push(
-            store
-                .add_cell(
-                    s,
-                    &NewCell {
-                        idx: i,
-                        label,
-                        factors: f
-                            .iter()
-                            .map(|(a, b)| (a.to_string(), b.to_string()))
-                            .collect(),
-                        config: per_cell_workload(wl, f),
-                    },
-                )
-                .unwrap(),
-        );
+        let mut cell = NewCell::of(i, f, per_cell_workload(wl, f));
+        if cell.label.is_empty() {
+            cell.label = "/mnt/x".into();
+        }
+        ids.push(store.add_cell(s, &cell).unwrap());
     }
     let w = store
         .add_workload(s, 0, wl.kind, "tiny", &wl.params)
@@ -123,22 +112,10 @@ pub(super) fn study_disturbed(
             let m = values(c, rep);
             store
                 .record_trial(&NewTrial {
-                    cell: *id,
-                    workload: w,
-                    repetition: rep,
                     order_index: order,
-                    status: TrialStatus::Ok,
-                    error: None,
                     cache_policy: wl.policy,
-                    started_at: "t".into(),
-                    finished_at: "t".into(),
-                    wall_seconds: 1.0,
-                    metrics: &m,
-                    histograms: &[],
                     interference: disturbed(c, rep),
-                    settle_seconds: None,
-                    timeline: &[],
-                    excluded: None,
+                    ..NewTrial::counted(*id, w, rep, &m)
                 })
                 .unwrap();
             order += 1;
@@ -560,22 +537,11 @@ fn single_repetitions_and_failures_are_warned_about() {
     let wl = store.workloads(id).unwrap()[0].id;
     store
         .record_trial(&NewTrial {
-            cell: cells[1].id,
-            workload: wl,
-            repetition: 0,
             order_index: 9,
             status: TrialStatus::Failed,
             error: Some("ENOSPC".into()),
             cache_policy: "cold",
-            started_at: "t".into(),
-            finished_at: "t".into(),
-            wall_seconds: 1.0,
-            metrics: &[],
-            histograms: &[],
-            interference: None,
-            settle_seconds: None,
-            timeline: &[],
-            excluded: None,
+            ..NewTrial::counted(cells[1].id, wl, 0, &[])
         })
         .unwrap();
     let r = report(&store, id, &ReportOptions::default()).unwrap();
@@ -931,11 +897,7 @@ fn human_formats_print_each_phase_in_the_unit_that_fits() {
 
 #[test]
 fn headline_marks_get_no_table() {
-    let fio = Workload {
-        kind: "fio",
-        params: serde_json::json!({"job": "seq.fio"}),
-        policy: "cold",
-    };
+    let fio = Workload::cold("fio", serde_json::json!({"job": "seq.fio"}));
     let (store, id) = study_of(
         &fio,
         &[&[("journal", "16M")], &[("journal", "256M")]],
@@ -1004,22 +966,12 @@ fn rerun_first(store: &mut Store, id: i64, rep: u32, line: &str) {
     let wild = [Metric::new("dir_create", "rate", Unit::DirsPerSec, 1.0)];
     store
         .record_trial(&NewTrial {
-            cell: d.cells[0].id,
-            workload: d.workloads[0].id,
-            repetition: rep,
             order_index: 99,
             status: TrialStatus::Discarded,
-            error: None,
             cache_policy: "cold",
-            started_at: "t".into(),
-            finished_at: "t".into(),
-            wall_seconds: 1.0,
-            metrics: &wild,
-            histograms: &[],
             interference: Some(line.into()),
-            settle_seconds: None,
-            timeline: &[],
             excluded: Some("rerun"),
+            ..NewTrial::counted(d.cells[0].id, d.workloads[0].id, rep, &wild)
         })
         .unwrap();
 }
@@ -1060,11 +1012,10 @@ fn disturbed_repetitions_left_out_are_counted_and_named_not_averaged() {
 /// Two cells with wide, overlapping values (inconclusive), every repetition of the first
 /// disturbed by `line`.
 fn disturbed_pair(reps: u32, disturbed: impl Fn(usize, u32) -> Option<String>) -> (Store, i64) {
-    let fdtree = Workload {
-        kind: "fdtree",
-        params: serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
-        policy: "cold",
-    };
+    let fdtree = Workload::cold(
+        "fdtree",
+        serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
+    );
     study_disturbed(
         &fdtree,
         &CELLS[..2],
@@ -1180,11 +1131,7 @@ fn dbench_observations_are_about_its_throughput_not_its_latencies() {
     // The journaling studies' engine: per-operation latencies differ by 40% and more, the
     // throughput by 30%. Only the throughput is primary; the latencies are exploratory,
     // adjusted across every test of the report, and never Observations.
-    let dbench = Workload {
-        kind: "dbench",
-        params: serde_json::json!({"clients": 2}),
-        policy: "cold",
-    };
+    let dbench = Workload::cold("dbench", serde_json::json!({"clients": 2}));
     let cells: [&[(&str, &str)]; 2] = [&[("log", "internal")], &[("log", "external")]];
     let (store, id) = study_of(&dbench, &cells, 4, &[], |c, rep| {
         let k = 1.0 + 0.01 * f64::from(rep % 2);
@@ -1307,6 +1254,7 @@ fn a_progress_series_never_measured_is_not_charted() {
         unit,
         value,
     };
+    let metric = [Metric::new("p", "rate", Unit::OpsPerSec, 11.0)];
     for (i, progress) in [[0.0, 0.0], [0.0, 1500.0]].into_iter().enumerate() {
         let timeline = [
             pt(1.0, "progress", Unit::OpsPerSec, progress[0]),
@@ -1315,22 +1263,10 @@ fn a_progress_series_never_measured_is_not_charted() {
         ];
         store
             .record_trial(&NewTrial {
-                cell: cells[i].id,
-                workload: wl,
-                repetition: 2,
                 order_index: 10 + i as u32,
-                status: TrialStatus::Ok,
-                error: None,
                 cache_policy: "cold",
-                started_at: "t".into(),
-                finished_at: "t".into(),
-                wall_seconds: 1.0,
-                metrics: &[Metric::new("p", "rate", Unit::OpsPerSec, 11.0)],
-                histograms: &[],
-                interference: None,
-                settle_seconds: None,
                 timeline: &timeline,
-                excluded: None,
+                ..NewTrial::counted(cells[i].id, wl, 2, &metric)
             })
             .unwrap();
     }

@@ -8,7 +8,7 @@ use crate::metric::{Metric, Unit};
 use crate::report::tests::report;
 use crate::report::{exporter, Format, ReportOptions};
 use crate::stats::adaptive::StopReason;
-use crate::store::{NewCell, NewStudy, NewTrial, SeriesStatus, Store, TrialStatus};
+use crate::store::{NewCell, NewStudy, NewTrial, SeriesStatus, Store};
 use crate::units::fmt_size;
 
 /// File sizes (KiB) and record sizes (KiB) of the test sweep: records up to the file size,
@@ -36,25 +36,16 @@ fn sweep(reps: u32, ram: &str) -> (Store, i64) {
     let mut cells = Vec::new();
     for &f in &FILES {
         for &r in RECORDS.iter().filter(|&&r| r <= f) {
-            let factors = vec![
-                ("file_size".to_string(), fmt_size(f * 1024)),
-                ("record_size".to_string(), fmt_size(r * 1024)),
-            ];
-            let label = format!("file_size={} record_size={}", factors[0].1, factors[1].1);
+            let (file, record) = (fmt_size(f * 1024), fmt_size(r * 1024));
             let config = serde_json::json!({
                 "target": "/mnt/t", "fs_type": "ext4", "file_kib": f, "record_bytes": r * 1024,
             });
-            let idx = cells.len();
+            let factors = [
+                ("file_size", file.as_str()),
+                ("record_size", record.as_str()),
+            ];
             let id = store
-                .add_cell(
-                    s,
-                    &NewCell {
-                        idx,
-                        label,
-                        factors,
-                        config,
-                    },
-                )
+                .add_cell(s, &NewCell::of(cells.len(), &factors, config))
                 .unwrap();
             cells.push((id, f, r));
         }
@@ -82,22 +73,8 @@ fn sweep(reps: u32, ram: &str) -> (Store, i64) {
             ];
             store
                 .record_trial(&NewTrial {
-                    cell: id,
-                    workload: w,
-                    repetition: rep,
                     order_index: order,
-                    status: TrialStatus::Ok,
-                    error: None,
-                    cache_policy: "none",
-                    started_at: "t".into(),
-                    finished_at: "t".into(),
-                    wall_seconds: 1.0,
-                    metrics: &m,
-                    histograms: &[],
-                    interference: None,
-                    settle_seconds: None,
-                    timeline: &[],
-                    excluded: None,
+                    ..NewTrial::counted(id, w, rep, &m)
                 })
                 .unwrap();
             order += 1;
@@ -162,11 +139,10 @@ fn a_small_study_keeps_its_comparisons() {
         .map(|c| c.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect())
         .collect();
     let slices: Vec<&[(&str, &str)]> = refs.iter().map(Vec::as_slice).collect();
-    let wl = crate::report::tests::Workload {
-        kind: "fdtree",
-        params: serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
-        policy: "cold",
-    };
+    let wl = crate::report::tests::Workload::cold(
+        "fdtree",
+        serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
+    );
     let (store, id) = crate::report::tests::study_of(&wl, &slices, 3, &[], |c, rep| {
         vec![Metric::new(
             "file_create",

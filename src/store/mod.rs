@@ -119,6 +119,57 @@ pub struct NewTrial<'a> {
     pub excluded: Option<&'a str>,
 }
 
+#[cfg(test)]
+impl<'a> NewTrial<'a> {
+    /// For tests: repetition `repetition` (also its place in the order) of `workload` on
+    /// `cell`, counted and quiet, under no cache policy, with `metrics`.
+    pub(crate) fn counted(
+        cell: i64,
+        workload: i64,
+        repetition: u32,
+        metrics: &'a [Metric],
+    ) -> NewTrial<'a> {
+        NewTrial {
+            cell,
+            workload,
+            repetition,
+            order_index: repetition,
+            status: TrialStatus::Ok,
+            error: None,
+            cache_policy: "none",
+            started_at: "t".into(),
+            finished_at: "t".into(),
+            wall_seconds: 1.0,
+            metrics,
+            histograms: &[],
+            interference: None,
+            settle_seconds: None,
+            timeline: &[],
+            excluded: None,
+        }
+    }
+}
+
+#[cfg(test)]
+impl NewCell {
+    /// For tests: cell `idx` with `factors`, labelled by them (`journal=16MB fs=ext4`).
+    pub(crate) fn of(idx: usize, factors: &[(&str, &str)], config: serde_json::Value) -> NewCell {
+        NewCell {
+            idx,
+            label: factors
+                .iter()
+                .map(|(a, b)| format!("{a}={b}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            factors: factors
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+            config,
+        }
+    }
+}
+
 /// The current time as RFC 3339 UTC with millisecond precision.
 pub use crate::units::timestamp_now as now;
 

@@ -424,22 +424,11 @@ fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
     // still holds.
     let (cell, workload) = (read.cells[0].id, read.workloads[0].id);
     let new = NewTrial {
-        cell,
-        workload,
-        repetition: 5,
         order_index: 99,
-        status: TrialStatus::Ok,
-        error: None,
         cache_policy: "fresh",
-        started_at: now(),
-        finished_at: now(),
-        wall_seconds: 1.0,
-        metrics: &[],
-        histograms: &[],
         interference: Some("vda: 3 MB written by other processes".into()),
         settle_seconds: Some(4.0),
-        timeline: &[],
-        excluded: None,
+        ..NewTrial::counted(cell, workload, 5, &[])
     };
     st.record_trial(&new).unwrap();
     let last = st.load(7).unwrap().unwrap().trials.pop().unwrap();

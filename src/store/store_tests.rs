@@ -14,42 +14,12 @@ pub(super) fn sample_study(store: &Store) -> (i64, i64, i64) {
             ..Default::default()
         })
         .unwrap();
-    let c = store
-        .add_cell(
-            s,
-            &NewCell {
-                idx: 0,
-                label: "journal=16MB".into(),
-                factors: vec![("journal".into(), "16MB".into())],
-                config: serde_json::json!({"fs": "ext4"}),
-            },
-        )
-        .unwrap();
+    let cell = NewCell::of(0, &[("journal", "16MB")], serde_json::json!({"fs": "ext4"}));
+    let c = store.add_cell(s, &cell).unwrap();
     let w = store
         .add_workload(s, 0, "fdtree", "small", &serde_json::json!({"dirs": 2}))
         .unwrap();
     (s, c, w)
-}
-
-fn trial<'a>(c: i64, w: i64, rep: u32, metrics: &'a [Metric]) -> NewTrial<'a> {
-    NewTrial {
-        cell: c,
-        workload: w,
-        repetition: rep,
-        order_index: rep,
-        status: TrialStatus::Ok,
-        error: None,
-        cache_policy: "none",
-        started_at: now(),
-        finished_at: now(),
-        wall_seconds: 1.0,
-        metrics,
-        histograms: &[],
-        interference: None,
-        settle_seconds: None,
-        timeline: &[],
-        excluded: None,
-    }
 }
 
 #[test]
@@ -60,7 +30,7 @@ fn round_trip_of_a_study() {
         Metric::new("file_create", "rate", Unit::FilesPerSec, 1234.5),
         Metric::new("file_create", "elapsed", Unit::Seconds, 2.5),
     ];
-    store.record_trial(&trial(c, w, 1, &m)).unwrap();
+    store.record_trial(&NewTrial::counted(c, w, 1, &m)).unwrap();
     store
         .set_environment(s, &[("kernel".into(), "6.1".into())])
         .unwrap();
@@ -92,8 +62,8 @@ fn a_counted_repetition_cannot_be_stored_twice() {
     let mut store = Store::open_in_memory().unwrap();
     let (_, c, w) = sample_study(&store);
     let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
-    store.record_trial(&trial(c, w, 1, &m)).unwrap();
-    assert!(store.record_trial(&trial(c, w, 1, &m)).is_err());
+    store.record_trial(&NewTrial::counted(c, w, 1, &m)).unwrap();
+    assert!(store.record_trial(&NewTrial::counted(c, w, 1, &m)).is_err());
     // Only one sample row survives: the failed insert rolled back its whole transaction.
     assert_eq!(store.trials(1).unwrap().len(), 1);
 }
@@ -107,7 +77,7 @@ fn a_failing_sample_rolls_back_the_trial() {
         Metric::new("p", "rate", Unit::OpsPerSec, 1.0),
         Metric::new("p", "rate", Unit::OpsPerSec, 2.0),
     ];
-    assert!(store.record_trial(&trial(c, w, 1, &m)).is_err());
+    assert!(store.record_trial(&NewTrial::counted(c, w, 1, &m)).is_err());
     assert!(store.trials(s).unwrap().is_empty());
 }
 
@@ -147,7 +117,7 @@ fn deleting_a_study_cascades() {
     let mut store = Store::open_in_memory().unwrap();
     let (s, c, w) = sample_study(&store);
     let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
-    store.record_trial(&trial(c, w, 1, &m)).unwrap();
+    store.record_trial(&NewTrial::counted(c, w, 1, &m)).unwrap();
     store.delete_study(s).unwrap();
     let n: i64 = store
         .conn()
@@ -168,20 +138,20 @@ fn interference_and_settling_round_trip_and_default_to_unknown() {
                 "  cpu busy: 2 other processes running\n\nsda: 40 MB written by others \n".into(),
             ),
             settle_seconds: Some(12.5),
-            ..trial(c, w, 1, &m)
+            ..NewTrial::counted(c, w, 1, &m)
         })
         .unwrap();
     store
         .record_trial(&NewTrial {
             interference: Some(" \n ".into()),
-            ..trial(c, w, 2, &m)
+            ..NewTrial::counted(c, w, 2, &m)
         })
         .unwrap();
     // A cache-policy word this fslab does not know (the column takes any word) still loads.
     store
         .record_trial(&NewTrial {
             cache_policy: "drop",
-            ..trial(c, w, 3, &m)
+            ..NewTrial::counted(c, w, 3, &m)
         })
         .unwrap();
     let t = store.trials(s).unwrap();
@@ -215,11 +185,11 @@ fn a_disturbed_repetition_left_out_keeps_its_number_beside_the_one_that_counts()
             status: TrialStatus::Discarded,
             interference: Some("2.0 GiB of other I/O on vda".into()),
             excluded: Some("rerun"),
-            ..trial(c, w, 2, &m)
+            ..NewTrial::counted(c, w, 2, &m)
         })
         .unwrap();
-    store.record_trial(&trial(c, w, 2, &m)).unwrap();
-    assert!(store.record_trial(&trial(c, w, 2, &m)).is_err());
+    store.record_trial(&NewTrial::counted(c, w, 2, &m)).unwrap();
+    assert!(store.record_trial(&NewTrial::counted(c, w, 2, &m)).is_err());
     let t = store.trials(s).unwrap();
     assert_eq!(
         t.iter()
@@ -249,10 +219,12 @@ fn a_timeline_is_stored_with_its_repetition_and_read_back_in_order() {
         pt(1.0, "progress", Unit::OpsPerSec, 1500.0),
         pt(1.0, "dev.data.write_rate", Unit::MBPerSec, 120.0),
     ];
-    let mut t = trial(c, w, 1, &[]);
+    let mut t = NewTrial::counted(c, w, 1, &[]);
     t.timeline = &points;
     let id = store.record_trial(&t).unwrap();
-    store.record_trial(&trial(c, w, 2, &[])).unwrap();
+    store
+        .record_trial(&NewTrial::counted(c, w, 2, &[]))
+        .unwrap();
     let d = store.load(s).unwrap().unwrap();
     let tl = &d.trials.iter().find(|t| t.id == id).unwrap().timeline;
     assert_eq!(
