@@ -66,24 +66,14 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, op: &str) -> anyhow::Result<Cha
                     })
                     .collect()
             };
+            let y_desc = if log {
+                format!("latency ({}, log scale)", sc.label)
+            } else {
+                format!("latency ({})", sc.label)
+            };
             macro_rules! body {
                 ($chart:ident, $ybase:expr) => {{
-                    $chart
-                        .configure_mesh()
-                        .disable_x_mesh()
-                        .x_labels(0)
-                        .y_labels(6)
-                        .max_light_lines(1)
-                        .y_label_formatter(&tick)
-                        .y_desc(if log {
-                            format!("latency ({}, log scale)", sc.label)
-                        } else {
-                            format!("latency ({})", sc.label)
-                        })
-                        .x_desc("percentile")
-                        .label_style(font(12))
-                        .axis_desc_style(font(13))
-                        .draw()?;
+                    mesh(&mut $chart, "percentile", &y_desc, false)?;
                     for (i, c) in curves.iter().enumerate() {
                         let pts = to_xy(&c.points);
                         $chart
@@ -99,11 +89,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, op: &str) -> anyhow::Result<Cha
                     }
                 }};
             }
-            let mut b = ChartBuilder::on(&plot);
-            b.caption(&title, font(16))
-                .margin(12)
-                .x_label_area_size(44)
-                .y_label_area_size(72);
+            let mut b = builder(&plot, &title, 44);
             if log {
                 let (y0, y1) = (lo * 0.8, hi * 1.25);
                 let mut chart = b.build_cartesian_2d(xr, (y0..y1).log_scale())?;

@@ -92,28 +92,14 @@ pub fn chart(
         380,
         |root| {
             let (plot, side) = root.split_horizontally(plot_w);
-            let mut chart = ChartBuilder::on(&plot)
-                .caption(&title, font(16))
-                .margin(12)
-                .x_label_area_size(44)
-                .y_label_area_size(72)
+            let mut chart = builder(&plot, &title, 44)
                 .build_cartesian_2d((x0 - pad)..(x1 + pad), 0f64..ymax)?;
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .x_labels(0)
-                .y_labels(6)
-                .max_light_lines(1)
-                .y_label_formatter(&tick)
-                .y_desc(axis_label(name, &sc))
-                .x_desc(if log {
-                    format!("{} (log scale)", f.name)
-                } else {
-                    f.name.clone()
-                })
-                .label_style(font(12))
-                .axis_desc_style(font(13))
-                .draw()?;
+            let x_desc = if log {
+                format!("{} (log scale)", f.name)
+            } else {
+                f.name.clone()
+            };
+            mesh(&mut chart, &x_desc, &axis_label(name, &sc), false)?;
             for (i, (_, pts)) in series.iter().enumerate() {
                 let col = color(i);
                 let mut band: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.3)).collect();
