@@ -6,7 +6,7 @@ use super::rows::StudyRow;
 use super::{db_error, now, ClaimInfo, Store, StudyStatus};
 use crate::vocab::StudyKind;
 use anyhow::{Context, Result};
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -181,14 +181,11 @@ impl Store {
         if self.version < 5 {
             return Ok(None);
         }
-        self.conn()
-            .query_row(
-                "SELECT source_path || '#' || source_id FROM provenance WHERE study_id = ?1",
-                params![id],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.fail(format_args!("reading the provenance of study {id}")))
+        self.value(
+            "SELECT source_path || '#' || source_id FROM provenance WHERE study_id = ?1",
+            params![id],
+            format_args!("reading the provenance of study {id}"),
+        )
     }
 
     /// A run's target directory and file system; a study's work directory and the file
@@ -196,14 +193,11 @@ impl Store {
     fn target_and_fs(&self, s: &StudyRow) -> Result<(String, String)> {
         let what = format!("reading where study {} ran", s.id);
         let env = |k: &str| -> Result<Option<String>> {
-            self.conn()
-                .query_row(
-                    "SELECT value FROM environment WHERE study_id = ?1 AND key = ?2",
-                    params![s.id, k],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(self.fail(&what))
+            self.value(
+                "SELECT value FROM environment WHERE study_id = ?1 AND key = ?2",
+                params![s.id, k],
+                &what,
+            )
         };
         let mut st = self
             .conn()
@@ -361,15 +355,11 @@ impl Store {
     /// imported, else its host, creation time, id and name here.
     fn origin_of(&self, s: &StudyRow) -> Result<String> {
         if self.version >= 5 {
-            let o: Option<String> = self
-                .conn()
-                .query_row(
-                    "SELECT origin FROM provenance WHERE study_id = ?1",
-                    params![s.id],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(self.fail("reading provenance"))?;
+            let o: Option<String> = self.value(
+                "SELECT origin FROM provenance WHERE study_id = ?1",
+                params![s.id],
+                "reading provenance",
+            )?;
             if let Some(o) = o {
                 return Ok(o);
             }
@@ -379,27 +369,20 @@ impl Store {
     }
 
     fn host_of(&self, id: i64) -> Result<Option<String>> {
-        self.conn()
-            .query_row(
-                "SELECT value FROM environment WHERE study_id = ?1 AND key = 'host'",
-                params![id],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.fail(format_args!("reading the host of study {id}")))
+        self.value(
+            "SELECT value FROM environment WHERE study_id = ?1 AND key = 'host'",
+            params![id],
+            format_args!("reading the host of study {id}"),
+        )
     }
 
     /// The study here that is the measurement `origin`, if any (imported or native).
     fn study_with_origin(&self, origin: &str) -> Result<Option<i64>> {
-        let found: Option<i64> = self
-            .conn()
-            .query_row(
-                "SELECT study_id FROM provenance WHERE origin = ?1",
-                params![origin],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.fail("reading provenance"))?;
+        let found: Option<i64> = self.value(
+            "SELECT study_id FROM provenance WHERE origin = ?1",
+            params![origin],
+            "reading provenance",
+        )?;
         if found.is_some() {
             return Ok(found);
         }

@@ -233,6 +233,31 @@ impl Store {
         format!("{what} in results database {}", self.path.display())
     }
 
+    /// Execute `sql` with `p`; an error names `what` and the file.
+    fn exec(
+        &self,
+        sql: &str,
+        p: impl rusqlite::Params,
+        what: impl Display,
+    ) -> anyhow::Result<usize> {
+        self.conn.execute(sql, p).map_err(self.fail(what))
+    }
+
+    /// The first column of the row `sql` selects with `p`, if there is one; an error names
+    /// `what` and the file.
+    fn value<T: rusqlite::types::FromSql>(
+        &self,
+        sql: &str,
+        p: impl rusqlite::Params,
+        what: impl Display,
+    ) -> anyhow::Result<Option<T>> {
+        use rusqlite::OptionalExtension;
+        self.conn
+            .query_row(sql, p, |r| r.get(0))
+            .optional()
+            .map_err(self.fail(what))
+    }
+
     /// Map an SQLite error of `what` to one that names the file (see [`db_error`]).
     fn fail<'a>(
         &'a self,

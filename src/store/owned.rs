@@ -127,16 +127,12 @@ impl Store {
                 path.display()
             )
         })?;
-        self.conn
-            .execute(
-                "INSERT INTO owned_path (study_id, path, kind, detail, state, created_at)
+        self.exec(
+            "INSERT INTO owned_path (study_id, path, kind, detail, state, created_at)
                  VALUES (?1, ?2, ?3, ?4, 'intended', ?5)",
-                params![study, text, kind.stored(), detail.to_string(), now()],
-            )
-            .map_err(self.fail(format_args!(
-                "recording owned path {} of study {study}",
-                path.display()
-            )))?;
+            params![study, text, kind.stored(), detail.to_string(), now()],
+            format_args!("recording owned path {} of study {study}", path.display()),
+        )?;
         Ok(self.conn.last_insert_rowid())
     }
 

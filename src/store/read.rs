@@ -4,7 +4,7 @@ use super::rows::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow
 use super::{Histogram, Store};
 use crate::metric::{Metric, Unit};
 use anyhow::{Context, Result};
-use rusqlite::{params, OptionalExtension, Row};
+use rusqlite::{params, Row};
 
 fn study_from_row(r: &Row<'_>) -> rusqlite::Result<StudyRow> {
     Ok(StudyRow {
@@ -32,68 +32,53 @@ impl Store {
         f().with_context(|| self.at(what))
     }
 
-    /// All studies and runs, newest first.
-    pub fn list_studies(&self) -> Result<Vec<StudyRow>> {
+    /// The studies `filter` (SQL after `FROM study`) selects with `p`, as their rows; none
+    /// in a store without tables. `what` names the read in its error.
+    fn studies_where(
+        &self,
+        filter: &str,
+        p: &[&dyn rusqlite::ToSql],
+        what: &str,
+    ) -> Result<Vec<StudyRow>> {
         if self.version == 0 {
             return Ok(Vec::new());
         }
-        let what = "listing studies";
         let mut st = self
             .conn()
-            .prepare(&format!("SELECT {STUDY_COLS} FROM study ORDER BY id DESC"))
+            .prepare(&format!("SELECT {STUDY_COLS} FROM study {filter}"))
             .map_err(self.fail(what))?;
-        let rows = st.query_map([], study_from_row).map_err(self.fail(what))?;
+        let rows = st.query_map(p, study_from_row).map_err(self.fail(what))?;
         rows.collect::<rusqlite::Result<_>>()
             .map_err(self.fail(what))
     }
 
+    /// All studies and runs, newest first.
+    pub fn list_studies(&self) -> Result<Vec<StudyRow>> {
+        self.studies_where("ORDER BY id DESC", &[], "listing studies")
+    }
+
     /// One study by id.
     pub fn study(&self, id: i64) -> Result<Option<StudyRow>> {
-        if self.version == 0 {
-            return Ok(None);
-        }
-        self.conn()
-            .query_row(
-                &format!("SELECT {STUDY_COLS} FROM study WHERE id = ?1"),
-                params![id],
-                study_from_row,
-            )
-            .optional()
-            .map_err(self.fail(format_args!("reading study {id}")))
+        let what = format!("reading study {id}");
+        Ok(self
+            .studies_where("WHERE id = ?1", params![id], &what)?
+            .pop())
     }
 
     /// The newest study with this name and kind `study`.
     pub fn latest_study_named(&self, name: &str) -> Result<Option<StudyRow>> {
-        if self.version == 0 {
-            return Ok(None);
-        }
-        self.conn()
-            .query_row(
-                &format!("SELECT {STUDY_COLS} FROM study WHERE name = ?1 AND kind = 'study' ORDER BY id DESC LIMIT 1"),
-                params![name],
-                study_from_row,
-            )
-            .optional()
-            .map_err(self.fail(format_args!("looking up study '{name}'")))
+        let what = format!("looking up study '{name}'");
+        let filter = "WHERE name = ?1 AND kind = 'study' ORDER BY id DESC LIMIT 1";
+        Ok(self.studies_where(filter, params![name], &what)?.pop())
     }
 
     /// Every study (kind `study`) with this name, newest first.
     pub fn studies_named(&self, name: &str) -> Result<Vec<StudyRow>> {
-        if self.version == 0 {
-            return Ok(Vec::new());
-        }
-        let what = format!("looking up studies named '{name}'");
-        let mut st = self
-            .conn()
-            .prepare(&format!(
-                "SELECT {STUDY_COLS} FROM study WHERE name = ?1 AND kind = 'study' ORDER BY id DESC"
-            ))
-            .map_err(self.fail(&what))?;
-        let rows = st
-            .query_map(params![name], study_from_row)
-            .map_err(self.fail(&what))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.fail(&what))
+        self.studies_where(
+            "WHERE name = ?1 AND kind = 'study' ORDER BY id DESC",
+            params![name],
+            &format!("looking up studies named '{name}'"),
+        )
     }
 
     /// Cells of a study in plan order.
