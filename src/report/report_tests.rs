@@ -83,12 +83,11 @@ pub(super) fn study_disturbed(
 ) -> (Store, i64) {
     let mut store = Store::open_in_memory().unwrap();
     let s = store
-        .begin_study(&NewStudy {
-            kind: "study",
-            name: "unit".into(),
-            command_line: "fslab study run unit.toml".into(),
-            ..Default::default()
-        })
+        .begin_study(&NewStudy::named(
+            "study",
+            "unit",
+            "fslab study run unit.toml",
+        ))
         .unwrap();
     let mut ids = Vec::new();
     for (i, f) in cells.iter().enumerate() {
@@ -133,6 +132,16 @@ pub(super) fn study_disturbed(
             .unwrap();
     }
     (store, s)
+}
+
+/// The warnings of kind `k`.
+pub(super) fn of_kind(r: &ReportData, k: WarningKind) -> Vec<&ReportWarning> {
+    r.warnings.iter().filter(|w| w.kind == k).collect()
+}
+
+/// The report as `format` renders it.
+pub(super) fn rendered(r: &ReportData, format: Format) -> String {
+    String::from_utf8(exporter(format).render(r).unwrap()).unwrap()
 }
 
 pub(super) fn report(store: &Store, id: i64, opts: &ReportOptions) -> anyhow::Result<ReportData> {
@@ -654,11 +663,7 @@ fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
         texts[0].starts_with("Journal 1GB instead of 16MB"),
         "{texts:?}"
     );
-    let mc: Vec<&ReportWarning> = r
-        .warnings
-        .iter()
-        .filter(|w| w.kind == WarningKind::MultipleComparisons)
-        .collect();
+    let mc = of_kind(&r, WarningKind::MultipleComparisons);
     assert_eq!(mc.len(), 1);
     assert!(
         mc[0]
@@ -742,13 +747,13 @@ fn two_repetitions_show_no_interval() {
         (s.summary.ci95, s.summary.min, s.summary.max),
         (None, 0.5, 7.0)
     );
-    let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let table = rendered(&r, Format::Table);
     assert!(
         table.contains("mean ± sd; n = 2 each, too few for a 95% interval"),
         "{table}"
     );
     assert!(!table.contains(" – "), "{table}");
-    let html = String::from_utf8(exporter(Format::Html).render(&r).unwrap()).unwrap();
+    let html = rendered(&r, Format::Html);
     assert!(!html.contains("class=\"ci\">95% CI"), "{html}");
 }
 
@@ -855,7 +860,7 @@ fn human_formats_print_each_phase_in_the_unit_that_fits() {
         ]
     });
     let r = report(&store, id, &ReportOptions::default()).unwrap();
-    let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let table = rendered(&r, Format::Table);
     assert!(table.contains("read (GiB/s)"), "{table}");
     assert!(table.contains("dir_create (µs)"), "{table}");
     assert!(!table.contains("0.000"), "{table}");
@@ -885,13 +890,13 @@ fn human_formats_print_each_phase_in_the_unit_that_fits() {
         "raw KiB/s on the axis"
     );
     // The machine formats keep raw numbers in base units, spelt as the store spells them.
-    let json = String::from_utf8(exporter(Format::Json).render(&r).unwrap()).unwrap();
+    let json = rendered(&r, Format::Json);
     assert!(
         json.contains("\"unit\": \"KiB/s\""),
         "units as the store spells them"
     );
     assert!(!json.contains("KiBPerSec"));
-    let csv = String::from_utf8(exporter(Format::Csv).render(&r).unwrap()).unwrap();
+    let csv = rendered(&r, Format::Csv);
     assert!(csv.contains("15300000"), "{csv}");
 }
 
@@ -995,17 +1000,13 @@ fn disturbed_repetitions_left_out_are_counted_and_named_not_averaged() {
         (r.series[0].ok, r.series[0].discarded, r.series[0].rerun),
         (3, 0, 1)
     );
-    let w: Vec<&ReportWarning> = r
-        .warnings
-        .iter()
-        .filter(|w| w.kind == WarningKind::Interference)
-        .collect();
+    let w = of_kind(&r, WarningKind::Interference);
     assert_eq!(w.len(), 1, "{w:?}");
     assert_eq!(
         w[0].subject,
         "journal=16MB fs=ext4: 1 disturbed repetition re-run (the worst, repetition 2: 2.4 GiB of other I/O on vda)"
     );
-    let text = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let text = rendered(&r, Format::Table);
     assert!(text.contains("0 + 1 re-run"), "{text}");
 }
 
@@ -1035,11 +1036,7 @@ fn a_busy_machine_is_named_and_not_answered_with_more_repetitions() {
         "other processes used 3.10 CPU-s (77.0% of all CPUs); 9 other runnable tasks on 2 CPUs";
     let (store, id) = disturbed_pair(4, |c, _| (c == 0).then(|| load.to_string()));
     let r = report(&store, id, &ReportOptions::default()).unwrap();
-    let w: Vec<&ReportWarning> = r
-        .warnings
-        .iter()
-        .filter(|w| w.kind == WarningKind::Interference)
-        .collect();
+    let w = of_kind(&r, WarningKind::Interference);
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(
         w[0].message
@@ -1064,18 +1061,14 @@ fn a_busy_machine_is_named_and_not_answered_with_more_repetitions() {
     assert!(!note.contains("more repetitions would tell"), "{note}");
     assert!(note.contains("busy during most repetitions"), "{note}");
     // Its variation is the other work's: no advice to add repetitions there either.
-    let cv: Vec<&ReportWarning> = r
-        .warnings
-        .iter()
-        .filter(|w| w.kind == WarningKind::HighCv)
-        .collect();
+    let cv = of_kind(&r, WarningKind::HighCv);
     assert!(!cv.is_empty());
     for w in cv {
         assert_eq!(w.cell.as_deref(), Some("journal=16MB fs=ext4"));
         assert_eq!(w.advice, super::disturbed::BUSY_CV_ADVICE);
         assert!(!w.message.contains("more repetitions"), "{}", w.message);
     }
-    let text = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let text = rendered(&r, Format::Table);
     assert!(!text.contains("would narrow the interval"), "{text}");
     assert!(!text.contains("run more repetitions"), "{text}");
 
@@ -1104,11 +1097,7 @@ fn past_the_rerun_limit_the_texts_read_the_repeat_policy() {
         disturbed_pair(4, |c, rep| (c == 0 && rep == 1).then(|| line.to_string()));
     rerun_first(&mut store, id, 1, line);
     let r = report(&store, id, &ReportOptions::default()).unwrap();
-    let w: Vec<&ReportWarning> = r
-        .warnings
-        .iter()
-        .filter(|w| w.kind == WarningKind::Interference)
-        .collect();
+    let w = of_kind(&r, WarningKind::Interference);
     assert_eq!(w.len(), 2, "{w:?}");
     assert!(
         w[0].advice
@@ -1122,7 +1111,7 @@ fn past_the_rerun_limit_the_texts_read_the_repeat_policy() {
         w[1].advice
     );
     assert!(w[1].advice.contains("re-run limit"), "{}", w[1].advice);
-    let text = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let text = rendered(&r, Format::Table);
     assert!(!text.contains("disturbed = \"keep\""), "{text}");
 }
 

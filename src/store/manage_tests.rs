@@ -6,12 +6,11 @@ use crate::metric::{Metric, Unit};
 /// A complete study with two cells (journal × fs) and one repetition each.
 fn study(store: &mut Store, name: &str) -> i64 {
     let s = store
-        .begin_study(&NewStudy {
-            kind: "study",
-            name: name.into(),
-            command_line: format!("fslab study run {name}.toml"),
-            ..Default::default()
-        })
+        .begin_study(&NewStudy::named(
+            "study",
+            name,
+            &format!("fslab study run {name}.toml"),
+        ))
         .unwrap();
     store
         .set_environment(s, &[("host".into(), "h1".into())])

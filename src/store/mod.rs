@@ -120,6 +120,19 @@ pub struct NewTrial<'a> {
 }
 
 #[cfg(test)]
+impl NewStudy {
+    /// For tests: a study or run of `kind` named `name`, typed as `command_line`.
+    pub(crate) fn named(kind: &'static str, name: &str, command_line: &str) -> NewStudy {
+        NewStudy {
+            kind,
+            name: name.into(),
+            command_line: command_line.into(),
+            ..Default::default()
+        }
+    }
+}
+
+#[cfg(test)]
 impl<'a> NewTrial<'a> {
     /// For tests: repetition `repetition` (also its place in the order) of `workload` on
     /// `cell`, counted and quiet, under no cache policy, with `metrics`.

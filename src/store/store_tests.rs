@@ -7,12 +7,7 @@ use crate::vocab::{CachePolicy, Stored};
 
 pub(super) fn sample_study(store: &Store) -> (i64, i64, i64) {
     let s = store
-        .begin_study(&NewStudy {
-            kind: "study",
-            name: "t".into(),
-            command_line: "fslab study run t.toml".into(),
-            ..Default::default()
-        })
+        .begin_study(&NewStudy::named("study", "t", "fslab study run t.toml"))
         .unwrap();
     let cell = NewCell::of(0, &[("journal", "16MB")], serde_json::json!({"fs": "ext4"}));
     let c = store.add_cell(s, &cell).unwrap();
