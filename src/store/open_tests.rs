@@ -136,15 +136,18 @@ const TRIAL_COLUMNS: [&str; 14] = [
     "excluded",
 ];
 
+/// A copy of `tests/fixtures/NAME` in a temporary directory (kept while the first is).
+fn fixture(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(name);
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    std::fs::copy(src.join(name), &p).unwrap();
+    (dir, p)
+}
+
 #[test]
 fn the_version_1_fixture_is_read_as_is_and_migrated_when_opened_for_writing() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("v1.db");
-    std::fs::copy(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v1.db"),
-        &p,
-    )
-    .unwrap();
+    let (_dir, p) = fixture("store-v1.db");
     assert_eq!(markers(&p), (1, 0, false));
     {
         let st = Store::open_read_only(&p).unwrap();
@@ -355,13 +358,7 @@ fn inventory(p: &Path) -> Inventory {
 /// the report fixtures' six studies, a real high-variance study (7) and an engine run (8).
 #[test]
 fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("v2.db");
-    std::fs::copy(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v2.db"),
-        &p,
-    )
-    .unwrap();
+    let (_dir, p) = fixture("store-v2.db");
     assert_eq!(markers(&p), (2, APPLICATION_ID, true));
     let before = inventory(&p);
     assert!(before.rows.iter().any(|(t, n)| t == "owned_path" && *n > 0));
