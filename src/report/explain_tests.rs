@@ -161,30 +161,22 @@ fn a_timed_run_is_judged_per_unit_of_work() {
     let dbench = Workload::cold("dbench", serde_json::json!({}));
     // The faster side (throughput about 150 against 100 over the same 10 s) committed more in
     // total (15 against 12) but fewer per MB it moved (0.010 against 0.012).
-    let r = |c: usize, rep: u32| [100.0, 150.0][c] + f64::from(rep);
-    let more_in_total = move |c: usize, rep: u32| {
-        let per_mb = [0.012, 0.009][c] * (1.0 + 0.01 * f64::from(rep % 2));
-        vec![(
-            "fs.journal.transactions",
-            Unit::Count,
-            per_mb * r(c, rep) * 10.0,
-        )]
+    // Commits of `per_mb` per MB moved in each cell, over the run's 10 s.
+    let commits = |per_mb: [f64; 2]| {
+        move |c: usize, rep: u32| {
+            let r = [100.0, 150.0][c] + f64::from(rep);
+            let per_mb = per_mb[c] * (1.0 + 0.01 * f64::from(rep % 2));
+            vec![("fs.journal.transactions", Unit::Count, per_mb * r * 10.0)]
+        }
     };
-    let e = explained(&dbench, "total", more_in_total, |_, _| false).unwrap();
+    let e = explained(&dbench, "total", commits([0.012, 0.009]), |_, _| false).unwrap();
     assert_eq!(
         e,
         "journal commits 25% fewer per unit of work in total at 256MB than at 16MB"
     );
     // More commits per unit of work on the faster side: no line, although its larger total
     // would have pointed the "right" way for a fixed amount of work.
-    let fewer_in_total = move |c: usize, rep: u32| {
-        let per_mb = [0.012, 0.016][c] * (1.0 + 0.01 * f64::from(rep % 2));
-        vec![(
-            "fs.journal.transactions",
-            Unit::Count,
-            per_mb * r(c, rep) * 10.0,
-        )]
-    };
+    let fewer_in_total = commits([0.012, 0.016]);
     assert_eq!(
         explained(&dbench, "total", fewer_in_total, |_, _| false),
         None

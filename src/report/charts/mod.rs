@@ -195,6 +195,24 @@ where
     Ok(s)
 }
 
+/// An SVG of a plot `plot_w` pixels wide and `h` high that `draw` draws, with the legend
+/// `title` and `entries` beside it.
+pub(crate) fn svg_with_legend<F>(
+    plot_w: u32,
+    h: u32,
+    (title, entries): (&str, &[(String, RGBColor)]),
+    draw: F,
+) -> anyhow::Result<String>
+where
+    F: FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> anyhow::Result<()>,
+{
+    svg(plot_w + legend_width(title, entries), h, |root| {
+        let (plot, side) = root.split_horizontally(plot_w);
+        draw(&plot)?;
+        legend(&side, title, entries)
+    })
+}
+
 /// A chart builder on `area` with the caption `title` and room for the axes' labels
 /// (`x_area` pixels below, 72 to the left).
 pub(crate) fn builder<'a, 'b>(

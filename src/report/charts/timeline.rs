@@ -32,25 +32,18 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, name: &str) -> anyhow::Result<C
             )
         })
         .collect();
-    let plot_w = 470u32;
-    let svg = svg(
-        plot_w + legend_width("configuration", &entries),
-        300,
-        |root| {
-            let (plot, side) = root.split_horizontally(plot_w);
-            let mut chart = builder(&plot, &title, 40).build_cartesian_2d(0.0..tmax, 0.0..ymax)?;
-            let y_desc = format!("{}{}", timeline_label(name), sc.suffix());
-            mesh(&mut chart, "seconds since the run began", &y_desc, true)?;
-            for (i, s) in series.iter().enumerate() {
-                chart.draw_series(LineSeries::new(
-                    s.points.iter().map(|p| (p.0, p.1 / sc.divisor)),
-                    color(i).stroke_width(2),
-                ))?;
-            }
-            legend(&side, "configuration", &entries)?;
-            Ok(())
-        },
-    )?;
+    let svg = svg_with_legend(470, 300, ("configuration", &entries), |plot| {
+        let mut chart = builder(plot, &title, 40).build_cartesian_2d(0.0..tmax, 0.0..ymax)?;
+        let y_desc = format!("{}{}", timeline_label(name), sc.suffix());
+        mesh(&mut chart, "seconds since the run began", &y_desc, true)?;
+        for (i, s) in series.iter().enumerate() {
+            chart.draw_series(LineSeries::new(
+                s.points.iter().map(|p| (p.0, p.1 / sc.divisor)),
+                color(i).stroke_width(2),
+            ))?;
+        }
+        Ok(())
+    })?;
     Ok(Chart {
         kind: ChartKind::Timeline,
         title,
