@@ -391,14 +391,11 @@ fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
     assert!(after.rows.contains(&("timeline".to_string(), 0)));
     assert!(after.rows.contains(&("provenance".to_string(), 0)));
     assert!(after.rows.contains(&("sqlite_sequence".to_string(), 1)));
-    let seq: i64 = rusqlite::Connection::open(&p)
-        .unwrap()
-        .query_row(
-            "SELECT seq FROM sqlite_sequence WHERE name = 'study'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let count = |sql: &str| -> i64 {
+        let conn = rusqlite::Connection::open(&p).unwrap();
+        conn.query_row(sql, [], |r| r.get(0)).unwrap()
+    };
+    let seq = count("SELECT seq FROM sqlite_sequence WHERE name = 'study'");
     assert_eq!(seq, 8, "the largest id of the fixture");
     after
         .rows
@@ -407,14 +404,9 @@ fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
         i != "sqlite_autoindex_timeline_1" && !i.starts_with("sqlite_autoindex_provenance")
     });
     assert_eq!(after, before, "every row and index kept");
-    let views: i64 = rusqlite::Connection::open(&p)
-        .unwrap()
-        .query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name LIKE 'study^_%^_samples' ESCAPE '^'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let views = count(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name LIKE 'study^_%^_samples' ESCAPE '^'",
+    );
     assert_eq!(views, 8, "one view per study");
     assert_eq!(st.load(7).unwrap().unwrap(), read, "read back the same");
     // The migrated file takes the new fields, and the unique index of counted repetitions

@@ -43,13 +43,18 @@ impl Store {
         if self.version == 0 {
             return Ok(Vec::new());
         }
-        let mut st = self
-            .conn()
-            .prepare(&format!("SELECT {STUDY_COLS} FROM study {filter}"))
-            .map_err(self.fail(what))?;
-        let rows = st.query_map(p, study_from_row).map_err(self.fail(what))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.fail(what))
+        let sql = format!("SELECT {STUDY_COLS} FROM study {filter}");
+        self.rows(&sql, p, study_from_row).map_err(self.fail(what))
+    }
+
+    /// The rows `sql` selects with `p`, each made by `f`.
+    fn rows<T>(
+        &self,
+        sql: &str,
+        p: impl rusqlite::Params,
+        f: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<Vec<T>> {
+        self.conn().prepare(sql)?.query_map(p, f)?.collect()
     }
 
     /// All studies and runs, newest first.
@@ -153,20 +158,20 @@ impl Store {
     /// Series outcomes of a study.
     pub fn series(&self, study: i64) -> Result<Vec<SeriesRow>> {
         self.reading(format_args!("reading the series of study {study}"), || {
-            let mut st = self.conn().prepare(
+            Ok(self.rows(
                 "SELECT s.cell_id, s.workload_id, s.status, s.stop_reason, s.error FROM series s
                  JOIN cell c ON c.id = s.cell_id WHERE c.study_id = ?1 ORDER BY c.idx, s.workload_id",
-            )?;
-            let rows = st.query_map(params![study], |r| {
-                Ok(SeriesRow {
-                    cell_id: r.get(0)?,
-                    workload_id: r.get(1)?,
-                    status: r.get(2)?,
-                    stop_reason: r.get(3)?,
-                    error: r.get(4)?,
-                })
-            })?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+                params![study],
+                |r| {
+                    Ok(SeriesRow {
+                        cell_id: r.get(0)?,
+                        workload_id: r.get(1)?,
+                        status: r.get(2)?,
+                        stop_reason: r.get(3)?,
+                        error: r.get(4)?,
+                    })
+                },
+            )?)
         })
     }
 
@@ -275,18 +280,18 @@ impl Store {
     /// Histograms of one trial.
     pub fn histograms(&self, trial: i64) -> Result<Vec<Histogram>> {
         self.reading(format_args!("reading the histograms of repetition {trial}"), || {
-            let mut st = self
-                .conn()
-                .prepare("SELECT phase, name, encoding, data FROM histogram WHERE trial_id = ?1 ORDER BY phase, name")?;
-            let rows = st.query_map(params![trial], |r| {
-                Ok(Histogram {
-                    phase: r.get(0)?,
-                    name: r.get(1)?,
-                    encoding: r.get(2)?,
-                    data: r.get(3)?,
-                })
-            })?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+            Ok(self.rows(
+                "SELECT phase, name, encoding, data FROM histogram WHERE trial_id = ?1 ORDER BY phase, name",
+                params![trial],
+                |r| {
+                    Ok(Histogram {
+                        phase: r.get(0)?,
+                        name: r.get(1)?,
+                        encoding: r.get(2)?,
+                        data: r.get(3)?,
+                    })
+                },
+            )?)
         })
     }
 
@@ -297,19 +302,19 @@ impl Store {
             return Ok(Vec::new());
         }
         self.reading(format_args!("reading the timeline of repetition {trial}"), || {
-            let mut st = self.conn().prepare(
+            Ok(self.rows(
                 "SELECT t, metric, unit, value FROM timeline WHERE trial_id = ?1 ORDER BY t, metric",
-            )?;
-            let rows = st.query_map(params![trial], |r| {
-                let unit: String = r.get(2)?;
-                Ok(crate::metric::TimePoint {
-                    t: r.get(0)?,
-                    name: r.get(1)?,
-                    unit: crate::metric::Unit::parse(&unit).unwrap_or(crate::metric::Unit::Count),
-                    value: r.get(3)?,
-                })
-            })?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+                params![trial],
+                |r| {
+                    let unit: String = r.get(2)?;
+                    Ok(crate::metric::TimePoint {
+                        t: r.get(0)?,
+                        name: r.get(1)?,
+                        unit: Unit::parse(&unit).unwrap_or(Unit::Count),
+                        value: r.get(3)?,
+                    })
+                },
+            )?)
         })
     }
 
@@ -318,11 +323,11 @@ impl Store {
         self.reading(
             format_args!("reading the environment of study {study}"),
             || {
-                let mut st = self.conn().prepare(
+                Ok(self.rows(
                     "SELECT key, value FROM environment WHERE study_id = ?1 ORDER BY key",
-                )?;
-                let rows = st.query_map(params![study], |r| Ok((r.get(0)?, r.get(1)?)))?;
-                Ok(rows.collect::<rusqlite::Result<_>>()?)
+                    params![study],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?)
             },
         )
     }

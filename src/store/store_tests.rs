@@ -5,6 +5,13 @@ use crate::metric::Unit;
 use crate::stats::adaptive::StopReason;
 use crate::vocab::{CachePolicy, Stored};
 
+/// An in-memory store with [`sample_study`]: the store, the study, its cell and workload.
+fn sample() -> (Store, i64, i64, i64) {
+    let store = Store::open_in_memory().unwrap();
+    let (s, c, w) = sample_study(&store);
+    (store, s, c, w)
+}
+
 pub(super) fn sample_study(store: &Store) -> (i64, i64, i64) {
     let s = store
         .begin_study(&NewStudy::named("study", "t", "fslab study run t.toml"))
@@ -19,8 +26,7 @@ pub(super) fn sample_study(store: &Store) -> (i64, i64, i64) {
 
 #[test]
 fn round_trip_of_a_study() {
-    let mut store = Store::open_in_memory().unwrap();
-    let (s, c, w) = sample_study(&store);
+    let (mut store, s, c, w) = sample();
     let m = [
         Metric::new("file_create", "rate", Unit::FilesPerSec, 1234.5),
         Metric::new("file_create", "elapsed", Unit::Seconds, 2.5),
@@ -65,8 +71,7 @@ fn a_counted_repetition_cannot_be_stored_twice() {
 
 #[test]
 fn a_failing_sample_rolls_back_the_trial() {
-    let mut store = Store::open_in_memory().unwrap();
-    let (s, c, w) = sample_study(&store);
+    let (mut store, s, c, w) = sample();
     // Two samples with the same (phase, metric) violate the primary key.
     let m = [
         Metric::new("p", "rate", Unit::OpsPerSec, 1.0),
@@ -109,8 +114,7 @@ fn newer_schema_is_refused() {
 
 #[test]
 fn deleting_a_study_cascades() {
-    let mut store = Store::open_in_memory().unwrap();
-    let (s, c, w) = sample_study(&store);
+    let (mut store, s, c, w) = sample();
     let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
     store.record_trial(&NewTrial::counted(c, w, 1, &m)).unwrap();
     store.delete_study(s).unwrap();
@@ -123,8 +127,7 @@ fn deleting_a_study_cascades() {
 
 #[test]
 fn interference_and_settling_round_trip_and_default_to_unknown() {
-    let mut store = Store::open_in_memory().unwrap();
-    let (s, c, w) = sample_study(&store);
+    let (mut store, s, c, w) = sample();
     let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
     store
         .record_trial(&NewTrial {
@@ -170,8 +173,7 @@ fn interference_and_settling_round_trip_and_default_to_unknown() {
 
 #[test]
 fn a_disturbed_repetition_left_out_keeps_its_number_beside_the_one_that_counts() {
-    let mut store = Store::open_in_memory().unwrap();
-    let (s, c, w) = sample_study(&store);
+    let (mut store, s, c, w) = sample();
     let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
     // Repetition 2 was disturbed and re-run: the left-out row keeps number 2 (status
     // discarded), the counted one is stored beside it; a counted row twice stays impossible.
@@ -201,8 +203,7 @@ fn a_disturbed_repetition_left_out_keeps_its_number_beside_the_one_that_counts()
 #[test]
 fn a_timeline_is_stored_with_its_repetition_and_read_back_in_order() {
     use crate::metric::TimePoint;
-    let mut store = Store::open_in_memory().unwrap();
-    let (s, c, w) = sample_study(&store);
+    let (mut store, s, c, w) = sample();
     let pt = |t: f64, name: &str, unit: Unit, value: f64| TimePoint {
         t,
         name: name.into(),
