@@ -4,6 +4,7 @@ use super::rows::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow
 use super::{Histogram, Store};
 use crate::metric::{Metric, Unit};
 use anyhow::{Context, Result};
+use rusqlite::types::FromSql;
 use rusqlite::{params, Row};
 
 fn study_from_row(r: &Row<'_>) -> rusqlite::Result<StudyRow> {
@@ -21,6 +22,18 @@ fn study_from_row(r: &Row<'_>) -> rusqlite::Result<StudyRow> {
         created_at: r.get(10)?,
         finished_at: r.get(11)?,
     })
+}
+
+/// A row's first five columns.
+fn five<A, B, C, D, E>(r: &Row<'_>) -> rusqlite::Result<(A, B, C, D, E)>
+where
+    A: FromSql,
+    B: FromSql,
+    C: FromSql,
+    D: FromSql,
+    E: FromSql,
+{
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
 }
 
 const STUDY_COLS: &str =
@@ -89,10 +102,8 @@ impl Store {
     /// Cells of a study in plan order.
     pub fn cells(&self, study: i64) -> Result<Vec<CellRow>> {
         self.reading(format_args!("reading the cells of study {study}"), || {
-            let mut st = self.conn().prepare(
-                "SELECT id, idx, label, factors, config, commands, superblock, status, error FROM cell WHERE study_id = ?1 ORDER BY idx",
-            )?;
-            let rows = st.query_map(params![study], |r| {
+            let sql = "SELECT id, idx, label, factors, config, commands, superblock, status, error FROM cell WHERE study_id = ?1 ORDER BY idx";
+            let rows = self.rows(sql, params![study], |r| {
                 let factors: String = r.get(3)?;
                 let config: String = r.get(4)?;
                 let commands: String = r.get(5)?;
@@ -114,8 +125,7 @@ impl Store {
                 ))
             })?;
             let mut out = Vec::new();
-            for row in rows {
-                let (mut c, f, cfg, cmds) = row?;
+            for (mut c, f, cfg, cmds) in rows {
                 c.factors = serde_json::from_str(&f).context("cell.factors is not valid JSON")?;
                 c.config = serde_json::from_str(&cfg).context("cell.config is not valid JSON")?;
                 c.commands = serde_json::from_str(&cmds).context("cell.commands is not valid JSON")?;
@@ -128,21 +138,13 @@ impl Store {
     /// Workloads of a study in order.
     pub fn workloads(&self, study: i64) -> Result<Vec<WorkloadRow>> {
         self.reading(format_args!("reading the workloads of study {study}"), || {
-            let mut st = self.conn().prepare(
+            let rows: Vec<(i64, i64, String, String, String)> = self.rows(
                 "SELECT id, idx, kind, label, params FROM workload WHERE study_id = ?1 ORDER BY idx",
+                params![study],
+                five,
             )?;
-            let rows = st.query_map(params![study], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get::<_, String>(4)?,
-                ))
-            })?;
             let mut out = Vec::new();
-            for row in rows {
-                let (id, idx, kind, label, p) = row?;
+            for (id, idx, kind, label, p) in rows {
                 out.push(WorkloadRow {
                     id,
                     idx,
@@ -217,24 +219,16 @@ impl Store {
                 })
             })?;
             let mut trials: Vec<TrialRow> = rows.collect::<rusqlite::Result<_>>()?;
-            let mut ss = self.conn().prepare(
+            let index: std::collections::HashMap<i64, usize> =
+                trials.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
+            let samples: Vec<(i64, String, String, String, f64)> = self.rows(
                 "SELECT s.trial_id, s.phase, s.metric, s.unit, s.value FROM sample s
                  JOIN trial t ON t.id = s.trial_id JOIN cell c ON c.id = t.cell_id
                  WHERE c.study_id = ?1 ORDER BY s.trial_id, s.rowid",
+                params![study],
+                five,
             )?;
-            let samples = ss.query_map(params![study], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, f64>(4)?,
-                ))
-            })?;
-            let index: std::collections::HashMap<i64, usize> =
-                trials.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
-            for s in samples {
-                let (tid, phase, name, unit, value) = s?;
+            for (tid, phase, name, unit, value) in samples {
                 let unit = Unit::parse(&unit)
                     .with_context(|| format!("unknown unit '{unit}' in sample of trial {tid}"))?;
                 if let Some(&i) = index.get(&tid) {
@@ -247,22 +241,14 @@ impl Store {
                 }
             }
             if self.version >= 4 {
-                let mut ts = self.conn().prepare(
+                let points: Vec<(i64, f64, String, String, f64)> = self.rows(
                     "SELECT l.trial_id, l.t, l.metric, l.unit, l.value FROM timeline l
                      JOIN trial t ON t.id = l.trial_id JOIN cell c ON c.id = t.cell_id
                      WHERE c.study_id = ?1 ORDER BY l.trial_id, l.t, l.metric",
+                    params![study],
+                    five,
                 )?;
-                let points = ts.query_map(params![study], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, f64>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, f64>(4)?,
-                    ))
-                })?;
-                for p in points {
-                    let (tid, t, name, unit, value) = p?;
+                for (tid, t, name, unit, value) in points {
                     if let (Some(&i), Some(unit)) = (index.get(&tid), Unit::parse(&unit)) {
                         trials[i].timeline.push(crate::metric::TimePoint {
                             t,
