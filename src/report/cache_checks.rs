@@ -240,13 +240,7 @@ mod tests {
 
     #[test]
     fn a_guest_counts_the_hosts_ram() {
-        let env = |pairs: &[(&str, &str)]| Environment {
-            source: "1".into(),
-            entries: pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        };
+        let env = Environment::of;
         let host = Machine::of(&[env(&[("ram_bytes", "1000")])]);
         assert_eq!(host.ram, Some(1000));
         let guest = Machine::of(&[env(&[

@@ -81,6 +81,20 @@ pub struct Environment {
     pub entries: Vec<(String, String)>,
 }
 
+#[cfg(test)]
+impl Environment {
+    /// For tests: the environment of source `1` with `pairs`.
+    pub(crate) fn of(pairs: &[(&str, &str)]) -> Environment {
+        Environment {
+            source: "1".into(),
+            entries: pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+}
+
 /// Whether an environment value is a number in JSON: a whole number under a key that
 /// names a size, a count or a flag.
 pub fn env_is_number(key: &str, value: &str) -> Option<u64> {
