@@ -320,7 +320,7 @@ fn study(
     StudyData {
         study: StudyRow {
             id: 1,
-            kind: "study".into(),
+            kind: fslab::vocab::StudyKind::Study,
             name: "aa".into(),
             description: String::new(),
             command_line: String::new(),

@@ -72,7 +72,7 @@ pub fn list(a: ListArgs, db: Option<PathBuf>) -> Result<()> {
             let s = l.study;
             [
                 s.id.to_string(),
-                s.kind,
+                s.kind.to_string(),
                 s.name,
                 s.status.to_string(),
                 // To the minute: the id tells runs of the same minute apart.

@@ -3,37 +3,32 @@
 //! in force (never advising the policy already used), and of where the results came from (a
 //! study file's keys or an engine command's flags).
 
+use crate::vocab::{CachePolicy, StudyKind};
 use crate::workload::WorkloadKind;
 
 /// The cache policy the counted repetitions ran under, as stored with every trial.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
-    /// Sync, unmount, drop caches, mount before each repetition.
-    Cold,
-    /// A discarded first repetition, then nothing.
-    Warm,
-    /// Nothing (engine commands record `none`).
-    None,
+    /// The one policy of every counted repetition (engine commands record `none`).
+    Of(CachePolicy),
     /// An engine command that dropped caches itself before each test (`fslab iozone
     /// --drop-caches` or `--fadvise`).
     TestDrops,
-    /// Repetitions under different policies, or none recorded.
+    /// Repetitions under different policies, an unknown word, or none recorded.
     Mixed,
 }
 
 impl Policy {
-    /// The policy from the stored words of the counted repetitions (`cold`, `warm`, `none`,
-    /// `mixed`), and the engine's parameters (`drop_caches`, `fadvise`).
-    pub fn of(stored: Option<&str>, params: &serde_json::Value) -> Policy {
+    /// The policy from the stored policy of the counted repetitions (`None` when they differ
+    /// or the word is unknown), and the engine's parameters (`drop_caches`, `fadvise`).
+    pub fn of(stored: Option<CachePolicy>, params: &serde_json::Value) -> Policy {
         let drops = ["drop_caches", "fadvise"]
             .iter()
             .any(|k| params.get(*k).and_then(serde_json::Value::as_bool) == Some(true));
         match stored {
-            Some("cold") => Policy::Cold,
-            Some("warm") => Policy::Warm,
-            Some("none") if drops => Policy::TestDrops,
-            Some("none") => Policy::None,
-            _ => Policy::Mixed,
+            Some(CachePolicy::None) if drops => Policy::TestDrops,
+            Some(p) => Policy::Of(p),
+            None => Policy::Mixed,
         }
     }
 }
@@ -50,12 +45,12 @@ pub enum Origin {
 }
 
 impl Origin {
-    /// From the stored kinds of the sources (`study`, `run`).
-    pub fn of<'a>(kinds: impl IntoIterator<Item = &'a str>) -> Origin {
+    /// From the stored kinds of the sources.
+    pub fn of(kinds: impl IntoIterator<Item = StudyKind>) -> Origin {
         let (mut study, mut run) = (false, false);
         for k in kinds {
-            study |= k == "study";
-            run |= k == "run";
+            study |= k == StudyKind::Study;
+            run |= k == StudyKind::Run;
         }
         match (study, run) {
             (false, true) => Origin::Run,
@@ -96,7 +91,7 @@ pub fn high_cv(policy: Policy, origin: Origin) -> String {
         origin.knob("repetitions.min", "--repeat")
     );
     match (policy, origin) {
-        (Policy::Cold, _) => more,
+        (Policy::Of(CachePolicy::Cold | CachePolicy::Fresh), _) => more,
         (_, Origin::Run) => {
             format!("{more}; a study with cache = \"cold\" also drops the caches before each repetition")
         }
@@ -164,18 +159,25 @@ impl SetUp {
 pub fn first_slower(policy: Policy, origin: Origin, setup: SetUp, warmed: bool) -> String {
     let setup = setup.words();
     match (policy, origin, warmed) {
-        (Policy::Cold, _, true) => format!(
+        (Policy::Of(CachePolicy::Cold), _, true) => format!(
             "the cold policy already drops the caches before each repetition and the series discarded warm-ups first: look for {setup}"
         ),
-        (Policy::Cold, Origin::Run, false) => format!(
+        (Policy::Of(CachePolicy::Cold), Origin::Run, false) => format!(
             "the cold policy already drops the caches before each repetition: look for {setup}"
         ),
-        (Policy::Cold, _, false) => format!(
+        (Policy::Of(CachePolicy::Cold), _, false) => format!(
             "the cold policy already drops the caches before each repetition: look for {setup}, or discard it (warmup = 1 in [repetitions])"
         ),
-        (Policy::Warm, _, _) => {
+        // A warm-up would not help: the first counted repetition has a new file system too.
+        (Policy::Of(CachePolicy::Fresh), _, _) => format!(
+            "the fresh policy already makes a new file system before each repetition, so each starts with empty caches: look for {setup}"
+        ),
+        (Policy::Of(CachePolicy::Warm), _, _) => {
             format!("the warm policy already discards a first run: look for {setup}")
         }
+        (Policy::TestDrops, _, _) => format!(
+            "the page cache is already dropped before each test (--drop-caches/--fadvise): look for {setup}, or leave the first repetition out"
+        ),
         (_, Origin::Run, _) => format!(
             "caches warming up or {setup}; leave the first repetition out, or run a study with cache = \"cold\" or \"warm\""
         ),
@@ -190,16 +192,18 @@ pub fn first_slower(policy: Policy, origin: Origin, setup: SetUp, warmed: bool) 
 pub fn dataset(policy: Policy, origin: Origin, need: &str) -> (String, String) {
     let direct = origin.knob("direct = true", "-I");
     let statement = match policy {
-        Policy::Cold => "the cold policy drops the page cache before each repetition, but within a repetition a data set under 2× RAM is served from cache: writes are absorbed and re-reads come from memory",
+        Policy::Of(CachePolicy::Cold) => "the cold policy drops the page cache before each repetition, but within a repetition a data set under 2× RAM is served from cache: writes are absorbed and re-reads come from memory",
+        Policy::Of(CachePolicy::Fresh) => "the fresh policy makes a new file system before each repetition, but within a repetition a data set under 2× RAM is served from cache: writes are absorbed and re-reads come from memory",
         Policy::TestDrops => "the page cache is dropped before each test (--drop-caches/--fadvise), but within a test a data set under 2× RAM is served from it: writes are absorbed in memory",
-        Policy::Warm => "the warm policy keeps the data in the page cache on purpose, and a data set under 2× RAM fits: the results measure cached I/O",
-        Policy::None | Policy::Mixed => "nothing drops the page cache between repetitions, and a data set under 2× RAM is served from it: the results include page-cache effects",
+        Policy::Of(CachePolicy::Warm) => "the warm policy keeps the data in the page cache on purpose, and a data set under 2× RAM fits: the results measure cached I/O",
+        Policy::Of(CachePolicy::None) => "nothing drops the page cache between repetitions, and a data set under 2× RAM is served from it: the results include page-cache effects",
+        Policy::Mixed => "the repetitions did not all run under one cache policy, and a data set under 2× RAM is served from the page cache where nothing drops it: the results include page-cache effects",
     };
     let advice = match (policy, origin) {
-        (Policy::Warm, _) => {
+        (Policy::Of(CachePolicy::Warm), _) => {
             format!("to measure the device instead, use a data set over {need} or O_DIRECT ({direct})")
         }
-        (Policy::Cold | Policy::TestDrops, _) => {
+        (Policy::Of(CachePolicy::Cold | CachePolicy::Fresh) | Policy::TestDrops, _) => {
             format!("use a data set over {need} or O_DIRECT ({direct}) to measure the device")
         }
         (_, Origin::Run) => format!(
@@ -216,7 +220,7 @@ pub fn dataset(policy: Policy, origin: Origin, need: &str) -> (String, String) {
 pub fn faster_than_device(policy: Policy, origin: Origin) -> String {
     let direct = origin.knob("direct = true", "-I");
     match (policy, origin) {
-        (Policy::Cold | Policy::TestDrops, _) => format!(
+        (Policy::Of(CachePolicy::Cold | CachePolicy::Fresh) | Policy::TestDrops, _) => format!(
             "the caches are dropped only before each repetition or test, so a read right after a write finds the data in memory: use O_DIRECT ({direct}) or a data set over 2× RAM"
         ),
         (_, Origin::Run) => "use O_DIRECT (-I), or --drop-caches/--fadvise before the reads".into(),
@@ -231,31 +235,36 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    const COLD: Policy = Policy::Of(CachePolicy::Cold);
+    const WARM: Policy = Policy::Of(CachePolicy::Warm);
+    const NONE: Policy = Policy::Of(CachePolicy::None);
+    const FRESH: Policy = Policy::Of(CachePolicy::Fresh);
+
     #[test]
     fn policies_from_the_store_and_the_parameters() {
         let none = json!({});
-        assert_eq!(Policy::of(Some("cold"), &none), Policy::Cold);
-        assert_eq!(Policy::of(Some("warm"), &none), Policy::Warm);
-        assert_eq!(Policy::of(Some("none"), &none), Policy::None);
+        for p in CachePolicy::ALL {
+            assert_eq!(Policy::of(Some(*p), &none), Policy::Of(*p));
+        }
         assert_eq!(
-            Policy::of(Some("none"), &json!({"drop_caches": true})),
+            Policy::of(Some(CachePolicy::None), &json!({"drop_caches": true})),
             Policy::TestDrops
         );
-        assert_eq!(Policy::of(Some("mixed"), &none), Policy::Mixed);
         assert_eq!(Policy::of(None, &none), Policy::Mixed);
-        assert_eq!(Origin::of(["run", "run"]), Origin::Run);
-        assert_eq!(Origin::of(["study", "run"]), Origin::Both);
+        let (run, study) = (StudyKind::Run, StudyKind::Study);
+        assert_eq!(Origin::of([run, run]), Origin::Run);
+        assert_eq!(Origin::of([study, run]), Origin::Both);
         assert_eq!(Origin::of([]), Origin::Study);
     }
 
     #[test]
     fn a_policy_in_force_is_never_advised() {
         for origin in [Origin::Study, Origin::Run, Origin::Both] {
-            assert!(!high_cv(Policy::Cold, origin).contains("cold"));
-            assert!(high_cv(Policy::None, origin).contains("cache = \"cold\""));
+            assert!(!high_cv(COLD, origin).contains("cold"));
+            assert!(high_cv(NONE, origin).contains("cache = \"cold\""));
             for setup in [SetUp::LazyInit, SetUp::SparseImage, SetUp::Unknown] {
                 for warmed in [false, true] {
-                    let cold = first_slower(Policy::Cold, origin, setup, warmed);
+                    let cold = first_slower(COLD, origin, setup, warmed);
                     assert!(!cold.contains("cache = \"cold\""));
                     // A warm-up is advised only where a study can take it and has none.
                     assert_eq!(
@@ -263,13 +272,35 @@ mod tests {
                         !warmed && origin != Origin::Run,
                         "{origin:?} {warmed}: {cold}"
                     );
-                    assert!(!first_slower(Policy::Warm, origin, setup, warmed).contains("\"warm\""));
+                    assert!(!first_slower(WARM, origin, setup, warmed).contains("\"warm\""));
                 }
             }
-            let (statement, advice) = dataset(Policy::Cold, origin, "48.0 GiB");
+            let (statement, advice) = dataset(COLD, origin, "48.0 GiB");
             assert!(statement.starts_with("the cold policy drops the page cache"));
             assert!(!advice.contains("cold"), "{advice}");
-            assert!(!faster_than_device(Policy::Cold, origin).contains("\"cold\""));
+            assert!(!faster_than_device(COLD, origin).contains("\"cold\""));
+            // A new file system before each repetition leaves nothing of the data cached:
+            // `fresh` is as cold as `cold`, and is never told to use it.
+            let (statement, advice) = dataset(FRESH, origin, "48.0 GiB");
+            assert!(statement.starts_with("the fresh policy makes a new file system"));
+            let mut fresh = vec![
+                advice,
+                high_cv(FRESH, origin),
+                faster_than_device(FRESH, origin),
+            ];
+            for setup in [SetUp::LazyInit, SetUp::SparseImage, SetUp::Unknown] {
+                fresh.push(first_slower(FRESH, origin, setup, false));
+            }
+            for a in fresh {
+                assert!(!a.contains("cold") && !a.contains("warmup"), "{a}");
+            }
+            // Only `none` says that nothing drops the cache.
+            for p in [COLD, WARM, FRESH, Policy::TestDrops, Policy::Mixed] {
+                assert!(
+                    !dataset(p, origin, "1 GiB").0.starts_with("nothing"),
+                    "{p:?}"
+                );
+            }
         }
     }
 
@@ -295,13 +326,11 @@ mod tests {
         assert_eq!(SetUp::of(&[], Some("ext4")), SetUp::LazyInit);
         assert_eq!(SetUp::of(&[], Some("xfs")), SetUp::Unknown);
         for s in [SetUp::SparseImage, SetUp::Unknown] {
-            let a = first_slower(Policy::Cold, Origin::Study, s, false);
+            let a = first_slower(COLD, Origin::Study, s, false);
             assert!(!a.contains("mkfs.ext4 -E lazy_itable_init=0"), "{a}");
         }
-        assert!(
-            first_slower(Policy::Cold, Origin::Study, SetUp::LazyInit, false)
-                .contains("lazy_itable_init=0")
-        );
+        assert!(first_slower(COLD, Origin::Study, SetUp::LazyInit, false)
+            .contains("lazy_itable_init=0"));
     }
 
     #[test]

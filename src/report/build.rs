@@ -13,9 +13,11 @@ use super::model::*;
 use super::options::ReportOptions;
 use super::warngroups;
 use crate::metric::{Histogram, Unit};
+use crate::stats::adaptive::Fate;
 use crate::stats::{self, outliers, Quantity};
 use crate::store::TrialStatus;
 use crate::store::{StudyData, TrialRow};
+use crate::vocab::{CachePolicy, Stored};
 use crate::workload::WorkloadKind;
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -114,9 +116,9 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
 
     let series = series_info(d, &cells, &workloads);
     let origin = if input.sources.is_empty() {
-        Origin::of([d.study.kind.as_str()])
+        Origin::of([d.study.kind])
     } else {
-        Origin::of(input.sources.iter().map(|s| s.kind.as_str()))
+        Origin::of(input.sources.iter().map(|s| s.kind))
     };
     let mut warnings = checks::warnings(
         &cells,
@@ -210,12 +212,12 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
 
 /// The cache policy the trials ran under: their common stored word, `mixed` when they
 /// differ, `None` without trials.
-fn cache_policy(trials: &[&TrialRow]) -> Option<String> {
-    let first = trials.first()?.cache_policy.as_str();
-    Some(if trials.iter().all(|t| t.cache_policy == first) {
-        first.to_string()
+fn cache_policy(trials: &[&TrialRow]) -> Option<Stored<CachePolicy>> {
+    let first = &trials.first()?.cache_policy;
+    Some(if trials.iter().all(|t| &t.cache_policy == first) {
+        first.clone()
     } else {
-        "mixed".to_string()
+        Stored::Other("mixed".to_string())
     })
 }
 
@@ -638,9 +640,9 @@ fn series_info(d: &StudyData, cells: &[CellInfo], workloads: &[WorkloadReport]) 
                 continue;
             }
             let count = |st: TrialStatus| ts.iter().filter(|t| t.status == st).count();
-            let excluded = |why: &str| {
+            let excluded = |why: Fate| {
                 ts.iter()
-                    .filter(|t| t.excluded.as_deref() == Some(why))
+                    .filter(|t| t.excluded.as_deref() == why.excluded())
                     .count()
             };
             let error = row
@@ -656,8 +658,8 @@ fn series_info(d: &StudyData, cells: &[CellInfo], workloads: &[WorkloadReport]) 
                     .iter()
                     .filter(|t| t.status == TrialStatus::Discarded && t.excluded.is_none())
                     .count(),
-                rerun: excluded("rerun"),
-                dropped: excluded("dropped"),
+                rerun: excluded(Fate::Rerun),
+                dropped: excluded(Fate::Drop),
                 status: row.map_or_else(|| c.status.into(), |r| r.status),
                 stop_reason: row.and_then(|r| r.stop_reason),
                 error,

@@ -8,6 +8,7 @@ use super::draft::Draft;
 use super::model::*;
 use crate::metric::Unit;
 use crate::units::fmt_bytes;
+use crate::vocab::Stored;
 use crate::workload::WorkloadKind;
 
 /// A data set under this multiple of the RAM can be served from the page cache.
@@ -54,7 +55,7 @@ pub fn warnings(
     machine: &Machine,
     origin: Origin,
 ) -> Vec<ReportWarning> {
-    let policy = Policy::of(w.cache_policy.as_deref(), &w.params);
+    let policy = Policy::of(w.cache_policy.as_ref().and_then(Stored::known), &w.params);
     let fast = fast_reads(w, cells, machine);
     match small_dataset((wi, w), cells, machine) {
         Some(small) => vec![dataset_warning(w, cells, &small, &fast, policy, origin)],
@@ -239,13 +240,7 @@ mod tests {
 
     #[test]
     fn a_guest_counts_the_hosts_ram() {
-        let env = |pairs: &[(&str, &str)]| Environment {
-            source: "1".into(),
-            entries: pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        };
+        let env = Environment::of;
         let host = Machine::of(&[env(&[("ram_bytes", "1000")])]);
         assert_eq!(host.ram, Some(1000));
         let guest = Machine::of(&[env(&[

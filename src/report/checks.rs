@@ -16,6 +16,7 @@ use crate::metric::Unit;
 use crate::stats::adaptive::StopReason;
 use crate::stats::{consistent, outliers, trend};
 use crate::store::SeriesStatus;
+use crate::vocab::Stored;
 use crate::workload::WorkloadKind;
 
 /// A first repetition this much worse than the median of the others is flagged (10%).
@@ -290,7 +291,7 @@ fn per_metric(
     let (origin, opts) = (ctx.origin, ctx.opts);
     let key = format!("{}.{}", s.phase, s.name);
     let place = format!("{} · {key}", cell.label);
-    let policy = Policy::of(w.cache_policy.as_deref(), &w.params);
+    let policy = Policy::of(w.cache_policy.as_ref().and_then(Stored::known), &w.params);
     let draft = |kind| Draft::new(kind, Some(w), Some(cell), Some(key.clone()));
     if let Some((cv, at_least)) = crate::stats::high_variation(&s.summary, &opts.thresholds) {
         // Not a phase too short to trust, which has its own warning saying what to do about it.

@@ -1,10 +1,10 @@
 //! Warnings that fit: advice by workload kind and cache policy, the page cache warned about
 //! once, no outlier rule below five values, grouped output; and intervals that stay positive.
 
-use super::super::tests::{report, study_of, Workload};
+use super::super::tests::{of_kind, rendered, report, study_of, Workload};
 use crate::metric::{Metric, Unit};
 use crate::report::model::*;
-use crate::report::{exporter, Format, ReportOptions};
+use crate::report::{Format, ReportOptions};
 use crate::stats::IntervalMethod;
 
 const TWO: [&[(&str, &str)]; 2] = [&[("journal", "16MB")], &[("journal", "64MB")]];
@@ -54,10 +54,6 @@ fn noisy(wl: &Workload) -> ReportData {
     report(&store, id, &ReportOptions::default()).unwrap()
 }
 
-fn of_kind(r: &ReportData, k: WarningKind) -> Vec<&ReportWarning> {
-    r.warnings.iter().filter(|w| w.kind == k).collect()
-}
-
 #[test]
 fn an_fdtree_study_gets_tree_advice_and_no_page_cache_warning() {
     let r = noisy(&fdtree("cold"));
@@ -105,27 +101,47 @@ fn an_iozone_phase_gets_no_tree_advice_and_one_page_cache_warning() {
     assert!(cache[0].advice.contains("cache = \"cold\""));
 }
 
-#[test]
-fn a_cold_study_is_not_told_to_use_a_cold_policy() {
-    let r = noisy(&iozone("cold"));
+/// A study under `policy`, which leaves nothing of the data cached when a repetition starts,
+/// is told `statement` about its data set and never told to use a cold policy.
+fn told_its_cache_starts_empty(policy: &'static str, statement: &str) {
+    let r = noisy(&iozone(policy));
     let cache = of_kind(&r, WarningKind::CacheDataset);
     assert!(
-        cache[0].advice.starts_with(
-            "the cold policy drops the page cache before each repetition, but within a repetition a data set under 2× RAM is served from cache"
-        ),
+        cache[0].advice.starts_with(statement),
         "{}",
         cache[0].advice
     );
     assert!(!of_kind(&r, WarningKind::HighCv).is_empty());
     for w in &r.warnings {
-        assert!(!w.message.contains("cache = \"cold\""), "{}", w.message);
-        assert!(!w.message.contains("cold cache policy"), "{}", w.message);
+        for text in [&w.message, &w.advice] {
+            assert!(!text.contains("cache = \"cold\""), "{text}");
+            assert!(!text.contains("cold cache policy"), "{text}");
+            assert!(!text.contains("nothing drops"), "{text}");
+        }
     }
+}
+
+#[test]
+fn a_cold_study_is_not_told_to_use_a_cold_policy() {
+    told_its_cache_starts_empty(
+        "cold",
+        "the cold policy drops the page cache before each repetition, but within a repetition a data set under 2× RAM is served from cache",
+    );
     // The same study under no policy is told.
     let r = noisy(&iozone("none"));
     assert!(of_kind(&r, WarningKind::HighCv)[0]
         .advice
         .contains("cache = \"cold\""));
+}
+
+#[test]
+fn a_fresh_study_is_told_its_cache_starts_empty_and_not_to_use_cold() {
+    // `fresh` makes a new file system before each repetition: nothing of the data is in the
+    // page cache when one starts, as under `cold`.
+    told_its_cache_starts_empty(
+        "fresh",
+        "the fresh policy makes a new file system before each repetition, but within a repetition a data set under 2× RAM is served from cache",
+    );
 }
 
 #[test]
@@ -158,14 +174,14 @@ fn intervals_of_positive_quantities_stay_above_zero() {
     let cpu = r.workloads[0].stat(0, "file_create", "cpu").unwrap();
     assert_eq!(cpu.summary.ci95_method, IntervalMethod::LogT);
     assert!(cpu.summary.ci95.unwrap().0 > 0.0);
-    let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let table = rendered(&r, Format::Table);
     assert!(
         table.contains(
             "Rate — mean ± sd, the 95% CI of the geometric mean (log scale) under it; n = 3 each"
         ),
         "{table}"
     );
-    let csv = String::from_utf8(exporter(Format::Csv).render(&r).unwrap()).unwrap();
+    let csv = rendered(&r, Format::Csv);
     assert!(csv.lines().next().unwrap().ends_with(",ci95_method,gmean"));
     assert!(csv.contains(",log_t,"), "{csv}");
 }
@@ -187,7 +203,7 @@ fn reports_group_warnings_unless_asked_for_all() {
         },
     );
     let r = report(&store, id, &ReportOptions::default()).unwrap();
-    let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let table = rendered(&r, Format::Table);
     let section = table.split("== Warnings ==").nth(1).unwrap();
     let section = section.split("== Repetitions ==").next().unwrap();
     let lines: Vec<&str> = section.lines().filter(|l| l.starts_with("- ")).collect();
@@ -200,7 +216,7 @@ fn reports_group_warnings_unless_asked_for_all() {
     );
     let mut every = r.clone();
     every.options.warnings = WarningsMode::All;
-    let table = String::from_utf8(exporter(Format::Markdown).render(&every).unwrap()).unwrap();
+    let table = rendered(&every, Format::Markdown);
     for w in &r.warnings {
         assert!(table.contains(&w.message), "{}", w.message);
     }

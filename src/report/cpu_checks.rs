@@ -190,13 +190,7 @@ mod tests {
     use serde_json::json;
 
     fn env(pairs: &[(&str, &str)]) -> Environment {
-        Environment {
-            source: "run 1".into(),
-            entries: pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        }
+        Environment::of(pairs)
     }
 
     #[test]

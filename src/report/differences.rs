@@ -102,22 +102,17 @@ pub fn differences(a: &Loaded, b: &Loaded) -> Vec<Difference> {
         };
         diff(DiffSection::Parameters, &prefix, &pa, &pb, &mut out);
     }
-    diff(
-        DiffSection::Configuration,
-        "",
-        &common_config(&a.data),
-        &common_config(&b.data),
-        &mut out,
-    );
     let env =
         |d: &StudyData| -> BTreeMap<String, String> { d.environment.iter().cloned().collect() };
-    diff(
-        DiffSection::Environment,
-        "",
-        &env(&a.data),
-        &env(&b.data),
-        &mut out,
-    );
+    for (section, of) in [
+        (
+            DiffSection::Configuration,
+            common_config as fn(&StudyData) -> _,
+        ),
+        (DiffSection::Environment, env),
+    ] {
+        diff(section, "", &of(&a.data), &of(&b.data), &mut out);
+    }
     out
 }
 

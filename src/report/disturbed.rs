@@ -150,9 +150,9 @@ pub fn disturbed_line(cell: &str, reps: &[(i64, String)], counted: usize) -> Opt
 pub fn left_out_line(cell: &str, reps: &[(i64, String, &str)]) -> Option<String> {
     let figs: Vec<Figures> = reps.iter().map(|(_, l, _)| figures(l)).collect();
     let worst = worst_of(&figs)?;
-    let count = |why: &str| reps.iter().filter(|r| r.2 == why).count();
+    let count = |why: Fate| reps.iter().filter(|r| Some(r.2) == why.excluded()).count();
     let mut how = Vec::new();
-    for (why, words) in [("rerun", "re-run"), ("dropped", "dropped")] {
+    for (why, words) in [(Fate::Rerun, "re-run"), (Fate::Drop, "dropped")] {
         match count(why) {
             0 => {}
             1 => how.push(format!("1 disturbed repetition {words}")),

@@ -149,13 +149,7 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> Environment {
-        Environment {
-            source: "1".into(),
-            entries: pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        }
+        Environment::of(pairs)
     }
 
     #[test]

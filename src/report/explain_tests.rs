@@ -3,17 +3,24 @@
 
 use super::*;
 use crate::metric::{Metric, Unit};
-use crate::report::tests::{report, study_disturbed, Workload};
+use crate::report::model::ReportData;
+use crate::report::tests::{report, study_disturbed, study_of, Workload};
 use crate::report::ReportOptions;
 
 const TWO: [&[(&str, &str)]; 2] = [&[("journal", "16MB")], &[("journal", "256MB")]];
 
 fn fdtree() -> Workload {
-    Workload {
-        kind: "fdtree",
-        params: serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
-        policy: "cold",
-    }
+    Workload::cold(
+        "fdtree",
+        serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
+    )
+}
+
+/// The report of a two-cell fio study of four repetitions, `metrics(cell, rep)` each.
+fn fio_report(metrics: impl Fn(usize, u32) -> Vec<Metric>) -> ReportData {
+    let fio = Workload::cold("fio", serde_json::json!({}));
+    let (store, id) = study_of(&fio, &TWO, 4, &[], metrics);
+    report(&store, id, &ReportOptions::default()).unwrap()
 }
 
 /// The explanation of the one comparison of a two-cell study whose cell 1 is faster, with
@@ -119,11 +126,7 @@ fn disturbed_repetitions_are_left_out() {
 
 #[test]
 fn writes_never_explain_a_read_and_the_backing_device_explains_nothing() {
-    let iozone = Workload {
-        kind: "iozone",
-        params: serde_json::json!({}),
-        policy: "cold",
-    };
+    let iozone = Workload::cold("iozone", serde_json::json!({}));
     let writes = |c: usize, rep: u32| {
         let big = if c == 0 { 900e6 } else { 60e6 } + f64::from(rep);
         vec![
@@ -155,37 +158,25 @@ fn writes_never_explain_a_read_and_the_backing_device_explains_nothing() {
 
 #[test]
 fn a_timed_run_is_judged_per_unit_of_work() {
-    let dbench = Workload {
-        kind: "dbench",
-        params: serde_json::json!({}),
-        policy: "cold",
-    };
+    let dbench = Workload::cold("dbench", serde_json::json!({}));
     // The faster side (throughput about 150 against 100 over the same 10 s) committed more in
     // total (15 against 12) but fewer per MB it moved (0.010 against 0.012).
-    let r = |c: usize, rep: u32| [100.0, 150.0][c] + f64::from(rep);
-    let more_in_total = move |c: usize, rep: u32| {
-        let per_mb = [0.012, 0.009][c] * (1.0 + 0.01 * f64::from(rep % 2));
-        vec![(
-            "fs.journal.transactions",
-            Unit::Count,
-            per_mb * r(c, rep) * 10.0,
-        )]
+    // Commits of `per_mb` per MB moved in each cell, over the run's 10 s.
+    let commits = |per_mb: [f64; 2]| {
+        move |c: usize, rep: u32| {
+            let r = [100.0, 150.0][c] + f64::from(rep);
+            let per_mb = per_mb[c] * (1.0 + 0.01 * f64::from(rep % 2));
+            vec![("fs.journal.transactions", Unit::Count, per_mb * r * 10.0)]
+        }
     };
-    let e = explained(&dbench, "total", more_in_total, |_, _| false).unwrap();
+    let e = explained(&dbench, "total", commits([0.012, 0.009]), |_, _| false).unwrap();
     assert_eq!(
         e,
         "journal commits 25% fewer per unit of work in total at 256MB than at 16MB"
     );
     // More commits per unit of work on the faster side: no line, although its larger total
     // would have pointed the "right" way for a fixed amount of work.
-    let fewer_in_total = move |c: usize, rep: u32| {
-        let per_mb = [0.012, 0.016][c] * (1.0 + 0.01 * f64::from(rep % 2));
-        vec![(
-            "fs.journal.transactions",
-            Unit::Count,
-            per_mb * r(c, rep) * 10.0,
-        )]
-    };
+    let fewer_in_total = commits([0.012, 0.016]);
     assert_eq!(
         explained(&dbench, "total", fewer_in_total, |_, _| false),
         None
@@ -252,70 +243,43 @@ fn a_read_only_fio_job_is_not_explained_by_writes() {
     // (another process's writes) and the data device wrote far more at 4k in the run's one
     // telemetry phase. Neither is tied to a read; the device reads (O_DIRECT: what fio read,
     // the same per byte on both sides) do not differ per unit of work.
-    let fio = Workload {
-        kind: "fio",
-        params: serde_json::json!({}),
-        policy: "cold",
-    };
-    let (store, id) = study_disturbed(
-        &fio,
-        &TWO,
-        4,
-        &[],
-        |c, rep| {
+    // A read-only job, faster at 16MB, and the device metrics `device(cell, rep, bytes read)`.
+    let job = |device: fn(usize, u32, f64) -> Vec<Metric>| {
+        fio_report(move |c, rep| {
             let iops = [1000.0, 600.0][c] * (1.0 + 0.01 * f64::from(rep % 2));
             let bytes = iops * 4096.0 * 2.0;
-            vec![
+            let mut m = vec![
                 Metric::new("randread/read", "iops", Unit::OpsPerSec, iops),
                 Metric::new("randread/read", "elapsed", Unit::Seconds, 2.0),
                 Metric::new("randread/read", "io_bytes", Unit::Bytes, bytes),
-                Metric::new(
-                    "fio",
-                    "dev.backing.write_bytes",
-                    Unit::Bytes,
-                    [959.9e6, 64.1e6][c] + f64::from(rep),
-                ),
-                Metric::new(
-                    "fio",
-                    "dev.data.write_bytes",
-                    Unit::Bytes,
-                    [900e6, 60e6][c] + f64::from(rep),
-                ),
-                Metric::new("fio", "dev.data.read_bytes", Unit::Bytes, bytes),
-            ]
-        },
-        |_, _| None,
-    );
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+            ];
+            m.extend(device(c, rep, bytes));
+            m
+        })
+    };
+    let r = job(|c, rep, bytes| {
+        let written =
+            |name, v: [f64; 2]| Metric::new("fio", name, Unit::Bytes, v[c] + f64::from(rep));
+        vec![
+            written("dev.backing.write_bytes", [959.9e6, 64.1e6]),
+            written("dev.data.write_bytes", [900e6, 60e6]),
+            Metric::new("fio", "dev.data.read_bytes", Unit::Bytes, bytes),
+        ]
+    });
     let c = &r.workloads[0].comparisons[0];
     assert_eq!(c.phase, "randread/read");
     assert!(c.significant && c.better == Some(false), "{c:?}");
     assert_eq!(c.explanation, None);
     // Reads the device had to serve beyond what fio read (a cache miss per I/O at 64k) do
     // explain it.
-    let (store, id) = study_disturbed(
-        &fio,
-        &TWO,
-        4,
-        &[],
-        |c, rep| {
-            let iops = [1000.0, 600.0][c] * (1.0 + 0.01 * f64::from(rep % 2));
-            let bytes = iops * 4096.0 * 2.0;
-            vec![
-                Metric::new("randread/read", "iops", Unit::OpsPerSec, iops),
-                Metric::new("randread/read", "elapsed", Unit::Seconds, 2.0),
-                Metric::new("randread/read", "io_bytes", Unit::Bytes, bytes),
-                Metric::new(
-                    "fio",
-                    "dev.data.read_bytes",
-                    Unit::Bytes,
-                    bytes * [1.0, 16.0][c],
-                ),
-            ]
-        },
-        |_, _| None,
-    );
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let r = job(|c, _, bytes| {
+        vec![Metric::new(
+            "fio",
+            "dev.data.read_bytes",
+            Unit::Bytes,
+            bytes * [1.0, 16.0][c],
+        )]
+    });
     let e = r.workloads[0].comparisons[0].explanation.clone().unwrap();
     assert!(
         e.starts_with("data device read ")
@@ -330,38 +294,25 @@ fn a_read_job_beside_a_write_job_is_judged_per_byte_it_read() {
     // as much at 256MB, and the device reading exactly one byte per byte read in both cells.
     // Per byte of all jobs' work the reads looked 35% and more lower; per byte read they are
     // the same, so nothing explains the read job's speed-up.
-    let fio = Workload {
-        kind: "fio",
-        params: serde_json::json!({}),
-        policy: "cold",
-    };
     let run = |device_reads_per_byte: [f64; 2]| {
-        let (store, id) = study_disturbed(
-            &fio,
-            &TWO,
-            4,
-            &[],
-            |c, rep| {
-                let iops = [600.0, 1000.0][c] * (1.0 + 0.01 * f64::from(rep % 2));
-                let read = iops * 4096.0 * 2.0;
-                let written = [100e6, 600e6][c] + f64::from(rep) * 1e6;
-                vec![
-                    Metric::new("r/read", "iops", Unit::OpsPerSec, iops),
-                    Metric::new("r/read", "elapsed", Unit::Seconds, 2.0),
-                    Metric::new("r/read", "io_bytes", Unit::Bytes, read),
-                    Metric::new("w/write", "elapsed", Unit::Seconds, 2.0),
-                    Metric::new("w/write", "io_bytes", Unit::Bytes, written),
-                    Metric::new(
-                        "fio",
-                        "dev.data.read_bytes",
-                        Unit::Bytes,
-                        read * device_reads_per_byte[c],
-                    ),
-                ]
-            },
-            |_, _| None,
-        );
-        let r = report(&store, id, &ReportOptions::default()).unwrap();
+        let r = fio_report(|c, rep| {
+            let iops = [600.0, 1000.0][c] * (1.0 + 0.01 * f64::from(rep % 2));
+            let read = iops * 4096.0 * 2.0;
+            let written = [100e6, 600e6][c] + f64::from(rep) * 1e6;
+            vec![
+                Metric::new("r/read", "iops", Unit::OpsPerSec, iops),
+                Metric::new("r/read", "elapsed", Unit::Seconds, 2.0),
+                Metric::new("r/read", "io_bytes", Unit::Bytes, read),
+                Metric::new("w/write", "elapsed", Unit::Seconds, 2.0),
+                Metric::new("w/write", "io_bytes", Unit::Bytes, written),
+                Metric::new(
+                    "fio",
+                    "dev.data.read_bytes",
+                    Unit::Bytes,
+                    read * device_reads_per_byte[c],
+                ),
+            ]
+        });
         let c = r.workloads[0]
             .comparisons
             .iter()

@@ -98,6 +98,24 @@ pub fn row_levels(r: &ReportData, g: &Grid<'_>, i: usize) -> Vec<String> {
         .collect()
 }
 
+/// Lay out table `t` of workload `w` for the configurations with data, with the style of
+/// its entries at `detail`.
+pub fn styled<'a>(
+    r: &ReportData,
+    w: &'a WorkloadReport,
+    t: &TableSpec,
+    detail: super::view::Detail,
+) -> (Grid<'a>, super::entries::EntryStyle) {
+    let g = grid(r, w, t, &r.cells_with_data(w));
+    let stats = g
+        .rows
+        .iter()
+        .flat_map(|(_, e)| e.iter().flatten().map(|x| x.0));
+    let style =
+        super::entries::EntryStyle::of(stats, g.rows.len(), detail == super::view::Detail::Compact);
+    (g, style)
+}
+
 /// Lay out table `t` of workload `w` for the configurations `cells`.
 pub fn grid<'a>(r: &ReportData, w: &'a WorkloadReport, t: &TableSpec, cells: &[usize]) -> Grid<'a> {
     if w.kind == "dbench" && t.phases.len() > 1 {

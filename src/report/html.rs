@@ -50,7 +50,7 @@ fn header(r: &ReportData, o: &mut String) {
         let _ = writeln!(
             o,
             "<p class=\"meta\">{} {} <b>{}</b> [{}] · created {} · finished {} · fslab {}<br>command: <code>{}</code>{}{}</p>",
-            esc(&s.kind),
+            esc(s.kind.as_str()),
             s.id,
             esc(&s.name),
             esc(s.status.as_str()),

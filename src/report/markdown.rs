@@ -76,13 +76,7 @@ fn metric_table(r: &ReportData, m: &view::MetricTable<'_>, o: &mut String) {
 }
 
 fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail, o: &mut String) {
-    let cells = r.cells_with_data(w);
-    let g = super::grid::grid(r, w, t, &cells);
-    let stats = g
-        .rows
-        .iter()
-        .flat_map(|(_, e)| e.iter().flatten().map(|x| x.0));
-    let style = EntryStyle::of(stats, g.rows.len(), detail == Detail::Compact);
+    let (g, style) = super::grid::styled(r, w, t, detail);
     let _ = writeln!(o, "\n### {}\n", t.heading);
     let _ = writeln!(o, "{}.\n", upper_first(&style.words(&interval_words(w, t))));
     // Rows of configurations of several factors: a column per factor.

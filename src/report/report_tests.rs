@@ -17,11 +17,10 @@ fn study(
     env: &[(&str, &str)],
     values: impl Fn(usize, u32) -> Vec<Metric>,
 ) -> (Store, i64) {
-    let fdtree = Workload {
-        kind: "fdtree",
-        params: serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
-        policy: "cold",
-    };
+    let fdtree = Workload::cold(
+        "fdtree",
+        serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
+    );
     study_of(&fdtree, cells, reps, env, values)
 }
 
@@ -30,6 +29,17 @@ pub(super) struct Workload {
     pub kind: &'static str,
     pub params: serde_json::Value,
     pub policy: &'static str,
+}
+
+impl Workload {
+    /// `kind` with `params` under the cold policy.
+    pub(super) fn cold(kind: &'static str, params: serde_json::Value) -> Workload {
+        Workload {
+            kind,
+            params,
+            policy: "cold",
+        }
+    }
 }
 
 /// A study with `cells` (factor lists) and one workload `wl`; `values(cell, rep)` gives the
@@ -73,41 +83,19 @@ pub(super) fn study_disturbed(
 ) -> (Store, i64) {
     let mut store = Store::open_in_memory().unwrap();
     let s = store
-        .begin_study(&NewStudy {
-            kind: "study",
-            name: "unit".into(),
-            command_line: "fslab study run unit.toml".into(),
-            ..Default::default()
-        })
+        .begin_study(&NewStudy::named(
+            "study",
+            "unit",
+            "fslab study run unit.toml",
+        ))
         .unwrap();
     let mut ids = Vec::new();
     for (i, f) in cells.iter().enumerate() {
-        let label = f
-            .iter()
-            .map(|(a, b)| format!("{a}={b}"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let label = if label.is_empty() {
-            "/mnt/x".into()
-        } else {
-            label
-        };
-        ids.push(
-            store
-                .add_cell(
-                    s,
-                    &NewCell {
-                        idx: i,
-                        label,
-                        factors: f
-                            .iter()
-                            .map(|(a, b)| (a.to_string(), b.to_string()))
-                            .collect(),
-                        config: per_cell_workload(wl, f),
-                    },
-                )
-                .unwrap(),
-        );
+        let mut cell = NewCell::of(i, f, per_cell_workload(wl, f));
+        if cell.label.is_empty() {
+            cell.label = "/mnt/x".into();
+        }
+        ids.push(store.add_cell(s, &cell).unwrap());
     }
     let w = store
         .add_workload(s, 0, wl.kind, "tiny", &wl.params)
@@ -123,22 +111,10 @@ pub(super) fn study_disturbed(
             let m = values(c, rep);
             store
                 .record_trial(&NewTrial {
-                    cell: *id,
-                    workload: w,
-                    repetition: rep,
                     order_index: order,
-                    status: TrialStatus::Ok,
-                    error: None,
                     cache_policy: wl.policy,
-                    started_at: "t".into(),
-                    finished_at: "t".into(),
-                    wall_seconds: 1.0,
-                    metrics: &m,
-                    histograms: &[],
                     interference: disturbed(c, rep),
-                    settle_seconds: None,
-                    timeline: &[],
-                    excluded: None,
+                    ..NewTrial::counted(*id, w, rep, &m)
                 })
                 .unwrap();
             order += 1;
@@ -156,6 +132,16 @@ pub(super) fn study_disturbed(
             .unwrap();
     }
     (store, s)
+}
+
+/// The warnings of kind `k`.
+pub(super) fn of_kind(r: &ReportData, k: WarningKind) -> Vec<&ReportWarning> {
+    r.warnings.iter().filter(|w| w.kind == k).collect()
+}
+
+/// The report as `format` renders it.
+pub(super) fn rendered(r: &ReportData, format: Format) -> String {
+    String::from_utf8(exporter(format).render(r).unwrap()).unwrap()
 }
 
 pub(super) fn report(store: &Store, id: i64, opts: &ReportOptions) -> anyhow::Result<ReportData> {
@@ -560,22 +546,11 @@ fn single_repetitions_and_failures_are_warned_about() {
     let wl = store.workloads(id).unwrap()[0].id;
     store
         .record_trial(&NewTrial {
-            cell: cells[1].id,
-            workload: wl,
-            repetition: 0,
             order_index: 9,
             status: TrialStatus::Failed,
             error: Some("ENOSPC".into()),
             cache_policy: "cold",
-            started_at: "t".into(),
-            finished_at: "t".into(),
-            wall_seconds: 1.0,
-            metrics: &[],
-            histograms: &[],
-            interference: None,
-            settle_seconds: None,
-            timeline: &[],
-            excluded: None,
+            ..NewTrial::counted(cells[1].id, wl, 0, &[])
         })
         .unwrap();
     let r = report(&store, id, &ReportOptions::default()).unwrap();
@@ -688,11 +663,7 @@ fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
         texts[0].starts_with("Journal 1GB instead of 16MB"),
         "{texts:?}"
     );
-    let mc: Vec<&ReportWarning> = r
-        .warnings
-        .iter()
-        .filter(|w| w.kind == WarningKind::MultipleComparisons)
-        .collect();
+    let mc = of_kind(&r, WarningKind::MultipleComparisons);
     assert_eq!(mc.len(), 1);
     assert!(
         mc[0]
@@ -776,13 +747,13 @@ fn two_repetitions_show_no_interval() {
         (s.summary.ci95, s.summary.min, s.summary.max),
         (None, 0.5, 7.0)
     );
-    let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let table = rendered(&r, Format::Table);
     assert!(
         table.contains("mean ± sd; n = 2 each, too few for a 95% interval"),
         "{table}"
     );
     assert!(!table.contains(" – "), "{table}");
-    let html = String::from_utf8(exporter(Format::Html).render(&r).unwrap()).unwrap();
+    let html = rendered(&r, Format::Html);
     assert!(!html.contains("class=\"ci\">95% CI"), "{html}");
 }
 
@@ -795,7 +766,7 @@ fn compare_answers_before_its_environment_lines() {
     let source = |spec: &str| Source {
         spec: spec.into(),
         id: 1,
-        kind: "run".into(),
+        kind: crate::vocab::StudyKind::Run,
         name: "fdtree".into(),
         description: String::new(),
         status: crate::store::StudyStatus::Complete,
@@ -889,7 +860,7 @@ fn human_formats_print_each_phase_in_the_unit_that_fits() {
         ]
     });
     let r = report(&store, id, &ReportOptions::default()).unwrap();
-    let table = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let table = rendered(&r, Format::Table);
     assert!(table.contains("read (GiB/s)"), "{table}");
     assert!(table.contains("dir_create (µs)"), "{table}");
     assert!(!table.contains("0.000"), "{table}");
@@ -919,23 +890,19 @@ fn human_formats_print_each_phase_in_the_unit_that_fits() {
         "raw KiB/s on the axis"
     );
     // The machine formats keep raw numbers in base units, spelt as the store spells them.
-    let json = String::from_utf8(exporter(Format::Json).render(&r).unwrap()).unwrap();
+    let json = rendered(&r, Format::Json);
     assert!(
         json.contains("\"unit\": \"KiB/s\""),
         "units as the store spells them"
     );
     assert!(!json.contains("KiBPerSec"));
-    let csv = String::from_utf8(exporter(Format::Csv).render(&r).unwrap()).unwrap();
+    let csv = rendered(&r, Format::Csv);
     assert!(csv.contains("15300000"), "{csv}");
 }
 
 #[test]
 fn headline_marks_get_no_table() {
-    let fio = Workload {
-        kind: "fio",
-        params: serde_json::json!({"job": "seq.fio"}),
-        policy: "cold",
-    };
+    let fio = Workload::cold("fio", serde_json::json!({"job": "seq.fio"}));
     let (store, id) = study_of(
         &fio,
         &[&[("journal", "16M")], &[("journal", "256M")]],
@@ -1004,22 +971,12 @@ fn rerun_first(store: &mut Store, id: i64, rep: u32, line: &str) {
     let wild = [Metric::new("dir_create", "rate", Unit::DirsPerSec, 1.0)];
     store
         .record_trial(&NewTrial {
-            cell: d.cells[0].id,
-            workload: d.workloads[0].id,
-            repetition: rep,
             order_index: 99,
             status: TrialStatus::Discarded,
-            error: None,
             cache_policy: "cold",
-            started_at: "t".into(),
-            finished_at: "t".into(),
-            wall_seconds: 1.0,
-            metrics: &wild,
-            histograms: &[],
             interference: Some(line.into()),
-            settle_seconds: None,
-            timeline: &[],
             excluded: Some("rerun"),
+            ..NewTrial::counted(d.cells[0].id, d.workloads[0].id, rep, &wild)
         })
         .unwrap();
 }
@@ -1043,28 +1000,23 @@ fn disturbed_repetitions_left_out_are_counted_and_named_not_averaged() {
         (r.series[0].ok, r.series[0].discarded, r.series[0].rerun),
         (3, 0, 1)
     );
-    let w: Vec<&ReportWarning> = r
-        .warnings
-        .iter()
-        .filter(|w| w.kind == WarningKind::Interference)
-        .collect();
+    let w = of_kind(&r, WarningKind::Interference);
     assert_eq!(w.len(), 1, "{w:?}");
     assert_eq!(
         w[0].subject,
         "journal=16MB fs=ext4: 1 disturbed repetition re-run (the worst, repetition 2: 2.4 GiB of other I/O on vda)"
     );
-    let text = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let text = rendered(&r, Format::Table);
     assert!(text.contains("0 + 1 re-run"), "{text}");
 }
 
 /// Two cells with wide, overlapping values (inconclusive), every repetition of the first
 /// disturbed by `line`.
 fn disturbed_pair(reps: u32, disturbed: impl Fn(usize, u32) -> Option<String>) -> (Store, i64) {
-    let fdtree = Workload {
-        kind: "fdtree",
-        params: serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
-        policy: "cold",
-    };
+    let fdtree = Workload::cold(
+        "fdtree",
+        serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
+    );
     study_disturbed(
         &fdtree,
         &CELLS[..2],
@@ -1084,11 +1036,7 @@ fn a_busy_machine_is_named_and_not_answered_with_more_repetitions() {
         "other processes used 3.10 CPU-s (77.0% of all CPUs); 9 other runnable tasks on 2 CPUs";
     let (store, id) = disturbed_pair(4, |c, _| (c == 0).then(|| load.to_string()));
     let r = report(&store, id, &ReportOptions::default()).unwrap();
-    let w: Vec<&ReportWarning> = r
-        .warnings
-        .iter()
-        .filter(|w| w.kind == WarningKind::Interference)
-        .collect();
+    let w = of_kind(&r, WarningKind::Interference);
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(
         w[0].message
@@ -1113,18 +1061,14 @@ fn a_busy_machine_is_named_and_not_answered_with_more_repetitions() {
     assert!(!note.contains("more repetitions would tell"), "{note}");
     assert!(note.contains("busy during most repetitions"), "{note}");
     // Its variation is the other work's: no advice to add repetitions there either.
-    let cv: Vec<&ReportWarning> = r
-        .warnings
-        .iter()
-        .filter(|w| w.kind == WarningKind::HighCv)
-        .collect();
+    let cv = of_kind(&r, WarningKind::HighCv);
     assert!(!cv.is_empty());
     for w in cv {
         assert_eq!(w.cell.as_deref(), Some("journal=16MB fs=ext4"));
         assert_eq!(w.advice, super::disturbed::BUSY_CV_ADVICE);
         assert!(!w.message.contains("more repetitions"), "{}", w.message);
     }
-    let text = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let text = rendered(&r, Format::Table);
     assert!(!text.contains("would narrow the interval"), "{text}");
     assert!(!text.contains("run more repetitions"), "{text}");
 
@@ -1153,11 +1097,7 @@ fn past_the_rerun_limit_the_texts_read_the_repeat_policy() {
         disturbed_pair(4, |c, rep| (c == 0 && rep == 1).then(|| line.to_string()));
     rerun_first(&mut store, id, 1, line);
     let r = report(&store, id, &ReportOptions::default()).unwrap();
-    let w: Vec<&ReportWarning> = r
-        .warnings
-        .iter()
-        .filter(|w| w.kind == WarningKind::Interference)
-        .collect();
+    let w = of_kind(&r, WarningKind::Interference);
     assert_eq!(w.len(), 2, "{w:?}");
     assert!(
         w[0].advice
@@ -1171,7 +1111,7 @@ fn past_the_rerun_limit_the_texts_read_the_repeat_policy() {
         w[1].advice
     );
     assert!(w[1].advice.contains("re-run limit"), "{}", w[1].advice);
-    let text = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let text = rendered(&r, Format::Table);
     assert!(!text.contains("disturbed = \"keep\""), "{text}");
 }
 
@@ -1180,11 +1120,7 @@ fn dbench_observations_are_about_its_throughput_not_its_latencies() {
     // The journaling studies' engine: per-operation latencies differ by 40% and more, the
     // throughput by 30%. Only the throughput is primary; the latencies are exploratory,
     // adjusted across every test of the report, and never Observations.
-    let dbench = Workload {
-        kind: "dbench",
-        params: serde_json::json!({"clients": 2}),
-        policy: "cold",
-    };
+    let dbench = Workload::cold("dbench", serde_json::json!({"clients": 2}));
     let cells: [&[(&str, &str)]; 2] = [&[("log", "internal")], &[("log", "external")]];
     let (store, id) = study_of(&dbench, &cells, 4, &[], |c, rep| {
         let k = 1.0 + 0.01 * f64::from(rep % 2);
@@ -1307,6 +1243,7 @@ fn a_progress_series_never_measured_is_not_charted() {
         unit,
         value,
     };
+    let metric = [Metric::new("p", "rate", Unit::OpsPerSec, 11.0)];
     for (i, progress) in [[0.0, 0.0], [0.0, 1500.0]].into_iter().enumerate() {
         let timeline = [
             pt(1.0, "progress", Unit::OpsPerSec, progress[0]),
@@ -1315,22 +1252,10 @@ fn a_progress_series_never_measured_is_not_charted() {
         ];
         store
             .record_trial(&NewTrial {
-                cell: cells[i].id,
-                workload: wl,
-                repetition: 2,
                 order_index: 10 + i as u32,
-                status: TrialStatus::Ok,
-                error: None,
                 cache_policy: "cold",
-                started_at: "t".into(),
-                finished_at: "t".into(),
-                wall_seconds: 1.0,
-                metrics: &[Metric::new("p", "rate", Unit::OpsPerSec, 11.0)],
-                histograms: &[],
-                interference: None,
-                settle_seconds: None,
                 timeline: &timeline,
-                excluded: None,
+                ..NewTrial::counted(cells[i].id, wl, 2, &metric)
             })
             .unwrap();
     }

@@ -10,6 +10,7 @@ use super::model::{ReportWarning, WarningKind};
 use crate::metric::{Metric, Unit};
 use crate::stats::interval::INTERVAL_MIN_N;
 use crate::stats::{self, metric_warnings, Quantity, Summary, Thresholds, Warning};
+use crate::vocab::CachePolicy;
 use crate::workload::WorkloadKind;
 use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
 use serde::Serialize;
@@ -97,7 +98,7 @@ pub fn warning_lines(
     sums: &[MetricSummary],
     t: &Thresholds,
 ) -> Vec<String> {
-    let policy = Policy::of(Some("none"), params);
+    let policy = Policy::of(Some(CachePolicy::None), params);
     let caps = kind.map(WorkloadKind::caps);
     let mut out: Vec<ReportWarning> = Vec::new();
     let mut phases: Vec<&str> = Vec::new();

@@ -195,7 +195,7 @@ pub fn load(store: &Store, spec: &str) -> Result<Loaded> {
         source: Source {
             spec: spec.to_string(),
             id: row.id,
-            kind: row.kind.clone(),
+            kind: row.kind,
             name: row.name.clone(),
             description: row.description.clone(),
             status: row.status,
@@ -269,7 +269,6 @@ pub fn merge(a: Loaded, b: Loaded) -> Result<(StudyData, BTreeMap<i64, Vec<Histo
     }
     let kept_a: Vec<i64> = map.values().copied().collect();
     let mut data = a.data.clone();
-    data.study.kind = "compare".into();
     data.study.name = format!("{} vs {}", a.source.spec, b.source.spec);
     data.workloads.retain(|w| kept_a.contains(&w.id));
     let tag = |l: &Loaded, cells: &mut Vec<crate::store::CellRow>, offset: i64| {

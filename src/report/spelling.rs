@@ -69,11 +69,7 @@ mod tests {
     #[test]
     fn a_store_with_loadfile_spellings_reports_dbench_4_0_names() {
         // A dbench run as fslab stored it before issue 24: phases in the loadfile's spelling.
-        let dbench = Workload {
-            kind: "dbench",
-            params: serde_json::json!({"clients": 2}),
-            policy: "cold",
-        };
+        let dbench = Workload::cold("dbench", serde_json::json!({"clients": 2}));
         let cells: [&[(&str, &str)]; 2] = [&[("fs", "ext4")], &[("fs", "xfs")]];
         let (store, id) = study_of(&dbench, &cells, 3, &[], |c, rep| {
             let lat = if c == 0 { 1.0 } else { 2.0 } + 0.01 * f64::from(rep);

@@ -5,10 +5,10 @@
 
 use super::*;
 use crate::metric::{Metric, Unit};
-use crate::report::tests::report;
-use crate::report::{exporter, Format, ReportOptions};
+use crate::report::tests::{of_kind, rendered, report};
+use crate::report::{Format, ReportOptions};
 use crate::stats::adaptive::StopReason;
-use crate::store::{NewCell, NewStudy, NewTrial, SeriesStatus, Store, TrialStatus};
+use crate::store::{NewCell, NewStudy, NewTrial, SeriesStatus, Store};
 use crate::units::fmt_size;
 
 /// File sizes (KiB) and record sizes (KiB) of the test sweep: records up to the file size,
@@ -26,35 +26,21 @@ fn rate(file: u64, record: u64, rep: u32) -> f64 {
 fn sweep(reps: u32, ram: &str) -> (Store, i64) {
     let mut store = Store::open_in_memory().unwrap();
     let s = store
-        .begin_study(&NewStudy {
-            kind: "run",
-            name: "iozone".into(),
-            command_line: "fslab iozone -a".into(),
-            ..Default::default()
-        })
+        .begin_study(&NewStudy::named("run", "iozone", "fslab iozone -a"))
         .unwrap();
     let mut cells = Vec::new();
     for &f in &FILES {
         for &r in RECORDS.iter().filter(|&&r| r <= f) {
-            let factors = vec![
-                ("file_size".to_string(), fmt_size(f * 1024)),
-                ("record_size".to_string(), fmt_size(r * 1024)),
-            ];
-            let label = format!("file_size={} record_size={}", factors[0].1, factors[1].1);
+            let (file, record) = (fmt_size(f * 1024), fmt_size(r * 1024));
             let config = serde_json::json!({
                 "target": "/mnt/t", "fs_type": "ext4", "file_kib": f, "record_bytes": r * 1024,
             });
-            let idx = cells.len();
+            let factors = [
+                ("file_size", file.as_str()),
+                ("record_size", record.as_str()),
+            ];
             let id = store
-                .add_cell(
-                    s,
-                    &NewCell {
-                        idx,
-                        label,
-                        factors,
-                        config,
-                    },
-                )
+                .add_cell(s, &NewCell::of(cells.len(), &factors, config))
                 .unwrap();
             cells.push((id, f, r));
         }
@@ -82,22 +68,8 @@ fn sweep(reps: u32, ram: &str) -> (Store, i64) {
             ];
             store
                 .record_trial(&NewTrial {
-                    cell: id,
-                    workload: w,
-                    repetition: rep,
                     order_index: order,
-                    status: TrialStatus::Ok,
-                    error: None,
-                    cache_policy: "none",
-                    started_at: "t".into(),
-                    finished_at: "t".into(),
-                    wall_seconds: 1.0,
-                    metrics: &m,
-                    histograms: &[],
-                    interference: None,
-                    settle_seconds: None,
-                    timeline: &[],
-                    excluded: None,
+                    ..NewTrial::counted(id, w, rep, &m)
                 })
                 .unwrap();
             order += 1;
@@ -162,11 +134,10 @@ fn a_small_study_keeps_its_comparisons() {
         .map(|c| c.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect())
         .collect();
     let slices: Vec<&[(&str, &str)]> = refs.iter().map(Vec::as_slice).collect();
-    let wl = crate::report::tests::Workload {
-        kind: "fdtree",
-        params: serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
-        policy: "cold",
-    };
+    let wl = crate::report::tests::Workload::cold(
+        "fdtree",
+        serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
+    );
     let (store, id) = crate::report::tests::study_of(&wl, &slices, 3, &[], |c, rep| {
         vec![Metric::new(
             "file_create",
@@ -179,7 +150,7 @@ fn a_small_study_keeps_its_comparisons() {
     assert!(r.factors.iter().all(|f| !f.sweep && f.baseline.is_some()));
     assert_eq!(r.workloads[0].comparisons.len(), 6 + 6);
     assert!(matrix_axes(&r).is_none());
-    let text = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let text = rendered(&r, Format::Table);
     assert!(!text.contains("one matrix per phase"), "{text}");
 }
 
@@ -223,7 +194,7 @@ fn a_sweep_reads_as_one_matrix_per_phase() {
     assert_eq!(rows[0][0], "64 KiB");
     assert_eq!(rows[0][6], "");
 
-    let out = String::from_utf8(exporter(Format::Table).render(&r).unwrap()).unwrap();
+    let out = rendered(&r, Format::Table);
     assert!(out.contains("write · throughput (MiB/s)"), "{out}");
     assert!(out.contains("rows file_size, columns record_size"), "{out}");
     // No configuration rows (`1 MiB   512 KiB   …`) in the compact report.
@@ -243,7 +214,7 @@ fn a_sweep_reads_as_one_matrix_per_phase() {
     let all = String::from_utf8(all).unwrap();
     assert!(all.contains("write · throughput (MiB/s)"), "{all}");
     assert!(all.lines().any(config_row), "{all}");
-    let md = String::from_utf8(exporter(Format::Markdown).render(&r).unwrap()).unwrap();
+    let md = rendered(&r, Format::Markdown);
     assert!(
         md.contains("| file_size | 4k | 8k | 16k | 32k | 64k | 128k | 256k | 512k |"),
         "{md}"
@@ -255,7 +226,7 @@ fn html_of_a_sweep_draws_heatmaps_not_a_bar_per_point() {
     let (store, id) = sweep(3, "1000000000000");
     let r = report(&store, id, &options(None)).unwrap();
     assert!(!r.workloads[0].telemetry.is_empty());
-    let html = String::from_utf8(exporter(Format::Html).render(&r).unwrap()).unwrap();
+    let html = rendered(&r, Format::Html);
     let count = |k: &str| html.matches(&format!("class=\"chart chart-{k}\"")).count();
     assert_eq!(count("heatmap"), 2, "one per test");
     for k in ["bars", "stacked", "strip", "lines"] {
@@ -268,11 +239,7 @@ fn html_of_a_sweep_draws_heatmaps_not_a_bar_per_point() {
 fn many_points_with_one_repetition_are_one_short_warning() {
     let (store, id) = sweep(1, "1000000000000");
     let r = report(&store, id, &options(None)).unwrap();
-    let few: Vec<&ReportWarning> = r
-        .warnings
-        .iter()
-        .filter(|w| w.kind == WarningKind::FewRepetitions)
-        .collect();
+    let few = of_kind(&r, WarningKind::FewRepetitions);
     assert_eq!(few.len(), 1);
     let m = &few[0].message;
     assert!(

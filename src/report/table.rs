@@ -206,13 +206,7 @@ fn metric_table(r: &ReportData, w: &WorkloadReport, m: &view::MetricTable<'_>, o
 /// One of the articles' tables (rows = configurations, columns = phases; dbench's
 /// operations as rows).
 fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail, o: &mut Text) {
-    let cells = r.cells_with_data(w);
-    let g = super::grid::grid(r, w, t, &cells);
-    let stats = g
-        .rows
-        .iter()
-        .flat_map(|(_, e)| e.iter().flatten().map(|x| x.0));
-    let style = EntryStyle::of(stats, g.rows.len(), detail == Detail::Compact);
+    let (g, style) = super::grid::styled(r, w, t, detail);
     o.line("");
     o.para(
         &format!("{} — {}", t.heading, style.words(&interval_words(w, t))),

@@ -7,6 +7,15 @@ use crate::stats::compare::Welch;
 use crate::stats::effect::effect;
 use proptest::prelude::*;
 
+/// Five values around 100, and five around 156.
+const BASE: [f64; 5] = [100.0, 102.0, 98.0, 101.0, 99.0];
+const MORE: [f64; 5] = [156.0, 158.0, 154.0, 157.0, 155.0];
+
+/// The verdict on metric `m` at n = 5 without a family.
+fn said(unit: Unit, c: &Change, w: &Option<Welch>) -> (String, Option<bool>) {
+    verdict(unit, "m", Some(c), w.as_ref(), None, 5)
+}
+
 fn judge(a: &[f64], b: &[f64]) -> (Change, Option<Welch>) {
     effect(a, b).unwrap()
 }
@@ -26,24 +35,22 @@ fn formats_are_fixed() {
 
 #[test]
 fn verdicts_mind_the_direction() {
-    let base = [100.0, 102.0, 98.0, 101.0, 99.0];
-    let more = [156.0, 158.0, 154.0, 157.0, 155.0];
-    let (c, w) = judge(&base, &more);
-    let (rate, better) = verdict(Unit::FilesPerSec, "m", Some(&c), w.as_ref(), None, 5);
+    let (c, w) = judge(&BASE, &MORE);
+    let (rate, better) = said(Unit::FilesPerSec, &c, &w);
     assert!(rate.starts_with("faster by 56% (95% CI "), "{rate}");
     assert!(rate.ends_with("p < 0.001)"), "{rate}");
     assert_eq!(better, Some(true));
-    let (time, better) = verdict(Unit::Seconds, "m", Some(&c), w.as_ref(), None, 5);
+    let (time, better) = said(Unit::Seconds, &c, &w);
     assert!(time.starts_with("slower: 56% more time"), "{time}");
     assert_eq!(better, Some(false));
-    let (c, w) = judge(&more, &base);
-    let (time, better) = verdict(Unit::Seconds, "m", Some(&c), w.as_ref(), None, 5);
+    let (c, w) = judge(&MORE, &BASE);
+    let (time, better) = said(Unit::Seconds, &c, &w);
     assert!(
         time.starts_with("faster: 36% less time (95% CI 3"),
         "{time}"
     );
     assert_eq!(better, Some(true));
-    let (lat, _) = verdict(Unit::Millis, "m", Some(&c), w.as_ref(), None, 5);
+    let (lat, _) = said(Unit::Millis, &c, &w);
     assert!(lat.starts_with("lower by 36%"), "{lat}");
 }
 
@@ -53,7 +60,7 @@ fn narrow_and_wide_intervals_around_zero() {
     let a = [100.0, 101.0, 99.0, 100.5, 99.5];
     let b = [100.2, 99.4, 101.1, 100.0, 99.8];
     let (c, w) = judge(&a, &b);
-    let (v, better) = verdict(Unit::OpsPerSec, "m", Some(&c), w.as_ref(), None, 5);
+    let (v, better) = said(Unit::OpsPerSec, &c, &w);
     assert!(v.starts_with("no significant difference (+0."), "{v}");
     assert_eq!(better, None);
     assert_eq!(more_repetitions(Some(&c), w.as_ref(), 5), None);
@@ -94,37 +101,15 @@ fn one_repetition_is_not_tested() {
 
 #[test]
 fn q_and_its_family_are_shown_beside_p_where_it_decides() {
-    let base = [100.0, 102.0, 98.0, 101.0, 99.0];
-    let more = [156.0, 158.0, 154.0, 157.0, 155.0];
-    let (c, w) = judge(&base, &more);
-    let (v, _) = verdict(
-        Unit::FilesPerSec,
-        "m",
-        Some(&c),
-        w.as_ref(),
-        Some((0.0004, 4)),
-        5,
-    );
+    let (c, w) = judge(&BASE, &MORE);
+    let with_q = |q| verdict(Unit::FilesPerSec, "m", Some(&c), w.as_ref(), Some(q), 5);
+    let (v, _) = with_q((0.0004, 4));
     assert!(v.ends_with("p < 0.001, q < 0.001 of 4)"), "{v}");
     // A family of one: q = p, not shown.
-    let (v, _) = verdict(
-        Unit::FilesPerSec,
-        "m",
-        Some(&c),
-        w.as_ref(),
-        Some((0.0004, 1)),
-        5,
-    );
+    let (v, _) = with_q((0.0004, 1));
     assert!(v.ends_with("p < 0.001)"), "{v}");
     // Significant on its own, not after the adjustment: the verdict says which decided.
-    let (v, better) = verdict(
-        Unit::FilesPerSec,
-        "m",
-        Some(&c),
-        w.as_ref(),
-        Some((0.09, 17)),
-        5,
-    );
+    let (v, better) = with_q((0.09, 17));
     assert!(
         v.ends_with("p < 0.001), but not after adjusting for 17 tests (q = 0.090)"),
         "{v}"
@@ -253,11 +238,10 @@ fn less_cpu_and_utilisation_are_better() {
 #[test]
 fn large_changes_are_said_as_factors() {
     // 2289% faster is 23.9× the rate: said as a factor, its interval too.
-    let base = [100.0, 102.0, 98.0, 101.0, 99.0];
     let much = [2390.0, 2420.0, 2360.0, 2400.0, 2380.0];
-    let (c, w) = judge(&base, &much);
+    let (c, w) = judge(&BASE, &much);
     assert!(c.percent > 2200.0);
-    let (rate, better) = verdict(Unit::FilesPerSec, "m", Some(&c), w.as_ref(), None, 5);
+    let (rate, better) = said(Unit::FilesPerSec, &c, &w);
     assert!(rate.starts_with("23.9× faster (95% CI 2"), "{rate}");
     assert!(
         rate.contains("×–") && !rate.replace("95% CI", "").contains('%'),
@@ -266,17 +250,17 @@ fn large_changes_are_said_as_factors() {
     let (plo, phi) = printed_interval(&rate).unwrap();
     assert!(plo > 2000.0 && phi > plo, "{rate}");
     assert_eq!(better, Some(true));
-    let (time, better) = verdict(Unit::Seconds, "m", Some(&c), w.as_ref(), None, 5);
+    let (time, better) = said(Unit::Seconds, &c, &w);
     assert!(time.starts_with("23.9× slower"), "{time}");
     assert_eq!(better, Some(false));
     // The other way: a rate 23.9× lower is 23.9× slower, a time 23.9× shorter faster.
-    let (c, w) = judge(&much, &base);
-    let (rate, better) = verdict(Unit::FilesPerSec, "m", Some(&c), w.as_ref(), None, 5);
+    let (c, w) = judge(&much, &BASE);
+    let (rate, better) = said(Unit::FilesPerSec, &c, &w);
     assert!(rate.starts_with("23.9× slower (95% CI 2"), "{rate}");
     assert_eq!(better, Some(false));
-    let (time, _) = verdict(Unit::Seconds, "m", Some(&c), w.as_ref(), None, 5);
+    let (time, _) = said(Unit::Seconds, &c, &w);
     assert!(time.starts_with("23.9× faster"), "{time}");
-    let (lat, _) = verdict(Unit::Millis, "m", Some(&c), w.as_ref(), None, 5);
+    let (lat, _) = said(Unit::Millis, &c, &w);
     assert!(lat.starts_with("23.9× lower"), "{lat}");
     // The interval's bounds in the change's direction, lower first, around the factor.
     let (lo, hi) = c.ci95.unwrap();
@@ -286,8 +270,8 @@ fn large_changes_are_said_as_factors() {
         "{rate}"
     );
     // Under twice: a percentage, as before.
-    let (c, w) = judge(&base, &[190.0, 192.0, 188.0, 191.0, 189.0]);
-    let (rate, _) = verdict(Unit::FilesPerSec, "m", Some(&c), w.as_ref(), None, 5);
+    let (c, w) = judge(&BASE, &[190.0, 192.0, 188.0, 191.0, 189.0]);
+    let (rate, _) = said(Unit::FilesPerSec, &c, &w);
     assert!(rate.starts_with("faster by 90% (95% CI"), "{rate}");
     assert_eq!(fmt_factor(4.0, "slower", "faster"), "4.0× slower");
     assert_eq!(fmt_factor(0.4, "slower", "faster"), "2.5× faster");

@@ -9,11 +9,7 @@ use crate::report::ReportOptions;
 /// A fio workload on two journal sizes, three repetitions: a time-based job (its run time the
 /// same every time), an fsync direction, a disk with no utilisation at all.
 fn fio_study() -> ReportData {
-    let wl = Workload {
-        kind: "fio",
-        params: serde_json::json!({"job": "jobs/journal.fio"}),
-        policy: "cold",
-    };
+    let wl = Workload::cold("fio", serde_json::json!({"job": "jobs/journal.fio"}));
     let cells: [&[(&str, &str)]; 2] = [&[("journal", "16MB")], &[("journal", "256MB")]];
     let (store, id) = study_of(&wl, &cells, 3, &[], |c, rep| {
         let x = 1.0 + 0.1 * c as f64 + 0.01 * rep as f64;
@@ -82,11 +78,7 @@ fn flat_tables_are_found_only_when_every_value_is_the_same() {
 
 /// fdtree on `cells` levels of one factor; `rate(cell, rep)`.
 fn fdtree(levels: &[&str], rate: impl Fn(usize, u32) -> f64) -> ReportData {
-    let wl = Workload {
-        kind: "fdtree",
-        params: serde_json::json!({"files": 3}),
-        policy: "cold",
-    };
+    let wl = Workload::cold("fdtree", serde_json::json!({"files": 3}));
     let cells: Vec<Vec<(&str, &str)>> = levels.iter().map(|l| vec![("journal", *l)]).collect();
     let cells: Vec<&[(&str, &str)]> = cells.iter().map(Vec::as_slice).collect();
     let (store, id) = study_of(&wl, &cells, 4, &[], |c, rep| {
@@ -164,11 +156,7 @@ fn one_factor_names_the_column_and_its_levels_the_rows() {
     assert_eq!(cell_corner(&r), "journal");
     assert_eq!(cell_name(&r, 1), "64MB");
     let (store, id) = study_of(
-        &Workload {
-            kind: "fdtree",
-            params: serde_json::json!({}),
-            policy: "cold",
-        },
+        &Workload::cold("fdtree", serde_json::json!({})),
         &[
             &[("journal", "16MB"), ("fs", "ext4")],
             &[("journal", "16MB"), ("fs", "xfs")],

@@ -19,7 +19,7 @@ fn source(id: i64, spec: &str) -> Source {
     Source {
         spec: spec.into(),
         id,
-        kind: "study".into(),
+        kind: crate::vocab::StudyKind::Study,
         name: "s".into(),
         description: String::new(),
         status: StudyStatus::Complete,

@@ -98,10 +98,10 @@ fn clean_one(st: &mut Store, study: i64, dead: &ClaimInfo, rep: &mut Report) -> 
     }
     let kind = st
         .study(study)?
-        .map_or_else(|| "run".to_string(), |s| s.kind);
+        .map_or(crate::vocab::StudyKind::Run, |s| s.kind);
     // Its cells and series were cut short too: a study's go back to pending (what --resume
     // continues), a run's fail (a run is not resumed).
-    st.end_running_cells(study, kind == "study")?;
+    st.end_running_cells(study, kind == crate::vocab::StudyKind::Study)?;
     st.set_study_status(study, StudyStatus::Interrupted)?;
     rep.actions.push(format!(
         "{kind} {study}: marked interrupted (process {} on {} was killed)",

@@ -211,18 +211,17 @@ impl Store {
                 Some(false) => {}
             }
         }
-        self.conn
-            .execute(
-                &format!("INSERT OR REPLACE INTO claim ({CLAIM_COLS}) VALUES (?1, ?2, ?3, ?4, ?5)"),
-                params![
-                    me.study_id,
-                    me.pid,
-                    me.host,
-                    me.start_time as i64,
-                    me.claimed_at
-                ],
-            )
-            .map_err(self.fail(&what))?;
+        self.exec(
+            &format!("INSERT OR REPLACE INTO claim ({CLAIM_COLS}) VALUES (?1, ?2, ?3, ?4, ?5)"),
+            params![
+                me.study_id,
+                me.pid,
+                me.host,
+                me.start_time as i64,
+                me.claimed_at
+            ],
+            &what,
+        )?;
         Ok(Claim {
             info: me,
             taken_over: held,

@@ -4,8 +4,9 @@
 
 use super::rows::StudyRow;
 use super::{db_error, now, ClaimInfo, Store, StudyStatus};
+use crate::vocab::StudyKind;
 use anyhow::{Context, Result};
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -79,8 +80,8 @@ pub struct RawSample {
 pub struct Removed {
     /// Id.
     pub id: i64,
-    /// `run` or `study`.
-    pub kind: String,
+    /// A study or an engine run.
+    pub kind: StudyKind,
     /// Name.
     pub name: String,
     /// Cells removed.
@@ -95,7 +96,7 @@ pub struct Removed {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ImportReport {
     /// (source id, new id, kind, name, host) of every study copied.
-    pub imported: Vec<(i64, i64, String, String, Option<String>)>,
+    pub imported: Vec<(i64, i64, StudyKind, String, Option<String>)>,
     /// (source id, id here) of studies already present.
     pub skipped: Vec<(i64, i64)>,
     /// Source ids left out because they were still running there.
@@ -141,7 +142,7 @@ impl Store {
             let engines = self.engines_of(s.id)?;
             let keep = match f.kind.as_deref() {
                 None => true,
-                Some("run") | Some("study") => Some(s.kind.as_str()) == f.kind.as_deref(),
+                Some(k) if StudyKind::parse(k).is_some() => s.kind == k,
                 Some(k) => engines.iter().any(|e| e == k),
             };
             if !keep {
@@ -180,14 +181,11 @@ impl Store {
         if self.version < 5 {
             return Ok(None);
         }
-        self.conn()
-            .query_row(
-                "SELECT source_path || '#' || source_id FROM provenance WHERE study_id = ?1",
-                params![id],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.fail(format_args!("reading the provenance of study {id}")))
+        self.value(
+            "SELECT source_path || '#' || source_id FROM provenance WHERE study_id = ?1",
+            params![id],
+            format_args!("reading the provenance of study {id}"),
+        )
     }
 
     /// A run's target directory and file system; a study's work directory and the file
@@ -195,14 +193,11 @@ impl Store {
     fn target_and_fs(&self, s: &StudyRow) -> Result<(String, String)> {
         let what = format!("reading where study {} ran", s.id);
         let env = |k: &str| -> Result<Option<String>> {
-            self.conn()
-                .query_row(
-                    "SELECT value FROM environment WHERE study_id = ?1 AND key = ?2",
-                    params![s.id, k],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(self.fail(&what))
+            self.value(
+                "SELECT value FROM environment WHERE study_id = ?1 AND key = ?2",
+                params![s.id, k],
+                &what,
+            )
         };
         let mut st = self
             .conn()
@@ -213,7 +208,7 @@ impl Store {
             .map_err(self.fail(&what))?
             .filter_map(|c| c.ok().and_then(|c| serde_json::from_str(&c).ok()))
             .collect();
-        if s.kind == "run" {
+        if s.kind == StudyKind::Run {
             let target = configs
                 .iter()
                 .find_map(|c| c.get("target").and_then(|t| t.as_str()).map(String::from))
@@ -360,15 +355,11 @@ impl Store {
     /// imported, else its host, creation time, id and name here.
     fn origin_of(&self, s: &StudyRow) -> Result<String> {
         if self.version >= 5 {
-            let o: Option<String> = self
-                .conn()
-                .query_row(
-                    "SELECT origin FROM provenance WHERE study_id = ?1",
-                    params![s.id],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(self.fail("reading provenance"))?;
+            let o: Option<String> = self.value(
+                "SELECT origin FROM provenance WHERE study_id = ?1",
+                params![s.id],
+                "reading provenance",
+            )?;
             if let Some(o) = o {
                 return Ok(o);
             }
@@ -378,27 +369,20 @@ impl Store {
     }
 
     fn host_of(&self, id: i64) -> Result<Option<String>> {
-        self.conn()
-            .query_row(
-                "SELECT value FROM environment WHERE study_id = ?1 AND key = 'host'",
-                params![id],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.fail(format_args!("reading the host of study {id}")))
+        self.value(
+            "SELECT value FROM environment WHERE study_id = ?1 AND key = 'host'",
+            params![id],
+            format_args!("reading the host of study {id}"),
+        )
     }
 
     /// The study here that is the measurement `origin`, if any (imported or native).
     fn study_with_origin(&self, origin: &str) -> Result<Option<i64>> {
-        let found: Option<i64> = self
-            .conn()
-            .query_row(
-                "SELECT study_id FROM provenance WHERE origin = ?1",
-                params![origin],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.fail("reading provenance"))?;
+        let found: Option<i64> = self.value(
+            "SELECT study_id FROM provenance WHERE origin = ?1",
+            params![origin],
+            "reading provenance",
+        )?;
         if found.is_some() {
             return Ok(found);
         }

@@ -6,12 +6,11 @@ use crate::metric::{Metric, Unit};
 /// A complete study with two cells (journal × fs) and one repetition each.
 fn study(store: &mut Store, name: &str) -> i64 {
     let s = store
-        .begin_study(&NewStudy {
-            kind: "study",
-            name: name.into(),
-            command_line: format!("fslab study run {name}.toml"),
-            ..Default::default()
-        })
+        .begin_study(&NewStudy::named(
+            "study",
+            name,
+            &format!("fslab study run {name}.toml"),
+        ))
         .unwrap();
     store
         .set_environment(s, &[("host".into(), "h1".into())])
@@ -20,20 +19,12 @@ fn study(store: &mut Store, name: &str) -> i64 {
         .add_workload(s, 0, "fdtree", "small", &serde_json::json!({}))
         .unwrap();
     for (i, fs) in ["ext4", "xfs"].iter().enumerate() {
-        let c = store
-            .add_cell(
-                s,
-                &NewCell {
-                    idx: i,
-                    label: format!("journal=16MB fs={fs}"),
-                    factors: vec![
-                        ("journal".into(), "16MB".into()),
-                        ("fs".into(), fs.to_string()),
-                    ],
-                    config: serde_json::json!({ "fs": fs }),
-                },
-            )
-            .unwrap();
+        let cell = NewCell::of(
+            i,
+            &[("journal", "16MB"), ("fs", fs)],
+            serde_json::json!({ "fs": fs }),
+        );
+        let c = store.add_cell(s, &cell).unwrap();
         let m = [Metric::new(
             "file_create",
             "rate",
@@ -42,22 +33,9 @@ fn study(store: &mut Store, name: &str) -> i64 {
         )];
         store
             .record_trial(&NewTrial {
-                cell: c,
-                workload: w,
-                repetition: 1,
                 order_index: i as u32,
-                status: TrialStatus::Ok,
-                error: None,
                 cache_policy: "cold",
-                started_at: now(),
-                finished_at: now(),
-                wall_seconds: 1.0,
-                metrics: &m,
-                histograms: &[],
-                interference: None,
-                settle_seconds: None,
-                timeline: &[],
-                excluded: None,
+                ..NewTrial::counted(c, w, 1, &m)
             })
             .unwrap();
     }

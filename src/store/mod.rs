@@ -119,6 +119,70 @@ pub struct NewTrial<'a> {
     pub excluded: Option<&'a str>,
 }
 
+#[cfg(test)]
+impl NewStudy {
+    /// For tests: a study or run of `kind` named `name`, typed as `command_line`.
+    pub(crate) fn named(kind: &'static str, name: &str, command_line: &str) -> NewStudy {
+        NewStudy {
+            kind,
+            name: name.into(),
+            command_line: command_line.into(),
+            ..Default::default()
+        }
+    }
+}
+
+#[cfg(test)]
+impl<'a> NewTrial<'a> {
+    /// For tests: repetition `repetition` (also its place in the order) of `workload` on
+    /// `cell`, counted and quiet, under no cache policy, with `metrics`.
+    pub(crate) fn counted(
+        cell: i64,
+        workload: i64,
+        repetition: u32,
+        metrics: &'a [Metric],
+    ) -> NewTrial<'a> {
+        NewTrial {
+            cell,
+            workload,
+            repetition,
+            order_index: repetition,
+            status: TrialStatus::Ok,
+            error: None,
+            cache_policy: "none",
+            started_at: "t".into(),
+            finished_at: "t".into(),
+            wall_seconds: 1.0,
+            metrics,
+            histograms: &[],
+            interference: None,
+            settle_seconds: None,
+            timeline: &[],
+            excluded: None,
+        }
+    }
+}
+
+#[cfg(test)]
+impl NewCell {
+    /// For tests: cell `idx` with `factors`, labelled by them (`journal=16MB fs=ext4`).
+    pub(crate) fn of(idx: usize, factors: &[(&str, &str)], config: serde_json::Value) -> NewCell {
+        NewCell {
+            idx,
+            label: factors
+                .iter()
+                .map(|(a, b)| format!("{a}={b}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            factors: factors
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+            config,
+        }
+    }
+}
+
 /// The current time as RFC 3339 UTC with millisecond precision.
 pub use crate::units::timestamp_now as now;
 
@@ -180,6 +244,31 @@ impl Store {
     /// The context of a non-SQLite error (JSON, …): what was being done, in which file.
     fn at(&self, what: impl Display) -> String {
         format!("{what} in results database {}", self.path.display())
+    }
+
+    /// Execute `sql` with `p`; an error names `what` and the file.
+    fn exec(
+        &self,
+        sql: &str,
+        p: impl rusqlite::Params,
+        what: impl Display,
+    ) -> anyhow::Result<usize> {
+        self.conn.execute(sql, p).map_err(self.fail(what))
+    }
+
+    /// The first column of the row `sql` selects with `p`, if there is one; an error names
+    /// `what` and the file.
+    fn value<T: rusqlite::types::FromSql>(
+        &self,
+        sql: &str,
+        p: impl rusqlite::Params,
+        what: impl Display,
+    ) -> anyhow::Result<Option<T>> {
+        use rusqlite::OptionalExtension;
+        self.conn
+            .query_row(sql, p, |r| r.get(0))
+            .optional()
+            .map_err(self.fail(what))
     }
 
     /// Map an SQLite error of `what` to one that names the file (see [`db_error`]).

@@ -136,15 +136,18 @@ const TRIAL_COLUMNS: [&str; 14] = [
     "excluded",
 ];
 
+/// A copy of `tests/fixtures/NAME` in a temporary directory (kept while the first is).
+fn fixture(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(name);
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    std::fs::copy(src.join(name), &p).unwrap();
+    (dir, p)
+}
+
 #[test]
 fn the_version_1_fixture_is_read_as_is_and_migrated_when_opened_for_writing() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("v1.db");
-    std::fs::copy(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v1.db"),
-        &p,
-    )
-    .unwrap();
+    let (_dir, p) = fixture("store-v1.db");
     assert_eq!(markers(&p), (1, 0, false));
     {
         let st = Store::open_read_only(&p).unwrap();
@@ -355,13 +358,7 @@ fn inventory(p: &Path) -> Inventory {
 /// the report fixtures' six studies, a real high-variance study (7) and an engine run (8).
 #[test]
 fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("v2.db");
-    std::fs::copy(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v2.db"),
-        &p,
-    )
-    .unwrap();
+    let (_dir, p) = fixture("store-v2.db");
     assert_eq!(markers(&p), (2, APPLICATION_ID, true));
     let before = inventory(&p);
     assert!(before.rows.iter().any(|(t, n)| t == "owned_path" && *n > 0));
@@ -394,14 +391,11 @@ fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
     assert!(after.rows.contains(&("timeline".to_string(), 0)));
     assert!(after.rows.contains(&("provenance".to_string(), 0)));
     assert!(after.rows.contains(&("sqlite_sequence".to_string(), 1)));
-    let seq: i64 = rusqlite::Connection::open(&p)
-        .unwrap()
-        .query_row(
-            "SELECT seq FROM sqlite_sequence WHERE name = 'study'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let count = |sql: &str| -> i64 {
+        let conn = rusqlite::Connection::open(&p).unwrap();
+        conn.query_row(sql, [], |r| r.get(0)).unwrap()
+    };
+    let seq = count("SELECT seq FROM sqlite_sequence WHERE name = 'study'");
     assert_eq!(seq, 8, "the largest id of the fixture");
     after
         .rows
@@ -410,36 +404,20 @@ fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
         i != "sqlite_autoindex_timeline_1" && !i.starts_with("sqlite_autoindex_provenance")
     });
     assert_eq!(after, before, "every row and index kept");
-    let views: i64 = rusqlite::Connection::open(&p)
-        .unwrap()
-        .query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name LIKE 'study^_%^_samples' ESCAPE '^'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let views = count(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name LIKE 'study^_%^_samples' ESCAPE '^'",
+    );
     assert_eq!(views, 8, "one view per study");
     assert_eq!(st.load(7).unwrap().unwrap(), read, "read back the same");
     // The migrated file takes the new fields, and the unique index of counted repetitions
     // still holds.
     let (cell, workload) = (read.cells[0].id, read.workloads[0].id);
     let new = NewTrial {
-        cell,
-        workload,
-        repetition: 5,
         order_index: 99,
-        status: TrialStatus::Ok,
-        error: None,
         cache_policy: "fresh",
-        started_at: now(),
-        finished_at: now(),
-        wall_seconds: 1.0,
-        metrics: &[],
-        histograms: &[],
         interference: Some("vda: 3 MB written by other processes".into()),
         settle_seconds: Some(4.0),
-        timeline: &[],
-        excluded: None,
+        ..NewTrial::counted(cell, workload, 5, &[])
     };
     st.record_trial(&new).unwrap();
     let last = st.load(7).unwrap().unwrap().trials.pop().unwrap();

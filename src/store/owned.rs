@@ -6,7 +6,7 @@
 //! `removed` when the run took it away.
 
 use super::{now, Store};
-use crate::vocab::EntryKind;
+use crate::vocab::{words, EntryKind};
 use anyhow::{Context, Result};
 use rusqlite::params;
 use std::path::{Path, PathBuf};
@@ -43,36 +43,19 @@ impl OwnedKind {
     }
 }
 
-/// How far an owned path got.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OwnedState {
-    /// Recorded before it was made; it may or may not exist.
-    Intended,
-    /// Made; `dev` and `ino` identify it.
-    Created,
-    /// Removed by fslab.
-    Removed,
-}
-
-impl OwnedState {
+words! {
+    /// How far an owned path got.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum OwnedState {
+        /// Recorded before it was made; it may or may not exist.
+        Intended => "intended",
+        /// Made; `dev` and `ino` identify it.
+        Created => "created",
+        /// Removed by fslab.
+        Removed => "removed",
+    }
     /// The name stored in `owned_path.state`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OwnedState::Intended => "intended",
-            OwnedState::Created => "created",
-            OwnedState::Removed => "removed",
-        }
-    }
-
-    fn parse(s: &str) -> Option<OwnedState> {
-        [
-            OwnedState::Intended,
-            OwnedState::Created,
-            OwnedState::Removed,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
-    }
+    as_str;
 }
 
 /// A row of `owned_path`.
@@ -144,16 +127,12 @@ impl Store {
                 path.display()
             )
         })?;
-        self.conn
-            .execute(
-                "INSERT INTO owned_path (study_id, path, kind, detail, state, created_at)
+        self.exec(
+            "INSERT INTO owned_path (study_id, path, kind, detail, state, created_at)
                  VALUES (?1, ?2, ?3, ?4, 'intended', ?5)",
-                params![study, text, kind.stored(), detail.to_string(), now()],
-            )
-            .map_err(self.fail(format_args!(
-                "recording owned path {} of study {study}",
-                path.display()
-            )))?;
+            params![study, text, kind.stored(), detail.to_string(), now()],
+            format_args!("recording owned path {} of study {study}", path.display()),
+        )?;
         Ok(self.conn.last_insert_rowid())
     }
 

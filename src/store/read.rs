@@ -4,7 +4,8 @@ use super::rows::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow
 use super::{Histogram, Store};
 use crate::metric::{Metric, Unit};
 use anyhow::{Context, Result};
-use rusqlite::{params, OptionalExtension, Row};
+use rusqlite::types::FromSql;
+use rusqlite::{params, Row};
 
 fn study_from_row(r: &Row<'_>) -> rusqlite::Result<StudyRow> {
     Ok(StudyRow {
@@ -23,6 +24,18 @@ fn study_from_row(r: &Row<'_>) -> rusqlite::Result<StudyRow> {
     })
 }
 
+/// A row's first five columns.
+fn five<A, B, C, D, E>(r: &Row<'_>) -> rusqlite::Result<(A, B, C, D, E)>
+where
+    A: FromSql,
+    B: FromSql,
+    C: FromSql,
+    D: FromSql,
+    E: FromSql,
+{
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+}
+
 const STUDY_COLS: &str =
     "id, kind, name, description, command_line, spec, spec_hash, tool_version, seed, status, created_at, finished_at";
 
@@ -32,77 +45,65 @@ impl Store {
         f().with_context(|| self.at(what))
     }
 
-    /// All studies and runs, newest first.
-    pub fn list_studies(&self) -> Result<Vec<StudyRow>> {
+    /// The studies `filter` (SQL after `FROM study`) selects with `p`, as their rows; none
+    /// in a store without tables. `what` names the read in its error.
+    fn studies_where(
+        &self,
+        filter: &str,
+        p: &[&dyn rusqlite::ToSql],
+        what: &str,
+    ) -> Result<Vec<StudyRow>> {
         if self.version == 0 {
             return Ok(Vec::new());
         }
-        let what = "listing studies";
-        let mut st = self
-            .conn()
-            .prepare(&format!("SELECT {STUDY_COLS} FROM study ORDER BY id DESC"))
-            .map_err(self.fail(what))?;
-        let rows = st.query_map([], study_from_row).map_err(self.fail(what))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.fail(what))
+        let sql = format!("SELECT {STUDY_COLS} FROM study {filter}");
+        self.rows(&sql, p, study_from_row).map_err(self.fail(what))
+    }
+
+    /// The rows `sql` selects with `p`, each made by `f`.
+    fn rows<T>(
+        &self,
+        sql: &str,
+        p: impl rusqlite::Params,
+        f: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<Vec<T>> {
+        self.conn().prepare(sql)?.query_map(p, f)?.collect()
+    }
+
+    /// All studies and runs, newest first.
+    pub fn list_studies(&self) -> Result<Vec<StudyRow>> {
+        self.studies_where("ORDER BY id DESC", &[], "listing studies")
     }
 
     /// One study by id.
     pub fn study(&self, id: i64) -> Result<Option<StudyRow>> {
-        if self.version == 0 {
-            return Ok(None);
-        }
-        self.conn()
-            .query_row(
-                &format!("SELECT {STUDY_COLS} FROM study WHERE id = ?1"),
-                params![id],
-                study_from_row,
-            )
-            .optional()
-            .map_err(self.fail(format_args!("reading study {id}")))
+        let what = format!("reading study {id}");
+        Ok(self
+            .studies_where("WHERE id = ?1", params![id], &what)?
+            .pop())
     }
 
     /// The newest study with this name and kind `study`.
     pub fn latest_study_named(&self, name: &str) -> Result<Option<StudyRow>> {
-        if self.version == 0 {
-            return Ok(None);
-        }
-        self.conn()
-            .query_row(
-                &format!("SELECT {STUDY_COLS} FROM study WHERE name = ?1 AND kind = 'study' ORDER BY id DESC LIMIT 1"),
-                params![name],
-                study_from_row,
-            )
-            .optional()
-            .map_err(self.fail(format_args!("looking up study '{name}'")))
+        let what = format!("looking up study '{name}'");
+        let filter = "WHERE name = ?1 AND kind = 'study' ORDER BY id DESC LIMIT 1";
+        Ok(self.studies_where(filter, params![name], &what)?.pop())
     }
 
     /// Every study (kind `study`) with this name, newest first.
     pub fn studies_named(&self, name: &str) -> Result<Vec<StudyRow>> {
-        if self.version == 0 {
-            return Ok(Vec::new());
-        }
-        let what = format!("looking up studies named '{name}'");
-        let mut st = self
-            .conn()
-            .prepare(&format!(
-                "SELECT {STUDY_COLS} FROM study WHERE name = ?1 AND kind = 'study' ORDER BY id DESC"
-            ))
-            .map_err(self.fail(&what))?;
-        let rows = st
-            .query_map(params![name], study_from_row)
-            .map_err(self.fail(&what))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.fail(&what))
+        self.studies_where(
+            "WHERE name = ?1 AND kind = 'study' ORDER BY id DESC",
+            params![name],
+            &format!("looking up studies named '{name}'"),
+        )
     }
 
     /// Cells of a study in plan order.
     pub fn cells(&self, study: i64) -> Result<Vec<CellRow>> {
         self.reading(format_args!("reading the cells of study {study}"), || {
-            let mut st = self.conn().prepare(
-                "SELECT id, idx, label, factors, config, commands, superblock, status, error FROM cell WHERE study_id = ?1 ORDER BY idx",
-            )?;
-            let rows = st.query_map(params![study], |r| {
+            let sql = "SELECT id, idx, label, factors, config, commands, superblock, status, error FROM cell WHERE study_id = ?1 ORDER BY idx";
+            let rows = self.rows(sql, params![study], |r| {
                 let factors: String = r.get(3)?;
                 let config: String = r.get(4)?;
                 let commands: String = r.get(5)?;
@@ -124,8 +125,7 @@ impl Store {
                 ))
             })?;
             let mut out = Vec::new();
-            for row in rows {
-                let (mut c, f, cfg, cmds) = row?;
+            for (mut c, f, cfg, cmds) in rows {
                 c.factors = serde_json::from_str(&f).context("cell.factors is not valid JSON")?;
                 c.config = serde_json::from_str(&cfg).context("cell.config is not valid JSON")?;
                 c.commands = serde_json::from_str(&cmds).context("cell.commands is not valid JSON")?;
@@ -138,21 +138,13 @@ impl Store {
     /// Workloads of a study in order.
     pub fn workloads(&self, study: i64) -> Result<Vec<WorkloadRow>> {
         self.reading(format_args!("reading the workloads of study {study}"), || {
-            let mut st = self.conn().prepare(
+            let rows: Vec<(i64, i64, String, String, String)> = self.rows(
                 "SELECT id, idx, kind, label, params FROM workload WHERE study_id = ?1 ORDER BY idx",
+                params![study],
+                five,
             )?;
-            let rows = st.query_map(params![study], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get::<_, String>(4)?,
-                ))
-            })?;
             let mut out = Vec::new();
-            for row in rows {
-                let (id, idx, kind, label, p) = row?;
+            for (id, idx, kind, label, p) in rows {
                 out.push(WorkloadRow {
                     id,
                     idx,
@@ -168,20 +160,20 @@ impl Store {
     /// Series outcomes of a study.
     pub fn series(&self, study: i64) -> Result<Vec<SeriesRow>> {
         self.reading(format_args!("reading the series of study {study}"), || {
-            let mut st = self.conn().prepare(
+            Ok(self.rows(
                 "SELECT s.cell_id, s.workload_id, s.status, s.stop_reason, s.error FROM series s
                  JOIN cell c ON c.id = s.cell_id WHERE c.study_id = ?1 ORDER BY c.idx, s.workload_id",
-            )?;
-            let rows = st.query_map(params![study], |r| {
-                Ok(SeriesRow {
-                    cell_id: r.get(0)?,
-                    workload_id: r.get(1)?,
-                    status: r.get(2)?,
-                    stop_reason: r.get(3)?,
-                    error: r.get(4)?,
-                })
-            })?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+                params![study],
+                |r| {
+                    Ok(SeriesRow {
+                        cell_id: r.get(0)?,
+                        workload_id: r.get(1)?,
+                        status: r.get(2)?,
+                        stop_reason: r.get(3)?,
+                        error: r.get(4)?,
+                    })
+                },
+            )?)
         })
     }
 
@@ -227,24 +219,16 @@ impl Store {
                 })
             })?;
             let mut trials: Vec<TrialRow> = rows.collect::<rusqlite::Result<_>>()?;
-            let mut ss = self.conn().prepare(
+            let index: std::collections::HashMap<i64, usize> =
+                trials.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
+            let samples: Vec<(i64, String, String, String, f64)> = self.rows(
                 "SELECT s.trial_id, s.phase, s.metric, s.unit, s.value FROM sample s
                  JOIN trial t ON t.id = s.trial_id JOIN cell c ON c.id = t.cell_id
                  WHERE c.study_id = ?1 ORDER BY s.trial_id, s.rowid",
+                params![study],
+                five,
             )?;
-            let samples = ss.query_map(params![study], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, f64>(4)?,
-                ))
-            })?;
-            let index: std::collections::HashMap<i64, usize> =
-                trials.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
-            for s in samples {
-                let (tid, phase, name, unit, value) = s?;
+            for (tid, phase, name, unit, value) in samples {
                 let unit = Unit::parse(&unit)
                     .with_context(|| format!("unknown unit '{unit}' in sample of trial {tid}"))?;
                 if let Some(&i) = index.get(&tid) {
@@ -257,22 +241,14 @@ impl Store {
                 }
             }
             if self.version >= 4 {
-                let mut ts = self.conn().prepare(
+                let points: Vec<(i64, f64, String, String, f64)> = self.rows(
                     "SELECT l.trial_id, l.t, l.metric, l.unit, l.value FROM timeline l
                      JOIN trial t ON t.id = l.trial_id JOIN cell c ON c.id = t.cell_id
                      WHERE c.study_id = ?1 ORDER BY l.trial_id, l.t, l.metric",
+                    params![study],
+                    five,
                 )?;
-                let points = ts.query_map(params![study], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, f64>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, f64>(4)?,
-                    ))
-                })?;
-                for p in points {
-                    let (tid, t, name, unit, value) = p?;
+                for (tid, t, name, unit, value) in points {
                     if let (Some(&i), Some(unit)) = (index.get(&tid), Unit::parse(&unit)) {
                         trials[i].timeline.push(crate::metric::TimePoint {
                             t,
@@ -290,18 +266,18 @@ impl Store {
     /// Histograms of one trial.
     pub fn histograms(&self, trial: i64) -> Result<Vec<Histogram>> {
         self.reading(format_args!("reading the histograms of repetition {trial}"), || {
-            let mut st = self
-                .conn()
-                .prepare("SELECT phase, name, encoding, data FROM histogram WHERE trial_id = ?1 ORDER BY phase, name")?;
-            let rows = st.query_map(params![trial], |r| {
-                Ok(Histogram {
-                    phase: r.get(0)?,
-                    name: r.get(1)?,
-                    encoding: r.get(2)?,
-                    data: r.get(3)?,
-                })
-            })?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+            Ok(self.rows(
+                "SELECT phase, name, encoding, data FROM histogram WHERE trial_id = ?1 ORDER BY phase, name",
+                params![trial],
+                |r| {
+                    Ok(Histogram {
+                        phase: r.get(0)?,
+                        name: r.get(1)?,
+                        encoding: r.get(2)?,
+                        data: r.get(3)?,
+                    })
+                },
+            )?)
         })
     }
 
@@ -312,19 +288,19 @@ impl Store {
             return Ok(Vec::new());
         }
         self.reading(format_args!("reading the timeline of repetition {trial}"), || {
-            let mut st = self.conn().prepare(
+            Ok(self.rows(
                 "SELECT t, metric, unit, value FROM timeline WHERE trial_id = ?1 ORDER BY t, metric",
-            )?;
-            let rows = st.query_map(params![trial], |r| {
-                let unit: String = r.get(2)?;
-                Ok(crate::metric::TimePoint {
-                    t: r.get(0)?,
-                    name: r.get(1)?,
-                    unit: crate::metric::Unit::parse(&unit).unwrap_or(crate::metric::Unit::Count),
-                    value: r.get(3)?,
-                })
-            })?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+                params![trial],
+                |r| {
+                    let unit: String = r.get(2)?;
+                    Ok(crate::metric::TimePoint {
+                        t: r.get(0)?,
+                        name: r.get(1)?,
+                        unit: Unit::parse(&unit).unwrap_or(Unit::Count),
+                        value: r.get(3)?,
+                    })
+                },
+            )?)
         })
     }
 
@@ -333,11 +309,11 @@ impl Store {
         self.reading(
             format_args!("reading the environment of study {study}"),
             || {
-                let mut st = self.conn().prepare(
+                Ok(self.rows(
                     "SELECT key, value FROM environment WHERE study_id = ?1 ORDER BY key",
-                )?;
-                let rows = st.query_map(params![study], |r| Ok((r.get(0)?, r.get(1)?)))?;
-                Ok(rows.collect::<rusqlite::Result<_>>()?)
+                    params![study],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?)
             },
         )
     }

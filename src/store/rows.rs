@@ -3,6 +3,7 @@
 use super::{CellStatus, SeriesStatus, StudyStatus, TrialStatus};
 use crate::metric::Metric;
 use crate::stats::adaptive::StopReason;
+use crate::vocab::{CachePolicy, Stored, StudyKind};
 use serde::Serialize;
 
 /// A row of the `study` table.
@@ -10,8 +11,8 @@ use serde::Serialize;
 pub struct StudyRow {
     /// Id.
     pub id: i64,
-    /// `run` or `study`.
-    pub kind: String,
+    /// A study or an engine run.
+    pub kind: StudyKind,
     /// Name.
     pub name: String,
     /// Description.
@@ -104,8 +105,8 @@ pub struct TrialRow {
     pub status: TrialStatus,
     /// Error, if failed.
     pub error: Option<String>,
-    /// Cache policy applied.
-    pub cache_policy: String,
+    /// Cache policy applied (a word this fslab does not know is kept as stored).
+    pub cache_policy: Stored<CachePolicy>,
     /// Start time.
     pub started_at: String,
     /// End time.

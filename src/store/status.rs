@@ -3,38 +3,31 @@
 //! is such a word written.
 
 use crate::stats::adaptive::StopReason;
+use crate::vocab::{words, Stored, StudyKind, Word};
 use serde::Serialize;
 
-/// Declares a status enum with its stored words, `as_str`, `parse` and `Display`.
+/// Declares a status enum with its stored words (`crate::vocab::words!`), read and written
+/// as SQL text.
 macro_rules! status_enum {
     ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident => $s:literal),+ $(,)? }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-        #[serde(rename_all = "snake_case")]
-        pub enum $name {
-            $($(#[$vm])* $v),+
-        }
-
-        impl $name {
-            /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$v),+];
-
+        words! {
+            $(#[$m])*
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+            #[serde(rename_all = "snake_case")]
+            pub enum $name {
+                $($(#[$vm])* $v => $s),+
+            }
             /// The word stored in the database.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$v => $s),+
-                }
-            }
-
-            /// The value stored as `s`, if it is one.
-            pub fn parse(s: &str) -> Option<$name> {
-                match s {
-                    $($s => Some($name::$v),)+
-                    _ => None,
-                }
-            }
+            as_str;
         }
+        sql_word!($name, stringify!($name));
+    };
+}
 
+/// `ToSql` and `FromSql` for a type of stored words (`as_str`, `parse`): a word this fslab
+/// does not know is an error naming `what` that says to upgrade.
+macro_rules! sql_word {
+    ($name:ty, $what:expr) => {
         impl rusqlite::types::ToSql for $name {
             fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
                 Ok(self.as_str().into())
@@ -42,26 +35,15 @@ macro_rules! status_enum {
         }
 
         impl rusqlite::types::FromSql for $name {
-            fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+            fn column_result(
+                v: rusqlite::types::ValueRef<'_>,
+            ) -> rusqlite::types::FromSqlResult<Self> {
                 let s = v.as_str()?;
-                $name::parse(s).ok_or_else(|| {
+                <$name>::parse(s).ok_or_else(|| {
                     rusqlite::types::FromSqlError::Other(
-                        format!("unknown {} '{s}'; upgrade fslab", stringify!($name)).into(),
+                        format!("unknown {} '{s}'; upgrade fslab", $what).into(),
                     )
                 })
-            }
-        }
-
-        /// Compares with the stored word (handy in tests and queries' results).
-        impl PartialEq<&str> for $name {
-            fn eq(&self, other: &&str) -> bool {
-                self.as_str() == *other
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
             }
         }
     };
@@ -136,20 +118,21 @@ impl From<CellStatus> for SeriesStatus {
     }
 }
 
-impl rusqlite::types::ToSql for StopReason {
+sql_word!(StopReason, "stop reason");
+// `study.kind` is checked by the schema (`CHECK (kind IN ('run', 'study'))`): no other word
+// can be stored.
+sql_word!(StudyKind, "study kind");
+
+impl<T: Word> rusqlite::types::ToSql for Stored<T> {
     fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
         Ok(self.as_str().into())
     }
 }
 
-impl rusqlite::types::FromSql for StopReason {
+/// Any word of `T`, or another kept as stored ([`Stored`]): the column has no `CHECK`.
+impl<T: Word> rusqlite::types::FromSql for Stored<T> {
     fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
-        let s = v.as_str()?;
-        StopReason::parse(s).ok_or_else(|| {
-            rusqlite::types::FromSqlError::Other(
-                format!("unknown stop reason '{s}'; upgrade fslab").into(),
-            )
-        })
+        Ok(Stored::read(v.as_str()?))
     }
 }
 

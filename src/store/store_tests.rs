@@ -3,63 +3,35 @@
 use super::*;
 use crate::metric::Unit;
 use crate::stats::adaptive::StopReason;
+use crate::vocab::{CachePolicy, Stored};
+
+/// An in-memory store with [`sample_study`]: the store, the study, its cell and workload.
+fn sample() -> (Store, i64, i64, i64) {
+    let store = Store::open_in_memory().unwrap();
+    let (s, c, w) = sample_study(&store);
+    (store, s, c, w)
+}
 
 pub(super) fn sample_study(store: &Store) -> (i64, i64, i64) {
     let s = store
-        .begin_study(&NewStudy {
-            kind: "study",
-            name: "t".into(),
-            command_line: "fslab study run t.toml".into(),
-            ..Default::default()
-        })
+        .begin_study(&NewStudy::named("study", "t", "fslab study run t.toml"))
         .unwrap();
-    let c = store
-        .add_cell(
-            s,
-            &NewCell {
-                idx: 0,
-                label: "journal=16MB".into(),
-                factors: vec![("journal".into(), "16MB".into())],
-                config: serde_json::json!({"fs": "ext4"}),
-            },
-        )
-        .unwrap();
+    let cell = NewCell::of(0, &[("journal", "16MB")], serde_json::json!({"fs": "ext4"}));
+    let c = store.add_cell(s, &cell).unwrap();
     let w = store
         .add_workload(s, 0, "fdtree", "small", &serde_json::json!({"dirs": 2}))
         .unwrap();
     (s, c, w)
 }
 
-fn trial<'a>(c: i64, w: i64, rep: u32, metrics: &'a [Metric]) -> NewTrial<'a> {
-    NewTrial {
-        cell: c,
-        workload: w,
-        repetition: rep,
-        order_index: rep,
-        status: TrialStatus::Ok,
-        error: None,
-        cache_policy: "none",
-        started_at: now(),
-        finished_at: now(),
-        wall_seconds: 1.0,
-        metrics,
-        histograms: &[],
-        interference: None,
-        settle_seconds: None,
-        timeline: &[],
-        excluded: None,
-    }
-}
-
 #[test]
 fn round_trip_of_a_study() {
-    let mut store = Store::open_in_memory().unwrap();
-    let (s, c, w) = sample_study(&store);
+    let (mut store, s, c, w) = sample();
     let m = [
         Metric::new("file_create", "rate", Unit::FilesPerSec, 1234.5),
         Metric::new("file_create", "elapsed", Unit::Seconds, 2.5),
     ];
-    store.record_trial(&trial(c, w, 1, &m)).unwrap();
+    store.record_trial(&NewTrial::counted(c, w, 1, &m)).unwrap();
     store
         .set_environment(s, &[("kernel".into(), "6.1".into())])
         .unwrap();
@@ -91,22 +63,21 @@ fn a_counted_repetition_cannot_be_stored_twice() {
     let mut store = Store::open_in_memory().unwrap();
     let (_, c, w) = sample_study(&store);
     let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
-    store.record_trial(&trial(c, w, 1, &m)).unwrap();
-    assert!(store.record_trial(&trial(c, w, 1, &m)).is_err());
+    store.record_trial(&NewTrial::counted(c, w, 1, &m)).unwrap();
+    assert!(store.record_trial(&NewTrial::counted(c, w, 1, &m)).is_err());
     // Only one sample row survives: the failed insert rolled back its whole transaction.
     assert_eq!(store.trials(1).unwrap().len(), 1);
 }
 
 #[test]
 fn a_failing_sample_rolls_back_the_trial() {
-    let mut store = Store::open_in_memory().unwrap();
-    let (s, c, w) = sample_study(&store);
+    let (mut store, s, c, w) = sample();
     // Two samples with the same (phase, metric) violate the primary key.
     let m = [
         Metric::new("p", "rate", Unit::OpsPerSec, 1.0),
         Metric::new("p", "rate", Unit::OpsPerSec, 2.0),
     ];
-    assert!(store.record_trial(&trial(c, w, 1, &m)).is_err());
+    assert!(store.record_trial(&NewTrial::counted(c, w, 1, &m)).is_err());
     assert!(store.trials(s).unwrap().is_empty());
 }
 
@@ -143,10 +114,9 @@ fn newer_schema_is_refused() {
 
 #[test]
 fn deleting_a_study_cascades() {
-    let mut store = Store::open_in_memory().unwrap();
-    let (s, c, w) = sample_study(&store);
+    let (mut store, s, c, w) = sample();
     let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
-    store.record_trial(&trial(c, w, 1, &m)).unwrap();
+    store.record_trial(&NewTrial::counted(c, w, 1, &m)).unwrap();
     store.delete_study(s).unwrap();
     let n: i64 = store
         .conn()
@@ -157,8 +127,7 @@ fn deleting_a_study_cascades() {
 
 #[test]
 fn interference_and_settling_round_trip_and_default_to_unknown() {
-    let mut store = Store::open_in_memory().unwrap();
-    let (s, c, w) = sample_study(&store);
+    let (mut store, s, c, w) = sample();
     let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
     store
         .record_trial(&NewTrial {
@@ -167,18 +136,25 @@ fn interference_and_settling_round_trip_and_default_to_unknown() {
                 "  cpu busy: 2 other processes running\n\nsda: 40 MB written by others \n".into(),
             ),
             settle_seconds: Some(12.5),
-            ..trial(c, w, 1, &m)
+            ..NewTrial::counted(c, w, 1, &m)
         })
         .unwrap();
     store
         .record_trial(&NewTrial {
             interference: Some(" \n ".into()),
-            ..trial(c, w, 2, &m)
+            ..NewTrial::counted(c, w, 2, &m)
         })
         .unwrap();
-    store.record_trial(&trial(c, w, 3, &m)).unwrap();
+    // A cache-policy word this fslab does not know (the column takes any word) still loads.
+    store
+        .record_trial(&NewTrial {
+            cache_policy: "drop",
+            ..NewTrial::counted(c, w, 3, &m)
+        })
+        .unwrap();
     let t = store.trials(s).unwrap();
-    assert_eq!(t[0].cache_policy, "fresh");
+    assert_eq!(t[0].cache_policy, Stored::Known(CachePolicy::Fresh));
+    assert_eq!(t[2].cache_policy, Stored::Other("drop".into()));
     assert_eq!(
         t[0].interference.as_deref(),
         Some("cpu busy: 2 other processes running; sda: 40 MB written by others")
@@ -197,8 +173,7 @@ fn interference_and_settling_round_trip_and_default_to_unknown() {
 
 #[test]
 fn a_disturbed_repetition_left_out_keeps_its_number_beside_the_one_that_counts() {
-    let mut store = Store::open_in_memory().unwrap();
-    let (s, c, w) = sample_study(&store);
+    let (mut store, s, c, w) = sample();
     let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
     // Repetition 2 was disturbed and re-run: the left-out row keeps number 2 (status
     // discarded), the counted one is stored beside it; a counted row twice stays impossible.
@@ -207,11 +182,11 @@ fn a_disturbed_repetition_left_out_keeps_its_number_beside_the_one_that_counts()
             status: TrialStatus::Discarded,
             interference: Some("2.0 GiB of other I/O on vda".into()),
             excluded: Some("rerun"),
-            ..trial(c, w, 2, &m)
+            ..NewTrial::counted(c, w, 2, &m)
         })
         .unwrap();
-    store.record_trial(&trial(c, w, 2, &m)).unwrap();
-    assert!(store.record_trial(&trial(c, w, 2, &m)).is_err());
+    store.record_trial(&NewTrial::counted(c, w, 2, &m)).unwrap();
+    assert!(store.record_trial(&NewTrial::counted(c, w, 2, &m)).is_err());
     let t = store.trials(s).unwrap();
     assert_eq!(
         t.iter()
@@ -228,8 +203,7 @@ fn a_disturbed_repetition_left_out_keeps_its_number_beside_the_one_that_counts()
 #[test]
 fn a_timeline_is_stored_with_its_repetition_and_read_back_in_order() {
     use crate::metric::TimePoint;
-    let mut store = Store::open_in_memory().unwrap();
-    let (s, c, w) = sample_study(&store);
+    let (mut store, s, c, w) = sample();
     let pt = |t: f64, name: &str, unit: Unit, value: f64| TimePoint {
         t,
         name: name.into(),
@@ -241,10 +215,12 @@ fn a_timeline_is_stored_with_its_repetition_and_read_back_in_order() {
         pt(1.0, "progress", Unit::OpsPerSec, 1500.0),
         pt(1.0, "dev.data.write_rate", Unit::MBPerSec, 120.0),
     ];
-    let mut t = trial(c, w, 1, &[]);
+    let mut t = NewTrial::counted(c, w, 1, &[]);
     t.timeline = &points;
     let id = store.record_trial(&t).unwrap();
-    store.record_trial(&trial(c, w, 2, &[])).unwrap();
+    store
+        .record_trial(&NewTrial::counted(c, w, 2, &[]))
+        .unwrap();
     let d = store.load(s).unwrap().unwrap();
     let tl = &d.trials.iter().find(|t| t.id == id).unwrap().timeline;
     assert_eq!(

@@ -22,23 +22,22 @@ fn one_line(reason: &str) -> Option<String> {
 impl Store {
     /// Record a new study or run; its status starts as `running`.
     pub fn begin_study(&self, s: &NewStudy) -> Result<i64> {
-        self.conn
-            .execute(
-                "INSERT INTO study (kind, name, description, command_line, spec, spec_hash, tool_version, seed, status, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9)",
-                params![
-                    s.kind,
-                    s.name,
-                    s.description,
-                    s.command_line,
-                    s.spec,
-                    s.spec_hash,
-                    env!("CARGO_PKG_VERSION"),
-                    s.seed.map(|x| x as i64),
-                    now()
-                ],
-            )
-            .map_err(self.fail(format_args!("recording a new {} '{}'", s.kind, s.name)))?;
+        self.exec(
+            "INSERT INTO study (kind, name, description, command_line, spec, spec_hash, tool_version, seed, status, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9)",
+            params![
+                s.kind,
+                s.name,
+                s.description,
+                s.command_line,
+                s.spec,
+                s.spec_hash,
+                env!("CARGO_PKG_VERSION"),
+                s.seed.map(|x| x as i64),
+                now()
+            ],
+            format_args!("recording a new {} '{}'", s.kind, s.name),
+        )?;
         Ok(self.conn.last_insert_rowid())
     }
 
@@ -65,12 +64,11 @@ impl Store {
         } else {
             Some(now())
         };
-        self.conn
-            .execute(
-                "UPDATE study SET status = ?2, finished_at = ?3 WHERE id = ?1",
-                params![study, status, finished],
-            )
-            .map_err(self.fail(format_args!("setting study {study} to {status}")))?;
+        self.exec(
+            "UPDATE study SET status = ?2, finished_at = ?3 WHERE id = ?1",
+            params![study, status, finished],
+            format_args!("setting study {study} to {status}"),
+        )?;
         Ok(())
     }
 
@@ -78,12 +76,11 @@ impl Store {
     pub fn add_cell(&self, study: i64, c: &NewCell) -> Result<i64> {
         let factors = serde_json::to_string(&c.factors)
             .with_context(|| self.at(format_args!("encoding the factors of cell {}", c.label)))?;
-        self.conn
-            .execute(
-                "INSERT INTO cell (study_id, idx, label, factors, config, status) VALUES (?1, ?2, ?3, ?4, ?5, 'pending')",
-                params![study, c.idx as i64, c.label, factors, c.config.to_string()],
-            )
-            .map_err(self.fail(format_args!("adding cell {} to study {study}", c.label)))?;
+        self.exec(
+            "INSERT INTO cell (study_id, idx, label, factors, config, status) VALUES (?1, ?2, ?3, ?4, ?5, 'pending')",
+            params![study, c.idx as i64, c.label, factors, c.config.to_string()],
+            format_args!("adding cell {} to study {study}", c.label),
+        )?;
         let id = self.conn.last_insert_rowid();
         // The study's view gains this cell's factors as columns.
         super::views::make_study_view(&self.conn, study)
@@ -98,12 +95,11 @@ impl Store {
         status: CellStatus,
         error: Option<&str>,
     ) -> Result<()> {
-        self.conn
-            .execute(
-                "UPDATE cell SET status = ?2, error = ?3 WHERE id = ?1",
-                params![cell, status, error],
-            )
-            .map_err(self.fail(format_args!("setting cell {cell} to {status}")))?;
+        self.exec(
+            "UPDATE cell SET status = ?2, error = ?3 WHERE id = ?1",
+            params![cell, status, error],
+            format_args!("setting cell {cell} to {status}"),
+        )?;
         Ok(())
     }
 
@@ -116,12 +112,11 @@ impl Store {
     ) -> Result<()> {
         let commands = serde_json::to_string(commands)
             .with_context(|| self.at(format_args!("encoding the commands of cell {cell}")))?;
-        self.conn
-            .execute(
-                "UPDATE cell SET commands = ?2, superblock = ?3 WHERE id = ?1",
-                params![cell, commands, superblock],
-            )
-            .map_err(self.fail(format_args!("storing the provisioning of cell {cell}")))?;
+        self.exec(
+            "UPDATE cell SET commands = ?2, superblock = ?3 WHERE id = ?1",
+            params![cell, commands, superblock],
+            format_args!("storing the provisioning of cell {cell}"),
+        )?;
         Ok(())
     }
 
@@ -134,12 +129,11 @@ impl Store {
         label: &str,
         params: &serde_json::Value,
     ) -> Result<i64> {
-        self.conn
-            .execute(
-                "INSERT INTO workload (study_id, idx, kind, label, params) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![study, idx as i64, kind, label, params.to_string()],
-            )
-            .map_err(self.fail(format_args!("adding workload {label} to study {study}")))?;
+        self.exec(
+            "INSERT INTO workload (study_id, idx, kind, label, params) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![study, idx as i64, kind, label, params.to_string()],
+            format_args!("adding workload {label} to study {study}"),
+        )?;
         Ok(self.conn.last_insert_rowid())
     }
 
@@ -152,16 +146,13 @@ impl Store {
         stop_reason: Option<StopReason>,
         error: Option<&str>,
     ) -> Result<()> {
-        self.conn
-            .execute(
-                "INSERT INTO series (cell_id, workload_id, status, stop_reason, error) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (cell_id, workload_id) DO UPDATE
-                 SET status = excluded.status, stop_reason = excluded.stop_reason, error = excluded.error",
-                params![cell, workload, status, stop_reason, error],
-            )
-            .map_err(self.fail(format_args!(
-                "setting the series of cell {cell} and workload {workload} to {status}"
-            )))?;
+        self.exec(
+            "INSERT INTO series (cell_id, workload_id, status, stop_reason, error) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (cell_id, workload_id) DO UPDATE
+             SET status = excluded.status, stop_reason = excluded.stop_reason, error = excluded.error",
+            params![cell, workload, status, stop_reason, error],
+            format_args!("setting the series of cell {cell} and workload {workload} to {status}"),
+        )?;
         Ok(())
     }
 
@@ -261,20 +252,18 @@ impl Store {
             ("failed", Some("the process running it was killed"))
         };
         let what = format_args!("ending the running cells of study {study}");
-        self.conn
-            .execute(
-                "UPDATE series SET status = ?2, error = COALESCE(error, ?3)
-                 WHERE status = 'running' AND cell_id IN (SELECT id FROM cell WHERE study_id = ?1)",
-                params![study, status, error],
-            )
-            .map_err(self.fail(what))?;
-        self.conn
-            .execute(
-                "UPDATE cell SET status = ?2, error = COALESCE(error, ?3)
-                 WHERE status = 'running' AND study_id = ?1",
-                params![study, status, error],
-            )
-            .map_err(self.fail(format_args!("ending the running cells of study {study}")))?;
+        self.exec(
+            "UPDATE series SET status = ?2, error = COALESCE(error, ?3)
+             WHERE status = 'running' AND cell_id IN (SELECT id FROM cell WHERE study_id = ?1)",
+            params![study, status, error],
+            what,
+        )?;
+        self.exec(
+            "UPDATE cell SET status = ?2, error = COALESCE(error, ?3)
+             WHERE status = 'running' AND study_id = ?1",
+            params![study, status, error],
+            format_args!("ending the running cells of study {study}"),
+        )?;
         Ok(())
     }
 

@@ -55,29 +55,11 @@ pub(crate) fn draw<F>(f: &Frame<'_>, bars: F) -> anyhow::Result<String>
 where
     F: FnOnce(&mut GroupedChart<'_, '_>, Slots) -> anyhow::Result<()>,
 {
-    let (legend_title, entries) = f.legend;
-    let width = f.plot_width + legend_width(legend_title, entries);
     let ng = f.groups.len().max(1);
-    svg(width, f.height, |root| {
-        let (plot, side) = root.split_horizontally(f.plot_width);
-        let mut chart = ChartBuilder::on(&plot)
-            .caption(f.title, font(16))
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(72)
-            .build_cartesian_2d(0f64..ng as f64, 0f64..f.ymax)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(6)
-            .max_light_lines(1)
-            .y_label_formatter(&tick)
-            .y_desc(f.y_desc.as_str())
-            .x_desc(f.x_desc.as_str())
-            .label_style(font(12))
-            .axis_desc_style(font(13))
-            .draw()?;
+    svg_with_legend(f.plot_width, f.height, f.legend, |plot| {
+        let mut chart =
+            builder(plot, f.title, 44).build_cartesian_2d(0f64..ng as f64, 0f64..f.ymax)?;
+        mesh(&mut chart, &f.x_desc, &f.y_desc, false)?;
         bars(
             &mut chart,
             Slots {
@@ -96,7 +78,6 @@ where
                 plot.draw(&Text::new(label.clone(), (*px, py + 6), label_below(12)))?;
             }
         }
-        legend(&side, legend_title, entries)?;
         Ok(())
     })
 }

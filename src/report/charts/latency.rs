@@ -51,71 +51,48 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, op: &str) -> anyhow::Result<Cha
         (99.99, "p99.99"),
         (100.0, "max"),
     ];
-    let plot_w = 470u32;
-    let svg = svg(
-        plot_w + legend_width("configuration", &entries),
-        340,
-        |root| {
-            let (plot, side) = root.split_horizontally(plot_w);
-            let xr = 0.0f64..4.7;
-            let to_xy = |pts: &[(f64, f64)]| -> Vec<(f64, f64)> {
-                pts.iter()
-                    .map(|p| {
-                        let v = p.1 / sc.divisor;
-                        (nines(p.0), if log { v.max(lo) } else { v })
-                    })
-                    .collect()
-            };
-            macro_rules! body {
-                ($chart:ident, $ybase:expr) => {{
+    let svg = svg_with_legend(470, 340, ("configuration", &entries), |plot| {
+        let xr = 0.0f64..4.7;
+        let to_xy = |pts: &[(f64, f64)]| -> Vec<(f64, f64)> {
+            pts.iter()
+                .map(|p| {
+                    let v = p.1 / sc.divisor;
+                    (nines(p.0), if log { v.max(lo) } else { v })
+                })
+                .collect()
+        };
+        let y_desc = if log {
+            format!("latency ({}, log scale)", sc.label)
+        } else {
+            format!("latency ({})", sc.label)
+        };
+        macro_rules! body {
+            ($chart:ident, $ybase:expr) => {{
+                mesh(&mut $chart, "percentile", &y_desc, false)?;
+                for (i, c) in curves.iter().enumerate() {
+                    let pts = to_xy(&c.points);
+                    $chart.draw_series(LineSeries::new(pts.clone(), color(i).stroke_width(2)))?;
                     $chart
-                        .configure_mesh()
-                        .disable_x_mesh()
-                        .x_labels(0)
-                        .y_labels(6)
-                        .max_light_lines(1)
-                        .y_label_formatter(&tick)
-                        .y_desc(if log {
-                            format!("latency ({}, log scale)", sc.label)
-                        } else {
-                            format!("latency ({})", sc.label)
-                        })
-                        .x_desc("percentile")
-                        .label_style(font(12))
-                        .axis_desc_style(font(13))
-                        .draw()?;
-                    for (i, c) in curves.iter().enumerate() {
-                        let pts = to_xy(&c.points);
-                        $chart
-                            .draw_series(LineSeries::new(pts.clone(), color(i).stroke_width(2)))?;
-                        $chart.draw_series(
-                            pts.iter().map(|p| Circle::new(*p, 3, color(i).filled())),
-                        )?;
-                    }
-                    for (p, label) in ticks {
-                        let (px, py) = $chart.backend_coord(&(nines(p), $ybase));
-                        plot.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))?;
-                        plot.draw(&Text::new(label, (px, py + 7), label_below(12)))?;
-                    }
-                }};
-            }
-            let mut b = ChartBuilder::on(&plot);
-            b.caption(&title, font(16))
-                .margin(12)
-                .x_label_area_size(44)
-                .y_label_area_size(72);
-            if log {
-                let (y0, y1) = (lo * 0.8, hi * 1.25);
-                let mut chart = b.build_cartesian_2d(xr, (y0..y1).log_scale())?;
-                body!(chart, y0);
-            } else {
-                let mut chart = b.build_cartesian_2d(xr, 0.0..hi * 1.1)?;
-                body!(chart, 0.0);
-            }
-            legend(&side, "configuration", &entries)?;
-            Ok(())
-        },
-    )?;
+                        .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color(i).filled())))?;
+                }
+                for (p, label) in ticks {
+                    let (px, py) = $chart.backend_coord(&(nines(p), $ybase));
+                    plot.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))?;
+                    plot.draw(&Text::new(label, (px, py + 7), label_below(12)))?;
+                }
+            }};
+        }
+        let mut b = builder(plot, &title, 44);
+        if log {
+            let (y0, y1) = (lo * 0.8, hi * 1.25);
+            let mut chart = b.build_cartesian_2d(xr, (y0..y1).log_scale())?;
+            body!(chart, y0);
+        } else {
+            let mut chart = b.build_cartesian_2d(xr, 0.0..hi * 1.1)?;
+            body!(chart, 0.0);
+        }
+        Ok(())
+    })?;
     Ok(Chart {
         kind: ChartKind::Latency,
         title,

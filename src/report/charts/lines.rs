@@ -86,82 +86,61 @@ pub fn chart(
         .map(|x| x.name.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let plot_w = 470u32;
-    let svg = svg(
-        plot_w + legend_width(&legend_title, &entries),
-        380,
-        |root| {
-            let (plot, side) = root.split_horizontally(plot_w);
-            let mut chart = ChartBuilder::on(&plot)
-                .caption(&title, font(16))
-                .margin(12)
-                .x_label_area_size(44)
-                .y_label_area_size(72)
-                .build_cartesian_2d((x0 - pad)..(x1 + pad), 0f64..ymax)?;
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .x_labels(0)
-                .y_labels(6)
-                .max_light_lines(1)
-                .y_label_formatter(&tick)
-                .y_desc(axis_label(name, &sc))
-                .x_desc(if log {
-                    format!("{} (log scale)", f.name)
-                } else {
-                    f.name.clone()
-                })
-                .label_style(font(12))
-                .axis_desc_style(font(13))
-                .draw()?;
-            for (i, (_, pts)) in series.iter().enumerate() {
-                let col = color(i);
-                let mut band: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.3)).collect();
-                band.extend(pts.iter().rev().map(|p| (p.0, p.2)));
-                chart.draw_series(std::iter::once(Polygon::new(band, col.mix(0.18).filled())))?;
-                // Each band's edges dashed in its line's colour, so overlapping bands stay
-                // distinguishable where their fills mix.
-                for edge in [
-                    pts.iter().map(|p| (p.0, p.2)).collect::<Vec<_>>(),
-                    pts.iter().map(|p| (p.0, p.3)).collect(),
-                ] {
-                    chart.draw_series(DashedLineSeries::new(
-                        edge,
-                        6,
-                        4,
-                        col.mix(0.8).stroke_width(1),
-                    ))?;
-                }
-                chart.draw_series(LineSeries::new(
-                    pts.iter().map(|p| (p.0, p.1)),
-                    col.stroke_width(2),
+    let svg = svg_with_legend(470, 380, (&legend_title, &entries), |plot| {
+        let mut chart =
+            builder(plot, &title, 44).build_cartesian_2d((x0 - pad)..(x1 + pad), 0f64..ymax)?;
+        let x_desc = if log {
+            format!("{} (log scale)", f.name)
+        } else {
+            f.name.clone()
+        };
+        mesh(&mut chart, &x_desc, &axis_label(name, &sc), false)?;
+        for (i, (_, pts)) in series.iter().enumerate() {
+            let col = color(i);
+            let mut band: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.3)).collect();
+            band.extend(pts.iter().rev().map(|p| (p.0, p.2)));
+            chart.draw_series(std::iter::once(Polygon::new(band, col.mix(0.18).filled())))?;
+            // Each band's edges dashed in its line's colour, so overlapping bands stay
+            // distinguishable where their fills mix.
+            for edge in [
+                pts.iter().map(|p| (p.0, p.2)).collect::<Vec<_>>(),
+                pts.iter().map(|p| (p.0, p.3)).collect(),
+            ] {
+                chart.draw_series(DashedLineSeries::new(
+                    edge,
+                    6,
+                    4,
+                    col.mix(0.8).stroke_width(1),
                 ))?;
-                chart.draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 4, col.filled())))?;
             }
-            // Ticks at the levels themselves, labelled as the study names them; labels that
-            // would overlap (13 record sizes on a log axis) are left out, the ticks stay.
-            let placed: Vec<(i32, String)> = f
-                .levels
-                .iter()
-                .enumerate()
-                .map(|(pos, label)| {
-                    (
-                        chart.backend_coord(&(tx(values[pos]), 0.0)).0,
-                        label.clone(),
-                    )
-                })
-                .collect();
-            let py = chart.backend_coord(&(tx(values[0]), 0.0)).1;
-            for ((px, label), keep) in placed.iter().zip(thin_labels(&placed)) {
-                plot.draw(&PathElement::new(vec![(*px, py), (*px, py + 5)], BLACK))?;
-                if keep {
-                    plot.draw(&Text::new(label.clone(), (*px, py + 7), label_below(12)))?;
-                }
+            chart.draw_series(LineSeries::new(
+                pts.iter().map(|p| (p.0, p.1)),
+                col.stroke_width(2),
+            ))?;
+            chart.draw_series(pts.iter().map(|p| Circle::new((p.0, p.1), 4, col.filled())))?;
+        }
+        // Ticks at the levels themselves, labelled as the study names them; labels that
+        // would overlap (13 record sizes on a log axis) are left out, the ticks stay.
+        let placed: Vec<(i32, String)> = f
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(pos, label)| {
+                (
+                    chart.backend_coord(&(tx(values[pos]), 0.0)).0,
+                    label.clone(),
+                )
+            })
+            .collect();
+        let py = chart.backend_coord(&(tx(values[0]), 0.0)).1;
+        for ((px, label), keep) in placed.iter().zip(thin_labels(&placed)) {
+            plot.draw(&PathElement::new(vec![(*px, py), (*px, py + 5)], BLACK))?;
+            if keep {
+                plot.draw(&Text::new(label.clone(), (*px, py + 7), label_below(12)))?;
             }
-            legend(&side, &legend_title, &entries)?;
-            Ok(())
-        },
-    )?;
+        }
+        Ok(())
+    })?;
     Ok(Chart {
         kind: ChartKind::Lines,
         title,

@@ -195,6 +195,70 @@ where
     Ok(s)
 }
 
+/// An SVG of a plot `plot_w` pixels wide and `h` high that `draw` draws, with the legend
+/// `title` and `entries` beside it.
+pub(crate) fn svg_with_legend<F>(
+    plot_w: u32,
+    h: u32,
+    (title, entries): (&str, &[(String, RGBColor)]),
+    draw: F,
+) -> anyhow::Result<String>
+where
+    F: FnOnce(&DrawingArea<SVGBackend<'_>, plotters::coord::Shift>) -> anyhow::Result<()>,
+{
+    svg(plot_w + legend_width(title, entries), h, |root| {
+        let (plot, side) = root.split_horizontally(plot_w);
+        draw(&plot)?;
+        legend(&side, title, entries)
+    })
+}
+
+/// A chart builder on `area` with the caption `title` and room for the axes' labels
+/// (`x_area` pixels below, 72 to the left).
+pub(crate) fn builder<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    title: &str,
+    x_area: u32,
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut b = ChartBuilder::on(area);
+    b.caption(title, font(16))
+        .margin(12)
+        .x_label_area_size(x_area)
+        .y_label_area_size(72);
+    b
+}
+
+/// Draws a chart's mesh as every chart here has it: 6 y ticks written by [`tick`] with one
+/// light line between, the axes described by `x_desc` and `y_desc`; the x axis has 8 ticks
+/// of its own when `x_ticks` (a time axis), else none and no vertical lines (the chart
+/// labels its slots itself).
+pub(crate) fn mesh<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    x_desc: &str,
+    y_desc: &str,
+    x_ticks: bool,
+) -> anyhow::Result<()>
+where
+    X: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
+{
+    let mut m = chart.configure_mesh();
+    if x_ticks {
+        m.x_labels(8).x_label_formatter(&tick);
+    } else {
+        m.disable_x_mesh().x_labels(0);
+    }
+    m.y_labels(6)
+        .max_light_lines(1)
+        .y_label_formatter(&tick)
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style(font(12))
+        .axis_desc_style(font(13))
+        .draw()?;
+    Ok(())
+}
+
 /// Cells with values of a metric, ordered for display: by the numeric value of their factor
 /// levels where the factor is numeric, else in plan order.
 pub(crate) fn ordered_cells(r: &ReportData, w: &WorkloadReport) -> Vec<usize> {

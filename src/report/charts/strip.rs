@@ -50,24 +50,14 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
         axis_label(name, &sc)
     );
     let svg = svg(width, 316 + label_area, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(&title, font(16))
-            .margin(12)
-            .x_label_area_size(label_area)
-            .y_label_area_size(72)
-            .build_cartesian_2d(0f64..n as f64, ymin..ymax)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(6)
-            .max_light_lines(1)
-            .y_label_formatter(&tick)
-            .y_desc(axis_label(name, &sc))
-            .x_desc("configuration (dots left to right in execution order)")
-            .label_style(font(12))
-            .axis_desc_style(font(13))
-            .draw()?;
+        let mut chart =
+            builder(root, &title, label_area).build_cartesian_2d(0f64..n as f64, ymin..ymax)?;
+        mesh(
+            &mut chart,
+            "configuration (dots left to right in execution order)",
+            &axis_label(name, &sc),
+            false,
+        )?;
         // Colours as in the bar charts: one per combination of the non-grouping factors.
         let gf = super::bars::group_factor(r)
             .map(|f| f.name.clone())

@@ -32,40 +32,18 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, name: &str) -> anyhow::Result<C
             )
         })
         .collect();
-    let plot_w = 470u32;
-    let svg = svg(
-        plot_w + legend_width("configuration", &entries),
-        300,
-        |root| {
-            let (plot, side) = root.split_horizontally(plot_w);
-            let mut chart = ChartBuilder::on(&plot)
-                .caption(&title, font(16))
-                .margin(12)
-                .x_label_area_size(40)
-                .y_label_area_size(72)
-                .build_cartesian_2d(0.0..tmax, 0.0..ymax)?;
-            chart
-                .configure_mesh()
-                .x_labels(8)
-                .y_labels(6)
-                .max_light_lines(1)
-                .x_label_formatter(&tick)
-                .y_label_formatter(&tick)
-                .x_desc("seconds since the run began")
-                .y_desc(format!("{}{}", timeline_label(name), sc.suffix()))
-                .label_style(font(12))
-                .axis_desc_style(font(13))
-                .draw()?;
-            for (i, s) in series.iter().enumerate() {
-                chart.draw_series(LineSeries::new(
-                    s.points.iter().map(|p| (p.0, p.1 / sc.divisor)),
-                    color(i).stroke_width(2),
-                ))?;
-            }
-            legend(&side, "configuration", &entries)?;
-            Ok(())
-        },
-    )?;
+    let svg = svg_with_legend(470, 300, ("configuration", &entries), |plot| {
+        let mut chart = builder(plot, &title, 40).build_cartesian_2d(0.0..tmax, 0.0..ymax)?;
+        let y_desc = format!("{}{}", timeline_label(name), sc.suffix());
+        mesh(&mut chart, "seconds since the run began", &y_desc, true)?;
+        for (i, s) in series.iter().enumerate() {
+            chart.draw_series(LineSeries::new(
+                s.points.iter().map(|p| (p.0, p.1 / sc.divisor)),
+                color(i).stroke_width(2),
+            ))?;
+        }
+        Ok(())
+    })?;
     Ok(Chart {
         kind: ChartKind::Timeline,
         title,

@@ -10,8 +10,8 @@ pub struct Source {
     pub spec: String,
     /// Store id.
     pub id: i64,
-    /// `run` or `study`.
-    pub kind: String,
+    /// A study or an engine run.
+    pub kind: crate::vocab::StudyKind,
     /// Name.
     pub name: String,
     /// Description.
@@ -79,6 +79,20 @@ pub struct Environment {
     /// `*_rotational`) are numbers, every other value a string.
     #[serde(serialize_with = "entries_json")]
     pub entries: Vec<(String, String)>,
+}
+
+#[cfg(test)]
+impl Environment {
+    /// For tests: the environment of source `1` with `pairs`.
+    pub(crate) fn of(pairs: &[(&str, &str)]) -> Environment {
+        Environment {
+            source: "1".into(),
+            entries: pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
 }
 
 /// Whether an environment value is a number in JSON: a whole number under a key that

@@ -4,6 +4,7 @@
 use crate::metric::Unit;
 use crate::stats::compare::{Change, MannWhitney, Welch};
 use crate::stats::Summary;
+use crate::vocab::{CachePolicy, Stored};
 use serde::Serialize;
 
 /// One workload (scenario) of the study.
@@ -27,9 +28,10 @@ pub struct WorkloadReport {
     pub comparisons: Vec<Comparison>,
     /// Latency percentiles per operation and cell.
     pub latency: Vec<LatencyCurve>,
-    /// The cache policy of its counted repetitions as stored (`cold`, `warm`, `none`;
-    /// `mixed` when they differ); `None` without any.
-    pub cache_policy: Option<String>,
+    /// The cache policy of its counted repetitions as stored (`cold`, `warm`, `none`,
+    /// `fresh`, or a word this fslab does not know; `mixed` when they differ); `None` without
+    /// any.
+    pub cache_policy: Option<Stored<CachePolicy>>,
     /// Statistics of the telemetry recorded around its phases (`dev.*`, `cpu.*`, `fs.*`, …;
     /// `doc/telemetry.md`), per cell and phase; kept apart from `stats` because telemetry
     /// explains results and is not one (select it with `--metric` to compare it).
