@@ -2,7 +2,7 @@
 //! and rank 0's report.
 
 use super::mpi_report::{dry_run, rep_outcome, report, JobInfo, Show};
-use super::{params_from, shape_flags};
+use super::params_from;
 use crate::app::finish::run_options;
 use crate::cli::{FdtreeArgs, OutputFormat};
 use crate::mpi::comm::Comm;
@@ -155,7 +155,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         info.params_json()?,
         format!(
             "{} ×{} ranks{}",
-            label(&params),
+            params.label(),
             comm.size(),
             match layout {
                 Layout::Shared => " shared",
@@ -183,8 +183,4 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
     }
-}
-
-fn label(p: &FdtreeParams) -> String {
-    format!("fdtree {}", shape_flags(p))
 }

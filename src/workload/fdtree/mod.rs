@@ -112,7 +112,27 @@ pub struct Counts {
     pub bytes: u64,
 }
 
+/// fdtree's shape flags, as labels and tree records name a tree: `-d D -f F -s S -l L`.
+pub fn shape_flags(dirs: u64, files: u64, size_blocks: u64, levels: u32) -> String {
+    format!("-d {dirs} -f {files} -s {size_blocks} -l {levels}")
+}
+
 impl FdtreeParams {
+    /// The shape as fdtree flags ([`shape_flags`]).
+    pub fn flags(&self) -> String {
+        shape_flags(self.dirs, self.files, self.size_blocks, self.levels)
+    }
+
+    /// The run's label: `fdtree -d D -f F -s S -l L`, with ` --threads N` for several workers.
+    pub fn label(&self) -> String {
+        let threads = if self.threads > 1 {
+            format!(" --threads {}", self.threads)
+        } else {
+            String::new()
+        };
+        format!("fdtree {}{threads}", self.flags())
+    }
+
     /// Counts of one tree, or a usage error when they overflow 64 bits.
     pub fn counts(&self) -> Result<Counts> {
         let too_big = || {
@@ -256,8 +276,8 @@ impl FdtreeSpec {
     pub fn label(&self) -> String {
         self.label.clone().unwrap_or_else(|| {
             format!(
-                "fdtree -d {} -f {} -s {} -l {}",
-                self.dirs, self.files, self.size_blocks, self.levels
+                "fdtree {}",
+                shape_flags(self.dirs, self.files, self.size_blocks, self.levels)
             )
         })
     }

@@ -82,10 +82,7 @@ impl TreeRecord {
 
     /// The shape as fdtree flags (`-d 2 -f 3 -s 1 -l 2`).
     pub fn flags(&self) -> String {
-        format!(
-            "-d {} -f {} -s {} -l {}",
-            self.dirs, self.files, self.size_blocks, self.levels
-        )
+        super::shape_flags(self.dirs, self.files, self.size_blocks, self.levels)
     }
 }
 
