@@ -11,26 +11,7 @@ struct Rec {
     ino: Option<u64>,
 }
 
-impl Record for Rec {
-    const PREFIX: &'static str = ".fslab-probe.";
-    const KIND: &'static str = "probe";
-    const WHAT: &'static str = "probe record";
-    fn kind(&self) -> &str {
-        &self.kind
-    }
-    fn name(&self) -> &str {
-        &self.dir
-    }
-    fn created_at(&self) -> &str {
-        &self.created_at
-    }
-    fn made(&self) -> Option<(u64, u64)> {
-        self.dev.zip(self.ino)
-    }
-    fn set_made(&mut self, dev: u64, ino: u64) {
-        (self.dev, self.ino) = (Some(dev), Some(ino));
-    }
-}
+impl_record!(Rec, name: dir, prefix: ".fslab-probe.", kind: "probe", what: "probe record");
 
 fn rec(dir: &str) -> Rec {
     Rec {
