@@ -114,10 +114,7 @@ impl DistFdtree {
     ) -> Result<()> {
         let name = CString::new(self.root_name())?;
         let root_label = self.root_name();
-        let walk_err = |e: WalkError| match e {
-            WalkError::Stopped => anyhow!(crate::signal::Interrupted),
-            WalkError::Io { op, path, err } => anyhow!("{op} {root_label}/{path}: {err}"),
-        };
+        let walk_err = |e: WalkError| e.into_error(&root_label);
         let levels = self.params.levels;
         match (self.layout, phase) {
             (Layout::Private, _) => {

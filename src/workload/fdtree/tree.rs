@@ -19,21 +19,11 @@ pub struct Name {
     len: usize,
 }
 
-fn push_u64(buf: &mut [u8; 48], mut pos: usize, mut v: u64) -> usize {
+fn push_u64(buf: &mut [u8; 48], pos: usize, v: u64) -> usize {
     let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    let digits = &tmp[i..];
+    let digits = crate::workload::fsops::decimal(v, &mut tmp);
     buf[pos..pos + digits.len()].copy_from_slice(digits);
-    pos += digits.len();
-    pos
+    pos + digits.len()
 }
 
 impl Name {
@@ -63,23 +53,7 @@ impl Name {
 }
 
 // The operations come from the module every metadata engine shares.
-pub use crate::workload::fsops::{FsOps, NullOps, Ops};
-
-/// Why a walk stopped early.
-#[derive(Debug)]
-pub enum WalkError {
-    /// A system call failed on this entry (path relative to the tree root).
-    Io {
-        /// What was being done (`mkdir`, `create`, …).
-        op: &'static str,
-        /// Path relative to the root.
-        path: String,
-        /// The error.
-        err: io::Error,
-    },
-    /// The stop flag was raised.
-    Stopped,
-}
+pub use crate::workload::fsops::{FsOps, NullOps, Ops, WalkError};
 
 /// Shape of the tree and the data written per file.
 #[derive(Debug, Clone, Copy)]

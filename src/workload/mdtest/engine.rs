@@ -53,13 +53,6 @@ fn nanos(d: Duration) -> u64 {
 }
 
 /// A walk's error as the run reports it.
-fn walk_error(e: WalkError, testdir: &str) -> anyhow::Error {
-    match e {
-        WalkError::Stopped => anyhow!(crate::signal::Interrupted),
-        WalkError::Io { op, path, err } => anyhow!("{op} {testdir}/{path}: {err}"),
-    }
-}
-
 /// Fisher–Yates shuffle of `0..n` with MT19937 seeded by `seed` (deterministic).
 pub fn shuffled(n: u64, seed: u32) -> Vec<u64> {
     let mut v: Vec<u64> = (0..n).collect();
@@ -165,7 +158,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         }
         let (local, sample) = match r {
             Ok(s) => (Ok(()), s),
-            Err(e) => (Err(walk_error(e, td)), Sample::default()),
+            Err(e) => (Err(e.into_error(td)), Sample::default()),
         };
         let verdict = self.team.agree(local);
         let elapsed = nanos(t0.elapsed());

@@ -24,21 +24,7 @@ pub const CHECK_EVERY: u64 = 1024;
 /// Least time between two progress reports.
 const REPORT_EVERY: Duration = Duration::from_millis(100);
 
-/// Why a walk stopped early.
-#[derive(Debug)]
-pub enum WalkError {
-    /// A system call failed.
-    Io {
-        /// What was being done (`mkdir`, `create`, `stat`, …).
-        op: &'static str,
-        /// The entry, relative to the test directory.
-        path: String,
-        /// The error.
-        err: io::Error,
-    },
-    /// The stop flag was raised.
-    Stopped,
-}
+pub use crate::workload::fsops::WalkError;
 
 /// Stop checks and progress reports, every [`CHECK_EVERY`] items.
 pub struct Pace<'a> {
