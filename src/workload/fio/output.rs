@@ -118,25 +118,24 @@ fn lat(v: Option<&Value>) -> Lat {
     let Some(v) = v else {
         return Lat::default();
     };
-    let mut percentiles: Vec<(f64, f64)> = v
-        .get("percentile")
-        .and_then(Value::as_object)
-        .map(|o| {
-            o.iter()
-                .filter_map(|(k, x)| Some((k.parse::<f64>().ok()?, x.as_f64()?)))
-                .collect()
-        })
-        .unwrap_or_default();
+    // An object of numbers keyed by numbers (fio's percentile table, its histogram bins).
+    fn pairs<K: std::str::FromStr, X>(
+        v: &Value,
+        key: &str,
+        x: fn(&Value) -> Option<X>,
+    ) -> Vec<(K, X)> {
+        v.get(key)
+            .and_then(Value::as_object)
+            .map(|o| {
+                o.iter()
+                    .filter_map(|(k, v)| Some((k.parse::<K>().ok()?, x(v)?)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+    let mut percentiles: Vec<(f64, f64)> = pairs(v, "percentile", Value::as_f64);
     percentiles.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut bins: Vec<(u64, u64)> = v
-        .get("bins")
-        .and_then(Value::as_object)
-        .map(|o| {
-            o.iter()
-                .filter_map(|(k, x)| Some((k.parse::<u64>().ok()?, x.as_u64()?)))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut bins: Vec<(u64, u64)> = pairs(v, "bins", Value::as_u64);
     bins.sort_unstable();
     Lat {
         n: num(v, "N").unwrap_or(0.0) as u64,

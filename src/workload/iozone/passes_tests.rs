@@ -88,6 +88,31 @@ fn write_offsets(ops: &[Op]) -> Vec<u64> {
         .collect()
 }
 
+fn seeks(ops: &[Op]) -> Vec<u64> {
+    ops.iter()
+        .filter_map(|o| match o {
+            Op::Seek { to, .. } => Some(*to),
+            _ => None,
+        })
+        .collect()
+}
+
+fn opens(ops: &[Op]) -> Vec<OpenFlags> {
+    ops.iter()
+        .filter_map(|o| match o {
+            Op::Open { flags, .. } => Some(*flags),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Where the first timed pass starts.
+fn timer_start(ops: &[Op]) -> usize {
+    ops.iter()
+        .position(|o| matches!(o, Op::Mark(Mark::TimerStart)))
+        .unwrap()
+}
+
 /// IOzone 3.414's random order for 16 records (strace of `iozone -i 0 -i 2 -s 64k -r 4k`).
 const IOZONE_PERM_16: [u64; 16] = [3, 15, 8, 1, 12, 9, 7, 2, 5, 0, 6, 10, 14, 13, 4, 11];
 /// … and for 100 records (`-s 400k -r 4k`).
@@ -196,14 +221,7 @@ fn o_and_i_set_o_sync_and_o_direct_on_the_writers() {
     io.direct_align = 4096;
     run(&mut io, &s, 0).unwrap();
     run(&mut io, &s, 1).unwrap();
-    let flags: Vec<OpenFlags> = io
-        .ops
-        .iter()
-        .filter_map(|o| match o {
-            Op::Open { flags, .. } => Some(*flags),
-            _ => None,
-        })
-        .collect();
+    let flags = opens(&io.ops);
     assert!(flags[..2].iter().all(|f| f.sync && f.direct && f.write));
     assert!(flags[2..].iter().all(|f| f.direct && !f.write && !f.sync));
 }
@@ -216,11 +234,7 @@ fn read_primes_record_zero_untimed_then_reads_every_record_in_order() {
     assert_eq!(res[0].test, Test::Read);
     assert_eq!(res[1].test, Test::Reread);
     // open, fsync, priming read at 0, lseek 0, TimerStart.
-    let start = io
-        .ops
-        .iter()
-        .position(|o| matches!(o, Op::Mark(Mark::TimerStart)))
-        .unwrap();
+    let start = timer_start(&io.ops);
     assert!(matches!(io.ops[start - 4], Op::Open { .. }));
     assert!(matches!(io.ops[start - 3], Op::Fsync(_)));
     assert!(matches!(
@@ -275,14 +289,7 @@ fn backward_read_goes_from_the_last_record_to_the_first_twice() {
         // lseek(-reclen, SEEK_END) is inside the timing, as in IOzone.
         assert!(matches!(pass[0], Op::Seek { to: 49152, .. }));
         assert_eq!(read_offsets(pass), [49152, 32768, 16384, 0]);
-        let seeks: Vec<u64> = pass
-            .iter()
-            .filter_map(|o| match o {
-                Op::Seek { to, .. } => Some(*to),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(seeks, [49152, 32768, 16384, 0]);
+        assert_eq!(seeks(pass), [49152, 32768, 16384, 0]);
     }
 }
 
@@ -298,12 +305,8 @@ fn record_rewrite_writes_offset_zero_n_times() {
         .skip(1)
         .step_by(2)
         .all(|o| matches!(o, Op::Seek { to: 0, .. })));
-    let open = io.ops.iter().find_map(|o| match o {
-        Op::Open { flags, .. } => Some(*flags),
-        _ => None,
-    });
     assert_eq!(
-        open,
+        opens(&io.ops).first().copied(),
         Some(OpenFlags {
             write: true,
             create: true,
@@ -321,14 +324,8 @@ fn stride_read_follows_iozones_wrap_rule() {
     let mut expect = vec![0u64];
     expect.extend(IOZONE_STRIDE_40[..39].iter().map(|r| r * 4096));
     assert_eq!(read_offsets(&t[0]), expect);
-    let seeks: Vec<u64> = t[0]
-        .iter()
-        .filter_map(|o| match o {
-            Op::Seek { to, .. } => Some(*to / 4096),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(seeks, IOZONE_STRIDE_40);
+    let records: Vec<u64> = seeks(&t[0]).iter().map(|to| to / 4096).collect();
+    assert_eq!(records, IOZONE_STRIDE_40);
 }
 
 #[test]
@@ -347,14 +344,7 @@ fn fwrite_uses_r_plus_on_an_existing_file_and_one_write_per_record() {
     let mut io = with_file(3, 8192);
     let s = spec(3, 8192);
     run(&mut io, &s, 6).unwrap();
-    let opens: Vec<OpenFlags> = io
-        .ops
-        .iter()
-        .filter_map(|o| match o {
-            Op::Open { flags, .. } => Some(*flags),
-            _ => None,
-        })
-        .collect();
+    let opens = opens(&io.ops);
     assert!(
         opens.iter().all(|f| f.write && !f.truncate && !f.create),
         "{opens:?}"
@@ -378,11 +368,7 @@ fn fread_opens_a_second_descriptor_to_fsync_and_reads_records_in_order() {
     let s = spec(3, 4096);
     let res = run(&mut io, &s, 7).unwrap();
     assert_eq!(res[1].test, Test::Freread);
-    let start = io
-        .ops
-        .iter()
-        .position(|o| matches!(o, Op::Mark(Mark::TimerStart)))
-        .unwrap();
+    let start = timer_start(&io.ops);
     assert!(matches!(io.ops[start - 1], Op::Close(_)));
     assert!(matches!(io.ops[start - 2], Op::Fsync(_)));
     for pass in timed(&io.ops) {

@@ -117,6 +117,19 @@ impl RecordingIo {
             .ok_or_else(|| io::Error::from_raw_os_error(libc::EBADF))
     }
 
+    /// `n` bytes moved at `offset` of `fd`: advance its position and record `op`.
+    fn moved(
+        &mut self,
+        fd: Fd,
+        offset: u64,
+        n: usize,
+        op: fn(Fd, u64, usize) -> Op,
+    ) -> io::Result<usize> {
+        self.get(fd)?.pos += n as u64;
+        self.ops.push(op(fd, offset, n));
+        Ok(n)
+    }
+
     fn check_direct(&self, f: &OpenFile, addr: usize, len: usize) -> io::Result<()> {
         let a = self.direct_align;
         if f.flags.direct && a > 0 && (addr % a != 0 || len % a != 0 || f.pos % a as u64 != 0) {
@@ -191,13 +204,7 @@ impl Io for RecordingIo {
                 buf[(*off - f.pos) as usize] ^= 0xff;
             }
         }
-        self.get(fd)?.pos += n as u64;
-        self.ops.push(Op::Read {
-            fd,
-            offset: f.pos,
-            len: n,
-        });
-        Ok(n)
+        self.moved(fd, f.pos, n, |fd, offset, len| Op::Read { fd, offset, len })
     }
 
     fn write(&mut self, fd: Fd, buf: &[u8]) -> io::Result<usize> {
@@ -225,13 +232,11 @@ impl Io for RecordingIo {
             data.resize(e, 0);
         }
         data[f.pos as usize..e].copy_from_slice(&buf[..n]);
-        self.get(fd)?.pos += n as u64;
-        self.ops.push(Op::Write {
+        self.moved(fd, f.pos, n, |fd, offset, len| Op::Write {
             fd,
-            offset: f.pos,
-            len: n,
-        });
-        Ok(n)
+            offset,
+            len,
+        })
     }
 
     fn seek(&mut self, fd: Fd, offset: i64, whence: Whence) -> io::Result<u64> {
