@@ -337,30 +337,21 @@ mod tests {
             ..Default::default()
         };
         assert!(huge.validate().unwrap_err().to_string().contains("2^64"));
-        assert!(FdtreeParams {
-            dirs: 0,
-            ..Default::default()
+        let d = FdtreeParams::default;
+        for (p, ok) in [
+            (FdtreeParams { dirs: 0, ..d() }, false),
+            (FdtreeParams { files: 0, ..d() }, false),
+            (FdtreeParams { threads: 0, ..d() }, false),
+            (
+                FdtreeParams {
+                    size_blocks: 0,
+                    ..d()
+                },
+                true,
+            ),
+        ] {
+            assert_eq!(p.validate().is_ok(), ok, "{p:?}");
         }
-        .validate()
-        .is_err());
-        assert!(FdtreeParams {
-            files: 0,
-            ..Default::default()
-        }
-        .validate()
-        .is_err());
-        assert!(FdtreeParams {
-            threads: 0,
-            ..Default::default()
-        }
-        .validate()
-        .is_err());
-        assert!(FdtreeParams {
-            size_blocks: 0,
-            ..Default::default()
-        }
-        .validate()
-        .is_ok());
     }
 
     #[test]
