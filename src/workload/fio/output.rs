@@ -405,13 +405,9 @@ impl FioRun {
         for j in &self.jobs {
             for d in &j.dirs {
                 let ph = phase(&j.name, &d.dir);
+                let total_ios = Metric::new(&ph, "total_ios", Unit::Count, d.total_ios as f64);
                 if d.dir == "sync" {
-                    out.push(Metric::new(
-                        &ph,
-                        "total_ios",
-                        Unit::Count,
-                        d.total_ios as f64,
-                    ));
+                    out.push(total_ios);
                     d.lat.metrics(&ph, "lat", &mut out);
                     continue;
                 }
@@ -429,12 +425,7 @@ impl FioRun {
                     d.runtime_ms as f64 / 1e3,
                 ));
                 out.push(Metric::new(&ph, "io_bytes", Unit::Bytes, d.io_bytes as f64));
-                out.push(Metric::new(
-                    &ph,
-                    "total_ios",
-                    Unit::Count,
-                    d.total_ios as f64,
-                ));
+                out.push(total_ios);
                 d.slat.metrics(&ph, "slat", &mut out);
                 d.clat.metrics(&ph, "clat", &mut out);
                 d.lat.metrics(&ph, "lat", &mut out);

@@ -117,6 +117,22 @@ impl RecordingIo {
             .ok_or_else(|| io::Error::from_raw_os_error(libc::EBADF))
     }
 
+    /// A new descriptor for `path`, at offset 0.
+    fn new_fd(&mut self, path: &Path, flags: OpenFlags) -> Fd {
+        let fd = self.next_fd;
+        self.next_fd += 1;
+        let path = path.to_path_buf();
+        self.fds.insert(
+            fd,
+            OpenFile {
+                path,
+                pos: 0,
+                flags,
+            },
+        );
+        fd
+    }
+
     /// `n` bytes moved at `offset` of `fd`: advance its position and record `op`.
     fn moved(
         &mut self,
@@ -143,23 +159,13 @@ impl Io for RecordingIo {
     fn creat(&mut self, path: &Path) -> io::Result<Fd> {
         self.ops.push(Op::Creat(path.to_path_buf()));
         self.files.insert(path.to_path_buf(), Vec::new());
-        let fd = self.next_fd;
-        self.next_fd += 1;
         let flags = OpenFlags {
             write: true,
             create: true,
             truncate: true,
             ..Default::default()
         };
-        self.fds.insert(
-            fd,
-            OpenFile {
-                path: path.to_path_buf(),
-                pos: 0,
-                flags,
-            },
-        );
-        Ok(fd)
+        Ok(self.new_fd(path, flags))
     }
 
     fn open(&mut self, path: &Path, flags: OpenFlags) -> io::Result<Fd> {
@@ -174,16 +180,7 @@ impl Io for RecordingIo {
                 v.clear();
             }
         }
-        let fd = self.next_fd;
-        self.next_fd += 1;
-        self.fds.insert(
-            fd,
-            OpenFile {
-                path: path.to_path_buf(),
-                pos: 0,
-                flags,
-            },
-        );
+        let fd = self.new_fd(path, flags);
         self.ops.push(Op::Open {
             path: path.to_path_buf(),
             flags,
