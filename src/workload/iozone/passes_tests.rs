@@ -70,47 +70,42 @@ fn timed(ops: &[Op]) -> Vec<Vec<Op>> {
     out
 }
 
+/// The values `v` of the recorded calls that match `pattern`.
+macro_rules! pick {
+    ($ops:expr, $pattern:pat => $v:expr) => {
+        $ops.iter()
+            .filter_map(|o| match o {
+                $pattern => Some($v),
+                _ => None,
+            })
+            .collect()
+    };
+}
+
 fn read_offsets(ops: &[Op]) -> Vec<u64> {
-    ops.iter()
-        .filter_map(|o| match o {
-            Op::Read { offset, .. } => Some(*offset),
-            _ => None,
-        })
-        .collect()
+    pick!(ops, Op::Read { offset, .. } => *offset)
 }
 
 fn write_offsets(ops: &[Op]) -> Vec<u64> {
-    ops.iter()
-        .filter_map(|o| match o {
-            Op::Write { offset, .. } => Some(*offset),
-            _ => None,
-        })
-        .collect()
+    pick!(ops, Op::Write { offset, .. } => *offset)
 }
 
 fn seeks(ops: &[Op]) -> Vec<u64> {
-    ops.iter()
-        .filter_map(|o| match o {
-            Op::Seek { to, .. } => Some(*to),
-            _ => None,
-        })
-        .collect()
+    pick!(ops, Op::Seek { to, .. } => *to)
 }
 
 fn opens(ops: &[Op]) -> Vec<OpenFlags> {
-    ops.iter()
-        .filter_map(|o| match o {
-            Op::Open { flags, .. } => Some(*flags),
-            _ => None,
-        })
-        .collect()
+    pick!(ops, Op::Open { flags, .. } => *flags)
+}
+
+/// Where the first recorded call that `is` says is.
+fn first(ops: &[Op], is: fn(&Op) -> bool) -> usize {
+    ops.iter().position(is).unwrap()
 }
 
 /// Where the first timed pass starts.
 fn timer_start(ops: &[Op]) -> usize {
-    ops.iter()
-        .position(|o| matches!(o, Op::Mark(Mark::TimerStart)))
-        .unwrap()
+    first(ops, |o| matches!(o, Op::Mark(Mark::TimerStart)))
 }
 
 /// IOzone 3.414's random order for 16 records (strace of `iozone -i 0 -i 2 -s 64k -r 4k`).
@@ -174,18 +169,10 @@ fn write_truncates_only_on_the_first_pass_and_times_only_the_writes() {
             .iter()
             .all(|o| matches!(o, Op::Write { len: 4096, .. })));
     }
-    let i_open = io
-        .ops
-        .iter()
-        .position(|o| matches!(o, Op::Open { .. }))
-        .unwrap();
+    let i_open = first(&io.ops, |o| matches!(o, Op::Open { .. }));
     assert!(matches!(io.ops[i_open + 1], Op::Fsync(_)));
     assert!(matches!(io.ops[i_open + 2], Op::Mark(Mark::TimerStart)));
-    let i_stop = io
-        .ops
-        .iter()
-        .position(|o| matches!(o, Op::Mark(Mark::TimerStop)))
-        .unwrap();
+    let i_stop = first(&io.ops, |o| matches!(o, Op::Mark(Mark::TimerStop)));
     assert!(matches!(io.ops[i_stop + 1], Op::Fsync(_)));
     assert!(matches!(io.ops[i_stop + 2], Op::Close(_)));
     assert_eq!(io.open_count(), 0);
@@ -204,11 +191,7 @@ fn e_and_c_move_fsync_and_close_inside_the_timing() {
         assert!(matches!(pass[n - 1], Op::Close(_)), "{pass:?}");
     }
     // With -c, nothing is fsynced or closed after the timer (IOzone skips the fsync too).
-    let i_stop = io
-        .ops
-        .iter()
-        .position(|o| matches!(o, Op::Mark(Mark::TimerStop)))
-        .unwrap();
+    let i_stop = first(&io.ops, |o| matches!(o, Op::Mark(Mark::TimerStop)));
     assert!(matches!(io.ops[i_stop + 1], Op::Open { .. }));
 }
 
