@@ -83,7 +83,7 @@ pub struct IozoneArgs {
     pub fadvise: bool,
     /// Throughput mode: seconds to pause after sync() between phases, up to 365 days
     /// (IOzone: 2).
-    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    #[arg(long, default_value_t = crate::workload::iozone::DEFAULT_PHASE_PAUSE, value_name = "SECONDS")]
     pub phase_pause: f64,
     /// Skip the free-space check before writing (thin or compressing file systems). Default:
     /// checked.

@@ -3,30 +3,136 @@
 //! `log_size`, `block_size`, `inode_size`, `mkfs`, `mount`, `features`, `scheduler`; the
 //! list knobs `mkfs`, `mount` and `features` append to the base lists), read into the
 //! [`FsConfig`] a cell makes.
+//!
+//! Every knob is declared once, in the `knobs!` list below: its key, its field and, by the
+//! field's type ([`Knob`]), how a value is read and whether it appends. The base sections
+//! are read through the same setters as a factor level.
 
-use super::file::{SizeValue, StrOrList, StudyFile};
+use super::file::StudyFile;
 use crate::provision::{DeviceSpec, FsConfig, FsType, Journal};
 
-/// Keys of a factor level that change provisioning.
-pub const PROVISION_KEYS: [&str; 11] = [
-    "fs",
-    "data",
-    "journal",
-    "journal_size",
-    "log_size",
-    "block_size",
-    "inode_size",
-    "mkfs",
-    "mount",
-    "features",
-    "scheduler",
-];
+/// How one knob's field takes a value from TOML.
+trait Knob {
+    /// Whether a level's value appends to the base (the list knobs) instead of replacing it.
+    const APPENDS: bool = false;
+    /// Take the value `v` of `key`.
+    fn apply(&mut self, key: &str, v: &toml::Value) -> Result<(), String>;
+}
 
-/// The provisioning knobs of one cell: the base configuration with its factor levels applied.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Knobs {
+/// A size as a string with suffix (`64M`) or an integer number of bytes, within
+/// [`crate::units::MAX_SIZE`] either way.
+impl Knob for Option<u64> {
+    fn apply(&mut self, key: &str, v: &toml::Value) -> Result<(), String> {
+        let n = match v {
+            toml::Value::Integer(n) if *n >= 0 => *n as u64,
+            toml::Value::String(s) => {
+                crate::units::parse_size(s).map_err(|e| format!("{key}: {e}"))?
+            }
+            _ => {
+                return Err(format!(
+                    "{key} must be a size such as \"64M\" or a number of bytes"
+                ))
+            }
+        };
+        if n > crate::units::MAX_SIZE {
+            return Err(format!(
+                "{key}: size {n} is out of range; use {}",
+                crate::units::SIZE_RANGE
+            ));
+        }
+        *self = Some(n);
+        Ok(())
+    }
+}
+
+/// A list: a string (split on spaces for `mkfs`, on commas otherwise) or a list of strings.
+impl Knob for Vec<String> {
+    const APPENDS: bool = true;
+    fn apply(&mut self, key: &str, v: &toml::Value) -> Result<(), String> {
+        match v {
+            toml::Value::String(s) if key == "mkfs" => {
+                self.extend(s.split_whitespace().map(str::to_string))
+            }
+            toml::Value::String(s) => self.extend(
+                s.split(',')
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_string),
+            ),
+            toml::Value::Array(a) => {
+                for x in a {
+                    let s = x
+                        .as_str()
+                        .ok_or_else(|| format!("{key} must be a list of strings"))?;
+                    self.push(s.to_string());
+                }
+            }
+            _ => return Err(format!("{key} must be a string or a list of strings")),
+        }
+        Ok(())
+    }
+}
+
+fn toml_str<'a>(key: &str, v: &'a toml::Value) -> Result<&'a str, String> {
+    v.as_str().ok_or_else(|| format!("{key} must be a string"))
+}
+
+impl Knob for Option<String> {
+    fn apply(&mut self, key: &str, v: &toml::Value) -> Result<(), String> {
+        *self = Some(toml_str(key, v)?.to_string());
+        Ok(())
+    }
+}
+
+/// Knobs whose string is parsed by the type's own `parse`.
+macro_rules! parsed_knob {
+    ($($t:ty),*) => {$(
+        impl Knob for Option<$t> {
+            fn apply(&mut self, key: &str, v: &toml::Value) -> Result<(), String> {
+                *self = Some(<$t>::parse(toml_str(key, v)?)?);
+                Ok(())
+            }
+        }
+    )*};
+}
+parsed_knob!(FsType, DeviceSpec, Journal);
+
+/// Declares the knobs once: [`PROVISION_KEYS`], the [`Knobs`] fields, and the setter.
+macro_rules! knobs {
+    ($($(#[$doc:meta])* $key:ident: $ty:ty,)*) => {
+        /// Keys of a factor level that change provisioning.
+        pub const PROVISION_KEYS: &[&str] = &[$(stringify!($key)),*];
+
+        /// The provisioning knobs of one cell: the base configuration with its factor levels
+        /// applied.
+        #[derive(Debug, Clone, Default)]
+        pub(super) struct Knobs {
+            $($(#[$doc])* pub(super) $key: $ty,)*
+        }
+
+        impl Knobs {
+            /// Apply one level key of [`PROVISION_KEYS`] (list knobs append).
+            pub(super) fn set(&mut self, key: &str, v: &toml::Value) -> Result<(), String> {
+                match key {
+                    $(stringify!($key) => self.$key.apply(key, v),)*
+                    _ => unreachable!("only PROVISION_KEYS are passed"),
+                }
+            }
+
+            /// Whether `key` is a list knob, whose levels append (several factors may set it).
+            pub(super) fn appends(key: &str) -> bool {
+                match key {
+                    $(stringify!($key) => <$ty as Knob>::APPENDS,)*
+                    _ => false,
+                }
+            }
+        }
+    };
+}
+
+knobs! {
     /// The file system chosen, if any yet (the cell's label when it has no factors).
-    pub(super) fs: Option<FsType>,
+    fs: Option<FsType>,
     data: Option<DeviceSpec>,
     journal: Option<Journal>,
     journal_size: Option<u64>,
@@ -39,134 +145,32 @@ pub(super) struct Knobs {
     scheduler: Option<String>,
 }
 
-fn size_of(v: &SizeValue, key: &str) -> Result<u64, String> {
-    match v {
-        SizeValue::Bytes(n) => bytes_in_range(*n, key),
-        SizeValue::Text(s) => crate::units::parse_size(s).map_err(|e| format!("{key}: {e}")),
-    }
-}
-
-/// A size given as a number of bytes, within [`crate::units::MAX_SIZE`] like a text size.
-fn bytes_in_range(n: u64, key: &str) -> Result<u64, String> {
-    if n > crate::units::MAX_SIZE {
-        return Err(format!(
-            "{key}: size {n} is out of range; use {}",
-            crate::units::SIZE_RANGE
-        ));
-    }
-    Ok(n)
-}
-
-fn split_list(key: &str, s: &str) -> Vec<String> {
-    if key == "mkfs" {
-        s.split_whitespace().map(str::to_string).collect()
-    } else {
-        s.split(',')
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(str::to_string)
-            .collect()
-    }
-}
-
-fn list_of(key: &str, v: &StrOrList) -> Vec<String> {
-    match v {
-        StrOrList::One(s) => split_list(key, s),
-        StrOrList::Many(v) => v.clone(),
-    }
-}
-
-fn toml_size(key: &str, v: &toml::Value) -> Result<u64, String> {
-    match v {
-        toml::Value::Integer(n) if *n >= 0 => bytes_in_range(*n as u64, key),
-        toml::Value::String(s) => crate::units::parse_size(s).map_err(|e| format!("{key}: {e}")),
-        _ => Err(format!(
-            "{key} must be a size such as \"64M\" or a number of bytes"
-        )),
-    }
-}
-
-fn toml_str<'a>(key: &str, v: &'a toml::Value) -> Result<&'a str, String> {
-    v.as_str().ok_or_else(|| format!("{key} must be a string"))
-}
-
-fn toml_list(key: &str, v: &toml::Value) -> Result<Vec<String>, String> {
-    match v {
-        toml::Value::String(s) => Ok(split_list(key, s)),
-        toml::Value::Array(a) => a
-            .iter()
-            .map(|x| {
-                x.as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| format!("{key} must be a list of strings"))
-            })
-            .collect(),
-        _ => Err(format!("{key} must be a string or a list of strings")),
-    }
-}
-
 impl Knobs {
-    /// The base `[device]`/`[filesystem]` configuration.
+    /// The base `[device]`/`[filesystem]` configuration, read by the level setters (the
+    /// `[filesystem]` key `type` is the knob `fs`).
     pub(super) fn base(f: &StudyFile) -> Result<Knobs, String> {
-        let fsec = &f.filesystem;
-        let size = |v: &Option<SizeValue>, k: &str| v.as_ref().map(|v| size_of(v, k)).transpose();
-        Ok(Knobs {
-            fs: fsec
-                .fs_type
-                .as_deref()
-                .map(FsType::parse)
-                .transpose()
-                .map_err(|e| format!("[filesystem] type: {e}"))?,
-            data: Some(
-                DeviceSpec::parse(&f.device.data).map_err(|e| format!("[device] data: {e}"))?,
-            ),
-            journal: f
-                .device
-                .journal
-                .as_deref()
-                .map(Journal::parse)
-                .transpose()
-                .map_err(|e| format!("[device] journal: {e}"))?,
-            journal_size: size(&fsec.journal_size, "journal_size")?,
-            log_size: size(&fsec.log_size, "log_size")?,
-            block_size: size(&fsec.block_size, "block_size")?,
-            inode_size: size(&fsec.inode_size, "inode_size")?,
-            mkfs: fsec
-                .mkfs
-                .as_ref()
-                .map(|v| list_of("mkfs", v))
-                .unwrap_or_default(),
-            mount: fsec
-                .mount
-                .as_ref()
-                .map(|v| list_of("mount", v))
-                .unwrap_or_default(),
-            features: fsec
-                .features
-                .as_ref()
-                .map(|v| list_of("features", v))
-                .unwrap_or_default(),
-            scheduler: fsec.scheduler.clone(),
-        })
-    }
-
-    /// Apply one level key of [`PROVISION_KEYS`] (list knobs append).
-    pub(super) fn set(&mut self, key: &str, v: &toml::Value) -> Result<(), String> {
-        match key {
-            "fs" => self.fs = Some(FsType::parse(toml_str(key, v)?)?),
-            "data" => self.data = Some(DeviceSpec::parse(toml_str(key, v)?)?),
-            "journal" => self.journal = Some(Journal::parse(toml_str(key, v)?)?),
-            "journal_size" => self.journal_size = Some(toml_size(key, v)?),
-            "log_size" => self.log_size = Some(toml_size(key, v)?),
-            "block_size" => self.block_size = Some(toml_size(key, v)?),
-            "inode_size" => self.inode_size = Some(toml_size(key, v)?),
-            "mkfs" => self.mkfs.extend(toml_list(key, v)?),
-            "mount" => self.mount.extend(toml_list(key, v)?),
-            "features" => self.features.extend(toml_list(key, v)?),
-            "scheduler" => self.scheduler = Some(toml_str(key, v)?.to_string()),
-            _ => unreachable!("only PROVISION_KEYS are passed"),
+        let table = |what: &str, section: Result<toml::Table, toml::ser::Error>| {
+            section.map_err(|e| format!("{what}: {e}"))
+        };
+        let fsec = table("[filesystem]", toml::Table::try_from(&f.filesystem))?;
+        let dsec = table("[device]", toml::Table::try_from(&f.device))?;
+        let mut k = Knobs::default();
+        let mut set = |key: &str, v: Option<&toml::Value>, place: Option<&str>| match v {
+            Some(v) => k.set(key, v).map_err(|e| match place {
+                Some(p) => format!("{p}: {e}"),
+                None => e,
+            }),
+            None => Ok(()),
+        };
+        set("fs", fsec.get("type"), Some("[filesystem] type"))?;
+        set("data", dsec.get("data"), Some("[device] data"))?;
+        set("journal", dsec.get("journal"), Some("[device] journal"))?;
+        for (key, v) in &fsec {
+            if key != "type" {
+                set(key, Some(v), None)?;
+            }
         }
-        Ok(())
+        Ok(k)
     }
 
     /// The file system to make, checked.

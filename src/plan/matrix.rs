@@ -104,8 +104,7 @@ fn cell(
                 continue;
             }
             if let Some(prev) = setter.insert(k.as_str(), fac.name.as_str()) {
-                let list = ["mkfs", "mount", "features"].contains(&k.as_str());
-                if !list {
+                if !Knobs::appends(k) {
                     return Err(format!(
                         "factors '{prev}' and '{}' both set {k}; a cell can take it from one factor only",
                         fac.name

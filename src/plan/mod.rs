@@ -246,38 +246,33 @@ impl Study {
     /// Bytes of RAM the `ram:` devices of all cells take together (all cells may be
     /// mounted at once when repetitions are interleaved).
     pub fn ram_bytes(&self) -> u64 {
+        self.device_bytes(|d| match d {
+            DeviceSpec::Ram(n) => Some(*n),
+            _ => None,
+        })
+    }
+
+    /// The sum over every cell's data and external journal device of what `size` says.
+    fn device_bytes(&self, size: impl Fn(&DeviceSpec) -> Option<u64>) -> u64 {
         self.cells
             .iter()
             .flat_map(|c| {
                 let j = match &c.fs.journal {
-                    Journal::External(d) => Some(d.clone()),
+                    Journal::External(d) => Some(d),
                     Journal::Internal => None,
                 };
-                std::iter::once(c.fs.data.clone()).chain(j)
+                std::iter::once(&c.fs.data).chain(j)
             })
-            .filter_map(|d| match d {
-                DeviceSpec::Ram(n) => Some(n),
-                _ => None,
-            })
+            .filter_map(size)
             .fold(0, u64::saturating_add)
     }
 
     /// Bytes of sparse loop images of all cells (an upper bound of the disk space used).
     pub fn loop_bytes(&self) -> u64 {
-        self.cells
-            .iter()
-            .flat_map(|c| {
-                let j = match &c.fs.journal {
-                    Journal::External(d) => Some(d.clone()),
-                    Journal::Internal => None,
-                };
-                std::iter::once(c.fs.data.clone()).chain(j)
-            })
-            .filter_map(|d| match d {
-                DeviceSpec::Loop(n) => Some(n),
-                _ => None,
-            })
-            .fold(0, u64::saturating_add)
+        self.device_bytes(|d| match d {
+            DeviceSpec::Loop(n) => Some(*n),
+            _ => None,
+        })
     }
 
     /// The existing block devices the study formats (`data`/`journal` paths), each once.

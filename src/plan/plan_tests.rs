@@ -21,6 +21,27 @@ fn study(extra: &str) -> std::result::Result<Study, String> {
     Study::parse(&format!("{BASE}{extra}"))
 }
 
+/// The base study with one factor per `(name, levels)`, `levels` the inside of its list.
+fn factors(list: &[(&str, &str)]) -> std::result::Result<Study, String> {
+    let mut extra = String::new();
+    for (name, levels) in list {
+        extra += &format!("[[factor]]\nname = \"{name}\"\nvalues = [{levels}]\n");
+    }
+    study(&extra)
+}
+
+/// The repetitions of the base study with a `[repetitions]` section of `lines`.
+fn reps(lines: &str) -> Repetitions {
+    study(&format!("[repetitions]\n{lines}"))
+        .unwrap()
+        .repetitions
+}
+
+/// The refusal of the base study with a `[repetitions]` section of `lines`.
+fn reps_err(lines: &str) -> String {
+    study(&format!("[repetitions]\n{lines}")).unwrap_err()
+}
+
 #[test]
 fn defaults_are_documented_values() {
     let s = study("").unwrap();
@@ -53,16 +74,13 @@ fn unknown_keys_are_rejected_with_their_line() {
 
 #[test]
 fn cells_are_the_cartesian_product_first_factor_slowest() {
-    let s = study(
-        r#"
-[[factor]]
-name = "fs"
-values = [{ label = "ext3", fs = "ext3" }, { label = "xfs", fs = "xfs" }]
-[[factor]]
-name = "journal"
-values = [{ label = "64M", journal_size = "64M" }, { label = "128M", journal_size = 134217728 }]
-"#,
-    )
+    let s = factors(&[
+        ("fs", r#"{ label = "ext3", fs = "ext3" }, { label = "xfs", fs = "xfs" }"#),
+        (
+            "journal",
+            r#"{ label = "64M", journal_size = "64M" }, { label = "128M", journal_size = 134217728 }"#,
+        ),
+    ])
     .unwrap();
     let labels: Vec<&str> = s.cells.iter().map(|c| c.label.as_str()).collect();
     assert_eq!(
@@ -90,58 +108,44 @@ values = [{ label = "64M", journal_size = "64M" }, { label = "128M", journal_siz
 
 #[test]
 fn workload_parameters_from_factors_are_merged_and_checked() {
-    let s = study(
-        r#"
-[[factor]]
-name = "depth"
-values = [{ label = "shallow", levels = 1 }, { label = "deep", levels = 3 }]
-"#,
-    )
+    let s = factors(&[(
+        "depth",
+        r#"{ label = "shallow", levels = 1 }, { label = "deep", levels = 3 }"#,
+    )])
     .unwrap();
     let crate::workload::WorkloadSpec::Fdtree(f) = &s.cells[1].workloads[0] else {
         panic!("expected an fdtree workload")
     };
     assert_eq!(f.levels, 3);
     assert_eq!(f.dirs, 2);
-    let e =
-        study("[[factor]]\nname = \"x\"\nvalues = [{ label = \"a\", levls = 1 }]\n").unwrap_err();
+    let e = factors(&[("x", r#"{ label = "a", levls = 1 }"#)]).unwrap_err();
     assert!(
         e.contains("sets 'levls', which is neither a provisioning knob"),
         "{e}"
     );
     assert!(e.contains("fdtree"), "{e}");
-    let e = study("[[factor]]\nname = \"x\"\nvalues = [{ label = \"a\", levels = \"deep\" }]\n")
-        .unwrap_err();
+    let e = factors(&[("x", r#"{ label = "a", levels = "deep" }"#)]).unwrap_err();
     assert!(e.contains("levels"), "{e}");
 }
 
 #[test]
 fn list_knobs_append_and_scalars_conflict() {
-    let s = study(
-        r#"
-[[factor]]
-name = "logbufs"
-values = [{ label = "8", mount = ["logbufs=8"] }]
-[[factor]]
-name = "atime"
-values = [{ label = "noatime", mount = "nodiratime,lazytime" }]
-"#,
-    )
+    let s = factors(&[
+        ("logbufs", r#"{ label = "8", mount = ["logbufs=8"] }"#),
+        (
+            "atime",
+            r#"{ label = "noatime", mount = "nodiratime,lazytime" }"#,
+        ),
+    ])
     .unwrap();
     assert_eq!(
         s.cells[0].fs.mount,
         vec!["noatime", "logbufs=8", "nodiratime", "lazytime"]
     );
-    let e = study(
-        r#"
-[[factor]]
-name = "a"
-values = [{ label = "1", journal_size = "64M" }]
-[[factor]]
-name = "b"
-values = [{ label = "2", journal_size = "128M" }]
-"#,
-    )
+    let e = factors(&[
+        ("a", r#"{ label = "1", journal_size = "64M" }"#),
+        ("b", r#"{ label = "2", journal_size = "128M" }"#),
+    ])
     .unwrap_err();
     assert!(
         e.contains("factors 'a' and 'b' both set journal_size"),
@@ -151,105 +155,67 @@ values = [{ label = "2", journal_size = "128M" }]
 
 #[test]
 fn meaningless_knobs_name_the_cell() {
-    let e = study(
-        r#"
-[[factor]]
-name = "fs"
-values = [{ label = "ext2", fs = "ext2", journal_size = "64M" }]
-"#,
-    )
+    let e = factors(&[(
+        "fs",
+        r#"{ label = "ext2", fs = "ext2", journal_size = "64M" }"#,
+    )])
     .unwrap_err();
     assert!(e.starts_with("cell fs=ext2: ext2 has no journal"), "{e}");
-    let e = study("[[factor]]\nname = \"f\"\nvalues = [{ label = \"x\", type = \"xfs\" }]\n")
-        .unwrap_err();
+    let e = factors(&[("f", r#"{ label = "x", type = "xfs" }"#)]).unwrap_err();
     assert!(e.contains("use fs ="), "{e}");
 }
 
 #[test]
 fn repetition_rules() {
-    let s = study("[repetitions]\nmin = 3\ntarget_ci = 0.05\nbudget = \"10m\"\norder = \"randomized\"\nseed = 7\ncache = \"warm\"\n").unwrap();
-    let r = s.repetitions;
+    let r = reps("min = 3\ntarget_ci = 0.05\nbudget = \"10m\"\norder = \"randomized\"\nseed = 7\ncache = \"warm\"\n");
     assert_eq!((r.min, r.max, r.target_ci), (3, 30, Some(0.05)));
     assert_eq!(r.budget, Some(Duration::from_secs(600)));
     assert_eq!(
         (r.order, r.seed, r.cache),
         (Order::Randomized, Some(7), CachePolicy::Warm)
     );
-    assert!(study("[repetitions]\nmin = 3\nmax = 9\n")
-        .unwrap_err()
-        .contains("only applies with detect or target_ci"));
+    assert!(reps_err("min = 3\nmax = 9\n").contains("only applies with detect or target_ci"));
     // A count given alone is fixed; with detect it is the floor of an adaptive design.
-    let fixed = study("[repetitions]\nmin = 4\n").unwrap().repetitions;
+    let fixed = reps("min = 4\n");
     assert_eq!((fixed.min, fixed.max, fixed.detect), (4, 4, None));
-    let d = study("[repetitions]\nmin = 3\nmax = 9\ndetect = \"20%\"\n").unwrap();
-    assert_eq!(
-        (d.repetitions.min, d.repetitions.max, d.repetitions.detect),
-        (3, 9, Some(0.2))
-    );
+    let d = reps("min = 3\nmax = 9\ndetect = \"20%\"\n");
+    assert_eq!((d.min, d.max, d.detect), (3, 9, Some(0.2)));
     // A max given turns on the in-study extension (the runner's rule then reads detect);
     // by default the rule is a count, raised per series only by spreads measured before.
-    assert!(d.repetitions.extend && d.repetitions.rule().detect == Some(0.2));
+    assert!(d.extend && d.rule().detect == Some(0.2));
     let plain = study("").unwrap().repetitions;
     assert!(!plain.extend && plain.rule().detect.is_none());
     // Without min the design chooses n: a larger effect needs fewer.
-    let big = study("[repetitions]\ndetect = \"30%\"\n")
-        .unwrap()
-        .repetitions;
+    let big = reps("detect = \"30%\"\n");
     assert!(big.min < 6 && big.min >= 2, "{}", big.min);
-    assert_eq!(
-        study("[repetitions]\ndetect = \"0.1\"\n")
-            .unwrap()
-            .repetitions
-            .detect,
-        Some(0.1)
-    );
+    assert_eq!(reps("detect = \"0.1\"\n").detect, Some(0.1));
     for bad in ["\"ten\"", "\"0%\"", "\"5000%\""] {
-        let e = study(&format!("[repetitions]\ndetect = {bad}\n")).unwrap_err();
+        let e = reps_err(&format!("detect = {bad}\n"));
         assert!(e.contains("detect") && e.contains("e.g. \"10%\""), "{e}");
     }
-    assert!(study("[repetitions]\ndetect = \"10%\"\ntarget_ci = 0.05\n")
-        .unwrap_err()
-        .contains("give one"));
-    assert!(study("[repetitions]\nmin = 0\n").is_err());
-    assert!(study("[repetitions]\ntarget_ci = 5\n")
-        .unwrap_err()
-        .contains("fraction"));
-    assert!(study("[repetitions]\nmin = 9\nmax = 3\ntarget_ci = 0.1\n").is_err());
-    assert!(study("[repetitions]\norder = \"zigzag\"\n").is_err());
+    for (lines, said) in [
+        ("detect = \"10%\"\ntarget_ci = 0.05\n", "give one"),
+        ("min = 0\n", ""),
+        ("target_ci = 5\n", "fraction"),
+        ("min = 9\nmax = 3\ntarget_ci = 0.1\n", ""),
+        ("order = \"zigzag\"\n", ""),
+        ("warmup = 11\n", "at most 10"),
+    ] {
+        let e = reps_err(lines);
+        assert!(e.contains(said), "{lines}: {e}");
+    }
     // The per-second timeline is stored unless the study says not to.
     assert!(r.timeline);
-    assert!(
-        !study("[repetitions]\ntimeline = false\n")
-            .unwrap()
-            .repetitions
-            .timeline
-    );
+    assert!(!reps("timeline = false\n").timeline);
     // Warm-ups: one by default with the warm policy, none otherwise, as many as asked.
     assert_eq!(r.warmup, 1);
-    assert_eq!(
-        study("[repetitions]\ncache = \"cold\"\n")
-            .unwrap()
-            .repetitions
-            .warmup,
-        0
-    );
-    assert_eq!(
-        study("[repetitions]\ncache = \"cold\"\nwarmup = 2\n")
-            .unwrap()
-            .repetitions
-            .warmup,
-        2
-    );
-    assert_eq!(
-        study("[repetitions]\ncache = \"warm\"\nwarmup = 0\n")
-            .unwrap()
-            .repetitions
-            .warmup,
-        0
-    );
-    assert!(study("[repetitions]\nwarmup = 11\n")
-        .unwrap_err()
-        .contains("at most 10"));
+    for (lines, warmup) in [
+        ("cache = \"cold\"\n", 0),
+        ("cache = \"cold\"\nwarmup = 2\n", 2),
+        ("cache = \"warm\"\nwarmup = 0\n", 0),
+    ] {
+        assert_eq!(reps(lines).warmup, warmup, "{lines}");
+    }
 }
 
 #[test]
@@ -264,13 +230,10 @@ fn hash_ignores_comments_but_not_content() {
 
 #[test]
 fn devices_and_space() {
-    let s = study(
-        r#"
-[[factor]]
-name = "journal"
-values = [{ label = "ram", journal = "ram:64M" }, { label = "loop", journal = "loop:128M" }, { label = "int", journal = "internal" }]
-"#,
-    )
+    let s = factors(&[(
+        "journal",
+        r#"{ label = "ram", journal = "ram:64M" }, { label = "loop", journal = "loop:128M" }, { label = "int", journal = "internal" }"#,
+    )])
     .unwrap();
     assert_eq!(s.ram_bytes(), 64 << 20);
     assert_eq!(s.loop_bytes(), 3 * (1 << 30) + (128 << 20));
@@ -309,7 +272,11 @@ fn sizes_in_bytes_are_range_checked_like_sizes_in_text() {
     );
     let e = with("journal_size = \"1048577T\"").unwrap_err();
     assert!(e.contains("out of range"), "{e}");
-    let e = study("[[factor]]\nname = \"j\"\nvalues = [{ label = \"x\", journal_size = 9223372036854775807 }]\n").unwrap_err();
+    let e = factors(&[(
+        "j",
+        r#"{ label = "x", journal_size = 9223372036854775807 }"#,
+    )])
+    .unwrap_err();
     assert!(
         e.contains("journal_size: size 9223372036854775807 is out of range"),
         "{e}"

@@ -403,25 +403,15 @@ mod tests {
     #[test]
     fn regular_files_and_missing_paths_are_refused() {
         let t = tempfile::NamedTempFile::new().unwrap();
-        let e = check_formattable(t.path(), true, &RecordingExec::new(), Thoroughness::FULL)
-            .unwrap_err();
-        assert!(e.to_string().contains("not a block device"), "{e}");
-        let e = check_formattable(
-            Path::new("/dev/does-not-exist"),
-            true,
-            &RecordingExec::new(),
-            Thoroughness::FULL,
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("cannot stat"), "{e}");
-        let e = check_formattable(
-            Path::new("/dev/null"),
-            true,
-            &RecordingExec::new(),
-            Thoroughness::FULL,
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("not a block device"), "{e}");
+        for (path, said) in [
+            (t.path(), "not a block device"),
+            (Path::new("/dev/does-not-exist"), "cannot stat"),
+            (Path::new("/dev/null"), "not a block device"),
+        ] {
+            let e = check_formattable(path, true, &RecordingExec::new(), Thoroughness::FULL)
+                .unwrap_err();
+            assert!(e.to_string().contains(said), "{e}");
+        }
     }
 
     #[test]

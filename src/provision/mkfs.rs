@@ -317,6 +317,17 @@ mod tests {
         );
     }
 
+    /// mkfs, mount (at /m) and the first inspection of `c` on `data` with the external `log`.
+    fn external(c: &FsConfig, data: &str, log: &str) -> [String; 3] {
+        let o = mount_options(c, Some(log));
+        let m = Path::new("/m");
+        [
+            mkfs(c, data, Some(log)).to_string(),
+            mount(c.fs, &o, data, m).to_string(),
+            inspect(c, data, Some(log), m)[0].to_string(),
+        ]
+    }
+
     #[test]
     fn jfs_and_reiserfs_external_logs() {
         let mut c = FsConfig::new(FsType::Jfs, DeviceSpec::Loop(1 << 30));
@@ -340,17 +351,12 @@ mod tests {
         c.mount = vec!["notail".into()];
         assert!(journal_mkfs(&c, "/dev/ubdb").is_none());
         assert_eq!(
-            mkfs(&c, "/dev/ubda", Some("/dev/ubdb")).to_string(),
-            "mkreiserfs -q -ff -j /dev/ubdb -s 8193 /dev/ubda"
-        );
-        let o = mount_options(&c, Some("/dev/ubdb"));
-        assert_eq!(
-            mount(FsType::Reiserfs, &o, "/dev/ubda", Path::new("/m")).to_string(),
-            "mount -t reiserfs -o notail,jdev=/dev/ubdb /dev/ubda /m"
-        );
-        assert_eq!(
-            inspect(&c, "/dev/ubda", Some("/dev/ubdb"), Path::new("/m"))[0].to_string(),
-            "debugreiserfs -j /dev/ubdb /dev/ubda"
+            external(&c, "/dev/ubda", "/dev/ubdb"),
+            [
+                "mkreiserfs -q -ff -j /dev/ubdb -s 8193 /dev/ubda",
+                "mount -t reiserfs -o notail,jdev=/dev/ubdb /dev/ubda /m",
+                "debugreiserfs -j /dev/ubdb /dev/ubda"
+            ]
         );
     }
 
@@ -381,17 +387,12 @@ mod tests {
         c.journal = Journal::External(DeviceSpec::Ram(256 << 20));
         c.mount = vec!["logbufs=8".into(), "logbsize=256k".into()];
         assert_eq!(
-            mkfs(&c, "/dev/loop0", Some("/dev/loop1")).to_string(),
-            "mkfs.xfs -f -q -b size=4096 -i size=512 -l logdev=/dev/loop1,size=64m /dev/loop0"
-        );
-        let o = mount_options(&c, Some("/dev/loop1"));
-        assert_eq!(
-            mount(FsType::Xfs, &o, "/dev/loop0", Path::new("/m")).to_string(),
-            "mount -t xfs -o logbufs=8,logbsize=256k,logdev=/dev/loop1 /dev/loop0 /m"
-        );
-        assert_eq!(
-            inspect(&c, "/dev/loop0", Some("/dev/loop1"), Path::new("/m"))[0].to_string(),
-            "xfs_info /m"
+            external(&c, "/dev/loop0", "/dev/loop1"),
+            [
+                "mkfs.xfs -f -q -b size=4096 -i size=512 -l logdev=/dev/loop1,size=64m /dev/loop0",
+                "mount -t xfs -o logbufs=8,logbsize=256k,logdev=/dev/loop1 /dev/loop0 /m",
+                "xfs_info /m"
+            ]
         );
     }
 

@@ -52,18 +52,8 @@ impl Provisioner {
         allow_format: Vec<PathBuf>,
         ram_total: u64,
     ) -> Result<Provisioner, ProvisionError> {
-        let base = run.path().to_path_buf();
-        let p = Provisioner {
-            exec,
-            run: Some(run),
-            base,
-            allow_format,
-            ram_total,
-            tmpfs: Mutex::new(None),
-            dirs: Mutex::new(Vec::new()),
-            formatted: Mutex::new(Vec::new()),
-            guest_devices: Default::default(),
-        };
+        let mut p = Provisioner::dry(exec, run.path().to_path_buf(), allow_format, ram_total);
+        p.run = Some(run);
         p.make_dir(&p.base.join("images"))?;
         p.make_dir(&p.base.join("mnt"))?;
         Ok(p)

@@ -183,9 +183,41 @@ mod x86 {
     /// `sched_yield(2)`.
     const SYS_SCHED_YIELD: u64 = 24;
 
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn hold_avx512(pats: *const u64, switches: u32, out: *mut u64) {
-        asm!(
+    /// One width's register work: `load` fills the registers from `{p}`, the `sched_yield`
+    /// loop runs `{n}` times, `store` writes them to `{o}`; `regs` are the vector and mask
+    /// registers it changes (besides rax, rcx and r11, which the system call clobbers).
+    macro_rules! hold_fn {
+        ($(#[$attr:meta])* $name:ident; load $($load:literal),+; store $($store:literal),+;
+         regs $($reg:tt),+;) => {
+            $(#[$attr])*
+            pub unsafe fn $name(pats: *const u64, switches: u32, out: *mut u64) {
+                asm!(
+                    $($load,)+
+                    "2:",
+                    "test {n:e}, {n:e}",
+                    "jz 3f",
+                    "mov eax, {yield_nr}",
+                    "syscall",
+                    "dec {n:e}",
+                    "jmp 2b",
+                    "3:",
+                    $($store,)+
+                    p = in(reg) pats,
+                    o = in(reg) out,
+                    n = inout(reg) switches => _,
+                    yield_nr = const SYS_SCHED_YIELD,
+                    out("rax") _, out("rcx") _, out("r11") _,
+                    $(out($reg) _,)+
+                    options(nostack),
+                );
+            }
+        };
+    }
+
+    hold_fn! {
+        #[target_feature(enable = "avx512f")]
+        hold_avx512;
+        load
             "vpbroadcastq zmm0, [{p} + 0]",   "vpbroadcastq zmm1, [{p} + 8]",
             "vpbroadcastq zmm2, [{p} + 16]",  "vpbroadcastq zmm3, [{p} + 24]",
             "vpbroadcastq zmm4, [{p} + 32]",  "vpbroadcastq zmm5, [{p} + 40]",
@@ -204,15 +236,8 @@ mod x86 {
             "vpbroadcastq zmm30, [{p} + 240]", "vpbroadcastq zmm31, [{p} + 248]",
             "kmovw k1, [{p} + 8]",  "kmovw k2, [{p} + 16]", "kmovw k3, [{p} + 24]",
             "kmovw k4, [{p} + 32]", "kmovw k5, [{p} + 40]", "kmovw k6, [{p} + 48]",
-            "kmovw k7, [{p} + 56]",
-            "2:",
-            "test {n:e}, {n:e}",
-            "jz 3f",
-            "mov eax, {yield_nr}",
-            "syscall",
-            "dec {n:e}",
-            "jmp 2b",
-            "3:",
+            "kmovw k7, [{p} + 56]";
+        store
             "vmovdqu64 [{o} + 0], zmm0",     "vmovdqu64 [{o} + 64], zmm1",
             "vmovdqu64 [{o} + 128], zmm2",   "vmovdqu64 [{o} + 192], zmm3",
             "vmovdqu64 [{o} + 256], zmm4",   "vmovdqu64 [{o} + 320], zmm5",
@@ -235,29 +260,24 @@ mod x86 {
             "kmovw eax, k4", "mov [{o} + 2072], rax",
             "kmovw eax, k5", "mov [{o} + 2080], rax",
             "kmovw eax, k6", "mov [{o} + 2088], rax",
-            "kmovw eax, k7", "mov [{o} + 2096], rax",
-            p = in(reg) pats,
-            o = in(reg) out,
-            n = inout(reg) switches => _,
-            yield_nr = const SYS_SCHED_YIELD,
-            out("rax") _, out("rcx") _, out("r11") _,
-            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
-            out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
-            out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
-            out("zmm12") _, out("zmm13") _, out("zmm14") _, out("zmm15") _,
-            out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
-            out("zmm20") _, out("zmm21") _, out("zmm22") _, out("zmm23") _,
-            out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm27") _,
-            out("zmm28") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
-            out("k1") _, out("k2") _, out("k3") _, out("k4") _,
-            out("k5") _, out("k6") _, out("k7") _,
-            options(nostack),
-        );
+            "kmovw eax, k7", "mov [{o} + 2096], rax";
+        regs
+            "zmm0", "zmm1", "zmm2", "zmm3",
+            "zmm4", "zmm5", "zmm6", "zmm7",
+            "zmm8", "zmm9", "zmm10", "zmm11",
+            "zmm12", "zmm13", "zmm14", "zmm15",
+            "zmm16", "zmm17", "zmm18", "zmm19",
+            "zmm20", "zmm21", "zmm22", "zmm23",
+            "zmm24", "zmm25", "zmm26", "zmm27",
+            "zmm28", "zmm29", "zmm30", "zmm31",
+            "k1", "k2", "k3", "k4",
+            "k5", "k6", "k7";
     }
 
-    #[target_feature(enable = "avx")]
-    pub unsafe fn hold_avx(pats: *const u64, switches: u32, out: *mut u64) {
-        asm!(
+    hold_fn! {
+        #[target_feature(enable = "avx")]
+        hold_avx;
+        load
             "vbroadcastsd ymm0, [{p} + 0]",    "vbroadcastsd ymm1, [{p} + 8]",
             "vbroadcastsd ymm2, [{p} + 16]",   "vbroadcastsd ymm3, [{p} + 24]",
             "vbroadcastsd ymm4, [{p} + 32]",   "vbroadcastsd ymm5, [{p} + 40]",
@@ -265,15 +285,8 @@ mod x86 {
             "vbroadcastsd ymm8, [{p} + 64]",   "vbroadcastsd ymm9, [{p} + 72]",
             "vbroadcastsd ymm10, [{p} + 80]",  "vbroadcastsd ymm11, [{p} + 88]",
             "vbroadcastsd ymm12, [{p} + 96]",  "vbroadcastsd ymm13, [{p} + 104]",
-            "vbroadcastsd ymm14, [{p} + 112]", "vbroadcastsd ymm15, [{p} + 120]",
-            "2:",
-            "test {n:e}, {n:e}",
-            "jz 3f",
-            "mov eax, {yield_nr}",
-            "syscall",
-            "dec {n:e}",
-            "jmp 2b",
-            "3:",
+            "vbroadcastsd ymm14, [{p} + 112]", "vbroadcastsd ymm15, [{p} + 120]";
+        store
             "vmovdqu [{o} + 0], ymm0",    "vmovdqu [{o} + 32], ymm1",
             "vmovdqu [{o} + 64], ymm2",   "vmovdqu [{o} + 96], ymm3",
             "vmovdqu [{o} + 128], ymm4",  "vmovdqu [{o} + 160], ymm5",
@@ -281,23 +294,18 @@ mod x86 {
             "vmovdqu [{o} + 256], ymm8",  "vmovdqu [{o} + 288], ymm9",
             "vmovdqu [{o} + 320], ymm10", "vmovdqu [{o} + 352], ymm11",
             "vmovdqu [{o} + 384], ymm12", "vmovdqu [{o} + 416], ymm13",
-            "vmovdqu [{o} + 448], ymm14", "vmovdqu [{o} + 480], ymm15",
-            p = in(reg) pats,
-            o = in(reg) out,
-            n = inout(reg) switches => _,
-            yield_nr = const SYS_SCHED_YIELD,
-            out("rax") _, out("rcx") _, out("r11") _,
-            out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
-            out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
-            out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
-            out("ymm12") _, out("ymm13") _, out("ymm14") _, out("ymm15") _,
-            options(nostack),
-        );
+            "vmovdqu [{o} + 448], ymm14", "vmovdqu [{o} + 480], ymm15";
+        regs
+            "ymm0", "ymm1", "ymm2", "ymm3",
+            "ymm4", "ymm5", "ymm6", "ymm7",
+            "ymm8", "ymm9", "ymm10", "ymm11",
+            "ymm12", "ymm13", "ymm14", "ymm15";
     }
 
-    /// SSE2 only: every x86-64 CPU has it.
-    pub unsafe fn hold_sse(pats: *const u64, switches: u32, out: *mut u64) {
-        asm!(
+    hold_fn! {
+        /// SSE2 only: every x86-64 CPU has it.
+        hold_sse;
+        load
             "movq xmm0, [{p} + 0]", "punpcklqdq xmm0, xmm0",    "movq xmm1, [{p} + 8]", "punpcklqdq xmm1, xmm1",
             "movq xmm2, [{p} + 16]", "punpcklqdq xmm2, xmm2",   "movq xmm3, [{p} + 24]", "punpcklqdq xmm3, xmm3",
             "movq xmm4, [{p} + 32]", "punpcklqdq xmm4, xmm4",   "movq xmm5, [{p} + 40]", "punpcklqdq xmm5, xmm5",
@@ -305,15 +313,8 @@ mod x86 {
             "movq xmm8, [{p} + 64]", "punpcklqdq xmm8, xmm8",   "movq xmm9, [{p} + 72]", "punpcklqdq xmm9, xmm9",
             "movq xmm10, [{p} + 80]", "punpcklqdq xmm10, xmm10",  "movq xmm11, [{p} + 88]", "punpcklqdq xmm11, xmm11",
             "movq xmm12, [{p} + 96]", "punpcklqdq xmm12, xmm12",  "movq xmm13, [{p} + 104]", "punpcklqdq xmm13, xmm13",
-            "movq xmm14, [{p} + 112]", "punpcklqdq xmm14, xmm14", "movq xmm15, [{p} + 120]", "punpcklqdq xmm15, xmm15",
-            "2:",
-            "test {n:e}, {n:e}",
-            "jz 3f",
-            "mov eax, {yield_nr}",
-            "syscall",
-            "dec {n:e}",
-            "jmp 2b",
-            "3:",
+            "movq xmm14, [{p} + 112]", "punpcklqdq xmm14, xmm14", "movq xmm15, [{p} + 120]", "punpcklqdq xmm15, xmm15";
+        store
             "movdqu [{o} + 0], xmm0",    "movdqu [{o} + 16], xmm1",
             "movdqu [{o} + 32], xmm2",   "movdqu [{o} + 48], xmm3",
             "movdqu [{o} + 64], xmm4",   "movdqu [{o} + 80], xmm5",
@@ -321,18 +322,12 @@ mod x86 {
             "movdqu [{o} + 128], xmm8",  "movdqu [{o} + 144], xmm9",
             "movdqu [{o} + 160], xmm10", "movdqu [{o} + 176], xmm11",
             "movdqu [{o} + 192], xmm12", "movdqu [{o} + 208], xmm13",
-            "movdqu [{o} + 224], xmm14", "movdqu [{o} + 240], xmm15",
-            p = in(reg) pats,
-            o = in(reg) out,
-            n = inout(reg) switches => _,
-            yield_nr = const SYS_SCHED_YIELD,
-            out("rax") _, out("rcx") _, out("r11") _,
-            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
-            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
-            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
-            out("xmm12") _, out("xmm13") _, out("xmm14") _, out("xmm15") _,
-            options(nostack),
-        );
+            "movdqu [{o} + 224], xmm14", "movdqu [{o} + 240], xmm15";
+        regs
+            "xmm0", "xmm1", "xmm2", "xmm3",
+            "xmm4", "xmm5", "xmm6", "xmm7",
+            "xmm8", "xmm9", "xmm10", "xmm11",
+            "xmm12", "xmm13", "xmm14", "xmm15";
     }
 }
 

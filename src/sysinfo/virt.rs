@@ -197,6 +197,21 @@ mod tests {
             .collect()
     }
 
+    /// A machine known by its DMI product name and vendor.
+    fn machine(product: &str, vendor: &str) -> VmClues {
+        VmClues {
+            dmi: dmi(&[("product_name", product), ("sys_vendor", vendor)]),
+            ..Default::default()
+        }
+    }
+
+    fn xen() -> VmClues {
+        VmClues {
+            hypervisor_type: Some("xen".into()),
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn clues_name_the_hypervisor_in_systemds_words() {
         let qemu = VmClues {
@@ -214,54 +229,32 @@ mod tests {
             vm_from_clues(&qemu),
             ("qemu".into(), "DMI sys_vendor".into())
         );
-        let vmware = VmClues {
-            dmi: dmi(&[
-                ("product_name", "VMware7,1"),
-                ("sys_vendor", "VMware, Inc."),
-            ]),
-            ..Default::default()
-        };
-        assert_eq!(vm_from_clues(&vmware).0, "vmware");
-        let hyperv = VmClues {
-            dmi: dmi(&[
-                ("product_name", "Virtual Machine"),
-                ("sys_vendor", "Microsoft Corporation"),
-            ]),
-            ..Default::default()
-        };
-        assert_eq!(vm_from_clues(&hyperv).0, "microsoft");
-        let xen = VmClues {
-            hypervisor_type: Some("xen".into()),
-            ..Default::default()
-        };
         assert_eq!(
-            vm_from_clues(&xen),
+            vm_from_clues(&machine("VMware7,1", "VMware, Inc.")).0,
+            "vmware"
+        );
+        let hyperv = machine("Virtual Machine", "Microsoft Corporation");
+        assert_eq!(vm_from_clues(&hyperv).0, "microsoft");
+        assert_eq!(
+            vm_from_clues(&xen()),
             ("xen".into(), "/sys/hypervisor/type".into())
         );
     }
 
     #[test]
     fn bare_metal_and_unnamed_hypervisors() {
-        let metal = VmClues {
-            dmi: dmi(&[
-                ("product_name", "PowerEdge R650"),
-                ("sys_vendor", "Dell Inc."),
-            ]),
-            ..Default::default()
-        };
-        assert_eq!(vm_from_clues(&metal).0, "none");
         // A Xen host (dom0) is not a guest; an EC2 metal instance neither.
         let dom0 = VmClues {
-            hypervisor_type: Some("xen".into()),
             xen_capabilities: Some("control_d".into()),
-            ..Default::default()
+            ..xen()
         };
-        assert_eq!(vm_from_clues(&dom0).0, "none");
         let ec2_metal = VmClues {
             dmi: dmi(&[("sys_vendor", "Amazon EC2")]),
             ..Default::default()
         };
-        assert_eq!(vm_from_clues(&ec2_metal).0, "none");
+        for clues in [machine("PowerEdge R650", "Dell Inc."), dom0, ec2_metal] {
+            assert_eq!(vm_from_clues(&clues).0, "none", "{clues:?}");
+        }
         // Only the CPU flag: some hypervisor, not named (this lab's KVM machine has no DMI).
         let flag = VmClues {
             cpu_hypervisor_flag: true,

@@ -36,6 +36,24 @@ pub struct Requirements {
     pub inodes: u64,
 }
 
+impl Requirements {
+    /// Whether the bytes fit into `free`.
+    pub fn bytes_fit(&self, free: &crate::sysinfo::FreeSpace) -> bool {
+        self.bytes <= free.bytes
+    }
+
+    /// Whether the inodes fit into `free`. Some file systems (btrfs, tmpfs with
+    /// nr_inodes=0) report 0 total inodes: no fixed limit.
+    pub fn inodes_fit(&self, free: &crate::sysinfo::FreeSpace) -> bool {
+        free.inodes_total == 0 || self.inodes <= free.inodes
+    }
+
+    /// Whether both the bytes and the inodes fit into `free`.
+    pub fn fits(&self, free: &crate::sysinfo::FreeSpace) -> bool {
+        self.bytes_fit(free) && self.inodes_fit(free)
+    }
+}
+
 /// Progress events from a running workload. All methods default to doing nothing.
 ///
 /// Engines call `progress` at most every few thousand operations, so an observer may take
@@ -368,7 +386,7 @@ pub fn check_writable_dir(dir: &Path, flag: &str) -> Result<()> {
 /// Returns a usage error naming the shortfall and the fix.
 pub fn check_fits(dir: &Path, req: Requirements, what: &str) -> Result<()> {
     let free = crate::sysinfo::free_space(dir)?;
-    if req.bytes > free.bytes {
+    if !req.bytes_fit(&free) {
         crate::bail_usage!(
             "{what} needs {} of data but {} has only {} free; choose smaller sizes or another directory with -o/-D",
             crate::units::fmt_bytes(req.bytes),
@@ -376,8 +394,7 @@ pub fn check_fits(dir: &Path, req: Requirements, what: &str) -> Result<()> {
             crate::units::fmt_bytes(free.bytes)
         );
     }
-    // Some file systems (btrfs, tmpfs with nr_inodes=0) report 0 total inodes: no fixed limit.
-    if free.inodes_total > 0 && req.inodes > free.inodes {
+    if !req.inodes_fit(&free) {
         crate::bail_usage!(
             "{what} needs {} inodes but {} has only {} free; choose fewer files/directories or a file system with more inodes (mkfs -N / -i)",
             req.inodes,

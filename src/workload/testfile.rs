@@ -187,23 +187,15 @@ pub fn release(tf: &TestFile, keep: bool) -> Result<()> {
             forget(&tf.path);
             unlink(&tf.path)
         }
-        Prior::Overwrite { dev, ino } => {
+        Prior::Overwrite { dev, ino } | Prior::Empty { dev, ino } => {
             if !same_file(&md, dev, ino) {
                 return Err(replaced());
             }
-            if keep {
-                return Ok(());
+            match (keep, tf.prior) {
+                (true, _) => Ok(()),
+                (false, Prior::Empty { .. }) => truncate(&tf.path, dev, ino),
+                (false, _) => unlink(&tf.path),
             }
-            unlink(&tf.path)
-        }
-        Prior::Empty { dev, ino } => {
-            if !same_file(&md, dev, ino) {
-                return Err(replaced());
-            }
-            if keep {
-                return Ok(());
-            }
-            truncate(&tf.path, dev, ino)
         }
     }
 }

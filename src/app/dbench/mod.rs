@@ -257,7 +257,7 @@ fn dry_run(
 ) -> Result<()> {
     let req = engine.requirements();
     let free = crate::sysinfo::free_space(target.dir())?;
-    let fits = req.bytes <= free.bytes && (free.inodes_total == 0 || req.inodes <= free.inodes);
+    let fits = req.fits(&free);
     let secs = (p.warmup + p.duration).as_secs_f64() * f64::from(repeat);
     if json {
         let needs = Needs {

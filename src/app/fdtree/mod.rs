@@ -118,7 +118,7 @@ fn verify_roots(dir: &Path, params: &mut FdtreeParams, given: &[&str]) -> Result
     let mut adopted: Option<record::TreeRecord> = None;
     for root in params.roots.clone() {
         let rec = record::verify(dir, &root)?;
-        let asked = shape_flags(params);
+        let asked = params.flags();
         if rec.flags() == asked {
             continue;
         }
@@ -224,18 +224,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
             }
         }
     };
-    let label = format!(
-        "fdtree -d {} -f {} -s {} -l {}{}",
-        params.dirs,
-        params.files,
-        params.size_blocks,
-        params.levels,
-        if params.threads > 1 {
-            format!(" --threads {}", params.threads)
-        } else {
-            String::new()
-        }
-    );
+    let label = params.label();
     let (result, sums, warnings) = run_engine(
         crate::workload::WorkloadKind::Fdtree,
         serde_json::to_value(&params)?,
@@ -280,21 +269,13 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
                 .collect::<Vec<_>>()
                 .join(" "),
             a.start_dir.display(),
-            shape_flags(&params)
+            params.flags()
         );
     }
     match result.error {
         Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
     }
-}
-
-/// `-d D -f F -s S -l L`.
-pub(crate) fn shape_flags(p: &FdtreeParams) -> String {
-    format!(
-        "-d {} -f {} -s {} -l {}",
-        p.dirs, p.files, p.size_blocks, p.levels
-    )
 }
 
 fn header(p: &FdtreeParams, dir: &Path, fs: Option<&str>) -> Result<String> {
@@ -310,7 +291,7 @@ fn header(p: &FdtreeParams, dir: &Path, fs: Option<&str>) -> Result<String> {
     };
     Ok(format!(
         "fdtree {} on {backend}: {} dirs, {} files, {} per repetition; {} thread(s); {sync}",
-        shape_flags(p),
+        p.flags(),
         t.dirs,
         t.files,
         fmt_bytes(t.bytes),
@@ -343,8 +324,7 @@ fn dry_run(
     } else {
         None
     };
-    let fits =
-        free.map(|f| req.bytes <= f.bytes && (f.inodes_total == 0 || req.inodes <= f.inodes));
+    let fits = free.map(|f| req.fits(&f));
     if format == OutputFormat::Json {
         let needs = Needs {
             bytes: req.bytes,
@@ -364,7 +344,7 @@ fn dry_run(
     }
     crate::outln!(
         "fdtree {} ({} thread(s)), dry run: nothing created",
-        shape_flags(p),
+        p.flags(),
         p.threads
     );
     crate::outln!("  directories: {} ({} per tree)", t.dirs, per.dirs);

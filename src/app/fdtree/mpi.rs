@@ -2,7 +2,7 @@
 //! and rank 0's report.
 
 use super::mpi_report::{dry_run, rep_outcome, report, JobInfo};
-use super::{params_from, shape_flags};
+use super::params_from;
 use crate::app::finish::run_options;
 use crate::cli::{FdtreeArgs, OutputFormat};
 use crate::mpi::comm::Comm;
@@ -135,8 +135,8 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         "fdtree",
         job::params_with_mpi(&params, info.mpi_json())?,
         format!(
-            "fdtree {} ×{} ranks{}",
-            shape_flags(&params),
+            "{} ×{} ranks{}",
+            params.label(),
             comm.size(),
             match layout {
                 Layout::Shared => " shared",

@@ -2,7 +2,6 @@
 //! format and the JSON document.
 
 use super::doc::{CountsDoc, FdtreePart, PER_RANK_UNITS};
-use super::shape_flags;
 use crate::app::finish::{summarize, Ended, StoredLine};
 use crate::app::rundoc::{self, Subject};
 use crate::cli::{FdtreeArgs, OutputFormat};
@@ -85,7 +84,7 @@ impl JobInfo<'_> {
         format!(
             "fdtree {} under MPI: {}; {layout}; {target}\n\
              per repetition: {} dirs, {} files, {}; {sync}; stonewall {}",
-            shape_flags(&self.job.params),
+            self.job.params.flags(),
             job::ranks_text(self.comm),
             t.dirs,
             t.files,
@@ -122,7 +121,7 @@ pub(super) fn dry_run(info: &JobInfo, engine: &DistFdtree) {
     let n = info.comm.size();
     crate::outln!(
         "fdtree {} under MPI ({n} ranks), dry run: nothing created",
-        shape_flags(&info.job.params)
+        info.job.params.flags()
     );
     let per_rank_dirs: Vec<u64> = (0..n)
         .map(|r| engine.items_in(Phase::DirCreate, r))

@@ -24,14 +24,6 @@ pub(crate) struct Setup {
     pub(crate) notes: Vec<String>,
 }
 
-fn kib(s: &str, flag: &str) -> Result<u64> {
-    let b = iozone::parse_kib_size(s, flag)?;
-    if b % 1024 != 0 {
-        crate::bail_usage!("{flag} {s}: IOzone file sizes are whole KiB; use a multiple of 1k");
-    }
-    Ok(b / 1024)
-}
-
 fn bytes(s: &str, flag: &str) -> Result<u64> {
     iozone::parse_kib_size(s, flag)
 }
@@ -43,8 +35,16 @@ fn size_options(a: &IozoneArgs) -> Result<SizeOptions> {
         auto: a.auto,
         sizes_kib,
         records,
-        min_file_kib: a.min_file.as_deref().map(|s| kib(s, "-n")).transpose()?,
-        max_file_kib: a.max_file.as_deref().map(|s| kib(s, "-g")).transpose()?,
+        min_file_kib: a
+            .min_file
+            .as_deref()
+            .map(|s| iozone::parse_file_kib(s, "-n"))
+            .transpose()?,
+        max_file_kib: a
+            .max_file
+            .as_deref()
+            .map(|s| iozone::parse_file_kib(s, "-g"))
+            .transpose()?,
         min_record: a
             .min_record
             .as_deref()

@@ -294,8 +294,7 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
     let lay = p.validate()?;
     let req = engine.requirements();
     let free = crate::sysinfo::free_space(&fs_of(&inv.dir)).ok();
-    let fits =
-        free.map(|f| req.bytes <= f.bytes && (f.inodes_total == 0 || req.inodes <= f.inodes));
+    let fits = free.map(|f| req.fits(&f));
     if json {
         let needs = Needs {
             bytes: req.bytes,

@@ -58,10 +58,7 @@ impl DistFdtree {
         // rank must take; the walk notices the stop at its first check and takes them.
         let _ = stop();
         let root_label = self.root_name();
-        let walk_err = |e: WalkError| match e {
-            WalkError::Stopped => anyhow!(crate::signal::Interrupted),
-            WalkError::Io { op, path, err } => anyhow!("{op} {root_label}/{path}: {err}"),
-        };
+        let walk_err = |e: WalkError| e.into_error(&root_label);
         // The work of the phase, every item counted in `progress`.
         let mut result = match (self.job.layout, phase) {
             (Layout::Private, _) => self.tree_phase(phase, ops, base, &progress, &stop, &walk_err),

@@ -400,14 +400,14 @@ impl Workload for Dbench {
         crate::workload::check_writable_dir(target.dir(), "-D")?;
         let req = self.requirements();
         let free = crate::sysinfo::free_space(target.dir())?;
-        let short = if req.bytes > free.bytes {
+        let short = if !req.bytes_fit(&free) {
             Some(format!(
                 "{} of data but {} has only {} free",
                 crate::units::fmt_bytes(req.bytes),
                 target.dir().display(),
                 crate::units::fmt_bytes(free.bytes)
             ))
-        } else if free.inodes_total > 0 && req.inodes > free.inodes {
+        } else if !req.inodes_fit(&free) {
             Some(format!(
                 "{} inodes but {} has only {} free",
                 req.inodes,

@@ -270,13 +270,7 @@ impl Gen {
         self.next_name += 1;
         let tmp = format!("{dir}\\~wrd{:05}.tmp", self.next_name);
         let old = format!("{dir}\\~wrl{:05}.tmp", self.next_name);
-        let t = self.handle();
-        self.line(format_args!(
-            "NTCreateX \"{ROOT}\\{tmp}\" 0x40 0x2 {t} {OK}"
-        ));
-        self.write_all(t, new_size);
-        self.line(format_args!("Flush {t} {OK}"));
-        self.line(format_args!("Close {t} {OK}"));
+        self.write_new(&tmp, new_size);
         self.line(format_args!(
             "Rename \"{ROOT}\\{f}\" \"{ROOT}\\{old}\" {OK}"
         ));
@@ -291,13 +285,8 @@ impl Gen {
         self.files.insert(f, new_size);
     }
 
-    fn new_doc(&mut self) {
-        let dir = DOC_DIRS[self.below(DOC_DIRS.len() as u64) as usize];
-        let (size, class) = self.size();
-        let name = self.new_name(dir, class);
-        self.line(format_args!(
-            "FIND_FIRST \"{ROOT}\\{name}\" 260 1366 0 NT_STATUS_NO_SUCH_FILE"
-        ));
+    /// Create `name` (relative to the root), write `size` bytes, flush and close it.
+    fn write_new(&mut self, name: &str, size: u64) {
         let h = self.handle();
         self.line(format_args!(
             "NTCreateX \"{ROOT}\\{name}\" 0x40 0x2 {h} {OK}"
@@ -305,6 +294,16 @@ impl Gen {
         self.write_all(h, size);
         self.line(format_args!("Flush {h} {OK}"));
         self.line(format_args!("Close {h} {OK}"));
+    }
+
+    fn new_doc(&mut self) {
+        let dir = DOC_DIRS[self.below(DOC_DIRS.len() as u64) as usize];
+        let (size, class) = self.size();
+        let name = self.new_name(dir, class);
+        self.line(format_args!(
+            "FIND_FIRST \"{ROOT}\\{name}\" 260 1366 0 NT_STATUS_NO_SUCH_FILE"
+        ));
+        self.write_new(&name, size);
         self.line(format_args!(
             "QUERY_PATH_INFORMATION \"{ROOT}\\{name}\" 1004 {OK}"
         ));

@@ -71,6 +71,11 @@ pub struct DbenchParams {
     pub skip_cleanup: bool,
 }
 
+/// dbench's warm-up when none is given: a fifth of the measured time.
+pub fn default_warmup(duration: Duration) -> Duration {
+    duration / 5
+}
+
 impl DbenchParams {
     /// Parameters with dbench's defaults for `loadfile`.
     pub fn new(loadfile: Loadfile) -> DbenchParams {
@@ -78,7 +83,7 @@ impl DbenchParams {
         DbenchParams {
             clients: DEFAULT_CLIENTS,
             duration,
-            warmup: duration / 5,
+            warmup: default_warmup(duration),
             loadfile_source: loadfile.source.clone(),
             loadfile: Arc::new(loadfile),
             client: ClientOptions::default(),

@@ -328,31 +328,27 @@ mod tests {
 
     #[test]
     fn statuses() {
-        assert_eq!(parse_status("NT_STATUS_OK"), Some(Expect::Success));
-        assert_eq!(parse_status("0x00000000"), Some(Expect::Success));
-        assert_eq!(parse_status("SUCCESS"), Some(Expect::Success));
-        assert_eq!(parse_status("*"), Some(Expect::Any));
-        assert_eq!(parse_status("ERROR"), Some(Expect::Failure(FailClass::Any)));
-        assert_eq!(
-            parse_status("NT_STATUS_OBJECT_NAME_NOT_FOUND"),
-            Some(Expect::Failure(FailClass::NotFound))
-        );
-        assert_eq!(
-            parse_status("0xc0000034"),
-            Some(Expect::Failure(FailClass::NotFound))
-        );
-        assert_eq!(
-            parse_status("0xC0000035"),
-            Some(Expect::Failure(FailClass::Exists))
-        );
-        assert_eq!(
-            parse_status("NT_STATUS_SHARING_VIOLATION"),
-            Some(Expect::Failure(FailClass::Any))
-        );
-        assert_eq!(parse_status("0xZZ"), None);
-        assert_eq!(parse_status("OK"), None);
-        assert_eq!(parse_status("NT_STATUS_"), None);
-        assert_eq!(parse_status("16385"), None);
+        use FailClass::*;
+        for (text, want) in [
+            ("NT_STATUS_OK", Some(Expect::Success)),
+            ("0x00000000", Some(Expect::Success)),
+            ("SUCCESS", Some(Expect::Success)),
+            ("*", Some(Expect::Any)),
+            ("ERROR", Some(Expect::Failure(Any))),
+            (
+                "NT_STATUS_OBJECT_NAME_NOT_FOUND",
+                Some(Expect::Failure(NotFound)),
+            ),
+            ("0xc0000034", Some(Expect::Failure(NotFound))),
+            ("0xC0000035", Some(Expect::Failure(Exists))),
+            ("NT_STATUS_SHARING_VIOLATION", Some(Expect::Failure(Any))),
+            ("0xZZ", None),
+            ("OK", None),
+            ("NT_STATUS_", None),
+            ("16385", None),
+        ] {
+            assert_eq!(parse_status(text), want, "{text}");
+        }
     }
 
     #[test]

@@ -119,7 +119,7 @@ impl DbenchSpec {
         let warmup = match &self.warmup {
             Some(w) => parse_duration_opt(w, words.name("warmup"))?,
             None if run_once => Duration::ZERO,
-            None => duration / 5,
+            None => super::default_warmup(duration),
         };
         let mut p = DbenchParams::new(Loadfile::default());
         p.clients = self.clients.unwrap_or(0);

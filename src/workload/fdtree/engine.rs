@@ -266,12 +266,7 @@ impl Fdtree {
                         *g = Some(e);
                     }
                 };
-                let walk_err = |e: WalkError| match e {
-                    WalkError::Stopped => anyhow!(crate::signal::Interrupted),
-                    WalkError::Io { op, path, err } => {
-                        anyhow!("{op} {root_name}/{path}: {err}")
-                    }
-                };
+                let walk_err = |e: WalkError| e.into_error(root_name);
                 let mut seen = Seen::default();
                 for (pi, phase) in phases.iter().enumerate() {
                     gate.start(&mut seen);

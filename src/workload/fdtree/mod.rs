@@ -112,7 +112,27 @@ pub struct Counts {
     pub bytes: u64,
 }
 
+/// fdtree's shape flags, as labels and tree records name a tree: `-d D -f F -s S -l L`.
+pub fn shape_flags(dirs: u64, files: u64, size_blocks: u64, levels: u32) -> String {
+    format!("-d {dirs} -f {files} -s {size_blocks} -l {levels}")
+}
+
 impl FdtreeParams {
+    /// The shape as fdtree flags ([`shape_flags`]).
+    pub fn flags(&self) -> String {
+        shape_flags(self.dirs, self.files, self.size_blocks, self.levels)
+    }
+
+    /// The run's label: `fdtree -d D -f F -s S -l L`, with ` --threads N` for several workers.
+    pub fn label(&self) -> String {
+        let threads = if self.threads > 1 {
+            format!(" --threads {}", self.threads)
+        } else {
+            String::new()
+        };
+        format!("fdtree {}{threads}", self.flags())
+    }
+
     /// Counts of one tree, or a usage error when they overflow 64 bits.
     pub fn counts(&self) -> Result<Counts> {
         let too_big = || {
@@ -256,8 +276,8 @@ impl FdtreeSpec {
     pub fn label(&self) -> String {
         self.label.clone().unwrap_or_else(|| {
             format!(
-                "fdtree -d {} -f {} -s {} -l {}",
-                self.dirs, self.files, self.size_blocks, self.levels
+                "fdtree {}",
+                shape_flags(self.dirs, self.files, self.size_blocks, self.levels)
             )
         })
     }
@@ -317,30 +337,21 @@ mod tests {
             ..Default::default()
         };
         assert!(huge.validate().unwrap_err().to_string().contains("2^64"));
-        assert!(FdtreeParams {
-            dirs: 0,
-            ..Default::default()
+        let d = FdtreeParams::default;
+        for (p, ok) in [
+            (FdtreeParams { dirs: 0, ..d() }, false),
+            (FdtreeParams { files: 0, ..d() }, false),
+            (FdtreeParams { threads: 0, ..d() }, false),
+            (
+                FdtreeParams {
+                    size_blocks: 0,
+                    ..d()
+                },
+                true,
+            ),
+        ] {
+            assert_eq!(p.validate().is_ok(), ok, "{p:?}");
         }
-        .validate()
-        .is_err());
-        assert!(FdtreeParams {
-            files: 0,
-            ..Default::default()
-        }
-        .validate()
-        .is_err());
-        assert!(FdtreeParams {
-            threads: 0,
-            ..Default::default()
-        }
-        .validate()
-        .is_err());
-        assert!(FdtreeParams {
-            size_blocks: 0,
-            ..Default::default()
-        }
-        .validate()
-        .is_ok());
     }
 
     #[test]

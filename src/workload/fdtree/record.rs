@@ -82,33 +82,11 @@ impl TreeRecord {
 
     /// The shape as fdtree flags (`-d 2 -f 3 -s 1 -l 2`).
     pub fn flags(&self) -> String {
-        format!(
-            "-d {} -f {} -s {} -l {}",
-            self.dirs, self.files, self.size_blocks, self.levels
-        )
+        super::shape_flags(self.dirs, self.files, self.size_blocks, self.levels)
     }
 }
 
-impl provenance::Record for TreeRecord {
-    const PREFIX: &'static str = ".fslab-tree.";
-    const KIND: &'static str = "fdtree";
-    const WHAT: &'static str = "tree record";
-    fn kind(&self) -> &str {
-        &self.kind
-    }
-    fn name(&self) -> &str {
-        &self.root
-    }
-    fn created_at(&self) -> &str {
-        &self.created_at
-    }
-    fn made(&self) -> Option<(u64, u64)> {
-        self.dev.zip(self.ino)
-    }
-    fn set_made(&mut self, dev: u64, ino: u64) {
-        (self.dev, self.ino) = (Some(dev), Some(ino));
-    }
-}
+provenance::impl_record!(TreeRecord, name: root, prefix: ".fslab-tree.", kind: "fdtree", what: "tree record");
 
 /// Where the record of tree `root` in `start_dir` lives.
 pub fn path(start_dir: &Path, root: &str) -> PathBuf {

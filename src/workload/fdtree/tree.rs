@@ -19,21 +19,11 @@ pub struct Name {
     len: usize,
 }
 
-fn push_u64(buf: &mut [u8; 48], mut pos: usize, mut v: u64) -> usize {
+fn push_u64(buf: &mut [u8; 48], pos: usize, v: u64) -> usize {
     let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    let digits = &tmp[i..];
+    let digits = crate::workload::fsops::decimal(v, &mut tmp);
     buf[pos..pos + digits.len()].copy_from_slice(digits);
-    pos += digits.len();
-    pos
+    pos + digits.len()
 }
 
 impl Name {
@@ -63,23 +53,7 @@ impl Name {
 }
 
 // The operations come from the module every metadata engine shares.
-pub use crate::workload::fsops::{FsOps, NullOps, Ops};
-
-/// Why a walk stopped early.
-#[derive(Debug)]
-pub enum WalkError {
-    /// A system call failed on this entry (path relative to the tree root).
-    Io {
-        /// What was being done (`mkdir`, `create`, …).
-        op: &'static str,
-        /// Path relative to the root.
-        path: String,
-        /// The error.
-        err: io::Error,
-    },
-    /// The stop flag was raised.
-    Stopped,
-}
+pub use crate::workload::fsops::{FsOps, NullOps, Ops, WalkError};
 
 /// Shape of the tree and the data written per file.
 #[derive(Debug, Clone, Copy)]
@@ -173,54 +147,66 @@ impl<'a, O: Ops> Walker<'a, O> {
         r
     }
 
+    /// Do `op` (`what` in messages) on the entries of `kind` (`b'D'` or `b'F'`) of `dir` at
+    /// `level`, numbered down from the count to 1 as fdtree does.
+    fn each(
+        &mut self,
+        dir: &O::Dir,
+        level: u32,
+        kind: u8,
+        what: &'static str,
+        mut op: impl FnMut(&mut O, &O::Dir, &CStr) -> io::Result<()>,
+    ) -> Result<(), WalkError> {
+        let count = if kind == b'D' {
+            self.shape.dirs
+        } else {
+            self.shape.files
+        };
+        for n in (1..=count).rev() {
+            let name = Name::new(level, kind, n);
+            op(&mut self.ops, dir, name.as_cstr()).map_err(|e| self.err(what, &name, e))?;
+            self.tick()?;
+        }
+        Ok(())
+    }
+
+    /// Run `f` in every subdirectory of `dir` (at `level`, above 0).
+    fn below<F>(&mut self, dir: &O::Dir, level: u32, mut f: F) -> Result<(), WalkError>
+    where
+        F: FnMut(&mut Self, &O::Dir, u32) -> Result<(), WalkError>,
+    {
+        for n in (1..=self.shape.dirs).rev() {
+            self.descend(dir, level, n, &mut f)?;
+        }
+        Ok(())
+    }
+
     /// Phase 1: make the subdirectories of `dir` (at `level`) and, recursively, theirs.
     pub fn create_dirs(&mut self, dir: &O::Dir, level: u32) -> Result<(), WalkError> {
         if level == 0 {
             return Ok(());
         }
-        for n in (1..=self.shape.dirs).rev() {
-            let name = Name::new(level, b'D', n);
-            self.ops
-                .mkdir(dir, name.as_cstr())
-                .map_err(|e| self.err("mkdir", &name, e))?;
-            self.tick()?;
-        }
-        for n in (1..=self.shape.dirs).rev() {
-            self.descend(dir, level, n, |w, d, l| w.create_dirs(d, l))?;
-        }
-        Ok(())
+        self.each(dir, level, b'D', "mkdir", |o, d, n| o.mkdir(d, n))?;
+        self.below(dir, level, |w, d, l| w.create_dirs(d, l))
     }
 
     /// Phase 2: create and write the files of `dir` and of every directory below it.
     pub fn create_files(&mut self, dir: &O::Dir, level: u32) -> Result<(), WalkError> {
-        for n in (1..=self.shape.files).rev() {
-            let name = Name::new(level, b'F', n);
-            self.ops
-                .create_file(dir, name.as_cstr(), self.shape.file_bytes)
-                .map_err(|e| self.err("create", &name, e))?;
-            self.tick()?;
-        }
+        let bytes = self.shape.file_bytes;
+        self.each(dir, level, b'F', "create", |o, d, n| {
+            o.create_file(d, n, bytes)
+        })?;
         if level > 0 {
-            for n in (1..=self.shape.dirs).rev() {
-                self.descend(dir, level, n, |w, d, l| w.create_files(d, l))?;
-            }
+            self.below(dir, level, |w, d, l| w.create_files(d, l))?;
         }
         Ok(())
     }
 
     /// Phase 3: remove the files of `dir` and of every directory below it.
     pub fn remove_files(&mut self, dir: &O::Dir, level: u32) -> Result<(), WalkError> {
-        for n in (1..=self.shape.files).rev() {
-            let name = Name::new(level, b'F', n);
-            self.ops
-                .unlink(dir, name.as_cstr())
-                .map_err(|e| self.err("unlink", &name, e))?;
-            self.tick()?;
-        }
+        self.each(dir, level, b'F', "unlink", |o, d, n| o.unlink(d, n))?;
         if level > 0 {
-            for n in (1..=self.shape.dirs).rev() {
-                self.descend(dir, level, n, |w, d, l| w.remove_files(d, l))?;
-            }
+            self.below(dir, level, |w, d, l| w.remove_files(d, l))?;
         }
         Ok(())
     }
@@ -231,18 +217,9 @@ impl<'a, O: Ops> Walker<'a, O> {
             return Ok(());
         }
         if level > 1 {
-            for n in (1..=self.shape.dirs).rev() {
-                self.descend(dir, level, n, |w, d, l| w.remove_dirs(d, l))?;
-            }
+            self.below(dir, level, |w, d, l| w.remove_dirs(d, l))?;
         }
-        for n in (1..=self.shape.dirs).rev() {
-            let name = Name::new(level, b'D', n);
-            self.ops
-                .rmdir(dir, name.as_cstr())
-                .map_err(|e| self.err("rmdir", &name, e))?;
-            self.tick()?;
-        }
-        Ok(())
+        self.each(dir, level, b'D', "rmdir", |o, d, n| o.rmdir(d, n))
     }
 }
 

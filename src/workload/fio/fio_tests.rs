@@ -66,20 +66,22 @@ bs = "1m"
     assert_eq!(s.label(), "fio a, b, bs=64k, iodepth=8, time_based");
 }
 
+/// The refusal of `to_params` for the spec `text`.
+fn refusal(text: &str) -> String {
+    spec(text).to_params().unwrap_err().to_string()
+}
+
 #[test]
 fn a_workload_without_a_job_or_with_a_stray_option_is_refused() {
-    let e = spec("").to_params().unwrap_err().to_string();
+    let e = refusal("");
     assert!(e.contains("job = \"jobs/NAME.fio\""), "{e}");
-    let e = spec("[job]\nbs = \"4k\"")
-        .job_file()
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("not a section"), "{e}");
-    let e = spec("[job.a]\nbs = [1, 2]")
-        .job_file()
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("a string, an integer or a boolean"), "{e}");
+    for (text, said) in [
+        ("[job]\nbs = \"4k\"", "not a section"),
+        ("[job.a]\nbs = [1, 2]", "a string, an integer or a boolean"),
+    ] {
+        let e = spec(text).job_file().unwrap_err().to_string();
+        assert!(e.contains(said), "{e}");
+    }
     assert!(
         toml::from_str::<FioSpec>("blocksize = \"4k\"").is_err(),
         "unknown key"
@@ -88,34 +90,32 @@ fn a_workload_without_a_job_or_with_a_stray_option_is_refused() {
 
 #[test]
 fn paths_outside_the_cell_are_refused_unless_allowed_and_devices_always() {
-    let outside = spec("[job.a]\nrw = \"write\"\nsize = \"1m\"\nfilename = \"/tmp/elsewhere\"");
-    let e = outside.to_params().unwrap_err().to_string();
+    let e = refusal("[job.a]\nrw = \"write\"\nsize = \"1m\"\nfilename = \"/tmp/elsewhere\"");
     assert!(e.contains("absolute path"), "{e}");
     assert!(e.contains("allow_outside_cell"), "{e}");
-    let dev = spec(
-        "allow_outside_cell = [\"/srv/fio\"]\n[job.a]\nrw = \"write\"\nsize = \"1m\"\nfilename = \"/dev/sdz\"",
-    );
-    let e = dev.to_params().unwrap_err().to_string();
-    assert!(e.contains("raw device"), "{e}");
-    let dir = spec("[job.global]\ndirectory = \"/srv\"\n[job.a]\nsize = \"1m\"");
-    let e = dir.to_params().unwrap_err().to_string();
-    assert!(e.contains("fslab sets fio's directory"), "{e}");
-    // `true` says nothing about where: refused, naming the list form.
-    let e = spec("allow_outside_cell = true\n[job.a]\nsize = \"1m\"")
-        .to_params()
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("allow_outside_cell = [\"/scratch/fio\"]"), "{e}");
-    let e = spec("allow_outside_cell = [\"rel\"]\n[job.a]\nsize = \"1m\"")
-        .to_params()
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("absolute directory"), "{e}");
-    let e = spec("[job.\"../../victim/v\"]\nsize = \"1m\"")
-        .to_params()
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("in its name"), "{e}");
+    for (text, said) in [
+        (
+            "allow_outside_cell = [\"/srv/fio\"]\n[job.a]\nrw = \"write\"\nsize = \"1m\"\nfilename = \"/dev/sdz\"",
+            "raw device",
+        ),
+        (
+            "[job.global]\ndirectory = \"/srv\"\n[job.a]\nsize = \"1m\"",
+            "fslab sets fio's directory",
+        ),
+        // `true` says nothing about where: refused, naming the list form.
+        (
+            "allow_outside_cell = true\n[job.a]\nsize = \"1m\"",
+            "allow_outside_cell = [\"/scratch/fio\"]",
+        ),
+        (
+            "allow_outside_cell = [\"rel\"]\n[job.a]\nsize = \"1m\"",
+            "absolute directory",
+        ),
+        ("[job.\"../../victim/v\"]\nsize = \"1m\"", "in its name"),
+    ] {
+        let e = refusal(text);
+        assert!(e.contains(said), "{e}");
+    }
 }
 
 #[test]

@@ -118,25 +118,24 @@ fn lat(v: Option<&Value>) -> Lat {
     let Some(v) = v else {
         return Lat::default();
     };
-    let mut percentiles: Vec<(f64, f64)> = v
-        .get("percentile")
-        .and_then(Value::as_object)
-        .map(|o| {
-            o.iter()
-                .filter_map(|(k, x)| Some((k.parse::<f64>().ok()?, x.as_f64()?)))
-                .collect()
-        })
-        .unwrap_or_default();
+    // An object of numbers keyed by numbers (fio's percentile table, its histogram bins).
+    fn pairs<K: std::str::FromStr, X>(
+        v: &Value,
+        key: &str,
+        x: fn(&Value) -> Option<X>,
+    ) -> Vec<(K, X)> {
+        v.get(key)
+            .and_then(Value::as_object)
+            .map(|o| {
+                o.iter()
+                    .filter_map(|(k, v)| Some((k.parse::<K>().ok()?, x(v)?)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+    let mut percentiles: Vec<(f64, f64)> = pairs(v, "percentile", Value::as_f64);
     percentiles.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut bins: Vec<(u64, u64)> = v
-        .get("bins")
-        .and_then(Value::as_object)
-        .map(|o| {
-            o.iter()
-                .filter_map(|(k, x)| Some((k.parse::<u64>().ok()?, x.as_u64()?)))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut bins: Vec<(u64, u64)> = pairs(v, "bins", Value::as_u64);
     bins.sort_unstable();
     Lat {
         n: num(v, "N").unwrap_or(0.0) as u64,
@@ -406,13 +405,9 @@ impl FioRun {
         for j in &self.jobs {
             for d in &j.dirs {
                 let ph = phase(&j.name, &d.dir);
+                let total_ios = Metric::new(&ph, "total_ios", Unit::Count, d.total_ios as f64);
                 if d.dir == "sync" {
-                    out.push(Metric::new(
-                        &ph,
-                        "total_ios",
-                        Unit::Count,
-                        d.total_ios as f64,
-                    ));
+                    out.push(total_ios);
                     d.lat.metrics(&ph, "lat", &mut out);
                     continue;
                 }
@@ -430,12 +425,7 @@ impl FioRun {
                     d.runtime_ms as f64 / 1e3,
                 ));
                 out.push(Metric::new(&ph, "io_bytes", Unit::Bytes, d.io_bytes as f64));
-                out.push(Metric::new(
-                    &ph,
-                    "total_ios",
-                    Unit::Count,
-                    d.total_ios as f64,
-                ));
+                out.push(total_ios);
                 d.slat.metrics(&ph, "slat", &mut out);
                 d.clat.metrics(&ph, "clat", &mut out);
                 d.lat.metrics(&ph, "lat", &mut out);

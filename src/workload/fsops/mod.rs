@@ -19,9 +19,35 @@ mod null;
 mod recorder;
 
 pub use fs::FsOps;
-pub use name::NameBuf;
+pub use name::{decimal, NameBuf};
 pub use null::NullOps;
 pub use recorder::Recorder;
+
+/// Why a walk of a metadata engine's tree stopped early.
+#[derive(Debug)]
+pub enum WalkError {
+    /// A system call failed.
+    Io {
+        /// What was being done (`mkdir`, `create`, `stat`, …).
+        op: &'static str,
+        /// The entry, relative to the tree's root (fdtree) or test directory (mdtest).
+        path: String,
+        /// The error.
+        err: io::Error,
+    },
+    /// The stop flag was raised.
+    Stopped,
+}
+
+impl WalkError {
+    /// The error to report: an interrupt, or the failed call on `root/path`.
+    pub fn into_error(self, root: &str) -> anyhow::Error {
+        match self {
+            WalkError::Stopped => anyhow::anyhow!(crate::signal::Interrupted),
+            WalkError::Io { op, path, err } => anyhow::anyhow!("{op} {root}/{path}: {err}"),
+        }
+    }
+}
 
 use std::ffi::CStr;
 use std::io;

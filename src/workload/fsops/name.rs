@@ -17,6 +17,21 @@ impl Default for NameBuf {
     }
 }
 
+/// `v` in decimal, written without allocation at the end of `tmp`.
+#[inline]
+pub fn decimal(mut v: u64, tmp: &mut [u8; 20]) -> &[u8] {
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    &tmp[i..]
+}
+
 impl NameBuf {
     /// An empty name.
     pub fn new() -> NameBuf {
@@ -70,19 +85,10 @@ impl NameBuf {
 
     /// Append `v` in decimal.
     #[inline]
-    pub fn push_u64(&mut self, mut v: u64) {
+    pub fn push_u64(&mut self, v: u64) {
         let mut tmp = [0u8; 20];
-        let mut i = tmp.len();
-        loop {
-            i -= 1;
-            tmp[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
         self.buf.pop();
-        self.buf.extend_from_slice(&tmp[i..]);
+        self.buf.extend_from_slice(decimal(v, &mut tmp));
         self.buf.push(0);
     }
 

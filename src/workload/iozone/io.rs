@@ -130,6 +130,11 @@ fn check(rc: libc::c_int) -> io::Result<()> {
     }
 }
 
+/// A `read`/`write` return value: the bytes moved, or the errno as an error.
+fn byte_count(n: isize) -> io::Result<usize> {
+    usize::try_from(n).map_err(|_| io::Error::last_os_error())
+}
+
 /// The real file system: one libc call per operation, nothing else in the timed path.
 #[derive(Debug, Default)]
 pub struct RealIo {
@@ -175,23 +180,13 @@ impl Io for RealIo {
     #[inline]
     fn read(&mut self, fd: Fd, buf: &mut [u8]) -> io::Result<usize> {
         // SAFETY: buf is valid for writes of buf.len() bytes.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
+        byte_count(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) })
     }
 
     #[inline]
     fn write(&mut self, fd: Fd, buf: &[u8]) -> io::Result<usize> {
         // SAFETY: buf is valid for reads of buf.len() bytes.
-        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
-        if n < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
+        byte_count(unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) })
     }
 
     #[inline]

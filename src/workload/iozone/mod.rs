@@ -33,7 +33,7 @@ pub(crate) mod tests;
 
 pub use direct::{probe_direct, DirectSupport};
 pub use passes::{PassResult, Test};
-pub use spec::{parse_kib_size, IozoneSpec, FLAGS};
+pub use spec::{parse_file_kib, parse_kib_size, IozoneSpec, FLAGS};
 
 use crate::metric::{Metric, Unit};
 use crate::workload::testfile::{self, TestFile};
@@ -58,6 +58,8 @@ pub const MAX_THREADS: usize = 256;
 /// The byte every record is filled with (and checked against with `-V`) unless `-V N` says
 /// otherwise: 0xA5, IOzone's historic verification pattern (`-+Z`).
 pub const DEFAULT_PATTERN: u8 = 0xA5;
+/// Seconds between throughput-mode phases after `sync()`, as IOzone sleeps.
+pub const DEFAULT_PHASE_PAUSE: f64 = 2.0;
 /// Default test file name, as IOzone's.
 pub const DEFAULT_FILE: &str = "iozone.tmp";
 
@@ -135,7 +137,7 @@ impl Default for IozoneParams {
             thread_files: Vec::new(),
             drop_caches: false,
             fadvise: false,
-            phase_pause: 2.0,
+            phase_pause: DEFAULT_PHASE_PAUSE,
             space_check: true,
             huge_buffer: false,
             overwrite: false,

@@ -400,35 +400,52 @@ impl<'a, I: Io> Runner<'a, I> {
                     return Err(self.fail(test, "fwrite", fd, i * reclen as u64, e));
                 }
             }
-            let bytes = self.bytes();
-            if self.spec.include_fsync {
-                st.flush(self.io)
-                    .map_err(|e| self.err(test, "fflush", bytes, bytes, e))?;
+            out.push(self.stop_stream(test, st, t0, true)?);
+        }
+        Ok(out)
+    }
+
+    /// End a stream pass started at `t0`: `-e` flushes (and fsyncs a written stream) and
+    /// `-c` closes inside the timing; what is left is done after the clock stops.
+    fn stop_stream(
+        &mut self,
+        test: Test,
+        mut st: Stream,
+        t0: Instant,
+        written: bool,
+    ) -> anyhow::Result<PassResult> {
+        let fd = st.fd();
+        let bytes = self.bytes();
+        if self.spec.include_fsync {
+            st.flush(self.io)
+                .map_err(|e| self.err(test, "fflush", bytes, bytes, e))?;
+            if written {
                 self.fsync(test, fd, bytes)?;
             }
-            let mut st = Some(st);
-            if self.spec.include_close {
-                if let Some(s) = st.take() {
-                    s.close(self.io)
-                        .map_err(|e| self.err(test, "fclose", bytes, bytes, e))?;
-                }
-            }
-            let elapsed = t0.elapsed();
-            self.io.mark(Mark::TimerStop);
-            if let Some(mut s) = st {
-                s.flush(self.io)
-                    .map_err(|e| self.err(test, "fflush", bytes, bytes, e))?;
-                self.fsync(test, fd, bytes)?;
+        }
+        let mut st = Some(st);
+        if self.spec.include_close {
+            if let Some(s) = st.take() {
                 s.close(self.io)
                     .map_err(|e| self.err(test, "fclose", bytes, bytes, e))?;
             }
-            out.push(PassResult {
-                test,
-                bytes,
-                elapsed,
-            });
         }
-        Ok(out)
+        let elapsed = t0.elapsed();
+        self.io.mark(Mark::TimerStop);
+        if let Some(mut s) = st {
+            if written {
+                s.flush(self.io)
+                    .map_err(|e| self.err(test, "fflush", bytes, bytes, e))?;
+                self.fsync(test, fd, bytes)?;
+            }
+            s.close(self.io)
+                .map_err(|e| self.err(test, "fclose", bytes, bytes, e))?;
+        }
+        Ok(PassResult {
+            test,
+            bytes,
+            elapsed,
+        })
     }
 
     /// `-i 7`: fread and re-fread through a stream with a one-record buffer.
@@ -453,29 +470,7 @@ impl<'a, I: Io> Runner<'a, I> {
                     verify(self.spec, test, self.buf, i)?;
                 }
             }
-            let bytes = self.bytes();
-            if self.spec.include_fsync {
-                st.flush(self.io)
-                    .map_err(|e| self.err(test, "fflush", bytes, bytes, e))?;
-            }
-            let mut st = Some(st);
-            if self.spec.include_close {
-                if let Some(s) = st.take() {
-                    s.close(self.io)
-                        .map_err(|e| self.err(test, "fclose", bytes, bytes, e))?;
-                }
-            }
-            let elapsed = t0.elapsed();
-            self.io.mark(Mark::TimerStop);
-            if let Some(s) = st {
-                s.close(self.io)
-                    .map_err(|e| self.err(test, "fclose", bytes, bytes, e))?;
-            }
-            out.push(PassResult {
-                test,
-                bytes,
-                elapsed,
-            });
+            out.push(self.stop_stream(test, st, t0, false)?);
         }
         Ok(out)
     }

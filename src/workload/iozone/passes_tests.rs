@@ -70,22 +70,42 @@ fn timed(ops: &[Op]) -> Vec<Vec<Op>> {
     out
 }
 
+/// The values `v` of the recorded calls that match `pattern`.
+macro_rules! pick {
+    ($ops:expr, $pattern:pat => $v:expr) => {
+        $ops.iter()
+            .filter_map(|o| match o {
+                $pattern => Some($v),
+                _ => None,
+            })
+            .collect()
+    };
+}
+
 fn read_offsets(ops: &[Op]) -> Vec<u64> {
-    ops.iter()
-        .filter_map(|o| match o {
-            Op::Read { offset, .. } => Some(*offset),
-            _ => None,
-        })
-        .collect()
+    pick!(ops, Op::Read { offset, .. } => *offset)
 }
 
 fn write_offsets(ops: &[Op]) -> Vec<u64> {
-    ops.iter()
-        .filter_map(|o| match o {
-            Op::Write { offset, .. } => Some(*offset),
-            _ => None,
-        })
-        .collect()
+    pick!(ops, Op::Write { offset, .. } => *offset)
+}
+
+fn seeks(ops: &[Op]) -> Vec<u64> {
+    pick!(ops, Op::Seek { to, .. } => *to)
+}
+
+fn opens(ops: &[Op]) -> Vec<OpenFlags> {
+    pick!(ops, Op::Open { flags, .. } => *flags)
+}
+
+/// Where the first recorded call that `is` says is.
+fn first(ops: &[Op], is: fn(&Op) -> bool) -> usize {
+    ops.iter().position(is).unwrap()
+}
+
+/// Where the first timed pass starts.
+fn timer_start(ops: &[Op]) -> usize {
+    first(ops, |o| matches!(o, Op::Mark(Mark::TimerStart)))
 }
 
 /// IOzone 3.414's random order for 16 records (strace of `iozone -i 0 -i 2 -s 64k -r 4k`).
@@ -149,18 +169,10 @@ fn write_truncates_only_on_the_first_pass_and_times_only_the_writes() {
             .iter()
             .all(|o| matches!(o, Op::Write { len: 4096, .. })));
     }
-    let i_open = io
-        .ops
-        .iter()
-        .position(|o| matches!(o, Op::Open { .. }))
-        .unwrap();
+    let i_open = first(&io.ops, |o| matches!(o, Op::Open { .. }));
     assert!(matches!(io.ops[i_open + 1], Op::Fsync(_)));
     assert!(matches!(io.ops[i_open + 2], Op::Mark(Mark::TimerStart)));
-    let i_stop = io
-        .ops
-        .iter()
-        .position(|o| matches!(o, Op::Mark(Mark::TimerStop)))
-        .unwrap();
+    let i_stop = first(&io.ops, |o| matches!(o, Op::Mark(Mark::TimerStop)));
     assert!(matches!(io.ops[i_stop + 1], Op::Fsync(_)));
     assert!(matches!(io.ops[i_stop + 2], Op::Close(_)));
     assert_eq!(io.open_count(), 0);
@@ -179,11 +191,7 @@ fn e_and_c_move_fsync_and_close_inside_the_timing() {
         assert!(matches!(pass[n - 1], Op::Close(_)), "{pass:?}");
     }
     // With -c, nothing is fsynced or closed after the timer (IOzone skips the fsync too).
-    let i_stop = io
-        .ops
-        .iter()
-        .position(|o| matches!(o, Op::Mark(Mark::TimerStop)))
-        .unwrap();
+    let i_stop = first(&io.ops, |o| matches!(o, Op::Mark(Mark::TimerStop)));
     assert!(matches!(io.ops[i_stop + 1], Op::Open { .. }));
 }
 
@@ -196,14 +204,7 @@ fn o_and_i_set_o_sync_and_o_direct_on_the_writers() {
     io.direct_align = 4096;
     run(&mut io, &s, 0).unwrap();
     run(&mut io, &s, 1).unwrap();
-    let flags: Vec<OpenFlags> = io
-        .ops
-        .iter()
-        .filter_map(|o| match o {
-            Op::Open { flags, .. } => Some(*flags),
-            _ => None,
-        })
-        .collect();
+    let flags = opens(&io.ops);
     assert!(flags[..2].iter().all(|f| f.sync && f.direct && f.write));
     assert!(flags[2..].iter().all(|f| f.direct && !f.write && !f.sync));
 }
@@ -216,11 +217,7 @@ fn read_primes_record_zero_untimed_then_reads_every_record_in_order() {
     assert_eq!(res[0].test, Test::Read);
     assert_eq!(res[1].test, Test::Reread);
     // open, fsync, priming read at 0, lseek 0, TimerStart.
-    let start = io
-        .ops
-        .iter()
-        .position(|o| matches!(o, Op::Mark(Mark::TimerStart)))
-        .unwrap();
+    let start = timer_start(&io.ops);
     assert!(matches!(io.ops[start - 4], Op::Open { .. }));
     assert!(matches!(io.ops[start - 3], Op::Fsync(_)));
     assert!(matches!(
@@ -275,14 +272,7 @@ fn backward_read_goes_from_the_last_record_to_the_first_twice() {
         // lseek(-reclen, SEEK_END) is inside the timing, as in IOzone.
         assert!(matches!(pass[0], Op::Seek { to: 49152, .. }));
         assert_eq!(read_offsets(pass), [49152, 32768, 16384, 0]);
-        let seeks: Vec<u64> = pass
-            .iter()
-            .filter_map(|o| match o {
-                Op::Seek { to, .. } => Some(*to),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(seeks, [49152, 32768, 16384, 0]);
+        assert_eq!(seeks(pass), [49152, 32768, 16384, 0]);
     }
 }
 
@@ -298,12 +288,8 @@ fn record_rewrite_writes_offset_zero_n_times() {
         .skip(1)
         .step_by(2)
         .all(|o| matches!(o, Op::Seek { to: 0, .. })));
-    let open = io.ops.iter().find_map(|o| match o {
-        Op::Open { flags, .. } => Some(*flags),
-        _ => None,
-    });
     assert_eq!(
-        open,
+        opens(&io.ops).first().copied(),
         Some(OpenFlags {
             write: true,
             create: true,
@@ -321,14 +307,8 @@ fn stride_read_follows_iozones_wrap_rule() {
     let mut expect = vec![0u64];
     expect.extend(IOZONE_STRIDE_40[..39].iter().map(|r| r * 4096));
     assert_eq!(read_offsets(&t[0]), expect);
-    let seeks: Vec<u64> = t[0]
-        .iter()
-        .filter_map(|o| match o {
-            Op::Seek { to, .. } => Some(*to / 4096),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(seeks, IOZONE_STRIDE_40);
+    let records: Vec<u64> = seeks(&t[0]).iter().map(|to| to / 4096).collect();
+    assert_eq!(records, IOZONE_STRIDE_40);
 }
 
 #[test]
@@ -347,14 +327,7 @@ fn fwrite_uses_r_plus_on_an_existing_file_and_one_write_per_record() {
     let mut io = with_file(3, 8192);
     let s = spec(3, 8192);
     run(&mut io, &s, 6).unwrap();
-    let opens: Vec<OpenFlags> = io
-        .ops
-        .iter()
-        .filter_map(|o| match o {
-            Op::Open { flags, .. } => Some(*flags),
-            _ => None,
-        })
-        .collect();
+    let opens = opens(&io.ops);
     assert!(
         opens.iter().all(|f| f.write && !f.truncate && !f.create),
         "{opens:?}"
@@ -378,11 +351,7 @@ fn fread_opens_a_second_descriptor_to_fsync_and_reads_records_in_order() {
     let s = spec(3, 4096);
     let res = run(&mut io, &s, 7).unwrap();
     assert_eq!(res[1].test, Test::Freread);
-    let start = io
-        .ops
-        .iter()
-        .position(|o| matches!(o, Op::Mark(Mark::TimerStart)))
-        .unwrap();
+    let start = timer_start(&io.ops);
     assert!(matches!(io.ops[start - 1], Op::Close(_)));
     assert!(matches!(io.ops[start - 2], Op::Fsync(_)));
     for pass in timed(&io.ops) {

@@ -117,6 +117,35 @@ impl RecordingIo {
             .ok_or_else(|| io::Error::from_raw_os_error(libc::EBADF))
     }
 
+    /// A new descriptor for `path`, at offset 0.
+    fn new_fd(&mut self, path: &Path, flags: OpenFlags) -> Fd {
+        let fd = self.next_fd;
+        self.next_fd += 1;
+        let path = path.to_path_buf();
+        self.fds.insert(
+            fd,
+            OpenFile {
+                path,
+                pos: 0,
+                flags,
+            },
+        );
+        fd
+    }
+
+    /// `n` bytes moved at `offset` of `fd`: advance its position and record `op`.
+    fn moved(
+        &mut self,
+        fd: Fd,
+        offset: u64,
+        n: usize,
+        op: fn(Fd, u64, usize) -> Op,
+    ) -> io::Result<usize> {
+        self.get(fd)?.pos += n as u64;
+        self.ops.push(op(fd, offset, n));
+        Ok(n)
+    }
+
     fn check_direct(&self, f: &OpenFile, addr: usize, len: usize) -> io::Result<()> {
         let a = self.direct_align;
         if f.flags.direct && a > 0 && (addr % a != 0 || len % a != 0 || f.pos % a as u64 != 0) {
@@ -130,23 +159,13 @@ impl Io for RecordingIo {
     fn creat(&mut self, path: &Path) -> io::Result<Fd> {
         self.ops.push(Op::Creat(path.to_path_buf()));
         self.files.insert(path.to_path_buf(), Vec::new());
-        let fd = self.next_fd;
-        self.next_fd += 1;
         let flags = OpenFlags {
             write: true,
             create: true,
             truncate: true,
             ..Default::default()
         };
-        self.fds.insert(
-            fd,
-            OpenFile {
-                path: path.to_path_buf(),
-                pos: 0,
-                flags,
-            },
-        );
-        Ok(fd)
+        Ok(self.new_fd(path, flags))
     }
 
     fn open(&mut self, path: &Path, flags: OpenFlags) -> io::Result<Fd> {
@@ -161,16 +180,7 @@ impl Io for RecordingIo {
                 v.clear();
             }
         }
-        let fd = self.next_fd;
-        self.next_fd += 1;
-        self.fds.insert(
-            fd,
-            OpenFile {
-                path: path.to_path_buf(),
-                pos: 0,
-                flags,
-            },
-        );
+        let fd = self.new_fd(path, flags);
         self.ops.push(Op::Open {
             path: path.to_path_buf(),
             flags,
@@ -191,13 +201,7 @@ impl Io for RecordingIo {
                 buf[(*off - f.pos) as usize] ^= 0xff;
             }
         }
-        self.get(fd)?.pos += n as u64;
-        self.ops.push(Op::Read {
-            fd,
-            offset: f.pos,
-            len: n,
-        });
-        Ok(n)
+        self.moved(fd, f.pos, n, |fd, offset, len| Op::Read { fd, offset, len })
     }
 
     fn write(&mut self, fd: Fd, buf: &[u8]) -> io::Result<usize> {
@@ -225,13 +229,11 @@ impl Io for RecordingIo {
             data.resize(e, 0);
         }
         data[f.pos as usize..e].copy_from_slice(&buf[..n]);
-        self.get(fd)?.pos += n as u64;
-        self.ops.push(Op::Write {
+        self.moved(fd, f.pos, n, |fd, offset, len| Op::Write {
             fd,
-            offset: f.pos,
-            len: n,
-        });
-        Ok(n)
+            offset,
+            len,
+        })
     }
 
     fn seek(&mut self, fd: Fd, offset: i64, whence: Whence) -> io::Result<u64> {

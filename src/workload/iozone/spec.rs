@@ -29,6 +29,15 @@ pub fn parse_kib_size(s: &str, what: &str) -> Result<u64> {
     })
 }
 
+/// Parse an IOzone file size into KiB: [`parse_kib_size`], refused unless whole KiB.
+pub fn parse_file_kib(s: &str, what: &str) -> Result<u64> {
+    let b = parse_kib_size(s, what)?;
+    if b % 1024 != 0 {
+        crate::bail_usage!("{what} {s}: IOzone file sizes are whole KiB; use a multiple of 1k");
+    }
+    Ok(b / 1024)
+}
+
 /// An IOzone workload: the study file's `[[workload]] kind = "iozone"` keys and `fslab
 /// iozone`'s flags of the same meaning.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
@@ -149,15 +158,7 @@ impl IozoneSpec {
         let files = self
             .file_size
             .iter()
-            .map(|s| {
-                let b = parse_kib_size(s, file)?;
-                if b % 1024 != 0 {
-                    crate::bail_usage!(
-                        "{file} {s}: IOzone file sizes are whole KiB; use a multiple of 1k"
-                    );
-                }
-                Ok(b / 1024)
-            })
+            .map(|s| parse_file_kib(s, file))
             .collect::<Result<_>>()?;
         let records = self
             .record_size

@@ -3,6 +3,19 @@
 
 use super::*;
 
+fn pt(file_kib: u64, record: u64) -> Point {
+    Point { file_kib, record }
+}
+
+/// The record sizes (KiB) planned for the file size `file_kib`.
+fn records_kib(p: &Plan, file_kib: u64) -> Vec<u64> {
+    p.points
+        .iter()
+        .filter(|x| x.file_kib == file_kib)
+        .map(|x| x.record / 1024)
+        .collect()
+}
+
 fn auto() -> SizeOptions {
     SizeOptions {
         auto: true,
@@ -18,29 +31,14 @@ fn auto_mode_builds_iozones_matrix_with_the_crossover() {
     assert_eq!(files.first(), Some(&64));
     assert_eq!(files.last(), Some(&(512 * 1024)));
     // 64 KiB file: records 4..64 KiB.
-    let small: Vec<u64> = p
-        .points
-        .iter()
-        .filter(|x| x.file_kib == 64)
-        .map(|x| x.record / 1024)
-        .collect();
-    assert_eq!(small, [4, 8, 16, 32, 64]);
+    assert_eq!(records_kib(&p, 64), [4, 8, 16, 32, 64]);
     // 16 MiB is not above the crossover; 32 MiB starts at 64 KiB records.
-    assert!(p.points.contains(&Point {
-        file_kib: 16384,
-        record: 4096
-    }));
-    let big: Vec<u64> = p
-        .points
-        .iter()
-        .filter(|x| x.file_kib == 32768)
-        .map(|x| x.record / 1024)
-        .collect();
-    assert_eq!(big, [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]);
-    assert!(p.skipped.contains(&Point {
-        file_kib: 32768,
-        record: 4096
-    }));
+    assert!(p.points.contains(&pt(16384, 4096)));
+    assert_eq!(
+        records_kib(&p, 32768),
+        [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
+    );
+    assert!(p.skipped.contains(&pt(32768, 4096)));
     assert_eq!(p.report_records.len(), 13);
     // -z keeps the small records.
     let z = plan(&SizeOptions {
@@ -48,10 +46,7 @@ fn auto_mode_builds_iozones_matrix_with_the_crossover() {
         ..auto()
     })
     .unwrap();
-    assert!(z.points.contains(&Point {
-        file_kib: 32768,
-        record: 4096
-    }));
+    assert!(z.points.contains(&pt(32768, 4096)));
     assert!(z.skipped.is_empty());
 }
 
@@ -73,19 +68,7 @@ fn sweep_bounds_and_lists() {
     })
     .unwrap();
     assert!(l.sweep);
-    assert_eq!(
-        l.points,
-        [
-            Point {
-                file_kib: 1024,
-                record: 4096
-            },
-            Point {
-                file_kib: 65536,
-                record: 4096
-            }
-        ]
-    );
+    assert_eq!(l.points, [pt(1024, 4096), pt(65536, 4096)]);
     // Several -r.
     let r = plan(&SizeOptions {
         sizes_kib: vec![16 << 20],
@@ -97,13 +80,7 @@ fn sweep_bounds_and_lists() {
     assert_eq!(r.report_records, [1 << 20, 4 << 20, 16 << 20]);
     // One point.
     let one = plan(&SizeOptions::default()).unwrap();
-    assert_eq!(
-        one.points,
-        [Point {
-            file_kib: 512,
-            record: 4096
-        }]
-    );
+    assert_eq!(one.points, [pt(512, 4096)]);
     assert!(!one.sweep);
 }
 

@@ -53,13 +53,6 @@ fn nanos(d: Duration) -> u64 {
 }
 
 /// A walk's error as the run reports it.
-fn walk_error(e: WalkError, testdir: &str) -> anyhow::Error {
-    match e {
-        WalkError::Stopped => anyhow!(crate::signal::Interrupted),
-        WalkError::Io { op, path, err } => anyhow!("{op} {testdir}/{path}: {err}"),
-    }
-}
-
 /// Fisher–Yates shuffle of `0..n` with MT19937 seeded by `seed` (deterministic).
 pub fn shuffled(n: u64, seed: u32) -> Vec<u64> {
     let mut v: Vec<u64> = (0..n).collect();
@@ -165,7 +158,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         }
         let (local, sample) = match r {
             Ok(s) => (Ok(()), s),
-            Err(e) => (Err(walk_error(e, td)), Sample::default()),
+            Err(e) => (Err(e.into_error(td)), Sample::default()),
         };
         let verdict = self.team.agree(local);
         let elapsed = nanos(t0.elapsed());
@@ -237,20 +230,20 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         let own_tree = Tree(unique.then_some(roles.rank));
         let builds_tree = unique || rank0;
         let tree_items = if rank0 { lay.dirs } else { 0 };
+        // The tree phases: the builders make (or remove) the tree, rank 0 counts it.
+        let tree_phase = |me: &mut Self, phase: Phase, top: Option<(Tree, u64)>| {
+            me.timed(phase, lay.dirs, (&testdir, &td), top, |w, _, _| {
+                if builds_tree && phase == Phase::TreeCreate {
+                    w.tree_create(&testdir, own_tree)?;
+                } else if builds_tree {
+                    w.tree_remove(&testdir, own_tree)?;
+                }
+                Ok(items(tree_items))
+            })
+        };
 
         if steps.create {
-            self.timed(
-                Phase::TreeCreate,
-                lay.dirs,
-                (&testdir, &td),
-                None,
-                |w, _, _| {
-                    if builds_tree {
-                        w.tree_create(&testdir, own_tree)?;
-                    }
-                    Ok(items(tree_items))
-                },
-            )?;
+            tree_phase(self, Phase::TreeCreate, None)?;
         }
         if p.does_dirs() {
             self.dir_phases(&testdir, &td, roles)?;
@@ -260,18 +253,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         }
         if steps.remove {
             let top = (builds_tree && lay.depth > 0).then_some((own_tree, 0));
-            self.timed(
-                Phase::TreeRemove,
-                lay.dirs,
-                (&testdir, &td),
-                top,
-                |w, _, _| {
-                    if builds_tree {
-                        w.tree_remove(&testdir, own_tree)?;
-                    }
-                    Ok(items(tree_items))
-                },
-            )?;
+            tree_phase(self, Phase::TreeRemove, top)?;
             drop(testdir);
             let gone = if self.leader {
                 self.walker

@@ -146,18 +146,8 @@ fn creation_is_pre_order_and_stat_goes_by_number() {
         .filter_map(|l| l.rsplit('/').next())
         .filter(|n| n.starts_with("mdtest_tree"))
         .collect();
-    assert_eq!(
-        trees,
-        [
-            "mdtest_tree.0",
-            "mdtest_tree.1",
-            "mdtest_tree.3",
-            "mdtest_tree.4",
-            "mdtest_tree.2",
-            "mdtest_tree.5",
-            "mdtest_tree.6"
-        ]
-    );
+    let tree = |n: u64| format!("mdtest_tree.{n}");
+    assert_eq!(trees, pre.map(tree));
     let removed: Vec<&str> = rec
         .log
         .iter()
@@ -166,18 +156,7 @@ fn creation_is_pre_order_and_stat_goes_by_number() {
         })
         .filter_map(|l| l.rsplit('/').next())
         .collect();
-    assert_eq!(
-        removed,
-        [
-            "mdtest_tree.3",
-            "mdtest_tree.4",
-            "mdtest_tree.1",
-            "mdtest_tree.5",
-            "mdtest_tree.6",
-            "mdtest_tree.2",
-            "mdtest_tree.0"
-        ]
-    );
+    assert_eq!(removed, [3, 4, 1, 5, 6, 2, 0].map(tree));
     assert_eq!(rec.paths(), ["D"]);
 }
 
@@ -350,32 +329,16 @@ fn unique_directories_with_a_stride_shift_the_ranks_work() {
     let (outs, rec) = ranks(&["-n", "2", "-u", "-N", "1", "-F"], 2, &[]);
     // Rank 0 makes its items in rank 1's tree, stats rank 1's items (in rank 0's tree, where
     // rank 1 made them) and removes rank 1's (rank 0 + 3·1 = rank 1 of 2).
-    assert_eq!(
-        lines(&rec, "r0 create"),
-        [
-            "r0 create D/test-dir.0-0/mdtest_tree.1.0/file.mdtest.0.0 0 excl",
-            "r0 create D/test-dir.0-0/mdtest_tree.1.0/file.mdtest.0.1 0 excl"
-        ]
-    );
-    assert_eq!(
-        lines(&rec, "r0 stat"),
-        [
-            "r0 stat D/test-dir.0-0/mdtest_tree.0.0/file.mdtest.1.0",
-            "r0 stat D/test-dir.0-0/mdtest_tree.0.0/file.mdtest.1.1"
-        ]
-    );
-    assert_eq!(
-        lines(&rec, "r0 unlink"),
-        [
-            "r0 unlink D/test-dir.0-0/mdtest_tree.0.0/file.mdtest.1.0",
-            "r0 unlink D/test-dir.0-0/mdtest_tree.0.0/file.mdtest.1.1"
-        ]
-    );
+    let tree = |n: u32| format!("D/test-dir.0-0/mdtest_tree.{n}.0");
+    for (op, at, suffix) in [("create", 1, " 0 excl"), ("stat", 0, ""), ("unlink", 0, "")] {
+        let owner = 1 - at;
+        let want: Vec<String> = (0..2)
+            .map(|i| format!("r0 {op} {}/file.mdtest.{owner}.{i}{suffix}", tree(at)))
+            .collect();
+        assert_eq!(lines(&rec, &format!("r0 {op}")), want);
+    }
     // Each rank makes and removes its own tree; only rank 0 makes the test directory.
-    assert_eq!(
-        lines(&rec, "r1 mkdir"),
-        ["r1 mkdir D/test-dir.0-0/mdtest_tree.1.0"]
-    );
+    assert_eq!(lines(&rec, "r1 mkdir"), [format!("r1 mkdir {}", tree(1))]);
     assert_eq!(lines(&rec, "r0 mkdir").len(), 2);
     assert_eq!(rec.paths(), ["D"]);
     // Items of all ranks; the tree phases count one tree, as mdtest.

@@ -139,26 +139,7 @@ pub struct Record {
     pub ino: Option<u64>,
 }
 
-impl provenance::Record for Record {
-    const PREFIX: &'static str = ".fslab-mdtest.";
-    const KIND: &'static str = "mdtest";
-    const WHAT: &'static str = "mdtest record";
-    fn kind(&self) -> &str {
-        &self.kind
-    }
-    fn name(&self) -> &str {
-        &self.testdir
-    }
-    fn created_at(&self) -> &str {
-        &self.created_at
-    }
-    fn made(&self) -> Option<(u64, u64)> {
-        self.dev.zip(self.ino)
-    }
-    fn set_made(&mut self, dev: u64, ino: u64) {
-        (self.dev, self.ino) = (Some(dev), Some(ino));
-    }
-}
+provenance::impl_record!(Record, name: testdir, prefix: ".fslab-mdtest.", kind: "mdtest", what: "mdtest record");
 
 /// Where the record of `testdir` in `dir` lives.
 pub fn path(dir: &Path, testdir: &str) -> PathBuf {

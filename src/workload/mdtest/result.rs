@@ -114,11 +114,16 @@ pub struct Stonewall {
 impl Stonewall {
     /// Items per second up to the stonewall (IO500's stonewall rate).
     pub fn rate(&self) -> f64 {
-        if self.items == 0 || self.seconds <= 0.0 {
-            0.0
-        } else {
-            self.items as f64 / self.seconds
-        }
+        rate(self.items, self.seconds)
+    }
+}
+
+/// `items` per second (0 for no items or no time, as mdtest).
+fn rate(items: u64, seconds: f64) -> f64 {
+    if items == 0 || seconds <= 0.0 {
+        0.0
+    } else {
+        items as f64 / seconds
     }
 }
 
@@ -139,11 +144,7 @@ pub struct PhaseResult {
 impl PhaseResult {
     /// Items per second (0 for no items, as mdtest).
     pub fn rate(&self) -> f64 {
-        if self.items == 0 || self.seconds <= 0.0 {
-            0.0
-        } else {
-            self.items as f64 / self.seconds
-        }
+        rate(self.items, self.seconds)
     }
 }
 

@@ -15,6 +15,7 @@
 use super::layout::{ItemKind, Layout, Tree};
 use crate::workload::fsops::{CreateHow, NameBuf, Ops};
 use crate::workload::Observer;
+use std::ffi::CStr;
 use std::io;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -24,21 +25,7 @@ pub const CHECK_EVERY: u64 = 1024;
 /// Least time between two progress reports.
 const REPORT_EVERY: Duration = Duration::from_millis(100);
 
-/// Why a walk stopped early.
-#[derive(Debug)]
-pub enum WalkError {
-    /// A system call failed.
-    Io {
-        /// What was being done (`mkdir`, `create`, `stat`, …).
-        op: &'static str,
-        /// The entry, relative to the test directory.
-        path: String,
-        /// The error.
-        err: io::Error,
-    },
-    /// The stop flag was raised.
-    Stopped,
-}
+pub use crate::workload::fsops::WalkError;
 
 /// Stop checks and progress reports, every [`CHECK_EVERY`] items.
 pub struct Pace<'a> {
@@ -297,6 +284,23 @@ impl<'a, O: Ops> Walker<'a, O> {
             .map_err(|e| io_err("open", shown(&self.lay, tree, Some(node), ""), e))
     }
 
+    /// Make or remove (`op`, `what` in messages) the directory of `node` of `tree` in `dir`.
+    fn tree_dir(
+        &mut self,
+        dir: &O::Dir,
+        tree: Tree,
+        node: u64,
+        what: &'static str,
+        op: fn(&mut O, &O::Dir, &CStr) -> io::Result<()>,
+    ) -> Result<(), WalkError> {
+        self.b.clear();
+        tree.push_dir(&mut self.b, node);
+        if let Err(e) = op(&mut self.ops, dir, self.b.as_cstr()) {
+            return Err(io_err(what, shown(&self.lay, tree, Some(node), ""), e));
+        }
+        self.pace.tick()
+    }
+
     fn tree_create_below(
         &mut self,
         dir: &O::Dir,
@@ -307,12 +311,7 @@ impl<'a, O: Ops> Walker<'a, O> {
         let mut made = 0;
         for c in self.lay.children(node, depth) {
             self.settle();
-            self.b.clear();
-            tree.push_dir(&mut self.b, c);
-            if let Err(e) = self.ops.mkdir(dir, self.b.as_cstr()) {
-                return Err(io_err("mkdir", shown(&self.lay, tree, Some(c), ""), e));
-            }
-            self.pace.tick()?;
+            self.tree_dir(dir, tree, c, "mkdir", O::mkdir)?;
             made += 1;
             if depth + 1 < self.lay.depth {
                 let d = self.open(dir, tree, c)?;
@@ -334,12 +333,7 @@ impl<'a, O: Ops> Walker<'a, O> {
             self.keep(tree, 0, top);
             gone += below?;
         }
-        self.b.clear();
-        tree.push_dir(&mut self.b, 0);
-        if let Err(e) = self.ops.rmdir(testdir, self.b.as_cstr()) {
-            return Err(io_err("rmdir", shown(&self.lay, tree, Some(0), ""), e));
-        }
-        self.pace.tick()?;
+        self.tree_dir(testdir, tree, 0, "rmdir", O::rmdir)?;
         Ok(gone + 1)
     }
 
@@ -356,12 +350,7 @@ impl<'a, O: Ops> Walker<'a, O> {
                 let d = self.open(dir, tree, c)?;
                 gone += self.tree_remove_below(&d, tree, c, depth + 1)?;
             }
-            self.b.clear();
-            tree.push_dir(&mut self.b, c);
-            if let Err(e) = self.ops.rmdir(dir, self.b.as_cstr()) {
-                return Err(io_err("rmdir", shown(&self.lay, tree, Some(c), ""), e));
-            }
-            self.pace.tick()?;
+            self.tree_dir(dir, tree, c, "rmdir", O::rmdir)?;
             gone += 1;
         }
         Ok(gone)

@@ -47,6 +47,34 @@ pub trait Record: Serialize + DeserializeOwned {
     fn set_made(&mut self, dev: u64, ino: u64);
 }
 
+/// Implement [`Record`] for a struct with the fields `kind`, `created_at`, `dev` and `ino`
+/// (`Option<u64>`) and the directory's name in the field given as `name`.
+macro_rules! impl_record {
+    ($t:ty, name: $name:ident, prefix: $prefix:literal, kind: $kind:literal, what: $what:literal) => {
+        impl $crate::workload::provenance::Record for $t {
+            const PREFIX: &'static str = $prefix;
+            const KIND: &'static str = $kind;
+            const WHAT: &'static str = $what;
+            fn kind(&self) -> &str {
+                &self.kind
+            }
+            fn name(&self) -> &str {
+                &self.$name
+            }
+            fn created_at(&self) -> &str {
+                &self.created_at
+            }
+            fn made(&self) -> Option<(u64, u64)> {
+                self.dev.zip(self.ino)
+            }
+            fn set_made(&mut self, dev: u64, ino: u64) {
+                (self.dev, self.ino) = (Some(dev), Some(ino));
+            }
+        }
+    };
+}
+pub(crate) use impl_record;
+
 /// Where the record of directory `name` in `dir` lives.
 pub fn path<R: Record>(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{}{name}", R::PREFIX))

@@ -11,26 +11,7 @@ struct Rec {
     ino: Option<u64>,
 }
 
-impl Record for Rec {
-    const PREFIX: &'static str = ".fslab-probe.";
-    const KIND: &'static str = "probe";
-    const WHAT: &'static str = "probe record";
-    fn kind(&self) -> &str {
-        &self.kind
-    }
-    fn name(&self) -> &str {
-        &self.dir
-    }
-    fn created_at(&self) -> &str {
-        &self.created_at
-    }
-    fn made(&self) -> Option<(u64, u64)> {
-        self.dev.zip(self.ino)
-    }
-    fn set_made(&mut self, dev: u64, ino: u64) {
-        (self.dev, self.ino) = (Some(dev), Some(ino));
-    }
-}
+impl_record!(Rec, name: dir, prefix: ".fslab-probe.", kind: "probe", what: "probe record");
 
 fn rec(dir: &str) -> Rec {
     Rec {
@@ -117,24 +98,19 @@ fn a_record_without_an_inode_covers_only_a_directory_born_just_after_it() {
     write(t.path(), &rec("fresh")).unwrap();
     std::fs::create_dir(t.path().join("fresh")).unwrap();
     prove::<Rec>(t.path(), "fresh", TOUCH).unwrap();
-    // A record written long before the directory came.
-    let mut old = rec("late");
-    old.created_at = "2020-01-01T00:00:00.000Z".into();
-    write(t.path(), &old).unwrap();
-    std::fs::create_dir(t.path().join("late")).unwrap();
-    let e = prove::<Rec>(t.path(), "late", TOUCH)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("has no inode"), "{e}");
-    // An unreadable time proves nothing either.
-    let mut odd = rec("odd");
-    odd.created_at = "yesterday".into();
-    write(t.path(), &odd).unwrap();
-    std::fs::create_dir(t.path().join("odd")).unwrap();
-    let e = prove::<Rec>(t.path(), "odd", TOUCH)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("unreadable time"), "{e}");
+    for (name, created_at, said) in [
+        // A record written long before the directory came.
+        ("late", "2020-01-01T00:00:00.000Z", "has no inode"),
+        // An unreadable time proves nothing either.
+        ("odd", "yesterday", "unreadable time"),
+    ] {
+        let mut r = rec(name);
+        r.created_at = created_at.into();
+        write(t.path(), &r).unwrap();
+        std::fs::create_dir(t.path().join(name)).unwrap();
+        let e = prove::<Rec>(t.path(), name, TOUCH).unwrap_err().to_string();
+        assert!(e.contains(said), "{e}");
+    }
 }
 
 #[test]
