@@ -3,7 +3,8 @@
 //! tell runs apart — and of each configuration's provisioning the commands that made its file
 //! system (`mkfs`, `mount`, …). Everything else is counted and shown with `--all`.
 
-use super::model::Environment;
+use super::model::{CellInfo, Environment};
+use super::view::Detail;
 use crate::units::fmt_bytes;
 
 /// Tools (`tool_*` entries) the compact summary leaves out: every study uses them.
@@ -117,6 +118,15 @@ pub fn summary(e: &Environment) -> (Vec<Line>, usize) {
     );
     let left = e.entries.len() - used.len();
     (lines, left)
+}
+
+/// The provisioning commands of configuration `c` shown at `detail`: every one with
+/// `--all`, else the key ones ([`is_key_command`]).
+pub fn shown_commands(c: &CellInfo, detail: Detail) -> Vec<&String> {
+    c.commands
+        .iter()
+        .filter(|cmd| detail == Detail::All || is_key_command(cmd))
+        .collect()
 }
 
 /// Whether a provisioning command is one that makes the configuration what it is (makes or

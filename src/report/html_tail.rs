@@ -91,11 +91,7 @@ fn environment(r: &ReportData, detail: Detail, o: &mut String) {
             continue;
         }
         let _ = writeln!(o, "<h3>Configuration {}</h3>", esc(&c.label));
-        let key: Vec<&String> = c
-            .commands
-            .iter()
-            .filter(|cmd| detail == Detail::All || super::envsummary::is_key_command(cmd))
-            .collect();
+        let key = super::envsummary::shown_commands(c, detail);
         if !key.is_empty() {
             let text: Vec<&str> = key.iter().map(|s| s.as_str()).collect();
             let _ = writeln!(o, "<pre>{}</pre>", esc(&text.join("\n")));

@@ -62,11 +62,7 @@ pub(crate) fn tail(r: &ReportData, exp: &MarkdownExporter, o: &mut String) {
             continue;
         }
         let _ = writeln!(o, "\n### Configuration {}\n", esc(&c.label));
-        let shown: Vec<&String> = c
-            .commands
-            .iter()
-            .filter(|cmd| exp.detail == Detail::All || super::envsummary::is_key_command(cmd))
-            .collect();
+        let shown = super::envsummary::shown_commands(c, exp.detail);
         if !shown.is_empty() {
             let _ = writeln!(o, "```sh");
             for cmd in &shown {
