@@ -37,7 +37,7 @@ fn validate(a: &FdtreeArgs) -> Result<FdtreeParams> {
 /// can use per-node paths.
 fn same_options_everywhere(comm: &Comm, a: &FdtreeArgs, p: &FdtreeParams) -> Result<()> {
     let mine = serde_json::json!({
-        "params": p, "repeat": a.run.repeat, "dry_run": a.dry_run,
+        "params": p, "repeat": a.run.repeat, "dry_run": a.run.dry_run,
         "shared": a.mpi.shared, "stonewall": a.mpi.stonewall,
     })
     .to_string();
@@ -58,7 +58,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let format = if a.run.json {
         OutputFormat::Json
     } else {
-        a.format
+        a.run.format
     };
     let params = comm.agree(validate(&a))?;
     same_options_everywhere(comm, &a, &params)?;
@@ -101,7 +101,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         all_see,
         tag: &tag,
     };
-    if a.dry_run {
+    if a.run.dry_run {
         if comm.is_root() {
             dry_run(&info, &engine);
         }
@@ -110,7 +110,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let mut store = job::open_store(comm, a.run.no_store, db)?;
     let target = Target::new(&dir);
     let bar = ProgressObserver::new(
-        comm.is_root() && !a.quiet && format != OutputFormat::Json,
+        comm.is_root() && !a.run.quiet && format != OutputFormat::Json,
         "fdtree rank 0",
     )
     .with_units(|phase, _| {
@@ -175,7 +175,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
             min_phase: a.run.min_phase,
             repeat: a.run.repeat,
             per_rank: a.mpi.per_rank,
-            quiet: a.quiet,
+            quiet: a.run.quiet,
         };
         report(&info, &engine, &result, show)?;
     }

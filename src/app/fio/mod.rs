@@ -156,10 +156,10 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     let target = Target::new(&dir);
     let mut engine = Fio::new(params.clone());
     let jobs: Vec<String> = params.job.jobs().into_iter().map(|j| j.name).collect();
-    if a.dry_run {
+    if a.run.dry_run {
         return dry_run(&a, &params, &engine, &target);
     }
-    if !a.quiet {
+    if !a.run.quiet {
         eprintln!(
             "fslab fio: {} ({}) in {} ({}), --repeat {}, cache {}{}",
             a.job.display(),
@@ -185,10 +185,10 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     };
     // fio's status every second feeds the bar (on a terminal): percent, rate and ETA as fio
     // computes them; in a log, a line per repetition.
-    let steps = ProgressObserver::new(!a.quiet, "fio")
+    let steps = ProgressObserver::new(!a.run.quiet, "fio")
         .with_units(|phase, _| crate::runner::phase_bar::rate_unit(WorkloadKind::Fio, phase, 1));
     let json = a.run.json;
-    let quiet = a.quiet;
+    let quiet = a.run.quiet;
     let repeat = a.run.repeat;
     let mut versions: Vec<String> = Vec::new();
     let mut fio_json: Vec<serde_json::Value> = Vec::new();

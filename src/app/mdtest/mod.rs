@@ -7,7 +7,7 @@ pub(super) mod mpi;
 
 use super::finish::{engine_only, run_engine, Ended, StoredLine};
 use super::rundoc::{self, Needs, Planned, Subject};
-use crate::cli::{BackendArg, MdtestArgs, MdtestOwnArgs, TextFormat};
+use crate::cli::{BackendArg, MdtestArgs, MdtestOwnArgs};
 use crate::report::runsummary;
 use crate::runner::progress::ProgressObserver;
 use crate::runner::progress_text::RateUnit;
@@ -105,9 +105,7 @@ pub(crate) fn parse(a: &MdtestArgs) -> Result<Parsed> {
         ),
         _ => own.run.repeat = iterations,
     }
-    if own.run.json {
-        own.format = TextFormat::Json;
-    }
+    own.run.normalize();
     Ok(Parsed {
         own,
         inv,
@@ -152,10 +150,10 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     let p = &inv.params;
     let lay = p.validate().map_err(|e| in_words(e, FLAGS))?;
     let opts = options(&own);
-    let json = own.format == TextFormat::Json;
+    let json = own.run.json;
     let target = Target::new(&inv.dir);
     let mut engine = Mdtest::new(p.clone(), opts).map_err(|e| in_words(e, FLAGS))?;
-    if own.dry_run {
+    if own.run.dry_run {
         return dry_run(&inv, &engine, json);
     }
     let started = chrono::Local::now();
@@ -180,7 +178,7 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     }
     // Opens -d (made if missing) and checks the space before anything is timed.
     engine.prepare(&target)?;
-    let obs = ProgressObserver::new(!own.quiet && !json, "mdtest").with_units(rate_unit);
+    let obs = ProgressObserver::new(!own.run.quiet && !json, "mdtest").with_units(rate_unit);
     // -v: each iteration's phases as it ends (stdout as mdtest; stderr beside a JSON document).
     // -x: after a stonewalled creation, the files each rank made (mdtest writes it each
     // iteration).
@@ -249,7 +247,7 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         }
     }
     if !json {
-        end.print_tail(StoredLine::Always, "", own.quiet);
+        end.print_tail(StoredLine::Always, "", own.run.quiet);
     }
     if let Some(e) = status_error {
         return Err(e);
@@ -403,7 +401,7 @@ mod tests {
         assert_eq!(md, ["-n", "100", "-u", "--random-seed", "7", "-d", "x"]);
         let p = parse(&args(&["-n", "100", "--repeat", "3", "-d", "x", "--json"])).unwrap();
         assert_eq!((p.own.run.repeat, p.inv.params.iterations), (3, 3));
-        assert_eq!(p.own.format, TextFormat::Json);
+        assert!(p.own.run.json);
         assert_eq!(p.inv.dir, PathBuf::from("x"));
     }
 
