@@ -621,3 +621,30 @@ fn a_program_that_does_not_stop_is_killed_after_the_grace() {
     );
     common::wait_for("nothing of the job left", || !sleeping());
 }
+
+/// fslab's options after the job file are fslab's, never passed to fio: `--db`, `-q` and
+/// the options every engine command takes (`--db` and `-q` went to fio).
+#[test]
+fn fslabs_options_after_the_job_file_are_refused_not_passed_to_fio() {
+    let t = tempfile::tempdir().unwrap();
+    let job = write(t.path(), "j.fio", JOB);
+    for own in [
+        "--db",
+        "-q",
+        "--settle=1s",
+        "--timeline",
+        "--disturbed=drop",
+        "--min-phase=2",
+    ] {
+        let out = fslab(t.path())
+            .args(["fio", "--cache", "none", "-D"])
+            .arg(t.path())
+            .arg(&job)
+            .args(["--bs=8k", own])
+            .output()
+            .unwrap();
+        let err = one_line_refusal(&out);
+        let name = own.split('=').next().unwrap();
+        assert!(err.contains(&format!("{name} is fslab's option")), "{err}");
+    }
+}

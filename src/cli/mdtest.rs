@@ -40,6 +40,44 @@ impl MdtestOwnArgs {
         <Self as clap::CommandFactory>::command().args(super::common::global_options())
     }
 
+    /// Separate fslab's own options from mdtest's: an option fslab's parser knows
+    /// ([`MdtestOwnArgs::parser`]: the common options, `--db`, `--backend`), long (with its value,
+    /// given with `=` or as the next argument) or short (`-q`); everything else is mdtest's.
+    pub fn split(args: &[String]) -> (Vec<String>, Vec<String>) {
+        let cmd = Self::parser();
+        let takes_value = |a: &str| -> Option<bool> {
+            let own = match a.strip_prefix("--") {
+                Some(long) => cmd.get_arguments().find(|o| o.get_long() == Some(long)),
+                None => cmd.get_arguments().find(|o| {
+                    o.get_short()
+                        .is_some_and(|c| a.strip_prefix('-') == Some(c.encode_utf8(&mut [0; 4])))
+                }),
+            };
+            own.map(|o| o.get_action().takes_values())
+        };
+        let (mut own, mut md) = (Vec::new(), Vec::new());
+        let mut i = 0;
+        while i < args.len() {
+            let a = &args[i];
+            i += 1;
+            let (name, inline) = match a.split_once('=') {
+                Some((n, _)) if n.starts_with("--") => (n, true),
+                _ => (a.as_str(), false),
+            };
+            match takes_value(name) {
+                Some(value) => {
+                    own.push(a.clone());
+                    if value && !inline && i < args.len() {
+                        own.push(args[i].clone());
+                        i += 1;
+                    }
+                }
+                None => md.push(a.clone()),
+            }
+        }
+        (own, md)
+    }
+
     /// The help of `fslab mdtest`'s arguments: mdtest's options and fslab's, named from
     /// [`MdtestOwnArgs::parser`].
     pub(super) fn help() -> String {

@@ -4,7 +4,7 @@
 
 use super::finish::{run_engine, Ended, StoredLine};
 use super::rundoc::{self, Needs, Planned, Subject};
-use crate::cli::{FioArgs, FioCacheArg};
+use crate::cli::{global_options, FioArgs, FioCacheArg};
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::progress::ProgressObserver;
@@ -13,6 +13,7 @@ use crate::workload::fio::{read_job_file, Fio, FioParams, FIO_DIR};
 use crate::workload::param::{in_words, Words};
 use crate::workload::{Target, Workload, WorkloadKind};
 use anyhow::Result;
+use clap::Args;
 use std::path::PathBuf;
 
 /// Version of the JSON document printed by `--json`.
@@ -31,30 +32,31 @@ const SHOWN: [&str; 6] = [
     "sys_cpu",
 ];
 
-/// fslab's own options, refused after the job file (where they would go to fio, which does
-/// not know them).
-const OWN_OPTIONS: &[&str] = &[
-    "--dry-run",
-    "--format",
-    "--json",
-    "--repeat",
-    "--no-store",
-    "--cache",
-    "--quiet",
-    "--min-phase",
-    "--allow-outside",
-    "--allow-fill",
-    "--settle",
-    "--timeline",
-    "--disturbed",
-];
+/// fslab's own options as typed (`--repeat`, `-q`), refused after the job file (where they
+/// would go to fio, which does not know them): every option of `fslab fio` and the global ones
+/// (`--db`), from their clap definition, but `-D`/`--directory`, which fio also takes after
+/// the job file (its job option `directory`).
+fn own_options() -> Vec<String> {
+    let cmd = FioArgs::augment_args(clap::Command::new("fio")).args(global_options());
+    cmd.get_arguments()
+        .filter(|a| !a.is_positional() && a.get_id() != "directory")
+        .flat_map(|a| {
+            let long = a.get_long().map(|l| format!("--{l}"));
+            long.into_iter()
+                .chain(a.get_short().map(|c| format!("-{c}")))
+        })
+        .collect()
+}
 
 pub(crate) fn params_from(a: &FioArgs) -> Result<FioParams> {
     super::check_run_args(&a.run)?;
+    let own = own_options();
     if let Some(o) = a.fio_args.iter().find_map(|x| {
-        OWN_OPTIONS
-            .iter()
-            .find(|o| x == *o || x.strip_prefix(*o).is_some_and(|r| r.starts_with('=')))
+        own.iter().find(|o| {
+            x == *o
+                || x.strip_prefix(o.as_str())
+                    .is_some_and(|r| r.starts_with('='))
+        })
     }) {
         crate::bail_usage!(
             "{o} is fslab's option, and everything after the job file goes to fio; put it before the job file (fslab fio {o} … JOBFILE)"
@@ -403,6 +405,53 @@ mod tests {
             Metric::new("rr", "sys_cpu", Unit::Percent, 3.0),
         ];
         assert_eq!(rep_line(&m), "rr/read 1000 IOPS 4.0 MiB/s");
+    }
+
+    /// Every common option (and `--db`) among fio's options after the job file is fslab's,
+    /// refused there rather than passed to fio; `-D`/`--directory` is fio's too and goes to fio.
+    #[test]
+    fn fslabs_options_after_the_job_file_are_not_passed_to_fio() {
+        use crate::cli::{Cli, Command};
+        use clap::Parser;
+        let fio_args = |extra: &[String]| {
+            // After a fio option, clap passes everything on (before it, clap takes its own).
+            let args = [
+                "fslab",
+                "fio",
+                "--cache",
+                "none",
+                "/nonexistent/job.fio",
+                "--bs=8k",
+            ];
+            let all = args
+                .iter()
+                .map(|s| s.to_string())
+                .chain(extra.iter().cloned());
+            match Cli::try_parse_from(all).unwrap().command {
+                Command::Fio(a) => a,
+                _ => unreachable!(),
+            }
+        };
+        for o in crate::cli::common_options() {
+            let value = o.get_action().takes_values().then(|| "1".to_string());
+            let spellings = o.get_long().map(|l| format!("--{l}")).into_iter();
+            for flag in spellings.chain(o.get_short().map(|c| format!("-{c}"))) {
+                let extra: Vec<String> = Some(flag.clone())
+                    .into_iter()
+                    .chain(value.clone())
+                    .collect();
+                let a = fio_args(&extra);
+                assert_eq!(a.fio_args[1..], extra, "clap passes {flag} on");
+                let e = params_from(&a).unwrap_err().to_string();
+                assert!(
+                    e.starts_with(&format!("{flag} is fslab's option")),
+                    "{flag}: {e}"
+                );
+            }
+        }
+        let a = fio_args(&["--directory=/tmp".to_string()]);
+        let e = params_from(&a).unwrap_err().to_string();
+        assert!(!e.contains("fslab's option"), "{e}");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::workload::mdtest::{self, report, Backend, Invocation, Mdtest, Options
 use crate::workload::param::{in_words, Words};
 use crate::workload::{Target, Workload, WorkloadKind};
 use anyhow::Result;
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 use std::path::{Path, PathBuf};
 
 /// Version of the JSON document printed by `--format json`.
@@ -31,52 +31,14 @@ pub(crate) struct Parsed {
     pub inv: Invocation,
     /// mdtest's arguments as given, for its "Command line used" line.
     pub mdtest_args: Vec<String>,
-}
-
-/// Separate fslab's own options from mdtest's: a long option fslab knows (with its value,
-/// given with `=` or as the next argument) or `-q`; everything else is mdtest's.
-fn split(args: &[String]) -> (Vec<String>, Vec<String>) {
-    let cmd = MdtestOwnArgs::command();
-    let takes_value = |name: &str| -> Option<bool> {
-        cmd.get_arguments()
-            .find(|a| a.get_long() == Some(name))
-            .map(|a| a.get_action().takes_values())
-    };
-    let (mut own, mut md) = (Vec::new(), Vec::new());
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        if a == "-q" {
-            own.push(a.clone());
-            continue;
-        }
-        let Some(long) = a.strip_prefix("--") else {
-            md.push(a.clone());
-            continue;
-        };
-        let (name, inline) = match long.split_once('=') {
-            Some((n, _)) => (n, true),
-            None => (long, false),
-        };
-        match takes_value(name) {
-            Some(value) => {
-                own.push(a.clone());
-                if value && !inline && i < args.len() {
-                    own.push(args[i].clone());
-                    i += 1;
-                }
-            }
-            None => md.push(a.clone()),
-        }
-    }
-    (own, md)
+    /// `--db` given among mdtest's flags (clap takes it before them).
+    pub db: Option<PathBuf>,
 }
 
 /// Read `fslab mdtest`'s command line. Errors are one line, naming the flag.
 pub(crate) fn parse(a: &MdtestArgs) -> Result<Parsed> {
-    let (own_args, mdtest_args) = split(&a.args);
-    let matches = MdtestOwnArgs::command()
+    let (own_args, mdtest_args) = MdtestOwnArgs::split(&a.args);
+    let matches = MdtestOwnArgs::parser()
         .try_get_matches_from(&own_args)
         .map_err(|e| {
             let text = e.render().to_string();
@@ -110,6 +72,7 @@ pub(crate) fn parse(a: &MdtestArgs) -> Result<Parsed> {
         own,
         inv,
         mdtest_args,
+        db: matches.get_one::<PathBuf>("db").cloned(),
     })
 }
 
@@ -146,7 +109,9 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         own,
         inv,
         mdtest_args,
+        db: given,
     } = parse(&a)?;
+    let db = given.or(db);
     let p = &inv.params;
     let lay = p.validate().map_err(|e| in_words(e, FLAGS))?;
     let opts = options(&own);
@@ -381,7 +346,7 @@ mod tests {
 
     #[test]
     fn fslab_options_are_taken_from_among_mdtests() {
-        let (own, md) = split(
+        let (own, md) = MdtestOwnArgs::split(
             &[
                 "-n",
                 "100",
@@ -403,6 +368,41 @@ mod tests {
         assert_eq!((p.own.run.repeat, p.inv.params.iterations), (3, 3));
         assert!(p.own.run.json);
         assert_eq!(p.inv.dir, PathBuf::from("x"));
+    }
+
+    /// Every common option, `--db` included (refused as "not an mdtest option" although
+    /// `--help` listed it), is fslab's wherever it stands among mdtest's flags.
+    #[test]
+    fn every_common_option_is_fslabs_among_mdtests_flags() {
+        for o in crate::cli::common_options() {
+            let value = o.get_action().takes_values().then(|| "1".to_string());
+            let spellings = o.get_long().map(|l| format!("--{l}")).into_iter();
+            for flag in spellings.chain(o.get_short().map(|c| format!("-{c}"))) {
+                let mine: Vec<String> = Some(flag.clone())
+                    .into_iter()
+                    .chain(value.clone())
+                    .collect();
+                let args: Vec<String> = ["-n", "10"]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .chain(mine.iter().cloned())
+                    .chain(["-d".to_string(), "x".to_string()])
+                    .collect();
+                let (own, md) = MdtestOwnArgs::split(&args);
+                assert_eq!(
+                    (own, md),
+                    (
+                        mine,
+                        vec!["-n".into(), "10".into(), "-d".into(), "x".into()]
+                    ),
+                    "{flag}"
+                );
+            }
+        }
+        let p = parse(&args(&["-n", "10", "--db", "a.db", "-d", "x"])).unwrap();
+        assert_eq!(p.db, Some(PathBuf::from("a.db")));
+        let p = parse(&args(&["--db=b.db", "-n", "10"])).unwrap();
+        assert_eq!(p.db, Some(PathBuf::from("b.db")));
     }
 
     #[test]

@@ -24,7 +24,9 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         own,
         inv,
         mdtest_args,
+        db: given,
     } = comm.agree(parse(&a))?;
+    let db = given.or(db);
     let p = &inv.params;
     let mine =
         serde_json::json!({"params": p, "repeat": own.run.repeat, "dry_run": own.run.dry_run})
