@@ -46,7 +46,8 @@ pub struct FioArgs {
     /// cage leaves it writable; raw devices stay refused. Default: fio writes only in its
     /// own directory inside -D.
     #[arg(
-        long,
+        id = "allow_outside_cell",
+        long = "allow-outside",
         value_name = "DIR2",
         require_equals = true,
         num_args = 0..=1,

@@ -60,7 +60,7 @@ pub struct IozoneArgs {
     pub file: Option<PathBuf>,
     /// Throughput mode: one file per worker (IOzone -F), as many as -t. Default:
     /// ./iozone.DUMMY.<n>.
-    #[arg(short = 'F', value_name = "PATH", num_args = 1..)]
+    #[arg(id = "thread_files", short = 'F', value_name = "PATH", num_args = 1..)]
     pub files: Vec<PathBuf>,
     /// Keep the test file(s) afterwards (IOzone -w). Default: remove.
     #[arg(short = 'w')]

@@ -12,7 +12,7 @@ use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::progress::ProgressObserver;
 use crate::workload::dbench::report::report;
-use crate::workload::dbench::{generate, Dbench, DbenchParams, Loadfile, RepOutcome, FLAGS};
+use crate::workload::dbench::{flags, generate, Dbench, DbenchParams, Loadfile, RepOutcome};
 use crate::workload::param::in_words;
 use crate::workload::{Observer, Target, Workload};
 use anyhow::Result;
@@ -48,8 +48,8 @@ pub(crate) fn params_from(a: &DbenchArgs) -> Result<DbenchParams> {
     super::check_run_args(&a.run)?;
     let mut p = a
         .load
-        .params(FLAGS, a.run_once)
-        .map_err(|e| in_words(e, FLAGS))?;
+        .params(flags(), a.run_once)
+        .map_err(|e| in_words(e, flags()))?;
     crate::workload::check_writable_dir(&a.directory, "-D")?;
     a.load.load(&mut p)?;
     p.client.sync_dir = a.sync_dir;

@@ -25,15 +25,6 @@ use std::path::{Path, PathBuf};
 /// Version of the JSON document printed by `--format json`.
 pub const JSON_SCHEMA: &str = "fslab.fdtree.v2";
 
-/// The command line's flag for each engine parameter, for its error messages.
-const FLAGS: Words = Words::Flags(&[
-    ("dirs", "-d"),
-    ("files", "-f"),
-    ("size_blocks", "-s"),
-    ("levels", "-l"),
-    ("threads", "--threads"),
-]);
-
 /// Engine parameters from the command line, validated.
 pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
     let mode = match (a.create_only, a.remove_only) {
@@ -69,7 +60,9 @@ pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
         backend,
         keep: a.keep,
         roots: a.roots.clone(),
-        ..spec.to_params().map_err(|e| in_words(e, FLAGS))?
+        ..spec
+            .to_params()
+            .map_err(|e| in_words(e, Words::of_args::<FdtreeArgs>("fslab fdtree")))?
     })
 }
 

@@ -19,9 +19,6 @@ use std::path::PathBuf;
 /// Version of the JSON document printed by `--json`.
 pub const JSON_SCHEMA: &str = "fslab.fio.v2";
 
-/// How `fslab fio` names the keys of a refused job.
-const FLAGS: Words = Words::Flags(&[("allow_outside_cell", "--allow-outside")]);
-
 /// The metrics the summary table shows per job and direction (all are stored).
 const SHOWN: [&str; 6] = [
     "iops",
@@ -97,7 +94,8 @@ pub(crate) fn params_from(a: &FioArgs) -> Result<FioParams> {
         extra_args: a.fio_args.clone(),
         cell: Some(cell),
     };
-    p.validate().map_err(|e| in_words(e, FLAGS))?;
+    p.validate()
+        .map_err(|e| in_words(e, Words::of_args::<FioArgs>("fslab fio")))?;
     if !a.allow_fill {
         refuse_filling(&p, &a.directory)?;
     }
