@@ -12,7 +12,7 @@ use crate::report::runsummary;
 use crate::runner::progress::ProgressObserver;
 use crate::runner::progress_text::RateUnit;
 use crate::workload::mdtest::{self, report, Backend, Invocation, Mdtest, Options};
-use crate::workload::param::{in_words, Words};
+use crate::workload::param::in_words;
 use crate::workload::{Target, Workload, WorkloadKind};
 use anyhow::Result;
 use clap::FromArgMatches;
@@ -20,9 +20,6 @@ use std::path::{Path, PathBuf};
 
 /// Version of the JSON document printed by `--format json`.
 pub const JSON_SCHEMA: &str = "fslab.mdtest.v2";
-
-/// mdtest's flag for each parameter, for its error messages.
-const FLAGS: Words = Words::Flags(mdtest::FLAGS);
 
 /// The command line, read: fslab's options, mdtest's invocation, the repetitions.
 #[derive(Debug)]
@@ -51,10 +48,11 @@ pub(crate) fn parse(a: &MdtestArgs) -> Result<Parsed> {
     let mut own = MdtestOwnArgs::from_arg_matches(&matches)
         .map_err(|e| crate::error::usage(e.to_string()))?;
     super::check_run_args(&own.run)?;
-    let mut inv = mdtest::parse(&mdtest_args).map_err(|e| crate::error::usage(e.render(FLAGS)))?;
+    let mut inv =
+        mdtest::parse(&mdtest_args).map_err(|e| crate::error::usage(e.render(mdtest::words())))?;
     inv.params
         .validate()
-        .map_err(|e| crate::error::usage(in_words(e, FLAGS).to_string()))?;
+        .map_err(|e| crate::error::usage(in_words(e, mdtest::words()).to_string()))?;
     // mdtest's -i and fslab's --repeat are one thing: repetitions (iterations) of the run.
     let repeat_given =
         matches.value_source("repeat") == Some(clap::parser::ValueSource::CommandLine);
@@ -113,11 +111,11 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     } = parse(&a)?;
     let db = given.or(db);
     let p = &inv.params;
-    let lay = p.validate().map_err(|e| in_words(e, FLAGS))?;
+    let lay = p.validate().map_err(|e| in_words(e, mdtest::words()))?;
     let opts = options(&own);
     let json = own.run.json;
     let target = Target::new(&inv.dir);
-    let mut engine = Mdtest::new(p.clone(), opts).map_err(|e| in_words(e, FLAGS))?;
+    let mut engine = Mdtest::new(p.clone(), opts).map_err(|e| in_words(e, mdtest::words()))?;
     if own.run.dry_run {
         return dry_run(&inv, &engine, json);
     }
@@ -186,7 +184,11 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
             },
         )?;
     } else if !result.reps.is_empty() {
-        let notes = p.notes().iter().map(|n| n.render(FLAGS)).collect();
+        let notes = p
+            .notes()
+            .iter()
+            .map(|n| n.render(mdtest::words()))
+            .collect();
         let fs = fs_of(&inv.dir);
         crate::out!(
             "{}",

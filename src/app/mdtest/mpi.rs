@@ -2,7 +2,7 @@
 //! ranks (with `-d a@b`, rank r works in directory r mod 2, as mdtest's), the run through the
 //! one repetition protocol (stored by rank 0 only), and rank 0's mdtest output.
 
-use super::{fs_of, options, parse, rate_unit, subject, MdtestPart, Parsed, FLAGS, JSON_SCHEMA};
+use super::{fs_of, options, parse, rate_unit, subject, MdtestPart, Parsed, JSON_SCHEMA};
 use crate::app::finish::{run_options, summarize, Ended, StoredLine};
 use crate::app::rundoc;
 use crate::cli::MdtestArgs;
@@ -10,7 +10,7 @@ use crate::mpi::comm::Comm;
 use crate::mpi::job;
 use crate::runner::adhoc;
 use crate::runner::progress::ProgressObserver;
-use crate::workload::mdtest::{report, Backend, Mdtest, Team};
+use crate::workload::mdtest::{self, report, Backend, Mdtest, Team};
 use crate::workload::param::in_words;
 use crate::workload::{Quiet, Target, WorkloadKind};
 use anyhow::Result;
@@ -32,7 +32,7 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         serde_json::json!({"params": p, "repeat": own.run.repeat, "dry_run": own.run.dry_run})
             .to_string();
     job::same_options_everywhere(comm, &mine, "mdtest")?;
-    let lay = p.validate().map_err(|e| in_words(e, FLAGS))?;
+    let lay = p.validate().map_err(|e| in_words(e, mdtest::words()))?;
     let mut opts = options(&own);
     let json = own.run.json;
     let tag = job::tag(comm);
@@ -82,7 +82,8 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         }
     }
     let team = CommTeam(Rc::clone(comm));
-    let mut engine = Mdtest::with_team(p.clone(), opts, team).map_err(|e| in_words(e, FLAGS))?;
+    let mut engine =
+        Mdtest::with_team(p.clone(), opts, team).map_err(|e| in_words(e, mdtest::words()))?;
     if own.run.dry_run {
         if comm.is_root() {
             crate::outln!(
@@ -158,7 +159,11 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
                         ranks: comm.size(),
                         nodes: job::hosts(comm).len() as u32,
                         command: report::command_line("fslab mdtest", &mdtest_args),
-                        warnings: p.notes().iter().map(|n| n.render(FLAGS)).collect(),
+                        warnings: p
+                            .notes()
+                            .iter()
+                            .map(|n| n.render(mdtest::words()))
+                            .collect(),
                         fs: report::fs_lines(&fs),
                         seed,
                         tasks: report::tasks_line(p, &lay, comm.size()),
