@@ -35,12 +35,7 @@ pub struct DbenchArgs {
     #[command(flatten)]
     pub load: crate::workload::dbench::DbenchSpec,
     /// Directory the client trees are made in (dbench -D).
-    #[arg(
-        short = 'D',
-        long = "directory",
-        default_value = ".",
-        value_name = "DIR"
-    )]
+    #[arg(short = 'D', long, default_value = ".", value_name = "DIR")]
     pub directory: PathBuf,
     /// fdatasync the parent directory after unlink, rmdir and rename (dbench -S). Default: off.
     #[arg(short = 'S', long)]

@@ -34,12 +34,7 @@ pub struct FdtreeArgs {
     #[command(flatten)]
     pub shape: fdtree::FdtreeSpec,
     /// Start directory; the tree is made inside it as LEVEL0.<host>.<pid> (fdtree -o).
-    #[arg(
-        short = 'o',
-        long = "start-dir",
-        default_value = ".",
-        value_name = "DIR"
-    )]
+    #[arg(short = 'o', long, default_value = ".", value_name = "DIR")]
     pub start_dir: PathBuf,
     /// Create only: run the two create phases and leave the tree in place (fdtree -C).
     /// Default: the whole cycle.

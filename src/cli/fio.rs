@@ -32,12 +32,7 @@ pub enum FioCacheArg {
 pub struct FioArgs {
     /// Directory fio's files are made in (in a directory fslab-fio inside it, removed after
     /// every run). Default: the current directory.
-    #[arg(
-        short = 'D',
-        long = "directory",
-        value_name = "DIR",
-        default_value = "."
-    )]
+    #[arg(short = 'D', long, value_name = "DIR", default_value = ".")]
     pub directory: PathBuf,
     /// Before each repetition: drop the page cache (root) or nothing. Default: drop.
     #[arg(long, value_enum, default_value = "drop")]

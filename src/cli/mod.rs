@@ -211,16 +211,11 @@ impl Command {
     }
 
     /// The engine a command runs, if it runs one (writing dbench's generated loadfile is not
-    /// a benchmark).
+    /// a benchmark): the registered engine of the command's name.
     pub fn engine(&self) -> Option<crate::workload::WorkloadKind> {
-        use crate::workload::WorkloadKind;
         match self {
-            Command::Fdtree(_) => Some(WorkloadKind::Fdtree),
-            Command::Iozone(_) => Some(WorkloadKind::Iozone),
-            Command::Dbench(a) if a.generate.is_none() => Some(WorkloadKind::Dbench),
-            Command::Fio(_) => Some(WorkloadKind::Fio),
-            Command::Mdtest(_) => Some(WorkloadKind::Mdtest),
-            _ => None,
+            Command::Dbench(a) if a.generate.is_some() => None,
+            c => crate::workload::WorkloadKind::of(c.name()),
         }
     }
 }

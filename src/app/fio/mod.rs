@@ -405,53 +405,6 @@ mod tests {
         assert_eq!(rep_line(&m), "rr/read 1000 IOPS 4.0 MiB/s");
     }
 
-    /// Every common option (and `--db`) among fio's options after the job file is fslab's,
-    /// refused there rather than passed to fio; `-D`/`--directory` is fio's too and goes to fio.
-    #[test]
-    fn fslabs_options_after_the_job_file_are_not_passed_to_fio() {
-        use crate::cli::{Cli, Command};
-        use clap::Parser;
-        let fio_args = |extra: &[String]| {
-            // After a fio option, clap passes everything on (before it, clap takes its own).
-            let args = [
-                "fslab",
-                "fio",
-                "--cache",
-                "none",
-                "/nonexistent/job.fio",
-                "--bs=8k",
-            ];
-            let all = args
-                .iter()
-                .map(|s| s.to_string())
-                .chain(extra.iter().cloned());
-            match Cli::try_parse_from(all).unwrap().command {
-                Command::Fio(a) => a,
-                _ => unreachable!(),
-            }
-        };
-        for o in crate::cli::common_options() {
-            let value = o.get_action().takes_values().then(|| "1".to_string());
-            let spellings = o.get_long().map(|l| format!("--{l}")).into_iter();
-            for flag in spellings.chain(o.get_short().map(|c| format!("-{c}"))) {
-                let extra: Vec<String> = Some(flag.clone())
-                    .into_iter()
-                    .chain(value.clone())
-                    .collect();
-                let a = fio_args(&extra);
-                assert_eq!(a.fio_args[1..], extra, "clap passes {flag} on");
-                let e = params_from(&a).unwrap_err().to_string();
-                assert!(
-                    e.starts_with(&format!("{flag} is fslab's option")),
-                    "{flag}: {e}"
-                );
-            }
-        }
-        let a = fio_args(&["--directory=/tmp".to_string()]);
-        let e = params_from(&a).unwrap_err().to_string();
-        assert!(!e.contains("fslab's option"), "{e}");
-    }
-
     #[test]
     fn the_fill_reserve_is_a_twentieth_at_most_one_gib() {
         assert_eq!(fill_reserve(256 << 20), (256 << 20) / 20);
