@@ -11,7 +11,6 @@
 //! 130 interrupted.
 
 use fslab::workload::mdtest::{self, report, Backend, Options, Outcome, Solo, Team, Threads};
-use fslab::workload::param::Words;
 use fslab::workload::Quiet;
 use std::path::Path;
 use std::process::ExitCode;
@@ -27,14 +26,14 @@ fn main() -> ExitCode {
     let inv = match mdtest::parse(&args) {
         Ok(i) => i,
         Err(e) => {
-            eprintln!("mdtest_core: {}", e.render(Words::Flags(mdtest::FLAGS)));
+            eprintln!("mdtest_core: {}", e.render(mdtest::words()));
             return ExitCode::from(2);
         }
     };
     let lay = match inv.params.validate() {
         Ok(l) => l,
         Err(e) => {
-            let e = fslab::workload::param::in_words(e, Words::Flags(mdtest::FLAGS));
+            let e = fslab::workload::param::in_words(e, mdtest::words());
             eprintln!("mdtest_core: {e}");
             return ExitCode::from(2);
         }
@@ -64,7 +63,7 @@ fn main() -> ExitCode {
         .params
         .notes()
         .iter()
-        .map(|n| n.render(Words::Flags(mdtest::FLAGS)))
+        .map(|n| n.render(mdtest::words()))
         .collect();
     // The file system the test directories go on (-d may not exist yet).
     let fs_of = if inv.dir.exists() {

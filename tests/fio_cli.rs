@@ -621,3 +621,34 @@ fn a_program_that_does_not_stop_is_killed_after_the_grace() {
     );
     common::wait_for("nothing of the job left", || !sleeping());
 }
+
+/// fslab's options among fio's after the job file are fslab's, refused rather than passed to
+/// fio: every option the engine commands share, spelt long and short, with its default as
+/// the value (`--db` and `-q` went to fio).
+#[test]
+fn fslabs_options_after_the_job_file_are_refused_not_passed_to_fio() {
+    let t = tempfile::tempdir().unwrap();
+    let job = write(t.path(), "j.fio", JOB);
+    for o in fslab::cli::common_options() {
+        let value = o.get_action().takes_values().then(|| {
+            let default = o.get_default_values().first();
+            default.map_or("x".to_string(), |v| v.to_string_lossy().into_owned())
+        });
+        let long = o.get_long().map(|l| format!("--{l}"));
+        for flag in long
+            .into_iter()
+            .chain(o.get_short().map(|c| format!("-{c}")))
+        {
+            let out = fslab(t.path())
+                .args(["fio", "--cache", "none", "-D"])
+                .arg(t.path())
+                .arg(&job)
+                .args(["--bs=8k", &flag])
+                .args(value.iter())
+                .output()
+                .unwrap();
+            let err = one_line_refusal(&out);
+            assert!(err.contains(&format!("{flag} is fslab's option")), "{err}");
+        }
+    }
+}

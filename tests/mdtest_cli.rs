@@ -260,3 +260,48 @@ fn status_file_and_verbosity_as_mdtest() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(!d.join("test-dir.0-0").exists());
 }
+
+/// `--db` among mdtest's flags chooses the results database, as `fslab mdtest --help` says
+/// (it was refused as "not an mdtest option").
+#[test]
+fn db_among_mdtests_flags_is_fslabs() {
+    let t = tempfile::tempdir().unwrap();
+    for (i, db) in [["--db", "a.db"].as_slice(), &["--db=b.db"]]
+        .iter()
+        .enumerate()
+    {
+        let o = fslab(t.path())
+            .current_dir(t.path())
+            .args(["mdtest", "-n", "10", "-q"])
+            .args(*db)
+            .args(["-d", &format!("out{i}")])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    assert!(t.path().join("a.db").exists() && t.path().join("b.db").exists());
+    assert!(
+        !t.path().join("results.db").exists(),
+        "not the default database"
+    );
+}
+
+/// `fslab list --kind mdtest` lists mdtest's runs (it was refused: the kinds were a hand list
+/// without mdtest).
+#[test]
+fn list_kind_mdtest_lists_mdtests_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let out_dir = t.path().join("out");
+    let o = fslab(t.path())
+        .args(["mdtest", "-n", "10", "-q", "-d"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = fslab(t.path())
+        .args(["list", "--kind", "mdtest", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("mdtest"), "{}", text(&o.stdout));
+}

@@ -47,27 +47,16 @@ fn check_repeat(n: u32) -> Result<()> {
     Ok(())
 }
 
-/// `--format json` and its alias `--json` mean the same everywhere: the engines read
-/// `RunArgs::json`.
-fn normalize_format(cli: &mut Cli) {
-    use crate::cli::TextFormat;
-    match &mut cli.command {
-        Command::Iozone(a) if a.format == TextFormat::Json => a.run.json = true,
-        Command::Dbench(a) if a.format == TextFormat::Json => a.run.json = true,
-        Command::Fdtree(a) if a.format == crate::cli::OutputFormat::Json => a.run.json = true,
-        Command::Fio(a) if a.format == TextFormat::Json => a.run.json = true,
-        _ => {}
-    }
-}
-
 /// Run the parsed command line.
 pub fn run(mut cli: Cli) -> Result<()> {
-    normalize_format(&mut cli);
+    if let Some(r) = cli.command.run_args_mut() {
+        r.normalize();
+    }
     // Under an MPI launcher the MPI-aware engines run as ranks (src/mpi, doc/mpi.md).
     // A dry run of iozone or dbench only prints; no rank needs to start for it.
     #[cfg(feature = "mpi")]
-    let dry = matches!(&cli.command, Command::Iozone(a) if a.dry_run)
-        || matches!(&cli.command, Command::Dbench(a) if a.dry_run);
+    let dry = matches!(&cli.command, Command::Iozone(a) if a.run.dry_run)
+        || matches!(&cli.command, Command::Dbench(a) if a.run.dry_run);
     #[cfg(feature = "mpi")]
     if !dry && mpi::wants_mpi(&cli.command)? {
         return mpi::run(cli);
@@ -79,7 +68,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
 
 /// Run the parsed command line in this process alone (no MPI).
 pub fn dispatch(cli: Cli) -> Result<()> {
-    let db = cli.db.clone();
+    let db = cli.global.db.clone();
     match cli.command {
         Command::Fdtree(a) => fdtree::run(a, db),
         Command::Iozone(a) => iozone::run(a, db),

@@ -43,7 +43,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         )));
     }
     let comm = std::rc::Rc::new(comm::Comm::init()?);
-    let db = cli.db;
+    let db = cli.global.db;
     let result = super::dispatch_rank(&comm, cli.command, db);
     match result {
         Ok(()) => Ok(()),

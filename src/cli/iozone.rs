@@ -3,8 +3,31 @@
 //! flags a study has as keys are declared once, in [`crate::workload::iozone::IozoneSpec`];
 //! here are the command's own: the sweep, the files, verification, cache actions, output.
 
+use super::{RunArgs, Wording};
 use clap::Args;
 use std::path::PathBuf;
+
+pub(super) const EXAMPLES: &str = "\
+Examples:
+  fslab iozone -i 0 -i 1 -s 1g -r 1m -f /mnt/test/iozone.tmp   write/rewrite, read/re-read
+  fslab iozone -s 16g -r 1m -r 4m -r 16m -f /mnt/t/f --repeat 10   the classic journal study
+  fslab iozone -a -n 1m -g 64m -f /mnt/t/f -R                  auto sweep with IOzone's report
+  fslab iozone -I -s 2g -r 1m -f /mnt/t/f                       O_DIRECT
+  fslab iozone -t 4 -s 256m -r 64k -F /mnt/t/a /mnt/t/b /mnt/t/c /mnt/t/d   throughput mode";
+
+/// How `fslab iozone` words the common options.
+pub(super) const WORDING: Wording = Wording {
+    repeat: "Run every test N times, interleaved over the sweep's file and record sizes, and \
+report mean, sd and 95% CI per point. Default: 1.",
+    format: "Output format: IOzone's text tables, or one JSON document (--json is the same as \
+--format json)",
+    dry_run: "Print the sweep's points, the bytes each moves, the space needed and an estimate \
+of the time (the bytes at the rate the newest stored run in the same directory measured, else \
+at an assumed 150 MB/s); write nothing. Default: run",
+    quiet: "No progress bar and no \"stored as run N\" line. Default: both shown",
+    text_only: true,
+    short_q: false,
+};
 
 /// `fslab iozone`.
 #[derive(Debug, Args)]
@@ -37,7 +60,7 @@ pub struct IozoneArgs {
     pub file: Option<PathBuf>,
     /// Throughput mode: one file per worker (IOzone -F), as many as -t. Default:
     /// ./iozone.DUMMY.<n>.
-    #[arg(short = 'F', value_name = "PATH", num_args = 1..)]
+    #[arg(id = "thread_files", short = 'F', value_name = "PATH", num_args = 1..)]
     pub files: Vec<PathBuf>,
     /// Keep the test file(s) afterwards (IOzone -w). Default: remove.
     #[arg(short = 'w')]
@@ -62,18 +85,9 @@ pub struct IozoneArgs {
     /// worksheet.
     #[arg(short = 'b', value_name = "FILE.xls")]
     pub biff: Option<PathBuf>,
-    /// Repetitions, output and store.
+    /// Repetitions, output, dry run and store.
     #[command(flatten)]
-    pub run: crate::cli::RunArgs,
-    /// Output format: IOzone's text tables, or one JSON document (--json is the same as
-    /// --format json).
-    #[arg(long, value_enum, default_value_t = crate::cli::TextFormat::Table)]
-    pub format: crate::cli::TextFormat,
-    /// Print the sweep's points, the bytes each moves, the space needed and an estimate of
-    /// the time (the bytes at the rate the newest stored run in the same directory measured,
-    /// else at an assumed 150 MB/s); write nothing. Default: run.
-    #[arg(long)]
-    pub dry_run: bool,
+    pub run: RunArgs,
     /// Drop the page cache before every test after the first (root). Default: off.
     #[arg(long)]
     pub drop_caches: bool,
@@ -89,9 +103,6 @@ pub struct IozoneArgs {
     /// checked.
     #[arg(long)]
     pub no_space_check: bool,
-    /// No progress bar and no "stored as run N" line. Default: both shown.
-    #[arg(long)]
-    pub quiet: bool,
     /// MPI mode options (builds with the `mpi` feature; hidden and refused in others).
     #[command(flatten)]
     pub mpi: crate::cli::MpiReportArgs,

@@ -201,6 +201,23 @@ impl<T: EngineSpec + ?Sized> EngineSpec for Box<T> {
     }
 }
 
+/// [`EngineSpec`] for a study spec with its own `label()` and `to_params()`, whose engine is
+/// `$engine::new(params)`; further methods (`expected_duration`) follow the engine.
+macro_rules! engine_spec {
+    ($spec:ty => $engine:ty $(, $($extra:tt)*)?) => {
+        impl $crate::workload::EngineSpec for $spec {
+            fn label(&self) -> String {
+                <$spec>::label(self)
+            }
+            fn build(&self) -> anyhow::Result<Box<dyn $crate::workload::Workload>> {
+                Ok(Box::new(<$engine>::new(self.to_params()?)))
+            }
+            $($($extra)*)?
+        }
+    };
+}
+pub(crate) use engine_spec;
+
 /// The registration list's expansion: [`WorkloadKind`] (the engines, their stored names and
 /// capabilities) and [`WorkloadSpec`] (a study file's `[[workload]]`, tagged by `kind`).
 macro_rules! engines {

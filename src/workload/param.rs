@@ -32,6 +32,39 @@ impl Words {
     }
 }
 
+impl Words {
+    /// The flags of a command's clap definition `A`, by argument id (the study key): its
+    /// short flag (`-d`), else its long one (`--threads`); a positional argument is said as
+    /// `command` (`fslab dbench`). Read once per type.
+    pub fn of_args<A: clap::Args + 'static>(command: &'static str) -> Words {
+        type Table = &'static [(&'static str, &'static str)];
+        static MADE: std::sync::Mutex<Vec<(std::any::TypeId, Table)>> =
+            std::sync::Mutex::new(Vec::new());
+        let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+        let ty = std::any::TypeId::of::<A>();
+        if let Some((_, table)) = made.iter().find(|(t, _)| *t == ty) {
+            return Words::Flags(table);
+        }
+        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        let cmd = A::augment_args(clap::Command::new(command));
+        let table: Vec<(&'static str, &'static str)> = cmd
+            .get_arguments()
+            .filter_map(|a| {
+                let flag = match (a.is_positional(), a.get_short(), a.get_long()) {
+                    (true, _, _) => command.to_string(),
+                    (false, Some(c), _) => format!("-{c}"),
+                    (false, None, Some(l)) => format!("--{l}"),
+                    (false, None, None) => return None,
+                };
+                Some((leak(a.get_id().to_string()), leak(flag)))
+            })
+            .collect();
+        let table: Table = Box::leak(table.into_boxed_slice());
+        made.push((ty, table));
+        Words::Flags(table)
+    }
+}
+
 /// A parameter an engine refuses (a usage error: exit code 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamError {
@@ -141,6 +174,26 @@ mod tests {
         assert_eq!(Words::Flags(FLAGS).name("dirs"), "-d");
         assert_eq!(Words::Flags(FLAGS).name("files"), "files");
         assert_eq!(Words::Keys.name("dirs"), "dirs");
+    }
+
+    #[test]
+    fn a_clap_definition_gives_the_flags() {
+        #[derive(clap::Args)]
+        struct A {
+            #[arg(short = 'd', long)]
+            dirs: u32,
+            #[arg(long)]
+            threads: u32,
+            clients: u32,
+        }
+        let w = Words::of_args::<A>("fslab x");
+        assert_eq!(
+            ["dirs", "threads", "clients", "other"].map(|k| w.name(k)),
+            ["-d", "--threads", "fslab x", "other"]
+        );
+        assert!(
+            matches!((w, Words::of_args::<A>("")), (Words::Flags(a), Words::Flags(b)) if std::ptr::eq(a, b))
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::progress::ProgressObserver;
 use crate::workload::dbench::report::report;
-use crate::workload::dbench::{generate, Dbench, DbenchParams, Loadfile, RepOutcome, FLAGS};
+use crate::workload::dbench::{flags, generate, Dbench, DbenchParams, Loadfile, RepOutcome};
 use crate::workload::param::in_words;
 use crate::workload::{Observer, Target, Workload};
 use anyhow::Result;
@@ -48,8 +48,8 @@ pub(crate) fn params_from(a: &DbenchArgs) -> Result<DbenchParams> {
     super::check_run_args(&a.run)?;
     let mut p = a
         .load
-        .params(FLAGS, a.run_once)
-        .map_err(|e| in_words(e, FLAGS))?;
+        .params(flags(), a.run_once)
+        .map_err(|e| in_words(e, flags()))?;
     crate::workload::check_writable_dir(&a.directory, "-D")?;
     a.load.load(&mut p)?;
     p.client.sync_dir = a.sync_dir;
@@ -133,7 +133,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let dir = std::fs::canonicalize(&a.directory)?;
     let target = Target::new(&dir);
     let mut engine = Dbench::new(params.clone());
-    if a.dry_run {
+    if a.run.dry_run {
         return dry_run(&params, &engine, &target, a.run.repeat, a.run.json);
     }
     // Before anything is created: does it fit?
@@ -151,7 +151,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let header = header(&params, &target);
     let console = Console {
         json: a.run.json,
-        quiet: a.quiet,
+        quiet: a.run.quiet,
     };
     console.message(&header);
 
@@ -161,7 +161,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         Some(super::open_store(db)?)
     };
     // dbench prints its own line a second: repetitions are counted in plain lines on stderr.
-    let mut steps = ProgressObserver::new(!a.quiet, "dbench").lines_only();
+    let mut steps = ProgressObserver::new(!a.run.quiet, "dbench").lines_only();
     if !params.run_once {
         // Warm-up and run are timed, so the first repetition's length is known beforehand.
         steps = steps.with_estimate((params.warmup + params.duration).as_secs_f64());
@@ -218,7 +218,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         print_repetitions_summary(&sums, result.reps.len());
         // On failure the error is the one line; the failed trial is stored all the same.
-        end.print_tail(StoredLine::OnSuccess, "", a.quiet);
+        end.print_tail(StoredLine::OnSuccess, "", a.run.quiet);
     }
     conclude(
         &params,

@@ -65,7 +65,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let root = comm.is_root();
     let console = Console {
         json: a.run.json,
-        quiet: a.quiet || !root,
+        quiet: a.run.quiet || !root,
     };
     let size = comm.size() as usize;
     console.message(&format!(
@@ -113,7 +113,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     );
     // Rank 0 counts the repetitions in lines on stderr, as `fslab dbench` does.
     let mut steps =
-        crate::runner::progress::ProgressObserver::new(root && !a.quiet, "dbench").lines_only();
+        crate::runner::progress::ProgressObserver::new(root && !a.run.quiet, "dbench").lines_only();
     if !params.run_once {
         steps = steps.with_estimate((params.warmup + params.duration).as_secs_f64());
     }
@@ -241,6 +241,6 @@ fn finish(
             crate::outln!("{}", per_rank_table(comm, r));
         }
     }
-    end.print_tail(StoredLine::OnSuccess, "", a.quiet);
+    end.print_tail(StoredLine::OnSuccess, "", a.run.quiet);
     Ok(())
 }

@@ -25,15 +25,6 @@ use std::path::{Path, PathBuf};
 /// Version of the JSON document printed by `--format json`.
 pub const JSON_SCHEMA: &str = "fslab.fdtree.v2";
 
-/// The command line's flag for each engine parameter, for its error messages.
-const FLAGS: Words = Words::Flags(&[
-    ("dirs", "-d"),
-    ("files", "-f"),
-    ("size_blocks", "-s"),
-    ("levels", "-l"),
-    ("threads", "--threads"),
-]);
-
 /// Engine parameters from the command line, validated.
 pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
     let mode = match (a.create_only, a.remove_only) {
@@ -69,7 +60,9 @@ pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
         backend,
         keep: a.keep,
         roots: a.roots.clone(),
-        ..spec.to_params().map_err(|e| in_words(e, FLAGS))?
+        ..spec
+            .to_params()
+            .map_err(|e| in_words(e, Words::of_args::<FdtreeArgs>("fslab fdtree")))?
     })
 }
 
@@ -162,7 +155,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let format = if a.run.json {
         OutputFormat::Json
     } else {
-        a.format
+        a.run.format
     };
     if params.backend == Backend::Fs {
         crate::workload::check_writable_dir(&a.start_dir, "-o")?;
@@ -193,7 +186,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let target = Target::new(&start_dir);
     let mut engine = Fdtree::new(params.clone()).with_records(params.backend == Backend::Fs);
 
-    if a.dry_run {
+    if a.run.dry_run {
         return dry_run(&params, &engine, &target, format, a.run.repeat);
     }
     if params.backend == Backend::Fs {
@@ -206,15 +199,14 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         Some(super::open_store(db)?)
     };
-    let obs = ProgressObserver::new(!a.quiet && format != OutputFormat::Json, "fdtree").with_units(
-        |phase, _| {
+    let obs = ProgressObserver::new(!a.run.quiet && format != OutputFormat::Json, "fdtree")
+        .with_units(|phase, _| {
             RateUnit::Items(if phase.starts_with("dir") {
                 "dirs"
             } else {
                 "files"
             })
-        },
-    );
+        });
     let fdtree_fmt = format == OutputFormat::Fdtree;
     let start_display = a.start_dir.clone();
     let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &Fdtree| {
@@ -257,7 +249,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
             );
             crate::outln!("{}", runsummary::render_table(&engine_only(&sums)));
         }
-        end.print_tail(StoredLine::Always, "", a.quiet);
+        end.print_tail(StoredLine::Always, "", a.run.quiet);
     }
     if params.mode == Mode::CreateOnly && result.error.is_none() {
         eprintln!(

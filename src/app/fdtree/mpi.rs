@@ -48,12 +48,12 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let format = if a.run.json {
         OutputFormat::Json
     } else {
-        a.format
+        a.run.format
     };
     let params = comm.agree(validate(&a))?;
     // `-o` may differ: one tree per rank can use per-node paths.
     let mine = serde_json::json!({
-        "params": params, "repeat": a.run.repeat, "dry_run": a.dry_run,
+        "params": params, "repeat": a.run.repeat, "dry_run": a.run.dry_run,
         "shared": a.mpi.shared, "stonewall": a.mpi.stonewall,
     });
     let tag = job::start(comm, mine, "fdtree")?;
@@ -90,7 +90,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         dir: &dir,
         all_see,
     };
-    if a.dry_run {
+    if a.run.dry_run {
         if comm.is_root() {
             dry_run(&info, &engine.mode);
         }
@@ -99,7 +99,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let mut store = job::open_store(comm, a.run.no_store, db)?;
     let target = Target::new(&dir);
     let bar = ProgressObserver::new(
-        comm.is_root() && !a.quiet && format != OutputFormat::Json,
+        comm.is_root() && !a.run.quiet && format != OutputFormat::Json,
         "fdtree rank 0",
     )
     .with_units(|phase, _| {

@@ -208,7 +208,7 @@ pub(super) fn report(
             crate::outln!("{}", per_rank_table(info, rep));
         }
     }
-    end.print_tail(StoredLine::Always, " --all (all metrics)", a.quiet);
+    end.print_tail(StoredLine::Always, " --all (all metrics)", a.run.quiet);
     Ok(())
 }
 

@@ -4,7 +4,7 @@
 
 use super::finish::{run_engine, Ended, StoredLine};
 use super::rundoc::{self, Needs, Planned, Subject};
-use crate::cli::{FioArgs, FioCacheArg};
+use crate::cli::{global_options, FioArgs, FioCacheArg};
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::progress::ProgressObserver;
@@ -13,13 +13,11 @@ use crate::workload::fio::{read_job_file, Fio, FioParams, FIO_DIR};
 use crate::workload::param::{in_words, Words};
 use crate::workload::{Target, Workload, WorkloadKind};
 use anyhow::Result;
+use clap::Args;
 use std::path::PathBuf;
 
 /// Version of the JSON document printed by `--json`.
 pub const JSON_SCHEMA: &str = "fslab.fio.v2";
-
-/// How `fslab fio` names the keys of a refused job.
-const FLAGS: Words = Words::Flags(&[("allow_outside_cell", "--allow-outside")]);
 
 /// The metrics the summary table shows per job and direction (all are stored).
 const SHOWN: [&str; 6] = [
@@ -31,30 +29,31 @@ const SHOWN: [&str; 6] = [
     "sys_cpu",
 ];
 
-/// fslab's own options, refused after the job file (where they would go to fio, which does
-/// not know them).
-const OWN_OPTIONS: &[&str] = &[
-    "--dry-run",
-    "--format",
-    "--json",
-    "--repeat",
-    "--no-store",
-    "--cache",
-    "--quiet",
-    "--min-phase",
-    "--allow-outside",
-    "--allow-fill",
-    "--settle",
-    "--timeline",
-    "--disturbed",
-];
+/// fslab's own options as typed (`--repeat`, `-q`), refused after the job file (where they
+/// would go to fio, which does not know them): every option of `fslab fio` and the global ones
+/// (`--db`), from their clap definition, but `-D`/`--directory`, which fio also takes after
+/// the job file (its job option `directory`).
+fn own_options() -> Vec<String> {
+    let cmd = FioArgs::augment_args(clap::Command::new("fio")).args(global_options());
+    cmd.get_arguments()
+        .filter(|a| !a.is_positional() && a.get_id() != "directory")
+        .flat_map(|a| {
+            let long = a.get_long().map(|l| format!("--{l}"));
+            long.into_iter()
+                .chain(a.get_short().map(|c| format!("-{c}")))
+        })
+        .collect()
+}
 
 pub(crate) fn params_from(a: &FioArgs) -> Result<FioParams> {
     super::check_run_args(&a.run)?;
+    let own = own_options();
     if let Some(o) = a.fio_args.iter().find_map(|x| {
-        OWN_OPTIONS
-            .iter()
-            .find(|o| x == *o || x.strip_prefix(*o).is_some_and(|r| r.starts_with('=')))
+        own.iter().find(|o| {
+            x == *o
+                || x.strip_prefix(o.as_str())
+                    .is_some_and(|r| r.starts_with('='))
+        })
     }) {
         crate::bail_usage!(
             "{o} is fslab's option, and everything after the job file goes to fio; put it before the job file (fslab fio {o} … JOBFILE)"
@@ -95,7 +94,8 @@ pub(crate) fn params_from(a: &FioArgs) -> Result<FioParams> {
         extra_args: a.fio_args.clone(),
         cell: Some(cell),
     };
-    p.validate().map_err(|e| in_words(e, FLAGS))?;
+    p.validate()
+        .map_err(|e| in_words(e, Words::of_args::<FioArgs>("fslab fio")))?;
     if !a.allow_fill {
         refuse_filling(&p, &a.directory)?;
     }
@@ -156,10 +156,10 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     let target = Target::new(&dir);
     let mut engine = Fio::new(params.clone());
     let jobs: Vec<String> = params.job.jobs().into_iter().map(|j| j.name).collect();
-    if a.dry_run {
+    if a.run.dry_run {
         return dry_run(&a, &params, &engine, &target);
     }
-    if !a.quiet {
+    if !a.run.quiet {
         eprintln!(
             "fslab fio: {} ({}) in {} ({}), --repeat {}, cache {}{}",
             a.job.display(),
@@ -185,10 +185,10 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     };
     // fio's status every second feeds the bar (on a terminal): percent, rate and ETA as fio
     // computes them; in a log, a line per repetition.
-    let steps = ProgressObserver::new(!a.quiet, "fio")
+    let steps = ProgressObserver::new(!a.run.quiet, "fio")
         .with_units(|phase, _| crate::runner::phase_bar::rate_unit(WorkloadKind::Fio, phase, 1));
     let json = a.run.json;
-    let quiet = a.quiet;
+    let quiet = a.run.quiet;
     let repeat = a.run.repeat;
     let mut versions: Vec<String> = Vec::new();
     let mut fio_json: Vec<serde_json::Value> = Vec::new();

@@ -55,7 +55,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let s = setup(&a)?;
     let json = a.run.json;
     let rate = estimate::rate(&s, db.as_deref());
-    if a.dry_run {
+    if a.run.dry_run {
         return dry_run::dry_run(&s, a.run.repeat, json, rate);
     }
     let tmode = s.base.throughput;
@@ -93,7 +93,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         Some(super::open_store(db)?)
     };
     let records: Vec<u64> = s.plan.points.iter().map(|p| p.record).collect();
-    let obs = ProgressObserver::new(!a.quiet && !json, "iozone")
+    let obs = ProgressObserver::new(!a.run.quiet && !json, "iozone")
         .with_units(move |_, point| RateUnit::Bytes(records.get(point).copied().unwrap_or(1)))
         .with_points(
             // Time grows with the bytes moved (and a cost per point the ETA measures).
@@ -195,7 +195,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         if a.excel && any {
             crate::out!("{}", excel_text(&s, &result.reps));
         }
-        end.print_tail(StoredLine::Always, "", a.quiet);
+        end.print_tail(StoredLine::Always, "", a.run.quiet);
     }
     write_biff(a.biff.as_deref(), &s, &result)?;
     match result.error {

@@ -86,7 +86,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     }
     let mut store = job::open_store(comm, a.run.no_store, db)?;
     let record = s.plan.points[0].record;
-    let bar = ProgressObserver::new(root && !a.quiet && !json, "iozone rank 0")
+    let bar = ProgressObserver::new(root && !a.run.quiet && !json, "iozone rank 0")
         .with_units(move |_, _| crate::runner::progress_text::RateUnit::Bytes(record));
     let obs: &dyn Observer = if root { &bar } else { &Quiet };
     let repeat = a.run.repeat;

@@ -170,7 +170,7 @@ pub(super) fn finish(
                 crate::outln!("{}", per_rank_table(info.comm, rep));
             }
         }
-        end.print_tail(StoredLine::Always, "", a.quiet);
+        end.print_tail(StoredLine::Always, "", a.run.quiet);
     }
     write_biff(a.biff.as_deref(), s, result)
 }

@@ -6,8 +6,9 @@
 use crate::cli::IozoneArgs;
 use crate::units::{fmt_bytes, fmt_size};
 use crate::workload::iozone::sweep::{self, Plan, Point, SizeOptions};
-use crate::workload::iozone::{self, resolve_tests, IozoneParams, FLAGS};
+use crate::workload::iozone::{self, resolve_tests, IozoneParams};
 use crate::workload::param::in_words;
+use crate::workload::param::Words;
 use crate::workload::Target;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -30,7 +31,7 @@ fn bytes(s: &str, flag: &str) -> Result<u64> {
 
 /// The sweep's options: `-s` and `-r` (IOzone's, in the spec) with the auto-mode flags.
 fn size_options(a: &IozoneArgs) -> Result<SizeOptions> {
-    let (sizes_kib, records) = a.params.sizes(FLAGS)?;
+    let (sizes_kib, records) = a.params.sizes(flags())?;
     Ok(SizeOptions {
         auto: a.auto,
         sizes_kib,
@@ -66,7 +67,7 @@ pub(crate) fn setup(a: &IozoneArgs) -> Result<Setup> {
     let mut notes: Vec<String> = note.into_iter().collect();
     super::super::check_run_args(&a.run)?;
     crate::units::check_seconds(a.phase_pause, "--phase-pause").map_err(crate::error::usage)?;
-    let base = a.params.base(tests, FLAGS)?;
+    let base = a.params.base(tests, flags())?;
     if a.verify == Some(0) {
         crate::bail_usage!("-V 0: the pattern byte must be 1-255 (or give -V alone for 165)");
     }
@@ -179,7 +180,7 @@ pub(crate) fn point_params(base: &IozoneParams, p: Point) -> Result<IozoneParams
         record: p.record,
         ..base.clone()
     };
-    params.validate().map_err(|e| in_words(e, FLAGS))?;
+    params.validate().map_err(|e| in_words(e, flags()))?;
     Ok(params)
 }
 
@@ -226,4 +227,9 @@ pub(crate) fn cache_warning(base: &IozoneParams, plan: &Plan) -> Option<String> 
         fmt_bytes(ram),
         fmt_bytes(2 * ram)
     ))
+}
+
+/// How `fslab iozone` names the parameters in its refusals, from its clap definition.
+fn flags() -> Words {
+    Words::of_args::<crate::cli::IozoneArgs>("fslab iozone")
 }

@@ -7,22 +7,19 @@ pub(super) mod mpi;
 
 use super::finish::{engine_only, run_engine, Ended, StoredLine};
 use super::rundoc::{self, Needs, Planned, Subject};
-use crate::cli::{BackendArg, MdtestArgs, MdtestOwnArgs, TextFormat};
+use crate::cli::{BackendArg, MdtestArgs, MdtestOwnArgs};
 use crate::report::runsummary;
 use crate::runner::progress::ProgressObserver;
 use crate::runner::progress_text::RateUnit;
 use crate::workload::mdtest::{self, report, Backend, Invocation, Mdtest, Options};
-use crate::workload::param::{in_words, Words};
+use crate::workload::param::in_words;
 use crate::workload::{Target, Workload, WorkloadKind};
 use anyhow::Result;
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 use std::path::{Path, PathBuf};
 
 /// Version of the JSON document printed by `--format json`.
 pub const JSON_SCHEMA: &str = "fslab.mdtest.v2";
-
-/// mdtest's flag for each parameter, for its error messages.
-const FLAGS: Words = Words::Flags(mdtest::FLAGS);
 
 /// The command line, read: fslab's options, mdtest's invocation, the repetitions.
 #[derive(Debug)]
@@ -31,52 +28,14 @@ pub(crate) struct Parsed {
     pub inv: Invocation,
     /// mdtest's arguments as given, for its "Command line used" line.
     pub mdtest_args: Vec<String>,
-}
-
-/// Separate fslab's own options from mdtest's: a long option fslab knows (with its value,
-/// given with `=` or as the next argument) or `-q`; everything else is mdtest's.
-fn split(args: &[String]) -> (Vec<String>, Vec<String>) {
-    let cmd = MdtestOwnArgs::command();
-    let takes_value = |name: &str| -> Option<bool> {
-        cmd.get_arguments()
-            .find(|a| a.get_long() == Some(name))
-            .map(|a| a.get_action().takes_values())
-    };
-    let (mut own, mut md) = (Vec::new(), Vec::new());
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        if a == "-q" {
-            own.push(a.clone());
-            continue;
-        }
-        let Some(long) = a.strip_prefix("--") else {
-            md.push(a.clone());
-            continue;
-        };
-        let (name, inline) = match long.split_once('=') {
-            Some((n, _)) => (n, true),
-            None => (long, false),
-        };
-        match takes_value(name) {
-            Some(value) => {
-                own.push(a.clone());
-                if value && !inline && i < args.len() {
-                    own.push(args[i].clone());
-                    i += 1;
-                }
-            }
-            None => md.push(a.clone()),
-        }
-    }
-    (own, md)
+    /// `--db` given among mdtest's flags (clap takes it before them).
+    pub db: Option<PathBuf>,
 }
 
 /// Read `fslab mdtest`'s command line. Errors are one line, naming the flag.
 pub(crate) fn parse(a: &MdtestArgs) -> Result<Parsed> {
-    let (own_args, mdtest_args) = split(&a.args);
-    let matches = MdtestOwnArgs::command()
+    let (own_args, mdtest_args) = MdtestOwnArgs::split(&a.args);
+    let matches = MdtestOwnArgs::parser()
         .try_get_matches_from(&own_args)
         .map_err(|e| {
             let text = e.render().to_string();
@@ -89,10 +48,11 @@ pub(crate) fn parse(a: &MdtestArgs) -> Result<Parsed> {
     let mut own = MdtestOwnArgs::from_arg_matches(&matches)
         .map_err(|e| crate::error::usage(e.to_string()))?;
     super::check_run_args(&own.run)?;
-    let mut inv = mdtest::parse(&mdtest_args).map_err(|e| crate::error::usage(e.render(FLAGS)))?;
+    let mut inv =
+        mdtest::parse(&mdtest_args).map_err(|e| crate::error::usage(e.render(mdtest::words())))?;
     inv.params
         .validate()
-        .map_err(|e| crate::error::usage(in_words(e, FLAGS).to_string()))?;
+        .map_err(|e| crate::error::usage(in_words(e, mdtest::words()).to_string()))?;
     // mdtest's -i and fslab's --repeat are one thing: repetitions (iterations) of the run.
     let repeat_given =
         matches.value_source("repeat") == Some(clap::parser::ValueSource::CommandLine);
@@ -105,13 +65,12 @@ pub(crate) fn parse(a: &MdtestArgs) -> Result<Parsed> {
         ),
         _ => own.run.repeat = iterations,
     }
-    if own.run.json {
-        own.format = TextFormat::Json;
-    }
+    own.run.normalize();
     Ok(Parsed {
         own,
         inv,
         mdtest_args,
+        db: matches.get_one::<PathBuf>("db").cloned(),
     })
 }
 
@@ -148,14 +107,16 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         own,
         inv,
         mdtest_args,
+        db: given,
     } = parse(&a)?;
+    let db = given.or(db);
     let p = &inv.params;
-    let lay = p.validate().map_err(|e| in_words(e, FLAGS))?;
+    let lay = p.validate().map_err(|e| in_words(e, mdtest::words()))?;
     let opts = options(&own);
-    let json = own.format == TextFormat::Json;
+    let json = own.run.json;
     let target = Target::new(&inv.dir);
-    let mut engine = Mdtest::new(p.clone(), opts).map_err(|e| in_words(e, FLAGS))?;
-    if own.dry_run {
+    let mut engine = Mdtest::new(p.clone(), opts).map_err(|e| in_words(e, mdtest::words()))?;
+    if own.run.dry_run {
         return dry_run(&inv, &engine, json);
     }
     let started = chrono::Local::now();
@@ -180,7 +141,7 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     }
     // Opens -d (made if missing) and checks the space before anything is timed.
     engine.prepare(&target)?;
-    let obs = ProgressObserver::new(!own.quiet && !json, "mdtest").with_units(rate_unit);
+    let obs = ProgressObserver::new(!own.run.quiet && !json, "mdtest").with_units(rate_unit);
     // -v: each iteration's phases as it ends (stdout as mdtest; stderr beside a JSON document).
     // -x: after a stonewalled creation, the files each rank made (mdtest writes it each
     // iteration).
@@ -223,7 +184,11 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
             },
         )?;
     } else if !result.reps.is_empty() {
-        let notes = p.notes().iter().map(|n| n.render(FLAGS)).collect();
+        let notes = p
+            .notes()
+            .iter()
+            .map(|n| n.render(mdtest::words()))
+            .collect();
         let fs = fs_of(&inv.dir);
         crate::out!(
             "{}",
@@ -249,7 +214,7 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         }
     }
     if !json {
-        end.print_tail(StoredLine::Always, "", own.quiet);
+        end.print_tail(StoredLine::Always, "", own.run.quiet);
     }
     if let Some(e) = status_error {
         return Err(e);
@@ -382,7 +347,7 @@ mod tests {
 
     #[test]
     fn fslab_options_are_taken_from_among_mdtests() {
-        let (own, md) = split(
+        let (own, md) = MdtestOwnArgs::split(
             &[
                 "-n",
                 "100",
@@ -402,8 +367,17 @@ mod tests {
         assert_eq!(md, ["-n", "100", "-u", "--random-seed", "7", "-d", "x"]);
         let p = parse(&args(&["-n", "100", "--repeat", "3", "-d", "x", "--json"])).unwrap();
         assert_eq!((p.own.run.repeat, p.inv.params.iterations), (3, 3));
-        assert_eq!(p.own.format, TextFormat::Json);
+        assert!(p.own.run.json);
         assert_eq!(p.inv.dir, PathBuf::from("x"));
+    }
+
+    /// `--db` among mdtest's flags is fslab's (tests/engine_shape.rs: every common option).
+    #[test]
+    fn db_is_fslabs_among_mdtests_flags() {
+        let p = parse(&args(&["-n", "10", "--db", "a.db", "-d", "x"])).unwrap();
+        assert_eq!(p.db, Some(PathBuf::from("a.db")));
+        let p = parse(&args(&["--db=b.db", "-n", "10"])).unwrap();
+        assert_eq!(p.db, Some(PathBuf::from("b.db")));
     }
 
     #[test]

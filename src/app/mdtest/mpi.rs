@@ -2,15 +2,15 @@
 //! ranks (with `-d a@b`, rank r works in directory r mod 2, as mdtest's), the run through the
 //! one repetition protocol (stored by rank 0 only), and rank 0's mdtest output.
 
-use super::{fs_of, options, parse, rate_unit, subject, MdtestPart, Parsed, FLAGS, JSON_SCHEMA};
+use super::{fs_of, options, parse, rate_unit, subject, MdtestPart, Parsed, JSON_SCHEMA};
 use crate::app::finish::{run_options, summarize, Ended, StoredLine};
 use crate::app::rundoc;
-use crate::cli::{MdtestArgs, TextFormat};
+use crate::cli::MdtestArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::job;
 use crate::runner::adhoc;
 use crate::runner::progress::ProgressObserver;
-use crate::workload::mdtest::{report, Backend, Mdtest, Team};
+use crate::workload::mdtest::{self, report, Backend, Mdtest, Team};
 use crate::workload::param::in_words;
 use crate::workload::{Quiet, Target, WorkloadKind};
 use anyhow::Result;
@@ -24,13 +24,15 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         own,
         inv,
         mdtest_args,
+        db: given,
     } = comm.agree(parse(&a))?;
+    let db = given.or(db);
     let p = &inv.params;
-    let mine = serde_json::json!({"params": p, "repeat": own.run.repeat, "dry_run": own.dry_run});
+    let mine = serde_json::json!({"params": p, "repeat": own.run.repeat, "dry_run": own.run.dry_run});
     let tag = job::start(comm, mine, "mdtest")?;
-    let lay = p.validate().map_err(|e| in_words(e, FLAGS))?;
+    let lay = p.validate().map_err(|e| in_words(e, mdtest::words()))?;
     let mut opts = options(&own);
-    let json = own.format == TextFormat::Json;
+    let json = own.run.json;
     // -d a@b: rank r works in directory r mod 2, as mdtest's ranks do.
     opts.dirs = inv.dirs.len() as u32;
     if opts.dirs > comm.size() {
@@ -44,7 +46,7 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     let mine = inv.dir_of(comm.rank()).clone();
     // Every rank of a directory works in the same test directories: it must be one
     // directory for all of them (a dry run makes nothing).
-    if opts.backend == Backend::Fs && !own.dry_run {
+    if opts.backend == Backend::Fs && !own.run.dry_run {
         // The directory's first rank alone makes it, so that it knows the run made it (and
         // removes it at the end, as mdtest does); the others then check that they see it.
         let made = if comm.rank() < opts.dirs {
@@ -77,8 +79,9 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         }
     }
     let team = CommTeam(Rc::clone(comm));
-    let mut engine = Mdtest::with_team(p.clone(), opts, team).map_err(|e| in_words(e, FLAGS))?;
-    if own.dry_run {
+    let mut engine =
+        Mdtest::with_team(p.clone(), opts, team).map_err(|e| in_words(e, mdtest::words()))?;
+    if own.run.dry_run {
         if comm.is_root() {
             crate::outln!(
                 "{} in {} on {}, dry run: nothing created",
@@ -93,7 +96,7 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     let started = chrono::Local::now();
     let mut store = job::open_store(comm, own.run.no_store, db)?;
     let target = Target::new(&mine);
-    let bar = ProgressObserver::new(comm.is_root() && !own.quiet && !json, "mdtest rank 0")
+    let bar = ProgressObserver::new(comm.is_root() && !own.run.quiet && !json, "mdtest rank 0")
         .with_units(rate_unit);
     let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
     let params = job::params_with_mpi(p, job::mpi_json(comm, &[]))?;
@@ -153,7 +156,11 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
                         ranks: comm.size(),
                         nodes: job::hosts(comm).len() as u32,
                         command: report::command_line("fslab mdtest", &mdtest_args),
-                        warnings: p.notes().iter().map(|n| n.render(FLAGS)).collect(),
+                        warnings: p
+                            .notes()
+                            .iter()
+                            .map(|n| n.render(mdtest::words()))
+                            .collect(),
                         fs: report::fs_lines(&fs),
                         seed,
                         tasks: report::tasks_line(p, &lay, comm.size()),
@@ -162,7 +169,7 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
                 crate::out!("{}", report::tables(engine.iterations(), p, inv.print));
                 crate::out!("{}", report::finished(chrono::Local::now()));
             }
-            end.print_tail(StoredLine::Always, "", own.quiet);
+            end.print_tail(StoredLine::Always, "", own.run.quiet);
         }
     }
     if let Some(e) = status_error {

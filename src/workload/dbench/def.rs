@@ -2,8 +2,7 @@
 //! builds the engine.
 
 use super::{Dbench, DbenchSpec};
-use crate::workload::{Caps, Counts, EngineSpec, Larger, ResultClass, Workload};
-use anyhow::Result;
+use crate::workload::{Caps, Counts, Larger, ResultClass};
 use std::time::Duration;
 
 /// The stored name, the study file's `kind`.
@@ -39,13 +38,8 @@ pub const CAPS: Caps = Caps {
     tree: None,
 };
 
-impl EngineSpec for DbenchSpec {
-    fn label(&self) -> String {
-        DbenchSpec::label(self)
-    }
-    fn build(&self) -> Result<Box<dyn Workload>> {
-        Ok(Box::new(Dbench::new(self.to_params()?)))
-    }
+crate::workload::engine_spec!(
+    DbenchSpec => Dbench,
     /// `duration` plus the `warmup` the spec states. A warmup left to its default (a fifth
     /// of `duration`) is not counted, as `study plan`'s ETA never counted it; `None` when the
     /// duration does not parse.
@@ -58,4 +52,4 @@ impl EngineSpec for DbenchSpec {
             .unwrap_or(Duration::ZERO);
         run.checked_add(warmup)
     }
-}
+);

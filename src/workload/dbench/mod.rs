@@ -27,7 +27,7 @@ mod worker;
 pub use client::ClientOptions;
 pub use engine::{Dbench, OpRow, RepOutcome};
 pub use loadfile::Loadfile;
-pub use spec::{parse_duration_opt, DbenchSpec, DEFAULT_DURATION, FLAGS};
+pub use spec::{flags, parse_duration_opt, DbenchSpec, DEFAULT_DURATION};
 
 use anyhow::Result;
 use serde::Serialize;

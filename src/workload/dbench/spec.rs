@@ -14,14 +14,11 @@ use std::time::Duration;
 /// dbench's default run time (`-t`, study key `duration`): 600 seconds.
 pub const DEFAULT_DURATION: &str = "600s";
 
-/// How `fslab dbench` names the parameters in its refusals: the client count is the
-/// positional argument.
-pub const FLAGS: Words = Words::Flags(&[
-    ("clients", "fslab dbench"),
-    ("duration", "-t"),
-    ("warmup", "--warmup"),
-    ("loadfile", "-c"),
-]);
+/// How `fslab dbench` names the parameters in its refusals, from the clap definition: the
+/// client count is the positional argument.
+pub fn flags() -> Words {
+    Words::of_args::<DbenchSpec>("fslab dbench")
+}
 
 /// A dbench load: the study file's `[[workload]] kind = "dbench"` keys and `fslab dbench`'s
 /// arguments of the same meaning.
@@ -209,12 +206,12 @@ mod tests {
         let bad = Cmd::try_parse_from(["dbench", "1", "-t", "soon"])
             .unwrap()
             .spec;
-        let said = bad.params(FLAGS, false).unwrap_err().to_string();
+        let said = bad.params(flags(), false).unwrap_err().to_string();
         assert!(said.starts_with("-t: "), "flag words: {said}");
-        let once = d.params(FLAGS, true).unwrap();
+        let once = d.params(flags(), true).unwrap();
         assert_eq!(once.warmup, Duration::ZERO, "--run-once: no warmup");
         assert_eq!(
-            d.params(FLAGS, false).unwrap().warmup,
+            d.params(flags(), false).unwrap().warmup,
             Duration::from_secs(120)
         );
     }

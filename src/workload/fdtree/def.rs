@@ -2,7 +2,7 @@
 //! engine, and how `fslab cleanup` removes a tree a killed run left.
 
 use super::{record, sweep, Fdtree, FdtreeSpec};
-use crate::workload::{Caps, Counts, EngineSpec, Larger, ResultClass, TreeOps, Workload};
+use crate::workload::{Caps, Counts, Larger, ResultClass, TreeOps};
 use anyhow::Result;
 use std::path::Path;
 
@@ -44,14 +44,7 @@ pub const CAPS: Caps = Caps {
     }),
 };
 
-impl EngineSpec for FdtreeSpec {
-    fn label(&self) -> String {
-        FdtreeSpec::label(self)
-    }
-    fn build(&self) -> Result<Box<dyn Workload>> {
-        Ok(Box::new(Fdtree::new(self.to_params()?)))
-    }
-}
+crate::workload::engine_spec!(FdtreeSpec => Fdtree);
 
 /// Remove tree `name` in `parent` when its record beside it proves it fslab's: swept by
 /// fdtree's own names of the recorded shape, so a user's file inside keeps its directory.

@@ -2,8 +2,7 @@
 //! the engine.
 
 use super::{Fio, FioSpec};
-use crate::workload::{Caps, Counts, EngineSpec, Larger, ResultClass, Workload};
-use anyhow::Result;
+use crate::workload::{Caps, Counts, Larger, ResultClass};
 
 /// The stored name, the study file's `kind`.
 pub const NAME: &str = "fio";
@@ -40,11 +39,4 @@ pub const CAPS: Caps = Caps {
     tree: None,
 };
 
-impl EngineSpec for FioSpec {
-    fn label(&self) -> String {
-        FioSpec::label(self)
-    }
-    fn build(&self) -> Result<Box<dyn Workload>> {
-        Ok(Box::new(Fio::new(self.to_params()?)))
-    }
-}
+crate::workload::engine_spec!(FioSpec => Fio);

@@ -2,8 +2,7 @@
 //! builds the engine.
 
 use super::{Iozone, IozoneSpec};
-use crate::workload::{Caps, Counts, EngineSpec, Larger, ResultClass, Workload};
-use anyhow::Result;
+use crate::workload::{Caps, Counts, Larger, ResultClass};
 
 /// The stored name, the study file's `kind`.
 pub const NAME: &str = "iozone";
@@ -36,14 +35,7 @@ pub const CAPS: Caps = Caps {
     tree: None,
 };
 
-impl EngineSpec for IozoneSpec {
-    fn label(&self) -> String {
-        IozoneSpec::label(self)
-    }
-    fn build(&self) -> Result<Box<dyn Workload>> {
-        Ok(Box::new(Iozone::new(self.to_params()?)))
-    }
-}
+crate::workload::engine_spec!(IozoneSpec => Iozone);
 
 /// Bytes IOzone keeps on disk, from its stored parameters: `dataset_bytes` where a run
 /// records it, else the file size (`file_size` or `size` in a study, bytes or a size such as

@@ -33,7 +33,7 @@ pub(crate) mod tests;
 
 pub use direct::{probe_direct, DirectSupport};
 pub use passes::{PassResult, Test};
-pub use spec::{parse_file_kib, parse_kib_size, IozoneSpec, FLAGS};
+pub use spec::{parse_file_kib, parse_kib_size, IozoneSpec};
 
 use crate::metric::{Metric, Unit};
 use crate::workload::testfile::{self, TestFile};

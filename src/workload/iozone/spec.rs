@@ -9,17 +9,6 @@ use crate::workload::param::Words;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-/// How `fslab iozone` names the parameters in its refusals.
-pub const FLAGS: Words = Words::Flags(&[
-    ("file_size", "-s"),
-    ("record_size", "-r"),
-    ("tests", "-i"),
-    ("stride", "-j"),
-    ("threads", "-t"),
-    ("thread_files", "-F"),
-    ("phase_pause", "--phase-pause"),
-]);
-
 /// Parse an IOzone size: k/m/g suffixes, a bare number is KiB (IOzone's rule).
 pub fn parse_kib_size(s: &str, what: &str) -> Result<u64> {
     crate::units::parse_size_with(s, 1024).map_err(|e| {
@@ -308,7 +297,11 @@ mod tests {
         assert!(d.file_size.is_empty() && d.record_size.is_empty() && d.tests.is_empty());
         assert_eq!(d.stride, DEFAULT_STRIDE);
         let list = Cmd::try_parse_from(["iozone", "-s", "64k", "-s", "1500b"]).unwrap();
-        let said = list.spec.sizes(FLAGS).unwrap_err().to_string();
+        let said = list
+            .spec
+            .sizes(Words::of_args::<IozoneSpec>("fslab iozone"))
+            .unwrap_err()
+            .to_string();
         assert!(said.starts_with("-s 1500b: "), "flag words: {said}");
         let e = Cmd::try_parse_from(["iozone", "-i", "x"]).unwrap_err();
         assert!(e.to_string().contains("not a test number"), "{e}");

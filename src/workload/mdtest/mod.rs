@@ -47,7 +47,7 @@ pub mod workload;
 
 pub use engine::Engine;
 pub use layout::Layout;
-pub use params::{MdtestParams, FLAGS};
+pub use params::{words, Field, MdtestParams, FLAGS};
 pub use parse::{parse, Invocation};
 pub use report::Print;
 pub use result::{Iteration, Phase, PhaseResult, PHASES};

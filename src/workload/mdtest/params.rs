@@ -5,7 +5,7 @@
 //! command line and `depth = 3: …` in a study (see [`crate::workload::param`]).
 
 use super::layout::Layout;
-use crate::workload::param::ParamError;
+use crate::workload::param::{ParamError, Words};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
@@ -19,34 +19,67 @@ pub const DEFAULT_DIR: &str = "./out";
 /// smallest logical block size; 4K-sector devices need multiples of 4096.
 pub const DIRECT_ALIGN: u64 = 512;
 
-/// Study key → mdtest flag, for [`crate::workload::param::Words::Flags`].
-pub const FLAGS: &[(&str, &str)] = &[
-    ("items", "-n"),
-    ("items_per_dir", "-I"),
-    ("depth", "-z"),
-    ("branching", "-b"),
-    ("unique_dir", "-u"),
-    ("files_only", "-F"),
-    ("dirs_only", "-D"),
-    ("leaf_only", "-L"),
-    ("write_bytes", "-w"),
-    ("read_bytes", "-e"),
-    ("sync", "-y"),
-    ("iterations", "-i"),
-    ("create_only", "-C"),
-    ("stat_only", "-T"),
-    ("read_only", "-E"),
-    ("remove_only", "-r"),
-    ("rename_dirs", "-U"),
-    ("stride", "-N"),
-    ("stonewall", "-W"),
-    ("random", "-R"),
-    ("random_seed", "--random-seed"),
-    ("sync_phases", "-Y"),
-    ("mknod", "-k"),
-    ("time_unique_dir", "-t"),
-    ("odirect", "--posix.odirect"),
+/// How an mdtest flag sets its parameter.
+#[derive(Debug, Clone, Copy)]
+pub enum Field {
+    /// A count with mdtest's suffixes (`-n 10k`).
+    Count(fn(&mut MdtestParams) -> &mut u64),
+    /// A count below 2^32 (`-z 3`).
+    Small(fn(&mut MdtestParams) -> &mut u32),
+    /// A switch (`-u`).
+    Switch(fn(&mut MdtestParams) -> &mut bool),
+    /// `--random-seed N` (0: from the clock).
+    Seed,
+}
+
+/// mdtest's flag of each parameter: (study key, flag, field), in the order of mdtest's
+/// command line ([`MdtestParams::flags`]). The parser reads these flags, refusals name them
+/// ([`words`]) and labels print them.
+pub const FLAGS: &[(&str, &str, Field)] = &[
+    ("items", "-n", Field::Count(|p| &mut p.items)),
+    (
+        "items_per_dir",
+        "-I",
+        Field::Count(|p| &mut p.items_per_dir),
+    ),
+    ("depth", "-z", Field::Small(|p| &mut p.depth)),
+    ("branching", "-b", Field::Small(|p| &mut p.branching)),
+    ("unique_dir", "-u", Field::Switch(|p| &mut p.unique_dir)),
+    ("files_only", "-F", Field::Switch(|p| &mut p.files_only)),
+    ("dirs_only", "-D", Field::Switch(|p| &mut p.dirs_only)),
+    ("leaf_only", "-L", Field::Switch(|p| &mut p.leaf_only)),
+    ("write_bytes", "-w", Field::Count(|p| &mut p.write_bytes)),
+    ("read_bytes", "-e", Field::Count(|p| &mut p.read_bytes)),
+    ("sync", "-y", Field::Switch(|p| &mut p.sync)),
+    ("iterations", "-i", Field::Small(|p| &mut p.iterations)),
+    ("create_only", "-C", Field::Switch(|p| &mut p.create_only)),
+    ("stat_only", "-T", Field::Switch(|p| &mut p.stat_only)),
+    ("read_only", "-E", Field::Switch(|p| &mut p.read_only)),
+    ("remove_only", "-r", Field::Switch(|p| &mut p.remove_only)),
+    ("rename_dirs", "-U", Field::Switch(|p| &mut p.rename_dirs)),
+    ("stride", "-N", Field::Small(|p| &mut p.stride)),
+    ("stonewall", "-W", Field::Small(|p| &mut p.stonewall)),
+    ("random", "-R", Field::Switch(|p| &mut p.random)),
+    ("random_seed", "--random-seed", Field::Seed),
+    ("sync_phases", "-Y", Field::Switch(|p| &mut p.sync_phases)),
+    ("mknod", "-k", Field::Switch(|p| &mut p.mknod)),
+    (
+        "time_unique_dir",
+        "-t",
+        Field::Switch(|p| &mut p.time_unique_dir),
+    ),
+    (
+        "odirect",
+        "--posix.odirect",
+        Field::Switch(|p| &mut p.odirect),
+    ),
 ];
+
+/// [`FLAGS`] as [`Words`]: refusals on the command line name mdtest's flags.
+pub fn words() -> Words {
+    static PAIRS: std::sync::OnceLock<Vec<(&str, &str)>> = std::sync::OnceLock::new();
+    Words::Flags(PAIRS.get_or_init(|| FLAGS.iter().map(|(k, f, _)| (*k, *f)).collect()))
+}
 
 /// What one mdtest run does (everything but where it runs and how it prints).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,45 +208,24 @@ impl MdtestParams {
     /// The parameters as mdtest's command line: `mdtest -n 10000 -z 2 -b 3 -u`, the flags
     /// that differ from mdtest's defaults, in [`FLAGS`] order.
     pub fn flags(&self) -> String {
-        let d = MdtestParams::default();
+        let (mut me, mut d) = (self.clone(), MdtestParams::default());
         let mut out = String::from("mdtest");
-        let num = |out: &mut String, flag: &str, v: u64, dv: u64| {
-            if v != dv {
-                out.push_str(&format!(" {flag} {v}"));
-            }
-        };
-        let on = |out: &mut String, flag: &str, v: bool| {
-            if v {
+        for (_, flag, field) in FLAGS {
+            let shown = match *field {
+                Field::Count(f) => (*f(&mut me) != *f(&mut d)).then(|| format!("{}", f(&mut me))),
+                Field::Small(f) => (*f(&mut me) != *f(&mut d)).then(|| format!("{}", f(&mut me))),
+                // A seed selects the random order itself.
+                Field::Switch(_) if *flag == "-R" && me.random_seed.is_some() => None,
+                Field::Switch(f) => f(&mut me).then(String::new),
+                Field::Seed => me.random_seed.map(|s| s.to_string()),
+            };
+            if let Some(v) = shown {
                 out.push_str(&format!(" {flag}"));
+                if !v.is_empty() {
+                    out.push_str(&format!(" {v}"));
+                }
             }
-        };
-        num(&mut out, "-n", self.items, d.items);
-        num(&mut out, "-I", self.items_per_dir, d.items_per_dir);
-        num(&mut out, "-z", self.depth.into(), d.depth.into());
-        num(&mut out, "-b", self.branching.into(), d.branching.into());
-        on(&mut out, "-u", self.unique_dir);
-        on(&mut out, "-F", self.files_only);
-        on(&mut out, "-D", self.dirs_only);
-        on(&mut out, "-L", self.leaf_only);
-        num(&mut out, "-w", self.write_bytes, d.write_bytes);
-        num(&mut out, "-e", self.read_bytes, d.read_bytes);
-        on(&mut out, "-y", self.sync);
-        num(&mut out, "-i", self.iterations.into(), d.iterations.into());
-        on(&mut out, "-C", self.create_only);
-        on(&mut out, "-T", self.stat_only);
-        on(&mut out, "-E", self.read_only);
-        on(&mut out, "-r", self.remove_only);
-        on(&mut out, "-U", self.rename_dirs);
-        num(&mut out, "-N", self.stride.into(), d.stride.into());
-        num(&mut out, "-W", self.stonewall.into(), d.stonewall.into());
-        on(&mut out, "-R", self.random && self.random_seed.is_none());
-        if let Some(seed) = self.random_seed {
-            out.push_str(&format!(" --random-seed {seed}"));
         }
-        on(&mut out, "-Y", self.sync_phases);
-        on(&mut out, "-k", self.mknod);
-        on(&mut out, "-t", self.time_unique_dir);
-        on(&mut out, "--posix.odirect", self.odirect);
         out
     }
 

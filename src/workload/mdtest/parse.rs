@@ -2,7 +2,7 @@
 //! `-n=10`, flags grouped (`-uFL`), numbers with mdtest's binary suffixes (`10k` = 10240),
 //! `--random-seed=5` or `--random-seed 5`. Every refusal is one line naming the flag.
 
-use super::params::{MdtestParams, DEFAULT_DIR};
+use super::params::{Field, MdtestParams, DEFAULT_DIR, FLAGS};
 use super::report::Print;
 use crate::workload::param::ParamError;
 use std::path::PathBuf;
@@ -37,8 +37,28 @@ impl Invocation {
     }
 }
 
+/// mdtest's flags that set no parameter (where and what it prints), each with whether it
+/// takes a value; the parameters' flags are [`FLAGS`].
+const OTHER: &[(char, bool)] = &[
+    ('d', true),
+    ('x', true),
+    ('V', true),
+    ('v', false),
+    ('P', false),
+    ('Z', false),
+    ('a', true),
+];
+
 /// Flags fslab's mdtest takes, for the refusal of any other.
-const SUPPORTED: &str = "-n -I -z -b -d -u -F -D -L -w -e -y -Y -k -t -x -i -C -T -E -r -U -N -W -P -Z -R -v -V --random-seed --posix.odirect -a POSIX";
+fn supported() -> String {
+    let other = OTHER.iter().map(|(c, _)| format!("-{c}"));
+    let all: Vec<String> = FLAGS
+        .iter()
+        .map(|(_, f, _)| f.to_string())
+        .chain(other)
+        .collect();
+    format!("{} POSIX", all.join(" "))
+}
 
 /// mdtest options fslab does not take, with the reason.
 fn unsupported(flag: &str) -> Option<&'static str> {
@@ -90,12 +110,26 @@ fn small(flag: &str, v: &str) -> Result<u32, ParamError> {
     u32::try_from(n).map_err(|_| err(format!("{flag} {v}: too large; give at most {}", u32::MAX)))
 }
 
-/// Options that take a value.
-fn takes_value(c: char) -> bool {
-    matches!(
-        c,
-        'n' | 'I' | 'z' | 'b' | 'd' | 'w' | 'e' | 'i' | 'N' | 'W' | 'a' | 'x' | 'V'
-    )
+/// The parameter `flag` sets, if it sets one.
+fn field(flag: &str) -> Option<Field> {
+    FLAGS
+        .iter()
+        .find(|(_, f, _)| *f == flag)
+        .map(|(_, _, x)| *x)
+}
+
+/// Set a parameter from its flag's value.
+fn set(p: &mut MdtestParams, field: Field, flag: &str, v: &str) -> Result<(), ParamError> {
+    match field {
+        Field::Count(f) => *f(p) = count(flag, v)?,
+        Field::Small(f) => *f(p) = small(flag, v)?,
+        Field::Switch(f) => *f(p) = true,
+        Field::Seed => {
+            let seed = small(flag, v)?;
+            p.random_seed = (seed > 0).then_some(seed);
+        }
+    }
+    Ok(())
 }
 
 /// Parse mdtest's arguments (without the program name).
@@ -117,22 +151,18 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Invocation, ParamError> {
                 None => (long, None),
             };
             let flag = format!("--{name}");
-            if name == "posix.odirect" {
-                if let Some(v) = inline {
-                    return Err(err(format!("{flag}={v}: {flag} takes no value")));
-                }
-                p.odirect = true;
-                continue;
-            }
-            if name != "random-seed" {
+            let Some(f) = field(&flag) else {
                 return Err(refuse(&flag));
-            }
-            let v = match inline {
-                Some(v) => v.to_string(),
-                None => next(args, &mut i, &flag)?,
             };
-            let seed = small(&flag, &v)?;
-            p.random_seed = (seed > 0).then_some(seed);
+            let v = match (f, inline) {
+                (Field::Switch(_), Some(v)) => {
+                    return Err(err(format!("{flag}={v}: {flag} takes no value")))
+                }
+                (Field::Switch(_), None) => String::new(),
+                (_, Some(v)) => v.to_string(),
+                (_, None) => next(args, &mut i, &flag)?,
+            };
+            set(&mut p, f, &flag, &v)?;
             continue;
         }
         let Some(body) = tok.strip_prefix('-').filter(|b| !b.is_empty()) else {
@@ -146,34 +176,27 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Invocation, ParamError> {
             let c = chars[k];
             let flag = format!("-{c}");
             k += 1;
-            if takes_value(c) {
-                let rest: String = chars[k..].iter().collect();
-                let v = match rest.strip_prefix('=').unwrap_or(&rest) {
-                    "" => next(args, &mut i, &flag)?,
-                    r => r.to_string(),
-                };
-                value(&mut p, &mut o, c, &flag, &v)?;
-                break;
-            }
-            match c {
-                'u' => p.unique_dir = true,
-                'F' => p.files_only = true,
-                'D' => p.dirs_only = true,
-                'L' => p.leaf_only = true,
-                'y' => p.sync = true,
-                'C' => p.create_only = true,
-                'T' => p.stat_only = true,
-                'E' => p.read_only = true,
-                'r' => p.remove_only = true,
-                'U' => p.rename_dirs = true,
-                'P' => rate_and_time = true,
-                'Z' => time_only = true,
-                'R' => p.random = true,
-                'Y' => p.sync_phases = true,
-                'k' => p.mknod = true,
-                't' => p.time_unique_dir = true,
-                'v' => o.verbose += 1,
-                _ => return Err(refuse(&flag)),
+            let other = OTHER.iter().find(|(o, _)| *o == c).map(|(_, value)| *value);
+            match (field(&flag), other) {
+                (Some(Field::Switch(f)), _) => *f(&mut p) = true,
+                (Some(_), _) | (None, Some(true)) => {
+                    let rest: String = chars[k..].iter().collect();
+                    let v = match rest.strip_prefix('=').unwrap_or(&rest) {
+                        "" => next(args, &mut i, &flag)?,
+                        r => r.to_string(),
+                    };
+                    match field(&flag) {
+                        Some(f) => set(&mut p, f, &flag, &v)?,
+                        None => value(&mut o, c, &flag, &v)?,
+                    }
+                    break;
+                }
+                (None, _) => match c {
+                    'P' => rate_and_time = true,
+                    'Z' => time_only = true,
+                    'v' => o.verbose += 1,
+                    _ => return Err(refuse(&flag)),
+                },
             }
         }
     }
@@ -234,31 +257,19 @@ fn next<S: AsRef<str>>(args: &[S], i: &mut usize, flag: &str) -> Result<String, 
 fn refuse(flag: &str) -> ParamError {
     match unsupported(flag) {
         Some(why) => err(format!(
-            "{flag}: mdtest option not supported by fslab ({why}); supported: {SUPPORTED}"
+            "{flag}: mdtest option not supported by fslab ({why}); supported: {}",
+            supported()
         )),
         None => err(format!(
-            "{flag}: not an mdtest option; supported: {SUPPORTED}"
+            "{flag}: not an mdtest option; supported: {}",
+            supported()
         )),
     }
 }
 
-fn value(
-    p: &mut MdtestParams,
-    o: &mut Own,
-    c: char,
-    flag: &str,
-    v: &str,
-) -> Result<(), ParamError> {
+/// The value of one of the [`OTHER`] flags.
+fn value(o: &mut Own, c: char, flag: &str, v: &str) -> Result<(), ParamError> {
     match c {
-        'n' => p.items = count(flag, v)?,
-        'I' => p.items_per_dir = count(flag, v)?,
-        'z' => p.depth = small(flag, v)?,
-        'b' => p.branching = small(flag, v)?,
-        'w' => p.write_bytes = count(flag, v)?,
-        'e' => p.read_bytes = count(flag, v)?,
-        'i' => p.iterations = small(flag, v)?,
-        'N' => p.stride = small(flag, v)?,
-        'W' => p.stonewall = small(flag, v)?,
         'a' if v.eq_ignore_ascii_case("POSIX") => {}
         'a' => {
             return Err(err(format!(

@@ -1,20 +1,17 @@
 use super::*;
-use crate::workload::param::Words;
 
 fn ok(args: &[&str]) -> Invocation {
     parse(args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
 }
 
 fn refused(args: &[&str]) -> String {
-    parse(args)
-        .unwrap_err()
-        .render(Words::Flags(super::super::FLAGS))
+    parse(args).unwrap_err().render(super::super::words())
 }
 
 /// The refusal of `validate` in mdtest's flags.
 fn invalid(args: &[&str]) -> String {
     let e = ok(args).params.validate().unwrap_err();
-    crate::workload::param::in_words(e, Words::Flags(super::super::FLAGS)).to_string()
+    crate::workload::param::in_words(e, super::super::words()).to_string()
 }
 
 #[test]
@@ -184,7 +181,7 @@ fn notes_warn_without_refusing() {
             .params
             .notes()
             .iter()
-            .map(|n| n.render(Words::Flags(super::super::FLAGS)))
+            .map(|n| n.render(super::super::words()))
             .collect()
     };
     let n = notes(&["-n", "100", "-z", "1", "-b", "2"]);
@@ -278,7 +275,7 @@ fn mknod_and_odirect_refuse_what_cannot_work() {
         .params
         .notes()
         .iter()
-        .map(|n| n.render(Words::Flags(super::super::FLAGS)))
+        .map(|n| n.render(super::super::words()))
         .collect();
     assert!(
         notes
