@@ -28,7 +28,8 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     } = comm.agree(parse(&a))?;
     let db = given.or(db);
     let p = &inv.params;
-    let mine = serde_json::json!({"params": p, "repeat": own.run.repeat, "dry_run": own.run.dry_run});
+    let mine =
+        serde_json::json!({"params": p, "repeat": own.run.repeat, "dry_run": own.run.dry_run});
     let tag = job::start(comm, mine, "mdtest")?;
     let lay = p.validate().map_err(|e| in_words(e, mdtest::words()))?;
     let mut opts = options(&own);
