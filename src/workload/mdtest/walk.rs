@@ -12,7 +12,7 @@
 //! after the clock stops ([`Walker::release`]). mdtest names every item by its whole path
 //! instead; these opens and closes are fslab's own way of walking, not the phase's work.
 
-use super::layout::{ItemKind, Layout, Tree};
+use super::layout::{ItemKind, Layout, Roles, Shift, Tree};
 use crate::workload::fsops::{CreateHow, NameBuf, Ops};
 use crate::workload::Observer;
 use std::ffi::CStr;
@@ -124,6 +124,18 @@ pub struct Items {
     pub kind: ItemKind,
     /// The rank whose items they are (their names carry it).
     pub owner: u32,
+}
+
+impl Items {
+    /// The items of `kind` a rank with `roles` handles in step `s` (`unique`: `-u`).
+    pub fn of(roles: Roles, s: Shift, unique: bool, kind: ItemKind) -> Items {
+        let owner = roles.owner(s);
+        Items {
+            tree: roles.tree_of(owner, unique),
+            kind,
+            owner,
+        }
+    }
 }
 
 /// How far a pre-order walk got.
