@@ -30,7 +30,7 @@ pub enum WalkError {
     Io {
         /// What was being done (`mkdir`, `create`, `stat`, …).
         op: &'static str,
-        /// The entry, relative to the tree's root (fdtree) or test directory (mdtest).
+        /// The entry, relative to the root of the tree or test directory walked.
         path: String,
         /// The error.
         err: io::Error,

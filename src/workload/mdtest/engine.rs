@@ -278,15 +278,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
 
     fn dir_phases(&mut self, testdir: &O::Dir, td: &str, roles: Roles) -> Result<()> {
         let (steps, unique, n) = (self.params.steps(), self.params.unique_dir, self.lay.items);
-        let at = |s: Shift| {
-            let owner = roles.owner(s);
-            let tree = roles.tree_of(owner, unique);
-            Items {
-                tree,
-                kind: ItemKind::Dir,
-                owner,
-            }
-        };
+        let at = |s: Shift| Items::of(roles, s, unique, ItemKind::Dir);
         if steps.create {
             let who = at(Shift::Create);
             self.timed(Phase::DirCreate, n, (testdir, td), top(who), |w, _, _| {
@@ -330,15 +322,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
     ) -> Result<u64> {
         let p = self.params;
         let (steps, unique, n) = (p.steps(), p.unique_dir, self.lay.items);
-        let at = |s: Shift| {
-            let owner = roles.owner(s);
-            let tree = roles.tree_of(owner, unique);
-            Items {
-                tree,
-                kind: ItemKind::File,
-                owner,
-            }
-        };
+        let at = |s: Shift| Items::of(roles, s, unique, ItemKind::File);
         if steps.create {
             let who = at(Shift::Create);
             let op = ItemOp::Create(CreateHow {

@@ -12,7 +12,7 @@
 //! after the clock stops ([`Walker::release`]). mdtest names every item by its whole path
 //! instead; these opens and closes are fslab's own way of walking, not the phase's work.
 
-use super::layout::{ItemKind, Layout, Tree};
+use super::layout::{ItemKind, Layout, Roles, Shift, Tree};
 use crate::workload::fsops::{CreateHow, NameBuf, Ops};
 use crate::workload::Observer;
 use std::ffi::CStr;
@@ -124,6 +124,18 @@ pub struct Items {
     pub kind: ItemKind,
     /// The rank whose items they are (their names carry it).
     pub owner: u32,
+}
+
+impl Items {
+    /// The items of `kind` a rank with `roles` handles in step `s` (`unique`: `-u`).
+    pub fn of(roles: Roles, s: Shift, unique: bool, kind: ItemKind) -> Items {
+        let owner = roles.owner(s);
+        Items {
+            tree: roles.tree_of(owner, unique),
+            kind,
+            owner,
+        }
+    }
 }
 
 /// How far a pre-order walk got.
@@ -268,7 +280,7 @@ impl<'a, O: Ops> Walker<'a, O> {
         let mut made = 1;
         if self.lay.depth > 0 {
             let top = self.take_dir(testdir, tree, 0, false)?;
-            let below = self.tree_create_below(&top, tree, 0, 0);
+            let below = self.tree_below(&top, tree, 0, 0, false);
             self.keep(tree, 0, top);
             made += below?;
         }
@@ -301,26 +313,37 @@ impl<'a, O: Ops> Walker<'a, O> {
         self.pace.tick()
     }
 
-    fn tree_create_below(
+    /// Make (pre-order) or, with `remove`, remove (post-order) the directories below `node`
+    /// of `tree`, which is `dir`; returns how many.
+    fn tree_below(
         &mut self,
         dir: &O::Dir,
         tree: Tree,
         node: u64,
         depth: u32,
+        remove: bool,
     ) -> Result<u64, WalkError> {
-        let mut made = 0;
+        let mut done = 0;
         for c in self.lay.children(node, depth) {
-            self.settle();
-            self.tree_dir(dir, tree, c, "mkdir", O::mkdir)?;
-            made += 1;
+            if !remove {
+                self.settle();
+                self.tree_dir(dir, tree, c, "mkdir", O::mkdir)?;
+                done += 1;
+            }
             if depth + 1 < self.lay.depth {
                 let d = self.open(dir, tree, c)?;
-                let below = self.tree_create_below(&d, tree, c, depth + 1);
-                self.retire(d);
-                made += below?;
+                let below = self.tree_below(&d, tree, c, depth + 1, remove);
+                if !remove {
+                    self.retire(d);
+                }
+                done += below?;
+            }
+            if remove {
+                self.tree_dir(dir, tree, c, "rmdir", O::rmdir)?;
+                done += 1;
             }
         }
-        Ok(made)
+        Ok(done)
     }
 
     /// Remove the directories of `tree` from `testdir`, children first; returns how many.
@@ -328,32 +351,13 @@ impl<'a, O: Ops> Walker<'a, O> {
         let mut gone = 0;
         if self.lay.depth > 0 {
             let top = self.take_dir(testdir, tree, 0, false)?;
-            let below = self.tree_remove_below(&top, tree, 0, 0);
+            let below = self.tree_below(&top, tree, 0, 0, true);
             // Held until the clock stops; removing a directory that is open is allowed.
             self.keep(tree, 0, top);
             gone += below?;
         }
         self.tree_dir(testdir, tree, 0, "rmdir", O::rmdir)?;
         Ok(gone + 1)
-    }
-
-    fn tree_remove_below(
-        &mut self,
-        dir: &O::Dir,
-        tree: Tree,
-        node: u64,
-        depth: u32,
-    ) -> Result<u64, WalkError> {
-        let mut gone = 0;
-        for c in self.lay.children(node, depth) {
-            if depth + 1 < self.lay.depth {
-                let d = self.open(dir, tree, c)?;
-                gone += self.tree_remove_below(&d, tree, c, depth + 1)?;
-            }
-            self.tree_dir(dir, tree, c, "rmdir", O::rmdir)?;
-            gone += 1;
-        }
-        Ok(gone)
     }
 
     /// Do `op` on `owner`'s items in `tree`, in mdtest's creation order, for the items at
