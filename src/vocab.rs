@@ -92,10 +92,11 @@ words! {
 
 words! {
     /// A stored study (`fslab study run`) or engine run (`fslab fdtree`, …).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
     #[serde(rename_all = "lowercase")]
     pub enum StudyKind {
         /// A study: cells × workloads, resumable.
+        #[default]
         Study => "study",
         /// An engine command's run: one target, never resumed.
         Run => "run",

@@ -322,7 +322,7 @@ fn privileged_a_killed_study_is_marked_interrupted_in_the_store_its_state_file_n
         let st = Store::open(&db).unwrap();
         let s = st
             .begin_study(&NewStudy {
-                kind: "study",
+                kind: fslab::vocab::StudyKind::Study,
                 name: "killed".into(),
                 command_line: "fslab study run killed.toml".into(),
                 ..Default::default()
@@ -406,7 +406,7 @@ fn an_intent_only_record_adopts_nothing_made_after_the_run() {
     let record = |name: &str, intent: &str| {
         let run = st
             .begin_study(&NewStudy {
-                kind: "run",
+                kind: fslab::vocab::StudyKind::Run,
                 name: "dbench".into(),
                 command_line: "fslab dbench".into(),
                 ..Default::default()

@@ -109,3 +109,25 @@ fn several_directories_go_to_the_ranks_in_turn() {
     );
     assert!(!a.exists());
 }
+
+/// Each rank judges its own repetitions, so a policy that re-runs or drops them is refused
+/// under MPI for mdtest as for the other engines (it ran, unrefused, before).
+#[test]
+fn disturbed_repeat_and_drop_are_refused_under_mpi() {
+    for policy in ["repeat", "drop"] {
+        let s = scratch();
+        let mut args: Vec<String> = ["mdtest", "-n", "20", "-q", "--disturbed", policy, "-d"]
+            .map(String::from)
+            .to_vec();
+        args.push(s.path().join("md").display().to_string());
+        let out = run(s.path(), &[(2, args)]);
+        assert!(!out.status.success(), "{policy}: ran");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(&format!(
+                "--disturbed {policy} is not available in MPI mode"
+            )),
+            "{err}"
+        );
+    }
+}

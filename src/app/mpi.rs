@@ -25,26 +25,29 @@ pub fn wants_mpi(cmd: &Command) -> anyhow::Result<bool> {
     Ok(false)
 }
 
+/// Every rank judges its own repetitions: one that re-ran or dropped a repetition while the
+/// others did not would leave them waiting, so `--disturbed repeat` and `drop` are refused.
+pub(crate) fn refuse_disturbed(r: &crate::cli::RunArgs) -> anyhow::Result<()> {
+    if r.disturbed == crate::stats::adaptive::Disturbed::Keep {
+        return Ok(());
+    }
+    Err(crate::error::usage(format!(
+        "--disturbed {} is not available in MPI mode (each rank judges its own repetitions); run without it: disturbed repetitions are kept and flagged",
+        r.disturbed.as_str()
+    )))
+}
+
 /// Run `cli` as one MPI rank (after [`wants_mpi`] said so).
 pub fn run(cli: Cli) -> anyhow::Result<()> {
-    // Every rank judges its own repetitions: one that re-ran or dropped a repetition while
-    // the others did not would leave them waiting. Refused on every rank alike, before MPI
-    // starts.
-    let run = match &cli.command {
-        Command::Fdtree(a) => Some(&a.run),
-        Command::Iozone(a) => Some(&a.run),
-        Command::Dbench(a) => Some(&a.run),
-        _ => None,
-    };
-    if let Some(r) = run.filter(|r| r.disturbed != crate::stats::adaptive::Disturbed::Keep) {
-        return Err(crate::error::usage(format!(
-            "--disturbed {} is not available in MPI mode (each rank judges its own repetitions); run without it: disturbed repetitions are kept and flagged",
-            r.disturbed.as_str()
-        )));
+    // Refused on every rank alike, before MPI starts (an engine whose options its own parser
+    // reads refuses it after parsing them).
+    let mut command = cli.command;
+    if let Some(r) = command.run_args_mut() {
+        refuse_disturbed(r)?;
     }
     let comm = std::rc::Rc::new(comm::Comm::init()?);
     let db = cli.global.db;
-    let result = super::dispatch_rank(&comm, cli.command, db);
+    let result = super::dispatch_rank(&comm, command, db);
     match result {
         Ok(()) => Ok(()),
         // Agreed by all ranks: every rank returns, rank 0's message names the failed ranks.

@@ -84,7 +84,7 @@ pub(super) fn study_disturbed(
     let mut store = Store::open_in_memory().unwrap();
     let s = store
         .begin_study(&NewStudy::named(
-            "study",
+            crate::vocab::StudyKind::Study,
             "unit",
             "fslab study run unit.toml",
         ))

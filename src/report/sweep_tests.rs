@@ -26,7 +26,11 @@ fn rate(file: u64, record: u64, rep: u32) -> f64 {
 fn sweep(reps: u32, ram: &str) -> (Store, i64) {
     let mut store = Store::open_in_memory().unwrap();
     let s = store
-        .begin_study(&NewStudy::named("run", "iozone", "fslab iozone -a"))
+        .begin_study(&NewStudy::named(
+            crate::vocab::StudyKind::Run,
+            "iozone",
+            "fslab iozone -a",
+        ))
         .unwrap();
     let mut cells = Vec::new();
     for &f in &FILES {

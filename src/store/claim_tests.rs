@@ -131,8 +131,12 @@ fn dropping_a_claim_removes_only_its_own_row() {
 fn runs_can_be_claimed_and_unfinished_runs_are_listed_with_their_claims() {
     let (_d, mut st) = file_store();
     let run = |st: &Store| {
-        st.begin_study(&NewStudy::named("run", "fdtree", "fslab fdtree"))
-            .unwrap()
+        st.begin_study(&NewStudy::named(
+            crate::vocab::StudyKind::Run,
+            "fdtree",
+            "fslab fdtree",
+        ))
+        .unwrap()
     };
     let (a, b, done) = (run(&st), run(&st), run(&st));
     st.set_study_status(done, StudyStatus::Complete).unwrap();

@@ -7,7 +7,7 @@ use crate::metric::{Metric, Unit};
 fn study(store: &mut Store, name: &str) -> i64 {
     let s = store
         .begin_study(&NewStudy::named(
-            "study",
+            crate::vocab::StudyKind::Study,
             name,
             &format!("fslab study run {name}.toml"),
         ))

@@ -50,7 +50,7 @@ pub struct Store {
 #[derive(Debug, Clone, Default)]
 pub struct NewStudy {
     /// `run` for one engine command (`fslab fdtree`), `study` for a study file.
-    pub kind: &'static str,
+    pub kind: crate::vocab::StudyKind,
     /// Short name (the study's `name`, or the engine command).
     pub name: String,
     /// Free text.
@@ -122,7 +122,7 @@ pub struct NewTrial<'a> {
 #[cfg(test)]
 impl NewStudy {
     /// For tests: a study or run of `kind` named `name`, typed as `command_line`.
-    pub(crate) fn named(kind: &'static str, name: &str, command_line: &str) -> NewStudy {
+    pub(crate) fn named(kind: crate::vocab::StudyKind, name: &str, command_line: &str) -> NewStudy {
         NewStudy {
             kind,
             name: name.into(),

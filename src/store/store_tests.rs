@@ -14,7 +14,11 @@ fn sample() -> (Store, i64, i64, i64) {
 
 pub(super) fn sample_study(store: &Store) -> (i64, i64, i64) {
     let s = store
-        .begin_study(&NewStudy::named("study", "t", "fslab study run t.toml"))
+        .begin_study(&NewStudy::named(
+            crate::vocab::StudyKind::Study,
+            "t",
+            "fslab study run t.toml",
+        ))
         .unwrap();
     let cell = NewCell::of(0, &[("journal", "16MB")], serde_json::json!({"fs": "ext4"}));
     let c = store.add_cell(s, &cell).unwrap();

@@ -69,7 +69,7 @@ impl<'a> Builder<'a> {
     ) -> Self {
         let study = store
             .begin_study(&NewStudy {
-                kind,
+                kind: fslab::vocab::StudyKind::parse(kind).expect("a stored study kind"),
                 name: name.into(),
                 description: description.into(),
                 command_line: command.into(),

@@ -204,7 +204,7 @@ mod tests {
         let mut st = Store::open(path).unwrap();
         let id = st
             .begin_study(&NewStudy {
-                kind: "run",
+                kind: crate::vocab::StudyKind::Run,
                 name: "iozone".into(),
                 command_line: "fslab iozone".into(),
                 ..Default::default()

@@ -25,7 +25,10 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         inv,
         mdtest_args,
         db: given,
-    } = comm.agree(parse(&a))?;
+    } = comm.agree(parse(&a).and_then(|p| {
+        crate::app::mpi::refuse_disturbed(&p.own.run)?;
+        Ok(p)
+    }))?;
     let db = given.or(db);
     let p = &inv.params;
     let mine =

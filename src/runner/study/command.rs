@@ -1,5 +1,5 @@
-//! An engine command (`fslab fdtree`, `fslab iozone`, `fslab dbench`, `fslab mdtest`,
-//! `fslab fio`) run `--repeat N` times against one directory: a study of kind `run` over that
+//! An engine command (`fslab fdtree`, `fslab iozone`, `fslab dbench`, `fslab fio`, …) run
+//! `--repeat N` times against one directory: a study of kind `run` over that
 //! directory, run by the study's own loop ([`super::Runner`]: scheduler, repetition, fate of
 //! a disturbed repetition, store), every repetition stored as it completes.
 //!
@@ -213,7 +213,7 @@ fn record<W: Workload>(
     environment: &[(String, String)],
 ) -> Result<(i64, crate::store::Claim, i64, Vec<i64>)> {
     let new = NewStudy {
-        kind: "run",
+        kind: crate::vocab::StudyKind::Run,
         name: opts.name.clone(),
         description: String::new(),
         command_line: opts.command_line.clone(),

@@ -49,7 +49,7 @@ fn create_rows(
         (t.as_nanos() as u64) ^ (u64::from(std::process::id()) << 32)
     });
     let id = st.begin_study(&NewStudy {
-        kind: "study",
+        kind: crate::vocab::StudyKind::Study,
         name: study.name().to_string(),
         description: study.file.description.clone(),
         command_line: command_line.to_string(),
