@@ -167,26 +167,20 @@ pub(crate) fn disturbed_warning(d: &Disturbance) -> Option<String> {
     })
 }
 
-/// Both result types carry the same three fields.
-macro_rules! ended {
-    ($($t:ty),+) => {$(
-        impl Ended for $t {
-            fn run_id(&self) -> Option<i64> {
-                self.study
-            }
-            fn environment(&self) -> &[(String, String)] {
-                &self.environment
-            }
-            fn error(&self) -> Option<&anyhow::Error> {
-                self.error.as_ref()
-            }
-            fn disturbed(&self) -> &Disturbance {
-                &self.disturbed
-            }
-        }
-    )+};
+impl<R> Ended for crate::runner::adhoc::Ran<R> {
+    fn run_id(&self) -> Option<i64> {
+        self.study
+    }
+    fn environment(&self) -> &[(String, String)] {
+        &self.environment
+    }
+    fn error(&self) -> Option<&anyhow::Error> {
+        self.error.as_ref()
+    }
+    fn disturbed(&self) -> &Disturbance {
+        &self.disturbed
+    }
 }
-ended!(AdhocResult, crate::runner::adhoc::CellsResult);
 
 /// Run a one-cell engine command (`--repeat` times, stored unless `--no-store`) and
 /// summarise it: the results, their summary and the warnings. `steps` shows where the run

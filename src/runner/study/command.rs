@@ -68,41 +68,33 @@ pub struct AdhocCell<W> {
     pub workload: W,
 }
 
-/// What an engine command produced.
+/// What an engine command produced; `R` holds the metrics of every completed repetition, in
+/// order: per cell ([`CellsResult`]) or of its one cell ([`AdhocResult`]).
 #[derive(Debug)]
-pub struct CellsResult {
+pub struct Ran<R> {
     /// The study id in the store, if recorded.
     pub study: Option<i64>,
     /// The repetitions other activity disturbed.
     pub disturbed: Disturbance,
-    /// Per cell, the metrics of every completed repetition, in order.
-    pub reps: Vec<Vec<Vec<Metric>>>,
+    /// The metrics of every completed repetition.
+    pub reps: R,
     /// Environment captured at the start.
     pub environment: Vec<(String, String)>,
     /// The error that ended the run early, if any (completed repetitions are kept).
     pub error: Option<anyhow::Error>,
 }
+
+/// What a many-cell engine command produced: per cell, its repetitions' metrics.
+pub type CellsResult = Ran<Vec<Vec<Vec<Metric>>>>;
+
+/// What a one-cell engine command produced.
+pub type AdhocResult = Ran<Vec<Vec<Metric>>>;
 
 impl CellsResult {
     /// Whether any repetition of any cell completed.
     pub fn any_done(&self) -> bool {
         self.reps.iter().any(|r| !r.is_empty())
     }
-}
-
-/// What a one-cell engine command produced.
-#[derive(Debug)]
-pub struct AdhocResult {
-    /// The study id in the store, if recorded.
-    pub study: Option<i64>,
-    /// The repetitions other activity disturbed.
-    pub disturbed: Disturbance,
-    /// Metrics of every completed repetition, in order.
-    pub reps: Vec<Vec<Metric>>,
-    /// Environment captured at the start.
-    pub environment: Vec<(String, String)>,
-    /// The error that ended the run early, if any (completed repetitions are kept).
-    pub error: Option<anyhow::Error>,
 }
 
 /// The repetitions of a run other activity disturbed, as it went (its summary says how many,
@@ -194,7 +186,7 @@ pub fn run<W: Workload>(
     let r = run_cells(opts, &mut cells, target, obs, &mut |rep, _cell, m, w| {
         on_rep(rep, m, w)
     })?;
-    Ok(AdhocResult {
+    Ok(Ran {
         study: r.study,
         disturbed: r.disturbed,
         reps: r.reps.into_iter().next().unwrap_or_default(),
@@ -331,7 +323,7 @@ pub fn run_cells<W: Workload>(
     };
     let interrupted = runner.main_loop(0)?;
     runner.end(interrupted)?;
-    Ok(CellsResult {
+    Ok(Ran {
         study: stored.then_some(study_id),
         disturbed: std::mem::take(&mut runner.disturbance),
         reps: std::mem::take(&mut runner.counted),
