@@ -21,12 +21,12 @@ pub(crate) use excel::{excel_text, write_biff};
 pub(crate) use output::splash;
 pub(crate) use setup::{cache_warning, factors, point_label, point_params, setup, Setup};
 
-use super::finish::{run_options, Ended, StoredLine};
+use super::finish::{run_options, Ended, Ending, StoredLine};
 use super::rundoc::Subject;
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
-use crate::report::runsummary;
-use crate::runner::adhoc::{self, AdhocCell};
+use crate::report::runsummary::{self, MetricSummary};
+use crate::runner::adhoc::{self, AdhocCell, CellsResult};
 use crate::runner::progress::ProgressObserver;
 use crate::runner::progress_text::RateUnit;
 use crate::workload::iozone::{self, report, Iozone};
@@ -59,26 +59,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         return dry_run::dry_run(&s, a.run.repeat, json, rate);
     }
     let tmode = s.base.throughput;
-    let mut cells = Vec::new();
-    for &p in &s.plan.points {
-        let params = point_params(&s.base, p)?;
-        cells.push(AdhocCell {
-            label: point_label(p),
-            factors: factors(p),
-            config: serde_json::json!({
-                "target": s.target.dir, "fs_type": s.target.fs_type,
-                "file_kib": p.file_kib, "record_bytes": p.record,
-            }),
-            workload: Iozone::new(params),
-        });
-    }
-    // Check the largest point before anything runs (space, O_DIRECT, alignment).
-    if let Some(c) = cells
-        .iter_mut()
-        .max_by_key(|c| c.workload.requirements().bytes)
-    {
-        c.workload.prepare(&s.target)?;
-    }
+    let mut cells = cells_of(&s)?;
     // Said once, with the other warnings at the end of the output (and in the JSON).
     let cache_warn = cache_warning(&s.base, &s.plan);
     if !json {
@@ -92,24 +73,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         Some(super::open_store(db)?)
     };
-    let records: Vec<u64> = s.plan.points.iter().map(|p| p.record).collect();
-    let obs = ProgressObserver::new(!a.run.quiet && !json, "iozone")
-        .with_units(move |_, point| RateUnit::Bytes(records.get(point).copied().unwrap_or(1)))
-        .with_points(
-            // Time grows with the bytes moved (and a cost per point the ETA measures).
-            s.plan
-                .points
-                .iter()
-                .map(|p| estimate::point_bytes(&s, p) as f64)
-                .collect(),
-            s.plan
-                .points
-                .iter()
-                .map(|p| format!("{}k, {}", p.file_kib, iozone::fmt_record(p.record)))
-                .collect(),
-        )
-        // Before a point is measured: the plan's rate.
-        .with_estimate(1.0 / rate.bytes_per_sec);
+    let obs = progress(&s, !a.run.quiet && !json, rate.bytes_per_sec);
     let repeat = a.run.repeat;
     let tests = s.base.tests.clone();
     let workers = s.base.threads;
@@ -163,15 +127,82 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         cache_warn.as_ref(),
     );
     let end = result.ending(JSON_SCHEMA, &warnings);
+    print_end(&a, &s, &result, &sums, &end)?;
+    write_biff(a.biff.as_deref(), &s, &result)?;
+    match result.error {
+        Some(e) => Err(crate::error::runtime(e)),
+        None => Ok(()),
+    }
+}
+
+/// One cell per point of the plan, the largest checked before anything runs (space,
+/// O_DIRECT, alignment).
+fn cells_of(s: &Setup) -> Result<Vec<AdhocCell<Iozone>>> {
+    let mut cells = Vec::new();
+    for &p in &s.plan.points {
+        let params = point_params(&s.base, p)?;
+        cells.push(AdhocCell {
+            label: point_label(p),
+            factors: factors(p),
+            config: serde_json::json!({
+                "target": s.target.dir, "fs_type": s.target.fs_type,
+                "file_kib": p.file_kib, "record_bytes": p.record,
+            }),
+            workload: Iozone::new(params),
+        });
+    }
+    // Check the largest point before anything runs (space, O_DIRECT, alignment).
+    if let Some(c) = cells
+        .iter_mut()
+        .max_by_key(|c| c.workload.requirements().bytes)
+    {
+        c.workload.prepare(&s.target)?;
+    }
+    Ok(cells)
+}
+
+/// The run's display: each point's rate in bytes of its record size, its share of the work
+/// by the bytes it moves, and the plan's rate before a point is measured.
+fn progress(s: &Setup, enabled: bool, bytes_per_sec: f64) -> ProgressObserver {
+    let records: Vec<u64> = s.plan.points.iter().map(|p| p.record).collect();
+    ProgressObserver::new(enabled, "iozone")
+        .with_units(move |_, point| RateUnit::Bytes(records.get(point).copied().unwrap_or(1)))
+        .with_points(
+            // Time grows with the bytes moved (and a cost per point the ETA measures).
+            s.plan
+                .points
+                .iter()
+                .map(|p| estimate::point_bytes(s, p) as f64)
+                .collect(),
+            s.plan
+                .points
+                .iter()
+                .map(|p| format!("{}k, {}", p.file_kib, iozone::fmt_record(p.record)))
+                .collect(),
+        )
+        // Before a point is measured: the plan's rate.
+        .with_estimate(1.0 / bytes_per_sec)
+}
+
+/// The end of the output: the run document, or IOzone's closing line, the summary over the
+/// repetitions (a table per point, or one for the sweep), `-R`'s Excel text and the tail.
+fn print_end(
+    a: &IozoneArgs,
+    s: &Setup,
+    result: &CellsResult,
+    sums: &[Vec<MetricSummary>],
+    end: &Ending<'_>,
+) -> Result<()> {
+    let (tmode, repeat) = (s.base.throughput, a.run.repeat);
     let any = result.any_done();
-    if json {
+    if a.run.json {
         end.print_json(
-            subject(&s, repeat)?,
+            subject(s, repeat)?,
             (None, None),
             IozonePart {
                 mode: if tmode { "throughput" } else { "single" },
                 units: doc::Units::new(false),
-                points: doc::points(&s.plan.points, &result.reps, &sums),
+                points: doc::points(&s.plan.points, &result.reps, sums),
                 skipped_points: s.plan.skipped.iter().map(Into::into).collect(),
                 notes: &s.notes,
                 per_rank: None,
@@ -189,17 +220,13 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
                     runsummary::render_table(&crate::app::finish::engine_only(&sums[0]))
                 );
             } else {
-                crate::outln!("{}", sweep_table(&s.plan.points, &sums));
+                crate::outln!("{}", sweep_table(&s.plan.points, sums));
             }
         }
         if a.excel && any {
-            crate::out!("{}", excel_text(&s, &result.reps));
+            crate::out!("{}", excel_text(s, &result.reps));
         }
         end.print_tail(StoredLine::Always, "", a.run.quiet);
     }
-    write_biff(a.biff.as_deref(), &s, &result)?;
-    match result.error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
+    Ok(())
 }
