@@ -157,30 +157,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     } else {
         a.run.format
     };
-    if params.backend == Backend::Fs {
-        crate::workload::check_writable_dir(&a.start_dir, "-o")?;
-    }
-    let start_dir = if params.backend == Backend::Fs {
-        std::fs::canonicalize(&a.start_dir).map_err(|e| {
-            crate::error::usage(format!("cannot use -o {}: {e}", a.start_dir.display()))
-        })?
-    } else {
-        a.start_dir.clone()
-    };
-    if params.mode == Mode::RemoveOnly && params.roots.is_empty() {
-        params.roots = find_roots(&start_dir, params.threads)?;
-    }
-    if params.mode == Mode::RemoveOnly && params.roots.len() != params.threads {
-        crate::bail_usage!(
-            "-R with --threads {} needs {} --root names, got {}",
-            params.threads,
-            params.threads,
-            params.roots.len()
-        );
-    }
-    if params.mode == Mode::RemoveOnly {
-        verify_roots(&start_dir, &mut params, &a.shape_given)?;
-    }
+    let start_dir = start_dir(&a, &mut params)?;
     let per_tree = params.counts()?;
     let total = params.total_counts()?;
     let target = Target::new(&start_dir);
@@ -252,22 +229,57 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         end.print_tail(StoredLine::Always, "", a.run.quiet);
     }
     if params.mode == Mode::CreateOnly && result.error.is_none() {
-        eprintln!(
-            "tree kept: {} (remove it with: fslab fdtree -R -o {} {})",
-            engine
-                .root_names()
-                .iter()
-                .map(|n| start_dir.join(n).display().to_string())
-                .collect::<Vec<_>>()
-                .join(" "),
-            a.start_dir.display(),
-            params.flags()
-        );
+        say_tree_kept(&engine, &start_dir, &a.start_dir, &params);
     }
     match result.error {
         Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
     }
+}
+
+/// The directory `-o` names, checked and made absolute; for `-R`, the trees to remove
+/// (found, counted against `--threads`, and each verified as one fslab made).
+fn start_dir(a: &FdtreeArgs, params: &mut FdtreeParams) -> Result<PathBuf> {
+    if params.backend == Backend::Fs {
+        crate::workload::check_writable_dir(&a.start_dir, "-o")?;
+    }
+    let start_dir = if params.backend == Backend::Fs {
+        std::fs::canonicalize(&a.start_dir).map_err(|e| {
+            crate::error::usage(format!("cannot use -o {}: {e}", a.start_dir.display()))
+        })?
+    } else {
+        a.start_dir.clone()
+    };
+    if params.mode == Mode::RemoveOnly && params.roots.is_empty() {
+        params.roots = find_roots(&start_dir, params.threads)?;
+    }
+    if params.mode == Mode::RemoveOnly && params.roots.len() != params.threads {
+        crate::bail_usage!(
+            "-R with --threads {} needs {} --root names, got {}",
+            params.threads,
+            params.threads,
+            params.roots.len()
+        );
+    }
+    if params.mode == Mode::RemoveOnly {
+        verify_roots(&start_dir, params, &a.shape_given)?;
+    }
+    Ok(start_dir)
+}
+
+/// After `-C`: where the trees are and the command that removes them.
+fn say_tree_kept(engine: &Fdtree, start_dir: &Path, given: &Path, params: &FdtreeParams) {
+    eprintln!(
+        "tree kept: {} (remove it with: fslab fdtree -R -o {} {})",
+        engine
+            .root_names()
+            .iter()
+            .map(|n| start_dir.join(n).display().to_string())
+            .collect::<Vec<_>>()
+            .join(" "),
+        given.display(),
+        params.flags()
+    );
 }
 
 fn header(p: &FdtreeParams, dir: &Path, fs: Option<&str>) -> Result<String> {
