@@ -48,6 +48,15 @@ pub(crate) fn run_options<'a>(
     }
 }
 
+/// The store an engine command records in: none with `--no-store` (it then runs against one
+/// in memory), else the results database (`--db`, or the default).
+pub(crate) fn store_for(run: &RunArgs, db: Option<std::path::PathBuf>) -> Result<Option<Store>> {
+    Ok(match run.no_store {
+        true => None,
+        false => Some(super::open_store(db)?),
+    })
+}
+
 /// The repetitions summarised metric by metric, and the warnings about them (phases shorter
 /// than `min_phase`, high variation of the headline metric), one line per kind with the
 /// advice in the engine's flags (`kind`; `params` says whether the engine drops caches).

@@ -138,16 +138,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     }
     // Before anything is created: does it fit?
     engine.prepare(&target)?;
-    for n in engine.top_level_names() {
-        let p = dir.join(&n);
-        if p.symlink_metadata().is_ok() {
-            crate::bail_usage!(
-                "{} already exists (left by an earlier run?); remove it or choose another directory with -D",
-                p.display()
-            );
-        }
-    }
-
+    refuse_leftovers(&engine, &dir)?;
     let header = header(&params, &target);
     let console = Console {
         json: a.run.json,
@@ -155,11 +146,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     };
     console.message(&header);
 
-    let mut store = if a.run.no_store {
-        None
-    } else {
-        Some(super::open_store(db)?)
-    };
+    let mut store = super::finish::store_for(&a.run, db)?;
     // dbench prints its own line a second: repetitions are counted in plain lines on stderr.
     let mut steps = ProgressObserver::new(!a.run.quiet, "dbench").lines_only();
     if !params.run_once {
@@ -181,16 +168,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
             outcomes.push(o);
         }
     };
-    let label = format!(
-        "dbench {}, {:.0} s{}",
-        crate::workload::dbench::clients_text(params.clients),
-        params.duration.as_secs_f64(),
-        if a.load.loadfile.is_some() {
-            format!(", {}", params.loadfile_source)
-        } else {
-            String::new()
-        }
-    );
+    let label = label(&params, a.load.loadfile.is_some());
     let (result, sums, warnings) = run_engine(
         crate::workload::WorkloadKind::Dbench,
         serde_json::to_value(&params)?,
@@ -226,6 +204,36 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         true,
         || engine.top_level_names(),
         result.error,
+    )
+}
+
+/// Refuse to start where a client directory of the run already exists (left by an earlier
+/// run?): the run would remove it.
+fn refuse_leftovers(engine: &Dbench, dir: &Path) -> Result<()> {
+    for n in engine.top_level_names() {
+        let p = dir.join(&n);
+        if p.symlink_metadata().is_ok() {
+            crate::bail_usage!(
+                "{} already exists (left by an earlier run?); remove it or choose another directory with -D",
+                p.display()
+            );
+        }
+    }
+
+    Ok(())
+}
+
+/// The run's label: its clients and time, and the loadfile when one was given.
+fn label(params: &DbenchParams, loadfile_given: bool) -> String {
+    format!(
+        "dbench {}, {:.0} s{}",
+        crate::workload::dbench::clients_text(params.clients),
+        params.duration.as_secs_f64(),
+        if loadfile_given {
+            format!(", {}", params.loadfile_source)
+        } else {
+            String::new()
+        }
     )
 }
 

@@ -171,11 +171,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         engine.prepare(&target)?;
     }
 
-    let mut store = if a.run.no_store {
-        None
-    } else {
-        Some(super::open_store(db)?)
-    };
+    let mut store = super::finish::store_for(&a.run, db)?;
     let obs = ProgressObserver::new(!a.run.quiet && format != OutputFormat::Json, "fdtree")
         .with_units(|phase, _| {
             RateUnit::Items(if phase.starts_with("dir") {

@@ -178,11 +178,7 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
             }
         );
     }
-    let mut store = if a.run.no_store {
-        None
-    } else {
-        Some(super::open_store(db)?)
-    };
+    let mut store = super::finish::store_for(&a.run, db)?;
     // fio's status every second feeds the bar (on a terminal): percent, rate and ETA as fio
     // computes them; in a log, a line per repetition.
     let steps = ProgressObserver::new(!a.run.quiet, "fio")

@@ -68,11 +68,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         }
         crate::out!("{}", splash(&a, &s));
     }
-    let mut store = if a.run.no_store {
-        None
-    } else {
-        Some(super::open_store(db)?)
-    };
+    let mut store = super::finish::store_for(&a.run, db)?;
     let obs = progress(&s, !a.run.quiet && !json, rate.bytes_per_sec);
     let repeat = a.run.repeat;
     let tests = s.base.tests.clone();

@@ -120,11 +120,7 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         return dry_run(&inv, &engine, json);
     }
     let started = chrono::Local::now();
-    let mut store = if own.run.no_store {
-        None
-    } else {
-        Some(super::open_store(db)?)
-    };
+    let mut store = super::finish::store_for(&own.run, db)?;
     if inv.dirs.len() > 1 {
         crate::bail_usage!(
             "-d {}: {} directories for 1 rank; mdtest gives rank r the directory r mod {} and needs at least as many ranks as directories: run under mpiexec -n {} or more (fslab built with mpi), or give one directory",
