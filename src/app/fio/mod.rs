@@ -160,23 +160,7 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
         return dry_run(&a, &params, &engine, &target);
     }
     if !a.run.quiet {
-        eprintln!(
-            "fslab fio: {} ({}) in {} ({}), --repeat {}, cache {}{}",
-            a.job.display(),
-            jobs.join(", "),
-            dir.display(),
-            target.fs_type.as_deref().unwrap_or("unknown fs"),
-            a.run.repeat,
-            match a.cache {
-                FioCacheArg::Drop => "dropped before every run",
-                FioCacheArg::None => "untouched",
-            },
-            if a.fio_args.is_empty() {
-                String::new()
-            } else {
-                format!(", fio options {}", a.fio_args.join(" "))
-            }
-        );
+        eprintln!("{}", header(&a, &jobs, &target));
     }
     let mut store = super::finish::store_for(&a.run, db)?;
     // fio's status every second feeds the bar (on a terminal): percent, rate and ETA as fio
@@ -239,24 +223,51 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
             },
         )?;
     } else {
-        let shown = shown(&sums);
-        if !shown.is_empty() {
-            // `fslab show N` alone is the compact report: every metric needs --all.
-            let every = end.run_id.map_or(String::new(), |id| {
-                format!("; every metric: fslab show {id} --all")
-            });
-            crate::outln!(
-                "fio over {} run{} (mean, sd, 95% CI{every}):",
-                result.reps.len(),
-                if result.reps.len() == 1 { "" } else { "s" }
-            );
-            crate::outln!("{}", runsummary::render_table(&shown));
-        }
+        print_summary(&sums, result.reps.len(), end.run_id);
         end.print_tail(StoredLine::OnSuccess, " --all (all metrics)", quiet);
     }
     match result.error {
         Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
+    }
+}
+
+/// The line before the run: the job and its jobs, the directory and its file system, the
+/// repetitions, the cache policy and fio's own options.
+fn header(a: &FioArgs, jobs: &[String], target: &Target) -> String {
+    format!(
+        "fslab fio: {} ({}) in {} ({}), --repeat {}, cache {}{}",
+        a.job.display(),
+        jobs.join(", "),
+        target.dir().display(),
+        target.fs_type.as_deref().unwrap_or("unknown fs"),
+        a.run.repeat,
+        match a.cache {
+            FioCacheArg::Drop => "dropped before every run",
+            FioCacheArg::None => "untouched",
+        },
+        if a.fio_args.is_empty() {
+            String::new()
+        } else {
+            format!(", fio options {}", a.fio_args.join(" "))
+        }
+    )
+}
+
+/// The summary of the repetitions shown (`fslab show N --all` has every metric).
+fn print_summary(sums: &[MetricSummary], reps: usize, run_id: Option<i64>) {
+    let shown = shown(sums);
+    if !shown.is_empty() {
+        // `fslab show N` alone is the compact report: every metric needs --all.
+        let every = run_id.map_or(String::new(), |id| {
+            format!("; every metric: fslab show {id} --all")
+        });
+        crate::outln!(
+            "fio over {} run{} (mean, sd, 95% CI{every}):",
+            reps,
+            if reps == 1 { "" } else { "s" }
+        );
+        crate::outln!("{}", runsummary::render_table(&shown));
     }
 }
 
