@@ -269,20 +269,7 @@ pub fn run(mut r: StudyRun<'_>) -> Result<Outcome> {
 
     // What killed runs left, then our own run directory.
     let cleaned = state::cleanup(&r.workdir, r.exec.as_ref(), Duration::from_secs(10));
-    let run_dir = r
-        .workdir
-        .start_run(Some(study_id))
-        .context("preparing the work directory")?;
-    run_dir
-        .set_db(r.store.path())
-        .context("preparing the work directory")?;
-    let prov = Provisioner::new(
-        r.exec.clone(),
-        run_dir.clone(),
-        study.allow_format(),
-        study.ram_bytes(),
-    )?
-    .with_guest_devices(super::guest::devices_from_env()?);
+    let (run_dir, prov) = provisioner(&r, study_id)?;
     let progress = schedule::display(r.progress, &series, &rule);
     let order_index = r.store.next_order_index(study_id)?;
     let mut runner = Runner {
@@ -316,20 +303,42 @@ pub fn run(mut r: StudyRun<'_>) -> Result<Outcome> {
     if let Err(e) = run_dir.finish() {
         runner.leftovers.push(e.to_string());
     }
-    let failed_cells: Vec<(String, String)> = runner
-        .cell_errors
-        .iter()
-        .map(|(&c, e)| (runner.cell_labels[c].clone(), e.clone()))
-        .collect();
     Ok(Outcome {
         study_id,
         status,
-        failed_cells,
+        failed_cells: runner
+            .cell_errors
+            .iter()
+            .map(|(&c, e)| (runner.cell_labels[c].clone(), e.clone()))
+            .collect(),
         total_cells: study.cells.len(),
         cleaned,
         leftovers: runner.leftovers,
         resumed,
     })
+}
+
+/// This run's directory in the work directory (it names the results database) and the
+/// provisioner that makes the study's cells in it.
+fn provisioner(
+    r: &StudyRun<'_>,
+    study_id: i64,
+) -> Result<(Arc<crate::provision::state::RunDir>, Provisioner)> {
+    let run_dir = r
+        .workdir
+        .start_run(Some(study_id))
+        .context("preparing the work directory")?;
+    run_dir
+        .set_db(r.store.path())
+        .context("preparing the work directory")?;
+    let prov = Provisioner::new(
+        r.exec.clone(),
+        run_dir.clone(),
+        r.study.allow_format(),
+        r.study.ram_bytes(),
+    )?
+    .with_guest_devices(super::guest::devices_from_env()?);
+    Ok((run_dir, prov))
 }
 
 impl Runner<'_> {
