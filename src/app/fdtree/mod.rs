@@ -173,13 +173,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
 
     let mut store = super::finish::store_for(&a.run, db)?;
     let obs = ProgressObserver::new(!a.run.quiet && format != OutputFormat::Json, "fdtree")
-        .with_units(|phase, _| {
-            RateUnit::Items(if phase.starts_with("dir") {
-                "dirs"
-            } else {
-                "files"
-            })
-        });
+        .with_units(|phase, _| rate_unit(phase));
     let fdtree_fmt = format == OutputFormat::Fdtree;
     let start_display = a.start_dir.clone();
     let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &Fdtree| {
@@ -276,6 +270,15 @@ fn say_tree_kept(engine: &Fdtree, start_dir: &Path, given: &Path, params: &Fdtre
         given.display(),
         params.flags()
     );
+}
+
+/// How a phase's progress is counted: directories or files.
+pub(super) fn rate_unit(phase: &str) -> RateUnit {
+    RateUnit::Items(if phase.starts_with("dir") {
+        "dirs"
+    } else {
+        "files"
+    })
 }
 
 fn header(p: &FdtreeParams, dir: &Path, fs: Option<&str>) -> Result<String> {

@@ -44,6 +44,30 @@ fn start_dir(a: &FdtreeArgs, backend: Backend) -> Result<PathBuf> {
 }
 
 /// Run `fslab fdtree` as one rank of the job.
+/// Whether every rank sees `-o` as the same directory (`--shared` needs it to); with the null
+/// backend there is no directory to see.
+fn all_see(
+    comm: &Comm,
+    dir: &std::path::Path,
+    tag: &str,
+    layout: Layout,
+    backend: Backend,
+) -> Result<bool> {
+    Ok(match backend {
+        // --shared needs -o to be one directory for all ranks; one tree per rank can also use
+        // node-local directories (then the space check counts only the ranks on each node).
+        Backend::Fs => job::seen_by_all(
+            comm,
+            dir,
+            tag,
+            (layout == Layout::Shared).then_some(
+                "--shared needs -o to be the same directory on every node (a shared file system)",
+            ),
+        )?,
+        Backend::Null => true,
+    })
+}
+
 pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let format = if a.run.json {
         OutputFormat::Json
@@ -63,19 +87,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         Layout::Private
     };
     let dir = comm.agree(start_dir(&a, params.backend))?;
-    let all_see = match params.backend {
-        // --shared needs -o to be one directory for all ranks; one tree per rank can also use
-        // node-local directories (then the space check counts only the ranks on each node).
-        Backend::Fs => job::seen_by_all(
-            comm,
-            &dir,
-            &tag,
-            (layout == Layout::Shared).then_some(
-                "--shared needs -o to be the same directory on every node (a shared file system)",
-            ),
-        )?,
-        Backend::Null => true,
-    };
+    let all_see = all_see(comm, &dir, &tag, layout, params.backend)?;
     let spec = Job {
         params: params.clone(),
         layout,
@@ -102,13 +114,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         comm.is_root() && !a.run.quiet && format != OutputFormat::Json,
         "fdtree rank 0",
     )
-    .with_units(|phase, _| {
-        crate::runner::progress_text::RateUnit::Items(if phase.starts_with("dir") {
-            "dirs"
-        } else {
-            "files"
-        })
-    });
+    .with_units(|phase, _| super::rate_unit(phase));
     let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
     let counts = engine.mode.job_counts();
     let fdtree_fmt = format == OutputFormat::Fdtree && comm.is_root();
