@@ -29,8 +29,9 @@ use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::adhoc::{self, AdhocCell, CellsResult};
 use crate::runner::progress::ProgressObserver;
 use crate::runner::progress_text::RateUnit;
+use crate::workload::iozone::sweep::Point;
 use crate::workload::iozone::{self, report, Iozone};
-use crate::workload::Workload;
+use crate::workload::{Target, Workload};
 use anyhow::Result;
 use doc::IozonePart;
 use output::{rate_of, summaries_and_warnings, sweep_table, throughput_lines};
@@ -131,21 +132,26 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     }
 }
 
+/// The cell of point `p` on `target`, run by `workload`: its label, factors and configuration.
+pub(super) fn cell<W>(target: &Target, p: Point, workload: W) -> AdhocCell<W> {
+    AdhocCell {
+        label: point_label(p),
+        factors: factors(p),
+        config: serde_json::json!({
+            "target": target.dir, "fs_type": target.fs_type,
+            "file_kib": p.file_kib, "record_bytes": p.record,
+        }),
+        workload,
+    }
+}
+
 /// One cell per point of the plan, the largest checked before anything runs (space,
 /// O_DIRECT, alignment).
 fn cells_of(s: &Setup) -> Result<Vec<AdhocCell<Iozone>>> {
     let mut cells = Vec::new();
     for &p in &s.plan.points {
         let params = point_params(&s.base, p)?;
-        cells.push(AdhocCell {
-            label: point_label(p),
-            factors: factors(p),
-            config: serde_json::json!({
-                "target": s.target.dir, "fs_type": s.target.fs_type,
-                "file_kib": p.file_kib, "record_bytes": p.record,
-            }),
-            workload: Iozone::new(params),
-        });
+        cells.push(cell(&s.target, p, Iozone::new(params)));
     }
     // Check the largest point before anything runs (space, O_DIRECT, alignment).
     if let Some(c) = cells

@@ -10,7 +10,7 @@ use crate::mpi::comm::Comm;
 use crate::mpi::iozone::DistIozone;
 use crate::mpi::job;
 use crate::mpi::rank::Ranks;
-use crate::runner::adhoc::{self, AdhocCell};
+use crate::runner::adhoc;
 use crate::runner::progress::ProgressObserver;
 use crate::workload::iozone::IozoneParams;
 use crate::workload::{Observer, Quiet, Target, Workload};
@@ -92,16 +92,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let repeat = a.run.repeat;
     let tests = params.tests.clone();
     let ranks = comm.size() as usize;
-    let point = s.plan.points[0];
-    let mut cells = vec![AdhocCell {
-        label: super::point_label(point),
-        factors: super::factors(point),
-        config: serde_json::json!({
-            "target": dir, "fs_type": target.fs_type,
-            "file_kib": point.file_kib, "record_bytes": point.record,
-        }),
-        workload: engine,
-    }];
+    let mut cells = vec![super::cell(&target, s.plan.points[0], engine)];
     let mut on_rep = |rep: u32, _ci: usize, m: &[crate::metric::Metric], w: &Ranks<DistIozone>| {
         if !root || json {
             return;
