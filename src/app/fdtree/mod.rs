@@ -152,11 +152,8 @@ fn verify_roots(dir: &Path, params: &mut FdtreeParams, given: &[&str]) -> Result
 pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     a.mpi.refuse_outside_mpi()?;
     let mut params = params_from(&a)?;
-    let format = if a.run.json {
-        OutputFormat::Json
-    } else {
-        a.run.format
-    };
+    // `--json` and `--format json` are one (`RunArgs::normalize`).
+    let format = a.run.format;
     let start_dir = start_dir(&a, &mut params)?;
     let per_tree = params.counts()?;
     let total = params.total_counts()?;

@@ -68,12 +68,32 @@ fn all_see(
     })
 }
 
+/// The run's label: the tree's, the ranks and the layout.
+fn label(params: &FdtreeParams, ranks: u32, layout: Layout) -> String {
+    format!(
+        "{} ×{ranks} ranks{}",
+        params.label(),
+        match layout {
+            Layout::Shared => " shared",
+            Layout::Private => "",
+        }
+    )
+}
+
+/// The line before each repetition's fdtree report: ranks and layout.
+fn banner(ranks: u32, layout: Layout) -> String {
+    format!(
+        "fslab MPI: {ranks} ranks, {}; totals below are over all ranks",
+        match layout {
+            Layout::Private => "one tree per rank (LEVEL0.<tag>.r<rank>)",
+            Layout::Shared => "one shared tree (LEVEL0.<tag>.shared)",
+        }
+    )
+}
+
 pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
-    let format = if a.run.json {
-        OutputFormat::Json
-    } else {
-        a.run.format
-    };
+    // `--json` and `--format json` are one (`RunArgs::normalize`).
+    let format = a.run.format;
     let params = comm.agree(validate(&a))?;
     // `-o` may differ: one tree per rank can use per-node paths.
     let mine = serde_json::json!({
@@ -124,13 +144,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         let last = w.reps.last();
         if let (true, Some(rep)) = (fdtree_fmt, last) {
             let out = rep_outcome(rep, &w.mode.root_name());
-            crate::outln!(
-                "fslab MPI: {ranks} ranks, {}; totals below are over all ranks",
-                match layout {
-                    Layout::Private => "one tree per rank (LEVEL0.<tag>.r<rank>)",
-                    Layout::Shared => "one shared tree (LEVEL0.<tag>.shared)",
-                }
-            );
+            crate::outln!("{}", banner(ranks, layout));
             crate::out!(
                 "{}",
                 fdtree_report_counts(&params, counts, &start_display, &out)
@@ -140,15 +154,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let mut options = run_options(
         "fdtree",
         job::params_with_mpi(&params, info.mpi_json())?,
-        format!(
-            "{} ×{} ranks{}",
-            params.label(),
-            comm.size(),
-            match layout {
-                Layout::Shared => " shared",
-                Layout::Private => "",
-            }
-        ),
+        label(&params, comm.size(), layout),
         &a.run,
         store.as_mut(),
         Some(comm.size()),
