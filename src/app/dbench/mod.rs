@@ -154,8 +154,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         steps = steps.with_estimate((params.warmup + params.duration).as_secs_f64());
     }
     let mut outcomes: Vec<RepOutcome> = Vec::new();
-    let json = a.run.json;
-    let repeat = a.run.repeat;
+    let (json, repeat) = (a.run.json, a.run.repeat);
     let shown = params.clone();
     let mut on_rep = |rep: u32, _m: &[Metric], w: &Dbench| {
         if let Some(o) = w.last.clone() {
@@ -168,7 +167,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
             outcomes.push(o);
         }
     };
-    let label = label(&params, a.load.loadfile.is_some());
+    let label = label(&params, a.load.loadfile.is_some(), None);
     let (result, sums, warnings) = run_engine(
         crate::workload::WorkloadKind::Dbench,
         serde_json::to_value(&params)?,
@@ -223,12 +222,14 @@ fn refuse_leftovers(engine: &Dbench, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The run's label: its clients and time, and the loadfile when one was given.
-fn label(params: &DbenchParams, loadfile_given: bool) -> String {
+/// The run's label: its clients and time, its ranks under MPI, and the loadfile when one was
+/// given.
+pub(super) fn label(params: &DbenchParams, loadfile_given: bool, ranks: Option<u32>) -> String {
     format!(
-        "dbench {}, {:.0} s{}",
+        "dbench {}, {:.0} s{}{}",
         crate::workload::dbench::clients_text(params.clients),
         params.duration.as_secs_f64(),
+        ranks.map_or(String::new(), |n| format!(" ×{n} ranks")),
         if loadfile_given {
             format!(", {}", params.loadfile_source)
         } else {

@@ -47,6 +47,23 @@ fn per_rank_text(total: usize, size: usize) -> String {
 }
 
 /// Run `fslab dbench` as one rank of the job.
+/// The first lines of an MPI run: dbench's, then the ranks, how the clients are spread over
+/// them, and whether every rank sees `-D`.
+fn header(comm: &Comm, params: &DbenchParams, target: &Target, all_see: bool) -> String {
+    format!(
+        "{}\n\
+         MPI: {}; clients {} (contiguous numbers), released together at one instant on rank 0's clock; -D {}",
+        super::header(params, target),
+        job::ranks_text(comm),
+        per_rank_text(params.clients, comm.size() as usize),
+        if all_see {
+            "seen by all ranks"
+        } else {
+            "NOT the same directory on every node"
+        }
+    )
+}
+
 pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let (params, dir) = comm.agree(validate(comm, &a))?;
     // -D may differ per node (node-local directories); the load and the timing may not.
@@ -67,19 +84,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         json: a.run.json,
         quiet: a.run.quiet || !root,
     };
-    let size = comm.size() as usize;
-    console.message(&format!(
-        "{}\n\
-         MPI: {}; clients {} (contiguous numbers), released together at one instant on rank 0's clock; -D {}",
-        super::header(&params, &target),
-        job::ranks_text(comm),
-        per_rank_text(params.clients, size),
-        if all_see {
-            "seen by all ranks"
-        } else {
-            "NOT the same directory on every node"
-        }
-    ));
+    console.message(&header(comm, &params, &target, all_see));
     let mut store = job::open_store(comm, a.run.no_store, db)?;
     let (json, repeat) = (a.run.json, a.run.repeat);
     let shown = params.clone();
@@ -97,16 +102,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let mut options = run_options(
         "dbench",
         stored,
-        format!(
-            "dbench {}, {:.0} s ×{size} ranks{}",
-            clients_text(params.clients),
-            params.duration.as_secs_f64(),
-            if a.load.loadfile.is_some() {
-                format!(", {}", params.loadfile_source)
-            } else {
-                String::new()
-            }
-        ),
+        super::label(&params, a.load.loadfile.is_some(), Some(comm.size())),
         &a.run,
         store.as_mut(),
         Some(comm.size()),

@@ -179,12 +179,7 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
             }
         }
         if json {
-            // fio's own document of this repetition, for dashboards and for checking.
-            let doc = w.last_json.as_deref().and_then(|t| {
-                let start = t.find('{')?;
-                serde_json::from_str::<serde_json::Value>(&t[start..]).ok()
-            });
-            fio_json.push(doc.unwrap_or(serde_json::Value::Null));
+            fio_json.push(fio_document(w));
         }
         if !json && !quiet {
             eprintln!("run {rep}/{repeat}: {}", rep_line(m));
@@ -230,6 +225,16 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
         Some(e) => Err(crate::error::runtime(e)),
         None => Ok(()),
     }
+}
+
+/// fio's own document of the last repetition (for dashboards and for checking); null when
+/// it printed none.
+fn fio_document(w: &Fio) -> serde_json::Value {
+    let doc = w.last_json.as_deref().and_then(|t| {
+        let start = t.find('{')?;
+        serde_json::from_str::<serde_json::Value>(&t[start..]).ok()
+    });
+    doc.unwrap_or(serde_json::Value::Null)
 }
 
 /// The line before the run: the job and its jobs, the directory and its file system, the
