@@ -139,13 +139,11 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     // Before anything is created: does it fit?
     engine.prepare(&target)?;
     refuse_leftovers(&engine, &dir)?;
-    let header = header(&params, &target);
     let console = Console {
         json: a.run.json,
         quiet: a.run.quiet,
     };
-    console.message(&header);
-
+    console.message(&header(&params, &target));
     let mut store = super::finish::store_for(&a.run, db)?;
     // dbench prints its own line a second: repetitions are counted in plain lines on stderr.
     let mut steps = ProgressObserver::new(!a.run.quiet, "dbench").lines_only();
