@@ -232,3 +232,20 @@ fn mdtest_run_document() {
         "mdtest", "-n", "20", "--repeat", "2", "--format", "json", "-d", "{}/m"
     ]));
 }
+
+#[test]
+fn iozone_dry_run() {
+    insta::assert_snapshot!(run(&[
+        "iozone",
+        "-a",
+        "-n",
+        "64k",
+        "-g",
+        "128k",
+        "-i",
+        "0",
+        "--dry-run",
+        "-f",
+        "{}/f"
+    ]));
+}
