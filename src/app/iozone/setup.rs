@@ -107,23 +107,7 @@ pub(crate) fn setup(a: &IozoneArgs) -> Result<Setup> {
     if a.drop_caches && !crate::sysinfo::is_root() {
         crate::bail_usage!("--drop-caches writes /proc/sys/vm/drop_caches and needs root; run as root or use --fadvise");
     }
-    // Where the files go.
-    let (target_dir, file, thread_files) = if tmode && !a.files.is_empty() {
-        let mut abs = Vec::new();
-        for f in &a.files {
-            let (dir, name) = split_file(f, "-F")?;
-            abs.push(dir.join(name));
-        }
-        let dir = abs[0].parent().map(Path::to_path_buf).unwrap_or_default();
-        (dir, PathBuf::from(iozone::DEFAULT_FILE), abs)
-    } else {
-        let f = a
-            .file
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(iozone::DEFAULT_FILE));
-        let (dir, name) = split_file(&f, "-f")?;
-        (dir, name, Vec::new())
-    };
+    let (target_dir, file, thread_files) = files(a, tmode)?;
     let base = IozoneParams {
         threads: a.params.threads.unwrap_or(1),
         throughput: tmode,
@@ -145,6 +129,27 @@ pub(crate) fn setup(a: &IozoneArgs) -> Result<Setup> {
         base,
         target: Target::new(target_dir),
         notes,
+    })
+}
+
+/// Where the files go: the directory, the file (`-f`, or IOzone's default name) and, in
+/// throughput mode with `-F`, one file per worker.
+fn files(a: &IozoneArgs, tmode: bool) -> Result<(PathBuf, PathBuf, Vec<PathBuf>)> {
+    Ok(if tmode && !a.files.is_empty() {
+        let mut abs = Vec::new();
+        for f in &a.files {
+            let (dir, name) = split_file(f, "-F")?;
+            abs.push(dir.join(name));
+        }
+        let dir = abs[0].parent().map(Path::to_path_buf).unwrap_or_default();
+        (dir, PathBuf::from(iozone::DEFAULT_FILE), abs)
+    } else {
+        let f = a
+            .file
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(iozone::DEFAULT_FILE));
+        let (dir, name) = split_file(&f, "-f")?;
+        (dir, name, Vec::new())
     })
 }
 
