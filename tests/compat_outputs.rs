@@ -172,32 +172,27 @@ fn json_shape(v: &serde_json::Value, dir: &Path, depth: usize) -> String {
     }
 }
 
-#[test]
-fn fdtree_own_format() {
-    let s = [
+/// A small fdtree tree in the test's directory, with `more` after it.
+fn fdtree(more: &[&str]) -> String {
+    let tree = [
         "fdtree", "-d", "2", "-f", "2", "-s", "1", "-l", "2", "-o", "{}",
     ];
-    insta::assert_snapshot!(run(
-        &[&s[..], &["--format", "fdtree", "--repeat", "2"]].concat()
-    ));
+    run(&[&tree[..], more].concat())
+}
+
+#[test]
+fn fdtree_own_format() {
+    insta::assert_snapshot!(fdtree(&["--format", "fdtree", "--repeat", "2"]));
 }
 
 #[test]
 fn fdtree_summary_table() {
-    let s = [
-        "fdtree", "-d", "2", "-f", "2", "-s", "1", "-l", "2", "-o", "{}",
-    ];
-    insta::assert_snapshot!(run(&[&s[..], &["--repeat", "2"]].concat()));
+    insta::assert_snapshot!(fdtree(&["--repeat", "2"]));
 }
 
 #[test]
 fn fdtree_run_document() {
-    let s = [
-        "fdtree", "-d", "2", "-f", "2", "-s", "1", "-l", "2", "-o", "{}",
-    ];
-    insta::assert_snapshot!(run(
-        &[&s[..], &["--format", "json", "--repeat", "3"]].concat()
-    ));
+    insta::assert_snapshot!(fdtree(&["--format", "json", "--repeat", "3"]));
 }
 
 #[test]
