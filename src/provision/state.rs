@@ -241,17 +241,7 @@ pub(super) fn place(
     }
 }
 
-/// Create `p` exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`): a file, or a symbolic link,
-/// already there is never written through.
-pub(super) fn create_new(p: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(p)
-}
+pub(super) use crate::safe::create_new;
 
 /// Now, as recorded in a state file (RFC 3339 with nanoseconds).
 fn now_precise() -> String {

@@ -9,9 +9,22 @@
 //! * [`beneath`]: removals and unmounts that resolve their paths beneath a directory fslab
 //!   owns without following symbolic links or `..`, and only of the entry recorded;
 //! * [`input`]: input files read with a size limit;
-//! * [`procs`]: processes by pid and start time, and the caged programs a process started.
+//! * [`procs`]: processes by pid and start time, and the caged programs a process started;
+//! * [`create_new`]: a file made exclusively, never written through a link.
 
 pub mod beneath;
 pub mod cage;
 pub mod input;
 pub mod procs;
+
+/// Create `p` exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0644, close-on-exec): a
+/// file, or a symbolic link, already there is never written through.
+pub fn create_new(p: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(p)
+}

@@ -53,18 +53,9 @@ pub enum ClaimError {
     NoStudy(i64),
 }
 
-/// Field 22 of `/proc/<pid>/stat` (start time in clock ticks since boot) and whether the
-/// process has already exited (a zombie waiting to be reaped).
-pub(super) fn proc_start(pid: u32) -> Option<(u64, bool)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may hold spaces and ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // `rest` starts at field 3 (state), so field 22 is at index 19.
-    let start = fields.get(19)?.parse().ok()?;
-    let exited = matches!(fields.first().copied(), Some("Z" | "X"));
-    Some((start, exited))
-}
+/// A process's start time and whether it has exited: the one reading of
+/// `/proc/<pid>/stat` (`safe::procs`).
+pub(super) use crate::safe::procs::start_time as proc_start;
 
 fn host_name() -> String {
     rustix::system::uname()

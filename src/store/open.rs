@@ -347,7 +347,6 @@ fn check_main_kind(path: &Path, fix: &str) -> Result<bool> {
 /// directory, given fslab's schema and marks, then linked to `path` (which fails if another
 /// process got there first: then its store is used). A file at `path` is never half-made.
 fn create_whole(path: &Path) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -367,13 +366,7 @@ fn create_whole(path: &Path) -> Result<()> {
             path.display()
         ))
     };
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)
-        .map_err(|e| cant(&e))?;
+    crate::safe::create_new(&tmp).map_err(|e| cant(&e))?;
     let made = (|| -> Result<()> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&tmp, flags)

@@ -84,17 +84,11 @@ pub fn path<R: Record>(dir: &Path, name: &str) -> PathBuf {
 /// link left at its name is removed, never written through).
 pub fn write<R: Record>(dir: &Path, rec: &R) -> Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let dest = path::<R>(dir, rec.name());
     let tmp = dir.join(format!("{}{}.tmp", R::PREFIX, rec.name()));
     let text = serde_json::to_string_pretty(rec)?;
     let _ = std::fs::remove_file(&tmp);
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)
+    crate::safe::create_new(&tmp)
         .and_then(|mut f| f.write_all((text + "\n").as_bytes()))
         .and_then(|_| std::fs::rename(&tmp, &dest))
         .with_context(|| format!("cannot write the {} {}", R::WHAT, dest.display()))
