@@ -250,16 +250,8 @@ fn per_repetition(
     }
     let mut head: Vec<String> = vec!["cell".into()];
     head.extend(factors.iter().map(|f| field(&factor_column(f, &FIXED))));
-    head.extend(
-        [
-            "workload",
-            "repetition",
-            "order_index",
-            "trial_status",
-            "cache_policy",
-        ]
-        .map(String::from),
-    );
+    // workload, repetition, order_index, trial_status, cache_policy.
+    head.extend(FIXED[1..6].iter().map(|c| c.to_string()));
     head.extend(metrics.iter().map(|m| field(m)));
     let mut o = head.join(",") + "\n";
     for (s, vals) in reps.values() {
