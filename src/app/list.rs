@@ -243,17 +243,7 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
         );
     };
     if a.json || a.format == TextFormat::Json {
-        let mut groups = Vec::new();
-        for c in &d.cells {
-            for w in &d.workloads {
-                let sums = runsummary::summarize_reps(&reps_of(&d, c.id, w.id));
-                groups.push(serde_json::json!({"cell": c.label, "workload": w.label, "summary": runsummary::to_json(&sums)}));
-            }
-        }
-        let doc = serde_json::json!({"schema": "fslab.show.v1", "study": d.study, "environment": crate::report::model::env_json(&d.environment),
-            "cells": d.cells, "workloads": d.workloads, "series": d.series, "summaries": groups});
-        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
-        return Ok(());
+        return print_json(&d);
     }
     let p = Presentation {
         detail: if a.all { Detail::All } else { Detail::Compact },
@@ -277,10 +267,32 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
         crate::out!("{}", String::from_utf8_lossy(&bytes));
         return Ok(());
     }
-    // Nothing completed: what was stored, and why nothing was counted.
+    print_unfinished(&d, p.width);
+    Ok(())
+}
+
+/// `fslab show --format json`: the study, its environment, cells, workloads and series, and
+/// each series' summary.
+fn print_json(d: &crate::store::StudyData) -> Result<()> {
+    let mut groups = Vec::new();
+    for c in &d.cells {
+        for w in &d.workloads {
+            let sums = runsummary::summarize_reps(&reps_of(d, c.id, w.id));
+            groups.push(serde_json::json!({"cell": c.label, "workload": w.label, "summary": runsummary::to_json(&sums)}));
+        }
+    }
+    let doc = serde_json::json!({"schema": "fslab.show.v1", "study": d.study, "environment": crate::report::model::env_json(&d.environment),
+        "cells": d.cells, "workloads": d.workloads, "series": d.series, "summaries": groups});
+    crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+    Ok(())
+}
+
+/// A run or study with no completed repetition: what was stored, and why nothing was
+/// counted (each cell's status and error, and its failed repetitions' errors).
+fn print_unfinished(d: &crate::store::StudyData, width: usize) {
     let s = &d.study;
     let fit = |text: &str, first: &str, rest: &str| {
-        for l in crate::report::textfit::wrap(text, p.width, first, rest) {
+        for l in crate::report::textfit::wrap(text, width, first, rest) {
             crate::outln!("{l}");
         }
     };
@@ -326,7 +338,6 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
             );
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]
