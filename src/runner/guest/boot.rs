@@ -131,6 +131,73 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
     )
     .apply(&mut cmd, &crate::safe::procs::my_owner_mark())
     .context("caging the guest")?;
+    consoles_at(&mut cmd, fds);
+    let started = Instant::now();
+    let mut child = l
+        .spawn
+        .start(cmd)
+        .with_context(|| format!("starting {}", l.kernel.display()))?;
+    drop((stop_r, ack_r, req_w, log_w, out_w, err_w));
+    drop((null0, null1, null2, null3));
+    let booted: Arc<Mutex<Option<Duration>>> = Arc::default();
+    {
+        let booted = Arc::clone(&booted);
+        let spawn = Arc::clone(&l.spawn);
+        std::thread::spawn(move || serve_requests(req_r, ack_w, started, &booted, spawn.as_ref()));
+    }
+    let log: Arc<Mutex<VecDeque<String>>> = Arc::default();
+    let log_done = {
+        let log = Arc::clone(&log);
+        std::thread::spawn(move || keep_log(log_r, &log))
+    };
+    let captured: Arc<Mutex<Vec<u8>>> = Arc::default();
+    let (capture_done, shown_done) = outputs(&l, (out_r, err_r), &captured);
+    // Kept open until the guest ends: an end of file on a console hangs it up, and the
+    // guest would lose the line before reading it.
+    let mut stop = std::fs::File::from(stop_w);
+    let status = wait(&mut child, &mut stop)?;
+    let elapsed = started.elapsed();
+    let kernel_log = drain(&l, [&log_done, &capture_done, &shown_done], &log);
+    let captured = captured.lock().map(|c| c.clone()).unwrap_or_default();
+    let code = std::fs::read_to_string(l.dir.join(super::script::EXIT_FILE))
+        .ok()
+        .and_then(|t| t.trim().parse::<u8>().ok());
+    let booted = booted.lock().ok().and_then(|b| *b);
+    Ok(Outcome {
+        code,
+        status,
+        booted,
+        elapsed,
+        kernel_log,
+        captured,
+    })
+}
+
+/// After the guest ended: wait (a second at most) for the readers of its consoles, close the
+/// displays, and return the kernel's log.
+fn drain(
+    l: &Launch<'_>,
+    readers: [&std::thread::JoinHandle<()>; 3],
+    log: &Mutex<VecDeque<String>>,
+) -> Vec<String> {
+    // UML's helper processes may hold the write ends a little longer; what arrived by then
+    // is all there is (the guest has halted).
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while readers.iter().any(|h| !h.is_finished()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for sink in [&l.stdout, &l.stderr] {
+        if let Sink::Shown(d) = sink {
+            d.close();
+        }
+    }
+    log.lock()
+        .map(|l| l.iter().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// In the child, put each console on its descriptor: `fds` lists (target ← source).
+fn consoles_at(cmd: &mut Command, fds: [(i32, i32); 12]) {
     // SAFETY: only async-signal-safe calls (fcntl, dup2, close) between fork and exec; this
     // runs after the cage's steps, in the process that becomes `linux.uml` (the cage marks
     // inherited descriptors close-on-exec; dup2 gives the consoles new ones without it).
@@ -153,32 +220,22 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
             Ok(())
         });
     }
-    let started = Instant::now();
-    let mut child = l
-        .spawn
-        .start(cmd)
-        .with_context(|| format!("starting {}", l.kernel.display()))?;
-    drop((stop_r, ack_r, req_w, log_w, out_w, err_w));
-    drop((null0, null1, null2, null3));
-    let booted: Arc<Mutex<Option<Duration>>> = Arc::default();
-    {
-        let booted = Arc::clone(&booted);
-        let spawn = Arc::clone(&l.spawn);
-        std::thread::spawn(move || serve_requests(req_r, ack_w, started, &booted, spawn.as_ref()));
-    }
-    let log: Arc<Mutex<VecDeque<String>>> = Arc::default();
-    let log_done = {
-        let log = Arc::clone(&log);
-        std::thread::spawn(move || keep_log(log_r, &log))
-    };
-    let captured: Arc<Mutex<Vec<u8>>> = Arc::default();
+}
+
+/// The threads that take the guest's stdout and stderr where the launch wants them: shown
+/// (through the display), captured, or the host's own.
+fn outputs(
+    l: &Launch<'_>,
+    (out_r, err_r): (OwnedFd, OwnedFd),
+    captured: &Arc<Mutex<Vec<u8>>>,
+) -> (std::thread::JoinHandle<()>, std::thread::JoinHandle<()>) {
     let capture_done = match &l.stdout {
         Sink::Shown(d) => {
             let d = d.clone();
             std::thread::spawn(move || pass_stdout(out_r, &d))
         }
         Sink::Capture => {
-            let captured = Arc::clone(&captured);
+            let captured = Arc::clone(captured);
             std::thread::spawn(move || collect(out_r, &captured))
         }
         Sink::Host => std::thread::spawn(move || copy(out_r, &mut std::io::stdout())),
@@ -192,40 +249,7 @@ pub(super) fn boot(l: Launch<'_>) -> Result<Outcome> {
             std::thread::spawn(move || copy(err_r, &mut std::io::stderr()))
         }
     };
-    // Kept open until the guest ends: an end of file on a console hangs it up, and the
-    // guest would lose the line before reading it.
-    let mut stop = std::fs::File::from(stop_w);
-    let status = wait(&mut child, &mut stop)?;
-    let elapsed = started.elapsed();
-    // UML's helper processes may hold the write ends a little longer; what arrived by then
-    // is all there is (the guest has halted).
-    let deadline = Instant::now() + Duration::from_secs(1);
-    let readers = [&log_done, &capture_done, &shown_done];
-    while readers.iter().any(|h| !h.is_finished()) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let kernel_log = log
-        .lock()
-        .map(|l| l.iter().cloned().collect())
-        .unwrap_or_default();
-    for sink in [&l.stdout, &l.stderr] {
-        if let Sink::Shown(d) = sink {
-            d.close();
-        }
-    }
-    let captured = captured.lock().map(|c| c.clone()).unwrap_or_default();
-    let code = std::fs::read_to_string(l.dir.join(super::script::EXIT_FILE))
-        .ok()
-        .and_then(|t| t.trim().parse::<u8>().ok());
-    let booted = booted.lock().ok().and_then(|b| *b);
-    Ok(Outcome {
-        code,
-        status,
-        booted,
-        elapsed,
-        kernel_log,
-        captured,
-    })
+    (capture_done, shown_done)
 }
 
 /// The guest kernel's command line: its memory, the host's root, one `ubd` per image, the
