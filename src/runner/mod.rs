@@ -15,5 +15,4 @@ pub mod series;
 pub mod study;
 /// Engine commands, one-cell studies of a directory run by the study's loop.
 pub use study::command as adhoc;
-pub mod study_progress;
 pub mod telemetry;

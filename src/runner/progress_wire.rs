@@ -2,7 +2,7 @@
 //! guest and the host that booted it. The guest's consoles are terminals whatever the host's
 //! stderr is, and bars drawn inside would reach the host as escape codes sized to the guest's
 //! idea of the terminal. Instead, when the host's stderr is a terminal
-//! (`FSLAB_GUEST_TERMINAL=1`), the guest's [`StudyProgress`] writes one line per event on its
+//! (`FSLAB_GUEST_TERMINAL=1`), the guest's [`Progress`] writes one line per event on its
 //! stderr, and the host parses them and draws its own bars; every other line is printed as it
 //! is, above the bars.
 //!
@@ -26,7 +26,7 @@
 //! records of 4096 bytes, `MB` for bytes in powers of 1000. The guest runs this very binary
 //! (the host's root is its root), so both sides always speak the same version.
 //!
-//! [`StudyProgress`]: super::study_progress::StudyProgress
+//! [`Progress`]: super::progress::Progress
 
 use super::progress_text::RateUnit;
 use crate::workload::PhaseStatus;

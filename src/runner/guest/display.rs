@@ -1,11 +1,11 @@
 //! The host's display of a guest's study, when the host's stderr is a terminal: the guest's
 //! fslab sends its progress as lines of [`progress_wire`] on its stderr console; the host
-//! draws them with its own bars ([`StudyProgress`]) and prints every other line above them.
+//! draws them with its own bars ([`Progress`]) and prints every other line above them.
 //! The guest's stdout (its report) is written with the bars out of the way, so that a redraw
 //! never lands in the middle of it.
 
+use super::super::progress::Progress;
 use super::super::progress_wire::{self as wire, Event};
-use super::super::study_progress::StudyProgress;
 use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -13,11 +13,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// the calibration, then the study), shared by the readers of both consoles.
 #[derive(Clone, Default)]
 pub(super) struct Display {
-    bars: Arc<Mutex<Option<StudyProgress>>>,
+    bars: Arc<Mutex<Option<Progress>>>,
 }
 
 impl Display {
-    fn bars(&self) -> MutexGuard<'_, Option<StudyProgress>> {
+    fn bars(&self) -> MutexGuard<'_, Option<Progress>> {
         self.bars.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -26,7 +26,7 @@ impl Display {
         let mut bars = self.bars();
         match wire::parse(line) {
             Some(Event::Begin(total)) => {
-                if let Some(old) = bars.replace(StudyProgress::on_terminal(total)) {
+                if let Some(old) = bars.replace(Progress::on_terminal(total)) {
                     old.finish();
                 }
             }

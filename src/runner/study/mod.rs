@@ -13,7 +13,7 @@
 //! (order, budget, stopping rule, ETA), `cells.rs` hands cells to the provisioner and takes
 //! them down, `attempt.rs` runs one repetition of a series through the one protocol
 //! ([`super::telemetry::run_observed`]) and stores it. The display is
-//! [`super::study_progress`].
+//! [`super::progress`].
 
 mod attempt;
 mod cells;
@@ -24,9 +24,9 @@ mod recording;
 mod schedule;
 mod setup;
 
+use super::progress::Progress;
 use super::progress::Steps;
 use super::series::{Series, SeriesState};
-use super::study_progress::StudyProgress;
 use super::telemetry::Sources;
 use crate::metric::Metric;
 use crate::plan::{Repetitions, Study};
@@ -121,7 +121,7 @@ enum Ground<'a> {
 
 /// How the loop speaks: a study's display, or an engine command's counters on stderr.
 enum Show<'a> {
-    Study(StudyProgress),
+    Study(Progress),
     Command {
         obs: &'a dyn Observer,
         steps: Option<&'a dyn Steps>,

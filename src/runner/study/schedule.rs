@@ -2,9 +2,9 @@
 //! stopping rule after each repetition, and the ETA from the repetitions still planned.
 
 use super::super::order::Scheduler;
+use super::super::progress::Progress;
 use super::super::progress_text::Left;
 use super::super::series::{Series, SeriesState};
-use super::super::study_progress::StudyProgress;
 use super::{Ground, RepEnd, Runner, Show};
 use crate::stats::adaptive::{self, Rule, StopReason};
 use crate::store::SeriesStatus;
@@ -40,9 +40,9 @@ pub(super) fn eta_of(series: &[Series], rule: &Rule, just_ran: Option<usize>) ->
 }
 
 /// A study's display, with the repetitions planned, those earlier runs stored, and the ETA.
-pub(super) fn display(enabled: bool, series: &[Series], rule: &Rule) -> StudyProgress {
+pub(super) fn display(enabled: bool, series: &[Series], rule: &Rule) -> Progress {
     let total: u64 = series.iter().map(|s| u64::from(s.planned(rule))).sum();
-    let progress = StudyProgress::new(enabled, total);
+    let progress = Progress::study(enabled, total);
     progress.set_done(
         series.iter().map(|s| u64::from(s.done)).sum(),
         eta_of(series, rule, None),

@@ -28,7 +28,7 @@ impl Shared {
 }
 
 /// The host's side: a display drawn nowhere, fed every line; the plain lines it would print.
-fn feed(host: &StudyProgress, lines: Vec<String>) -> Vec<String> {
+fn feed(host: &Progress, lines: Vec<String>) -> Vec<String> {
     let mut plain = Vec::new();
     for l in lines {
         match parse(&l) {
@@ -39,11 +39,18 @@ fn feed(host: &StudyProgress, lines: Vec<String>) -> Vec<String> {
     plain
 }
 
-fn main_bar(p: &StudyProgress) -> &ProgressBar {
-    p.main.as_ref().unwrap()
+fn main_bar(p: &Progress) -> &ProgressBar {
+    p.main().unwrap()
 }
 
-fn phase_view(p: &StudyProgress) -> Option<(String, crate::runner::phase_bar::PhaseView)> {
+fn study_eta(p: &Progress) -> &EtaAt {
+    match &p.head {
+        Head::Study { eta, .. } => eta,
+        Head::Command { .. } => panic!("a study's display"),
+    }
+}
+
+fn phase_view(p: &Progress) -> Option<(String, crate::runner::phase_bar::PhaseView)> {
     lock(&p.phase)
         .as_ref()
         .map(|b| (b.bar().message(), b.view()))
@@ -52,14 +59,14 @@ fn phase_view(p: &StudyProgress) -> Option<(String, crate::runner::phase_bar::Ph
 #[test]
 fn a_guests_display_arrives_at_the_host_as_data() {
     let out = Shared::default();
-    let guest = StudyProgress::wired(Box::new(out.clone()), 12);
+    let guest = Progress::wired(Box::new(out.clone()), 12);
     assert!(
         guest.wants_status(),
         "fio is asked for its status in a guest"
     );
     let first = out.take();
     assert_eq!(first, ["@fslab-progress begin 12"]);
-    let host = StudyProgress::drawn(ProgressDrawTarget::hidden(), 12);
+    let host = Progress::drawn(ProgressDrawTarget::hidden(), 12);
 
     guest.set_unit(|phase| {
         RateUnit::Items(if phase.starts_with("dir") {
@@ -94,7 +101,7 @@ fn a_guests_display_arrives_at_the_host_as_data() {
     assert_eq!(feed(&host, lines), ["warning: a plain line"]);
     assert_eq!(main_bar(&host).position(), 3);
     assert_eq!(main_bar(&host).message(), "journal=16MB · fdtree · rep 1/5");
-    assert!(live_eta(&host.eta).is_some_and(|e| e > 39.0 && e <= 40.0));
+    assert!(live_eta(study_eta(&host)).is_some_and(|e| e > 39.0 && e <= 40.0));
     let (name, view) = phase_view(&host).unwrap();
     assert_eq!(name, "file_create");
     let shown: u64 = sent
@@ -107,7 +114,7 @@ fn a_guests_display_arrives_at_the_host_as_data() {
         .unwrap();
     assert_eq!(view.counts_text(), format!("{shown}/5000"));
     assert_eq!(
-        view.rate_text(48_123.0, (lock(&host.unit))("file_create")),
+        view.rate_text(48_123.0, (lock(&host.unit))("file_create", 0)),
         "48.1k files/s"
     );
 
