@@ -232,11 +232,24 @@ fn outputs(
     let capture_done = match &l.stdout {
         Sink::Shown(d) => {
             let d = d.clone();
-            std::thread::spawn(move || pass_stdout(out_r, &d))
+            // The guest's stdout as it arrives, past the host's bars.
+            std::thread::spawn(move || {
+                each_chunk(out_r, |b| {
+                    d.stdout(b);
+                    true
+                })
+            })
         }
         Sink::Capture => {
             let captured = Arc::clone(captured);
-            std::thread::spawn(move || collect(out_r, &captured))
+            std::thread::spawn(move || {
+                each_chunk(out_r, |b| {
+                    if let Ok(mut v) = captured.lock() {
+                        v.extend_from_slice(b);
+                    }
+                    true
+                })
+            })
         }
         Sink::Host => std::thread::spawn(move || copy(out_r, &mut std::io::stdout())),
     };
@@ -321,41 +334,20 @@ fn wait(
     }
 }
 
-/// Append everything read from `r` to `into`, as it arrives.
-fn collect(r: OwnedFd, into: &Mutex<Vec<u8>>) {
+/// Hand everything read from `r` to `take` as it arrives, until the end or `take` says stop.
+fn each_chunk(r: OwnedFd, mut take: impl FnMut(&[u8]) -> bool) {
     let mut f = std::fs::File::from(r);
     let mut buf = [0u8; 4096];
     while let Ok(n) = f.read(&mut buf) {
-        if n == 0 {
+        if n == 0 || !take(&buf[..n]) {
             break;
-        }
-        if let Ok(mut v) = into.lock() {
-            v.extend_from_slice(&buf[..n]);
         }
     }
 }
 
 /// Copy everything read from `r` to `to` (the host's stdout or stderr) as it arrives.
 fn copy(r: OwnedFd, to: &mut dyn Write) {
-    let mut f = std::fs::File::from(r);
-    let mut buf = [0u8; 4096];
-    while let Ok(n) = f.read(&mut buf) {
-        if n == 0 || to.write_all(&buf[..n]).and_then(|()| to.flush()).is_err() {
-            break;
-        }
-    }
-}
-
-/// Write the guest's stdout as it arrives, past the host's bars.
-fn pass_stdout(r: OwnedFd, d: &Display) {
-    let mut f = std::fs::File::from(r);
-    let mut buf = [0u8; 4096];
-    while let Ok(n) = f.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        d.stdout(&buf[..n]);
-    }
+    each_chunk(r, |b| to.write_all(b).and_then(|()| to.flush()).is_ok());
 }
 
 /// Hand each line of the guest's stderr to the host's display.

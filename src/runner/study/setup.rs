@@ -150,20 +150,19 @@ pub fn open_existing(
             row.id
         ))
     };
-    let mut cell_ids = vec![0; cells.len()];
-    for c in &cells {
-        *usize::try_from(c.idx)
-            .ok()
-            .and_then(|i| cell_ids.get_mut(i))
-            .ok_or_else(damaged)? = c.id;
-    }
-    let mut wl_ids = vec![0; wls.len()];
-    for w in &wls {
-        *usize::try_from(w.idx)
-            .ok()
-            .and_then(|i| wl_ids.get_mut(i))
-            .ok_or_else(damaged)? = w.id;
-    }
+    // Each row's id at its position in the plan.
+    let by_idx = |rows: Vec<(i64, i64)>| -> Result<Vec<i64>> {
+        let mut ids = vec![0; rows.len()];
+        for (idx, id) in rows {
+            *usize::try_from(idx)
+                .ok()
+                .and_then(|i| ids.get_mut(i))
+                .ok_or_else(damaged)? = id;
+        }
+        Ok(ids)
+    };
+    let cell_ids = by_idx(cells.iter().map(|c| (c.idx, c.id)).collect())?;
+    let wl_ids = by_idx(wls.iter().map(|w| (w.idx, w.id)).collect())?;
     let seed = row.seed.map(|s| s as u64).unwrap_or(0);
     Ok(((row.id, cell_ids, wl_ids, seed, true), claim))
 }
