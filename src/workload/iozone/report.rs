@@ -84,25 +84,6 @@ fn field(s: &mut String, sep: &str, width: usize, v: u64) {
     let _ = write!(s, "{text:>width$}");
 }
 
-/// `-R` block titles, in IOzone's order.
-pub fn excel_title(t: Test) -> &'static str {
-    match t {
-        Test::Write => "Writer report",
-        Test::Rewrite => "Re-writer report",
-        Test::Read => "Reader report",
-        Test::Reread => "Re-Reader report",
-        Test::RandomRead => "Random read report",
-        Test::RandomWrite => "Random write report",
-        Test::BackwardRead => "Backward read report",
-        Test::RecordRewrite => "Record rewrite report",
-        Test::StrideRead => "Stride read report",
-        Test::Fwrite => "Fwrite report",
-        Test::Frewrite => "Re-Fwrite report",
-        Test::Fread => "Fread report",
-        Test::Freread => "Re-Fread report",
-    }
-}
-
 /// One `-R` block: a title, the record sizes (KiB) heading the columns, and per file size
 /// the value of every record size up to the file size (0 where the cell was skipped).
 #[derive(Debug, Clone, PartialEq)]
@@ -156,7 +137,7 @@ pub fn excel_blocks(
             })
             .collect();
         out.push(ExcelBlock {
-            title: excel_title(t),
+            title: t.excel_title(),
             records_kib: report_records.iter().map(|r| r / 1024).collect(),
             rows,
         });
