@@ -60,21 +60,16 @@ pub fn fdtree_report_counts(p: &FdtreeParams, t: Counts, start: &Path, out: &Rep
         let phase = ph.kind().unwrap_or(Phase::DirRemove);
         let heading = format!("{} TIME IN, OUT, TOTAL", phase.label());
         let _ = writeln!(s, "{heading:<37}= {times}");
-        match phase {
-            Phase::DirCreate => {
-                let _ = writeln!(s, "\tDirectory creates per second =  {rate:.2}");
-            }
-            Phase::FileCreate => {
-                let _ = writeln!(s, "\tFile creates per second      =  {rate:.2}");
-                let kib = (ph.items * p.file_bytes()) as f64 / 1024.0 / ph.elapsed.max(1e-9);
-                let _ = writeln!(s, "\tKiB per second               =  {kib:.2}");
-            }
-            Phase::FileRemove => {
-                let _ = writeln!(s, "\tFile removals per second     =  {rate:.2}");
-            }
-            Phase::DirRemove => {
-                let _ = writeln!(s, "\tDirectory removals per second =  {rate:.2}");
-            }
+        let words = match phase {
+            Phase::DirCreate => "Directory creates per second",
+            Phase::FileCreate => "File creates per second     ",
+            Phase::FileRemove => "File removals per second    ",
+            Phase::DirRemove => "Directory removals per second",
+        };
+        let _ = writeln!(s, "\t{words} =  {rate:.2}");
+        if phase.writes_data() {
+            let kib = (ph.items * p.file_bytes()) as f64 / 1024.0 / ph.elapsed.max(1e-9);
+            let _ = writeln!(s, "\tKiB per second               =  {kib:.2}");
         }
     }
     s
