@@ -378,18 +378,7 @@ impl Iozone {
         obs: &dyn Observer,
     ) -> Result<Vec<PassResult>> {
         let p = &self.params;
-        let spec = passes::FileSpec {
-            path,
-            reclen: p.record as usize,
-            numrecs: p.numrecs(),
-            direct: p.direct,
-            osync: p.osync,
-            include_fsync: p.fsync,
-            include_close: p.close,
-            stride: p.stride,
-            pattern: p.pattern,
-            verify: p.verify,
-        };
+        let spec = passes::FileSpec::new(path, p);
         let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
         let mut out = Vec::new();
         for (k, &n) in p.tests.iter().enumerate() {

@@ -14,27 +14,23 @@ use std::time::Duration;
 
 const F: &str = "/t/iozone.tmp";
 
-fn spec(numrecs: u64, reclen: usize) -> FileSpec<'static> {
-    FileSpec {
-        path: Path::new(F),
-        reclen,
-        numrecs,
-        direct: false,
-        osync: false,
-        include_fsync: false,
-        include_close: false,
-        stride: 17,
-        pattern: DEFAULT_PATTERN,
-        verify: false,
+/// The parameters of a point of `numrecs` records of `reclen` bytes on [`F`], IOzone's
+/// defaults otherwise.
+fn spec(numrecs: u64, reclen: usize) -> IozoneParams {
+    IozoneParams {
+        file_kib: numrecs * reclen as u64 / 1024,
+        record: reclen as u64,
+        ..IozoneParams::default()
     }
 }
 
-/// Run `-i n` on `io` with `s`, returning the passes.
-fn run(io: &mut RecordingIo, s: &FileSpec<'_>, n: u8) -> anyhow::Result<Vec<PassResult>> {
-    let mut buf = io::AlignedBuf::new(s.reclen, s.pattern, false);
+/// Run `-i n` on `io` with `p`, returning the passes.
+fn run(io: &mut RecordingIo, p: &IozoneParams, n: u8) -> anyhow::Result<Vec<PassResult>> {
+    let s = FileSpec::new(Path::new(F), p);
+    let mut buf = io::AlignedBuf::new(s.reclen, p.pattern, false);
     let mut r = Runner {
         io,
-        spec: s,
+        spec: &s,
         buf: &mut buf,
         ticker: Ticker::new(&Quiet, s.reclen),
         passes: 0,
@@ -190,8 +186,8 @@ fn write_truncates_only_on_the_first_pass_and_times_only_the_writes() {
 fn e_and_c_move_fsync_and_close_inside_the_timing() {
     let mut io = RecordingIo::new();
     let mut s = spec(2, 4096);
-    s.include_fsync = true;
-    s.include_close = true;
+    s.fsync = true;
+    s.close = true;
     run(&mut io, &s, 0).unwrap();
     for pass in timed(&io.ops) {
         let n = pass.len();
