@@ -102,7 +102,7 @@ impl Default for FdtreeParams {
 }
 
 /// Item counts of one tree (one worker), computed exactly as fdtree does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
     /// Directories including the root: 1 + d + … + d^l.
     pub dirs: u64,

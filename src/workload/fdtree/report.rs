@@ -8,11 +8,7 @@ use std::path::Path;
 
 /// fdtree.bash's report for one repetition, with sub-second times and fractional rates.
 pub fn fdtree_report(p: &FdtreeParams, start: &Path, out: &RepOutcome) -> String {
-    let t = p.total_counts().unwrap_or(Counts {
-        dirs: 0,
-        files: 0,
-        bytes: 0,
-    });
+    let t = p.total_counts().unwrap_or_default();
     fdtree_report_counts(p, t, start, out)
 }
 
