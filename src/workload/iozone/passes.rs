@@ -359,11 +359,11 @@ impl<'a, I: Io> Runner<'a, I> {
         let test = Test::StrideRead;
         let fd = self.open(test, OpenFlags::read_only(self.spec.p.direct))?;
         self.fsync(test, fd, 0)?;
-        let reclen = self.spec.reclen as u64;
+        let (reclen, n) = (self.spec.reclen as u64, self.spec.numrecs);
         let mut pos = 0u64;
         let mut wraps = 0u64;
         let t0 = self.start();
-        for i in 0..self.spec.numrecs {
+        for i in 0..n {
             self.ticker.tick(i)?;
             if let Err(e) = read_exact(self.io, fd, self.buf) {
                 return Err(self.err(test, "read", pos, i * reclen, e));
@@ -371,13 +371,7 @@ impl<'a, I: Io> Runner<'a, I> {
             if self.spec.p.verify {
                 verify(self.spec, test, self.buf, pos / reclen)?;
             }
-            pos = stride_next(
-                pos,
-                reclen,
-                self.spec.p.stride,
-                self.spec.numrecs,
-                &mut wraps,
-            );
+            pos = stride_next(pos, reclen, self.spec.p.stride, n, &mut wraps);
             if let Err(e) = self.io.seek(fd, pos as i64, Whence::Set) {
                 return Err(self.err(test, "lseek", pos, i * reclen, e));
             }
