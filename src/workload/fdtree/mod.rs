@@ -84,20 +84,10 @@ pub struct FdtreeParams {
     pub roots: Vec<String>,
 }
 
+/// fdtree's defaults: [`FdtreeSpec`]'s.
 impl Default for FdtreeParams {
     fn default() -> Self {
-        FdtreeParams {
-            dirs: DEFAULT_DIRS,
-            files: DEFAULT_FILES,
-            size_blocks: DEFAULT_SIZE_BLOCKS,
-            levels: DEFAULT_LEVELS,
-            threads: 1,
-            sync: false,
-            mode: Mode::Full,
-            backend: Backend::Fs,
-            keep: false,
-            roots: Vec::new(),
-        }
+        FdtreeSpec::default().params()
     }
 }
 
@@ -274,17 +264,26 @@ impl FdtreeSpec {
         })
     }
 
-    /// Validated engine parameters.
-    pub fn to_params(&self) -> Result<FdtreeParams> {
-        let p = FdtreeParams {
+    /// The engine parameters of this shape, unchecked; the run's own settings at theirs
+    /// (all four phases, on the file system, nothing kept, no roots given).
+    fn params(&self) -> FdtreeParams {
+        FdtreeParams {
             dirs: self.dirs,
             files: self.files,
             size_blocks: self.size_blocks,
             levels: self.levels,
             threads: self.threads,
             sync: self.sync,
-            ..FdtreeParams::default()
-        };
+            mode: Mode::Full,
+            backend: Backend::Fs,
+            keep: false,
+            roots: Vec::new(),
+        }
+    }
+
+    /// Validated engine parameters.
+    pub fn to_params(&self) -> Result<FdtreeParams> {
+        let p = self.params();
         p.validate()?;
         Ok(p)
     }
