@@ -431,18 +431,12 @@ impl Iozone {
     pub fn metrics(passes: &[PassResult]) -> Vec<Metric> {
         let mut m = Vec::new();
         for p in passes {
-            m.push(Metric::new(
-                p.test.phase(),
-                "throughput",
-                Unit::KiBPerSec,
-                p.kib_per_sec() as f64,
-            ));
-            m.push(Metric::new(
-                p.test.phase(),
-                "elapsed",
-                Unit::Seconds,
-                p.elapsed.as_secs_f64(),
-            ));
+            for (name, unit, value) in [
+                ("throughput", Unit::KiBPerSec, p.kib_per_sec() as f64),
+                ("elapsed", Unit::Seconds, p.elapsed.as_secs_f64()),
+            ] {
+                m.push(Metric::new(p.test.phase(), name, unit, value));
+            }
         }
         m
     }
