@@ -289,19 +289,25 @@ impl FdtreeSpec {
     }
 }
 
+/// Parameters of a tree of this shape (`-d -f -s -l`), the rest at fdtree's defaults.
+#[cfg(test)]
+pub(crate) fn shaped(dirs: u64, files: u64, size_blocks: u64, levels: u32) -> FdtreeParams {
+    FdtreeParams {
+        dirs,
+        files,
+        size_blocks,
+        levels,
+        ..FdtreeParams::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn counts_match_fdtree() {
-        let p = FdtreeParams {
-            dirs: 20,
-            files: 40,
-            size_blocks: 1,
-            levels: 3,
-            ..Default::default()
-        };
+        let p = shaped(20, 40, 1, 3);
         let c = p.counts().unwrap();
         assert_eq!(c.dirs, 8421);
         assert_eq!(c.files, 336_840);

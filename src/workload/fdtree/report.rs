@@ -79,13 +79,7 @@ mod tests {
 
     #[test]
     fn report_follows_fdtree_bash_line_for_line() {
-        let p = FdtreeParams {
-            dirs: 2,
-            files: 3,
-            size_blocks: 1,
-            levels: 2,
-            ..FdtreeParams::default()
-        };
+        let p = crate::workload::fdtree::shaped(2, 3, 1, 2);
         let phase = |phase, items, t_in: f64, elapsed: f64| PhaseTiming {
             phase,
             items,
