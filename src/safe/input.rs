@@ -72,28 +72,34 @@ pub fn read_limited(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u
 /// Open `path` for reading if it is a regular file: opened with `O_NONBLOCK` (a FIFO does
 /// not wait for a writer, a terminal does not become the controlling one), then `fstat`.
 pub fn open_regular(path: &Path) -> Result<std::fs::File, ReadError> {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
         .open(path)?;
     let ft = f.metadata()?.file_type();
-    let kind = if ft.is_file() {
+    if ft.is_file() {
         return Ok(f);
-    } else if ft.is_dir() {
-        "a directory"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
-    };
-    Err(ReadError::NotRegular(kind))
+    }
+    Err(ReadError::NotRegular(
+        kind_of(&ft).unwrap_or("a special file"),
+    ))
+}
+
+/// What an entry that is not a regular file is, in messages' words (`a directory`, `a
+/// FIFO`, …); `None` for a regular file and for any other kind.
+pub fn kind_of(ft: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    [
+        (ft.is_dir(), "a directory"),
+        (ft.is_fifo(), "a FIFO"),
+        (ft.is_block_device(), "a block device"),
+        (ft.is_char_device(), "a character device"),
+        (ft.is_socket(), "a socket"),
+        (ft.is_symlink(), "a symbolic link"),
+    ]
+    .into_iter()
+    .find_map(|(is, kind)| is.then_some(kind))
 }
 
 /// [`read_limited`] as UTF-8 text.

@@ -17,7 +17,7 @@
 //! At the end a file is removed (or truncated) only if it is still the same inode.
 
 use anyhow::{Context, Result};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -81,24 +81,6 @@ fn forget(path: &Path) {
         .retain(|(p, _, _)| p != path);
 }
 
-fn kind(ft: &std::fs::FileType) -> &'static str {
-    if ft.is_dir() {
-        "a directory"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_socket() {
-        "a socket"
-    } else if ft.is_symlink() {
-        "a symbolic link"
-    } else {
-        "not a regular file"
-    }
-}
-
 /// Decide what may be done with the test file at `path` (`flag` names the option in
 /// messages). Errors are usage errors naming the fix; nothing is touched.
 pub fn claim(path: &Path, overwrite: bool, flag: &str) -> Result<TestFile> {
@@ -128,7 +110,7 @@ pub fn claim(path: &Path, overwrite: bool, flag: &str) -> Result<TestFile> {
         crate::bail_usage!(
             "{flag} {}: {}, not a regular file; fslab writes and removes only its own test files, give the path of a new file",
             path.display(),
-            kind(&ft)
+            crate::safe::input::kind_of(&ft).unwrap_or("not a regular file")
         );
     }
     let (dev, ino) = (md.dev(), md.ino());

@@ -47,10 +47,7 @@ impl Rate {
 
 /// Timed passes of one repetition of a point: every selected test number's tests.
 pub(super) fn passes(tests: &[u8]) -> Vec<Test> {
-    tests
-        .iter()
-        .flat_map(|&n| Test::of_number(n).iter().copied())
-        .collect()
+    tests.iter().flat_map(|&n| Test::of_number(n)).collect()
 }
 
 /// Bytes one repetition of a point of `file_kib` moves: the file, once per pass and worker.

@@ -72,11 +72,7 @@ impl Fdtree {
     /// An engine for validated parameters.
     pub fn new(params: FdtreeParams) -> Fdtree {
         // Parameters are validated by the caller; counts fall back to zeros if not.
-        let counts = params.counts().unwrap_or(Counts {
-            dirs: 0,
-            files: 0,
-            bytes: 0,
-        });
+        let counts = params.counts().unwrap_or_default();
         Fdtree {
             params,
             counts,

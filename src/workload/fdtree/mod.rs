@@ -84,25 +84,15 @@ pub struct FdtreeParams {
     pub roots: Vec<String>,
 }
 
+/// fdtree's defaults: [`FdtreeSpec`]'s.
 impl Default for FdtreeParams {
     fn default() -> Self {
-        FdtreeParams {
-            dirs: DEFAULT_DIRS,
-            files: DEFAULT_FILES,
-            size_blocks: DEFAULT_SIZE_BLOCKS,
-            levels: DEFAULT_LEVELS,
-            threads: 1,
-            sync: false,
-            mode: Mode::Full,
-            backend: Backend::Fs,
-            keep: false,
-            roots: Vec::new(),
-        }
+        FdtreeSpec::default().params()
     }
 }
 
 /// Item counts of one tree (one worker), computed exactly as fdtree does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
     /// Directories including the root: 1 + d + … + d^l.
     pub dirs: u64,
@@ -215,22 +205,18 @@ impl FdtreeParams {
 /// flags (clap, flattened into `fslab fdtree`'s arguments, whose own options are only the
 /// command's: where, which phases, output). Both go through [`FdtreeSpec::to_params`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct FdtreeSpec {
     /// Label in reports; default derived from the shape (study files only).
-    #[serde(default)]
     #[arg(skip)]
     pub label: Option<String>,
     /// Subdirectories per directory (fdtree -d; study key `dirs`).
-    #[serde(default = "d_dirs")]
     #[arg(short = 'd', long = "dirs", default_value_t = DEFAULT_DIRS, value_name = "N")]
     pub dirs: u64,
     /// Files in every directory, root and leaves included (fdtree -f; study key `files`).
-    #[serde(default = "d_files")]
     #[arg(short = 'f', long = "files", default_value_t = DEFAULT_FILES, value_name = "N")]
     pub files: u64,
     /// File size in 4 KiB blocks; 0 makes empty files (fdtree -s; study key `size_blocks`).
-    #[serde(default = "d_size")]
     #[arg(
         short = 's',
         long = "size",
@@ -239,36 +225,32 @@ pub struct FdtreeSpec {
     )]
     pub size_blocks: u64,
     /// Levels below the root directory (fdtree -l; study key `levels`).
-    #[serde(default = "d_levels")]
     #[arg(short = 'l', long = "levels", default_value_t = DEFAULT_LEVELS, value_name = "N")]
     pub levels: u32,
     /// Worker threads, each with its own tree, starting every phase together (study key
     /// `threads`).
-    #[serde(default = "d_threads")]
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub threads: usize,
     /// End every phase with syncfs inside its timing, so writeback is counted (study key
     /// `sync`). Default: off, like fdtree (dirty data may still be in memory when a phase
     /// ends).
-    #[serde(default)]
     #[arg(long)]
     pub sync: bool,
 }
 
-fn d_dirs() -> u64 {
-    DEFAULT_DIRS
-}
-fn d_files() -> u64 {
-    DEFAULT_FILES
-}
-fn d_size() -> u64 {
-    DEFAULT_SIZE_BLOCKS
-}
-fn d_levels() -> u32 {
-    DEFAULT_LEVELS
-}
-fn d_threads() -> usize {
-    1
+/// fdtree's defaults, for the keys a study file leaves out.
+impl Default for FdtreeSpec {
+    fn default() -> Self {
+        FdtreeSpec {
+            label: None,
+            dirs: DEFAULT_DIRS,
+            files: DEFAULT_FILES,
+            size_blocks: DEFAULT_SIZE_BLOCKS,
+            levels: DEFAULT_LEVELS,
+            threads: 1,
+            sync: false,
+        }
+    }
 }
 
 impl FdtreeSpec {
@@ -282,19 +264,40 @@ impl FdtreeSpec {
         })
     }
 
-    /// Validated engine parameters.
-    pub fn to_params(&self) -> Result<FdtreeParams> {
-        let p = FdtreeParams {
+    /// The engine parameters of this shape, unchecked; the run's own settings at theirs
+    /// (all four phases, on the file system, nothing kept, no roots given).
+    fn params(&self) -> FdtreeParams {
+        FdtreeParams {
             dirs: self.dirs,
             files: self.files,
             size_blocks: self.size_blocks,
             levels: self.levels,
             threads: self.threads,
             sync: self.sync,
-            ..FdtreeParams::default()
-        };
+            mode: Mode::Full,
+            backend: Backend::Fs,
+            keep: false,
+            roots: Vec::new(),
+        }
+    }
+
+    /// Validated engine parameters.
+    pub fn to_params(&self) -> Result<FdtreeParams> {
+        let p = self.params();
         p.validate()?;
         Ok(p)
+    }
+}
+
+/// Parameters of a tree of this shape (`-d -f -s -l`), the rest at fdtree's defaults.
+#[cfg(test)]
+pub(crate) fn shaped(dirs: u64, files: u64, size_blocks: u64, levels: u32) -> FdtreeParams {
+    FdtreeParams {
+        dirs,
+        files,
+        size_blocks,
+        levels,
+        ..FdtreeParams::default()
     }
 }
 
@@ -304,13 +307,7 @@ mod tests {
 
     #[test]
     fn counts_match_fdtree() {
-        let p = FdtreeParams {
-            dirs: 20,
-            files: 40,
-            size_blocks: 1,
-            levels: 3,
-            ..Default::default()
-        };
+        let p = shaped(20, 40, 1, 3);
         let c = p.counts().unwrap();
         assert_eq!(c.dirs, 8421);
         assert_eq!(c.files, 336_840);

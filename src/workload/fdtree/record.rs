@@ -145,13 +145,7 @@ mod tests {
     use super::*;
 
     fn params() -> FdtreeParams {
-        FdtreeParams {
-            dirs: 2,
-            files: 3,
-            size_blocks: 1,
-            levels: 2,
-            ..FdtreeParams::default()
-        }
+        super::super::shaped(2, 3, 1, 2)
     }
 
     #[test]

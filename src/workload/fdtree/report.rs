@@ -8,11 +8,7 @@ use std::path::Path;
 
 /// fdtree.bash's report for one repetition, with sub-second times and fractional rates.
 pub fn fdtree_report(p: &FdtreeParams, start: &Path, out: &RepOutcome) -> String {
-    let t = p.total_counts().unwrap_or(Counts {
-        dirs: 0,
-        files: 0,
-        bytes: 0,
-    });
+    let t = p.total_counts().unwrap_or_default();
     fdtree_report_counts(p, t, start, out)
 }
 
@@ -60,21 +56,16 @@ pub fn fdtree_report_counts(p: &FdtreeParams, t: Counts, start: &Path, out: &Rep
         let phase = ph.kind().unwrap_or(Phase::DirRemove);
         let heading = format!("{} TIME IN, OUT, TOTAL", phase.label());
         let _ = writeln!(s, "{heading:<37}= {times}");
-        match phase {
-            Phase::DirCreate => {
-                let _ = writeln!(s, "\tDirectory creates per second =  {rate:.2}");
-            }
-            Phase::FileCreate => {
-                let _ = writeln!(s, "\tFile creates per second      =  {rate:.2}");
-                let kib = (ph.items * p.file_bytes()) as f64 / 1024.0 / ph.elapsed.max(1e-9);
-                let _ = writeln!(s, "\tKiB per second               =  {kib:.2}");
-            }
-            Phase::FileRemove => {
-                let _ = writeln!(s, "\tFile removals per second     =  {rate:.2}");
-            }
-            Phase::DirRemove => {
-                let _ = writeln!(s, "\tDirectory removals per second =  {rate:.2}");
-            }
+        let words = match phase {
+            Phase::DirCreate => "Directory creates per second",
+            Phase::FileCreate => "File creates per second     ",
+            Phase::FileRemove => "File removals per second    ",
+            Phase::DirRemove => "Directory removals per second",
+        };
+        let _ = writeln!(s, "\t{words} =  {rate:.2}");
+        if phase.writes_data() {
+            let kib = (ph.items * p.file_bytes()) as f64 / 1024.0 / ph.elapsed.max(1e-9);
+            let _ = writeln!(s, "\tKiB per second               =  {kib:.2}");
         }
     }
     s
@@ -88,13 +79,7 @@ mod tests {
 
     #[test]
     fn report_follows_fdtree_bash_line_for_line() {
-        let p = FdtreeParams {
-            dirs: 2,
-            files: 3,
-            size_blocks: 1,
-            levels: 2,
-            ..FdtreeParams::default()
-        };
+        let p = crate::workload::fdtree::shaped(2, 3, 1, 2);
         let phase = |phase, items, t_in: f64, elapsed: f64| PhaseTiming {
             phase,
             items,

@@ -18,7 +18,6 @@
 use rustix::fd::OwnedFd;
 use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
-use std::ffi::CString;
 use std::path::Path;
 
 /// The names a tree may contain.
@@ -35,7 +34,7 @@ pub struct SweepShape {
 }
 
 pub use crate::workload::provenance::sweep::Swept;
-use crate::workload::provenance::sweep::{file_type, open_dir, sweep_root};
+use crate::workload::provenance::sweep::{entries, file_type, open_dir, sweep_root};
 
 /// Parse `L<level><kind><n>` (plus `.r<rank>` for shared-tree files) and check it against
 /// the shape at `level`.
@@ -78,12 +77,8 @@ fn expected(name: &[u8], level: u32, shape: &SweepShape) -> Option<u8> {
 
 fn sweep_dir(dir: &OwnedFd, level: u32, shape: &SweepShape, rel: &str, out: &mut Swept) {
     // Read the whole directory first: removing entries while reading may skip some.
-    let names: Vec<CString> = match rustix::fs::Dir::read_from(dir) {
-        Ok(d) => d
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_owned())
-            .filter(|n| n.as_bytes() != b"." && n.as_bytes() != b"..")
-            .collect(),
+    let names = match entries(dir) {
+        Ok(names) => names,
         Err(e) => {
             out.kept.push(format!("{rel} (cannot read it: {e})"));
             return;

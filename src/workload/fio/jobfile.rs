@@ -35,6 +35,24 @@ pub struct Section {
 }
 
 impl Section {
+    /// An empty section named `name`.
+    fn new(name: &str) -> Section {
+        Section {
+            name: name.into(),
+            lines: Vec::new(),
+            opts: Vec::new(),
+        }
+    }
+
+    /// Keep a line as written, and the option it sets (`content`: the line as [`content`]
+    /// reads it).
+    fn push_line(&mut self, raw: &str, content: &str) {
+        self.lines.push(raw.to_string());
+        if let Some(opt) = option(content) {
+            self.opts.push(opt);
+        }
+    }
+
     /// Whether this is a `[global]` section.
     pub fn is_global(&self) -> bool {
         self.name == "global"
@@ -80,13 +98,7 @@ impl JobFile {
             sections: Vec::new(),
         };
         for (n, raw) in text.lines().enumerate() {
-            let line = raw.trim();
-            // fio's comments are whole lines starting with ';' or '#'.
-            let content = if line.starts_with([';', '#']) {
-                ""
-            } else {
-                line
-            };
+            let content = content(raw);
             if let Some(file) = include_target(content) {
                 let Some(s) = jf.sections.last_mut() else {
                     return Err(format!(
@@ -104,11 +116,7 @@ impl JobFile {
                         n + 1
                     ));
                 };
-                jf.sections.push(Section {
-                    name: name.trim().to_string(),
-                    lines: Vec::new(),
-                    opts: Vec::new(),
-                });
+                jf.sections.push(Section::new(name.trim()));
                 continue;
             }
             let Some(s) = jf.sections.last_mut() else {
@@ -121,10 +129,7 @@ impl JobFile {
                 }
                 continue;
             };
-            s.lines.push(raw.to_string());
-            if let Some(opt) = option(content) {
-                s.opts.push(opt);
-            }
+            s.push_line(raw, content);
         }
         if !jf.sections.iter().any(|s| !s.is_global()) {
             return Err("it has no job: add a [section] other than [global]".into());
@@ -153,14 +158,7 @@ impl JobFile {
     /// none) and in every section that sets `key` itself, so the value wins everywhere.
     pub fn set_everywhere(&mut self, key: &str, value: &str) {
         if !self.sections.iter().any(Section::is_global) {
-            self.sections.insert(
-                0,
-                Section {
-                    name: "global".into(),
-                    lines: Vec::new(),
-                    opts: Vec::new(),
-                },
-            );
+            self.sections.insert(0, Section::new("global"));
         }
         let mut first_global = true;
         for s in &mut self.sections {
@@ -215,6 +213,17 @@ fn include_target(content: &str) -> Option<&str> {
     chars.next()?;
     let file = chars.as_str().trim();
     (!file.is_empty()).then_some(file)
+}
+
+/// What line `raw` says, trimmed: nothing for a comment (fio's comments are whole lines
+/// starting with ';' or '#').
+fn content(raw: &str) -> &str {
+    let line = raw.trim();
+    if line.starts_with([';', '#']) {
+        ""
+    } else {
+        line
+    }
 }
 
 /// One option line: `${VAR}` replaced by the environment's value (empty when unset), as fio
@@ -286,12 +295,7 @@ fn include(
         .push(format!("; fslab: include {} (inlined)", path.display()));
     let inner_base = path.parent().map(Path::to_path_buf);
     for (n, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        let content = if line.starts_with([';', '#']) {
-            ""
-        } else {
-            line
-        };
+        let content = content(raw);
         if content.starts_with('[') {
             return Err(format!(
                 "included file {} line {}: a [section]; fio allows only options in included files",
@@ -303,10 +307,7 @@ fn include(
             include(s, f, inner_base.as_deref(), depth + 1, budget)?;
             continue;
         }
-        s.lines.push(raw.to_string());
-        if let Some(opt) = option(content) {
-            s.opts.push(opt);
-        }
+        s.push_line(raw, content);
     }
     Ok(())
 }

@@ -118,120 +118,71 @@ pub enum JobSource {
     Inline(toml::Table),
 }
 
-/// The fio options a study may set on the workload (and so in a factor), applied to every
-/// job of the job file, in this order.
-pub const OVERRIDES: [&str; 16] = [
-    "ioengine",
-    "rw",
-    "rwmixread",
-    "bs",
-    "iodepth",
-    "numjobs",
-    "size",
-    "filesize",
-    "nrfiles",
-    "direct",
-    "fsync",
-    "end_fsync",
-    "time_based",
-    "runtime",
-    "ramp_time",
-    "group_reporting",
-];
+/// The fio options a study may set on the workload (and so in a factor), each a field of
+/// [`FioSpec`], written once here: [`OVERRIDES`] and [`FioSpec::overrides`] follow the list.
+macro_rules! fio_spec {
+    ($($opt:ident),+ $(,)?) => {
+        /// The fio options a study may set on the workload (and so in a factor), applied to
+        /// every job of the job file, in this order.
+        pub const OVERRIDES: [&str; [$(stringify!($opt)),+].len()] = [$(stringify!($opt)),+];
 
-/// A fio workload as written in a study file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FioSpec {
-    /// Label in reports; default `fio <job file>` or `fio <jobs>`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    /// The job: `job = "jobs/randread.fio"` or `[workload.job]`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job: Option<JobSource>,
-    /// Directories outside the cell fio may also write (absolute): the job may name files
-    /// there, and fio's cage leaves them writable. Raw devices (`/dev/…`) are refused all the
-    /// same. Default none.
-    #[serde(default, skip_serializing_if = "AllowOutside::is_none")]
-    pub allow_outside_cell: AllowOutside,
-    /// fio options applied to every job (workload parameters: factors may set them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ioengine: Option<FioValue>,
-    /// `rw`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rw: Option<FioValue>,
-    /// `rwmixread`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rwmixread: Option<FioValue>,
-    /// `bs`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bs: Option<FioValue>,
-    /// `iodepth`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub iodepth: Option<FioValue>,
-    /// `numjobs`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub numjobs: Option<FioValue>,
-    /// `size`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<FioValue>,
-    /// `filesize`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub filesize: Option<FioValue>,
-    /// `nrfiles`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nrfiles: Option<FioValue>,
-    /// `direct`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub direct: Option<FioValue>,
-    /// `fsync`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fsync: Option<FioValue>,
-    /// `end_fsync`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end_fsync: Option<FioValue>,
-    /// `time_based`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_based: Option<FioValue>,
-    /// `runtime`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime: Option<FioValue>,
-    /// `ramp_time`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ramp_time: Option<FioValue>,
-    /// `group_reporting`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group_reporting: Option<FioValue>,
+        /// A fio workload as written in a study file.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct FioSpec {
+            /// Label in reports; default `fio <job file>` or `fio <jobs>`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub label: Option<String>,
+            /// The job: `job = "jobs/randread.fio"` or `[workload.job]`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub job: Option<JobSource>,
+            /// Directories outside the cell fio may also write (absolute): the job may name
+            /// files there, and fio's cage leaves them writable. Raw devices (`/dev/…`) are
+            /// refused all the same. Default none.
+            #[serde(default, skip_serializing_if = "AllowOutside::is_none")]
+            pub allow_outside_cell: AllowOutside,
+            $(
+                #[doc = concat!(
+                    "`", stringify!($opt), "`: a fio option applied to every job (a workload ",
+                    "parameter: factors may set it)."
+                )]
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $opt: Option<FioValue>,
+            )+
+        }
+
+        impl FioSpec {
+            /// The overrides that are set, in [`OVERRIDES`] order.
+            pub fn overrides(&self) -> Vec<(&'static str, &FioValue)> {
+                [$((stringify!($opt), self.$opt.as_ref())),+]
+                    .into_iter()
+                    .filter_map(|(k, v)| Some((k, v?)))
+                    .collect()
+            }
+        }
+    };
+}
+
+fio_spec! {
+    ioengine,
+    rw,
+    rwmixread,
+    bs,
+    iodepth,
+    numjobs,
+    size,
+    filesize,
+    nrfiles,
+    direct,
+    fsync,
+    end_fsync,
+    time_based,
+    runtime,
+    ramp_time,
+    group_reporting,
 }
 
 impl FioSpec {
-    /// The overrides that are set, in [`OVERRIDES`] order.
-    pub fn overrides(&self) -> Vec<(&'static str, &FioValue)> {
-        let all: [Option<&FioValue>; 16] = [
-            self.ioengine.as_ref(),
-            self.rw.as_ref(),
-            self.rwmixread.as_ref(),
-            self.bs.as_ref(),
-            self.iodepth.as_ref(),
-            self.numjobs.as_ref(),
-            self.size.as_ref(),
-            self.filesize.as_ref(),
-            self.nrfiles.as_ref(),
-            self.direct.as_ref(),
-            self.fsync.as_ref(),
-            self.end_fsync.as_ref(),
-            self.time_based.as_ref(),
-            self.runtime.as_ref(),
-            self.ramp_time.as_ref(),
-            self.group_reporting.as_ref(),
-        ];
-        OVERRIDES
-            .into_iter()
-            .zip(all)
-            .filter_map(|(k, v)| Some((k, v?)))
-            .collect()
-    }
-
     /// The label, or `fio FILE` / `fio JOB, JOB` with the overrides.
     pub fn label(&self) -> String {
         if let Some(l) = &self.label {

@@ -177,31 +177,26 @@ pub fn parse(text: &str) -> Result<FioRun> {
             let Some(v) = j.get(d) else { continue };
             let at = format!("job {name}, {d}");
             let total_ios = need(v, "total_ios", &at)? as u64;
-            let s = if d == "sync" {
-                DirStats {
-                    dir: d.into(),
-                    io_bytes: 0,
-                    bw_bytes: 0.0,
-                    iops: 0.0,
-                    runtime_ms: 0,
-                    total_ios,
-                    slat: Lat::default(),
-                    clat: Lat::default(),
-                    lat: lat(v.get("lat_ns")),
+            // fio's `sync` counts the fsyncs and times them in `lat_ns`, and says no more.
+            let sync = d == "sync";
+            let io = |key: &str| if sync { Ok(0.0) } else { need(v, key, &at) };
+            let lat_of = |key: &str| {
+                if sync {
+                    Lat::default()
+                } else {
+                    lat(v.get(key))
                 }
-            } else {
-                DirStats {
-                    dir: d.into(),
-                    io_bytes: need(v, "io_bytes", &at)? as u64,
-                    bw_bytes: need(v, "bw_bytes", &at)
-                        .or_else(|_| need(v, "bw", &at).map(|kib| kib * 1024.0))?,
-                    iops: need(v, "iops", &at)?,
-                    runtime_ms: need(v, "runtime", &at)? as u64,
-                    total_ios,
-                    slat: lat(v.get("slat_ns")),
-                    clat: lat(v.get("clat_ns")),
-                    lat: lat(v.get("lat_ns")),
-                }
+            };
+            let s = DirStats {
+                dir: d.into(),
+                io_bytes: io("io_bytes")? as u64,
+                bw_bytes: io("bw_bytes").or_else(|_| io("bw").map(|kib| kib * 1024.0))?,
+                iops: io("iops")?,
+                runtime_ms: io("runtime")? as u64,
+                total_ios,
+                slat: lat_of("slat_ns"),
+                clat: lat_of("clat_ns"),
+                lat: lat(v.get("lat_ns")),
             };
             if s.total_ios > 0 || s.io_bytes > 0 {
                 dirs.push(s);
@@ -333,34 +328,17 @@ impl Lat {
         if self.n == 0 {
             return;
         }
-        let ms = |ns: f64| ns / 1e6;
-        out.push(Metric::new(
-            phase,
-            format!("{prefix}_mean"),
-            Unit::Millis,
-            ms(self.mean),
-        ));
-        out.push(Metric::new(
-            phase,
-            format!("{prefix}_min"),
-            Unit::Millis,
-            ms(self.min),
-        ));
-        out.push(Metric::new(
-            phase,
-            format!("{prefix}_max"),
-            Unit::Millis,
-            ms(self.max),
-        ));
-        for (p, suffix) in PERCENTILES {
-            if let Some(v) = self.percentile(p) {
-                out.push(Metric::new(
-                    phase,
-                    format!("{prefix}_{suffix}"),
-                    Unit::Millis,
-                    ms(v),
-                ));
-            }
+        let percentiles = PERCENTILES
+            .iter()
+            .filter_map(|&(p, suffix)| Some((suffix, self.percentile(p)?)));
+        let all = [("mean", self.mean), ("min", self.min), ("max", self.max)];
+        for (suffix, ns) in all.into_iter().chain(percentiles) {
+            out.push(Metric::new(
+                phase,
+                format!("{prefix}_{suffix}"),
+                Unit::Millis,
+                ns / 1e6,
+            ));
         }
     }
 
@@ -411,20 +389,14 @@ impl FioRun {
                     d.lat.metrics(&ph, "lat", &mut out);
                     continue;
                 }
-                out.push(Metric::new(&ph, "iops", Unit::OpsPerSec, d.iops));
-                out.push(Metric::new(
-                    &ph,
-                    "throughput",
-                    Unit::KiBPerSec,
-                    d.bw_bytes / 1024.0,
-                ));
-                out.push(Metric::new(
-                    &ph,
-                    "elapsed",
-                    Unit::Seconds,
-                    d.runtime_ms as f64 / 1e3,
-                ));
-                out.push(Metric::new(&ph, "io_bytes", Unit::Bytes, d.io_bytes as f64));
+                for (name, unit, value) in [
+                    ("iops", Unit::OpsPerSec, d.iops),
+                    ("throughput", Unit::KiBPerSec, d.bw_bytes / 1024.0),
+                    ("elapsed", Unit::Seconds, d.runtime_ms as f64 / 1e3),
+                    ("io_bytes", Unit::Bytes, d.io_bytes as f64),
+                ] {
+                    out.push(Metric::new(&ph, name, unit, value));
+                }
                 out.push(total_ios);
                 d.slat.metrics(&ph, "slat", &mut out);
                 d.clat.metrics(&ph, "clat", &mut out);

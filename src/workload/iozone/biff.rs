@@ -73,16 +73,11 @@ impl Sheet {
 pub fn workbook(command_line: &str, blocks: &[ExcelBlock]) -> Vec<u8> {
     let mut s = Sheet::new();
     let mut row: u16 = 0;
-    s.label(row, 0, command_line);
-    row += 1;
-    s.label(row, 0, " ");
-    row += 1;
-    s.label(
-        row,
-        0,
-        "The top row is records sizes, the left column is file sizes",
-    );
-    row += 1;
+    let legend = "The top row is records sizes, the left column is file sizes";
+    for text in [command_line, " ", legend] {
+        s.label(row, 0, text);
+        row += 1;
+    }
     for b in blocks {
         s.label(row, 0, b.title);
         row = row.saturating_add(1);

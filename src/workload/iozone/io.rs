@@ -40,24 +40,16 @@ impl OpenFlags {
     }
 
     fn to_libc(self) -> libc::c_int {
-        let mut f = if self.write {
-            libc::O_RDWR
-        } else {
-            libc::O_RDONLY
-        };
-        if self.create {
-            f |= libc::O_CREAT;
-        }
-        if self.truncate {
-            f |= libc::O_TRUNC;
-        }
-        if self.sync {
-            f |= libc::O_SYNC;
-        }
-        if self.direct {
-            f |= libc::O_DIRECT;
-        }
-        f | libc::O_CLOEXEC
+        [
+            (self.write, libc::O_RDWR),
+            (self.create, libc::O_CREAT),
+            (self.truncate, libc::O_TRUNC),
+            (self.sync, libc::O_SYNC),
+            (self.direct, libc::O_DIRECT),
+        ]
+        .into_iter()
+        .filter(|&(on, _)| on)
+        .fold(libc::O_RDONLY | libc::O_CLOEXEC, |f, (_, flag)| f | flag)
     }
 }
 
@@ -148,33 +140,28 @@ impl RealIo {
     }
 }
 
-impl Io for RealIo {
-    fn creat(&mut self, path: &Path) -> io::Result<Fd> {
+impl RealIo {
+    /// `open(path, flags, 0640)`, the descriptor kept for [`Io::close_all`].
+    fn open_with(&mut self, path: &Path, flags: libc::c_int) -> io::Result<Fd> {
         let p = cpath(path)?;
         // SAFETY: p is a valid NUL-terminated string.
-        let fd = unsafe {
-            libc::open(
-                p.as_ptr(),
-                libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC | libc::O_CLOEXEC,
-                0o640,
-            )
-        };
+        let fd = unsafe { libc::open(p.as_ptr(), flags, 0o640 as libc::c_uint) };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
         self.open_fds.push(fd);
         Ok(fd)
     }
+}
+
+impl Io for RealIo {
+    fn creat(&mut self, path: &Path) -> io::Result<Fd> {
+        let flags = libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC | libc::O_CLOEXEC;
+        self.open_with(path, flags)
+    }
 
     fn open(&mut self, path: &Path, flags: OpenFlags) -> io::Result<Fd> {
-        let p = cpath(path)?;
-        // SAFETY: p is a valid NUL-terminated string.
-        let fd = unsafe { libc::open(p.as_ptr(), flags.to_libc(), 0o640 as libc::c_uint) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        self.open_fds.push(fd);
-        Ok(fd)
+        self.open_with(path, flags.to_libc())
     }
 
     #[inline]

@@ -32,75 +32,64 @@ pub enum Test {
     Freread,
 }
 
+/// Per pass, in table order: the pass, its metric phase name, the `-i` number of the test it
+/// belongs to, and the title of its `-R` block in IOzone's report.
+const PASSES: [(Test, &str, u8, &str); 13] = [
+    (Test::Write, "write", 0, "Writer report"),
+    (Test::Rewrite, "rewrite", 0, "Re-writer report"),
+    (Test::Read, "read", 1, "Reader report"),
+    (Test::Reread, "reread", 1, "Re-Reader report"),
+    (Test::RandomRead, "random_read", 2, "Random read report"),
+    (Test::RandomWrite, "random_write", 2, "Random write report"),
+    (
+        Test::BackwardRead,
+        "backward_read",
+        3,
+        "Backward read report",
+    ),
+    (
+        Test::RecordRewrite,
+        "record_rewrite",
+        4,
+        "Record rewrite report",
+    ),
+    (Test::StrideRead, "stride_read", 5, "Stride read report"),
+    (Test::Fwrite, "fwrite", 6, "Fwrite report"),
+    (Test::Frewrite, "frewrite", 6, "Re-Fwrite report"),
+    (Test::Fread, "fread", 7, "Fread report"),
+    (Test::Freread, "freread", 7, "Re-Fread report"),
+];
+
 impl Test {
     /// All passes in table order.
-    pub const ALL: [Test; 13] = [
-        Test::Write,
-        Test::Rewrite,
-        Test::Read,
-        Test::Reread,
-        Test::RandomRead,
-        Test::RandomWrite,
-        Test::BackwardRead,
-        Test::RecordRewrite,
-        Test::StrideRead,
-        Test::Fwrite,
-        Test::Frewrite,
-        Test::Fread,
-        Test::Freread,
-    ];
+    pub const ALL: [Test; 13] = {
+        let mut all = [Test::Write; 13];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = PASSES[i].0;
+            i += 1;
+        }
+        all
+    };
 
     /// The metric phase name (`write`, `random_read`, …).
     pub fn phase(self) -> &'static str {
-        match self {
-            Test::Write => "write",
-            Test::Rewrite => "rewrite",
-            Test::Read => "read",
-            Test::Reread => "reread",
-            Test::RandomRead => "random_read",
-            Test::RandomWrite => "random_write",
-            Test::BackwardRead => "backward_read",
-            Test::RecordRewrite => "record_rewrite",
-            Test::StrideRead => "stride_read",
-            Test::Fwrite => "fwrite",
-            Test::Frewrite => "frewrite",
-            Test::Fread => "fread",
-            Test::Freread => "freread",
-        }
-    }
-
-    /// The test from its phase name.
-    pub fn from_phase(s: &str) -> Option<Test> {
-        Test::ALL.into_iter().find(|t| t.phase() == s)
+        PASSES[self as usize].1
     }
 
     /// IOzone's `-i` number of the test this pass belongs to.
     pub fn number(self) -> u8 {
-        match self {
-            Test::Write | Test::Rewrite => 0,
-            Test::Read | Test::Reread => 1,
-            Test::RandomRead | Test::RandomWrite => 2,
-            Test::BackwardRead => 3,
-            Test::RecordRewrite => 4,
-            Test::StrideRead => 5,
-            Test::Fwrite | Test::Frewrite => 6,
-            Test::Fread | Test::Freread => 7,
-        }
+        PASSES[self as usize].2
     }
 
-    /// The passes of `-i n`.
-    pub fn of_number(n: u8) -> &'static [Test] {
-        match n {
-            0 => &[Test::Write, Test::Rewrite],
-            1 => &[Test::Read, Test::Reread],
-            2 => &[Test::RandomRead, Test::RandomWrite],
-            3 => &[Test::BackwardRead],
-            4 => &[Test::RecordRewrite],
-            5 => &[Test::StrideRead],
-            6 => &[Test::Fwrite, Test::Frewrite],
-            7 => &[Test::Fread, Test::Freread],
-            _ => &[],
-        }
+    /// The title of the pass's block in IOzone's `-R` report.
+    pub fn excel_title(self) -> &'static str {
+        PASSES[self as usize].3
+    }
+
+    /// The passes of `-i n`, in table order.
+    pub fn of_number(n: u8) -> impl Iterator<Item = Test> {
+        Test::ALL.into_iter().filter(move |t| t.number() == n)
     }
 }
 
@@ -115,3 +104,20 @@ pub const TEST_NAMES: [&str; 8] = [
     "fwrite/re-fwrite",
     "fread/re-fread",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_in_the_order_of_the_passes() {
+        for (i, t) in Test::ALL.into_iter().enumerate() {
+            assert_eq!(t as usize, i, "{t:?}");
+        }
+        assert_eq!(
+            Test::of_number(2).collect::<Vec<_>>(),
+            [Test::RandomRead, Test::RandomWrite]
+        );
+        assert_eq!(Test::StrideRead.excel_title(), "Stride read report");
+    }
+}

@@ -378,18 +378,7 @@ impl Iozone {
         obs: &dyn Observer,
     ) -> Result<Vec<PassResult>> {
         let p = &self.params;
-        let spec = passes::FileSpec {
-            path,
-            reclen: p.record as usize,
-            numrecs: p.numrecs(),
-            direct: p.direct,
-            osync: p.osync,
-            include_fsync: p.fsync,
-            include_close: p.close,
-            stride: p.stride,
-            pattern: p.pattern,
-            verify: p.verify,
-        };
+        let spec = passes::FileSpec::new(path, p);
         let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
         let mut out = Vec::new();
         for (k, &n) in p.tests.iter().enumerate() {
@@ -442,18 +431,12 @@ impl Iozone {
     pub fn metrics(passes: &[PassResult]) -> Vec<Metric> {
         let mut m = Vec::new();
         for p in passes {
-            m.push(Metric::new(
-                p.test.phase(),
-                "throughput",
-                Unit::KiBPerSec,
-                p.kib_per_sec() as f64,
-            ));
-            m.push(Metric::new(
-                p.test.phase(),
-                "elapsed",
-                Unit::Seconds,
-                p.elapsed.as_secs_f64(),
-            ));
+            for (name, unit, value) in [
+                ("throughput", Unit::KiBPerSec, p.kib_per_sec() as f64),
+                ("elapsed", Unit::Seconds, p.elapsed.as_secs_f64()),
+            ] {
+                m.push(Metric::new(p.test.phase(), name, unit, value));
+            }
         }
         m
     }

@@ -12,33 +12,35 @@ pub use super::calls::{iozone_rate, read_exact, write_all, TestIoError, Ticker, 
 use super::io::{Fd, Io, Mark, OpenFlags, Whence};
 pub use super::kind::{Test, TEST_NAMES};
 use super::stream::{Mode, Stream};
+use super::IozoneParams;
 use std::io;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// What one (file size, record size) point needs to run.
+/// What one (file size, record size) point needs to run: the test file and the point's
+/// parameters (`-I`, `-o`, `-e`, `-c`, `-j`, the pattern and `-V` among them).
 #[derive(Debug, Clone)]
 pub struct FileSpec<'a> {
     /// The test file.
     pub path: &'a Path,
+    /// The point's parameters.
+    pub p: &'a IozoneParams,
     /// Record size in bytes.
     pub reclen: usize,
     /// Records per pass: `file KiB × 1024 / reclen` (IOzone's integer division).
     pub numrecs: u64,
-    /// `O_DIRECT` on every test except the stream ones (`-I`).
-    pub direct: bool,
-    /// `O_SYNC` on the writing tests (`-o`).
-    pub osync: bool,
-    /// `fsync` inside the timed interval (`-e`).
-    pub include_fsync: bool,
-    /// `close` inside the timed interval (`-c`).
-    pub include_close: bool,
-    /// Stride in records for `-i 5` (`-j`, default 17).
-    pub stride: u64,
-    /// The byte every record is filled with.
-    pub pattern: u8,
-    /// Check every byte read against `pattern` (`-V`).
-    pub verify: bool,
+}
+
+impl<'a> FileSpec<'a> {
+    /// The point `p` on the file at `path`.
+    pub fn new(path: &'a Path, p: &'a IozoneParams) -> FileSpec<'a> {
+        FileSpec {
+            path,
+            p,
+            reclen: p.record as usize,
+            numrecs: p.numrecs(),
+        }
+    }
 }
 
 /// The result of one timed pass.
@@ -62,14 +64,14 @@ impl PassResult {
 /// Check a record against the pattern; `record` is its number in the file.
 #[inline]
 fn verify(s: &FileSpec<'_>, test: Test, buf: &[u8], record: u64) -> anyhow::Result<()> {
-    if let Some(i) = buf.iter().position(|&b| b != s.pattern) {
+    if let Some(i) = buf.iter().position(|&b| b != s.p.pattern) {
         return Err(VerifyError {
             test: test.phase(),
             path: s.path.display().to_string(),
             offset: record * s.reclen as u64 + i as u64,
             record,
             found: buf[i],
-            expected: s.pattern,
+            expected: s.p.pattern,
         }
         .into());
     }
@@ -114,7 +116,7 @@ impl<'a, I: Io> Runner<'a, I> {
         let hint = match e.raw_os_error() {
             Some(libc::ENOSPC) => "; the file system is full and fslab removed the test file: free space, use a smaller -s, or choose another file with -f",
             Some(libc::EDQUOT) => "; the disk quota is exhausted: use a smaller -s or another file system",
-            Some(libc::EINVAL) if self.spec.direct => "; O_DIRECT needs aligned offsets and sizes: use a record size that is a multiple of 4 KiB",
+            Some(libc::EINVAL) if self.spec.p.direct => "; O_DIRECT needs aligned offsets and sizes: use a record size that is a multiple of 4 KiB",
             _ => "",
         };
         TestIoError {
@@ -158,15 +160,15 @@ impl<'a, I: Io> Runner<'a, I> {
 
     /// Stop the clock (after the `-e` fsync and `-c` close that belong inside it).
     fn stop(&mut self, test: Test, fd: Fd, t0: Instant, bytes: u64) -> anyhow::Result<PassResult> {
-        if self.spec.include_fsync {
+        if self.spec.p.fsync {
             self.fsync(test, fd, bytes)?;
         }
-        if self.spec.include_close {
+        if self.spec.p.close {
             self.close(test, fd, bytes)?;
         }
         let elapsed = t0.elapsed();
         self.io.mark(Mark::TimerStop);
-        if !self.spec.include_close {
+        if !self.spec.p.close {
             self.fsync(test, fd, bytes)?;
             self.close(test, fd, bytes)?;
         }
@@ -184,8 +186,8 @@ impl<'a, I: Io> Runner<'a, I> {
     fn write_flags(&self) -> OpenFlags {
         OpenFlags {
             write: true,
-            sync: self.spec.osync,
-            direct: self.spec.direct,
+            sync: self.spec.p.osync,
+            direct: self.spec.p.direct,
             ..Default::default()
         }
     }
@@ -203,7 +205,7 @@ impl<'a, I: Io> Runner<'a, I> {
             }
             let fd = self.open(test, self.write_flags())?;
             self.fsync(test, fd, 0)?;
-            self.buf.fill(self.spec.pattern);
+            self.buf.fill(self.spec.p.pattern);
             let t0 = self.start();
             for i in 0..self.spec.numrecs {
                 self.ticker.tick(i)?;
@@ -224,7 +226,7 @@ impl<'a, I: Io> Runner<'a, I> {
     pub fn read_reread(&mut self) -> anyhow::Result<Vec<PassResult>> {
         let mut out = Vec::new();
         for test in [Test::Read, Test::Reread] {
-            let fd = self.open(test, OpenFlags::read_only(self.spec.direct))?;
+            let fd = self.open(test, OpenFlags::read_only(self.spec.p.direct))?;
             self.fsync(test, fd, 0)?;
             // IOzone: "Need to prime the instruction cache & TLB" — one untimed read.
             read_exact(self.io, fd, self.buf)
@@ -239,7 +241,7 @@ impl<'a, I: Io> Runner<'a, I> {
                 if let Err(e) = read_exact(self.io, fd, self.buf) {
                     return Err(self.fail(test, "read", fd, i * reclen, e));
                 }
-                if self.spec.verify {
+                if self.spec.p.verify {
                     verify(self.spec, test, self.buf, i)?;
                 }
             }
@@ -261,7 +263,7 @@ impl<'a, I: Io> Runner<'a, I> {
             };
             let fd = self.open(test, flags)?;
             if test == Test::RandomWrite {
-                self.buf.fill(self.spec.pattern);
+                self.buf.fill(self.spec.p.pattern);
             }
             let t0 = self.start();
             for (i, &rec) in order.iter().enumerate() {
@@ -283,7 +285,7 @@ impl<'a, I: Io> Runner<'a, I> {
                     };
                     return Err(self.err(test, op, off, i as u64 * reclen, e));
                 }
-                if test == Test::RandomRead && self.spec.verify {
+                if test == Test::RandomRead && self.spec.p.verify {
                     verify(self.spec, test, self.buf, rec)?;
                 }
             }
@@ -300,7 +302,7 @@ impl<'a, I: Io> Runner<'a, I> {
         let n = self.spec.numrecs;
         let mut first = None;
         for _pass in 0..2 {
-            let fd = self.open(test, OpenFlags::read_only(self.spec.direct))?;
+            let fd = self.open(test, OpenFlags::read_only(self.spec.p.direct))?;
             self.fsync(test, fd, 0)?;
             let t0 = self.start();
             if let Err(e) = self.io.seek(fd, -reclen, Whence::End) {
@@ -311,7 +313,7 @@ impl<'a, I: Io> Runner<'a, I> {
                 if let Err(e) = read_exact(self.io, fd, self.buf) {
                     return Err(self.fail(test, "read", fd, i * reclen as u64, e));
                 }
-                if self.spec.verify {
+                if self.spec.p.verify {
                     verify(self.spec, test, self.buf, n - 1 - i)?;
                 }
                 // IOzone also seeks after the last record; that seek (to -reclen) fails with
@@ -337,7 +339,7 @@ impl<'a, I: Io> Runner<'a, I> {
         };
         let fd = self.open(test, flags)?;
         self.fsync(test, fd, 0)?;
-        self.buf.fill(self.spec.pattern);
+        self.buf.fill(self.spec.p.pattern);
         let reclen = self.spec.reclen as u64;
         let t0 = self.start();
         for i in 0..self.spec.numrecs {
@@ -355,21 +357,21 @@ impl<'a, I: Io> Runner<'a, I> {
     /// `-i 5`: strided read with IOzone's wrap rule (see [`stride_next`]).
     pub fn stride(&mut self) -> anyhow::Result<Vec<PassResult>> {
         let test = Test::StrideRead;
-        let fd = self.open(test, OpenFlags::read_only(self.spec.direct))?;
+        let fd = self.open(test, OpenFlags::read_only(self.spec.p.direct))?;
         self.fsync(test, fd, 0)?;
-        let reclen = self.spec.reclen as u64;
+        let (reclen, n) = (self.spec.reclen as u64, self.spec.numrecs);
         let mut pos = 0u64;
         let mut wraps = 0u64;
         let t0 = self.start();
-        for i in 0..self.spec.numrecs {
+        for i in 0..n {
             self.ticker.tick(i)?;
             if let Err(e) = read_exact(self.io, fd, self.buf) {
                 return Err(self.err(test, "read", pos, i * reclen, e));
             }
-            if self.spec.verify {
+            if self.spec.p.verify {
                 verify(self.spec, test, self.buf, pos / reclen)?;
             }
-            pos = stride_next(pos, reclen, self.spec.stride, self.spec.numrecs, &mut wraps);
+            pos = stride_next(pos, reclen, self.spec.p.stride, n, &mut wraps);
             if let Err(e) = self.io.seek(fd, pos as i64, Whence::Set) {
                 return Err(self.err(test, "lseek", pos, i * reclen, e));
             }
@@ -392,7 +394,7 @@ impl<'a, I: Io> Runner<'a, I> {
                 .map_err(|e| self.err(test, "fopen", 0, 0, e))?;
             let fd = st.fd();
             self.fsync(test, fd, 0)?;
-            self.buf.fill(self.spec.pattern);
+            self.buf.fill(self.spec.p.pattern);
             let t0 = self.start();
             for i in 0..self.spec.numrecs {
                 self.ticker.tick(i)?;
@@ -416,7 +418,7 @@ impl<'a, I: Io> Runner<'a, I> {
     ) -> anyhow::Result<PassResult> {
         let fd = st.fd();
         let bytes = self.bytes();
-        if self.spec.include_fsync {
+        if self.spec.p.fsync {
             st.flush(self.io)
                 .map_err(|e| self.err(test, "fflush", bytes, bytes, e))?;
             if written {
@@ -424,7 +426,7 @@ impl<'a, I: Io> Runner<'a, I> {
             }
         }
         let mut st = Some(st);
-        if self.spec.include_close {
+        if self.spec.p.close {
             if let Some(s) = st.take() {
                 s.close(self.io)
                     .map_err(|e| self.err(test, "fclose", bytes, bytes, e))?;
@@ -466,7 +468,7 @@ impl<'a, I: Io> Runner<'a, I> {
                 if let Err(e) = st.read(self.io, self.buf) {
                     return Err(self.fail(test, "fread", fd, i * reclen as u64, e));
                 }
-                if self.spec.verify {
+                if self.spec.p.verify {
                     verify(self.spec, test, self.buf, i)?;
                 }
             }

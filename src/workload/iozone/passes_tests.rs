@@ -14,27 +14,23 @@ use std::time::Duration;
 
 const F: &str = "/t/iozone.tmp";
 
-fn spec(numrecs: u64, reclen: usize) -> FileSpec<'static> {
-    FileSpec {
-        path: Path::new(F),
-        reclen,
-        numrecs,
-        direct: false,
-        osync: false,
-        include_fsync: false,
-        include_close: false,
-        stride: 17,
-        pattern: DEFAULT_PATTERN,
-        verify: false,
+/// The parameters of a point of `numrecs` records of `reclen` bytes on [`F`], IOzone's
+/// defaults otherwise.
+fn spec(numrecs: u64, reclen: usize) -> IozoneParams {
+    IozoneParams {
+        file_kib: numrecs * reclen as u64 / 1024,
+        record: reclen as u64,
+        ..IozoneParams::default()
     }
 }
 
-/// Run `-i n` on `io` with `s`, returning the passes.
-fn run(io: &mut RecordingIo, s: &FileSpec<'_>, n: u8) -> anyhow::Result<Vec<PassResult>> {
-    let mut buf = io::AlignedBuf::new(s.reclen, s.pattern, false);
+/// Run `-i n` on `io` with `p`, returning the passes.
+fn run(io: &mut RecordingIo, p: &IozoneParams, n: u8) -> anyhow::Result<Vec<PassResult>> {
+    let s = FileSpec::new(Path::new(F), p);
+    let mut buf = io::AlignedBuf::new(s.reclen, p.pattern, false);
     let mut r = Runner {
         io,
-        spec: s,
+        spec: &s,
         buf: &mut buf,
         ticker: Ticker::new(&Quiet, s.reclen),
         passes: 0,
@@ -50,6 +46,14 @@ fn with_file(numrecs: u64, reclen: usize) -> RecordingIo {
         vec![DEFAULT_PATTERN; numrecs as usize * reclen],
     );
     io
+}
+
+/// Run `-i n` with the default spec on a fully written file of `numrecs` records: the
+/// recording layer and the passes.
+fn run_on_file(numrecs: u64, reclen: usize, n: u8) -> (RecordingIo, Vec<PassResult>) {
+    let mut io = with_file(numrecs, reclen);
+    let res = run(&mut io, &spec(numrecs, reclen), n).unwrap();
+    (io, res)
 }
 
 /// The calls between each TimerStart and TimerStop.
@@ -182,8 +186,8 @@ fn write_truncates_only_on_the_first_pass_and_times_only_the_writes() {
 fn e_and_c_move_fsync_and_close_inside_the_timing() {
     let mut io = RecordingIo::new();
     let mut s = spec(2, 4096);
-    s.include_fsync = true;
-    s.include_close = true;
+    s.fsync = true;
+    s.close = true;
     run(&mut io, &s, 0).unwrap();
     for pass in timed(&io.ops) {
         let n = pass.len();
@@ -211,9 +215,7 @@ fn o_and_i_set_o_sync_and_o_direct_on_the_writers() {
 
 #[test]
 fn read_primes_record_zero_untimed_then_reads_every_record_in_order() {
-    let mut io = with_file(5, 4096);
-    let s = spec(5, 4096);
-    let res = run(&mut io, &s, 1).unwrap();
+    let (io, res) = run_on_file(5, 4096, 1);
     assert_eq!(res[0].test, Test::Read);
     assert_eq!(res[1].test, Test::Reread);
     // open, fsync, priming read at 0, lseek 0, TimerStart.
@@ -237,9 +239,7 @@ fn read_primes_record_zero_untimed_then_reads_every_record_in_order() {
 
 #[test]
 fn random_read_and_write_use_iozones_order_with_lseek_before_each_call() {
-    let mut io = with_file(16, 4096);
-    let s = spec(16, 4096);
-    let res = run(&mut io, &s, 2).unwrap();
+    let (io, res) = run_on_file(16, 4096, 2);
     assert_eq!(
         res.iter().map(|r| r.test).collect::<Vec<_>>(),
         [Test::RandomRead, Test::RandomWrite]
@@ -262,9 +262,7 @@ fn random_read_and_write_use_iozones_order_with_lseek_before_each_call() {
 
 #[test]
 fn backward_read_goes_from_the_last_record_to_the_first_twice() {
-    let mut io = with_file(4, 16384);
-    let s = spec(4, 16384);
-    let res = run(&mut io, &s, 3).unwrap();
+    let (io, res) = run_on_file(4, 16384, 3);
     assert_eq!(res.len(), 1, "IOzone reports the first of its two passes");
     let t = timed(&io.ops);
     assert_eq!(t.len(), 2);
@@ -278,9 +276,7 @@ fn backward_read_goes_from_the_last_record_to_the_first_twice() {
 
 #[test]
 fn record_rewrite_writes_offset_zero_n_times() {
-    let mut io = with_file(6, 4096);
-    let s = spec(6, 4096);
-    run(&mut io, &s, 4).unwrap();
+    let (io, _) = run_on_file(6, 4096, 4);
     let t = timed(&io.ops);
     assert_eq!(write_offsets(&t[0]), [0; 6]);
     assert!(t[0]
@@ -300,9 +296,7 @@ fn record_rewrite_writes_offset_zero_n_times() {
 
 #[test]
 fn stride_read_follows_iozones_wrap_rule() {
-    let mut io = with_file(40, 4096);
-    let s = spec(40, 4096);
-    run(&mut io, &s, 5).unwrap();
+    let (io, _) = run_on_file(40, 4096, 5);
     let t = timed(&io.ops);
     let mut expect = vec![0u64];
     expect.extend(IOZONE_STRIDE_40[..39].iter().map(|r| r * 4096));
@@ -347,9 +341,7 @@ fn fwrite_uses_r_plus_on_an_existing_file_and_one_write_per_record() {
 
 #[test]
 fn fread_opens_a_second_descriptor_to_fsync_and_reads_records_in_order() {
-    let mut io = with_file(3, 4096);
-    let s = spec(3, 4096);
-    let res = run(&mut io, &s, 7).unwrap();
+    let (io, res) = run_on_file(3, 4096, 7);
     assert_eq!(res[1].test, Test::Freread);
     let start = timer_start(&io.ops);
     assert!(matches!(io.ops[start - 1], Op::Close(_)));

@@ -81,6 +81,8 @@ pub struct RecordingIo {
     pub corrupt: Option<(PathBuf, u64)>,
     /// O_DIRECT alignment checked on reads and writes (buffer address and length), 0 = none.
     pub direct_align: usize,
+    /// Time every read and write takes (a slow device), none by default.
+    pub delay: std::time::Duration,
 }
 
 impl RecordingIo {
@@ -190,6 +192,7 @@ impl Io for RecordingIo {
     }
 
     fn read(&mut self, fd: Fd, buf: &mut [u8]) -> io::Result<usize> {
+        std::thread::sleep(self.delay);
         let f = self.get(fd)?.clone();
         self.check_direct(&f, buf.as_ptr() as usize, buf.len())?;
         let data = self.files.get(&f.path).map(|v| v.as_slice()).unwrap_or(&[]);
@@ -205,6 +208,7 @@ impl Io for RecordingIo {
     }
 
     fn write(&mut self, fd: Fd, buf: &[u8]) -> io::Result<usize> {
+        std::thread::sleep(self.delay);
         let f = self.get(fd)?.clone();
         if !f.flags.write {
             return Err(io::Error::from_raw_os_error(libc::EBADF));

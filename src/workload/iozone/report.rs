@@ -84,25 +84,6 @@ fn field(s: &mut String, sep: &str, width: usize, v: u64) {
     let _ = write!(s, "{text:>width$}");
 }
 
-/// `-R` block titles, in IOzone's order.
-pub fn excel_title(t: Test) -> &'static str {
-    match t {
-        Test::Write => "Writer report",
-        Test::Rewrite => "Re-writer report",
-        Test::Read => "Reader report",
-        Test::Reread => "Re-Reader report",
-        Test::RandomRead => "Random read report",
-        Test::RandomWrite => "Random write report",
-        Test::BackwardRead => "Backward read report",
-        Test::RecordRewrite => "Record rewrite report",
-        Test::StrideRead => "Stride read report",
-        Test::Fwrite => "Fwrite report",
-        Test::Frewrite => "Re-Fwrite report",
-        Test::Fread => "Fread report",
-        Test::Freread => "Re-Fread report",
-    }
-}
-
 /// One `-R` block: a title, the record sizes (KiB) heading the columns, and per file size
 /// the value of every record size up to the file size (0 where the cell was skipped).
 #[derive(Debug, Clone, PartialEq)]
@@ -156,7 +137,7 @@ pub fn excel_blocks(
             })
             .collect();
         out.push(ExcelBlock {
-            title: excel_title(t),
+            title: t.excel_title(),
             records_kib: report_records.iter().map(|r| r / 1024).collect(),
             rows,
         });
@@ -213,37 +194,30 @@ pub struct ThroughputLines {
 /// IOzone's per-phase throughput lines, plus fslab's true aggregate.
 pub fn throughput_text(l: &ThroughputLines) -> String {
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "\tChildren see throughput for {:2} {} \t= {:10.2} kB/sec",
-        l.workers, l.noun, l.children
-    );
-    let _ = writeln!(
-        s,
-        "\tParent sees throughput for {:2} {} \t= {:10.2} kB/sec",
-        l.workers, l.noun, l.parent
-    );
-    let _ = writeln!(
-        s,
-        "\tMin throughput per thread \t\t\t= {:10.2} kB/sec ",
-        l.min
-    );
-    let _ = writeln!(
-        s,
-        "\tMax throughput per thread \t\t\t= {:10.2} kB/sec",
-        l.max
-    );
-    let _ = writeln!(
-        s,
-        "\tAvg throughput per thread \t\t\t= {:10.2} kB/sec",
-        l.avg
-    );
-    let _ = writeln!(s, "\tMin xfer \t\t\t\t\t= {:10.2} kB", l.min_xfer);
-    let _ = writeln!(
-        s,
-        "\tAggregate (all bytes, first start to last finish) \t= {:10.2} kB/sec",
-        l.aggregate
-    );
+    let (n, noun) = (l.workers, l.noun);
+    for (label, value, unit) in [
+        (
+            format!("Children see throughput for {n:2} {noun} \t"),
+            l.children,
+            "kB/sec",
+        ),
+        (
+            format!("Parent sees throughput for {n:2} {noun} \t"),
+            l.parent,
+            "kB/sec",
+        ),
+        ("Min throughput per thread \t\t\t".into(), l.min, "kB/sec "),
+        ("Max throughput per thread \t\t\t".into(), l.max, "kB/sec"),
+        ("Avg throughput per thread \t\t\t".into(), l.avg, "kB/sec"),
+        ("Min xfer \t\t\t\t\t".into(), l.min_xfer, "kB"),
+        (
+            "Aggregate (all bytes, first start to last finish) \t".into(),
+            l.aggregate,
+            "kB/sec",
+        ),
+    ] {
+        let _ = writeln!(s, "\t{label}= {value:10.2} {unit}");
+    }
     s
 }
 
@@ -370,6 +344,32 @@ mod tests {
         assert!(
             full.starts_with("            1024       4 1234567890         1"),
             "{full:?}"
+        );
+    }
+
+    #[test]
+    fn throughput_lines_are_iozones() {
+        let l = ThroughputLines {
+            title: "Initial write",
+            noun: "initial writers",
+            workers: 2,
+            children: 1234.5,
+            parent: 1000.0,
+            min: 600.0,
+            max: 634.5,
+            avg: 617.25,
+            min_xfer: 512.0,
+            aggregate: 1100.0,
+        };
+        assert_eq!(
+            throughput_text(&l),
+            "\tChildren see throughput for  2 initial writers \t=    1234.50 kB/sec\n\
+             \tParent sees throughput for  2 initial writers \t=    1000.00 kB/sec\n\
+             \tMin throughput per thread \t\t\t=     600.00 kB/sec \n\
+             \tMax throughput per thread \t\t\t=     634.50 kB/sec\n\
+             \tAvg throughput per thread \t\t\t=     617.25 kB/sec\n\
+             \tMin xfer \t\t\t\t\t=     512.00 kB\n\
+             \tAggregate (all bytes, first start to last finish) \t=    1100.00 kB/sec\n"
         );
     }
 

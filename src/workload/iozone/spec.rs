@@ -30,78 +30,73 @@ pub fn parse_file_kib(s: &str, what: &str) -> Result<u64> {
 /// An IOzone workload: the study file's `[[workload]] kind = "iozone"` keys and `fslab
 /// iozone`'s flags of the same meaning.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct IozoneSpec {
     /// Label in reports; default derived from the parameters (study files only).
-    #[serde(default)]
     #[arg(skip)]
     pub label: Option<String>,
     /// File size (IOzone -s; study key `file_size`, one size): k, m, g suffixes, a bare number
     /// is KiB. Repeat for a list (turns on auto mode over the listed sizes). Default: 512k.
-    #[serde(default = "d_file_size", with = "one_or_more")]
+    #[serde(with = "one_or_more")]
     #[arg(short = 's', value_name = "SIZE")]
     pub file_size: Vec<String>,
     /// Record size (IOzone -r; study key `record_size`, one size): k, m, g suffixes, a bare
     /// number is KiB; 128 bytes to 16 MiB. Repeat for a list. Default: 4k.
-    #[serde(default = "d_record_size", with = "one_or_more")]
+    #[serde(with = "one_or_more")]
     #[arg(short = 'r', value_name = "SIZE")]
     pub record_size: Vec<String>,
     /// Test to run, repeatable (IOzone -i; study key `tests`, a list): 0 write/rewrite, 1
     /// read/re-read, 2 random read/write, 3 backwards read, 4 record rewrite, 5 strided read,
     /// 6 fwrite/re-fwrite, 7 fread/re-fread. Default: all of 0-7 (a study's: [0, 1]). 0 is
     /// added when a selected test reads the file.
-    #[serde(default = "d_tests")]
     #[arg(short = 'i', value_name = "N", allow_hyphen_values = true, value_parser = test_number)]
     pub tests: Vec<i64>,
     /// O_DIRECT on all tests but fwrite/fread (IOzone -I; study key `direct`). Default: off.
-    #[serde(default)]
     #[arg(short = 'I')]
     pub direct: bool,
     /// Include fsync (and fflush) in the timing (IOzone -e; study key `fsync`). Default: off.
-    #[serde(default)]
     #[arg(short = 'e')]
     pub fsync: bool,
     /// Include close in the timing (IOzone -c; study key `close`). Default: off.
-    #[serde(default)]
     #[arg(short = 'c')]
     pub close: bool,
     /// O_SYNC writes (IOzone -o; study key `osync`). Default: off.
-    #[serde(default)]
     #[arg(short = 'o')]
     pub osync: bool,
     /// Stride of the strided read in records (IOzone -j; study key `stride`), 0 to 2^30.
-    #[serde(default = "d_stride")]
     #[arg(short = 'j', value_name = "RECORDS", default_value_t = DEFAULT_STRIDE)]
     pub stride: u64,
     /// Throughput mode with N workers, each on its own file (IOzone -t, at most 256; study key
     /// `threads`). Default: one process, no throughput mode (a study's `threads` is 1 by
     /// default, and throughput mode only above 1).
-    #[serde(default = "d_threads")]
     #[arg(short = 't', value_name = "N")]
     pub threads: Option<usize>,
     /// Put the record buffer in a transparent huge page (MADV_HUGEPAGE; study key
     /// `huge_buffer`). Default: off; the buffer follows the system's THP policy, as IOzone's
     /// does. With -I its pages decide how the kernel splits each record into device requests
     /// (see doc/iozone.md).
-    #[serde(default)]
     #[arg(long)]
     pub huge_buffer: bool,
 }
 
-fn d_file_size() -> Vec<String> {
-    vec!["512k".into()]
-}
-fn d_record_size() -> Vec<String> {
-    vec!["4k".into()]
-}
-fn d_tests() -> Vec<i64> {
-    vec![0, 1]
-}
-fn d_stride() -> u64 {
-    DEFAULT_STRIDE
-}
-fn d_threads() -> Option<usize> {
-    Some(1)
+/// A study's defaults, for the keys its workload leaves out: 512k files, 4k records, tests
+/// 0 and 1, IOzone's stride, one worker.
+impl Default for IozoneSpec {
+    fn default() -> Self {
+        IozoneSpec {
+            label: None,
+            file_size: vec!["512k".into()],
+            record_size: vec!["4k".into()],
+            tests: vec![0, 1],
+            direct: false,
+            fsync: false,
+            close: false,
+            osync: false,
+            stride: DEFAULT_STRIDE,
+            threads: Some(1),
+            huge_buffer: false,
+        }
+    }
 }
 
 /// `-i N`: a test number (checked against IOzone's tests by [`resolve_tests`]).

@@ -97,14 +97,10 @@ fn check_record(r: u64, flag: &str) -> Result<()> {
 
 /// Build the matrix from the size options.
 pub fn plan(o: &SizeOptions) -> Result<Plan> {
-    for &r in &o.records {
-        check_record(r, "-r")?;
-    }
-    if let Some(r) = o.min_record {
-        check_record(r, "-y")?;
-    }
-    if let Some(r) = o.max_record {
-        check_record(r, "-q")?;
+    let given = o.records.iter().map(|&r| (r, "-r"));
+    let bounds = [(o.min_record, "-y"), (o.max_record, "-q")];
+    for (r, flag) in given.chain(bounds.into_iter().filter_map(|(r, f)| Some((r?, f)))) {
+        check_record(r, flag)?;
     }
     if o.sizes_kib.contains(&0) {
         crate::bail_usage!("-s 0: the file must hold at least one record");
@@ -116,14 +112,14 @@ pub fn plan(o: &SizeOptions) -> Result<Plan> {
     let rflag = o.records.len() == 1;
 
     // Record range as IOzone has it after option parsing (-r sets both ends; -y/-q override).
-    let mut min_rec = o.records.first().copied().unwrap_or(AUTO_MIN_RECORD);
-    let mut max_rec = o.records.last().copied().unwrap_or(MAX_RECORD);
-    if let Some(y) = o.min_record {
-        min_rec = y;
-    }
-    if let Some(q) = o.max_record {
-        max_rec = q;
-    }
+    let min_rec = o
+        .min_record
+        .or(o.records.first().copied())
+        .unwrap_or(AUTO_MIN_RECORD);
+    let max_rec = o
+        .max_record
+        .or(o.records.last().copied())
+        .unwrap_or(MAX_RECORD);
     if min_rec > max_rec {
         crate::bail_usage!(
             "minimum record size {} is greater than maximum record size {}; fix -y/-q/-r",
@@ -162,14 +158,11 @@ pub fn plan(o: &SizeOptions) -> Result<Plan> {
     let files = if s_list {
         sorted(o.sizes_kib.clone())
     } else {
-        let mut min_f = o.sizes_kib.first().copied().unwrap_or(AUTO_MIN_FILE_KIB);
-        let mut max_f = o.sizes_kib.first().copied().unwrap_or(AUTO_MAX_FILE_KIB);
-        if let Some(n) = o.min_file_kib {
-            min_f = n.max(AUTO_MIN_RECORD / 1024);
-        }
-        if let Some(g) = o.max_file_kib {
-            max_f = g.max(AUTO_MIN_RECORD / 1024);
-        }
+        // -n/-g are at least one smallest record.
+        let bound = |b: Option<u64>| b.map(|k| k.max(AUTO_MIN_RECORD / 1024));
+        let given = o.sizes_kib.first().copied();
+        let min_f = bound(o.min_file_kib).or(given).unwrap_or(AUTO_MIN_FILE_KIB);
+        let max_f = bound(o.max_file_kib).or(given).unwrap_or(AUTO_MAX_FILE_KIB);
         if min_f > max_f {
             crate::bail_usage!(
                 "minimum file size {min_f}k is greater than maximum file size {max_f}k; fix -n/-g/-s"
@@ -196,17 +189,15 @@ pub fn plan(o: &SizeOptions) -> Result<Plan> {
             if r > f * 1024 {
                 break;
             }
-            if large && r < LARGE_RECORD {
-                skipped.push(Point {
-                    file_kib: f,
-                    record: r,
-                });
-                continue;
-            }
-            points.push(Point {
+            let p = Point {
                 file_kib: f,
                 record: r,
-            });
+            };
+            if large && r < LARGE_RECORD {
+                skipped.push(p);
+            } else {
+                points.push(p);
+            }
         }
     }
     if points.is_empty() {

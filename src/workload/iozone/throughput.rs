@@ -159,42 +159,25 @@ impl ThroughputOutcome {
         let mut m = Vec::new();
         for p in &self.phases {
             let l = p.lines();
-            let ph = p.test.phase();
             let k = Unit::KiBPerSec;
-            m.push(Metric::new(ph, "throughput", k, l.aggregate));
-            m.push(Metric::new(ph, "aggregate", k, l.aggregate));
-            m.push(Metric::new(ph, "children_sum", k, l.children));
-            m.push(Metric::new(ph, "parent", k, l.parent));
-            m.push(Metric::new(ph, "min_worker", k, l.min));
-            m.push(Metric::new(ph, "max_worker", k, l.max));
-            m.push(Metric::new(ph, "avg_worker", k, l.avg));
-            m.push(Metric::new(ph, "elapsed", Unit::Seconds, p.span()));
             let counted: u64 = p.workers.iter().map(|w| w.counted).sum();
-            m.push(Metric::new(
-                ph,
-                "bytes_before_stop",
-                Unit::Bytes,
-                counted as f64,
-            ));
-            m.push(Metric::new(
-                ph,
-                "bytes_total",
-                Unit::Bytes,
-                p.total() as f64,
-            ));
-            m.push(Metric::new(
-                ph,
-                "min_xfer",
-                Unit::Bytes,
-                l.min_xfer * 1024.0,
-            ));
             let stopped = p.workers.iter().filter(|w| w.stopped).count();
-            m.push(Metric::new(
-                ph,
-                "stopped_workers",
-                Unit::Count,
-                stopped as f64,
-            ));
+            for (name, unit, value) in [
+                ("throughput", k, l.aggregate),
+                ("aggregate", k, l.aggregate),
+                ("children_sum", k, l.children),
+                ("parent", k, l.parent),
+                ("min_worker", k, l.min),
+                ("max_worker", k, l.max),
+                ("avg_worker", k, l.avg),
+                ("elapsed", Unit::Seconds, p.span()),
+                ("bytes_before_stop", Unit::Bytes, counted as f64),
+                ("bytes_total", Unit::Bytes, p.total() as f64),
+                ("min_xfer", Unit::Bytes, l.min_xfer * 1024.0),
+                ("stopped_workers", Unit::Count, stopped as f64),
+            ] {
+                m.push(Metric::new(p.test.phase(), name, unit, value));
+            }
         }
         m
     }

@@ -1,56 +1,11 @@
 //! Unit tests of throughput mode: stonewalling, the figures, the phase order (workers on
 //! recording layers, one of them slowed down).
 
-use super::super::io::{self, Io, OpenFlags};
 use super::super::recording::RecordingIo;
 use super::super::*;
 use crate::workload::Quiet;
 use std::path::Path;
 use std::time::Duration;
-
-/// A recording layer that sleeps on every read/write (a slow worker).
-struct Slow(RecordingIo, Duration);
-
-impl Io for Slow {
-    fn creat(&mut self, p: &Path) -> std::io::Result<io::Fd> {
-        self.0.creat(p)
-    }
-    fn open(&mut self, p: &Path, f: OpenFlags) -> std::io::Result<io::Fd> {
-        self.0.open(p, f)
-    }
-    fn read(&mut self, fd: io::Fd, b: &mut [u8]) -> std::io::Result<usize> {
-        std::thread::sleep(self.1);
-        self.0.read(fd, b)
-    }
-    fn write(&mut self, fd: io::Fd, b: &[u8]) -> std::io::Result<usize> {
-        std::thread::sleep(self.1);
-        self.0.write(fd, b)
-    }
-    fn seek(&mut self, fd: io::Fd, o: i64, w: io::Whence) -> std::io::Result<u64> {
-        self.0.seek(fd, o, w)
-    }
-    fn fsync(&mut self, fd: io::Fd) -> std::io::Result<()> {
-        self.0.fsync(fd)
-    }
-    fn close(&mut self, fd: io::Fd) -> std::io::Result<()> {
-        self.0.close(fd)
-    }
-    fn fadvise_dontneed(&mut self, fd: io::Fd) -> std::io::Result<()> {
-        self.0.fadvise_dontneed(fd)
-    }
-    fn drop_caches(&mut self) -> std::io::Result<()> {
-        self.0.drop_caches()
-    }
-    fn exists(&mut self, p: &Path) -> bool {
-        self.0.exists(p)
-    }
-    fn unlink(&mut self, p: &Path) -> std::io::Result<()> {
-        self.0.unlink(p)
-    }
-    fn close_all(&mut self) {
-        self.0.close_all()
-    }
-}
 
 fn throughput_run(stonewall: bool) -> throughput::ThroughputOutcome {
     let p = IozoneParams {
@@ -70,10 +25,9 @@ fn throughput_run(stonewall: bool) -> throughput::ThroughputOutcome {
         &files,
         &Quiet,
         |w| {
-            Slow(
-                RecordingIo::new(),
-                Duration::from_millis(if w == 1 { 2 } else { 0 }),
-            )
+            let mut io = RecordingIo::new();
+            io.delay = Duration::from_millis(if w == 1 { 2 } else { 0 });
+            io
         },
         |_| {},
     )
