@@ -57,6 +57,12 @@ pub(crate) fn store_for(run: &RunArgs, db: Option<std::path::PathBuf>) -> Result
     })
 }
 
+/// What an engine command returns once its output is printed: the error that ended the run
+/// early, if any, as a runtime failure.
+pub(crate) fn outcome(error: Option<anyhow::Error>) -> Result<()> {
+    error.map_or(Ok(()), |e| Err(crate::error::runtime(e)))
+}
+
 /// The repetitions summarised metric by metric, and the warnings about them (phases shorter
 /// than `min_phase`, high variation of the headline metric), one line per kind with the
 /// advice in the engine's flags (`kind`; `params` says whether the engine drops caches).
@@ -191,23 +197,32 @@ impl<R> Ended for crate::runner::adhoc::Ran<R> {
     }
 }
 
-/// Run a one-cell engine command (`--repeat` times, stored unless `--no-store`) and
+/// Run a one-cell engine command (`--repeat` times, stored in `db` unless `--no-store`) and
 /// summarise it: the results, their summary and the warnings. `steps` shows where the run
 /// is (`rep 2/3 · ETA 00:11`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_engine<W: Workload>(
     kind: WorkloadKind,
-    params: serde_json::Value,
+    params: &impl Serialize,
     label: String,
     run: &RunArgs,
-    store: Option<&mut Store>,
+    db: Option<std::path::PathBuf>,
     engine: &mut W,
     target: &Target,
     obs: &dyn Observer,
     steps: Option<&dyn Steps>,
     on_rep: &mut dyn FnMut(u32, &[Metric], &W),
 ) -> Result<(AdhocResult, Vec<MetricSummary>, Vec<String>)> {
-    let mut options = run_options(kind.as_str(), params.clone(), label, run, store, None);
+    let params = serde_json::to_value(params)?;
+    let mut store = store_for(run, db)?;
+    let mut options = run_options(
+        kind.as_str(),
+        params.clone(),
+        label,
+        run,
+        store.as_mut(),
+        None,
+    );
     options.steps = steps;
     let result = adhoc::run(options, engine, target, obs, on_rep)?;
     let (sums, warnings) = summarize(&result.reps, run.min_phase, kind, &params);

@@ -6,7 +6,7 @@ mod doc;
 pub(super) mod mpi;
 
 use super::finish::{run_engine, Ended, StoredLine};
-use super::rundoc::{self, Needs, Planned, Subject};
+use super::rundoc::{self, Planned, Subject};
 use crate::cli::DbenchArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
@@ -144,7 +144,6 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         quiet: a.run.quiet,
     };
     console.message(&header(&params, &target));
-    let mut store = super::finish::store_for(&a.run, db)?;
     // dbench prints its own line a second: repetitions are counted in plain lines on stderr.
     let mut steps = ProgressObserver::new(!a.run.quiet, "dbench").lines_only();
     if !params.run_once {
@@ -168,10 +167,10 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let label = label(&params, a.load.loadfile.is_some(), None);
     let (result, sums, warnings) = run_engine(
         crate::workload::WorkloadKind::Dbench,
-        serde_json::to_value(&params)?,
+        &params,
         label,
         &a.run,
-        store.as_mut(),
+        db,
         &mut engine,
         &target,
         &console,
@@ -267,14 +266,10 @@ fn dry_run(
     let fits = req.fits(&free);
     let secs = (p.warmup + p.duration).as_secs_f64() * f64::from(repeat);
     if json {
-        let needs = Needs {
-            bytes: req.bytes,
-            inodes: Some(req.inodes),
-        };
         return rundoc::print_dry_run(
             JSON_SCHEMA,
             subject(p, target.dir(), repeat)?,
-            Planned::new(needs, Some(free), Some(secs)),
+            Planned::new(req.into(), Some(free), Some(secs)),
             DbenchPart {
                 loadfile: LoadfileDoc::of(p),
                 outcomes: None,
@@ -305,12 +300,7 @@ fn dry_run(
 
 /// What the run document says dbench ran, where and how often.
 pub(super) fn subject<'a>(p: &DbenchParams, dir: &'a Path, repeat: u32) -> Result<Subject<'a>> {
-    Ok(Subject::new(
-        crate::workload::WorkloadKind::Dbench,
-        dir,
-        serde_json::to_value(p)?,
-        repeat,
-    ))
+    Subject::new(crate::workload::WorkloadKind::Dbench, dir, p, repeat)
 }
 
 /// After several repetitions: the summary of the whole-run figures (phase `total`).
@@ -345,8 +335,5 @@ pub(crate) fn conclude(
                 .join(" ")
         );
     }
-    match error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
+    super::finish::outcome(error)
 }

@@ -5,8 +5,8 @@
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 
-use super::finish::{engine_only, run_engine, Ended, StoredLine};
-use super::rundoc::{self, Needs, Planned, Subject};
+use super::finish::{engine_only, outcome, run_engine, Ended, StoredLine};
+use super::rundoc::{self, Planned, Subject};
 use crate::cli::{BackendArg, MdtestArgs, MdtestOwnArgs};
 use crate::report::runsummary;
 use crate::runner::progress::ProgressObserver;
@@ -120,7 +120,6 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         return dry_run(&inv, &engine, json);
     }
     let started = chrono::Local::now();
-    let mut store = super::finish::store_for(&own.run, db)?;
     if inv.dirs.len() > 1 {
         crate::bail_usage!(
             "-d {}: {} directories for 1 rank; mdtest gives rank r the directory r mod {} and needs at least as many ranks as directories: run under mpiexec -n {} or more (fslab built with mpi), or give one directory",
@@ -153,10 +152,10 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let (result, sums, warnings) = run_engine(
         WorkloadKind::Mdtest,
-        serde_json::to_value(p)?,
+        p,
         p.flags(),
         &own.run,
-        store.as_mut(),
+        db,
         &mut engine,
         &target,
         &obs,
@@ -215,10 +214,7 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     if let Some(e) = status_error {
         return Err(e);
     }
-    match result.error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
+    outcome(result.error)
 }
 
 /// The keys only mdtest's document has.
@@ -240,12 +236,7 @@ pub(crate) struct MdtestPart<'a> {
 /// What the run document says mdtest ran, where (`-d`, which may not exist yet) and how
 /// often.
 pub(crate) fn subject(inv: &Invocation, repeat: u32) -> Result<Subject<'_>> {
-    let mut s = Subject::new(
-        WorkloadKind::Mdtest,
-        &inv.dir,
-        serde_json::to_value(&inv.params)?,
-        repeat,
-    );
+    let mut s = Subject::new(WorkloadKind::Mdtest, &inv.dir, &inv.params, repeat)?;
     s.fs_type = crate::sysinfo::fs_type_of(&fs_of(&inv.dir));
     Ok(s)
 }
@@ -257,14 +248,10 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
     let free = crate::sysinfo::free_space(&fs_of(&inv.dir)).ok();
     let fits = free.map(|f| req.fits(&f));
     if json {
-        let needs = Needs {
-            bytes: req.bytes,
-            inodes: Some(req.inodes),
-        };
         return rundoc::print_dry_run(
             JSON_SCHEMA,
             subject(inv, p.iterations)?,
-            Planned::new(needs, free, None),
+            Planned::new(req.into(), free, None),
             MdtestPart {
                 items_per_rank: lay.items,
                 seed: None,
