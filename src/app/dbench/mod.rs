@@ -5,7 +5,7 @@ mod doc;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 
-use super::finish::{run_engine, Ended, StoredLine};
+use super::finish::{Recorded, StoredLine};
 use super::rundoc::{self, Planned, Subject};
 use crate::cli::DbenchArgs;
 use crate::metric::Metric;
@@ -14,7 +14,7 @@ use crate::runner::progress::ProgressObserver;
 use crate::workload::dbench::report::report;
 use crate::workload::dbench::{flags, generate, Dbench, DbenchParams, Loadfile, RepOutcome};
 use crate::workload::param::in_words;
-use crate::workload::{Observer, Target, Workload};
+use crate::workload::{Observer, Target, Workload, WorkloadKind};
 use anyhow::Result;
 use doc::{DbenchPart, LoadfileDoc};
 use std::path::{Path, PathBuf};
@@ -165,41 +165,28 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         }
     };
     let label = label(&params, a.load.loadfile.is_some(), None);
-    let (result, sums, warnings) = run_engine(
-        crate::workload::WorkloadKind::Dbench,
-        &params,
-        label,
-        &a.run,
-        db,
-        &mut engine,
-        &target,
-        &console,
-        Some(&steps),
-        &mut on_rep,
-    )?;
-    let end = result.ending(JSON_SCHEMA, &warnings);
-    if json {
-        end.print_json(
-            subject(&params, &dir, repeat)?,
-            rundoc::measured(&result.reps, &sums),
-            DbenchPart {
-                loadfile: LoadfileDoc::of(&params),
-                outcomes: Some(outcomes.iter().collect()),
-                per_rank: None,
-                per_rank_units: None,
-            },
-        )?;
-    } else {
-        print_repetitions_summary(&sums, result.reps.len());
+    let recorded = Recorded::new(WorkloadKind::Dbench, &params, label, &a.run, db)?;
+    let ran = recorded.run(&mut engine, &target, &console, Some(&steps), &mut on_rep)?;
+    let doc = || {
+        let part = DbenchPart {
+            loadfile: LoadfileDoc::of(&params),
+            outcomes: Some(outcomes.iter().collect()),
+            per_rank: None,
+            per_rank_units: None,
+        };
+        Ok((recorded.subject(&dir)?, part))
+    };
+    ran.print(JSON_SCHEMA, json, doc, |end| {
+        print_repetitions_summary(&ran.sums, ran.result.reps.len());
         // On failure the error is the one line; the failed trial is stored all the same.
         end.print_tail(StoredLine::OnSuccess, "", a.run.quiet);
-    }
+    })?;
     conclude(
         &params,
         &dir,
         true,
         || engine.top_level_names(),
-        result.error,
+        ran.result.error,
     )
 }
 
@@ -300,7 +287,7 @@ fn dry_run(
 
 /// What the run document says dbench ran, where and how often.
 pub(super) fn subject<'a>(p: &DbenchParams, dir: &'a Path, repeat: u32) -> Result<Subject<'a>> {
-    Subject::new(crate::workload::WorkloadKind::Dbench, dir, p, repeat)
+    Subject::new(WorkloadKind::Dbench, dir, p, repeat)
 }
 
 /// After several repetitions: the summary of the whole-run figures (phase `total`).

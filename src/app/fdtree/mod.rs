@@ -7,7 +7,7 @@ pub(super) mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_report;
 
-use super::finish::{engine_only, outcome, run_engine, Ended, StoredLine};
+use super::finish::{engine_only, outcome, Recorded, StoredLine};
 use super::rundoc::{self, Planned, Subject};
 use crate::cli::{BackendArg, FdtreeArgs, OutputFormat};
 use crate::report::runsummary;
@@ -179,45 +179,29 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
             }
         }
     };
-    let label = params.label();
-    let (result, sums, warnings) = run_engine(
-        WorkloadKind::Fdtree,
-        &params,
-        label,
-        &a.run,
-        db,
-        &mut engine,
-        &target,
-        &obs,
-        Some(&obs),
-        &mut on_rep,
-    )?;
-    let end = result.ending(JSON_SCHEMA, &warnings);
-    if format == OutputFormat::Json {
-        end.print_json(
-            Subject::new(WorkloadKind::Fdtree, &start_dir, &params, a.run.repeat)?,
-            rundoc::measured(&result.reps, &sums),
-            FdtreePart {
-                counts: CountsDoc::new(Some(per_tree), total),
-                sync_timed: params.sync,
-                per_rank: None,
-                per_rank_units: None,
-            },
-        )?;
-    } else {
-        if format == OutputFormat::Table && !result.reps.is_empty() {
-            crate::outln!(
-                "{}",
-                header(&params, &start_dir, target.fs_type.as_deref())?
-            );
-            crate::outln!("{}", runsummary::render_table(&engine_only(&sums)));
+    let recorded = Recorded::new(WorkloadKind::Fdtree, &params, params.label(), &a.run, db)?;
+    let ran = recorded.run(&mut engine, &target, &obs, Some(&obs), &mut on_rep)?;
+    let header = header(&params, &start_dir, target.fs_type.as_deref())?;
+    let doc = || {
+        let part = FdtreePart {
+            counts: CountsDoc::new(Some(per_tree), total),
+            sync_timed: params.sync,
+            per_rank: None,
+            per_rank_units: None,
+        };
+        Ok((recorded.subject(&start_dir)?, part))
+    };
+    ran.print(JSON_SCHEMA, format == OutputFormat::Json, doc, |end| {
+        if format == OutputFormat::Table && !ran.result.reps.is_empty() {
+            crate::outln!("{header}");
+            crate::outln!("{}", runsummary::render_table(&engine_only(&ran.sums)));
         }
         end.print_tail(StoredLine::Always, "", a.run.quiet);
-    }
-    if params.mode == Mode::CreateOnly && result.error.is_none() {
+    })?;
+    if params.mode == Mode::CreateOnly && ran.result.error.is_none() {
         say_tree_kept(&engine, &start_dir, &a.start_dir, &params);
     }
-    outcome(result.error)
+    outcome(ran.result.error)
 }
 
 /// The directory `-o` names, checked and made absolute; for `-R`, the trees to remove

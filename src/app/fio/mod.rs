@@ -2,7 +2,7 @@
 //! the chosen cache action before each run, every run stored, and mean ± sd with the 95%
 //! interval per job and direction — hyperfine for fio.
 
-use super::finish::{outcome, run_engine, Ended, StoredLine};
+use super::finish::{outcome, Recorded, StoredLine};
 use super::rundoc::{self, Planned, Subject};
 use crate::cli::{global_options, spellings, FioArgs, FioCacheArg};
 use crate::metric::Metric;
@@ -178,37 +178,24 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
         }
     };
     let label = format!("fio {}", a.job.display());
-    let (result, sums, warnings) = run_engine(
-        WorkloadKind::Fio,
-        &params,
-        label,
-        &a.run,
-        db,
-        &mut engine,
-        &target,
-        &steps,
-        Some(&steps),
-        &mut on_rep,
-    )?;
-    let end = result.ending(JSON_SCHEMA, &warnings);
-    if json {
-        end.print_json(
-            Subject::new(WorkloadKind::Fio, &dir, &params, repeat)?,
-            rundoc::measured(&result.reps, &sums),
-            FioPart {
-                job_file: &a.job,
-                job: params.job.render(),
-                fio_args: &a.fio_args,
-                cache: cache_word(a.cache),
-                fio_version: Some(versions),
-                fio_json: Some(fio_json),
-            },
-        )?;
-    } else {
-        print_summary(&sums, result.reps.len(), end.run_id);
+    let recorded = Recorded::new(WorkloadKind::Fio, &params, label, &a.run, db)?;
+    let ran = recorded.run(&mut engine, &target, &steps, Some(&steps), &mut on_rep)?;
+    let doc = || {
+        let part = FioPart {
+            job_file: &a.job,
+            job: params.job.render(),
+            fio_args: &a.fio_args,
+            cache: cache_word(a.cache),
+            fio_version: Some(versions),
+            fio_json: Some(fio_json),
+        };
+        Ok((recorded.subject(&dir)?, part))
+    };
+    ran.print(JSON_SCHEMA, json, doc, |end| {
+        print_summary(&ran.sums, ran.result.reps.len(), end.run_id);
         end.print_tail(StoredLine::OnSuccess, " --all (all metrics)", quiet);
-    }
-    outcome(result.error)
+    })?;
+    outcome(ran.result.error)
 }
 
 /// fio's own document of the last repetition (for dashboards and for checking); null when

@@ -4,7 +4,7 @@
 //! lines in [`output`]) and summarised with fslab's statistics, or as one JSON document.
 //!
 //! A sweep is several cells, so the run goes through `adhoc::run_cells`, the many-cell form of
-//! `finish::run_engine`; a single point is one cell of it.
+//! `finish::Recorded::run`; a single point is one cell of it.
 
 mod doc;
 mod dry_run;
