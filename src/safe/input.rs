@@ -72,15 +72,25 @@ pub fn read_limited(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u
 /// Open `path` for reading if it is a regular file: opened with `O_NONBLOCK` (a FIFO does
 /// not wait for a writer, a terminal does not become the controlling one), then `fstat`.
 pub fn open_regular(path: &Path) -> Result<std::fs::File, ReadError> {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
         .open(path)?;
     let ft = f.metadata()?.file_type();
-    let kind = if ft.is_file() {
+    if ft.is_file() {
         return Ok(f);
-    } else if ft.is_dir() {
+    }
+    Err(ReadError::NotRegular(
+        file_kind(&ft).unwrap_or("a special file"),
+    ))
+}
+
+/// What a file that is not a regular one is, in words (`a directory`, `a FIFO`, `a block
+/// device`, `a character device`, `a socket`); `None` for a regular file or another kind.
+pub fn file_kind(ft: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    Some(if ft.is_dir() {
         "a directory"
     } else if ft.is_fifo() {
         "a FIFO"
@@ -91,9 +101,8 @@ pub fn open_regular(path: &Path) -> Result<std::fs::File, ReadError> {
     } else if ft.is_socket() {
         "a socket"
     } else {
-        "a special file"
-    };
-    Err(ReadError::NotRegular(kind))
+        return None;
+    })
 }
 
 /// [`read_limited`] as UTF-8 text.

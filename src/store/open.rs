@@ -297,7 +297,6 @@ fn check_side_files(path: &Path, fix: &str) -> Result<()> {
 
 /// The main file's kind (see [`check_kind`]).
 fn check_main_kind(path: &Path, fix: &str) -> Result<bool> {
-    use std::os::unix::fs::FileTypeExt;
     // Another fslab process may link a new store into place between the two looks below
     // (`create_whole`): a name that was missing and is now a regular file is looked at again,
     // never mistaken for a link to nothing.
@@ -329,21 +328,10 @@ fn check_main_kind(path: &Path, fix: &str) -> Result<bool> {
         }
     };
     let ft = md.file_type();
-    let kind = if ft.is_file() {
+    if ft.is_file() {
         return Ok(true);
-    } else if ft.is_dir() {
-        "a directory"
-    } else if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    };
+    }
+    let kind = crate::safe::input::file_kind(&ft).unwrap_or("not a regular file");
     crate::bail_usage!(
         "results database {} is {kind}; the results database is a regular file (or a path that does not exist yet): {fix}",
         path.display()
