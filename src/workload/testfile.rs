@@ -17,7 +17,7 @@
 //! At the end a file is removed (or truncated) only if it is still the same inode.
 
 use anyhow::{Context, Result};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -82,21 +82,10 @@ fn forget(path: &Path) {
 }
 
 fn kind(ft: &std::fs::FileType) -> &'static str {
-    if ft.is_dir() {
-        "a directory"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_socket() {
-        "a socket"
-    } else if ft.is_symlink() {
-        "a symbolic link"
-    } else {
-        "not a regular file"
+    if ft.is_symlink() {
+        return "a symbolic link";
     }
+    crate::safe::input::file_kind(ft).unwrap_or("not a regular file")
 }
 
 /// Decide what may be done with the test file at `path` (`flag` names the option in
