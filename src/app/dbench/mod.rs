@@ -97,25 +97,20 @@ fn write_generated(a: &DbenchArgs, out: &PathBuf) -> Result<()> {
 }
 
 pub(crate) fn options_text(p: &DbenchParams) -> String {
-    let mut v = Vec::new();
-    if p.client.sync_open {
-        v.push("O_SYNC opens (--sync)");
-    }
-    if p.client.fsync {
-        v.push("fsync after every write (--fsync)");
-    }
-    if p.client.sync_dir {
-        v.push("directory syncs (--sync-dir)");
-    }
-    if p.client.no_resolve {
-        v.push("no name resolution (--no-resolve)");
-    }
-    if p.run_once {
-        v.push("one pass per client (--run-once)");
-    }
-    if !p.timestamps && p.loadfile.has_timestamps {
-        v.push("timestamps ignored");
-    }
+    let v: Vec<&str> = [
+        (p.client.sync_open, "O_SYNC opens (--sync)"),
+        (p.client.fsync, "fsync after every write (--fsync)"),
+        (p.client.sync_dir, "directory syncs (--sync-dir)"),
+        (p.client.no_resolve, "no name resolution (--no-resolve)"),
+        (p.run_once, "one pass per client (--run-once)"),
+        (
+            !p.timestamps && p.loadfile.has_timestamps,
+            "timestamps ignored",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(on, said)| on.then_some(said))
+    .collect();
     if v.is_empty() {
         String::new()
     } else {
