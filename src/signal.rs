@@ -75,11 +75,6 @@ pub fn interrupted() -> bool {
     flag().load(Ordering::Relaxed)
 }
 
-/// Raise the stop flag from inside the program (tests, stonewalling of a whole run).
-pub fn request_stop() {
-    flag().store(true, Ordering::Relaxed);
-}
-
 /// The error returned by engines that stopped because of [`interrupted`].
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted by signal; partial work was removed and completed repetitions were kept")]

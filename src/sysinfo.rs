@@ -150,16 +150,7 @@ pub fn fs_type_of(path: &Path) -> Option<String> {
 
 /// Total RAM in bytes (MemTotal from /proc/meminfo).
 pub fn total_ram() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map(|kb| kb * 1024)
-        .unwrap_or(0)
+    meminfo_kib("MemTotal:") * 1024
 }
 
 /// Memory available for new uses without swapping, in bytes (MemAvailable from
@@ -178,6 +169,15 @@ fn meminfo_kib(key: &str) -> u64 {
                 .and_then(|kb| kb.parse::<u64>().ok())
         })
         .unwrap_or(0)
+}
+
+/// The text of a small file (a sysfs or /sys/class attribute), trimmed; `None` when it cannot
+/// be read or is empty.
+pub(crate) fn read_trimmed(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
 }
 
 /// The short host name (up to the first dot), as `hostname -s` prints it.

@@ -15,6 +15,7 @@ use crate::store::Store;
 use crate::workload::{Observer, Target, Workload, WorkloadKind};
 use anyhow::Result;
 use serde::Serialize;
+use std::path::{Path, PathBuf};
 
 /// A run's repetitions and their summary, as the run document holds them (none for an
 /// IOzone sweep, which has them per point).
@@ -55,6 +56,12 @@ pub(crate) fn store_for(run: &RunArgs, db: Option<std::path::PathBuf>) -> Result
         true => None,
         false => Some(super::open_store(db)?),
     })
+}
+
+/// What an engine command returns once its output is printed: the error that ended the run
+/// early, if any, as a runtime failure.
+pub(crate) fn outcome(error: Option<anyhow::Error>) -> Result<()> {
+    error.map_or(Ok(()), |e| Err(crate::error::runtime(e)))
 }
 
 /// The repetitions summarised metric by metric, and the warnings about them (phases shorter
@@ -191,27 +198,106 @@ impl<R> Ended for crate::runner::adhoc::Ran<R> {
     }
 }
 
-/// Run a one-cell engine command (`--repeat` times, stored unless `--no-store`) and
-/// summarise it: the results, their summary and the warnings. `steps` shows where the run
-/// is (`rep 2/3 · ETA 00:11`).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_engine<W: Workload>(
+/// What a one-cell engine command records: its engine, its parameters as stored, its label,
+/// the options every engine command shares and the results database (`--db`). The engine
+/// brings its own parts to [`Recorded::run`] (its workload, progress and what it does after
+/// each repetition) and to [`EngineRan::print`] (its part of the document, its lines).
+pub(crate) struct Recorded<'a> {
     kind: WorkloadKind,
     params: serde_json::Value,
     label: String,
-    run: &RunArgs,
-    store: Option<&mut Store>,
-    engine: &mut W,
-    target: &Target,
-    obs: &dyn Observer,
-    steps: Option<&dyn Steps>,
-    on_rep: &mut dyn FnMut(u32, &[Metric], &W),
-) -> Result<(AdhocResult, Vec<MetricSummary>, Vec<String>)> {
-    let mut options = run_options(kind.as_str(), params.clone(), label, run, store, None);
-    options.steps = steps;
-    let result = adhoc::run(options, engine, target, obs, on_rep)?;
-    let (sums, warnings) = summarize(&result.reps, run.min_phase, kind, &params);
-    Ok((result, sums, warnings))
+    options: &'a RunArgs,
+    db: Option<PathBuf>,
+}
+
+/// A one-cell engine command that ran: the results, their summary and the warnings.
+pub(crate) struct EngineRan {
+    /// The results.
+    pub result: AdhocResult,
+    /// Their summary, metric by metric.
+    pub sums: Vec<MetricSummary>,
+    /// The warnings about them ([`summarize`]).
+    pub warnings: Vec<String>,
+}
+
+impl<'a> Recorded<'a> {
+    /// `kind` run with `params` under `label`, with the common `options`, stored in `db`.
+    pub fn new(
+        kind: WorkloadKind,
+        params: &impl Serialize,
+        label: String,
+        options: &'a RunArgs,
+        db: Option<PathBuf>,
+    ) -> Result<Self> {
+        Ok(Recorded {
+            kind,
+            params: serde_json::to_value(params)?,
+            label,
+            options,
+            db,
+        })
+    }
+
+    /// What the run document says ran: this engine with these parameters in `dir`,
+    /// `--repeat` times.
+    pub fn subject<'d>(&self, dir: &'d Path) -> Result<Subject<'d>> {
+        Subject::new(self.kind, dir, &self.params, self.options.repeat)
+    }
+
+    /// Run it (`--repeat` times, stored unless `--no-store`) and summarise it. `steps` shows
+    /// where the run is (`rep 2/3 · ETA 00:11`).
+    pub fn run<W: Workload>(
+        &self,
+        engine: &mut W,
+        target: &Target,
+        obs: &dyn Observer,
+        steps: Option<&dyn Steps>,
+        on_rep: &mut dyn FnMut(u32, &[Metric], &W),
+    ) -> Result<EngineRan> {
+        let (kind, params, run) = (self.kind, &self.params, self.options);
+        let mut store = store_for(run, self.db.clone())?;
+        let label = self.label.clone();
+        let mut options = run_options(
+            kind.as_str(),
+            params.clone(),
+            label,
+            run,
+            store.as_mut(),
+            None,
+        );
+        options.steps = steps;
+        let result = adhoc::run(options, engine, target, obs, on_rep)?;
+        let (sums, warnings) = summarize(&result.reps, run.min_phase, kind, params);
+        Ok(EngineRan {
+            result,
+            sums,
+            warnings,
+        })
+    }
+}
+
+impl EngineRan {
+    /// What every one-cell engine command prints at its end: with `json` the run document
+    /// of schema `schema` (the subject and the engine's part from `doc`), else the engine's
+    /// own lines and the tail (`text`, given the ending). The run's error stays in
+    /// `result.error`, for the command to return once it has said the rest.
+    pub fn print<'d, P: Serialize>(
+        &self,
+        schema: &'static str,
+        json: bool,
+        doc: impl FnOnce() -> Result<(Subject<'d>, P)>,
+        text: impl FnOnce(&Ending<'_>),
+    ) -> Result<()> {
+        let end = self.result.ending(schema, &self.warnings);
+        if json {
+            let (subject, part) = doc()?;
+            let measured = rundoc::measured(&self.result.reps, &self.sums);
+            end.print_json(subject, measured, part)
+        } else {
+            text(&end);
+            Ok(())
+        }
+    }
 }
 
 impl Ending<'_> {

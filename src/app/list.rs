@@ -1,6 +1,6 @@
 //! `fslab list` and `fslab show`.
 
-use crate::cli::{ListArgs, ShowArgs, TextFormat};
+use crate::cli::{ListArgs, ShowArgs};
 use crate::report::runsummary;
 use crate::report::view::Detail;
 use crate::report::{Format, Presentation};
@@ -47,7 +47,7 @@ pub fn list(a: ListArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let store = super::open_store_read_only(db)?;
     let studies = store.list_filtered(&filter)?;
-    if a.json || a.format == TextFormat::Json {
+    if a.output.is_json() {
         crate::outln!("{}", serde_json::to_string_pretty(&studies)?);
         return Ok(());
     }
@@ -242,7 +242,7 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
             ids.join(", ")
         );
     };
-    if a.json || a.format == TextFormat::Json {
+    if a.output.is_json() {
         return print_json(&d);
     }
     let p = Presentation {

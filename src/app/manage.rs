@@ -148,27 +148,16 @@ fn factor_column(f: &str, fixed: &[&str]) -> String {
     }
 }
 
-const RAW_HEAD: [&str; 14] = [
-    "study_id",
-    "study",
-    "cell_idx",
-    "cell",
-    "workload_kind",
-    "workload",
-    "repetition",
-    "order_index",
-    "trial_status",
-    "cache_policy",
-    "phase",
-    "metric",
-    "unit",
-    "value",
-];
+/// The raw export's columns before the factors; the store's
+/// [`SAMPLE_COLUMNS`](crate::store::views::SAMPLE_COLUMNS) follow them.
+const RAW_HEAD: [&str; 4] = ["study_id", "study", "cell_idx", "cell"];
 
 fn raw_csv(samples: &[RawSample], factors: &[String]) -> String {
-    let mut head: Vec<String> = RAW_HEAD[..4].iter().map(|s| s.to_string()).collect();
-    head.extend(factors.iter().map(|f| field(&factor_column(f, &RAW_HEAD))));
-    head.extend(RAW_HEAD[4..].iter().map(|s| s.to_string()));
+    use crate::store::views::SAMPLE_COLUMNS;
+    let fixed: Vec<&str> = RAW_HEAD.iter().chain(&SAMPLE_COLUMNS).copied().collect();
+    let mut head: Vec<String> = RAW_HEAD.iter().map(|s| s.to_string()).collect();
+    head.extend(factors.iter().map(|f| field(&factor_column(f, &fixed))));
+    head.extend(SAMPLE_COLUMNS.iter().map(|s| s.to_string()));
     let mut o = head.join(",") + "\n";
     for s in samples {
         let mut row = vec![

@@ -57,23 +57,24 @@ pub(crate) struct Subject<'a> {
 }
 
 impl<'a> Subject<'a> {
-    /// A run of `kind` in `directory` with these parameters, `--repeat` times, one rank.
+    /// A run of `kind` in `directory` with these parameters (as stored), `--repeat` times,
+    /// one rank.
     pub fn new(
         kind: WorkloadKind,
         directory: &'a Path,
-        params: serde_json::Value,
+        params: &impl Serialize,
         repeat: u32,
-    ) -> Self {
-        Subject {
+    ) -> Result<Self> {
+        Ok(Subject {
             engine: kind.as_str(),
             command_line: super::command_line(),
             directory,
             fs_type: crate::sysinfo::fs_type_of(directory),
-            params,
+            params: serde_json::to_value(params)?,
             repeat,
             ranks: 1,
             mpi: None,
-        }
+        })
     }
 
     /// The same under MPI: `ranks` ranks, the job described by `mpi`.
@@ -140,6 +141,16 @@ pub(crate) struct Needs {
     pub bytes: u64,
     /// Inodes (none when the engine does not count them).
     pub inodes: Option<u64>,
+}
+
+impl From<crate::workload::Requirements> for Needs {
+    /// What an engine says a repetition needs: bytes and inodes.
+    fn from(r: crate::workload::Requirements) -> Self {
+        Needs {
+            bytes: r.bytes,
+            inodes: Some(r.inodes),
+        }
+    }
 }
 
 /// Free space of a file system.

@@ -109,6 +109,16 @@ pub fn common_options() -> Vec<clap::Arg> {
         .collect()
 }
 
+/// Every spelling of `cmd`'s options that `keep` keeps, as typed: the long ones (`--repeat`),
+/// then the short ones (`-q`).
+pub fn spellings(cmd: &clap::Command, keep: impl Fn(&clap::Arg) -> bool) -> Vec<String> {
+    let kept = || cmd.get_arguments().filter(|a| keep(a));
+    let longs = kept().filter_map(|a| a.get_long().map(|l| format!("--{l}")));
+    longs
+        .chain(kept().filter_map(|a| a.get_short().map(|c| format!("-{c}"))))
+        .collect()
+}
+
 /// Options of `fslab` itself, which every subcommand takes, before or after its name.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {

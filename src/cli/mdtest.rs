@@ -81,15 +81,7 @@ impl MdtestOwnArgs {
     /// The help of `fslab mdtest`'s arguments: mdtest's options and fslab's, named from
     /// [`MdtestOwnArgs::parser`].
     pub(super) fn help() -> String {
-        let cmd = Self::parser();
-        let longs = cmd.get_arguments().filter_map(|a| a.get_long());
-        let own: Vec<String> = longs
-            .map(|l| format!("--{l}"))
-            .chain(
-                cmd.get_arguments()
-                    .filter_map(|a| a.get_short().map(|c| format!("-{c}"))),
-            )
-            .collect();
+        let own = super::spellings(&Self::parser(), |_| true);
         format!(
             "mdtest's options (below) and fslab's own ({})",
             own.join(", ")

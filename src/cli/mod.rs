@@ -23,8 +23,8 @@ mod report;
 mod store;
 mod study;
 pub use common::{
-    common_options, global_options, BackendArg, GlobalArgs, OutputFormat, RunArgs, TextFormat,
-    Wording,
+    common_options, global_options, spellings, BackendArg, GlobalArgs, OutputFormat, RunArgs,
+    TextFormat, Wording,
 };
 pub use dbench::DbenchArgs;
 pub use doctor::DoctorArgs;

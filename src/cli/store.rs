@@ -36,12 +36,27 @@ pub struct ListArgs {
     /// At most N, newest first. Default: all.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Output format: `--format`, or `--json`.
+    #[command(flatten)]
+    pub output: TextOutput,
+}
+
+/// The output format of a command that shows what is stored (`list`, `show`).
+#[derive(Debug, Args)]
+pub struct TextOutput {
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
     /// The same as --format json. Default: a table.
     #[arg(long)]
     pub json: bool,
+}
+
+impl TextOutput {
+    /// Whether one JSON document is asked for (`--json` or `--format json`).
+    pub fn is_json(&self) -> bool {
+        self.json || self.format == TextFormat::Json
+    }
 }
 
 /// The kinds `list --kind` takes: `study`, `run` and every registered engine.
@@ -55,12 +70,9 @@ pub fn list_kinds() -> clap::builder::PossibleValuesParser {
 pub struct ShowArgs {
     /// The run or study id (see `fslab list`).
     pub id: i64,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
-    pub format: TextFormat,
-    /// The same as --format json. Default: a table.
-    #[arg(long)]
-    pub json: bool,
+    /// Output format: `--format`, or `--json`.
+    #[command(flatten)]
+    pub output: TextOutput,
     /// Every table, comparison and environment entry (as `fslab report --all`). Default: the
     /// compact report.
     #[arg(long)]

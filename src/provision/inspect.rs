@@ -26,10 +26,9 @@ fn num(text: &str, key: &str) -> Result<u64, String> {
 
 /// Device numbers as dumpe2fs prints `Journal device` (old 16-bit or new encoding).
 fn dev_encodings(major: u32, minor: u32) -> [u64; 2] {
-    let old = ((major as u64) << 8) | (minor as u64 & 0xff);
     let new =
         (minor as u64 & 0xff) | ((major as u64 & 0xfff) << 8) | ((minor as u64 & !0xff) << 12);
-    [old, new]
+    [old_dev(major, minor), new]
 }
 
 /// Check an ext file system: journal presence, size and device, block and inode size.

@@ -413,12 +413,6 @@ impl RunDir {
         self.persist()
     }
 
-    /// Record which study this run works for (shown by cleanup, checked by --resume).
-    pub fn set_study(&self, study: i64) -> Result<(), ProvisionError> {
-        self.doc.lock().unwrap_or_else(|p| p.into_inner()).study = Some(study);
-        self.persist()
-    }
-
     /// Record the results database the study is stored in (for `fslab cleanup`).
     pub fn set_db(&self, db: &Path) -> Result<(), ProvisionError> {
         let db = std::fs::canonicalize(db).unwrap_or_else(|_| db.to_path_buf());

@@ -26,15 +26,22 @@ pub const SCHEMA_VERSION: i64 = 7;
 /// `PRAGMA application_id` of an fslab results database: the bytes "FSLB".
 pub const APPLICATION_ID: i32 = 0x4653_4C42;
 
-/// Migrations: entry `i` takes a database from schema version `i` to `i + 1`.
+/// Migrations: entry `i` takes a database from schema version `i` to `i + 1`. The view
+/// `samples`, written once, is made by version 5 and made again by version 7.
 const MIGRATIONS: [&str; 7] = [
     include_str!("schema.sql"),
     include_str!("schema_v2.sql"),
     include_str!("schema_v3.sql"),
     include_str!("schema_v4.sql"),
-    include_str!("schema_v5.sql"),
+    concat!(
+        include_str!("schema_v5.sql"),
+        include_str!("samples_view.sql")
+    ),
     include_str!("schema_v6.sql"),
-    include_str!("schema_v7.sql"),
+    concat!(
+        include_str!("schema_v7.sql"),
+        include_str!("samples_view.sql")
+    ),
 ];
 
 /// The tables of schema version 1. A file with all of them, `user_version` 1 and no

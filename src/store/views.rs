@@ -5,13 +5,13 @@
 
 use rusqlite::{params, Connection};
 
-/// The columns every per-study view has before the factors; a factor with one of these names
-/// gets a `factor_` prefix.
-const FIXED: [&str; 14] = [
-    "trial_id",
-    "cell_idx",
-    "cell",
-    "workload_idx",
+/// The columns a per-study view has before the factors; [`SAMPLE_COLUMNS`] follow them. A
+/// factor named like one of either gets a `factor_` prefix.
+const FIXED: [&str; 4] = ["trial_id", "cell_idx", "cell", "workload_idx"];
+
+/// The columns of a sample that every per-study view and `fslab export --raw` end with: what
+/// ran, which repetition, and the value.
+pub const SAMPLE_COLUMNS: [&str; 10] = [
     "workload_kind",
     "workload",
     "repetition",
@@ -58,7 +58,8 @@ fn factor_names(conn: &Connection, study: i64) -> rusqlite::Result<Vec<String>> 
 /// (Re)make the view of study `id` with one column per factor its cells have now.
 pub fn make_study_view(conn: &Connection, study: i64) -> rusqlite::Result<()> {
     let mut cols = Vec::new();
-    let mut used: Vec<String> = FIXED.iter().map(|s| s.to_string()).collect();
+    let fixed = FIXED.iter().chain(&SAMPLE_COLUMNS);
+    let mut used: Vec<String> = fixed.map(|s| s.to_string()).collect();
     for f in factor_names(conn, study)? {
         let mut col = f.clone();
         while used.iter().any(|u| u.eq_ignore_ascii_case(&col)) {

@@ -9,6 +9,7 @@
 //! read with `std::fs`, symlinks (`subsystem`, `driver`) with `read_link`. The sysfs root and
 //! the mount table are parameters so tests run on a tree they build.
 
+use super::read_trimmed;
 use super::MountEntry;
 use std::path::{Path, PathBuf};
 
@@ -117,13 +118,6 @@ pub struct Sysfs<'a> {
     mounts: &'a [MountEntry],
 }
 
-fn read(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-}
-
 fn link_name(p: &Path) -> Option<String> {
     std::fs::read_link(p)
         .ok()?
@@ -210,11 +204,12 @@ impl<'a> Sysfs<'a> {
         let mut f = BlockFacts {
             kind: "disk".into(),
             model: "unknown".into(),
-            bytes: read(&disk_dir.join("size"))
+            bytes: read_trimmed(&disk_dir.join("size"))
                 .and_then(|s| s.parse::<u64>().ok())
                 .map(|s| s * 512),
-            rotational: read(&disk_dir.join("queue/rotational")),
-            scheduler: read(&disk_dir.join("queue/scheduler")).map(|t| super::active_scheduler(&t)),
+            rotational: read_trimmed(&disk_dir.join("queue/rotational")),
+            scheduler: read_trimmed(&disk_dir.join("queue/scheduler"))
+                .map(|t| super::active_scheduler(&t)),
             ..Default::default()
         };
         let slaves = std::fs::read_dir(disk_dir.join("slaves"))
@@ -227,7 +222,7 @@ impl<'a> Sysfs<'a> {
                 v
             })
             .unwrap_or_default();
-        if let Some(file) = read(&disk_dir.join("loop/backing_file")) {
+        if let Some(file) = read_trimmed(&disk_dir.join("loop/backing_file")) {
             f.kind = "loop".into();
             f.model = "loop device".into();
             let file = file.trim_end_matches(" (deleted)").to_string();
@@ -291,7 +286,7 @@ impl<'a> Sysfs<'a> {
     fn identify(&self, dev: &Path, f: &mut BlockFacts) {
         f.bus = link_name(&dev.join("subsystem"));
         f.driver = link_name(&dev.join("driver"));
-        let vendor = read(&dev.join("vendor"));
+        let vendor = read_trimmed(&dev.join("vendor"));
         // Ids: the device's own (virtio), else for NVMe the PCI function of the controller,
         // which is the drive. A SCSI or ATA disk's ancestors are its host adapter: not it.
         let id_dir = if vendor.as_deref().is_some_and(is_hex_id) {
@@ -302,8 +297,8 @@ impl<'a> Sysfs<'a> {
             None
         };
         if let Some(d) = id_dir {
-            f.vendor_id = read(&d.join("vendor")).filter(|v| is_hex_id(v));
-            f.device_id = read(&d.join("device")).filter(|v| is_hex_id(v));
+            f.vendor_id = read_trimmed(&d.join("vendor")).filter(|v| is_hex_id(v));
+            f.device_id = read_trimmed(&d.join("device")).filter(|v| is_hex_id(v));
         }
         f.vendor = vendor.filter(|v| !is_hex_id(v)).or_else(|| {
             let id = f.vendor_id.as_deref()?;
@@ -312,11 +307,11 @@ impl<'a> Sysfs<'a> {
                 .find(|(k, _)| *k == id)
                 .map(|(_, n)| n.to_string())
         });
-        f.model = read(&dev.join("model"))
+        f.model = read_trimmed(&dev.join("model"))
             .or_else(|| {
                 // MMC/SD cards: `name` (the card's product name) and `type` (SD, MMC).
-                let name = read(&dev.join("name"))?;
-                Some(match read(&dev.join("type")) {
+                let name = read_trimmed(&dev.join("name"))?;
+                Some(match read_trimmed(&dev.join("type")) {
                     Some(t) => format!("{t} card {name}"),
                     None => name,
                 })

@@ -11,6 +11,7 @@
 //! runs through the [`Spawn`] seam like every process fslab starts, so a test can answer for
 //! it ([`crate::process::RecordingSpawn`]).
 
+use super::read_trimmed;
 use crate::process::{RealSpawn, Spawn};
 use std::path::Path;
 use std::process::Command;
@@ -113,7 +114,7 @@ pub fn vm_from_clues(c: &VmClues) -> (String, String) {
 /// `/run/systemd/container`, podman's `/run/.containerenv`, docker's `/.dockerenv`) under
 /// `root`.
 pub fn container_from_files(root: &Path) -> String {
-    if let Some(c) = read_word(&root.join("run/systemd/container")) {
+    if let Some(c) = read_trimmed(&root.join("run/systemd/container")) {
         return c;
     }
     if root.join("run/.containerenv").exists() {
@@ -123,13 +124,6 @@ pub fn container_from_files(root: &Path) -> String {
         return "docker".into();
     }
     "none".into()
-}
-
-fn read_word(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
 }
 
 /// `systemd-detect-virt ARG`'s answer: one word on stdout (exit status 1 with `none` is an
@@ -150,12 +144,12 @@ pub fn clues(cpu_hypervisor_flag: bool) -> VmClues {
     let dmi = DMI_FILES
         .iter()
         .filter_map(|f| {
-            read_word(&Path::new("/sys/class/dmi/id").join(f)).map(|v| (f.to_string(), v))
+            read_trimmed(&Path::new("/sys/class/dmi/id").join(f)).map(|v| (f.to_string(), v))
         })
         .collect();
     VmClues {
-        hypervisor_type: read_word(Path::new("/sys/hypervisor/type")),
-        xen_capabilities: read_word(Path::new("/proc/xen/capabilities")),
+        hypervisor_type: read_trimmed(Path::new("/sys/hypervisor/type")),
+        xen_capabilities: read_trimmed(Path::new("/proc/xen/capabilities")),
         dmi,
         cpu_hypervisor_flag,
     }

@@ -63,13 +63,11 @@ fn fixture(name: &str) -> &'static str {
     }
 }
 
-fn captured(
-    which: &str,
-    at: Instant,
-    devices: &Devices,
-    diskstats: &str,
-    fs: Option<FsSample>,
-) -> Snapshot {
+/// The capture's snapshot `which` (`before`, `after`) of [`captured_devices`], taken `secs`
+/// seconds into the test's clock, with these diskstats and file-system counters.
+fn captured(which: &str, secs: u64, diskstats: &str, fs: Option<FsSample>) -> Snapshot {
+    static T0: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let at = *T0.get_or_init(Instant::now) + Duration::from_secs(secs);
     let texts = Texts {
         diskstats,
         stat: fixture(&format!("stat-{which}")),
@@ -89,7 +87,7 @@ fn captured(
             max_rss: 12 << 20,
         }
     };
-    let mut s = Snapshot::from_texts(at, devices, texts, usage, fs).unwrap();
+    let mut s = Snapshot::from_texts(at, &captured_devices(), texts, usage, fs).unwrap();
     s.ticks_per_second = 100;
     s
 }
@@ -107,22 +105,8 @@ fn get<'a>(m: &'a [Metric], name: &str) -> &'a Metric {
 }
 
 fn captured_phase() -> Vec<Metric> {
-    let d = captured_devices();
-    let t0 = Instant::now();
-    let a = captured(
-        "before",
-        t0,
-        &d,
-        fixture("diskstats-before"),
-        jbd2("before"),
-    );
-    let b = captured(
-        "after",
-        t0 + Duration::from_secs(2),
-        &d,
-        fixture("diskstats-after"),
-        jbd2("after"),
-    );
+    let a = captured("before", 0, fixture("diskstats-before"), jbd2("before"));
+    let b = captured("after", 2, fixture("diskstats-after"), jbd2("after"));
     delta("file_create", &a, &b)
 }
 
@@ -215,8 +199,6 @@ fn a_captured_phase_has_the_values_of_the_capture() {
 
 #[test]
 fn devices_that_appear_count_everything_and_those_that_vanish_give_nothing() {
-    let d = captured_devices();
-    let t0 = Instant::now();
     let without_loop1 = |t: &str| {
         t.lines()
             .filter(|l| !l.contains(" loop1 "))
@@ -225,31 +207,18 @@ fn devices_that_appear_count_everything_and_those_that_vanish_give_nothing() {
     };
     let a = captured(
         "before",
-        t0,
-        &d,
+        0,
         &without_loop1(fixture("diskstats-before")),
         None,
     );
-    let b = captured(
-        "after",
-        t0 + Duration::from_secs(1),
-        &d,
-        fixture("diskstats-after"),
-        None,
-    );
+    let b = captured("after", 1, fixture("diskstats-after"), None);
     let m = delta("p", &a, &b);
     let end = b.disk(Role::Journal).unwrap();
     assert_eq!(
         get(&m, "dev.journal.write_bytes").value,
         (end.write_sectors * 512) as f64
     );
-    let c = captured(
-        "after",
-        t0 + Duration::from_secs(2),
-        &d,
-        &without_loop1(fixture("diskstats-after")),
-        None,
-    );
+    let c = captured("after", 2, &without_loop1(fixture("diskstats-after")), None);
     let m = delta("p", &b, &c);
     assert!(m.iter().all(|x| !x.name.starts_with("dev.journal.")));
     assert!(m.iter().any(|x| x.name == "dev.data.write_bytes"));
@@ -261,21 +230,13 @@ fn devices_that_appear_count_everything_and_those_that_vanish_give_nothing() {
 
 #[test]
 fn xfs_log_metrics_come_from_the_stats_file() {
-    let d = captured_devices();
-    let t0 = Instant::now();
     let x = |w: &str| {
         Some(FsSample::Xfs(
             super::xfs::parse(fixture(&format!("xfs-{w}"))).unwrap(),
         ))
     };
-    let a = captured("before", t0, &d, fixture("diskstats-before"), x("before"));
-    let b = captured(
-        "after",
-        t0 + Duration::from_secs(1),
-        &d,
-        fixture("diskstats-after"),
-        x("after"),
-    );
+    let a = captured("before", 0, fixture("diskstats-before"), x("before"));
+    let b = captured("after", 1, fixture("diskstats-after"), x("after"));
     let m = delta("p", &a, &b);
     for n in [
         "fs.log.writes",

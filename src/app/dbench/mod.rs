@@ -5,8 +5,8 @@ mod doc;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 
-use super::finish::{run_engine, Ended, StoredLine};
-use super::rundoc::{self, Needs, Planned, Subject};
+use super::finish::{Recorded, StoredLine};
+use super::rundoc::{self, Planned, Subject};
 use crate::cli::DbenchArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
@@ -14,7 +14,7 @@ use crate::runner::progress::ProgressObserver;
 use crate::workload::dbench::report::report;
 use crate::workload::dbench::{flags, generate, Dbench, DbenchParams, Loadfile, RepOutcome};
 use crate::workload::param::in_words;
-use crate::workload::{Observer, Target, Workload};
+use crate::workload::{Observer, Target, Workload, WorkloadKind};
 use anyhow::Result;
 use doc::{DbenchPart, LoadfileDoc};
 use std::path::{Path, PathBuf};
@@ -97,25 +97,20 @@ fn write_generated(a: &DbenchArgs, out: &PathBuf) -> Result<()> {
 }
 
 pub(crate) fn options_text(p: &DbenchParams) -> String {
-    let mut v = Vec::new();
-    if p.client.sync_open {
-        v.push("O_SYNC opens (--sync)");
-    }
-    if p.client.fsync {
-        v.push("fsync after every write (--fsync)");
-    }
-    if p.client.sync_dir {
-        v.push("directory syncs (--sync-dir)");
-    }
-    if p.client.no_resolve {
-        v.push("no name resolution (--no-resolve)");
-    }
-    if p.run_once {
-        v.push("one pass per client (--run-once)");
-    }
-    if !p.timestamps && p.loadfile.has_timestamps {
-        v.push("timestamps ignored");
-    }
+    let v: Vec<&str> = [
+        (p.client.sync_open, "O_SYNC opens (--sync)"),
+        (p.client.fsync, "fsync after every write (--fsync)"),
+        (p.client.sync_dir, "directory syncs (--sync-dir)"),
+        (p.client.no_resolve, "no name resolution (--no-resolve)"),
+        (p.run_once, "one pass per client (--run-once)"),
+        (
+            !p.timestamps && p.loadfile.has_timestamps,
+            "timestamps ignored",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(on, said)| on.then_some(said))
+    .collect();
     if v.is_empty() {
         String::new()
     } else {
@@ -144,7 +139,6 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         quiet: a.run.quiet,
     };
     console.message(&header(&params, &target));
-    let mut store = super::finish::store_for(&a.run, db)?;
     // dbench prints its own line a second: repetitions are counted in plain lines on stderr.
     let mut steps = ProgressObserver::new(!a.run.quiet, "dbench").lines_only();
     if !params.run_once {
@@ -166,41 +160,28 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         }
     };
     let label = label(&params, a.load.loadfile.is_some(), None);
-    let (result, sums, warnings) = run_engine(
-        crate::workload::WorkloadKind::Dbench,
-        serde_json::to_value(&params)?,
-        label,
-        &a.run,
-        store.as_mut(),
-        &mut engine,
-        &target,
-        &console,
-        Some(&steps),
-        &mut on_rep,
-    )?;
-    let end = result.ending(JSON_SCHEMA, &warnings);
-    if json {
-        end.print_json(
-            subject(&params, &dir, repeat)?,
-            rundoc::measured(&result.reps, &sums),
-            DbenchPart {
-                loadfile: LoadfileDoc::of(&params),
-                outcomes: Some(outcomes.iter().collect()),
-                per_rank: None,
-                per_rank_units: None,
-            },
-        )?;
-    } else {
-        print_repetitions_summary(&sums, result.reps.len());
+    let recorded = Recorded::new(WorkloadKind::Dbench, &params, label, &a.run, db)?;
+    let ran = recorded.run(&mut engine, &target, &console, Some(&steps), &mut on_rep)?;
+    let doc = || {
+        let part = DbenchPart {
+            loadfile: LoadfileDoc::of(&params),
+            outcomes: Some(outcomes.iter().collect()),
+            per_rank: None,
+            per_rank_units: None,
+        };
+        Ok((recorded.subject(&dir)?, part))
+    };
+    ran.print(JSON_SCHEMA, json, doc, |end| {
+        print_repetitions_summary(&ran.sums, ran.result.reps.len());
         // On failure the error is the one line; the failed trial is stored all the same.
         end.print_tail(StoredLine::OnSuccess, "", a.run.quiet);
-    }
+    })?;
     conclude(
         &params,
         &dir,
         true,
         || engine.top_level_names(),
-        result.error,
+        ran.result.error,
     )
 }
 
@@ -267,14 +248,10 @@ fn dry_run(
     let fits = req.fits(&free);
     let secs = (p.warmup + p.duration).as_secs_f64() * f64::from(repeat);
     if json {
-        let needs = Needs {
-            bytes: req.bytes,
-            inodes: Some(req.inodes),
-        };
         return rundoc::print_dry_run(
             JSON_SCHEMA,
             subject(p, target.dir(), repeat)?,
-            Planned::new(needs, Some(free), Some(secs)),
+            Planned::new(req.into(), Some(free), Some(secs)),
             DbenchPart {
                 loadfile: LoadfileDoc::of(p),
                 outcomes: None,
@@ -305,12 +282,7 @@ fn dry_run(
 
 /// What the run document says dbench ran, where and how often.
 pub(super) fn subject<'a>(p: &DbenchParams, dir: &'a Path, repeat: u32) -> Result<Subject<'a>> {
-    Ok(Subject::new(
-        crate::workload::WorkloadKind::Dbench,
-        dir,
-        serde_json::to_value(p)?,
-        repeat,
-    ))
+    Subject::new(WorkloadKind::Dbench, dir, p, repeat)
 }
 
 /// After several repetitions: the summary of the whole-run figures (phase `total`).
@@ -345,8 +317,5 @@ pub(crate) fn conclude(
                 .join(" ")
         );
     }
-    match error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
+    super::finish::outcome(error)
 }

@@ -36,34 +36,27 @@ pub struct Check {
     pub seconds: Option<f64>,
 }
 
-fn yes(check: &str, detail: impl Into<String>) -> Check {
+/// A line without a measured time.
+fn line(check: &str, ok: Option<bool>, detail: impl Into<String>, fix: Option<String>) -> Check {
     Check {
         check: check.into(),
-        ok: Some(true),
+        ok,
         detail: detail.into(),
-        fix: None,
+        fix,
         seconds: None,
     }
+}
+
+fn yes(check: &str, detail: impl Into<String>) -> Check {
+    line(check, Some(true), detail, None)
 }
 
 fn no(check: &str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
-    Check {
-        check: check.into(),
-        ok: Some(false),
-        detail: detail.into(),
-        fix: Some(fix.into()),
-        seconds: None,
-    }
+    line(check, Some(false), detail, Some(fix.into()))
 }
 
 fn fact(check: &str, detail: impl Into<String>) -> Check {
-    Check {
-        check: check.into(),
-        ok: None,
-        detail: detail.into(),
-        fix: None,
-        seconds: None,
-    }
+    line(check, None, detail, None)
 }
 
 /// Run `fslab doctor`.

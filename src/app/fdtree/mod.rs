@@ -7,8 +7,8 @@ pub(super) mod mpi;
 #[cfg(feature = "mpi")]
 mod mpi_report;
 
-use super::finish::{engine_only, run_engine, Ended, StoredLine};
-use super::rundoc::{self, Needs, Planned, Subject};
+use super::finish::{engine_only, outcome, Recorded, StoredLine};
+use super::rundoc::{self, Planned, Subject};
 use crate::cli::{BackendArg, FdtreeArgs, OutputFormat};
 use crate::report::runsummary;
 use crate::runner::progress::ProgressObserver;
@@ -17,7 +17,7 @@ use crate::units::fmt_bytes;
 use crate::workload::fdtree::report::fdtree_report;
 use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, FdtreeSpec, Mode};
 use crate::workload::param::{in_words, Words};
-use crate::workload::{Target, Workload};
+use crate::workload::{Target, Workload, WorkloadKind};
 use anyhow::Result;
 use doc::{CountsDoc, FdtreePart};
 use std::path::{Path, PathBuf};
@@ -168,7 +168,6 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         engine.prepare(&target)?;
     }
 
-    let mut store = super::finish::store_for(&a.run, db)?;
     let obs = ProgressObserver::new(!a.run.quiet && format != OutputFormat::Json, "fdtree")
         .with_units(|phase, _| rate_unit(phase));
     let fdtree_fmt = format == OutputFormat::Fdtree;
@@ -180,48 +179,29 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
             }
         }
     };
-    let label = params.label();
-    let (result, sums, warnings) = run_engine(
-        crate::workload::WorkloadKind::Fdtree,
-        serde_json::to_value(&params)?,
-        label,
-        &a.run,
-        store.as_mut(),
-        &mut engine,
-        &target,
-        &obs,
-        Some(&obs),
-        &mut on_rep,
-    )?;
-    let end = result.ending(JSON_SCHEMA, &warnings);
-    if format == OutputFormat::Json {
-        end.print_json(
-            subject(&params, &start_dir, a.run.repeat)?,
-            rundoc::measured(&result.reps, &sums),
-            FdtreePart {
-                counts: CountsDoc::new(Some(per_tree), total),
-                sync_timed: params.sync,
-                per_rank: None,
-                per_rank_units: None,
-            },
-        )?;
-    } else {
-        if format == OutputFormat::Table && !result.reps.is_empty() {
-            crate::outln!(
-                "{}",
-                header(&params, &start_dir, target.fs_type.as_deref())?
-            );
-            crate::outln!("{}", runsummary::render_table(&engine_only(&sums)));
+    let recorded = Recorded::new(WorkloadKind::Fdtree, &params, params.label(), &a.run, db)?;
+    let ran = recorded.run(&mut engine, &target, &obs, Some(&obs), &mut on_rep)?;
+    let header = header(&params, &start_dir, target.fs_type.as_deref())?;
+    let doc = || {
+        let part = FdtreePart {
+            counts: CountsDoc::new(Some(per_tree), total),
+            sync_timed: params.sync,
+            per_rank: None,
+            per_rank_units: None,
+        };
+        Ok((recorded.subject(&start_dir)?, part))
+    };
+    ran.print(JSON_SCHEMA, format == OutputFormat::Json, doc, |end| {
+        if format == OutputFormat::Table && !ran.result.reps.is_empty() {
+            crate::outln!("{header}");
+            crate::outln!("{}", runsummary::render_table(&engine_only(&ran.sums)));
         }
         end.print_tail(StoredLine::Always, "", a.run.quiet);
-    }
-    if params.mode == Mode::CreateOnly && result.error.is_none() {
+    })?;
+    if params.mode == Mode::CreateOnly && ran.result.error.is_none() {
         say_tree_kept(&engine, &start_dir, &a.start_dir, &params);
     }
-    match result.error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
+    outcome(ran.result.error)
 }
 
 /// The directory `-o` names, checked and made absolute; for `-R`, the trees to remove
@@ -299,16 +279,6 @@ fn header(p: &FdtreeParams, dir: &Path, fs: Option<&str>) -> Result<String> {
     ))
 }
 
-/// What the run document says fdtree ran, where and how often.
-fn subject<'a>(p: &FdtreeParams, dir: &'a Path, repeat: u32) -> Result<Subject<'a>> {
-    Ok(Subject::new(
-        crate::workload::WorkloadKind::Fdtree,
-        dir,
-        serde_json::to_value(p)?,
-        repeat,
-    ))
-}
-
 fn dry_run(
     p: &FdtreeParams,
     engine: &Fdtree,
@@ -326,14 +296,10 @@ fn dry_run(
     };
     let fits = free.map(|f| req.fits(&f));
     if format == OutputFormat::Json {
-        let needs = Needs {
-            bytes: req.bytes,
-            inodes: Some(req.inodes),
-        };
         return rundoc::print_dry_run(
             JSON_SCHEMA,
-            subject(p, target.dir(), repeat)?,
-            Planned::new(needs, free, None),
+            Subject::new(WorkloadKind::Fdtree, target.dir(), p, repeat)?,
+            Planned::new(req.into(), free, None),
             FdtreePart {
                 counts: CountsDoc::new(Some(per), t),
                 sync_timed: p.sync,

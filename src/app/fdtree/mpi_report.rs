@@ -177,9 +177,9 @@ pub(super) fn report(
         let subject = Subject::new(
             crate::workload::WorkloadKind::Fdtree,
             info.dir,
-            serde_json::to_value(&info.job.params)?,
+            &info.job.params,
             a.run.repeat,
-        )
+        )?
         .under_mpi(info.comm.size(), info.mpi_json());
         return end.print_json(
             subject,

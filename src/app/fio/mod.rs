@@ -2,9 +2,9 @@
 //! the chosen cache action before each run, every run stored, and mean ± sd with the 95%
 //! interval per job and direction — hyperfine for fio.
 
-use super::finish::{run_engine, Ended, StoredLine};
-use super::rundoc::{self, Needs, Planned, Subject};
-use crate::cli::{global_options, FioArgs, FioCacheArg};
+use super::finish::{outcome, Recorded, StoredLine};
+use super::rundoc::{self, Planned, Subject};
+use crate::cli::{global_options, spellings, FioArgs, FioCacheArg};
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::progress::ProgressObserver;
@@ -35,14 +35,7 @@ const SHOWN: [&str; 6] = [
 /// the job file (its job option `directory`).
 fn own_options() -> Vec<String> {
     let cmd = FioArgs::augment_args(clap::Command::new("fio")).args(global_options());
-    cmd.get_arguments()
-        .filter(|a| !a.is_positional() && a.get_id() != "directory")
-        .flat_map(|a| {
-            let long = a.get_long().map(|l| format!("--{l}"));
-            long.into_iter()
-                .chain(a.get_short().map(|c| format!("-{c}")))
-        })
-        .collect()
+    spellings(&cmd, |a| !a.is_positional() && a.get_id() != "directory")
 }
 
 pub(crate) fn params_from(a: &FioArgs) -> Result<FioParams> {
@@ -162,7 +155,6 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     if !a.run.quiet {
         eprintln!("{}", header(&a, &jobs, &target));
     }
-    let mut store = super::finish::store_for(&a.run, db)?;
     // fio's status every second feeds the bar (on a terminal): percent, rate and ETA as fio
     // computes them; in a log, a line per repetition.
     let steps = ProgressObserver::new(!a.run.quiet, "fio")
@@ -186,45 +178,24 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
         }
     };
     let label = format!("fio {}", a.job.display());
-    let (result, sums, warnings) = run_engine(
-        WorkloadKind::Fio,
-        serde_json::to_value(&params)?,
-        label,
-        &a.run,
-        store.as_mut(),
-        &mut engine,
-        &target,
-        &steps,
-        Some(&steps),
-        &mut on_rep,
-    )?;
-    let end = result.ending(JSON_SCHEMA, &warnings);
-    if json {
-        end.print_json(
-            Subject::new(
-                WorkloadKind::Fio,
-                &dir,
-                serde_json::to_value(&params)?,
-                repeat,
-            ),
-            rundoc::measured(&result.reps, &sums),
-            FioPart {
-                job_file: &a.job,
-                job: params.job.render(),
-                fio_args: &a.fio_args,
-                cache: cache_word(a.cache),
-                fio_version: Some(versions),
-                fio_json: Some(fio_json),
-            },
-        )?;
-    } else {
-        print_summary(&sums, result.reps.len(), end.run_id);
+    let recorded = Recorded::new(WorkloadKind::Fio, &params, label, &a.run, db)?;
+    let ran = recorded.run(&mut engine, &target, &steps, Some(&steps), &mut on_rep)?;
+    let doc = || {
+        let part = FioPart {
+            job_file: &a.job,
+            job: params.job.render(),
+            fio_args: &a.fio_args,
+            cache: cache_word(a.cache),
+            fio_version: Some(versions),
+            fio_json: Some(fio_json),
+        };
+        Ok((recorded.subject(&dir)?, part))
+    };
+    ran.print(JSON_SCHEMA, json, doc, |end| {
+        print_summary(&ran.sums, ran.result.reps.len(), end.run_id);
         end.print_tail(StoredLine::OnSuccess, " --all (all metrics)", quiet);
-    }
-    match result.error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
+    })?;
+    outcome(ran.result.error)
 }
 
 /// fio's own document of the last repetition (for dashboards and for checking); null when
@@ -281,24 +252,12 @@ fn print_summary(sums: &[MetricSummary], reps: usize, run_id: Option<i64>) {
 fn dry_run(a: &FioArgs, params: &FioParams, engine: &Fio, target: &Target) -> Result<()> {
     let req = engine.requirements();
     let free = crate::sysinfo::free_space(target.dir())?;
-    let plan = Planned::new(
-        Needs {
-            bytes: req.bytes,
-            inodes: Some(req.inodes),
-        },
-        Some(free),
-        None,
-    );
+    let plan = Planned::new(req.into(), Some(free), None);
     let job = params.job.render();
     if a.run.json {
         return rundoc::print_dry_run(
             JSON_SCHEMA,
-            Subject::new(
-                WorkloadKind::Fio,
-                target.dir(),
-                serde_json::to_value(params)?,
-                a.run.repeat,
-            ),
+            Subject::new(WorkloadKind::Fio, target.dir(), params, a.run.repeat)?,
             plan,
             FioPart {
                 job_file: &a.job,

@@ -25,8 +25,7 @@ impl Rate {
     /// The rate and its source in short, for the JSON plan: `1.43 GB/s measured by run 12`,
     /// `150 MB/s assumed`.
     pub(crate) fn basis(&self) -> String {
-        let mbps = self.bytes_per_sec / 1e6;
-        let rate = crate::metric::Unit::MBPerSec.scale(mbps).fmt(mbps);
+        let rate = self.rate();
         match self.run {
             Some(id) => format!("{rate} measured by run {id}"),
             None => format!("{rate} assumed"),
@@ -36,12 +35,17 @@ impl Rate {
     /// The words after "at": `1.4 GB/s, measured by run 12 on this directory` or `an assumed
     /// 150 MB/s; cached I/O is faster, a slow device slower`.
     pub(crate) fn words(&self) -> String {
-        let mbps = self.bytes_per_sec / 1e6;
-        let rate = crate::metric::Unit::MBPerSec.scale(mbps).fmt(mbps);
+        let rate = self.rate();
         match self.run {
             Some(id) => format!("{rate}, measured by run {id} in this directory"),
             None => format!("an assumed {rate}; cached I/O is faster, a slow device slower"),
         }
+    }
+
+    /// The rate in MB/s or GB/s, as the tables scale it.
+    fn rate(&self) -> String {
+        let mbps = self.bytes_per_sec / 1e6;
+        crate::metric::Unit::MBPerSec.scale(mbps).fmt(mbps)
     }
 }
 
@@ -149,7 +153,7 @@ mod tests {
     use super::*;
     use crate::cli::{Cli, Command};
     use crate::metric::{Metric, Unit};
-    use crate::store::{NewCell, NewStudy, NewTrial, Store, TrialStatus};
+    use crate::store::{NewCell, NewStudy, NewTrial, Store};
     use clap::Parser;
 
     fn setup_of(dir: &Path, args: &[&str]) -> Setup {
@@ -199,47 +203,23 @@ mod tests {
     /// point, four passes, took `secs` twice.
     fn stored_run(path: &Path, dir: &Path, direct: bool, secs: f64) -> i64 {
         let mut st = Store::open(path).unwrap();
-        let id = st
-            .begin_study(&NewStudy {
-                kind: crate::vocab::StudyKind::Run,
-                name: "iozone".into(),
-                command_line: "fslab iozone".into(),
-                ..Default::default()
-            })
-            .unwrap();
+        let run = NewStudy::named(crate::vocab::StudyKind::Run, "iozone", "fslab iozone");
+        let id = st.begin_study(&run).unwrap();
         let config = serde_json::json!({"target": dir, "file_kib": 1024, "record_bytes": 4096});
-        let cell = st
-            .add_cell(
-                id,
-                &NewCell {
-                    idx: 0,
-                    label: "p".into(),
-                    factors: Vec::new(),
-                    config,
-                },
-            )
-            .unwrap();
+        let cell = NewCell {
+            label: "p".into(),
+            ..NewCell::of(0, &[], config)
+        };
+        let cell = st.add_cell(id, &cell).unwrap();
         let params = serde_json::json!({"tests": [0, 1], "threads": 1, "direct": direct,
             "osync": false, "fsync": false});
         let w = st.add_workload(id, 0, "iozone", "iozone", &params).unwrap();
         for rep in 1..=2 {
+            let m = [Metric::new("write", "elapsed", Unit::Seconds, secs / 4.0)];
             st.record_trial(&NewTrial {
-                cell,
-                workload: w,
-                repetition: rep,
                 order_index: rep - 1,
-                status: TrialStatus::Ok,
-                error: None,
-                cache_policy: "none",
-                started_at: "t".into(),
-                finished_at: "t".into(),
                 wall_seconds: secs,
-                metrics: &[Metric::new("write", "elapsed", Unit::Seconds, secs / 4.0)],
-                histograms: &[],
-                interference: None,
-                settle_seconds: None,
-                timeline: &[],
-                excluded: None,
+                ..NewTrial::counted(cell, w, rep, &m)
             })
             .unwrap();
         }

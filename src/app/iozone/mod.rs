@@ -4,7 +4,7 @@
 //! lines in [`output`]) and summarised with fslab's statistics, or as one JSON document.
 //!
 //! A sweep is several cells, so the run goes through `adhoc::run_cells`, the many-cell form of
-//! `finish::run_engine`; a single point is one cell of it.
+//! `finish::Recorded::run`; a single point is one cell of it.
 
 mod doc;
 mod dry_run;
@@ -42,12 +42,12 @@ pub const JSON_SCHEMA: &str = "fslab.iozone.v2";
 
 /// What the run document says IOzone ran, where (the test file's directory) and how often.
 pub(crate) fn subject(s: &Setup, repeat: u32) -> Result<Subject<'_>> {
-    Ok(Subject::new(
+    Subject::new(
         crate::workload::WorkloadKind::Iozone,
         s.target.dir(),
-        serde_json::to_value(&s.base)?,
+        &s.base,
         repeat,
-    ))
+    )
 }
 
 /// Run `fslab iozone`.
@@ -126,10 +126,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let end = result.ending(JSON_SCHEMA, &warnings);
     print_end(&a, &s, &result, &sums, &end)?;
     write_biff(a.biff.as_deref(), &s, &result)?;
-    match result.error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
+    super::finish::outcome(result.error)
 }
 
 /// The cell of point `p` on `target`, run by `workload`: its label, factors and configuration.

@@ -206,38 +206,29 @@ pub(crate) fn splash(a: &IozoneArgs, s: &Setup) -> String {
         out.push_str(&t);
         out.push('\n');
     };
-    if a.auto || s.plan.sweep {
-        line("Auto Mode".into());
-    }
-    if a.no_crossover {
-        line("Cross over of record size disabled.".into());
-    }
-    if b.direct {
-        line("O_DIRECT feature enabled".into());
-    }
-    if b.huge_buffer {
-        line("Record buffer in a transparent huge page (--huge-buffer)".into());
-    }
-    if b.close {
-        line("Include close in write timing".into());
-    }
-    if b.fsync {
-        line("Include fsync in write timing".into());
-    }
-    if b.osync {
-        line("SYNC Mode. ".into());
-    }
-    if b.verify {
-        line(format!(
-            "Verify Mode. Pattern {:02x}{:02x}{:02x}{:02x}",
-            b.pattern, b.pattern, b.pattern, b.pattern
-        ));
-    }
-    if b.keep {
-        line("Setting no_unlink".into());
-    }
-    if !b.stonewall && b.throughput {
-        line("Stonewall disabled".into());
+    let verify = format!(
+        "Verify Mode. Pattern {:02x}{:02x}{:02x}{:02x}",
+        b.pattern, b.pattern, b.pattern, b.pattern
+    );
+    // The options in effect, in IOzone's order and words.
+    for (on, said) in [
+        (a.auto || s.plan.sweep, "Auto Mode"),
+        (a.no_crossover, "Cross over of record size disabled."),
+        (b.direct, "O_DIRECT feature enabled"),
+        (
+            b.huge_buffer,
+            "Record buffer in a transparent huge page (--huge-buffer)",
+        ),
+        (b.close, "Include close in write timing"),
+        (b.fsync, "Include fsync in write timing"),
+        (b.osync, "SYNC Mode. "),
+        (b.verify, verify.as_str()),
+        (b.keep, "Setting no_unlink"),
+        (!b.stonewall && b.throughput, "Stonewall disabled"),
+    ] {
+        if on {
+            line(said.into());
+        }
     }
     if !s.plan.sweep {
         let p = s.plan.points[0];

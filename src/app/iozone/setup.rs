@@ -25,37 +25,21 @@ pub(crate) struct Setup {
     pub(crate) notes: Vec<String>,
 }
 
-fn bytes(s: &str, flag: &str) -> Result<u64> {
-    iozone::parse_kib_size(s, flag)
-}
-
 /// The sweep's options: `-s` and `-r` (IOzone's, in the spec) with the auto-mode flags.
 fn size_options(a: &IozoneArgs) -> Result<SizeOptions> {
     let (sizes_kib, records) = a.params.sizes(flags())?;
+    // An optional bound, read by `parse` (file sizes or record sizes) under its flag.
+    let bound = |v: &Option<String>, parse: fn(&str, &str) -> Result<u64>, flag: &str| {
+        v.as_deref().map(|s| parse(s, flag)).transpose()
+    };
     Ok(SizeOptions {
         auto: a.auto,
         sizes_kib,
         records,
-        min_file_kib: a
-            .min_file
-            .as_deref()
-            .map(|s| iozone::parse_file_kib(s, "-n"))
-            .transpose()?,
-        max_file_kib: a
-            .max_file
-            .as_deref()
-            .map(|s| iozone::parse_file_kib(s, "-g"))
-            .transpose()?,
-        min_record: a
-            .min_record
-            .as_deref()
-            .map(|s| bytes(s, "-y"))
-            .transpose()?,
-        max_record: a
-            .max_record
-            .as_deref()
-            .map(|s| bytes(s, "-q"))
-            .transpose()?,
+        min_file_kib: bound(&a.min_file, iozone::parse_file_kib, "-n")?,
+        max_file_kib: bound(&a.max_file, iozone::parse_file_kib, "-g")?,
+        min_record: bound(&a.min_record, iozone::parse_kib_size, "-y")?,
+        max_record: bound(&a.max_record, iozone::parse_kib_size, "-q")?,
         no_crossover: a.no_crossover,
     })
 }

@@ -5,8 +5,8 @@
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 
-use super::finish::{engine_only, run_engine, Ended, StoredLine};
-use super::rundoc::{self, Needs, Planned, Subject};
+use super::finish::{engine_only, outcome, Recorded, StoredLine};
+use super::rundoc::{self, Planned, Subject};
 use crate::cli::{BackendArg, MdtestArgs, MdtestOwnArgs};
 use crate::report::runsummary;
 use crate::runner::progress::ProgressObserver;
@@ -120,7 +120,6 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         return dry_run(&inv, &engine, json);
     }
     let started = chrono::Local::now();
-    let mut store = super::finish::store_for(&own.run, db)?;
     if inv.dirs.len() > 1 {
         crate::bail_usage!(
             "-d {}: {} directories for 1 rank; mdtest gives rank r the directory r mod {} and needs at least as many ranks as directories: run under mpiexec -n {} or more (fslab built with mpi), or give one directory",
@@ -151,74 +150,53 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
             after_iteration(it, (status_to, 1), &inv, json, &mut status_error);
         }
     };
-    let (result, sums, warnings) = run_engine(
-        WorkloadKind::Mdtest,
-        serde_json::to_value(p)?,
-        p.flags(),
-        &own.run,
-        store.as_mut(),
-        &mut engine,
-        &target,
-        &obs,
-        Some(&obs),
-        &mut each,
-    )?;
+    let recorded = Recorded::new(WorkloadKind::Mdtest, p, p.flags(), &own.run, db)?;
+    let ran = recorded.run(&mut engine, &target, &obs, Some(&obs), &mut each)?;
     let seed = engine.seed();
     for note in engine.finish() {
         eprintln!("fslab: note: {note}");
     }
-    let end = result.ending(JSON_SCHEMA, &warnings);
-    if json {
-        end.print_json(
-            subject(&inv, own.run.repeat)?,
-            rundoc::measured(&result.reps, &sums),
-            MdtestPart {
-                items_per_rank: lay.items,
-                seed,
-                iterations: Some(engine.iterations()),
-                tree_dirs: None,
-            },
-        )?;
-    } else if !result.reps.is_empty() {
-        let notes = p
-            .notes()
-            .iter()
-            .map(|n| n.render(mdtest::words()))
-            .collect();
-        let fs = fs_of(&inv.dir);
-        crate::out!(
-            "{}",
-            report::preamble(&report::Preamble {
-                started: report::timestamp(started),
-                ranks: 1,
-                nodes: 1,
-                command: report::command_line("fslab mdtest", &mdtest_args),
-                warnings: notes,
-                fs: report::fs_lines(&fs).map(|s| s.replacen(
-                    &fs.display().to_string(),
-                    &inv.dir.display().to_string(),
-                    1
-                )),
-                seed,
-                tasks: report::tasks_line(p, &lay, 1),
-            })
-        );
-        crate::out!("{}", report::tables(engine.iterations(), p, inv.print));
-        crate::out!("{}", report::finished(chrono::Local::now()));
-        if own.run.repeat > 1 {
-            crate::outln!("{}", runsummary::render_table(&engine_only(&sums)));
+    let doc = || {
+        let part = MdtestPart::ran(lay.items, seed, engine.iterations());
+        Ok((subject(&inv, own.run.repeat)?, part))
+    };
+    ran.print(JSON_SCHEMA, json, doc, |end| {
+        if !ran.result.reps.is_empty() {
+            let notes = p
+                .notes()
+                .iter()
+                .map(|n| n.render(mdtest::words()))
+                .collect();
+            let fs = fs_of(&inv.dir);
+            crate::out!(
+                "{}",
+                report::preamble(&report::Preamble {
+                    started: report::timestamp(started),
+                    ranks: 1,
+                    nodes: 1,
+                    command: report::command_line("fslab mdtest", &mdtest_args),
+                    warnings: notes,
+                    fs: report::fs_lines(&fs).map(|s| s.replacen(
+                        &fs.display().to_string(),
+                        &inv.dir.display().to_string(),
+                        1
+                    )),
+                    seed,
+                    tasks: report::tasks_line(p, &lay, 1),
+                })
+            );
+            crate::out!("{}", report::tables(engine.iterations(), p, inv.print));
+            crate::out!("{}", report::finished(chrono::Local::now()));
+            if own.run.repeat > 1 {
+                crate::outln!("{}", runsummary::render_table(&engine_only(&ran.sums)));
+            }
         }
-    }
-    if !json {
         end.print_tail(StoredLine::Always, "", own.run.quiet);
-    }
+    })?;
     if let Some(e) = status_error {
         return Err(e);
     }
-    match result.error {
-        Some(e) => Err(crate::error::runtime(e)),
-        None => Ok(()),
-    }
+    outcome(ran.result.error)
 }
 
 /// The keys only mdtest's document has.
@@ -237,15 +215,26 @@ pub(crate) struct MdtestPart<'a> {
     pub tree_dirs: Option<u64>,
 }
 
+impl<'a> MdtestPart<'a> {
+    /// The part of a run: `items_per_rank`, `-R`'s seed and every iteration's figures.
+    pub fn ran(
+        items_per_rank: u64,
+        seed: Option<u32>,
+        iterations: &'a [mdtest::Iteration],
+    ) -> Self {
+        MdtestPart {
+            items_per_rank,
+            seed,
+            iterations: Some(iterations),
+            tree_dirs: None,
+        }
+    }
+}
+
 /// What the run document says mdtest ran, where (`-d`, which may not exist yet) and how
 /// often.
 pub(crate) fn subject(inv: &Invocation, repeat: u32) -> Result<Subject<'_>> {
-    let mut s = Subject::new(
-        WorkloadKind::Mdtest,
-        &inv.dir,
-        serde_json::to_value(&inv.params)?,
-        repeat,
-    );
+    let mut s = Subject::new(WorkloadKind::Mdtest, &inv.dir, &inv.params, repeat)?;
     s.fs_type = crate::sysinfo::fs_type_of(&fs_of(&inv.dir));
     Ok(s)
 }
@@ -257,14 +246,10 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
     let free = crate::sysinfo::free_space(&fs_of(&inv.dir)).ok();
     let fits = free.map(|f| req.fits(&f));
     if json {
-        let needs = Needs {
-            bytes: req.bytes,
-            inodes: Some(req.inodes),
-        };
         return rundoc::print_dry_run(
             JSON_SCHEMA,
             subject(inv, p.iterations)?,
-            Planned::new(needs, free, None),
+            Planned::new(req.into(), free, None),
             MdtestPart {
                 items_per_rank: lay.items,
                 seed: None,

@@ -146,12 +146,7 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
             end.print_json(
                 subject(&inv, own.run.repeat)?.under_mpi(comm.size(), job::mpi_json(comm, &[])),
                 rundoc::measured(&result.reps, &sums),
-                MdtestPart {
-                    items_per_rank: lay.items,
-                    seed,
-                    iterations: Some(engine.iterations()),
-                    tree_dirs: None,
-                },
+                MdtestPart::ran(lay.items, seed, engine.iterations()),
             )?;
         } else {
             if !result.reps.is_empty() {
