@@ -233,22 +233,8 @@ impl Builder {
             format!("badly formed status {status_tok}; use NT_STATUS_…, 0x…, SUCCESS, ERROR or *")
         })?;
         let a = &t[1..t.len() - 1];
-        let arity_ok = match kind {
-            OpKind::NtCreateX | OpKind::FindFirst | OpKind::WriteX | OpKind::ReadX => a.len() == 4,
-            OpKind::LockX | OpKind::UnlockX => a.len() == 3,
-            OpKind::Rename
-            | OpKind::QueryPathInformation
-            | OpKind::QueryFileInformation
-            | OpKind::SetFileInformation => a.len() == 2,
-            OpKind::Unlink => a.len() == 1 || a.len() == 2,
-            OpKind::Close
-            | OpKind::Flush
-            | OpKind::Deltree
-            | OpKind::Rmdir
-            | OpKind::Mkdir
-            | OpKind::QueryFsInformation => a.len() == 1,
-        };
-        if !arity_ok {
+        let (least, most) = kind.arity();
+        if !(least..=most).contains(&a.len()) {
             return Err(format!(
                 "{kind} takes {} and a status, found {} argument(s)",
                 kind.usage(),
