@@ -57,6 +57,11 @@ pub struct OpError {
     pub errno: Option<i32>,
 }
 
+/// How a directory is opened.
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::CLOEXEC);
+
 struct OpenFile {
     fd: OwnedFd,
     line: u32,
@@ -83,11 +88,7 @@ impl<'a> Client<'a> {
         root: &Path,
         opts: ClientOptions,
     ) -> std::io::Result<Client<'a>> {
-        let dir = rustix::fs::open(
-            root,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
+        let dir = rustix::fs::open(root, DIR_FLAGS, Mode::empty())?;
         let paths = lf
             .paths
             .iter()
@@ -123,14 +124,12 @@ impl<'a> Client<'a> {
         self.files.iter_mut().for_each(|f| *f = None);
     }
 
-    fn open_dir_of(&self, p: PathId) -> Option<OwnedFd> {
-        rustix::fs::openat(
-            &self.dir,
-            self.paths[p as usize].as_c_str(),
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .ok()
+    /// The directory holding `p`, opened; none for the target itself or when it cannot be
+    /// opened.
+    fn open_parent(&self, p: PathId) -> Option<OwnedFd> {
+        let parent = self.lf.paths[p as usize].parent?;
+        let path = self.paths[parent as usize].as_c_str();
+        rustix::fs::openat(&self.dir, path, DIR_FLAGS, Mode::empty()).ok()
     }
 
     /// dbench's `resolve_name`: does the name exist, exactly or in another case?
@@ -142,10 +141,7 @@ impl<'a> Client<'a> {
         if self.opts.no_resolve {
             return false;
         }
-        let Some(parent) = self.lf.paths[p as usize].parent else {
-            return false;
-        };
-        let Some(fd) = self.open_dir_of(parent) else {
+        let Some(fd) = self.open_parent(p) else {
             return false;
         };
         let base = base_of(self.paths[p as usize].as_bytes());
@@ -153,11 +149,9 @@ impl<'a> Client<'a> {
     }
 
     fn sync_parent(&self, p: PathId) {
-        if let Some(parent) = self.lf.paths[p as usize].parent {
-            if let Some(fd) = self.open_dir_of(parent) {
-                // Like dbench, a failed directory sync is not an operation failure.
-                let _ = rustix::fs::fdatasync(&fd);
-            }
+        if let Some(fd) = self.open_parent(p) {
+            // Like dbench, a failed directory sync is not an operation failure.
+            let _ = rustix::fs::fdatasync(&fd);
         }
     }
 
@@ -442,16 +436,11 @@ impl<'a> Client<'a> {
         if options & FILE_DIRECTORY_FILE != 0 {
             // dbench: "not strictly correct, but close enough".
             let _ = rustix::fs::mkdirat(&self.dir, cpath, Mode::from_raw_mode(0o700));
-            flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            flags = DIR_FLAGS;
         }
         let mode = Mode::from_raw_mode(0o600);
         let r = match rustix::fs::openat(&self.dir, cpath, flags, mode) {
-            Err(Errno::ISDIR) => rustix::fs::openat(
-                &self.dir,
-                cpath,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                mode,
-            ),
+            Err(Errno::ISDIR) => rustix::fs::openat(&self.dir, cpath, DIR_FLAGS, mode),
             r => r,
         };
         match r {
@@ -484,10 +473,7 @@ impl<'a> Client<'a> {
         if !wildcard {
             return found;
         }
-        let Some(parent) = self.lf.paths[pattern as usize].parent else {
-            return false;
-        };
-        let Some(fd) = self.open_dir_of(parent) else {
+        let Some(fd) = self.open_parent(pattern) else {
             return false;
         };
         let pat = base_of(self.paths[pattern as usize].as_bytes()).to_vec();

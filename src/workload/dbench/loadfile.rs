@@ -175,6 +175,12 @@ pub struct LineError {
 impl Loadfile {
     /// Parse loadfile text. `source` names it in messages.
     pub fn parse(text: &str, source: &str) -> std::result::Result<Loadfile, LineError> {
+        let refuse = |line, text, reason| LineError {
+            source_name: source.to_string(),
+            line,
+            text,
+            reason,
+        };
         let mut b = super::parse::Builder::default();
         b.lf.source = source.to_string();
         let mut n = 0u32;
@@ -195,27 +201,18 @@ impl Loadfile {
                     if shown.len() < line.len() {
                         shown.push('…');
                     }
-                    return Err(LineError {
-                        source_name: source.to_string(),
-                        line: n,
-                        text: shown,
-                        reason,
-                    });
+                    return Err(refuse(n, shown, reason));
                 }
             }
         }
         b.lf.lines = n;
         if b.lf.statuses.len() > u16::MAX as usize || b.lf.ops.is_empty() {
-            return Err(LineError {
-                source_name: source.to_string(),
-                line: n,
-                text: String::new(),
-                reason: if b.lf.ops.is_empty() {
-                    "the loadfile contains no operations".into()
-                } else {
-                    "too many distinct status texts".into()
-                },
-            });
+            let reason = if b.lf.ops.is_empty() {
+                "the loadfile contains no operations"
+            } else {
+                "too many distinct status texts"
+            };
+            return Err(refuse(n, String::new(), reason.into()));
         }
         Ok(b.lf)
     }
