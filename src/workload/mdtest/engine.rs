@@ -12,7 +12,7 @@
 use super::layout::{test_dir, ItemKind, Layout, Roles, Shift, Tree};
 use super::params::MdtestParams;
 use super::record::Keeper;
-use super::result::{Iteration, Phase, PhaseResult, Stonewall, PHASES};
+use super::result::{Iteration, Phase, PhaseResult, Stonewall};
 use super::team::Team;
 use super::walk::{ItemOp, Items, Pace, Probe, WalkError, Walker};
 use crate::workload::fsops::{CreateHow, Ops};
@@ -39,7 +39,7 @@ pub struct Engine<'a, O: Ops, T: Team + ?Sized> {
     obs: &'a dyn Observer,
     /// `-R`: this rank's shuffled item indices (0..items).
     order: Option<Vec<u64>>,
-    samples: [Sample; PHASES.len()],
+    samples: [Sample; Phase::ALL.len()],
     ran: Vec<Phase>,
     /// `-W` as a duration (tests set a shorter one).
     wall: Option<Duration>,
@@ -88,7 +88,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             keeper,
             obs,
             order,
-            samples: [Sample::default(); PHASES.len()],
+            samples: [Sample::default(); Phase::ALL.len()],
             ran: Vec::new(),
             wall: (params.stonewall > 0).then(|| Duration::from_secs(u64::from(params.stonewall))),
             leader: team.rank() == 0,
@@ -186,7 +186,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         let lay = self.lay;
         let td = test_dir(j);
         let td_c = CString::new(td.as_str()).context("test directory name")?;
-        self.samples = [Sample::default(); PHASES.len()];
+        self.samples = [Sample::default(); Phase::ALL.len()];
         self.ran.clear();
 
         // The test directory: made by this run, or proven to be an earlier run's.
@@ -406,7 +406,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
 
     /// Combine the ranks' samples of this iteration (one collective).
     fn combine(&mut self, j: u32) -> Iteration {
-        let k = PHASES.len();
+        let k = Phase::ALL.len();
         let mut sums = vec![0u64; 3 * k];
         let mut maxes = vec![0u64; 2 * k];
         for (i, s) in self.samples.iter().enumerate() {

@@ -50,7 +50,7 @@ pub use layout::Layout;
 pub use params::{words, Field, MdtestParams, FLAGS};
 pub use parse::{parse, Invocation};
 pub use report::Print;
-pub use result::{Iteration, Phase, PhaseResult, PHASES};
+pub use result::{Iteration, Phase, PhaseResult};
 pub use run::{run, Backend, Options, Outcome, Session};
 pub use team::{Solo, Team, Threads};
 pub use workload::Mdtest;
