@@ -17,21 +17,15 @@ fn err(text: &str) -> String {
 fn quoted_backslash_path_with_spaces() {
     let (lf, op) =
         one(r#"NTCreateX "\clients\client1\My Documents\a b.doc" 0x40 0x2 9938 NT_STATUS_OK"#);
-    let Args::Create {
-        path,
-        options,
-        disposition,
-        handle,
-    } = op.args
-    else {
+    let Args::Create(c) = op.args else {
         panic!("{:?}", op.args)
     };
     assert_eq!(
-        lf.paths[path as usize].text,
+        lf.paths[c.path as usize].text,
         "clients/client1/My Documents/a b.doc"
     );
-    assert_eq!((options, disposition), (0x40, 2));
-    assert_eq!(lf.handles[handle as usize], 9938);
+    assert_eq!((c.options, c.disposition), (0x40, 2));
+    assert_eq!(lf.handles[c.handle as usize], 9938);
     assert_eq!(op.expect, Expect::Success);
     assert_eq!(lf.statuses[op.status as usize], "NT_STATUS_OK");
     assert_eq!(op.line, 1);
@@ -42,17 +36,9 @@ fn leading_timestamp_and_hex_handle() {
     let (lf, op) = one("40.380244000 WriteX 0x2724 0 602 602 0x00000000");
     assert_eq!(op.time, Some(40.380244));
     assert!(lf.has_timestamps);
-    let Args::Io {
-        handle,
-        offset,
-        size,
-        ret,
-    } = op.args
-    else {
-        panic!()
-    };
+    let Args::Io(io) = op.args else { panic!() };
     assert_eq!(
-        (lf.handles[handle as usize], offset, size, ret),
+        (lf.handles[io.handle as usize], io.offset, io.size, io.ret),
         (0x2724, 0, 602, 602)
     );
     assert_eq!(lf.max_io, 602);
@@ -79,10 +65,10 @@ fn trailing_backslash_and_unquoted_paths() {
         "t",
     )
     .unwrap();
-    let Args::Create { path, .. } = lf.ops[0].args else {
+    let Args::Create(c) = lf.ops[0].args else {
         panic!()
     };
-    let p = &lf.paths[path as usize];
+    let p = &lf.paths[c.path as usize];
     assert_eq!(p.text, "clients/client1/");
     assert_eq!(lf.paths[p.parent.unwrap() as usize].text, "clients");
     let Args::Path(q) = lf.ops[1].args else {
