@@ -138,30 +138,23 @@ impl Iteration {
     pub fn metrics(&self) -> Vec<Metric> {
         let mut m = Vec::new();
         for p in &self.phases {
-            let name = p.phase.as_str();
-            m.push(Metric::new(name, "rate", p.phase.rate_unit(), p.rate()));
-            m.push(Metric::new(name, "elapsed", Unit::Seconds, p.seconds));
-            m.push(Metric::new(name, "items", Unit::Count, p.items as f64));
+            let mut row = vec![
+                ("rate", p.phase.rate_unit(), p.rate()),
+                ("elapsed", Unit::Seconds, p.seconds),
+                ("items", Unit::Count, p.items as f64),
+            ];
             if let Some(s) = p.stonewall {
-                m.push(Metric::new(
-                    name,
-                    "stonewall_rate",
-                    p.phase.rate_unit(),
-                    s.rate(),
-                ));
-                m.push(Metric::new(
-                    name,
-                    "stonewall_items",
-                    Unit::Count,
-                    s.items as f64,
-                ));
-                m.push(Metric::new(
-                    name,
-                    "stonewall_time",
-                    Unit::Seconds,
-                    s.seconds,
-                ));
+                row.extend([
+                    ("stonewall_rate", p.phase.rate_unit(), s.rate()),
+                    ("stonewall_items", Unit::Count, s.items as f64),
+                    ("stonewall_time", Unit::Seconds, s.seconds),
+                ]);
             }
+            let name = p.phase.as_str();
+            m.extend(
+                row.into_iter()
+                    .map(|(metric, unit, v)| Metric::new(name, metric, unit, v)),
+            );
         }
         m
     }
