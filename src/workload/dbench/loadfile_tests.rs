@@ -3,8 +3,13 @@
 use super::*;
 use crate::workload::dbench::ops::FailClass;
 
+/// `text` parsed; it must parse.
+fn parsed(text: &str) -> Loadfile {
+    Loadfile::parse(text, "t").unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
 fn one(line: &str) -> (Loadfile, Op) {
-    let lf = Loadfile::parse(line, "t").unwrap_or_else(|e| panic!("{line}: {e}"));
+    let lf = parsed(line);
     let op = lf.ops[0];
     (lf, op)
 }
@@ -60,11 +65,9 @@ fn numbers_read_like_strtol_base_0() {
 
 #[test]
 fn trailing_backslash_and_unquoted_paths() {
-    let lf = Loadfile::parse(
+    let lf = parsed(
         "13.49 NTCreateX \"/clients/client1\\\" 0x00000001 1 0x2723 0x00000000\nQUERY_PATH_INFORMATION \\clients\\client1\\x 1004 NT_STATUS_OK\n",
-        "t",
-    )
-    .unwrap();
+    );
     let Args::Create(c) = lf.ops[0].args else {
         panic!()
     };
@@ -79,11 +82,7 @@ fn trailing_backslash_and_unquoted_paths() {
 
 #[test]
 fn paths_are_interned_with_parents() {
-    let lf = Loadfile::parse(
-        "Unlink \"\\a\\b\\c\" 0x6 NT_STATUS_OK\nUnlink \"/a//b/./c\" NT_STATUS_OK\n",
-        "t",
-    )
-    .unwrap();
+    let lf = parsed("Unlink \"\\a\\b\\c\" 0x6 NT_STATUS_OK\nUnlink \"/a//b/./c\" NT_STATUS_OK\n");
     assert_eq!(lf.ops[0].args, lf.ops[1].args);
     let texts: Vec<&str> = lf.paths.iter().map(|p| p.text.as_str()).collect();
     assert_eq!(texts, vec![".", "a", "a/b", "a/b/c"]);
@@ -100,20 +99,17 @@ fn client1_components_are_rewritten_per_client_only() {
         "clients/client7/client10/client1.doc/client7"
     );
     assert_eq!(p.for_client(1), p.text);
-    let lf = Loadfile::parse(
-        "Deltree \"\\clients\\client1\" NT_STATUS_OK\nMkdir \"\\clients\" NT_STATUS_OK\n",
-        "t",
-    )
-    .unwrap();
+    let lf =
+        parsed("Deltree \"\\clients\\client1\" NT_STATUS_OK\nMkdir \"\\clients\" NT_STATUS_OK\n");
     assert_eq!(lf.top_level_names(3), vec!["clients".to_string()]);
-    let other = Loadfile::parse("Mkdir \"\\client1\\x\" NT_STATUS_OK\n", "t").unwrap();
+    let other = parsed("Mkdir \"\\client1\\x\" NT_STATUS_OK\n");
     assert_eq!(other.top_level_names(4), vec!["client4".to_string()]);
 }
 
 #[test]
 fn statuses_of_every_form() {
     let text = "Unlink \"\\a\" 0x6 NT_STATUS_OBJECT_NAME_NOT_FOUND\nUnlink \"\\a\" 0xc0000034\nUnlink \"\\a\" ERROR\nUnlink \"\\a\" *\nUnlink \"\\a\" SUCCESS\nRmdir \"\\a\" NT_STATUS_DIRECTORY_NOT_EMPTY\n";
-    let lf = Loadfile::parse(text, "t").unwrap();
+    let lf = parsed(text);
     let e: Vec<Expect> = lf.ops.iter().map(|o| o.expect).collect();
     assert_eq!(
         e,
@@ -131,11 +127,9 @@ fn statuses_of_every_form() {
 
 #[test]
 fn comments_blank_lines_and_crlf_keep_line_numbers() {
-    let lf = Loadfile::parse(
+    let lf = parsed(
         "# comment\r\n\r\n   \r\nClose 5 NT_STATUS_OK\r\n#Close 6 NT_STATUS_OK\r\nFlush 5 NT_STATUS_OK",
-        "t",
-    )
-    .unwrap();
+    );
     assert_eq!(lf.ops.len(), 2);
     assert_eq!((lf.ops[0].line, lf.ops[1].line), (4, 6));
     assert_eq!(lf.lines, 6);
@@ -151,11 +145,9 @@ fn op_names_ignore_case() {
 
 #[test]
 fn find_first_wildcards_and_optional_unlink_attributes() {
-    let lf = Loadfile::parse(
+    let lf = parsed(
         "FIND_FIRST \"\\clients\\client1\\docs\\<.TMP\" 260 1366 0 NT_STATUS_NO_SUCH_FILE\nFIND_FIRST \"\\clients\\client1\\x.doc\" 260 10 0 NT_STATUS_OK\nUnlink \"\\x\" NT_STATUS_OK\n",
-        "t",
-    )
-    .unwrap();
+    );
     assert!(matches!(
         lf.ops[0].args,
         Args::Find {
@@ -261,11 +253,9 @@ fn gzip_and_plain_files_parse_the_same() {
 
 #[test]
 fn counts_and_bytes_per_pass() {
-    let lf = Loadfile::parse(
+    let lf = parsed(
         "NTCreateX \"\\a\" 0x40 0x2 1 NT_STATUS_OK\nWriteX 1 0 100 100 NT_STATUS_OK\nReadX 1 0 65536 100 NT_STATUS_OK\nClose 1 NT_STATUS_OK\n",
-        "t",
-    )
-    .unwrap();
+    );
     let c = lf.op_counts();
     assert_eq!(c[OpKind::WriteX.index()], 1);
     assert_eq!(c[OpKind::Close.index()], 1);
