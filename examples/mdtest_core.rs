@@ -10,10 +10,29 @@
 //! engine's `Threads` team) until the MPI layer calls the engine with real ranks. Exit codes: 0 done, 2 bad flags or a refused directory, 1 a failed run,
 //! 130 interrupted.
 
-use fslab::workload::mdtest::{self, report, Backend, Options, Outcome, Solo, Team, Threads};
-use fslab::workload::Quiet;
+use fslab::workload::mdtest::{
+    self, report, Backend, Iteration, Mdtest, MdtestParams, Options, Solo, Team, Threads,
+};
+use fslab::workload::{Quiet, Target, Workload};
 use std::path::Path;
 use std::process::ExitCode;
+
+/// What a run gave one rank: every iteration, the random order's seed, notes for the user.
+type Outcome = (Vec<Iteration>, Option<u32>, Vec<String>);
+
+/// Every iteration of `p` in `dir` on this rank of `team`, each one repetition of the engine
+/// as `fslab mdtest` runs them.
+fn run<T: Team>(p: &MdtestParams, dir: &Path, team: T, opts: Options) -> anyhow::Result<Outcome> {
+    let mut w = Mdtest::with_team(p.clone(), opts, team)?;
+    let target = Target::new(dir);
+    for _ in 0..p.iterations {
+        w.prepare(&target)?;
+        w.run(&target, &Quiet)?;
+        w.cleanup(&target)?;
+    }
+    let notes = w.finish();
+    Ok((w.iterations().to_vec(), w.seed(), notes))
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -98,17 +117,16 @@ fn main() -> ExitCode {
         dirs: inv.dirs.len() as u32,
         ..Options::default()
     };
-    let stop = fslab::signal::interrupted;
     let result: anyhow::Result<Outcome> = if ranks == 1 {
-        mdtest::run(&inv.params, &inv.dir, &Solo, opts, &Quiet, &stop)
+        run(&inv.params, &inv.dir, Solo, opts)
     } else {
         let team = Threads::new(ranks);
         std::thread::scope(|s| {
             let handles: Vec<_> = team
-                .iter()
+                .into_iter()
                 .map(|t| {
-                    let (p, dir, stop) = (&inv.params, inv.dir_of(t.rank()), &stop);
-                    s.spawn(move || mdtest::run(p, dir, t, opts, &Quiet, stop))
+                    let (p, dir) = (&inv.params, inv.dir_of(t.rank()));
+                    s.spawn(move || run(p, dir, t, opts))
                 })
                 .collect();
             let mut outs: Vec<anyhow::Result<Outcome>> = handles
@@ -123,16 +141,13 @@ fn main() -> ExitCode {
         })
     };
     match result {
-        Ok(out) => {
-            if let Some(seed) = out.seed {
+        Ok((iterations, seed, notes)) => {
+            if let Some(seed) = seed {
                 println!("random seed: {seed}");
             }
-            print!(
-                "{}",
-                report::tables(&out.iterations, &inv.params, inv.print)
-            );
+            print!("{}", report::tables(&iterations, &inv.params, inv.print));
             print!("{}", report::finished(chrono::Local::now()));
-            for n in out.notes {
+            for n in notes {
                 eprintln!("mdtest_core: {n}");
             }
             ExitCode::SUCCESS

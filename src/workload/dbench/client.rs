@@ -18,7 +18,7 @@
 //! SMB call does, instead of by name; and every outcome is checked, where dbench checks
 //! only Unlink, Rmdir, Rename and WriteX.
 
-use super::loadfile::{Args, HandleId, Loadfile, Op, PathId};
+use super::loadfile::{Args, Create, HandleId, Loadfile, Op, PathId};
 use super::ops::{Expect, OpKind};
 use super::sys::{base_of, errno_name, lacks_space, lock, pwrite_or_errno, scan, wild_match};
 use rustix::fd::OwnedFd;
@@ -57,6 +57,11 @@ pub struct OpError {
     pub errno: Option<i32>,
 }
 
+/// How a directory is opened.
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::CLOEXEC);
+
 struct OpenFile {
     fd: OwnedFd,
     line: u32,
@@ -83,11 +88,7 @@ impl<'a> Client<'a> {
         root: &Path,
         opts: ClientOptions,
     ) -> std::io::Result<Client<'a>> {
-        let dir = rustix::fs::open(
-            root,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
+        let dir = rustix::fs::open(root, DIR_FLAGS, Mode::empty())?;
         let paths = lf
             .paths
             .iter()
@@ -123,14 +124,12 @@ impl<'a> Client<'a> {
         self.files.iter_mut().for_each(|f| *f = None);
     }
 
-    fn open_dir_of(&self, p: PathId) -> Option<OwnedFd> {
-        rustix::fs::openat(
-            &self.dir,
-            self.paths[p as usize].as_c_str(),
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .ok()
+    /// The directory holding `p`, opened; none for the target itself or when it cannot be
+    /// opened.
+    fn open_parent(&self, p: PathId) -> Option<OwnedFd> {
+        let parent = self.lf.paths[p as usize].parent?;
+        let path = self.paths[parent as usize].as_c_str();
+        rustix::fs::openat(&self.dir, path, DIR_FLAGS, Mode::empty()).ok()
     }
 
     /// dbench's `resolve_name`: does the name exist, exactly or in another case?
@@ -142,10 +141,7 @@ impl<'a> Client<'a> {
         if self.opts.no_resolve {
             return false;
         }
-        let Some(parent) = self.lf.paths[p as usize].parent else {
-            return false;
-        };
-        let Some(fd) = self.open_dir_of(parent) else {
+        let Some(fd) = self.open_parent(p) else {
             return false;
         };
         let base = base_of(self.paths[p as usize].as_bytes());
@@ -153,11 +149,9 @@ impl<'a> Client<'a> {
     }
 
     fn sync_parent(&self, p: PathId) {
-        if let Some(parent) = self.lf.paths[p as usize].parent {
-            if let Some(fd) = self.open_dir_of(parent) {
-                // Like dbench, a failed directory sync is not an operation failure.
-                let _ = rustix::fs::fdatasync(&fd);
-            }
+        if let Some(fd) = self.open_parent(p) {
+            // Like dbench, a failed directory sync is not an operation failure.
+            let _ = rustix::fs::fdatasync(&fd);
         }
     }
 
@@ -211,17 +205,7 @@ impl<'a> Client<'a> {
     pub fn exec(&mut self, op: &Op) -> Result<u64, OpError> {
         let hname = |h: HandleId| format!("handle {}", self.lf.handles[h as usize]);
         match (op.kind, op.args) {
-            (
-                OpKind::NtCreateX,
-                Args::Create {
-                    path,
-                    options,
-                    disposition,
-                    handle,
-                },
-            ) => {
-                self.create(op, path, options, disposition, handle)?;
-            }
+            (OpKind::NtCreateX, Args::Create(c)) => self.create(op, c)?,
             (OpKind::Close, Args::Handle(h)) => {
                 self.handle_fd(op, h)?;
                 self.files[h as usize] = None;
@@ -329,65 +313,50 @@ impl<'a> Client<'a> {
                     if found { Ok(()) } else { Err(Errno::NOENT) },
                 )?;
             }
-            (
-                OpKind::WriteX,
-                Args::Io {
-                    handle,
-                    offset,
-                    size,
-                    ret,
-                },
-            ) => {
-                let fd = self.handle_fd(op, handle)?;
-                let r = pwrite_or_errno(fd, &self.wbuf[..size as usize], offset);
+            (OpKind::WriteX, Args::Io(io)) => {
+                let fd = self.handle_fd(op, io.handle)?;
+                let r = pwrite_or_errno(fd, &self.wbuf[..io.size as usize], io.offset);
                 if let Ok(n) = r {
-                    if n != ret as usize {
+                    if n != io.ret as usize {
                         // Still short without an errno: a full file system all the same.
-                        let short = n < size as usize;
-                        let full = short && lacks_space(fd, u64::from(size) - n as u64);
+                        let short = n < io.size as usize;
+                        let full = short && lacks_space(fd, u64::from(io.size) - n as u64);
                         return Err(self.fail(
                             op,
-                            hname(handle),
-                            format!("wrote {n} bytes, the loadfile expects {ret}"),
+                            hname(io.handle),
+                            format!("wrote {n} bytes, the loadfile expects {}", io.ret),
                             full.then_some(libc::ENOSPC),
                         ));
                     }
                 }
-                self.check(op, || hname(handle), r.map(|_| ()))?;
+                self.check(op, || hname(io.handle), r.map(|_| ()))?;
                 if self.opts.fsync {
-                    let r = rustix::fs::fsync(self.handle_fd(op, handle)?);
-                    self.check(op, || hname(handle), r)?;
+                    let r = rustix::fs::fsync(self.handle_fd(op, io.handle)?);
+                    self.check(op, || hname(io.handle), r)?;
                 }
-                return Ok(u64::from(size));
+                return Ok(u64::from(io.size));
             }
-            (
-                OpKind::ReadX,
-                Args::Io {
-                    handle,
-                    offset,
-                    size,
-                    ret,
-                },
-            ) => {
-                self.handle_fd(op, handle)?;
-                let Some(f) = &self.files[handle as usize] else {
+            (OpKind::ReadX, Args::Io(io)) => {
+                self.handle_fd(op, io.handle)?;
+                let Some(f) = &self.files[io.handle as usize] else {
                     return Ok(0);
                 };
-                let r = rustix::io::pread(&f.fd, &mut self.rbuf[..size as usize], offset);
+                let r = rustix::io::pread(&f.fd, &mut self.rbuf[..io.size as usize], io.offset);
                 if let Ok(n) = r {
-                    if n != ret as usize && op.expect == Expect::Success {
+                    if n != io.ret as usize && op.expect == Expect::Success {
                         return Err(self.fail(
                             op,
-                            hname(handle),
+                            hname(io.handle),
                             format!(
-                                "read {n} bytes at offset {offset}, the loadfile expects {ret}"
+                                "read {n} bytes at offset {}, the loadfile expects {}",
+                                io.offset, io.ret
                             ),
                             None,
                         ));
                     }
                 }
-                self.check(op, || hname(handle), r.map(|_| ()))?;
-                return Ok(u64::from(size));
+                self.check(op, || hname(io.handle), r.map(|_| ()))?;
+                return Ok(u64::from(io.size));
             }
             (
                 OpKind::LockX | OpKind::UnlockX,
@@ -418,64 +387,52 @@ impl<'a> Client<'a> {
         Ok(0)
     }
 
-    fn create(
-        &mut self,
-        op: &Op,
-        path: PathId,
-        options: u32,
-        disposition: u32,
-        handle: HandleId,
-    ) -> Result<(), OpError> {
+    fn create(&mut self, op: &Op, c: Create) -> Result<(), OpError> {
         const FILE_DIRECTORY_FILE: u32 = 0x1;
-        self.resolve(path);
+        self.resolve(c.path);
         let mut flags = OFlags::RDWR | OFlags::CLOEXEC;
         if self.opts.sync_open {
             flags |= OFlags::SYNC;
         }
         // NT dispositions: 0 supersede, 1 open, 2 create, 3 open-if, 4 overwrite, 5 overwrite-if.
-        match disposition {
+        match c.disposition {
             0 | 4 | 5 => flags |= OFlags::CREATE | OFlags::TRUNC,
             2 | 3 => flags |= OFlags::CREATE,
             _ => {}
         }
-        let cpath = self.paths[path as usize].as_c_str();
-        if options & FILE_DIRECTORY_FILE != 0 {
+        let cpath = self.paths[c.path as usize].as_c_str();
+        if c.options & FILE_DIRECTORY_FILE != 0 {
             // dbench: "not strictly correct, but close enough".
             let _ = rustix::fs::mkdirat(&self.dir, cpath, Mode::from_raw_mode(0o700));
-            flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            flags = DIR_FLAGS;
         }
         let mode = Mode::from_raw_mode(0o600);
         let r = match rustix::fs::openat(&self.dir, cpath, flags, mode) {
-            Err(Errno::ISDIR) => rustix::fs::openat(
-                &self.dir,
-                cpath,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                mode,
-            ),
+            Err(Errno::ISDIR) => rustix::fs::openat(&self.dir, cpath, DIR_FLAGS, mode),
             r => r,
         };
         match r {
             Ok(fd) => {
                 if matches!(op.expect, Expect::Failure(_)) {
                     drop(fd);
-                    return self.check(op, || self.path_text(path), Ok(()));
+                    return self.check(op, || self.path_text(c.path), Ok(()));
                 }
                 let _ = rustix::fs::fstat(&fd);
-                if let Some(old) = &self.files[handle as usize] {
+                if let Some(old) = &self.files[c.handle as usize] {
                     return Err(self.fail(
                         op,
-                        self.path_text(path),
+                        self.path_text(c.path),
                         format!(
                             "handle {} is still open from line {}",
-                            self.lf.handles[handle as usize], old.line
+                            self.lf.handles[c.handle as usize], old.line
                         ),
                         None,
                     ));
                 }
-                self.files[handle as usize] = Some(OpenFile { fd, line: op.line });
+                self.files[c.handle as usize] = Some(OpenFile { fd, line: op.line });
                 Ok(())
             }
-            Err(e) => self.check(op, || self.path_text(path), Err(e)),
+            Err(e) => self.check(op, || self.path_text(c.path), Err(e)),
         }
     }
 
@@ -484,10 +441,7 @@ impl<'a> Client<'a> {
         if !wildcard {
             return found;
         }
-        let Some(parent) = self.lf.paths[pattern as usize].parent else {
-            return false;
-        };
-        let Some(fd) = self.open_dir_of(parent) else {
+        let Some(fd) = self.open_parent(pattern) else {
             return false;
         };
         let pat = base_of(self.paths[pattern as usize].as_bytes()).to_vec();

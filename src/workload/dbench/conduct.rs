@@ -13,8 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// One process's clients' results of a repetition, before the report is made (under MPI,
-/// every rank has one and rank 0 combines them with [`LocalRep::merge`]).
-#[derive(Debug, Clone)]
+/// every rank has one and rank 0 combines them with [`LocalRep::merge`]); each client's
+/// results are one too, combined the same way.
+#[derive(Debug, Clone, Default)]
 pub struct LocalRep {
     /// Seconds from the start to the last client's end (its last operation done).
     pub last_finish: f64,
@@ -45,7 +46,7 @@ impl LocalRep {
     }
 }
 
-pub(super) fn merge_hists<'a>(
+fn merge_hists<'a>(
     into: &mut Vec<Option<Histogram<u64>>>,
     from: impl Iterator<Item = &'a Option<Histogram<u64>>>,
 ) -> Result<()> {

@@ -12,9 +12,9 @@
 //! a maximum.
 
 use super::client::Client;
-use super::conduct::{merge_hists, Alone, Conductor, LocalRep, Span, Watch};
+use super::conduct::{Alone, Conductor, LocalRep, Span, Watch};
 use super::ops::OpKind;
-use super::worker::{run_client, ClientContext, ClientResult, Gate, Slot};
+use super::worker::{run_client, ClientContext, Gate, Slot};
 use super::DbenchParams;
 use crate::metric::{Histogram as StoredHistogram, Metric, Unit};
 use crate::workload::{Creates, Observer, Requirements, Target, Workload};
@@ -168,7 +168,7 @@ impl Dbench {
         };
 
         let gate = Gate::default();
-        let results: Vec<Option<ClientResult>> = std::thread::scope(|s| {
+        let results: Vec<Option<LocalRep>> = std::thread::scope(|s| {
             let mut handles = Vec::with_capacity(n);
             for (id, slot) in self.client_ids().zip(&slots) {
                 let (gate, abort, start, fail) = (&gate, &abort, &start, &fail);
@@ -237,27 +237,11 @@ impl Dbench {
         if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
             return Err(e);
         }
-        let t0 = *start.get().unwrap_or(&Instant::now());
-        let results: Vec<ClientResult> = results.into_iter().flatten().collect();
-        let mut hists = Vec::new();
-        for r in &results {
-            merge_hists(&mut hists, r.hists.iter())?;
+        let mut local = LocalRep::default();
+        for r in results.into_iter().flatten() {
+            local.merge(r)?;
         }
-        Ok(LocalRep {
-            last_finish: results
-                .iter()
-                .map(|r| r.finished.saturating_duration_since(t0).as_secs_f64())
-                .fold(0.0, f64::max),
-            measured_bytes: results.iter().map(|r| r.measured_bytes).sum(),
-            measured_ops: results.iter().map(|r| r.measured_ops).sum(),
-            passes: results.iter().map(|r| r.passes).sum(),
-            lines: results.iter().map(|r| r.lines).sum(),
-            max_lag: results
-                .iter()
-                .map(|r| r.max_lag.as_secs_f64())
-                .fold(0.0, f64::max),
-            hists,
-        })
+        Ok(local)
     }
 
     /// The report of a repetition from its clients' results (one process's, or every

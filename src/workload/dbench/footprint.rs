@@ -39,39 +39,23 @@ pub fn footprint(lf: &Loadfile) -> Footprint {
         // Lines that expect a failure change nothing in the model.
         let ok = !matches!(op.expect, Expect::Failure(_));
         match (op.kind, op.args) {
-            (
-                OpKind::NtCreateX,
-                Args::Create {
-                    path,
-                    options,
-                    disposition,
-                    handle,
-                },
-            ) if ok => {
-                if options & 1 != 0 {
-                    dirs.insert(path, ());
-                } else if matches!(disposition, 0 | 2 | 3 | 4 | 5) {
-                    let old = files.insert(path, 0).unwrap_or(0);
-                    if matches!(disposition, 2 | 3) {
-                        files.insert(path, old);
+            (OpKind::NtCreateX, Args::Create(c)) if ok => {
+                if c.options & 1 != 0 {
+                    dirs.insert(c.path, ());
+                } else if matches!(c.disposition, 0 | 2 | 3 | 4 | 5) {
+                    let old = files.insert(c.path, 0).unwrap_or(0);
+                    if matches!(c.disposition, 2 | 3) {
+                        files.insert(c.path, old);
                     } else {
                         bytes -= blocks(old);
                     }
                 }
-                handles.insert(handle, path);
+                handles.insert(c.handle, c.path);
             }
-            (
-                OpKind::WriteX,
-                Args::Io {
-                    handle,
-                    offset,
-                    size,
-                    ..
-                },
-            ) => {
-                if let Some(&p) = handles.get(&handle) {
+            (OpKind::WriteX, Args::Io(io)) => {
+                if let Some(&p) = handles.get(&io.handle) {
                     if let Some(cur) = files.get_mut(&p) {
-                        let new = (*cur).max(offset + u64::from(size));
+                        let new = (*cur).max(io.offset + u64::from(io.size));
                         bytes = bytes - blocks(*cur) + blocks(new);
                         *cur = new;
                     }

@@ -91,6 +91,16 @@ struct Gen {
 }
 
 impl Gen {
+    fn new(seed: u64) -> Gen {
+        Gen {
+            rng: Mt64::new(seed),
+            out: String::new(),
+            files: BTreeMap::new(),
+            next_handle: 999,
+            next_name: 0,
+        }
+    }
+
     fn below(&mut self, n: u64) -> u64 {
         if n == 0 {
             0
@@ -147,16 +157,35 @@ impl Gen {
         format!("{dir}\\file{:05}.{ext}", self.next_name)
     }
 
+    /// A directory that holds documents, drawn uniformly.
+    fn doc_dir(&mut self) -> &'static str {
+        DOC_DIRS[self.below(DOC_DIRS.len() as u64) as usize]
+    }
+
     fn line(&mut self, s: std::fmt::Arguments<'_>) {
         let _ = self.out.write_fmt(s);
         self.out.push('\n');
     }
 
-    fn create(&mut self, rel: &str, size: u64) {
+    /// Look `rel` (relative to the root) up, expecting `status`.
+    fn query_path(&mut self, rel: &str, status: &str) {
+        self.line(format_args!(
+            "QUERY_PATH_INFORMATION \"{ROOT}\\{rel}\" 1004 {status}"
+        ));
+    }
+
+    /// Open file `rel` (relative to the root) with NT `disposition` (1 open, 2 create, 5
+    /// overwrite-if) on a new handle, which it returns.
+    fn open(&mut self, rel: &str, disposition: u32) -> u32 {
         let h = self.handle();
         self.line(format_args!(
-            "NTCreateX \"{ROOT}\\{rel}\" 0x40 0x2 {h} {OK}"
+            "NTCreateX \"{ROOT}\\{rel}\" 0x40 0x{disposition} {h} {OK}"
         ));
+        h
+    }
+
+    fn create(&mut self, rel: &str, size: u64) {
+        let h = self.open(rel, 2);
         self.write_all(h, size);
         self.line(format_args!("Close {h} {OK}"));
         self.files.insert(rel.to_string(), size);
@@ -200,24 +229,19 @@ impl Gen {
             self.line(format_args!("Close {h} {OK}"));
         }
         for _ in 0..INITIAL_FILES {
-            let dir = DOC_DIRS[self.below(DOC_DIRS.len() as u64) as usize];
+            let dir = self.doc_dir();
             let (size, class) = self.size();
             let name = self.new_name(dir, class);
             self.create(&name, size);
         }
-        let h = self.handle();
-        self.line(format_args!(
-            "NTCreateX \"{ROOT}\\{MAILBOX}\" 0x40 0x5 {h} {OK}"
-        ));
+        let h = self.open(MAILBOX, 5);
         self.write_all(h, MAILBOX_SIZE);
         self.line(format_args!("Close {h} {OK}"));
     }
 
     fn browse(&mut self) {
-        let dir = DOC_DIRS[self.below(DOC_DIRS.len() as u64) as usize];
-        self.line(format_args!(
-            "QUERY_PATH_INFORMATION \"{ROOT}\\{dir}\" 1004 {OK}"
-        ));
+        let dir = self.doc_dir();
+        self.query_path(dir, OK);
         self.line(format_args!(
             "FIND_FIRST \"{ROOT}\\{dir}\\*\" 260 1366 0 {OK}"
         ));
@@ -229,24 +253,17 @@ impl Gen {
             .cloned()
             .collect();
         for f in listed {
-            self.line(format_args!(
-                "QUERY_PATH_INFORMATION \"{ROOT}\\{f}\" 1004 {OK}"
-            ));
+            self.query_path(&f, OK);
         }
-        self.line(format_args!(
-            "QUERY_PATH_INFORMATION \"{ROOT}\\{dir}\\desktop.ini\" 1004 {NOT_FOUND}"
-        ));
+        self.query_path(&format!("{dir}\\desktop.ini"), NOT_FOUND);
     }
 
     fn open_read(&mut self) {
         let Some((f, size)) = self.pick_file() else {
             return;
         };
-        self.line(format_args!(
-            "QUERY_PATH_INFORMATION \"{ROOT}\\{f}\" 1004 {OK}"
-        ));
-        let h = self.handle();
-        self.line(format_args!("NTCreateX \"{ROOT}\\{f}\" 0x40 0x1 {h} {OK}"));
+        self.query_path(&f, OK);
+        let h = self.open(&f, 1);
         self.line(format_args!("QUERY_FILE_INFORMATION {h} 1007 {OK}"));
         self.read_all(h, size);
         self.line(format_args!("Close {h} {OK}"));
@@ -258,11 +275,8 @@ impl Gen {
         };
         let (dir, _) = f.rsplit_once('\\').unwrap_or(("", &f));
         let owner = format!("{dir}\\~$owner{:05}.tmp", self.next_name);
-        self.line(format_args!(
-            "QUERY_PATH_INFORMATION \"{ROOT}\\{owner}\" 1004 {NOT_FOUND}"
-        ));
-        let h = self.handle();
-        self.line(format_args!("NTCreateX \"{ROOT}\\{f}\" 0x40 0x1 {h} {OK}"));
+        self.query_path(&owner, NOT_FOUND);
+        let h = self.open(&f, 1);
         self.read_all(h, size);
         self.line(format_args!("Close {h} {OK}"));
         let grow = 0.9 + 0.25 * self.unit();
@@ -278,8 +292,7 @@ impl Gen {
             "Rename \"{ROOT}\\{tmp}\" \"{ROOT}\\{f}\" {OK}"
         ));
         self.line(format_args!("Unlink \"{ROOT}\\{old}\" 0x6 {OK}"));
-        let h = self.handle();
-        self.line(format_args!("NTCreateX \"{ROOT}\\{f}\" 0x40 0x1 {h} {OK}"));
+        let h = self.open(&f, 1);
         self.line(format_args!("SET_FILE_INFORMATION {h} 1004 {OK}"));
         self.line(format_args!("Close {h} {OK}"));
         self.files.insert(f, new_size);
@@ -287,26 +300,21 @@ impl Gen {
 
     /// Create `name` (relative to the root), write `size` bytes, flush and close it.
     fn write_new(&mut self, name: &str, size: u64) {
-        let h = self.handle();
-        self.line(format_args!(
-            "NTCreateX \"{ROOT}\\{name}\" 0x40 0x2 {h} {OK}"
-        ));
+        let h = self.open(name, 2);
         self.write_all(h, size);
         self.line(format_args!("Flush {h} {OK}"));
         self.line(format_args!("Close {h} {OK}"));
     }
 
     fn new_doc(&mut self) {
-        let dir = DOC_DIRS[self.below(DOC_DIRS.len() as u64) as usize];
+        let dir = self.doc_dir();
         let (size, class) = self.size();
         let name = self.new_name(dir, class);
         self.line(format_args!(
             "FIND_FIRST \"{ROOT}\\{name}\" 260 1366 0 NT_STATUS_NO_SUCH_FILE"
         ));
         self.write_new(&name, size);
-        self.line(format_args!(
-            "QUERY_PATH_INFORMATION \"{ROOT}\\{name}\" 1004 {OK}"
-        ));
+        self.query_path(&name, OK);
         self.files.insert(name, size);
     }
 
@@ -318,13 +326,9 @@ impl Gen {
         let Some((f, _)) = self.pick_file() else {
             return;
         };
-        self.line(format_args!(
-            "QUERY_PATH_INFORMATION \"{ROOT}\\{f}\" 1004 {OK}"
-        ));
+        self.query_path(&f, OK);
         self.line(format_args!("Unlink \"{ROOT}\\{f}\" 0x6 {OK}"));
-        self.line(format_args!(
-            "QUERY_PATH_INFORMATION \"{ROOT}\\{f}\" 1004 {NOT_FOUND}"
-        ));
+        self.query_path(&f, NOT_FOUND);
         self.files.remove(&f);
     }
 
@@ -337,18 +341,13 @@ impl Gen {
         self.next_name += 1;
         let to = format!("{dir}\\renamed{:05}.{ext}", self.next_name);
         self.line(format_args!("Rename \"{ROOT}\\{f}\" \"{ROOT}\\{to}\" {OK}"));
-        self.line(format_args!(
-            "QUERY_PATH_INFORMATION \"{ROOT}\\{to}\" 1004 {OK}"
-        ));
+        self.query_path(&to, OK);
         self.files.remove(&f);
         self.files.insert(to, size);
     }
 
     fn mail_update(&mut self) {
-        let h = self.handle();
-        self.line(format_args!(
-            "NTCreateX \"{ROOT}\\{MAILBOX}\" 0x40 0x1 {h} {OK}"
-        ));
+        let h = self.open(MAILBOX, 1);
         self.line(format_args!("QUERY_FILE_INFORMATION {h} 1007 {OK}"));
         for _ in 0..1 + self.below(3) {
             let pages = 1 + self.below(8);
@@ -374,8 +373,7 @@ impl Gen {
             return self.open_read();
         }
         let (f, size) = big[self.below(big.len() as u64) as usize].clone();
-        let h = self.handle();
-        self.line(format_args!("NTCreateX \"{ROOT}\\{f}\" 0x40 0x1 {h} {OK}"));
+        let h = self.open(&f, 1);
         for _ in 0..2 + self.below(5) {
             let len = 4096 * (1 + self.below(16));
             let off = self.below(size / 4096) * 4096;
@@ -386,10 +384,8 @@ impl Gen {
     }
 
     fn probe(&mut self) {
-        let dir = DOC_DIRS[self.below(DOC_DIRS.len() as u64) as usize];
-        self.line(format_args!(
-            "QUERY_PATH_INFORMATION \"{ROOT}\\{dir}\\thumbs.db\" 1004 {NOT_FOUND}"
-        ));
+        let dir = self.doc_dir();
+        self.query_path(&format!("{dir}\\thumbs.db"), NOT_FOUND);
         let h = self.handle();
         self.line(format_args!(
             "NTCreateX \"{ROOT}\\{dir}\\~$lock.tmp\" 0x40 0x1 {h} {NOT_FOUND}"
@@ -400,13 +396,7 @@ impl Gen {
 
 /// Generate a loadfile of `tasks` tasks per pass from `seed`.
 pub fn generate(seed: u64, tasks: u32) -> String {
-    let mut g = Gen {
-        rng: Mt64::new(seed),
-        out: String::new(),
-        files: BTreeMap::new(),
-        next_handle: 999,
-        next_name: 0,
-    };
+    let mut g = Gen::new(seed);
     g.line(format_args!(
         "# fslab default loadfile: small-office file-server client, model v{MODEL_VERSION}, seed {seed}, {tasks} tasks"
     ));
@@ -506,13 +496,7 @@ mod tests {
 
     #[test]
     fn size_mix_is_mostly_small_files_most_bytes_in_large_ones() {
-        let mut g = Gen {
-            rng: Mt64::new(1),
-            out: String::new(),
-            files: BTreeMap::new(),
-            next_handle: 999,
-            next_name: 0,
-        };
+        let mut g = Gen::new(1);
         let sizes: Vec<u64> = (0..20_000).map(|_| g.size().0).collect();
         let mut sorted = sizes.clone();
         sorted.sort();

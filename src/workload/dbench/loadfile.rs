@@ -77,29 +77,11 @@ pub enum Args {
     /// Old and new path (Rename).
     Rename(PathId, PathId),
     /// NTCreateX.
-    Create {
-        /// The path.
-        path: PathId,
-        /// NT create options (0x1 = directory).
-        options: u32,
-        /// NT create disposition (1 open, 2 create, 5 overwrite-if, …).
-        disposition: u32,
-        /// The handle bound on success.
-        handle: HandleId,
-    },
+    Create(Create),
     /// A handle (Close, Flush, QUERY/SET_FILE_INFORMATION).
     Handle(HandleId),
     /// ReadX / WriteX.
-    Io {
-        /// The handle.
-        handle: HandleId,
-        /// Byte offset.
-        offset: u64,
-        /// Bytes requested (counted in the throughput, as dbench does).
-        size: u32,
-        /// Bytes the traced server returned (a write must return exactly this).
-        ret: u32,
-    },
+    Io(Io),
     /// LockX / UnlockX.
     Lock {
         /// The handle.
@@ -118,6 +100,32 @@ pub enum Args {
         /// How many matches the client asked for.
         maxcnt: u32,
     },
+}
+
+/// The arguments of NTCreateX.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Create {
+    /// The path.
+    pub path: PathId,
+    /// NT create options (0x1 = directory).
+    pub options: u32,
+    /// NT create disposition (1 open, 2 create, 5 overwrite-if, …).
+    pub disposition: u32,
+    /// The handle bound on success.
+    pub handle: HandleId,
+}
+
+/// The arguments of ReadX and WriteX.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Io {
+    /// The handle.
+    pub handle: HandleId,
+    /// Byte offset.
+    pub offset: u64,
+    /// Bytes requested (counted in the throughput, as dbench does).
+    pub size: u32,
+    /// Bytes the traced server returned (a write must return exactly this).
+    pub ret: u32,
 }
 
 /// One line of the loadfile.
@@ -175,6 +183,12 @@ pub struct LineError {
 impl Loadfile {
     /// Parse loadfile text. `source` names it in messages.
     pub fn parse(text: &str, source: &str) -> std::result::Result<Loadfile, LineError> {
+        let refuse = |line, text, reason| LineError {
+            source_name: source.to_string(),
+            line,
+            text,
+            reason,
+        };
         let mut b = super::parse::Builder::default();
         b.lf.source = source.to_string();
         let mut n = 0u32;
@@ -183,8 +197,8 @@ impl Loadfile {
             let line = line.strip_suffix('\r').unwrap_or(line);
             match b.line(n, line) {
                 Ok(Some(op)) => {
-                    if let Args::Io { size, .. } = op.args {
-                        b.lf.max_io = b.lf.max_io.max(size);
+                    if let Args::Io(io) = op.args {
+                        b.lf.max_io = b.lf.max_io.max(io.size);
                     }
                     b.lf.has_timestamps |= op.time.is_some();
                     b.lf.ops.push(op);
@@ -195,27 +209,18 @@ impl Loadfile {
                     if shown.len() < line.len() {
                         shown.push('…');
                     }
-                    return Err(LineError {
-                        source_name: source.to_string(),
-                        line: n,
-                        text: shown,
-                        reason,
-                    });
+                    return Err(refuse(n, shown, reason));
                 }
             }
         }
         b.lf.lines = n;
         if b.lf.statuses.len() > u16::MAX as usize || b.lf.ops.is_empty() {
-            return Err(LineError {
-                source_name: source.to_string(),
-                line: n,
-                text: String::new(),
-                reason: if b.lf.ops.is_empty() {
-                    "the loadfile contains no operations".into()
-                } else {
-                    "too many distinct status texts".into()
-                },
-            });
+            let reason = if b.lf.ops.is_empty() {
+                "the loadfile contains no operations"
+            } else {
+                "too many distinct status texts"
+            };
+            return Err(refuse(n, String::new(), reason.into()));
         }
         Ok(b.lf)
     }
@@ -284,7 +289,7 @@ impl Loadfile {
         self.ops
             .iter()
             .map(|op| match op.args {
-                Args::Io { size, .. } => u64::from(size),
+                Args::Io(io) => u64::from(io.size),
                 _ => 0,
             })
             .sum()

@@ -3,8 +3,13 @@
 use super::*;
 use crate::workload::dbench::ops::FailClass;
 
+/// `text` parsed; it must parse.
+fn parsed(text: &str) -> Loadfile {
+    Loadfile::parse(text, "t").unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
 fn one(line: &str) -> (Loadfile, Op) {
-    let lf = Loadfile::parse(line, "t").unwrap_or_else(|e| panic!("{line}: {e}"));
+    let lf = parsed(line);
     let op = lf.ops[0];
     (lf, op)
 }
@@ -17,21 +22,15 @@ fn err(text: &str) -> String {
 fn quoted_backslash_path_with_spaces() {
     let (lf, op) =
         one(r#"NTCreateX "\clients\client1\My Documents\a b.doc" 0x40 0x2 9938 NT_STATUS_OK"#);
-    let Args::Create {
-        path,
-        options,
-        disposition,
-        handle,
-    } = op.args
-    else {
+    let Args::Create(c) = op.args else {
         panic!("{:?}", op.args)
     };
     assert_eq!(
-        lf.paths[path as usize].text,
+        lf.paths[c.path as usize].text,
         "clients/client1/My Documents/a b.doc"
     );
-    assert_eq!((options, disposition), (0x40, 2));
-    assert_eq!(lf.handles[handle as usize], 9938);
+    assert_eq!((c.options, c.disposition), (0x40, 2));
+    assert_eq!(lf.handles[c.handle as usize], 9938);
     assert_eq!(op.expect, Expect::Success);
     assert_eq!(lf.statuses[op.status as usize], "NT_STATUS_OK");
     assert_eq!(op.line, 1);
@@ -42,17 +41,9 @@ fn leading_timestamp_and_hex_handle() {
     let (lf, op) = one("40.380244000 WriteX 0x2724 0 602 602 0x00000000");
     assert_eq!(op.time, Some(40.380244));
     assert!(lf.has_timestamps);
-    let Args::Io {
-        handle,
-        offset,
-        size,
-        ret,
-    } = op.args
-    else {
-        panic!()
-    };
+    let Args::Io(io) = op.args else { panic!() };
     assert_eq!(
-        (lf.handles[handle as usize], offset, size, ret),
+        (lf.handles[io.handle as usize], io.offset, io.size, io.ret),
         (0x2724, 0, 602, 602)
     );
     assert_eq!(lf.max_io, 602);
@@ -74,15 +65,13 @@ fn numbers_read_like_strtol_base_0() {
 
 #[test]
 fn trailing_backslash_and_unquoted_paths() {
-    let lf = Loadfile::parse(
+    let lf = parsed(
         "13.49 NTCreateX \"/clients/client1\\\" 0x00000001 1 0x2723 0x00000000\nQUERY_PATH_INFORMATION \\clients\\client1\\x 1004 NT_STATUS_OK\n",
-        "t",
-    )
-    .unwrap();
-    let Args::Create { path, .. } = lf.ops[0].args else {
+    );
+    let Args::Create(c) = lf.ops[0].args else {
         panic!()
     };
-    let p = &lf.paths[path as usize];
+    let p = &lf.paths[c.path as usize];
     assert_eq!(p.text, "clients/client1/");
     assert_eq!(lf.paths[p.parent.unwrap() as usize].text, "clients");
     let Args::Path(q) = lf.ops[1].args else {
@@ -93,11 +82,7 @@ fn trailing_backslash_and_unquoted_paths() {
 
 #[test]
 fn paths_are_interned_with_parents() {
-    let lf = Loadfile::parse(
-        "Unlink \"\\a\\b\\c\" 0x6 NT_STATUS_OK\nUnlink \"/a//b/./c\" NT_STATUS_OK\n",
-        "t",
-    )
-    .unwrap();
+    let lf = parsed("Unlink \"\\a\\b\\c\" 0x6 NT_STATUS_OK\nUnlink \"/a//b/./c\" NT_STATUS_OK\n");
     assert_eq!(lf.ops[0].args, lf.ops[1].args);
     let texts: Vec<&str> = lf.paths.iter().map(|p| p.text.as_str()).collect();
     assert_eq!(texts, vec![".", "a", "a/b", "a/b/c"]);
@@ -114,20 +99,17 @@ fn client1_components_are_rewritten_per_client_only() {
         "clients/client7/client10/client1.doc/client7"
     );
     assert_eq!(p.for_client(1), p.text);
-    let lf = Loadfile::parse(
-        "Deltree \"\\clients\\client1\" NT_STATUS_OK\nMkdir \"\\clients\" NT_STATUS_OK\n",
-        "t",
-    )
-    .unwrap();
+    let lf =
+        parsed("Deltree \"\\clients\\client1\" NT_STATUS_OK\nMkdir \"\\clients\" NT_STATUS_OK\n");
     assert_eq!(lf.top_level_names(3), vec!["clients".to_string()]);
-    let other = Loadfile::parse("Mkdir \"\\client1\\x\" NT_STATUS_OK\n", "t").unwrap();
+    let other = parsed("Mkdir \"\\client1\\x\" NT_STATUS_OK\n");
     assert_eq!(other.top_level_names(4), vec!["client4".to_string()]);
 }
 
 #[test]
 fn statuses_of_every_form() {
     let text = "Unlink \"\\a\" 0x6 NT_STATUS_OBJECT_NAME_NOT_FOUND\nUnlink \"\\a\" 0xc0000034\nUnlink \"\\a\" ERROR\nUnlink \"\\a\" *\nUnlink \"\\a\" SUCCESS\nRmdir \"\\a\" NT_STATUS_DIRECTORY_NOT_EMPTY\n";
-    let lf = Loadfile::parse(text, "t").unwrap();
+    let lf = parsed(text);
     let e: Vec<Expect> = lf.ops.iter().map(|o| o.expect).collect();
     assert_eq!(
         e,
@@ -145,11 +127,9 @@ fn statuses_of_every_form() {
 
 #[test]
 fn comments_blank_lines_and_crlf_keep_line_numbers() {
-    let lf = Loadfile::parse(
+    let lf = parsed(
         "# comment\r\n\r\n   \r\nClose 5 NT_STATUS_OK\r\n#Close 6 NT_STATUS_OK\r\nFlush 5 NT_STATUS_OK",
-        "t",
-    )
-    .unwrap();
+    );
     assert_eq!(lf.ops.len(), 2);
     assert_eq!((lf.ops[0].line, lf.ops[1].line), (4, 6));
     assert_eq!(lf.lines, 6);
@@ -165,11 +145,9 @@ fn op_names_ignore_case() {
 
 #[test]
 fn find_first_wildcards_and_optional_unlink_attributes() {
-    let lf = Loadfile::parse(
+    let lf = parsed(
         "FIND_FIRST \"\\clients\\client1\\docs\\<.TMP\" 260 1366 0 NT_STATUS_NO_SUCH_FILE\nFIND_FIRST \"\\clients\\client1\\x.doc\" 260 10 0 NT_STATUS_OK\nUnlink \"\\x\" NT_STATUS_OK\n",
-        "t",
-    )
-    .unwrap();
+    );
     assert!(matches!(
         lf.ops[0].args,
         Args::Find {
@@ -275,11 +253,9 @@ fn gzip_and_plain_files_parse_the_same() {
 
 #[test]
 fn counts_and_bytes_per_pass() {
-    let lf = Loadfile::parse(
+    let lf = parsed(
         "NTCreateX \"\\a\" 0x40 0x2 1 NT_STATUS_OK\nWriteX 1 0 100 100 NT_STATUS_OK\nReadX 1 0 65536 100 NT_STATUS_OK\nClose 1 NT_STATUS_OK\n",
-        "t",
-    )
-    .unwrap();
+    );
     let c = lf.op_counts();
     assert_eq!(c[OpKind::WriteX.index()], 1);
     assert_eq!(c[OpKind::Close.index()], 1);

@@ -16,120 +16,95 @@
 
 use std::fmt;
 
-/// One operation of dbench's file back end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum OpKind {
+/// Declares [`OpKind`] once: each kind with its loadfile name, the name dbench 4.0 prints
+/// and its arguments, from which `ALL`, `name`, `display_name` and `usage` are made.
+macro_rules! op_kinds {
+    ($($(#[$doc:meta])* $v:ident => $name:literal, $shown:literal, $usage:literal;)+) => {
+        /// One operation of dbench's file back end.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum OpKind {
+            $($(#[$doc])* $v,)+
+        }
+
+        impl OpKind {
+            /// Number of operation kinds.
+            pub const COUNT: usize = [$(stringify!($v)),+].len();
+
+            /// All kinds, in dbench's report order.
+            pub const ALL: [OpKind; OpKind::COUNT] = [$(OpKind::$v),+];
+
+            /// The name as written in loadfiles (`QUERY_PATH_INFORMATION`); messages about a
+            /// loadfile line use it. Reports, stored phases and JSON use
+            /// [`OpKind::display_name`].
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(OpKind::$v => $name,)+
+                }
+            }
+
+            /// The name dbench 4.0 prints in its summary table (`Qpathinfo` for
+            /// QUERY_PATH_INFORMATION, `Find` for FIND_FIRST, …; the loadfile name where
+            /// dbench prints that): the one spelling of fslab's engine table, stored phases,
+            /// reports and JSON.
+            pub fn display_name(self) -> &'static str {
+                match self {
+                    $(OpKind::$v => $shown,)+
+                }
+            }
+
+            /// The arguments between the operation name and the status, for messages
+            /// (`[…]`: optional).
+            pub fn usage(self) -> &'static str {
+                match self {
+                    $(OpKind::$v => $usage,)+
+                }
+            }
+        }
+    };
+}
+
+op_kinds! {
     /// Open or create a file or directory and bind it to a handle.
-    NtCreateX,
+    NtCreateX => "NTCreateX", "NTCreateX", "PATH CREATE_OPTIONS DISPOSITION HANDLE";
     /// Close a handle.
-    Close,
+    Close => "Close", "Close", "HANDLE";
     /// Rename a path.
-    Rename,
+    Rename => "Rename", "Rename", "OLD_PATH NEW_PATH";
     /// Remove a file.
-    Unlink,
+    Unlink => "Unlink", "Unlink", "PATH [ATTRIBUTES]";
     /// Remove a directory tree (at the start of each pass in dbench's loadfiles).
-    Deltree,
+    Deltree => "Deltree", "Deltree", "PATH";
     /// Remove an empty directory.
-    Rmdir,
+    Rmdir => "Rmdir", "Rmdir", "PATH";
     /// Create a directory.
-    Mkdir,
+    Mkdir => "Mkdir", "Mkdir", "PATH";
     /// Look a path up (stat, then a case-insensitive directory scan).
-    QueryPathInformation,
+    QueryPathInformation => "QUERY_PATH_INFORMATION", "Qpathinfo", "PATH LEVEL";
     /// fstat a handle.
-    QueryFileInformation,
+    QueryFileInformation => "QUERY_FILE_INFORMATION", "Qfileinfo", "HANDLE LEVEL";
     /// statvfs of the target.
-    QueryFsInformation,
+    QueryFsInformation => "QUERY_FS_INFORMATION", "Qfsinfo", "LEVEL";
     /// Set the times of a handle.
-    SetFileInformation,
+    SetFileInformation => "SET_FILE_INFORMATION", "Sfileinfo", "HANDLE LEVEL";
     /// List a directory, optionally with a wildcard pattern.
-    FindFirst,
+    FindFirst => "FIND_FIRST", "Find", "PATTERN LEVEL MAXCOUNT COUNT";
     /// pwrite on a handle.
-    WriteX,
+    WriteX => "WriteX", "WriteX", "HANDLE OFFSET SIZE RETURNED_SIZE";
     /// pread on a handle.
-    ReadX,
+    ReadX => "ReadX", "ReadX", "HANDLE OFFSET SIZE RETURNED_SIZE";
     /// Take a byte-range lock.
-    LockX,
+    LockX => "LockX", "LockX", "HANDLE OFFSET LENGTH";
     /// Release a byte-range lock.
-    UnlockX,
+    UnlockX => "UnlockX", "UnlockX", "HANDLE OFFSET LENGTH";
     /// fsync a handle.
-    Flush,
+    Flush => "Flush", "Flush", "HANDLE";
 }
 
 impl OpKind {
-    /// Number of operation kinds.
-    pub const COUNT: usize = 17;
-
-    /// All kinds, in dbench's report order.
-    pub const ALL: [OpKind; OpKind::COUNT] = [
-        OpKind::NtCreateX,
-        OpKind::Close,
-        OpKind::Rename,
-        OpKind::Unlink,
-        OpKind::Deltree,
-        OpKind::Rmdir,
-        OpKind::Mkdir,
-        OpKind::QueryPathInformation,
-        OpKind::QueryFileInformation,
-        OpKind::QueryFsInformation,
-        OpKind::SetFileInformation,
-        OpKind::FindFirst,
-        OpKind::WriteX,
-        OpKind::ReadX,
-        OpKind::LockX,
-        OpKind::UnlockX,
-        OpKind::Flush,
-    ];
-
-    /// The name as written in loadfiles (`QUERY_PATH_INFORMATION`); messages about a loadfile
-    /// line use it. Reports, stored phases and JSON use [`OpKind::display_name`].
-    pub fn name(self) -> &'static str {
-        match self {
-            OpKind::NtCreateX => "NTCreateX",
-            OpKind::Close => "Close",
-            OpKind::Rename => "Rename",
-            OpKind::Unlink => "Unlink",
-            OpKind::Deltree => "Deltree",
-            OpKind::Rmdir => "Rmdir",
-            OpKind::Mkdir => "Mkdir",
-            OpKind::QueryPathInformation => "QUERY_PATH_INFORMATION",
-            OpKind::QueryFileInformation => "QUERY_FILE_INFORMATION",
-            OpKind::QueryFsInformation => "QUERY_FS_INFORMATION",
-            OpKind::SetFileInformation => "SET_FILE_INFORMATION",
-            OpKind::FindFirst => "FIND_FIRST",
-            OpKind::WriteX => "WriteX",
-            OpKind::ReadX => "ReadX",
-            OpKind::LockX => "LockX",
-            OpKind::UnlockX => "UnlockX",
-            OpKind::Flush => "Flush",
-        }
-    }
-
-    /// The name dbench 4.0 prints in its summary table (`Qpathinfo` for
-    /// QUERY_PATH_INFORMATION, `Find` for FIND_FIRST, …; the loadfile name where dbench prints
-    /// that): the one spelling of fslab's engine table, stored phases, reports and JSON.
-    pub fn display_name(self) -> &'static str {
-        match self {
-            OpKind::QueryPathInformation => "Qpathinfo",
-            OpKind::QueryFileInformation => "Qfileinfo",
-            OpKind::QueryFsInformation => "Qfsinfo",
-            OpKind::SetFileInformation => "Sfileinfo",
-            OpKind::FindFirst => "Find",
-            other => other.name(),
-        }
-    }
-
     /// Look a name up, ignoring case (dbench 5 uses strcasecmp).
     pub fn from_name(s: &str) -> Option<OpKind> {
         // Exact spellings first: loadfiles are large and almost always use them.
-        let exact = match s {
-            "NTCreateX" => Some(OpKind::NtCreateX),
-            "Close" => Some(OpKind::Close),
-            "ReadX" => Some(OpKind::ReadX),
-            "WriteX" => Some(OpKind::WriteX),
-            "QUERY_PATH_INFORMATION" => Some(OpKind::QueryPathInformation),
-            "FIND_FIRST" => Some(OpKind::FindFirst),
-            _ => None,
-        };
+        let exact = OpKind::ALL.into_iter().find(|k| k.name() == s);
         exact.or_else(|| {
             OpKind::ALL
                 .into_iter()
@@ -153,21 +128,13 @@ impl OpKind {
         self as usize
     }
 
-    /// The arguments between the operation name and the status, for messages.
-    pub fn usage(self) -> &'static str {
-        match self {
-            OpKind::NtCreateX => "PATH CREATE_OPTIONS DISPOSITION HANDLE",
-            OpKind::Close | OpKind::Flush => "HANDLE",
-            OpKind::Rename => "OLD_PATH NEW_PATH",
-            OpKind::Unlink => "PATH [ATTRIBUTES]",
-            OpKind::Deltree | OpKind::Rmdir | OpKind::Mkdir => "PATH",
-            OpKind::QueryPathInformation => "PATH LEVEL",
-            OpKind::QueryFileInformation | OpKind::SetFileInformation => "HANDLE LEVEL",
-            OpKind::QueryFsInformation => "LEVEL",
-            OpKind::FindFirst => "PATTERN LEVEL MAXCOUNT COUNT",
-            OpKind::WriteX | OpKind::ReadX => "HANDLE OFFSET SIZE RETURNED_SIZE",
-            OpKind::LockX | OpKind::UnlockX => "HANDLE OFFSET LENGTH",
-        }
+    /// How many arguments the operation takes, least and most ([`OpKind::usage`]'s words,
+    /// of which the bracketed ones are optional).
+    pub fn arity(self) -> (usize, usize) {
+        let words = self.usage().split(' ');
+        let optional = words.clone().filter(|w| w.starts_with('[')).count();
+        let all = words.count();
+        (all - optional, all)
     }
 }
 
@@ -289,6 +256,9 @@ mod tests {
         assert_eq!(OpKind::from_name("SMBopenX"), None);
         // dbench 4.0's printed names are not loadfile names (its parser does not take them).
         assert_eq!(OpKind::from_name("Qpathinfo"), None);
+        // Arguments in brackets are optional.
+        assert_eq!(OpKind::Unlink.arity(), (1, 2));
+        assert_eq!(OpKind::NtCreateX.arity(), (4, 4));
     }
 
     #[test]

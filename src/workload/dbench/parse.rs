@@ -2,7 +2,7 @@
 //! numbers as `strtol(s, NULL, 0)` reads them, and one [`Op`] per line with its arguments
 //! converted, paths interned and handles made dense. See `loadfile.rs` for the format.
 
-use super::loadfile::{Args, HandleId, LoadPath, Loadfile, Op, PathId, MAX_IO};
+use super::loadfile::{Args, Create, HandleId, Io, LoadPath, Loadfile, Op, PathId, MAX_IO};
 use super::ops::{parse_status, OpKind};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -233,22 +233,8 @@ impl Builder {
             format!("badly formed status {status_tok}; use NT_STATUS_…, 0x…, SUCCESS, ERROR or *")
         })?;
         let a = &t[1..t.len() - 1];
-        let arity_ok = match kind {
-            OpKind::NtCreateX | OpKind::FindFirst | OpKind::WriteX | OpKind::ReadX => a.len() == 4,
-            OpKind::LockX | OpKind::UnlockX => a.len() == 3,
-            OpKind::Rename
-            | OpKind::QueryPathInformation
-            | OpKind::QueryFileInformation
-            | OpKind::SetFileInformation => a.len() == 2,
-            OpKind::Unlink => a.len() == 1 || a.len() == 2,
-            OpKind::Close
-            | OpKind::Flush
-            | OpKind::Deltree
-            | OpKind::Rmdir
-            | OpKind::Mkdir
-            | OpKind::QueryFsInformation => a.len() == 1,
-        };
-        if !arity_ok {
+        let (least, most) = kind.arity();
+        if !(least..=most).contains(&a.len()) {
             return Err(format!(
                 "{kind} takes {} and a status, found {} argument(s)",
                 kind.usage(),
@@ -271,7 +257,7 @@ impl Builder {
         let args = match kind {
             OpKind::NtCreateX => {
                 let path = self.path(&a[0])?;
-                Args::Create {
+                Args::Create(Create {
                     path,
                     options: num32(1, "create options")?,
                     disposition: num32(2, "create disposition")?,
@@ -279,7 +265,7 @@ impl Builder {
                         let h = num(3, "handle")?;
                         self.handle(h)
                     },
-                }
+                })
             }
             OpKind::Close
             | OpKind::Flush
@@ -339,12 +325,12 @@ impl Builder {
                         "returned size {ret} is larger than the size {size}"
                     ));
                 }
-                Args::Io {
+                Args::Io(Io {
                     handle: self.handle(h),
                     offset,
                     size,
                     ret,
-                }
+                })
             }
             OpKind::LockX | OpKind::UnlockX => {
                 let h = num(0, "handle")?;

@@ -2,6 +2,7 @@
 //! per-operation timing into HDR histograms, and the counters the progress line reads.
 
 use super::client::{Client, OpError};
+use super::conduct::LocalRep;
 use super::ops::OpKind;
 use super::DbenchParams;
 use crate::sysinfo::{free_space, FreeSpace};
@@ -65,17 +66,6 @@ impl Gate {
         self.cv.notify_all();
         t0
     }
-}
-
-/// What one client thread hands back.
-pub(super) struct ClientResult {
-    pub(super) hists: Vec<Option<Histogram<u64>>>,
-    pub(super) measured_bytes: u64,
-    pub(super) measured_ops: u64,
-    pub(super) passes: u64,
-    pub(super) lines: u64,
-    pub(super) finished: Instant,
-    pub(super) max_lag: Duration,
 }
 
 /// Turns a client's failure into the run's error.
@@ -144,14 +134,15 @@ pub(super) enum ClientFailure {
     Op(OpError, Option<FreeSpace>),
 }
 
-/// One client's loop: passes over the loadfile until the end of the run.
+/// One client's loop: passes over the loadfile until the end of the run. Its results are a
+/// process's results of one client, its end counted from `t0`.
 pub(super) fn run_client(
     mut c: Client<'_>,
     p: &DbenchParams,
     slot: &Slot,
     abort: &AtomicBool,
     t0: Instant,
-) -> std::result::Result<ClientResult, ClientFailure> {
+) -> std::result::Result<LocalRep, ClientFailure> {
     let lf = &*p.loadfile;
     let warm_end = t0 + p.warmup;
     let end = warm_end + p.duration;
@@ -222,15 +213,15 @@ pub(super) fn run_client(
             break;
         }
     }
-    let finished = Instant::now();
+    let last_finish = Instant::now().saturating_duration_since(t0).as_secs_f64();
     c.close_all();
-    Ok(ClientResult {
-        hists,
+    Ok(LocalRep {
+        last_finish,
         measured_bytes: mbytes,
         measured_ops: mops,
         passes,
         lines,
-        finished,
-        max_lag,
+        max_lag: max_lag.as_secs_f64(),
+        hists,
     })
 }

@@ -12,7 +12,7 @@
 use super::layout::{test_dir, ItemKind, Layout, Roles, Shift, Tree};
 use super::params::MdtestParams;
 use super::record::Keeper;
-use super::result::{Iteration, Phase, PhaseResult, Stonewall, PHASES};
+use super::result::{Iteration, Phase, PhaseResult, Stonewall};
 use super::team::Team;
 use super::walk::{ItemOp, Items, Pace, Probe, WalkError, Walker};
 use crate::workload::fsops::{CreateHow, Ops};
@@ -39,7 +39,7 @@ pub struct Engine<'a, O: Ops, T: Team + ?Sized> {
     obs: &'a dyn Observer,
     /// `-R`: this rank's shuffled item indices (0..items).
     order: Option<Vec<u64>>,
-    samples: [Sample; PHASES.len()],
+    samples: [Sample; Phase::ALL.len()],
     ran: Vec<Phase>,
     /// `-W` as a duration (tests set a shorter one).
     wall: Option<Duration>,
@@ -88,7 +88,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             keeper,
             obs,
             order,
-            samples: [Sample::default(); PHASES.len()],
+            samples: [Sample::default(); Phase::ALL.len()],
             ran: Vec::new(),
             wall: (params.stonewall > 0).then(|| Duration::from_secs(u64::from(params.stonewall))),
             leader: team.rank() == 0,
@@ -106,11 +106,6 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
     /// The operations, once the engine is done (a test reads a recorder's log).
     pub fn into_ops(self) -> O {
         self.walker.ops
-    }
-
-    /// The operations (for a test to read a recorder's log).
-    pub fn ops(&self) -> &O {
-        &self.walker.ops
     }
 
     fn roles(&self) -> Roles {
@@ -134,7 +129,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         work: F,
     ) -> Result<u64>
     where
-        F: FnOnce(&mut Walker<'a, O>, &Option<Vec<u64>>, Instant) -> Result<Sample, WalkError>,
+        F: FnOnce(&mut Walker<'a, O>, Instant) -> Result<Sample, WalkError>,
     {
         let rank0 = self.team.rank() == 0;
         if rank0 {
@@ -151,7 +146,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         if let Some((tree, node)) = start.filter(|_| timed_entry) {
             self.walker.hold(testdir, tree, node);
         }
-        let r = work(&mut self.walker, &self.order, t0);
+        let r = work(&mut self.walker, t0);
         if self.params.sync_phases && r.is_ok() {
             // `-Y`: mdtest syncs after each phase, before its clock stops.
             self.walker.ops.sync();
@@ -186,30 +181,26 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         let lay = self.lay;
         let td = test_dir(j);
         let td_c = CString::new(td.as_str()).context("test directory name")?;
-        self.samples = [Sample::default(); PHASES.len()];
+        self.samples = [Sample::default(); Phase::ALL.len()];
         self.ran.clear();
 
         // The test directory: made by this run, or proven to be an earlier run's.
         let mut file_items = lay.items;
         if steps.create {
-            let made = if self.leader {
-                self.keeper.begin(&td).and_then(|()| {
-                    if let Err(e) = self.walker.ops.mkdir(base, &td_c) {
-                        // Never leave a record for a directory this run did not make.
-                        self.keeper.abandon(&td)?;
-                        if e.kind() == std::io::ErrorKind::AlreadyExists {
-                            crate::bail_usage!(
-                                "{td} already exists in -d (left by an earlier run?); remove it with a remove-only run (-r) if fslab made it, or choose another -d"
-                            );
-                        }
-                        return Err(anyhow!("mkdir {td}: {e}"));
+            self.by_leader(|me| {
+                me.keeper.begin(&td)?;
+                if let Err(e) = me.walker.ops.mkdir(base, &td_c) {
+                    // Never leave a record for a directory this run did not make.
+                    me.keeper.abandon(&td)?;
+                    if e.kind() == std::io::ErrorKind::AlreadyExists {
+                        crate::bail_usage!(
+                            "{td} already exists in -d (left by an earlier run?); remove it with a remove-only run (-r) if fslab made it, or choose another -d"
+                        );
                     }
-                    self.keeper.made(&td)
-                })
-            } else {
-                Ok(())
-            };
-            self.team.agree(made)?;
+                    return Err(anyhow!("mkdir {td}: {e}"));
+                }
+                me.keeper.made(&td)
+            })?;
         } else {
             let known = if self.leader {
                 self.keeper.verify(&td)
@@ -232,11 +223,9 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         let tree_items = if rank0 { lay.dirs } else { 0 };
         // The tree phases: the builders make (or remove) the tree, rank 0 counts it.
         let tree_phase = |me: &mut Self, phase: Phase, top: Option<(Tree, u64)>| {
-            me.timed(phase, lay.dirs, (&testdir, &td), top, |w, _, _| {
-                if builds_tree && phase == Phase::TreeCreate {
-                    w.tree_create(&testdir, own_tree)?;
-                } else if builds_tree {
-                    w.tree_remove(&testdir, own_tree)?;
+            me.timed(phase, lay.dirs, (&testdir, &td), top, |w, _| {
+                if builds_tree {
+                    w.tree(&testdir, own_tree, phase == Phase::TreeRemove)?;
                 }
                 Ok(items(tree_items))
             })
@@ -254,26 +243,58 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         if steps.remove {
             let top = (builds_tree && lay.depth > 0).then_some((own_tree, 0));
             tree_phase(self, Phase::TreeRemove, top)?;
-            drop(testdir);
-            let gone = if self.leader {
-                self.walker
+        }
+        drop(testdir);
+        self.by_leader(|me| {
+            if steps.remove {
+                me.walker
                     .ops
                     .rmdir(base, &td_c)
-                    .map_err(|e| anyhow!("rmdir {td}: {e}"))
-                    .and_then(|()| self.keeper.finished(&td, file_items, true))
-            } else {
-                Ok(())
-            };
-            self.team.agree(gone)?;
-        } else {
-            let kept = if self.leader {
-                self.keeper.finished(&td, file_items, false)
-            } else {
-                Ok(())
-            };
-            self.team.agree(kept)?;
-        }
+                    .map_err(|e| anyhow!("rmdir {td}: {e}"))?;
+            }
+            me.keeper.finished(&td, file_items, steps.remove)
+        })?;
         Ok(self.combine(j))
+    }
+
+    /// Run `work` on the leader of the directory alone (the other ranks have nothing to do)
+    /// and agree on how it went. Collective.
+    fn by_leader(&mut self, work: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        let r = if self.leader { work(self) } else { Ok(()) };
+        self.team.agree(r)
+    }
+
+    /// A phase that does `op` to `who`'s first `n` items in creation order.
+    fn preorder_phase(
+        &mut self,
+        phase: Phase,
+        (testdir, td): (&O::Dir, &str),
+        who: Items,
+        op: ItemOp,
+        n: u64,
+    ) -> Result<u64> {
+        self.timed(phase, n, (testdir, td), top(who), |w, _| {
+            let r = w.items_preorder(testdir, who, op, 0..n, None)?;
+            Ok(items(r.done))
+        })
+    }
+
+    /// A phase that stats or reads (`probe`) `who`'s first `count` items by number, or in
+    /// `order` (`-R`).
+    fn probe_phase(
+        &mut self,
+        phase: Phase,
+        (testdir, td): (&O::Dir, &str),
+        who: Items,
+        count: u64,
+        order: Option<&[u64]>,
+        probe: Probe,
+    ) -> Result<u64> {
+        let start = self.walker.probe_start(count, order);
+        let start = start.map(|node| (who.tree, node));
+        self.timed(phase, count, (testdir, td), start, |w, _| {
+            Ok(items(w.probe(testdir, who, count, order, probe)?))
+        })
     }
 
     fn dir_phases(&mut self, testdir: &O::Dir, td: &str, roles: Roles) -> Result<()> {
@@ -281,33 +302,34 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         let at = |s: Shift| Items::of(roles, s, unique, ItemKind::Dir);
         if steps.create {
             let who = at(Shift::Create);
-            self.timed(Phase::DirCreate, n, (testdir, td), top(who), |w, _, _| {
-                let r = w.items_preorder(testdir, who, ItemOp::Mkdir, 0..n, None)?;
-                Ok(items(r.done))
-            })?;
+            self.preorder_phase(Phase::DirCreate, (testdir, td), who, ItemOp::Mkdir, n)?;
         }
         if steps.stat {
+            // Taken out for the phase, which reads it while the engine runs; put back after.
+            let order = self.order.take();
             let who = at(Shift::Stat);
-            let start = self.walker.probe_start(n, self.order.as_deref());
-            let start = start.map(|node| (who.tree, node));
-            self.timed(Phase::DirStat, n, (testdir, td), start, |w, order, _| {
-                let done = w.probe(testdir, who, n, order.as_deref(), Probe::Stat)?;
-                Ok(items(done))
-            })?;
+            let stat = Probe::Stat;
+            let r = self.probe_phase(
+                Phase::DirStat,
+                (testdir, td),
+                who,
+                n,
+                order.as_deref(),
+                stat,
+            );
+            self.order = order;
+            r?;
         }
         if steps.rename && n > 1 {
             let who = at(Shift::Stat);
             let start = self.walker.rename_start().map(|node| (who.tree, node));
-            self.timed(Phase::DirRename, n, (testdir, td), start, |w, _, _| {
+            self.timed(Phase::DirRename, n, (testdir, td), start, |w, _| {
                 Ok(items(w.rename_dirs(testdir, who.tree, who.owner, n)?))
             })?;
         }
         if steps.remove {
             let who = at(Shift::Remove);
-            self.timed(Phase::DirRemove, n, (testdir, td), top(who), |w, _, _| {
-                let r = w.items_preorder(testdir, who, ItemOp::Rmdir, 0..n, None)?;
-                Ok(items(r.done))
-            })?;
+            self.preorder_phase(Phase::DirRemove, (testdir, td), who, ItemOp::Rmdir, n)?;
         }
         Ok(())
     }
@@ -333,7 +355,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             });
             let team = self.team;
             let wall_after = self.wall;
-            count = self.timed(Phase::FileCreate, n, (testdir, td), top(who), |w, _, t0| {
+            count = self.timed(Phase::FileCreate, n, (testdir, td), top(who), |w, t0| {
                 let Some(after) = wall_after else {
                     let r = w.items_preorder(testdir, who, op, 0..n, None)?;
                     return Ok(items(r.done));
@@ -373,40 +395,29 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         let order = order.as_deref();
         if steps.stat {
             let who = at(Shift::Stat);
-            let start = self.walker.probe_start(count, order);
-            let start = start.map(|node| (who.tree, node));
-            self.timed(Phase::FileStat, count, (testdir, td), start, |w, _, _| {
-                Ok(items(w.probe(testdir, who, count, order, Probe::Stat)?))
-            })?;
+            self.probe_phase(
+                Phase::FileStat,
+                (testdir, td),
+                who,
+                count,
+                order,
+                Probe::Stat,
+            )?;
         }
         if steps.read {
-            let who = at(Shift::Read);
-            let probe = Probe::Read(p.read_bytes);
-            let start = self.walker.probe_start(count, order);
-            let start = start.map(|node| (who.tree, node));
-            self.timed(Phase::FileRead, count, (testdir, td), start, |w, _, _| {
-                Ok(items(w.probe(testdir, who, count, order, probe)?))
-            })?;
+            let (who, read) = (at(Shift::Read), Probe::Read(p.read_bytes));
+            self.probe_phase(Phase::FileRead, (testdir, td), who, count, order, read)?;
         }
         if steps.remove {
             let who = at(Shift::Remove);
-            self.timed(
-                Phase::FileRemove,
-                count,
-                (testdir, td),
-                top(who),
-                |w, _, _| {
-                    let r = w.items_preorder(testdir, who, ItemOp::Unlink, 0..count, None)?;
-                    Ok(items(r.done))
-                },
-            )?;
+            self.preorder_phase(Phase::FileRemove, (testdir, td), who, ItemOp::Unlink, count)?;
         }
         Ok(count)
     }
 
     /// Combine the ranks' samples of this iteration (one collective).
     fn combine(&mut self, j: u32) -> Iteration {
-        let k = PHASES.len();
+        let k = Phase::ALL.len();
         let mut sums = vec![0u64; 3 * k];
         let mut maxes = vec![0u64; 2 * k];
         for (i, s) in self.samples.iter().enumerate() {

@@ -1,30 +1,36 @@
 use super::*;
 use crate::workload::fsops::{Kind, Recorder};
-use crate::workload::mdtest::parse::parse;
 use crate::workload::mdtest::record::NoRecords;
 use crate::workload::mdtest::team::{Solo, Threads};
+use crate::workload::mdtest::test_support::params;
 use crate::workload::Quiet;
 use std::ffi::CStr;
 use std::io;
 use std::sync::{Arc, Mutex};
 
-fn params(args: &[&str]) -> (MdtestParams, Layout) {
-    let p = parse(args).unwrap().params;
-    let lay = p.validate().unwrap();
-    (p, lay)
+/// Run the iterations of `args` in `D` as one rank alone on `rec`, up to the first that
+/// fails; `stop` is the stop flag. Returns the iterations (or the failure), the recorder and
+/// the test directories the keeper still holds.
+fn alone(
+    args: &[&str],
+    rec: Recorder,
+    stop: &dyn Fn() -> bool,
+    seed: Option<u32>,
+) -> (Result<Vec<Iteration>>, Recorder, Vec<String>) {
+    let (p, lay) = params(args);
+    let mut keeper = NoRecords::default();
+    let mut e = Engine::new(&p, lay, &Solo, rec, &mut keeper, &Quiet, stop, seed);
+    let its = (0..p.iterations)
+        .map(|j| e.iteration(&"D".to_string(), j))
+        .collect();
+    let rec = e.into_ops();
+    (its, rec, keeper.owned())
 }
 
 /// Run every iteration of `args` as one rank on a checked recorder in which `D` exists.
 fn solo(args: &[&str], seed: Option<u32>) -> (Vec<Iteration>, Recorder) {
-    let (p, lay) = params(args);
-    let mut keeper = NoRecords::default();
-    let never = || false;
-    let ops = Recorder::checked(&["D"]);
-    let mut e = Engine::new(&p, lay, &Solo, ops, &mut keeper, &Quiet, &never, seed);
-    let its = (0..p.iterations)
-        .map(|j| e.iteration(&"D".to_string(), j).unwrap())
-        .collect();
-    (its, e.into_ops())
+    let (its, rec, _) = alone(args, Recorder::checked(&["D"]), &|| false, seed);
+    (its.unwrap(), rec)
 }
 
 const TINY: &str = "\
@@ -396,46 +402,26 @@ fn the_stonewall_stops_creation_and_the_ranks_catch_up() {
 
 #[test]
 fn an_io_error_names_the_entry_and_stops_the_run() {
-    let (p, lay) = params(&["-n", "3", "-F"]);
-    let mut keeper = NoRecords::default();
-    let never = || false;
-    let ops = Recorder::checked(&["D"]).fail_on("create", "file.mdtest.0.1", libc::ENOSPC);
-    let mut e = Engine::new(&p, lay, &Solo, ops, &mut keeper, &Quiet, &never, None);
-    let err = e.iteration(&"D".to_string(), 0).unwrap_err().to_string();
-    drop(e);
+    let rec = Recorder::checked(&["D"]).fail_on("create", "file.mdtest.0.1", libc::ENOSPC);
+    let (its, _, owned) = alone(&["-n", "3", "-F"], rec, &|| false, None);
+    let err = its.unwrap_err().to_string();
     assert!(
         err.starts_with("create test-dir.0-0/mdtest_tree.0/file.mdtest.0.1:"),
         "{err}"
     );
-    assert_eq!(keeper.owned(), ["test-dir.0-0"], "left for the sweep");
+    assert_eq!(owned, ["test-dir.0-0"], "left for the sweep");
 }
 
 #[test]
 fn the_stop_flag_interrupts_a_phase() {
-    let (p, lay) = params(&["-n", "3000", "-D"]);
-    let mut keeper = NoRecords::default();
-    let stop = || true;
-    let mut e = Engine::new(
-        &p,
-        lay,
-        &Solo,
-        Recorder::default(),
-        &mut keeper,
-        &Quiet,
-        &stop,
-        None,
-    );
-    let err = e.iteration(&"D".to_string(), 0).unwrap_err();
+    let (its, rec, _) = alone(&["-n", "3000", "-D"], Recorder::default(), &|| true, None);
+    let err = its.unwrap_err();
     assert!(
         err.chain().any(|c| c.is::<crate::signal::Interrupted>()),
         "{err}"
     );
     assert_eq!(
-        e.ops()
-            .log
-            .iter()
-            .filter(|l| l.contains("dir.mdtest"))
-            .count() as u64,
+        rec.log.iter().filter(|l| l.contains("dir.mdtest")).count() as u64,
         super::super::walk::CHECK_EVERY
     );
 }

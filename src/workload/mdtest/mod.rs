@@ -41,6 +41,8 @@ pub mod run;
 pub mod status;
 pub mod sweep;
 pub mod team;
+#[cfg(test)]
+mod test_support;
 pub mod walk;
 mod walk_number;
 pub mod workload;
@@ -50,7 +52,7 @@ pub use layout::Layout;
 pub use params::{words, Field, MdtestParams, FLAGS};
 pub use parse::{parse, Invocation};
 pub use report::Print;
-pub use result::{Iteration, Phase, PhaseResult, PHASES};
-pub use run::{run, Backend, Options, Outcome, Session};
+pub use result::{Iteration, Phase, PhaseResult};
+pub use run::{Backend, Options, Session};
 pub use team::{Solo, Team, Threads};
 pub use workload::Mdtest;

@@ -174,37 +174,31 @@ fn validation_names_mdtests_flags() {
         .is_ok());
 }
 
+/// The notes of `validate` in mdtest's flags.
+fn notes(args: &[&str]) -> Vec<String> {
+    let words = super::super::words();
+    ok(args)
+        .params
+        .notes()
+        .iter()
+        .map(|n| n.render(words))
+        .collect()
+}
+
 #[test]
 fn notes_warn_without_refusing() {
-    let notes = |args: &[&str]| -> Vec<String> {
-        ok(args)
-            .params
-            .notes()
-            .iter()
-            .map(|n| n.render(super::super::words()))
-            .collect()
-    };
-    let n = notes(&["-n", "100", "-z", "1", "-b", "2"]);
-    assert!(
-        n.iter()
-            .any(|s| s.contains("-e 0: the read step only opens and closes")),
-        "{n:?}"
-    );
-    assert!(
-        n.iter()
-            .any(|s| s.contains("-n 100 rounded down to 99 items")),
-        "{n:?}"
-    );
-    let n = notes(&["-n", "100", "-y", "-D", "-W", "3"]);
-    assert!(
-        n.iter().any(|s| s.contains("-y has no effect without -w")),
-        "{n:?}"
-    );
-    assert!(
-        n.iter()
-            .any(|s| s.contains("-W 3 applies to file creation only")),
-        "{n:?}"
-    );
+    let tree = &["-n", "100", "-z", "1", "-b", "2"][..];
+    let no_data = &["-n", "100", "-y", "-D", "-W", "3"][..];
+    for (args, want) in [
+        (tree, "-e 0: the read step only opens and closes"),
+        (tree, "-n 100 rounded down to 99 items"),
+        (no_data, "-y has no effect without -w"),
+        (no_data, "-W 3 applies to file creation only"),
+        (&["-n", "4", "-t"][..], "-t has no effect without -u"),
+    ] {
+        let n = notes(args);
+        assert!(n.iter().any(|s| s.contains(want)), "{args:?}: {n:?}");
+    }
     assert!(notes(&["-n", "100", "-w", "10", "-e", "10"]).is_empty());
 }
 
@@ -270,17 +264,5 @@ fn mknod_and_odirect_refuse_what_cannot_work() {
             .params
             .validate()
             .is_ok()
-    );
-    let notes: Vec<String> = ok(&["-n", "4", "-t"])
-        .params
-        .notes()
-        .iter()
-        .map(|n| n.render(super::super::words()))
-        .collect();
-    assert!(
-        notes
-            .iter()
-            .any(|n| n.contains("-t has no effect without -u")),
-        "{notes:?}"
     );
 }

@@ -1,9 +1,9 @@
 use super::*;
+use crate::workload::mdtest::test_support::shape;
 
-fn shape(args: &[&str], ranks: u32) -> Shape {
-    let p = crate::workload::mdtest::parse(args).unwrap().params;
-    let lay = p.validate().unwrap();
-    Shape::new(&p, lay, ranks)
+/// Why `verify` refuses `testdir` in `dir` for `shape`.
+fn refusal(dir: &Path, testdir: &str, shape: &Shape) -> String {
+    verify(dir, testdir, shape).unwrap_err().to_string()
 }
 
 #[test]
@@ -47,9 +47,7 @@ fn a_recorded_test_directory_verifies_and_a_replaced_one_does_not() {
     assert_eq!(later.owned(), ["test-dir.0-0"]);
     // Another shape is refused, naming both.
     let other = shape(&["-n", "10", "-z", "1", "-u"], 2);
-    let e = verify(t.path(), "test-dir.0-0", &other)
-        .unwrap_err()
-        .to_string();
+    let e = refusal(t.path(), "test-dir.0-0", &other);
     assert!(
         e.contains("was made with -I 5 -z 1 -b 1 on 1 rank(s)"),
         "{e}"
@@ -61,9 +59,7 @@ fn a_recorded_test_directory_verifies_and_a_replaced_one_does_not() {
     // Replaced by another directory of the same name: refused.
     std::fs::rename(t.path().join("test-dir.0-0"), t.path().join("moved")).unwrap();
     std::fs::create_dir(t.path().join("test-dir.0-0")).unwrap();
-    let e = verify(t.path(), "test-dir.0-0", &s)
-        .unwrap_err()
-        .to_string();
+    let e = refusal(t.path(), "test-dir.0-0", &s);
     assert!(e.contains("inode differs"), "{e}");
     // Removed with its directory.
     later.finished("test-dir.0-0", 7, true).unwrap();
@@ -80,7 +76,7 @@ fn unrecorded_odd_and_foreign_directories_are_refused() {
     assert_eq!(crate::error::exit_code(&e), 2);
     assert!(e.to_string().contains("no fslab record"), "{e}");
     for bad in ["results", "../x", "test-dir.0-0/..", ""] {
-        let e = verify(t.path(), bad, &s).unwrap_err().to_string();
+        let e = refusal(t.path(), bad, &s);
         assert!(
             e.contains("not an mdtest test directory name"),
             "{bad}: {e}"
@@ -100,15 +96,11 @@ fn unrecorded_odd_and_foreign_directories_are_refused() {
     assert!(e.contains("an earlier run's record"), "{e}");
     k.abandon("test-dir.2-0").unwrap();
     assert!(read(t.path(), "test-dir.2-0").unwrap().is_none());
-    let e = verify(t.path(), "test-dir.1-0", &s)
-        .unwrap_err()
-        .to_string();
+    let e = refusal(t.path(), "test-dir.1-0", &s);
     assert!(e.contains("not a directory"), "{e}");
     // A record of something else under this name.
     std::fs::write(path(t.path(), "test-dir.0-0"), "{\"kind\": \"fdtree\"}").unwrap();
-    let e = verify(t.path(), "test-dir.0-0", &s)
-        .unwrap_err()
-        .to_string();
+    let e = refusal(t.path(), "test-dir.0-0", &s);
     assert!(e.contains("not an fslab mdtest record"), "{e}");
     assert!(t.path().join("test-dir.0-0").is_dir(), "nothing touched");
     assert!(t.path().join("elsewhere").is_dir());
@@ -135,9 +127,7 @@ fn a_record_without_an_inode_covers_only_a_directory_born_just_after_it() {
     std::fs::write(t.path().join("test-dir.0-0/file.mdtest.0.0"), b"mine").unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     write(t.path(), &rec("test-dir.0-0", None)).unwrap();
-    let e = verify(t.path(), "test-dir.0-0", &s)
-        .unwrap_err()
-        .to_string();
+    let e = refusal(t.path(), "test-dir.0-0", &s);
     assert!(
         e.contains("has no inode") && e.contains("existed before"),
         "{e}"
@@ -149,9 +139,7 @@ fn a_record_without_an_inode_covers_only_a_directory_born_just_after_it() {
     )
     .unwrap();
     std::fs::create_dir(t.path().join("test-dir.1-0")).unwrap();
-    let e = verify(t.path(), "test-dir.1-0", &s)
-        .unwrap_err()
-        .to_string();
+    let e = refusal(t.path(), "test-dir.1-0", &s);
     assert!(e.contains("has no inode"), "{e}");
     // Written, then the directory made at once (a run killed before completing it): accepted.
     write(t.path(), &rec("test-dir.2-0", None)).unwrap();
@@ -165,8 +153,7 @@ fn a_record_without_an_inode_covers_only_a_directory_born_just_after_it() {
 
 /// Root, or loudly refused unless FSLAB_SKIP_PRIVILEGED=1 is set on purpose.
 fn root(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if crate::sysinfo::is_root() {
         return true;
     }
     if std::env::var("FSLAB_SKIP_PRIVILEGED").as_deref() == Ok("1") {
@@ -206,9 +193,7 @@ fn privileged_a_test_directory_with_a_mount_inside_is_never_crossed() {
     let _m = Mounted(node.clone());
     // Inside the mount, a file of an mdtest name (the user's, on another file system).
     std::fs::write(node.join("file.mdtest.0.2"), b"mine").unwrap();
-    let e = verify(t.path(), "test-dir.0-0", &s)
-        .unwrap_err()
-        .to_string();
+    let e = refusal(t.path(), "test-dir.0-0", &s);
     assert!(e.contains("has a mount inside it"), "{e}");
     let swept =
         crate::workload::mdtest::sweep::sweep_testdir(t.path(), "test-dir.0-0", &s).unwrap();

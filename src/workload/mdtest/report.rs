@@ -4,7 +4,7 @@
 
 use super::layout::Layout;
 use super::params::MdtestParams;
-use super::result::{spread, Iteration, Phase, PHASES};
+use super::result::{spread, Iteration, Phase};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -73,7 +73,7 @@ pub fn summary(iters: &[Iteration], dirs: bool, files: bool, time: bool) -> Stri
     s.push_str(
         "   ---------                     ---            ---           ----        -------\n",
     );
-    for phase in PHASES {
+    for &phase in Phase::ALL {
         let tree = matches!(phase, Phase::TreeCreate | Phase::TreeRemove);
         let on_files = matches!(
             phase,

@@ -4,46 +4,37 @@
 use crate::metric::{Metric, Unit};
 use serde::Serialize;
 
-/// mdtest's operations, in the order of its SUMMARY table. (mdtest's "Directory read" does
-/// nothing and is never printed; fslab leaves it out.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    /// Directory creation.
-    DirCreate,
-    /// Directory stat.
-    DirStat,
-    /// Directory rename.
-    DirRename,
-    /// Directory removal.
-    DirRemove,
-    /// File creation.
-    FileCreate,
-    /// File stat.
-    FileStat,
-    /// File read.
-    FileRead,
-    /// File removal.
-    FileRemove,
-    /// Tree creation.
-    TreeCreate,
-    /// Tree removal.
-    TreeRemove,
+crate::vocab::words! {
+    /// mdtest's operations, in the order of its SUMMARY table. (mdtest's "Directory read" does
+    /// nothing and is never printed; fslab leaves it out.) [`Phase::ALL`] is every phase in
+    /// table order.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Phase {
+        /// Directory creation.
+        DirCreate => "dir_create",
+        /// Directory stat.
+        DirStat => "dir_stat",
+        /// Directory rename.
+        DirRename => "dir_rename",
+        /// Directory removal.
+        DirRemove => "dir_remove",
+        /// File creation.
+        FileCreate => "file_create",
+        /// File stat.
+        FileStat => "file_stat",
+        /// File read.
+        FileRead => "file_read",
+        /// File removal.
+        FileRemove => "file_remove",
+        /// Tree creation.
+        TreeCreate => "tree_create",
+        /// Tree removal.
+        TreeRemove => "tree_remove",
+    }
+    /// The stored phase name (`dir_create`, …).
+    as_str;
 }
-
-/// Every phase in table order.
-pub const PHASES: [Phase; 10] = [
-    Phase::DirCreate,
-    Phase::DirStat,
-    Phase::DirRename,
-    Phase::DirRemove,
-    Phase::FileCreate,
-    Phase::FileStat,
-    Phase::FileRead,
-    Phase::FileRemove,
-    Phase::TreeCreate,
-    Phase::TreeRemove,
-];
 
 impl Phase {
     /// mdtest's name of the operation (`Directory creation`, …).
@@ -62,28 +53,7 @@ impl Phase {
         }
     }
 
-    /// The stored phase name (`dir_create`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::DirCreate => "dir_create",
-            Phase::DirStat => "dir_stat",
-            Phase::DirRename => "dir_rename",
-            Phase::DirRemove => "dir_remove",
-            Phase::FileCreate => "file_create",
-            Phase::FileStat => "file_stat",
-            Phase::FileRead => "file_read",
-            Phase::FileRemove => "file_remove",
-            Phase::TreeCreate => "tree_create",
-            Phase::TreeRemove => "tree_remove",
-        }
-    }
-
-    /// The phase of a stored name.
-    pub fn of(name: &str) -> Option<Phase> {
-        PHASES.into_iter().find(|p| p.as_str() == name)
-    }
-
-    /// Position in [`PHASES`].
+    /// Position in [`Phase::ALL`].
     pub fn index(self) -> usize {
         self as usize
     }
@@ -168,30 +138,23 @@ impl Iteration {
     pub fn metrics(&self) -> Vec<Metric> {
         let mut m = Vec::new();
         for p in &self.phases {
-            let name = p.phase.as_str();
-            m.push(Metric::new(name, "rate", p.phase.rate_unit(), p.rate()));
-            m.push(Metric::new(name, "elapsed", Unit::Seconds, p.seconds));
-            m.push(Metric::new(name, "items", Unit::Count, p.items as f64));
+            let mut row = vec![
+                ("rate", p.phase.rate_unit(), p.rate()),
+                ("elapsed", Unit::Seconds, p.seconds),
+                ("items", Unit::Count, p.items as f64),
+            ];
             if let Some(s) = p.stonewall {
-                m.push(Metric::new(
-                    name,
-                    "stonewall_rate",
-                    p.phase.rate_unit(),
-                    s.rate(),
-                ));
-                m.push(Metric::new(
-                    name,
-                    "stonewall_items",
-                    Unit::Count,
-                    s.items as f64,
-                ));
-                m.push(Metric::new(
-                    name,
-                    "stonewall_time",
-                    Unit::Seconds,
-                    s.seconds,
-                ));
+                row.extend([
+                    ("stonewall_rate", p.phase.rate_unit(), s.rate()),
+                    ("stonewall_items", Unit::Count, s.items as f64),
+                    ("stonewall_time", Unit::Seconds, s.seconds),
+                ]);
             }
+            let name = p.phase.as_str();
+            m.extend(
+                row.into_iter()
+                    .map(|(metric, unit, v)| Metric::new(name, metric, unit, v)),
+            );
         }
         m
     }
@@ -336,8 +299,8 @@ mod tests {
         for ((p, n, v), (wp, wn, wv)) in m.iter().zip(want) {
             assert_eq!((p.as_str(), n.as_str(), *v), (wp, wn, wv));
         }
-        for ph in PHASES {
-            assert_eq!(Phase::of(ph.as_str()), Some(ph));
+        for &ph in Phase::ALL {
+            assert_eq!(Phase::parse(ph.as_str()), Some(ph));
         }
     }
 }

@@ -1,4 +1,4 @@
-//! A whole mdtest run on one rank ([`Session`], [`run`]): the `-d` directory, every
+//! A whole mdtest run on one rank ([`Session`]): the `-d` directory, every
 //! iteration on the real file system (or the null backend), records of what it made, and the
 //! sweep of a failed iteration's test directory — only what this run made or proved to be
 //! fslab's, and only when the run makes or removes test directories.
@@ -65,19 +65,6 @@ impl Options {
         let k = rank % n;
         (size.max(1) - k).div_ceil(n)
     }
-}
-
-/// What a run produced.
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    /// Every iteration, in order.
-    pub iterations: Vec<Iteration>,
-    /// The random order's seed (rank 0's), when `-R`.
-    pub seed: Option<u32>,
-    /// The run made `-d` (and removed it again if it ended empty).
-    pub made_dir: bool,
-    /// Things the user should know (a `-d` left because it is not empty, …).
-    pub notes: Vec<String>,
 }
 
 /// Bytes and inodes one rank's share of a run needs at its peak (tree directories, items,
@@ -289,29 +276,6 @@ impl Session {
         team.barrier();
         notes
     }
-}
-
-/// Run every iteration of `p` in `dir` on this rank of `team`.
-pub fn run<T: Team + ?Sized>(
-    p: &MdtestParams,
-    dir: &Path,
-    team: &T,
-    opts: Options,
-    obs: &dyn Observer,
-    stop: &dyn Fn() -> bool,
-) -> Result<Outcome> {
-    let mut s = Session::open(p, dir, team, opts)?;
-    let mut iterations = Vec::new();
-    for j in 0..p.iterations {
-        iterations.push(s.iteration(j, team, obs, stop)?);
-    }
-    let (seed, made_dir) = (s.seed(), s.made_dir);
-    Ok(Outcome {
-        iterations,
-        seed,
-        made_dir,
-        notes: s.close(team),
-    })
 }
 
 /// Sweep test directory `td` in `dir` and remove its record when it is gone.

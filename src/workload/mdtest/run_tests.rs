@@ -2,6 +2,7 @@ use super::*;
 use crate::workload::mdtest::parse;
 use crate::workload::mdtest::result::Phase;
 use crate::workload::mdtest::team::Solo;
+use crate::workload::mdtest::test_support::{names, params, run, Outcome};
 use crate::workload::Quiet;
 use std::fs;
 
@@ -9,15 +10,6 @@ fn go(args: &[&str], dir: &Path) -> Result<Outcome> {
     let p = parse(args).unwrap().params;
     let never = || false;
     run(&p, dir, &Solo, Options::default(), &Quiet, &never)
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
@@ -123,16 +115,19 @@ fn a_directory_fslab_did_not_make_is_never_removed() {
     );
 }
 
-/// Plants a user's file in the tree when file creation starts, and asks to stop.
+/// Plants a user's file in the tree (when it has one) when file creation starts, and asks to
+/// stop.
 struct Intruder<'a> {
-    tree: &'a Path,
+    tree: Option<&'a Path>,
     stop: &'a std::sync::atomic::AtomicBool,
 }
 
 impl Observer for Intruder<'_> {
     fn phase_started(&self, phase: &str, _total: u64) {
         if phase == "file_create" {
-            fs::write(self.tree.join("notes.txt"), b"mine").unwrap();
+            if let Some(tree) = self.tree {
+                fs::write(tree.join("notes.txt"), b"mine").unwrap();
+            }
             self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
@@ -148,7 +143,7 @@ fn an_interrupted_run_sweeps_only_its_own_entries() {
     let stop = || flag.load(Ordering::Relaxed);
     let tree = out.join("test-dir.0-0/mdtest_tree.0");
     let obs = Intruder {
-        tree: &tree,
+        tree: Some(&tree),
         stop: &flag,
     };
     let e = run(&p, &out, &Solo, Options::default(), &obs, &stop).unwrap_err();
@@ -173,23 +168,11 @@ fn an_interrupted_run_sweeps_only_its_own_entries() {
     let out2 = t2.path().join("out");
     let flag2 = AtomicBool::new(false);
     let stop2 = || flag2.load(Ordering::Relaxed);
-    struct StopAt<'a>(&'a AtomicBool);
-    impl Observer for StopAt<'_> {
-        fn phase_started(&self, phase: &str, _: u64) {
-            if phase == "file_create" {
-                self.0.store(true, Ordering::Relaxed);
-            }
-        }
-    }
-    let e = run(
-        &p,
-        &out2,
-        &Solo,
-        Options::default(),
-        &StopAt(&flag2),
-        &stop2,
-    )
-    .unwrap_err();
+    let alone = Intruder {
+        tree: None,
+        stop: &flag2,
+    };
+    let e = run(&p, &out2, &Solo, Options::default(), &alone, &stop2).unwrap_err();
     assert_eq!(crate::error::exit_code(&e), 130);
     assert!(names(t2.path()).is_empty());
 }
@@ -226,10 +209,7 @@ fn the_null_backend_touches_nothing() {
 
 #[test]
 fn requirements_count_every_entry() {
-    let p = parse(&["-n", "100", "-z", "1", "-b", "2", "-w", "5000", "-u"])
-        .unwrap()
-        .params;
-    let lay = p.validate().unwrap();
+    let (p, lay) = params(&["-n", "100", "-z", "1", "-b", "2", "-w", "5000", "-u"]);
     let r = requirements(&p, &lay, 2);
     // 2 trees of 3 directories, the test directory, 99 directories and 99 files per rank.
     assert_eq!(r.inodes, 6 + 1 + 2 * 198);
@@ -239,8 +219,8 @@ fn requirements_count_every_entry() {
 #[test]
 fn data_is_what_the_files_hold_not_the_directories() {
     let data = |args: &[&str], ranks| {
-        let p = parse(args).unwrap().params;
-        data_bytes(&p, &p.validate().unwrap(), ranks)
+        let (p, lay) = params(args);
+        data_bytes(&p, &lay, ranks)
     };
     // -w 0 writes no data, however many directories it makes.
     assert_eq!(data(&["-n", "20000"], 1), 0);

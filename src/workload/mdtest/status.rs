@@ -88,6 +88,7 @@ mod tests {
     use super::*;
     use crate::workload::mdtest::parse;
     use crate::workload::mdtest::team::Solo;
+    use crate::workload::mdtest::test_support::run;
     use crate::workload::Quiet;
 
     fn params(args: &[&str]) -> MdtestParams {
@@ -101,9 +102,7 @@ mod tests {
         let create = params(&["-n", "20", "-F", "-C", "-W", "60"]);
         assert_eq!(check(&x, &create, &d).unwrap(), None);
         let never = || false;
-        let o =
-            crate::workload::mdtest::run(&create, &d, &Solo, Default::default(), &Quiet, &never)
-                .unwrap();
+        let o = run(&create, &d, &Solo, Default::default(), &Quiet, &never).unwrap();
         write(&x, &o.iterations[0], 1).unwrap();
         assert_eq!(std::fs::read_to_string(&x).unwrap(), "20");
         // A stat run reads it: it agrees with fslab's record.
@@ -136,6 +135,6 @@ mod tests {
             .unwrap()
             .contains("no effect without -W"));
         let r = params(&["-n", "20", "-F", "-r"]);
-        crate::workload::mdtest::run(&r, &d, &Solo, Default::default(), &Quiet, &never).unwrap();
+        run(&r, &d, &Solo, Default::default(), &Quiet, &never).unwrap();
     }
 }

@@ -1,12 +1,9 @@
 use super::*;
-use crate::workload::mdtest::parse;
+use crate::workload::mdtest::test_support::{names, shape};
 use std::fs;
 
-fn shape(args: &[&str], ranks: u32) -> Shape {
-    let p = parse(args).unwrap().params;
-    let lay = p.validate().unwrap();
-    Shape::new(&p, lay, ranks)
-}
+/// The flags of the test directory [`plant`] leaves.
+const PLANTED: &[&str] = &["-I", "2", "-z", "1", "-b", "2"];
 
 /// A test directory as `-I 2 -z 1 -b 2` leaves it half-way: tree, some items of rank 0 and 1.
 fn plant(dir: &Path) -> std::path::PathBuf {
@@ -32,7 +29,7 @@ fn plant(dir: &Path) -> std::path::PathBuf {
 
 #[test]
 fn names_follow_the_shape() {
-    let s = shape(&["-I", "2", "-z", "1", "-b", "2"], 2);
+    let s = shape(PLANTED, 2);
     let e = |n: &str, node, depth| expected(n.as_bytes(), None, node, depth, &s);
     assert_eq!(e("mdtest_tree.1", 0, 0), Some(Expect::Dir(Some(1))));
     assert_eq!(e("mdtest_tree.3", 0, 0), None, "not a child of 0");
@@ -78,12 +75,7 @@ fn names_follow_the_shape() {
 fn a_partial_test_directory_is_removed_entirely() {
     let t = tempfile::tempdir().unwrap();
     plant(t.path());
-    let s = sweep_testdir(
-        t.path(),
-        "test-dir.0-0",
-        &shape(&["-I", "2", "-z", "1", "-b", "2"], 2),
-    )
-    .unwrap();
+    let s = sweep_testdir(t.path(), "test-dir.0-0", &shape(PLANTED, 2)).unwrap();
     assert!(s.kept.is_empty(), "{:?}", s.kept);
     assert_eq!((s.files, s.dirs), (2, 3 + 3 + 1));
     assert_eq!(fs::read_dir(t.path()).unwrap().count(), 0);
@@ -107,12 +99,7 @@ fn foreign_entries_and_their_parents_stay() {
     fs::write(outside.join("file.mdtest.0.4"), b"mine").unwrap();
     fs::remove_dir_all(td.join("mdtest_tree.0/mdtest_tree.2")).unwrap();
     std::os::unix::fs::symlink(&outside, td.join("mdtest_tree.0/mdtest_tree.2")).unwrap();
-    let s = sweep_testdir(
-        t.path(),
-        "test-dir.0-0",
-        &shape(&["-I", "2", "-z", "1", "-b", "2"], 2),
-    )
-    .unwrap();
+    let s = sweep_testdir(t.path(), "test-dir.0-0", &shape(PLANTED, 2)).unwrap();
     for kept in [
         "mdtest_tree.0/notes.txt",
         "dir.mdtest.0.0/inside",
@@ -172,14 +159,14 @@ fn a_test_directory_that_is_not_one_is_left_alone() {
 fn a_killed_runs_test_directory_is_removed_through_its_record_only() {
     use crate::workload::mdtest::record::{FsKeeper, Keeper};
     let t = tempfile::tempdir().unwrap();
-    let sh = shape(&["-I", "2", "-z", "1", "-b", "2"], 2);
+    let sh = shape(PLANTED, 2);
     let mut k = FsKeeper::new(t.path(), sh);
     k.begin("test-dir.0-0").unwrap();
     plant(t.path());
     k.made("test-dir.0-0").unwrap();
     let s = sweep_recorded(t.path(), "test-dir.0-0").unwrap();
     assert_eq!(s.files, 2);
-    assert!(names_in(t.path()).is_empty(), "directory and record gone");
+    assert!(names(t.path()).is_empty(), "directory and record gone");
     // No record: refused, nothing touched.
     plant(t.path());
     let e = sweep_recorded(t.path(), "test-dir.0-0").unwrap_err();
@@ -192,14 +179,5 @@ fn a_killed_runs_test_directory_is_removed_through_its_record_only() {
     let mut k = FsKeeper::new(t.path(), sh);
     k.begin("test-dir.5-0").unwrap();
     sweep_recorded(t.path(), "test-dir.5-0").unwrap();
-    assert_eq!(names_in(t.path()), ["test-dir.0-0"]);
-}
-
-fn names_in(d: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
+    assert_eq!(names(t.path()), ["test-dir.0-0"]);
 }

@@ -270,30 +270,30 @@ impl<'a, O: Ops> Walker<'a, O> {
         self.held = Some((tree, node, dir));
     }
 
-    /// Make the directories of `tree` in `testdir`, parents first; returns how many.
-    pub fn tree_create(&mut self, testdir: &O::Dir, tree: Tree) -> Result<u64, WalkError> {
-        self.b.clear();
-        tree.push_dir(&mut self.b, 0);
-        let err = |e| io_err("mkdir", shown(&self.lay, tree, Some(0), ""), e);
-        self.ops.mkdir(testdir, self.b.as_cstr()).map_err(err)?;
-        self.pace.tick()?;
-        let mut made = 1;
+    /// Make the directories of `tree` in `testdir`, parents first, or with `remove` remove
+    /// them, children first; returns how many.
+    pub fn tree(&mut self, testdir: &O::Dir, tree: Tree, remove: bool) -> Result<u64, WalkError> {
+        if !remove {
+            self.tree_dir(testdir, tree, 0, "mkdir", O::mkdir)?;
+        }
+        let mut done = 1;
         if self.lay.depth > 0 {
             let top = self.take_dir(testdir, tree, 0, false)?;
-            let below = self.tree_below(&top, tree, 0, 0, false);
+            let below = self.tree_below(&top, tree, 0, 0, remove);
+            // Held until the clock stops; removing a directory that is open is allowed.
             self.keep(tree, 0, top);
-            made += below?;
+            done += below?;
         }
-        Ok(made)
+        if remove {
+            self.tree_dir(testdir, tree, 0, "rmdir", O::rmdir)?;
+        }
+        Ok(done)
     }
 
+    /// Directory `node` of `tree` in `parent`, for a descent.
     fn open(&mut self, parent: &O::Dir, tree: Tree, node: u64) -> Result<O::Dir, WalkError> {
         self.settle();
-        self.b.clear();
-        tree.push_dir(&mut self.b, node);
-        self.ops
-            .open_dir(parent, self.b.as_cstr())
-            .map_err(|e| io_err("open", shown(&self.lay, tree, Some(node), ""), e))
+        self.take_dir(parent, tree, node, false)
     }
 
     /// Make or remove (`op`, `what` in messages) the directory of `node` of `tree` in `dir`.
@@ -344,20 +344,6 @@ impl<'a, O: Ops> Walker<'a, O> {
             }
         }
         Ok(done)
-    }
-
-    /// Remove the directories of `tree` from `testdir`, children first; returns how many.
-    pub fn tree_remove(&mut self, testdir: &O::Dir, tree: Tree) -> Result<u64, WalkError> {
-        let mut gone = 0;
-        if self.lay.depth > 0 {
-            let top = self.take_dir(testdir, tree, 0, false)?;
-            let below = self.tree_below(&top, tree, 0, 0, true);
-            // Held until the clock stops; removing a directory that is open is allowed.
-            self.keep(tree, 0, top);
-            gone += below?;
-        }
-        self.tree_dir(testdir, tree, 0, "rmdir", O::rmdir)?;
-        Ok(gone + 1)
     }
 
     /// Do `op` on `owner`'s items in `tree`, in mdtest's creation order, for the items at

@@ -4,11 +4,9 @@
 
 use super::Engine;
 use crate::workload::fsops::{CreateHow, Kind, Ops};
-use crate::workload::mdtest::layout::Layout;
-use crate::workload::mdtest::params::MdtestParams;
-use crate::workload::mdtest::parse::parse;
 use crate::workload::mdtest::record::NoRecords;
 use crate::workload::mdtest::team::Team;
+use crate::workload::mdtest::test_support::params;
 use crate::workload::Quiet;
 use anyhow::Result;
 use std::ffi::CStr;
@@ -107,12 +105,6 @@ impl Ops for Logged {
     fn sync(&mut self) {
         self.0.lock().unwrap().push("sync".into());
     }
-}
-
-fn params(args: &[&str]) -> (MdtestParams, Layout) {
-    let p = parse(args).unwrap().params;
-    let lay = p.validate().unwrap();
-    (p, lay)
 }
 
 /// The log of one iteration of `args`, and each timed window's lines.

@@ -70,6 +70,11 @@ impl<T: Team> Mdtest<T> {
     pub fn seed(&self) -> Option<u32> {
         self.session.as_ref().and_then(Session::seed)
     }
+
+    /// The run makes nothing on the file system: the null backend, or no creation step.
+    fn makes_nothing(&self) -> bool {
+        self.opts.backend == Backend::Null || !self.params.steps().create
+    }
 }
 
 impl<T: Team> Workload for Mdtest<T> {
@@ -78,14 +83,14 @@ impl<T: Team> Workload for Mdtest<T> {
     }
 
     fn requirements(&self) -> Requirements {
-        if self.opts.backend == Backend::Null || !self.params.steps().create {
+        if self.makes_nothing() {
             return Requirements::default();
         }
         requirements(&self.params, &self.lay, self.team.size())
     }
 
     fn data_bytes(&self) -> u64 {
-        if self.opts.backend == Backend::Null || !self.params.steps().create {
+        if self.makes_nothing() {
             return 0;
         }
         data_bytes(&self.params, &self.lay, self.team.size())
@@ -99,7 +104,7 @@ impl<T: Team> Workload for Mdtest<T> {
                 &self.team,
                 self.opts,
             )?);
-        } else if self.opts.backend == Backend::Fs && self.params.steps().create {
+        } else if !self.makes_nothing() {
             crate::workload::check_fits(target.dir(), self.requirements(), "this mdtest run")?;
         }
         Ok(())
@@ -126,7 +131,7 @@ impl<T: Team> Workload for Mdtest<T> {
     }
 
     fn creates(&self, target: &Target) -> Vec<Creates> {
-        if self.opts.backend == Backend::Null || !self.params.steps().create {
+        if self.makes_nothing() {
             return Vec::new();
         }
         let name = test_dir(self.next);

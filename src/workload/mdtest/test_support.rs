@@ -1,0 +1,67 @@
+//! Set-ups the mdtest tests share: parameters from a command line, the shape of a run, and
+//! what a directory holds.
+
+use super::layout::Layout;
+use super::params::MdtestParams;
+use super::parse::parse;
+use super::record::Shape;
+use super::result::Iteration;
+use super::run::{Options, Session};
+use super::team::Team;
+use crate::workload::Observer;
+use anyhow::Result;
+use std::path::Path;
+
+/// The parameters of mdtest's command line `args`, validated, and their layout.
+pub(super) fn params(args: &[&str]) -> (MdtestParams, Layout) {
+    let p = parse(args).unwrap().params;
+    let lay = p.validate().unwrap();
+    (p, lay)
+}
+
+/// What a run of every iteration gave one rank.
+#[derive(Debug)]
+pub(super) struct Outcome {
+    /// Every iteration, in order.
+    pub(super) iterations: Vec<Iteration>,
+    /// The run made `-d` (and removed it again if it ended empty).
+    pub(super) made_dir: bool,
+}
+
+/// Run every iteration of `p` in `dir` on this rank of `team`, one session as the
+/// repetitions of an engine command or a study run them.
+pub(super) fn run<T: Team + ?Sized>(
+    p: &MdtestParams,
+    dir: &Path,
+    team: &T,
+    opts: Options,
+    obs: &dyn Observer,
+    stop: &dyn Fn() -> bool,
+) -> Result<Outcome> {
+    let mut s = Session::open(p, dir, team, opts)?;
+    let iterations = (0..p.iterations)
+        .map(|j| s.iteration(j, team, obs, stop))
+        .collect::<Result<_>>()?;
+    let made_dir = s.made_dir;
+    s.close(team);
+    Ok(Outcome {
+        iterations,
+        made_dir,
+    })
+}
+
+/// The shape of a run of `args` on `ranks` ranks.
+pub(super) fn shape(args: &[&str], ranks: u32) -> Shape {
+    let (p, lay) = params(args);
+    Shape::new(&p, lay, ranks)
+}
+
+/// The names in directory `dir`, sorted.
+pub(super) fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
