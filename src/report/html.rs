@@ -256,7 +256,8 @@ impl Exporter for HtmlExporter {
         verdicts(r, &views, self.detail, &mut o)?;
         differences(r, true, &mut o);
         for (i, (w, v)) in r.workloads.iter().zip(&views).enumerate() {
-            super::html_parts::workload(r, i, w, v, self.detail, &mut o)?;
+            let detail = self.detail;
+            super::html_parts::workload(&super::sections::Section { r, w, v, detail }, i, &mut o)?;
         }
         super::html_tail::tail(r, self.detail, &mut o);
         let _ = writeln!(
