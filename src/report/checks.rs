@@ -408,22 +408,17 @@ fn series_warnings(
     let (cell, w) = (&cells[s.cell], &workloads[s.workload]);
     let place = format!("{} · {}", cell.label, w.label);
     let draft = |kind| Draft::new(kind, Some(w), Some(cell), None);
+    let n = s.ok;
     let stopped = match s.stop_reason {
         None | Some(StopReason::Fixed | StopReason::CiMet | StopReason::PowerMet) => None,
         Some(StopReason::Budget) => Some((
-            format!("time budget, {} repetitions", s.ok),
-            format!(
-                "stopped by the time budget after {} repetitions, before the interval target was met",
-                s.ok
-            ),
+            format!("time budget, {n} repetitions"),
+            format!("stopped by the time budget after {n} repetitions, before the interval target was met"),
             "raise the budget or accept wider intervals",
         )),
         Some(StopReason::MaxReps) => Some((
-            format!("maximum of {} repetitions", s.ok),
-            format!(
-                "reached the maximum of {} repetitions before its rule was met (the interval target, or the power to detect the declared effect)",
-                s.ok
-            ),
+            format!("maximum of {n} repetitions"),
+            format!("reached the maximum of {n} repetitions before its rule was met (the interval target, or the power to detect the declared effect)"),
             "the result varies more than the rule allows; raise repetitions.max, or accept wider intervals (a larger detect)",
         )),
     };
