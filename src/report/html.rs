@@ -103,16 +103,9 @@ fn differences(r: &ReportData, after: bool, o: &mut String) {
             esc(&r.sources[0].spec),
             esc(&r.sources[1].spec)
         );
-        let side = |v: &Option<String>| v.as_deref().map(esc).unwrap_or_else(|| "(none)".into());
         for d in part {
-            let _ = writeln!(
-                o,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                d.section.as_str(),
-                esc(&d.key),
-                side(&d.a),
-                side(&d.b)
-            );
+            let cells = super::differences::cells(d).map(|c| format!("<td>{}</td>", esc(&c)));
+            let _ = writeln!(o, "<tr>{}</tr>", cells.concat());
         }
         o.push_str("</table></div>\n");
     }

@@ -176,16 +176,8 @@ fn differences(r: &ReportData, after: bool, o: &mut String) {
         let (a, b) = (&r.sources[0].spec, &r.sources[1].spec);
         let _ = writeln!(o, "| | | {} | {} |\n|---|---|---|---|", esc(a), esc(b));
     }
-    let side = |v: &Option<String>| v.as_deref().map(esc).unwrap_or_else(|| "(none)".into());
     for d in part {
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} |",
-            d.section.as_str(),
-            esc(&d.key),
-            side(&d.a),
-            side(&d.b)
-        );
+        row(o, &super::differences::cells(d).map(|c| esc(&c)));
     }
     if let Some(l) = super::differences::later_line(r).filter(|_| !after) {
         let _ = writeln!(o, "\n{}.", upper_first(&l));
