@@ -240,11 +240,7 @@ impl Exporter for HtmlExporter {
         );
         header(r, &mut o);
         differences(r, false, &mut o);
-        let views: Vec<WorkloadView<'_>> = r
-            .workloads
-            .iter()
-            .map(|w| view::workload(r, w, self.detail))
-            .collect();
+        let views = view::workloads(r, self.detail);
         observations(r, self.detail, &mut o);
         verdicts(r, &views, self.detail, &mut o)?;
         differences(r, true, &mut o);

@@ -208,11 +208,7 @@ impl Exporter for MarkdownExporter {
         if more > 0 {
             let _ = writeln!(o, "\n…and {more} more observations (all of them: `--all`).");
         }
-        let views: Vec<WorkloadView<'_>> = r
-            .workloads
-            .iter()
-            .map(|w| view::workload(r, w, self.detail))
-            .collect();
+        let views = view::workloads(r, self.detail);
         verdicts(r, &views, self.detail, &mut o);
         differences(r, true, &mut o);
         for (w, v) in r.workloads.iter().zip(&views) {

@@ -243,11 +243,7 @@ fn workload_section(s: &Section<'_>, o: &mut Text) -> anyhow::Result<()> {
 
 /// The report from the Observations on (no header): what `fslab show` prints under its own.
 pub(crate) fn body(r: &ReportData, exp: &TableExporter, o: &mut Text) -> anyhow::Result<()> {
-    let views: Vec<WorkloadView<'_>> = r
-        .workloads
-        .iter()
-        .map(|w| view::workload(r, w, exp.detail))
-        .collect();
+    let views = view::workloads(r, exp.detail);
     observations(r, exp.detail, o);
     verdicts(r, &views, exp.detail, o);
     differences(r, true, o);
