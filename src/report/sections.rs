@@ -83,7 +83,8 @@ pub(crate) trait Writer {
     fn table(&mut self, t: &Table<'_>);
     /// A note as it is, under a table (the disturbed mark's).
     fn note(&mut self, text: &str);
-    /// A note that is a sentence: the first letter upper case, a full stop.
+    /// A note that reads as a sentence (Markdown and HTML start it upper case and end it
+    /// with a full stop; the terminal prints it as it is).
     fn sentence(&mut self, text: &str);
     /// What comes between the workload's tables and its latency percentiles (HTML: what
     /// else it measured, and the charts).

@@ -214,7 +214,8 @@ impl Writer for Text {
                     .collect(),
             });
         }
-        self.table(&tb);
+        // Text's own `table`: the rows fitted to the width.
+        Text::table(self, &tb);
     }
 
     fn note(&mut self, text: &str) {
