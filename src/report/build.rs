@@ -46,21 +46,7 @@ pub struct Input<'a> {
 /// Build the report model.
 pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
     let d = input.data;
-    let cells: Vec<CellInfo> = d
-        .cells
-        .iter()
-        .map(|c| CellInfo {
-            id: c.id,
-            idx: c.idx,
-            label: c.label.clone(),
-            factors: c.factors.clone(),
-            status: c.status,
-            error: c.error.clone(),
-            commands: c.commands.clone(),
-            superblock: c.superblock.clone(),
-            config: c.config.clone(),
-        })
-        .collect();
+    let cells: Vec<CellInfo> = d.cells.clone();
     let mut factors = factors_of(&cells);
     let selection = Selection::parse(&opts.metrics, d)?;
     let baseline = comparisons::resolve_baseline(opts.baseline.as_deref(), &cells, &mut factors)?;

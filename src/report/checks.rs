@@ -408,26 +408,23 @@ fn series_warnings(
     let (cell, w) = (&cells[s.cell], &workloads[s.workload]);
     let place = format!("{} · {}", cell.label, w.label);
     let draft = |kind| Draft::new(kind, Some(w), Some(cell), None);
-    match s.stop_reason {
-        None | Some(StopReason::Fixed | StopReason::CiMet | StopReason::PowerMet) => {}
-        Some(StopReason::Budget) => out.push(draft(WarningKind::StopReason).finish(
-            place.clone(),
-            format!("time budget, {} repetitions", s.ok),
-            format!(
-                "stopped by the time budget after {} repetitions, before the interval target was met",
-                s.ok
-            ),
-            "raise the budget or accept wider intervals".into(),
+    let n = s.ok;
+    let stopped = match s.stop_reason {
+        None | Some(StopReason::Fixed | StopReason::CiMet | StopReason::PowerMet) => None,
+        Some(StopReason::Budget) => Some((
+            format!("time budget, {n} repetitions"),
+            format!("stopped by the time budget after {n} repetitions, before the interval target was met"),
+            "raise the budget or accept wider intervals",
         )),
-        Some(StopReason::MaxReps) => out.push(draft(WarningKind::StopReason).finish(
-            place.clone(),
-            format!("maximum of {} repetitions", s.ok),
-            format!(
-                "reached the maximum of {} repetitions before its rule was met (the interval target, or the power to detect the declared effect)",
-                s.ok
-            ),
-            "the result varies more than the rule allows; raise repetitions.max, or accept wider intervals (a larger detect)".into(),
+        Some(StopReason::MaxReps) => Some((
+            format!("maximum of {n} repetitions"),
+            format!("reached the maximum of {n} repetitions before its rule was met (the interval target, or the power to detect the declared effect)"),
+            "the result varies more than the rule allows; raise repetitions.max, or accept wider intervals (a larger detect)",
         )),
+    };
+    if let Some((figure, statement, advice)) = stopped {
+        let d = draft(WarningKind::StopReason);
+        out.push(d.finish(place.clone(), figure, statement, advice.into()));
     }
     if s.failed > 0 || s.status == SeriesStatus::Failed {
         let err = s.error.as_deref().unwrap_or("no error recorded");

@@ -216,6 +216,18 @@ pub fn change_text(d: &Difference) -> String {
     format!("{} → {}", side(&d.a), side(&d.b))
 }
 
+/// A difference as a table's row: its section, its key and each side's value (`(none)`
+/// where a side has none).
+pub fn cells(d: &Difference) -> [String; 4] {
+    let side = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
+    [
+        d.section.as_str().into(),
+        d.key.clone(),
+        side(&d.a),
+        side(&d.b),
+    ]
+}
+
 /// The warning when the workloads' parameters differ: the verdicts then measure them too.
 pub fn parameter_warning(diffs: &[Difference], a: &str, b: &str) -> Option<ReportWarning> {
     let params: Vec<&Difference> = diffs

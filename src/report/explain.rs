@@ -23,24 +23,16 @@
 //! (at least 20%, and above a floor of noise) is named.
 
 use super::model::{CellMetric, Comparison, WorkloadReport};
+use super::telemetry::{show, Show};
 use crate::stats::effect::effect;
-use crate::units::{fmt_bytes, fmt_num};
 use crate::workload::WorkloadKind;
 
 /// What a result measures, for choosing the telemetry that may explain it (each engine
 /// declares it per phase).
 pub use crate::workload::ResultClass as Class;
 
-/// Telemetry that can cause a change in metadata rates.
-const METADATA: &[&str] = &[
-    "fs.journal.transactions",
-    "fs.journal.blocks",
-    "fs.journal.wait_ms",
-    "fs.log.writes",
-    "fs.log.noiclogs",
-    "dev.journal.write_bytes",
-    "dev.data.write_bytes",
-];
+/// Telemetry that can cause a change in metadata rates: a client load's but its reads.
+const METADATA: &[&str] = MIXED.split_at(MIXED.len() - READ.len()).0;
 /// Telemetry that can cause a change in write speed.
 const WRITE: &[&str] = &[
     "dev.data.write_bytes",
@@ -61,7 +53,8 @@ const SYNC: &[&str] = &[
     "dev.data.write_bytes",
     "fs.log.writes",
 ];
-/// A client load's throughput: everything of the classes it mixes.
+/// A client load's throughput: everything of the classes it mixes, the metadata's first,
+/// then [`READ`].
 const MIXED: &[&str] = &[
     "fs.journal.transactions",
     "fs.journal.blocks",
@@ -91,12 +84,6 @@ pub fn ties(c: Class) -> &'static [&'static str] {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Show {
-    Bytes,
-    Count,
-}
-
 /// What a telemetry metric measures, in words.
 fn words(name: &str) -> Option<(&'static str, Show)> {
     Some(match name {
@@ -112,21 +99,12 @@ fn words(name: &str) -> Option<(&'static str, Show)> {
     })
 }
 
-fn show(v: f64, how: Show) -> String {
-    match how {
-        Show::Bytes => fmt_bytes(v.max(0.0).round() as u64),
-        // Counts per repetition are whole numbers; their means keep one decimal at most.
-        Show::Count if v >= 10.0 => format!("{v:.0}"),
-        Show::Count => fmt_num(v),
-    }
-}
-
 /// Below these a difference is noise, whatever its ratio: a megabyte, five events (a journal
 /// commit is a discrete event: 5.7 against 1.3 per phase is the mechanism itself).
 fn big_enough(v: f64, how: Show) -> bool {
     match how {
         Show::Bytes => v >= 1024.0 * 1024.0,
-        Show::Count => v >= 5.0,
+        Show::Count | Show::Pct => v >= 5.0,
     }
 }
 
@@ -315,7 +293,7 @@ pub fn explain(w: &WorkloadReport, c: &Comparison) -> Option<String> {
         let more = match (pct > 0.0, how) {
             (true, _) => "more",
             (false, Show::Count) => "fewer",
-            (false, Show::Bytes) => "less",
+            (false, Show::Bytes | Show::Pct) => "less",
         };
         return Some(format!(
             "{what} {}% {more} per unit of work in {phase} at {} than at {}",

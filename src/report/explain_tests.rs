@@ -331,3 +331,8 @@ fn a_read_job_beside_a_write_job_is_judged_per_byte_it_read() {
         "data device read 75% less per unit of work in fio at 256MB than at 16MB"
     );
 }
+
+#[test]
+fn a_client_loads_telemetry_is_the_metadata_and_the_reads() {
+    assert_eq!([METADATA, READ].concat(), MIXED);
+}

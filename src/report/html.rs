@@ -103,16 +103,9 @@ fn differences(r: &ReportData, after: bool, o: &mut String) {
             esc(&r.sources[0].spec),
             esc(&r.sources[1].spec)
         );
-        let side = |v: &Option<String>| v.as_deref().map(esc).unwrap_or_else(|| "(none)".into());
         for d in part {
-            let _ = writeln!(
-                o,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                d.section.as_str(),
-                esc(&d.key),
-                side(&d.a),
-                side(&d.b)
-            );
+            let cells = super::differences::cells(d).map(|c| format!("<td>{}</td>", esc(&c)));
+            let _ = writeln!(o, "<tr>{}</tr>", cells.concat());
         }
         o.push_str("</table></div>\n");
     }
@@ -247,16 +240,13 @@ impl Exporter for HtmlExporter {
         );
         header(r, &mut o);
         differences(r, false, &mut o);
-        let views: Vec<WorkloadView<'_>> = r
-            .workloads
-            .iter()
-            .map(|w| view::workload(r, w, self.detail))
-            .collect();
+        let views = view::workloads(r, self.detail);
         observations(r, self.detail, &mut o);
         verdicts(r, &views, self.detail, &mut o)?;
         differences(r, true, &mut o);
         for (i, (w, v)) in r.workloads.iter().zip(&views).enumerate() {
-            super::html_parts::workload(r, i, w, v, self.detail, &mut o)?;
+            let detail = self.detail;
+            super::html_parts::workload(&super::sections::Section { r, w, v, detail }, i, &mut o)?;
         }
         super::html_tail::tail(r, self.detail, &mut o);
         let _ = writeln!(

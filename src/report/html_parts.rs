@@ -3,11 +3,11 @@
 //! charts, the latency percentiles and the telemetry.
 
 use super::charts;
-use super::entries::{interval_words, percentile_label, EntryStyle};
+use super::entries::{upper_first, EntryStyle};
 use super::html_kit::{chart_figure, esc, table_end, table_head};
 use super::model::*;
-use super::verdict::fmt_opt;
-use super::view::{self, Detail, WorkloadView};
+use super::sections::{Cell, Row, Section, Table, Writer};
+use super::view::Detail;
 use crate::units::Scale;
 use std::fmt::Write as _;
 
@@ -68,205 +68,88 @@ fn entry(s: &CellMetric, sc: &Scale, style: &EntryStyle) -> String {
     out
 }
 
-/// fio's jobs: IOPS, bandwidth and latency percentiles side by side.
-fn metric_table(r: &ReportData, m: &view::MetricTable<'_>, o: &mut String) {
-    let style = EntryStyle::of(m.stats(), m.entry_rows(), true);
-    let _ = writeln!(
-        o,
-        "<h3>Jobs</h3>\n<p class=\"meta\">{}.</p>",
-        esc(&super::entries::upper_first(
-            &style.words(&super::entries::ci_words(m.stats()))
-        ))
-    );
-    let corner = format!("job / {}", view::cell_corner(r));
-    let mut cols = vec![corner.as_str()];
-    cols.extend(m.columns.iter().copied());
-    table_head(o, &cols);
-    for g in &m.groups {
-        let _ = write!(o, "<tr class=\"group\"><th>{}</th>", esc(&g.phase));
-        for s in &g.scales {
-            let _ = write!(
-                o,
-                "<th class=\"num\">{}</th>",
-                s.map_or_else(String::new, |s| esc(s.label))
-            );
-        }
-        o.push_str("</tr>\n");
-        for (c, entries) in &g.rows {
-            let _ = write!(o, "<tr><td>{}</td>", esc(&view::cell_name(r, *c)));
-            for (e, sc) in entries.iter().zip(&g.scales) {
-                match (e, sc) {
-                    (Some(s), Some(sc)) => {
-                        let _ = write!(o, "<td class=\"num\">{}</td>", entry(s, sc, &style));
-                    }
-                    _ => o.push_str("<td class=\"num\">-</td>"),
-                }
-            }
-            o.push_str("</tr>\n");
-        }
-    }
-    table_end(o);
-    if m.stats().any(|s| !s.disturbed.is_empty()) {
-        let _ = writeln!(
-            o,
-            "<p class=\"meta\">{}</p>",
-            esc(super::entries::DISTURBED_NOTE)
-        );
-    }
-    let _ = writeln!(
-        o,
-        "<p class=\"meta\">{}.</p>",
-        esc(&super::entries::upper_first(view::FIO_NOTE))
-    );
-}
+/// HTML's way of writing a workload's tables: `<h3>` headings, tables that scroll inside
+/// their own box.
+struct Html<'a>(&'a mut String);
 
-fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail, o: &mut String) {
-    let (g, style) = super::grid::styled(r, w, t, detail);
-    let _ = writeln!(o, "<h3>{}</h3>", esc(&t.heading));
-    let _ = writeln!(
-        o,
-        "<p class=\"meta\">{}.</p>",
-        esc(&super::entries::upper_first(
-            &style.words(&interval_words(w, t))
-        ))
-    );
-    // Rows of configurations of several factors: a column per factor.
-    let factors = super::grid::factor_columns(r, &g.cells);
-    let mut cols: Vec<&str> = match &factors {
-        Some(names) => names.iter().map(String::as_str).collect(),
-        None => vec![g.corner.as_str()],
-    };
-    cols.extend(g.columns.iter().map(String::as_str));
-    table_head(o, &cols);
-    for (i, (label, entries)) in g.rows.iter().enumerate() {
-        o.push_str("<tr>");
-        match &factors {
-            Some(_) => {
-                for l in super::grid::row_levels(r, &g, i) {
-                    let _ = write!(o, "<th>{}</th>", esc(&l));
-                }
-            }
-            None => {
-                let _ = write!(o, "<th>{}</th>", esc(label));
-            }
+impl Writer for Html<'_> {
+    fn caption(&mut self, heading: &str, words: Option<&str>) {
+        let _ = writeln!(self.0, "<h3>{}</h3>", esc(heading));
+        if let Some(w) = words {
+            let _ = writeln!(self.0, "<p class=\"meta\">{}.</p>", esc(&upper_first(w)));
         }
-        for e in entries {
-            match e {
-                Some((s, sc)) => {
-                    let _ = write!(o, "<td class=\"num\">{}</td>", entry(s, sc, &style));
-                }
-                None => o.push_str("<td class=\"num\">-</td>"),
-            }
-        }
-        o.push_str("</tr>\n");
     }
-    table_end(o);
-    if super::entries::any_disturbed(w, t) {
-        let _ = writeln!(
-            o,
-            "<p class=\"meta\">{}</p>",
-            esc(super::entries::DISTURBED_NOTE)
-        );
-    }
-}
 
-/// Table `t` of a sweep as one matrix per phase (the heatmaps below draw them); `false`
-/// when the report is not a sweep.
-fn sweep_matrices(r: &ReportData, w: &WorkloadReport, t: &TableSpec, o: &mut String) -> bool {
-    use super::sweep;
-    let ms = sweep::matrices(r, w, t);
-    if ms.is_empty() {
-        return false;
+    fn telemetry_caption(&mut self) {
+        self.0.push_str("<h3>Telemetry</h3>\n<p>Means per repetition: bytes each device wrote and read, write amplification (device bytes per byte the workload wrote), utilisation, the CPU split and journal commits (doc/telemetry.md).</p>\n");
     }
-    let _ = writeln!(o, "<h3>{}</h3>", esc(&t.heading));
-    let _ = writeln!(
-        o,
-        "<p class=\"meta\">{}.</p>",
-        esc(&super::entries::upper_first(&sweep::words(r, &ms)))
-    );
-    for m in &ms {
-        let _ = writeln!(o, "<h4>{}</h4>", esc(&sweep::title(w, m)));
-        let (header, rows) = sweep::text(r, m);
-        let cols: Vec<&str> = header.iter().map(String::as_str).collect();
+
+    fn subtitle(&mut self, title: &str) {
+        let _ = writeln!(self.0, "<h4>{}</h4>", esc(title));
+    }
+
+    fn table(&mut self, t: &Table<'_>) {
+        let o = &mut *self.0;
+        let cols: Vec<&str> = t.header.iter().map(String::as_str).collect();
         table_head(o, &cols);
-        for row in rows {
-            let _ = write!(o, "<tr><th>{}</th>", esc(&row[0]));
-            for e in &row[1..] {
-                let _ = write!(o, "<td class=\"num\">{}</td>", esc(e));
+        let key = if t.row_heads { "th" } else { "td" };
+        for r in &t.rows {
+            match r {
+                Row::Group(phase, labels) => {
+                    let _ = write!(o, "<tr class=\"group\"><th>{}</th>", esc(phase));
+                    for l in labels {
+                        let _ = write!(o, "<th class=\"num\">{}</th>", esc(l.unwrap_or_default()));
+                    }
+                }
+                Row::Values(cells) => {
+                    o.push_str("<tr>");
+                    for (i, c) in cells.iter().enumerate() {
+                        let text = match c {
+                            Cell::Text(x) => esc(x),
+                            Cell::Entry(s, sc) => entry(s, sc, &t.style),
+                        };
+                        if i < t.keys {
+                            let _ = write!(o, "<{key}>{text}</{key}>");
+                        } else {
+                            let _ = write!(o, "<td class=\"num\">{text}</td>");
+                        }
+                    }
+                }
             }
             o.push_str("</tr>\n");
         }
         table_end(o);
     }
-    if sweep::any_disturbed(&ms) {
-        let _ = writeln!(
-            o,
-            "<p class=\"meta\">{}</p>",
-            esc(super::entries::DISTURBED_NOTE)
-        );
-    }
-    true
-}
 
-fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
-    o.push_str("<h3>Latency percentiles per operation</h3>\n");
-    let pcts = w.latency_percentiles();
-    let labels: Vec<String> = pcts.iter().map(|p| percentile_label(*p)).collect();
-    let corner = view::cell_corner(r);
-    let mut cols = vec!["operation", corner.as_str(), "count"];
-    cols.extend(labels.iter().map(String::as_str));
-    table_head(o, &cols);
-    for l in &w.latency {
-        let _ = write!(
-            o,
-            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td>",
-            esc(&super::grid::latency_label(w, &l.op)),
-            esc(&view::cell_name(r, l.cell)),
-            l.count.map(|c| c.to_string()).unwrap_or_else(|| "-".into())
-        );
-        let sc = super::grid::latency_scale(w, &l.op);
-        for p in &pcts {
-            let v = l.points.iter().find(|x| x.0 == *p).map(|x| x.1);
-            let _ = write!(o, "<td class=\"num\">{}</td>", fmt_opt(v, &sc));
+    fn note(&mut self, text: &str) {
+        let _ = writeln!(self.0, "<p class=\"meta\">{}</p>", esc(text));
+    }
+
+    fn sentence(&mut self, text: &str) {
+        let _ = writeln!(self.0, "<p class=\"meta\">{}.</p>", esc(&upper_first(text)));
+    }
+
+    /// What else the workload measured, then its charts.
+    fn after_tables(&mut self, s: &Section<'_>) -> anyhow::Result<()> {
+        let (o, w) = (&mut *self.0, s.w);
+        if let Some(l) = s.v.also_line(w) {
+            let _ = writeln!(o, "<p class=\"meta\">{}</p>", esc(&l));
         }
-        o.push_str("</tr>\n");
-    }
-    table_end(o);
-}
-
-fn telemetry_table(r: &ReportData, w: &WorkloadReport, o: &mut String) {
-    let Some(t) = super::telemetry::table(w, &r.cells) else {
-        return;
-    };
-    o.push_str("<h3>Telemetry</h3>\n<p>Means per repetition: bytes each device wrote and read, write amplification (device bytes per byte the workload wrote), utilisation, the CPU split and journal commits (doc/telemetry.md).</p>\n");
-    let corner = view::cell_corner(r);
-    let mut cols = vec![corner.as_str(), "phase"];
-    cols.extend(t.header.iter().map(String::as_str));
-    table_head(o, &cols);
-    for tr in &t.rows {
-        let _ = write!(
-            o,
-            "<tr><td>{}</td><td>{}</td>",
-            esc(&view::cell_name(r, tr.index)),
-            esc(&tr.phase)
-        );
-        for v in &tr.values {
-            let _ = write!(o, "<td class=\"num\">{}</td>", esc(v));
+        let charts = charts::workload_charts_for(s.r, w, s.detail == Detail::Compact)?;
+        if !charts.is_empty() {
+            o.push_str("<h3>Charts</h3><div class=\"charts\">\n");
+            for c in &charts {
+                chart_figure(o, c);
+            }
+            o.push_str("</div>\n");
         }
-        o.push_str("</tr>\n");
+        Ok(())
     }
-    table_end(o);
 }
 
-/// The section of workload `w` (the `wi`-th).
-pub(crate) fn workload(
-    r: &ReportData,
-    wi: usize,
-    w: &WorkloadReport,
-    v: &WorkloadView<'_>,
-    detail: Detail,
-    o: &mut String,
-) -> anyhow::Result<()> {
+/// The section of a workload, the report's `wi`-th.
+pub(crate) fn workload(s: &Section<'_>, wi: usize, o: &mut String) -> anyhow::Result<()> {
+    let (r, w) = (s.r, s.w);
     let _ = writeln!(
         o,
         "<section id=\"workload-{wi}\"><h2>{} <small>({})</small></h2>",
@@ -280,32 +163,7 @@ pub(crate) fn workload(
         );
         return Ok(());
     }
-    if let Some(m) = &v.metric_table {
-        metric_table(r, m, o);
-    }
-    for t in &v.tables {
-        // A sweep as matrices; its configuration rows too with --all.
-        if !sweep_matrices(r, w, t, o) || detail == Detail::All {
-            metric_grid(r, w, t, detail, o);
-        }
-    }
-    if let Some(l) = v.also_line(w) {
-        let _ = writeln!(o, "<p class=\"meta\">{}</p>", esc(&l));
-    }
-    let charts = charts::workload_charts_for(r, w, detail == Detail::Compact)?;
-    if !charts.is_empty() {
-        o.push_str("<h3>Charts</h3><div class=\"charts\">\n");
-        for c in &charts {
-            chart_figure(o, c);
-        }
-        o.push_str("</div>\n");
-    }
-    if v.latency && !w.latency.is_empty() {
-        latency_table(r, w, o);
-    }
-    if v.telemetry {
-        telemetry_table(r, w, o);
-    }
+    super::sections::tables(&mut Html(o), s)?;
     o.push_str("</section>\n");
     Ok(())
 }

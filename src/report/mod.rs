@@ -36,6 +36,7 @@ pub mod model;
 pub mod options;
 pub mod params;
 pub mod runsummary;
+mod sections;
 pub mod select;
 pub mod spelling;
 pub mod superblock;

@@ -72,6 +72,19 @@ fn per_cell_workload(wl: &Workload, factors: &[(&str, &str)]) -> serde_json::Val
     serde_json::json!({ "workloads": [params] })
 }
 
+/// An in-memory store with one study of `kind`, begun; the store and the study's id.
+pub(super) fn new_study(
+    kind: crate::vocab::StudyKind,
+    name: &str,
+    command_line: &str,
+) -> (Store, i64) {
+    let store = Store::open_in_memory().unwrap();
+    let s = store
+        .begin_study(&NewStudy::named(kind, name, command_line))
+        .unwrap();
+    (store, s)
+}
+
 /// [`study_of`] with `disturbed(cell, rep)` as each repetition's stored interference.
 pub(super) fn study_disturbed(
     wl: &Workload,
@@ -81,14 +94,11 @@ pub(super) fn study_disturbed(
     values: impl Fn(usize, u32) -> Vec<Metric>,
     disturbed: impl Fn(usize, u32) -> Option<String>,
 ) -> (Store, i64) {
-    let mut store = Store::open_in_memory().unwrap();
-    let s = store
-        .begin_study(&NewStudy::named(
-            crate::vocab::StudyKind::Study,
-            "unit",
-            "fslab study run unit.toml",
-        ))
-        .unwrap();
+    let (mut store, s) = new_study(
+        crate::vocab::StudyKind::Study,
+        "unit",
+        "fslab study run unit.toml",
+    );
     let mut ids = Vec::new();
     for (i, f) in cells.iter().enumerate() {
         let mut cell = NewCell::of(i, f, per_cell_workload(wl, f));

@@ -5,10 +5,10 @@
 
 use super::*;
 use crate::metric::{Metric, Unit};
-use crate::report::tests::{of_kind, rendered, report};
+use crate::report::tests::{new_study, of_kind, rendered, report};
 use crate::report::{Format, ReportOptions};
 use crate::stats::adaptive::StopReason;
-use crate::store::{NewCell, NewStudy, NewTrial, SeriesStatus, Store};
+use crate::store::{NewCell, NewTrial, SeriesStatus, Store};
 use crate::units::fmt_size;
 
 /// File sizes (KiB) and record sizes (KiB) of the test sweep: records up to the file size,
@@ -24,14 +24,7 @@ fn rate(file: u64, record: u64, rep: u32) -> f64 {
 /// A stored `fslab iozone -a` run of `reps` repetitions with write and read throughput and
 /// the data device's writes per phase; the run's own `-s` is 512 KiB.
 fn sweep(reps: u32, ram: &str) -> (Store, i64) {
-    let mut store = Store::open_in_memory().unwrap();
-    let s = store
-        .begin_study(&NewStudy::named(
-            crate::vocab::StudyKind::Run,
-            "iozone",
-            "fslab iozone -a",
-        ))
-        .unwrap();
+    let (mut store, s) = new_study(crate::vocab::StudyKind::Run, "iozone", "fslab iozone -a");
     let mut cells = Vec::new();
     for &f in &FILES {
         for &r in RECORDS.iter().filter(|&&r| r <= f) {

@@ -9,12 +9,13 @@
 //! environment and the configurations' commands ([`super::table_tail`]). `--all` prints every
 //! table ([`super::view`]).
 
-use super::entries::{ci_words, comparison_name, interval_words, EntryStyle};
+use super::entries::comparison_name;
 use super::model::*;
+use super::sections::{Cell, Row, Section, Table, Writer};
 pub use super::table_kit::TableExporter;
 pub(crate) use super::table_kit::Text;
 use super::textfit::{Align, TextTable};
-use super::verdict::{fmt_opt, fmt_p_cell};
+use super::verdict::fmt_p_cell;
 use super::view::{self, Detail, WorkloadView};
 use super::Exporter;
 
@@ -162,217 +163,97 @@ fn verdicts(r: &ReportData, views: &[WorkloadView<'_>], detail: Detail, o: &mut 
     }
 }
 
-/// A metric table (fio's jobs): a line per phase with its units, then its configurations.
-fn metric_table(r: &ReportData, w: &WorkloadReport, m: &view::MetricTable<'_>, o: &mut Text) {
-    let style = EntryStyle::of(m.stats(), m.entry_rows(), true);
-    o.line("");
-    o.para(
-        &format!(
-            "Jobs — {}",
-            style.words(&ci_words(m.stats().filter(|_| true)))
-        ),
-        "",
-        "  ",
-    );
-    let mut cols = vec![(format!("job / {}", view::cell_corner(r)), Align::Left)];
-    cols.extend(m.columns.iter().map(|c| (c.to_string(), Align::Right)));
-    let mut t = TextTable::new(cols, 1);
-    for g in &m.groups {
-        let mut row = vec![g.phase.clone()];
-        row.extend(g.scales.iter().map(|s| match s {
-            Some(s) if !s.label.is_empty() => s.label.to_string(),
-            _ => String::new(),
-        }));
-        t.row(row);
-        for (c, entries) in &g.rows {
-            let mut row = vec![format!("  {}", view::cell_name(r, *c))];
-            for (e, sc) in entries.iter().zip(&g.scales) {
-                row.push(match (e, sc) {
-                    (Some(s), Some(sc)) => style.text(s, sc, "\n"),
-                    _ => "-".into(),
-                });
-            }
-            t.row(row);
+/// The terminal report's way of writing a workload's tables: a heading line with what its
+/// entries are, tables fitted to the width.
+impl Writer for Text {
+    fn caption(&mut self, heading: &str, words: Option<&str>) {
+        self.line("");
+        match words {
+            Some(w) => self.para(&format!("{heading} — {w}"), "", "  "),
+            None => self.para(heading, "", "  "),
         }
     }
-    o.table(&t);
-    if m.stats().any(|s| !s.disturbed.is_empty()) {
-        o.para(super::entries::DISTURBED_NOTE, "", "  ");
-    }
-    o.para(view::FIO_NOTE, "", "  ");
-    let _ = w;
-}
 
-/// One of the articles' tables (rows = configurations, columns = phases; dbench's
-/// operations as rows).
-fn metric_grid(r: &ReportData, w: &WorkloadReport, t: &TableSpec, detail: Detail, o: &mut Text) {
-    let (g, style) = super::grid::styled(r, w, t, detail);
-    o.line("");
-    o.para(
-        &format!("{} — {}", t.heading, style.words(&interval_words(w, t))),
-        "",
-        "  ",
-    );
-    // Rows of configurations of several factors: a column per factor (`64 KiB  4 KiB`).
-    let factors = super::grid::factor_columns(r, &g.cells);
-    let keys = factors.as_ref().map_or(1, Vec::len);
-    let mut cols: Vec<(String, Align)> = match &factors {
-        Some(names) => names.iter().map(|n| (n.clone(), Align::Left)).collect(),
-        None => vec![(g.corner.clone(), Align::Left)],
-    };
-    cols.extend(g.columns.iter().map(|c| (c.clone(), Align::Right)));
-    let mut tb = TextTable::new(cols, keys);
-    for (i, (label, entries)) in g.rows.iter().enumerate() {
-        let mut row = match &factors {
-            Some(_) => super::grid::row_levels(r, &g, i),
-            None => vec![label.clone()],
-        };
-        row.extend(entries.iter().map(|e| match e {
-            Some((s, sc)) => style.text(s, sc, "\n"),
-            None => "-".into(),
-        }));
-        tb.row(row);
+    fn telemetry_caption(&mut self) {
+        self.caption(
+            "Telemetry",
+            Some("means per repetition (devices, CPU, journal; doc/telemetry.md)"),
+        );
     }
-    o.table(&tb);
-    if super::entries::any_disturbed(w, t) {
-        o.para(super::entries::DISTURBED_NOTE, "", "  ");
-    }
-}
 
-/// Table `t` of a sweep as one matrix per phase (rows and columns the two swept factors,
-/// means), split into blocks of columns that fit the width; `false` when the report is not a
-/// sweep.
-fn sweep_matrices(r: &ReportData, w: &WorkloadReport, t: &TableSpec, o: &mut Text) -> bool {
-    use super::sweep;
-    let ms = sweep::matrices(r, w, t);
-    if ms.is_empty() {
-        return false;
+    fn subtitle(&mut self, title: &str) {
+        self.line("");
+        self.para(title, "", "  ");
     }
-    o.line("");
-    o.para(
-        &format!("{} — {}", t.heading, sweep::words(r, &ms)),
-        "",
-        "  ",
-    );
-    for m in &ms {
-        o.line("");
-        o.para(&sweep::title(w, m), "", "  ");
-        let (header, rows) = sweep::text(r, m);
-        let mut cols = vec![(header[0].clone(), Align::Left)];
-        cols.extend(header[1..].iter().map(|h| (h.clone(), Align::Right)));
-        let mut tb = TextTable::new(cols, 1);
-        for row in rows {
-            tb.row(row);
+
+    fn table(&mut self, t: &Table<'_>) {
+        let cols = t.header.iter().enumerate().map(|(i, h)| {
+            let align = if i < t.keys {
+                Align::Left
+            } else {
+                Align::Right
+            };
+            (h.clone(), align)
+        });
+        let mut tb = TextTable::new(cols.collect(), t.keys);
+        // Under a group's row, its rows are indented.
+        let grouped = t.rows.iter().any(|r| matches!(r, Row::Group(..)));
+        for r in &t.rows {
+            tb.row(match r {
+                Row::Group(phase, labels) => std::iter::once(phase.clone())
+                    .chain(labels.iter().map(|l| l.unwrap_or_default().to_string()))
+                    .collect(),
+                Row::Values(cells) => cells
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| match c {
+                        Cell::Text(x) if i == 0 && grouped => format!("  {x}"),
+                        Cell::Text(x) => x.clone(),
+                        Cell::Entry(s, sc) => t.style.text(s, sc, "\n"),
+                    })
+                    .collect(),
+            });
         }
-        o.table(&tb);
+        // Text's own `table`: the rows fitted to the width.
+        Text::table(self, &tb);
     }
-    if sweep::any_disturbed(&ms) {
-        o.para(super::entries::DISTURBED_NOTE, "", "  ");
+
+    fn note(&mut self, text: &str) {
+        self.para(text, "", "  ");
     }
-    true
+
+    fn sentence(&mut self, text: &str) {
+        self.para(text, "", "  ");
+    }
 }
 
-fn latency_table(r: &ReportData, w: &WorkloadReport, o: &mut Text) {
-    o.line("");
-    o.line("Latency percentiles per operation");
-    let pcts = w.latency_percentiles();
-    let mut cols = vec![
-        ("operation".to_string(), Align::Left),
-        (view::cell_corner(r), Align::Left),
-        ("count".to_string(), Align::Right),
-    ];
-    cols.extend(
-        pcts.iter()
-            .map(|p| (super::entries::percentile_label(*p), Align::Right)),
-    );
-    let mut t = TextTable::new(cols, 2);
-    for l in &w.latency {
-        let sc = super::grid::latency_scale(w, &l.op);
-        let mut row = vec![
-            super::grid::latency_label(w, &l.op),
-            view::cell_name(r, l.cell),
-            l.count.map_or_else(|| "-".into(), |c| c.to_string()),
-        ];
-        for p in &pcts {
-            let v = l.points.iter().find(|x| x.0 == *p).map(|x| x.1);
-            row.push(fmt_opt(v, &sc));
-        }
-        t.row(row);
-    }
-    o.table(&t);
-}
-
-fn telemetry_table(r: &ReportData, w: &WorkloadReport, o: &mut Text) {
-    let Some(t) = super::telemetry::table(w, &r.cells) else {
-        return;
-    };
-    o.line("");
-    o.para(
-        "Telemetry — means per repetition (devices, CPU, journal; doc/telemetry.md)",
-        "",
-        "  ",
-    );
-    let mut cols = vec![
-        (view::cell_corner(r), Align::Left),
-        ("phase".to_string(), Align::Left),
-    ];
-    cols.extend(t.header.iter().map(|h| (h.clone(), Align::Right)));
-    let mut tb = TextTable::new(cols, 2);
-    for row in &t.rows {
-        let mut cells = vec![view::cell_name(r, row.index), row.phase.clone()];
-        cells.extend(row.values.iter().cloned());
-        tb.row(cells);
-    }
-    o.table(&tb);
-}
-
-fn workload_section(
-    r: &ReportData,
-    w: &WorkloadReport,
-    v: &WorkloadView<'_>,
-    detail: Detail,
-    o: &mut Text,
-) {
+fn workload_section(s: &Section<'_>, o: &mut Text) -> anyhow::Result<()> {
+    let (r, w) = (s.r, s.w);
     o.heading(&format!("{} ({})", w.label, w.engine_words()));
     if r.cells_with_data(w).is_empty() {
         o.line("no completed repetitions of this workload (see Repetitions)");
-        return;
+        return Ok(());
     }
-    if let Some(m) = &v.metric_table {
-        metric_table(r, w, m, o);
-    }
-    for t in &v.tables {
-        // A sweep as matrices; its configuration rows too with --all.
-        if !sweep_matrices(r, w, t, o) || detail == Detail::All {
-            metric_grid(r, w, t, detail, o);
-        }
-    }
-    if v.latency && !w.latency.is_empty() {
-        latency_table(r, w, o);
-    }
-    if v.telemetry {
-        telemetry_table(r, w, o);
-    }
-    if let Some(l) = v.also_line(w) {
+    super::sections::tables(o, s)?;
+    if let Some(l) = s.v.also_line(w) {
         o.line("");
         o.para(&l, "", "  ");
     }
+    Ok(())
 }
 
 /// The report from the Observations on (no header): what `fslab show` prints under its own.
-pub(crate) fn body(r: &ReportData, exp: &TableExporter, o: &mut Text) {
-    let views: Vec<WorkloadView<'_>> = r
-        .workloads
-        .iter()
-        .map(|w| view::workload(r, w, exp.detail))
-        .collect();
+pub(crate) fn body(r: &ReportData, exp: &TableExporter, o: &mut Text) -> anyhow::Result<()> {
+    let views = view::workloads(r, exp.detail);
     observations(r, exp.detail, o);
     verdicts(r, &views, exp.detail, o);
     differences(r, true, o);
     for (w, v) in r.workloads.iter().zip(&views) {
-        workload_section(r, w, v, exp.detail, o);
+        let detail = exp.detail;
+        workload_section(&Section { r, w, v, detail }, o)?;
     }
     super::table_tail::tail(r, exp, o);
+    Ok(())
 }
 
 impl Exporter for TableExporter {
@@ -382,7 +263,7 @@ impl Exporter for TableExporter {
             width: self.width.max(super::textfit::MIN_WIDTH),
         };
         header(r, &mut o);
-        body(r, self, &mut o);
+        body(r, self, &mut o)?;
         Ok(o.out.into_bytes())
     }
 }

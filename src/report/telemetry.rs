@@ -23,14 +23,19 @@ const COLUMNS: &[(&str, &str, Show)] = &[
     ("no iclog", "fs.log.noiclogs", Show::Count),
 ];
 
+/// How a telemetry metric's value reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Show {
+pub(super) enum Show {
+    /// A size (`3.1 GiB`).
     Bytes,
+    /// A share in percent.
     Pct,
+    /// A count per repetition.
     Count,
 }
 
-fn show(v: f64, how: Show) -> String {
+/// A telemetry metric's value as `how` reads it.
+pub(super) fn show(v: f64, how: Show) -> String {
     match how {
         Show::Bytes => fmt_bytes(v.max(0.0).round() as u64),
         Show::Pct => format!("{v:.1}%"),

@@ -272,6 +272,11 @@ impl WorkloadView<'_> {
     }
 }
 
+/// What to show of each of the report's workloads, in order.
+pub fn workloads(r: &ReportData, detail: Detail) -> Vec<WorkloadView<'_>> {
+    r.workloads.iter().map(|w| workload(r, w, detail)).collect()
+}
+
 /// What to show of workload `w`.
 pub fn workload<'a>(r: &ReportData, w: &'a WorkloadReport, detail: Detail) -> WorkloadView<'a> {
     let flat = flat_tables(w);

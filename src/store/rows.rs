@@ -35,7 +35,8 @@ pub struct StudyRow {
     pub finished_at: Option<String>,
 }
 
-/// A row of the `cell` table.
+/// A row of the `cell` table; the report's JSON writes it as it is, in this order
+/// (`report::model::CellInfo`).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CellRow {
     /// Id.
@@ -46,16 +47,16 @@ pub struct CellRow {
     pub label: String,
     /// Factor name and level label, in plan order.
     pub factors: Vec<(String, String)>,
-    /// Resolved configuration.
-    pub config: serde_json::Value,
-    /// Exact provisioning commands.
-    pub commands: Vec<String>,
-    /// Superblock / log dump after mkfs.
-    pub superblock: String,
     /// Status.
     pub status: CellStatus,
     /// Error, if failed.
     pub error: Option<String>,
+    /// Exact provisioning commands.
+    pub commands: Vec<String>,
+    /// Superblock / log dump after mkfs.
+    pub superblock: String,
+    /// Resolved configuration.
+    pub config: serde_json::Value,
 }
 
 /// A row of the `workload` table.

@@ -293,11 +293,6 @@ pub(crate) fn ordered_cells(r: &ReportData, w: &WorkloadReport) -> Vec<usize> {
     cells
 }
 
-/// All charts of one workload, in display order (every headline metric's).
-pub fn workload_charts(r: &ReportData, w: &WorkloadReport) -> anyhow::Result<Vec<Chart>> {
-    workload_charts_for(r, w, false)
-}
-
 /// The charts of one workload, in display order: with `primary_only` (the compact HTML
 /// report), bars, lines and strips only for the primary metrics (fio's IOPS and throughput,
 /// not every job's CPU and fsync latency).

@@ -120,28 +120,9 @@ pub struct Factor {
 /// Numeric levels from which a factor is a sweep (`Factor::sweep`).
 pub const SWEEP_LEVELS: usize = 8;
 
-/// One configuration.
-#[derive(Debug, Clone, Serialize)]
-pub struct CellInfo {
-    /// Store id.
-    pub id: i64,
-    /// Position in the plan.
-    pub idx: i64,
-    /// Label, e.g. `journal=16MB fs=ext4`.
-    pub label: String,
-    /// Factor levels, in factor order.
-    pub factors: Vec<(String, String)>,
-    /// Status.
-    pub status: crate::store::CellStatus,
-    /// Error, if the cell failed.
-    pub error: Option<String>,
-    /// Exact provisioning commands (mkfs, mount, …).
-    pub commands: Vec<String>,
-    /// Superblock or log dump read back after mkfs.
-    pub superblock: String,
-    /// The resolved configuration.
-    pub config: serde_json::Value,
-}
+/// One configuration: its stored row (label, factor levels, provisioning commands,
+/// superblock, resolved configuration), as the report's JSON has it.
+pub type CellInfo = crate::store::CellRow;
 
 /// Repetitions of one cell × workload.
 #[derive(Debug, Clone, Serialize)]
