@@ -175,7 +175,7 @@ impl Provisioner {
         if let (Some(r), Some(id)) = (&self.run, image_id) {
             // Made exclusively: a file already at the path (planted, or left by anyone) is
             // never adopted, grown or formatted.
-            if let Err(e) = super::state::create_new(&image) {
+            if let Err(e) = super::state::create_new(&image, 0o644) {
                 // Not made: what is at the path is not the run's, and its record goes.
                 r.forget(id)?;
                 return Err(ProvisionError::Io(format!(

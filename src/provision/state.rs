@@ -157,8 +157,8 @@ impl WorkDir {
         let tmp = root.join(format!(".{name}"));
         let path = root.join(&name);
         std::fs::create_dir(&tmp).map_err(io(format!("cannot create {}", tmp.display())))?;
-        let lock =
-            create_new(&tmp.join("lock")).map_err(io(format!("lock in {}", tmp.display())))?;
+        let lock = create_new(&tmp.join("lock"), 0o644)
+            .map_err(io(format!("lock in {}", tmp.display())))?;
         rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)
             .map_err(|e| ProvisionError::Io(format!("cannot lock {}: {e}", tmp.display())))?;
         // Children (mkfs, mount) inherit the descriptor: the lock outlives us until they exit.
@@ -454,7 +454,7 @@ pub(super) fn write_doc(dir: &Path, doc: &StateDoc) -> Result<(), ProvisionError
         .map_err(|e| ProvisionError::Io(format!("state file: {e}")))?;
     // A leftover (or planted) temporary file, or a link, is removed, never written through.
     let _ = std::fs::remove_file(&tmp);
-    let mut f = create_new(&tmp).map_err(io(format!("cannot write {}", tmp.display())))?;
+    let mut f = create_new(&tmp, 0o644).map_err(io(format!("cannot write {}", tmp.display())))?;
     f.write_all(text.as_bytes())
         .and_then(|_| f.sync_all())
         .map_err(io(format!("cannot write {}", tmp.display())))?;

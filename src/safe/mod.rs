@@ -17,14 +17,14 @@ pub mod cage;
 pub mod input;
 pub mod procs;
 
-/// Create `p` exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0644, close-on-exec): a
+/// Create `p` exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`, with `mode`, close-on-exec): a
 /// file, or a symbolic link, already there is never written through.
-pub fn create_new(p: &std::path::Path) -> std::io::Result<std::fs::File> {
+pub fn create_new(p: &std::path::Path, mode: u32) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(0o644)
+        .mode(mode)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(p)
 }

@@ -361,7 +361,7 @@ fn create_whole(path: &Path) -> Result<()> {
             path.display()
         ))
     };
-    crate::safe::create_new(&tmp).map_err(|e| cant(&e))?;
+    crate::safe::create_new(&tmp, 0o644).map_err(|e| cant(&e))?;
     let made = (|| -> Result<()> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&tmp, flags)

@@ -238,17 +238,9 @@ fn write_init(
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let init = dir.join(script::INIT_FILE);
     let text = script::init_script(&exe, commands, env, &cwd, dir);
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o755)
-            .open(&init)
-            .with_context(|| format!("writing {}", init.display()))?;
-        f.write_all(text.as_bytes())
-            .with_context(|| format!("writing {}", init.display()))?;
-    }
+    crate::safe::create_new(&init, 0o755)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .with_context(|| format!("writing {}", init.display()))?;
     Ok(())
 }
 

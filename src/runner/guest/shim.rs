@@ -69,18 +69,11 @@ pub(super) fn install(dir: &Path, kernel: &Path) -> Result<Vec<(String, PathBuf)
         return Ok(Vec::new());
     }
     let path = dir.join(SHIM_FILE);
-    {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o755)
-            .open(&path)
-            .with_context(|| format!("writing the guest's XSAVE shim {}", path.display()))?;
-        f.write_all(SHIM)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
+    let mut f = crate::safe::create_new(&path, 0o755)
+        .with_context(|| format!("writing the guest's XSAVE shim {}", path.display()))?;
+    std::io::Write::write_all(&mut f, SHIM)
+        .with_context(|| format!("writing {}", path.display()))?;
+    drop(f);
     loads(kernel, &path).map_err(crate::error::usage)?;
     Ok(vec![
         ("LD_PRELOAD".to_string(), path),

@@ -83,7 +83,7 @@ impl Runner<'_> {
     }
 
     /// Series `si` failed with `err`; its cell carries `cell_error` (the first one counts).
-    fn mark_failed(&mut self, si: usize, err: &str, cell_error: String) -> Result<()> {
+    pub(super) fn mark_failed(&mut self, si: usize, err: &str, cell_error: String) -> Result<()> {
         self.series[si].state = SeriesState::Failed(err.to_string());
         let (c, w) = self.ids(si);
         self.store

@@ -147,13 +147,7 @@ impl Runner<'_> {
         for si in 0..self.series.len() {
             if self.series[si].is_active() {
                 let not_run = "not run: the run stopped at an earlier error";
-                self.series[si].state = SeriesState::Failed(not_run.into());
-                let (c, w) = self.ids(si);
-                self.store
-                    .set_series(c, w, SeriesStatus::Failed, None, Some(not_run))?;
-                self.cell_errors
-                    .entry(self.series[si].cell)
-                    .or_insert_with(|| not_run.to_string());
+                self.mark_failed(si, not_run, not_run.to_string())?;
             }
         }
         self.failure = Some(err);

@@ -88,7 +88,7 @@ pub fn write<R: Record>(dir: &Path, rec: &R) -> Result<()> {
     let tmp = dir.join(format!("{}{}.tmp", R::PREFIX, rec.name()));
     let text = serde_json::to_string_pretty(rec)?;
     let _ = std::fs::remove_file(&tmp);
-    crate::safe::create_new(&tmp)
+    crate::safe::create_new(&tmp, 0o644)
         .and_then(|mut f| f.write_all((text + "\n").as_bytes()))
         .and_then(|_| std::fs::rename(&tmp, &dest))
         .with_context(|| format!("cannot write the {} {}", R::WHAT, dest.display()))
