@@ -124,11 +124,7 @@ impl DistFdtree {
 
     fn tree(&self) -> Counts {
         // Validated by the caller; zeros only if it was not.
-        self.job.params.counts().unwrap_or(Counts {
-            dirs: 0,
-            files: 0,
-            bytes: 0,
-        })
+        self.job.params.counts().unwrap_or_default()
     }
 
     /// Items of `phase` for `rank`.
