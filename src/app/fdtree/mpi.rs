@@ -43,31 +43,6 @@ fn start_dir(a: &FdtreeArgs, backend: Backend) -> Result<PathBuf> {
         .with_context(|| format!("cannot resolve {}", a.start_dir.display()))
 }
 
-/// Run `fslab fdtree` as one rank of the job.
-/// Whether every rank sees `-o` as the same directory (`--shared` needs it to); with the null
-/// backend there is no directory to see.
-fn all_see(
-    comm: &Comm,
-    dir: &std::path::Path,
-    tag: &str,
-    layout: Layout,
-    backend: Backend,
-) -> Result<bool> {
-    Ok(match backend {
-        // --shared needs -o to be one directory for all ranks; one tree per rank can also use
-        // node-local directories (then the space check counts only the ranks on each node).
-        Backend::Fs => job::seen_by_all(
-            comm,
-            dir,
-            tag,
-            (layout == Layout::Shared).then_some(
-                "--shared needs -o to be the same directory on every node (a shared file system)",
-            ),
-        )?,
-        Backend::Null => true,
-    })
-}
-
 /// The run's label: the tree's, the ranks and the layout.
 fn label(params: &FdtreeParams, ranks: u32, layout: Layout) -> String {
     format!(
@@ -91,6 +66,7 @@ fn banner(ranks: u32, layout: Layout) -> String {
     )
 }
 
+/// Run `fslab fdtree` as one rank of the job.
 pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     // `--json` and `--format json` are one (`RunArgs::normalize`).
     let format = a.run.format;
@@ -107,7 +83,17 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         Layout::Private
     };
     let dir = comm.agree(start_dir(&a, params.backend))?;
-    let all_see = all_see(comm, &dir, &tag, layout, params.backend)?;
+    // Whether every rank sees `-o` as the same directory (with the null backend there is none
+    // to see). --shared needs it to; one tree per rank can also use node-local directories
+    // (then the space check counts only the ranks on each node).
+    let shared = "--shared needs -o to be the same directory on every node (a shared file system)";
+    let all_see = params.backend == Backend::Null
+        || job::seen_by_all(
+            comm,
+            &dir,
+            &tag,
+            (layout == Layout::Shared).then_some(shared),
+        )?;
     let spec = Job {
         params: params.clone(),
         layout,

@@ -49,13 +49,6 @@ pub struct DistPhase {
     pub agg: PhaseAggregate,
 }
 
-impl DistPhase {
-    /// The phase, from its stored name (`None` only for a name fslab never makes).
-    pub fn kind(&self) -> Option<Phase> {
-        Phase::of(self.phase)
-    }
-}
-
 /// One repetition at rank 0.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct DistRep {
@@ -298,7 +291,8 @@ impl RankMode for DistFdtree {
         let metrics = phases
             .iter()
             .flat_map(|p| {
-                let kind = p.kind();
+                // `None` only for a name fslab never makes.
+                let kind = Phase::of(p.phase);
                 let unit = kind.map_or(Unit::FilesPerSec, Phase::rate_unit);
                 aggregate::phase_metrics(
                     p.phase,
