@@ -284,10 +284,8 @@ impl RankMode for DistIozone {
     }
 
     fn between(&mut self) {
-        // Every rank flushes its own node's dirty data, then IOzone's pause.
-        // SAFETY: sync has no preconditions.
-        unsafe { libc::sync() };
-        std::thread::sleep(Duration::from_secs_f64(self.params.phase_pause));
+        // Every rank flushes its own node's dirty data.
+        throughput::pause(Duration::from_secs_f64(self.params.phase_pause));
     }
 
     fn complete(&mut self) -> Result<Vec<u8>> {

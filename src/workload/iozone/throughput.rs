@@ -195,17 +195,15 @@ pub struct Job<'a> {
 
 /// Run throughput mode on the real file system.
 pub fn run(p: &IozoneParams, files: &[PathBuf], obs: &dyn Observer) -> Result<ThroughputOutcome> {
-    run_with(
-        p,
-        files,
-        obs,
-        |_| RealIo::new(),
-        |pause| {
-            // SAFETY: sync has no preconditions.
-            unsafe { libc::sync() };
-            std::thread::sleep(pause);
-        },
-    )
+    run_with(p, files, obs, |_| RealIo::new(), pause)
+}
+
+/// Between two phases of a real run (on every rank under MPI): flush the dirty data, then
+/// IOzone's pause.
+pub fn pause(pause: Duration) {
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    std::thread::sleep(pause);
 }
 
 /// Run throughput mode with an I/O layer per worker (tests use recording layers) and a
