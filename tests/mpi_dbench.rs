@@ -48,14 +48,7 @@ fn dbench(db: &Path, n: usize, args: &str, lf: &Path, dir: &Path) -> Output {
 }
 
 fn metric(doc: &serde_json::Value, phase: &str, name: &str) -> f64 {
-    doc["repetitions"][0]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["phase"] == phase && m["metric"] == name)
-        .unwrap_or_else(|| panic!("no {phase}.{name}"))["value"]
-        .as_f64()
-        .unwrap()
+    common::mpi::metric(&doc["repetitions"][0], phase, name)
 }
 
 fn u(v: &serde_json::Value, k: &str) -> u64 {

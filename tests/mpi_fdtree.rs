@@ -46,14 +46,7 @@ fn per_rank_items(doc: &serde_json::Value) -> Vec<(String, Vec<u64>)> {
 }
 
 fn metric(doc: &serde_json::Value, phase: &str, name: &str) -> f64 {
-    doc["repetitions"][0]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["phase"] == phase && m["metric"] == name)
-        .unwrap_or_else(|| panic!("no {phase}.{name}"))["value"]
-        .as_f64()
-        .unwrap()
+    common::mpi::metric(&doc["repetitions"][0], phase, name)
 }
 
 #[test]

@@ -35,14 +35,7 @@ fn iozone(db: &Path, dir: &Path, n: usize, args: &str) -> Output {
 }
 
 fn metric(doc: &serde_json::Value, phase: &str, name: &str) -> f64 {
-    doc["points"][0]["repetitions"][0]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["phase"] == phase && m["metric"] == name)
-        .unwrap_or_else(|| panic!("no {phase}.{name}"))["value"]
-        .as_f64()
-        .unwrap()
+    common::mpi::metric(&doc["points"][0]["repetitions"][0], phase, name)
 }
 
 /// Per phase of the first repetition: the ranks' records.
