@@ -24,6 +24,23 @@ fn num(text: &str, key: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("dumpe2fs '{key}' is not a number: {v}"))
 }
 
+/// `what` (`block size`, `inode size`) as `cfg` asks it: `Ok` when it asks nothing; else `got`
+/// (read only then) must be `want`, or the error says what it is and what was asked.
+fn as_asked(
+    what: &str,
+    want: Option<u64>,
+    got: impl FnOnce() -> Result<u64, String>,
+) -> Result<(), String> {
+    let Some(want) = want else {
+        return Ok(());
+    };
+    let got = got()?;
+    if got != want {
+        return Err(format!("{what} is {got}, asked {want}"));
+    }
+    Ok(())
+}
+
 /// Device numbers as dumpe2fs prints `Journal device` (old 16-bit or new encoding).
 fn dev_encodings(major: u32, minor: u32) -> [u64; 2] {
     let new =
@@ -52,17 +69,10 @@ pub fn verify_ext(
         ));
     }
     let bs = num(data_dump, "Block size")?;
-    if let Some(want) = cfg.block_size {
-        if bs != want {
-            return Err(format!("block size is {bs}, asked {want}"));
-        }
-    }
-    if let Some(want) = cfg.inode_size {
-        let got = num(data_dump, "Inode size")?;
-        if got != want {
-            return Err(format!("inode size is {got}, asked {want}"));
-        }
-    }
+    as_asked("block size", cfg.block_size, || Ok(bs))?;
+    as_asked("inode size", cfg.inode_size, || {
+        num(data_dump, "Inode size")
+    })?;
     if !want_journal {
         return Ok(());
     }
@@ -153,40 +163,29 @@ pub fn verify_xfs(cfg: &FsConfig, info: &str, journal_dev: Option<&str>) -> Resu
             ));
         }
     }
-    if let Some(want) = cfg.block_size {
+    as_asked("block size", cfg.block_size, || {
         let data = info
             .lines()
             .find(|l| l.trim_start().starts_with("data "))
             .ok_or("xfs_info printed no 'data' line")?;
-        let got = xfs_kv(data, "bsize").unwrap_or(0);
-        if got != want {
-            return Err(format!("block size is {got}, asked {want}"));
-        }
-    }
-    if let Some(want) = cfg.inode_size {
-        let got = info.lines().find_map(|l| xfs_kv(l, "isize")).unwrap_or(0);
-        if got != want {
-            return Err(format!("inode size is {got}, asked {want}"));
-        }
-    }
-    Ok(())
+        Ok(xfs_kv(data, "bsize").unwrap_or(0))
+    })?;
+    as_asked("inode size", cfg.inode_size, || {
+        Ok(info.lines().find_map(|l| xfs_kv(l, "isize")).unwrap_or(0))
+    })
 }
 
 /// Check a btrfs file system from `btrfs inspect-internal dump-super`.
 pub fn verify_btrfs(cfg: &FsConfig, dump: &str) -> Result<(), String> {
-    if let Some(want) = cfg.block_size {
-        let got = dump
+    as_asked("sector size", cfg.block_size, || {
+        Ok(dump
             .lines()
             .find_map(|l| {
                 let mut w = l.split_whitespace();
                 (w.next() == Some("sectorsize")).then(|| w.next()?.parse::<u64>().ok())?
             })
-            .ok_or("dump-super printed no sectorsize")?;
-        if got != want {
-            return Err(format!("sector size is {got}, asked {want}"));
-        }
-    }
-    Ok(())
+            .ok_or("dump-super printed no sectorsize")?)
+    })
 }
 
 /// A number after `key` on the first line that has it, skipping `:`, `[` and `0x`
@@ -220,11 +219,7 @@ pub fn verify_jfs(
     journal_dev: Option<(u32, u32)>,
 ) -> Result<(), String> {
     let bs = after(data, "Aggregate block size").ok_or("jfs_tune printed no block size")?;
-    if let Some(want) = cfg.block_size {
-        if bs != want {
-            return Err(format!("block size is {bs}, asked {want}"));
-        }
-    }
+    as_asked("block size", cfg.block_size, || Ok(bs))?;
     let inline = data.contains("JFS_INLINELOG");
     match (&cfg.journal, journal_dev) {
         (Journal::Internal, _) if !inline => Err("the log is not inline, asked internal".into()),
@@ -260,11 +255,7 @@ pub fn verify_reiserfs(
     journal_dev: Option<(u32, u32)>,
 ) -> Result<(), String> {
     let bs = after(dump, "Blocksize").ok_or("debugreiserfs printed no Blocksize")?;
-    if let Some(want) = cfg.block_size {
-        if bs != want {
-            return Err(format!("block size is {bs}, asked {want}"));
-        }
-    }
+    as_asked("block size", cfg.block_size, || Ok(bs))?;
     let blocks = after(dump, "Size").ok_or("debugreiserfs printed no journal Size")?;
     if let Some(want) = cfg.journal_size {
         let want_blocks = super::mkfs::reiserfs_journal_blocks(want);
@@ -294,10 +285,7 @@ pub fn verify_reiserfs(
 /// Check a NILFS2 file system from `nilfs-tune -l`: block size.
 pub fn verify_nilfs2(cfg: &FsConfig, dump: &str) -> Result<(), String> {
     let bs = after(dump, "Block size").ok_or("nilfs-tune printed no Block size")?;
-    match cfg.block_size {
-        Some(want) if bs != want => Err(format!("block size is {bs}, asked {want}")),
-        _ => Ok(()),
-    }
+    as_asked("block size", cfg.block_size, || Ok(bs))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! unmounted by [`Mounted::unmount`] (explicit, errors reported) or, as a best-effort
 //! fallback, when dropped.
 
-use super::exec::{CmdLine, Exec};
+use super::exec::{CmdLine, Exec, RecordingExec};
 use super::mkfs;
 use super::spec::FsType;
 use super::state::{Resource, RunDir};
@@ -51,6 +51,26 @@ impl Mounted {
         };
         m.mount_again()?;
         Ok(m)
+    }
+
+    /// `device` on `mountpoint` as a plan shows it: "mounted" through a [`RecordingExec`]
+    /// (returned too, holding the commands), with nothing recorded in a state file.
+    pub fn recorded(
+        fs: FsType,
+        options: Vec<String>,
+        device: impl AsRef<Path>,
+        mountpoint: impl AsRef<Path>,
+    ) -> Result<(Arc<RecordingExec>, Mounted), ProvisionError> {
+        let exec = Arc::new(RecordingExec::new());
+        let m = Mounted::mount(
+            exec.clone(),
+            None,
+            fs,
+            options,
+            device.as_ref(),
+            mountpoint.as_ref(),
+        )?;
+        Ok((exec, m))
     }
 
     /// The mount command line.
@@ -134,18 +154,14 @@ impl Drop for Mounted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provision::exec::RecordingExec;
 
     #[test]
     fn mount_cycle_and_drop_unmounts() {
-        let ex = Arc::new(RecordingExec::new());
-        let mut m = Mounted::mount(
-            ex.clone(),
-            None,
+        let (ex, mut m) = Mounted::recorded(
             FsType::Ext4,
             vec!["noatime".into()],
-            Path::new("/dev/loop0"),
-            Path::new("/w/mnt/c0"),
+            "/dev/loop0",
+            "/w/mnt/c0",
         )
         .unwrap();
         m.unmount_only().unwrap();

@@ -71,12 +71,10 @@ impl Provisioner {
             teardown.push(format!("rm {}", l.image.display()));
         }
         let external = matches!(cfg.journal, Journal::External(_));
-        let mount = Mounted::mount(
-            Arc::new(RecordingExec::new()),
-            None,
+        let (_, mount) = Mounted::recorded(
             cfg.fs,
             mkfs::mount_options(cfg, external.then_some(JOURNAL)),
-            Path::new(DATA),
+            DATA,
             &p.mountpoint,
         )?;
         // Tearing down in plan mode only records commands.

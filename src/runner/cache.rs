@@ -48,22 +48,11 @@ pub fn plan_lines(policy: CachePolicy, m: &Mounted) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provision::exec::RecordingExec;
     use crate::provision::FsType;
-    use std::sync::Arc;
 
     #[test]
     fn cold_is_sync_umount_drop_mount() {
-        let ex = Arc::new(RecordingExec::new());
-        let mut m = Mounted::mount(
-            ex.clone(),
-            None,
-            FsType::Xfs,
-            vec![],
-            Path::new("/dev/loop2"),
-            Path::new("/m"),
-        )
-        .unwrap();
+        let (ex, mut m) = Mounted::recorded(FsType::Xfs, vec![], "/dev/loop2", "/m").unwrap();
         make_cold(ex.as_ref(), &mut m).unwrap();
         let lines = ex.lines();
         assert_eq!(
