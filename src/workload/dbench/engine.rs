@@ -17,7 +17,7 @@ use super::ops::OpKind;
 use super::worker::{run_client, ClientContext, Gate, Slot};
 use super::DbenchParams;
 use crate::metric::{Histogram as StoredHistogram, Metric, Unit};
-use crate::workload::{Creates, Observer, Requirements, Target, Workload};
+use crate::workload::{Creates, Observer, Requirements, Shortfall, Target, Workload};
 use anyhow::{anyhow, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -382,27 +382,8 @@ impl Workload for Dbench {
 
     fn prepare(&mut self, target: &Target) -> Result<()> {
         crate::workload::check_writable_dir(target.dir(), "-D")?;
-        let req = self.requirements();
-        let free = crate::sysinfo::free_space(target.dir())?;
-        let short = if !req.bytes_fit(&free) {
-            Some(format!(
-                "{} of data but {} has only {} free",
-                crate::units::fmt_bytes(req.bytes),
-                target.dir().display(),
-                crate::units::fmt_bytes(free.bytes)
-            ))
-        } else if !req.inodes_fit(&free) {
-            Some(format!(
-                "{} inodes but {} has only {} free",
-                req.inodes,
-                target.dir().display(),
-                free.inodes
-            ))
-        } else {
-            None
-        };
-        match short {
-            Some(s) => crate::bail_usage!(
+        match crate::workload::shortfall(target.dir(), self.requirements())? {
+            Some(Shortfall::Bytes(s) | Shortfall::Inodes(s)) => crate::bail_usage!(
                 "this run ({} replaying {}) needs about {s}; use fewer clients, a smaller loadfile, or another directory with -D",
                 super::clients_text(self.params.clients),
                 self.params.loadfile_source
