@@ -399,25 +399,49 @@ pub fn check_writable_dir(dir: &Path, flag: &str) -> Result<()> {
     Ok(())
 }
 
-/// Check that `req` fits into the free bytes and inodes of the file system holding `dir`.
-/// Returns a usage error naming the shortfall and the fix.
-pub fn check_fits(dir: &Path, req: Requirements, what: &str) -> Result<()> {
+/// What of a run's [`Requirements`] does not fit into the free space of its file system, in
+/// the words of the free-space checks (what the run needs, then what there is).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shortfall {
+    /// The bytes: `12.0 MiB of data but /d has only 3.0 MiB free`.
+    Bytes(String),
+    /// The inodes: `5000 inodes but /d has only 20 free`.
+    Inodes(String),
+}
+
+/// Which of `req` does not fit into the free bytes and inodes of the file system holding
+/// `dir` (the bytes first); `None` when all of it fits.
+pub fn shortfall(dir: &Path, req: Requirements) -> Result<Option<Shortfall>> {
     let free = crate::sysinfo::free_space(dir)?;
-    if !req.bytes_fit(&free) {
-        crate::bail_usage!(
-            "{what} needs {} of data but {} has only {} free; choose smaller sizes or another directory with -o/-D",
+    Ok(if !req.bytes_fit(&free) {
+        Some(Shortfall::Bytes(format!(
+            "{} of data but {} has only {} free",
             crate::units::fmt_bytes(req.bytes),
             dir.display(),
             crate::units::fmt_bytes(free.bytes)
-        );
-    }
-    if !req.inodes_fit(&free) {
-        crate::bail_usage!(
-            "{what} needs {} inodes but {} has only {} free; choose fewer files/directories or a file system with more inodes (mkfs -N / -i)",
+        )))
+    } else if !req.inodes_fit(&free) {
+        Some(Shortfall::Inodes(format!(
+            "{} inodes but {} has only {} free",
             req.inodes,
             dir.display(),
             free.inodes
-        );
+        )))
+    } else {
+        None
+    })
+}
+
+/// Check that `req` fits into the free bytes and inodes of the file system holding `dir`.
+/// Returns a usage error naming the shortfall and the fix.
+pub fn check_fits(dir: &Path, req: Requirements, what: &str) -> Result<()> {
+    match shortfall(dir, req)? {
+        Some(Shortfall::Bytes(s)) => crate::bail_usage!(
+            "{what} needs {s}; choose smaller sizes or another directory with -o/-D"
+        ),
+        Some(Shortfall::Inodes(s)) => crate::bail_usage!(
+            "{what} needs {s}; choose fewer files/directories or a file system with more inodes (mkfs -N / -i)"
+        ),
+        None => Ok(()),
     }
-    Ok(())
 }

@@ -17,11 +17,12 @@ use super::ops::OpKind;
 use super::worker::{run_client, ClientContext, Gate, Slot};
 use super::DbenchParams;
 use crate::metric::{Histogram as StoredHistogram, Metric, Unit};
-use crate::workload::{Creates, Observer, Requirements, Target, Workload};
+use crate::workload::workers::FirstError;
+use crate::workload::{Creates, Observer, Requirements, Shortfall, Target, Workload};
 use anyhow::{anyhow, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 /// One row of the per-operation table.
@@ -156,15 +157,12 @@ impl Dbench {
         let n = p.clients;
         let slots: Vec<Slot> = (0..n).map(|_| Slot::default()).collect();
         let abort = AtomicBool::new(false);
-        let first_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+        let first_error = FirstError::default();
         let start: OnceLock<Instant> = OnceLock::new();
         let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
         let fail = |e: anyhow::Error| {
             abort.store(true, Ordering::Relaxed);
-            let mut g = first_error.lock().unwrap_or_else(|p| p.into_inner());
-            if g.is_none() {
-                *g = Some(e);
-            }
+            first_error.note(e);
         };
 
         let gate = Gate::default();
@@ -234,9 +232,7 @@ impl Dbench {
                 .collect()
         });
 
-        if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(e);
-        }
+        first_error.into_result()?;
         let mut local = LocalRep::default();
         for r in results.into_iter().flatten() {
             local.merge(r)?;
@@ -382,27 +378,8 @@ impl Workload for Dbench {
 
     fn prepare(&mut self, target: &Target) -> Result<()> {
         crate::workload::check_writable_dir(target.dir(), "-D")?;
-        let req = self.requirements();
-        let free = crate::sysinfo::free_space(target.dir())?;
-        let short = if !req.bytes_fit(&free) {
-            Some(format!(
-                "{} of data but {} has only {} free",
-                crate::units::fmt_bytes(req.bytes),
-                target.dir().display(),
-                crate::units::fmt_bytes(free.bytes)
-            ))
-        } else if !req.inodes_fit(&free) {
-            Some(format!(
-                "{} inodes but {} has only {} free",
-                req.inodes,
-                target.dir().display(),
-                free.inodes
-            ))
-        } else {
-            None
-        };
-        match short {
-            Some(s) => crate::bail_usage!(
+        match crate::workload::shortfall(target.dir(), self.requirements())? {
+            Some(Shortfall::Bytes(s) | Shortfall::Inodes(s)) => crate::bail_usage!(
                 "this run ({} replaying {}) needs about {s}; use fewer clients, a smaller loadfile, or another directory with -D",
                 super::clients_text(self.params.clients),
                 self.params.loadfile_source

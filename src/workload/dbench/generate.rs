@@ -81,6 +81,13 @@ const ROOT: &str = "\\clients\\client1";
 const OK: &str = "NT_STATUS_OK";
 const NOT_FOUND: &str = "NT_STATUS_OBJECT_NAME_NOT_FOUND";
 
+/// The offset and length of each [`CHUNK`] of `size` bytes, in order (the last one short).
+fn chunks(size: u64) -> impl Iterator<Item = (u64, u64)> {
+    (0..size)
+        .step_by(CHUNK as usize)
+        .map(move |off| (off, CHUNK.min(size - off)))
+}
+
 struct Gen {
     rng: Mt64,
     out: String,
@@ -192,20 +199,14 @@ impl Gen {
     }
 
     fn write_all(&mut self, h: u32, size: u64) {
-        let mut off = 0;
-        while off < size {
-            let n = CHUNK.min(size - off);
+        for (off, n) in chunks(size) {
             self.line(format_args!("WriteX {h} {off} {n} {n} {OK}"));
-            off += n;
         }
     }
 
     fn read_all(&mut self, h: u32, size: u64) {
-        let mut off = 0;
-        while off < size {
-            let n = CHUNK.min(size - off);
+        for (off, n) in chunks(size) {
             self.line(format_args!("ReadX {h} {off} {CHUNK} {n} {OK}"));
-            off += n;
         }
     }
 

@@ -6,7 +6,7 @@ use super::sweep::{sweep_tree, SweepShape};
 use super::tree::{FsOps, NullOps, Ops, Shape, WalkError, Walker};
 use super::{Backend, Counts, FdtreeParams, Mode, Phase, PHASES};
 use crate::metric::{Metric, Unit};
-use crate::workload::workers::{PhaseGate, Seen, Tally};
+use crate::workload::workers::{FirstError, PhaseGate, Seen, Tally};
 use crate::workload::{Creates, Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Context, Result};
 use std::path::{Path, PathBuf};
@@ -240,7 +240,7 @@ impl Fdtree {
         let abort = AtomicBool::new(false);
         // Each worker counts on its own cache line; the coordinator sums them.
         let tally = Tally::new(threads);
-        let first_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+        let first_error = FirstError::default();
         // Per phase, per thread: (start, end) instants.
         let spans: Mutex<Vec<Vec<Span>>> = Mutex::new(vec![vec![None; threads]; phases.len()]);
         let stop = || abort.load(Ordering::Relaxed) || crate::signal::interrupted();
@@ -257,10 +257,7 @@ impl Fdtree {
                 let mut walker = Walker::new(make_ops(tid), shape, tally.slot(tid), stop);
                 let fail = |e: anyhow::Error| {
                     abort.store(true, Ordering::Relaxed);
-                    let mut g = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                    if g.is_none() {
-                        *g = Some(e);
-                    }
+                    first_error.note(e);
                 };
                 let walk_err = |e: WalkError| e.into_error(root_name);
                 let mut seen = Seen::default();
@@ -314,10 +311,7 @@ impl Fdtree {
                 worker,
             );
             if let Err(e) = started {
-                first_error
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get_or_insert(anyhow!("{e}; use fewer --threads"));
+                first_error.note(anyhow!("{e}; use fewer --threads"));
                 return;
             }
             // The coordinator: releases each phase, waits for its end, times the syncfs.
@@ -336,8 +330,7 @@ impl Fdtree {
                         // Never return early here: the workers are waiting for the next phase.
                         if let Err(e) = rustix::fs::syncfs(fd) {
                             abort.store(true, Ordering::Relaxed);
-                            let mut g = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                            g.get_or_insert(anyhow!("syncfs after {phase}: {e}"));
+                            first_error.note(anyhow!("syncfs after {phase}: {e}"));
                         }
                     }
                     Some((t, Instant::now()))
@@ -369,9 +362,7 @@ impl Fdtree {
                 });
             }
         });
-        if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(e);
-        }
+        first_error.into_result()?;
         Ok(timings)
     }
 

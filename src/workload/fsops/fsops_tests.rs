@@ -155,11 +155,9 @@ fn null_ops_succeed_without_touching_anything() {
 
 #[test]
 fn direct_io_bypasses_the_page_cache_both_ways() {
-    let t = tempfile::tempdir().unwrap();
-    if crate::sysinfo::fs_type_of(t.path()).as_deref() == Some("tmpfs") {
-        eprintln!("skipped: tmpfs takes O_DIRECT without bypassing its cache");
+    let Some(t) = direct_io_tempdir() else {
         return;
-    }
+    };
     let root = FsOps::open_path(t.path()).unwrap();
     let mut direct = FsOps::with_buffers(8192, 8192).direct(true);
     let mut buffered = FsOps::with_buffers(8192, 8192);

@@ -131,6 +131,18 @@ pub trait Ops {
     fn sync(&mut self) {}
 }
 
+/// A temporary directory for tests of what `O_DIRECT` bypasses; `None`, saying so, where
+/// the test is skipped (on tmpfs).
+#[cfg(test)]
+pub(crate) fn direct_io_tempdir() -> Option<tempfile::TempDir> {
+    let t = tempfile::tempdir().unwrap();
+    if crate::sysinfo::fs_type_of(t.path()).as_deref() == Some("tmpfs") {
+        eprintln!("skipped: tmpfs takes O_DIRECT without bypassing its cache");
+        return None;
+    }
+    Some(t)
+}
+
 /// How many of the pages of file `path` are in the page cache (`mincore`), for tests of
 /// what bypasses it.
 #[cfg(test)]

@@ -23,7 +23,7 @@ use super::report::ThroughputLines;
 use super::stream::{Mode, Stream};
 use super::IozoneParams;
 use crate::metric::{Metric, Unit};
-use crate::workload::workers::{PhaseGate, Seen, Tally};
+use crate::workload::workers::{FirstError, PhaseGate, Seen, Tally};
 use crate::workload::Observer;
 use anyhow::{anyhow, Context, Result};
 use std::cell::Cell;
@@ -227,7 +227,7 @@ where
     let abort = AtomicBool::new(false);
     // Each worker counts on its own cache line; the coordinator sums them.
     let tally = Tally::new(n);
-    let first_error: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    let first_error = FirstError::default();
     let results: Mutex<Vec<Vec<Option<WorkerPhase>>>> =
         Mutex::new(vec![vec![None; n]; phases.len()]);
     let order = if p.tests.contains(&2) {
@@ -274,10 +274,7 @@ where
                     Err(e) => {
                         abort.store(true, Ordering::Relaxed);
                         io.close_all();
-                        let mut g = first_error.lock().unwrap_or_else(|e| e.into_inner());
-                        if g.is_none() {
-                            *g = Some(e.context(format!("worker {w} ({})", path.display())));
-                        }
+                        first_error.note(e.context(format!("worker {w} ({})", path.display())));
                     }
                 }
                 gate.finish();
@@ -285,10 +282,7 @@ where
         };
         let started = crate::workload::workers::spawn_all(s, n, |w| format!("iozone-w{w}"), worker);
         if let Err(e) = started {
-            first_error
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get_or_insert(anyhow!("{e}; use fewer threads (-t)"));
+            first_error.note(anyhow!("{e}; use fewer threads (-t)"));
             return;
         }
         for (pi, &test) in phases.iter().enumerate() {
@@ -319,9 +313,7 @@ where
             }
         }
     });
-    if let Some(e) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(e);
-    }
+    first_error.into_result()?;
     Ok(ThroughputOutcome { phases: out })
 }
 

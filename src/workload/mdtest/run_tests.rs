@@ -257,11 +257,9 @@ fn k_makes_files_with_mknod() {
 
 #[test]
 fn posix_odirect_bypasses_the_page_cache() {
-    let t = tempfile::tempdir().unwrap();
-    if crate::sysinfo::fs_type_of(t.path()).as_deref() == Some("tmpfs") {
-        eprintln!("skipped: tmpfs takes O_DIRECT without bypassing its cache");
+    let Some(t) = crate::workload::fsops::direct_io_tempdir() else {
         return;
-    }
+    };
     let d = t.path();
     let cached = |args: &[&str]| {
         go(args, d).unwrap();

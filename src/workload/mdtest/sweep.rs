@@ -20,23 +20,12 @@
 use super::layout::Layout;
 use super::record::Shape;
 use rustix::fd::OwnedFd;
-use rustix::fs::{AtFlags, FileType};
+use rustix::fs::FileType;
 use rustix::io::Errno;
-use std::ffi::CStr;
 use std::path::Path;
 
 pub use crate::workload::provenance::sweep::Swept;
-use crate::workload::provenance::sweep::{entries, file_type, open_dir, sweep_root};
-
-/// A canonical decimal number (no sign, no leading zero), and the rest of `s`.
-fn number(s: &[u8]) -> Option<(u64, &[u8])> {
-    let n = s.iter().take_while(|c| c.is_ascii_digit()).count();
-    if n == 0 || n > 20 || (n > 1 && s[0] == b'0') {
-        return None;
-    }
-    let v = std::str::from_utf8(&s[..n]).ok()?.parse().ok()?;
-    Some((v, &s[n..]))
-}
+use crate::workload::provenance::sweep::{entries, file_type, number, open_dir, sweep_root};
 
 /// What an entry of a tree directory may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,16 +75,6 @@ fn expected(
         .then_some(kind)
 }
 
-fn rmdir(dir: &OwnedFd, name: &CStr, shown: &str, out: &mut Swept) {
-    match rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR) {
-        Ok(()) => out.dirs += 1,
-        Err(Errno::NOENT) => {}
-        // What it still holds was reported when it was swept.
-        Err(Errno::NOTEMPTY | Errno::EXIST) => {}
-        Err(e) => out.kept.push(format!("{shown} (rmdir: {e})")),
-    }
-}
-
 /// Is `child` on another mount than the test directory (mount id `top`, device `dev`)?
 fn other_mount(child: &OwnedFd, top: Option<u64>, dev: u64) -> bool {
     use std::os::fd::AsFd;
@@ -117,12 +96,8 @@ struct At {
 /// Sweep the entries of `dir` (the test directory, or a tree directory).
 fn sweep_dir(dir: &OwnedFd, here: At, shape: &Shape, rel: &str, out: &mut Swept) {
     let at = here.node;
-    let names = match entries(dir) {
-        Ok(n) => n,
-        Err(e) => {
-            out.kept.push(format!("{rel} (cannot read it: {e})"));
-            return;
-        }
+    let Some(names) = out.entries_of(dir, rel) else {
+        return;
     };
     for name in names {
         let shown = format!("{rel}/{}", name.to_string_lossy());
@@ -135,11 +110,7 @@ fn sweep_dir(dir: &OwnedFd, here: At, shape: &Shape, rel: &str, out: &mut Swept)
         match (want, file_type(dir, &name)) {
             (_, None) => {} // gone meanwhile
             (Some((Expect::File, _)), Some(FileType::RegularFile)) => {
-                match rustix::fs::unlinkat(dir, &name, AtFlags::empty()) {
-                    Ok(()) => out.files += 1,
-                    Err(Errno::NOENT) => {}
-                    Err(e) => out.kept.push(format!("{shown} (unlink: {e})")),
-                }
+                out.unlink(dir, &name, &shown)
             }
             (Some((Expect::Dir(child), tree)), Some(FileType::Directory)) => {
                 let sub = match open_dir(dir, &name) {
@@ -177,7 +148,7 @@ fn sweep_dir(dir: &OwnedFd, here: At, shape: &Shape, rel: &str, out: &mut Swept)
                     }
                 }
                 drop(sub);
-                rmdir(dir, &name, &shown, out);
+                out.rmdir(dir, &name, &shown);
             }
             (_, Some(_)) => out.kept.push(format!("{shown} (not made by mdtest)")),
         }

@@ -40,6 +40,62 @@ impl Swept {
     }
 }
 
+impl Swept {
+    /// The entries of `dir` (shown as `rel`), as [`entries`] reads them; `None`, with `rel`
+    /// kept, when it cannot be read.
+    pub fn entries_of(&mut self, dir: &OwnedFd, rel: &str) -> Option<Vec<CString>> {
+        entries(dir)
+            .map_err(|e| self.kept.push(format!("{rel} (cannot read it: {e})")))
+            .ok()
+    }
+
+    /// Unlink file `name` of `dir` (shown as `shown`); one gone meanwhile is no error.
+    pub fn unlink(&mut self, dir: &OwnedFd, name: &CStr, shown: &str) {
+        match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
+            Ok(()) => self.files += 1,
+            Err(Errno::NOENT) => {}
+            Err(e) => self.kept.push(format!("{shown} (unlink: {e})")),
+        }
+    }
+
+    /// Remove directory `name` of `dir` (shown as `shown`) if it ended empty.
+    pub fn rmdir(&mut self, dir: &OwnedFd, name: &CStr, shown: &str) {
+        match rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR) {
+            Ok(()) => self.dirs += 1,
+            Err(Errno::NOENT) => {}
+            // What it still holds was reported when it was swept.
+            Err(Errno::NOTEMPTY | Errno::EXIST) => {}
+            Err(e) => self.kept.push(format!("{shown} (rmdir: {e})")),
+        }
+    }
+}
+
+#[cfg(test)]
+impl Swept {
+    /// Assert that each of `names` is part of an entry the sweep kept (and reported).
+    #[track_caller]
+    pub fn assert_kept(&self, names: &[&str]) {
+        for kept in names {
+            assert!(
+                self.kept.iter().any(|k| k.contains(kept)),
+                "{kept} not reported: {:?}",
+                self.kept
+            );
+        }
+    }
+}
+
+/// A canonical decimal number (no sign, no leading zero: no engine writes one), and the rest
+/// of `s`.
+pub fn number(s: &[u8]) -> Option<(u64, &[u8])> {
+    let n = s.iter().take_while(|c| c.is_ascii_digit()).count();
+    if n == 0 || n > 20 || (n > 1 && s[0] == b'0') {
+        return None;
+    }
+    let v = std::str::from_utf8(&s[..n]).ok()?.parse().ok()?;
+    Some((v, &s[n..]))
+}
+
 /// Open directory `name` in `parent`, never through a symbolic link.
 pub fn open_dir(parent: &OwnedFd, name: &CStr) -> rustix::io::Result<OwnedFd> {
     rustix::fs::openat(

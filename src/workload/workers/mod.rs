@@ -145,6 +145,27 @@ where
     Ok(handles)
 }
 
+/// The first error of a run's workers and coordinator, kept for the end of the run (the
+/// later ones are most often its consequences).
+#[derive(Debug, Default)]
+pub struct FirstError(Mutex<Option<anyhow::Error>>);
+
+impl FirstError {
+    /// Keep `e` unless an error came before it.
+    pub fn note(&self, e: anyhow::Error) {
+        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        g.get_or_insert(e);
+    }
+
+    /// The error kept, if any.
+    pub fn into_result(self) -> anyhow::Result<()> {
+        self.0
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .map_or(Ok(()), Err)
+    }
+}
+
 /// One counter per worker, each on a cache line of its own (128 bytes: two lines on CPUs
 /// whose prefetcher fetches lines in pairs).
 #[repr(align(128))]
