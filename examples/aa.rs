@@ -305,11 +305,10 @@ fn study(
                     status: TrialStatus::Ok,
                     error: None,
                     cache_policy: "cold".into(),
-                    started_at: String::new(),
-                    finished_at: String::new(),
-                    wall_seconds: 1.0,
-                    interference: None,
-                    settle_seconds: None,
+                    window: RunWindow {
+                        wall_seconds: 1.0,
+                        ..RunWindow::default()
+                    },
                     excluded: None,
                     samples,
                     timeline: Vec::new(),

@@ -355,7 +355,7 @@ fn interference_warnings(
                 .collect();
             let reps: Vec<(i64, String)> = counted
                 .iter()
-                .filter_map(|t| Some((t.repetition, t.interference.clone()?)))
+                .filter_map(|t| Some((t.repetition, t.window.interference.clone()?)))
                 .collect();
             let left_out: Vec<(i64, String, &str)> = d
                 .trials
@@ -364,7 +364,7 @@ fn interference_warnings(
                 .filter_map(|t| {
                     Some((
                         t.repetition,
-                        t.interference.clone()?,
+                        t.window.interference.clone()?,
                         t.excluded.as_deref()?,
                     ))
                 })
@@ -471,7 +471,7 @@ fn fill_stats(wr: &mut WorkloadReport, trials: &[&TrialRow], cells: &[CellInfo],
                     .iter()
                     .find(|m| &m.phase == phase && &m.name == name && m.unit == *unit)
                 {
-                    if t.interference.is_some() {
+                    if t.window.interference.is_some() {
                         disturbed.push(values.len());
                     }
                     values.push(m.value);

@@ -151,12 +151,12 @@ pub fn timing(d: &StudyData, sources: &[super::model::Source]) -> Option<SourceT
         let mut first: Option<(chrono::DateTime<chrono::FixedOffset>, &str)> = None;
         let mut last: Option<(chrono::DateTime<chrono::FixedOffset>, &str)> = None;
         for t in trials {
-            let (start, end) = (at(&t.started_at)?, at(&t.finished_at)?);
+            let (start, end) = (at(&t.window.started_at)?, at(&t.window.finished_at)?);
             if first.map_or(true, |(f, _)| start < f) {
-                first = Some((start, &t.started_at));
+                first = Some((start, &t.window.started_at));
             }
             if last.map_or(true, |(l, _)| end > l) {
-                last = Some((end, &t.finished_at));
+                last = Some((end, &t.window.finished_at));
             }
         }
         let (first, last) = (first?, last?);

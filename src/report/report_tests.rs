@@ -123,8 +123,7 @@ pub(super) fn study_disturbed(
                 .record_trial(&NewTrial {
                     order_index: order,
                     cache_policy: wl.policy,
-                    interference: disturbed(c, rep),
-                    ..NewTrial::counted(*id, w, rep, &m)
+                    ..NewTrial::counted(*id, w, rep, &m).around(disturbed(c, rep), None)
                 })
                 .unwrap();
             order += 1;
@@ -984,9 +983,9 @@ fn rerun_first(store: &mut Store, id: i64, rep: u32, line: &str) {
             order_index: 99,
             status: TrialStatus::Discarded,
             cache_policy: "cold",
-            interference: Some(line.into()),
             excluded: Some("rerun"),
             ..NewTrial::counted(d.cells[0].id, d.workloads[0].id, rep, &wild)
+                .around(Some(line.into()), None)
         })
         .unwrap();
 }

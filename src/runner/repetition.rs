@@ -9,7 +9,7 @@
 
 use crate::metric::{Histogram, Metric};
 use crate::stats::adaptive::{self, Disturbed, Fate};
-use crate::store::{self, NewTrial, TrialStatus};
+use crate::store::{self, NewTrial, RunWindow, TrialStatus};
 use crate::workload::{Creates, Observer, Target, Workload};
 use std::time::Instant;
 
@@ -50,21 +50,11 @@ pub struct Slot<'a> {
 pub struct Repetition {
     /// How it ended.
     pub outcome: Outcome,
-    /// When it started (RFC 3339 UTC).
-    pub started_at: String,
-    /// When it ended.
-    pub finished_at: String,
-    /// Wall-clock seconds including the untimed set-up and cleanup.
-    pub wall_seconds: f64,
+    /// When it ran, and how quiet the machine was (the runner fills in the latter).
+    pub window: RunWindow,
     /// What cleanup could not do after the run had already failed (the run's error decides
     /// the outcome; these are said besides).
     pub warnings: Vec<String>,
-    /// Why the machine was not quiet during it (other I/O, steal, load, other CPU), if it
-    /// was not; `None` when quiet or not measured.
-    pub interference: Option<String>,
-    /// How long the runner waited for a quiet machine before it (`[repetitions] settle`,
-    /// `--settle`); `None` when not asked.
-    pub settle_seconds: Option<f64>,
     /// Its time series, sampled once a second (`--timeline`); empty when not asked.
     pub timeline: Vec<crate::metric::TimePoint>,
 }
@@ -135,12 +125,13 @@ pub fn run_one<W: Workload + ?Sized>(
     };
     Repetition {
         outcome,
-        started_at,
-        finished_at: store::now(),
-        wall_seconds: t0.elapsed().as_secs_f64(),
+        window: RunWindow {
+            started_at,
+            finished_at: store::now(),
+            wall_seconds: t0.elapsed().as_secs_f64(),
+            ..RunWindow::default()
+        },
         warnings,
-        interference: None,
-        settle_seconds: None,
         timeline: Vec::new(),
     }
 }
@@ -204,13 +195,9 @@ impl Repetition {
             status,
             error,
             cache_policy: at.cache_policy,
-            started_at: self.started_at.clone(),
-            finished_at: self.finished_at.clone(),
-            wall_seconds: self.wall_seconds,
+            window: self.window.clone(),
             metrics,
             histograms,
-            interference: self.interference.clone(),
-            settle_seconds: self.settle_seconds,
             timeline: &self.timeline,
             excluded: None,
         }
@@ -221,7 +208,7 @@ impl Repetition {
     /// was not quiet is judged by `policy` (`reruns`: how many of its series were re-run
     /// already, `max`: how many the series may count); every other one counts as it is.
     pub fn fate(&self, policy: Disturbed, counted: bool, reruns: u32, max: u32) -> Fate {
-        match (&self.interference, &self.outcome) {
+        match (&self.window.interference, &self.outcome) {
             (Some(_), Outcome::Done { .. }) if counted => adaptive::fate(policy, true, reruns, max),
             _ => Fate::Count,
         }
@@ -250,12 +237,14 @@ mod tests {
     fn rep(outcome: Outcome, disturbed: bool) -> Repetition {
         Repetition {
             outcome,
-            started_at: "2026-01-01T00:00:00Z".into(),
-            finished_at: "2026-01-01T00:00:01Z".into(),
-            wall_seconds: 1.0,
+            window: RunWindow {
+                started_at: "2026-01-01T00:00:00Z".into(),
+                finished_at: "2026-01-01T00:00:01Z".into(),
+                wall_seconds: 1.0,
+                interference: disturbed.then(|| "other I/O".to_string()),
+                settle_seconds: None,
+            },
             warnings: Vec::new(),
-            interference: disturbed.then(|| "other I/O".to_string()),
-            settle_seconds: None,
             timeline: Vec::new(),
         }
     }

@@ -124,9 +124,9 @@ impl Series {
         ok.sort_by_key(|t| t.repetition);
         for t in ok {
             if t.status == crate::store::TrialStatus::Ok {
-                self.add(&t.samples, t.wall_seconds);
+                self.add(&t.samples, t.window.wall_seconds);
             } else {
-                self.add_dropped(t.wall_seconds);
+                self.add_dropped(t.window.wall_seconds);
             }
         }
         self.reruns = trials

@@ -387,8 +387,8 @@ pub fn run_observed<W: crate::workload::Workload + ?Sized>(
     };
     let (extra, verdict) = tele.finish();
     r.add_metrics(extra);
-    r.interference = verdict.filter(|v| !v.is_quiet()).map(|v| v.to_string());
-    r.settle_seconds = waited.map(|w| w.as_secs_f64());
+    r.window.interference = verdict.filter(|v| !v.is_quiet()).map(|v| v.to_string());
+    r.window.settle_seconds = waited.map(|w| w.as_secs_f64());
     r.timeline = tele.take_timeline();
     r
 }

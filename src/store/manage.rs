@@ -513,8 +513,8 @@ impl Store {
                                     started_at, finished_at, wall_seconds, interference, settle_seconds, excluded)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 params![map(&cells, t.cell_id)?, map(&workloads, t.workload_id)?, t.repetition,
-                        t.order_index, t.status, t.error, t.cache_policy, t.started_at, t.finished_at,
-                        t.wall_seconds, t.interference, t.settle_seconds, t.excluded],
+                        t.order_index, t.status, t.error, t.cache_policy, t.window.started_at, t.window.finished_at,
+                        t.window.wall_seconds, t.window.interference, t.window.settle_seconds, t.excluded],
             )
             .map_err(fail("copying a repetition"))?;
             let tid = c.last_insert_rowid();

@@ -78,6 +78,25 @@ pub struct NewCell {
     pub config: serde_json::Value,
 }
 
+/// When a repetition ran and how quiet the machine was around it: what the runner measured
+/// besides the engine's metrics, kept with the repetition and stored with its trial.
+#[derive(Debug, Clone, Default, serde::Serialize, PartialEq)]
+pub struct RunWindow {
+    /// Start time (RFC 3339, UTC).
+    pub started_at: String,
+    /// End time (RFC 3339, UTC).
+    pub finished_at: String,
+    /// Wall-clock seconds of the whole repetition, including its untimed set-up and cleanup.
+    pub wall_seconds: f64,
+    /// Why the machine was not quiet during it (other I/O, steal, load, other CPU), in one
+    /// line (stored with line breaks folded to `; `); `None` when it was quiet, nobody
+    /// measured, or it was stored before schema version 3.
+    pub interference: Option<String>,
+    /// Seconds the runner waited for a quiet machine before it (`[repetitions] settle`,
+    /// `--settle`); `None` when not asked (or stored before schema version 3).
+    pub settle_seconds: Option<f64>,
+}
+
 /// One repetition of one workload on one cell, ready to be written.
 #[derive(Debug, Clone)]
 pub struct NewTrial<'a> {
@@ -95,22 +114,12 @@ pub struct NewTrial<'a> {
     pub error: Option<String>,
     /// The cache policy applied before it (`cold`, `warm`, `fresh`, `none`).
     pub cache_policy: &'a str,
-    /// Start time (RFC 3339, UTC).
-    pub started_at: String,
-    /// End time (RFC 3339, UTC).
-    pub finished_at: String,
-    /// Wall-clock seconds of the whole repetition including untimed set-up.
-    pub wall_seconds: f64,
+    /// When it ran, and how quiet the machine was.
+    pub window: RunWindow,
     /// The measured values.
     pub metrics: &'a [Metric],
     /// Latency histograms, if the engine produced any.
     pub histograms: &'a [Histogram],
-    /// Why the machine was not quiet during it, in one line (stored with line breaks folded
-    /// to `; `); `None` when it was quiet or nobody measured.
-    pub interference: Option<String>,
-    /// Seconds the runner waited for the machine to be quiet before it; `None` when it was
-    /// not asked to wait.
-    pub settle_seconds: Option<f64>,
     /// Its time series (`--timeline`); empty when not asked.
     pub timeline: &'a [crate::metric::TimePoint],
     /// Why a completed repetition is left out of the statistics (`rerun`, `dropped`: it was
@@ -150,16 +159,25 @@ impl<'a> NewTrial<'a> {
             status: TrialStatus::Ok,
             error: None,
             cache_policy: "none",
-            started_at: "t".into(),
-            finished_at: "t".into(),
-            wall_seconds: 1.0,
+            window: RunWindow {
+                started_at: "t".into(),
+                finished_at: "t".into(),
+                wall_seconds: 1.0,
+                ..RunWindow::default()
+            },
             metrics,
             histograms: &[],
-            interference: None,
-            settle_seconds: None,
             timeline: &[],
             excluded: None,
         }
+    }
+
+    /// For tests: the same trial, with the machine disturbed by `why` around it (`None`:
+    /// quiet) and `settled` seconds waited before it.
+    pub(crate) fn around(mut self, why: Option<String>, settled: Option<f64>) -> NewTrial<'a> {
+        self.window.interference = why;
+        self.window.settle_seconds = settled;
+        self
     }
 }
 

@@ -368,8 +368,8 @@ fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
         assert_eq!(st.list_studies().unwrap().len(), 8);
         let d = st.load(7).unwrap().unwrap();
         assert_eq!(d.study.name, "noisy-small-trees");
-        assert!(d.trials.iter().all(|t| t.interference.is_none()
-            && t.settle_seconds.is_none()
+        assert!(d.trials.iter().all(|t| t.window.interference.is_none()
+            && t.window.settle_seconds.is_none()
             && t.excluded.is_none()));
         d
     };
@@ -415,14 +415,18 @@ fn the_version_2_fixture_is_read_as_is_and_migrated_to_3_keeping_every_row() {
     let new = NewTrial {
         order_index: 99,
         cache_policy: "fresh",
-        interference: Some("vda: 3 MB written by other processes".into()),
-        settle_seconds: Some(4.0),
-        ..NewTrial::counted(cell, workload, 5, &[])
+        ..NewTrial::counted(cell, workload, 5, &[]).around(
+            Some("vda: 3 MB written by other processes".into()),
+            Some(4.0),
+        )
     };
     st.record_trial(&new).unwrap();
     let last = st.load(7).unwrap().unwrap().trials.pop().unwrap();
     assert_eq!(
-        (last.interference.as_deref(), last.settle_seconds),
+        (
+            last.window.interference.as_deref(),
+            last.window.settle_seconds
+        ),
         (Some("vda: 3 MB written by other processes"), Some(4.0))
     );
     assert!(st

@@ -108,18 +108,9 @@ pub struct TrialRow {
     pub error: Option<String>,
     /// Cache policy applied (a word this fslab does not know is kept as stored).
     pub cache_policy: Stored<CachePolicy>,
-    /// Start time.
-    pub started_at: String,
-    /// End time.
-    pub finished_at: String,
-    /// Wall seconds.
-    pub wall_seconds: f64,
-    /// Why the machine was not quiet during it (one line); `None` when quiet, not measured,
-    /// or stored before schema version 3.
-    pub interference: Option<String>,
-    /// Seconds waited for a quiet machine before it; `None` when not asked (or before
-    /// schema version 3).
-    pub settle_seconds: Option<f64>,
+    /// When it ran, and how quiet the machine was (its keys stand among the row's own).
+    #[serde(flatten)]
+    pub window: super::RunWindow,
     /// Why a completed repetition is left out of the statistics: `rerun` or `dropped`
     /// (disturbed, under `disturbed = "repeat"` or `"drop"`; status `discarded`); `None`
     /// otherwise and before schema version 6.

@@ -136,18 +136,17 @@ fn interference_and_settling_round_trip_and_default_to_unknown() {
     store
         .record_trial(&NewTrial {
             cache_policy: "fresh",
-            interference: Some(
-                "  cpu busy: 2 other processes running\n\nsda: 40 MB written by others \n".into(),
-            ),
-            settle_seconds: Some(12.5),
-            ..NewTrial::counted(c, w, 1, &m)
+            ..NewTrial::counted(c, w, 1, &m).around(
+                Some(
+                    "  cpu busy: 2 other processes running\n\nsda: 40 MB written by others \n"
+                        .into(),
+                ),
+                Some(12.5),
+            )
         })
         .unwrap();
     store
-        .record_trial(&NewTrial {
-            interference: Some(" \n ".into()),
-            ..NewTrial::counted(c, w, 2, &m)
-        })
+        .record_trial(&NewTrial::counted(c, w, 2, &m).around(Some(" \n ".into()), None))
         .unwrap();
     // A cache-policy word this fslab does not know (the column takes any word) still loads.
     store
@@ -160,17 +159,23 @@ fn interference_and_settling_round_trip_and_default_to_unknown() {
     assert_eq!(t[0].cache_policy, Stored::Known(CachePolicy::Fresh));
     assert_eq!(t[2].cache_policy, Stored::Other("drop".into()));
     assert_eq!(
-        t[0].interference.as_deref(),
+        t[0].window.interference.as_deref(),
         Some("cpu busy: 2 other processes running; sda: 40 MB written by others")
     );
-    assert_eq!(t[0].settle_seconds, Some(12.5));
+    assert_eq!(t[0].window.settle_seconds, Some(12.5));
     // A blank reason is no reason: NULL means quiet or not measured.
     assert_eq!(
-        (t[1].interference.as_deref(), t[1].settle_seconds),
+        (
+            t[1].window.interference.as_deref(),
+            t[1].window.settle_seconds
+        ),
         (None, None)
     );
     assert_eq!(
-        (t[2].interference.as_deref(), t[2].settle_seconds),
+        (
+            t[2].window.interference.as_deref(),
+            t[2].window.settle_seconds
+        ),
         (None, None)
     );
 }
@@ -184,9 +189,9 @@ fn a_disturbed_repetition_left_out_keeps_its_number_beside_the_one_that_counts()
     store
         .record_trial(&NewTrial {
             status: TrialStatus::Discarded,
-            interference: Some("2.0 GiB of other I/O on vda".into()),
             excluded: Some("rerun"),
             ..NewTrial::counted(c, w, 2, &m)
+                .around(Some("2.0 GiB of other I/O on vda".into()), None)
         })
         .unwrap();
     store.record_trial(&NewTrial::counted(c, w, 2, &m)).unwrap();

@@ -176,11 +176,11 @@ impl Store {
                 t.status,
                 t.error,
                 t.cache_policy,
-                t.started_at,
-                t.finished_at,
-                t.wall_seconds,
-                t.interference.as_deref().and_then(one_line),
-                t.settle_seconds,
+                t.window.started_at,
+                t.window.finished_at,
+                t.window.wall_seconds,
+                t.window.interference.as_deref().and_then(one_line),
+                t.window.settle_seconds,
                 t.excluded
             ],
         )

@@ -10,7 +10,8 @@
 use fslab::metric::{Histogram, Metric, Unit};
 use fslab::stats::adaptive::StopReason;
 use fslab::store::{
-    CellStatus, NewCell, NewStudy, NewTrial, SeriesStatus, Store, StudyStatus, TrialStatus,
+    CellStatus, NewCell, NewStudy, NewTrial, RunWindow, SeriesStatus, Store, StudyStatus,
+    TrialStatus,
 };
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use serde_json::json;
@@ -149,13 +150,15 @@ impl<'a> Builder<'a> {
                 status: TrialStatus::parse(status).expect("a trial status"),
                 error: error.map(str::to_string),
                 cache_policy: "cold",
-                started_at: t.clone(),
-                finished_at: t,
-                wall_seconds: 1.5,
+                window: RunWindow {
+                    started_at: t.clone(),
+                    finished_at: t,
+                    wall_seconds: 1.5,
+                    interference: self.disturbed.take(),
+                    settle_seconds: None,
+                },
                 metrics,
                 histograms: hists,
-                interference: self.disturbed.take(),
-                settle_seconds: None,
                 timeline: &[],
                 excluded: None,
             })

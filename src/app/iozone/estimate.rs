@@ -128,7 +128,7 @@ fn measured(store: &crate::store::Store, id: i64, s: &Setup) -> Option<Rate> {
     let passes = passes(&tests).len();
     let (mut bytes, mut secs) = (0.0, 0.0);
     for t in store.trials(id).ok()? {
-        if t.status != crate::store::TrialStatus::Ok || t.wall_seconds <= 0.0 {
+        if t.status != crate::store::TrialStatus::Ok || t.window.wall_seconds <= 0.0 {
             continue;
         }
         let Some(kib) = cells
@@ -140,7 +140,7 @@ fn measured(store: &crate::store::Store, id: i64, s: &Setup) -> Option<Rate> {
             continue;
         };
         bytes += moved(kib, passes, workers) as f64;
-        secs += t.wall_seconds;
+        secs += t.window.wall_seconds;
     }
     (bytes > 0.0 && secs > 0.0).then_some(Rate {
         bytes_per_sec: bytes / secs,
@@ -216,12 +216,12 @@ mod tests {
         let w = st.add_workload(id, 0, "iozone", "iozone", &params).unwrap();
         for rep in 1..=2 {
             let m = [Metric::new("write", "elapsed", Unit::Seconds, secs / 4.0)];
-            st.record_trial(&NewTrial {
+            let mut t = NewTrial {
                 order_index: rep - 1,
-                wall_seconds: secs,
                 ..NewTrial::counted(cell, w, rep, &m)
-            })
-            .unwrap();
+            };
+            t.window.wall_seconds = secs;
+            st.record_trial(&t).unwrap();
         }
         id
     }

@@ -91,7 +91,7 @@ fn measured_times(
             .find(|k| k.as_str() == w.kind)?;
         acc.entry((c.label.clone(), w.label.clone()))
             .or_insert_with(|| Series::new(0, 0, kind))
-            .add(&t.samples, t.wall_seconds);
+            .add(&t.samples, t.window.wall_seconds);
     }
     if acc.is_empty() {
         return None;

@@ -146,8 +146,8 @@ impl Runner<'_> {
         };
         // A study's repetition includes the cache policy applied before it (the remount), for
         // the budget and the ETA.
-        r.started_at = started_at;
-        r.wall_seconds = t0.elapsed().as_secs_f64();
+        r.window.started_at = started_at;
+        r.window.wall_seconds = t0.elapsed().as_secs_f64();
         for w in &r.warnings {
             self.show.println(&format!("warning: {w}"));
         }
@@ -161,7 +161,7 @@ impl Runner<'_> {
         }
         match r.outcome {
             Outcome::Done { metrics, .. } => {
-                self.account(si, counted, fate, &metrics, (&what, r.wall_seconds))?;
+                self.account(si, counted, fate, &metrics, (&what, r.window.wall_seconds))?;
                 Ok(RepEnd::Ok)
             }
             Outcome::Failed(err) | Outcome::Interrupted(err) => Ok(RepEnd::Failed {
@@ -226,7 +226,7 @@ impl Runner<'_> {
         let policy = self.reps.disturbed;
         let fate = r.fate(policy, counted, self.series[si].reruns, self.rule.max);
         if counted {
-            self.disturbance.add(r.interference.as_deref(), fate);
+            self.disturbance.add(r.window.interference.as_deref(), fate);
         }
         let at = Slot {
             cell: c,
@@ -238,7 +238,7 @@ impl Runner<'_> {
         let trial = r.row(fate, at, counted);
         self.store.record_trial(&trial)?;
         self.order_index += 1;
-        let why = r.interference.clone().unwrap_or_default();
+        let why = r.window.interference.clone().unwrap_or_default();
         let words = (policy, self.show.policy(policy));
         if let Some(line) = fate_line(fate, what, &why, words, self.series[si].reruns) {
             self.show.println(&line);

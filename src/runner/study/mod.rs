@@ -265,7 +265,7 @@ pub fn run(mut r: StudyRun<'_>) -> Result<Outcome> {
         &trials,
         (&rule, &r.design),
     )?;
-    let spent_before: f64 = trials.iter().map(|t| t.wall_seconds).sum();
+    let spent_before: f64 = trials.iter().map(|t| t.window.wall_seconds).sum();
 
     // What killed runs left, then our own run directory.
     let cleaned = state::cleanup(&r.workdir, r.exec.as_ref(), Duration::from_secs(10));
