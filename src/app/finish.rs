@@ -4,7 +4,7 @@
 //! where the run is stored). An engine adds only what is its own: its part of the document
 //! and the lines it prints before the tail.
 
-use super::rundoc::{self, MetricRow, Outcome, Ran, RunDoc, Subject};
+use super::rundoc::{self, MetricRow, Outcome, Ran, RunDoc, Subject, UnderMpi};
 use crate::cli::RunArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
@@ -15,7 +15,7 @@ use crate::store::Store;
 use crate::workload::{Observer, Target, Workload, WorkloadKind};
 use anyhow::Result;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A run's repetitions and their summary, as the run document holds them (none for an
 /// IOzone sweep, which has them per point).
@@ -198,8 +198,8 @@ impl<R> Ended for crate::runner::adhoc::Ran<R> {
     }
 }
 
-/// What a one-cell engine command records: its engine, its parameters as stored, its label,
-/// the options every engine command shares and the results database (`--db`). The engine
+/// What a one-cell engine command records: its engine, its parameters, its label, the
+/// options every engine command shares, the store and, under MPI, the job. The engine
 /// brings its own parts to [`Recorded::run`] (its workload, progress and what it does after
 /// each repetition) and to [`EngineRan::print`] (its part of the document, its lines).
 pub(crate) struct Recorded<'a> {
@@ -207,7 +207,8 @@ pub(crate) struct Recorded<'a> {
     params: serde_json::Value,
     label: String,
     options: &'a RunArgs,
-    db: Option<PathBuf>,
+    store: Option<Store>,
+    mpi: Option<UnderMpi>,
 }
 
 /// A one-cell engine command that ran: the results, their summary and the warnings.
@@ -221,49 +222,59 @@ pub(crate) struct EngineRan {
 }
 
 impl<'a> Recorded<'a> {
-    /// `kind` run with `params` under `label`, with the common `options`, stored in `db`.
+    /// `kind` run with `params` under `label`, with the common `options`, stored in `store`
+    /// ([`store_for`]; under MPI rank 0's, none on the others).
     pub fn new(
         kind: WorkloadKind,
         params: &impl Serialize,
         label: String,
         options: &'a RunArgs,
-        db: Option<PathBuf>,
+        store: Option<Store>,
     ) -> Result<Self> {
         Ok(Recorded {
             kind,
             params: serde_json::to_value(params)?,
             label,
             options,
-            db,
+            store,
+            mpi: None,
         })
     }
 
+    /// The same run by every rank of the MPI job `mpi`: stored with the job among its
+    /// parameters, its command line with `mpiexec -n N` in front.
+    #[cfg(feature = "mpi")]
+    pub fn under(self, mpi: &UnderMpi) -> Self {
+        let mpi = Some(mpi.clone());
+        Recorded { mpi, ..self }
+    }
+
     /// What the run document says ran: this engine with these parameters in `dir`,
-    /// `--repeat` times.
+    /// `--repeat` times (under MPI, by the job's ranks).
     pub fn subject<'d>(&self, dir: &'d Path) -> Result<Subject<'d>> {
-        Subject::new(self.kind, dir, &self.params, self.options.repeat)
+        let s = Subject::new(self.kind, dir, &self.params, self.options.repeat)?;
+        Ok(s.under(self.mpi.as_ref()))
     }
 
     /// Run it (`--repeat` times, stored unless `--no-store`) and summarise it. `steps` shows
     /// where the run is (`rep 2/3 · ETA 00:11`).
     pub fn run<W: Workload>(
-        &self,
+        &mut self,
         engine: &mut W,
         target: &Target,
         obs: &dyn Observer,
         steps: Option<&dyn Steps>,
         on_rep: &mut dyn FnMut(u32, &[Metric], &W),
     ) -> Result<EngineRan> {
-        let (kind, params, run) = (self.kind, &self.params, self.options);
-        let mut store = store_for(run, self.db.clone())?;
-        let label = self.label.clone();
+        let (kind, params, run, mpi) = (self.kind, &self.params, self.options, &self.mpi);
         let mut options = run_options(
             kind.as_str(),
-            params.clone(),
-            label,
+            mpi.as_ref()
+                .map_or_else(|| params.clone(), |m| m.stored(params)),
+            self.label.clone(),
             run,
-            store.as_mut(),
-            None,
+            self.store.as_mut(),
+            mpi.as_ref().map(|m| m.ranks),
         );
         options.steps = steps;
         let result = adhoc::run(options, engine, target, obs, on_rep)?;

@@ -5,8 +5,8 @@ mod doc;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 
-use super::finish::{Recorded, StoredLine};
-use super::rundoc::{self, Planned, Subject};
+use super::finish::{store_for, EngineRan, Recorded, StoredLine};
+use super::rundoc::{self, Planned, Subject, UnderMpi};
 use crate::cli::DbenchArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
@@ -16,7 +16,7 @@ use crate::workload::dbench::{flags, generate, Dbench, DbenchParams, Loadfile, R
 use crate::workload::param::in_words;
 use crate::workload::{Observer, Target, Workload, WorkloadKind};
 use anyhow::Result;
-use doc::{DbenchPart, LoadfileDoc};
+use doc::{DbenchPart, LoadfileDoc, PER_RANK_UNITS};
 use std::path::{Path, PathBuf};
 
 /// Version of the JSON document printed by `--json`.
@@ -160,22 +160,11 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         }
     };
     let label = label(&params, a.load.loadfile.is_some(), None);
-    let recorded = Recorded::new(WorkloadKind::Dbench, &params, label, &a.run, db)?;
+    let store = store_for(&a.run, db)?;
+    let mut recorded = Recorded::new(WorkloadKind::Dbench, &params, label, &a.run, store)?;
     let ran = recorded.run(&mut engine, &target, &console, Some(&steps), &mut on_rep)?;
-    let doc = || {
-        let part = DbenchPart {
-            loadfile: LoadfileDoc::of(&params),
-            outcomes: Some(outcomes.iter().collect()),
-            per_rank: None,
-            per_rank_units: None,
-        };
-        Ok((recorded.subject(&dir)?, part))
-    };
-    ran.print(JSON_SCHEMA, json, doc, |end| {
-        print_repetitions_summary(&ran.sums, ran.result.reps.len());
-        // On failure the error is the one line; the failed trial is stored all the same.
-        end.print_tail(StoredLine::OnSuccess, "", a.run.quiet);
-    })?;
+    let ended = (&recorded, &ran, JSON_SCHEMA);
+    print_end(ended, (&a, &params, &dir), outcomes.iter().collect(), None)?;
     conclude(
         &params,
         &dir,
@@ -285,8 +274,33 @@ pub(super) fn subject<'a>(p: &DbenchParams, dir: &'a Path, repeat: u32) -> Resul
     Subject::new(WorkloadKind::Dbench, dir, p, repeat)
 }
 
+/// The end of the output (rank 0's under MPI, `mpi`): the run document, or the summary over
+/// the repetitions, the `--per-rank` table and the tail.
+pub(super) fn print_end(
+    (recorded, ran, schema): (&Recorded, &EngineRan, &'static str),
+    (a, params, dir): (&DbenchArgs, &DbenchParams, &Path),
+    outcomes: Vec<&RepOutcome>,
+    mpi: Option<&UnderMpi>,
+) -> Result<()> {
+    let doc = || {
+        let part = DbenchPart {
+            loadfile: LoadfileDoc::of(params),
+            outcomes: Some(outcomes),
+            per_rank: mpi.and_then(|m| m.per_rank.clone()),
+            per_rank_units: mpi.map(|_| PER_RANK_UNITS),
+        };
+        Ok((recorded.subject(dir)?, part))
+    };
+    ran.print(schema, a.run.json, doc, |end| {
+        print_repetitions_summary(&ran.sums, ran.result.reps.len());
+        UnderMpi::print_table(mpi);
+        // On failure the error is the one line; the failed trial is stored all the same.
+        end.print_tail(StoredLine::OnSuccess, "", a.run.quiet);
+    })
+}
+
 /// After several repetitions: the summary of the whole-run figures (phase `total`).
-pub(super) fn print_repetitions_summary(sums: &[MetricSummary], reps: usize) {
+fn print_repetitions_summary(sums: &[MetricSummary], reps: usize) {
     if reps > 1 {
         let totals: Vec<_> = sums
             .iter()

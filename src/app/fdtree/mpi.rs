@@ -3,17 +3,16 @@
 
 use super::mpi_report::{dry_run, rep_outcome, report, JobInfo};
 use super::params_from;
-use crate::app::finish::run_options;
+use crate::app::finish::{outcome, Recorded};
 use crate::cli::{FdtreeArgs, OutputFormat};
 use crate::mpi::comm::Comm;
 use crate::mpi::fdtree::{DistFdtree, Job, Layout};
 use crate::mpi::job;
 use crate::mpi::rank::Ranks;
-use crate::runner::adhoc;
 use crate::runner::progress::ProgressObserver;
 use crate::workload::fdtree::report::fdtree_report_counts;
 use crate::workload::fdtree::{Backend, FdtreeParams, Mode};
-use crate::workload::{Quiet, Target};
+use crate::workload::{Quiet, Target, WorkloadKind};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -114,7 +113,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         }
         return Ok(());
     }
-    let mut store = job::open_store(comm, a.run.no_store, db)?;
+    let store = job::open_store(comm, a.run.no_store, db)?;
     let target = Target::new(&dir);
     let bar = ProgressObserver::new(
         comm.is_root() && !a.run.quiet && format != OutputFormat::Json,
@@ -137,21 +136,14 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
             );
         }
     };
-    let mut options = run_options(
-        "fdtree",
-        job::params_with_mpi(&params, info.mpi_json())?,
-        label(&params, comm.size(), layout),
-        &a.run,
-        store.as_mut(),
-        Some(comm.size()),
-    );
+    let label = label(&params, comm.size(), layout);
+    let mpi = info.under_mpi();
+    let mut recorded =
+        Recorded::new(WorkloadKind::Fdtree, &params, label, &a.run, store)?.under(&mpi);
     // Disabled on the other ranks: only rank 0 shows where the run is.
-    options.steps = Some(&bar);
-    let result = adhoc::run(options, &mut engine, &target, obs, &mut on_rep)?;
+    let mut ran = recorded.run(&mut engine, &target, obs, Some(&bar), &mut on_rep)?;
     if comm.is_root() {
-        report(&info, &engine, &result, (&a, format))?;
+        report(&info, &engine, (&recorded, &mut ran), mpi, &a)?;
     }
-    result
-        .error
-        .map_or(Ok(()), |e| Err(crate::error::runtime(e)))
+    outcome(ran.result.error)
 }

@@ -1,16 +1,14 @@
 //! Rank 0's report of an MPI fdtree run: header, summary table, per-rank table, fdtree's
 //! format and the JSON document.
 
-use super::doc::{CountsDoc, FdtreePart, PER_RANK_UNITS};
-use crate::app::finish::{summarize, Ended, StoredLine};
-use crate::app::rundoc::{self, Subject};
-use crate::cli::{FdtreeArgs, OutputFormat};
+use super::doc::CountsDoc;
+use crate::app::finish::{EngineRan, Recorded};
+use crate::app::rundoc::UnderMpi;
+use crate::cli::FdtreeArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::fdtree::{DistFdtree, DistRep, Job, Layout};
 use crate::mpi::job;
 use crate::mpi::rank::{RankMode, Ranks};
-use crate::report::runsummary;
-use crate::runner::adhoc;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::{Backend, Phase, PhaseTiming, RepOutcome};
 use anyhow::Result;
@@ -43,10 +41,10 @@ pub(super) struct JobInfo<'a> {
 }
 
 impl JobInfo<'_> {
-    /// The MPI facts of the JSON document and the stored parameters.
-    pub(super) fn mpi_json(&self) -> serde_json::Value {
+    /// What the job adds to the stored parameters, the JSON document and the ending.
+    pub(super) fn under_mpi(&self) -> UnderMpi {
         let j = self.job;
-        job::mpi_json(
+        crate::app::mpi::under_mpi(
             self.comm,
             &[
                 ("layout", serde_json::json!(j.layout)),
@@ -123,16 +121,7 @@ pub(super) fn dry_run(info: &JobInfo, engine: &DistFdtree) {
         "fdtree {} under MPI ({n} ranks), dry run: nothing created",
         info.job.params.flags()
     );
-    let per_rank_dirs: Vec<u64> = (0..n)
-        .map(|r| engine.items_in(Phase::DirCreate, r))
-        .collect();
-    let lo = per_rank_dirs.iter().min().copied().unwrap_or(0);
-    let hi = per_rank_dirs.iter().max().copied().unwrap_or(0);
-    let per = if lo == hi {
-        format!("{lo} per rank")
-    } else {
-        format!("{lo}–{hi} per rank")
-    };
+    let per = job::per_rank((0..n).map(|r| engine.items_in(Phase::DirCreate, r)));
     crate::outln!("  directories: {} ({per})", t.dirs);
     crate::outln!(
         "  files:       {} ({} per rank, {} KiB each)",
@@ -154,62 +143,39 @@ pub(super) fn dry_run(info: &JobInfo, engine: &DistFdtree) {
     );
 }
 
-/// Rank 0's report in the command's `format` (`--json` or `--format`).
+/// Rank 0's report in the command's format (`--json` or `--format`): the engine's ending,
+/// given the job (`mpi`), with the MPI warnings, figures and table.
 pub(super) fn report(
     info: &JobInfo,
     engine: &Ranks<DistFdtree>,
-    result: &adhoc::AdhocResult,
-    (a, format): (&FdtreeArgs, OutputFormat),
+    (recorded, ran): (&Recorded, &mut EngineRan),
+    mpi: UnderMpi,
+    a: &FdtreeArgs,
 ) -> Result<()> {
-    let (sums, mut warnings) = summarize(
-        &result.reps,
-        a.run.min_phase,
-        crate::workload::WorkloadKind::Fdtree,
-        &serde_json::to_value(&info.job.params)?,
-    );
     if let Some(rep) = engine.reps.last() {
         for p in &rep.phases {
-            warnings.extend(crate::mpi::aggregate::warnings(p.phase, &p.agg));
+            ran.warnings
+                .extend(crate::mpi::aggregate::warnings(p.phase, &p.agg));
         }
     }
-    let end = result.ending(JSON_SCHEMA, &warnings);
-    if format == OutputFormat::Json {
-        let subject = Subject::new(
-            crate::workload::WorkloadKind::Fdtree,
-            info.dir,
-            &info.job.params,
-            a.run.repeat,
-        )?
-        .under_mpi(info.comm.size(), info.mpi_json());
-        return end.print_json(
-            subject,
-            rundoc::measured(&result.reps, &sums),
-            FdtreePart {
-                counts: CountsDoc::new(None, engine.mode.job_counts()),
-                sync_timed: info.job.params.sync,
-                per_rank: Some(serde_json::to_value(&engine.reps)?),
-                per_rank_units: Some(PER_RANK_UNITS),
-            },
-        );
+    let mut head = info.header(&engine.mode);
+    if let Some(rep) = engine.reps.last() {
+        head = format!("{head}\n{}", job::clock_line(&rep.clock));
     }
-    if format == OutputFormat::Table && !result.reps.is_empty() {
-        crate::outln!("{}", info.header(&engine.mode));
-        if let Some(rep) = engine.reps.last() {
-            crate::outln!("{}", job::clock_line(&rep.clock));
-        }
-        let shown: Vec<_> = sums
-            .into_iter()
-            .filter(|m| TABLE_METRICS.contains(&m.name.as_str()))
-            .collect();
-        crate::outln!("{}", runsummary::render_table(&shown));
-    }
-    if a.mpi.per_rank {
-        if let Some(rep) = engine.reps.last() {
-            crate::outln!("{}", per_rank_table(info, rep));
-        }
-    }
-    end.print_tail(StoredLine::Always, " --all (all metrics)", a.run.quiet);
-    Ok(())
+    let shown = ran
+        .sums
+        .iter()
+        .filter(|m| TABLE_METRICS.contains(&m.name.as_str()));
+    let mpi = mpi.with_reps(&engine.reps, a.mpi.per_rank, |rep| {
+        per_rank_table(info, rep)
+    })?;
+    super::print_end(
+        (recorded, &*ran, JSON_SCHEMA),
+        (a, &info.job.params, info.dir),
+        CountsDoc::new(None, engine.mode.job_counts()),
+        (head, shown.cloned().collect()),
+        Some(&mpi),
+    )
 }
 
 fn per_rank_table(info: &JobInfo, rep: &DistRep) -> String {

@@ -22,7 +22,7 @@ pub(crate) use output::splash;
 pub(crate) use setup::{cache_warning, factors, point_label, point_params, setup, Setup};
 
 use super::finish::{run_options, Ended, Ending, StoredLine};
-use super::rundoc::Subject;
+use super::rundoc::{Subject, UnderMpi};
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
@@ -124,7 +124,12 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         cache_warn.as_ref(),
     );
     let end = result.ending(JSON_SCHEMA, &warnings);
-    print_end(&a, &s, &result, &sums, &end)?;
+    print_end(
+        (&a, &s),
+        (&result, &sums),
+        (&end, subject(&s, a.run.repeat)?),
+        None,
+    )?;
     write_biff(a.biff.as_deref(), &s, &result)?;
     super::finish::outcome(result.error)
 }
@@ -183,28 +188,29 @@ fn progress(s: &Setup, enabled: bool, bytes_per_sec: f64) -> ProgressObserver {
         .with_estimate(1.0 / bytes_per_sec)
 }
 
-/// The end of the output: the run document, or IOzone's closing line, the summary over the
-/// repetitions (a table per point, or one for the sweep), `-R`'s Excel text and the tail.
-fn print_end(
-    a: &IozoneArgs,
-    s: &Setup,
-    result: &CellsResult,
-    sums: &[Vec<MetricSummary>],
-    end: &Ending<'_>,
+/// The end of the output (rank 0's under MPI, `mpi`): the run document about `subject`, or
+/// IOzone's closing line, the summary over the repetitions (a table per point, or one for
+/// the sweep), `-R`'s Excel text, the `--per-rank` table and the tail.
+pub(super) fn print_end(
+    (a, s): (&IozoneArgs, &Setup),
+    (result, sums): (&CellsResult, &[Vec<MetricSummary>]),
+    (end, subject): (&Ending<'_>, Subject<'_>),
+    mpi: Option<&UnderMpi>,
 ) -> Result<()> {
     let (tmode, repeat) = (s.base.throughput, a.run.repeat);
     let any = result.any_done();
     if a.run.json {
         end.print_json(
-            subject(s, repeat)?,
+            subject.under(mpi),
             (None, None),
+            // Under MPI one point, laid out as `fslab iozone --json` lays out its points.
             IozonePart {
                 mode: if tmode { "throughput" } else { "single" },
-                units: doc::Units::new(false),
+                units: doc::Units::new(mpi.is_some()),
                 points: doc::points(&s.plan.points, &result.reps, sums),
                 skipped_points: s.plan.skipped.iter().map(Into::into).collect(),
                 notes: &s.notes,
-                per_rank: None,
+                per_rank: mpi.and_then(|m| m.per_rank.clone()),
             },
         )?;
     } else {
@@ -225,6 +231,7 @@ fn print_end(
         if a.excel && any {
             crate::out!("{}", excel_text(s, &result.reps));
         }
+        UnderMpi::print_table(mpi);
         end.print_tail(StoredLine::Always, "", a.run.quiet);
     }
     Ok(())

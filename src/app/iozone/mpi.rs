@@ -4,7 +4,7 @@
 
 use super::mpi_report::{self as report, JobInfo};
 use super::{cache_warning, point_params, setup, splash, Setup};
-use crate::app::finish::run_options;
+use crate::app::finish::{outcome, run_options};
 use crate::cli::IozoneArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::iozone::DistIozone;
@@ -106,9 +106,10 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             crate::out!("{}", report::mpi_lines(r));
         }
     };
+    let mpi = info.under_mpi();
     let mut options = run_options(
         "iozone",
-        job::params_with_mpi(&params, info.mpi_json())?,
+        mpi.stored(&serde_json::to_value(&params)?),
         format!("{} ×{} ranks", params.label(), comm.size()),
         &a.run,
         store.as_mut(),
@@ -118,9 +119,13 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     options.steps = Some(&bar);
     let result = adhoc::run_cells(options, &mut cells, &target, obs, &mut on_rep)?;
     if root {
-        report::finish(&info, &a, &s, &cells[0].workload, &result, cache_warn)?;
+        report::finish(
+            &info,
+            (&a, &s),
+            &cells[0].workload,
+            &result,
+            (cache_warn, mpi),
+        )?;
     }
-    result
-        .error
-        .map_or(Ok(()), |e| Err(crate::error::runtime(e)))
+    outcome(result.error)
 }

@@ -1,16 +1,15 @@
 //! Rank 0's report of an MPI `iozone -t` run: the header, the MPI lines under IOzone's
 //! throughput lines, the per-rank table, the summary and the JSON document.
 
-use super::doc::{self, IozonePart};
 use super::output::summaries_and_warnings;
-use super::{excel_text, write_biff, Setup};
-use crate::app::finish::{Ended, StoredLine};
+use super::{print_end, write_biff, Setup};
+use crate::app::finish::Ended;
+use crate::app::rundoc::UnderMpi;
 use crate::cli::IozoneArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::iozone::{DistIozone, IozoneRep};
 use crate::mpi::rank::Ranks;
 use crate::mpi::{aggregate, job};
-use crate::report::runsummary;
 use crate::runner::adhoc::CellsResult;
 use crate::workload::iozone::IozoneParams;
 use anyhow::Result;
@@ -31,9 +30,9 @@ pub(super) struct JobInfo<'a> {
 }
 
 impl JobInfo<'_> {
-    /// The MPI facts of the JSON document and the stored parameters.
-    pub(super) fn mpi_json(&self) -> serde_json::Value {
-        job::mpi_json(
+    /// What the job adds to the stored parameters, the JSON document and the ending.
+    pub(super) fn under_mpi(&self) -> UnderMpi {
+        crate::app::mpi::under_mpi(
             self.comm,
             &[
                 ("workers_per_rank", 1.into()),
@@ -110,14 +109,14 @@ fn per_rank_table(comm: &Comm, rep: &IozoneRep) -> String {
     job::rank_table(head, &[0, 2, 7], rows.collect())
 }
 
-/// Rank 0, after the run: summary, `-R`/`-b`, per-rank table, warnings, or the JSON document.
+/// Rank 0, after the run: the engine's ending, given the job (`mpi`), with the MPI warnings,
+/// figures and table; then `-b`.
 pub(super) fn finish(
     info: &JobInfo,
-    a: &IozoneArgs,
-    s: &Setup,
+    (a, s): (&IozoneArgs, &Setup),
     engine: &Ranks<DistIozone>,
     result: &CellsResult,
-    cache_warn: Option<String>,
+    (cache_warn, mpi): (Option<String>, UnderMpi),
 ) -> Result<()> {
     let (sums, mut warns) = summaries_and_warnings(
         &s.plan.points,
@@ -135,42 +134,13 @@ pub(super) fn finish(
             warns.extend(aggregate::warnings_with(p.phase, &p.agg, advice));
         }
     }
-    let any = result.any_done();
     let end = result.ending(JSON_SCHEMA, &warns);
-    if a.run.json {
-        let mut subject = super::subject(s, a.run.repeat)?;
-        subject.params = serde_json::to_value(info.params)?;
-        subject.directory = info.dir;
-        end.print_json(
-            subject.under_mpi(info.comm.size(), info.mpi_json()),
-            (None, None),
-            // One point, laid out as `fslab iozone --json` lays out its points.
-            IozonePart {
-                mode: "throughput",
-                units: doc::Units::new(true),
-                points: doc::points(&s.plan.points, &result.reps, &sums),
-                skipped_points: Vec::new(),
-                notes: &s.notes,
-                per_rank: Some(serde_json::to_value(&engine.reps)?),
-            },
-        )?;
-    } else {
-        if any && a.run.repeat > 1 {
-            crate::outln!();
-            crate::outln!(
-                "{}",
-                runsummary::render_table(&crate::app::finish::engine_only(&sums[0]))
-            );
-        }
-        if a.excel && any {
-            crate::out!("{}", excel_text(s, &result.reps));
-        }
-        if a.mpi.per_rank {
-            if let Some(rep) = engine.reps.last() {
-                crate::outln!("{}", per_rank_table(info.comm, rep));
-            }
-        }
-        end.print_tail(StoredLine::Always, "", a.run.quiet);
-    }
+    let mut subject = super::subject(s, a.run.repeat)?;
+    subject.params = serde_json::to_value(info.params)?;
+    subject.directory = info.dir;
+    let mpi = mpi.with_reps(&engine.reps, a.mpi.per_rank, |rep| {
+        per_rank_table(info.comm, rep)
+    })?;
+    print_end((a, s), (result, &sums), (&end, subject), Some(&mpi))?;
     write_biff(a.biff.as_deref(), s, result)
 }
