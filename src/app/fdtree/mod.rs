@@ -4,8 +4,6 @@
 mod doc;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
-#[cfg(feature = "mpi")]
-mod mpi_report;
 
 use super::finish::{engine_only, outcome, store_for, EngineRan, Recorded, StoredLine};
 use super::rundoc::{self, Planned, Subject, UnderMpi};

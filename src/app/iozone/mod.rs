@@ -12,8 +12,6 @@ mod estimate;
 mod excel;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
-#[cfg(feature = "mpi")]
-mod mpi_report;
 mod output;
 mod setup;
 
