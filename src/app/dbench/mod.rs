@@ -139,23 +139,11 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         quiet: a.run.quiet,
     };
     console.message(&header(&params, &target));
-    // dbench prints its own line a second: repetitions are counted in plain lines on stderr.
-    let mut steps = ProgressObserver::new(!a.run.quiet, "dbench").lines_only();
-    if !params.run_once {
-        // Warm-up and run are timed, so the first repetition's length is known beforehand.
-        steps = steps.with_estimate((params.warmup + params.duration).as_secs_f64());
-    }
+    let steps = steps(&params, !a.run.quiet);
     let mut outcomes: Vec<RepOutcome> = Vec::new();
-    let (json, repeat) = (a.run.json, a.run.repeat);
-    let shown = params.clone();
     let mut on_rep = |rep: u32, _m: &[Metric], w: &Dbench| {
         if let Some(o) = w.last.clone() {
-            if !json {
-                if repeat > 1 {
-                    crate::outln!("\nrepetition {rep} of {repeat}:");
-                }
-                crate::outln!("\n{}", report(&shown, &o));
-            }
+            print_rep(&a, &params, rep, &o);
             outcomes.push(o);
         }
     };
@@ -172,6 +160,27 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         || engine.top_level_names(),
         ran.result.error,
     )
+}
+
+/// Where the run is (rank 0's under MPI), `shown` or not: dbench prints its own line a
+/// second, so repetitions are counted in plain lines on stderr.
+pub(super) fn steps(params: &DbenchParams, shown: bool) -> ProgressObserver {
+    let steps = ProgressObserver::new(shown, "dbench").lines_only();
+    match params.run_once {
+        true => steps,
+        // Warm-up and run are timed, so the first repetition's length is known beforehand.
+        false => steps.with_estimate((params.warmup + params.duration).as_secs_f64()),
+    }
+}
+
+/// A repetition's dbench report (rank 0's under MPI), unless the output is a JSON document.
+pub(super) fn print_rep(a: &DbenchArgs, params: &DbenchParams, rep: u32, outcome: &RepOutcome) {
+    if !a.run.json {
+        if a.run.repeat > 1 {
+            crate::outln!("\nrepetition {rep} of {}:", a.run.repeat);
+        }
+        crate::outln!("\n{}", report(params, outcome));
+    }
 }
 
 /// Refuse to start where a client directory of the run already exists (left by an earlier
@@ -270,7 +279,7 @@ fn dry_run(
 }
 
 /// What the run document says dbench ran, where and how often.
-pub(super) fn subject<'a>(p: &DbenchParams, dir: &'a Path, repeat: u32) -> Result<Subject<'a>> {
+fn subject<'a>(p: &DbenchParams, dir: &'a Path, repeat: u32) -> Result<Subject<'a>> {
     Subject::new(WorkloadKind::Dbench, dir, p, repeat)
 }
 

@@ -9,7 +9,6 @@ use crate::mpi::comm::Comm;
 use crate::mpi::dbench::{share, DbenchRep, DistDbench};
 use crate::mpi::job;
 use crate::mpi::rank::Ranks;
-use crate::workload::dbench::report::report;
 use crate::workload::dbench::{clients_text, DbenchParams};
 use crate::workload::{Observer, Target, Workload, WorkloadKind};
 use anyhow::{Context, Result};
@@ -78,16 +77,12 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     };
     console.message(&header(comm, &params, &target, all_see));
     let store = job::open_store(comm, a.run.no_store, db)?;
-    let (json, repeat) = (a.run.json, a.run.repeat);
-    let shown = params.clone();
     let mut on_rep = |rep: u32, _m: &[crate::metric::Metric], w: &Ranks<DistDbench>| {
-        let last = w.reps.last();
-        if let (false, true, Some(r)) = (json, root, last) {
-            if repeat > 1 {
-                crate::outln!("\nrepetition {rep} of {repeat}:");
+        if let (true, Some(r)) = (root, w.reps.last()) {
+            super::print_rep(&a, &params, rep, &r.outcome);
+            if !a.run.json {
+                crate::outln!("{}", mpi_line(r));
             }
-            crate::outln!("\n{}", report(&shown, &r.outcome));
-            crate::outln!("{}", mpi_line(r));
         }
     };
     let label = super::label(&params, a.load.loadfile.is_some(), Some(comm.size()));
@@ -95,11 +90,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let mut recorded =
         Recorded::new(WorkloadKind::Dbench, &params, label, &a.run, store)?.under(&mpi);
     // Rank 0 counts the repetitions in lines on stderr, as `fslab dbench` does.
-    let mut steps =
-        crate::runner::progress::ProgressObserver::new(root && !a.run.quiet, "dbench").lines_only();
-    if !params.run_once {
-        steps = steps.with_estimate((params.warmup + params.duration).as_secs_f64());
-    }
+    let steps = super::steps(&params, root && !a.run.quiet);
     let mut ran = recorded.run(&mut engine, &target, &console, Some(&steps), &mut on_rep)?;
     if root {
         finish(
