@@ -1,4 +1,4 @@
-//! The ending every engine command shares (fdtree, iozone and dbench, with and without MPI):
+//! The ending every engine command shares (with and without MPI, rank 0's there):
 //! the summary of the repetitions and its warnings, one typed JSON run document — the common
 //! envelope with the engine's own part flattened into it — and the human tail (warnings,
 //! where the run is stored). An engine adds only what is its own: its part of the document

@@ -1,8 +1,10 @@
 //! Whether a command runs as an MPI rank, and running it as one (builds with the `mpi`
 //! feature): the engines whose kind supports MPI ([`crate::workload::WorkloadKind::caps`])
 //! run their MPI command (`app/<engine>/mpi.rs`, dispatched by `app::dispatch_rank`) under
-//! an MPI launcher; every other command is refused when there are several ranks. See
-//! `doc/mpi.md`.
+//! an MPI launcher; every other command is refused when there are several ranks. An engine's
+//! MPI run goes through the same `finish::Recorded` as its plain command (`Recorded::under`),
+//! and rank 0 ends it with the engine's own ending, given what MPI adds to it ([`UnderMpi`]:
+//! the job's facts, every rank's figures, the `--per-rank` table). See `doc/mpi.md`.
 
 use super::rundoc::UnderMpi;
 use crate::cli::{Cli, Command};
