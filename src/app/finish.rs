@@ -8,7 +8,8 @@ use super::rundoc::{self, MetricRow, Outcome, Ran, RunDoc, Subject, UnderMpi};
 use crate::cli::RunArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
-use crate::runner::adhoc::{self, AdhocOptions, AdhocResult, Disturbance};
+use crate::runner::adhoc::Disturbance;
+use crate::runner::adhoc::{self, AdhocCell, AdhocOptions, AdhocResult, CellHook, CellsResult};
 use crate::runner::progress::Steps;
 use crate::stats::Thresholds;
 use crate::store::Store;
@@ -20,34 +21,6 @@ use std::path::Path;
 /// A run's repetitions and their summary, as the run document holds them (none for an
 /// IOzone sweep, which has them per point).
 pub(crate) type Measured = (Option<Vec<Vec<MetricRow>>>, Option<serde_json::Value>);
-
-/// How an engine command is recorded: its name, parameters and label, with the command line
-/// as typed (under MPI, with the launcher and the number of ranks in front).
-pub(crate) fn run_options<'a>(
-    name: &str,
-    params: serde_json::Value,
-    label: String,
-    run: &RunArgs,
-    store: Option<&'a mut Store>,
-    ranks: Option<u32>,
-) -> AdhocOptions<'a> {
-    let typed = super::command_line();
-    AdhocOptions {
-        repeat: run.repeat,
-        disturbed: run.disturbed,
-        settle: run.settle,
-        timeline: run.timeline,
-        steps: None,
-        store,
-        name: name.into(),
-        command_line: match ranks {
-            Some(n) => format!("mpiexec -n {n} {typed}"),
-            None => typed,
-        },
-        params,
-        label,
-    }
-}
 
 /// The store an engine command records in: none with `--no-store` (it then runs against one
 /// in memory), else the results database (`--db`, or the default).
@@ -256,6 +229,40 @@ impl<'a> Recorded<'a> {
         Ok(s.under(self.mpi.as_ref()))
     }
 
+    /// How the repetition loop records it: its name, parameters (under MPI with the job) and
+    /// label, the command line as typed (under MPI with the launcher and the number of ranks
+    /// in front), the common options and `steps`, which shows where the run is.
+    fn adhoc<'s>(&'s mut self, steps: Option<&'s dyn Steps>) -> AdhocOptions<'s> {
+        let (run, mpi, typed) = (self.options, self.mpi.as_ref(), super::command_line());
+        AdhocOptions {
+            repeat: run.repeat,
+            disturbed: run.disturbed,
+            settle: run.settle,
+            timeline: run.timeline,
+            steps,
+            store: self.store.as_mut(),
+            name: self.kind.as_str().into(),
+            command_line: match mpi {
+                Some(m) => format!("mpiexec -n {} {typed}", m.ranks),
+                None => typed,
+            },
+            params: mpi.map_or_else(|| self.params.clone(), |m| m.stored(&self.params)),
+            label: self.label.clone(),
+        }
+    }
+
+    /// Run it as the cells of an IOzone sweep (each `--repeat` times, interleaved; stored
+    /// unless `--no-store`); the engine summarises them per point.
+    pub fn run_cells<W: Workload>(
+        &mut self,
+        cells: &mut [AdhocCell<W>],
+        target: &Target,
+        (obs, steps): (&dyn Observer, Option<&dyn Steps>),
+        on_rep: CellHook<'_, W>,
+    ) -> Result<CellsResult> {
+        adhoc::run_cells(self.adhoc(steps), cells, target, obs, on_rep)
+    }
+
     /// Run it (`--repeat` times, stored unless `--no-store`) and summarise it. `steps` shows
     /// where the run is (`rep 2/3 · ETA 00:11`).
     pub fn run<W: Workload>(
@@ -266,19 +273,9 @@ impl<'a> Recorded<'a> {
         steps: Option<&dyn Steps>,
         on_rep: &mut dyn FnMut(u32, &[Metric], &W),
     ) -> Result<EngineRan> {
-        let (kind, params, run, mpi) = (self.kind, &self.params, self.options, &self.mpi);
-        let mut options = run_options(
-            kind.as_str(),
-            mpi.as_ref()
-                .map_or_else(|| params.clone(), |m| m.stored(params)),
-            self.label.clone(),
-            run,
-            self.store.as_mut(),
-            mpi.as_ref().map(|m| m.ranks),
-        );
-        options.steps = steps;
-        let result = adhoc::run(options, engine, target, obs, on_rep)?;
-        let (sums, warnings) = summarize(&result.reps, run.min_phase, kind, params);
+        let result = adhoc::run(self.adhoc(steps), engine, target, obs, on_rep)?;
+        let (kind, params, min_phase) = (self.kind, &self.params, self.options.min_phase);
+        let (sums, warnings) = summarize(&result.reps, min_phase, kind, params);
         Ok(EngineRan {
             result,
             sums,

@@ -3,8 +3,8 @@
 //! IOzone prints it (text table, `-R` blocks and `-b` worksheet in [`excel`], throughput-mode
 //! lines in [`output`]) and summarised with fslab's statistics, or as one JSON document.
 //!
-//! A sweep is several cells, so the run goes through `adhoc::run_cells`, the many-cell form of
-//! `finish::Recorded::run`; a single point is one cell of it.
+//! A sweep is several cells, so the run goes through `finish::Recorded::run_cells`, the
+//! many-cell form of `Recorded::run`; a single point is one cell of it.
 
 mod doc;
 mod dry_run;
@@ -19,17 +19,17 @@ pub(crate) use excel::{excel_text, write_biff};
 pub(crate) use output::splash;
 pub(crate) use setup::{cache_warning, factors, point_label, point_params, setup, Setup};
 
-use super::finish::{run_options, Ended, Ending, StoredLine};
+use super::finish::{Ended, Ending, Recorded, StoredLine};
 use super::rundoc::{Subject, UnderMpi};
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
-use crate::runner::adhoc::{self, AdhocCell, CellsResult};
+use crate::runner::adhoc::{AdhocCell, CellsResult};
 use crate::runner::progress::ProgressObserver;
 use crate::runner::progress_text::RateUnit;
 use crate::workload::iozone::sweep::Point;
 use crate::workload::iozone::{self, report, Iozone};
-use crate::workload::{Target, Workload};
+use crate::workload::{Target, Workload, WorkloadKind};
 use anyhow::Result;
 use doc::IozonePart;
 use output::{rate_of, summaries_and_warnings, sweep_table, throughput_lines};
@@ -67,7 +67,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         }
         crate::out!("{}", splash(&a, &s));
     }
-    let mut store = super::finish::store_for(&a.run, db)?;
+    let store = super::finish::store_for(&a.run, db)?;
     let obs = progress(&s, !a.run.quiet && !json, rate.bytes_per_sec);
     let repeat = a.run.repeat;
     let tests = s.base.tests.clone();
@@ -105,16 +105,8 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             s.base.flags_label()
         ),
     };
-    let mut options = run_options(
-        "iozone",
-        serde_json::to_value(&s.base)?,
-        label,
-        &a.run,
-        store.as_mut(),
-        None,
-    );
-    options.steps = Some(&obs);
-    let result = adhoc::run_cells(options, &mut cells, &s.target, &obs, &mut on_rep)?;
+    let mut recorded = Recorded::new(WorkloadKind::Iozone, &s.base, label, &a.run, store)?;
+    let result = recorded.run_cells(&mut cells, &s.target, (&obs, Some(&obs)), &mut on_rep)?;
     let (sums, warnings) = summaries_and_warnings(
         &s.plan.points,
         &result.reps,

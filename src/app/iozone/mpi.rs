@@ -5,17 +5,17 @@
 
 use super::output::summaries_and_warnings;
 use super::{cache_warning, point_params, print_end, setup, splash, write_biff, Setup};
-use crate::app::finish::{outcome, run_options, Ended};
+use crate::app::finish::{outcome, Ended, Recorded};
 use crate::app::rundoc::UnderMpi;
 use crate::cli::IozoneArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::iozone::{DistIozone, IozoneRep};
 use crate::mpi::rank::Ranks;
 use crate::mpi::{aggregate, job};
-use crate::runner::adhoc::{self, CellsResult};
+use crate::runner::adhoc::CellsResult;
 use crate::runner::progress::ProgressObserver;
 use crate::workload::iozone::IozoneParams;
-use crate::workload::{Observer, Quiet, Target, Workload};
+use crate::workload::{Observer, Quiet, Target, Workload, WorkloadKind};
 use anyhow::Result;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -87,7 +87,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             .replace("\tEach thread writes", "\tEach process writes");
         crate::out!("{head}{}", info.header());
     }
-    let mut store = job::open_store(comm, a.run.no_store, db)?;
+    let store = job::open_store(comm, a.run.no_store, db)?;
     let record = s.plan.points[0].record;
     let bar = ProgressObserver::new(root && !a.run.quiet && !json, "iozone rank 0")
         .with_units(move |_, _| crate::runner::progress_text::RateUnit::Bytes(record));
@@ -110,17 +110,11 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         }
     };
     let mpi = info.under_mpi();
-    let mut options = run_options(
-        "iozone",
-        mpi.stored(&serde_json::to_value(&params)?),
-        format!("{} ×{} ranks", params.label(), comm.size()),
-        &a.run,
-        store.as_mut(),
-        Some(comm.size()),
-    );
+    let label = format!("{} ×{} ranks", params.label(), comm.size());
+    let mut recorded =
+        Recorded::new(WorkloadKind::Iozone, &params, label, &a.run, store)?.under(&mpi);
     // Disabled on the other ranks: only rank 0 shows where the run is.
-    options.steps = Some(&bar);
-    let result = adhoc::run_cells(options, &mut cells, &target, obs, &mut on_rep)?;
+    let result = recorded.run_cells(&mut cells, &target, (obs, Some(&bar)), &mut on_rep)?;
     if root {
         finish(
             &info,
