@@ -43,7 +43,7 @@ pub(crate) fn outcome(error: Option<anyhow::Error>) -> Result<()> {
 ///
 /// Telemetry samples are summarised too (the JSON document has them) but warned about
 /// never: they explain a result, they are not one.
-pub(crate) fn summarize(
+fn summarize(
     reps: &[Vec<Metric>],
     min_phase: f64,
     kind: WorkloadKind,

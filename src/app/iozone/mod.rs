@@ -19,7 +19,7 @@ pub(crate) use excel::{excel_text, write_biff};
 pub(crate) use output::splash;
 pub(crate) use setup::{cache_warning, factors, point_label, point_params, setup, Setup};
 
-use super::finish::{Ended, Ending, Recorded, StoredLine};
+use super::finish::{Ended, Recorded, StoredLine};
 use super::rundoc::{Subject, UnderMpi};
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
@@ -113,14 +113,8 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         a.run.min_phase,
         cache_warn.as_ref(),
     );
-    let end = result.ending(JSON_SCHEMA, &warnings);
-    print_end(
-        (&a, &s),
-        (&result, &sums),
-        (&end, subject(&s, a.run.repeat)?),
-        None,
-    )?;
-    write_biff(a.biff.as_deref(), &s, &result)?;
+    let end = (JSON_SCHEMA, &warnings[..], subject(&s, a.run.repeat)?);
+    print_end((&a, &s), (&result, &sums), end, None)?;
     super::finish::outcome(result.error)
 }
 
@@ -180,15 +174,17 @@ fn progress(s: &Setup, enabled: bool, bytes_per_sec: f64) -> ProgressObserver {
 
 /// The end of the output (rank 0's under MPI, `mpi`): the run document about `subject`, or
 /// IOzone's closing line, the summary over the repetitions (a table per point, or one for
-/// the sweep), `-R`'s Excel text, the `--per-rank` table and the tail.
+/// the sweep), `-R`'s Excel text, the `--per-rank` table and the tail (the warnings); then
+/// `-b`'s worksheet.
 pub(super) fn print_end(
     (a, s): (&IozoneArgs, &Setup),
     (result, sums): (&CellsResult, &[Vec<MetricSummary>]),
-    (end, subject): (&Ending<'_>, Subject<'_>),
+    (schema, warnings, subject): (&'static str, &[String], Subject<'_>),
     mpi: Option<&UnderMpi>,
 ) -> Result<()> {
     let (tmode, repeat) = (s.base.throughput, a.run.repeat);
     let any = result.any_done();
+    let end = result.ending(schema, warnings);
     if a.run.json {
         end.print_json(
             subject.under(mpi),
@@ -224,5 +220,5 @@ pub(super) fn print_end(
         UnderMpi::print_table(mpi);
         end.print_tail(StoredLine::Always, "", a.run.quiet);
     }
-    Ok(())
+    write_biff(a.biff.as_deref(), s, result)
 }

@@ -4,8 +4,8 @@
 //! per-rank table, the summary and the JSON document) and stores the run.
 
 use super::output::summaries_and_warnings;
-use super::{cache_warning, point_params, print_end, setup, splash, write_biff, Setup};
-use crate::app::finish::{outcome, Ended, Recorded};
+use super::{cache_warning, point_params, print_end, setup, splash, Setup};
+use crate::app::finish::{outcome, Recorded};
 use crate::app::rundoc::UnderMpi;
 use crate::cli::IozoneArgs;
 use crate::mpi::comm::Comm;
@@ -220,8 +220,8 @@ fn per_rank_table(comm: &Comm, rep: &IozoneRep) -> String {
     job::rank_table(head, &[0, 2, 7], rows.collect())
 }
 
-/// Rank 0, after the run: the engine's ending, given the job (`mpi`), with the MPI warnings,
-/// figures and table; then `-b`.
+/// Rank 0, after the run: the engine's ending (with `-b`), given the job (`mpi`), with the
+/// MPI warnings, figures and table.
 fn finish(
     info: &JobInfo,
     (a, s): (&IozoneArgs, &Setup),
@@ -245,13 +245,16 @@ fn finish(
             warns.extend(aggregate::warnings_with(p.phase, &p.agg, advice));
         }
     }
-    let end = result.ending(JSON_SCHEMA, &warns);
     let mut subject = super::subject(s, a.run.repeat)?;
     subject.params = serde_json::to_value(info.params)?;
     subject.directory = info.dir;
     let mpi = mpi.with_reps(&engine.reps, a.mpi.per_rank, |rep| {
         per_rank_table(info.comm, rep)
     })?;
-    print_end((a, s), (result, &sums), (&end, subject), Some(&mpi))?;
-    write_biff(a.biff.as_deref(), s, result)
+    print_end(
+        (a, s),
+        (result, &sums),
+        (JSON_SCHEMA, &warns, subject),
+        Some(&mpi),
+    )
 }
