@@ -1,53 +1,26 @@
-//! The ending every engine command shares (fdtree, iozone and dbench, with and without MPI):
+//! The ending every engine command shares (with and without MPI, rank 0's there):
 //! the summary of the repetitions and its warnings, one typed JSON run document — the common
 //! envelope with the engine's own part flattened into it — and the human tail (warnings,
 //! where the run is stored). An engine adds only what is its own: its part of the document
 //! and the lines it prints before the tail.
 
-use super::rundoc::{self, MetricRow, Outcome, Ran, RunDoc, Subject};
+use super::rundoc::{self, MetricRow, Outcome, Ran, RunDoc, Subject, UnderMpi};
 use crate::cli::RunArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
-use crate::runner::adhoc::{self, AdhocOptions, AdhocResult, Disturbance};
+use crate::runner::adhoc::Disturbance;
+use crate::runner::adhoc::{self, AdhocCell, AdhocOptions, AdhocResult, CellHook, CellsResult};
 use crate::runner::progress::Steps;
 use crate::stats::Thresholds;
 use crate::store::Store;
 use crate::workload::{Observer, Target, Workload, WorkloadKind};
 use anyhow::Result;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A run's repetitions and their summary, as the run document holds them (none for an
 /// IOzone sweep, which has them per point).
 pub(crate) type Measured = (Option<Vec<Vec<MetricRow>>>, Option<serde_json::Value>);
-
-/// How an engine command is recorded: its name, parameters and label, with the command line
-/// as typed (under MPI, with the launcher and the number of ranks in front).
-pub(crate) fn run_options<'a>(
-    name: &str,
-    params: serde_json::Value,
-    label: String,
-    run: &RunArgs,
-    store: Option<&'a mut Store>,
-    ranks: Option<u32>,
-) -> AdhocOptions<'a> {
-    let typed = super::command_line();
-    AdhocOptions {
-        repeat: run.repeat,
-        disturbed: run.disturbed,
-        settle: run.settle,
-        timeline: run.timeline,
-        steps: None,
-        store,
-        name: name.into(),
-        command_line: match ranks {
-            Some(n) => format!("mpiexec -n {n} {typed}"),
-            None => typed,
-        },
-        params,
-        label,
-    }
-}
 
 /// The store an engine command records in: none with `--no-store` (it then runs against one
 /// in memory), else the results database (`--db`, or the default).
@@ -70,7 +43,7 @@ pub(crate) fn outcome(error: Option<anyhow::Error>) -> Result<()> {
 ///
 /// Telemetry samples are summarised too (the JSON document has them) but warned about
 /// never: they explain a result, they are not one.
-pub(crate) fn summarize(
+fn summarize(
     reps: &[Vec<Metric>],
     min_phase: f64,
     kind: WorkloadKind,
@@ -198,8 +171,8 @@ impl<R> Ended for crate::runner::adhoc::Ran<R> {
     }
 }
 
-/// What a one-cell engine command records: its engine, its parameters as stored, its label,
-/// the options every engine command shares and the results database (`--db`). The engine
+/// What a one-cell engine command records: its engine, its parameters, its label, the
+/// options every engine command shares, the store and, under MPI, the job. The engine
 /// brings its own parts to [`Recorded::run`] (its workload, progress and what it does after
 /// each repetition) and to [`EngineRan::print`] (its part of the document, its lines).
 pub(crate) struct Recorded<'a> {
@@ -207,7 +180,8 @@ pub(crate) struct Recorded<'a> {
     params: serde_json::Value,
     label: String,
     options: &'a RunArgs,
-    db: Option<PathBuf>,
+    store: Option<Store>,
+    mpi: Option<UnderMpi>,
 }
 
 /// A one-cell engine command that ran: the results, their summary and the warnings.
@@ -221,53 +195,87 @@ pub(crate) struct EngineRan {
 }
 
 impl<'a> Recorded<'a> {
-    /// `kind` run with `params` under `label`, with the common `options`, stored in `db`.
+    /// `kind` run with `params` under `label`, with the common `options`, stored in `store`
+    /// ([`store_for`]; under MPI rank 0's, none on the others).
     pub fn new(
         kind: WorkloadKind,
         params: &impl Serialize,
         label: String,
         options: &'a RunArgs,
-        db: Option<PathBuf>,
+        store: Option<Store>,
     ) -> Result<Self> {
         Ok(Recorded {
             kind,
             params: serde_json::to_value(params)?,
             label,
             options,
-            db,
+            store,
+            mpi: None,
         })
     }
 
+    /// The same run by every rank of the MPI job `mpi`: stored with the job among its
+    /// parameters, its command line with `mpiexec -n N` in front.
+    #[cfg(feature = "mpi")]
+    pub fn under(self, mpi: &UnderMpi) -> Self {
+        let mpi = Some(mpi.clone());
+        Recorded { mpi, ..self }
+    }
+
     /// What the run document says ran: this engine with these parameters in `dir`,
-    /// `--repeat` times.
+    /// `--repeat` times (under MPI, by the job's ranks).
     pub fn subject<'d>(&self, dir: &'d Path) -> Result<Subject<'d>> {
-        Subject::new(self.kind, dir, &self.params, self.options.repeat)
+        let s = Subject::new(self.kind, dir, &self.params, self.options.repeat)?;
+        Ok(s.under(self.mpi.as_ref()))
+    }
+
+    /// How the repetition loop records it: its name, parameters (under MPI with the job) and
+    /// label, the command line as typed (under MPI with the launcher and the number of ranks
+    /// in front), the common options and `steps`, which shows where the run is.
+    fn adhoc<'s>(&'s mut self, steps: Option<&'s dyn Steps>) -> AdhocOptions<'s> {
+        let (run, mpi, typed) = (self.options, self.mpi.as_ref(), super::command_line());
+        AdhocOptions {
+            repeat: run.repeat,
+            disturbed: run.disturbed,
+            settle: run.settle,
+            timeline: run.timeline,
+            steps,
+            store: self.store.as_mut(),
+            name: self.kind.as_str().into(),
+            command_line: match mpi {
+                Some(m) => format!("mpiexec -n {} {typed}", m.ranks),
+                None => typed,
+            },
+            params: mpi.map_or_else(|| self.params.clone(), |m| m.stored(&self.params)),
+            label: self.label.clone(),
+        }
+    }
+
+    /// Run it as the cells of an IOzone sweep (each `--repeat` times, interleaved; stored
+    /// unless `--no-store`); the engine summarises them per point.
+    pub fn run_cells<W: Workload>(
+        &mut self,
+        cells: &mut [AdhocCell<W>],
+        target: &Target,
+        (obs, steps): (&dyn Observer, Option<&dyn Steps>),
+        on_rep: CellHook<'_, W>,
+    ) -> Result<CellsResult> {
+        adhoc::run_cells(self.adhoc(steps), cells, target, obs, on_rep)
     }
 
     /// Run it (`--repeat` times, stored unless `--no-store`) and summarise it. `steps` shows
     /// where the run is (`rep 2/3 · ETA 00:11`).
     pub fn run<W: Workload>(
-        &self,
+        &mut self,
         engine: &mut W,
         target: &Target,
         obs: &dyn Observer,
         steps: Option<&dyn Steps>,
         on_rep: &mut dyn FnMut(u32, &[Metric], &W),
     ) -> Result<EngineRan> {
-        let (kind, params, run) = (self.kind, &self.params, self.options);
-        let mut store = store_for(run, self.db.clone())?;
-        let label = self.label.clone();
-        let mut options = run_options(
-            kind.as_str(),
-            params.clone(),
-            label,
-            run,
-            store.as_mut(),
-            None,
-        );
-        options.steps = steps;
-        let result = adhoc::run(options, engine, target, obs, on_rep)?;
-        let (sums, warnings) = summarize(&result.reps, run.min_phase, kind, params);
+        let result = adhoc::run(self.adhoc(steps), engine, target, obs, on_rep)?;
+        let (kind, params, min_phase) = (self.kind, &self.params, self.options.min_phase);
+        let (sums, warnings) = summarize(&result.reps, min_phase, kind, params);
         Ok(EngineRan {
             result,
             sums,

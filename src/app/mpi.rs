@@ -1,11 +1,14 @@
 //! Whether a command runs as an MPI rank, and running it as one (builds with the `mpi`
 //! feature): the engines whose kind supports MPI ([`crate::workload::WorkloadKind::caps`])
 //! run their MPI command (`app/<engine>/mpi.rs`, dispatched by `app::dispatch_rank`) under
-//! an MPI launcher; every other command is refused when there are several ranks. See
-//! `doc/mpi.md`.
+//! an MPI launcher; every other command is refused when there are several ranks. An engine's
+//! MPI run goes through the same `finish::Recorded` as its plain command (`Recorded::under`),
+//! and rank 0 ends it with the engine's own ending, given what MPI adds to it ([`UnderMpi`]:
+//! the job's facts, every rank's figures, the `--per-rank` table). See `doc/mpi.md`.
 
+use super::rundoc::UnderMpi;
 use crate::cli::{Cli, Command};
-use crate::mpi::{comm, launch};
+use crate::mpi::{comm, job, launch};
 
 /// Whether this process should run `cmd` as an MPI rank: an MPI launcher started it and the
 /// command runs an engine with an MPI mode. A command without one is refused when there are
@@ -35,6 +38,32 @@ pub(crate) fn refuse_disturbed(r: &crate::cli::RunArgs) -> anyhow::Result<()> {
         "--disturbed {} is not available in MPI mode (each rank judges its own repetitions); run without it: disturbed repetitions are kept and flagged",
         r.disturbed.as_str()
     )))
+}
+
+/// What the job adds to an engine command: its ranks and hosts, and [`job::mpi_json`] with
+/// the engine's `extra` facts.
+pub(crate) fn under_mpi(comm: &comm::Comm, extra: &[(&str, serde_json::Value)]) -> UnderMpi {
+    UnderMpi {
+        ranks: comm.size(),
+        hosts: job::hosts(comm).len() as u32,
+        job: job::mpi_json(comm, extra),
+        ..UnderMpi::default()
+    }
+}
+
+impl UnderMpi {
+    /// The same with every rank's figures of every repetition (`reps`) and, with
+    /// `--per-rank` (`shown`), the last repetition's `table`.
+    pub(crate) fn with_reps<R: serde::Serialize>(
+        mut self,
+        reps: &[R],
+        shown: bool,
+        table: impl FnOnce(&R) -> String,
+    ) -> anyhow::Result<Self> {
+        self.per_rank = Some(serde_json::to_value(reps)?);
+        self.table = reps.last().filter(|_| shown).map(table);
+        Ok(self)
+    }
 }
 
 /// Run `cli` as one MPI rank (after [`wants_mpi`] said so).

@@ -77,13 +77,49 @@ impl<'a> Subject<'a> {
         })
     }
 
-    /// The same under MPI: `ranks` ranks, the job described by `mpi`.
-    #[cfg(feature = "mpi")]
-    pub fn under_mpi(mut self, ranks: u32, mpi: serde_json::Value) -> Self {
-        self.command_line = format!("mpiexec -n {ranks} {}", self.command_line);
-        self.ranks = ranks;
-        self.mpi = Some(mpi);
+    /// The same as rank 0 of an MPI job tells it (unchanged without one).
+    pub fn under(mut self, mpi: Option<&UnderMpi>) -> Self {
+        if let Some(m) = mpi {
+            self.command_line = format!("mpiexec -n {} {}", m.ranks, self.command_line);
+            self.ranks = m.ranks;
+            self.mpi = Some(m.job.clone());
+        }
         self
+    }
+}
+
+/// What an MPI job adds to an engine command: the job, for the stored parameters, the
+/// document's subject and the engine's own lines, and (for rank 0's ending of the engines
+/// that keep them) every rank's figures.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct UnderMpi {
+    /// Number of ranks.
+    pub ranks: u32,
+    /// Number of hosts they run on.
+    pub hosts: u32,
+    /// The job (ranks, hosts, library and the engine's own facts), as stored.
+    pub job: serde_json::Value,
+    /// Every rank's figures of every repetition (the document's `per_rank`).
+    pub per_rank: Option<serde_json::Value>,
+    /// The `--per-rank` table of the last repetition, when asked for.
+    pub table: Option<String>,
+}
+
+impl UnderMpi {
+    /// An engine's parameters as stored under MPI: its own, plus the job as `mpi`.
+    pub fn stored(&self, params: &serde_json::Value) -> serde_json::Value {
+        let mut v = params.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("mpi".into(), self.job.clone());
+        }
+        v
+    }
+
+    /// Under MPI, print the `--per-rank` table if asked for.
+    pub fn print_table(mpi: Option<&UnderMpi>) {
+        if let Some(t) = mpi.and_then(|m| m.table.as_ref()) {
+            crate::outln!("{t}");
+        }
     }
 }
 

@@ -137,18 +137,6 @@ pub fn mpi_json(comm: &Comm, extra: &[(&str, serde_json::Value)]) -> serde_json:
     v
 }
 
-/// An engine's parameters as stored under MPI: its own, plus `mpi` (see [`mpi_json`]).
-pub fn params_with_mpi(
-    params: &impl serde::Serialize,
-    mpi: serde_json::Value,
-) -> anyhow::Result<serde_json::Value> {
-    let mut v = serde_json::to_value(params)?;
-    if let Some(o) = v.as_object_mut() {
-        o.insert("mpi".into(), mpi);
-    }
-    Ok(v)
-}
-
 /// The header line about clocks.
 pub fn clock_line(c: &ClockInfo) -> String {
     let tick = format!("MPI_Wtime, resolution {:.0} ns", c.tick * 1e9);
@@ -160,6 +148,18 @@ pub fn clock_line(c: &ClockInfo) -> String {
             c.max_offset() * 1e6,
             c.max_uncertainty() * 1e6
         )
+    }
+}
+
+/// How much each rank has of something, from every rank's share: "3 per rank", or
+/// "2–3 per rank" when the shares differ.
+pub fn per_rank(shares: impl IntoIterator<Item = u64>) -> String {
+    let (lo, hi) = shares
+        .into_iter()
+        .fold((u64::MAX, 0), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    match lo >= hi {
+        true => format!("{hi} per rank"),
+        false => format!("{lo}–{hi} per rank"),
     }
 }
 

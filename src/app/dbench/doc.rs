@@ -60,7 +60,6 @@ pub(crate) struct PerRankUnits {
 }
 
 /// The units of `per_rank` under MPI.
-#[cfg(feature = "mpi")]
 pub(crate) const PER_RANK_UNITS: PerRankUnits = PerRankUnits {
     start: "s",
     finish: "s",

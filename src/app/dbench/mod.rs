@@ -5,8 +5,8 @@ mod doc;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 
-use super::finish::{Recorded, StoredLine};
-use super::rundoc::{self, Planned, Subject};
+use super::finish::{store_for, EngineRan, Recorded, StoredLine};
+use super::rundoc::{self, Planned, Subject, UnderMpi};
 use crate::cli::DbenchArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
@@ -16,7 +16,7 @@ use crate::workload::dbench::{flags, generate, Dbench, DbenchParams, Loadfile, R
 use crate::workload::param::in_words;
 use crate::workload::{Observer, Target, Workload, WorkloadKind};
 use anyhow::Result;
-use doc::{DbenchPart, LoadfileDoc};
+use doc::{DbenchPart, LoadfileDoc, PER_RANK_UNITS};
 use std::path::{Path, PathBuf};
 
 /// Version of the JSON document printed by `--json`.
@@ -139,43 +139,20 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         quiet: a.run.quiet,
     };
     console.message(&header(&params, &target));
-    // dbench prints its own line a second: repetitions are counted in plain lines on stderr.
-    let mut steps = ProgressObserver::new(!a.run.quiet, "dbench").lines_only();
-    if !params.run_once {
-        // Warm-up and run are timed, so the first repetition's length is known beforehand.
-        steps = steps.with_estimate((params.warmup + params.duration).as_secs_f64());
-    }
+    let steps = steps(&params, !a.run.quiet);
     let mut outcomes: Vec<RepOutcome> = Vec::new();
-    let (json, repeat) = (a.run.json, a.run.repeat);
-    let shown = params.clone();
     let mut on_rep = |rep: u32, _m: &[Metric], w: &Dbench| {
         if let Some(o) = w.last.clone() {
-            if !json {
-                if repeat > 1 {
-                    crate::outln!("\nrepetition {rep} of {repeat}:");
-                }
-                crate::outln!("\n{}", report(&shown, &o));
-            }
+            print_rep(&a, &params, rep, &o);
             outcomes.push(o);
         }
     };
     let label = label(&params, a.load.loadfile.is_some(), None);
-    let recorded = Recorded::new(WorkloadKind::Dbench, &params, label, &a.run, db)?;
+    let store = store_for(&a.run, db)?;
+    let mut recorded = Recorded::new(WorkloadKind::Dbench, &params, label, &a.run, store)?;
     let ran = recorded.run(&mut engine, &target, &console, Some(&steps), &mut on_rep)?;
-    let doc = || {
-        let part = DbenchPart {
-            loadfile: LoadfileDoc::of(&params),
-            outcomes: Some(outcomes.iter().collect()),
-            per_rank: None,
-            per_rank_units: None,
-        };
-        Ok((recorded.subject(&dir)?, part))
-    };
-    ran.print(JSON_SCHEMA, json, doc, |end| {
-        print_repetitions_summary(&ran.sums, ran.result.reps.len());
-        // On failure the error is the one line; the failed trial is stored all the same.
-        end.print_tail(StoredLine::OnSuccess, "", a.run.quiet);
-    })?;
+    let ended = (&recorded, &ran, JSON_SCHEMA);
+    print_end(ended, (&a, &params, &dir), outcomes.iter().collect(), None)?;
     conclude(
         &params,
         &dir,
@@ -183,6 +160,27 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         || engine.top_level_names(),
         ran.result.error,
     )
+}
+
+/// Where the run is (rank 0's under MPI), `shown` or not: dbench prints its own line a
+/// second, so repetitions are counted in plain lines on stderr.
+pub(super) fn steps(params: &DbenchParams, shown: bool) -> ProgressObserver {
+    let steps = ProgressObserver::new(shown, "dbench").lines_only();
+    match params.run_once {
+        true => steps,
+        // Warm-up and run are timed, so the first repetition's length is known beforehand.
+        false => steps.with_estimate((params.warmup + params.duration).as_secs_f64()),
+    }
+}
+
+/// A repetition's dbench report (rank 0's under MPI), unless the output is a JSON document.
+pub(super) fn print_rep(a: &DbenchArgs, params: &DbenchParams, rep: u32, outcome: &RepOutcome) {
+    if !a.run.json {
+        if a.run.repeat > 1 {
+            crate::outln!("\nrepetition {rep} of {}:", a.run.repeat);
+        }
+        crate::outln!("\n{}", report(params, outcome));
+    }
 }
 
 /// Refuse to start where a client directory of the run already exists (left by an earlier
@@ -281,12 +279,37 @@ fn dry_run(
 }
 
 /// What the run document says dbench ran, where and how often.
-pub(super) fn subject<'a>(p: &DbenchParams, dir: &'a Path, repeat: u32) -> Result<Subject<'a>> {
+fn subject<'a>(p: &DbenchParams, dir: &'a Path, repeat: u32) -> Result<Subject<'a>> {
     Subject::new(WorkloadKind::Dbench, dir, p, repeat)
 }
 
+/// The end of the output (rank 0's under MPI, `mpi`): the run document, or the summary over
+/// the repetitions, the `--per-rank` table and the tail.
+pub(super) fn print_end(
+    (recorded, ran, schema): (&Recorded, &EngineRan, &'static str),
+    (a, params, dir): (&DbenchArgs, &DbenchParams, &Path),
+    outcomes: Vec<&RepOutcome>,
+    mpi: Option<&UnderMpi>,
+) -> Result<()> {
+    let doc = || {
+        let part = DbenchPart {
+            loadfile: LoadfileDoc::of(params),
+            outcomes: Some(outcomes),
+            per_rank: mpi.and_then(|m| m.per_rank.clone()),
+            per_rank_units: mpi.map(|_| PER_RANK_UNITS),
+        };
+        Ok((recorded.subject(dir)?, part))
+    };
+    ran.print(schema, a.run.json, doc, |end| {
+        print_repetitions_summary(&ran.sums, ran.result.reps.len());
+        UnderMpi::print_table(mpi);
+        // On failure the error is the one line; the failed trial is stored all the same.
+        end.print_tail(StoredLine::OnSuccess, "", a.run.quiet);
+    })
+}
+
 /// After several repetitions: the summary of the whole-run figures (phase `total`).
-pub(super) fn print_repetitions_summary(sums: &[MetricSummary], reps: usize) {
+fn print_repetitions_summary(sums: &[MetricSummary], reps: usize) {
     if reps > 1 {
         let totals: Vec<_> = sums
             .iter()

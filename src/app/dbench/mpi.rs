@@ -1,19 +1,16 @@
 //! `mpiexec -n N fslab dbench NCLIENTS …`: dbench's checks agreed by all ranks, the run
 //! (stored by rank 0 only), and rank 0's dbench-style report with the MPI figures.
 
-use super::doc::{DbenchPart, LoadfileDoc, PER_RANK_UNITS};
 use super::{conclude, params_from, Console};
-use crate::app::finish::{run_options, summarize, Ended, StoredLine};
-use crate::app::rundoc;
+use crate::app::finish::{EngineRan, Recorded};
+use crate::app::rundoc::UnderMpi;
 use crate::cli::DbenchArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::dbench::{share, DbenchRep, DistDbench};
 use crate::mpi::job;
 use crate::mpi::rank::Ranks;
-use crate::runner::adhoc;
-use crate::workload::dbench::report::report;
-use crate::workload::dbench::{clients_text, DbenchParams, RepOutcome};
-use crate::workload::{Observer, Target, Workload};
+use crate::workload::dbench::{clients_text, DbenchParams};
+use crate::workload::{Observer, Target, Workload, WorkloadKind};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -35,15 +32,9 @@ fn validate(comm: &Comm, a: &DbenchArgs) -> Result<(DbenchParams, PathBuf)> {
     Ok((p, dir))
 }
 
-/// "2 clients per rank" or "2–3 clients per rank".
+/// "2 per rank" or "2–3 per rank": the clients of the ranks.
 fn per_rank_text(total: usize, size: usize) -> String {
-    let lo = share(total, size, size - 1).1;
-    let hi = share(total, size, 0).1;
-    if lo == hi {
-        format!("{lo} per rank")
-    } else {
-        format!("{lo}–{hi} per rank")
-    }
+    job::per_rank((0..size).map(|r| share(total, size, r).1 as u64))
 }
 
 /// Run `fslab dbench` as one rank of the job.
@@ -85,51 +76,43 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         quiet: a.run.quiet || !root,
     };
     console.message(&header(comm, &params, &target, all_see));
-    let mut store = job::open_store(comm, a.run.no_store, db)?;
-    let (json, repeat) = (a.run.json, a.run.repeat);
-    let shown = params.clone();
+    let store = job::open_store(comm, a.run.no_store, db)?;
     let mut on_rep = |rep: u32, _m: &[crate::metric::Metric], w: &Ranks<DistDbench>| {
-        let last = w.reps.last();
-        if let (false, true, Some(r)) = (json, root, last) {
-            if repeat > 1 {
-                crate::outln!("\nrepetition {rep} of {repeat}:");
+        if let (true, Some(r)) = (root, w.reps.last()) {
+            super::print_rep(&a, &params, rep, &r.outcome);
+            if !a.run.json {
+                crate::outln!("{}", mpi_line(r));
             }
-            crate::outln!("\n{}", report(&shown, &r.outcome));
-            crate::outln!("{}", mpi_line(r));
         }
     };
-    let stored = job::params_with_mpi(&params, mpi_json(comm, &params, all_see))?;
-    let mut options = run_options(
-        "dbench",
-        stored,
-        super::label(&params, a.load.loadfile.is_some(), Some(comm.size())),
-        &a.run,
-        store.as_mut(),
-        Some(comm.size()),
-    );
+    let label = super::label(&params, a.load.loadfile.is_some(), Some(comm.size()));
+    let mpi = under_mpi(comm, &params, all_see);
+    let mut recorded =
+        Recorded::new(WorkloadKind::Dbench, &params, label, &a.run, store)?.under(&mpi);
     // Rank 0 counts the repetitions in lines on stderr, as `fslab dbench` does.
-    let mut steps =
-        crate::runner::progress::ProgressObserver::new(root && !a.run.quiet, "dbench").lines_only();
-    if !params.run_once {
-        steps = steps.with_estimate((params.warmup + params.duration).as_secs_f64());
-    }
-    options.steps = Some(&steps);
-    let result = adhoc::run(options, &mut engine, &target, &console, &mut on_rep)?;
+    let steps = super::steps(&params, root && !a.run.quiet);
+    let mut ran = recorded.run(&mut engine, &target, &console, Some(&steps), &mut on_rep)?;
     if root {
-        finish(comm, &a, &params, &dir, all_see, &engine, &result)?;
+        finish(
+            comm,
+            (&a, &params, &dir),
+            &engine,
+            (&recorded, &mut ran),
+            mpi,
+        )?;
     }
     conclude(
         &params,
         &dir,
         root,
         || engine.mode.top_level_names(),
-        result.error,
+        ran.result.error,
     )
 }
 
-/// What the JSON document and the stored parameters say about the job.
-fn mpi_json(comm: &Comm, params: &DbenchParams, all_see: bool) -> serde_json::Value {
-    job::mpi_json(
+/// What the job adds to the stored parameters, the JSON document and the ending.
+fn under_mpi(comm: &Comm, params: &DbenchParams, all_see: bool) -> UnderMpi {
+    crate::app::mpi::under_mpi(
         comm,
         &[
             (
@@ -178,21 +161,15 @@ fn per_rank_table(comm: &Comm, r: &DbenchRep) -> String {
     job::rank_table(head, &[1], rows.collect())
 }
 
+/// Rank 0's ending: the engine's, given the job (`mpi`), with the MPI warnings, figures and
+/// table.
 fn finish(
     comm: &Comm,
-    a: &DbenchArgs,
-    params: &DbenchParams,
-    dir: &std::path::Path,
-    all_see: bool,
+    (a, params, dir): (&DbenchArgs, &DbenchParams, &std::path::Path),
     engine: &Ranks<DistDbench>,
-    result: &adhoc::AdhocResult,
+    (recorded, ran): (&Recorded, &mut EngineRan),
+    mpi: UnderMpi,
 ) -> Result<()> {
-    let (sums, mut warnings) = summarize(
-        &result.reps,
-        a.run.min_phase,
-        crate::workload::WorkloadKind::Dbench,
-        &serde_json::to_value(params)?,
-    );
     if let Some(r) = engine.reps.last() {
         let ranks: Vec<crate::mpi::aggregate::RankPhase> = r
             .ranks
@@ -209,34 +186,18 @@ fn finish(
             })
             .collect();
         if let Some(agg) = crate::mpi::aggregate::aggregate(&ranks) {
-            warnings.extend(crate::mpi::aggregate::warnings_with(
+            ran.warnings.extend(crate::mpi::aggregate::warnings_with(
                 "dbench",
                 &agg,
                 "the clients of the slower ranks got less done in the same window",
             ));
         }
     }
-    let end = result.ending(JSON_SCHEMA, &warnings);
-    if a.run.json {
-        let outcomes: Vec<&RepOutcome> = engine.reps.iter().map(|r| &r.outcome).collect();
-        return end.print_json(
-            super::subject(params, dir, a.run.repeat)?
-                .under_mpi(comm.size(), mpi_json(comm, params, all_see)),
-            rundoc::measured(&result.reps, &sums),
-            DbenchPart {
-                loadfile: LoadfileDoc::of(params),
-                outcomes: Some(outcomes),
-                per_rank: Some(serde_json::to_value(&engine.reps)?),
-                per_rank_units: Some(PER_RANK_UNITS),
-            },
-        );
-    }
-    super::print_repetitions_summary(&sums, result.reps.len());
-    if a.mpi.per_rank {
-        if let Some(r) = engine.reps.last() {
-            crate::outln!("{}", per_rank_table(comm, r));
-        }
-    }
-    end.print_tail(StoredLine::OnSuccess, "", a.run.quiet);
-    Ok(())
+    let mpi = mpi.with_reps(&engine.reps, a.mpi.per_rank, |r| per_rank_table(comm, r))?;
+    super::print_end(
+        (recorded, &*ran, JSON_SCHEMA),
+        (a, params, dir),
+        engine.reps.iter().map(|r| &r.outcome).collect(),
+        Some(&mpi),
+    )
 }

@@ -4,13 +4,11 @@
 mod doc;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
-#[cfg(feature = "mpi")]
-mod mpi_report;
 
-use super::finish::{engine_only, outcome, Recorded, StoredLine};
-use super::rundoc::{self, Planned, Subject};
+use super::finish::{engine_only, outcome, store_for, EngineRan, Recorded, StoredLine};
+use super::rundoc::{self, Planned, Subject, UnderMpi};
 use crate::cli::{BackendArg, FdtreeArgs, OutputFormat};
-use crate::report::runsummary;
+use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::progress::ProgressObserver;
 use crate::runner::progress_text::RateUnit;
 use crate::units::fmt_bytes;
@@ -19,7 +17,7 @@ use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, FdtreeSpec,
 use crate::workload::param::{in_words, Words};
 use crate::workload::{Target, Workload, WorkloadKind};
 use anyhow::Result;
-use doc::{CountsDoc, FdtreePart};
+use doc::{CountsDoc, FdtreePart, PER_RANK_UNITS};
 use std::path::{Path, PathBuf};
 
 /// Version of the JSON document printed by `--format json`.
@@ -179,29 +177,49 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
             }
         }
     };
-    let recorded = Recorded::new(WorkloadKind::Fdtree, &params, params.label(), &a.run, db)?;
+    let store = store_for(&a.run, db)?;
+    let mut recorded = Recorded::new(WorkloadKind::Fdtree, &params, params.label(), &a.run, store)?;
     let ran = recorded.run(&mut engine, &target, &obs, Some(&obs), &mut on_rep)?;
     let header = header(&params, &start_dir, target.fs_type.as_deref())?;
-    let doc = || {
-        let part = FdtreePart {
-            counts: CountsDoc::new(Some(per_tree), total),
-            sync_timed: params.sync,
-            per_rank: None,
-            per_rank_units: None,
-        };
-        Ok((recorded.subject(&start_dir)?, part))
-    };
-    ran.print(JSON_SCHEMA, format == OutputFormat::Json, doc, |end| {
-        if format == OutputFormat::Table && !ran.result.reps.is_empty() {
-            crate::outln!("{header}");
-            crate::outln!("{}", runsummary::render_table(&engine_only(&ran.sums)));
-        }
-        end.print_tail(StoredLine::Always, "", a.run.quiet);
-    })?;
+    let table = (header, engine_only(&ran.sums));
+    let counts = CountsDoc::new(Some(per_tree), total);
+    let ended = (&recorded, &ran, JSON_SCHEMA);
+    print_end(ended, (&a, &params, &start_dir), counts, table, None)?;
     if params.mode == Mode::CreateOnly && ran.result.error.is_none() {
         say_tree_kept(&engine, &start_dir, &a.start_dir, &params);
     }
     outcome(ran.result.error)
+}
+
+/// The end of the output (rank 0's under MPI, `mpi`): the run document, or under
+/// `--format table` (with repetitions) the header and summary `table` gives; the `--per-rank`
+/// table and the tail.
+pub(super) fn print_end(
+    (recorded, ran, schema): (&Recorded, &EngineRan, &'static str),
+    (a, params, dir): (&FdtreeArgs, &FdtreeParams, &Path),
+    counts: CountsDoc,
+    (head, shown): (String, Vec<MetricSummary>),
+    mpi: Option<&UnderMpi>,
+) -> Result<()> {
+    let format = a.run.format;
+    let doc = || {
+        let part = FdtreePart {
+            counts,
+            sync_timed: params.sync,
+            per_rank: mpi.and_then(|m| m.per_rank.clone()),
+            per_rank_units: mpi.map(|_| PER_RANK_UNITS),
+        };
+        Ok((recorded.subject(dir)?, part))
+    };
+    ran.print(schema, format == OutputFormat::Json, doc, |end| {
+        if format == OutputFormat::Table && !ran.result.reps.is_empty() {
+            crate::outln!("{head}");
+            crate::outln!("{}", runsummary::render_table(&shown));
+        }
+        UnderMpi::print_table(mpi);
+        let all = mpi.map_or("", |_| " --all (all metrics)");
+        end.print_tail(StoredLine::Always, all, a.run.quiet);
+    })
 }
 
 /// The directory `-o` names, checked and made absolute; for `-R`, the trees to remove

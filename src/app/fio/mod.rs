@@ -2,7 +2,7 @@
 //! the chosen cache action before each run, every run stored, and mean ± sd with the 95%
 //! interval per job and direction — hyperfine for fio.
 
-use super::finish::{outcome, Recorded, StoredLine};
+use super::finish::{outcome, store_for, Recorded, StoredLine};
 use super::rundoc::{self, Planned, Subject};
 use crate::cli::{global_options, spellings, FioArgs, FioCacheArg};
 use crate::metric::Metric;
@@ -178,7 +178,8 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
         }
     };
     let label = format!("fio {}", a.job.display());
-    let recorded = Recorded::new(WorkloadKind::Fio, &params, label, &a.run, db)?;
+    let store = store_for(&a.run, db)?;
+    let mut recorded = Recorded::new(WorkloadKind::Fio, &params, label, &a.run, store)?;
     let ran = recorded.run(&mut engine, &target, &steps, Some(&steps), &mut on_rep)?;
     let doc = || {
         let part = FioPart {

@@ -3,8 +3,8 @@
 //! IOzone prints it (text table, `-R` blocks and `-b` worksheet in [`excel`], throughput-mode
 //! lines in [`output`]) and summarised with fslab's statistics, or as one JSON document.
 //!
-//! A sweep is several cells, so the run goes through `adhoc::run_cells`, the many-cell form of
-//! `finish::Recorded::run`; a single point is one cell of it.
+//! A sweep is several cells, so the run goes through `finish::Recorded::run_cells`, the
+//! many-cell form of `Recorded::run`; a single point is one cell of it.
 
 mod doc;
 mod dry_run;
@@ -12,8 +12,6 @@ mod estimate;
 mod excel;
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
-#[cfg(feature = "mpi")]
-mod mpi_report;
 mod output;
 mod setup;
 
@@ -21,17 +19,17 @@ pub(crate) use excel::{excel_text, write_biff};
 pub(crate) use output::splash;
 pub(crate) use setup::{cache_warning, factors, point_label, point_params, setup, Setup};
 
-use super::finish::{run_options, Ended, Ending, StoredLine};
-use super::rundoc::Subject;
+use super::finish::{Ended, Recorded, StoredLine};
+use super::rundoc::{Subject, UnderMpi};
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
-use crate::runner::adhoc::{self, AdhocCell, CellsResult};
+use crate::runner::adhoc::{AdhocCell, CellsResult};
 use crate::runner::progress::ProgressObserver;
 use crate::runner::progress_text::RateUnit;
 use crate::workload::iozone::sweep::Point;
 use crate::workload::iozone::{self, report, Iozone};
-use crate::workload::{Target, Workload};
+use crate::workload::{Target, Workload, WorkloadKind};
 use anyhow::Result;
 use doc::IozonePart;
 use output::{rate_of, summaries_and_warnings, sweep_table, throughput_lines};
@@ -69,7 +67,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         }
         crate::out!("{}", splash(&a, &s));
     }
-    let mut store = super::finish::store_for(&a.run, db)?;
+    let store = super::finish::store_for(&a.run, db)?;
     let obs = progress(&s, !a.run.quiet && !json, rate.bytes_per_sec);
     let repeat = a.run.repeat;
     let tests = s.base.tests.clone();
@@ -107,25 +105,16 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             s.base.flags_label()
         ),
     };
-    let mut options = run_options(
-        "iozone",
-        serde_json::to_value(&s.base)?,
-        label,
-        &a.run,
-        store.as_mut(),
-        None,
-    );
-    options.steps = Some(&obs);
-    let result = adhoc::run_cells(options, &mut cells, &s.target, &obs, &mut on_rep)?;
+    let mut recorded = Recorded::new(WorkloadKind::Iozone, &s.base, label, &a.run, store)?;
+    let result = recorded.run_cells(&mut cells, &s.target, (&obs, Some(&obs)), &mut on_rep)?;
     let (sums, warnings) = summaries_and_warnings(
         &s.plan.points,
         &result.reps,
         a.run.min_phase,
         cache_warn.as_ref(),
     );
-    let end = result.ending(JSON_SCHEMA, &warnings);
-    print_end(&a, &s, &result, &sums, &end)?;
-    write_biff(a.biff.as_deref(), &s, &result)?;
+    let end = (JSON_SCHEMA, &warnings[..], subject(&s, a.run.repeat)?);
+    print_end((&a, &s), (&result, &sums), end, None)?;
     super::finish::outcome(result.error)
 }
 
@@ -183,28 +172,31 @@ fn progress(s: &Setup, enabled: bool, bytes_per_sec: f64) -> ProgressObserver {
         .with_estimate(1.0 / bytes_per_sec)
 }
 
-/// The end of the output: the run document, or IOzone's closing line, the summary over the
-/// repetitions (a table per point, or one for the sweep), `-R`'s Excel text and the tail.
-fn print_end(
-    a: &IozoneArgs,
-    s: &Setup,
-    result: &CellsResult,
-    sums: &[Vec<MetricSummary>],
-    end: &Ending<'_>,
+/// The end of the output (rank 0's under MPI, `mpi`): the run document about `subject`, or
+/// IOzone's closing line, the summary over the repetitions (a table per point, or one for
+/// the sweep), `-R`'s Excel text, the `--per-rank` table and the tail (the warnings); then
+/// `-b`'s worksheet.
+pub(super) fn print_end(
+    (a, s): (&IozoneArgs, &Setup),
+    (result, sums): (&CellsResult, &[Vec<MetricSummary>]),
+    (schema, warnings, subject): (&'static str, &[String], Subject<'_>),
+    mpi: Option<&UnderMpi>,
 ) -> Result<()> {
     let (tmode, repeat) = (s.base.throughput, a.run.repeat);
     let any = result.any_done();
+    let end = result.ending(schema, warnings);
     if a.run.json {
         end.print_json(
-            subject(s, repeat)?,
+            subject.under(mpi),
             (None, None),
+            // Under MPI one point, laid out as `fslab iozone --json` lays out its points.
             IozonePart {
                 mode: if tmode { "throughput" } else { "single" },
-                units: doc::Units::new(false),
+                units: doc::Units::new(mpi.is_some()),
                 points: doc::points(&s.plan.points, &result.reps, sums),
                 skipped_points: s.plan.skipped.iter().map(Into::into).collect(),
                 notes: &s.notes,
-                per_rank: None,
+                per_rank: mpi.and_then(|m| m.per_rank.clone()),
             },
         )?;
     } else {
@@ -225,7 +217,8 @@ fn print_end(
         if a.excel && any {
             crate::out!("{}", excel_text(s, &result.reps));
         }
+        UnderMpi::print_table(mpi);
         end.print_tail(StoredLine::Always, "", a.run.quiet);
     }
-    Ok(())
+    write_biff(a.biff.as_deref(), s, result)
 }

@@ -5,8 +5,8 @@
 #[cfg(feature = "mpi")]
 pub(super) mod mpi;
 
-use super::finish::{engine_only, outcome, Recorded, StoredLine};
-use super::rundoc::{self, Planned, Subject};
+use super::finish::{engine_only, outcome, store_for, EngineRan, Recorded, StoredLine};
+use super::rundoc::{self, Planned, Subject, UnderMpi};
 use crate::cli::{BackendArg, MdtestArgs, MdtestOwnArgs};
 use crate::report::runsummary;
 use crate::runner::progress::ProgressObserver;
@@ -103,21 +103,17 @@ pub(crate) fn rate_unit(phase: &str, _: usize) -> RateUnit {
 
 /// Run `fslab mdtest`.
 pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
-    let Parsed {
-        own,
-        inv,
-        mdtest_args,
-        db: given,
-    } = parse(&a)?;
-    let db = given.or(db);
+    let parsed = parse(&a)?;
+    let (own, inv) = (&parsed.own, &parsed.inv);
+    let db = parsed.db.clone().or(db);
     let p = &inv.params;
     let lay = p.validate().map_err(|e| in_words(e, mdtest::words()))?;
-    let opts = options(&own);
+    let opts = options(own);
     let json = own.run.json;
     let target = Target::new(&inv.dir);
     let mut engine = Mdtest::new(p.clone(), opts).map_err(|e| in_words(e, mdtest::words()))?;
     if own.run.dry_run {
-        return dry_run(&inv, &engine, json);
+        return dry_run(inv, &engine, json);
     }
     let started = chrono::Local::now();
     if inv.dirs.len() > 1 {
@@ -137,30 +133,45 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     // Opens -d (made if missing) and checks the space before anything is timed.
     engine.prepare(&target)?;
     let obs = ProgressObserver::new(!own.run.quiet && !json, "mdtest").with_units(rate_unit);
-    // -v: each iteration's phases as it ends (stdout as mdtest; stderr beside a JSON document).
-    // -x: after a stonewalled creation, the files each rank made (mdtest writes it each
-    // iteration).
-    let status_to = inv
-        .status_file
-        .as_ref()
-        .filter(|_| p.stonewall > 0 && p.steps().create);
     let mut status_error = None;
-    let mut each = |_: u32, _: &[crate::metric::Metric], e: &Mdtest| {
-        if let Some(it) = e.iterations().last() {
-            after_iteration(it, (status_to, 1), &inv, json, &mut status_error);
-        }
-    };
-    let recorded = Recorded::new(WorkloadKind::Mdtest, p, p.flags(), &own.run, db)?;
+    let mut each = on_iteration::<mdtest::Solo>(inv, Some(1), json, &mut status_error);
+    let store = store_for(&own.run, db)?;
+    let mut recorded = Recorded::new(WorkloadKind::Mdtest, p, p.flags(), &own.run, store)?;
     let ran = recorded.run(&mut engine, &target, &obs, Some(&obs), &mut each)?;
+    drop(each);
     let seed = engine.seed();
     for note in engine.finish() {
         eprintln!("fslab: note: {note}");
     }
+    print_end(&parsed, &engine, (&lay, started, seed), &ran, None)?;
+    if let Some(e) = status_error {
+        return Err(e);
+    }
+    outcome(ran.result.error)
+}
+
+/// The ending of a run that started at `started` (rank 0's under MPI, `mpi`): the JSON
+/// document, or mdtest's preamble, tables and closing line (and, in one process, the summary
+/// of several repetitions), then the tail.
+pub(crate) fn print_end<T: mdtest::Team>(
+    parsed: &Parsed,
+    engine: &Mdtest<T>,
+    (lay, started, seed): (
+        &mdtest::Layout,
+        chrono::DateTime<chrono::Local>,
+        Option<u32>,
+    ),
+    ran: &EngineRan,
+    mpi: Option<&UnderMpi>,
+) -> Result<()> {
+    let (own, inv) = (&parsed.own, &parsed.inv);
+    let p = &inv.params;
+    let (ranks, nodes) = mpi.map_or((1, 1), |m| (m.ranks, m.hosts));
     let doc = || {
         let part = MdtestPart::ran(lay.items, seed, engine.iterations());
-        Ok((subject(&inv, own.run.repeat)?, part))
+        Ok((subject(inv, own.run.repeat)?.under(mpi), part))
     };
-    ran.print(JSON_SCHEMA, json, doc, |end| {
+    ran.print(JSON_SCHEMA, own.run.json, doc, |end| {
         if !ran.result.reps.is_empty() {
             let notes = p
                 .notes()
@@ -168,35 +179,71 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
                 .map(|n| n.render(mdtest::words()))
                 .collect();
             let fs = fs_of(&inv.dir);
+            let fs_lines = report::fs_lines(&fs);
             crate::out!(
                 "{}",
                 report::preamble(&report::Preamble {
                     started: report::timestamp(started),
-                    ranks: 1,
-                    nodes: 1,
-                    command: report::command_line("fslab mdtest", &mdtest_args),
+                    ranks,
+                    nodes,
+                    command: report::command_line("fslab mdtest", &parsed.mdtest_args),
                     warnings: notes,
-                    fs: report::fs_lines(&fs).map(|s| s.replacen(
-                        &fs.display().to_string(),
-                        &inv.dir.display().to_string(),
-                        1
-                    )),
+                    // In one process the lines name -d itself.
+                    fs: match mpi {
+                        Some(_) => fs_lines,
+                        None => fs_lines.map(|s| s.replacen(
+                            &fs.display().to_string(),
+                            &inv.dir.display().to_string(),
+                            1
+                        )),
+                    },
                     seed,
-                    tasks: report::tasks_line(p, &lay, 1),
+                    tasks: report::tasks_line(p, lay, ranks),
                 })
             );
             crate::out!("{}", report::tables(engine.iterations(), p, inv.print));
             crate::out!("{}", report::finished(chrono::Local::now()));
-            if own.run.repeat > 1 {
+            if own.run.repeat > 1 && mpi.is_none() {
                 crate::outln!("{}", runsummary::render_table(&engine_only(&ran.sums)));
             }
         }
         end.print_tail(StoredLine::Always, "", own.run.quiet);
-    })?;
-    if let Some(e) = status_error {
-        return Err(e);
+    })
+}
+
+/// What runs after each iteration (the root rank's under MPI, `ranks` there; `None` on the
+/// others): `-v`'s phase lines (stdout as mdtest; stderr beside a JSON document) and, after a
+/// stonewalled creation, `-x`'s status file of the files each rank made (mdtest writes it
+/// each iteration); its first error is kept in `error`.
+pub(crate) fn on_iteration<'a, T: mdtest::Team>(
+    inv: &'a Invocation,
+    ranks: Option<u32>,
+    json: bool,
+    error: &'a mut Option<anyhow::Error>,
+) -> impl FnMut(u32, &[crate::metric::Metric], &Mdtest<T>) + 'a {
+    let p = &inv.params;
+    let status_to = inv
+        .status_file
+        .as_ref()
+        .filter(|_| p.stonewall > 0 && p.steps().create);
+    move |_, _, e| {
+        let (Some(ranks), Some(it)) = (ranks, e.iterations().last()) else {
+            return;
+        };
+        if let Some(x) = status_to {
+            if let Err(err) = mdtest::status::write(x, it, ranks) {
+                error.get_or_insert(err);
+            }
+        }
+        if inv.verbose > 0 {
+            let text = report::verbose(it, inv.verbose, &inv.dir);
+            if json {
+                eprint!("{text}");
+            } else {
+                crate::out!("{text}");
+            }
+        }
     }
-    outcome(ran.result.error)
 }
 
 /// The keys only mdtest's document has.
@@ -289,31 +336,6 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
         }
     );
     Ok(())
-}
-
-/// After each iteration (the root rank's, under MPI): `-x`'s status file (the files each of
-/// `ranks` made; its first error kept in `error`) and `-v`'s phase lines (stdout as mdtest;
-/// stderr beside a JSON document).
-pub(super) fn after_iteration(
-    it: &mdtest::result::Iteration,
-    (status_to, ranks): (Option<&std::path::PathBuf>, u32),
-    inv: &mdtest::Invocation,
-    json: bool,
-    error: &mut Option<anyhow::Error>,
-) {
-    if let Some(x) = status_to {
-        if let Err(err) = mdtest::status::write(x, it, ranks) {
-            error.get_or_insert(err);
-        }
-    }
-    if inv.verbose > 0 {
-        let text = report::verbose(it, inv.verbose, &inv.dir);
-        if json {
-            eprint!("{text}");
-        } else {
-            crate::out!("{text}");
-        }
-    }
 }
 
 #[cfg(test)]

@@ -2,13 +2,11 @@
 //! ranks (with `-d a@b`, rank r works in directory r mod 2, as mdtest's), the run through the
 //! one repetition protocol (stored by rank 0 only), and rank 0's mdtest output.
 
-use super::{fs_of, options, parse, rate_unit, subject, MdtestPart, Parsed, JSON_SCHEMA};
-use crate::app::finish::{run_options, summarize, Ended, StoredLine};
-use crate::app::rundoc;
+use super::{on_iteration, options, parse, print_end, rate_unit};
+use crate::app::finish::{outcome, Recorded};
 use crate::cli::MdtestArgs;
 use crate::mpi::comm::Comm;
 use crate::mpi::job;
-use crate::runner::adhoc;
 use crate::runner::progress::ProgressObserver;
 use crate::workload::mdtest::{self, report, Backend, Mdtest, Team};
 use crate::workload::param::in_words;
@@ -20,22 +18,18 @@ use std::time::Duration;
 
 /// Run `fslab mdtest` as one rank of the job.
 pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
-    let Parsed {
-        own,
-        inv,
-        mdtest_args,
-        db: given,
-    } = comm.agree(parse(&a).and_then(|p| {
+    let parsed = comm.agree(parse(&a).and_then(|p| {
         crate::app::mpi::refuse_disturbed(&p.own.run)?;
         Ok(p)
     }))?;
-    let db = given.or(db);
+    let (own, inv) = (&parsed.own, &parsed.inv);
+    let db = parsed.db.clone().or(db);
     let p = &inv.params;
     let mine =
         serde_json::json!({"params": p, "repeat": own.run.repeat, "dry_run": own.run.dry_run});
     let tag = job::start(comm, mine, "mdtest")?;
     let lay = p.validate().map_err(|e| in_words(e, mdtest::words()))?;
-    let mut opts = options(&own);
+    let mut opts = options(own);
     let json = own.run.json;
     // -d a@b: rank r works in directory r mod 2, as mdtest's ranks do.
     opts.dirs = inv.dirs.len() as u32;
@@ -101,85 +95,32 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         return Ok(());
     }
     let started = chrono::Local::now();
-    let mut store = job::open_store(comm, own.run.no_store, db)?;
+    let store = job::open_store(comm, own.run.no_store, db)?;
     let target = Target::new(&mine);
     let bar = ProgressObserver::new(comm.is_root() && !own.run.quiet && !json, "mdtest rank 0")
         .with_units(rate_unit);
     let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
-    let params = job::params_with_mpi(p, job::mpi_json(comm, &[]))?;
-    let mut options = run_options(
-        "mdtest",
-        params.clone(),
-        format!("{} ×{} ranks", p.flags(), comm.size()),
-        &own.run,
-        store.as_mut(),
-        Some(comm.size()),
-    );
-    options.steps = Some(&bar);
+    let mpi = crate::app::mpi::under_mpi(comm, &[]);
+    let label = format!("{} ×{} ranks", p.flags(), comm.size());
+    let mut recorded = Recorded::new(WorkloadKind::Mdtest, p, label, &own.run, store)?.under(&mpi);
     // Rank 0: -x after a stonewalled creation, -v after every iteration.
-    let status_to = inv
-        .status_file
-        .as_ref()
-        .filter(|_| comm.is_root() && p.stonewall > 0 && p.steps().create);
     let mut status_error = None;
-    let ranks = comm.size();
-    let mut each = |_: u32, _: &[crate::metric::Metric], e: &Mdtest<CommTeam>| {
-        if let Some(it) = e.iterations().last().filter(|_| comm.is_root()) {
-            super::after_iteration(it, (status_to, ranks), &inv, json, &mut status_error);
-        }
-    };
-    let result = adhoc::run(options, &mut engine, &target, obs, &mut each)?;
+    let root = comm.is_root().then_some(comm.size());
+    let mut each = on_iteration::<CommTeam>(inv, root, json, &mut status_error);
+    let ran = recorded.run(&mut engine, &target, obs, Some(&bar), &mut each)?;
+    drop(each);
     let seed = engine.seed();
     let notes = engine.finish();
     if comm.is_root() {
         for note in notes {
             eprintln!("fslab: note: {note}");
         }
-        let (sums, warnings) = summarize(
-            &result.reps,
-            own.run.min_phase,
-            WorkloadKind::Mdtest,
-            &params,
-        );
-        let end = result.ending(JSON_SCHEMA, &warnings);
-        if json {
-            end.print_json(
-                subject(&inv, own.run.repeat)?.under_mpi(comm.size(), job::mpi_json(comm, &[])),
-                rundoc::measured(&result.reps, &sums),
-                MdtestPart::ran(lay.items, seed, engine.iterations()),
-            )?;
-        } else {
-            if !result.reps.is_empty() {
-                let fs = fs_of(&inv.dir);
-                crate::out!(
-                    "{}",
-                    report::preamble(&report::Preamble {
-                        started: report::timestamp(started),
-                        ranks: comm.size(),
-                        nodes: job::hosts(comm).len() as u32,
-                        command: report::command_line("fslab mdtest", &mdtest_args),
-                        warnings: p
-                            .notes()
-                            .iter()
-                            .map(|n| n.render(mdtest::words()))
-                            .collect(),
-                        fs: report::fs_lines(&fs),
-                        seed,
-                        tasks: report::tasks_line(p, &lay, comm.size()),
-                    })
-                );
-                crate::out!("{}", report::tables(engine.iterations(), p, inv.print));
-                crate::out!("{}", report::finished(chrono::Local::now()));
-            }
-            end.print_tail(StoredLine::Always, "", own.run.quiet);
-        }
+        print_end(&parsed, &engine, (&lay, started, seed), &ran, Some(&mpi))?;
     }
     if let Some(e) = status_error {
         return Err(e);
     }
-    result
-        .error
-        .map_or(Ok(()), |e| Err(crate::error::runtime(e)))
+    outcome(ran.result.error)
 }
 
 /// How long a rank naps between polls while it waits in a reduction (a few per phase).
