@@ -4,11 +4,11 @@
 
 use super::{on_iteration, options, parse, print_end, rate_unit};
 use crate::app::finish::{outcome, Recorded};
-use crate::cli::MdtestArgs;
+use crate::cli::{MdtestArgs, MdtestOwnArgs};
 use crate::mpi::comm::Comm;
 use crate::mpi::job;
 use crate::runner::progress::ProgressObserver;
-use crate::workload::mdtest::{self, report, Backend, Mdtest, Team};
+use crate::workload::mdtest::{self, report, Backend, Invocation, Mdtest, Options, Team};
 use crate::workload::param::in_words;
 use crate::workload::{Quiet, Target, WorkloadKind};
 use anyhow::Result;
@@ -31,54 +31,7 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     let lay = p.validate().map_err(|e| in_words(e, mdtest::words()))?;
     let mut opts = options(own);
     let json = own.run.json;
-    // -d a@b: rank r works in directory r mod 2, as mdtest's ranks do.
-    opts.dirs = inv.dirs.len() as u32;
-    // Refused by all ranks together, so rank 0 says why and every rank exits 2 (a rank that
-    // refused alone would end the job with MPI_Abort, its line and code racing the others).
-    comm.agree(match opts.dirs > comm.size() {
-        true => Err(crate::error::usage(format!(
-            "-d: {} directories for {} ranks; mdtest needs at least as many ranks as directories (rank r works in directory r mod {}): run more ranks or give fewer directories",
-            opts.dirs,
-            comm.size(),
-            opts.dirs
-        ))),
-        false => Ok(()),
-    })?;
-    let mine = inv.dir_of(comm.rank()).clone();
-    // Every rank of a directory works in the same test directories: it must be one
-    // directory for all of them (a dry run makes nothing).
-    if opts.backend == Backend::Fs && !own.run.dry_run {
-        // The directory's first rank alone makes it, so that it knows the run made it (and
-        // removes it at the end, as mdtest does); the others then check that they see it.
-        let made = if comm.rank() < opts.dirs {
-            let missing = std::fs::symlink_metadata(&mine).is_err();
-            std::fs::create_dir_all(&mine)
-                .map(|()| missing)
-                .map_err(|e| crate::error::usage(format!("cannot make -d {}: {e}", mine.display())))
-        } else {
-            Ok(false)
-        };
-        opts.made_dir = comm.agree(made)?;
-        if opts.dirs == 1 {
-            job::seen_by_all(
-                comm,
-                &inv.dir,
-                &tag,
-                Some("-d must be the same directory on every node (a shared file system)"),
-            )?;
-        }
-    }
-    if let Some(x) = &inv.status_file {
-        // Rank 0 reads it (mdtest's rank 0 does) and checks it against its records.
-        let checked = if comm.is_root() {
-            crate::workload::mdtest::status::check(x, p, &inv.dir)
-        } else {
-            Ok(None)
-        };
-        if let Some(note) = comm.agree(checked)? {
-            eprintln!("fslab: note: {note}");
-        }
-    }
+    let mine = directories(comm, own, inv, &mut opts, &tag)?;
     let team = CommTeam(Rc::clone(comm));
     let mut engine =
         Mdtest::with_team(p.clone(), opts, team).map_err(|e| in_words(e, mdtest::words()))?;
@@ -121,6 +74,68 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
         return Err(e);
     }
     outcome(ran.result.error)
+}
+
+/// This rank's directory, the `-d` directories seen to: no more of them than ranks, each made
+/// by its first rank (`opts.made_dir`: the run made it), one shared by every rank when there
+/// is one; and the `-x` status file checked by rank 0.
+fn directories(
+    comm: &Comm,
+    own: &MdtestOwnArgs,
+    inv: &Invocation,
+    opts: &mut Options,
+    tag: &str,
+) -> Result<PathBuf> {
+    let p = &inv.params;
+    // -d a@b: rank r works in directory r mod 2, as mdtest's ranks do.
+    opts.dirs = inv.dirs.len() as u32;
+    // Refused by all ranks together, so rank 0 says why and every rank exits 2 (a rank that
+    // refused alone would end the job with MPI_Abort, its line and code racing the others).
+    comm.agree(match opts.dirs > comm.size() {
+        true => Err(crate::error::usage(format!(
+            "-d: {} directories for {} ranks; mdtest needs at least as many ranks as directories (rank r works in directory r mod {}): run more ranks or give fewer directories",
+            opts.dirs,
+            comm.size(),
+            opts.dirs
+        ))),
+        false => Ok(()),
+    })?;
+    let mine = inv.dir_of(comm.rank()).clone();
+    // Every rank of a directory works in the same test directories: it must be one
+    // directory for all of them (a dry run makes nothing).
+    if opts.backend == Backend::Fs && !own.run.dry_run {
+        // The directory's first rank alone makes it, so that it knows the run made it (and
+        // removes it at the end, as mdtest does); the others then check that they see it.
+        let made = if comm.rank() < opts.dirs {
+            let missing = std::fs::symlink_metadata(&mine).is_err();
+            std::fs::create_dir_all(&mine)
+                .map(|()| missing)
+                .map_err(|e| crate::error::usage(format!("cannot make -d {}: {e}", mine.display())))
+        } else {
+            Ok(false)
+        };
+        opts.made_dir = comm.agree(made)?;
+        if opts.dirs == 1 {
+            job::seen_by_all(
+                comm,
+                &inv.dir,
+                tag,
+                Some("-d must be the same directory on every node (a shared file system)"),
+            )?;
+        }
+    }
+    if let Some(x) = &inv.status_file {
+        // Rank 0 reads it (mdtest's rank 0 does) and checks it against its records.
+        let checked = if comm.is_root() {
+            crate::workload::mdtest::status::check(x, p, &inv.dir)
+        } else {
+            Ok(None)
+        };
+        if let Some(note) = comm.agree(checked)? {
+            eprintln!("fslab: note: {note}");
+        }
+    }
+    Ok(mine)
 }
 
 /// How long a rank naps between polls while it waits in a reduction (a few per phase).
