@@ -84,15 +84,7 @@ fn repetitions_are_stored_and_equal_fios_own_json() {
     // Live parse-back: every repetition's stored IOPS, bandwidth and percentiles are
     // fio's own figures of that run.
     for (rep, f) in reps.iter().zip(fio) {
-        let get = |phase: &str, name: &str| {
-            rep.as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["phase"] == phase && m["metric"] == name)
-                .unwrap_or_else(|| panic!("no {phase}.{name}"))["value"]
-                .as_f64()
-                .unwrap()
-        };
+        let get = |phase: &str, name: &str| common::metric(rep, phase, name);
         for (job, dir) in [("rr", "read"), ("sw", "write")] {
             let j = f["jobs"]
                 .as_array()

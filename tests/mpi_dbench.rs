@@ -48,7 +48,7 @@ fn dbench(db: &Path, n: usize, args: &str, lf: &Path, dir: &Path) -> Output {
 }
 
 fn metric(doc: &serde_json::Value, phase: &str, name: &str) -> f64 {
-    common::mpi::metric(&doc["repetitions"][0], phase, name)
+    common::metric(&doc["repetitions"][0], phase, name)
 }
 
 fn u(v: &serde_json::Value, k: &str) -> u64 {

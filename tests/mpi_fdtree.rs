@@ -46,7 +46,7 @@ fn per_rank_items(doc: &serde_json::Value) -> Vec<(String, Vec<u64>)> {
 }
 
 fn metric(doc: &serde_json::Value, phase: &str, name: &str) -> f64 {
-    common::mpi::metric(&doc["repetitions"][0], phase, name)
+    common::metric(&doc["repetitions"][0], phase, name)
 }
 
 #[test]

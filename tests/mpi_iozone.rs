@@ -35,7 +35,7 @@ fn iozone(db: &Path, dir: &Path, n: usize, args: &str) -> Output {
 }
 
 fn metric(doc: &serde_json::Value, phase: &str, name: &str) -> f64 {
-    common::mpi::metric(&doc["points"][0]["repetitions"][0], phase, name)
+    common::metric(&doc["points"][0]["repetitions"][0], phase, name)
 }
 
 /// Per phase of the first repetition: the ranks' records.

@@ -177,3 +177,15 @@ pub fn default_signals(c: &mut std::process::Command) -> &mut std::process::Comm
     }
     c
 }
+
+/// The value of metric `phase`.`name` in `reps`, one repetition of a run document (a
+/// stored run's `repetitions[i]`, or a point's).
+pub fn metric(reps: &serde_json::Value, phase: &str, name: &str) -> f64 {
+    reps.as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["phase"] == phase && m["metric"] == name)
+        .unwrap_or_else(|| panic!("no {phase}.{name}"))["value"]
+        .as_f64()
+        .unwrap()
+}

@@ -149,15 +149,3 @@ pub fn stored_runs(db: &Path) -> Vec<serde_json::Value> {
     let runs: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
     runs.as_array().expect("list --json is an array").clone()
 }
-
-/// The value of metric `phase`.`name` in `reps`, one repetition of a run document (a
-/// stored run's `repetitions[i]`, or a point's).
-pub fn metric(reps: &serde_json::Value, phase: &str, name: &str) -> f64 {
-    reps.as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["phase"] == phase && m["metric"] == name)
-        .unwrap_or_else(|| panic!("no {phase}.{name}"))["value"]
-        .as_f64()
-        .unwrap()
-}
