@@ -182,6 +182,8 @@ pub(crate) struct Recorded<'a> {
     options: &'a RunArgs,
     store: Option<Store>,
     mpi: Option<UnderMpi>,
+    /// Whether this process prints the ending (under MPI rank 0 alone): only it summarises.
+    speaks: bool,
 }
 
 /// A one-cell engine command that ran: the results, their summary and the warnings.
@@ -211,15 +213,21 @@ impl<'a> Recorded<'a> {
             options,
             store,
             mpi: None,
+            speaks: true,
         })
     }
 
     /// The same run by every rank of the MPI job `mpi`: stored with the job among its
-    /// parameters, its command line with `mpiexec -n N` in front.
+    /// parameters, its command line with `mpiexec -n N` in front; `root`: this rank prints
+    /// the ending (the others neither summarise nor probe the machine for its warnings).
     #[cfg(feature = "mpi")]
-    pub fn under(self, mpi: &UnderMpi) -> Self {
+    pub fn under(self, mpi: &UnderMpi, root: bool) -> Self {
         let mpi = Some(mpi.clone());
-        Recorded { mpi, ..self }
+        Recorded {
+            mpi,
+            speaks: root,
+            ..self
+        }
     }
 
     /// What the run document says ran: this engine with these parameters in `dir`,
@@ -275,7 +283,10 @@ impl<'a> Recorded<'a> {
     ) -> Result<EngineRan> {
         let result = adhoc::run(self.adhoc(steps), engine, target, obs, on_rep)?;
         let (kind, params, min_phase) = (self.kind, &self.params, self.options.min_phase);
-        let (sums, warnings) = summarize(&result.reps, min_phase, kind, params);
+        let (sums, warnings) = match self.speaks {
+            true => summarize(&result.reps, min_phase, kind, params),
+            false => (Vec::new(), Vec::new()),
+        };
         Ok(EngineRan {
             result,
             sums,

@@ -87,8 +87,8 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let label = super::label(&params, a.load.loadfile.is_some(), Some(comm.size()));
     let mpi = under_mpi(comm, &params, all_see);
-    let mut recorded =
-        Recorded::new(WorkloadKind::Dbench, &params, label, &a.run, store)?.under(&mpi);
+    let mut recorded = Recorded::new(WorkloadKind::Dbench, &params, label, &a.run, store)?
+        .under(&mpi, comm.is_root());
     // Rank 0 counts the repetitions in lines on stderr, as `fslab dbench` does.
     let steps = super::steps(&params, root && !a.run.quiet);
     let mut ran = recorded.run(&mut engine, &target, &console, Some(&steps), &mut on_rep)?;

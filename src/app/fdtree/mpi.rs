@@ -137,8 +137,8 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let label = label(&params, comm.size(), layout);
     let mpi = info.under_mpi();
-    let mut recorded =
-        Recorded::new(WorkloadKind::Fdtree, &params, label, &a.run, store)?.under(&mpi);
+    let mut recorded = Recorded::new(WorkloadKind::Fdtree, &params, label, &a.run, store)?
+        .under(&mpi, comm.is_root());
     // Disabled on the other ranks: only rank 0 shows where the run is.
     let mut ran = recorded.run(&mut engine, &target, obs, Some(&bar), &mut on_rep)?;
     if comm.is_root() {

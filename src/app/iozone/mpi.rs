@@ -111,8 +111,8 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let mpi = info.under_mpi();
     let label = format!("{} ×{} ranks", params.label(), comm.size());
-    let mut recorded =
-        Recorded::new(WorkloadKind::Iozone, &params, label, &a.run, store)?.under(&mpi);
+    let mut recorded = Recorded::new(WorkloadKind::Iozone, &params, label, &a.run, store)?
+        .under(&mpi, comm.is_root());
     // Disabled on the other ranks: only rank 0 shows where the run is.
     let result = recorded.run_cells(&mut cells, &target, (obs, Some(&bar)), &mut on_rep)?;
     if root {

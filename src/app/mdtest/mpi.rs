@@ -55,7 +55,8 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
     let mpi = crate::app::mpi::under_mpi(comm, &[]);
     let label = format!("{} ×{} ranks", p.flags(), comm.size());
-    let mut recorded = Recorded::new(WorkloadKind::Mdtest, p, label, &own.run, store)?.under(&mpi);
+    let mut recorded =
+        Recorded::new(WorkloadKind::Mdtest, p, label, &own.run, store)?.under(&mpi, comm.is_root());
     // Rank 0: -x after a stonewalled creation, -v after every iteration.
     let mut status_error = None;
     let root = comm.is_root().then_some(comm.size());
