@@ -179,9 +179,6 @@ pub struct Progress {
     wire: Option<Wire>,
 }
 
-/// An engine command's display (the name its callers know).
-pub type ProgressObserver = Progress;
-
 /// Where the protocol's lines go, and when the last `progress` went.
 struct Wire {
     out: Mutex<Box<dyn std::io::Write + Send>>,

@@ -10,7 +10,7 @@ use super::rundoc::{self, Planned, Subject, UnderMpi};
 use crate::cli::DbenchArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
-use crate::runner::progress::ProgressObserver;
+use crate::runner::progress::Progress;
 use crate::workload::dbench::report::report;
 use crate::workload::dbench::{flags, generate, Dbench, DbenchParams, Loadfile, RepOutcome};
 use crate::workload::param::in_words;
@@ -164,8 +164,8 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
 
 /// Where the run is (rank 0's under MPI), `shown` or not: dbench prints its own line a
 /// second, so repetitions are counted in plain lines on stderr.
-pub(super) fn steps(params: &DbenchParams, shown: bool) -> ProgressObserver {
-    let steps = ProgressObserver::new(shown, "dbench").lines_only();
+pub(super) fn steps(params: &DbenchParams, shown: bool) -> Progress {
+    let steps = Progress::new(shown, "dbench").lines_only();
     match params.run_once {
         true => steps,
         // Warm-up and run are timed, so the first repetition's length is known beforehand.

@@ -9,7 +9,7 @@ use super::finish::{engine_only, outcome, store_for, EngineRan, Recorded, Stored
 use super::rundoc::{self, Planned, Subject, UnderMpi};
 use crate::cli::{BackendArg, FdtreeArgs, OutputFormat};
 use crate::report::runsummary::{self, MetricSummary};
-use crate::runner::progress::ProgressObserver;
+use crate::runner::progress::Progress;
 use crate::runner::progress_text::RateUnit;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::report::fdtree_report;
@@ -166,7 +166,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         engine.prepare(&target)?;
     }
 
-    let obs = ProgressObserver::new(!a.run.quiet && format != OutputFormat::Json, "fdtree")
+    let obs = Progress::new(!a.run.quiet && format != OutputFormat::Json, "fdtree")
         .with_units(|phase, _| rate_unit(phase));
     let fdtree_fmt = format == OutputFormat::Fdtree;
     let start_display = a.start_dir.clone();

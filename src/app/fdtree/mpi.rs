@@ -11,7 +11,7 @@ use crate::mpi::comm::Comm;
 use crate::mpi::fdtree::{DistFdtree, DistRep, Job, Layout};
 use crate::mpi::job;
 use crate::mpi::rank::{RankMode, Ranks};
-use crate::runner::progress::ProgressObserver;
+use crate::runner::progress::Progress;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::report::fdtree_report_counts;
 use crate::workload::fdtree::{Backend, FdtreeParams, Mode, Phase, PhaseTiming, RepOutcome};
@@ -148,8 +148,8 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
 }
 
 /// Rank 0's progress display (on the other ranks a display that shows nothing).
-fn progress(comm: &Comm, a: &FdtreeArgs) -> ProgressObserver {
-    ProgressObserver::new(
+fn progress(comm: &Comm, a: &FdtreeArgs) -> Progress {
+    Progress::new(
         comm.is_root() && !a.run.quiet && a.run.format != OutputFormat::Json,
         "fdtree rank 0",
     )

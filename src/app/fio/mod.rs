@@ -7,7 +7,7 @@ use super::rundoc::{self, Planned, Subject};
 use crate::cli::{global_options, spellings, FioArgs, FioCacheArg};
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
-use crate::runner::progress::ProgressObserver;
+use crate::runner::progress::Progress;
 use crate::safe::cage;
 use crate::workload::fio::{read_job_file, Fio, FioParams, FIO_DIR};
 use crate::workload::param::{in_words, Words};
@@ -157,7 +157,7 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     }
     // fio's status every second feeds the bar (on a terminal): percent, rate and ETA as fio
     // computes them; in a log, a line per repetition.
-    let steps = ProgressObserver::new(!a.run.quiet, "fio")
+    let steps = Progress::new(!a.run.quiet, "fio")
         .with_units(|phase, _| crate::runner::phase_bar::rate_unit(WorkloadKind::Fio, phase, 1));
     let json = a.run.json;
     let quiet = a.run.quiet;

@@ -25,7 +25,7 @@ use crate::cli::IozoneArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::adhoc::{AdhocCell, CellsResult};
-use crate::runner::progress::ProgressObserver;
+use crate::runner::progress::Progress;
 use crate::runner::progress_text::RateUnit;
 use crate::workload::iozone::sweep::Point;
 use crate::workload::iozone::{self, report, Iozone};
@@ -151,9 +151,9 @@ fn cells_of(s: &Setup) -> Result<Vec<AdhocCell<Iozone>>> {
 
 /// The run's display: each point's rate in bytes of its record size, its share of the work
 /// by the bytes it moves, and the plan's rate before a point is measured.
-fn progress(s: &Setup, enabled: bool, bytes_per_sec: f64) -> ProgressObserver {
+fn progress(s: &Setup, enabled: bool, bytes_per_sec: f64) -> Progress {
     let records: Vec<u64> = s.plan.points.iter().map(|p| p.record).collect();
-    ProgressObserver::new(enabled, "iozone")
+    Progress::new(enabled, "iozone")
         .with_units(move |_, point| RateUnit::Bytes(records.get(point).copied().unwrap_or(1)))
         .with_points(
             // Time grows with the bytes moved (and a cost per point the ETA measures).

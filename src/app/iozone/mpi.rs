@@ -13,7 +13,7 @@ use crate::mpi::iozone::{DistIozone, IozoneRep};
 use crate::mpi::rank::Ranks;
 use crate::mpi::{aggregate, job};
 use crate::runner::adhoc::CellsResult;
-use crate::runner::progress::ProgressObserver;
+use crate::runner::progress::Progress;
 use crate::workload::iozone::IozoneParams;
 use crate::workload::{Observer, Quiet, Target, Workload, WorkloadKind};
 use anyhow::Result;
@@ -89,7 +89,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     }
     let store = job::open_store(comm, a.run.no_store, db)?;
     let record = s.plan.points[0].record;
-    let bar = ProgressObserver::new(root && !a.run.quiet && !json, "iozone rank 0")
+    let bar = Progress::new(root && !a.run.quiet && !json, "iozone rank 0")
         .with_units(move |_, _| crate::runner::progress_text::RateUnit::Bytes(record));
     let obs: &dyn Observer = if root { &bar } else { &Quiet };
     let repeat = a.run.repeat;

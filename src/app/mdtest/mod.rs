@@ -9,7 +9,7 @@ use super::finish::{engine_only, outcome, store_for, EngineRan, Recorded, Stored
 use super::rundoc::{self, Planned, Subject, UnderMpi};
 use crate::cli::{BackendArg, MdtestArgs, MdtestOwnArgs};
 use crate::report::runsummary;
-use crate::runner::progress::ProgressObserver;
+use crate::runner::progress::Progress;
 use crate::runner::progress_text::RateUnit;
 use crate::workload::mdtest::{self, report, Backend, Invocation, Mdtest, Options};
 use crate::workload::param::in_words;
@@ -132,7 +132,7 @@ pub fn run(a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     }
     // Opens -d (made if missing) and checks the space before anything is timed.
     engine.prepare(&target)?;
-    let obs = ProgressObserver::new(!own.run.quiet && !json, "mdtest").with_units(rate_unit);
+    let obs = Progress::new(!own.run.quiet && !json, "mdtest").with_units(rate_unit);
     let mut status_error = None;
     let mut each = on_iteration::<mdtest::Solo>(inv, Some(1), json, &mut status_error);
     let store = store_for(&own.run, db)?;

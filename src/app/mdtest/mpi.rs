@@ -7,7 +7,7 @@ use crate::app::finish::{outcome, Recorded};
 use crate::cli::{MdtestArgs, MdtestOwnArgs};
 use crate::mpi::comm::Comm;
 use crate::mpi::job;
-use crate::runner::progress::ProgressObserver;
+use crate::runner::progress::Progress;
 use crate::workload::mdtest::{self, report, Backend, Invocation, Mdtest, Options, Team};
 use crate::workload::param::in_words;
 use crate::workload::{Quiet, Target, WorkloadKind};
@@ -50,7 +50,7 @@ pub fn run(comm: &Rc<Comm>, a: MdtestArgs, db: Option<PathBuf>) -> Result<()> {
     let started = chrono::Local::now();
     let store = job::open_store(comm, own.run.no_store, db)?;
     let target = Target::new(&mine);
-    let bar = ProgressObserver::new(comm.is_root() && !own.run.quiet && !json, "mdtest rank 0")
+    let bar = Progress::new(comm.is_root() && !own.run.quiet && !json, "mdtest rank 0")
         .with_units(rate_unit);
     let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
     let mpi = crate::app::mpi::under_mpi(comm, &[]);
