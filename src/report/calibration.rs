@@ -365,6 +365,7 @@ pub fn lines(c: &GuestCalibration) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::tests::{has, starts};
 
     fn row(fs: &str, unit: Unit, host: &[f64], guest: &[f64]) -> CalibrationRow {
         let m = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
@@ -430,9 +431,9 @@ mod tests {
             ratios: vec![r.clone()],
         };
         let w = factor_words(&c);
-        assert!(
-            w.starts_with("its calibration on ext4 and xfs measured the guest: rates and throughput 14.6× to 17.5× slower (median 16.0×)"),
-            "{w}"
+        starts(
+            &w,
+            "its calibration on ext4 and xfs measured the guest: rates and throughput 14.6× to 17.5× slower (median 16.0×)",
         );
         let kept = r.kept().unwrap();
         assert!((kept - 0.098).abs() < 0.01, "{kept}");
@@ -440,9 +441,9 @@ mod tests {
         let (lo, hi) = r.kept_ci.unwrap();
         assert!(lo < 0.0 && hi > 0.0, "{lo} {hi}");
         assert!(!r.ranks());
-        assert!(
-            w.contains("on 1 of its 1 comparisons between file systems the guest cannot rank them"),
-            "{w}"
+        has(
+            &w,
+            "on 1 of its 1 comparisons between file systems the guest cannot rank them",
         );
         let l = lines(&c);
         assert!(l[..5].iter().all(|l| l.chars().count() <= 100), "{l:#?}");
@@ -454,17 +455,15 @@ mod tests {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        assert!(
-            flat.contains("host 0.81, guest 0.98: the guest cannot rank them here (the guest shows 10% of the host's difference, 95% interval -"),
-            "{flat}"
+        has(
+            &flat,
+            "host 0.81, guest 0.98: the guest cannot rank them here (the guest shows 10% of the host's difference, 95% interval -",
         );
         // An Observation on that metric is left out, with the reason.
         let why = observation_words(Some(&c), "fdtree", "file_create", "rate").unwrap_err();
-        assert!(
-            why.contains(
-                "on its calibration's xfs/ext4 difference, the guest cannot rank them here"
-            ),
-            "{why}"
+        has(
+            &why,
+            "on its calibration's xfs/ext4 difference, the guest cannot rank them here",
         );
         assert!(!advice(Some(&c)).starts_with("compare its configurations"));
 
@@ -482,19 +481,18 @@ mod tests {
             ..c.clone()
         };
         let said = observation_words(Some(&c2), "fdtree", "file_create", "rate").unwrap();
-        assert!(
-            said.starts_with(" A guest figure; the guest kept "),
-            "{said}"
-        );
+        starts(&said, " A guest figure; the guest kept ");
         assert!(said.contains("95% interval "), "{said}");
         assert!(advice(Some(&c2)).starts_with("compare its configurations with each other"));
         // Other metrics and no calibration: a guest figure, said as such.
-        assert!(observation_words(Some(&c2), "fdtree", "dir_create", "rate")
-            .unwrap()
-            .contains("compared no two file systems"));
-        assert!(observation_words(None, "fdtree", "file_create", "rate")
-            .unwrap()
-            .contains("without a calibration"));
+        has(
+            &observation_words(Some(&c2), "fdtree", "dir_create", "rate").unwrap(),
+            "compared no two file systems",
+        );
+        has(
+            &observation_words(None, "fdtree", "file_create", "rate").unwrap(),
+            "without a calibration",
+        );
         assert!(advice(None).contains("dbench 16×"));
 
         let flat = RatioRow {
@@ -523,15 +521,12 @@ mod tests {
             ratios: vec![],
         };
         let w = factor_words(&c);
-        assert!(
-            w.contains("rates and throughput 10.0× slower; times and latencies from 2.5× faster to 30.0× slower (median "),
-            "{w}"
+        has(
+            &w,
+            "rates and throughput 10.0× slower; times and latencies from 2.5× faster to 30.0× slower (median ",
         );
         assert!(!w.contains("0.4×"), "{w}");
-        assert!(
-            w.contains("with one file system it could not measure"),
-            "{w}"
-        );
+        has(&w, "with one file system it could not measure");
     }
 
     #[test]

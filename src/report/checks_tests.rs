@@ -1,7 +1,7 @@
 //! Warnings that fit: advice by workload kind and cache policy, the page cache warned about
 //! once, no outlier rule below five values, grouped output; and intervals that stay positive.
 
-use super::super::tests::{of_kind, rendered, report, study_of, Workload};
+use super::super::tests::{has, of_kind, rendered, report, starts, study_of, Workload};
 use crate::metric::{Metric, Unit};
 use crate::report::model::*;
 use crate::report::{Format, ReportOptions};
@@ -60,12 +60,9 @@ fn an_fdtree_study_gets_tree_advice_and_no_page_cache_warning() {
     assert!(of_kind(&r, WarningKind::CacheDataset).is_empty());
     let short = of_kind(&r, WarningKind::TooShort);
     assert_eq!(short.len(), 1);
-    assert!(
-        short[0]
-            .advice
-            .contains("more files or levels (files, levels in the study)"),
-        "{}",
-        short[0].advice
+    has(
+        &short[0].advice,
+        "more files or levels (files, levels in the study)",
     );
 }
 
@@ -80,22 +77,15 @@ fn an_iozone_phase_gets_no_tree_advice_and_one_page_cache_warning() {
             "{}",
             w.message
         );
-        assert!(
-            w.advice.contains("larger files (file_size in the study)"),
-            "{}",
-            w.advice
-        );
+        has(&w.advice, "larger files (file_size in the study)");
     }
     // The data set (1 MiB) is under 2× RAM and the reads beat the device: one warning.
     let cache = of_kind(&r, WarningKind::CacheDataset);
     assert_eq!(cache.len(), 1);
     assert!(of_kind(&r, WarningKind::CacheDevice).is_empty());
-    assert!(
-        cache[0]
-            .message
-            .contains("reads in 2 of 2 configurations are faster than the device"),
-        "{}",
-        cache[0].message
+    has(
+        &cache[0].message,
+        "reads in 2 of 2 configurations are faster than the device",
     );
     assert!(cache[0].advice.starts_with("nothing drops the page cache"));
     assert!(cache[0].advice.contains("cache = \"cold\""));
@@ -106,11 +96,7 @@ fn an_iozone_phase_gets_no_tree_advice_and_one_page_cache_warning() {
 fn told_its_cache_starts_empty(policy: &'static str, statement: &str) {
     let r = noisy(&iozone(policy));
     let cache = of_kind(&r, WarningKind::CacheDataset);
-    assert!(
-        cache[0].advice.starts_with(statement),
-        "{}",
-        cache[0].advice
-    );
+    starts(&cache[0].advice, statement);
     assert!(!of_kind(&r, WarningKind::HighCv).is_empty());
     for w in &r.warnings {
         for text in [&w.message, &w.advice] {
@@ -129,9 +115,10 @@ fn a_cold_study_is_not_told_to_use_a_cold_policy() {
     );
     // The same study under no policy is told.
     let r = noisy(&iozone("none"));
-    assert!(of_kind(&r, WarningKind::HighCv)[0]
-        .advice
-        .contains("cache = \"cold\""));
+    has(
+        &of_kind(&r, WarningKind::HighCv)[0].advice,
+        "cache = \"cold\"",
+    );
 }
 
 #[test]
@@ -175,11 +162,9 @@ fn intervals_of_positive_quantities_stay_above_zero() {
     assert_eq!(cpu.summary.ci95_method, IntervalMethod::LogT);
     assert!(cpu.summary.ci95.unwrap().0 > 0.0);
     let table = rendered(&r, Format::Table);
-    assert!(
-        table.contains(
-            "Rate — mean ± sd, the 95% CI of the geometric mean (log scale) under it; n = 3 each"
-        ),
-        "{table}"
+    has(
+        &table,
+        "Rate — mean ± sd, the 95% CI of the geometric mean (log scale) under it; n = 3 each",
     );
     let csv = rendered(&r, Format::Csv);
     assert!(csv.lines().next().unwrap().ends_with(",ci95_method,gmean"));
@@ -253,14 +238,11 @@ fn more_clients_than_cpus_is_said_once_naming_the_configurations() {
     let m = &over[0].message;
     assert!(m.contains("clients=4, clients=16"), "{m}");
     assert!(!m.contains("clients=1,"), "{m}");
-    assert!(
-        m.contains("up to 16 workers on 2 CPUs: oversubscribed, the result measures scheduling as much as the file system"),
-        "{m}"
+    has(
+        m,
+        "up to 16 workers on 2 CPUs: oversubscribed, the result measures scheduling as much as the file system",
     );
-    assert!(
-        m.contains("use at most 2 clients or threads per host"),
-        "{m}"
-    );
+    has(m, "use at most 2 clients or threads per host");
     // Enough CPUs: nothing to say.
     let r = clients_study(&levels, "16");
     assert!(of_kind(&r, WarningKind::Oversubscribed).is_empty());

@@ -300,6 +300,7 @@ pub const NOTHING: &str =
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::tests::has;
     use serde_json::json;
 
     fn map(v: Value) -> BTreeMap<String, String> {
@@ -345,12 +346,7 @@ mod tests {
         ];
         let w = parameter_warning(&both, "1", "2").unwrap();
         assert_eq!(w.kind, WarningKind::ParametersDiffer);
-        assert!(
-            w.message
-                .contains("differ between 1 and 2: sync false → true;"),
-            "{}",
-            w.message
-        );
+        has(&w.message, "differ between 1 and 2: sync false → true;");
         assert!(!w.message.contains("target_fs"));
     }
 

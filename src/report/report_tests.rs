@@ -143,6 +143,36 @@ pub(super) fn study_disturbed(
     (store, s)
 }
 
+/// Asserts that `text` contains `part`, showing both when it does not.
+#[track_caller]
+pub(super) fn has(text: &str, part: &str) {
+    assert!(text.contains(part), "no {part:?} in:\n{text}");
+}
+
+/// Asserts that `text` does not contain `part`, showing both when it does.
+#[track_caller]
+pub(super) fn lacks(text: &str, part: &str) {
+    assert!(!text.contains(part), "{part:?} in:\n{text}");
+}
+
+/// Asserts that `text` starts with `prefix`, showing both when it does not.
+#[track_caller]
+pub(super) fn starts(text: &str, prefix: &str) {
+    assert!(
+        text.starts_with(prefix),
+        "not starting with {prefix:?}:\n{text}"
+    );
+}
+
+/// Asserts that `text` ends with `suffix`, showing both when it does not.
+#[track_caller]
+pub(super) fn ends(text: &str, suffix: &str) {
+    assert!(
+        text.ends_with(suffix),
+        "not ending with {suffix:?}:\n{text}"
+    );
+}
+
 /// The warnings of kind `k`.
 pub(super) fn of_kind(r: &ReportData, k: WarningKind) -> Vec<&ReportWarning> {
     r.warnings.iter().filter(|w| w.kind == k).collect()
@@ -256,12 +286,7 @@ fn percent_change_welch_and_rank_test_by_hand() {
     // The same cells, no difference: [100, 102, 98] against itself.
     let same = &r.workloads[0].comparisons[2];
     assert!(!same.significant);
-    assert!(
-        same.verdict
-            .starts_with("no significant difference (+0.00%"),
-        "{}",
-        same.verdict
-    );
+    starts(&same.verdict, "no significant difference (+0.00%");
 }
 
 #[test]
@@ -277,12 +302,9 @@ fn observations_only_for_significant_headline_differences() {
         texts[0],
         "With fs=ext4, journal 64MB instead of 16MB: directory creation faster by 50% (95% CI 43–57%, p < 0.001, q < 0.001 of 4)."
     );
-    assert!(
-        texts[1].starts_with(
-            "With journal=64MB, fs xfs instead of ext4: directory creation slower by 33% (95% CI 30–36%, p "
-        ),
-        "{}",
-        texts[1]
+    starts(
+        texts[1],
+        "With journal=64MB, fs xfs instead of ext4: directory creation slower by 33% (95% CI 30–36%, p ",
     );
 }
 
@@ -328,10 +350,7 @@ fn unknown_baseline_and_metric_name_what_exists() {
         ..Default::default()
     };
     let e = report(&store, id, &opts).unwrap_err().to_string();
-    assert!(
-        e.contains("available: dir_create.elapsed, dir_create.rate"),
-        "{e}"
-    );
+    has(&e, "available: dir_create.elapsed, dir_create.rate");
 }
 
 #[test]
@@ -411,11 +430,9 @@ fn warnings_name_each_problem() {
             .map(|w| w.message.clone())
             .unwrap()
     };
-    assert!(
-        msg(Outlier)
-            .contains("repetition 1 = 60.00 ops/s, 40% below the others (t = -65.9, p < 0.001)"),
-        "{}",
-        msg(Outlier)
+    has(
+        &msg(Outlier),
+        "repetition 1 = 60.00 ops/s, 40% below the others (t = -65.9, p < 0.001)",
     );
     // One slow first repetition among the workload's series, and one drifting series against
     // others that do not, are within chance for a workload of several series: not named
@@ -426,29 +443,17 @@ fn warnings_name_each_problem() {
         .filter(|w| w.kind == HighCv)
         .map(|w| w.message.as_str())
         .collect();
-    assert!(
-        cv[0].contains("a.rate: coefficient of variation 17.5%"),
-        "{}",
-        cv[0]
+    has(cv[0], "a.rate: coefficient of variation 17.5%");
+    has(
+        cv[1],
+        "b.rate: coefficient of variation 18.7% is above 10% (at least 12.6%, 95% confidence)",
     );
-    assert!(
-        cv[1].contains(
-            "b.rate: coefficient of variation 18.7% is above 10% (at least 12.6%, 95% confidence)"
-        ),
-        "{}",
-        cv[1]
-    );
-    assert!(
-        msg(TooShort).contains("c: mean time under 1 s and varying by more than 10%"),
-        "{}",
-        msg(TooShort)
+    has(
+        &msg(TooShort),
+        "c: mean time under 1 s and varying by more than 10%",
     );
     // fdtree's tree is not weighed against the RAM (CacheDataset is for IOzone).
-    assert!(
-        msg(CacheDevice).contains("reads at 1.9 GiB/s"),
-        "{}",
-        msg(CacheDevice)
-    );
+    has(&msg(CacheDevice), "reads at 1.9 GiB/s");
     assert!(!r.warnings.iter().any(|w| w.kind == CacheDataset));
     assert!(msg(StopReason).contains("time budget after 6 repetitions"));
     // The outlier is flagged, never dropped: n stays 6.
@@ -503,12 +508,9 @@ fn a_slow_first_repetition_is_named_only_when_the_workload_shows_it_beyond_chanc
     });
     let w = kinds_of(&all, WarningKind::FirstSlower);
     assert_eq!(w.len(), 4, "{:#?}", all.warnings);
-    assert!(
-        w[0].contains(
-            "the first is the worst in 4 of the workload's 4 series (by chance: p = 0.002)"
-        ),
-        "{}",
-        w[0]
+    has(
+        &w[0],
+        "the first is the worst in 4 of the workload's 4 series (by chance: p = 0.002)",
     );
 }
 
@@ -534,15 +536,10 @@ fn drift_is_named_only_when_the_workload_drifts_beyond_chance() {
     let all = phases_study(4, 5, |i, rep| 110.0 - 5.0 * f64::from(rep) + i as f64);
     let w = kinds_of(&all, WarningKind::Drift);
     assert_eq!(w.len(), 4, "{:#?}", all.warnings);
-    assert!(
-        w[0].contains("drift downward by 21% over 5 repetitions"),
-        "{}",
-        w[0]
-    );
-    assert!(
-        w[0].contains("(Mann–Kendall p = 0.017; over all the workload's series p < 0.001)"),
-        "{}",
-        w[0]
+    has(&w[0], "drift downward by 21% over 5 repetitions");
+    has(
+        &w[0],
+        "(Mann–Kendall p = 0.017; over all the workload's series p < 0.001)",
     );
 }
 
@@ -569,20 +566,13 @@ fn single_repetitions_and_failures_are_warned_about() {
         .map(|w| (w.kind, w.message.as_str()))
         .collect();
     assert_eq!(msgs[0].0, WarningKind::FewRepetitions);
-    assert!(msgs[0]
-        .1
-        .starts_with("only one repetition in journal=16MB fs=ext4, journal=16MB fs=xfs:"));
-    assert!(msgs[0]
-        .1
-        .ends_with("run at least 3 (repetitions.min in the study)"));
-    assert_eq!(msgs[1].0, WarningKind::Failed);
-    assert!(
-        msgs[1]
-            .1
-            .contains("1 failed repetition(s), 1 counted: ENOSPC"),
-        "{}",
-        msgs[1].1
+    starts(
+        msgs[0].1,
+        "only one repetition in journal=16MB fs=ext4, journal=16MB fs=xfs:",
     );
+    ends(msgs[0].1, "run at least 3 (repetitions.min in the study)");
+    assert_eq!(msgs[1].0, WarningKind::Failed);
+    has(msgs[1].1, "1 failed repetition(s), 1 counted: ENOSPC");
     // One repetition each: the comparison says it cannot test.
     let c = &r.workloads[0].comparisons[0];
     assert_eq!(c.verdict, "not tested (n = 1)");
@@ -655,17 +645,11 @@ fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
     assert!((c1g.q.unwrap() - 0.00173376).abs() < 1e-7, "{:?}", c1g.q);
     // 64MB is significant on its own but does not hold up, and its verdict says so with q.
     assert!(c64.significant && c64.verdict.starts_with("faster by"));
-    assert!(
-        c64.verdict
-            .ends_with("p = 0.046), but not after adjusting for 3 tests (q = 0.069)"),
-        "{}",
-        c64.verdict
+    ends(
+        &c64.verdict,
+        "p = 0.046), but not after adjusting for 3 tests (q = 0.069)",
     );
-    assert!(
-        c1g.verdict.ends_with("p < 0.001, q = 0.002 of 3)"),
-        "{}",
-        c1g.verdict
-    );
+    ends(&c1g.verdict, "p < 0.001, q = 0.002 of 3)");
     let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
     assert_eq!(texts.len(), 1, "{texts:?}");
     assert!(
@@ -706,11 +690,7 @@ fn one_difference_that_does_not_hold_up_among_four_is_left_to_its_verdict() {
         .collect();
     assert_eq!(significant, ["64MB"]);
     let c64 = cs.iter().find(|c| c.to == "64MB").unwrap();
-    assert!(
-        c64.verdict.contains("but not after adjusting for 4 tests"),
-        "{}",
-        c64.verdict
-    );
+    has(&c64.verdict, "but not after adjusting for 4 tests");
     assert!(r.observations.is_empty());
     assert!(
         !r.warnings
@@ -722,11 +702,9 @@ fn one_difference_that_does_not_hold_up_among_four_is_left_to_its_verdict() {
     // "No significant differences" would contradict 64MB's verdict: the note says they are
     // none after the adjustment, and how many had p < 0.05 before it.
     let note = r.observations_note.as_deref().unwrap();
-    assert!(
-        note.starts_with(
-            "no significant differences among the 4 headline comparisons tested after adjusting for 4 tests (1 had p < 0.05 before)"
-        ),
-        "{note}"
+    starts(
+        note,
+        "no significant differences among the 4 headline comparisons tested after adjusting for 4 tests (1 had p < 0.05 before)",
     );
     // With none below 0.05, it says so plainly.
     let r = journal_levels(&[
@@ -757,10 +735,7 @@ fn two_repetitions_show_no_interval() {
         (None, 0.5, 7.0)
     );
     let table = rendered(&r, Format::Table);
-    assert!(
-        table.contains("mean ± sd; n = 2 each, too few for a 95% interval"),
-        "{table}"
-    );
+    has(&table, "mean ± sd; n = 2 each, too few for a 95% interval");
     assert!(!table.contains(" – "), "{table}");
     let html = rendered(&r, Format::Html);
     assert!(!html.contains("class=\"ci\">95% CI"), "{html}");
@@ -880,9 +855,9 @@ fn human_formats_print_each_phase_in_the_unit_that_fits() {
     assert!(table.contains("510.0 ±"), "{table}");
     // The count is the same in every repetition: named once with its value, not a table of
     // "160 ± 0".
-    assert!(
-        table.contains("The same in every repetition: dir_create.entries 160."),
-        "{table}"
+    has(
+        &table,
+        "The same in every repetition: dir_create.entries 160.",
     );
     assert!(
         !table.contains("160.0") && !table.contains("160 ± 0"),
@@ -967,10 +942,7 @@ fn a_resumed_study_says_so_in_its_first_repetition_warning() {
     // No mkfs line recorded and no file-system type: nothing known, so no lazy-init hint.
     assert!(!advice.contains("lazy_itable_init"), "{advice}");
     let (resumed, _) = first(&[("resumed_at.1", "2026-11-26T10:00:00Z")]);
-    assert!(
-        resumed.contains("the study was resumed (at 2026-11-26T10:00:00Z)"),
-        "{resumed}"
-    );
+    has(&resumed, "the study was resumed (at 2026-11-26T10:00:00Z)");
 }
 
 /// Record that repetition `rep` of the first cell ran first disturbed by `line` and was left
@@ -1047,22 +1019,12 @@ fn a_busy_machine_is_named_and_not_answered_with_more_repetitions() {
     let r = report(&store, id, &ReportOptions::default()).unwrap();
     let w = of_kind(&r, WarningKind::Interference);
     assert_eq!(w.len(), 1, "{w:?}");
-    assert!(
-        w[0].message
-            .starts_with("the machine was busy: 4 of 4 repetitions disturbed; repetition"),
-        "{}",
-        w[0].message
+    starts(
+        &w[0].message,
+        "the machine was busy: 4 of 4 repetitions disturbed; repetition",
     );
-    assert!(
-        w[0].message.contains("9 other runnable tasks"),
-        "{}",
-        w[0].message
-    );
-    assert!(
-        w[0].advice.starts_with("quiet the machine"),
-        "{}",
-        w[0].advice
-    );
+    has(&w[0].message, "9 other runnable tasks");
+    starts(&w[0].advice, "quiet the machine");
     let c = &r.workloads[0].comparisons[0];
     assert!(c.verdict.starts_with("inconclusive"), "{}", c.verdict);
     assert_eq!(c.more.as_deref(), Some(super::disturbed::BUSY_MORE));
@@ -1108,17 +1070,11 @@ fn past_the_rerun_limit_the_texts_read_the_repeat_policy() {
     let r = report(&store, id, &ReportOptions::default()).unwrap();
     let w = of_kind(&r, WarningKind::Interference);
     assert_eq!(w.len(), 2, "{w:?}");
-    assert!(
-        w[0].advice
-            .starts_with("the re-run limit was reached: 1 of the 4 counted"),
-        "{}",
-        w[0].advice
+    starts(
+        &w[0].advice,
+        "the re-run limit was reached: 1 of the 4 counted",
     );
-    assert!(
-        !w[1].advice.contains("disturbed = \"repeat\""),
-        "{}",
-        w[1].advice
-    );
+    lacks(&w[1].advice, "disturbed = \"repeat\"");
     assert!(w[1].advice.contains("re-run limit"), "{}", w[1].advice);
     let text = rendered(&r, Format::Table);
     assert!(!text.contains("disturbed = \"keep\""), "{text}");
@@ -1144,10 +1100,9 @@ fn dbench_observations_are_about_its_throughput_not_its_latencies() {
     let r = report(&store, id, &ReportOptions::default()).unwrap();
     let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
     assert_eq!(texts.len(), 1, "{texts:?}");
-    assert!(
-        texts[0].starts_with("Log external instead of internal: total throughput faster by 30%"),
-        "{}",
-        texts[0]
+    starts(
+        texts[0],
+        "Log external instead of internal: total throughput faster by 30%",
     );
     let cs = &r.workloads[0].comparisons;
     let lat: Vec<&Comparison> = cs.iter().filter(|c| c.name == "mean_latency").collect();
@@ -1191,12 +1146,9 @@ fn guest_observations_carry_the_kept_share_or_are_left_out() {
     };
     let plain = with(None);
     assert_eq!(plain.observations.len(), 1, "{:?}", plain.observations);
-    assert!(
-        plain.observations[0]
-            .text
-            .contains("A guest figure: without a calibration"),
-        "{}",
-        plain.observations[0].text
+    has(
+        &plain.observations[0].text,
+        "A guest figure: without a calibration",
     );
     let label = plain.workloads[0].label.clone();
     let cal = |kept_ci: (f64, f64)| GuestCalibration {
@@ -1218,12 +1170,9 @@ fn guest_observations_carry_the_kept_share_or_are_left_out() {
     // The guest keeps the host's difference: an Observation, saying so with its interval.
     let ranks = with(Some(cal((0.3, 0.9))));
     assert_eq!(ranks.observations.len(), 1);
-    assert!(
-        ranks.observations[0]
-            .text
-            .contains("A guest figure; the guest kept 32% of the host's difference on this metric (95% interval 30% to 90%)."),
-        "{}",
-        ranks.observations[0].text
+    has(
+        &ranks.observations[0].text,
+        "A guest figure; the guest kept 32% of the host's difference on this metric (95% interval 30% to 90%).",
     );
     // It may keep nothing: no Observation, and a warning says which difference and why.
     let cannot = with(Some(cal((-0.2, 0.9))));

@@ -300,6 +300,7 @@ pub fn to_json(sums: &[MetricSummary]) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::tests::{ends, starts};
 
     fn reps() -> Vec<Vec<Metric>> {
         (0..3)
@@ -379,9 +380,9 @@ mod tests {
         let s = summarize_reps(&[rep(0.5, 3.0), rep(7.0, 9.0)]);
         assert!(s.iter().all(|m| m.summary.ci95.is_none()));
         let t = render_table(&s);
-        assert!(
-            t.ends_with("95% CI: none from fewer than 3 repetitions; min and max are beside it"),
-            "{t}"
+        ends(
+            &t,
+            "95% CI: none from fewer than 3 repetitions; min and max are beside it",
         );
         let negative = t
             .chars()
@@ -448,10 +449,9 @@ mod tests {
         // Short and noisy: the phases are too short, and their rates' variation is that (it
         // is not warned about again, with other advice).
         assert_eq!(lines.len(), 1, "{lines:#?}");
-        assert!(
-            lines[0].starts_with("Phases under 1 s whose time varies by more than 10%, too short to trust (4): dir_create (233.3 ms); file_create (233.3 ms); file_remove (233.3 ms) …and 1 more; make the phases longer with a larger tree: more files or levels (-f, -l)"),
-            "{}",
-            lines[0]
+        starts(
+            &lines[0],
+            "Phases under 1 s whose time varies by more than 10%, too short to trust (4): dir_create (233.3 ms); file_create (233.3 ms); file_remove (233.3 ms) …and 1 more; make the phases longer with a larger tree: more files or levels (-f, -l)",
         );
         // Long but noisy: the variation, with the advice for it.
         let long: Vec<MetricSummary> = fd
@@ -471,20 +471,15 @@ mod tests {
             &t,
         );
         assert_eq!(lines.len(), 1, "{lines:#?}");
-        assert!(
-            lines[0].starts_with("Coefficient of variation above 10% (4): dir_create.rate ("),
-            "{}",
-            lines[0]
+        starts(
+            &lines[0],
+            "Coefficient of variation above 10% (4): dir_create.rate (",
         );
         assert!(lines[0].ends_with("run more repetitions (--repeat) or quiet the machine; a study with cache = \"cold\" also drops the caches before each repetition"));
         // IOzone: file sizes, never the tree.
         let io = noisy_reps(&["write", "read"], Unit::KiBPerSec, "throughput");
         let lines = warning_lines(Some(WorkloadKind::Iozone), &serde_json::json!({}), &io, &t);
-        assert!(
-            lines[0].ends_with("make the phases longer with larger files (-s)"),
-            "{}",
-            lines[0]
-        );
+        ends(&lines[0], "make the phases longer with larger files (-s)");
         assert!(lines.iter().all(|l| !l.contains("levels")));
     }
 }

@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::metric::{Metric, Unit};
-use crate::report::tests::{new_study, of_kind, rendered, report};
+use crate::report::tests::{has, new_study, of_kind, rendered, report};
 use crate::report::{Format, ReportOptions};
 use crate::stats::adaptive::StopReason;
 use crate::store::{NewCell, NewTrial, SeriesStatus, Store};
@@ -212,9 +212,9 @@ fn a_sweep_reads_as_one_matrix_per_phase() {
     assert!(all.contains("write · throughput (MiB/s)"), "{all}");
     assert!(all.lines().any(config_row), "{all}");
     let md = rendered(&r, Format::Markdown);
-    assert!(
-        md.contains("| file_size | 4k | 8k | 16k | 32k | 64k | 128k | 256k | 512k |"),
-        "{md}"
+    has(
+        &md,
+        "| file_size | 4k | 8k | 16k | 32k | 64k | 128k | 256k | 512k |",
     );
 }
 
@@ -258,11 +258,7 @@ fn the_data_set_is_the_largest_points() {
         .iter()
         .find(|w| w.kind == WarningKind::CacheDataset)
         .unwrap();
-    assert!(
-        w.message.contains("data set up to 1.0 MiB, RAM 1.0 GiB"),
-        "{}",
-        w.message
-    );
+    has(&w.message, "data set up to 1.0 MiB, RAM 1.0 GiB");
     // 512 KiB of RAM: the 1 MiB points are not under twice the RAM, though the run's -s is.
     let (store, id) = sweep(3, "524288");
     let r = report(&store, id, &options(None)).unwrap();

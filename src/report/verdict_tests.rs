@@ -3,6 +3,7 @@
 //! contradicts the interval it prints.
 
 use super::*;
+use crate::report::tests::{ends, has, starts};
 use crate::stats::compare::Welch;
 use crate::stats::effect::effect;
 use proptest::prelude::*;
@@ -45,10 +46,7 @@ fn verdicts_mind_the_direction() {
     assert_eq!(better, Some(false));
     let (c, w) = judge(&MORE, &BASE);
     let (time, better) = said(Unit::Seconds, &c, &w);
-    assert!(
-        time.starts_with("faster: 36% less time (95% CI 3"),
-        "{time}"
-    );
+    starts(&time, "faster: 36% less time (95% CI 3");
     assert_eq!(better, Some(true));
     let (lat, _) = said(Unit::Millis, &c, &w);
     assert!(lat.starts_with("lower by 36%"), "{lat}");
@@ -69,10 +67,7 @@ fn narrow_and_wide_intervals_around_zero() {
     let b = [103.0, 95.0, 112.0, 99.0];
     let (c, w) = judge(&a, &b);
     let (v, _) = verdict(Unit::OpsPerSec, "m", Some(&c), w.as_ref(), None, 4);
-    assert!(
-        v.starts_with("inconclusive (+1.1%, 95% CI -12% to +16%, p = 0.854)"),
-        "{v}"
-    );
+    starts(&v, "inconclusive (+1.1%, 95% CI -12% to +16%, p = 0.854)");
     let hint = more_repetitions(Some(&c), w.as_ref(), 4).unwrap();
     let need = c.resolve_n.unwrap();
     assert!(need > 4, "{need}");
@@ -110,9 +105,9 @@ fn q_and_its_family_are_shown_beside_p_where_it_decides() {
     assert!(v.ends_with("p < 0.001)"), "{v}");
     // Significant on its own, not after the adjustment: the verdict says which decided.
     let (v, better) = with_q((0.09, 17));
-    assert!(
-        v.ends_with("p < 0.001), but not after adjusting for 17 tests (q = 0.090)"),
-        "{v}"
+    ends(
+        &v,
+        "p < 0.001), but not after adjusting for 17 tests (q = 0.090)",
     );
     assert_eq!(better, Some(true));
 }
@@ -265,10 +260,7 @@ fn large_changes_are_said_as_factors() {
     // The interval's bounds in the change's direction, lower first, around the factor.
     let (lo, hi) = c.ci95.unwrap();
     let (a, b) = (1.0 / (1.0 + lo / 100.0), 1.0 / (1.0 + hi / 100.0));
-    assert!(
-        rate.contains(&format!("95% CI {:.1}×–{:.1}×", a.min(b), a.max(b))),
-        "{rate}"
-    );
+    has(&rate, &format!("95% CI {:.1}×–{:.1}×", a.min(b), a.max(b)));
     // Under twice: a percentage, as before.
     let (c, w) = judge(&BASE, &[190.0, 192.0, 188.0, 191.0, 189.0]);
     let (rate, _) = said(Unit::FilesPerSec, &c, &w);

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::metric::{Metric, Unit};
-use crate::report::tests::{report, study_of, Workload};
+use crate::report::tests::{has, report, study_of, Workload};
 use crate::report::ReportOptions;
 
 /// A fio workload on two journal sizes, three repetitions: a time-based job (its run time the
@@ -55,9 +55,9 @@ fn fio_jobs_read_as_one_table_of_iops_bandwidth_and_latency() {
     assert!(also.contains("clat max"), "{also}");
     assert!(!also.contains("iops"), "shown in the table: {also}");
     // The run time and the idle disk are the same in every repetition: their value, once.
-    assert!(
-        also.contains("The same in every repetition: rw/write.elapsed 2.00 s; disk_util.data 0 %"),
-        "{also}"
+    has(
+        &also,
+        "The same in every repetition: rw/write.elapsed 2.00 s; disk_util.data 0 %",
     );
     // With --all every table but the flat ones, and no metric table.
     let all = workload(&r, w, Detail::All);
@@ -138,10 +138,7 @@ fn a_long_list_of_verdicts_keeps_the_significant_ones_and_counts_the_rest() {
         v.comparisons
     );
     let line = v.left_out_line().unwrap();
-    assert!(
-        line.contains("primary without a significant difference"),
-        "{line}"
-    );
+    has(&line, "primary without a significant difference");
     let total: usize = v.left_out.iter().map(|x| x.0).sum();
     assert_eq!(
         total + v.comparisons.len(),

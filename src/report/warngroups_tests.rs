@@ -1,6 +1,7 @@
 //! Grouping, the terminal's cap and `--warnings all`, on hand-made warnings.
 
 use super::*;
+use crate::report::tests::starts;
 use crate::store::StudyStatus;
 
 fn warning(kind: WarningKind, workload: &str, subject: &str, advice: &str) -> ReportWarning {
@@ -194,9 +195,9 @@ fn a_line_naming_one_place_keeps_the_groups_own_title() {
         .collect();
     let r = report(ws, WarningsMode::Grouped, Vec::new());
     let line = &lines_listing(&r, true, 1)[0];
-    assert!(
-        line.starts_with("Phases under 1 s, too short to trust (fewer than 3 repetitions"),
-        "{line}"
+    starts(
+        line,
+        "Phases under 1 s, too short to trust (fewer than 3 repetitions",
     );
     assert!(!line.contains("varies by more than"), "{line}");
 }
