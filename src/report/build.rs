@@ -539,12 +539,7 @@ fn mark_outliers(stats: &mut [CellMetric]) {
 
 /// A table title for a metric name and its units: (`Time`, `Time (s)`).
 fn title(name: &str, units: &[Unit]) -> (String, String) {
-    let mut us: Vec<&str> = Vec::new();
-    for u in units {
-        if !us.contains(&u.as_str()) {
-            us.push(u.as_str());
-        }
-    }
+    let us = super::distinct(units.iter().map(|u| u.as_str()));
     let words = match name {
         "elapsed" => "Time".to_string(),
         "rate" => "Rate".to_string(),
@@ -684,12 +679,7 @@ fn guest_warnings(
 ) -> Vec<ReportWarning> {
     envs.iter()
         .filter_map(|e| {
-            let get = |k: &str| {
-                e.entries
-                    .iter()
-                    .find(|(key, _)| key == k)
-                    .map(|(_, v)| v.as_str())
-            };
+            let get = |k: &str| entry(&e.entries, k);
             get("guest")?;
             // What the calibration supports, or fslab's own measurement and how to get one.
             let advice = format!(

@@ -27,21 +27,17 @@ pub struct Machine {
 impl Machine {
     /// Read them from the sources' environments.
     pub fn of(envs: &[Environment]) -> Machine {
-        let get = |e: &Environment, key: &str| {
-            e.entries
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.clone())
-        };
         Machine {
             ram: envs
                 .iter()
-                .flat_map(|e| ["ram_bytes", "host_ram_bytes"].map(|k| get(e, k)))
+                .flat_map(|e| ["ram_bytes", "host_ram_bytes"].map(|k| entry(&e.entries, k)))
                 .filter_map(|v| v?.parse::<u64>().ok())
                 .max(),
-            device_rate: envs
-                .iter()
-                .find_map(|e| get(e, "device_read_bytes_per_sec")?.parse::<f64>().ok()),
+            device_rate: envs.iter().find_map(|e| {
+                entry(&e.entries, "device_read_bytes_per_sec")?
+                    .parse::<f64>()
+                    .ok()
+            }),
         }
     }
 }

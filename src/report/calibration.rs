@@ -318,13 +318,7 @@ pub fn lines(c: &GuestCalibration) -> Vec<String> {
             c.guest_study
         ),
     ];
-    let mut workloads: Vec<&str> = Vec::new();
-    for r in &c.rows {
-        if !workloads.contains(&r.workload.as_str()) {
-            workloads.push(&r.workload);
-        }
-    }
-    for w in workloads {
+    for w in super::distinct(c.rows.iter().map(|r| r.workload.as_str())) {
         v.push(format!("  {w}"));
         let rows: Vec<&CalibrationRow> = c.rows.iter().filter(|r| r.workload == w).collect();
         let ratios: Vec<&RatioRow> = c.ratios.iter().filter(|r| r.workload == w).collect();

@@ -4,7 +4,7 @@
 
 use super::build::{build, Input};
 use super::calibration::{CalibrationRow, GuestCalibration, RatioRow};
-use super::model::CellInfo;
+use super::model::{entry, level, CellInfo};
 use super::select;
 use crate::metric::Unit;
 use crate::store::{Store, StudyRow, TrialStatus};
@@ -18,11 +18,7 @@ pub fn load(
     env: &[(String, String)],
     created_at: &str,
 ) -> Result<Option<GuestCalibration>> {
-    let get = |k: &str| {
-        env.iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.as_str())
-    };
+    let get = |k: &str| entry(env, k);
     let (Some(host), Some(guest)) = (
         get("guest_calibration_host"),
         get("guest_calibration_guest"),
@@ -43,12 +39,7 @@ pub fn load(
     let (Some(hm), Some(gm)) = (means(store, &h)?, means(store, &g)?) else {
         return Ok(None);
     };
-    let mut file_systems: Vec<String> = Vec::new();
-    for m in &hm {
-        if !file_systems.contains(&m.fs) {
-            file_systems.push(m.fs.clone());
-        }
-    }
+    let file_systems = super::distinct(hm.iter().map(|m| m.fs.clone()));
     let rows: Vec<CalibrationRow> = hm
         .iter()
         .filter_map(|a| {
@@ -152,11 +143,7 @@ impl Mean {
 
 /// The file system of a calibration cell: its `fs` level, or its label without factors.
 fn fs_of(c: &CellInfo) -> String {
-    c.factors
-        .iter()
-        .find(|(k, _)| k == "fs")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| c.label.clone())
+    level(c, "fs").unwrap_or(&c.label).to_string()
 }
 
 /// The headline means of a study, per workload, phase, metric and file system (None when it

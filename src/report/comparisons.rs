@@ -27,13 +27,6 @@ pub enum Baseline {
     Cell(usize),
 }
 
-fn level_of<'a>(c: &'a CellInfo, factor: &str) -> Option<&'a str> {
-    c.factors
-        .iter()
-        .find(|(f, _)| f == factor)
-        .map(|(_, l)| l.as_str())
-}
-
 /// Resolve `--baseline` (a cell label, `factor=level`, or a level of exactly one factor),
 /// setting the factor's baseline level; a usage error naming what exists otherwise.
 pub fn resolve_baseline(
@@ -130,20 +123,18 @@ fn pairs(
             continue;
         };
         for (c, cell) in cells.iter().enumerate() {
-            let Some(level) = level_of(cell, &f.name) else {
+            let Some(to) = level(cell, &f.name) else {
                 continue;
             };
-            if level == baseline {
+            if to == baseline {
                 continue;
             }
             let others: Vec<&(String, String)> =
                 cell.factors.iter().filter(|(n, _)| *n != f.name).collect();
             let base = cells.iter().position(|b| {
-                level_of(b, &f.name) == Some(baseline.as_str())
+                level(b, &f.name) == Some(baseline.as_str())
                     && b.factors.len() == cell.factors.len()
-                    && others
-                        .iter()
-                        .all(|(n, l)| level_of(b, n) == Some(l.as_str()))
+                    && others.iter().all(|(n, l)| level(b, n) == Some(l.as_str()))
             });
             if let Some(b) = base {
                 let context = others
@@ -156,7 +147,7 @@ fn pairs(
                     c,
                     f.name.clone(),
                     baseline.clone(),
-                    level.to_string(),
+                    to.to_string(),
                     context,
                 ));
             }

@@ -24,7 +24,7 @@ pub fn usable_cpus(envs: &[Environment]) -> Option<u64> {
 }
 
 fn cpus_of(entries: &[(String, String)]) -> Option<u64> {
-    let get = |k: &str| entries.iter().find(|(key, _)| key == k).map(|(_, v)| v);
+    let get = |k: &str| entry(entries, k);
     get("cpus_usable")
         .and_then(|v| v.parse().ok())
         .or_else(|| {

@@ -66,13 +66,7 @@ impl Exporter for CsvExporter {
                 let cell = &r.cells[s.cell];
                 let mut cols = vec![field(&w.label), field(&w.kind), field(&cell.label)];
                 for f in &r.factors {
-                    let l = cell
-                        .factors
-                        .iter()
-                        .find(|(n, _)| *n == f.name)
-                        .map(|(_, l)| l.as_str())
-                        .unwrap_or("");
-                    cols.push(field(l));
+                    cols.push(field(level(cell, &f.name).unwrap_or("")));
                 }
                 let sm = &s.summary;
                 cols.extend([

@@ -3,7 +3,7 @@
 //! tell runs apart — and of each configuration's provisioning the commands that made its file
 //! system (`mkfs`, `mount`, …). Everything else is counted and shown with `--all`.
 
-use super::model::{CellInfo, Environment};
+use super::model::{entry, CellInfo, Environment};
 use super::view::Detail;
 use crate::units::fmt_bytes;
 
@@ -23,12 +23,7 @@ pub struct Line {
 
 /// The summary of an environment and how many of its entries it leaves out.
 pub fn summary(e: &Environment) -> (Vec<Line>, usize) {
-    let get = |k: &str| {
-        e.entries
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.as_str())
-    };
+    let get = |k: &str| entry(&e.entries, k);
     let mut used: Vec<String> = Vec::new();
     let mut lines = Vec::new();
     let mut add = |label: &'static str, keys: Vec<String>, used: &mut Vec<String>| {

@@ -60,14 +60,8 @@ pub fn layout(params: &Value) -> Params {
     for (k, v) in map {
         match v.as_object() {
             Some(inner) if !inner.is_empty() && inner.values().all(Value::is_object) => {
-                let mut columns: Vec<String> = Vec::new();
-                for s in inner.values().filter_map(Value::as_object) {
-                    for opt in s.keys() {
-                        if !columns.contains(opt) {
-                            columns.push(opt.clone());
-                        }
-                    }
-                }
+                let sections = inner.values().filter_map(Value::as_object);
+                let columns = super::distinct(sections.flat_map(|s| s.keys().cloned()));
                 // fio's `[global]` section first, as in a job file.
                 let mut names: Vec<&String> = inner.keys().collect();
                 names.sort_by_key(|n| *n != "global");

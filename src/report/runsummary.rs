@@ -101,13 +101,7 @@ pub fn warning_lines(
     let policy = Policy::of(Some(CachePolicy::None), params);
     let caps = kind.map(WorkloadKind::caps);
     let mut out: Vec<ReportWarning> = Vec::new();
-    let mut phases: Vec<&str> = Vec::new();
-    for m in sums {
-        if !phases.contains(&m.phase.as_str()) {
-            phases.push(&m.phase);
-        }
-    }
-    for phase in phases {
+    for phase in super::distinct(sums.iter().map(|m| m.phase.as_str())) {
         let of_phase: Vec<&MetricSummary> = sums.iter().filter(|m| m.phase == phase).collect();
         let names: Vec<(&str, Unit)> = of_phase.iter().map(|m| (m.name.as_str(), m.unit)).collect();
         let headline = super::headline::pick(caps.as_ref(), phase, &names);

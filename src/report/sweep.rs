@@ -73,26 +73,13 @@ pub fn matrix_axes(r: &ReportData) -> Option<(usize, usize)> {
 
 /// The combinations of the other factors' levels (one matrix each), in plan order.
 pub fn others(r: &ReportData, axes: (usize, usize)) -> Vec<Vec<(String, String)>> {
-    let mut out: Vec<Vec<(String, String)>> = Vec::new();
-    for c in &r.cells {
-        let rest: Vec<(String, String)> = c
-            .factors
+    super::distinct(r.cells.iter().map(|c| {
+        c.factors
             .iter()
             .filter(|(n, _)| *n != r.factors[axes.0].name && *n != r.factors[axes.1].name)
             .cloned()
-            .collect();
-        if !out.contains(&rest) {
-            out.push(rest);
-        }
-    }
-    out
-}
-
-fn level<'a>(c: &'a CellInfo, factor: &str) -> Option<&'a str> {
-    c.factors
-        .iter()
-        .find(|(n, _)| n == factor)
-        .map(|(_, l)| l.as_str())
+            .collect::<Vec<_>>()
+    }))
 }
 
 /// The matrix of `phase.name` of workload `w` over `axes`, for the configurations whose
@@ -114,9 +101,8 @@ pub fn matrix<'a>(
         {
             continue;
         }
-        let pos =
-            |f: &Factor| level(cell, &f.name).and_then(|l| f.levels.iter().position(|x| x == l));
-        if let (Some(i), Some(j), Some(s)) = (pos(fr), pos(fc), w.stat(ci, phase, name)) {
+        let (i, j) = (fr.position(cell), fc.position(cell));
+        if let (Some(i), Some(j), Some(s)) = (i, j, w.stat(ci, phase, name)) {
             entries[i][j] = Some(s);
         }
     }

@@ -110,12 +110,7 @@ pub fn table(w: &WorkloadReport, cells: &[CellInfo]) -> Option<Table> {
         .iter()
         .filter(|(_, m, _)| w.telemetry.iter().any(|s| s.name == *m))
         .collect();
-    let mut phases: Vec<&str> = Vec::new();
-    for s in &w.telemetry {
-        if !phases.contains(&s.phase.as_str()) {
-            phases.push(&s.phase);
-        }
-    }
+    let phases = super::distinct(w.telemetry.iter().map(|s| s.phase.as_str()));
     let any_wa = (0..cells.len()).any(|c| {
         phases
             .iter()

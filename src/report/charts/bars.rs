@@ -118,7 +118,6 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
     })?;
     Ok(Chart {
         kind: ChartKind::Bars,
-        title,
         caption: format!(
             "Mean of each configuration; error bars: {}.",
             whisker_caption(

@@ -61,9 +61,9 @@ pub fn chart(rows: &[(String, &Comparison)], more: usize) -> anyhow::Result<Opti
     let width = label_w + PLOT + 24;
     let height = TOP + ROW * rows.len() as i32 + BOTTOM;
     let x = |v: f64| label_w + ((v - lo) / (hi - lo) * PLOT as f64).round() as i32;
-    let title = "Change against the baseline, with its 95% interval".to_string();
+    let title = "Change against the baseline, with its 95% interval";
     let svg = svg(width as u32, height as u32, |root| {
-        root.draw(&Text::new(title.clone(), (8, 12), font(15)))?;
+        root.draw(&Text::new(title, (8, 12), font(15)))?;
         let bottom = TOP + ROW * rows.len() as i32;
         // Ticks, their grid lines and labels that do not overlap.
         let ticks: Vec<(i32, String)> = TICKS
@@ -139,7 +139,6 @@ pub fn chart(rows: &[(String, &Comparison)], more: usize) -> anyhow::Result<Opti
     }
     Ok(Some(Chart {
         kind: ChartKind::Forest,
-        title,
         caption,
         svg,
     }))

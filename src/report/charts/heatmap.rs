@@ -207,7 +207,6 @@ pub fn chart(
     };
     Ok(Chart {
         kind: ChartKind::Heatmap,
-        title,
         caption: format!(
             "Mean of each {} × {} point, in three digits (colour on a log scale; the table has the spread); blank: not measured.{disturbed}",
             fr.name, fc.name

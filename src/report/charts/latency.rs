@@ -95,7 +95,6 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, op: &str) -> anyhow::Result<Cha
     })?;
     Ok(Chart {
         kind: ChartKind::Latency,
-        title,
         caption: if from_hist {
             "Latency at each percentile, all repetitions merged exactly (HDR histograms).".into()
         } else {

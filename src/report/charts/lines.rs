@@ -38,8 +38,7 @@ pub fn chart(
             continue;
         };
         let cell = &r.cells[c];
-        let Some(pos) = level(cell, &f.name).and_then(|l| f.levels.iter().position(|x| x == l))
-        else {
+        let Some(pos) = f.position(cell) else {
             continue;
         };
         shown.push(s);
@@ -143,7 +142,6 @@ pub fn chart(
     })?;
     Ok(Chart {
         kind: ChartKind::Lines,
-        title,
         caption: format!(
             "Mean per level of {}; shaded band: {}.",
             f.name,

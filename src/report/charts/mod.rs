@@ -77,8 +77,6 @@ impl std::fmt::Display for ChartKind {
 pub struct Chart {
     /// What it shows.
     pub kind: ChartKind,
-    /// Title (also drawn in the SVG).
-    pub title: String,
     /// What the marks mean, for a caption.
     pub caption: String,
     /// The SVG document.
@@ -266,18 +264,10 @@ pub(crate) fn ordered_cells(r: &ReportData, w: &WorkloadReport) -> Vec<usize> {
     let key = |c: usize| -> Vec<f64> {
         r.factors
             .iter()
-            .map(|f| {
-                let level = r.cells[c]
-                    .factors
-                    .iter()
-                    .find(|(n, _)| *n == f.name)
-                    .map(|(_, l)| l.as_str());
-                let pos = level.and_then(|l| f.levels.iter().position(|x| x == l));
-                match (pos, &f.numeric) {
-                    (Some(p), Some(v)) => v[p],
-                    (Some(p), None) => p as f64,
-                    (None, _) => f64::INFINITY,
-                }
+            .map(|f| match (f.position(&r.cells[c]), &f.numeric) {
+                (Some(p), Some(v)) => v[p],
+                (Some(p), None) => p as f64,
+                (None, _) => f64::INFINITY,
             })
             .collect()
     };
@@ -308,12 +298,8 @@ pub fn workload_charts_for(
     let bars_ok = |s: &&CellMetric| {
         s.headline && s.unit != crate::metric::Unit::Millis && (s.primary || !primary_only)
     };
-    let mut phases: Vec<(&str, &str)> = Vec::new();
-    for s in w.stats.iter().filter(bars_ok) {
-        if !phases.contains(&(s.phase.as_str(), s.name.as_str())) {
-            phases.push((s.phase.as_str(), s.name.as_str()));
-        }
-    }
+    let bars = w.stats.iter().filter(bars_ok);
+    let mut phases = super::distinct(bars.map(|s| (s.phase.as_str(), s.name.as_str())));
     // A sweep over two numeric factors (IOzone's -a): one heatmap per phase instead of
     // bars, lines and strips for each.
     if let Some(axes) = heatmap::axes(r) {
@@ -342,13 +328,7 @@ pub fn workload_charts_for(
     for (phase, name) in &phases {
         out.push(strip::chart(r, w, phase, name)?);
     }
-    let mut ops: Vec<&str> = Vec::new();
-    for l in &w.latency {
-        if !ops.contains(&l.op.as_str()) {
-            ops.push(&l.op);
-        }
-    }
-    for op in ops {
+    for op in super::distinct(w.latency.iter().map(|l| l.op.as_str())) {
         out.push(latency::chart(r, w, op)?);
     }
     if sweep {
@@ -370,14 +350,6 @@ const TIMELINE_CHARTS: [&str; 4] = [
     "dev.data.util",
     "cpu.iowait",
 ];
-
-/// The level of `factor` in a cell.
-pub(crate) fn level<'a>(c: &'a CellInfo, factor: &str) -> Option<&'a str> {
-    c.factors
-        .iter()
-        .find(|(n, _)| n == factor)
-        .map(|(_, l)| l.as_str())
-}
 
 /// The levels of a cell's factors except `skip`, for legends: the bare level when one
 /// factor remains (the legend title names it), else `name=level` pairs; empty if none.

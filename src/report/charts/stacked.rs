@@ -58,12 +58,11 @@ fn chart(r: &ReportData, w: &WorkloadReport, k: &Kind) -> anyhow::Result<Option<
     if parts.is_empty() {
         return Ok(None);
     }
-    let mut phases: Vec<&str> = Vec::new();
-    for s in &w.telemetry {
-        if parts.iter().any(|(m, _)| *m == s.name) && !phases.contains(&s.phase.as_str()) {
-            phases.push(&s.phase);
-        }
-    }
+    let measured = w
+        .telemetry
+        .iter()
+        .filter(|s| parts.iter().any(|(m, _)| *m == s.name));
+    let phases = crate::report::distinct(measured.map(|s| s.phase.as_str()));
     let cells: Vec<usize> = ordered_cells(r, w)
         .into_iter()
         .filter(|&c| {
@@ -99,14 +98,13 @@ fn chart(r: &ReportData, w: &WorkloadReport, k: &Kind) -> anyhow::Result<Option<
         .map(|(i, (_, l))| (l.to_string(), color(i)))
         .collect();
     let plot_w = (ng * (30 + 30 * nb) + 120).clamp(420, 1000) as u32;
-    let title = k.title.to_string();
     let unit = if sc.label.is_empty() { "%" } else { sc.label };
     let labels: Vec<String> = phases
         .iter()
         .map(|p| super::super::grid::phase_label(&w.kind, p))
         .collect();
     let frame = Frame {
-        title: &title,
+        title: k.title,
         plot_width: plot_w,
         height: 360,
         bars: nb,
@@ -136,7 +134,6 @@ fn chart(r: &ReportData, w: &WorkloadReport, k: &Kind) -> anyhow::Result<Option<
     let order: Vec<String> = cells.iter().map(|&c| short_label(&r.cells[c])).collect();
     Ok(Some(Chart {
         kind: ChartKind::Telemetry,
-        title,
         caption: format!(
             "Telemetry means per repetition; in each phase one bar per configuration, left to right: {}.",
             order.join(", ")

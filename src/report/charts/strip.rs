@@ -116,7 +116,6 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
     })?;
     Ok(Chart {
         kind: ChartKind::Strip,
-        title,
         caption: "Every counted repetition, left to right in execution order; black bar: mean; red ring: outlier, further from the others than their spread explains (judged from 5 repetitions on; kept in the statistics); hollow square: a repetition other activity on the machine disturbed (see Warnings; kept in the statistics).".into(),
         svg,
     })

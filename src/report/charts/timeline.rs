@@ -46,7 +46,6 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, name: &str) -> anyhow::Result<C
     })?;
     Ok(Chart {
         kind: ChartKind::Timeline,
-        title,
         caption: "Sampled once a second during the run (--timeline, timeline = true); each point is the second that ends there. One repetition per configuration: its first with a time series.".into(),
         svg,
     })

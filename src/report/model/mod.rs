@@ -117,6 +117,21 @@ pub struct Factor {
     pub sweep: bool,
 }
 
+impl Factor {
+    /// The index of cell `c`'s level of this factor in [`Factor::levels`].
+    pub fn position(&self, c: &CellInfo) -> Option<usize> {
+        level(c, &self.name).and_then(|l| self.levels.iter().position(|x| x == l))
+    }
+}
+
+/// The level of `factor` in a cell.
+pub fn level<'a>(c: &'a CellInfo, factor: &str) -> Option<&'a str> {
+    c.factors
+        .iter()
+        .find(|(n, _)| n == factor)
+        .map(|(_, l)| l.as_str())
+}
+
 /// Numeric levels from which a factor is a sweep (`Factor::sweep`).
 pub const SWEEP_LEVELS: usize = 8;
 

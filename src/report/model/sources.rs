@@ -81,6 +81,14 @@ pub struct Environment {
     pub entries: Vec<(String, String)>,
 }
 
+/// The value of `key` among environment entries.
+pub fn entry<'a>(entries: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    entries
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
 #[cfg(test)]
 impl Environment {
     /// For tests: the environment of source `1` with `pairs`.
@@ -128,15 +136,7 @@ fn entries_json<S: serde::Serializer>(
     entries: &[(String, String)],
     s: S,
 ) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeSeq;
-    let mut seq = s.serialize_seq(Some(entries.len()))?;
-    for (k, v) in entries {
-        match env_is_number(k, v) {
-            Some(n) => seq.serialize_element(&(k, n))?,
-            None => seq.serialize_element(&(k, v))?,
-        }
-    }
-    seq.end()
+    env_json(entries).serialize(s)
 }
 
 /// Where a difference was found.

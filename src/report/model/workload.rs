@@ -229,14 +229,8 @@ impl WorkloadReport {
     /// Every percentile that some latency curve has, ascending (the columns of the latency
     /// tables).
     pub fn latency_percentiles(&self) -> Vec<f64> {
-        let mut pcts: Vec<f64> = Vec::new();
-        for l in &self.latency {
-            for (p, _) in &l.points {
-                if !pcts.contains(p) {
-                    pcts.push(*p);
-                }
-            }
-        }
+        let points = self.latency.iter().flat_map(|l| &l.points);
+        let mut pcts = crate::report::distinct(points.map(|(p, _)| *p));
         pcts.sort_by(f64::total_cmp);
         pcts
     }
