@@ -1,7 +1,7 @@
 //! Warnings that fit: advice by workload kind and cache policy, the page cache warned about
 //! once, no outlier rule below five values, grouped output; and intervals that stay positive.
 
-use super::super::tests::{has, of_kind, rendered, report, starts, study_of, Workload};
+use super::super::tests::{has, lacks, of_kind, rendered, report, starts, study_of, Workload};
 use crate::metric::{Metric, Unit};
 use crate::report::model::*;
 use crate::report::{Format, ReportOptions};
@@ -19,9 +19,8 @@ fn iozone(policy: &'static str) -> Workload {
 
 fn fdtree(policy: &'static str) -> Workload {
     Workload {
-        kind: "fdtree",
-        params: serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
         policy,
+        ..super::super::tests::fdtree()
     }
 }
 
@@ -72,11 +71,8 @@ fn an_iozone_phase_gets_no_tree_advice_and_one_page_cache_warning() {
     let short = of_kind(&r, WarningKind::TooShort);
     assert!(!short.is_empty());
     for w in &short {
-        assert!(
-            !w.message.contains("levels") && !w.message.contains("tree"),
-            "{}",
-            w.message
-        );
+        lacks(&w.message, "levels");
+        lacks(&w.message, "tree");
         has(&w.advice, "larger files (file_size in the study)");
     }
     // The data set (1 MiB) is under 2× RAM and the reads beat the device: one warning.

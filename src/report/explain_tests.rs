@@ -4,17 +4,10 @@
 use super::*;
 use crate::metric::{Metric, Unit};
 use crate::report::model::ReportData;
-use crate::report::tests::{report, starts, study_disturbed, study_of, Workload};
+use crate::report::tests::{ends, fdtree, report, starts, study_disturbed, study_of, Workload};
 use crate::report::ReportOptions;
 
 const TWO: [&[(&str, &str)]; 2] = [&[("journal", "16MB")], &[("journal", "256MB")]];
-
-fn fdtree() -> Workload {
-    Workload::cold(
-        "fdtree",
-        serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
-    )
-}
 
 /// The report of a two-cell fio study of four repetitions, `metrics(cell, rep)` each.
 fn fio_report(metrics: impl Fn(usize, u32) -> Vec<Metric>) -> ReportData {
@@ -275,11 +268,8 @@ fn a_read_only_fio_job_is_not_explained_by_writes() {
         )]
     });
     let e = r.workloads[0].comparisons[0].explanation.clone().unwrap();
-    assert!(
-        e.starts_with("data device read ")
-            && e.ends_with("more per unit of work in fio at 256MB than at 16MB"),
-        "{e}"
-    );
+    starts(&e, "data device read ");
+    ends(&e, "more per unit of work in fio at 256MB than at 16MB");
 }
 
 #[test]

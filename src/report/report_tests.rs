@@ -11,17 +11,21 @@ use std::collections::BTreeMap;
 
 /// A study with `cells` (factor lists) and one fdtree workload under the cold policy;
 /// `values(cell, rep)` gives the metrics of each repetition, recorded interleaved.
-fn study(
+pub(super) fn study(
     cells: &[&[(&str, &str)]],
     reps: u32,
     env: &[(&str, &str)],
     values: impl Fn(usize, u32) -> Vec<Metric>,
 ) -> (Store, i64) {
-    let fdtree = Workload::cold(
+    study_of(&fdtree(), cells, reps, env, values)
+}
+
+/// A small fdtree under the cold policy.
+pub(super) fn fdtree() -> Workload {
+    Workload::cold(
         "fdtree",
         serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
-    );
-    study_of(&fdtree, cells, reps, env, values)
+    )
 }
 
 /// The workload of a test study: its kind, stored parameters and cache policy.
@@ -423,13 +427,7 @@ fn warnings_name_each_problem() {
         "{:#?}",
         r.warnings
     );
-    let msg = |k: WarningKind| {
-        r.warnings
-            .iter()
-            .find(|w| w.kind == k)
-            .map(|w| w.message.clone())
-            .unwrap()
-    };
+    let msg = |k: WarningKind| of_kind(&r, k)[0].message.clone();
     has(
         &msg(Outlier),
         "repetition 1 = 60.00 ops/s, 40% below the others (t = -65.9, p < 0.001)",
@@ -437,15 +435,10 @@ fn warnings_name_each_problem() {
     // One slow first repetition among the workload's series, and one drifting series against
     // others that do not, are within chance for a workload of several series: not named
     // (`a_slow_first_repetition_is_named_only_when_the_workload_shows_it_beyond_chance`).
-    let cv: Vec<&str> = r
-        .warnings
-        .iter()
-        .filter(|w| w.kind == HighCv)
-        .map(|w| w.message.as_str())
-        .collect();
-    has(cv[0], "a.rate: coefficient of variation 17.5%");
+    let cv = kinds_of(&r, HighCv);
+    has(&cv[0], "a.rate: coefficient of variation 17.5%");
     has(
-        cv[1],
+        &cv[1],
         "b.rate: coefficient of variation 18.7% is above 10% (at least 12.6%, 95% confidence)",
     );
     has(
@@ -472,11 +465,7 @@ fn phases_study(phases: usize, n: u32, f: impl Fn(usize, u32) -> f64) -> ReportD
 }
 
 fn kinds_of(r: &ReportData, k: WarningKind) -> Vec<String> {
-    r.warnings
-        .iter()
-        .filter(|w| w.kind == k)
-        .map(|w| w.message.clone())
-        .collect()
+    of_kind(r, k).iter().map(|w| w.message.clone()).collect()
 }
 
 #[test]
@@ -692,13 +681,8 @@ fn one_difference_that_does_not_hold_up_among_four_is_left_to_its_verdict() {
     let c64 = cs.iter().find(|c| c.to == "64MB").unwrap();
     has(&c64.verdict, "but not after adjusting for 4 tests");
     assert!(r.observations.is_empty());
-    assert!(
-        !r.warnings
-            .iter()
-            .any(|w| w.kind == WarningKind::MultipleComparisons),
-        "{:#?}",
-        r.warnings
-    );
+    let mc = of_kind(&r, WarningKind::MultipleComparisons);
+    assert!(mc.is_empty(), "{:#?}", r.warnings);
     // "No significant differences" would contradict 64MB's verdict: the note says they are
     // none after the adjustment, and how many had p < 0.05 before it.
     let note = r.observations_note.as_deref().unwrap();
@@ -712,11 +696,11 @@ fn one_difference_that_does_not_hold_up_among_four_is_left_to_its_verdict() {
         ("128MB", [101.0, 99.0, 100.0]),
     ]);
     let note = r.observations_note.as_deref().unwrap();
-    assert!(
-        note.starts_with("no significant differences among the 1 headline comparison tested")
-            && !note.contains("adjusting"),
-        "{note}"
+    starts(
+        note,
+        "no significant differences among the 1 headline comparison tested",
     );
+    lacks(note, "adjusting");
 }
 
 #[test]
@@ -859,10 +843,8 @@ fn human_formats_print_each_phase_in_the_unit_that_fits() {
         &table,
         "The same in every repetition: dir_create.entries 160.",
     );
-    assert!(
-        !table.contains("160.0") && !table.contains("160 ± 0"),
-        "{table}"
-    );
+    lacks(&table, "160.0");
+    lacks(&table, "160 ± 0");
     // The chart axis is drawn in GiB/s, its ticks round numbers in that unit.
     let w = &r.workloads[0];
     let svg = super::charts::bars::chart(&r, w, "read", "throughput")
@@ -929,12 +911,7 @@ fn a_resumed_study_says_so_in_its_first_repetition_warning() {
     let first = |env: &[(&str, &str)]| {
         let (store, id) = study(&CELLS[..1], 4, env, slow_first);
         let r = report(&store, id, &ReportOptions::default()).unwrap();
-        let w = r
-            .warnings
-            .iter()
-            .find(|w| w.kind == WarningKind::FirstSlower)
-            .cloned()
-            .unwrap();
+        let w = of_kind(&r, WarningKind::FirstSlower)[0].clone();
         (w.message, w.advice)
     };
     let (plain, advice) = first(&[]);
@@ -994,12 +971,8 @@ fn disturbed_repetitions_left_out_are_counted_and_named_not_averaged() {
 /// Two cells with wide, overlapping values (inconclusive), every repetition of the first
 /// disturbed by `line`.
 fn disturbed_pair(reps: u32, disturbed: impl Fn(usize, u32) -> Option<String>) -> (Store, i64) {
-    let fdtree = Workload::cold(
-        "fdtree",
-        serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
-    );
     study_disturbed(
-        &fdtree,
+        &fdtree(),
         &CELLS[..2],
         reps,
         &[],
@@ -1046,11 +1019,7 @@ fn a_busy_machine_is_named_and_not_answered_with_more_repetitions() {
     // One disturbed repetition of four is bad luck, not a busy machine: the usual advice.
     let (store, id) = disturbed_pair(4, |c, rep| (c == 0 && rep == 2).then(|| load.to_string()));
     let r = report(&store, id, &ReportOptions::default()).unwrap();
-    let w = r
-        .warnings
-        .iter()
-        .find(|w| w.kind == WarningKind::Interference)
-        .unwrap();
+    let w = of_kind(&r, WarningKind::Interference)[0];
     assert!(!w.message.contains("busy"), "{}", w.message);
     assert!(w.advice.contains("disturbed = \"repeat\""), "{}", w.advice);
     assert_ne!(

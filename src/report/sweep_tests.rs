@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::metric::{Metric, Unit};
-use crate::report::tests::{has, new_study, of_kind, rendered, report};
+use crate::report::tests::{has, new_study, of_kind, rendered, report, starts};
 use crate::report::{Format, ReportOptions};
 use crate::stats::adaptive::StopReason;
 use crate::store::{NewCell, NewTrial, SeriesStatus, Store};
@@ -95,11 +95,11 @@ fn a_sweep_is_not_compared_with_its_first_point() {
     assert!(r.workloads[0].comparisons.is_empty());
     assert!(r.observations.is_empty());
     let note = r.observations_note.as_deref().unwrap();
-    assert!(
-        note.contains("a sweep over file_size (5 levels) and record_size (8 levels)")
-            && note.contains("--baseline 'record_size=64 KiB'"),
-        "{note}"
+    has(
+        note,
+        "a sweep over file_size (5 levels) and record_size (8 levels)",
     );
+    has(note, "--baseline 'record_size=64 KiB'");
     // A declared baseline is compared with, along its own factor only.
     let r = report(&store, id, &options(Some("record_size=64 KiB"))).unwrap();
     let cs = &r.workloads[0].comparisons;
@@ -131,11 +131,7 @@ fn a_small_study_keeps_its_comparisons() {
         .map(|c| c.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect())
         .collect();
     let slices: Vec<&[(&str, &str)]> = refs.iter().map(Vec::as_slice).collect();
-    let wl = crate::report::tests::Workload::cold(
-        "fdtree",
-        serde_json::json!({"dirs": 2, "files": 3, "size_blocks": 1, "levels": 2}),
-    );
-    let (store, id) = crate::report::tests::study_of(&wl, &slices, 3, &[], |c, rep| {
+    let (store, id) = crate::report::tests::study(&slices, 3, &[], |c, rep| {
         vec![Metric::new(
             "file_create",
             "rate",
@@ -174,20 +170,8 @@ fn a_sweep_reads_as_one_matrix_per_phase() {
     );
     assert!(m.entries[0][4].is_some());
     let (head, rows) = text(&r, m);
-    assert_eq!(
-        head,
-        [
-            "file_size",
-            "4k",
-            "8k",
-            "16k",
-            "32k",
-            "64k",
-            "128k",
-            "256k",
-            "512k"
-        ]
-    );
+    let want = "file_size 4k 8k 16k 32k 64k 128k 256k 512k";
+    assert_eq!(head, want.split(' ').collect::<Vec<_>>());
     assert_eq!(rows[0][0], "64 KiB");
     assert_eq!(rows[0][6], "");
 
@@ -239,12 +223,11 @@ fn many_points_with_one_repetition_are_one_short_warning() {
     let few = of_kind(&r, WarningKind::FewRepetitions);
     assert_eq!(few.len(), 1);
     let m = &few[0].message;
-    assert!(
-        m.starts_with(
-            "only one repetition in all 34 configurations (file_size=64 KiB record_size=4 KiB, "
-        ) && m.contains("…and 31 more)"),
-        "{m}"
+    starts(
+        m,
+        "only one repetition in all 34 configurations (file_size=64 KiB record_size=4 KiB, ",
     );
+    has(m, "…and 31 more)");
     assert!(m.chars().count() < 300, "{m}");
 }
 
@@ -253,19 +236,11 @@ fn the_data_set_is_the_largest_points() {
     // 1 GiB of RAM: every point (up to 1 MiB) fits; the run's -s (512 KiB) is not the figure.
     let (store, id) = sweep(3, "1073741824");
     let r = report(&store, id, &options(None)).unwrap();
-    let w = r
-        .warnings
-        .iter()
-        .find(|w| w.kind == WarningKind::CacheDataset)
-        .unwrap();
+    let w = of_kind(&r, WarningKind::CacheDataset)[0];
     has(&w.message, "data set up to 1.0 MiB, RAM 1.0 GiB");
     // 512 KiB of RAM: the 1 MiB points are not under twice the RAM, though the run's -s is.
     let (store, id) = sweep(3, "524288");
     let r = report(&store, id, &options(None)).unwrap();
-    assert!(
-        !r.warnings
-            .iter()
-            .any(|w| w.kind == WarningKind::CacheDataset),
-        "the 1 MiB points are twice the RAM"
-    );
+    let cache = of_kind(&r, WarningKind::CacheDataset);
+    assert!(cache.is_empty(), "the 1 MiB points are twice the RAM");
 }
