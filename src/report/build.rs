@@ -544,14 +544,7 @@ fn title(name: &str, units: &[Unit]) -> (String, String) {
         "elapsed" => "Time".to_string(),
         "rate" => "Rate".to_string(),
         "throughput" => "Throughput".to_string(),
-        other => {
-            let w = super::verdict::metric_label(other);
-            let mut c = w.chars();
-            match c.next() {
-                Some(f) => f.to_uppercase().chain(c).collect(),
-                None => w,
-            }
-        }
+        other => super::entries::upper_first(&super::verdict::metric_label(other)),
     };
     let title = format!("{words} ({})", us.join(", "));
     (words, title)

@@ -84,36 +84,25 @@ pub fn find_study(store: &Store, what: &str) -> Result<StudyRow> {
 }
 
 fn choose_cell(data: &StudyData, sel: &CellSel, spec: &str) -> Result<i64> {
-    let found: Vec<i64> = match sel {
-        CellSel::Idx(i) => data
-            .cells
+    let ids = |keep: &dyn Fn(&crate::store::CellRow) -> bool| -> Vec<i64> {
+        data.cells
             .iter()
-            .filter(|c| c.idx == *i)
+            .filter(|c| keep(c))
             .map(|c| c.id)
-            .collect(),
+            .collect()
+    };
+    let found = match sel {
+        CellSel::Idx(i) => ids(&|c| c.idx == *i),
         CellSel::Named(name) => {
-            let by_label: Vec<i64> = data
-                .cells
-                .iter()
-                .filter(|c| &c.label == name)
-                .map(|c| c.id)
+            let wanted: Vec<(String, String)> = name
+                .split([',', ' '])
+                .filter(|t| !t.is_empty())
+                .filter_map(|t| t.split_once('='))
+                .map(|(f, l)| (f.trim().to_string(), l.trim().to_string()))
                 .collect();
-            if by_label.is_empty() {
-                let wanted: Vec<(String, String)> = name
-                    .split([',', ' '])
-                    .filter(|t| !t.is_empty())
-                    .filter_map(|t| t.split_once('='))
-                    .map(|(f, l)| (f.trim().to_string(), l.trim().to_string()))
-                    .collect();
-                if wanted.is_empty() {
-                    Vec::new()
-                } else {
-                    data.cells
-                        .iter()
-                        .filter(|c| wanted.iter().all(|w| c.factors.contains(w)))
-                        .map(|c| c.id)
-                        .collect()
-                }
+            let by_label = ids(&|c| &c.label == name);
+            if by_label.is_empty() && !wanted.is_empty() {
+                ids(&|c| wanted.iter().all(|w| c.factors.contains(w)))
             } else {
                 by_label
             }
@@ -288,20 +277,20 @@ pub fn merge(a: Loaded, b: Loaded) -> Result<(StudyData, BTreeMap<i64, Vec<Histo
     data.cells.extend(cells_b);
     data.trials.retain(|t| kept_a.contains(&t.workload_id));
     data.series.retain(|s| kept_a.contains(&s.workload_id));
-    for t in &b.data.trials {
-        if let Some(&w) = map.get(&t.workload_id) {
-            let mut t = t.clone();
-            t.workload_id = w;
-            data.trials.push(t);
-        }
-    }
-    for s in &b.data.series {
-        if let Some(&w) = map.get(&s.workload_id) {
-            let mut s = s.clone();
-            s.workload_id = w;
-            data.series.push(s);
-        }
-    }
+    data.trials.extend(b.data.trials.iter().filter_map(|t| {
+        let workload_id = *map.get(&t.workload_id)?;
+        Some(crate::store::TrialRow {
+            workload_id,
+            ..t.clone()
+        })
+    }));
+    data.series.extend(b.data.series.iter().filter_map(|s| {
+        let workload_id = *map.get(&s.workload_id)?;
+        Some(crate::store::SeriesRow {
+            workload_id,
+            ..s.clone()
+        })
+    }));
     let mut hist = a.histograms;
     hist.extend(b.histograms);
     Ok((data, hist))
