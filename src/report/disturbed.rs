@@ -59,16 +59,10 @@ pub struct Figures {
 /// A size as `fmt_bytes` prints it (`2.4 GiB`, `512 B`), in bytes.
 fn parse_bytes(s: &str) -> Option<f64> {
     let (num, unit) = s.trim().split_once(' ')?;
-    let k = match unit {
-        "B" => 1.0,
-        "KiB" => 1024.0,
-        "MiB" => 1024.0 * 1024.0,
-        "GiB" => 1024.0 * 1024.0 * 1024.0,
-        "TiB" => 1024.0f64.powi(4),
-        "PiB" => 1024.0f64.powi(5),
-        _ => return None,
-    };
-    Some(num.parse::<f64>().ok()? * k)
+    let power = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+        .iter()
+        .position(|u| *u == unit)?;
+    Some(num.parse::<f64>().ok()? * 1024.0f64.powi(power as i32))
 }
 
 /// The figures of a stored line (the parts `; `-separated, as `Verdict` prints them).

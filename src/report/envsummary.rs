@@ -153,13 +153,9 @@ pub fn is_key_command(cmd: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn env(pairs: &[(&str, &str)]) -> Environment {
-        Environment::of(pairs)
-    }
-
     #[test]
     fn the_facts_that_tell_runs_apart_in_a_few_lines() {
-        let e = env(&[
+        let e = Environment::of(&[
             ("cache_policy", "cold"),
             ("cpu", "Xeon (2 CPUs)"),
             ("cpu_model", "Xeon"),
@@ -193,7 +189,10 @@ mod tests {
         // cpu_model, the vendor id and mount (plumbing) are left out, and counted.
         assert_eq!(left, 3);
         // An engine command's run describes its target instead.
-        let (lines, left) = summary(&env(&[("target", "/mnt/x"), ("target_fs", "xfs")]));
+        let (lines, left) = summary(&Environment::of(&[
+            ("target", "/mnt/x"),
+            ("target_fs", "xfs"),
+        ]));
         assert_eq!(lines[0].label, "target");
         assert_eq!(lines[0].text, "/mnt/x · xfs");
         assert_eq!(left, 0);

@@ -7,6 +7,7 @@
 use super::advice::{self, Origin, Policy};
 use super::draft::Draft;
 use super::model::{ReportWarning, WarningKind};
+use super::verdict::{fmt_interval, fmt_opt};
 use crate::metric::{Metric, Unit};
 use crate::stats::interval::INTERVAL_MIN_N;
 use crate::stats::{self, metric_warnings, Quantity, Summary, Thresholds, Warning};
@@ -201,10 +202,6 @@ pub fn point_warning_lines(items: &[(String, Warning)]) -> Vec<String> {
     out
 }
 
-fn opt(v: Option<f64>, sc: &crate::units::Scale) -> String {
-    v.map(|v| sc.num(v)).unwrap_or_else(|| "-".into())
-}
-
 /// The summary as a text table.
 pub fn render_table(sums: &[MetricSummary]) -> String {
     let mut t = Table::new();
@@ -219,10 +216,7 @@ pub fn render_table(sums: &[MetricSummary]) -> String {
         let s = &m.summary;
         // Each row in the unit that suits its mean: 1.48 ms, not 0.001481 s.
         let sc = m.unit.scale(s.mean);
-        let ci = s
-            .ci95
-            .map(|(lo, hi)| format!("{} – {}", sc.num(lo), sc.num(hi)))
-            .unwrap_or_else(|| "-".into());
+        let ci = fmt_interval(s.ci95, &sc);
         let cv =
             s.cv.map(|c| format!("{:.1}%", c * 100.0))
                 .unwrap_or_else(|| "-".into());
@@ -235,7 +229,7 @@ pub fn render_table(sums: &[MetricSummary]) -> String {
                 sc.label
             }),
             Cell::new(sc.num(s.mean)).set_alignment(CellAlignment::Right),
-            Cell::new(opt(s.sd, &sc)).set_alignment(CellAlignment::Right),
+            Cell::new(fmt_opt(s.sd, &sc)).set_alignment(CellAlignment::Right),
             Cell::new(ci).set_alignment(CellAlignment::Right),
             Cell::new(sc.num(s.min)).set_alignment(CellAlignment::Right),
             Cell::new(sc.num(s.max)).set_alignment(CellAlignment::Right),
