@@ -189,30 +189,25 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn env(pairs: &[(&str, &str)]) -> Environment {
+        Environment::of(pairs)
+    }
+
     #[test]
     fn cpus_come_from_the_usable_count_or_the_cpu_entry() {
+        assert_eq!(usable_cpus(&[env(&[("cpus_usable", "16")])]), Some(16));
         assert_eq!(
-            usable_cpus(&[Environment::of(&[("cpus_usable", "16")])]),
-            Some(16)
-        );
-        assert_eq!(
-            usable_cpus(&[Environment::of(&[("cpu", "AMD EPYC (2 CPUs)")])]),
+            usable_cpus(&[env(&[("cpu", "AMD EPYC (2 CPUs)")])]),
             Some(2)
         );
         // The usable count wins over the machine's.
         assert_eq!(
-            usable_cpus(&[Environment::of(&[
-                ("cpu", "X (64 CPUs)"),
-                ("cpus_usable", "4")
-            ])]),
+            usable_cpus(&[env(&[("cpu", "X (64 CPUs)"), ("cpus_usable", "4")])]),
             Some(4)
         );
-        assert_eq!(usable_cpus(&[Environment::of(&[("host", "vm")])]), None);
+        assert_eq!(usable_cpus(&[env(&[("host", "vm")])]), None);
         assert_eq!(
-            usable_cpus(&[
-                Environment::of(&[("cpus_usable", "8")]),
-                Environment::of(&[("cpus_usable", "4")])
-            ]),
+            usable_cpus(&[env(&[("cpus_usable", "8")]), env(&[("cpus_usable", "4")])]),
             Some(4)
         );
     }
@@ -253,15 +248,11 @@ mod tests {
     #[test]
     fn shared_tables_come_from_the_environment() {
         assert_eq!(
-            shared_tables(&[Environment::of(&[("worker_file_tables", "own")])]),
+            shared_tables(&[env(&[("worker_file_tables", "own")])]),
             None
         );
         assert_eq!(
-            shared_tables(&[Environment::of(&[(
-                "worker_file_tables",
-                "shared: refused (EPERM)"
-            )])])
-            .as_deref(),
+            shared_tables(&[env(&[("worker_file_tables", "shared: refused (EPERM)")])]).as_deref(),
             Some("refused (EPERM)")
         );
     }
