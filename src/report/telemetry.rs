@@ -117,11 +117,10 @@ pub fn table(w: &WorkloadReport, cells: &[CellInfo]) -> Option<Table> {
             .any(|p| write_amplification(w, c, p).is_some())
     });
     let mut header: Vec<String> = used.iter().map(|(h, _, _)| h.to_string()).collect();
+    // Write amplification stands after the byte counts.
+    let at = used.iter().take_while(|c| c.2 == Show::Bytes).count();
     if any_wa {
-        header.insert(
-            used.iter().take_while(|c| c.2 == Show::Bytes).count(),
-            "write ampl.".into(),
-        );
+        header.insert(at, "write ampl.".into());
     }
     let mut rows = Vec::new();
     for (ci, cell) in cells.iter().enumerate() {
@@ -137,7 +136,6 @@ pub fn table(w: &WorkloadReport, cells: &[CellInfo]) -> Option<Table> {
                 })
                 .collect();
             if any_wa {
-                let at = used.iter().take_while(|c| c.2 == Show::Bytes).count();
                 values.insert(
                     at,
                     write_amplification(w, ci, p)

@@ -255,8 +255,6 @@ pub fn verdict(
     let text = match unit {
         Unit::Seconds if up => format!("slower: {}% more time {tail}", fmt_pct(mag)),
         Unit::Seconds => format!("faster: {}% less time {tail}", fmt_pct(mag)),
-        Unit::Millis if up => format!("higher by {}% {tail}", fmt_pct(mag)),
-        Unit::Millis => format!("lower by {}% {tail}", fmt_pct(mag)),
         u if u.is_rate() && up => format!("faster by {}% {tail}", fmt_pct(mag)),
         u if u.is_rate() => format!("slower by {}% {tail}", fmt_pct(mag)),
         _ if up => format!("higher by {}% {tail}", fmt_pct(mag)),

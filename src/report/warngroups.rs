@@ -68,13 +68,7 @@ fn group_title(kind: WarningKind, list: &[&ReportWarning], t: &Thresholds) -> St
 /// The warnings grouped by kind and advice, most serious kind first (then in order of first
 /// appearance).
 pub fn group(warnings: &[ReportWarning], t: &Thresholds) -> Vec<WarningGroup> {
-    let mut workloads: Vec<&str> = warnings
-        .iter()
-        .filter_map(|w| w.workload.as_deref())
-        .collect();
-    workloads.sort_unstable();
-    workloads.dedup();
-    let several = workloads.len() > 1;
+    let several = super::distinct(warnings.iter().filter_map(|w| w.workload.as_deref())).len() > 1;
     let named = |w: &ReportWarning, text: &str| match w.workload.as_deref() {
         Some(label) if several && !text.contains(label) => format!("[{label}] {text}"),
         _ => text.to_string(),

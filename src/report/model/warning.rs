@@ -69,23 +69,19 @@ impl WarningKind {
     /// Order of groups, most serious first: results that are missing or cannot be compared,
     /// then results that measure something else (the page cache), then doubtful values.
     pub fn rank(self) -> u8 {
+        use WarningKind::*;
         match self {
-            WarningKind::Failed => 0,
-            WarningKind::FewRepetitions => 1,
-            WarningKind::MultipleComparisons => 2,
-            WarningKind::CacheDataset => 3,
-            WarningKind::CacheDevice => 4,
-            WarningKind::TooShort => 5,
-            WarningKind::HighCv => 6,
-            WarningKind::Drift => 7,
-            WarningKind::FirstSlower => 8,
-            WarningKind::Outlier => 9,
-            WarningKind::StopReason => 10,
-            WarningKind::Interference => 3,
-            WarningKind::ParametersDiffer => 1,
-            WarningKind::Guest => 2,
-            WarningKind::Oversubscribed => 3,
-            WarningKind::SharedTable => 3,
+            Failed => 0,
+            FewRepetitions | ParametersDiffer => 1,
+            MultipleComparisons | Guest => 2,
+            CacheDataset | Interference | Oversubscribed | SharedTable => 3,
+            CacheDevice => 4,
+            TooShort => 5,
+            HighCv => 6,
+            Drift => 7,
+            FirstSlower => 8,
+            Outlier => 9,
+            StopReason => 10,
         }
     }
 }
