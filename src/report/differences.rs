@@ -38,6 +38,13 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
     }
 }
 
+/// A JSON value as a new flat map ([`flatten`]).
+fn flat(v: &Value) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    flatten("", v, &mut m);
+    m
+}
+
 /// The entries that differ between two flat maps, in key order.
 fn diff(
     section: DiffSection,
@@ -65,11 +72,7 @@ fn diff(
 /// The settings every cell of a side shares (a setting that varies within a side is a
 /// factor of that side, shown in the cells' labels).
 fn common_config(d: &StudyData) -> BTreeMap<String, String> {
-    let mut cells = d.cells.iter().map(|c| {
-        let mut m = BTreeMap::new();
-        flatten("", &c.config, &mut m);
-        m
-    });
+    let mut cells = d.cells.iter().map(|c| flat(&c.config));
     let Some(mut common) = cells.next() else {
         return BTreeMap::new();
     };
@@ -92,9 +95,7 @@ pub fn differences(a: &Loaded, b: &Loaded) -> Vec<Difference> {
         ) else {
             continue;
         };
-        let (mut pa, mut pb) = (BTreeMap::new(), BTreeMap::new());
-        flatten("", &wa.params, &mut pa);
-        flatten("", &wb.params, &mut pb);
+        let (pa, pb) = (flat(&wa.params), flat(&wb.params));
         let prefix = if several {
             format!("{}: ", wa.label)
         } else {
@@ -303,17 +304,12 @@ mod tests {
     use crate::report::tests::has;
     use serde_json::json;
 
-    fn map(v: Value) -> BTreeMap<String, String> {
-        let mut m = BTreeMap::new();
-        flatten("", &v, &mut m);
-        m
-    }
-
     #[test]
     fn only_differing_entries_are_listed_with_both_sides() {
-        let a = map(json!({"sync": false, "files": 5, "fs": {"type": "tmpfs"}, "roots": []}));
-        let b =
-            map(json!({"sync": true, "files": 5, "fs": {"type": "ext4"}, "roots": [], "x": "4k"}));
+        let a = flat(&json!({"sync": false, "files": 5, "fs": {"type": "tmpfs"}, "roots": []}));
+        let b = flat(
+            &json!({"sync": true, "files": 5, "fs": {"type": "ext4"}, "roots": [], "x": "4k"}),
+        );
         let mut out = Vec::new();
         diff(DiffSection::Parameters, "", &a, &b, &mut out);
         let got: Vec<(String, String)> = out

@@ -50,17 +50,13 @@ mod tests {
         assert_eq!(parse_level("4k"), Some((4096.0, true)));
         assert_eq!(parse_level("16"), Some((16.0, false)));
         assert_eq!(parse_level("ext4"), None);
-        let l: Vec<String> = ["1G", "16MB", "256M", "64MB"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let (v, size) = numeric_levels(&l).unwrap();
+        let levels =
+            |l: &[&str]| numeric_levels(&l.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let (v, size) = levels(&["1G", "16MB", "256M", "64MB"]).unwrap();
         assert!(size);
         assert!(v[1] < v[3] && v[3] < v[2] && v[2] < v[0]);
-        let dup: Vec<String> = ["1024", "1k"].iter().map(|s| s.to_string()).collect();
-        assert!(numeric_levels(&dup).is_none());
-        let names: Vec<String> = ["ext4", "xfs"].iter().map(|s| s.to_string()).collect();
-        assert!(numeric_levels(&names).is_none());
+        assert!(levels(&["1024", "1k"]).is_none());
+        assert!(levels(&["ext4", "xfs"]).is_none());
     }
 
     #[test]

@@ -188,6 +188,16 @@ pub(super) fn rendered(r: &ReportData, format: Format) -> String {
 }
 
 pub(super) fn report(store: &Store, id: i64, opts: &ReportOptions) -> anyhow::Result<ReportData> {
+    report_with(store, id, opts, None)
+}
+
+/// [`report`] of a study whose guest calibration is `cal`.
+fn report_with(
+    store: &Store,
+    id: i64,
+    opts: &ReportOptions,
+    cal: Option<super::calibration::GuestCalibration>,
+) -> anyhow::Result<ReportData> {
     let d = store.load(id).unwrap().unwrap();
     let env = vec![Environment {
         source: id.to_string(),
@@ -201,7 +211,7 @@ pub(super) fn report(store: &Store, id: i64, opts: &ReportOptions) -> anyhow::Re
             data: &d,
             histograms: &BTreeMap::new(),
             differences: Vec::new(),
-            guest_calibration: None,
+            guest_calibration: cal,
         },
         opts,
     )
@@ -1094,24 +1104,8 @@ fn guest_observations_carry_the_kept_share_or_are_left_out() {
         let r = [[100.0, 102.0, 98.0], [150.0, 153.0, 147.0]][c][rep as usize - 1];
         vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, r)]
     });
-    let d = store.load(id).unwrap().unwrap();
     let with = |cal: Option<GuestCalibration>| {
-        build(
-            &Input {
-                title: "unit".into(),
-                sources: Vec::new(),
-                environments: vec![Environment {
-                    source: id.to_string(),
-                    entries: d.environment.clone(),
-                }],
-                data: &d,
-                histograms: &BTreeMap::new(),
-                differences: Vec::new(),
-                guest_calibration: cal,
-            },
-            &ReportOptions::default(),
-        )
-        .unwrap()
+        report_with(&store, id, &ReportOptions::default(), cal).unwrap()
     };
     let plain = with(None);
     assert_eq!(plain.observations.len(), 1, "{:?}", plain.observations);

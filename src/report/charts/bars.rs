@@ -61,16 +61,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
         Vec::new()
     };
     let plot_w = (ng * (30 + 34 * nb) + 120).clamp(420, 1000) as u32;
-    let legend_title = match gf {
-        Some(f) => r
-            .factors
-            .iter()
-            .filter(|x| x.name != f.name)
-            .map(|x| x.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        None => "configuration".into(),
-    };
+    let legend_title = gf.map_or_else(|| "configuration".into(), |f| other_factors(r, &f.name));
     let title = format!(
         "{} · {}",
         super::super::verdict::phase_label(phase),

@@ -78,13 +78,7 @@ pub fn chart(
         axis_label(name, &sc),
         f.name
     );
-    let legend_title = r
-        .factors
-        .iter()
-        .filter(|x| x.name != f.name)
-        .map(|x| x.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
+    let legend_title = other_factors(r, &f.name);
     let svg = svg_with_legend(470, 380, (&legend_title, &entries), |plot| {
         let mut chart =
             builder(plot, &title, 44).build_cartesian_2d((x0 - pad)..(x1 + pad), 0f64..ymax)?;

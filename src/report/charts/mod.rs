@@ -351,6 +351,13 @@ const TIMELINE_CHARTS: [&str; 4] = [
     "cpu.iowait",
 ];
 
+/// The names of the report's factors except `skip`, for a legend's title.
+pub(crate) fn other_factors(r: &ReportData, skip: &str) -> String {
+    let mut names: Vec<&str> = r.factors.iter().map(|f| f.name.as_str()).collect();
+    names.retain(|n| *n != skip);
+    names.join(", ")
+}
+
 /// The levels of a cell's factors except `skip`, for legends: the bare level when one
 /// factor remains (the legend title names it), else `name=level` pairs; empty if none.
 pub(crate) fn others(c: &CellInfo, skip: &str) -> String {
