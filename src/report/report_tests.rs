@@ -217,6 +217,22 @@ fn report_with(
     )
 }
 
+/// The default options with `--baseline` as given.
+pub(super) fn options(baseline: Option<&str>) -> ReportOptions {
+    ReportOptions {
+        baseline: baseline.map(String::from),
+        ..ReportOptions::default()
+    }
+}
+
+/// The default options with these `--metric` selections.
+fn metrics(selected: &[&str]) -> ReportOptions {
+    ReportOptions {
+        metrics: selected.iter().map(|m| m.to_string()).collect(),
+        ..ReportOptions::default()
+    }
+}
+
 const CELLS: [&[(&str, &str)]; 4] = [
     &[("journal", "16MB"), ("fs", "ext4")],
     &[("journal", "16MB"), ("fs", "xfs")],
@@ -325,19 +341,11 @@ fn observations_only_for_significant_headline_differences() {
 #[test]
 fn baseline_can_be_a_level_or_a_cell() {
     let (store, id) = two_by_two();
-    let opts = ReportOptions {
-        baseline: Some("64MB".into()),
-        ..Default::default()
-    };
-    let r = report(&store, id, &opts).unwrap();
+    let r = report(&store, id, &options(Some("64MB"))).unwrap();
     let c = &r.workloads[0].comparisons[0];
     assert_eq!((c.baseline_cell, c.cell, c.from.as_str()), (2, 0, "64MB"));
     assert!((c.change.unwrap().percent + 100.0 / 3.0).abs() < 1e-9);
-    let opts = ReportOptions {
-        baseline: Some("journal=16MB fs=xfs".into()),
-        ..Default::default()
-    };
-    let r = report(&store, id, &opts).unwrap();
+    let r = report(&store, id, &options(Some("journal=16MB fs=xfs"))).unwrap();
     let cmp = &r.workloads[0].comparisons;
     assert_eq!(cmp.len(), 3);
     assert!(cmp
@@ -348,33 +356,23 @@ fn baseline_can_be_a_level_or_a_cell() {
 #[test]
 fn unknown_baseline_and_metric_name_what_exists() {
     let (store, id) = two_by_two();
-    let opts = ReportOptions {
-        baseline: Some("128MB".into()),
-        ..Default::default()
-    };
-    let e = report(&store, id, &opts).unwrap_err();
+    let e = report(&store, id, &options(Some("128MB"))).unwrap_err();
     assert!(e.is::<crate::error::UsageError>());
     assert!(
         e.to_string()
             .contains("factor levels: journal=16MB, journal=64MB, fs=ext4, fs=xfs"),
         "{e}"
     );
-    let opts = ReportOptions {
-        metrics: vec!["dir_create.speed".into()],
-        ..Default::default()
-    };
-    let e = report(&store, id, &opts).unwrap_err().to_string();
+    let e = report(&store, id, &metrics(&["dir_create.speed"]))
+        .unwrap_err()
+        .to_string();
     has(&e, "available: dir_create.elapsed, dir_create.rate");
 }
 
 #[test]
 fn metric_selection_narrows_tables_and_comparisons() {
     let (store, id) = two_by_two();
-    let opts = ReportOptions {
-        metrics: vec!["elapsed".into()],
-        ..Default::default()
-    };
-    let r = report(&store, id, &opts).unwrap();
+    let r = report(&store, id, &metrics(&["elapsed"])).unwrap();
     let w = &r.workloads[0];
     assert!(w.stats.iter().all(|s| s.name == "elapsed"));
     assert_eq!(w.tables.len(), 1);
@@ -796,10 +794,7 @@ fn a_metric_named_twice_is_one_test() {
     // so on the log scale the two comparisons are one test, adjusted for once (4 pairs, not
     // 8), with one q.
     let (store, id) = two_by_two();
-    let opts = ReportOptions {
-        metrics: vec!["rate,elapsed".into(), "dir_create.rate".into()],
-        ..ReportOptions::default()
-    };
+    let opts = metrics(&["rate,elapsed", "dir_create.rate"]);
     let r = report(&store, id, &opts).unwrap();
     let cs = &r.workloads[0].comparisons;
     assert_eq!(cs.len(), 8);

@@ -5,8 +5,8 @@
 
 use super::*;
 use crate::metric::{Metric, Unit};
-use crate::report::tests::{has, new_study, of_kind, rendered, report, starts};
-use crate::report::{Format, ReportOptions};
+use crate::report::tests::{has, new_study, of_kind, options, rendered, report, starts};
+use crate::report::Format;
 use crate::stats::adaptive::StopReason;
 use crate::store::{NewCell, NewTrial, SeriesStatus, Store};
 use crate::units::fmt_size;
@@ -78,13 +78,6 @@ fn sweep(reps: u32, ram: &str) -> (Store, i64) {
             .unwrap();
     }
     (store, s)
-}
-
-fn options(baseline: Option<&str>) -> ReportOptions {
-    ReportOptions {
-        baseline: baseline.map(String::from),
-        ..ReportOptions::default()
-    }
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::metric::{Metric, Unit};
-use crate::report::tests::{has, report, study_of, Workload};
+use crate::report::tests::{has, options, report, study_of, Workload};
 use crate::report::ReportOptions;
 
 /// A fio workload on two journal sizes, three repetitions: a time-based job (its run time the
@@ -88,11 +88,7 @@ fn fdtree(levels: &[&str], rate: impl Fn(usize, u32) -> f64) -> ReportData {
             .collect()
     });
     // The first level declared: a journal sweep of eight or more levels has no default one.
-    let opts = ReportOptions {
-        baseline: Some(levels[0].to_string()),
-        ..ReportOptions::default()
-    };
-    report(&store, id, &opts).unwrap()
+    report(&store, id, &options(Some(levels[0]))).unwrap()
 }
 
 #[test]
