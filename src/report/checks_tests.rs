@@ -211,12 +211,8 @@ fn clients_study(levels: &[&[(&str, &str)]], cpus: &str) -> ReportData {
         policy: "none",
     };
     let (store, id) = study_of(&wl, levels, 3, &[("cpus_usable", cpus)], |c, rep| {
-        vec![Metric::new(
-            "total",
-            "throughput",
-            Unit::MBPerSec,
-            100.0 * (1.0 + c as f64) + rep as f64,
-        )]
+        let v = 100.0 * (1.0 + c as f64) + rep as f64;
+        vec![Metric::new("total", "throughput", Unit::MBPerSec, v)]
     });
     report(&store, id, &ReportOptions::default()).unwrap()
 }

@@ -260,12 +260,8 @@ fn a_read_only_fio_job_is_not_explained_by_writes() {
     // Reads the device had to serve beyond what fio read (a cache miss per I/O at 64k) do
     // explain it.
     let r = job(|c, _, bytes| {
-        vec![Metric::new(
-            "fio",
-            "dev.data.read_bytes",
-            Unit::Bytes,
-            bytes * [1.0, 16.0][c],
-        )]
+        let v = bytes * [1.0, 16.0][c];
+        vec![Metric::new("fio", "dev.data.read_bytes", Unit::Bytes, v)]
     });
     let e = r.workloads[0].comparisons[0].explanation.clone().unwrap();
     starts(&e, "data device read ");
@@ -278,7 +274,8 @@ fn a_read_job_beside_a_write_job_is_judged_per_byte_it_read() {
     // as much at 256MB, and the device reading exactly one byte per byte read in both cells.
     // Per byte of all jobs' work the reads looked 35% and more lower; per byte read they are
     // the same, so nothing explains the read job's speed-up.
-    let run = |device_reads_per_byte: [f64; 2]| {
+    // `per_byte`: the device's reads per byte the job read, in each cell.
+    let run = |per_byte: [f64; 2]| {
         let r = fio_report(|c, rep| {
             let iops = [600.0, 1000.0][c] * (1.0 + 0.01 * f64::from(rep % 2));
             let read = iops * 4096.0 * 2.0;
@@ -293,7 +290,7 @@ fn a_read_job_beside_a_write_job_is_judged_per_byte_it_read() {
                     "fio",
                     "dev.data.read_bytes",
                     Unit::Bytes,
-                    read * device_reads_per_byte[c],
+                    read * per_byte[c],
                 ),
             ]
         });

@@ -358,10 +358,9 @@ fn unknown_baseline_and_metric_name_what_exists() {
     let (store, id) = two_by_two();
     let e = report(&store, id, &options(Some("128MB"))).unwrap_err();
     assert!(e.is::<crate::error::UsageError>());
-    assert!(
-        e.to_string()
-            .contains("factor levels: journal=16MB, journal=64MB, fs=ext4, fs=xfs"),
-        "{e}"
+    has(
+        &e.to_string(),
+        "factor levels: journal=16MB, journal=64MB, fs=ext4, fs=xfs",
     );
     let e = report(&store, id, &metrics(&["dir_create.speed"]))
         .unwrap_err()
@@ -577,13 +576,9 @@ fn single_repetitions_and_failures_are_warned_about() {
     // Nothing could be tested, and the Observations section says so instead of "no
     // significant differences".
     assert!(r.observations.is_empty());
-    assert!(
-        r.observations_note
-            .as_deref()
-            .is_some_and(|n| n.starts_with("nothing could be tested") && n.contains("n = 1")),
-        "{:?}",
-        r.observations_note
-    );
+    let note = r.observations_note.as_deref().expect("a note");
+    starts(note, "nothing could be tested");
+    has(note, "n = 1");
 }
 
 #[test]
@@ -649,22 +644,17 @@ fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
     ends(&c1g.verdict, "p < 0.001, q = 0.002 of 3)");
     let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
     assert_eq!(texts.len(), 1, "{texts:?}");
-    assert!(
-        texts[0].starts_with("Journal 1GB instead of 16MB"),
-        "{texts:?}"
-    );
+    starts(texts[0], "Journal 1GB instead of 16MB");
     let mc = of_kind(&r, WarningKind::MultipleComparisons);
     assert_eq!(mc.len(), 1);
-    assert!(
-        mc[0]
-            .message
-            .contains("2 of its 3 headline comparisons have p < 0.05, 1 after adjusting")
-            && mc[0].message.contains("about 0.15 of 3")
-            // P(2 or more of 3 at 0.05) = 3·0.05²·0.95 + 0.05³ = 0.00725.
-            && mc[0].message.contains("2 or more of 3: p = 0.007)"),
-        "{}",
-        mc[0].message
+    let m = &mc[0].message;
+    has(
+        m,
+        "2 of its 3 headline comparisons have p < 0.05, 1 after adjusting",
     );
+    has(m, "about 0.15 of 3");
+    // P(2 or more of 3 at 0.05) = 3·0.05²·0.95 + 0.05³ = 0.00725.
+    has(m, "2 or more of 3: p = 0.007)");
 }
 
 #[test]
@@ -947,12 +937,8 @@ fn rerun_first(store: &mut Store, id: i64, rep: u32, line: &str) {
 #[test]
 fn disturbed_repetitions_left_out_are_counted_and_named_not_averaged() {
     let (mut store, id) = study(&CELLS[..1], 3, &[], |_, rep| {
-        vec![Metric::new(
-            "dir_create",
-            "rate",
-            Unit::DirsPerSec,
-            100.0 + f64::from(rep),
-        )]
+        let v = 100.0 + f64::from(rep);
+        vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, v)]
     });
     // Repetition 2 ran first disturbed (left out, run again); its values must not count.
     rerun_first(&mut store, id, 2, "2.4 GiB of other I/O on vda");

@@ -293,14 +293,10 @@ mod tests {
     fn reps() -> Vec<Vec<Metric>> {
         (0..3)
             .map(|i| {
+                let (elapsed, rate) = (0.5 + i as f64 * 0.01, 100.0 + i as f64);
                 vec![
-                    Metric::new(
-                        "dir_create",
-                        "elapsed",
-                        Unit::Seconds,
-                        0.5 + i as f64 * 0.01,
-                    ),
-                    Metric::new("dir_create", "rate", Unit::DirsPerSec, 100.0 + i as f64),
+                    Metric::new("dir_create", "elapsed", Unit::Seconds, elapsed),
+                    Metric::new("dir_create", "rate", Unit::DirsPerSec, rate),
                 ]
             })
             .collect()
@@ -391,14 +387,10 @@ mod tests {
         let wide: Vec<Vec<Metric>> = [0.4812345, 7.123456, 1.0098765]
             .iter()
             .map(|&k| {
+                let job = "random-read-job/read";
                 vec![
-                    Metric::new("random-read-job/read", "clat_mean", Unit::Millis, k),
-                    Metric::new(
-                        "random-read-job/read",
-                        "throughput",
-                        Unit::KiBPerSec,
-                        1e7 * k,
-                    ),
+                    Metric::new(job, "clat_mean", Unit::Millis, k),
+                    Metric::new(job, "throughput", Unit::KiBPerSec, 1e7 * k),
                 ]
             })
             .collect();

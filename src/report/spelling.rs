@@ -73,13 +73,9 @@ mod tests {
         let cells: [&[(&str, &str)]; 2] = [&[("fs", "ext4")], &[("fs", "xfs")]];
         let (store, id) = study_of(&dbench, &cells, 3, &[], |c, rep| {
             let lat = if c == 0 { 1.0 } else { 2.0 } + 0.01 * f64::from(rep);
+            let mb = 100.0 + f64::from(rep);
             vec![
-                Metric::new(
-                    "total",
-                    "throughput",
-                    Unit::MBPerSec,
-                    100.0 + f64::from(rep),
-                ),
+                Metric::new("total", "throughput", Unit::MBPerSec, mb),
                 Metric::new("QUERY_FS_INFORMATION", "mean_latency", Unit::Millis, lat),
                 Metric::new("FIND_FIRST", "mean_latency", Unit::Millis, lat),
             ]

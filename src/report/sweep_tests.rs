@@ -60,7 +60,7 @@ fn sweep(reps: u32, ram: &str) -> (Store, i64) {
                     "write",
                     "dev.data.write_bytes",
                     Unit::Bytes,
-                    (f * 1024) as f64,
+                    f as f64 * 1024.0,
                 ),
             ];
             store
@@ -125,12 +125,8 @@ fn a_small_study_keeps_its_comparisons() {
         .collect();
     let slices: Vec<&[(&str, &str)]> = refs.iter().map(Vec::as_slice).collect();
     let (store, id) = crate::report::tests::study(&slices, 3, &[], |c, rep| {
-        vec![Metric::new(
-            "file_create",
-            "rate",
-            Unit::FilesPerSec,
-            1000.0 + 10.0 * c as f64 + f64::from(rep),
-        )]
+        let v = 1000.0 + 10.0 * c as f64 + f64::from(rep);
+        vec![Metric::new("file_create", "rate", Unit::FilesPerSec, v)]
     });
     let r = report(&store, id, &options(None)).unwrap();
     assert!(r.factors.iter().all(|f| !f.sweep && f.baseline.is_some()));
