@@ -226,7 +226,7 @@ pub(super) fn options(baseline: Option<&str>) -> ReportOptions {
 }
 
 /// The default options with these `--metric` selections.
-fn metrics(selected: &[&str]) -> ReportOptions {
+pub(super) fn metrics(selected: &[&str]) -> ReportOptions {
     ReportOptions {
         metrics: selected.iter().map(|m| m.to_string()).collect(),
         ..ReportOptions::default()

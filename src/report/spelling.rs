@@ -64,7 +64,7 @@ pub fn metric_token(tok: &str) -> String {
 mod tests {
     use super::*;
     use crate::metric::{Metric, Unit};
-    use crate::report::tests::{lacks, study_of, Workload};
+    use crate::report::tests::{lacks, metrics, rendered, study_of, Workload};
 
     #[test]
     fn a_store_with_loadfile_spellings_reports_dbench_4_0_names() {
@@ -89,10 +89,7 @@ mod tests {
         assert_eq!(phases, ["total", "Qfsinfo", "Find"]);
         let d = &loaded.data;
         // --metric still takes the loadfile's spelling.
-        let opts = crate::report::options::ReportOptions {
-            metrics: vec!["QUERY_FS_INFORMATION.mean_latency,total".into()],
-            ..Default::default()
-        };
+        let opts = metrics(&["QUERY_FS_INFORMATION.mean_latency,total"]);
         let r = crate::report::build::build(
             &crate::report::build::Input {
                 title: "t".into(),
@@ -106,12 +103,10 @@ mod tests {
             &opts,
         )
         .unwrap();
-        let table = crate::report::exporter(crate::report::Format::Table)
-            .render(&r)
-            .unwrap();
+        let table = rendered(&r, crate::report::Format::Table);
         // The JSON's workloads (its options echo the --metric the user typed).
         let json = serde_json::to_string(&r.workloads).unwrap();
-        for out in [String::from_utf8(table).unwrap(), json] {
+        for out in [table, json] {
             assert!(out.contains("Qfsinfo"), "{out}");
             lacks(&out, "QUERY_FS");
             lacks(&out, "QUERY FS");
