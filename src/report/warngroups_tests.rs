@@ -3,6 +3,7 @@
 use super::*;
 use crate::report::tests::starts;
 use crate::store::StudyStatus;
+use WarningKind::*;
 
 fn warning(kind: WarningKind, workload: &str, subject: &str, advice: &str) -> ReportWarning {
     ReportWarning {
@@ -63,7 +64,7 @@ fn one_line_per_kind_and_advice_with_a_count_and_the_cells() {
     let mut ws: Vec<ReportWarning> = (0..5)
         .map(|i| {
             warning(
-                WarningKind::HighCv,
+                HighCv,
                 "w",
                 &format!("cell{i} · a.rate (12.0%)"),
                 "run more",
@@ -71,28 +72,23 @@ fn one_line_per_kind_and_advice_with_a_count_and_the_cells() {
         })
         .collect();
     ws.push(warning(
-        WarningKind::Outlier,
+        Outlier,
         "w",
         "cell0 · a.rate (repetition 2)",
         "look",
     ));
     ws.push(warning(
-        WarningKind::HighCv,
+        HighCv,
         "w",
         "cell9 · a.rate (30.0%)",
         "other advice",
     ));
-    ws.insert(0, warning(WarningKind::Failed, "w", "cell3 · w", "fix it"));
+    ws.insert(0, warning(Failed, "w", "cell3 · w", "fix it"));
     let g = group(&ws, &Thresholds::default());
     let kinds: Vec<(WarningKind, usize)> = g.iter().map(|g| (g.kind, g.count)).collect();
     assert_eq!(
         kinds,
-        vec![
-            (WarningKind::Failed, 1),
-            (WarningKind::HighCv, 5),
-            (WarningKind::HighCv, 1),
-            (WarningKind::Outlier, 1),
-        ]
+        vec![(Failed, 1), (HighCv, 5), (HighCv, 1), (Outlier, 1),]
     );
     assert_eq!(
         g[1].text,
@@ -106,18 +102,8 @@ fn one_line_per_kind_and_advice_with_a_count_and_the_cells() {
 #[test]
 fn several_workloads_are_named_in_the_places() {
     let ws = vec![
-        warning(
-            WarningKind::HighCv,
-            "fdtree small",
-            "c1 · a.rate (20%)",
-            "more",
-        ),
-        warning(
-            WarningKind::HighCv,
-            "iozone 1g",
-            "c1 · write.throughput (30%)",
-            "more",
-        ),
+        warning(HighCv, "fdtree small", "c1 · a.rate (20%)", "more"),
+        warning(HighCv, "iozone 1g", "c1 · write.throughput (30%)", "more"),
     ];
     let g = group(&ws, &Thresholds::default());
     assert_eq!(
@@ -135,7 +121,7 @@ fn the_terminal_shows_at_most_ten_lines() {
     let ws: Vec<ReportWarning> = (0..28)
         .map(|i| {
             warning(
-                WarningKind::Drift,
+                Drift,
                 "w",
                 &format!("cell{i}"),
                 &format!("advice {}", i / 2),
@@ -162,7 +148,7 @@ fn the_terminal_shows_at_most_ten_lines() {
 
 #[test]
 fn few_groups_need_no_note_and_commands_name_the_sources() {
-    let ws = vec![warning(WarningKind::Drift, "w", "c", "a")];
+    let ws = vec![warning(Drift, "w", "c", "a")];
     let r = report(ws, WarningsMode::Grouped, vec![source(3, "3")]);
     assert_eq!(lines(&r, true), vec!["c: something is wrong; a"]);
     let r = report(
@@ -185,12 +171,7 @@ fn a_line_naming_one_place_keeps_the_groups_own_title() {
         .iter()
         .map(|p| ReportWarning {
             message: format!("{p}: mean time under 1 s, 1 repetition(s): {few}; too short"),
-            ..warning(
-                WarningKind::TooShort,
-                "w",
-                &format!("{p} (5 µs)"),
-                "use larger files",
-            )
+            ..warning(TooShort, "w", &format!("{p} (5 µs)"), "use larger files")
         })
         .collect();
     let r = report(ws, WarningsMode::Grouped, Vec::new());
