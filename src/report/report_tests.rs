@@ -217,6 +217,23 @@ fn report_with(
     )
 }
 
+/// A complete `fslab fdtree` run with store id `id`, named in the report as `spec`.
+pub(super) fn source(id: i64, spec: &str) -> Source {
+    Source {
+        spec: spec.into(),
+        id,
+        kind: crate::vocab::StudyKind::Run,
+        name: "fdtree".into(),
+        description: String::new(),
+        status: crate::store::StudyStatus::Complete,
+        command_line: "fslab fdtree".into(),
+        tool_version: "0.1.0".into(),
+        created_at: "2024-05-01T09:59:00.000Z".into(),
+        finished_at: None,
+        resumed_at: Vec::new(),
+    }
+}
+
 /// The default options with `--baseline` as given.
 pub(super) fn options(baseline: Option<&str>) -> ReportOptions {
     ReportOptions {
@@ -720,20 +737,7 @@ fn compare_answers_before_its_environment_lines() {
     // come after the verdicts, announced by one line.
     let (store, id) = two_by_two();
     let mut r = report(&store, id, &ReportOptions::default()).unwrap();
-    let source = |spec: &str| Source {
-        spec: spec.into(),
-        id: 1,
-        kind: crate::vocab::StudyKind::Run,
-        name: "fdtree".into(),
-        description: String::new(),
-        status: crate::store::StudyStatus::Complete,
-        command_line: "fslab fdtree".into(),
-        tool_version: "0.1.0".into(),
-        created_at: "2024-05-01T09:59:00.000Z".into(),
-        finished_at: None,
-        resumed_at: Vec::new(),
-    };
-    r.sources = vec![source("1"), source("2")];
+    r.sources = vec![source(1, "1"), source(1, "2")];
     let d = |section, key: &str, a: &str, b: &str| Difference {
         section,
         key: key.into(),

@@ -1,8 +1,7 @@
 //! Grouping, the terminal's cap and `--warnings all`, on hand-made warnings.
 
 use super::*;
-use crate::report::tests::starts;
-use crate::store::StudyStatus;
+use crate::report::tests::{source, starts};
 use WarningKind::*;
 
 fn warning(kind: WarningKind, workload: &str, subject: &str, advice: &str) -> ReportWarning {
@@ -14,22 +13,6 @@ fn warning(kind: WarningKind, workload: &str, subject: &str, advice: &str) -> Re
         message: format!("{subject}: something is wrong; {advice}"),
         subject: subject.into(),
         advice: advice.into(),
-    }
-}
-
-fn source(id: i64, spec: &str) -> Source {
-    Source {
-        spec: spec.into(),
-        id,
-        kind: crate::vocab::StudyKind::Study,
-        name: "s".into(),
-        description: String::new(),
-        status: StudyStatus::Complete,
-        command_line: String::new(),
-        tool_version: String::new(),
-        created_at: String::new(),
-        finished_at: None,
-        resumed_at: Vec::new(),
     }
 }
 
