@@ -113,31 +113,17 @@ fn a_wide_table_is_stacked_with_its_labels_repeated() {
     }
     // Every value is in exactly one block.
     for i in 0..9 {
+        let count = |text: &str| lines.iter().filter(|l| l.contains(text)).count();
         let header = format!("phase_{i}");
-        assert_eq!(
-            lines.iter().filter(|l| l.contains(&header)).count(),
-            1,
-            "{header}"
-        );
-        assert_eq!(
-            lines
-                .iter()
-                .filter(|l| l.contains(&format!("{} ± 8456*", 40000 + i)))
-                .count(),
-            2
-        );
+        assert_eq!(count(&header), 1, "{header}");
+        assert_eq!(count(&format!("{} ± 8456*", 40000 + i)), 2);
     }
 }
 
 #[test]
 fn text_too_wide_for_any_block_wraps_in_its_cell() {
-    let mut t = TextTable::new(
-        vec![
-            ("metric".into(), Align::Left),
-            ("verdict".into(), Align::Left),
-        ],
-        1,
-    );
+    let left = |h: &str| (h.to_string(), Align::Left);
+    let mut t = TextTable::new(vec![left("metric"), left("verdict")], 1);
     let verdict = "faster by 17% (95% CI 3.6–31%, p = 0.019), but not after adjusting for 4 tests (q = 0.076)";
     t.row(vec!["file_create.rate".into(), verdict.into()]);
     t.group("randwrite-fsync/write — a group label that is longer than the width of the table");
@@ -148,13 +134,7 @@ fn text_too_wide_for_any_block_wraps_in_its_cell() {
         assert!(text.contains(&w.to_string()), "{w} lost: {lines:#?}");
     }
     // A label wider than half the width wraps too.
-    let mut t = TextTable::new(
-        vec![
-            ("configuration".into(), Align::Left),
-            ("x".into(), Align::Right),
-        ],
-        1,
-    );
+    let mut t = TextTable::new(vec![left("configuration"), ("x".into(), Align::Right)], 1);
     t.row(vec![
         "xfs external logbufs=8,logbsize=256k and a much longer label than fits".into(),
         "1.0".into(),
