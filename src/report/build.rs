@@ -252,23 +252,13 @@ impl Selection {
             .map(|t| super::spelling::metric_token(t.trim()))
             .filter(|t| !t.is_empty())
             .collect();
-        let mut keys: Vec<(String, String)> = Vec::new();
-        for t in d.trials.iter().filter(|t| t.status == TrialStatus::Ok) {
-            for m in &t.samples {
-                if !keys.iter().any(|(p, n)| *p == m.phase && *n == m.name) {
-                    keys.push((m.phase.clone(), m.name.clone()));
-                }
-            }
-        }
+        let ok = d.trials.iter().filter(|t| t.status == TrialStatus::Ok);
+        let samples = ok.flat_map(|t| &t.samples);
+        let keys = super::distinct(samples.map(|m| (m.phase.clone(), m.name.clone())));
         for tok in &toks {
             if !keys.iter().any(|(p, n)| Self::matches(tok, p, n)) {
                 let names: Vec<String> = keys.iter().map(|(p, n)| format!("{p}.{n}")).collect();
-                let shown = names
-                    .iter()
-                    .take(40)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let shown = names[..names.len().min(40)].join(", ");
                 let more = if names.len() > 40 { ", …" } else { "" };
                 crate::bail_usage!(
                     "no metric '{tok}' in this study; --metric takes phase.metric, a metric or a phase; available: {shown}{more}"
