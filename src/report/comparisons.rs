@@ -40,23 +40,17 @@ pub fn resolve_baseline(
     if let Some(i) = cells.iter().position(|c| c.label == spec) {
         return Ok(Baseline::Cell(i));
     }
-    let candidates: Vec<usize> = match spec.split_once('=') {
-        Some((f, l)) => factors
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| x.name == f.trim() && x.levels.iter().any(|v| v == l.trim()))
-            .map(|(i, _)| i)
-            .collect(),
-        None => factors
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| x.levels.iter().any(|v| v == spec))
-            .map(|(i, _)| i)
-            .collect(),
+    // `factor=level`, or a level of any factor.
+    let (factor, level) = match spec.split_once('=') {
+        Some((f, l)) => (Some(f.trim()), l.trim()),
+        None => (None, spec),
     };
+    let candidates: Vec<usize> = (0..factors.len())
+        .filter(|&i| factor.map_or(true, |f| factors[i].name == f))
+        .filter(|&i| factors[i].levels.iter().any(|v| v == level))
+        .collect();
     match candidates.as_slice() {
         [i] => {
-            let level = spec.split_once('=').map(|(_, l)| l.trim()).unwrap_or(spec);
             factors[*i].baseline = Some(level.to_string());
             Ok(Baseline::Factors)
         }
