@@ -233,11 +233,7 @@ pub fn explain(w: &WorkloadReport, c: &Comparison) -> Option<String> {
         }
         phase = first;
     }
-    let find = |cell: usize, name: &str| {
-        w.telemetry
-            .iter()
-            .find(|s| s.cell == cell && s.phase == phase && s.name == name)
-    };
+    let find = |cell: usize, name: &str| w.telemetry_stat(cell, phase, name);
     // (metric, baseline mean, candidate mean, the same per unit of work, percent change per
     // unit of work, whether the two sides did different amounts of work).
     struct Pass<'a> {

@@ -3,7 +3,7 @@
 //! utilisation, the CPU split, journal commits (what may explain a difference is
 //! [`super::explain`]; the repetitions other activity disturbed are [`super::disturbed`]).
 
-use super::model::{CellInfo, CellMetric, WorkloadReport};
+use super::model::{CellInfo, WorkloadReport};
 use crate::units::{fmt_bytes, fmt_num};
 
 /// The telemetry table's columns: (header, metric, how to show it).
@@ -67,12 +67,6 @@ pub struct Table {
     pub rows: Vec<Row>,
 }
 
-fn find<'a>(w: &'a WorkloadReport, cell: usize, phase: &str, name: &str) -> Option<&'a CellMetric> {
-    w.telemetry
-        .iter()
-        .find(|s| s.cell == cell && s.phase == phase && s.name == name)
-}
-
 /// Bytes the workload itself moved in a phase, per repetition on average: its throughput
 /// (KiB/s) times its time, repetition by repetition.
 fn workload_bytes(w: &WorkloadReport, cell: usize, phase: &str) -> Option<f64> {
@@ -95,7 +89,7 @@ fn write_amplification(w: &WorkloadReport, cell: usize, phase: &str) -> Option<f
     let work = workload_bytes(w, cell, phase).filter(|b| *b > 0.0)?;
     let dev: f64 = ["dev.data.write_bytes", "dev.journal.write_bytes"]
         .iter()
-        .filter_map(|m| find(w, cell, phase, m))
+        .filter_map(|m| w.telemetry_stat(cell, phase, m))
         .map(|s| s.summary.mean)
         .sum();
     (dev > 0.0).then_some(dev / work)
@@ -131,7 +125,7 @@ pub fn table(w: &WorkloadReport, cells: &[CellInfo]) -> Option<Table> {
             let mut values: Vec<String> = used
                 .iter()
                 .map(|(_, m, how)| {
-                    find(w, ci, p, m)
+                    w.telemetry_stat(ci, p, m)
                         .map_or_else(|| "-".to_string(), |s| show(s.summary.mean, *how))
                 })
                 .collect();

@@ -45,9 +45,7 @@ pub fn charts(r: &ReportData, w: &WorkloadReport) -> anyhow::Result<Vec<Chart>> 
 
 fn chart(r: &ReportData, w: &WorkloadReport, k: &Kind) -> anyhow::Result<Option<Chart>> {
     let find = |cell: usize, phase: &str, name: &str| {
-        w.telemetry
-            .iter()
-            .find(|s| s.cell == cell && s.phase == phase && s.name == name)
+        w.telemetry_stat(cell, phase, name)
             .map(|s| s.summary.mean.max(0.0))
     };
     let parts: Vec<&(&str, &str)> = k

@@ -242,6 +242,13 @@ impl WorkloadReport {
             .find(|s| s.cell == cell && s.phase == phase && s.name == name)
     }
 
+    /// The telemetry statistics of one cell, phase and metric.
+    pub fn telemetry_stat(&self, cell: usize, phase: &str, name: &str) -> Option<&CellMetric> {
+        self.telemetry
+            .iter()
+            .find(|s| s.cell == cell && s.phase == phase && s.name == name)
+    }
+
     /// The headline metric name of a phase, if any.
     pub fn headline(&self, phase: &str) -> Option<&CellMetric> {
         self.stats.iter().find(|s| s.phase == phase && s.headline)
