@@ -108,22 +108,11 @@ fn a_sweep_is_not_compared_with_its_first_point() {
 #[test]
 fn a_small_study_keeps_its_comparisons() {
     // Three levels of two numeric factors: a study, not a sweep.
-    let cells: Vec<Vec<(String, String)>> = ["16MB", "64MB", "256MB"]
+    let cells: Vec<[(&str, &str); 2]> = ["16MB", "64MB", "256MB"]
         .iter()
-        .flat_map(|j| {
-            ["1", "2", "4"].iter().map(move |c| {
-                vec![
-                    ("journal".to_string(), j.to_string()),
-                    ("clients".to_string(), c.to_string()),
-                ]
-            })
-        })
+        .flat_map(|j| ["1", "2", "4"].map(|c| [("journal", *j), ("clients", c)]))
         .collect();
-    let refs: Vec<Vec<(&str, &str)>> = cells
-        .iter()
-        .map(|c| c.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect())
-        .collect();
-    let slices: Vec<&[(&str, &str)]> = refs.iter().map(Vec::as_slice).collect();
+    let slices: Vec<&[(&str, &str)]> = cells.iter().map(|c| c.as_slice()).collect();
     let (store, id) = crate::report::tests::study(&slices, 3, &[], |c, rep| {
         let v = 1000.0 + 10.0 * c as f64 + f64::from(rep);
         vec![Metric::new("file_create", "rate", Unit::FilesPerSec, v)]
