@@ -126,14 +126,14 @@ fn a_record_without_an_inode_covers_only_a_directory_born_just_after_it() {
     std::fs::create_dir(t.path().join("test-dir.0-0")).unwrap();
     std::fs::write(t.path().join("test-dir.0-0/file.mdtest.0.0"), b"mine").unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
-    write(t.path(), &rec("test-dir.0-0", None)).unwrap();
+    provenance::write(t.path(), &rec("test-dir.0-0", None)).unwrap();
     let e = refusal(t.path(), "test-dir.0-0", &s);
     assert!(
         e.contains("has no inode") && e.contains("existed before"),
         "{e}"
     );
     // A record written long before the directory came (its run ended long ago).
-    write(
+    provenance::write(
         t.path(),
         &rec("test-dir.1-0", Some("2020-01-01T00:00:00.000Z")),
     )
@@ -142,7 +142,7 @@ fn a_record_without_an_inode_covers_only_a_directory_born_just_after_it() {
     let e = refusal(t.path(), "test-dir.1-0", &s);
     assert!(e.contains("has no inode"), "{e}");
     // Written, then the directory made at once (a run killed before completing it): accepted.
-    write(t.path(), &rec("test-dir.2-0", None)).unwrap();
+    provenance::write(t.path(), &rec("test-dir.2-0", None)).unwrap();
     std::fs::create_dir(t.path().join("test-dir.2-0")).unwrap();
     verify(t.path(), "test-dir.2-0", &s).unwrap();
     assert_eq!(
