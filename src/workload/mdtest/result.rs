@@ -161,7 +161,7 @@ impl Iteration {
 }
 
 /// Max, min, mean and sample standard deviation over iterations.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Spread {
     /// Largest value.
     pub max: f64,
@@ -184,12 +184,7 @@ pub fn spread(iters: &[Iteration], phase: Phase, time: bool) -> Spread {
         })
         .collect();
     if vals.is_empty() {
-        return Spread {
-            max: 0.0,
-            min: 0.0,
-            mean: 0.0,
-            sd: 0.0,
-        };
+        return Spread::default();
     }
     let n = vals.len() as f64;
     let mean = vals.iter().sum::<f64>() / n;
