@@ -168,7 +168,12 @@ pub(crate) fn print_end<T: mdtest::Team>(
     let p = &inv.params;
     let (ranks, nodes) = mpi.map_or((1, 1), |m| (m.ranks, m.hosts));
     let doc = || {
-        let part = MdtestPart::ran(lay.items, seed, engine.iterations());
+        let part = MdtestPart {
+            items_per_rank: lay.items,
+            seed,
+            iterations: Some(engine.iterations()),
+            tree_dirs: None,
+        };
         Ok((subject(inv, own.run.repeat)?.under(mpi), part))
     };
     ran.print(JSON_SCHEMA, own.run.json, doc, |end| {
@@ -260,22 +265,6 @@ pub(crate) struct MdtestPart<'a> {
     /// Directories of the tree, in a dry run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tree_dirs: Option<u64>,
-}
-
-impl<'a> MdtestPart<'a> {
-    /// The part of a run: `items_per_rank`, `-R`'s seed and every iteration's figures.
-    pub fn ran(
-        items_per_rank: u64,
-        seed: Option<u32>,
-        iterations: &'a [mdtest::Iteration],
-    ) -> Self {
-        MdtestPart {
-            items_per_rank,
-            seed,
-            iterations: Some(iterations),
-            tree_dirs: None,
-        }
-    }
 }
 
 /// What the run document says mdtest ran, where (`-d`, which may not exist yet) and how
