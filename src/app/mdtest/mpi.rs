@@ -92,15 +92,7 @@ fn directories(
     opts.dirs = inv.dirs.len() as u32;
     // Refused by all ranks together, so rank 0 says why and every rank exits 2 (a rank that
     // refused alone would end the job with MPI_Abort, its line and code racing the others).
-    comm.agree(match opts.dirs > comm.size() {
-        true => Err(crate::error::usage(format!(
-            "-d: {} directories for {} ranks; mdtest needs at least as many ranks as directories (rank r works in directory r mod {}): run more ranks or give fewer directories",
-            opts.dirs,
-            comm.size(),
-            opts.dirs
-        ))),
-        false => Ok(()),
-    })?;
+    comm.agree(mdtest::run::check_dirs(opts.dirs, comm.size()))?;
     let mine = inv.dir_of(comm.rank()).clone();
     // Every rank of a directory works in the same test directories: it must be one
     // directory for all of them (a dry run makes nothing).
