@@ -1,8 +1,7 @@
 //! The walks by item number: stat and read (mdtest's `mdtest_stat`, `mdtest_read`, in number
 //! order or `-R`'s shuffled order) and the directory rename (`rename_dir_test`).
 
-use super::layout::ItemKind;
-use super::layout::Tree;
+use super::layout::{ItemKind, Tree};
 use super::walk::{io_err, shown, Items, Probe, WalkError, Walker};
 use crate::workload::fsops::{NameBuf, Ops};
 use std::io;
@@ -124,14 +123,15 @@ impl<O: Ops> Walker<'_, O> {
     ) -> Result<u64, WalkError> {
         let first = self.lay.first_item();
         // c: item 0's name with -XX; b: the previous item's name; a: this item's name.
-        self.name_for(tree, owner, first, !single, NameSel::C);
-        self.c.push_str("-XX");
+        self.name_for(tree, owner, first, !single);
+        self.a.push_str("-XX");
+        self.c.clone_from(&self.a);
         self.b.clone_from(&self.c);
         for i in 0..count {
             if i == count - 1 {
                 self.a.clone_from(&self.c);
             } else {
-                self.name_for(tree, owner, first + i, !single, NameSel::A);
+                self.name_for(tree, owner, first + i, !single);
             }
             if let Err(e) = self
                 .ops
@@ -150,11 +150,10 @@ impl<O: Ops> Walker<'_, O> {
         Ok(count)
     }
 
-    fn name_for(&mut self, tree: Tree, owner: u32, num: u64, with_path: bool, sel: NameSel) {
-        let buf = match sel {
-            NameSel::A => &mut self.a,
-            NameSel::C => &mut self.c,
-        };
+    /// The name (`with_path`: the path from the test directory) of `owner`'s directory item
+    /// `num` of `tree`, into `a`.
+    fn name_for(&mut self, tree: Tree, owner: u32, num: u64, with_path: bool) {
+        let buf = &mut self.a;
         buf.clear();
         if with_path {
             tree.push_path(buf, &self.lay, self.lay.dir_of(num), &mut self.chain);
@@ -163,12 +162,6 @@ impl<O: Ops> Walker<'_, O> {
         ItemKind::Dir.push_prefix(buf, owner);
         buf.push_u64(num);
     }
-}
-
-#[derive(Clone, Copy)]
-enum NameSel {
-    A,
-    C,
 }
 
 #[inline]
