@@ -46,13 +46,14 @@ pub struct Engine<'a, O: Ops, T: Team + ?Sized> {
     /// This rank makes, checks and removes the test directory in its `-d` (rank 0; with
     /// `-d a@b` the first rank of each directory).
     leader: bool,
+    /// The current iteration's test directory (`test-dir.<j>-0`), for errors.
+    td: String,
 }
 
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// A walk's error as the run reports it.
 /// Fisher–Yates shuffle of `0..n` with MT19937 seeded by `seed` (deterministic).
 pub fn shuffled(n: u64, seed: u32) -> Vec<u64> {
     let mut v: Vec<u64> = (0..n).collect();
@@ -92,6 +93,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             ran: Vec::new(),
             wall: (params.stonewall > 0).then(|| Duration::from_secs(u64::from(params.stonewall))),
             leader: team.rank() == 0,
+            td: String::new(),
         }
     }
 
@@ -124,7 +126,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         &mut self,
         phase: Phase,
         expect: u64,
-        (testdir, td): (&O::Dir, &str),
+        testdir: &O::Dir,
         start: Option<(Tree, u64)>,
         work: F,
     ) -> Result<u64>
@@ -153,7 +155,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         }
         let (local, sample) = match r {
             Ok(s) => (Ok(()), s),
-            Err(e) => (Err(e.into_error(td)), Sample::default()),
+            Err(e) => (Err(e.into_error(&self.td)), Sample::default()),
         };
         let verdict = self.team.agree(local);
         let elapsed = nanos(t0.elapsed());
@@ -180,6 +182,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         let unique = p.unique_dir;
         let lay = self.lay;
         let td = test_dir(j);
+        self.td.clone_from(&td);
         let td_c = CString::new(td.as_str()).context("test directory name")?;
         self.samples = [Sample::default(); Phase::ALL.len()];
         self.ran.clear();
@@ -223,7 +226,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         let tree_items = if rank0 { lay.dirs } else { 0 };
         // The tree phases: the builders make (or remove) the tree, rank 0 counts it.
         let tree_phase = |me: &mut Self, phase: Phase, top: Option<(Tree, u64)>| {
-            me.timed(phase, lay.dirs, (&testdir, &td), top, |w, _| {
+            me.timed(phase, lay.dirs, &testdir, top, |w, _| {
                 if builds_tree {
                     w.tree(&testdir, own_tree, phase == Phase::TreeRemove)?;
                 }
@@ -235,10 +238,10 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             tree_phase(self, Phase::TreeCreate, None)?;
         }
         if p.does_dirs() {
-            self.dir_phases(&testdir, &td, roles)?;
+            self.dir_phases(&testdir, roles)?;
         }
         if p.does_files() {
-            file_items = self.file_phases(&testdir, &td, roles, file_items)?;
+            file_items = self.file_phases(&testdir, roles, file_items)?;
         }
         if steps.remove {
             let top = (builds_tree && lay.depth > 0).then_some((own_tree, 0));
@@ -268,80 +271,67 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
     fn preorder_phase(
         &mut self,
         phase: Phase,
-        (testdir, td): (&O::Dir, &str),
+        testdir: &O::Dir,
         who: Items,
         op: ItemOp,
         n: u64,
     ) -> Result<u64> {
-        self.timed(phase, n, (testdir, td), top(who), |w, _| {
+        self.timed(phase, n, testdir, top(who), |w, _| {
             let r = w.items_preorder(testdir, who, op, 0..n, None)?;
             Ok(items(r.done))
         })
     }
 
     /// A phase that stats or reads (`probe`) `who`'s first `count` items by number, or in
-    /// `order` (`-R`).
+    /// `-R`'s order (its indices below `count`).
     fn probe_phase(
         &mut self,
         phase: Phase,
-        (testdir, td): (&O::Dir, &str),
+        testdir: &O::Dir,
         who: Items,
         count: u64,
-        order: Option<&[u64]>,
         probe: Probe,
     ) -> Result<u64> {
+        let order = self.order.as_ref().map(|o| {
+            o.iter()
+                .copied()
+                .filter(|&v| v < count)
+                .collect::<Vec<u64>>()
+        });
+        let order = order.as_deref();
         let start = self.walker.probe_start(count, order);
         let start = start.map(|node| (who.tree, node));
-        self.timed(phase, count, (testdir, td), start, |w, _| {
+        self.timed(phase, count, testdir, start, |w, _| {
             Ok(items(w.probe(testdir, who, count, order, probe)?))
         })
     }
 
-    fn dir_phases(&mut self, testdir: &O::Dir, td: &str, roles: Roles) -> Result<()> {
+    fn dir_phases(&mut self, testdir: &O::Dir, roles: Roles) -> Result<()> {
         let (steps, unique, n) = (self.params.steps(), self.params.unique_dir, self.lay.items);
         let at = |s: Shift| Items::of(roles, s, unique, ItemKind::Dir);
         if steps.create {
             let who = at(Shift::Create);
-            self.preorder_phase(Phase::DirCreate, (testdir, td), who, ItemOp::Mkdir, n)?;
+            self.preorder_phase(Phase::DirCreate, testdir, who, ItemOp::Mkdir, n)?;
         }
         if steps.stat {
-            // Taken out for the phase, which reads it while the engine runs; put back after.
-            let order = self.order.take();
-            let who = at(Shift::Stat);
-            let stat = Probe::Stat;
-            let r = self.probe_phase(
-                Phase::DirStat,
-                (testdir, td),
-                who,
-                n,
-                order.as_deref(),
-                stat,
-            );
-            self.order = order;
-            r?;
+            self.probe_phase(Phase::DirStat, testdir, at(Shift::Stat), n, Probe::Stat)?;
         }
         if steps.rename && n > 1 {
             let who = at(Shift::Stat);
             let start = self.walker.rename_start().map(|node| (who.tree, node));
-            self.timed(Phase::DirRename, n, (testdir, td), start, |w, _| {
+            self.timed(Phase::DirRename, n, testdir, start, |w, _| {
                 Ok(items(w.rename_dirs(testdir, who.tree, who.owner, n)?))
             })?;
         }
         if steps.remove {
             let who = at(Shift::Remove);
-            self.preorder_phase(Phase::DirRemove, (testdir, td), who, ItemOp::Rmdir, n)?;
+            self.preorder_phase(Phase::DirRemove, testdir, who, ItemOp::Rmdir, n)?;
         }
         Ok(())
     }
 
     /// The file phases; returns how many files each rank has (fewer after a stonewall).
-    fn file_phases(
-        &mut self,
-        testdir: &O::Dir,
-        td: &str,
-        roles: Roles,
-        mut count: u64,
-    ) -> Result<u64> {
+    fn file_phases(&mut self, testdir: &O::Dir, roles: Roles, mut count: u64) -> Result<u64> {
         let p = self.params;
         let (steps, unique, n) = (p.steps(), p.unique_dir, self.lay.items);
         let at = |s: Shift| Items::of(roles, s, unique, ItemKind::File);
@@ -355,7 +345,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             });
             let team = self.team;
             let wall_after = self.wall;
-            count = self.timed(Phase::FileCreate, n, (testdir, td), top(who), |w, t0| {
+            count = self.timed(Phase::FileCreate, n, testdir, top(who), |w, t0| {
                 let Some(after) = wall_after else {
                     let r = w.items_preorder(testdir, who, op, 0..n, None)?;
                     return Ok(items(r.done));
@@ -386,31 +376,22 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
                 })
             })?;
         }
-        let order = self.order.as_ref().map(|o| {
-            o.iter()
-                .copied()
-                .filter(|&v| v < count)
-                .collect::<Vec<u64>>()
-        });
-        let order = order.as_deref();
         if steps.stat {
-            let who = at(Shift::Stat);
             self.probe_phase(
                 Phase::FileStat,
-                (testdir, td),
-                who,
+                testdir,
+                at(Shift::Stat),
                 count,
-                order,
                 Probe::Stat,
             )?;
         }
         if steps.read {
             let (who, read) = (at(Shift::Read), Probe::Read(p.read_bytes));
-            self.probe_phase(Phase::FileRead, (testdir, td), who, count, order, read)?;
+            self.probe_phase(Phase::FileRead, testdir, who, count, read)?;
         }
         if steps.remove {
             let who = at(Shift::Remove);
-            self.preorder_phase(Phase::FileRemove, (testdir, td), who, ItemOp::Unlink, count)?;
+            self.preorder_phase(Phase::FileRemove, testdir, who, ItemOp::Unlink, count)?;
         }
         Ok(count)
     }
