@@ -12,9 +12,14 @@ use crate::workload::Observer;
 use anyhow::Result;
 use std::path::Path;
 
-/// The parameters of mdtest's command line `args`, validated, and their layout.
-pub(super) fn params(args: &[&str]) -> (MdtestParams, Layout) {
-    let p = parse(args).unwrap().params;
+/// The arguments of command line `line`, split at white space.
+pub(super) fn argv(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// The parameters of mdtest's command line `line`, validated, and their layout.
+pub(super) fn params(line: &str) -> (MdtestParams, Layout) {
+    let p = parse(&argv(line)).unwrap().params;
     let lay = p.validate().unwrap();
     (p, lay)
 }
@@ -50,9 +55,9 @@ pub(super) fn run<T: Team + ?Sized>(
     })
 }
 
-/// The shape of a run of `args` on `ranks` ranks.
-pub(super) fn shape(args: &[&str], ranks: u32) -> Shape {
-    let (p, lay) = params(args);
+/// The shape of a run of `line` on `ranks` ranks.
+pub(super) fn shape(line: &str, ranks: u32) -> Shape {
+    let (p, lay) = params(line);
     Shape::new(&p, lay, ranks)
 }
 
