@@ -331,33 +331,21 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn args(a: &[&str]) -> MdtestArgs {
+    /// The arguments of command line `line`, split at white space.
+    fn args(line: &str) -> MdtestArgs {
         MdtestArgs {
-            args: a.iter().map(|s| s.to_string()).collect(),
+            args: line.split_whitespace().map(String::from).collect(),
         }
     }
 
     #[test]
     fn fslab_options_are_taken_from_among_mdtests() {
         let (own, md) = MdtestOwnArgs::split(
-            &[
-                "-n",
-                "100",
-                "--repeat",
-                "3",
-                "-u",
-                "--format=json",
-                "-q",
-                "--random-seed",
-                "7",
-                "-d",
-                "x",
-            ]
-            .map(String::from),
+            &args("-n 100 --repeat 3 -u --format=json -q --random-seed 7 -d x").args,
         );
         assert_eq!(own, ["--repeat", "3", "--format=json", "-q"]);
         assert_eq!(md, ["-n", "100", "-u", "--random-seed", "7", "-d", "x"]);
-        let p = parse(&args(&["-n", "100", "--repeat", "3", "-d", "x", "--json"])).unwrap();
+        let p = parse(&args("-n 100 --repeat 3 -d x --json")).unwrap();
         assert_eq!((p.own.run.repeat, p.inv.params.iterations), (3, 3));
         assert!(p.own.run.json);
         assert_eq!(p.inv.dir, PathBuf::from("x"));
@@ -366,35 +354,33 @@ mod tests {
     /// `--db` among mdtest's flags is fslab's (tests/engine_shape.rs: every common option).
     #[test]
     fn db_is_fslabs_among_mdtests_flags() {
-        let p = parse(&args(&["-n", "10", "--db", "a.db", "-d", "x"])).unwrap();
+        let p = parse(&args("-n 10 --db a.db -d x")).unwrap();
         assert_eq!(p.db, Some(PathBuf::from("a.db")));
-        let p = parse(&args(&["--db=b.db", "-n", "10"])).unwrap();
+        let p = parse(&args("--db=b.db -n 10")).unwrap();
         assert_eq!(p.db, Some(PathBuf::from("b.db")));
     }
 
     #[test]
     fn iterations_and_repeat_are_one_number() {
-        let p = parse(&args(&["-n", "10", "-i", "4"])).unwrap();
+        let p = parse(&args("-n 10 -i 4")).unwrap();
         assert_eq!((p.own.run.repeat, p.inv.params.iterations), (4, 4));
-        let e = parse(&args(&["-n", "10", "-i", "4", "--repeat", "2"])).unwrap_err();
+        let e = parse(&args("-n 10 -i 4 --repeat 2")).unwrap_err();
         assert!(e.to_string().contains("give one of them"), "{e}");
-        assert!(parse(&args(&["-n", "10", "-i", "2", "--repeat", "2"])).is_ok());
+        assert!(parse(&args("-n 10 -i 2 --repeat 2")).is_ok());
     }
 
     #[test]
     fn bad_flags_are_one_line_naming_the_flag() {
-        let e = parse(&args(&["-n", "ten"])).unwrap_err().to_string();
+        let e = parse(&args("-n ten")).unwrap_err().to_string();
         assert!(e.starts_with("-n ten"), "{e}");
-        let e = parse(&args(&["-n", "10", "--repeat", "x"]))
-            .unwrap_err()
-            .to_string();
+        let e = parse(&args("-n 10 --repeat x")).unwrap_err().to_string();
         assert!(
             e.contains("--repeat") && e.contains("fslab mdtest --help"),
             "{e}"
         );
-        let e = parse(&args(&["-n", "1", "-S"])).unwrap_err().to_string();
+        let e = parse(&args("-n 1 -S")).unwrap_err().to_string();
         assert!(e.starts_with("-S: mdtest option not supported"), "{e}");
-        let e = parse(&args(&["-n", "1", "--posix.odirect", "-w", "100"]))
+        let e = parse(&args("-n 1 --posix.odirect -w 100"))
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("-w 100 with --posix.odirect"), "{e}");
