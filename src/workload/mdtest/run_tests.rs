@@ -5,11 +5,22 @@ use crate::workload::mdtest::team::Solo;
 use crate::workload::mdtest::test_support::{argv, names, params, run, Outcome};
 use crate::workload::Quiet;
 use std::fs;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 fn go(line: &str, dir: &Path) -> Result<Outcome> {
+    go_with(line, dir, Options::default(), &Quiet, &|| false)
+}
+
+/// Run `line` in `dir` with `opts` as one rank, telling `obs` and polling `stop`.
+fn go_with(
+    line: &str,
+    dir: &Path,
+    opts: Options,
+    obs: &dyn Observer,
+    stop: &dyn Fn() -> bool,
+) -> Result<Outcome> {
     let p = parse(&argv(line)).unwrap().params;
-    let never = || false;
-    run(&p, dir, &Solo, Options::default(), &Quiet, &never)
+    run(&p, dir, &Solo, opts, obs, stop)
 }
 
 #[test]
@@ -107,7 +118,7 @@ fn a_directory_fslab_did_not_make_is_never_removed() {
 /// stop.
 struct Intruder<'a> {
     tree: Option<&'a Path>,
-    stop: &'a std::sync::atomic::AtomicBool,
+    stop: AtomicBool,
 }
 
 impl Observer for Intruder<'_> {
@@ -116,25 +127,24 @@ impl Observer for Intruder<'_> {
             if let Some(tree) = self.tree {
                 fs::write(tree.join("notes.txt"), b"mine").unwrap();
             }
-            self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            self.stop.store(true, Ordering::Relaxed);
         }
     }
 }
 
 #[test]
 fn an_interrupted_run_sweeps_only_its_own_entries() {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    // A run of `-n 3000 -F` in `dir`, interrupted as file creation starts.
+    let interrupted = |dir: &Path, tree: Option<&Path>| {
+        let stop = AtomicBool::new(false);
+        let obs = Intruder { tree, stop };
+        let stop = || obs.stop.load(Ordering::Relaxed);
+        go_with("-n 3000 -F", dir, Options::default(), &obs, &stop).unwrap_err()
+    };
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("out");
-    let p = parse(&["-n", "3000", "-F"]).unwrap().params;
-    let flag = AtomicBool::new(false);
-    let stop = || flag.load(Ordering::Relaxed);
     let tree = out.join("test-dir.0-0/mdtest_tree.0");
-    let obs = Intruder {
-        tree: Some(&tree),
-        stop: &flag,
-    };
-    let e = run(&p, &out, &Solo, Options::default(), &obs, &stop).unwrap_err();
+    let e = interrupted(&out, Some(&tree));
     assert!(
         e.chain().any(|c| c.is::<crate::signal::Interrupted>()),
         "{e:#}"
@@ -153,30 +163,19 @@ fn an_interrupted_run_sweeps_only_its_own_entries() {
     );
     // Interrupted without an intruder: nothing at all is left.
     let t2 = tempfile::tempdir().unwrap();
-    let out2 = t2.path().join("out");
-    let flag2 = AtomicBool::new(false);
-    let stop2 = || flag2.load(Ordering::Relaxed);
-    let alone = Intruder {
-        tree: None,
-        stop: &flag2,
-    };
-    let e = run(&p, &out2, &Solo, Options::default(), &alone, &stop2).unwrap_err();
+    let e = interrupted(&t2.path().join("out"), None);
     assert_eq!(crate::error::exit_code(&e), 130);
     assert!(names(t2.path()).is_empty());
 }
 
 #[test]
 fn keep_leaves_a_failed_iteration_in_place() {
-    use std::sync::atomic::{AtomicBool, Ordering};
     let t = tempfile::tempdir().unwrap();
-    let p = parse(&["-n", "2000", "-D"]).unwrap().params;
-    let stop = AtomicBool::new(true);
-    let s = || stop.load(Ordering::Relaxed);
     let opts = Options {
         keep: true,
         ..Options::default()
     };
-    assert!(run(&p, t.path(), &Solo, opts, &Quiet, &s).is_err());
+    assert!(go_with("-n 2000 -D", t.path(), opts, &Quiet, &|| true).is_err());
     assert!(t.path().join("test-dir.0-0/mdtest_tree.0").is_dir());
 }
 
@@ -184,13 +183,11 @@ fn keep_leaves_a_failed_iteration_in_place() {
 fn the_null_backend_touches_nothing() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("never-made");
-    let p = parse(&["-n", "5000", "-z", "2", "-b", "3"]).unwrap().params;
-    let never = || false;
     let opts = Options {
         backend: Backend::Null,
         ..Options::default()
     };
-    let o = run(&p, &out, &Solo, opts, &Quiet, &never).unwrap();
+    let o = go_with("-n 5000 -z 2 -b 3", &out, opts, &Quiet, &|| false).unwrap();
     assert_eq!(o.iterations[0].get(Phase::FileStat).unwrap().items, 4992);
     assert!(!out.exists());
 }
