@@ -139,7 +139,7 @@ impl Items {
 }
 
 /// How far a pre-order walk got.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Reach {
     /// Items done.
     pub done: u64,
@@ -208,17 +208,10 @@ impl<'a, O: Ops> Walker<'a, O> {
         }
     }
 
-    /// A descent's directory, closed before the next operation ([`Walker::settle`]).
-    fn retire(&mut self, dir: O::Dir) {
-        self.spent.push(dir);
-    }
-
     /// Close the directories descents are done with; called before every operation.
     #[inline]
     pub(super) fn settle(&mut self) {
-        if !self.spent.is_empty() {
-            self.spent.clear();
-        }
+        self.spent.clear();
     }
 
     /// Open directory `node` of `tree` (its path from `testdir`) now, before a phase's clock
@@ -334,7 +327,7 @@ impl<'a, O: Ops> Walker<'a, O> {
                 let d = self.open(dir, tree, c)?;
                 let below = self.tree_below(&d, tree, c, depth + 1, remove);
                 if !remove {
-                    self.retire(d);
+                    self.spent.push(d);
                 }
                 done += below?;
             }
@@ -365,10 +358,7 @@ impl<'a, O: Ops> Walker<'a, O> {
             range,
             op,
             wall,
-            reach: Reach {
-                done: 0,
-                walled: false,
-            },
+            reach: Reach::default(),
             mark: self.a.len(),
         };
         if st.range.is_empty() {
@@ -418,7 +408,7 @@ impl<'a, O: Ops> Walker<'a, O> {
             }
             let d = self.open(dir, tree, c)?;
             let visited = self.visit(&d, tree, c, depth + 1, st);
-            self.retire(d);
+            self.spent.push(d);
             visited?;
         }
         Ok(())
