@@ -1,8 +1,8 @@
 use super::*;
 use crate::workload::fsops::{Kind, Recorder};
 use crate::workload::mdtest::record::NoRecords;
-use crate::workload::mdtest::team::{Solo, Threads};
-use crate::workload::mdtest::test_support::params;
+use crate::workload::mdtest::team::Solo;
+use crate::workload::mdtest::test_support::{on_ranks, params};
 use crate::workload::Quiet;
 use std::ffi::CStr;
 use std::io;
@@ -281,26 +281,15 @@ impl Ops for Shared {
 fn ranks(line: &str, n: u32, wall: &[Option<Duration>]) -> (Vec<Iteration>, Recorder) {
     let (p, lay) = params(line);
     let rec = Arc::new(Mutex::new(Recorder::checked(&["D"]).without_opens()));
-    let team = Threads::new(n);
-    let outs: Vec<Iteration> = std::thread::scope(|s| {
-        let hs: Vec<_> = team
-            .iter()
-            .map(|t| {
-                let (p, rec) = (&p, Arc::clone(&rec));
-                let w = wall.get(t.rank() as usize).copied().flatten();
-                s.spawn(move || {
-                    let mut keeper = NoRecords::default();
-                    let never = || false;
-                    let ops = Shared(rec, t.rank());
-                    let mut e = Engine::new(p, lay, t, ops, &mut keeper, &Quiet, &never, None);
-                    if w.is_some() {
-                        e.wall = w;
-                    }
-                    e.iteration(&"D".to_string(), 0).unwrap()
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    let outs = on_ranks(n, |t| {
+        let mut keeper = NoRecords::default();
+        let never = || false;
+        let ops = Shared(Arc::clone(&rec), t.rank());
+        let mut e = Engine::new(&p, lay, t, ops, &mut keeper, &Quiet, &never, None);
+        if let Some(w) = wall.get(t.rank() as usize).copied().flatten() {
+            e.wall = Some(w);
+        }
+        e.iteration(&"D".to_string(), 0).unwrap()
     });
     for o in &outs[1..] {
         assert_eq!(

@@ -2,7 +2,7 @@ use super::*;
 use crate::workload::mdtest::parse;
 use crate::workload::mdtest::result::Phase;
 use crate::workload::mdtest::team::Solo;
-use crate::workload::mdtest::test_support::{argv, names, params, run, Outcome};
+use crate::workload::mdtest::test_support::{argv, names, on_ranks, params, run, Outcome};
 use crate::workload::Quiet;
 use std::fs;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -262,21 +262,11 @@ fn threads(args: &[&str], n: u32) -> Result<Outcome> {
         dirs: inv.dirs.len() as u32,
         ..Options::default()
     };
-    let team = crate::workload::mdtest::Threads::new(n);
-    std::thread::scope(|s| {
-        let hs: Vec<_> = team
-            .iter()
-            .map(|t| {
-                let (p, dir) = (&inv.params, inv.dir_of(t.rank()));
-                s.spawn(move || {
-                    let never = || false;
-                    run(p, dir, t, opts, &Quiet, &never)
-                })
-            })
-            .collect();
-        let mut outs: Vec<Result<Outcome>> = hs.into_iter().map(|h| h.join().unwrap()).collect();
-        outs.swap_remove(0)
-    })
+    let never = || false;
+    let mut outs = on_ranks(n, |t| {
+        run(&inv.params, inv.dir_of(t.rank()), t, opts, &Quiet, &never)
+    });
+    outs.swap_remove(0)
 }
 
 #[test]

@@ -180,30 +180,22 @@ impl Team for Threads {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::mdtest::test_support::on_ranks;
 
     #[test]
     fn threads_combine_agree_and_broadcast() {
-        let team = Threads::new(3);
-        let out: Vec<_> = std::thread::scope(|s| {
-            let hs: Vec<_> = team
-                .iter()
-                .map(|t| {
-                    s.spawn(move || {
-                        let r = u64::from(t.rank());
-                        let (sum, max) = t.sum_max(&[r, 1], &[r * 10]);
-                        let b = t.broadcast(100 + r);
-                        let ok = t.agree(Ok(())).is_ok();
-                        let local = if r == 1 {
-                            Err(anyhow!("disk full"))
-                        } else {
-                            Ok(())
-                        };
-                        let bad = t.agree(local).unwrap_err().to_string();
-                        (sum, max, b, ok, bad)
-                    })
-                })
-                .collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        let out = on_ranks(3, |t| {
+            let r = u64::from(t.rank());
+            let (sum, max) = t.sum_max(&[r, 1], &[r * 10]);
+            let b = t.broadcast(100 + r);
+            let ok = t.agree(Ok(())).is_ok();
+            let local = if r == 1 {
+                Err(anyhow!("disk full"))
+            } else {
+                Ok(())
+            };
+            let bad = t.agree(local).unwrap_err().to_string();
+            (sum, max, b, ok, bad)
         });
         for (r, (sum, max, b, ok, bad)) in out.into_iter().enumerate() {
             assert_eq!(sum, [3, 3]);
@@ -221,19 +213,13 @@ mod tests {
     #[test]
     fn the_spin_barrier_releases_no_rank_early_over_many_rounds() {
         use std::sync::atomic::AtomicU64;
-        let team = Threads::new(4);
         let count = AtomicU64::new(0);
-        std::thread::scope(|s| {
-            for t in &team {
-                let count = &count;
-                s.spawn(move || {
-                    for round in 1..=300u64 {
-                        count.fetch_add(1, Ordering::Relaxed);
-                        t.barrier();
-                        assert_eq!(count.load(Ordering::Relaxed), 4 * round);
-                        t.barrier();
-                    }
-                });
+        on_ranks(4, |t| {
+            for round in 1..=300u64 {
+                count.fetch_add(1, Ordering::Relaxed);
+                t.barrier();
+                assert_eq!(count.load(Ordering::Relaxed), 4 * round);
+                t.barrier();
             }
         });
     }

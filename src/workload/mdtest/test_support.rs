@@ -7,7 +7,7 @@ use super::parse::parse;
 use super::record::Shape;
 use super::result::Iteration;
 use super::run::{Options, Session};
-use super::team::Team;
+use super::team::{Team, Threads};
 use crate::workload::Observer;
 use anyhow::Result;
 use std::path::Path;
@@ -52,6 +52,16 @@ pub(super) fn run<T: Team + ?Sized>(
     Ok(Outcome {
         iterations,
         made_dir,
+    })
+}
+
+/// Run `f` on every rank of an `n`-rank [`Threads`] team, each on a thread of its own; the
+/// results in rank order.
+pub(super) fn on_ranks<R: Send>(n: u32, f: impl Fn(&Threads) -> R + Sync) -> Vec<R> {
+    let team = Threads::new(n);
+    std::thread::scope(|s| {
+        let hs: Vec<_> = team.iter().map(|t| s.spawn(|| f(t))).collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
     })
 }
 
