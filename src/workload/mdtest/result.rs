@@ -241,16 +241,7 @@ mod tests {
     #[test]
     fn spread_is_max_min_mean_and_sample_deviation() {
         // Rates 2, 4, 4, 4, 5, 5, 7, 9: mean 5, sample variance 32/7.
-        let its = it(&[
-            (2, 1.0),
-            (4, 1.0),
-            (4, 1.0),
-            (4, 1.0),
-            (5, 1.0),
-            (5, 1.0),
-            (7, 1.0),
-            (9, 1.0),
-        ]);
+        let its = it(&[2, 4, 4, 4, 5, 5, 7, 9].map(|items| (items, 1.0)));
         let s = spread(&its, Phase::FileStat, false);
         assert_eq!((s.max, s.min, s.mean), (9.0, 2.0, 5.0));
         assert!((s.sd - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
@@ -290,10 +281,8 @@ mod tests {
             ("file_create", "stonewall_items", 60.0),
             ("file_create", "stonewall_time", 1.0),
         ];
-        assert_eq!(m.len(), want.len());
-        for ((p, n, v), (wp, wn, wv)) in m.iter().zip(want) {
-            assert_eq!((p.as_str(), n.as_str(), *v), (wp, wn, wv));
-        }
+        let want = want.map(|(p, n, v)| (p.to_string(), n.to_string(), v));
+        assert_eq!(m, want);
         for &ph in Phase::ALL {
             assert_eq!(Phase::parse(ph.as_str()), Some(ph));
         }

@@ -125,19 +125,17 @@ fn windows(line: &str) -> (Vec<String>, Vec<Vec<String>>) {
     }
     drop(base);
     let all = log.lock().unwrap().clone();
-    let mut out = Vec::new();
-    let mut cur: Option<Vec<String>> = None;
-    for l in &all {
-        match l.as_str() {
-            "[clock starts]" => cur = Some(Vec::new()),
-            "[clock stops]" => out.extend(cur.take()),
-            _ => {
-                if let Some(c) = cur.as_mut() {
-                    c.push(l.clone());
-                }
-            }
-        }
-    }
+    // Each window: the lines after a barrier (the clock starts) up to the next verdict.
+    let out = all
+        .split(|l| l == "[clock starts]")
+        .skip(1)
+        .map(|w| {
+            w.iter()
+                .take_while(|l| *l != "[clock stops]")
+                .cloned()
+                .collect()
+        })
+        .collect();
     (all, out)
 }
 
