@@ -219,10 +219,8 @@ impl<'a, O: Ops> Walker<'a, O> {
     /// directory itself and reports it in its words.
     pub fn hold(&mut self, testdir: &O::Dir, tree: Tree, node: u64) {
         self.held = None;
-        self.b.clear();
-        tree.push_path(&mut self.b, &self.lay, node, &mut self.chain);
-        if let Ok(d) = self.ops.open_dir(testdir, self.b.as_cstr()) {
-            self.held = Some((tree, node, d));
+        if let Ok(d) = self.take_dir(testdir, tree, node, true) {
+            self.keep(tree, node, d);
         }
     }
 
