@@ -1,14 +1,5 @@
 use super::*;
-use crate::workload::mdtest::result::PhaseResult;
-
-fn ph(phase: Phase, items: u64, seconds: f64) -> PhaseResult {
-    PhaseResult {
-        phase,
-        items,
-        seconds,
-        stonewall: None,
-    }
-}
+use crate::workload::mdtest::test_support::ph;
 
 /// Two iterations of a files-only run; the second did not read.
 fn files_only() -> Vec<Iteration> {

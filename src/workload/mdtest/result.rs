@@ -204,30 +204,21 @@ pub fn spread(iters: &[Iteration], phase: Phase, time: bool) -> Spread {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::mdtest::test_support::ph;
 
     fn it(vals: &[(u64, f64)]) -> Vec<Iteration> {
         vals.iter()
             .enumerate()
             .map(|(i, &(items, seconds))| Iteration {
                 index: i as u32,
-                phases: vec![PhaseResult {
-                    phase: Phase::FileStat,
-                    items,
-                    seconds,
-                    stonewall: None,
-                }],
+                phases: vec![ph(Phase::FileStat, items, seconds)],
             })
             .collect()
     }
 
     #[test]
     fn rates_are_items_over_seconds_and_zero_without_items() {
-        let p = |items, seconds| PhaseResult {
-            phase: Phase::DirCreate,
-            items,
-            seconds,
-            stonewall: None,
-        };
+        let p = |items, seconds| ph(Phase::DirCreate, items, seconds);
         assert_eq!(p(1000, 0.25).rate(), 4000.0);
         assert_eq!(p(0, 0.25).rate(), 0.0);
         assert_eq!(p(5, 0.0).rate(), 0.0);

@@ -5,7 +5,7 @@ use super::layout::Layout;
 use super::params::MdtestParams;
 use super::parse::parse;
 use super::record::Shape;
-use super::result::Iteration;
+use super::result::{Iteration, Phase, PhaseResult};
 use super::run::{Options, Session};
 use super::team::{Team, Threads};
 use crate::workload::Observer;
@@ -22,6 +22,16 @@ pub(super) fn params(line: &str) -> (MdtestParams, Layout) {
     let p = parse(&argv(line)).unwrap().params;
     let lay = p.validate().unwrap();
     (p, lay)
+}
+
+/// `phase`'s result of `items` in `seconds`, without a stonewall.
+pub(super) fn ph(phase: Phase, items: u64, seconds: f64) -> PhaseResult {
+    PhaseResult {
+        phase,
+        items,
+        seconds,
+        stonewall: None,
+    }
 }
 
 /// What a run of every iteration gave one rank.
