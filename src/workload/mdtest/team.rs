@@ -54,6 +54,7 @@ impl Team for Solo {
 /// A barrier that polls instead of sleeping, as MPI libraries' barriers do: a rank that
 /// arrives first spins (then yields), so the last one releases the others in microseconds
 /// rather than after a futex wake-up — a phase's time ends at its closing barrier.
+#[derive(Default)]
 struct SpinBarrier {
     n: usize,
     arrived: AtomicUsize,
@@ -61,14 +62,6 @@ struct SpinBarrier {
 }
 
 impl SpinBarrier {
-    fn new(n: usize) -> SpinBarrier {
-        SpinBarrier {
-            n,
-            arrived: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-        }
-    }
-
     fn wait(&self) {
         let gen = self.generation.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
@@ -110,7 +103,10 @@ impl Threads {
     pub fn new(n: u32) -> Vec<Threads> {
         let n = n.max(1);
         let shared = Arc::new(Shared {
-            barrier: SpinBarrier::new(n as usize),
+            barrier: SpinBarrier {
+                n: n as usize,
+                ..SpinBarrier::default()
+            },
             slots: Mutex::new(vec![(Vec::new(), Vec::new(), None); n as usize]),
         });
         (0..n)

@@ -101,11 +101,9 @@ impl<O: Ops> Walker<'_, O> {
         // Items in one directory: names relative to it; else paths from the test directory.
         let single = self.lay.item_dirs() == 1;
         let node = self.lay.dir_of(first);
-        let here = if single {
-            Some(self.take_dir(testdir, tree, node, true)?)
-        } else {
-            None
-        };
+        let here = single
+            .then(|| self.take_dir(testdir, tree, node, true))
+            .transpose()?;
         let renamed = self.rename_in(here.as_ref().unwrap_or(testdir), tree, owner, count, single);
         if let Some(d) = here {
             self.keep(tree, node, d);
