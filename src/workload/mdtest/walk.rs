@@ -148,6 +148,7 @@ pub struct Reach {
 }
 
 struct State {
+    tree: Tree,
     pos: u64,
     range: Range<u64>,
     op: ItemOp,
@@ -352,6 +353,7 @@ impl<'a, O: Ops> Walker<'a, O> {
         self.a.clear();
         who.kind.push_prefix(&mut self.a, who.owner);
         let mut st = State {
+            tree,
             pos: 0,
             range,
             op,
@@ -363,7 +365,7 @@ impl<'a, O: Ops> Walker<'a, O> {
             return Ok(st.reach);
         }
         let top = self.take_dir(testdir, tree, 0, false)?;
-        let walked = self.visit(&top, tree, 0, 0, &mut st);
+        let walked = self.visit(&top, 0, 0, &mut st);
         self.keep(tree, 0, top);
         walked.map(|()| st.reach)
     }
@@ -371,7 +373,6 @@ impl<'a, O: Ops> Walker<'a, O> {
     fn visit(
         &mut self,
         dir: &O::Dir,
-        tree: Tree,
         node: u64,
         depth: u32,
         st: &mut State,
@@ -387,14 +388,7 @@ impl<'a, O: Ops> Walker<'a, O> {
                         return Ok(());
                     }
                     if st.pos >= st.range.start {
-                        self.item(dir, first + i, st).map_err(|e| match e {
-                            WalkError::Io { op, path, err } => WalkError::Io {
-                                op,
-                                path: shown(&self.lay, tree, Some(node), &path),
-                                err,
-                            },
-                            s => s,
-                        })?;
+                        self.item(dir, node, first + i, st)?;
                     }
                     st.pos += 1;
                 }
@@ -404,17 +398,18 @@ impl<'a, O: Ops> Walker<'a, O> {
             if st.pos >= st.range.end || st.reach.walled {
                 break;
             }
-            let d = self.open(dir, tree, c)?;
-            let visited = self.visit(&d, tree, c, depth + 1, st);
+            let d = self.open(dir, st.tree, c)?;
+            let visited = self.visit(&d, c, depth + 1, st);
             self.spent.push(d);
             visited?;
         }
         Ok(())
     }
 
-    /// One item of a pre-order walk; an error's path is the bare name.
+    /// One item of a pre-order walk, in `dir` (directory `node` of the walk's tree, where an
+    /// error's path starts).
     #[inline]
-    fn item(&mut self, dir: &O::Dir, num: u64, st: &mut State) -> Result<(), WalkError> {
+    fn item(&mut self, dir: &O::Dir, node: u64, num: u64, st: &mut State) -> Result<(), WalkError> {
         self.settle();
         self.a.truncate(st.mark);
         self.a.push_u64(num);
@@ -426,7 +421,8 @@ impl<'a, O: Ops> Walker<'a, O> {
             ItemOp::Unlink => self.ops.unlink(dir, name),
         };
         if let Err(e) = r {
-            return Err(io_err(st.op.name(), self.a.as_str().to_string(), e));
+            let path = shown(&self.lay, st.tree, Some(node), self.a.as_str());
+            return Err(io_err(st.op.name(), path, e));
         }
         st.reach.done += 1;
         self.pace.tick()?;
