@@ -70,10 +70,10 @@ impl Layout {
             (per_dir, per_dir * holders)
         };
         if per_dir == 0 {
-            return Err(anyhow::Error::new(ParamError::new(format!(
+            crate::bail_param!(
                 "{{items={}}} is fewer than the {holders} directories that hold items ({{depth={}}}, {{branching={}}}): each would get 0 items; raise {{items=}} or lower {{depth=}} or {{branching=}}",
                 p.items, z, p.branching
-            ))));
+            );
         }
         Ok(Layout {
             depth: z,

@@ -153,10 +153,6 @@ pub struct Steps {
     pub remove: bool,
 }
 
-fn param(template: String) -> anyhow::Error {
-    anyhow::Error::new(ParamError::new(template))
-}
-
 impl MdtestParams {
     /// The parameters as mdtest's command line: `mdtest -n 10000 -z 2 -b 3 -u`, the flags
     /// that differ from mdtest's defaults, in [`FLAGS`] order.
@@ -218,35 +214,35 @@ impl MdtestParams {
     pub fn validate(&self) -> Result<Layout> {
         let (n, i) = (self.items, self.items_per_dir);
         if n == 0 && i == 0 {
-            return Err(param(
-                "give {items=} (items per rank) or {items_per_dir=} (items per directory); with neither mdtest measures nothing".into(),
-            ));
+            crate::bail_param!(
+                "give {{items=}} (items per rank) or {{items_per_dir=}} (items per directory); with neither mdtest measures nothing"
+            );
         }
         if n > 0 && i > 0 {
-            return Err(param(format!(
+            crate::bail_param!(
                 "{{items={n}}} and {{items_per_dir={i}}} together: give only one of them (mdtest then runs {{items=}}/{{items_per_dir=}} separate test directories and counts their items inconsistently, hpc/ior#106)"
-            )));
+            );
         }
         if self.iterations == 0 {
-            return Err(param("{iterations=0}: run at least 1 iteration".into()));
+            crate::bail_param!("{{iterations=0}}: run at least 1 iteration");
         }
         if self.branching == 0 && self.depth > 0 {
-            return Err(param(format!(
+            crate::bail_param!(
                 "{{branching=0}} with {{depth={}}}: a tree deeper than its top directory needs {{branching=}} of 1 or more",
                 self.depth
-            )));
+            );
         }
         if self.stonewall > 0 && self.branching > 1 {
-            return Err(param(format!(
+            crate::bail_param!(
                 "{{stonewall={}}} works with {{branching=}} of 1 only (mdtest's rule: items are counted in one chain of directories); drop {{stonewall=}} or use {{branching=1}}",
                 self.stonewall
-            )));
+            );
         }
         if self.mknod && self.write_bytes > 0 {
-            return Err(param(format!(
+            crate::bail_param!(
                 "{{mknod=}} with {{write_bytes={}}}: a file made by mknod is not opened, so nothing can be written to it (mdtest's rule); drop one of them",
                 self.write_bytes
-            )));
+            );
         }
         if self.odirect {
             for (key, v) in [
@@ -254,18 +250,18 @@ impl MdtestParams {
                 ("read_bytes", self.read_bytes),
             ] {
                 if v % DIRECT_ALIGN != 0 {
-                    return Err(param(format!(
+                    crate::bail_param!(
                         "{{{key}={v}}} with {{odirect=}}: O_DIRECT moves whole blocks; give a multiple of {DIRECT_ALIGN} (of 4096 on 4K-sector devices)"
-                    )));
+                    );
                 }
             }
         }
         let steps = self.steps();
         if steps.create && steps.read && self.read_bytes > self.write_bytes {
-            return Err(param(format!(
+            crate::bail_param!(
                 "{{read_bytes={}}} is above {{write_bytes={}}}: a file cannot be read past what was written to it; lower {{read_bytes=}} or raise {{write_bytes=}}",
                 self.read_bytes, self.write_bytes
-            )));
+            );
         }
         Layout::new(self)
     }
