@@ -110,14 +110,6 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         self.walker.ops
     }
 
-    fn roles(&self) -> Roles {
-        Roles {
-            rank: self.team.rank(),
-            size: self.team.size(),
-            stride: self.params.stride,
-        }
-    }
-
     /// Run one timed phase: barrier, `work`, verdict; keep the local sample. `start`, the
     /// directory the walk starts in (the test directory and the node of a tree), is opened
     /// before the clock starts; whatever directory the walk holds last is closed after it
@@ -177,7 +169,11 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
     pub fn iteration(&mut self, base: &O::Dir, j: u32) -> Result<Iteration> {
         let p = self.params;
         let steps = p.steps();
-        let roles = self.roles();
+        let roles = Roles {
+            rank: self.team.rank(),
+            size: self.team.size(),
+            stride: p.stride,
+        };
         let rank0 = roles.rank == 0;
         let unique = p.unique_dir;
         let lay = self.lay;
@@ -276,7 +272,8 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         op: ItemOp,
         n: u64,
     ) -> Result<u64> {
-        self.timed(phase, n, testdir, top(who), |w, _| {
+        // A walk in creation order starts at the top of `who`'s tree.
+        self.timed(phase, n, testdir, Some((who.tree, 0)), |w, _| {
             let r = w.items_preorder(testdir, who, op, 0..n, None)?;
             Ok(items(r.done))
         })
@@ -345,7 +342,8 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             });
             let team = self.team;
             let wall_after = self.wall;
-            count = self.timed(Phase::FileCreate, n, testdir, top(who), |w, t0| {
+            let top = Some((who.tree, 0));
+            count = self.timed(Phase::FileCreate, n, testdir, top, |w, t0| {
                 let Some(after) = wall_after else {
                     let r = w.items_preorder(testdir, who, op, 0..n, None)?;
                     return Ok(items(r.done));
@@ -430,11 +428,6 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             .collect();
         Iteration { index: j, phases }
     }
-}
-
-/// The top of `who`'s tree, where a walk in creation order starts.
-fn top(who: Items) -> Option<(Tree, u64)> {
-    Some((who.tree, 0))
 }
 
 /// A sample of `n` items.
