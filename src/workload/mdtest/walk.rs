@@ -95,17 +95,6 @@ pub enum ItemOp {
     Unlink,
 }
 
-impl ItemOp {
-    fn name(self) -> &'static str {
-        match self {
-            ItemOp::Mkdir => "mkdir",
-            ItemOp::Rmdir => "rmdir",
-            ItemOp::Create(_) => "create",
-            ItemOp::Unlink => "unlink",
-        }
-    }
-}
-
 /// What happens to each item of a walk by number.
 #[derive(Debug, Clone, Copy)]
 pub enum Probe {
@@ -414,15 +403,16 @@ impl<'a, O: Ops> Walker<'a, O> {
         self.a.truncate(st.mark);
         self.a.push_u64(num);
         let name = self.a.as_cstr();
-        let r = match st.op {
-            ItemOp::Mkdir => self.ops.mkdir(dir, name),
-            ItemOp::Rmdir => self.ops.rmdir(dir, name),
-            ItemOp::Create(how) => self.ops.create(dir, name, how),
-            ItemOp::Unlink => self.ops.unlink(dir, name),
+        // The call, and its name for an error.
+        let (what, r) = match st.op {
+            ItemOp::Mkdir => ("mkdir", self.ops.mkdir(dir, name)),
+            ItemOp::Rmdir => ("rmdir", self.ops.rmdir(dir, name)),
+            ItemOp::Create(how) => ("create", self.ops.create(dir, name, how)),
+            ItemOp::Unlink => ("unlink", self.ops.unlink(dir, name)),
         };
         if let Err(e) = r {
             let path = shown(&self.lay, st.tree, Some(node), self.a.as_str());
-            return Err(io_err(st.op.name(), path, e));
+            return Err(io_err(what, path, e));
         }
         st.reach.done += 1;
         self.pace.tick()?;
