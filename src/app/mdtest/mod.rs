@@ -172,7 +172,7 @@ pub(crate) fn print_end<T: mdtest::Team>(
             items_per_rank: lay.items,
             seed,
             iterations: Some(engine.iterations()),
-            tree_dirs: None,
+            ..MdtestPart::default()
         };
         Ok((subject(inv, own.run.repeat)?.under(mpi), part))
     };
@@ -252,7 +252,7 @@ pub(crate) fn on_iteration<'a, T: mdtest::Team>(
 }
 
 /// The keys only mdtest's document has.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, Default, serde::Serialize)]
 pub(crate) struct MdtestPart<'a> {
     /// Items (files or directories) each rank creates per phase.
     pub items_per_rank: u64,
@@ -280,7 +280,6 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
     let lay = p.validate()?;
     let req = engine.requirements();
     let free = crate::sysinfo::free_space(&fs_of(&inv.dir)).ok();
-    let fits = free.map(|f| req.fits(&f));
     if json {
         return rundoc::print_dry_run(
             JSON_SCHEMA,
@@ -288,9 +287,8 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
             Planned::new(req.into(), free, None),
             MdtestPart {
                 items_per_rank: lay.items,
-                seed: None,
-                iterations: None,
                 tree_dirs: Some(lay.dirs),
+                ..MdtestPart::default()
             },
         );
     }
@@ -315,14 +313,11 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
         "  needs about {} and {} inodes{}",
         crate::units::fmt_bytes(req.bytes),
         req.inodes,
-        match (free, fits) {
-            (Some(f), Some(ok)) => format!(
-                "; {} free there: {}",
-                crate::units::fmt_bytes(f.bytes),
-                if ok { "fits" } else { "DOES NOT FIT" }
-            ),
-            _ => String::new(),
-        }
+        free.map_or(String::new(), |f| format!(
+            "; {} free there: {}",
+            crate::units::fmt_bytes(f.bytes),
+            if req.fits(&f) { "fits" } else { "DOES NOT FIT" }
+        ))
     );
     Ok(())
 }
