@@ -245,34 +245,27 @@ impl Shared {
     }
 }
 
+/// `Ops` methods that pass the call to the shared recorder ([`Shared::with`]).
+macro_rules! to_recorder {
+    ($($op:ident($($a:ident: $t:ty),*) -> $r:ty;)*) => {
+        $(fn $op(&mut self, $($a: $t),*) -> io::Result<$r> {
+            self.with(|r| r.$op($($a),*))
+        })*
+    };
+}
+
 impl Ops for Shared {
     type Dir = String;
-    fn mkdir(&mut self, p: &String, n: &CStr) -> io::Result<()> {
-        self.with(|r| r.mkdir(p, n))
-    }
-    fn rmdir(&mut self, p: &String, n: &CStr) -> io::Result<()> {
-        self.with(|r| r.rmdir(p, n))
-    }
-    fn open_dir(&mut self, p: &String, n: &CStr) -> io::Result<String> {
-        self.with(|r| r.open_dir(p, n))
-    }
-    fn create(&mut self, p: &String, n: &CStr, h: CreateHow) -> io::Result<()> {
-        self.with(|r| r.create(p, n, h))
-    }
-    fn read_file(&mut self, p: &String, n: &CStr, b: u64) -> io::Result<u64> {
-        self.with(|r| r.read_file(p, n, b))
-    }
-    fn stat(&mut self, p: &String, n: &CStr) -> io::Result<Kind> {
-        self.with(|r| r.stat(p, n))
-    }
-    fn rename(&mut self, a: &String, b: &CStr, c: &String, d: &CStr) -> io::Result<()> {
-        self.with(|r| r.rename(a, b, c, d))
-    }
-    fn unlink(&mut self, p: &String, n: &CStr) -> io::Result<()> {
-        self.with(|r| r.unlink(p, n))
-    }
-    fn count_entries(&mut self, d: &String) -> io::Result<u64> {
-        self.with(|r| r.count_entries(d))
+    to_recorder! {
+        mkdir(p: &String, n: &CStr) -> ();
+        rmdir(p: &String, n: &CStr) -> ();
+        open_dir(p: &String, n: &CStr) -> String;
+        create(p: &String, n: &CStr, h: CreateHow) -> ();
+        read_file(p: &String, n: &CStr, b: u64) -> u64;
+        stat(p: &String, n: &CStr) -> Kind;
+        rename(a: &String, b: &CStr, c: &String, d: &CStr) -> ();
+        unlink(p: &String, n: &CStr) -> ();
+        count_entries(d: &String) -> u64;
     }
 }
 
