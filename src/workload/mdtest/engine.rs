@@ -246,10 +246,8 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         drop(testdir);
         self.by_leader(|me| {
             if steps.remove {
-                me.walker
-                    .ops
-                    .rmdir(base, &td_c)
-                    .map_err(|e| anyhow!("rmdir {td}: {e}"))?;
+                let removed = me.walker.ops.rmdir(base, &td_c);
+                removed.map_err(|e| anyhow!("rmdir {td}: {e}"))?;
             }
             me.keeper.finished(&td, file_items, steps.remove)
         })?;

@@ -139,13 +139,9 @@ impl Layout {
     }
 
     /// The directories from the top (0) down to `node`, into `out` (cleared first).
-    pub fn chain(&self, mut node: u64, out: &mut Vec<u64>) {
+    pub fn chain(&self, node: u64, out: &mut Vec<u64>) {
         out.clear();
-        out.push(node);
-        while let Some(p) = self.parent(node) {
-            out.push(p);
-            node = p;
-        }
+        out.extend(std::iter::successors(Some(node), |&n| self.parent(n)));
         out.reverse();
     }
 }

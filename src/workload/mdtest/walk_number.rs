@@ -70,11 +70,8 @@ impl<O: Ops> Walker<'_, O> {
                     Probe::Stat => "stat",
                     Probe::Read(_) => "read",
                 };
-                return Err(io_err(
-                    op,
-                    shown(&self.lay, tree, Some(node), self.a.as_str()),
-                    e,
-                ));
+                let path = shown(&self.lay, tree, Some(node), self.a.as_str());
+                return Err(io_err(op, path, e));
             }
             self.pace.tick()?;
         }
@@ -136,11 +133,8 @@ impl<O: Ops> Walker<'_, O> {
                 .rename(dir, self.a.as_cstr(), dir, self.b.as_cstr())
             {
                 let node = single.then(|| self.lay.dir_of(first));
-                return Err(io_err(
-                    "rename",
-                    shown(&self.lay, tree, node, self.a.as_str()),
-                    e,
-                ));
+                let path = shown(&self.lay, tree, node, self.a.as_str());
+                return Err(io_err("rename", path, e));
             }
             self.pace.tick()?;
             std::mem::swap(&mut self.a, &mut self.b);
