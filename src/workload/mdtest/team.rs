@@ -158,17 +158,11 @@ impl Team for Threads {
     fn sum_max(&self, sums: &[u64], maxes: &[u64]) -> (Vec<u64>, Vec<u64>) {
         let (ns, nm) = (sums.len(), maxes.len());
         self.exchange((sums.to_vec(), maxes.to_vec(), None), |all| {
-            let mut s = vec![0u64; ns];
-            let mut m = vec![0u64; nm];
-            for (vs, vm, _) in all {
-                for (a, b) in s.iter_mut().zip(vs) {
-                    *a = a.saturating_add(*b);
-                }
-                for (a, b) in m.iter_mut().zip(vm) {
-                    *a = (*a).max(*b);
-                }
-            }
-            (s, m)
+            // Element by element over the ranks' slots (a shorter slot adds nothing).
+            let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+            let s = (0..ns).map(|i| all.iter().fold(0u64, |a, r| a.saturating_add(at(&r.0, i))));
+            let m = (0..nm).map(|i| all.iter().map(|r| at(&r.1, i)).max().unwrap_or(0));
+            (s.collect(), m.collect())
         })
     }
 }
