@@ -8,7 +8,7 @@
 use super::layout::test_dir;
 use super::params::MdtestParams;
 use super::result::{Iteration, Phase};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::path::Path;
 
 /// The number in status file `path`; `None` when there is no such file (mdtest then goes on
@@ -61,10 +61,10 @@ pub fn check(path: &Path, p: &MdtestParams, dir: &Path) -> Result<Option<String>
         let td = test_dir(j);
         if let Some(files) = super::record::read(dir, &td)?.and_then(|r| r.files) {
             if files != n {
-                bail!(crate::error::usage(format!(
+                crate::bail_usage!(
                     "-x {} says {n} files per rank, but fslab's record of {td} says {files}: the status file is another run's; give the -x file of the run that made {td}, or leave -x out",
                     path.display()
-                )));
+                );
             }
         }
     }
