@@ -14,7 +14,7 @@ use super::params::MdtestParams;
 use super::record::Keeper;
 use super::result::{Iteration, Phase, PhaseResult, Stonewall};
 use super::team::Team;
-use super::walk::{ItemOp, Items, Pace, Probe, WalkError, Walker};
+use super::walk::{ItemOp, Items, Pace, Probe, WalkError, WalkResult, Walker};
 use crate::workload::fsops::{CreateHow, Ops};
 use crate::workload::Observer;
 use anyhow::{anyhow, Context, Result};
@@ -123,7 +123,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         work: F,
     ) -> Result<u64>
     where
-        F: FnOnce(&mut Walker<'a, O>, Instant) -> Result<Sample, WalkError>,
+        F: FnOnce(&mut Walker<'a, O>, Instant) -> WalkResult<Sample>,
     {
         let rank0 = self.team.rank() == 0;
         if rank0 {

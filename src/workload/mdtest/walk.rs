@@ -15,7 +15,6 @@
 use super::layout::{ItemKind, Layout, Roles, Shift, Tree};
 use crate::workload::fsops::{CreateHow, NameBuf, Ops};
 use crate::workload::Observer;
-use std::ffi::CStr;
 use std::io;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -26,6 +25,9 @@ pub const CHECK_EVERY: u64 = 1024;
 const REPORT_EVERY: Duration = Duration::from_millis(100);
 
 pub use crate::workload::fsops::WalkError;
+
+/// A walk's result: the value, or why the walk stopped.
+pub type WalkResult<T> = Result<T, WalkError>;
 
 /// Stop checks and progress reports, every [`CHECK_EVERY`] items.
 pub struct Pace<'a> {
@@ -55,7 +57,7 @@ impl<'a> Pace<'a> {
     }
 
     #[inline]
-    pub(super) fn tick(&mut self) -> Result<(), WalkError> {
+    pub(super) fn tick(&mut self) -> WalkResult<()> {
         self.pending += 1;
         if self.pending >= CHECK_EVERY {
             self.done += self.pending;
@@ -229,7 +231,7 @@ impl<'a, O: Ops> Walker<'a, O> {
         tree: Tree,
         node: u64,
         from_testdir: bool,
-    ) -> Result<O::Dir, WalkError> {
+    ) -> WalkResult<O::Dir> {
         match self.held.take() {
             Some((t, n, d)) if t == tree && n == node => return Ok(d),
             other => self.held = other,
@@ -253,9 +255,9 @@ impl<'a, O: Ops> Walker<'a, O> {
 
     /// Make the directories of `tree` in `testdir`, parents first, or with `remove` remove
     /// them, children first; returns how many.
-    pub fn tree(&mut self, testdir: &O::Dir, tree: Tree, remove: bool) -> Result<u64, WalkError> {
+    pub fn tree(&mut self, testdir: &O::Dir, tree: Tree, remove: bool) -> WalkResult<u64> {
         if !remove {
-            self.tree_dir(testdir, tree, 0, "mkdir", O::mkdir)?;
+            self.tree_dir(testdir, tree, 0, false)?;
         }
         let mut done = 1;
         if self.lay.depth > 0 {
@@ -266,29 +268,27 @@ impl<'a, O: Ops> Walker<'a, O> {
             done += below?;
         }
         if remove {
-            self.tree_dir(testdir, tree, 0, "rmdir", O::rmdir)?;
+            self.tree_dir(testdir, tree, 0, true)?;
         }
         Ok(done)
     }
 
     /// Directory `node` of `tree` in `parent`, for a descent.
-    fn open(&mut self, parent: &O::Dir, tree: Tree, node: u64) -> Result<O::Dir, WalkError> {
+    fn open(&mut self, parent: &O::Dir, tree: Tree, node: u64) -> WalkResult<O::Dir> {
         self.settle();
         self.take_dir(parent, tree, node, false)
     }
 
-    /// Make or remove (`op`, `what` in messages) the directory of `node` of `tree` in `dir`.
-    fn tree_dir(
-        &mut self,
-        dir: &O::Dir,
-        tree: Tree,
-        node: u64,
-        what: &'static str,
-        op: fn(&mut O, &O::Dir, &CStr) -> io::Result<()>,
-    ) -> Result<(), WalkError> {
+    /// Make or, with `remove`, remove the directory of `node` of `tree` in `dir`.
+    fn tree_dir(&mut self, dir: &O::Dir, tree: Tree, node: u64, remove: bool) -> WalkResult<()> {
         self.b.clear();
         tree.push_dir(&mut self.b, node);
-        if let Err(e) = op(&mut self.ops, dir, self.b.as_cstr()) {
+        let name = self.b.as_cstr();
+        let (what, r) = match remove {
+            false => ("mkdir", self.ops.mkdir(dir, name)),
+            true => ("rmdir", self.ops.rmdir(dir, name)),
+        };
+        if let Err(e) = r {
             return Err(io_err(what, shown(&self.lay, tree, Some(node), ""), e));
         }
         self.pace.tick()
@@ -303,12 +303,12 @@ impl<'a, O: Ops> Walker<'a, O> {
         node: u64,
         depth: u32,
         remove: bool,
-    ) -> Result<u64, WalkError> {
+    ) -> WalkResult<u64> {
         let mut done = 0;
         for c in self.lay.children(node, depth) {
             if !remove {
                 self.settle();
-                self.tree_dir(dir, tree, c, "mkdir", O::mkdir)?;
+                self.tree_dir(dir, tree, c, false)?;
                 done += 1;
             }
             if depth + 1 < self.lay.depth {
@@ -320,7 +320,7 @@ impl<'a, O: Ops> Walker<'a, O> {
                 done += below?;
             }
             if remove {
-                self.tree_dir(dir, tree, c, "rmdir", O::rmdir)?;
+                self.tree_dir(dir, tree, c, true)?;
                 done += 1;
             }
         }
@@ -337,7 +337,7 @@ impl<'a, O: Ops> Walker<'a, O> {
         op: ItemOp,
         range: Range<u64>,
         wall: Option<Instant>,
-    ) -> Result<Reach, WalkError> {
+    ) -> WalkResult<Reach> {
         let tree = who.tree;
         self.a.clear();
         who.kind.push_prefix(&mut self.a, who.owner);
@@ -359,13 +359,7 @@ impl<'a, O: Ops> Walker<'a, O> {
         walked.map(|()| st.reach)
     }
 
-    fn visit(
-        &mut self,
-        dir: &O::Dir,
-        node: u64,
-        depth: u32,
-        st: &mut State,
-    ) -> Result<(), WalkError> {
+    fn visit(&mut self, dir: &O::Dir, node: u64, depth: u32, st: &mut State) -> WalkResult<()> {
         let per_dir = self.lay.items_per_dir;
         if self.lay.holds_items(depth) {
             if st.pos + per_dir <= st.range.start {
@@ -398,7 +392,7 @@ impl<'a, O: Ops> Walker<'a, O> {
     /// One item of a pre-order walk, in `dir` (directory `node` of the walk's tree, where an
     /// error's path starts).
     #[inline]
-    fn item(&mut self, dir: &O::Dir, node: u64, num: u64, st: &mut State) -> Result<(), WalkError> {
+    fn item(&mut self, dir: &O::Dir, node: u64, num: u64, st: &mut State) -> WalkResult<()> {
         self.settle();
         self.a.truncate(st.mark);
         self.a.push_u64(num);

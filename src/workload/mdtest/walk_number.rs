@@ -2,7 +2,7 @@
 //! order or `-R`'s shuffled order) and the directory rename (`rename_dir_test`).
 
 use super::layout::{ItemKind, Tree};
-use super::walk::{io_err, shown, Items, Probe, WalkError, Walker};
+use super::walk::{io_err, shown, Items, Probe, WalkResult, Walker};
 use crate::workload::fsops::{NameBuf, Ops};
 use std::io;
 
@@ -32,7 +32,7 @@ impl<O: Ops> Walker<'_, O> {
         count: u64,
         order: Option<&[u64]>,
         probe: Probe,
-    ) -> Result<u64, WalkError> {
+    ) -> WalkResult<u64> {
         let tree = who.tree;
         self.a.clear();
         who.kind.push_prefix(&mut self.a, who.owner);
@@ -90,7 +90,7 @@ impl<O: Ops> Walker<'_, O> {
         tree: Tree,
         owner: u32,
         count: u64,
-    ) -> Result<u64, WalkError> {
+    ) -> WalkResult<u64> {
         if count < 2 {
             return Ok(0);
         }
@@ -115,7 +115,7 @@ impl<O: Ops> Walker<'_, O> {
         owner: u32,
         count: u64,
         single: bool,
-    ) -> Result<u64, WalkError> {
+    ) -> WalkResult<u64> {
         let first = self.lay.first_item();
         // c: item 0's name with -XX; b: the previous item's name; a: this item's name.
         self.name_for(tree, owner, first, !single);
