@@ -211,12 +211,10 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             file_items = self.team.broadcast(n);
         }
         let opened = self.walker.ops.open_dir(base, &td_c);
-        let (res, dir) = match opened {
-            Ok(d) => (Ok(()), Some(d)),
-            Err(e) => (Err(anyhow!("open {td}: {e}")), None),
-        };
-        self.team.agree(res)?;
-        let testdir = dir.ok_or_else(|| anyhow!("open {td}: no directory"))?;
+        let failed = opened.as_ref().err().map(|e| anyhow!("open {td}: {e}"));
+        // Every rank opened it once the ranks agree.
+        self.team.agree(failed.map_or(Ok(()), Err))?;
+        let testdir = opened?;
         let own_tree = Tree(unique.then_some(roles.rank));
         let builds_tree = unique || rank0;
         let tree_items = if rank0 { lay.dirs } else { 0 };
