@@ -237,9 +237,8 @@ impl Shared {
         let mut g = self.0.lock().unwrap();
         let n = g.log.len();
         let r = f(&mut g);
-        if g.log.len() > n {
-            let l = g.log.pop().unwrap();
-            g.log.push(format!("r{} {l}", self.1));
+        if let Some(l) = g.log.get_mut(n) {
+            *l = format!("r{} {l}", self.1);
         }
         r
     }

@@ -65,12 +65,10 @@ pub fn summary(iters: &[Iteration], dirs: bool, files: bool, time: bool) -> Stri
         "rate (in ops/sec)"
     };
     let _ = writeln!(s, "\nSUMMARY {what}: (of {} iterations)", iters.len());
-    s.push_str(
+    s.push_str(concat!(
         "   Operation                     Max            Min           Mean        Std Dev\n",
-    );
-    s.push_str(
         "   ---------                     ---            ---           ----        -------\n",
-    );
+    ));
     for &phase in Phase::ALL {
         let tree = phase.as_str().starts_with("tree_");
         let on_files = phase.as_str().starts_with("file_");

@@ -45,10 +45,8 @@ struct Dir {
 
 impl Drop for Dir {
     fn drop(&mut self) {
-        self.log
-            .lock()
-            .unwrap()
-            .push(format!("close {}", self.path));
+        let line = format!("close {}", self.path);
+        self.log.lock().unwrap().push(line);
     }
 }
 
