@@ -366,18 +366,17 @@ mod tests {
 
     #[test]
     fn bad_flags_are_one_line_naming_the_flag() {
-        let e = parse(&args("-n ten")).unwrap_err().to_string();
+        let refused = |line| parse(&args(line)).unwrap_err().to_string();
+        let e = refused("-n ten");
         assert!(e.starts_with("-n ten"), "{e}");
-        let e = parse(&args("-n 10 --repeat x")).unwrap_err().to_string();
+        let e = refused("-n 10 --repeat x");
         assert!(
             e.contains("--repeat") && e.contains("fslab mdtest --help"),
             "{e}"
         );
-        let e = parse(&args("-n 1 -S")).unwrap_err().to_string();
+        let e = refused("-n 1 -S");
         assert!(e.starts_with("-S: mdtest option not supported"), "{e}");
-        let e = parse(&args("-n 1 --posix.odirect -w 100"))
-            .unwrap_err()
-            .to_string();
+        let e = refused("-n 1 --posix.odirect -w 100");
         assert!(e.starts_with("-w 100 with --posix.odirect"), "{e}");
     }
 }

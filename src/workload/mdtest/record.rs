@@ -254,11 +254,10 @@ pub fn verify(dir: &Path, testdir: &str, shape: &Shape) -> Result<Record> {
         hint: "; a run without -C needs the test directory of an earlier fslab -C run in -d",
     };
     let rec: Record = provenance::prove(dir, testdir, purpose)?;
-    let p = dir.join(testdir);
     if rec.shape != *shape {
         crate::bail_usage!(
             "{} was made with {}, this run has {}; run with the flags it was made with",
-            p.display(),
+            dir.join(testdir).display(),
             rec.shape.flags(),
             shape.flags()
         );

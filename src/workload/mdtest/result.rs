@@ -150,11 +150,9 @@ impl Iteration {
                     ("stonewall_time", Unit::Seconds, s.seconds),
                 ]);
             }
-            let name = p.phase.as_str();
-            m.extend(
-                row.into_iter()
-                    .map(|(metric, unit, v)| Metric::new(name, metric, unit, v)),
-            );
+            for (metric, unit, v) in row {
+                m.push(Metric::new(p.phase.as_str(), metric, unit, v));
+            }
         }
         m
     }
