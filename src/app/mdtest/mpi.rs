@@ -119,11 +119,10 @@ fn directories(
     }
     if let Some(x) = &inv.status_file {
         // Rank 0 reads it (mdtest's rank 0 does) and checks it against its records.
-        let checked = if comm.is_root() {
-            crate::workload::mdtest::status::check(x, p, &inv.dir)
-        } else {
-            Ok(None)
-        };
+        let checked = comm
+            .is_root()
+            .then(|| mdtest::status::check(x, p, &inv.dir));
+        let checked = checked.unwrap_or(Ok(None));
         if let Some(note) = comm.agree(checked)? {
             eprintln!("fslab: note: {note}");
         }

@@ -201,11 +201,8 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
                 me.keeper.made(&td)
             })?;
         } else {
-            let known = if self.leader {
-                self.keeper.verify(&td)
-            } else {
-                Ok(None)
-            };
+            let known = self.leader.then(|| self.keeper.verify(&td));
+            let known = known.unwrap_or(Ok(None));
             let n = known.as_ref().ok().copied().flatten().unwrap_or(lay.items);
             self.team.agree(known.map(|_| ()))?;
             file_items = self.team.broadcast(n);
