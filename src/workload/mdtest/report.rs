@@ -115,22 +115,18 @@ pub fn fs_lines(dir: &Path) -> Option<String> {
     let st = rustix::fs::statvfs(dir).ok()?;
     let total = st.f_blocks as f64 * st.f_frsize as f64;
     let free = st.f_bfree as f64 * st.f_frsize as f64;
-    let used = if total > 0.0 {
-        (1.0 - free / total) * 100.0
-    } else {
-        0.0
+    let pct_used = |free: f64, total: f64| match total > 0.0 {
+        true => (1.0 - free / total) * 100.0,
+        false => 0.0,
     };
+    let used = pct_used(free, total);
     let (size, unit) = if total / f64::from(1u32 << 30) > 1024.0 {
         (total / (1u64 << 40) as f64, "TiB")
     } else {
         (total / f64::from(1u32 << 30), "GiB")
     };
     let inodes = st.f_files as f64;
-    let iused = if inodes > 0.0 {
-        (1.0 - st.f_ffree as f64 / inodes) * 100.0
-    } else {
-        0.0
-    };
+    let iused = pct_used(st.f_ffree as f64, inodes);
     Some(format!(
         "{:<20}: {}\n{:<20}: {size:.1} {unit}   Used FS: {used:.1}%   Inodes: {:.1} Mi   Used Inodes: {iused:.1}%",
         "Path",
