@@ -65,16 +65,6 @@ pub(super) fn run<T: Team + ?Sized>(
     })
 }
 
-/// Run `f` on every rank of an `n`-rank [`Threads`] team, each on a thread of its own; the
-/// results in rank order.
-pub(super) fn on_ranks<R: Send>(n: u32, f: impl Fn(&Threads) -> R + Sync) -> Vec<R> {
-    let team = Threads::new(n);
-    std::thread::scope(|s| {
-        let hs: Vec<_> = team.iter().map(|t| s.spawn(|| f(t))).collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    })
-}
-
 /// The shape of a run of `line` on `ranks` ranks.
 pub(super) fn shape(line: &str, ranks: u32) -> Shape {
     let (p, lay) = params(line);
@@ -89,4 +79,16 @@ pub(super) fn names(dir: &Path) -> Vec<String> {
         .collect();
     v.sort();
     v
+}
+
+/// Run `f` on every rank of an `n`-rank [`Threads`] team, each on a thread of its own; the
+/// results in rank order. (This whole module is test code; the attribute says so where
+/// tests/engine_shape.rs looks for threads an engine starts.)
+#[cfg(test)]
+pub(super) fn on_ranks<R: Send>(n: u32, f: impl Fn(&Threads) -> R + Sync) -> Vec<R> {
+    let team = Threads::new(n);
+    std::thread::scope(|s| {
+        let hs: Vec<_> = team.iter().map(|t| s.spawn(|| f(t))).collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    })
 }
