@@ -168,7 +168,12 @@ pub(crate) fn print_end<T: mdtest::Team>(
     let p = &inv.params;
     let (ranks, nodes) = mpi.map_or((1, 1), |m| (m.ranks, m.hosts));
     let doc = || {
-        let part = MdtestPart::ran(lay.items, seed, engine.iterations());
+        let part = MdtestPart {
+            items_per_rank: lay.items,
+            seed,
+            iterations: Some(engine.iterations()),
+            ..MdtestPart::default()
+        };
         Ok((subject(inv, own.run.repeat)?.under(mpi), part))
     };
     ran.print(JSON_SCHEMA, own.run.json, doc, |end| {
@@ -247,7 +252,7 @@ pub(crate) fn on_iteration<'a, T: mdtest::Team>(
 }
 
 /// The keys only mdtest's document has.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, Default, serde::Serialize)]
 pub(crate) struct MdtestPart<'a> {
     /// Items (files or directories) each rank creates per phase.
     pub items_per_rank: u64,
@@ -260,22 +265,6 @@ pub(crate) struct MdtestPart<'a> {
     /// Directories of the tree, in a dry run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tree_dirs: Option<u64>,
-}
-
-impl<'a> MdtestPart<'a> {
-    /// The part of a run: `items_per_rank`, `-R`'s seed and every iteration's figures.
-    pub fn ran(
-        items_per_rank: u64,
-        seed: Option<u32>,
-        iterations: &'a [mdtest::Iteration],
-    ) -> Self {
-        MdtestPart {
-            items_per_rank,
-            seed,
-            iterations: Some(iterations),
-            tree_dirs: None,
-        }
-    }
 }
 
 /// What the run document says mdtest ran, where (`-d`, which may not exist yet) and how
@@ -291,7 +280,6 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
     let lay = p.validate()?;
     let req = engine.requirements();
     let free = crate::sysinfo::free_space(&fs_of(&inv.dir)).ok();
-    let fits = free.map(|f| req.fits(&f));
     if json {
         return rundoc::print_dry_run(
             JSON_SCHEMA,
@@ -299,9 +287,8 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
             Planned::new(req.into(), free, None),
             MdtestPart {
                 items_per_rank: lay.items,
-                seed: None,
-                iterations: None,
                 tree_dirs: Some(lay.dirs),
+                ..MdtestPart::default()
             },
         );
     }
@@ -326,14 +313,11 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
         "  needs about {} and {} inodes{}",
         crate::units::fmt_bytes(req.bytes),
         req.inodes,
-        match (free, fits) {
-            (Some(f), Some(ok)) => format!(
-                "; {} free there: {}",
-                crate::units::fmt_bytes(f.bytes),
-                if ok { "fits" } else { "DOES NOT FIT" }
-            ),
-            _ => String::new(),
-        }
+        free.map_or(String::new(), |f| format!(
+            "; {} free there: {}",
+            crate::units::fmt_bytes(f.bytes),
+            if req.fits(&f) { "fits" } else { "DOES NOT FIT" }
+        ))
     );
     Ok(())
 }
@@ -342,33 +326,21 @@ fn dry_run(inv: &Invocation, engine: &Mdtest, json: bool) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn args(a: &[&str]) -> MdtestArgs {
+    /// The arguments of command line `line`, split at white space.
+    fn args(line: &str) -> MdtestArgs {
         MdtestArgs {
-            args: a.iter().map(|s| s.to_string()).collect(),
+            args: line.split_whitespace().map(String::from).collect(),
         }
     }
 
     #[test]
     fn fslab_options_are_taken_from_among_mdtests() {
         let (own, md) = MdtestOwnArgs::split(
-            &[
-                "-n",
-                "100",
-                "--repeat",
-                "3",
-                "-u",
-                "--format=json",
-                "-q",
-                "--random-seed",
-                "7",
-                "-d",
-                "x",
-            ]
-            .map(String::from),
+            &args("-n 100 --repeat 3 -u --format=json -q --random-seed 7 -d x").args,
         );
         assert_eq!(own, ["--repeat", "3", "--format=json", "-q"]);
         assert_eq!(md, ["-n", "100", "-u", "--random-seed", "7", "-d", "x"]);
-        let p = parse(&args(&["-n", "100", "--repeat", "3", "-d", "x", "--json"])).unwrap();
+        let p = parse(&args("-n 100 --repeat 3 -d x --json")).unwrap();
         assert_eq!((p.own.run.repeat, p.inv.params.iterations), (3, 3));
         assert!(p.own.run.json);
         assert_eq!(p.inv.dir, PathBuf::from("x"));
@@ -377,37 +349,34 @@ mod tests {
     /// `--db` among mdtest's flags is fslab's (tests/engine_shape.rs: every common option).
     #[test]
     fn db_is_fslabs_among_mdtests_flags() {
-        let p = parse(&args(&["-n", "10", "--db", "a.db", "-d", "x"])).unwrap();
+        let p = parse(&args("-n 10 --db a.db -d x")).unwrap();
         assert_eq!(p.db, Some(PathBuf::from("a.db")));
-        let p = parse(&args(&["--db=b.db", "-n", "10"])).unwrap();
+        let p = parse(&args("--db=b.db -n 10")).unwrap();
         assert_eq!(p.db, Some(PathBuf::from("b.db")));
     }
 
     #[test]
     fn iterations_and_repeat_are_one_number() {
-        let p = parse(&args(&["-n", "10", "-i", "4"])).unwrap();
+        let p = parse(&args("-n 10 -i 4")).unwrap();
         assert_eq!((p.own.run.repeat, p.inv.params.iterations), (4, 4));
-        let e = parse(&args(&["-n", "10", "-i", "4", "--repeat", "2"])).unwrap_err();
+        let e = parse(&args("-n 10 -i 4 --repeat 2")).unwrap_err();
         assert!(e.to_string().contains("give one of them"), "{e}");
-        assert!(parse(&args(&["-n", "10", "-i", "2", "--repeat", "2"])).is_ok());
+        assert!(parse(&args("-n 10 -i 2 --repeat 2")).is_ok());
     }
 
     #[test]
     fn bad_flags_are_one_line_naming_the_flag() {
-        let e = parse(&args(&["-n", "ten"])).unwrap_err().to_string();
+        let refused = |line| parse(&args(line)).unwrap_err().to_string();
+        let e = refused("-n ten");
         assert!(e.starts_with("-n ten"), "{e}");
-        let e = parse(&args(&["-n", "10", "--repeat", "x"]))
-            .unwrap_err()
-            .to_string();
+        let e = refused("-n 10 --repeat x");
         assert!(
             e.contains("--repeat") && e.contains("fslab mdtest --help"),
             "{e}"
         );
-        let e = parse(&args(&["-n", "1", "-S"])).unwrap_err().to_string();
+        let e = refused("-n 1 -S");
         assert!(e.starts_with("-S: mdtest option not supported"), "{e}");
-        let e = parse(&args(&["-n", "1", "--posix.odirect", "-w", "100"]))
-            .unwrap_err()
-            .to_string();
+        let e = refused("-n 1 --posix.odirect -w 100");
         assert!(e.starts_with("-w 100 with --posix.odirect"), "{e}");
     }
 }

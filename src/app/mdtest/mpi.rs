@@ -92,15 +92,7 @@ fn directories(
     opts.dirs = inv.dirs.len() as u32;
     // Refused by all ranks together, so rank 0 says why and every rank exits 2 (a rank that
     // refused alone would end the job with MPI_Abort, its line and code racing the others).
-    comm.agree(match opts.dirs > comm.size() {
-        true => Err(crate::error::usage(format!(
-            "-d: {} directories for {} ranks; mdtest needs at least as many ranks as directories (rank r works in directory r mod {}): run more ranks or give fewer directories",
-            opts.dirs,
-            comm.size(),
-            opts.dirs
-        ))),
-        false => Ok(()),
-    })?;
+    comm.agree(mdtest::run::check_dirs(opts.dirs, comm.size()))?;
     let mine = inv.dir_of(comm.rank()).clone();
     // Every rank of a directory works in the same test directories: it must be one
     // directory for all of them (a dry run makes nothing).
@@ -127,11 +119,10 @@ fn directories(
     }
     if let Some(x) = &inv.status_file {
         // Rank 0 reads it (mdtest's rank 0 does) and checks it against its records.
-        let checked = if comm.is_root() {
-            crate::workload::mdtest::status::check(x, p, &inv.dir)
-        } else {
-            Ok(None)
-        };
+        let checked = comm
+            .is_root()
+            .then(|| mdtest::status::check(x, p, &inv.dir));
+        let checked = checked.unwrap_or(Ok(None));
         if let Some(note) = comm.agree(checked)? {
             eprintln!("fslab: note: {note}");
         }

@@ -14,7 +14,7 @@ use super::params::MdtestParams;
 use super::record::Keeper;
 use super::result::{Iteration, Phase, PhaseResult, Stonewall};
 use super::team::Team;
-use super::walk::{ItemOp, Items, Pace, Probe, WalkError, Walker};
+use super::walk::{ItemOp, Items, Pace, Probe, WalkError, WalkResult, Walker};
 use crate::workload::fsops::{CreateHow, Ops};
 use crate::workload::Observer;
 use anyhow::{anyhow, Context, Result};
@@ -46,13 +46,14 @@ pub struct Engine<'a, O: Ops, T: Team + ?Sized> {
     /// This rank makes, checks and removes the test directory in its `-d` (rank 0; with
     /// `-d a@b` the first rank of each directory).
     leader: bool,
+    /// The current iteration's test directory (`test-dir.<j>-0`), for errors.
+    td: String,
 }
 
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// A walk's error as the run reports it.
 /// Fisher–Yates shuffle of `0..n` with MT19937 seeded by `seed` (deterministic).
 pub fn shuffled(n: u64, seed: u32) -> Vec<u64> {
     let mut v: Vec<u64> = (0..n).collect();
@@ -92,6 +93,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             ran: Vec::new(),
             wall: (params.stonewall > 0).then(|| Duration::from_secs(u64::from(params.stonewall))),
             leader: team.rank() == 0,
+            td: String::new(),
         }
     }
 
@@ -108,14 +110,6 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         self.walker.ops
     }
 
-    fn roles(&self) -> Roles {
-        Roles {
-            rank: self.team.rank(),
-            size: self.team.size(),
-            stride: self.params.stride,
-        }
-    }
-
     /// Run one timed phase: barrier, `work`, verdict; keep the local sample. `start`, the
     /// directory the walk starts in (the test directory and the node of a tree), is opened
     /// before the clock starts; whatever directory the walk holds last is closed after it
@@ -124,12 +118,12 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         &mut self,
         phase: Phase,
         expect: u64,
-        (testdir, td): (&O::Dir, &str),
+        testdir: &O::Dir,
         start: Option<(Tree, u64)>,
         work: F,
     ) -> Result<u64>
     where
-        F: FnOnce(&mut Walker<'a, O>, Instant) -> Result<Sample, WalkError>,
+        F: FnOnce(&mut Walker<'a, O>, Instant) -> WalkResult<Sample>,
     {
         let rank0 = self.team.rank() == 0;
         if rank0 {
@@ -153,7 +147,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         }
         let (local, sample) = match r {
             Ok(s) => (Ok(()), s),
-            Err(e) => (Err(e.into_error(td)), Sample::default()),
+            Err(e) => (Err(e.into_error(&self.td)), Sample::default()),
         };
         let verdict = self.team.agree(local);
         let elapsed = nanos(t0.elapsed());
@@ -175,11 +169,16 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
     pub fn iteration(&mut self, base: &O::Dir, j: u32) -> Result<Iteration> {
         let p = self.params;
         let steps = p.steps();
-        let roles = self.roles();
+        let roles = Roles {
+            rank: self.team.rank(),
+            size: self.team.size(),
+            stride: p.stride,
+        };
         let rank0 = roles.rank == 0;
         let unique = p.unique_dir;
         let lay = self.lay;
         let td = test_dir(j);
+        self.td.clone_from(&td);
         let td_c = CString::new(td.as_str()).context("test directory name")?;
         self.samples = [Sample::default(); Phase::ALL.len()];
         self.ran.clear();
@@ -202,28 +201,23 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
                 me.keeper.made(&td)
             })?;
         } else {
-            let known = if self.leader {
-                self.keeper.verify(&td)
-            } else {
-                Ok(None)
-            };
+            let known = self.leader.then(|| self.keeper.verify(&td));
+            let known = known.unwrap_or(Ok(None));
             let n = known.as_ref().ok().copied().flatten().unwrap_or(lay.items);
             self.team.agree(known.map(|_| ()))?;
             file_items = self.team.broadcast(n);
         }
         let opened = self.walker.ops.open_dir(base, &td_c);
-        let (res, dir) = match opened {
-            Ok(d) => (Ok(()), Some(d)),
-            Err(e) => (Err(anyhow!("open {td}: {e}")), None),
-        };
-        self.team.agree(res)?;
-        let testdir = dir.ok_or_else(|| anyhow!("open {td}: no directory"))?;
+        let failed = opened.as_ref().err().map(|e| anyhow!("open {td}: {e}"));
+        // Every rank opened it once the ranks agree.
+        self.team.agree(failed.map_or(Ok(()), Err))?;
+        let testdir = opened?;
         let own_tree = Tree(unique.then_some(roles.rank));
         let builds_tree = unique || rank0;
         let tree_items = if rank0 { lay.dirs } else { 0 };
         // The tree phases: the builders make (or remove) the tree, rank 0 counts it.
         let tree_phase = |me: &mut Self, phase: Phase, top: Option<(Tree, u64)>| {
-            me.timed(phase, lay.dirs, (&testdir, &td), top, |w, _| {
+            me.timed(phase, lay.dirs, &testdir, top, |w, _| {
                 if builds_tree {
                     w.tree(&testdir, own_tree, phase == Phase::TreeRemove)?;
                 }
@@ -235,10 +229,10 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             tree_phase(self, Phase::TreeCreate, None)?;
         }
         if p.does_dirs() {
-            self.dir_phases(&testdir, &td, roles)?;
+            self.dir_phases(&testdir, roles)?;
         }
         if p.does_files() {
-            file_items = self.file_phases(&testdir, &td, roles, file_items)?;
+            file_items = self.file_phases(&testdir, roles, file_items)?;
         }
         if steps.remove {
             let top = (builds_tree && lay.depth > 0).then_some((own_tree, 0));
@@ -247,10 +241,8 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         drop(testdir);
         self.by_leader(|me| {
             if steps.remove {
-                me.walker
-                    .ops
-                    .rmdir(base, &td_c)
-                    .map_err(|e| anyhow!("rmdir {td}: {e}"))?;
+                let removed = me.walker.ops.rmdir(base, &td_c);
+                removed.map_err(|e| anyhow!("rmdir {td}: {e}"))?;
             }
             me.keeper.finished(&td, file_items, steps.remove)
         })?;
@@ -268,80 +260,68 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
     fn preorder_phase(
         &mut self,
         phase: Phase,
-        (testdir, td): (&O::Dir, &str),
+        testdir: &O::Dir,
         who: Items,
         op: ItemOp,
         n: u64,
     ) -> Result<u64> {
-        self.timed(phase, n, (testdir, td), top(who), |w, _| {
+        // A walk in creation order starts at the top of `who`'s tree.
+        self.timed(phase, n, testdir, Some((who.tree, 0)), |w, _| {
             let r = w.items_preorder(testdir, who, op, 0..n, None)?;
             Ok(items(r.done))
         })
     }
 
     /// A phase that stats or reads (`probe`) `who`'s first `count` items by number, or in
-    /// `order` (`-R`).
+    /// `-R`'s order (its indices below `count`).
     fn probe_phase(
         &mut self,
         phase: Phase,
-        (testdir, td): (&O::Dir, &str),
+        testdir: &O::Dir,
         who: Items,
         count: u64,
-        order: Option<&[u64]>,
         probe: Probe,
     ) -> Result<u64> {
+        let order = self.order.as_ref().map(|o| {
+            o.iter()
+                .copied()
+                .filter(|&v| v < count)
+                .collect::<Vec<u64>>()
+        });
+        let order = order.as_deref();
         let start = self.walker.probe_start(count, order);
         let start = start.map(|node| (who.tree, node));
-        self.timed(phase, count, (testdir, td), start, |w, _| {
+        self.timed(phase, count, testdir, start, |w, _| {
             Ok(items(w.probe(testdir, who, count, order, probe)?))
         })
     }
 
-    fn dir_phases(&mut self, testdir: &O::Dir, td: &str, roles: Roles) -> Result<()> {
+    fn dir_phases(&mut self, testdir: &O::Dir, roles: Roles) -> Result<()> {
         let (steps, unique, n) = (self.params.steps(), self.params.unique_dir, self.lay.items);
         let at = |s: Shift| Items::of(roles, s, unique, ItemKind::Dir);
         if steps.create {
             let who = at(Shift::Create);
-            self.preorder_phase(Phase::DirCreate, (testdir, td), who, ItemOp::Mkdir, n)?;
+            self.preorder_phase(Phase::DirCreate, testdir, who, ItemOp::Mkdir, n)?;
         }
         if steps.stat {
-            // Taken out for the phase, which reads it while the engine runs; put back after.
-            let order = self.order.take();
-            let who = at(Shift::Stat);
-            let stat = Probe::Stat;
-            let r = self.probe_phase(
-                Phase::DirStat,
-                (testdir, td),
-                who,
-                n,
-                order.as_deref(),
-                stat,
-            );
-            self.order = order;
-            r?;
+            self.probe_phase(Phase::DirStat, testdir, at(Shift::Stat), n, Probe::Stat)?;
         }
         if steps.rename && n > 1 {
             let who = at(Shift::Stat);
             let start = self.walker.rename_start().map(|node| (who.tree, node));
-            self.timed(Phase::DirRename, n, (testdir, td), start, |w, _| {
+            self.timed(Phase::DirRename, n, testdir, start, |w, _| {
                 Ok(items(w.rename_dirs(testdir, who.tree, who.owner, n)?))
             })?;
         }
         if steps.remove {
             let who = at(Shift::Remove);
-            self.preorder_phase(Phase::DirRemove, (testdir, td), who, ItemOp::Rmdir, n)?;
+            self.preorder_phase(Phase::DirRemove, testdir, who, ItemOp::Rmdir, n)?;
         }
         Ok(())
     }
 
     /// The file phases; returns how many files each rank has (fewer after a stonewall).
-    fn file_phases(
-        &mut self,
-        testdir: &O::Dir,
-        td: &str,
-        roles: Roles,
-        mut count: u64,
-    ) -> Result<u64> {
+    fn file_phases(&mut self, testdir: &O::Dir, roles: Roles, mut count: u64) -> Result<u64> {
         let p = self.params;
         let (steps, unique, n) = (p.steps(), p.unique_dir, self.lay.items);
         let at = |s: Shift| Items::of(roles, s, unique, ItemKind::File);
@@ -355,7 +335,8 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             });
             let team = self.team;
             let wall_after = self.wall;
-            count = self.timed(Phase::FileCreate, n, (testdir, td), top(who), |w, t0| {
+            let top = Some((who.tree, 0));
+            count = self.timed(Phase::FileCreate, n, testdir, top, |w, t0| {
                 let Some(after) = wall_after else {
                     let r = w.items_preorder(testdir, who, op, 0..n, None)?;
                     return Ok(items(r.done));
@@ -386,31 +367,22 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
                 })
             })?;
         }
-        let order = self.order.as_ref().map(|o| {
-            o.iter()
-                .copied()
-                .filter(|&v| v < count)
-                .collect::<Vec<u64>>()
-        });
-        let order = order.as_deref();
         if steps.stat {
-            let who = at(Shift::Stat);
             self.probe_phase(
                 Phase::FileStat,
-                (testdir, td),
-                who,
+                testdir,
+                at(Shift::Stat),
                 count,
-                order,
                 Probe::Stat,
             )?;
         }
         if steps.read {
             let (who, read) = (at(Shift::Read), Probe::Read(p.read_bytes));
-            self.probe_phase(Phase::FileRead, (testdir, td), who, count, order, read)?;
+            self.probe_phase(Phase::FileRead, testdir, who, count, read)?;
         }
         if steps.remove {
             let who = at(Shift::Remove);
-            self.preorder_phase(Phase::FileRemove, (testdir, td), who, ItemOp::Unlink, count)?;
+            self.preorder_phase(Phase::FileRemove, testdir, who, ItemOp::Unlink, count)?;
         }
         Ok(count)
     }
@@ -449,11 +421,6 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             .collect();
         Iteration { index: j, phases }
     }
-}
-
-/// The top of `who`'s tree, where a walk in creation order starts.
-fn top(who: Items) -> Option<(Tree, u64)> {
-    Some((who.tree, 0))
 }
 
 /// A sample of `n` items.

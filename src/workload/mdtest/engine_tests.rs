@@ -1,8 +1,8 @@
 use super::*;
 use crate::workload::fsops::{Kind, Recorder};
 use crate::workload::mdtest::record::NoRecords;
-use crate::workload::mdtest::team::{Solo, Threads};
-use crate::workload::mdtest::test_support::params;
+use crate::workload::mdtest::team::Solo;
+use crate::workload::mdtest::test_support::{on_ranks, params};
 use crate::workload::Quiet;
 use std::ffi::CStr;
 use std::io;
@@ -12,12 +12,12 @@ use std::sync::{Arc, Mutex};
 /// fails; `stop` is the stop flag. Returns the iterations (or the failure), the recorder and
 /// the test directories the keeper still holds.
 fn alone(
-    args: &[&str],
+    line: &str,
     rec: Recorder,
     stop: &dyn Fn() -> bool,
     seed: Option<u32>,
 ) -> (Result<Vec<Iteration>>, Recorder, Vec<String>) {
-    let (p, lay) = params(args);
+    let (p, lay) = params(line);
     let mut keeper = NoRecords::default();
     let mut e = Engine::new(&p, lay, &Solo, rec, &mut keeper, &Quiet, stop, seed);
     let its = (0..p.iterations)
@@ -28,8 +28,8 @@ fn alone(
 }
 
 /// Run every iteration of `args` as one rank on a checked recorder in which `D` exists.
-fn solo(args: &[&str], seed: Option<u32>) -> (Vec<Iteration>, Recorder) {
-    let (its, rec, _) = alone(args, Recorder::checked(&["D"]), &|| false, seed);
+fn solo(line: &str, seed: Option<u32>) -> (Vec<Iteration>, Recorder) {
+    let (its, rec, _) = alone(line, Recorder::checked(&["D"]), &|| false, seed);
     (its.unwrap(), rec)
 }
 
@@ -93,10 +93,7 @@ rmdir D/test-dir.0-0";
 
 #[test]
 fn a_tiny_tree_runs_mdtests_exact_sequence() {
-    let (its, rec) = solo(
-        &["-I", "1", "-z", "1", "-b", "2", "-w", "5", "-e", "5", "-y"],
-        None,
-    );
+    let (its, rec) = solo("-I 1 -z 1 -b 2 -w 5 -e 5 -y", None);
     assert_eq!(rec.text(), TINY);
     assert_eq!(rec.paths(), ["D"], "everything made was removed");
     let phases: Vec<(Phase, u64)> = its[0].phases.iter().map(|p| (p.phase, p.items)).collect();
@@ -136,7 +133,7 @@ fn numbers(rec: &Recorder, op: &str, kind: &str) -> Vec<u64> {
 #[test]
 fn creation_is_pre_order_and_stat_goes_by_number() {
     // -z 2 -b 2: directories 0, 1, 3, 4, 2, 5, 6 in pre-order (mdtest's strace shows the same).
-    let (_, rec) = solo(&["-I", "1", "-z", "2", "-b", "2", "-e", "0"], None);
+    let (_, rec) = solo("-I 1 -z 2 -b 2 -e 0", None);
     let pre = [0, 1, 3, 4, 2, 5, 6];
     assert_eq!(numbers(&rec, "mkdir", "dir."), pre);
     assert_eq!(numbers(&rec, "stat", "dir."), [0, 1, 2, 3, 4, 5, 6]);
@@ -168,10 +165,7 @@ fn creation_is_pre_order_and_stat_goes_by_number() {
 
 #[test]
 fn leaf_only_items_live_in_the_leaves() {
-    let (its, rec) = solo(
-        &["-n", "8", "-z", "2", "-b", "2", "-L", "-F", "-C", "-T"],
-        None,
-    );
+    let (its, rec) = solo("-n 8 -z 2 -b 2 -L -F -C -T", None);
     // Leaves 3..6 hold 2 items each: 6..13.
     assert_eq!(
         numbers(&rec, "create", "file."),
@@ -190,7 +184,7 @@ fn leaf_only_items_live_in_the_leaves() {
 
 #[test]
 fn iterations_use_their_own_test_directories() {
-    let (its, rec) = solo(&["-n", "2", "-i", "3", "-D"], None);
+    let (its, rec) = solo("-n 2 -i 3 -D", None);
     assert_eq!(its.len(), 3);
     for j in 0..3 {
         assert!(rec.log.contains(&format!("mkdir D/test-dir.{j}-0")));
@@ -212,7 +206,7 @@ fn random_order_is_a_seeded_permutation() {
     assert_eq!(sorted, (0..1000).collect::<Vec<u64>>(), "a permutation");
     assert_ne!(a, sorted);
     // The stat and read phases follow the seed's order (rank 0: seed + 0); creation does not.
-    let (_, rec) = solo(&["-n", "50", "-F", "-R", "-e", "0"], Some(42));
+    let (_, rec) = solo("-n 50 -F -R -e 0", Some(42));
     let want = shuffled(50, 42);
     assert_eq!(numbers(&rec, "stat", "file."), want);
     assert_eq!(numbers(&rec, "read", "file."), want);
@@ -221,10 +215,7 @@ fn random_order_is_a_seeded_permutation() {
         (0..50).collect::<Vec<u64>>()
     );
     // Over several directories the shuffled stats go by path from the test directory.
-    let (_, rec) = solo(
-        &["-I", "3", "-z", "1", "-b", "2", "-F", "-R", "-e", "0"],
-        Some(5),
-    );
+    let (_, rec) = solo("-I 3 -z 1 -b 2 -F -R -e 0", Some(5));
     let stats: Vec<&String> = rec.log.iter().filter(|l| l.starts_with("stat")).collect();
     assert_eq!(stats.len(), 9);
     assert_eq!(numbers(&rec, "stat", "file."), shuffled(9, 5));
@@ -246,70 +237,51 @@ impl Shared {
         let mut g = self.0.lock().unwrap();
         let n = g.log.len();
         let r = f(&mut g);
-        if g.log.len() > n {
-            let l = g.log.pop().unwrap();
-            g.log.push(format!("r{} {l}", self.1));
+        if let Some(l) = g.log.get_mut(n) {
+            *l = format!("r{} {l}", self.1);
         }
         r
     }
 }
 
+/// `Ops` methods that pass the call to the shared recorder ([`Shared::with`]).
+macro_rules! to_recorder {
+    ($($op:ident($($a:ident: $t:ty),*) -> $r:ty;)*) => {
+        $(fn $op(&mut self, $($a: $t),*) -> io::Result<$r> {
+            self.with(|r| r.$op($($a),*))
+        })*
+    };
+}
+
 impl Ops for Shared {
     type Dir = String;
-    fn mkdir(&mut self, p: &String, n: &CStr) -> io::Result<()> {
-        self.with(|r| r.mkdir(p, n))
-    }
-    fn rmdir(&mut self, p: &String, n: &CStr) -> io::Result<()> {
-        self.with(|r| r.rmdir(p, n))
-    }
-    fn open_dir(&mut self, p: &String, n: &CStr) -> io::Result<String> {
-        self.with(|r| r.open_dir(p, n))
-    }
-    fn create(&mut self, p: &String, n: &CStr, h: CreateHow) -> io::Result<()> {
-        self.with(|r| r.create(p, n, h))
-    }
-    fn read_file(&mut self, p: &String, n: &CStr, b: u64) -> io::Result<u64> {
-        self.with(|r| r.read_file(p, n, b))
-    }
-    fn stat(&mut self, p: &String, n: &CStr) -> io::Result<Kind> {
-        self.with(|r| r.stat(p, n))
-    }
-    fn rename(&mut self, a: &String, b: &CStr, c: &String, d: &CStr) -> io::Result<()> {
-        self.with(|r| r.rename(a, b, c, d))
-    }
-    fn unlink(&mut self, p: &String, n: &CStr) -> io::Result<()> {
-        self.with(|r| r.unlink(p, n))
-    }
-    fn count_entries(&mut self, d: &String) -> io::Result<u64> {
-        self.with(|r| r.count_entries(d))
+    to_recorder! {
+        mkdir(p: &String, n: &CStr) -> ();
+        rmdir(p: &String, n: &CStr) -> ();
+        open_dir(p: &String, n: &CStr) -> String;
+        create(p: &String, n: &CStr, h: CreateHow) -> ();
+        read_file(p: &String, n: &CStr, b: u64) -> u64;
+        stat(p: &String, n: &CStr) -> Kind;
+        rename(a: &String, b: &CStr, c: &String, d: &CStr) -> ();
+        unlink(p: &String, n: &CStr) -> ();
+        count_entries(d: &String) -> u64;
     }
 }
 
 /// Run `args` with `n` ranks as threads on one shared checked recorder; `wall` gives each
 /// rank's stonewall (tests do not wait for seconds to pass).
-fn ranks(args: &[&str], n: u32, wall: &[Option<Duration>]) -> (Vec<Iteration>, Recorder) {
-    let (p, lay) = params(args);
+fn ranks(line: &str, n: u32, wall: &[Option<Duration>]) -> (Vec<Iteration>, Recorder) {
+    let (p, lay) = params(line);
     let rec = Arc::new(Mutex::new(Recorder::checked(&["D"]).without_opens()));
-    let team = Threads::new(n);
-    let outs: Vec<Iteration> = std::thread::scope(|s| {
-        let hs: Vec<_> = team
-            .iter()
-            .map(|t| {
-                let (p, rec) = (&p, Arc::clone(&rec));
-                let w = wall.get(t.rank() as usize).copied().flatten();
-                s.spawn(move || {
-                    let mut keeper = NoRecords::default();
-                    let never = || false;
-                    let ops = Shared(rec, t.rank());
-                    let mut e = Engine::new(p, lay, t, ops, &mut keeper, &Quiet, &never, None);
-                    if w.is_some() {
-                        e.wall = w;
-                    }
-                    e.iteration(&"D".to_string(), 0).unwrap()
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    let outs = on_ranks(n, |t| {
+        let mut keeper = NoRecords::default();
+        let never = || false;
+        let ops = Shared(Arc::clone(&rec), t.rank());
+        let mut e = Engine::new(&p, lay, t, ops, &mut keeper, &Quiet, &never, None);
+        if let Some(w) = wall.get(t.rank() as usize).copied().flatten() {
+            e.wall = Some(w);
+        }
+        e.iteration(&"D".to_string(), 0).unwrap()
     });
     for o in &outs[1..] {
         assert_eq!(
@@ -332,7 +304,7 @@ fn lines<'a>(rec: &'a Recorder, prefix: &str) -> Vec<&'a str> {
 
 #[test]
 fn unique_directories_with_a_stride_shift_the_ranks_work() {
-    let (outs, rec) = ranks(&["-n", "2", "-u", "-N", "1", "-F"], 2, &[]);
+    let (outs, rec) = ranks("-n 2 -u -N 1 -F", 2, &[]);
     // Rank 0 makes its items in rank 1's tree, stats rank 1's items (in rank 0's tree, where
     // rank 1 made them) and removes rank 1's (rank 0 + 3·1 = rank 1 of 2).
     let tree = |n: u32| format!("D/test-dir.0-0/mdtest_tree.{n}.0");
@@ -356,7 +328,7 @@ fn unique_directories_with_a_stride_shift_the_ranks_work() {
 
 #[test]
 fn a_shared_tree_is_made_by_rank_zero_and_holds_every_ranks_items() {
-    let (outs, rec) = ranks(&["-n", "4", "-z", "1", "-b", "1", "-D"], 3, &[]);
+    let (outs, rec) = ranks("-n 4 -z 1 -b 1 -D", 3, &[]);
     assert!(lines(&rec, "r1 mkdir")
         .iter()
         .all(|l| l.contains("dir.mdtest.1.")));
@@ -375,18 +347,14 @@ fn the_stonewall_stops_creation_and_the_ranks_catch_up() {
     // catches up to 8 (wear-out), and the later phases work on all 8 per rank.
     let zero = Some(Duration::ZERO);
     let long = Some(Duration::from_secs(3600));
-    let (outs, rec) = ranks(&["-n", "8", "-F", "-W", "1", "-u"], 2, &[zero, long]);
+    let (outs, rec) = ranks("-n 8 -F -W 1 -u", 2, &[zero, long]);
     let c = outs[0].get(Phase::FileCreate).unwrap();
     assert_eq!(c.items, 16);
     assert_eq!(c.stonewall.map(|s| s.items), Some(1 + 8));
     assert_eq!(lines(&rec, "r0 create").len(), 8);
     assert_eq!(outs[0].get(Phase::FileStat).unwrap().items, 16);
     // Both hit it after one file: no wear-out; stat, read and removal see one file each.
-    let (outs, rec) = ranks(
-        &["-n", "8", "-F", "-W", "1", "-u", "-e", "0"],
-        2,
-        &[zero, zero],
-    );
+    let (outs, rec) = ranks("-n 8 -F -W 1 -u -e 0", 2, &[zero, zero]);
     let c = outs[1].get(Phase::FileCreate).unwrap();
     assert_eq!((c.items, c.stonewall.map(|s| s.items)), (2, Some(2)));
     for ph in [Phase::FileStat, Phase::FileRead, Phase::FileRemove] {
@@ -403,7 +371,7 @@ fn the_stonewall_stops_creation_and_the_ranks_catch_up() {
 #[test]
 fn an_io_error_names_the_entry_and_stops_the_run() {
     let rec = Recorder::checked(&["D"]).fail_on("create", "file.mdtest.0.1", libc::ENOSPC);
-    let (its, _, owned) = alone(&["-n", "3", "-F"], rec, &|| false, None);
+    let (its, _, owned) = alone("-n 3 -F", rec, &|| false, None);
     let err = its.unwrap_err().to_string();
     assert!(
         err.starts_with("create test-dir.0-0/mdtest_tree.0/file.mdtest.0.1:"),
@@ -414,7 +382,7 @@ fn an_io_error_names_the_entry_and_stops_the_run() {
 
 #[test]
 fn the_stop_flag_interrupts_a_phase() {
-    let (its, rec, _) = alone(&["-n", "3000", "-D"], Recorder::default(), &|| true, None);
+    let (its, rec, _) = alone("-n 3000 -D", Recorder::default(), &|| true, None);
     let err = its.unwrap_err();
     assert!(
         err.chain().any(|c| c.is::<crate::signal::Interrupted>()),

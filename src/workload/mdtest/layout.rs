@@ -70,10 +70,10 @@ impl Layout {
             (per_dir, per_dir * holders)
         };
         if per_dir == 0 {
-            return Err(anyhow::Error::new(ParamError::new(format!(
+            crate::bail_param!(
                 "{{items={}}} is fewer than the {holders} directories that hold items ({{depth={}}}, {{branching={}}}): each would get 0 items; raise {{items=}} or lower {{depth=}} or {{branching=}}",
                 p.items, z, p.branching
-            ))));
+            );
         }
         Ok(Layout {
             depth: z,
@@ -139,13 +139,9 @@ impl Layout {
     }
 
     /// The directories from the top (0) down to `node`, into `out` (cleared first).
-    pub fn chain(&self, mut node: u64, out: &mut Vec<u64>) {
+    pub fn chain(&self, node: u64, out: &mut Vec<u64>) {
         out.clear();
-        out.push(node);
-        while let Some(p) = self.parent(node) {
-            out.push(p);
-            node = p;
-        }
+        out.extend(std::iter::successors(Some(node), |&n| self.parent(n)));
         out.reverse();
     }
 }

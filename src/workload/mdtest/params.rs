@@ -32,48 +32,101 @@ pub enum Field {
     Seed,
 }
 
-/// mdtest's flag of each parameter: (study key, flag, field), in the order of mdtest's
-/// command line ([`MdtestParams::flags`]). The parser reads these flags, refusals name them
-/// ([`words`]) and labels print them.
-pub const FLAGS: &[(&str, &str, Field)] = &[
-    ("items", "-n", Field::Count(|p| &mut p.items)),
-    (
-        "items_per_dir",
-        "-I",
-        Field::Count(|p| &mut p.items_per_dir),
-    ),
-    ("depth", "-z", Field::Small(|p| &mut p.depth)),
-    ("branching", "-b", Field::Small(|p| &mut p.branching)),
-    ("unique_dir", "-u", Field::Switch(|p| &mut p.unique_dir)),
-    ("files_only", "-F", Field::Switch(|p| &mut p.files_only)),
-    ("dirs_only", "-D", Field::Switch(|p| &mut p.dirs_only)),
-    ("leaf_only", "-L", Field::Switch(|p| &mut p.leaf_only)),
-    ("write_bytes", "-w", Field::Count(|p| &mut p.write_bytes)),
-    ("read_bytes", "-e", Field::Count(|p| &mut p.read_bytes)),
-    ("sync", "-y", Field::Switch(|p| &mut p.sync)),
-    ("iterations", "-i", Field::Small(|p| &mut p.iterations)),
-    ("create_only", "-C", Field::Switch(|p| &mut p.create_only)),
-    ("stat_only", "-T", Field::Switch(|p| &mut p.stat_only)),
-    ("read_only", "-E", Field::Switch(|p| &mut p.read_only)),
-    ("remove_only", "-r", Field::Switch(|p| &mut p.remove_only)),
-    ("rename_dirs", "-U", Field::Switch(|p| &mut p.rename_dirs)),
-    ("stride", "-N", Field::Small(|p| &mut p.stride)),
-    ("stonewall", "-W", Field::Small(|p| &mut p.stonewall)),
-    ("random", "-R", Field::Switch(|p| &mut p.random)),
-    ("random_seed", "--random-seed", Field::Seed),
-    ("sync_phases", "-Y", Field::Switch(|p| &mut p.sync_phases)),
-    ("mknod", "-k", Field::Switch(|p| &mut p.mknod)),
-    (
-        "time_unique_dir",
-        "-t",
-        Field::Switch(|p| &mut p.time_unique_dir),
-    ),
-    (
-        "odirect",
-        "--posix.odirect",
-        Field::Switch(|p| &mut p.odirect),
-    ),
-];
+/// Declares [`MdtestParams`], its [`Default`] and [`FLAGS`] from one list: each parameter
+/// with its doc and serde attributes, its study key and type, mdtest's default, mdtest's
+/// flag and how the flag sets it (a [`Field`] variant), in the order of mdtest's command line.
+macro_rules! params {
+    ($($(#[$attr:meta])* $key:ident: $ty:ty = $default:expr, $flag:literal, $how:ident;)*) => {
+        /// What one mdtest run does (everything but where it runs and how it prints).
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields, default)]
+        pub struct MdtestParams {
+            /// Label in reports (a study file's `label`); default: the flags
+            /// ([`MdtestParams::flags`]).
+            #[serde(skip_serializing_if = "Option::is_none")]
+            pub label: Option<String>,
+            $($(#[$attr])* pub $key: $ty,)*
+        }
+
+        impl Default for MdtestParams {
+            fn default() -> Self {
+                MdtestParams {
+                    label: None,
+                    $($key: $default,)*
+                }
+            }
+        }
+
+        /// mdtest's flag of each parameter: (study key, flag, field), in the order of
+        /// mdtest's command line ([`MdtestParams::flags`]). The parser reads these flags,
+        /// refusals name them ([`words`]) and labels print them.
+        pub const FLAGS: &[(&str, &str, Field)] =
+            &[$((stringify!($key), $flag, params!(@field $how $key)),)*];
+    };
+    (@field Seed $key:ident) => { Field::Seed };
+    (@field $how:ident $key:ident) => { Field::$how(|p| &mut p.$key) };
+}
+
+params! {
+    /// `-n`: items (directories and/or files) per rank; 0 = not given.
+    items: u64 = 0, "-n", Count;
+    /// `-I`: items per tree directory; 0 = not given.
+    items_per_dir: u64 = 0, "-I", Count;
+    /// `-z`: depth of the tree below its top directory.
+    depth: u32 = 0, "-z", Small;
+    /// `-b`: subdirectories per tree directory.
+    branching: u32 = DEFAULT_BRANCHING, "-b", Small;
+    /// `-u`: one tree per rank (`mdtest_tree.<rank>.0`) instead of one shared tree.
+    unique_dir: bool = false, "-u", Switch;
+    /// `-F`: files only.
+    files_only: bool = false, "-F", Switch;
+    /// `-D`: directories only.
+    dirs_only: bool = false, "-D", Switch;
+    /// `-L`: items only in the leaves of the tree.
+    leaf_only: bool = false, "-L", Switch;
+    /// `-w`: bytes written to each file after it is created.
+    write_bytes: u64 = 0, "-w", Count;
+    /// `-e`: bytes read from each file.
+    read_bytes: u64 = 0, "-e", Count;
+    /// `-y`: fsync each file after writing it.
+    sync: bool = false, "-y", Switch;
+    /// `-i`: iterations.
+    iterations: u32 = DEFAULT_ITERATIONS, "-i", Small;
+    /// `-C`: create.
+    create_only: bool = false, "-C", Switch;
+    /// `-T`: stat.
+    stat_only: bool = false, "-T", Switch;
+    /// `-E`: read.
+    read_only: bool = false, "-E", Switch;
+    /// `-r`: remove.
+    remove_only: bool = false, "-r", Switch;
+    /// `-U`: rename directories.
+    rename_dirs: bool = false, "-U", Switch;
+    /// `-N`: rank r stats the items of rank r+N, reads those of r+2N, removes those of r+3N.
+    stride: u32 = 0, "-N", Small;
+    /// `-W`: stonewall seconds for file creation (0 = off).
+    stonewall: u32 = 0, "-W", Small;
+    /// `-R`: stat (and read) in a random order.
+    random: bool = false, "-R", Switch;
+    /// `--random-seed`: the order's seed (each rank adds its rank); `None` = from the clock.
+    /// As in mdtest, a seed alone also selects the random order.
+    random_seed: Option<u32> = None, "--random-seed", Seed;
+    /// `-Y`: `sync` after each phase, inside the phase's time (as mdtest, which runs the
+    /// `sync` command there).
+    #[serde(skip_serializing_if = "is_false")]
+    sync_phases: bool = false, "-Y", Switch;
+    /// `-k`: make each file with `mknod` (an empty regular file, mode 0400) instead of
+    /// `open(O_CREAT)`; no data can be written (`-w` is refused, as in mdtest).
+    #[serde(skip_serializing_if = "is_false")]
+    mknod: bool = false, "-k", Switch;
+    /// `-t`: with `-u`, time opening each rank's own tree directory with the phase (without
+    /// `-t` it is opened before the clock starts); no effect without `-u`, as in mdtest.
+    #[serde(skip_serializing_if = "is_false")]
+    time_unique_dir: bool = false, "-t", Switch;
+    /// `--posix.odirect`: files are written and read with `O_DIRECT`.
+    #[serde(skip_serializing_if = "is_false")]
+    odirect: bool = false, "--posix.odirect", Switch;
+}
 
 /// [`FLAGS`] as [`Words`]: refusals on the command line name mdtest's flags.
 pub fn words() -> Words {
@@ -81,108 +134,8 @@ pub fn words() -> Words {
     Words::Flags(PAIRS.get_or_init(|| FLAGS.iter().map(|(k, f, _)| (*k, *f)).collect()))
 }
 
-/// What one mdtest run does (everything but where it runs and how it prints).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MdtestParams {
-    /// Label in reports (a study file's `label`); default: the flags ([`MdtestParams::flags`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    /// `-n`: items (directories and/or files) per rank; 0 = not given.
-    pub items: u64,
-    /// `-I`: items per tree directory; 0 = not given.
-    pub items_per_dir: u64,
-    /// `-z`: depth of the tree below its top directory.
-    pub depth: u32,
-    /// `-b`: subdirectories per tree directory.
-    pub branching: u32,
-    /// `-u`: one tree per rank (`mdtest_tree.<rank>.0`) instead of one shared tree.
-    pub unique_dir: bool,
-    /// `-F`: files only.
-    pub files_only: bool,
-    /// `-D`: directories only.
-    pub dirs_only: bool,
-    /// `-L`: items only in the leaves of the tree.
-    pub leaf_only: bool,
-    /// `-w`: bytes written to each file after it is created.
-    pub write_bytes: u64,
-    /// `-e`: bytes read from each file.
-    pub read_bytes: u64,
-    /// `-y`: fsync each file after writing it.
-    pub sync: bool,
-    /// `-i`: iterations.
-    pub iterations: u32,
-    /// `-C`: create.
-    pub create_only: bool,
-    /// `-T`: stat.
-    pub stat_only: bool,
-    /// `-E`: read.
-    pub read_only: bool,
-    /// `-r`: remove.
-    pub remove_only: bool,
-    /// `-U`: rename directories.
-    pub rename_dirs: bool,
-    /// `-N`: rank r stats the items of rank r+N, reads those of r+2N, removes those of r+3N.
-    pub stride: u32,
-    /// `-W`: stonewall seconds for file creation (0 = off).
-    pub stonewall: u32,
-    /// `-R`: stat (and read) in a random order.
-    pub random: bool,
-    /// `--random-seed`: the order's seed (each rank adds its rank); `None` = from the clock.
-    /// As in mdtest, a seed alone also selects the random order.
-    pub random_seed: Option<u32>,
-    /// `-Y`: `sync` after each phase, inside the phase's time (as mdtest, which runs the
-    /// `sync` command there).
-    #[serde(skip_serializing_if = "is_false")]
-    pub sync_phases: bool,
-    /// `-k`: make each file with `mknod` (an empty regular file, mode 0400) instead of
-    /// `open(O_CREAT)`; no data can be written (`-w` is refused, as in mdtest).
-    #[serde(skip_serializing_if = "is_false")]
-    pub mknod: bool,
-    /// `-t`: with `-u`, time opening each rank's own tree directory with the phase (without
-    /// `-t` it is opened before the clock starts); no effect without `-u`, as in mdtest.
-    #[serde(skip_serializing_if = "is_false")]
-    pub time_unique_dir: bool,
-    /// `--posix.odirect`: files are written and read with `O_DIRECT`.
-    #[serde(skip_serializing_if = "is_false")]
-    pub odirect: bool,
-}
-
 fn is_false(b: &bool) -> bool {
     !*b
-}
-
-impl Default for MdtestParams {
-    fn default() -> Self {
-        MdtestParams {
-            label: None,
-            items: 0,
-            items_per_dir: 0,
-            depth: 0,
-            branching: DEFAULT_BRANCHING,
-            unique_dir: false,
-            files_only: false,
-            dirs_only: false,
-            leaf_only: false,
-            write_bytes: 0,
-            read_bytes: 0,
-            sync: false,
-            iterations: DEFAULT_ITERATIONS,
-            create_only: false,
-            stat_only: false,
-            read_only: false,
-            remove_only: false,
-            rename_dirs: false,
-            stride: 0,
-            stonewall: 0,
-            random: false,
-            random_seed: None,
-            sync_phases: false,
-            mknod: false,
-            time_unique_dir: false,
-            odirect: false,
-        }
-    }
 }
 
 /// Which steps run (mdtest: none of `-C -T -E -r -U` given means all five).
@@ -198,10 +151,6 @@ pub struct Steps {
     pub rename: bool,
     /// Directory, file and tree removal.
     pub remove: bool,
-}
-
-fn param(template: String) -> anyhow::Error {
-    anyhow::Error::new(ParamError::new(template))
 }
 
 impl MdtestParams {
@@ -265,35 +214,35 @@ impl MdtestParams {
     pub fn validate(&self) -> Result<Layout> {
         let (n, i) = (self.items, self.items_per_dir);
         if n == 0 && i == 0 {
-            return Err(param(
-                "give {items=} (items per rank) or {items_per_dir=} (items per directory); with neither mdtest measures nothing".into(),
-            ));
+            crate::bail_param!(
+                "give {{items=}} (items per rank) or {{items_per_dir=}} (items per directory); with neither mdtest measures nothing"
+            );
         }
         if n > 0 && i > 0 {
-            return Err(param(format!(
+            crate::bail_param!(
                 "{{items={n}}} and {{items_per_dir={i}}} together: give only one of them (mdtest then runs {{items=}}/{{items_per_dir=}} separate test directories and counts their items inconsistently, hpc/ior#106)"
-            )));
+            );
         }
         if self.iterations == 0 {
-            return Err(param("{iterations=0}: run at least 1 iteration".into()));
+            crate::bail_param!("{{iterations=0}}: run at least 1 iteration");
         }
         if self.branching == 0 && self.depth > 0 {
-            return Err(param(format!(
+            crate::bail_param!(
                 "{{branching=0}} with {{depth={}}}: a tree deeper than its top directory needs {{branching=}} of 1 or more",
                 self.depth
-            )));
+            );
         }
         if self.stonewall > 0 && self.branching > 1 {
-            return Err(param(format!(
+            crate::bail_param!(
                 "{{stonewall={}}} works with {{branching=}} of 1 only (mdtest's rule: items are counted in one chain of directories); drop {{stonewall=}} or use {{branching=1}}",
                 self.stonewall
-            )));
+            );
         }
         if self.mknod && self.write_bytes > 0 {
-            return Err(param(format!(
+            crate::bail_param!(
                 "{{mknod=}} with {{write_bytes={}}}: a file made by mknod is not opened, so nothing can be written to it (mdtest's rule); drop one of them",
                 self.write_bytes
-            )));
+            );
         }
         if self.odirect {
             for (key, v) in [
@@ -301,18 +250,18 @@ impl MdtestParams {
                 ("read_bytes", self.read_bytes),
             ] {
                 if v % DIRECT_ALIGN != 0 {
-                    return Err(param(format!(
+                    crate::bail_param!(
                         "{{{key}={v}}} with {{odirect=}}: O_DIRECT moves whole blocks; give a multiple of {DIRECT_ALIGN} (of 4096 on 4K-sector devices)"
-                    )));
+                    );
                 }
             }
         }
         let steps = self.steps();
         if steps.create && steps.read && self.read_bytes > self.write_bytes {
-            return Err(param(format!(
+            crate::bail_param!(
                 "{{read_bytes={}}} is above {{write_bytes={}}}: a file cannot be read past what was written to it; lower {{read_bytes=}} or raise {{write_bytes=}}",
                 self.read_bytes, self.write_bytes
-            )));
+            );
         }
         Layout::new(self)
     }

@@ -88,13 +88,14 @@ fn err(msg: String) -> ParamError {
 /// A count with mdtest's suffixes (`k`, `m`, `g`, `t`, `p`: powers of 1024).
 fn count(flag: &str, v: &str) -> Result<u64, ParamError> {
     let t = v.trim();
-    let (digits, shift) = match t.as_bytes().last().map(u8::to_ascii_lowercase) {
-        Some(b'k') => (&t[..t.len() - 1], 10),
-        Some(b'm') => (&t[..t.len() - 1], 20),
-        Some(b'g') => (&t[..t.len() - 1], 30),
-        Some(b't') => (&t[..t.len() - 1], 40),
-        Some(b'p') => (&t[..t.len() - 1], 50),
-        _ => (t, 0),
+    // The suffix's place in "kmgtp" gives its power of 1024.
+    let suffix = t
+        .chars()
+        .last()
+        .and_then(|c| "kmgtp".find(c.to_ascii_lowercase()));
+    let (digits, shift) = match suffix {
+        Some(i) => (&t[..t.len() - 1], 10 * (i + 1)),
+        None => (t, 0),
     };
     let n: u64 = digits.trim().parse().map_err(|_| {
         err(format!(
@@ -134,22 +135,20 @@ fn set(p: &mut MdtestParams, field: Field, flag: &str, v: &str) -> Result<(), Pa
 
 /// Parse mdtest's arguments (without the program name).
 pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Invocation, ParamError> {
-    let mut p = MdtestParams::default();
-    let mut o = Own {
+    let mut inv = Invocation {
+        params: MdtestParams::default(),
+        dir: PathBuf::from(DEFAULT_DIR),
         dirs: vec![PathBuf::from(DEFAULT_DIR)],
+        print: Print::Rate,
         verbose: 0,
         status_file: None,
     };
-    let (mut rate_and_time, mut time_only) = (false, false);
-    let mut i = 0;
-    while i < args.len() {
-        let tok = args[i].as_ref();
-        i += 1;
+    let mut args = args.iter().map(AsRef::as_ref);
+    while let Some(tok) = args.next() {
         if let Some(long) = tok.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
-                None => (long, None),
-            };
+            let (name, inline) = long
+                .split_once('=')
+                .map_or((long, None), |(n, v)| (n, Some(v)));
             let flag = format!("--{name}");
             let Some(f) = field(&flag) else {
                 return Err(refuse(&flag));
@@ -160,9 +159,9 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Invocation, ParamError> {
                 }
                 (Field::Switch(_), None) => String::new(),
                 (_, Some(v)) => v.to_string(),
-                (_, None) => next(args, &mut i, &flag)?,
+                (_, None) => next(&mut args, &flag)?,
             };
-            set(&mut p, f, &flag, &v)?;
+            set(&mut inv.params, f, &flag, &v)?;
             continue;
         }
         let Some(body) = tok.strip_prefix('-').filter(|b| !b.is_empty()) else {
@@ -170,74 +169,52 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Invocation, ParamError> {
                 "unexpected argument '{tok}': mdtest takes only options (the directory is -d DIR)"
             )));
         };
-        let chars: Vec<char> = body.chars().collect();
-        let mut k = 0;
-        while k < chars.len() {
-            let c = chars[k];
+        for (k, c) in body.char_indices() {
             let flag = format!("-{c}");
-            k += 1;
             let other = OTHER.iter().find(|(o, _)| *o == c).map(|(_, value)| *value);
             match (field(&flag), other) {
-                (Some(Field::Switch(f)), _) => *f(&mut p) = true,
+                (Some(Field::Switch(f)), _) => *f(&mut inv.params) = true,
                 (Some(_), _) | (None, Some(true)) => {
-                    let rest: String = chars[k..].iter().collect();
-                    let v = match rest.strip_prefix('=').unwrap_or(&rest) {
-                        "" => next(args, &mut i, &flag)?,
+                    let rest = &body[k + c.len_utf8()..];
+                    let v = match rest.strip_prefix('=').unwrap_or(rest) {
+                        "" => next(&mut args, &flag)?,
                         r => r.to_string(),
                     };
                     match field(&flag) {
-                        Some(f) => set(&mut p, f, &flag, &v)?,
-                        None => value(&mut o, c, &flag, &v)?,
+                        Some(f) => set(&mut inv.params, f, &flag, &v)?,
+                        None => value(&mut inv, c, &flag, &v)?,
                     }
                     break;
                 }
                 (None, _) => match c {
-                    'P' => rate_and_time = true,
-                    'Z' => time_only = true,
-                    'v' => o.verbose += 1,
+                    'P' => inv.print = Print::Both,
+                    // -P (both tables) wins over -Z, whichever comes first.
+                    'Z' if inv.print == Print::Rate => inv.print = Print::Time,
+                    'Z' => {}
+                    'v' => inv.verbose += 1,
                     _ => return Err(refuse(&flag)),
                 },
             }
         }
     }
-    let print = if rate_and_time {
-        Print::Both
-    } else if time_only {
-        Print::Time
-    } else {
-        Print::Rate
-    };
-    if o.dirs.len() > 1 {
+    if inv.dirs.len() > 1 {
         // mdtest's rules for several test directories.
-        if !p.unique_dir {
+        if !inv.params.unique_dir {
             return Err(err(format!(
                 "-d {}: several directories need -u (mdtest's rule: a shared tree cannot be in several directories)",
-                join(&o.dirs)
+                join(&inv.dirs)
             )));
         }
-        if p.stride > 0 {
+        if inv.params.stride > 0 {
             return Err(err(format!(
                 "-d {} with -N {}: several directories cannot be used with -N (mdtest's rule: a rank would work on another directory's tree); drop -N or give one directory",
-                join(&o.dirs),
-                p.stride
+                join(&inv.dirs),
+                inv.params.stride
             )));
         }
     }
-    Ok(Invocation {
-        params: p,
-        dir: o.dirs[0].clone(),
-        dirs: o.dirs,
-        print,
-        verbose: o.verbose,
-        status_file: o.status_file,
-    })
-}
-
-/// What the command line says besides the parameters: where and how much to print.
-struct Own {
-    dirs: Vec<PathBuf>,
-    verbose: u32,
-    status_file: Option<PathBuf>,
+    inv.dir = inv.dirs[0].clone();
+    Ok(inv)
 }
 
 fn join(dirs: &[PathBuf]) -> String {
@@ -245,30 +222,24 @@ fn join(dirs: &[PathBuf]) -> String {
     v.join("@")
 }
 
-fn next<S: AsRef<str>>(args: &[S], i: &mut usize, flag: &str) -> Result<String, ParamError> {
+/// The next argument: `flag`'s value.
+fn next<'a>(args: &mut impl Iterator<Item = &'a str>, flag: &str) -> Result<String, ParamError> {
     let v = args
-        .get(*i)
-        .map(|s| s.as_ref().to_string())
+        .next()
         .ok_or_else(|| err(format!("{flag} needs a value")))?;
-    *i += 1;
-    Ok(v)
+    Ok(v.to_string())
 }
 
 fn refuse(flag: &str) -> ParamError {
-    match unsupported(flag) {
-        Some(why) => err(format!(
-            "{flag}: mdtest option not supported by fslab ({why}); supported: {}",
-            supported()
-        )),
-        None => err(format!(
-            "{flag}: not an mdtest option; supported: {}",
-            supported()
-        )),
-    }
+    let what = match unsupported(flag) {
+        Some(why) => format!("mdtest option not supported by fslab ({why})"),
+        None => "not an mdtest option".to_string(),
+    };
+    err(format!("{flag}: {what}; supported: {}", supported()))
 }
 
 /// The value of one of the [`OTHER`] flags.
-fn value(o: &mut Own, c: char, flag: &str, v: &str) -> Result<(), ParamError> {
+fn value(o: &mut Invocation, c: char, flag: &str, v: &str) -> Result<(), ParamError> {
     match c {
         'a' if v.eq_ignore_ascii_case("POSIX") => {}
         'a' => {

@@ -157,10 +157,6 @@ pub fn is_test_dir_name(name: &str) -> bool {
         })
 }
 
-fn write(dir: &Path, rec: &Record) -> Result<()> {
-    provenance::write(dir, rec)
-}
-
 /// Read the record of `testdir` in `dir`, if there is one.
 pub fn read(dir: &Path, testdir: &str) -> Result<Option<Record>> {
     provenance::read(dir, testdir)
@@ -182,14 +178,6 @@ impl FsKeeper {
             live: Vec::new(),
         }
     }
-
-    fn update(&self, testdir: &str, f: impl FnOnce(&mut Record)) -> Result<()> {
-        provenance::update(&self.dir, testdir, f)
-    }
-}
-
-fn remove_record(dir: &Path, testdir: &str) -> Result<()> {
-    provenance::remove::<Record>(dir, testdir)
 }
 
 impl Keeper for FsKeeper {
@@ -208,7 +196,7 @@ impl Keeper for FsKeeper {
                 rec.display()
             );
         }
-        write(
+        provenance::write(
             &self.dir,
             &Record {
                 kind: "mdtest".into(),
@@ -226,7 +214,7 @@ impl Keeper for FsKeeper {
     }
 
     fn abandon(&mut self, testdir: &str) -> Result<()> {
-        remove_record(&self.dir, testdir)
+        provenance::remove::<Record>(&self.dir, testdir)
     }
 
     fn made(&mut self, testdir: &str) -> Result<()> {
@@ -243,9 +231,9 @@ impl Keeper for FsKeeper {
     fn finished(&mut self, testdir: &str, files: u64, gone: bool) -> Result<()> {
         if gone {
             self.live.retain(|l| l != testdir);
-            return remove_record(&self.dir, testdir);
+            return provenance::remove::<Record>(&self.dir, testdir);
         }
-        self.update(testdir, |r| r.files = Some(files))
+        provenance::update(&self.dir, testdir, |r: &mut Record| r.files = Some(files))
     }
 
     fn owned(&self) -> Vec<String> {
@@ -266,11 +254,10 @@ pub fn verify(dir: &Path, testdir: &str, shape: &Shape) -> Result<Record> {
         hint: "; a run without -C needs the test directory of an earlier fslab -C run in -d",
     };
     let rec: Record = provenance::prove(dir, testdir, purpose)?;
-    let p = dir.join(testdir);
     if rec.shape != *shape {
         crate::bail_usage!(
             "{} was made with {}, this run has {}; run with the flags it was made with",
-            p.display(),
+            dir.join(testdir).display(),
             rec.shape.flags(),
             shape.flags()
         );

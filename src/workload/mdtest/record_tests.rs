@@ -31,7 +31,7 @@ fn test_directory_names_are_recognised_exactly() {
 #[test]
 fn a_recorded_test_directory_verifies_and_a_replaced_one_does_not() {
     let t = tempfile::tempdir().unwrap();
-    let s = shape(&["-n", "10", "-z", "1"], 1);
+    let s = shape("-n 10 -z 1", 1);
     let mut k = FsKeeper::new(t.path(), s);
     k.begin("test-dir.0-0").unwrap();
     std::fs::create_dir(t.path().join("test-dir.0-0")).unwrap();
@@ -46,7 +46,7 @@ fn a_recorded_test_directory_verifies_and_a_replaced_one_does_not() {
     assert_eq!(later.verify("test-dir.0-0").unwrap(), Some(7));
     assert_eq!(later.owned(), ["test-dir.0-0"]);
     // Another shape is refused, naming both.
-    let other = shape(&["-n", "10", "-z", "1", "-u"], 2);
+    let other = shape("-n 10 -z 1 -u", 2);
     let e = refusal(t.path(), "test-dir.0-0", &other);
     assert!(
         e.contains("was made with -I 5 -z 1 -b 1 on 1 rank(s)"),
@@ -70,7 +70,7 @@ fn a_recorded_test_directory_verifies_and_a_replaced_one_does_not() {
 #[test]
 fn unrecorded_odd_and_foreign_directories_are_refused() {
     let t = tempfile::tempdir().unwrap();
-    let s = shape(&["-n", "10"], 1);
+    let s = shape("-n 10", 1);
     std::fs::create_dir(t.path().join("test-dir.0-0")).unwrap();
     let e = verify(t.path(), "test-dir.0-0", &s).unwrap_err();
     assert_eq!(crate::error::exit_code(&e), 2);
@@ -109,7 +109,7 @@ fn unrecorded_odd_and_foreign_directories_are_refused() {
 #[test]
 fn a_record_without_an_inode_covers_only_a_directory_born_just_after_it() {
     let t = tempfile::tempdir().unwrap();
-    let s = shape(&["-n", "10"], 1);
+    let s = shape("-n 10", 1);
     let rec = |name: &str, at: Option<&str>| Record {
         kind: "mdtest".into(),
         testdir: name.into(),
@@ -126,14 +126,14 @@ fn a_record_without_an_inode_covers_only_a_directory_born_just_after_it() {
     std::fs::create_dir(t.path().join("test-dir.0-0")).unwrap();
     std::fs::write(t.path().join("test-dir.0-0/file.mdtest.0.0"), b"mine").unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
-    write(t.path(), &rec("test-dir.0-0", None)).unwrap();
+    provenance::write(t.path(), &rec("test-dir.0-0", None)).unwrap();
     let e = refusal(t.path(), "test-dir.0-0", &s);
     assert!(
         e.contains("has no inode") && e.contains("existed before"),
         "{e}"
     );
     // A record written long before the directory came (its run ended long ago).
-    write(
+    provenance::write(
         t.path(),
         &rec("test-dir.1-0", Some("2020-01-01T00:00:00.000Z")),
     )
@@ -142,7 +142,7 @@ fn a_record_without_an_inode_covers_only_a_directory_born_just_after_it() {
     let e = refusal(t.path(), "test-dir.1-0", &s);
     assert!(e.contains("has no inode"), "{e}");
     // Written, then the directory made at once (a run killed before completing it): accepted.
-    write(t.path(), &rec("test-dir.2-0", None)).unwrap();
+    provenance::write(t.path(), &rec("test-dir.2-0", None)).unwrap();
     std::fs::create_dir(t.path().join("test-dir.2-0")).unwrap();
     verify(t.path(), "test-dir.2-0", &s).unwrap();
     assert_eq!(
@@ -178,7 +178,7 @@ fn privileged_a_test_directory_with_a_mount_inside_is_never_crossed() {
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let s = shape(&["-I", "2", "-z", "1", "-b", "2"], 1);
+    let s = shape("-I 2 -z 1 -b 2", 1);
     let mut k = FsKeeper::new(t.path(), s);
     k.begin("test-dir.0-0").unwrap();
     let node = t.path().join("test-dir.0-0/mdtest_tree.0/mdtest_tree.1");

@@ -35,21 +35,19 @@ pub fn verbose(it: &Iteration, level: u32, dir: &Path) -> String {
         let _ = writeln!(s, "V-2: main: test directory {}", td.display());
     }
     for r in &it.phases {
-        let _ = writeln!(
-            s,
-            "V-1:   {:<18}: {:14.3} sec, {:14.3} ops/sec",
-            r.phase.label(),
-            r.seconds,
-            r.rate()
-        );
-        if let Some(w) = r.stonewall {
+        let label = r.phase.label();
+        // The phase's line, then the stonewall's with its items.
+        let wall = r.stonewall.map(|w| {
+            let items = format!(" (stonewall, {} items)", w.items);
+            (w.seconds, w.rate(), items)
+        });
+        for (secs, rate, tail) in [(r.seconds, r.rate(), String::new())]
+            .into_iter()
+            .chain(wall)
+        {
             let _ = writeln!(
                 s,
-                "V-1:   {:<18}: {:14.3} sec, {:14.3} ops/sec (stonewall, {} items)",
-                r.phase.label(),
-                w.seconds,
-                w.rate(),
-                w.items
+                "V-1:   {label:<18}: {secs:14.3} sec, {rate:14.3} ops/sec{tail}"
             );
         }
     }
@@ -67,27 +65,20 @@ pub fn summary(iters: &[Iteration], dirs: bool, files: bool, time: bool) -> Stri
         "rate (in ops/sec)"
     };
     let _ = writeln!(s, "\nSUMMARY {what}: (of {} iterations)", iters.len());
-    s.push_str(
+    s.push_str(concat!(
         "   Operation                     Max            Min           Mean        Std Dev\n",
-    );
-    s.push_str(
         "   ---------                     ---            ---           ----        -------\n",
-    );
+    ));
     for &phase in Phase::ALL {
-        let tree = matches!(phase, Phase::TreeCreate | Phase::TreeRemove);
-        let on_files = matches!(
-            phase,
-            Phase::FileCreate | Phase::FileStat | Phase::FileRead | Phase::FileRemove
-        );
+        let tree = phase.as_str().starts_with("tree_");
+        let on_files = phase.as_str().starts_with("file_");
         if !tree && ((on_files && !files) || (!on_files && !dirs)) {
             continue;
         }
         let v = spread(iters, phase, time);
-        if tree {
-            let _ = write!(s, "   {:<22} ", phase.label());
-        } else {
-            let _ = write!(s, "   {:<18}     ", phase.label());
-        }
+        // Tree rows' labels are wider, as mdtest's.
+        let (width, gap) = if tree { (22, " ") } else { (18, "     ") };
+        let _ = write!(s, "   {:<width$}{gap}", phase.label());
         let _ = writeln!(
             s,
             "{:14.3} {:14.3} {:14.3} {:14.3}",
@@ -124,22 +115,18 @@ pub fn fs_lines(dir: &Path) -> Option<String> {
     let st = rustix::fs::statvfs(dir).ok()?;
     let total = st.f_blocks as f64 * st.f_frsize as f64;
     let free = st.f_bfree as f64 * st.f_frsize as f64;
-    let used = if total > 0.0 {
-        (1.0 - free / total) * 100.0
-    } else {
-        0.0
+    let pct_used = |free: f64, total: f64| match total > 0.0 {
+        true => (1.0 - free / total) * 100.0,
+        false => 0.0,
     };
+    let used = pct_used(free, total);
     let (size, unit) = if total / f64::from(1u32 << 30) > 1024.0 {
         (total / (1u64 << 40) as f64, "TiB")
     } else {
         (total / f64::from(1u32 << 30), "GiB")
     };
     let inodes = st.f_files as f64;
-    let iused = if inodes > 0.0 {
-        (1.0 - st.f_ffree as f64 / inodes) * 100.0
-    } else {
-        0.0
-    };
+    let iused = pct_used(st.f_ffree as f64, inodes);
     Some(format!(
         "{:<20}: {}\n{:<20}: {size:.1} {unit}   Used FS: {used:.1}%   Inodes: {:.1} Mi   Used Inodes: {iused:.1}%",
         "Path",

@@ -1,14 +1,5 @@
 use super::*;
-use crate::workload::mdtest::result::PhaseResult;
-
-fn ph(phase: Phase, items: u64, seconds: f64) -> PhaseResult {
-    PhaseResult {
-        phase,
-        items,
-        seconds,
-        stonewall: None,
-    }
-}
+use crate::workload::mdtest::test_support::{params, ph};
 
 /// Two iterations of a files-only run; the second did not read.
 fn files_only() -> Vec<Iteration> {
@@ -57,10 +48,7 @@ SUMMARY time (in ms/op): (of 2 iterations)
 
 #[test]
 fn the_tables_are_mdtests_to_the_character() {
-    let p = MdtestParams {
-        files_only: true,
-        ..MdtestParams::default()
-    };
+    let (p, _) = params("-n 1 -F");
     assert_eq!(tables(&files_only(), &p, Print::Both), GOLDEN);
     let rate_only = tables(&files_only(), &p, Print::Rate);
     assert!(GOLDEN.starts_with(&rate_only) && !rate_only.contains("SUMMARY time"));
@@ -114,22 +102,16 @@ fn every_operation_has_a_row_and_unrun_ones_read_zero() {
 
 #[test]
 fn the_lines_before_the_table() {
-    let p = MdtestParams {
-        items: 100,
-        ..MdtestParams::default()
-    };
-    let lay = p.validate().unwrap();
+    let (p, lay) = params("-n 100");
     assert_eq!(tasks_line(&p, &lay, 4), "4 tasks, 400 files/directories");
-    let f = MdtestParams {
-        files_only: true,
-        ..p.clone()
-    };
-    assert_eq!(tasks_line(&f, &lay, 1), "1 tasks, 100 files");
-    let d = MdtestParams {
-        dirs_only: true,
-        ..p.clone()
-    };
-    assert_eq!(tasks_line(&d, &lay, 1), "1 tasks, 100 directories");
+    assert_eq!(
+        tasks_line(&params("-n 100 -F").0, &lay, 1),
+        "1 tasks, 100 files"
+    );
+    assert_eq!(
+        tasks_line(&params("-n 100 -D").0, &lay, 1),
+        "1 tasks, 100 directories"
+    );
     let cmd = command_line("fslab mdtest", &["-n".into(), "100".into()]);
     assert_eq!(cmd, "fslab mdtest '-n' '100'");
     let text = preamble(&Preamble {

@@ -150,18 +150,16 @@ impl Iteration {
                     ("stonewall_time", Unit::Seconds, s.seconds),
                 ]);
             }
-            let name = p.phase.as_str();
-            m.extend(
-                row.into_iter()
-                    .map(|(metric, unit, v)| Metric::new(name, metric, unit, v)),
-            );
+            for (metric, unit, v) in row {
+                m.push(Metric::new(p.phase.as_str(), metric, unit, v));
+            }
         }
         m
     }
 }
 
 /// Max, min, mean and sample standard deviation over iterations.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Spread {
     /// Largest value.
     pub max: f64,
@@ -184,12 +182,7 @@ pub fn spread(iters: &[Iteration], phase: Phase, time: bool) -> Spread {
         })
         .collect();
     if vals.is_empty() {
-        return Spread {
-            max: 0.0,
-            min: 0.0,
-            mean: 0.0,
-            sd: 0.0,
-        };
+        return Spread::default();
     }
     let n = vals.len() as f64;
     let mean = vals.iter().sum::<f64>() / n;
@@ -209,30 +202,21 @@ pub fn spread(iters: &[Iteration], phase: Phase, time: bool) -> Spread {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::mdtest::test_support::ph;
 
     fn it(vals: &[(u64, f64)]) -> Vec<Iteration> {
         vals.iter()
             .enumerate()
             .map(|(i, &(items, seconds))| Iteration {
                 index: i as u32,
-                phases: vec![PhaseResult {
-                    phase: Phase::FileStat,
-                    items,
-                    seconds,
-                    stonewall: None,
-                }],
+                phases: vec![ph(Phase::FileStat, items, seconds)],
             })
             .collect()
     }
 
     #[test]
     fn rates_are_items_over_seconds_and_zero_without_items() {
-        let p = |items, seconds| PhaseResult {
-            phase: Phase::DirCreate,
-            items,
-            seconds,
-            stonewall: None,
-        };
+        let p = |items, seconds| ph(Phase::DirCreate, items, seconds);
         assert_eq!(p(1000, 0.25).rate(), 4000.0);
         assert_eq!(p(0, 0.25).rate(), 0.0);
         assert_eq!(p(5, 0.0).rate(), 0.0);
@@ -246,16 +230,7 @@ mod tests {
     #[test]
     fn spread_is_max_min_mean_and_sample_deviation() {
         // Rates 2, 4, 4, 4, 5, 5, 7, 9: mean 5, sample variance 32/7.
-        let its = it(&[
-            (2, 1.0),
-            (4, 1.0),
-            (4, 1.0),
-            (4, 1.0),
-            (5, 1.0),
-            (5, 1.0),
-            (7, 1.0),
-            (9, 1.0),
-        ]);
+        let its = it(&[2, 4, 4, 4, 5, 5, 7, 9].map(|items| (items, 1.0)));
         let s = spread(&its, Phase::FileStat, false);
         assert_eq!((s.max, s.min, s.mean), (9.0, 2.0, 5.0));
         assert!((s.sd - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
@@ -295,10 +270,8 @@ mod tests {
             ("file_create", "stonewall_items", 60.0),
             ("file_create", "stonewall_time", 1.0),
         ];
-        assert_eq!(m.len(), want.len());
-        for ((p, n, v), (wp, wn, wv)) in m.iter().zip(want) {
-            assert_eq!((p.as_str(), n.as_str(), *v), (wp, wn, wv));
-        }
+        let want = want.map(|(p, n, v)| (p.to_string(), n.to_string(), v));
+        assert_eq!(m, want);
         for &ph in Phase::ALL {
             assert_eq!(Phase::parse(ph.as_str()), Some(ph));
         }

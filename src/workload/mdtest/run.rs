@@ -112,6 +112,17 @@ fn seed<T: Team + ?Sized>(p: &MdtestParams, team: &T) -> Option<u32> {
     Some(team.broadcast(u64::from(mine)) as u32)
 }
 
+/// `-d` with `dirs` directories for `ranks` ranks: refused when there are more directories
+/// than ranks (mdtest's rule).
+pub fn check_dirs(dirs: u32, ranks: u32) -> Result<()> {
+    if dirs > ranks {
+        crate::bail_usage!(
+            "-d: {dirs} directories for {ranks} ranks; mdtest needs at least as many ranks as directories (rank r works in directory r mod {dirs}): run more ranks or give fewer directories"
+        );
+    }
+    Ok(())
+}
+
 /// Make `dir` if it does not exist (one level, as mdtest); true when this call made it.
 fn prepare_dir(dir: &Path) -> Result<bool> {
     match std::fs::symlink_metadata(dir) {
@@ -158,14 +169,7 @@ impl Session {
         opts: Options,
     ) -> Result<Session> {
         let lay = p.validate()?;
-        if opts.dirs > team.size() {
-            crate::bail_usage!(
-                "-d: {} directories for {} ranks; mdtest needs at least as many ranks as directories (rank r works in directory r mod {}): run more ranks or give fewer directories",
-                opts.dirs,
-                team.size(),
-                opts.dirs
-            );
-        }
+        check_dirs(opts.dirs, team.size())?;
         let seed = seed(p, team);
         let shape = Shape::new(p, lay, team.size());
         let mut made_dir = false;
@@ -204,11 +208,6 @@ impl Session {
     /// The random order's seed (rank 0's), when `-R`.
     pub fn seed(&self) -> Option<u32> {
         self.seed
-    }
-
-    /// The layout of the run.
-    pub fn layout(&self) -> Layout {
-        self.lay
     }
 
     /// Run iteration `j` (test directory `test-dir.<j>-0`). Collective. A failed or

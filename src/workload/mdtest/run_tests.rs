@@ -2,27 +2,32 @@ use super::*;
 use crate::workload::mdtest::parse;
 use crate::workload::mdtest::result::Phase;
 use crate::workload::mdtest::team::Solo;
-use crate::workload::mdtest::test_support::{names, params, run, Outcome};
+use crate::workload::mdtest::test_support::{argv, names, on_ranks, params, run, Outcome};
 use crate::workload::Quiet;
 use std::fs;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-fn go(args: &[&str], dir: &Path) -> Result<Outcome> {
-    let p = parse(args).unwrap().params;
-    let never = || false;
-    run(&p, dir, &Solo, Options::default(), &Quiet, &never)
+fn go(line: &str, dir: &Path) -> Result<Outcome> {
+    go_with(line, dir, Options::default(), &Quiet, &|| false)
+}
+
+/// Run `line` in `dir` with `opts` as one rank, telling `obs` and polling `stop`.
+fn go_with(
+    line: &str,
+    dir: &Path,
+    opts: Options,
+    obs: &dyn Observer,
+    stop: &dyn Fn() -> bool,
+) -> Result<Outcome> {
+    let p = parse(&argv(line)).unwrap().params;
+    run(&p, dir, &Solo, opts, obs, stop)
 }
 
 #[test]
 fn a_full_run_makes_and_removes_everything_it_made() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("out");
-    let o = go(
-        &[
-            "-n", "40", "-z", "1", "-b", "2", "-w", "10", "-e", "10", "-i", "2",
-        ],
-        &out,
-    )
-    .unwrap();
+    let o = go("-n 40 -z 1 -b 2 -w 10 -e 10 -i 2", &out).unwrap();
     assert!(o.made_dir);
     assert_eq!(o.iterations.len(), 2);
     let it = &o.iterations[1];
@@ -37,7 +42,7 @@ fn create_then_stat_then_remove_across_runs() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
     fs::write(d.join("user.txt"), b"mine").unwrap();
-    let o = go(&["-n", "30", "-z", "1", "-b", "1", "-C", "-w", "8"], d).unwrap();
+    let o = go("-n 30 -z 1 -b 1 -C -w 8", d).unwrap();
     assert!(!o.made_dir);
     assert_eq!(
         names(d),
@@ -48,16 +53,12 @@ fn create_then_stat_then_remove_across_runs() {
         .unwrap();
     assert_eq!(rec.files, Some(30));
     // -T and -E with the same shape work on it and leave it.
-    let o = go(
-        &["-n", "30", "-z", "1", "-b", "1", "-T", "-E", "-e", "8"],
-        d,
-    )
-    .unwrap();
+    let o = go("-n 30 -z 1 -b 1 -T -E -e 8", d).unwrap();
     assert_eq!(o.iterations[0].get(Phase::FileStat).unwrap().items, 30);
     assert_eq!(o.iterations[0].get(Phase::DirStat).unwrap().items, 30);
     assert!(d.join("test-dir.0-0").is_dir());
     // Another shape is refused and nothing is touched.
-    let e = go(&["-n", "30", "-r"], d).unwrap_err();
+    let e = go("-n 30 -r", d).unwrap_err();
     assert_eq!(crate::error::exit_code(&e), 2);
     assert!(
         e.to_string()
@@ -66,15 +67,13 @@ fn create_then_stat_then_remove_across_runs() {
     );
     assert!(d.join("test-dir.0-0/mdtest_tree.0/mdtest_tree.1").is_dir());
     // -r with the shape removes the directory and its record, and nothing else.
-    let o = go(&["-n", "30", "-z", "1", "-b", "1", "-r"], d).unwrap();
+    let o = go("-n 30 -z 1 -b 1 -r", d).unwrap();
     let ph: Vec<Phase> = o.iterations[0].phases.iter().map(|p| p.phase).collect();
     assert_eq!(ph, [Phase::DirRemove, Phase::FileRemove, Phase::TreeRemove]);
     assert_eq!(names(d), ["user.txt"]);
     assert_eq!(fs::read(d.join("user.txt")).unwrap(), b"mine");
     // Again: there is nothing left to remove.
-    let e = go(&["-n", "30", "-z", "1", "-b", "1", "-r"], d)
-        .unwrap_err()
-        .to_string();
+    let e = go("-n 30 -z 1 -b 1 -r", d).unwrap_err().to_string();
     assert!(e.contains("test-dir.0-0"), "{e}");
 }
 
@@ -90,13 +89,13 @@ fn a_directory_fslab_did_not_make_is_never_removed() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
     plant_foreign(d);
-    let e = go(&["-n", "1", "-r"], d).unwrap_err();
+    let e = go("-n 1 -r", d).unwrap_err();
     assert_eq!(crate::error::exit_code(&e), 2);
     assert!(e.to_string().contains("no fslab record"), "{e}");
-    let e = go(&["-n", "1", "-T"], d).unwrap_err().to_string();
+    let e = go("-n 1 -T", d).unwrap_err().to_string();
     assert!(e.contains("no fslab record"), "{e}");
     // A full run does not take it over either, and leaves no record behind.
-    let e = go(&["-n", "1"], d).unwrap_err();
+    let e = go("-n 1", d).unwrap_err();
     assert_eq!(crate::error::exit_code(&e), 2);
     assert!(e.to_string().contains("already exists"), "{e}");
     assert_eq!(names(d), ["test-dir.0-0"]);
@@ -107,7 +106,7 @@ fn a_directory_fslab_did_not_make_is_never_removed() {
     // A symbolic link named like a test directory, pointing at the user's tree.
     fs::rename(d.join("test-dir.0-0"), d.join("mine")).unwrap();
     std::os::unix::fs::symlink(d.join("mine"), d.join("test-dir.0-0")).unwrap();
-    let e = go(&["-n", "1", "-r"], d).unwrap_err().to_string();
+    let e = go("-n 1 -r", d).unwrap_err().to_string();
     assert!(e.contains("not a directory"), "{e}");
     assert_eq!(
         fs::read(d.join("mine/mdtest_tree.0/file.mdtest.0.0")).unwrap(),
@@ -119,7 +118,7 @@ fn a_directory_fslab_did_not_make_is_never_removed() {
 /// stop.
 struct Intruder<'a> {
     tree: Option<&'a Path>,
-    stop: &'a std::sync::atomic::AtomicBool,
+    stop: AtomicBool,
 }
 
 impl Observer for Intruder<'_> {
@@ -128,25 +127,24 @@ impl Observer for Intruder<'_> {
             if let Some(tree) = self.tree {
                 fs::write(tree.join("notes.txt"), b"mine").unwrap();
             }
-            self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            self.stop.store(true, Ordering::Relaxed);
         }
     }
 }
 
 #[test]
 fn an_interrupted_run_sweeps_only_its_own_entries() {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    // A run of `-n 3000 -F` in `dir`, interrupted as file creation starts.
+    let interrupted = |dir: &Path, tree: Option<&Path>| {
+        let stop = AtomicBool::new(false);
+        let obs = Intruder { tree, stop };
+        let stop = || obs.stop.load(Ordering::Relaxed);
+        go_with("-n 3000 -F", dir, Options::default(), &obs, &stop).unwrap_err()
+    };
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("out");
-    let p = parse(&["-n", "3000", "-F"]).unwrap().params;
-    let flag = AtomicBool::new(false);
-    let stop = || flag.load(Ordering::Relaxed);
     let tree = out.join("test-dir.0-0/mdtest_tree.0");
-    let obs = Intruder {
-        tree: Some(&tree),
-        stop: &flag,
-    };
-    let e = run(&p, &out, &Solo, Options::default(), &obs, &stop).unwrap_err();
+    let e = interrupted(&out, Some(&tree));
     assert!(
         e.chain().any(|c| c.is::<crate::signal::Interrupted>()),
         "{e:#}"
@@ -165,30 +163,19 @@ fn an_interrupted_run_sweeps_only_its_own_entries() {
     );
     // Interrupted without an intruder: nothing at all is left.
     let t2 = tempfile::tempdir().unwrap();
-    let out2 = t2.path().join("out");
-    let flag2 = AtomicBool::new(false);
-    let stop2 = || flag2.load(Ordering::Relaxed);
-    let alone = Intruder {
-        tree: None,
-        stop: &flag2,
-    };
-    let e = run(&p, &out2, &Solo, Options::default(), &alone, &stop2).unwrap_err();
+    let e = interrupted(&t2.path().join("out"), None);
     assert_eq!(crate::error::exit_code(&e), 130);
     assert!(names(t2.path()).is_empty());
 }
 
 #[test]
 fn keep_leaves_a_failed_iteration_in_place() {
-    use std::sync::atomic::{AtomicBool, Ordering};
     let t = tempfile::tempdir().unwrap();
-    let p = parse(&["-n", "2000", "-D"]).unwrap().params;
-    let stop = AtomicBool::new(true);
-    let s = || stop.load(Ordering::Relaxed);
     let opts = Options {
         keep: true,
         ..Options::default()
     };
-    assert!(run(&p, t.path(), &Solo, opts, &Quiet, &s).is_err());
+    assert!(go_with("-n 2000 -D", t.path(), opts, &Quiet, &|| true).is_err());
     assert!(t.path().join("test-dir.0-0/mdtest_tree.0").is_dir());
 }
 
@@ -196,20 +183,18 @@ fn keep_leaves_a_failed_iteration_in_place() {
 fn the_null_backend_touches_nothing() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("never-made");
-    let p = parse(&["-n", "5000", "-z", "2", "-b", "3"]).unwrap().params;
-    let never = || false;
     let opts = Options {
         backend: Backend::Null,
         ..Options::default()
     };
-    let o = run(&p, &out, &Solo, opts, &Quiet, &never).unwrap();
+    let o = go_with("-n 5000 -z 2 -b 3", &out, opts, &Quiet, &|| false).unwrap();
     assert_eq!(o.iterations[0].get(Phase::FileStat).unwrap().items, 4992);
     assert!(!out.exists());
 }
 
 #[test]
 fn requirements_count_every_entry() {
-    let (p, lay) = params(&["-n", "100", "-z", "1", "-b", "2", "-w", "5000", "-u"]);
+    let (p, lay) = params("-n 100 -z 1 -b 2 -w 5000 -u");
     let r = requirements(&p, &lay, 2);
     // 2 trees of 3 directories, the test directory, 99 directories and 99 files per rank.
     assert_eq!(r.inodes, 6 + 1 + 2 * 198);
@@ -218,28 +203,21 @@ fn requirements_count_every_entry() {
 
 #[test]
 fn data_is_what_the_files_hold_not_the_directories() {
-    let data = |args: &[&str], ranks| {
-        let (p, lay) = params(args);
+    let data = |line: &str, ranks| {
+        let (p, lay) = params(line);
         data_bytes(&p, &lay, ranks)
     };
     // -w 0 writes no data, however many directories it makes.
-    assert_eq!(data(&["-n", "20000"], 1), 0);
-    assert_eq!(
-        data(&["-n", "100", "-z", "1", "-b", "2", "-w", "5000"], 2),
-        2 * 99 * 5000
-    );
-    assert_eq!(
-        data(&["-n", "100", "-D", "-w", "5000"], 1),
-        0,
-        "-D makes no files"
-    );
+    assert_eq!(data("-n 20000", 1), 0);
+    assert_eq!(data("-n 100 -z 1 -b 2 -w 5000", 2), 2 * 99 * 5000);
+    assert_eq!(data("-n 100 -D -w 5000", 1), 0, "-D makes no files");
 }
 
 #[test]
 fn k_makes_files_with_mknod() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    go(&["-n", "3", "-F", "-k", "-C"], d).unwrap();
+    go("-n 3 -F -k -C", d).unwrap();
     let dir = d.join("test-dir.0-0/mdtest_tree.0");
     for i in 0..3 {
         let m = fs::metadata(dir.join(format!("file.mdtest.0.{i}"))).unwrap();
@@ -250,7 +228,7 @@ fn k_makes_files_with_mknod() {
         assert_eq!(m.len(), 0);
     }
     // They stat, read (open and close) and go like any other.
-    let o = go(&["-n", "3", "-F", "-k", "-T", "-E", "-r"], d).unwrap();
+    let o = go("-n 3 -F -k -T -E -r", d).unwrap();
     assert_eq!(o.iterations[0].get(Phase::FileRead).unwrap().items, 3);
     assert!(names(d).is_empty(), "{:?}", names(d));
 }
@@ -261,34 +239,18 @@ fn posix_odirect_bypasses_the_page_cache() {
         return;
     };
     let d = t.path();
-    let cached = |args: &[&str]| {
-        go(args, d).unwrap();
+    let cached = |line: &str| {
+        go(line, d).unwrap();
         let f = d.join("test-dir.0-0/mdtest_tree.0/file.mdtest.0.0");
         let n = crate::workload::fsops::resident_pages(&f).unwrap();
-        go(&["-n", "1", "-F", "-r"], d).unwrap();
+        go("-n 1 -F -r", d).unwrap();
         n
     };
     // A buffered write leaves the file's pages in the page cache; O_DIRECT does not.
-    assert_eq!(cached(&["-n", "1", "-F", "-C", "-w", "65536"]), 16);
-    assert_eq!(
-        cached(&["-n", "1", "-F", "-C", "-w", "65536", "--posix.odirect"]),
-        0
-    );
+    assert_eq!(cached("-n 1 -F -C -w 65536"), 16);
+    assert_eq!(cached("-n 1 -F -C -w 65536 --posix.odirect"), 0);
     // Reads go direct too (fsops_tests: a read O_DIRECT cannot move is refused).
-    go(
-        &[
-            "-n",
-            "1",
-            "-F",
-            "-w",
-            "4096",
-            "-e",
-            "4096",
-            "--posix.odirect",
-        ],
-        d,
-    )
-    .unwrap();
+    go("-n 1 -F -w 4096 -e 4096 --posix.odirect", d).unwrap();
     assert!(names(d).is_empty());
 }
 
@@ -300,21 +262,11 @@ fn threads(args: &[&str], n: u32) -> Result<Outcome> {
         dirs: inv.dirs.len() as u32,
         ..Options::default()
     };
-    let team = crate::workload::mdtest::Threads::new(n);
-    std::thread::scope(|s| {
-        let hs: Vec<_> = team
-            .iter()
-            .map(|t| {
-                let (p, dir) = (&inv.params, inv.dir_of(t.rank()));
-                s.spawn(move || {
-                    let never = || false;
-                    run(p, dir, t, opts, &Quiet, &never)
-                })
-            })
-            .collect();
-        let mut outs: Vec<Result<Outcome>> = hs.into_iter().map(|h| h.join().unwrap()).collect();
-        outs.swap_remove(0)
-    })
+    let never = || false;
+    let mut outs = on_ranks(n, |t| {
+        run(&inv.params, inv.dir_of(t.rank()), t, opts, &Quiet, &never)
+    });
+    outs.swap_remove(0)
 }
 
 #[test]

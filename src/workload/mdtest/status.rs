@@ -8,7 +8,7 @@
 use super::layout::test_dir;
 use super::params::MdtestParams;
 use super::result::{Iteration, Phase};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::path::Path;
 
 /// The number in status file `path`; `None` when there is no such file (mdtest then goes on
@@ -61,10 +61,10 @@ pub fn check(path: &Path, p: &MdtestParams, dir: &Path) -> Result<Option<String>
         let td = test_dir(j);
         if let Some(files) = super::record::read(dir, &td)?.and_then(|r| r.files) {
             if files != n {
-                bail!(crate::error::usage(format!(
+                crate::bail_usage!(
                     "-x {} says {n} files per rank, but fslab's record of {td} says {files}: the status file is another run's; give the -x file of the run that made {td}, or leave -x out",
                     path.display()
-                )));
+                );
             }
         }
     }
@@ -86,27 +86,22 @@ pub fn write(path: &Path, it: &Iteration, ranks: u32) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::mdtest::parse;
     use crate::workload::mdtest::team::Solo;
-    use crate::workload::mdtest::test_support::run;
+    use crate::workload::mdtest::test_support::{params, run};
     use crate::workload::Quiet;
-
-    fn params(args: &[&str]) -> MdtestParams {
-        parse(args).unwrap().params
-    }
 
     #[test]
     fn a_stonewalled_creation_writes_and_a_later_run_checks_it() {
         let t = tempfile::tempdir().unwrap();
         let (d, x) = (t.path().join("md"), t.path().join("sw"));
-        let create = params(&["-n", "20", "-F", "-C", "-W", "60"]);
+        let create = params("-n 20 -F -C -W 60").0;
         assert_eq!(check(&x, &create, &d).unwrap(), None);
         let never = || false;
         let o = run(&create, &d, &Solo, Default::default(), &Quiet, &never).unwrap();
         write(&x, &o.iterations[0], 1).unwrap();
         assert_eq!(std::fs::read_to_string(&x).unwrap(), "20");
         // A stat run reads it: it agrees with fslab's record.
-        let stat = params(&["-n", "20", "-F", "-T"]);
+        let stat = params("-n 20 -F -T").0;
         assert_eq!(check(&x, &stat, &d).unwrap(), None);
         // Another run's count is refused, naming both numbers.
         std::fs::write(&x, "7\n").unwrap();
@@ -129,12 +124,12 @@ mod tests {
             .unwrap()
             .contains("no such file"));
         // Without -W a creating run never writes it.
-        let plain = params(&["-n", "20", "-F", "-C"]);
+        let plain = params("-n 20 -F -C").0;
         assert!(check(&gone, &plain, &d)
             .unwrap()
             .unwrap()
             .contains("no effect without -W"));
-        let r = params(&["-n", "20", "-F", "-r"]);
+        let r = params("-n 20 -F -r").0;
         run(&r, &d, &Solo, Default::default(), &Quiet, &never).unwrap();
     }
 }

@@ -3,7 +3,7 @@ use crate::workload::mdtest::test_support::{names, shape};
 use std::fs;
 
 /// The flags of the test directory [`plant`] leaves.
-const PLANTED: &[&str] = &["-I", "2", "-z", "1", "-b", "2"];
+const PLANTED: &str = "-I 2 -z 1 -b 2";
 
 /// A test directory as `-I 2 -z 1 -b 2` leaves it half-way: tree, some items of rank 0 and 1.
 fn plant(dir: &Path) -> std::path::PathBuf {
@@ -50,7 +50,7 @@ fn names_follow_the_shape() {
     assert_eq!(e("file.mdtest.2.0", 0, 0), None, "rank 2 of 2");
     assert_eq!(e("file.mdtest.0.01", 0, 0), None, "not mdtest's spelling");
     assert_eq!(e("file.mdtest.0.1.bak", 0, 0), None);
-    let u = shape(&["-I", "2", "-u"], 3);
+    let u = shape("-I 2 -u", 3);
     assert_eq!(top_of(b"mdtest_tree.2.0", &u), Some(Some(2)));
     assert_eq!(top_of(b"mdtest_tree.3.0", &u), None);
     assert_eq!(top_of(b"mdtest_tree.0", &u), None);
@@ -59,7 +59,7 @@ fn names_follow_the_shape() {
         None,
         "-z 0: no children"
     );
-    let leaf = shape(&["-I", "2", "-z", "1", "-b", "2", "-L"], 1);
+    let leaf = shape("-I 2 -z 1 -b 2 -L", 1);
     assert_eq!(
         expected(b"file.mdtest.0.0", None, 0, 0, &leaf),
         None,
@@ -130,7 +130,7 @@ fn foreign_entries_and_their_parents_stay() {
 fn a_test_directory_that_is_not_one_is_left_alone() {
     let t = tempfile::tempdir().unwrap();
     fs::write(t.path().join("test-dir.0-0"), b"mine").unwrap();
-    let sh = shape(&["-n", "4"], 1);
+    let sh = shape("-n 4", 1);
     let s = sweep_testdir(t.path(), "test-dir.0-0", &sh).unwrap();
     assert_eq!(s.kept.len(), 1);
     assert_eq!(fs::read(t.path().join("test-dir.0-0")).unwrap(), b"mine");

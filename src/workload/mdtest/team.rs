@@ -54,6 +54,7 @@ impl Team for Solo {
 /// A barrier that polls instead of sleeping, as MPI libraries' barriers do: a rank that
 /// arrives first spins (then yields), so the last one releases the others in microseconds
 /// rather than after a futex wake-up — a phase's time ends at its closing barrier.
+#[derive(Default)]
 struct SpinBarrier {
     n: usize,
     arrived: AtomicUsize,
@@ -61,14 +62,6 @@ struct SpinBarrier {
 }
 
 impl SpinBarrier {
-    fn new(n: usize) -> SpinBarrier {
-        SpinBarrier {
-            n,
-            arrived: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-        }
-    }
-
     fn wait(&self) {
         let gen = self.generation.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
@@ -110,7 +103,10 @@ impl Threads {
     pub fn new(n: u32) -> Vec<Threads> {
         let n = n.max(1);
         let shared = Arc::new(Shared {
-            barrier: SpinBarrier::new(n as usize),
+            barrier: SpinBarrier {
+                n: n as usize,
+                ..SpinBarrier::default()
+            },
             slots: Mutex::new(vec![(Vec::new(), Vec::new(), None); n as usize]),
         });
         (0..n)
@@ -162,17 +158,11 @@ impl Team for Threads {
     fn sum_max(&self, sums: &[u64], maxes: &[u64]) -> (Vec<u64>, Vec<u64>) {
         let (ns, nm) = (sums.len(), maxes.len());
         self.exchange((sums.to_vec(), maxes.to_vec(), None), |all| {
-            let mut s = vec![0u64; ns];
-            let mut m = vec![0u64; nm];
-            for (vs, vm, _) in all {
-                for (a, b) in s.iter_mut().zip(vs) {
-                    *a = a.saturating_add(*b);
-                }
-                for (a, b) in m.iter_mut().zip(vm) {
-                    *a = (*a).max(*b);
-                }
-            }
-            (s, m)
+            // Element by element over the ranks' slots (a shorter slot adds nothing).
+            let at = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0);
+            let s = (0..ns).map(|i| all.iter().fold(0u64, |a, r| a.saturating_add(at(&r.0, i))));
+            let m = (0..nm).map(|i| all.iter().map(|r| at(&r.1, i)).max().unwrap_or(0));
+            (s.collect(), m.collect())
         })
     }
 }
@@ -180,30 +170,22 @@ impl Team for Threads {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::mdtest::test_support::on_ranks;
 
     #[test]
     fn threads_combine_agree_and_broadcast() {
-        let team = Threads::new(3);
-        let out: Vec<_> = std::thread::scope(|s| {
-            let hs: Vec<_> = team
-                .iter()
-                .map(|t| {
-                    s.spawn(move || {
-                        let r = u64::from(t.rank());
-                        let (sum, max) = t.sum_max(&[r, 1], &[r * 10]);
-                        let b = t.broadcast(100 + r);
-                        let ok = t.agree(Ok(())).is_ok();
-                        let local = if r == 1 {
-                            Err(anyhow!("disk full"))
-                        } else {
-                            Ok(())
-                        };
-                        let bad = t.agree(local).unwrap_err().to_string();
-                        (sum, max, b, ok, bad)
-                    })
-                })
-                .collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        let out = on_ranks(3, |t| {
+            let r = u64::from(t.rank());
+            let (sum, max) = t.sum_max(&[r, 1], &[r * 10]);
+            let b = t.broadcast(100 + r);
+            let ok = t.agree(Ok(())).is_ok();
+            let local = if r == 1 {
+                Err(anyhow!("disk full"))
+            } else {
+                Ok(())
+            };
+            let bad = t.agree(local).unwrap_err().to_string();
+            (sum, max, b, ok, bad)
         });
         for (r, (sum, max, b, ok, bad)) in out.into_iter().enumerate() {
             assert_eq!(sum, [3, 3]);
@@ -221,19 +203,13 @@ mod tests {
     #[test]
     fn the_spin_barrier_releases_no_rank_early_over_many_rounds() {
         use std::sync::atomic::AtomicU64;
-        let team = Threads::new(4);
         let count = AtomicU64::new(0);
-        std::thread::scope(|s| {
-            for t in &team {
-                let count = &count;
-                s.spawn(move || {
-                    for round in 1..=300u64 {
-                        count.fetch_add(1, Ordering::Relaxed);
-                        t.barrier();
-                        assert_eq!(count.load(Ordering::Relaxed), 4 * round);
-                        t.barrier();
-                    }
-                });
+        on_ranks(4, |t| {
+            for round in 1..=300u64 {
+                count.fetch_add(1, Ordering::Relaxed);
+                t.barrier();
+                assert_eq!(count.load(Ordering::Relaxed), 4 * round);
+                t.barrier();
             }
         });
     }

@@ -5,18 +5,33 @@ use super::layout::Layout;
 use super::params::MdtestParams;
 use super::parse::parse;
 use super::record::Shape;
-use super::result::Iteration;
+use super::result::{Iteration, Phase, PhaseResult};
 use super::run::{Options, Session};
-use super::team::Team;
+use super::team::{Team, Threads};
 use crate::workload::Observer;
 use anyhow::Result;
 use std::path::Path;
 
-/// The parameters of mdtest's command line `args`, validated, and their layout.
-pub(super) fn params(args: &[&str]) -> (MdtestParams, Layout) {
-    let p = parse(args).unwrap().params;
+/// The arguments of command line `line`, split at white space.
+pub(super) fn argv(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// The parameters of mdtest's command line `line`, validated, and their layout.
+pub(super) fn params(line: &str) -> (MdtestParams, Layout) {
+    let p = parse(&argv(line)).unwrap().params;
     let lay = p.validate().unwrap();
     (p, lay)
+}
+
+/// `phase`'s result of `items` in `seconds`, without a stonewall.
+pub(super) fn ph(phase: Phase, items: u64, seconds: f64) -> PhaseResult {
+    PhaseResult {
+        phase,
+        items,
+        seconds,
+        stonewall: None,
+    }
 }
 
 /// What a run of every iteration gave one rank.
@@ -50,9 +65,9 @@ pub(super) fn run<T: Team + ?Sized>(
     })
 }
 
-/// The shape of a run of `args` on `ranks` ranks.
-pub(super) fn shape(args: &[&str], ranks: u32) -> Shape {
-    let (p, lay) = params(args);
+/// The shape of a run of `line` on `ranks` ranks.
+pub(super) fn shape(line: &str, ranks: u32) -> Shape {
+    let (p, lay) = params(line);
     Shape::new(&p, lay, ranks)
 }
 
@@ -64,4 +79,16 @@ pub(super) fn names(dir: &Path) -> Vec<String> {
         .collect();
     v.sort();
     v
+}
+
+/// Run `f` on every rank of an `n`-rank [`Threads`] team, each on a thread of its own; the
+/// results in rank order. (This whole module is test code; the attribute says so where
+/// tests/engine_shape.rs looks for threads an engine starts.)
+#[cfg(test)]
+pub(super) fn on_ranks<R: Send>(n: u32, f: impl Fn(&Threads) -> R + Sync) -> Vec<R> {
+    let team = Threads::new(n);
+    std::thread::scope(|s| {
+        let hs: Vec<_> = team.iter().map(|t| s.spawn(|| f(t))).collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    })
 }

@@ -15,7 +15,6 @@
 use super::layout::{ItemKind, Layout, Roles, Shift, Tree};
 use crate::workload::fsops::{CreateHow, NameBuf, Ops};
 use crate::workload::Observer;
-use std::ffi::CStr;
 use std::io;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -26,6 +25,9 @@ pub const CHECK_EVERY: u64 = 1024;
 const REPORT_EVERY: Duration = Duration::from_millis(100);
 
 pub use crate::workload::fsops::WalkError;
+
+/// A walk's result: the value, or why the walk stopped.
+pub type WalkResult<T> = Result<T, WalkError>;
 
 /// Stop checks and progress reports, every [`CHECK_EVERY`] items.
 pub struct Pace<'a> {
@@ -55,7 +57,7 @@ impl<'a> Pace<'a> {
     }
 
     #[inline]
-    pub(super) fn tick(&mut self) -> Result<(), WalkError> {
+    pub(super) fn tick(&mut self) -> WalkResult<()> {
         self.pending += 1;
         if self.pending >= CHECK_EVERY {
             self.done += self.pending;
@@ -95,17 +97,6 @@ pub enum ItemOp {
     Unlink,
 }
 
-impl ItemOp {
-    fn name(self) -> &'static str {
-        match self {
-            ItemOp::Mkdir => "mkdir",
-            ItemOp::Rmdir => "rmdir",
-            ItemOp::Create(_) => "create",
-            ItemOp::Unlink => "unlink",
-        }
-    }
-}
-
 /// What happens to each item of a walk by number.
 #[derive(Debug, Clone, Copy)]
 pub enum Probe {
@@ -139,7 +130,7 @@ impl Items {
 }
 
 /// How far a pre-order walk got.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Reach {
     /// Items done.
     pub done: u64,
@@ -148,6 +139,7 @@ pub struct Reach {
 }
 
 struct State {
+    tree: Tree,
     pos: u64,
     range: Range<u64>,
     op: ItemOp,
@@ -208,17 +200,10 @@ impl<'a, O: Ops> Walker<'a, O> {
         }
     }
 
-    /// A descent's directory, closed before the next operation ([`Walker::settle`]).
-    fn retire(&mut self, dir: O::Dir) {
-        self.spent.push(dir);
-    }
-
     /// Close the directories descents are done with; called before every operation.
     #[inline]
     pub(super) fn settle(&mut self) {
-        if !self.spent.is_empty() {
-            self.spent.clear();
-        }
+        self.spent.clear();
     }
 
     /// Open directory `node` of `tree` (its path from `testdir`) now, before a phase's clock
@@ -226,10 +211,8 @@ impl<'a, O: Ops> Walker<'a, O> {
     /// directory itself and reports it in its words.
     pub fn hold(&mut self, testdir: &O::Dir, tree: Tree, node: u64) {
         self.held = None;
-        self.b.clear();
-        tree.push_path(&mut self.b, &self.lay, node, &mut self.chain);
-        if let Ok(d) = self.ops.open_dir(testdir, self.b.as_cstr()) {
-            self.held = Some((tree, node, d));
+        if let Ok(d) = self.take_dir(testdir, tree, node, true) {
+            self.keep(tree, node, d);
         }
     }
 
@@ -248,7 +231,7 @@ impl<'a, O: Ops> Walker<'a, O> {
         tree: Tree,
         node: u64,
         from_testdir: bool,
-    ) -> Result<O::Dir, WalkError> {
+    ) -> WalkResult<O::Dir> {
         match self.held.take() {
             Some((t, n, d)) if t == tree && n == node => return Ok(d),
             other => self.held = other,
@@ -272,9 +255,9 @@ impl<'a, O: Ops> Walker<'a, O> {
 
     /// Make the directories of `tree` in `testdir`, parents first, or with `remove` remove
     /// them, children first; returns how many.
-    pub fn tree(&mut self, testdir: &O::Dir, tree: Tree, remove: bool) -> Result<u64, WalkError> {
+    pub fn tree(&mut self, testdir: &O::Dir, tree: Tree, remove: bool) -> WalkResult<u64> {
         if !remove {
-            self.tree_dir(testdir, tree, 0, "mkdir", O::mkdir)?;
+            self.tree_dir(testdir, tree, 0, false)?;
         }
         let mut done = 1;
         if self.lay.depth > 0 {
@@ -285,29 +268,27 @@ impl<'a, O: Ops> Walker<'a, O> {
             done += below?;
         }
         if remove {
-            self.tree_dir(testdir, tree, 0, "rmdir", O::rmdir)?;
+            self.tree_dir(testdir, tree, 0, true)?;
         }
         Ok(done)
     }
 
     /// Directory `node` of `tree` in `parent`, for a descent.
-    fn open(&mut self, parent: &O::Dir, tree: Tree, node: u64) -> Result<O::Dir, WalkError> {
+    fn open(&mut self, parent: &O::Dir, tree: Tree, node: u64) -> WalkResult<O::Dir> {
         self.settle();
         self.take_dir(parent, tree, node, false)
     }
 
-    /// Make or remove (`op`, `what` in messages) the directory of `node` of `tree` in `dir`.
-    fn tree_dir(
-        &mut self,
-        dir: &O::Dir,
-        tree: Tree,
-        node: u64,
-        what: &'static str,
-        op: fn(&mut O, &O::Dir, &CStr) -> io::Result<()>,
-    ) -> Result<(), WalkError> {
+    /// Make or, with `remove`, remove the directory of `node` of `tree` in `dir`.
+    fn tree_dir(&mut self, dir: &O::Dir, tree: Tree, node: u64, remove: bool) -> WalkResult<()> {
         self.b.clear();
         tree.push_dir(&mut self.b, node);
-        if let Err(e) = op(&mut self.ops, dir, self.b.as_cstr()) {
+        let name = self.b.as_cstr();
+        let (what, r) = match remove {
+            false => ("mkdir", self.ops.mkdir(dir, name)),
+            true => ("rmdir", self.ops.rmdir(dir, name)),
+        };
+        if let Err(e) = r {
             return Err(io_err(what, shown(&self.lay, tree, Some(node), ""), e));
         }
         self.pace.tick()
@@ -322,24 +303,24 @@ impl<'a, O: Ops> Walker<'a, O> {
         node: u64,
         depth: u32,
         remove: bool,
-    ) -> Result<u64, WalkError> {
+    ) -> WalkResult<u64> {
         let mut done = 0;
         for c in self.lay.children(node, depth) {
             if !remove {
                 self.settle();
-                self.tree_dir(dir, tree, c, "mkdir", O::mkdir)?;
+                self.tree_dir(dir, tree, c, false)?;
                 done += 1;
             }
             if depth + 1 < self.lay.depth {
                 let d = self.open(dir, tree, c)?;
                 let below = self.tree_below(&d, tree, c, depth + 1, remove);
                 if !remove {
-                    self.retire(d);
+                    self.spent.push(d);
                 }
                 done += below?;
             }
             if remove {
-                self.tree_dir(dir, tree, c, "rmdir", O::rmdir)?;
+                self.tree_dir(dir, tree, c, true)?;
                 done += 1;
             }
         }
@@ -356,38 +337,29 @@ impl<'a, O: Ops> Walker<'a, O> {
         op: ItemOp,
         range: Range<u64>,
         wall: Option<Instant>,
-    ) -> Result<Reach, WalkError> {
+    ) -> WalkResult<Reach> {
         let tree = who.tree;
         self.a.clear();
         who.kind.push_prefix(&mut self.a, who.owner);
         let mut st = State {
+            tree,
             pos: 0,
             range,
             op,
             wall,
-            reach: Reach {
-                done: 0,
-                walled: false,
-            },
+            reach: Reach::default(),
             mark: self.a.len(),
         };
         if st.range.is_empty() {
             return Ok(st.reach);
         }
         let top = self.take_dir(testdir, tree, 0, false)?;
-        let walked = self.visit(&top, tree, 0, 0, &mut st);
+        let walked = self.visit(&top, 0, 0, &mut st);
         self.keep(tree, 0, top);
         walked.map(|()| st.reach)
     }
 
-    fn visit(
-        &mut self,
-        dir: &O::Dir,
-        tree: Tree,
-        node: u64,
-        depth: u32,
-        st: &mut State,
-    ) -> Result<(), WalkError> {
+    fn visit(&mut self, dir: &O::Dir, node: u64, depth: u32, st: &mut State) -> WalkResult<()> {
         let per_dir = self.lay.items_per_dir;
         if self.lay.holds_items(depth) {
             if st.pos + per_dir <= st.range.start {
@@ -399,14 +371,7 @@ impl<'a, O: Ops> Walker<'a, O> {
                         return Ok(());
                     }
                     if st.pos >= st.range.start {
-                        self.item(dir, first + i, st).map_err(|e| match e {
-                            WalkError::Io { op, path, err } => WalkError::Io {
-                                op,
-                                path: shown(&self.lay, tree, Some(node), &path),
-                                err,
-                            },
-                            s => s,
-                        })?;
+                        self.item(dir, node, first + i, st)?;
                     }
                     st.pos += 1;
                 }
@@ -416,29 +381,32 @@ impl<'a, O: Ops> Walker<'a, O> {
             if st.pos >= st.range.end || st.reach.walled {
                 break;
             }
-            let d = self.open(dir, tree, c)?;
-            let visited = self.visit(&d, tree, c, depth + 1, st);
-            self.retire(d);
+            let d = self.open(dir, st.tree, c)?;
+            let visited = self.visit(&d, c, depth + 1, st);
+            self.spent.push(d);
             visited?;
         }
         Ok(())
     }
 
-    /// One item of a pre-order walk; an error's path is the bare name.
+    /// One item of a pre-order walk, in `dir` (directory `node` of the walk's tree, where an
+    /// error's path starts).
     #[inline]
-    fn item(&mut self, dir: &O::Dir, num: u64, st: &mut State) -> Result<(), WalkError> {
+    fn item(&mut self, dir: &O::Dir, node: u64, num: u64, st: &mut State) -> WalkResult<()> {
         self.settle();
         self.a.truncate(st.mark);
         self.a.push_u64(num);
         let name = self.a.as_cstr();
-        let r = match st.op {
-            ItemOp::Mkdir => self.ops.mkdir(dir, name),
-            ItemOp::Rmdir => self.ops.rmdir(dir, name),
-            ItemOp::Create(how) => self.ops.create(dir, name, how),
-            ItemOp::Unlink => self.ops.unlink(dir, name),
+        // The call, and its name for an error.
+        let (what, r) = match st.op {
+            ItemOp::Mkdir => ("mkdir", self.ops.mkdir(dir, name)),
+            ItemOp::Rmdir => ("rmdir", self.ops.rmdir(dir, name)),
+            ItemOp::Create(how) => ("create", self.ops.create(dir, name, how)),
+            ItemOp::Unlink => ("unlink", self.ops.unlink(dir, name)),
         };
         if let Err(e) = r {
-            return Err(io_err(st.op.name(), self.a.as_str().to_string(), e));
+            let path = shown(&self.lay, st.tree, Some(node), self.a.as_str());
+            return Err(io_err(what, path, e));
         }
         st.reach.done += 1;
         self.pace.tick()?;

@@ -1,9 +1,8 @@
 //! The walks by item number: stat and read (mdtest's `mdtest_stat`, `mdtest_read`, in number
 //! order or `-R`'s shuffled order) and the directory rename (`rename_dir_test`).
 
-use super::layout::ItemKind;
-use super::layout::Tree;
-use super::walk::{io_err, shown, Items, Probe, WalkError, Walker};
+use super::layout::{ItemKind, Tree};
+use super::walk::{io_err, shown, Items, Probe, WalkResult, Walker};
 use crate::workload::fsops::{NameBuf, Ops};
 use std::io;
 
@@ -33,7 +32,7 @@ impl<O: Ops> Walker<'_, O> {
         count: u64,
         order: Option<&[u64]>,
         probe: Probe,
-    ) -> Result<u64, WalkError> {
+    ) -> WalkResult<u64> {
         let tree = who.tree;
         self.a.clear();
         who.kind.push_prefix(&mut self.a, who.owner);
@@ -71,11 +70,8 @@ impl<O: Ops> Walker<'_, O> {
                     Probe::Stat => "stat",
                     Probe::Read(_) => "read",
                 };
-                return Err(io_err(
-                    op,
-                    shown(&self.lay, tree, Some(node), self.a.as_str()),
-                    e,
-                ));
+                let path = shown(&self.lay, tree, Some(node), self.a.as_str());
+                return Err(io_err(op, path, e));
             }
             self.pace.tick()?;
         }
@@ -94,7 +90,7 @@ impl<O: Ops> Walker<'_, O> {
         tree: Tree,
         owner: u32,
         count: u64,
-    ) -> Result<u64, WalkError> {
+    ) -> WalkResult<u64> {
         if count < 2 {
             return Ok(0);
         }
@@ -102,11 +98,9 @@ impl<O: Ops> Walker<'_, O> {
         // Items in one directory: names relative to it; else paths from the test directory.
         let single = self.lay.item_dirs() == 1;
         let node = self.lay.dir_of(first);
-        let here = if single {
-            Some(self.take_dir(testdir, tree, node, true)?)
-        } else {
-            None
-        };
+        let here = single
+            .then(|| self.take_dir(testdir, tree, node, true))
+            .transpose()?;
         let renamed = self.rename_in(here.as_ref().unwrap_or(testdir), tree, owner, count, single);
         if let Some(d) = here {
             self.keep(tree, node, d);
@@ -121,28 +115,26 @@ impl<O: Ops> Walker<'_, O> {
         owner: u32,
         count: u64,
         single: bool,
-    ) -> Result<u64, WalkError> {
+    ) -> WalkResult<u64> {
         let first = self.lay.first_item();
         // c: item 0's name with -XX; b: the previous item's name; a: this item's name.
-        self.name_for(tree, owner, first, !single, NameSel::C);
-        self.c.push_str("-XX");
+        self.name_for(tree, owner, first, !single);
+        self.a.push_str("-XX");
+        self.c.clone_from(&self.a);
         self.b.clone_from(&self.c);
         for i in 0..count {
             if i == count - 1 {
                 self.a.clone_from(&self.c);
             } else {
-                self.name_for(tree, owner, first + i, !single, NameSel::A);
+                self.name_for(tree, owner, first + i, !single);
             }
             if let Err(e) = self
                 .ops
                 .rename(dir, self.a.as_cstr(), dir, self.b.as_cstr())
             {
                 let node = single.then(|| self.lay.dir_of(first));
-                return Err(io_err(
-                    "rename",
-                    shown(&self.lay, tree, node, self.a.as_str()),
-                    e,
-                ));
+                let path = shown(&self.lay, tree, node, self.a.as_str());
+                return Err(io_err("rename", path, e));
             }
             self.pace.tick()?;
             std::mem::swap(&mut self.a, &mut self.b);
@@ -150,11 +142,10 @@ impl<O: Ops> Walker<'_, O> {
         Ok(count)
     }
 
-    fn name_for(&mut self, tree: Tree, owner: u32, num: u64, with_path: bool, sel: NameSel) {
-        let buf = match sel {
-            NameSel::A => &mut self.a,
-            NameSel::C => &mut self.c,
-        };
+    /// The name (`with_path`: the path from the test directory) of `owner`'s directory item
+    /// `num` of `tree`, into `a`.
+    fn name_for(&mut self, tree: Tree, owner: u32, num: u64, with_path: bool) {
+        let buf = &mut self.a;
         buf.clear();
         if with_path {
             tree.push_path(buf, &self.lay, self.lay.dir_of(num), &mut self.chain);
@@ -163,12 +154,6 @@ impl<O: Ops> Walker<'_, O> {
         ItemKind::Dir.push_prefix(buf, owner);
         buf.push_u64(num);
     }
-}
-
-#[derive(Clone, Copy)]
-enum NameSel {
-    A,
-    C,
 }
 
 #[inline]

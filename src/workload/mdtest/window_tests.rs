@@ -45,10 +45,8 @@ struct Dir {
 
 impl Drop for Dir {
     fn drop(&mut self) {
-        self.log
-            .lock()
-            .unwrap()
-            .push(format!("close {}", self.path));
+        let line = format!("close {}", self.path);
+        self.log.lock().unwrap().push(line);
     }
 }
 
@@ -108,8 +106,8 @@ impl Ops for Logged {
 }
 
 /// The log of one iteration of `args`, and each timed window's lines.
-fn windows(args: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
-    let (p, lay) = params(args);
+fn windows(line: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let (p, lay) = params(line);
     let log: Log = Arc::default();
     let team = Marking(Arc::clone(&log));
     let mut keeper = NoRecords::default();
@@ -125,25 +123,23 @@ fn windows(args: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
     }
     drop(base);
     let all = log.lock().unwrap().clone();
-    let mut out = Vec::new();
-    let mut cur: Option<Vec<String>> = None;
-    for l in &all {
-        match l.as_str() {
-            "[clock starts]" => cur = Some(Vec::new()),
-            "[clock stops]" => out.extend(cur.take()),
-            _ => {
-                if let Some(c) = cur.as_mut() {
-                    c.push(l.clone());
-                }
-            }
-        }
-    }
+    // Each window: the lines after a barrier (the clock starts) up to the next verdict.
+    let out = all
+        .split(|l| l == "[clock starts]")
+        .skip(1)
+        .map(|w| {
+            w.iter()
+                .take_while(|l| *l != "[clock stops]")
+                .cloned()
+                .collect()
+        })
+        .collect();
     (all, out)
 }
 
 #[test]
 fn a_one_item_phase_times_only_its_operation() {
-    let (all, win) = windows(&["-n", "1", "-z", "0"]);
+    let (all, win) = windows("-n 1 -z 0");
     let t = "D/test-dir.0-0/mdtest_tree.0";
     // The test directory's own set-up is collective but untimed; each timed window holds
     // exactly the phase's operation, as mdtest's does.
@@ -172,7 +168,7 @@ fn a_one_item_phase_times_only_its_operation() {
 
 #[test]
 fn deeper_trees_start_and_end_each_phase_on_an_operation() {
-    let (all, win) = windows(&["-n", "6", "-z", "1", "-b", "2", "-D"]);
+    let (all, win) = windows("-n 6 -z 1 -b 2 -D");
     for w in &win {
         // The start directory is held; inside, only the walk's descents open anything.
         if let Some(first) = w.first() {
@@ -203,14 +199,14 @@ fn deeper_trees_start_and_end_each_phase_on_an_operation() {
 fn sync_after_each_phase_is_inside_its_time() {
     // -Y: every timed window ends with the sync, as mdtest's phase_end runs it before its
     // clock stops; without -Y no window syncs.
-    let (all, win) = windows(&["-n", "2", "-z", "1", "-Y"]);
+    let (all, win) = windows("-n 2 -z 1 -Y");
     assert_eq!(win.len(), 10, "all ten phases: {all:#?}");
     for w in &win {
         assert_eq!(w.last().map(String::as_str), Some("sync"), "{w:#?}");
         assert_eq!(w.iter().filter(|l| *l == "sync").count(), 1, "{w:#?}");
     }
     assert_eq!(all.iter().filter(|l| *l == "sync").count(), win.len());
-    let (all, _) = windows(&["-n", "2", "-z", "1"]);
+    let (all, _) = windows("-n 2 -z 1");
     assert!(!all.iter().any(|l| l == "sync"), "{all:#?}");
 }
 
@@ -218,11 +214,11 @@ fn sync_after_each_phase_is_inside_its_time() {
 fn t_times_entering_each_ranks_own_tree() {
     let top = "open D/test-dir.0-0/mdtest_tree.0.0";
     // -u alone: the rank's tree is entered before the clock starts.
-    let (all, win) = windows(&["-n", "2", "-u", "-F"]);
+    let (all, win) = windows("-n 2 -u -F");
     assert!(all.iter().any(|l| l == top), "{all:#?}");
     assert!(!win.iter().flatten().any(|l| l == top), "{win:#?}");
     // -u -t: every phase that walks the tree enters it inside its time, first thing.
-    let (_, win) = windows(&["-n", "2", "-u", "-F", "-t"]);
+    let (_, win) = windows("-n 2 -u -F -t");
     let entered: Vec<&Vec<String>> = win.iter().filter(|w| w.iter().any(|l| l == top)).collect();
     // File creation, stat, read, removal (tree creation makes the tree, tree removal
     // starts from the test directory).
@@ -231,8 +227,5 @@ fn t_times_entering_each_ranks_own_tree() {
         assert_eq!(w[0], top, "{w:#?}");
     }
     // Without -u, -t changes nothing (as in mdtest).
-    assert_eq!(
-        windows(&["-n", "2", "-F", "-t"]).1,
-        windows(&["-n", "2", "-F"]).1
-    );
+    assert_eq!(windows("-n 2 -F -t").1, windows("-n 2 -F").1);
 }

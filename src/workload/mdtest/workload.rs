@@ -47,11 +47,6 @@ impl<T: Team> Mdtest<T> {
         })
     }
 
-    /// The parameters.
-    pub fn params(&self) -> &MdtestParams {
-        &self.params
-    }
-
     /// Every iteration run so far (for mdtest's SUMMARY table).
     pub fn iterations(&self) -> &[Iteration] {
         &self.iterations
