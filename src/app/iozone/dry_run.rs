@@ -18,6 +18,7 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool, rate: Rate) -> Result<
     } else {
         0.0
     };
+    // Per point: file bytes, record bytes, bytes moved.
     let rows: Vec<(u64, u64, u64)> = s
         .plan
         .points
@@ -70,54 +71,15 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool, rate: Rate) -> Result<
             },
         );
     }
-    let plan = Plan {
-        rows: &rows,
-        workers,
-        names: &names,
-        needs,
-        free: free.bytes,
-        moved,
-        secs,
-        pause,
-    };
-    print_plan(s, &plan, repeat, &rate);
-    Ok(())
-}
-
-/// What a dry run found: per point (file bytes, record bytes, bytes moved), the workers,
-/// the tests' phases, the space needed and free, the bytes moved in all, the seconds it
-/// would take and the pauses per point.
-struct Plan<'a> {
-    rows: &'a [(u64, u64, u64)],
-    workers: u64,
-    names: &'a [&'a str],
-    needs: u64,
-    free: u64,
-    moved: u64,
-    secs: f64,
-    pause: f64,
-}
-
-/// The dry run in words.
-fn print_plan(s: &Setup, p: &Plan<'_>, repeat: u32, rate: &Rate) {
-    let Plan {
-        rows,
-        workers,
-        names,
-        needs,
-        free,
-        moved,
-        secs,
-        pause,
-    } = *p;
-    let fits = needs <= free;
+    // The dry run in words.
+    let fits = needs <= free.bytes;
     crate::outln!(
         "iozone dry run: nothing written ({} point(s), {} worker(s), --repeat {repeat})",
         rows.len(),
         workers
     );
     crate::outln!("  tests        {}", names.join(", "));
-    for (f, r, m) in rows {
+    for (f, r, m) in &rows {
         crate::outln!(
             "  file {:>10}  record {:>6}  moves {} per repetition",
             fmt_bytes(*f),
@@ -129,7 +91,7 @@ fn print_plan(s: &Setup, p: &Plan<'_>, repeat: u32, rate: &Rate) {
         "  needs        {} free in {} ({} free{})",
         fmt_bytes(needs),
         s.target.dir().display(),
-        fmt_bytes(free),
+        fmt_bytes(free.bytes),
         if fits { "" } else { ": does not fit" }
     );
     crate::outln!("  moves        {} in all", fmt_bytes(moved));
@@ -143,4 +105,5 @@ fn print_plan(s: &Setup, p: &Plan<'_>, repeat: u32, rate: &Rate) {
             String::new()
         }
     );
+    Ok(())
 }
