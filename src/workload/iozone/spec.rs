@@ -256,24 +256,9 @@ mod tests {
 
     #[test]
     fn the_command_line_reads_the_same_declaration() {
-        let c = Cmd::try_parse_from([
-            "iozone",
-            "-s",
-            "1g",
-            "-r",
-            "1m",
-            "-i",
-            "0",
-            "-i",
-            "2",
-            "-I",
-            "-e",
-            "-c",
-            "-o",
-            "-j",
-            "5",
-            "--huge-buffer",
-        ])
+        let c = Cmd::try_parse_from(
+            "iozone -s 1g -r 1m -i 0 -i 2 -I -e -c -o -j 5 --huge-buffer".split(' '),
+        )
         .unwrap();
         let from_toml: IozoneSpec = toml::from_str(
             "file_size = \"1g\"\nrecord_size = \"1m\"\ntests = [0, 2]\ndirect = true\n\
