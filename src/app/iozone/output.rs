@@ -262,16 +262,7 @@ mod tests {
                 Metric::new("rewrite", "throughput", Unit::KiBPerSec, r),
             ]
         };
-        let points = [
-            Point {
-                file_kib: 1024,
-                record: 65536,
-            },
-            Point {
-                file_kib: 2048,
-                record: 65536,
-            },
-        ];
+        let points = [Point::new(1024, 65536), Point::new(2048, 65536)];
         let sums = vec![
             runsummary::summarize_reps(&[rep(4_000_000.0, 900.0), rep(4_400_000.0, 1100.0)]),
             runsummary::summarize_reps(&[rep(5_000_000.0, 1000.0), rep(5_400_000.0, 1000.0)]),
