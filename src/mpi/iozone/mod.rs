@@ -174,8 +174,8 @@ impl DistIozone {
             fit_ranks,
             claim: None,
             succeeded: false,
-            io: RealIo::new(),
-            buf: AlignedBuf::new(params.record as usize, params.pattern, params.huge_buffer()),
+            io: RealIo::default(),
+            buf: AlignedBuf::new(params.record as usize, params.pattern, params.huge_buffer),
             order: Vec::new(),
             params,
         }
@@ -199,12 +199,7 @@ impl RankMode for DistIozone {
 
     fn prepare(&mut self, _target: &Target) -> Result<()> {
         self.succeeded = false;
-        let dir = self
-            .file
-            .parent()
-            .unwrap_or(std::path::Path::new("."))
-            .to_path_buf();
-        let dir = dir.as_path();
+        let dir = &self.file.parent().unwrap_or(Path::new(".")).to_path_buf();
         crate::workload::check_writable_dir(dir, "-F")?;
         let claim = testfile::claim(&self.file, self.params.overwrite, "-F")?;
         self.file = claim.path.clone();
@@ -231,8 +226,8 @@ impl RankMode for DistIozone {
         } else {
             Vec::new()
         };
-        self.io = RealIo::new();
-        self.buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
+        self.io = RealIo::default();
+        self.buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer);
         Ok(())
     }
 
@@ -307,10 +302,9 @@ impl RankMode for DistIozone {
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {
         let keep = self.params.keep && self.succeeded;
-        match self.claim.take() {
-            Some(c) => testfile::release(&c, keep),
-            None => Ok(()),
-        }
+        self.claim
+            .take()
+            .map_or(Ok(()), |c| testfile::release(&c, keep))
     }
 }
 

@@ -33,13 +33,6 @@ pub struct TestIoError {
     pub(crate) hint: &'static str,
 }
 
-impl TestIoError {
-    /// Whether the file system ran out of space.
-    pub fn is_no_space(&self) -> bool {
-        self.err.raw_os_error() == Some(libc::ENOSPC)
-    }
-}
-
 /// `-V` found a byte that is not the pattern.
 #[derive(Debug, thiserror::Error)]
 #[error("-V: {test} test read wrong data from {path} at byte offset {offset} (record {record}): found 0x{found:02x}, expected 0x{expected:02x}; the file system or device returned corrupt data")]

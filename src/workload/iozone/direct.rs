@@ -32,7 +32,7 @@ pub fn probe_direct(dir: &Path, fs_type: Option<&str>) -> Result<DirectSupport> 
             probe.display()
         );
     }
-    let mut io = RealIo::new();
+    let mut io = RealIo::default();
     let flags = OpenFlags {
         write: true,
         create: true,

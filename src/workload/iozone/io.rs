@@ -1,5 +1,5 @@
 //! The I/O layer under the IOzone engine: the system calls IOzone makes (`creat`, `open`,
-//! `read`, `write`, `lseek`, `fsync`, `close`, `unlink`, `posix_fadvise`), behind a trait so the
+//! `read`, `write`, `lseek`, `fsync`, `close`, `posix_fadvise`), behind a trait so the
 //! same test code runs against the real file system ([`RealIo`], plain libc calls, nothing in
 //! between) or against [`RecordingIo`], an in-memory file system that logs every call with its
 //! offset so unit tests can check IOzone's access patterns without root or strace.
@@ -96,8 +96,6 @@ pub trait Io {
     fn drop_caches(&mut self) -> io::Result<()>;
     /// Whether `path` exists (IOzone's `check_filename`).
     fn exists(&mut self, path: &Path) -> bool;
-    /// `unlink(2)`.
-    fn unlink(&mut self, path: &Path) -> io::Result<()>;
     /// Close every descriptor still open (after an error part-way through a test).
     fn close_all(&mut self);
     /// A marker in the call stream (see [`Mark`]).
@@ -131,13 +129,6 @@ fn byte_count(n: isize) -> io::Result<usize> {
 #[derive(Debug, Default)]
 pub struct RealIo {
     open_fds: Vec<Fd>,
-}
-
-impl RealIo {
-    /// A layer with no descriptors open.
-    pub fn new() -> Self {
-        RealIo::default()
-    }
 }
 
 impl RealIo {
@@ -222,10 +213,6 @@ impl Io for RealIo {
 
     fn exists(&mut self, path: &Path) -> bool {
         path.exists()
-    }
-
-    fn unlink(&mut self, path: &Path) -> io::Result<()> {
-        std::fs::remove_file(path)
     }
 
     fn close_all(&mut self) {

@@ -107,8 +107,14 @@ pub struct IozoneParams {
     pub phase_pause: f64,
     /// Check free space before writing.
     pub space_check: bool,
-    /// `--huge-buffer`: ask for a transparent huge page for the record buffer (see
-    /// [`IozoneParams::huge_buffer`]).
+    /// `--huge-buffer`: ask for a transparent huge page for the record buffer
+    /// (`MADV_HUGEPAGE`). By default the buffer follows the system's THP policy, as IOzone's
+    /// does. With `-I` the buffer's pages shape the device requests: a 1 MiB record in 4 KiB
+    /// pages is 256 segments, more than many queues take in one request (a loop device takes
+    /// 128), so the kernel splits it, while one huge page is a few large segments and one
+    /// request. For cached I/O only the kernel's copy changes (fewer TLB misses), by less than
+    /// the run-to-run noise on the development machine; fslab measures what IOzone measures
+    /// unless asked otherwise.
     pub huge_buffer: bool,
     /// `--overwrite`: a test file that exists with data may be written over (and is then
     /// removed at the end unless `-w`, as IOzone does); without it such a file is refused.
@@ -182,21 +188,20 @@ pub fn resolve_tests(requested: &[i64]) -> Result<(Vec<u8>, Option<String>)> {
 }
 
 impl IozoneParams {
-    /// Whether the record buffer asks for a transparent huge page (`MADV_HUGEPAGE`): only
-    /// with `--huge-buffer`. By default the buffer follows the system's THP policy, as
-    /// IOzone's does. With `-I` the buffer's pages shape the device requests: a 1 MiB record
-    /// in 4 KiB pages is 256 segments, more than many queues take in one request (a loop
-    /// device takes 128), so the kernel splits it, while one huge page is a few large segments
-    /// and one request. For cached I/O only the kernel's copy changes (fewer TLB misses), by
-    /// less than the run-to-run noise on the development machine; fslab measures what IOzone
-    /// measures unless asked otherwise.
-    pub fn huge_buffer(&self) -> bool {
-        self.huge_buffer
-    }
-
     /// File size in bytes as written: whole records only (IOzone: `numrecs = KiB*1024/reclen`).
     pub fn file_bytes(&self) -> u64 {
         self.numrecs() * self.record
+    }
+
+    /// How the writers open the file: `O_RDWR`, with `O_SYNC` (`-o`) and `O_DIRECT` (`-I`)
+    /// when asked.
+    pub fn write_flags(&self) -> OpenFlags {
+        OpenFlags {
+            write: true,
+            sync: self.osync,
+            direct: self.direct,
+            ..Default::default()
+        }
     }
 
     /// Records per pass.
@@ -365,11 +370,6 @@ impl Iozone {
         }
     }
 
-    /// The parameters.
-    pub fn params(&self) -> &IozoneParams {
-        &self.params
-    }
-
     /// Run the selected tests on one file through `io`; returns every timed pass.
     pub fn run_single<I: Io>(
         &self,
@@ -379,7 +379,7 @@ impl Iozone {
     ) -> Result<Vec<PassResult>> {
         let p = &self.params;
         let spec = passes::FileSpec::new(path, p);
-        let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
+        let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer);
         let mut out = Vec::new();
         for (k, &n) in p.tests.iter().enumerate() {
             if k > 0 {
@@ -501,7 +501,7 @@ impl Workload for Iozone {
             self.succeeded = true;
             return Ok(out.metrics());
         }
-        let mut io = RealIo::new();
+        let mut io = RealIo::default();
         let passes = self.run_single(&mut io, &files[0], obs)?;
         self.succeeded = true;
         Ok(Iozone::metrics(&passes))

@@ -183,15 +183,6 @@ impl<'a, I: Io> Runner<'a, I> {
         self.spec.numrecs * self.spec.reclen as u64
     }
 
-    fn write_flags(&self) -> OpenFlags {
-        OpenFlags {
-            write: true,
-            sync: self.spec.p.osync,
-            direct: self.spec.p.direct,
-            ..Default::default()
-        }
-    }
-
     /// `-i 0`: write (creat truncates, first pass only) and rewrite.
     pub fn write_rewrite(&mut self) -> anyhow::Result<Vec<PassResult>> {
         let mut out = Vec::new();
@@ -203,7 +194,7 @@ impl<'a, I: Io> Runner<'a, I> {
                     .map_err(|e| self.err(test, "creat", 0, 0, e))?;
                 self.close(test, fd, 0)?;
             }
-            let fd = self.open(test, self.write_flags())?;
+            let fd = self.open(test, self.spec.p.write_flags())?;
             self.fsync(test, fd, 0)?;
             self.buf.fill(self.spec.p.pattern);
             let t0 = self.start();
@@ -259,7 +250,7 @@ impl<'a, I: Io> Runner<'a, I> {
         for test in [Test::RandomRead, Test::RandomWrite] {
             let flags = OpenFlags {
                 create: true,
-                ..self.write_flags()
+                ..self.spec.p.write_flags()
             };
             let fd = self.open(test, flags)?;
             if test == Test::RandomWrite {
@@ -335,7 +326,7 @@ impl<'a, I: Io> Runner<'a, I> {
         let test = Test::RecordRewrite;
         let flags = OpenFlags {
             create: true,
-            ..self.write_flags()
+            ..self.spec.p.write_flags()
         };
         let fd = self.open(test, flags)?;
         self.fsync(test, fd, 0)?;

@@ -54,8 +54,6 @@ pub enum Op {
     Fadvise(Fd),
     /// `drop_caches`.
     DropCaches,
-    /// `unlink(path)`.
-    Unlink(PathBuf),
     /// A marker from the engine.
     Mark(Mark),
 }
@@ -284,14 +282,6 @@ impl Io for RecordingIo {
 
     fn exists(&mut self, path: &Path) -> bool {
         self.files.contains_key(path)
-    }
-
-    fn unlink(&mut self, path: &Path) -> io::Result<()> {
-        self.files
-            .remove(path)
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOENT))?;
-        self.ops.push(Op::Unlink(path.to_path_buf()));
-        Ok(())
     }
 
     fn close_all(&mut self) {

@@ -35,21 +35,20 @@ use std::time::{Duration, Instant};
 /// The throughput-mode phases for the selected tests, in IOzone's order.
 pub fn phases(tests: &[u8]) -> Vec<Test> {
     let order = [
-        (0, Test::Write),
-        (0, Test::Rewrite),
-        (1, Test::Read),
-        (1, Test::Reread),
-        (3, Test::BackwardRead),
-        (5, Test::StrideRead),
-        (2, Test::RandomRead),
-        (2, Test::RandomWrite),
-        (6, Test::Fwrite),
-        (7, Test::Fread),
+        Test::Write,
+        Test::Rewrite,
+        Test::Read,
+        Test::Reread,
+        Test::BackwardRead,
+        Test::StrideRead,
+        Test::RandomRead,
+        Test::RandomWrite,
+        Test::Fwrite,
+        Test::Fread,
     ];
     order
-        .iter()
-        .filter(|(n, _)| tests.contains(n))
-        .map(|(_, t)| *t)
+        .into_iter()
+        .filter(|t| tests.contains(&t.number()))
         .collect()
 }
 
@@ -195,7 +194,7 @@ pub struct Job<'a> {
 
 /// Run throughput mode on the real file system.
 pub fn run(p: &IozoneParams, files: &[PathBuf], obs: &dyn Observer) -> Result<ThroughputOutcome> {
-    run_with(p, files, obs, |_| RealIo::new(), pause)
+    run_with(p, files, obs, |_| RealIo::default(), pause)
 }
 
 /// Between two phases of a real run (on every rank under MPI): flush the dirty data, then
@@ -220,38 +219,30 @@ where
     F: Fn(usize) -> I + Sync,
     B: Fn(Duration),
 {
-    let phases = phases(&p.tests);
+    // References, so the worker closure below copies them.
+    let phases = &phases(&p.tests);
     let n = files.len();
-    let gate = PhaseGate::new(n);
-    let stop = AtomicBool::new(false);
-    let abort = AtomicBool::new(false);
+    let gate = &PhaseGate::new(n);
+    let stop = &AtomicBool::new(false);
+    let abort = &AtomicBool::new(false);
     // Each worker counts on its own cache line; the coordinator sums them.
-    let tally = Tally::new(n);
+    let tally = &Tally::new(n);
     let first_error = FirstError::default();
-    let results: Mutex<Vec<Vec<Option<WorkerPhase>>>> =
-        Mutex::new(vec![vec![None; n]; phases.len()]);
-    let order = if p.tests.contains(&2) {
+    let results: &Mutex<Vec<Vec<Option<WorkerPhase>>>> =
+        &Mutex::new(vec![vec![None; n]; phases.len()]);
+    let order = &if p.tests.contains(&2) {
         permutation(p.numrecs())
     } else {
         Vec::new()
     };
+    let make_io = &make_io;
     let mut out = Vec::new();
     std::thread::scope(|s| {
-        let (gate, stop, abort, tally, first_error, results, phases, order, make_io) = (
-            &gate,
-            &stop,
-            &abort,
-            &tally,
-            &first_error,
-            &results,
-            &phases,
-            &order,
-            &make_io,
-        );
+        let first_error = &first_error;
         let worker = move |w: usize| {
             let path = &files[w];
             let mut io = make_io(w);
-            let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
+            let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer);
             let job = Job { path, p, order };
             let coord = Threads {
                 sh: Shared {
@@ -341,12 +332,6 @@ pub fn worker_phase<I: Io, C: Coordination>(
     let path = job.path;
     let reclen = p.record;
     let n = p.numrecs();
-    let wflags = OpenFlags {
-        write: true,
-        sync: p.osync,
-        direct: p.direct,
-        ..Default::default()
-    };
     let on_stop = match test {
         Test::Write | Test::RandomWrite => OnStop::Finish,
         Test::Fwrite | Test::Fread | Test::Frewrite | Test::Freread => OnStop::Ignore,
@@ -357,7 +342,13 @@ pub fn worker_phase<I: Io, C: Coordination>(
         Ok(match test {
             Test::Write | Test::RandomWrite | Test::Rewrite => {
                 let create = test != Test::Rewrite;
-                Target::Fd(io.open(path, OpenFlags { create, ..wflags })?)
+                Target::Fd(io.open(
+                    path,
+                    OpenFlags {
+                        create,
+                        ..p.write_flags()
+                    },
+                )?)
             }
             Test::Fwrite => {
                 let mode = if io.exists(path) {
@@ -483,13 +474,9 @@ pub fn worker_phase<I: Io, C: Coordination>(
         target.close_checked(io)?;
     }
     let finish = Instant::now();
-    let timed = match t_stop {
-        Some(t) => t,
-        None => end,
-    };
     Ok(Some(WorkerPhase {
         start,
-        timed: timed.as_secs_f64(),
+        timed: t_stop.unwrap_or(end).as_secs_f64(),
         finish,
         counted,
         total,
