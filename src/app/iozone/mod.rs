@@ -40,12 +40,7 @@ pub const JSON_SCHEMA: &str = "fslab.iozone.v2";
 
 /// What the run document says IOzone ran, where (the test file's directory) and how often.
 pub(crate) fn subject(s: &Setup, repeat: u32) -> Result<Subject<'_>> {
-    Subject::new(
-        crate::workload::WorkloadKind::Iozone,
-        s.target.dir(),
-        &s.base,
-        repeat,
-    )
+    Subject::new(WorkloadKind::Iozone, s.target.dir(), &s.base, repeat)
 }
 
 /// Run `fslab iozone`.

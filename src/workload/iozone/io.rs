@@ -176,11 +176,7 @@ impl Io for RealIo {
         };
         // SAFETY: plain syscall on an integer descriptor.
         let r = unsafe { libc::lseek(fd, offset, w) };
-        if r < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(r as u64)
-        }
+        u64::try_from(r).map_err(|_| io::Error::last_os_error())
     }
 
     fn fsync(&mut self, fd: Fd) -> io::Result<()> {
@@ -248,9 +244,8 @@ impl AlignedBuf {
     pub fn new(len: usize, fill: u8, huge: bool) -> AlignedBuf {
         let align = if huge { HUGE_ALIGN } else { BUF_ALIGN };
         let size = len.max(1).div_ceil(align) * align;
-        let layout = match std::alloc::Layout::from_size_align(size, align) {
-            Ok(l) => l,
-            Err(_) => std::alloc::handle_alloc_error(std::alloc::Layout::new::<u8>()),
+        let Ok(layout) = std::alloc::Layout::from_size_align(size, align) else {
+            std::alloc::handle_alloc_error(std::alloc::Layout::new::<u8>())
         };
         // SAFETY: layout has a non-zero size.
         let raw = unsafe { std::alloc::alloc(layout) };

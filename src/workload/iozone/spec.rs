@@ -126,13 +126,11 @@ mod one_or_more {
 impl IozoneSpec {
     /// The label, or the IOzone command it stands for.
     pub fn label(&self) -> String {
-        match &self.label {
-            Some(l) => l.clone(),
-            None => self
-                .to_params()
-                .map(|p| p.label())
-                .unwrap_or_else(|_| "iozone".into()),
-        }
+        let derived = || {
+            self.to_params()
+                .map_or_else(|_| "iozone".into(), |p| p.label())
+        };
+        self.label.clone().unwrap_or_else(derived)
     }
 
     /// The file sizes (KiB) and record sizes (bytes) as given, in order; errors name them in

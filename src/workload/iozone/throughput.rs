@@ -390,8 +390,7 @@ pub fn worker_phase<I: Io, C: Coordination>(
         io.seek(target.fd(), -(reclen as i64), Whence::End)
             .context("backward read: lseek to the last record")?;
     }
-    let mut i = 0u64;
-    while i < n {
+    for i in 0..n {
         if i & mask == 0 {
             coord.progress(if i == 0 { 0 } else { mask + 1 });
             if crate::signal::interrupted() {
@@ -455,7 +454,6 @@ pub fn worker_phase<I: Io, C: Coordination>(
         if on_stop == OnStop::Ignore || !coord.stop_seen() {
             counted += reclen;
         }
-        i += 1;
     }
     if p.stonewall && !stopped {
         coord.raise_stop();
