@@ -16,7 +16,7 @@
 //! table as IOzone's default child processes have ([`crate::workload::workers`]).
 
 pub use super::coord::Coordination;
-use super::coord::{Shared, Threads};
+use super::coord::Threads;
 use super::io::{AlignedBuf, Fd, Io, OpenFlags, RealIo, Whence};
 use super::passes::{permutation, read_exact, stride_next, write_all, Test};
 use super::report::ThroughputLines;
@@ -245,11 +245,9 @@ where
             let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer);
             let job = Job { path, p, order };
             let coord = Threads {
-                sh: Shared {
-                    stop,
-                    abort,
-                    progress: tally.slot(w),
-                },
+                stop,
+                abort,
+                progress: tally.slot(w),
                 gate,
                 seen: Cell::new(Seen::default()),
             };
