@@ -65,9 +65,6 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let store = super::finish::store_for(&a.run, db)?;
     let obs = progress(&s, !a.run.quiet && !json, rate.bytes_per_sec);
     let repeat = a.run.repeat;
-    let tests = s.base.tests.clone();
-    let workers = s.base.threads;
-    let points = s.plan.points.clone();
     let mut on_rep = |rep: u32, ci: usize, m: &[Metric], _w: &Iozone| {
         if json {
             return;
@@ -82,13 +79,13 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
                 crate::outln!();
             }
         }
-        let p = points[ci];
+        let (p, tests) = (s.plan.points[ci], &s.base.tests);
         if tmode {
-            crate::out!("{}", throughput_lines(m, workers, &tests));
+            crate::out!("{}", throughput_lines(m, s.base.threads, tests));
         } else {
             crate::outln!(
                 "{}",
-                report::table_row(p.file_kib, p.record, &tests, &|t| rate_of(m, t))
+                report::table_row(p.file_kib, p.record, tests, &|t| rate_of(m, t))
             );
         }
     };
