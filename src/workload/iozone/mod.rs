@@ -399,13 +399,7 @@ impl Iozone {
             };
             let res = r.run(n);
             obs.phase_finished(passes::TEST_NAMES[n as usize]);
-            match res {
-                Ok(v) => out.extend(v),
-                Err(e) => {
-                    io.close_all();
-                    return Err(e);
-                }
-            }
+            out.extend(res.inspect_err(|_| io.close_all())?);
         }
         Ok(out)
     }

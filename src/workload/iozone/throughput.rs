@@ -137,10 +137,7 @@ impl PhaseOutcome {
     pub fn span(&self) -> f64 {
         let first = self.workers.iter().map(|w| w.start).min();
         let last = self.workers.iter().map(|w| w.finish).max();
-        match (first, last) {
-            (Some(a), Some(b)) => (b - a).as_secs_f64(),
-            _ => 0.0,
-        }
+        first.zip(last).map_or(0.0, |(a, b)| (b - a).as_secs_f64())
     }
 }
 
