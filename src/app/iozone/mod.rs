@@ -54,8 +54,6 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     }
     let tmode = s.base.throughput;
     let mut cells = cells_of(&s)?;
-    // Said once, with the other warnings at the end of the output (and in the JSON).
-    let cache_warn = cache_warning(&s.base, &s.plan);
     if !json {
         for n in &s.notes {
             eprintln!("note: {n}");
@@ -99,12 +97,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let mut recorded = Recorded::new(WorkloadKind::Iozone, &s.base, label, &a.run, store)?;
     let result = recorded.run_cells(&mut cells, &s.target, (&obs, Some(&obs)), &mut on_rep)?;
-    let (sums, warnings) = summaries_and_warnings(
-        &s.plan.points,
-        &result.reps,
-        a.run.min_phase,
-        cache_warn.as_ref(),
-    );
+    let (sums, warnings) = summaries_and_warnings(&s, &result.reps, a.run.min_phase);
     let end = (JSON_SCHEMA, &warnings[..], subject(&s, a.run.repeat)?);
     print_end((&a, &s), (&result, &sums), end, None)?;
     super::finish::outcome(result.error)

@@ -4,7 +4,7 @@
 //! per-rank table, the summary and the JSON document) and stores the run.
 
 use super::output::summaries_and_warnings;
-use super::{cache_warning, point_params, print_end, setup, splash, Setup};
+use super::{point_params, print_end, setup, splash, Setup};
 use crate::app::finish::{outcome, Recorded};
 use crate::app::rundoc::UnderMpi;
 use crate::cli::IozoneArgs;
@@ -77,7 +77,6 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let root = comm.is_root();
     let json = a.run.json;
-    let cache_warn = cache_warning(&s.base, &s.plan);
     if root && !json {
         for n in &s.notes {
             eprintln!("note: {n}");
@@ -93,8 +92,6 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         .with_units(move |_, _| crate::runner::progress_text::RateUnit::Bytes(record));
     let obs: &dyn Observer = if root { &bar } else { &Quiet };
     let repeat = a.run.repeat;
-    let tests = params.tests.clone();
-    let ranks = comm.size() as usize;
     let mut cells = vec![super::cell(&target, s.plan.points[0], engine)];
     let mut on_rep = |rep: u32, _ci: usize, m: &[crate::metric::Metric], w: &Ranks<DistIozone>| {
         if !root || json {
@@ -104,7 +101,11 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             crate::outln!("\n\trepetition {rep} of {repeat}");
         }
         crate::outln!();
-        crate::out!("{}", super::output::throughput_lines(m, ranks, &tests));
+        let ranks = comm.size() as usize;
+        crate::out!(
+            "{}",
+            super::output::throughput_lines(m, ranks, &params.tests)
+        );
         if let Some(r) = w.reps.last() {
             crate::out!("{}", mpi_lines(r));
         }
@@ -116,13 +117,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     // Disabled on the other ranks: only rank 0 shows where the run is.
     let result = recorded.run_cells(&mut cells, &target, (obs, Some(&bar)), &mut on_rep)?;
     if root {
-        finish(
-            &info,
-            (&a, &s),
-            &cells[0].workload,
-            &result,
-            (cache_warn, mpi),
-        )?;
+        finish(&info, (&a, &s), &cells[0].workload, &result, mpi)?;
     }
     outcome(result.error)
 }
@@ -227,14 +222,9 @@ fn finish(
     (a, s): (&IozoneArgs, &Setup),
     engine: &Ranks<DistIozone>,
     result: &CellsResult,
-    (cache_warn, mpi): (Option<String>, UnderMpi),
+    mpi: UnderMpi,
 ) -> Result<()> {
-    let (sums, mut warns) = summaries_and_warnings(
-        &s.plan.points,
-        &result.reps,
-        a.run.min_phase,
-        cache_warn.as_ref(),
-    );
+    let (sums, mut warns) = summaries_and_warnings(s, &result.reps, a.run.min_phase);
     let advice = if info.params.stonewall {
         "IOzone's per-worker figures stop at the first finish (stonewalling), the aggregate includes the tail"
     } else {

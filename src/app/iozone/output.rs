@@ -135,10 +135,9 @@ pub(super) fn sweep_table(points: &[Point], sums: &[Vec<MetricSummary>]) -> Stri
 /// Each point's summary over its repetitions, and the run's warnings: the cache warning (if
 /// any) first, then too-short tests and high variation (`--min-phase`).
 pub(crate) fn summaries_and_warnings(
-    points: &[Point],
+    s: &Setup,
     reps: &[Vec<Vec<Metric>>],
     min_phase: f64,
-    cache_warn: Option<&String>,
 ) -> (Vec<Vec<MetricSummary>>, Vec<String>) {
     let sums: Vec<Vec<MetricSummary>> =
         reps.iter().map(|r| runsummary::summarize_reps(r)).collect();
@@ -146,9 +145,10 @@ pub(crate) fn summaries_and_warnings(
         min_phase_seconds: min_phase,
         ..Thresholds::default()
     };
-    let mut warns = warnings(points, &sums, &thresholds);
-    if let Some(w) = cache_warn {
-        warns.insert(0, w.clone());
+    let mut warns = warnings(&s.plan.points, &sums, &thresholds);
+    // Said once, with the other warnings at the end of the output (and in the JSON).
+    if let Some(w) = super::cache_warning(&s.base, &s.plan) {
+        warns.insert(0, w);
     }
     (sums, warns)
 }
