@@ -34,11 +34,8 @@ pub fn probe_direct(dir: &Path, fs_type: Option<&str>) -> Result<DirectSupport> 
     }
     let mut io = RealIo::default();
     let flags = OpenFlags {
-        write: true,
-        create: true,
-        truncate: true,
         direct: true,
-        ..Default::default()
+        ..OpenFlags::CREATE
     };
     let opened = io.open(&probe, flags);
     let created = opened.is_ok();

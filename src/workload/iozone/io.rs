@@ -31,6 +31,15 @@ pub struct OpenFlags {
 }
 
 impl OpenFlags {
+    /// `O_RDWR | O_CREAT | O_TRUNC`: create or truncate (`creat`, `fopen(path, "w+")`).
+    pub const CREATE: OpenFlags = OpenFlags {
+        write: true,
+        create: true,
+        truncate: true,
+        sync: false,
+        direct: false,
+    };
+
     /// `O_RDONLY`, plus `O_DIRECT` if asked.
     pub fn read_only(direct: bool) -> Self {
         OpenFlags {

@@ -159,13 +159,7 @@ impl Io for RecordingIo {
     fn creat(&mut self, path: &Path) -> io::Result<Fd> {
         self.ops.push(Op::Creat(path.to_path_buf()));
         self.files.insert(path.to_path_buf(), Vec::new());
-        let flags = OpenFlags {
-            write: true,
-            create: true,
-            truncate: true,
-            ..Default::default()
-        };
-        Ok(self.new_fd(path, flags))
+        Ok(self.new_fd(path, OpenFlags::CREATE))
     }
 
     fn open(&mut self, path: &Path, flags: OpenFlags) -> io::Result<Fd> {

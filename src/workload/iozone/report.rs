@@ -168,18 +168,10 @@ pub struct ThroughputLines {
 /// IOzone's per-phase throughput lines, plus fslab's true aggregate.
 pub fn throughput_text(l: &ThroughputLines) -> String {
     let mut s = String::new();
-    let (n, noun) = (l.workers, l.noun);
+    let all = |who: &str| format!("{who} throughput for {:2} {} \t", l.workers, l.noun);
     for (label, value, unit) in [
-        (
-            format!("Children see throughput for {n:2} {noun} \t"),
-            l.children,
-            "kB/sec",
-        ),
-        (
-            format!("Parent sees throughput for {n:2} {noun} \t"),
-            l.parent,
-            "kB/sec",
-        ),
+        (all("Children see"), l.children, "kB/sec"),
+        (all("Parent sees"), l.parent, "kB/sec"),
         ("Min throughput per thread \t\t\t".into(), l.min, "kB/sec "),
         ("Max throughput per thread \t\t\t".into(), l.max, "kB/sec"),
         ("Avg throughput per thread \t\t\t".into(), l.avg, "kB/sec"),
