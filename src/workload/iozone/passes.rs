@@ -159,7 +159,8 @@ impl<'a, I: Io> Runner<'a, I> {
     }
 
     /// Stop the clock (after the `-e` fsync and `-c` close that belong inside it).
-    fn stop(&mut self, test: Test, fd: Fd, t0: Instant, bytes: u64) -> anyhow::Result<PassResult> {
+    fn stop(&mut self, test: Test, fd: Fd, t0: Instant) -> anyhow::Result<PassResult> {
+        let bytes = self.spec.numrecs * self.spec.reclen as u64;
         if self.spec.p.fsync {
             self.fsync(test, fd, bytes)?;
         }
@@ -177,10 +178,6 @@ impl<'a, I: Io> Runner<'a, I> {
             bytes,
             elapsed,
         })
-    }
-
-    fn bytes(&self) -> u64 {
-        self.spec.numrecs * self.spec.reclen as u64
     }
 
     /// `-i 0`: write (creat truncates, first pass only) and rewrite.
@@ -208,7 +205,7 @@ impl<'a, I: Io> Runner<'a, I> {
                     return Err(self.err(test, "write", done, done, e));
                 }
             }
-            out.push(self.stop(test, fd, t0, self.bytes())?);
+            out.push(self.stop(test, fd, t0)?);
         }
         Ok(out)
     }
@@ -235,7 +232,7 @@ impl<'a, I: Io> Runner<'a, I> {
                     verify(self.spec, test, self.buf, i)?;
                 }
             }
-            out.push(self.stop(test, fd, t0, self.bytes())?);
+            out.push(self.stop(test, fd, t0)?);
         }
         Ok(out)
     }
@@ -272,7 +269,7 @@ impl<'a, I: Io> Runner<'a, I> {
                     verify(self.spec, test, self.buf, rec)?;
                 }
             }
-            out.push(self.stop(test, fd, t0, self.bytes())?);
+            out.push(self.stop(test, fd, t0)?);
         }
         Ok(out)
     }
@@ -306,7 +303,7 @@ impl<'a, I: Io> Runner<'a, I> {
                         .map_err(|e| self.err(test, "lseek", 0, i * reclen as u64, e))?;
                 }
             }
-            let r = self.stop(test, fd, t0, self.bytes())?;
+            let r = self.stop(test, fd, t0)?;
             first.get_or_insert(r);
         }
         Ok(first.into_iter().collect())
@@ -332,7 +329,7 @@ impl<'a, I: Io> Runner<'a, I> {
                 .seek(fd, 0, Whence::Set)
                 .map_err(|e| self.err(test, "lseek", 0, i * reclen, e))?;
         }
-        Ok(vec![self.stop(test, fd, t0, self.bytes())?])
+        Ok(vec![self.stop(test, fd, t0)?])
     }
 
     /// `-i 5`: strided read with IOzone's wrap rule (see [`stride_next`]).
@@ -356,7 +353,7 @@ impl<'a, I: Io> Runner<'a, I> {
                 .seek(fd, pos as i64, Whence::Set)
                 .map_err(|e| self.err(test, "lseek", pos, i * reclen, e))?;
         }
-        Ok(vec![self.stop(test, fd, t0, self.bytes())?])
+        Ok(vec![self.stop(test, fd, t0)?])
     }
 
     /// `-i 6`: fwrite and re-fwrite through a stream with a one-record buffer.
@@ -396,7 +393,7 @@ impl<'a, I: Io> Runner<'a, I> {
         written: bool,
     ) -> anyhow::Result<PassResult> {
         let fd = st.fd();
-        let bytes = self.bytes();
+        let bytes = self.spec.numrecs * self.spec.reclen as u64;
         if self.spec.p.fsync {
             st.flush(self.io)
                 .map_err(|e| self.err(test, "fflush", bytes, bytes, e))?;

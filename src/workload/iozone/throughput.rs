@@ -336,14 +336,9 @@ pub fn worker_phase<I: Io, C: Coordination>(
     let setup: Result<Target> = (|| -> std::io::Result<Target> {
         Ok(match test {
             Test::Write | Test::RandomWrite | Test::Rewrite => {
-                let create = test != Test::Rewrite;
-                Target::Fd(io.open(
-                    path,
-                    OpenFlags {
-                        create,
-                        ..p.write_flags()
-                    },
-                )?)
+                let mut flags = p.write_flags();
+                flags.create = test != Test::Rewrite;
+                Target::Fd(io.open(path, flags)?)
             }
             Test::Fwrite => {
                 let mode = if io.exists(path) {
