@@ -48,9 +48,6 @@ pub(crate) fn throughput_lines(m: &[Metric], workers: usize, tests: &[u8]) -> St
 pub(super) fn means(points: &[Point], reps: &[Vec<Vec<Metric>>]) -> BTreeMap<(Point, Test), u64> {
     let mut v = BTreeMap::new();
     for (p, r) in points.iter().zip(reps) {
-        if r.is_empty() {
-            continue;
-        }
         for t in Test::ALL {
             let xs: Vec<f64> = r
                 .iter()
