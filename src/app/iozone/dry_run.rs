@@ -6,7 +6,7 @@ use super::estimate::{self, Rate};
 use super::{Setup, JSON_SCHEMA};
 use crate::app::rundoc::{self, Needs, Planned};
 use crate::units::{duration_from_secs_saturating, fmt_bytes, fmt_duration};
-use crate::workload::iozone;
+use crate::workload::iozone::{self, sweep::Point};
 use anyhow::Result;
 
 /// Print what `fslab iozone` would do with these arguments, its time estimated at `rate`.
@@ -19,18 +19,11 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool, rate: Rate) -> Result<
         0.0
     };
     // Per point: file bytes, record bytes, bytes moved.
-    let rows: Vec<(u64, u64, u64)> = s
-        .plan
-        .points
-        .iter()
-        .map(|p| {
-            (
-                p.file_kib.saturating_mul(1024),
-                p.record,
-                estimate::point_bytes(s, p),
-            )
-        })
-        .collect();
+    let row = |p: &Point| {
+        let file = p.file_kib.saturating_mul(1024);
+        (file, p.record, estimate::point_bytes(s, p))
+    };
+    let rows: Vec<(u64, u64, u64)> = s.plan.points.iter().map(row).collect();
     let moved: u64 = rows
         .iter()
         .fold(0u64, |a, r| a.saturating_add(r.2))

@@ -163,16 +163,12 @@ impl Io for RecordingIo {
     }
 
     fn open(&mut self, path: &Path, flags: OpenFlags) -> io::Result<Fd> {
-        if !self.files.contains_key(path) {
-            if !flags.create {
-                return Err(io::Error::from_raw_os_error(libc::ENOENT));
-            }
-            self.files.insert(path.to_path_buf(), Vec::new());
+        if !flags.create && !self.files.contains_key(path) {
+            return Err(io::Error::from_raw_os_error(libc::ENOENT));
         }
+        let data = self.files.entry(path.to_path_buf()).or_default();
         if flags.truncate {
-            if let Some(v) = self.files.get_mut(path) {
-                v.clear();
-            }
+            data.clear();
         }
         let fd = self.new_fd(path, flags);
         self.ops.push(Op::Open {
