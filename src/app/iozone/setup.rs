@@ -57,15 +57,9 @@ pub(crate) fn setup(a: &IozoneArgs) -> Result<Setup> {
     }
     let tmode = a.params.threads.is_some();
     if tmode {
-        if a.auto
-            || opts.sizes_kib.len() > 1
-            || opts.records.len() > 1
-            || a.min_file.is_some()
-            || a.max_file.is_some()
-            || a.min_record.is_some()
-            || a.max_record.is_some()
-            || a.no_crossover
-        {
+        let bounds = [&a.min_file, &a.max_file, &a.min_record, &a.max_record];
+        let lists = opts.sizes_kib.len() > 1 || opts.records.len() > 1;
+        if a.auto || a.no_crossover || lists || bounds.iter().any(|b| b.is_some()) {
             crate::bail_usage!(
                 "-t (throughput mode) cannot be mixed with auto-mode options (-a, -n, -g, -y, -q, -z, lists of -s/-r); drop one or the other"
             );

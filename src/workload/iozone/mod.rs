@@ -177,14 +177,12 @@ pub fn resolve_tests(requested: &[i64]) -> Result<(Vec<u8>, Option<String>)> {
     // Readers need the whole file: test 0 writes it, test 6 (fwrite) runs too late for 1-5.
     let needs0 =
         t.iter().any(|&n| matches!(n, 1 | 2 | 3 | 5)) || (t.contains(&7) && !t.contains(&6));
-    let mut note = None;
-    if needs0 && !t.contains(&0) {
+    let add0 = needs0 && !t.contains(&0);
+    if add0 {
         t.insert(0, 0);
-        note = Some(
-            "-i 0 added: the selected tests read the file that the write test creates".to_string(),
-        );
     }
-    Ok((t, note))
+    let note = "-i 0 added: the selected tests read the file that the write test creates";
+    Ok((t, add0.then(|| note.to_string())))
 }
 
 impl IozoneParams {

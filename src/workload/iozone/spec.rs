@@ -136,17 +136,12 @@ impl IozoneSpec {
     /// The file sizes (KiB) and record sizes (bytes) as given, in order; errors name them in
     /// `words`.
     pub fn sizes(&self, words: Words) -> Result<(Vec<u64>, Vec<u64>)> {
-        let file = words.name("file_size");
-        let files = self
-            .file_size
-            .iter()
-            .map(|s| parse_file_kib(s, file))
-            .collect::<Result<_>>()?;
-        let records = self
-            .record_size
-            .iter()
-            .map(|s| parse_kib_size(s, words.name("record_size")))
-            .collect::<Result<_>>()?;
+        let all = |sizes: &[String], parse: fn(&str, &str) -> Result<u64>, key| {
+            let what = words.name(key);
+            sizes.iter().map(|s| parse(s, what)).collect::<Result<_>>()
+        };
+        let files = all(&self.file_size, parse_file_kib, "file_size")?;
+        let records = all(&self.record_size, parse_kib_size, "record_size")?;
         Ok((files, records))
     }
 
