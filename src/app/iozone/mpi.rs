@@ -58,9 +58,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let mine = serde_json::json!({"params": shape, "repeat": a.run.repeat});
     let tag = job::start(comm, mine, "iozone")?;
     let file = rank_file(&params, s.target.dir(), comm.rank());
-    let dir = file
-        .parent()
-        .map_or_else(|| PathBuf::from("."), |d| d.to_path_buf());
+    let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
     let all_see = job::seen_by_all(comm, &dir, &tag, None)?;
     let fit_ranks = job::ranks_sharing_my_fs(comm, all_see);
     let target = Target::new(&dir);

@@ -21,9 +21,8 @@ use super::comm::Comm;
 use super::rank::{Gathered, RankMode};
 use crate::metric::Metric;
 use crate::workload::iozone::io::{AlignedBuf, Io, RealIo};
-use crate::workload::iozone::passes::permutation;
 use crate::workload::iozone::throughput::{self, worker_phase, Coordination, Job};
-use crate::workload::iozone::{check_direct, IozoneParams};
+use crate::workload::iozone::{calls::pow2_mask, check_direct, passes::permutation, IozoneParams};
 use crate::workload::testfile::{self, TestFile};
 use crate::workload::{Observer, Requirements, Target};
 use anyhow::Result;
@@ -158,11 +157,6 @@ impl Coordination for RankCoord<'_> {
         mask.min(self.poll_mask)
     }
     fn interrupted(&self) {}
-}
-
-/// Largest power of two ≤ `n` (n ≥ 1), minus one: a mask for "every so many records".
-fn pow2_mask(n: u64) -> u64 {
-    (1u64 << (63 - n.max(1).leading_zeros())) - 1
 }
 
 impl DistIozone {
@@ -310,7 +304,7 @@ impl RankMode for DistIozone {
 
 #[cfg(test)]
 mod tests {
-    use super::pow2_mask;
+    use crate::workload::iozone::calls::pow2_mask;
 
     #[test]
     fn poll_masks_are_powers_of_two() {

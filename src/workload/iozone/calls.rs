@@ -51,6 +51,11 @@ pub struct VerifyError {
     pub expected: u8,
 }
 
+/// Largest power of two ≤ `n` (n ≥ 1), minus one: a mask for "every so many records".
+pub fn pow2_mask(n: u64) -> u64 {
+    (1u64 << (63 - n.max(1).leading_zeros())) - 1
+}
+
 /// Progress and Ctrl-C checks every few records, outside the per-record fast path.
 pub struct Ticker<'a> {
     obs: &'a dyn Observer,
@@ -62,12 +67,8 @@ impl<'a> Ticker<'a> {
     /// Check every 2^k records, where 2^k records are about 64 MiB (at most 1024 records).
     pub fn new(obs: &'a dyn Observer, reclen: usize) -> Self {
         let per = ((64u64 << 20) / reclen.max(1) as u64).clamp(1, 1024);
-        let mask = per.next_power_of_two() / if per.is_power_of_two() { 1 } else { 2 };
-        Ticker {
-            obs,
-            mask: mask.max(1) - 1,
-            base: 0,
-        }
+        let mask = pow2_mask(per);
+        Ticker { obs, mask, base: 0 }
     }
 
     /// Records done before this pass (so progress is cumulative over a point).

@@ -15,6 +15,7 @@
 //! worker's finish. Workers are threads (IOzone `-T`), each with its own file-descriptor
 //! table as IOzone's default child processes have ([`crate::workload::workers`]).
 
+use super::calls::pow2_mask;
 pub use super::coord::Coordination;
 use super::coord::Threads;
 use super::io::{AlignedBuf, Fd, Io, OpenFlags, RealIo, Whence};
@@ -368,7 +369,7 @@ pub fn worker_phase<I: Io, C: Coordination>(
         return Ok(None);
     }
     let per = ((64u64 << 20) / reclen).clamp(1, 1024);
-    let mask = coord.check_mask((1u64 << (63 - per.leading_zeros())) - 1);
+    let mask = coord.check_mask(pow2_mask(per));
     let mut counted = 0u64;
     let mut total = 0u64;
     let mut stopped = false;
