@@ -215,11 +215,8 @@ impl RankMode for DistIozone {
 
     fn begin(&mut self, _dir: &Path, _clock: Option<&ClockInfo>) -> Result<()> {
         let p = &self.params;
-        self.order = if p.tests.contains(&2) {
-            permutation(p.numrecs())
-        } else {
-            Vec::new()
-        };
+        let random = p.tests.contains(&2);
+        self.order = random.then(|| permutation(p.numrecs())).unwrap_or_default();
         self.io = RealIo::default();
         self.buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer);
         Ok(())

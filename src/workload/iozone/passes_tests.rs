@@ -385,10 +385,8 @@ fn no_space_reports_the_bytes_written_and_closes_the_file() {
     let mut io = RecordingIo::new();
     io.capacity = Some(10_000);
     let params = IozoneParams {
-        file_kib: 64,
-        record: 4096,
         tests: vec![0, 1],
-        ..IozoneParams::default()
+        ..spec(16, 4096)
     };
     let engine = Iozone::new(params);
     let e = engine
@@ -415,12 +413,10 @@ fn o_direct_misalignment_is_reported_with_the_fix() {
 fn fadvise_and_drop_caches_run_between_tests_untimed() {
     let mut io = RecordingIo::new();
     let params = IozoneParams {
-        file_kib: 16,
-        record: 4096,
         tests: vec![0, 1, 2],
         fadvise: true,
         drop_caches: true,
-        ..IozoneParams::default()
+        ..spec(4, 4096)
     };
     let passes = Iozone::new(params)
         .run_single(&mut io, Path::new(F), &Quiet)

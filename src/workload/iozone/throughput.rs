@@ -226,13 +226,9 @@ where
     // Each worker counts on its own cache line; the coordinator sums them.
     let tally = &Tally::new(n);
     let first_error = FirstError::default();
-    let results: &Mutex<Vec<Vec<Option<WorkerPhase>>>> =
-        &Mutex::new(vec![vec![None; n]; phases.len()]);
-    let order = &if p.tests.contains(&2) {
-        permutation(p.numrecs())
-    } else {
-        Vec::new()
-    };
+    let results = &Mutex::new(vec![vec![None; n]; phases.len()]);
+    let random = p.tests.contains(&2);
+    let order = &random.then(|| permutation(p.numrecs())).unwrap_or_default();
     let make_io = &make_io;
     let mut out = Vec::new();
     std::thread::scope(|s| {
@@ -252,8 +248,7 @@ where
             for (pi, &test) in phases.iter().enumerate() {
                 // The set-up step: the worker opens its file, then waits for the run.
                 coord.next_step();
-                let r = worker_phase(&mut io, &job, &coord, &mut buf, test);
-                match r {
+                match worker_phase(&mut io, &job, &coord, &mut buf, test) {
                     Ok(Some(wp)) => {
                         results.lock().unwrap_or_else(|e| e.into_inner())[pi][w] = Some(wp)
                     }
@@ -365,7 +360,7 @@ pub fn worker_phase<I: Io, C: Coordination>(
     coord.start_line();
     let mut target = setup?;
     if coord.aborted() {
-        target.close(io);
+        let _ = target.close(io);
         return Ok(None);
     }
     let per = ((64u64 << 20) / reclen).clamp(1, 1024);
@@ -389,7 +384,7 @@ pub fn worker_phase<I: Io, C: Coordination>(
                 return Err(anyhow!(crate::signal::Interrupted));
             }
             if coord.abandon() {
-                target.close(io);
+                let _ = target.close(io);
                 return Ok(None);
             }
         }
@@ -454,13 +449,13 @@ pub fn worker_phase<I: Io, C: Coordination>(
         io.fsync(target.fd())?;
     }
     if p.close {
-        target.close_checked(io)?;
+        target.close(io)?;
     }
     let end = start.elapsed();
     if !p.close {
         target.flush(io)?;
         io.fsync(target.fd())?;
-        target.close_checked(io)?;
+        target.close(io)?;
     }
     let finish = Instant::now();
     Ok(Some(WorkerPhase {
@@ -503,17 +498,13 @@ impl Target {
         Ok(())
     }
 
-    fn close_checked<I: Io>(&mut self, io: &mut I) -> Result<()> {
+    fn close<I: Io>(&mut self, io: &mut I) -> Result<()> {
         match std::mem::replace(self, Target::Closed) {
             Target::Fd(fd) => io.close(fd)?,
             Target::Stream(s) => s.close(io)?,
             Target::Closed => {}
         }
         Ok(())
-    }
-
-    fn close<I: Io>(&mut self, io: &mut I) {
-        let _ = self.close_checked(io);
     }
 }
 
