@@ -121,15 +121,12 @@ impl RecordingIo {
     fn new_fd(&mut self, path: &Path, flags: OpenFlags) -> Fd {
         let fd = self.next_fd;
         self.next_fd += 1;
-        let path = path.to_path_buf();
-        self.fds.insert(
-            fd,
-            OpenFile {
-                path,
-                pos: 0,
-                flags,
-            },
-        );
+        let file = OpenFile {
+            path: path.to_path_buf(),
+            pos: 0,
+            flags,
+        };
+        self.fds.insert(fd, file);
         fd
     }
 
