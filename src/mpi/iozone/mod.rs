@@ -128,8 +128,7 @@ impl Coordination for RankCoord<'_> {
         self.comm.barrier();
     }
     fn aborted(&self) -> bool {
-        self.poll();
-        self.failed.get()
+        self.abandon()
     }
     #[inline]
     fn stop_raised(&self, _i: u64) -> bool {

@@ -112,14 +112,9 @@ pub fn plan(o: &SizeOptions) -> Result<Plan> {
     let rflag = o.records.len() == 1;
 
     // Record range as IOzone has it after option parsing (-r sets both ends; -y/-q override).
-    let min_rec = o
-        .min_record
-        .or(o.records.first().copied())
-        .unwrap_or(AUTO_MIN_RECORD);
-    let max_rec = o
-        .max_record
-        .or(o.records.last().copied())
-        .unwrap_or(MAX_RECORD);
+    let (first, last) = (o.records.first().copied(), o.records.last().copied());
+    let min_rec = o.min_record.or(first).unwrap_or(AUTO_MIN_RECORD);
+    let max_rec = o.max_record.or(last).unwrap_or(MAX_RECORD);
     if min_rec > max_rec {
         crate::bail_usage!(
             "minimum record size {} is greater than maximum record size {}; fix -y/-q/-r",
