@@ -66,11 +66,8 @@ fn moved(file_kib: u64, passes: usize, workers: u64) -> u64 {
 
 /// Bytes one repetition of point `p` moves.
 pub(crate) fn point_bytes(s: &Setup, p: &Point) -> u64 {
-    moved(
-        p.file_kib,
-        passes(&s.base.tests).len(),
-        s.base.threads.max(1) as u64,
-    )
+    let passes = passes(&s.base.tests).len();
+    moved(p.file_kib, passes, s.base.threads as u64)
 }
 
 /// The rate to estimate with: measured by the newest matching stored run, else assumed.

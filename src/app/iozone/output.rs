@@ -49,13 +49,11 @@ pub(super) fn means(points: &[Point], reps: &[Vec<Vec<Metric>>]) -> BTreeMap<(Po
     let mut v = BTreeMap::new();
     for (p, r) in points.iter().zip(reps) {
         for t in Test::ALL {
+            let is_rate = |x: &&Metric| x.phase == t.phase() && x.name == "throughput";
             let xs: Vec<f64> = r
                 .iter()
-                .filter_map(|m| {
-                    m.iter()
-                        .find(|x| x.phase == t.phase() && x.name == "throughput")
-                        .map(|x| x.value)
-                })
+                .filter_map(|m| m.iter().find(is_rate))
+                .map(|x| x.value)
                 .collect();
             if !xs.is_empty() {
                 v.insert((*p, t), (xs.iter().sum::<f64>() / xs.len() as f64) as u64);

@@ -122,11 +122,8 @@ fn files(a: &IozoneArgs, tmode: bool) -> Result<(PathBuf, PathBuf, Vec<PathBuf>)
         let dir = abs[0].parent().map(Path::to_path_buf).unwrap_or_default();
         (dir, PathBuf::from(iozone::DEFAULT_FILE), abs)
     } else {
-        let f = a
-            .file
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(iozone::DEFAULT_FILE));
-        let (dir, name) = split_file(&f, "-f")?;
+        let f = a.file.as_deref().unwrap_or(Path::new(iozone::DEFAULT_FILE));
+        let (dir, name) = split_file(f, "-f")?;
         (dir, name, Vec::new())
     })
 }
@@ -194,12 +191,7 @@ pub(crate) fn cache_warning(base: &IozoneParams, plan: &Plan) -> Option<String> 
         return None;
     }
     let ram = crate::sysinfo::total_ram();
-    let largest = plan
-        .points
-        .iter()
-        .map(|p| p.file_kib * 1024)
-        .max()
-        .unwrap_or(0);
+    let largest = plan.points.iter().map(|p| p.file_kib).max().unwrap_or(0) * 1024;
     let data = largest.saturating_mul(base.threads.max(1) as u64);
     if ram == 0 || data >= 2 * ram {
         return None;

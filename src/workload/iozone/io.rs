@@ -194,9 +194,7 @@ impl Io for RealIo {
     }
 
     fn close(&mut self, fd: Fd) -> io::Result<()> {
-        if let Some(i) = self.open_fds.iter().position(|&f| f == fd) {
-            self.open_fds.swap_remove(i);
-        }
+        self.open_fds.retain(|&f| f != fd);
         // SAFETY: the descriptor was opened by this layer and is closed once.
         check(unsafe { libc::close(fd) })
     }

@@ -21,15 +21,14 @@ pub fn table_header() -> String {
         "read", "fwrite", "frewrite", "fread", "freread",
     ];
     const WIDTHS: [usize; 15] = [16, 8, 9, 11, 10, 10, 10, 10, 10, 11, 11, 10, 10, 10, 10];
-    let line = |v: &[&str; 15]| {
-        let mut s = String::new();
-        for (text, width) in v.iter().zip(WIDTHS) {
+    let mut s = String::new();
+    for line in [top, names] {
+        for (text, width) in line.iter().zip(WIDTHS) {
             let _ = write!(s, "{text:>width$}");
         }
         s.push('\n');
-        s
-    };
-    format!("{}{}", line(&top), line(&names))
+    }
+    s
 }
 
 /// The width of a rate column (IOzone 3.508's `%10ld`).
