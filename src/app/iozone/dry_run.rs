@@ -28,11 +28,8 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool, rate: Rate) -> Result<
         .iter()
         .fold(0u64, |a, r| a.saturating_add(r.2))
         .saturating_mul(u64::from(repeat));
-    let needs = rows
-        .iter()
-        .map(|r| r.0.saturating_mul(workers))
-        .max()
-        .unwrap_or(0);
+    let largest = rows.iter().map(|r| r.0).max().unwrap_or(0);
+    let needs = largest.saturating_mul(workers);
     let free = crate::sysinfo::free_space(s.target.dir())?;
     let secs = moved as f64 / rate.bytes_per_sec + pause * rows.len() as f64 * f64::from(repeat);
     let names: Vec<&str> = passes.iter().map(|t| t.phase()).collect();

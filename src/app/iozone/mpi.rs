@@ -239,10 +239,6 @@ fn finish(
     let mpi = mpi.with_reps(&engine.reps, a.mpi.per_rank, |rep| {
         per_rank_table(info.comm, rep)
     })?;
-    print_end(
-        (a, s),
-        (result, &sums),
-        (JSON_SCHEMA, &warns, subject),
-        Some(&mpi),
-    )
+    let end = (JSON_SCHEMA, &warns[..], subject);
+    print_end((a, s), (result, &sums), end, Some(&mpi))
 }

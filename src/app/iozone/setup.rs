@@ -167,11 +167,9 @@ pub(crate) fn point_params(base: &IozoneParams, p: Point) -> Result<IozoneParams
 /// A sweep point's factor levels, sizes as people write them (`1 MiB`, `64 KiB`; they parse
 /// back with the usual size suffixes).
 pub(crate) fn factors(p: Point) -> Vec<(String, String)> {
+    let file = fmt_size(p.file_kib.saturating_mul(1024));
     vec![
-        (
-            "file_size".into(),
-            fmt_size(p.file_kib.saturating_mul(1024)),
-        ),
+        ("file_size".into(), file),
         ("record_size".into(), fmt_size(p.record)),
     ]
 }
