@@ -61,9 +61,7 @@ pub(crate) fn excel_text(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> String {
     let mut out = String::new();
     let n = reps.iter().map(|r| r.len()).max().unwrap_or(0);
     if n > 1 {
-        out.push_str(&format!(
-            "\nfslab: the values below are means of {n} repetitions\n"
-        ));
+        out = format!("\nfslab: the values below are means of {n} repetitions\n");
     }
     if s.base.throughput {
         let rows = throughput_rows(s, reps);

@@ -11,9 +11,7 @@ use crate::workload::iozone::{self, report, throughput, Test};
 use std::collections::BTreeMap;
 
 pub(super) fn rate_of(m: &[Metric], t: Test) -> u64 {
-    m.iter()
-        .find(|x| x.phase == t.phase() && x.name == "throughput")
-        .map_or(0, |x| x.value as u64)
+    get(m, t.phase(), "throughput") as u64
 }
 
 pub(crate) fn get(m: &[Metric], phase: &str, name: &str) -> f64 {

@@ -284,9 +284,7 @@ impl RankMode for DistIozone {
         let n = self.comm.size() as usize;
         let (rep, outcome) = combine::combine(&g.recs, g.clock, &phases, n, p.stonewall);
         let mut metrics = outcome.metrics();
-        for ph in &rep.phases {
-            metrics.extend(combine::mpi_metrics(ph));
-        }
+        metrics.extend(rep.phases.iter().flat_map(combine::mpi_metrics));
         Ok((rep, metrics))
     }
 
