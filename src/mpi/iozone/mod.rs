@@ -214,8 +214,7 @@ impl RankMode for DistIozone {
 
     fn begin(&mut self, _dir: &Path, _clock: Option<&ClockInfo>) -> Result<()> {
         let p = &self.params;
-        let random = p.tests.contains(&2);
-        self.order = random.then(|| permutation(p.numrecs())).unwrap_or_default();
+        self.order = permutation(if p.tests.contains(&2) { p.numrecs() } else { 0 });
         self.io = RealIo::default();
         self.buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer);
         Ok(())

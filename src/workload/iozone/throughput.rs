@@ -227,8 +227,7 @@ where
     let tally = &Tally::new(n);
     let first_error = FirstError::default();
     let results = &Mutex::new(vec![vec![None; n]; phases.len()]);
-    let random = p.tests.contains(&2);
-    let order = &random.then(|| permutation(p.numrecs())).unwrap_or_default();
+    let order = &permutation(if p.tests.contains(&2) { p.numrecs() } else { 0 });
     let make_io = &make_io;
     let mut out = Vec::new();
     std::thread::scope(|s| {
