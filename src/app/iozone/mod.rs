@@ -19,7 +19,7 @@ pub(crate) use excel::{excel_text, write_biff};
 pub(crate) use output::splash;
 pub(crate) use setup::{cache_warning, factors, point_label, point_params, setup, Setup};
 
-use super::finish::{Ended, Recorded, StoredLine};
+use super::finish::{engine_only, Ended, Recorded, StoredLine};
 use super::rundoc::{Subject, UnderMpi};
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
@@ -191,10 +191,7 @@ pub(super) fn print_end(
         if any && repeat > 1 {
             crate::outln!();
             if s.plan.points.len() == 1 {
-                crate::outln!(
-                    "{}",
-                    runsummary::render_table(&crate::app::finish::engine_only(&sums[0]))
-                );
+                crate::outln!("{}", runsummary::render_table(&engine_only(&sums[0])));
             } else {
                 crate::outln!("{}", sweep_table(&s.plan.points, sums));
             }
