@@ -214,9 +214,7 @@ impl Io for RecordingIo {
         }
         let data = self.files.entry(f.path.clone()).or_default();
         let e = f.pos as usize + n;
-        if data.len() < e {
-            data.resize(e, 0);
-        }
+        data.resize(data.len().max(e), 0);
         data[f.pos as usize..e].copy_from_slice(&buf[..n]);
         self.moved(fd, f.pos, n, |fd, offset, len| Op::Write {
             fd,
@@ -233,13 +231,11 @@ impl Io for RecordingIo {
             Whence::Cur => f.pos as i64,
             Whence::End => len,
         };
-        let to = base + offset;
-        if to < 0 {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        self.get(fd)?.pos = to as u64;
-        self.ops.push(Op::Seek { fd, to: to as u64 });
-        Ok(to as u64)
+        let to =
+            u64::try_from(base + offset).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        self.get(fd)?.pos = to;
+        self.ops.push(Op::Seek { fd, to });
+        Ok(to)
     }
 
     fn fsync(&mut self, fd: Fd) -> io::Result<()> {
