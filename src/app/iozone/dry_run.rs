@@ -6,7 +6,7 @@ use super::estimate::{self, Rate};
 use super::{Setup, JSON_SCHEMA};
 use crate::app::rundoc::{self, Needs, Planned};
 use crate::units::{duration_from_secs_saturating, fmt_bytes, fmt_duration};
-use crate::workload::iozone;
+use crate::workload::iozone::{self, sweep::Point};
 use anyhow::Result;
 
 /// Print what `fslab iozone` would do with these arguments, its time estimated at `rate`.
@@ -18,27 +18,18 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool, rate: Rate) -> Result<
     } else {
         0.0
     };
-    let rows: Vec<(u64, u64, u64)> = s
-        .plan
-        .points
-        .iter()
-        .map(|p| {
-            (
-                p.file_kib.saturating_mul(1024),
-                p.record,
-                estimate::point_bytes(s, p),
-            )
-        })
-        .collect();
+    // Per point: file bytes, record bytes, bytes moved.
+    let row = |p: &Point| {
+        let file = p.file_kib.saturating_mul(1024);
+        (file, p.record, estimate::point_bytes(s, p))
+    };
+    let rows: Vec<(u64, u64, u64)> = s.plan.points.iter().map(row).collect();
     let moved: u64 = rows
         .iter()
         .fold(0u64, |a, r| a.saturating_add(r.2))
         .saturating_mul(u64::from(repeat));
-    let needs = rows
-        .iter()
-        .map(|r| r.0.saturating_mul(workers))
-        .max()
-        .unwrap_or(0);
+    let largest = rows.iter().map(|r| r.0).max().unwrap_or(0);
+    let needs = largest.saturating_mul(workers);
     let free = crate::sysinfo::free_space(s.target.dir())?;
     let secs = moved as f64 / rate.bytes_per_sec + pause * rows.len() as f64 * f64::from(repeat);
     let names: Vec<&str> = passes.iter().map(|t| t.phase()).collect();
@@ -70,54 +61,15 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool, rate: Rate) -> Result<
             },
         );
     }
-    let plan = Plan {
-        rows: &rows,
-        workers,
-        names: &names,
-        needs,
-        free: free.bytes,
-        moved,
-        secs,
-        pause,
-    };
-    print_plan(s, &plan, repeat, &rate);
-    Ok(())
-}
-
-/// What a dry run found: per point (file bytes, record bytes, bytes moved), the workers,
-/// the tests' phases, the space needed and free, the bytes moved in all, the seconds it
-/// would take and the pauses per point.
-struct Plan<'a> {
-    rows: &'a [(u64, u64, u64)],
-    workers: u64,
-    names: &'a [&'a str],
-    needs: u64,
-    free: u64,
-    moved: u64,
-    secs: f64,
-    pause: f64,
-}
-
-/// The dry run in words.
-fn print_plan(s: &Setup, p: &Plan<'_>, repeat: u32, rate: &Rate) {
-    let Plan {
-        rows,
-        workers,
-        names,
-        needs,
-        free,
-        moved,
-        secs,
-        pause,
-    } = *p;
-    let fits = needs <= free;
+    // The dry run in words.
+    let fits = needs <= free.bytes;
     crate::outln!(
         "iozone dry run: nothing written ({} point(s), {} worker(s), --repeat {repeat})",
         rows.len(),
         workers
     );
     crate::outln!("  tests        {}", names.join(", "));
-    for (f, r, m) in rows {
+    for (f, r, m) in &rows {
         crate::outln!(
             "  file {:>10}  record {:>6}  moves {} per repetition",
             fmt_bytes(*f),
@@ -129,7 +81,7 @@ fn print_plan(s: &Setup, p: &Plan<'_>, repeat: u32, rate: &Rate) {
         "  needs        {} free in {} ({} free{})",
         fmt_bytes(needs),
         s.target.dir().display(),
-        fmt_bytes(free),
+        fmt_bytes(free.bytes),
         if fits { "" } else { ": does not fit" }
     );
     crate::outln!("  moves        {} in all", fmt_bytes(moved));
@@ -143,4 +95,5 @@ fn print_plan(s: &Setup, p: &Plan<'_>, repeat: u32, rate: &Rate) {
             String::new()
         }
     );
+    Ok(())
 }

@@ -8,8 +8,10 @@
 
 use super::Setup;
 use crate::app::study_plan::MODEL_BYTES;
+use crate::store::{CellRow, Store, TrialStatus};
 use crate::workload::iozone::sweep::Point;
 use crate::workload::iozone::Test;
+use serde_json::Value;
 use std::path::Path;
 
 /// The bytes-per-second rate of an estimate and where it comes from.
@@ -64,11 +66,8 @@ fn moved(file_kib: u64, passes: usize, workers: u64) -> u64 {
 
 /// Bytes one repetition of point `p` moves.
 pub(crate) fn point_bytes(s: &Setup, p: &Point) -> u64 {
-    moved(
-        p.file_kib,
-        passes(&s.base.tests).len(),
-        s.base.threads.max(1) as u64,
-    )
+    let passes = passes(&s.base.tests).len();
+    moved(p.file_kib, passes, s.base.threads as u64)
 }
 
 /// The rate to estimate with: measured by the newest matching stored run, else assumed.
@@ -82,7 +81,7 @@ pub(crate) fn rate(s: &Setup, db: Option<&Path>) -> Rate {
     if !path.exists() {
         return assumed;
     }
-    let Ok(store) = crate::store::Store::open_read_only(&path) else {
+    let Ok(store) = Store::open_read_only(&path) else {
         return assumed;
     };
     let runs = store.list_studies().unwrap_or_default();
@@ -98,17 +97,15 @@ const RUNS_LOOKED_AT: usize = 20;
 
 /// The rate run `id` measured, if it ran in the same directory with the same flags and
 /// completed a repetition.
-fn measured(store: &crate::store::Store, id: i64, s: &Setup) -> Option<Rate> {
+fn measured(store: &Store, id: i64, s: &Setup) -> Option<Rate> {
     let dir = s.target.dir().to_string_lossy().into_owned();
     let cells = store.cells(id).ok()?;
-    let here = |c: &crate::store::CellRow| {
-        c.config.get("target").and_then(serde_json::Value::as_str) == Some(dir.as_str())
-    };
+    let here = |c: &CellRow| c.config.get("target").and_then(Value::as_str) == Some(&*dir);
     if !cells.iter().any(here) {
         return None;
     }
     let w = store.workloads(id).ok()?.into_iter().next()?;
-    let flag = |k: &str| w.params.get(k).and_then(serde_json::Value::as_bool);
+    let flag = |k: &str| w.params.get(k).and_then(Value::as_bool);
     let same = [
         ("direct", s.base.direct),
         ("osync", s.base.osync),
@@ -120,22 +117,18 @@ fn measured(store: &crate::store::Store, id: i64, s: &Setup) -> Option<Rate> {
         return None;
     }
     let tests: Vec<u8> = serde_json::from_value(w.params.get("tests")?.clone()).ok()?;
-    let workers = w
-        .params
-        .get("threads")
-        .and_then(serde_json::Value::as_u64)
-        .unwrap_or(1);
+    let workers = w.params.get("threads").and_then(Value::as_u64).unwrap_or(1);
     let passes = passes(&tests).len();
     let (mut bytes, mut secs) = (0.0, 0.0);
     for t in store.trials(id).ok()? {
-        if t.status != crate::store::TrialStatus::Ok || t.window.wall_seconds <= 0.0 {
+        if t.status != TrialStatus::Ok || t.window.wall_seconds <= 0.0 {
             continue;
         }
         let Some(kib) = cells
             .iter()
             .find(|c| c.id == t.cell_id)
             .and_then(|c| c.config.get("file_kib"))
-            .and_then(serde_json::Value::as_u64)
+            .and_then(Value::as_u64)
         else {
             continue;
         };

@@ -5,7 +5,7 @@ use super::output::{get, means};
 use super::Setup;
 use crate::metric::Metric;
 use crate::runner::adhoc::CellsResult;
-use crate::workload::iozone::{biff, report, throughput};
+use crate::workload::iozone::{biff, report, throughput, Test};
 use anyhow::{Context, Result};
 use std::path::Path;
 
@@ -29,18 +29,22 @@ fn mean_over_reps(reps: &[Vec<Vec<Metric>>], phase: &str, name: &str) -> f64 {
     runs.iter().map(|m| get(m, phase, name)).sum::<f64>() / runs.len() as f64
 }
 
+/// Throughput mode's `-R` rows: per phase, IOzone's title and the children's throughput.
+fn throughput_rows(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> Vec<(&'static str, f64)> {
+    let mean = |t: Test| mean_over_reps(reps, t.phase(), "children_sum");
+    let phases = throughput::phases(&s.base.tests).into_iter();
+    phases.map(|t| (throughput::titles(t).0, mean(t))).collect()
+}
+
 pub(crate) fn blocks(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> Vec<report::ExcelBlock> {
     if s.base.throughput {
         // Throughput mode: one block per phase, the children's throughput as IOzone's -R.
-        return throughput::phases(&s.base.tests)
+        return throughput_rows(s, reps)
             .into_iter()
-            .map(|t| report::ExcelBlock {
-                title: throughput::titles(t).0,
+            .map(|(title, v)| report::ExcelBlock {
+                title,
                 records_kib: vec![s.plan.points[0].record / 1024],
-                rows: vec![(
-                    s.base.threads as u64,
-                    vec![mean_over_reps(reps, t.phase(), "children_sum") as u64],
-                )],
+                rows: vec![(s.base.threads as u64, vec![v as u64])],
             })
             .collect();
     }
@@ -57,21 +61,13 @@ pub(crate) fn excel_text(s: &Setup, reps: &[Vec<Vec<Metric>>]) -> String {
     let mut out = String::new();
     let n = reps.iter().map(|r| r.len()).max().unwrap_or(0);
     if n > 1 {
-        out.push_str(&format!(
-            "\nfslab: the values below are means of {n} repetitions\n"
-        ));
+        out = format!("\nfslab: the values below are means of {n} repetitions\n");
     }
     if s.base.throughput {
-        let rows: Vec<(&str, f64)> = throughput::phases(&s.base.tests)
-            .into_iter()
-            .map(|t| {
-                let v = mean_over_reps(reps, t.phase(), "children_sum");
-                (throughput::titles(t).0, v)
-            })
-            .collect();
+        let rows = throughput_rows(s, reps);
         out.push_str(&report::throughput_excel(s.plan.points[0].record, &rows));
-        return out;
+    } else {
+        out.push_str(&report::excel_text(&blocks(s, reps)));
     }
-    out.push_str(&report::excel_text(&blocks(s, reps)));
     out
 }

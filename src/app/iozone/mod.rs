@@ -19,7 +19,7 @@ pub(crate) use excel::{excel_text, write_biff};
 pub(crate) use output::splash;
 pub(crate) use setup::{cache_warning, factors, point_label, point_params, setup, Setup};
 
-use super::finish::{Ended, Recorded, StoredLine};
+use super::finish::{engine_only, Ended, Recorded, StoredLine};
 use super::rundoc::{Subject, UnderMpi};
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
@@ -40,12 +40,7 @@ pub const JSON_SCHEMA: &str = "fslab.iozone.v2";
 
 /// What the run document says IOzone ran, where (the test file's directory) and how often.
 pub(crate) fn subject(s: &Setup, repeat: u32) -> Result<Subject<'_>> {
-    Subject::new(
-        crate::workload::WorkloadKind::Iozone,
-        s.target.dir(),
-        &s.base,
-        repeat,
-    )
+    Subject::new(WorkloadKind::Iozone, s.target.dir(), &s.base, repeat)
 }
 
 /// Run `fslab iozone`.
@@ -59,8 +54,6 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     }
     let tmode = s.base.throughput;
     let mut cells = cells_of(&s)?;
-    // Said once, with the other warnings at the end of the output (and in the JSON).
-    let cache_warn = cache_warning(&s.base, &s.plan);
     if !json {
         for n in &s.notes {
             eprintln!("note: {n}");
@@ -70,9 +63,6 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let store = super::finish::store_for(&a.run, db)?;
     let obs = progress(&s, !a.run.quiet && !json, rate.bytes_per_sec);
     let repeat = a.run.repeat;
-    let tests = s.base.tests.clone();
-    let workers = s.base.threads;
-    let points = s.plan.points.clone();
     let mut on_rep = |rep: u32, ci: usize, m: &[Metric], _w: &Iozone| {
         if json {
             return;
@@ -87,13 +77,13 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
                 crate::outln!();
             }
         }
-        let p = points[ci];
+        let (p, tests) = (s.plan.points[ci], &s.base.tests);
         if tmode {
-            crate::out!("{}", throughput_lines(m, workers, &tests));
+            crate::out!("{}", throughput_lines(m, s.base.threads, tests));
         } else {
             crate::outln!(
                 "{}",
-                report::table_row(p.file_kib, p.record, &tests, &|t| rate_of(m, t))
+                report::table_row(p.file_kib, p.record, tests, &|t| rate_of(m, t))
             );
         }
     };
@@ -107,12 +97,7 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let mut recorded = Recorded::new(WorkloadKind::Iozone, &s.base, label, &a.run, store)?;
     let result = recorded.run_cells(&mut cells, &s.target, (&obs, Some(&obs)), &mut on_rep)?;
-    let (sums, warnings) = summaries_and_warnings(
-        &s.plan.points,
-        &result.reps,
-        a.run.min_phase,
-        cache_warn.as_ref(),
-    );
+    let (sums, warnings) = summaries_and_warnings(&s, &result.reps, a.run.min_phase);
     let end = (JSON_SCHEMA, &warnings[..], subject(&s, a.run.repeat)?);
     print_end((&a, &s), (&result, &sums), end, None)?;
     super::finish::outcome(result.error)
@@ -206,10 +191,7 @@ pub(super) fn print_end(
         if any && repeat > 1 {
             crate::outln!();
             if s.plan.points.len() == 1 {
-                crate::outln!(
-                    "{}",
-                    runsummary::render_table(&crate::app::finish::engine_only(&sums[0]))
-                );
+                crate::outln!("{}", runsummary::render_table(&engine_only(&sums[0])));
             } else {
                 crate::outln!("{}", sweep_table(&s.plan.points, sums));
             }

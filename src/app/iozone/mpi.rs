@@ -4,7 +4,7 @@
 //! per-rank table, the summary and the JSON document) and stores the run.
 
 use super::output::summaries_and_warnings;
-use super::{cache_warning, point_params, print_end, setup, splash, Setup};
+use super::{point_params, print_end, setup, splash, Setup};
 use crate::app::finish::{outcome, Recorded};
 use crate::app::rundoc::UnderMpi;
 use crate::cli::IozoneArgs;
@@ -58,9 +58,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let mine = serde_json::json!({"params": shape, "repeat": a.run.repeat});
     let tag = job::start(comm, mine, "iozone")?;
     let file = rank_file(&params, s.target.dir(), comm.rank());
-    let dir = file
-        .parent()
-        .map_or_else(|| PathBuf::from("."), |d| d.to_path_buf());
+    let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
     let all_see = job::seen_by_all(comm, &dir, &tag, None)?;
     let fit_ranks = job::ranks_sharing_my_fs(comm, all_see);
     let target = Target::new(&dir);
@@ -77,7 +75,6 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let root = comm.is_root();
     let json = a.run.json;
-    let cache_warn = cache_warning(&s.base, &s.plan);
     if root && !json {
         for n in &s.notes {
             eprintln!("note: {n}");
@@ -93,8 +90,6 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
         .with_units(move |_, _| crate::runner::progress_text::RateUnit::Bytes(record));
     let obs: &dyn Observer = if root { &bar } else { &Quiet };
     let repeat = a.run.repeat;
-    let tests = params.tests.clone();
-    let ranks = comm.size() as usize;
     let mut cells = vec![super::cell(&target, s.plan.points[0], engine)];
     let mut on_rep = |rep: u32, _ci: usize, m: &[crate::metric::Metric], w: &Ranks<DistIozone>| {
         if !root || json {
@@ -104,7 +99,11 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
             crate::outln!("\n\trepetition {rep} of {repeat}");
         }
         crate::outln!();
-        crate::out!("{}", super::output::throughput_lines(m, ranks, &tests));
+        let ranks = comm.size() as usize;
+        crate::out!(
+            "{}",
+            super::output::throughput_lines(m, ranks, &params.tests)
+        );
         if let Some(r) = w.reps.last() {
             crate::out!("{}", mpi_lines(r));
         }
@@ -116,13 +115,7 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     // Disabled on the other ranks: only rank 0 shows where the run is.
     let result = recorded.run_cells(&mut cells, &target, (obs, Some(&bar)), &mut on_rep)?;
     if root {
-        finish(
-            &info,
-            (&a, &s),
-            &cells[0].workload,
-            &result,
-            (cache_warn, mpi),
-        )?;
+        finish(&info, (&a, &s), &cells[0].workload, &result, mpi)?;
     }
     outcome(result.error)
 }
@@ -227,14 +220,9 @@ fn finish(
     (a, s): (&IozoneArgs, &Setup),
     engine: &Ranks<DistIozone>,
     result: &CellsResult,
-    (cache_warn, mpi): (Option<String>, UnderMpi),
+    mpi: UnderMpi,
 ) -> Result<()> {
-    let (sums, mut warns) = summaries_and_warnings(
-        &s.plan.points,
-        &result.reps,
-        a.run.min_phase,
-        cache_warn.as_ref(),
-    );
+    let (sums, mut warns) = summaries_and_warnings(s, &result.reps, a.run.min_phase);
     let advice = if info.params.stonewall {
         "IOzone's per-worker figures stop at the first finish (stonewalling), the aggregate includes the tail"
     } else {
@@ -251,10 +239,6 @@ fn finish(
     let mpi = mpi.with_reps(&engine.reps, a.mpi.per_rank, |rep| {
         per_rank_table(info.comm, rep)
     })?;
-    print_end(
-        (a, s),
-        (result, &sums),
-        (JSON_SCHEMA, &warns, subject),
-        Some(&mpi),
-    )
+    let end = (JSON_SCHEMA, &warns[..], subject);
+    print_end((a, s), (result, &sums), end, Some(&mpi))
 }

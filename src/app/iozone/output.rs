@@ -11,9 +11,7 @@ use crate::workload::iozone::{self, report, throughput, Test};
 use std::collections::BTreeMap;
 
 pub(super) fn rate_of(m: &[Metric], t: Test) -> u64 {
-    m.iter()
-        .find(|x| x.phase == t.phase() && x.name == "throughput")
-        .map_or(0, |x| x.value as u64)
+    get(m, t.phase(), "throughput") as u64
 }
 
 pub(crate) fn get(m: &[Metric], phase: &str, name: &str) -> f64 {
@@ -48,17 +46,12 @@ pub(crate) fn throughput_lines(m: &[Metric], workers: usize, tests: &[u8]) -> St
 pub(super) fn means(points: &[Point], reps: &[Vec<Vec<Metric>>]) -> BTreeMap<(Point, Test), u64> {
     let mut v = BTreeMap::new();
     for (p, r) in points.iter().zip(reps) {
-        if r.is_empty() {
-            continue;
-        }
         for t in Test::ALL {
+            let is_rate = |x: &&Metric| x.phase == t.phase() && x.name == "throughput";
             let xs: Vec<f64> = r
                 .iter()
-                .filter_map(|m| {
-                    m.iter()
-                        .find(|x| x.phase == t.phase() && x.name == "throughput")
-                        .map(|x| x.value)
-                })
+                .filter_map(|m| m.iter().find(is_rate))
+                .map(|x| x.value)
                 .collect();
             if !xs.is_empty() {
                 v.insert((*p, t), (xs.iter().sum::<f64>() / xs.len() as f64) as u64);
@@ -135,10 +128,9 @@ pub(super) fn sweep_table(points: &[Point], sums: &[Vec<MetricSummary>]) -> Stri
 /// Each point's summary over its repetitions, and the run's warnings: the cache warning (if
 /// any) first, then too-short tests and high variation (`--min-phase`).
 pub(crate) fn summaries_and_warnings(
-    points: &[Point],
+    s: &Setup,
     reps: &[Vec<Vec<Metric>>],
     min_phase: f64,
-    cache_warn: Option<&String>,
 ) -> (Vec<Vec<MetricSummary>>, Vec<String>) {
     let sums: Vec<Vec<MetricSummary>> =
         reps.iter().map(|r| runsummary::summarize_reps(r)).collect();
@@ -146,9 +138,10 @@ pub(crate) fn summaries_and_warnings(
         min_phase_seconds: min_phase,
         ..Thresholds::default()
     };
-    let mut warns = warnings(points, &sums, &thresholds);
-    if let Some(w) = cache_warn {
-        warns.insert(0, w.clone());
+    let mut warns = warnings(&s.plan.points, &sums, &thresholds);
+    // Said once, with the other warnings at the end of the output (and in the JSON).
+    if let Some(w) = super::cache_warning(&s.base, &s.plan) {
+        warns.insert(0, w);
     }
     (sums, warns)
 }
@@ -262,16 +255,7 @@ mod tests {
                 Metric::new("rewrite", "throughput", Unit::KiBPerSec, r),
             ]
         };
-        let points = [
-            Point {
-                file_kib: 1024,
-                record: 65536,
-            },
-            Point {
-                file_kib: 2048,
-                record: 65536,
-            },
-        ];
+        let points = [Point::new(1024, 65536), Point::new(2048, 65536)];
         let sums = vec![
             runsummary::summarize_reps(&[rep(4_000_000.0, 900.0), rep(4_400_000.0, 1100.0)]),
             runsummary::summarize_reps(&[rep(5_000_000.0, 1000.0), rep(5_400_000.0, 1000.0)]),

@@ -57,15 +57,9 @@ pub(crate) fn setup(a: &IozoneArgs) -> Result<Setup> {
     }
     let tmode = a.params.threads.is_some();
     if tmode {
-        if a.auto
-            || opts.sizes_kib.len() > 1
-            || opts.records.len() > 1
-            || a.min_file.is_some()
-            || a.max_file.is_some()
-            || a.min_record.is_some()
-            || a.max_record.is_some()
-            || a.no_crossover
-        {
+        let bounds = [&a.min_file, &a.max_file, &a.min_record, &a.max_record];
+        let lists = opts.sizes_kib.len() > 1 || opts.records.len() > 1;
+        if a.auto || a.no_crossover || lists || bounds.iter().any(|b| b.is_some()) {
             crate::bail_usage!(
                 "-t (throughput mode) cannot be mixed with auto-mode options (-a, -n, -g, -y, -q, -z, lists of -s/-r); drop one or the other"
             );
@@ -128,11 +122,8 @@ fn files(a: &IozoneArgs, tmode: bool) -> Result<(PathBuf, PathBuf, Vec<PathBuf>)
         let dir = abs[0].parent().map(Path::to_path_buf).unwrap_or_default();
         (dir, PathBuf::from(iozone::DEFAULT_FILE), abs)
     } else {
-        let f = a
-            .file
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(iozone::DEFAULT_FILE));
-        let (dir, name) = split_file(&f, "-f")?;
+        let f = a.file.as_deref().unwrap_or(Path::new(iozone::DEFAULT_FILE));
+        let (dir, name) = split_file(f, "-f")?;
         (dir, name, Vec::new())
     })
 }
@@ -176,11 +167,9 @@ pub(crate) fn point_params(base: &IozoneParams, p: Point) -> Result<IozoneParams
 /// A sweep point's factor levels, sizes as people write them (`1 MiB`, `64 KiB`; they parse
 /// back with the usual size suffixes).
 pub(crate) fn factors(p: Point) -> Vec<(String, String)> {
+    let file = fmt_size(p.file_kib.saturating_mul(1024));
     vec![
-        (
-            "file_size".into(),
-            fmt_size(p.file_kib.saturating_mul(1024)),
-        ),
+        ("file_size".into(), file),
         ("record_size".into(), fmt_size(p.record)),
     ]
 }
@@ -200,12 +189,7 @@ pub(crate) fn cache_warning(base: &IozoneParams, plan: &Plan) -> Option<String> 
         return None;
     }
     let ram = crate::sysinfo::total_ram();
-    let largest = plan
-        .points
-        .iter()
-        .map(|p| p.file_kib * 1024)
-        .max()
-        .unwrap_or(0);
+    let largest = plan.points.iter().map(|p| p.file_kib).max().unwrap_or(0) * 1024;
     let data = largest.saturating_mul(base.threads.max(1) as u64);
     if ram == 0 || data >= 2 * ram {
         return None;

@@ -94,11 +94,8 @@ pub(super) fn combine(
 
 /// How late the slowest rank noticed the stonewall: its stop − the first rank's loop end.
 fn stonewall_lag(ranks: &[RankWorker], test: Test, stonewall: bool) -> Option<f64> {
-    let honours = !matches!(
-        test,
-        Test::Fwrite | Test::Fread | Test::Frewrite | Test::Freread
-    );
-    if !stonewall || !honours {
+    // fwrite and fread (`-i 6`, `-i 7`) ignore the stonewall.
+    if !stonewall || test.number() >= 6 {
         return None;
     }
     let first = ranks

@@ -21,9 +21,8 @@ use super::comm::Comm;
 use super::rank::{Gathered, RankMode};
 use crate::metric::Metric;
 use crate::workload::iozone::io::{AlignedBuf, Io, RealIo};
-use crate::workload::iozone::passes::permutation;
 use crate::workload::iozone::throughput::{self, worker_phase, Coordination, Job};
-use crate::workload::iozone::{check_direct, IozoneParams};
+use crate::workload::iozone::{calls::pow2_mask, check_direct, passes::permutation, IozoneParams};
 use crate::workload::testfile::{self, TestFile};
 use crate::workload::{Observer, Requirements, Target};
 use anyhow::Result;
@@ -129,8 +128,7 @@ impl Coordination for RankCoord<'_> {
         self.comm.barrier();
     }
     fn aborted(&self) -> bool {
-        self.poll();
-        self.failed.get()
+        self.abandon()
     }
     #[inline]
     fn stop_raised(&self, _i: u64) -> bool {
@@ -160,11 +158,6 @@ impl Coordination for RankCoord<'_> {
     fn interrupted(&self) {}
 }
 
-/// Largest power of two ≤ `n` (n ≥ 1), minus one: a mask for "every so many records".
-fn pow2_mask(n: u64) -> u64 {
-    (1u64 << (63 - n.max(1).leading_zeros())) - 1
-}
-
 impl DistIozone {
     /// The engine for validated throughput-mode parameters (`threads` = number of ranks).
     pub fn new(comm: Rc<Comm>, params: IozoneParams, file: PathBuf, fit_ranks: u64) -> Self {
@@ -174,8 +167,8 @@ impl DistIozone {
             fit_ranks,
             claim: None,
             succeeded: false,
-            io: RealIo::new(),
-            buf: AlignedBuf::new(params.record as usize, params.pattern, params.huge_buffer()),
+            io: RealIo::default(),
+            buf: AlignedBuf::new(params.record as usize, params.pattern, params.huge_buffer),
             order: Vec::new(),
             params,
         }
@@ -199,12 +192,7 @@ impl RankMode for DistIozone {
 
     fn prepare(&mut self, _target: &Target) -> Result<()> {
         self.succeeded = false;
-        let dir = self
-            .file
-            .parent()
-            .unwrap_or(std::path::Path::new("."))
-            .to_path_buf();
-        let dir = dir.as_path();
+        let dir = &self.file.parent().unwrap_or(Path::new(".")).to_path_buf();
         crate::workload::check_writable_dir(dir, "-F")?;
         let claim = testfile::claim(&self.file, self.params.overwrite, "-F")?;
         self.file = claim.path.clone();
@@ -226,13 +214,9 @@ impl RankMode for DistIozone {
 
     fn begin(&mut self, _dir: &Path, _clock: Option<&ClockInfo>) -> Result<()> {
         let p = &self.params;
-        self.order = if p.tests.contains(&2) {
-            permutation(p.numrecs())
-        } else {
-            Vec::new()
-        };
-        self.io = RealIo::new();
-        self.buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
+        self.order = permutation(if p.tests.contains(&2) { p.numrecs() } else { 0 });
+        self.io = RealIo::default();
+        self.buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer);
         Ok(())
     }
 
@@ -299,24 +283,21 @@ impl RankMode for DistIozone {
         let n = self.comm.size() as usize;
         let (rep, outcome) = combine::combine(&g.recs, g.clock, &phases, n, p.stonewall);
         let mut metrics = outcome.metrics();
-        for ph in &rep.phases {
-            metrics.extend(combine::mpi_metrics(ph));
-        }
+        metrics.extend(rep.phases.iter().flat_map(combine::mpi_metrics));
         Ok((rep, metrics))
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {
         let keep = self.params.keep && self.succeeded;
-        match self.claim.take() {
-            Some(c) => testfile::release(&c, keep),
-            None => Ok(()),
-        }
+        self.claim
+            .take()
+            .map_or(Ok(()), |c| testfile::release(&c, keep))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::pow2_mask;
+    use crate::workload::iozone::calls::pow2_mask;
 
     #[test]
     fn poll_masks_are_powers_of_two() {

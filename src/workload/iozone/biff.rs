@@ -36,11 +36,8 @@ impl Sheet {
     }
 
     fn cell_head(row: u16, col: u16) -> Vec<u8> {
-        let mut d = Vec::with_capacity(16);
-        d.extend_from_slice(&row.to_le_bytes());
-        d.extend_from_slice(&col.to_le_bytes());
-        d.extend_from_slice(&[0, 0, 0]);
-        d
+        let ([r0, r1], [c0, c1]) = (row.to_le_bytes(), col.to_le_bytes());
+        vec![r0, r1, c0, c1, 0, 0, 0]
     }
 
     /// A number cell.

@@ -33,13 +33,6 @@ pub struct TestIoError {
     pub(crate) hint: &'static str,
 }
 
-impl TestIoError {
-    /// Whether the file system ran out of space.
-    pub fn is_no_space(&self) -> bool {
-        self.err.raw_os_error() == Some(libc::ENOSPC)
-    }
-}
-
 /// `-V` found a byte that is not the pattern.
 #[derive(Debug, thiserror::Error)]
 #[error("-V: {test} test read wrong data from {path} at byte offset {offset} (record {record}): found 0x{found:02x}, expected 0x{expected:02x}; the file system or device returned corrupt data")]
@@ -58,6 +51,11 @@ pub struct VerifyError {
     pub expected: u8,
 }
 
+/// Largest power of two ≤ `n` (n ≥ 1), minus one: a mask for "every so many records".
+pub fn pow2_mask(n: u64) -> u64 {
+    (1u64 << (63 - n.max(1).leading_zeros())) - 1
+}
+
 /// Progress and Ctrl-C checks every few records, outside the per-record fast path.
 pub struct Ticker<'a> {
     obs: &'a dyn Observer,
@@ -69,12 +67,8 @@ impl<'a> Ticker<'a> {
     /// Check every 2^k records, where 2^k records are about 64 MiB (at most 1024 records).
     pub fn new(obs: &'a dyn Observer, reclen: usize) -> Self {
         let per = ((64u64 << 20) / reclen.max(1) as u64).clamp(1, 1024);
-        let mask = per.next_power_of_two() / if per.is_power_of_two() { 1 } else { 2 };
-        Ticker {
-            obs,
-            mask: mask.max(1) - 1,
-            base: 0,
-        }
+        let mask = pow2_mask(per);
+        Ticker { obs, mask, base: 0 }
     }
 
     /// Records done before this pass (so progress is cumulative over a point).

@@ -38,18 +38,13 @@ pub trait Coordination {
     fn interrupted(&self);
 }
 
-/// Shared state of one phase.
-pub(super) struct Shared<'a> {
+/// The worker threads of one process: a phase gate, a stop flag and an abort flag (the state
+/// the workers of a phase share). Each test is two steps of the gate: set-up (the worker opens
+/// its file), then, once every worker is set up, the timed run.
+pub(super) struct Threads<'a> {
     pub(super) stop: &'a AtomicBool,
     pub(super) abort: &'a AtomicBool,
     pub(super) progress: &'a AtomicU64,
-}
-
-/// The worker threads of one process: a phase gate, a stop flag and an abort flag. Each
-/// test is two steps of the gate: set-up (the worker opens its file), then, once every
-/// worker is set up, the timed run.
-pub(super) struct Threads<'a> {
-    pub(super) sh: Shared<'a>,
     pub(super) gate: &'a PhaseGate,
     /// The last step this worker started.
     pub(super) seen: Cell<Seen>,
@@ -71,27 +66,27 @@ impl Coordination for Threads<'_> {
         self.next_step();
     }
     fn aborted(&self) -> bool {
-        self.sh.abort.load(Ordering::Relaxed)
+        self.abort.load(Ordering::Relaxed)
     }
     #[inline]
     fn stop_raised(&self, _i: u64) -> bool {
-        self.sh.stop.load(Ordering::Relaxed)
+        self.stop.load(Ordering::Relaxed)
     }
     #[inline]
     fn stop_seen(&self) -> bool {
-        self.sh.stop.load(Ordering::Relaxed)
+        self.stop.load(Ordering::Relaxed)
     }
     fn raise_stop(&self) {
-        self.sh.stop.store(true, Ordering::Relaxed);
+        self.stop.store(true, Ordering::Relaxed);
     }
     fn progress(&self, records: u64) {
-        self.sh.progress.fetch_add(records, Ordering::Relaxed);
+        self.progress.fetch_add(records, Ordering::Relaxed);
     }
     fn abandon(&self) -> bool {
         // Threads finish their phase when another fails; the run ends at the phase's end.
         false
     }
     fn interrupted(&self) {
-        self.sh.abort.store(true, Ordering::Relaxed);
+        self.abort.store(true, Ordering::Relaxed);
     }
 }

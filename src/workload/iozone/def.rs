@@ -48,10 +48,8 @@ fn dataset_bytes(p: &serde_json::Value) -> Option<u64> {
         serde_json::Value::String(s) => crate::units::parse_size(s).ok(),
         _ => None,
     };
-    let direct = ["direct", "o_direct"]
-        .iter()
-        .any(|k| p.get(*k).and_then(serde_json::Value::as_bool) == Some(true));
-    if direct {
+    let on = |k: &str| p.get(k).and_then(serde_json::Value::as_bool) == Some(true);
+    if on("direct") || on("o_direct") {
         return None;
     }
     if let Some(b) = num("dataset_bytes") {

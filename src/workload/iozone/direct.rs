@@ -32,13 +32,10 @@ pub fn probe_direct(dir: &Path, fs_type: Option<&str>) -> Result<DirectSupport> 
             probe.display()
         );
     }
-    let mut io = RealIo::new();
+    let mut io = RealIo::default();
     let flags = OpenFlags {
-        write: true,
-        create: true,
-        truncate: true,
         direct: true,
-        ..Default::default()
+        ..OpenFlags::CREATE
     };
     let opened = io.open(&probe, flags);
     let created = opened.is_ok();

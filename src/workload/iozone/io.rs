@@ -1,5 +1,5 @@
 //! The I/O layer under the IOzone engine: the system calls IOzone makes (`creat`, `open`,
-//! `read`, `write`, `lseek`, `fsync`, `close`, `unlink`, `posix_fadvise`), behind a trait so the
+//! `read`, `write`, `lseek`, `fsync`, `close`, `posix_fadvise`), behind a trait so the
 //! same test code runs against the real file system ([`RealIo`], plain libc calls, nothing in
 //! between) or against [`RecordingIo`], an in-memory file system that logs every call with its
 //! offset so unit tests can check IOzone's access patterns without root or strace.
@@ -31,6 +31,15 @@ pub struct OpenFlags {
 }
 
 impl OpenFlags {
+    /// `O_RDWR | O_CREAT | O_TRUNC`: create or truncate (`creat`, `fopen(path, "w+")`).
+    pub const CREATE: OpenFlags = OpenFlags {
+        write: true,
+        create: true,
+        truncate: true,
+        sync: false,
+        direct: false,
+    };
+
     /// `O_RDONLY`, plus `O_DIRECT` if asked.
     pub fn read_only(direct: bool) -> Self {
         OpenFlags {
@@ -96,8 +105,6 @@ pub trait Io {
     fn drop_caches(&mut self) -> io::Result<()>;
     /// Whether `path` exists (IOzone's `check_filename`).
     fn exists(&mut self, path: &Path) -> bool;
-    /// `unlink(2)`.
-    fn unlink(&mut self, path: &Path) -> io::Result<()>;
     /// Close every descriptor still open (after an error part-way through a test).
     fn close_all(&mut self);
     /// A marker in the call stream (see [`Mark`]).
@@ -131,13 +138,6 @@ fn byte_count(n: isize) -> io::Result<usize> {
 #[derive(Debug, Default)]
 pub struct RealIo {
     open_fds: Vec<Fd>,
-}
-
-impl RealIo {
-    /// A layer with no descriptors open.
-    pub fn new() -> Self {
-        RealIo::default()
-    }
 }
 
 impl RealIo {
@@ -185,11 +185,7 @@ impl Io for RealIo {
         };
         // SAFETY: plain syscall on an integer descriptor.
         let r = unsafe { libc::lseek(fd, offset, w) };
-        if r < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(r as u64)
-        }
+        u64::try_from(r).map_err(|_| io::Error::last_os_error())
     }
 
     fn fsync(&mut self, fd: Fd) -> io::Result<()> {
@@ -198,9 +194,7 @@ impl Io for RealIo {
     }
 
     fn close(&mut self, fd: Fd) -> io::Result<()> {
-        if let Some(i) = self.open_fds.iter().position(|&f| f == fd) {
-            self.open_fds.swap_remove(i);
-        }
+        self.open_fds.retain(|&f| f != fd);
         // SAFETY: the descriptor was opened by this layer and is closed once.
         check(unsafe { libc::close(fd) })
     }
@@ -222,10 +216,6 @@ impl Io for RealIo {
 
     fn exists(&mut self, path: &Path) -> bool {
         path.exists()
-    }
-
-    fn unlink(&mut self, path: &Path) -> io::Result<()> {
-        std::fs::remove_file(path)
     }
 
     fn close_all(&mut self) {
@@ -261,9 +251,8 @@ impl AlignedBuf {
     pub fn new(len: usize, fill: u8, huge: bool) -> AlignedBuf {
         let align = if huge { HUGE_ALIGN } else { BUF_ALIGN };
         let size = len.max(1).div_ceil(align) * align;
-        let layout = match std::alloc::Layout::from_size_align(size, align) {
-            Ok(l) => l,
-            Err(_) => std::alloc::handle_alloc_error(std::alloc::Layout::new::<u8>()),
+        let Ok(layout) = std::alloc::Layout::from_size_align(size, align) else {
+            std::alloc::handle_alloc_error(std::alloc::Layout::new::<u8>())
         };
         // SAFETY: layout has a non-zero size.
         let raw = unsafe { std::alloc::alloc(layout) };

@@ -30,13 +30,13 @@ fn huge_page_buffers_only_when_asked() {
         ..IozoneParams::default()
     };
     // IOzone's buffer follows the system's THP policy at every record size; so does fslab's.
-    assert!(!p(1 << 20, false, false).huge_buffer());
-    assert!(!p(16 << 20, false, false).huge_buffer());
-    assert!(!p(4096, false, false).huge_buffer());
-    assert!(!p(1 << 20, true, false).huge_buffer());
-    assert!(p(1 << 20, false, true).huge_buffer());
-    assert!(p(1 << 20, true, true).huge_buffer());
-    assert!(p(4096, false, true).huge_buffer());
+    assert!(!p(1 << 20, false, false).huge_buffer);
+    assert!(!p(16 << 20, false, false).huge_buffer);
+    assert!(!p(4096, false, false).huge_buffer);
+    assert!(!p(1 << 20, true, false).huge_buffer);
+    assert!(p(1 << 20, false, true).huge_buffer);
+    assert!(p(1 << 20, true, true).huge_buffer);
+    assert!(p(4096, false, true).huge_buffer);
     assert!(p(1 << 20, true, true)
         .label()
         .ends_with(" -I --huge-buffer"));

@@ -1,90 +1,71 @@
 //! The 13 timed passes of IOzone's eight tests: names (metric phases), `-i` numbers, order.
 
-/// One timed pass: the 13 columns of IOzone's table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Test {
-    /// `-i 0`, first pass (the file is created and truncated).
-    Write,
-    /// `-i 0`, second pass (overwrites in place).
-    Rewrite,
-    /// `-i 1`, first pass.
-    Read,
-    /// `-i 1`, second pass.
-    Reread,
-    /// `-i 2`, first pass: every record once, in a fixed shuffled order.
-    RandomRead,
-    /// `-i 2`, second pass: writes in the same order.
-    RandomWrite,
-    /// `-i 3`: from the last record to the first.
-    BackwardRead,
-    /// `-i 4`: the same record (offset 0) written n times.
-    RecordRewrite,
-    /// `-i 5`: every `stride`-th record, wrapping.
-    StrideRead,
-    /// `-i 6`, first pass: buffered stream writes.
-    Fwrite,
-    /// `-i 6`, second pass.
-    Frewrite,
-    /// `-i 7`, first pass: buffered stream reads.
-    Fread,
-    /// `-i 7`, second pass.
-    Freread,
+/// Declares [`Test`], [`Test::ALL`] and `PASSES` from one list of the passes in table order:
+/// each pass's doc and variant, then its metric phase name, the `-i` number of the test it
+/// belongs to, and the title of its `-R` block in IOzone's report.
+macro_rules! passes {
+    ($($(#[doc = $doc:literal])* $test:ident: $phase:literal, $number:literal, $title:literal;)*) => {
+        /// One timed pass: the 13 columns of IOzone's table.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Test {
+            $($(#[doc = $doc])* $test,)*
+        }
+
+        impl Test {
+            /// All passes in table order.
+            pub const ALL: [Test; 13] = [$(Test::$test),*];
+        }
+
+        /// Per pass, in table order: its metric phase name, the `-i` number of the test it
+        /// belongs to, and the title of its `-R` block in IOzone's report.
+        const PASSES: [(&str, u8, &str); 13] = [$(($phase, $number, $title)),*];
+    };
 }
 
-/// Per pass, in table order: the pass, its metric phase name, the `-i` number of the test it
-/// belongs to, and the title of its `-R` block in IOzone's report.
-const PASSES: [(Test, &str, u8, &str); 13] = [
-    (Test::Write, "write", 0, "Writer report"),
-    (Test::Rewrite, "rewrite", 0, "Re-writer report"),
-    (Test::Read, "read", 1, "Reader report"),
-    (Test::Reread, "reread", 1, "Re-Reader report"),
-    (Test::RandomRead, "random_read", 2, "Random read report"),
-    (Test::RandomWrite, "random_write", 2, "Random write report"),
-    (
-        Test::BackwardRead,
-        "backward_read",
-        3,
-        "Backward read report",
-    ),
-    (
-        Test::RecordRewrite,
-        "record_rewrite",
-        4,
-        "Record rewrite report",
-    ),
-    (Test::StrideRead, "stride_read", 5, "Stride read report"),
-    (Test::Fwrite, "fwrite", 6, "Fwrite report"),
-    (Test::Frewrite, "frewrite", 6, "Re-Fwrite report"),
-    (Test::Fread, "fread", 7, "Fread report"),
-    (Test::Freread, "freread", 7, "Re-Fread report"),
-];
+passes! {
+    /// `-i 0`, first pass (the file is created and truncated).
+    Write: "write", 0, "Writer report";
+    /// `-i 0`, second pass (overwrites in place).
+    Rewrite: "rewrite", 0, "Re-writer report";
+    /// `-i 1`, first pass.
+    Read: "read", 1, "Reader report";
+    /// `-i 1`, second pass.
+    Reread: "reread", 1, "Re-Reader report";
+    /// `-i 2`, first pass: every record once, in a fixed shuffled order.
+    RandomRead: "random_read", 2, "Random read report";
+    /// `-i 2`, second pass: writes in the same order.
+    RandomWrite: "random_write", 2, "Random write report";
+    /// `-i 3`: from the last record to the first.
+    BackwardRead: "backward_read", 3, "Backward read report";
+    /// `-i 4`: the same record (offset 0) written n times.
+    RecordRewrite: "record_rewrite", 4, "Record rewrite report";
+    /// `-i 5`: every `stride`-th record, wrapping.
+    StrideRead: "stride_read", 5, "Stride read report";
+    /// `-i 6`, first pass: buffered stream writes.
+    Fwrite: "fwrite", 6, "Fwrite report";
+    /// `-i 6`, second pass.
+    Frewrite: "frewrite", 6, "Re-Fwrite report";
+    /// `-i 7`, first pass: buffered stream reads.
+    Fread: "fread", 7, "Fread report";
+    /// `-i 7`, second pass.
+    Freread: "freread", 7, "Re-Fread report";
+}
 
 impl Test {
-    /// All passes in table order.
-    pub const ALL: [Test; 13] = {
-        let mut all = [Test::Write; 13];
-        let mut i = 0;
-        while i < all.len() {
-            all[i] = PASSES[i].0;
-            i += 1;
-        }
-        all
-    };
-
     /// The metric phase name (`write`, `random_read`, …).
     pub fn phase(self) -> &'static str {
-        PASSES[self as usize].1
+        PASSES[self as usize].0
     }
 
     /// IOzone's `-i` number of the test this pass belongs to.
     pub fn number(self) -> u8 {
-        PASSES[self as usize].2
+        PASSES[self as usize].1
     }
 
     /// The title of the pass's block in IOzone's `-R` report.
     pub fn excel_title(self) -> &'static str {
-        PASSES[self as usize].3
+        PASSES[self as usize].2
     }
 
     /// The passes of `-i n`, in table order.

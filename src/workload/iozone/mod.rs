@@ -107,8 +107,14 @@ pub struct IozoneParams {
     pub phase_pause: f64,
     /// Check free space before writing.
     pub space_check: bool,
-    /// `--huge-buffer`: ask for a transparent huge page for the record buffer (see
-    /// [`IozoneParams::huge_buffer`]).
+    /// `--huge-buffer`: ask for a transparent huge page for the record buffer
+    /// (`MADV_HUGEPAGE`). By default the buffer follows the system's THP policy, as IOzone's
+    /// does. With `-I` the buffer's pages shape the device requests: a 1 MiB record in 4 KiB
+    /// pages is 256 segments, more than many queues take in one request (a loop device takes
+    /// 128), so the kernel splits it, while one huge page is a few large segments and one
+    /// request. For cached I/O only the kernel's copy changes (fewer TLB misses), by less than
+    /// the run-to-run noise on the development machine; fslab measures what IOzone measures
+    /// unless asked otherwise.
     pub huge_buffer: bool,
     /// `--overwrite`: a test file that exists with data may be written over (and is then
     /// removed at the end unless `-w`, as IOzone does); without it such a file is refused.
@@ -171,32 +177,29 @@ pub fn resolve_tests(requested: &[i64]) -> Result<(Vec<u8>, Option<String>)> {
     // Readers need the whole file: test 0 writes it, test 6 (fwrite) runs too late for 1-5.
     let needs0 =
         t.iter().any(|&n| matches!(n, 1 | 2 | 3 | 5)) || (t.contains(&7) && !t.contains(&6));
-    let mut note = None;
-    if needs0 && !t.contains(&0) {
+    let add0 = needs0 && !t.contains(&0);
+    if add0 {
         t.insert(0, 0);
-        note = Some(
-            "-i 0 added: the selected tests read the file that the write test creates".to_string(),
-        );
     }
-    Ok((t, note))
+    let note = "-i 0 added: the selected tests read the file that the write test creates";
+    Ok((t, add0.then(|| note.to_string())))
 }
 
 impl IozoneParams {
-    /// Whether the record buffer asks for a transparent huge page (`MADV_HUGEPAGE`): only
-    /// with `--huge-buffer`. By default the buffer follows the system's THP policy, as
-    /// IOzone's does. With `-I` the buffer's pages shape the device requests: a 1 MiB record
-    /// in 4 KiB pages is 256 segments, more than many queues take in one request (a loop
-    /// device takes 128), so the kernel splits it, while one huge page is a few large segments
-    /// and one request. For cached I/O only the kernel's copy changes (fewer TLB misses), by
-    /// less than the run-to-run noise on the development machine; fslab measures what IOzone
-    /// measures unless asked otherwise.
-    pub fn huge_buffer(&self) -> bool {
-        self.huge_buffer
-    }
-
     /// File size in bytes as written: whole records only (IOzone: `numrecs = KiB*1024/reclen`).
     pub fn file_bytes(&self) -> u64 {
         self.numrecs() * self.record
+    }
+
+    /// How the writers open the file: `O_RDWR`, with `O_SYNC` (`-o`) and `O_DIRECT` (`-I`)
+    /// when asked.
+    pub fn write_flags(&self) -> OpenFlags {
+        OpenFlags {
+            write: true,
+            sync: self.osync,
+            direct: self.direct,
+            ..Default::default()
+        }
     }
 
     /// Records per pass.
@@ -207,14 +210,10 @@ impl IozoneParams {
     /// Files this point writes (one, or one per worker).
     pub fn files(&self, dir: &Path) -> Vec<PathBuf> {
         if !self.throughput {
-            return vec![resolve_in(dir, &self.file)];
+            return vec![dir.join(&self.file)];
         }
         if !self.thread_files.is_empty() {
-            return self
-                .thread_files
-                .iter()
-                .map(|f| resolve_in(dir, f))
-                .collect();
+            return self.thread_files.iter().map(|f| dir.join(f)).collect();
         }
         (0..self.threads)
             .map(|i| dir.join(format!("iozone.DUMMY.{i}")))
@@ -312,14 +311,6 @@ pub fn fmt_record(bytes: u64) -> String {
     }
 }
 
-fn resolve_in(dir: &Path, f: &Path) -> PathBuf {
-    if f.is_absolute() {
-        f.to_path_buf()
-    } else {
-        dir.join(f)
-    }
-}
-
 /// With `-I`: can the file system of `dir` do O_DIRECT with this record size and fslab's
 /// buffer alignment? (A probe file; a usage error naming the fix if not.)
 pub fn check_direct(params: &IozoneParams, dir: &Path) -> Result<()> {
@@ -365,11 +356,6 @@ impl Iozone {
         }
     }
 
-    /// The parameters.
-    pub fn params(&self) -> &IozoneParams {
-        &self.params
-    }
-
     /// Run the selected tests on one file through `io`; returns every timed pass.
     pub fn run_single<I: Io>(
         &self,
@@ -379,16 +365,14 @@ impl Iozone {
     ) -> Result<Vec<PassResult>> {
         let p = &self.params;
         let spec = passes::FileSpec::new(path, p);
-        let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
+        let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer);
         let mut out = Vec::new();
         for (k, &n) in p.tests.iter().enumerate() {
             if k > 0 {
                 self.between_tests(io, path)?;
             }
-            let passes = match n {
-                0..=3 | 6 | 7 => 2,
-                _ => 1,
-            };
+            // Record rewrite and stride read are one pass; the other tests two.
+            let passes = if matches!(n, 4 | 5) { 1 } else { 2 };
             obs.phase_started(passes::TEST_NAMES[n as usize], passes * spec.numrecs);
             let mut r = passes::Runner {
                 io: &mut *io,
@@ -399,13 +383,7 @@ impl Iozone {
             };
             let res = r.run(n);
             obs.phase_finished(passes::TEST_NAMES[n as usize]);
-            match res {
-                Ok(v) => out.extend(v),
-                Err(e) => {
-                    io.close_all();
-                    return Err(e);
-                }
-            }
+            out.extend(res.inspect_err(|_| io.close_all())?);
         }
         Ok(out)
     }
@@ -501,7 +479,7 @@ impl Workload for Iozone {
             self.succeeded = true;
             return Ok(out.metrics());
         }
-        let mut io = RealIo::new();
+        let mut io = RealIo::default();
         let passes = self.run_single(&mut io, &files[0], obs)?;
         self.succeeded = true;
         Ok(Iozone::metrics(&passes))

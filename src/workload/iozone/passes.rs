@@ -159,7 +159,8 @@ impl<'a, I: Io> Runner<'a, I> {
     }
 
     /// Stop the clock (after the `-e` fsync and `-c` close that belong inside it).
-    fn stop(&mut self, test: Test, fd: Fd, t0: Instant, bytes: u64) -> anyhow::Result<PassResult> {
+    fn stop(&mut self, test: Test, fd: Fd, t0: Instant) -> anyhow::Result<PassResult> {
+        let bytes = self.spec.numrecs * self.spec.reclen as u64;
         if self.spec.p.fsync {
             self.fsync(test, fd, bytes)?;
         }
@@ -179,19 +180,6 @@ impl<'a, I: Io> Runner<'a, I> {
         })
     }
 
-    fn bytes(&self) -> u64 {
-        self.spec.numrecs * self.spec.reclen as u64
-    }
-
-    fn write_flags(&self) -> OpenFlags {
-        OpenFlags {
-            write: true,
-            sync: self.spec.p.osync,
-            direct: self.spec.p.direct,
-            ..Default::default()
-        }
-    }
-
     /// `-i 0`: write (creat truncates, first pass only) and rewrite.
     pub fn write_rewrite(&mut self) -> anyhow::Result<Vec<PassResult>> {
         let mut out = Vec::new();
@@ -203,7 +191,7 @@ impl<'a, I: Io> Runner<'a, I> {
                     .map_err(|e| self.err(test, "creat", 0, 0, e))?;
                 self.close(test, fd, 0)?;
             }
-            let fd = self.open(test, self.write_flags())?;
+            let fd = self.open(test, self.spec.p.write_flags())?;
             self.fsync(test, fd, 0)?;
             self.buf.fill(self.spec.p.pattern);
             let t0 = self.start();
@@ -217,7 +205,7 @@ impl<'a, I: Io> Runner<'a, I> {
                     return Err(self.err(test, "write", done, done, e));
                 }
             }
-            out.push(self.stop(test, fd, t0, self.bytes())?);
+            out.push(self.stop(test, fd, t0)?);
         }
         Ok(out)
     }
@@ -238,14 +226,13 @@ impl<'a, I: Io> Runner<'a, I> {
             let reclen = self.spec.reclen as u64;
             for i in 0..self.spec.numrecs {
                 self.ticker.tick(i)?;
-                if let Err(e) = read_exact(self.io, fd, self.buf) {
-                    return Err(self.fail(test, "read", fd, i * reclen, e));
-                }
+                read_exact(self.io, fd, self.buf)
+                    .map_err(|e| self.fail(test, "read", fd, i * reclen, e))?;
                 if self.spec.p.verify {
                     verify(self.spec, test, self.buf, i)?;
                 }
             }
-            out.push(self.stop(test, fd, t0, self.bytes())?);
+            out.push(self.stop(test, fd, t0)?);
         }
         Ok(out)
     }
@@ -259,7 +246,7 @@ impl<'a, I: Io> Runner<'a, I> {
         for test in [Test::RandomRead, Test::RandomWrite] {
             let flags = OpenFlags {
                 create: true,
-                ..self.write_flags()
+                ..self.spec.p.write_flags()
             };
             let fd = self.open(test, flags)?;
             if test == Test::RandomWrite {
@@ -269,27 +256,20 @@ impl<'a, I: Io> Runner<'a, I> {
             for (i, &rec) in order.iter().enumerate() {
                 self.ticker.tick(i as u64)?;
                 let off = rec * reclen;
-                if let Err(e) = self.io.seek(fd, off as i64, Whence::Set) {
-                    return Err(self.err(test, "lseek", off, i as u64 * reclen, e));
-                }
-                let r = if test == Test::RandomRead {
-                    read_exact(self.io, fd, self.buf)
+                self.io
+                    .seek(fd, off as i64, Whence::Set)
+                    .map_err(|e| self.err(test, "lseek", off, i as u64 * reclen, e))?;
+                let (op, r) = if test == Test::RandomRead {
+                    ("read", read_exact(self.io, fd, self.buf))
                 } else {
-                    write_all(self.io, fd, self.buf)
+                    ("write", write_all(self.io, fd, self.buf))
                 };
-                if let Err(e) = r {
-                    let op = if test == Test::RandomRead {
-                        "read"
-                    } else {
-                        "write"
-                    };
-                    return Err(self.err(test, op, off, i as u64 * reclen, e));
-                }
+                r.map_err(|e| self.err(test, op, off, i as u64 * reclen, e))?;
                 if test == Test::RandomRead && self.spec.p.verify {
                     verify(self.spec, test, self.buf, rec)?;
                 }
             }
-            out.push(self.stop(test, fd, t0, self.bytes())?);
+            out.push(self.stop(test, fd, t0)?);
         }
         Ok(out)
     }
@@ -305,26 +285,25 @@ impl<'a, I: Io> Runner<'a, I> {
             let fd = self.open(test, OpenFlags::read_only(self.spec.p.direct))?;
             self.fsync(test, fd, 0)?;
             let t0 = self.start();
-            if let Err(e) = self.io.seek(fd, -reclen, Whence::End) {
-                return Err(self.err(test, "lseek", 0, 0, e));
-            }
+            self.io
+                .seek(fd, -reclen, Whence::End)
+                .map_err(|e| self.err(test, "lseek", 0, 0, e))?;
             for i in 0..n {
                 self.ticker.tick(i)?;
-                if let Err(e) = read_exact(self.io, fd, self.buf) {
-                    return Err(self.fail(test, "read", fd, i * reclen as u64, e));
-                }
+                read_exact(self.io, fd, self.buf)
+                    .map_err(|e| self.fail(test, "read", fd, i * reclen as u64, e))?;
                 if self.spec.p.verify {
                     verify(self.spec, test, self.buf, n - 1 - i)?;
                 }
                 // IOzone also seeks after the last record; that seek (to -reclen) fails with
                 // EINVAL and is ignored, so it is not made here.
                 if i + 1 < n {
-                    if let Err(e) = self.io.seek(fd, -2 * reclen, Whence::Cur) {
-                        return Err(self.err(test, "lseek", 0, i * reclen as u64, e));
-                    }
+                    self.io
+                        .seek(fd, -2 * reclen, Whence::Cur)
+                        .map_err(|e| self.err(test, "lseek", 0, i * reclen as u64, e))?;
                 }
             }
-            let r = self.stop(test, fd, t0, self.bytes())?;
+            let r = self.stop(test, fd, t0)?;
             first.get_or_insert(r);
         }
         Ok(first.into_iter().collect())
@@ -335,7 +314,7 @@ impl<'a, I: Io> Runner<'a, I> {
         let test = Test::RecordRewrite;
         let flags = OpenFlags {
             create: true,
-            ..self.write_flags()
+            ..self.spec.p.write_flags()
         };
         let fd = self.open(test, flags)?;
         self.fsync(test, fd, 0)?;
@@ -344,14 +323,13 @@ impl<'a, I: Io> Runner<'a, I> {
         let t0 = self.start();
         for i in 0..self.spec.numrecs {
             self.ticker.tick(i)?;
-            if let Err(e) = write_all(self.io, fd, self.buf) {
-                return Err(self.err(test, "write", 0, i * reclen, e));
-            }
-            if let Err(e) = self.io.seek(fd, 0, Whence::Set) {
-                return Err(self.err(test, "lseek", 0, i * reclen, e));
-            }
+            write_all(self.io, fd, self.buf)
+                .map_err(|e| self.err(test, "write", 0, i * reclen, e))?;
+            self.io
+                .seek(fd, 0, Whence::Set)
+                .map_err(|e| self.err(test, "lseek", 0, i * reclen, e))?;
         }
-        Ok(vec![self.stop(test, fd, t0, self.bytes())?])
+        Ok(vec![self.stop(test, fd, t0)?])
     }
 
     /// `-i 5`: strided read with IOzone's wrap rule (see [`stride_next`]).
@@ -365,18 +343,17 @@ impl<'a, I: Io> Runner<'a, I> {
         let t0 = self.start();
         for i in 0..n {
             self.ticker.tick(i)?;
-            if let Err(e) = read_exact(self.io, fd, self.buf) {
-                return Err(self.err(test, "read", pos, i * reclen, e));
-            }
+            read_exact(self.io, fd, self.buf)
+                .map_err(|e| self.err(test, "read", pos, i * reclen, e))?;
             if self.spec.p.verify {
                 verify(self.spec, test, self.buf, pos / reclen)?;
             }
             pos = stride_next(pos, reclen, self.spec.p.stride, n, &mut wraps);
-            if let Err(e) = self.io.seek(fd, pos as i64, Whence::Set) {
-                return Err(self.err(test, "lseek", pos, i * reclen, e));
-            }
+            self.io
+                .seek(fd, pos as i64, Whence::Set)
+                .map_err(|e| self.err(test, "lseek", pos, i * reclen, e))?;
         }
-        Ok(vec![self.stop(test, fd, t0, self.bytes())?])
+        Ok(vec![self.stop(test, fd, t0)?])
     }
 
     /// `-i 6`: fwrite and re-fwrite through a stream with a one-record buffer.
@@ -398,9 +375,8 @@ impl<'a, I: Io> Runner<'a, I> {
             let t0 = self.start();
             for i in 0..self.spec.numrecs {
                 self.ticker.tick(i)?;
-                if let Err(e) = st.write(self.io, self.buf) {
-                    return Err(self.fail(test, "fwrite", fd, i * reclen as u64, e));
-                }
+                st.write(self.io, self.buf)
+                    .map_err(|e| self.fail(test, "fwrite", fd, i * reclen as u64, e))?;
             }
             out.push(self.stop_stream(test, st, t0, true)?);
         }
@@ -417,7 +393,7 @@ impl<'a, I: Io> Runner<'a, I> {
         written: bool,
     ) -> anyhow::Result<PassResult> {
         let fd = st.fd();
-        let bytes = self.bytes();
+        let bytes = self.spec.numrecs * self.spec.reclen as u64;
         if self.spec.p.fsync {
             st.flush(self.io)
                 .map_err(|e| self.err(test, "fflush", bytes, bytes, e))?;
@@ -465,9 +441,8 @@ impl<'a, I: Io> Runner<'a, I> {
             let t0 = self.start();
             for i in 0..self.spec.numrecs {
                 self.ticker.tick(i)?;
-                if let Err(e) = st.read(self.io, self.buf) {
-                    return Err(self.fail(test, "fread", fd, i * reclen as u64, e));
-                }
+                st.read(self.io, self.buf)
+                    .map_err(|e| self.fail(test, "fread", fd, i * reclen as u64, e))?;
                 if self.spec.p.verify {
                     verify(self.spec, test, self.buf, i)?;
                 }
@@ -502,9 +477,6 @@ impl<'a, I: Io> Runner<'a, I> {
 pub fn permutation(n: u64) -> Vec<u64> {
     let mut mt = rand_mt::Mt64::new_with_key([0x12345u64, 0x23456, 0x34567, 0x45678]);
     let mut v: Vec<u64> = (0..n).collect();
-    if n == 0 {
-        return v;
-    }
     for i in 0..n as usize {
         let j = (mt.next_u64() % n) as usize;
         v.swap(i, j);

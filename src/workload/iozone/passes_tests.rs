@@ -107,6 +107,11 @@ fn first(ops: &[Op], is: fn(&Op) -> bool) -> usize {
     ops.iter().position(is).unwrap()
 }
 
+/// How many recorded calls `is` says are.
+fn count(ops: &[Op], is: fn(&Op) -> bool) -> usize {
+    ops.iter().filter(|o| is(o)).count()
+}
+
 /// Where the first timed pass starts.
 fn timer_start(ops: &[Op]) -> usize {
     first(ops, |o| matches!(o, Op::Mark(Mark::TimerStart)))
@@ -157,7 +162,7 @@ fn write_truncates_only_on_the_first_pass_and_times_only_the_writes() {
         [Test::Write, Test::Rewrite]
     );
     assert_eq!(io.file(Path::new(F)).unwrap().len(), 4 * 4096);
-    let creats = io.ops.iter().filter(|o| matches!(o, Op::Creat(_))).count();
+    let creats = count(&io.ops, |o| matches!(o, Op::Creat(_)));
     assert_eq!(creats, 1, "creat (truncation) only before the first pass");
     assert!(matches!(io.ops[0], Op::Creat(_)));
     assert!(io
@@ -380,17 +385,15 @@ fn no_space_reports_the_bytes_written_and_closes_the_file() {
     let mut io = RecordingIo::new();
     io.capacity = Some(10_000);
     let params = IozoneParams {
-        file_kib: 64,
-        record: 4096,
         tests: vec![0, 1],
-        ..IozoneParams::default()
+        ..spec(16, 4096)
     };
     let engine = Iozone::new(params);
     let e = engine
         .run_single(&mut io, Path::new(F), &Quiet)
         .unwrap_err();
     let t = e.downcast_ref::<TestIoError>().expect("an I/O error");
-    assert!(t.is_no_space());
+    assert_eq!(t.err.raw_os_error(), Some(libc::ENOSPC), "no space");
     assert_eq!(t.done, 10_000);
     assert!(e.to_string().contains("after 10000 bytes"), "{e}");
     assert_eq!(io.open_count(), 0, "descriptors closed after the failure");
@@ -410,27 +413,17 @@ fn o_direct_misalignment_is_reported_with_the_fix() {
 fn fadvise_and_drop_caches_run_between_tests_untimed() {
     let mut io = RecordingIo::new();
     let params = IozoneParams {
-        file_kib: 16,
-        record: 4096,
         tests: vec![0, 1, 2],
         fadvise: true,
         drop_caches: true,
-        ..IozoneParams::default()
+        ..spec(4, 4096)
     };
     let passes = Iozone::new(params)
         .run_single(&mut io, Path::new(F), &Quiet)
         .unwrap();
     assert_eq!(passes.len(), 6);
-    let adv = io
-        .ops
-        .iter()
-        .filter(|o| matches!(o, Op::Fadvise(_)))
-        .count();
-    let drops = io
-        .ops
-        .iter()
-        .filter(|o| matches!(o, Op::DropCaches))
-        .count();
+    let adv = count(&io.ops, |o| matches!(o, Op::Fadvise(_)));
+    let drops = count(&io.ops, |o| matches!(o, Op::DropCaches));
     assert_eq!((adv, drops), (2, 2), "before tests 1 and 2, not before 0");
     for pass in timed(&io.ops) {
         assert!(pass

@@ -54,8 +54,6 @@ pub enum Op {
     Fadvise(Fd),
     /// `drop_caches`.
     DropCaches,
-    /// `unlink(path)`.
-    Unlink(PathBuf),
     /// A marker from the engine.
     Mark(Mark),
 }
@@ -123,15 +121,12 @@ impl RecordingIo {
     fn new_fd(&mut self, path: &Path, flags: OpenFlags) -> Fd {
         let fd = self.next_fd;
         self.next_fd += 1;
-        let path = path.to_path_buf();
-        self.fds.insert(
-            fd,
-            OpenFile {
-                path,
-                pos: 0,
-                flags,
-            },
-        );
+        let file = OpenFile {
+            path: path.to_path_buf(),
+            pos: 0,
+            flags,
+        };
+        self.fds.insert(fd, file);
         fd
     }
 
@@ -161,26 +156,16 @@ impl Io for RecordingIo {
     fn creat(&mut self, path: &Path) -> io::Result<Fd> {
         self.ops.push(Op::Creat(path.to_path_buf()));
         self.files.insert(path.to_path_buf(), Vec::new());
-        let flags = OpenFlags {
-            write: true,
-            create: true,
-            truncate: true,
-            ..Default::default()
-        };
-        Ok(self.new_fd(path, flags))
+        Ok(self.new_fd(path, OpenFlags::CREATE))
     }
 
     fn open(&mut self, path: &Path, flags: OpenFlags) -> io::Result<Fd> {
-        if !self.files.contains_key(path) {
-            if !flags.create {
-                return Err(io::Error::from_raw_os_error(libc::ENOENT));
-            }
-            self.files.insert(path.to_path_buf(), Vec::new());
+        if !flags.create && !self.files.contains_key(path) {
+            return Err(io::Error::from_raw_os_error(libc::ENOENT));
         }
+        let data = self.files.entry(path.to_path_buf()).or_default();
         if flags.truncate {
-            if let Some(v) = self.files.get_mut(path) {
-                v.clear();
-            }
+            data.clear();
         }
         let fd = self.new_fd(path, flags);
         self.ops.push(Op::Open {
@@ -229,9 +214,7 @@ impl Io for RecordingIo {
         }
         let data = self.files.entry(f.path.clone()).or_default();
         let e = f.pos as usize + n;
-        if data.len() < e {
-            data.resize(e, 0);
-        }
+        data.resize(data.len().max(e), 0);
         data[f.pos as usize..e].copy_from_slice(&buf[..n]);
         self.moved(fd, f.pos, n, |fd, offset, len| Op::Write {
             fd,
@@ -248,13 +231,11 @@ impl Io for RecordingIo {
             Whence::Cur => f.pos as i64,
             Whence::End => len,
         };
-        let to = base + offset;
-        if to < 0 {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        self.get(fd)?.pos = to as u64;
-        self.ops.push(Op::Seek { fd, to: to as u64 });
-        Ok(to as u64)
+        let to =
+            u64::try_from(base + offset).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        self.get(fd)?.pos = to;
+        self.ops.push(Op::Seek { fd, to });
+        Ok(to)
     }
 
     fn fsync(&mut self, fd: Fd) -> io::Result<()> {
@@ -284,14 +265,6 @@ impl Io for RecordingIo {
 
     fn exists(&mut self, path: &Path) -> bool {
         self.files.contains_key(path)
-    }
-
-    fn unlink(&mut self, path: &Path) -> io::Result<()> {
-        self.files
-            .remove(path)
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOENT))?;
-        self.ops.push(Op::Unlink(path.to_path_buf()));
-        Ok(())
     }
 
     fn close_all(&mut self) {

@@ -21,33 +21,18 @@ pub fn table_header() -> String {
         "read", "fwrite", "frewrite", "fread", "freread",
     ];
     const WIDTHS: [usize; 15] = [16, 8, 9, 11, 10, 10, 10, 10, 10, 11, 11, 10, 10, 10, 10];
-    let line = |v: &[&str; 15]| {
-        let mut s = String::new();
-        for (text, width) in v.iter().zip(WIDTHS) {
+    let mut s = String::new();
+    for line in [top, names] {
+        for (text, width) in line.iter().zip(WIDTHS) {
             let _ = write!(s, "{text:>width$}");
         }
         s.push('\n');
-        s
-    };
-    format!("{}{}", line(&top), line(&names))
+    }
+    s
 }
 
 /// The width of a rate column (IOzone 3.508's `%10ld`).
 const RATE: usize = 10;
-
-/// (separator IOzone prints, width, test) per column of IOzone test `n` (`-i n`).
-fn columns(n: u8) -> &'static [(&'static str, usize, Test)] {
-    match n {
-        0 => &[("", RATE, Test::Write), ("", RATE, Test::Rewrite)],
-        1 => &[("", RATE, Test::Read), ("", RATE, Test::Reread)],
-        2 => &[("", RATE, Test::RandomRead), ("", RATE, Test::RandomWrite)],
-        3 => &[("", RATE, Test::BackwardRead)],
-        4 => &[(" ", RATE, Test::RecordRewrite)],
-        5 => &[(" ", RATE, Test::StrideRead)],
-        6 => &[("", RATE, Test::Fwrite), ("", RATE, Test::Frewrite)],
-        _ => &[("", RATE, Test::Fread), ("", RATE, Test::Freread)],
-    }
-}
 
 /// One row of the text table: file KiB, record KiB, then each selected test's KiB/s, in
 /// IOzone 3.508's widths (`%16ld%8ld`, then `%10ld` per rate, `" %10ld"` for record rewrite
@@ -61,13 +46,13 @@ fn columns(n: u8) -> &'static [(&'static str, usize, Test)] {
 pub fn table_row(file_kib: u64, record: u64, tests: &[u8], rate: &dyn Fn(Test) -> u64) -> String {
     let mut s = format!("{file_kib:>16}");
     field(&mut s, "", 8, record / 1024);
-    for n in 0u8..8 {
-        for &(sep, width, t) in columns(n) {
-            if tests.contains(&n) {
-                field(&mut s, sep, width, rate(t));
-            } else {
-                s.push_str(&" ".repeat(sep.len() + width));
-            }
+    for t in Test::ALL {
+        // IOzone prints a space before record rewrite and stride read.
+        let sep = if matches!(t.number(), 4 | 5) { " " } else { "" };
+        if tests.contains(&t.number()) {
+            field(&mut s, sep, RATE, rate(t));
+        } else {
+            s.push_str(&" ".repeat(sep.len() + RATE));
         }
     }
     s
@@ -108,41 +93,29 @@ pub fn excel_blocks(
     let mut files: Vec<u64> = points.iter().chain(skipped).map(|p| p.file_kib).collect();
     files.sort_unstable();
     files.dedup();
-    let mut out = Vec::new();
-    for t in Test::ALL {
-        if !tests.contains(&t.number()) {
-            continue;
-        }
-        let rows = files
+    let row = |t: Test, f: u64| {
+        let vals = report_records
             .iter()
-            .map(|&f| {
-                let vals = report_records
-                    .iter()
-                    .filter(|&&r| r <= f * 1024)
-                    .filter_map(|&r| {
-                        let p = Point {
-                            file_kib: f,
-                            record: r,
-                        };
-                        if let Some(v) = values.get(&(p, t)) {
-                            Some(*v)
-                        } else if skipped.contains(&p) {
-                            Some(0)
-                        } else {
-                            None
-                        }
-                    })
-                    .collect();
-                (f, vals)
+            .filter(|&&r| r <= f * 1024)
+            .filter_map(|&r| {
+                let p = Point::new(f, r);
+                values
+                    .get(&(p, t))
+                    .copied()
+                    .or(skipped.contains(&p).then_some(0))
             })
             .collect();
-        out.push(ExcelBlock {
+        (f, vals)
+    };
+    Test::ALL
+        .into_iter()
+        .filter(|t| tests.contains(&t.number()))
+        .map(|t| ExcelBlock {
             title: t.excel_title(),
             records_kib: report_records.iter().map(|r| r / 1024).collect(),
-            rows,
-        });
-    }
-    out
+            rows: files.iter().map(|&f| row(t, f)).collect(),
+        })
+        .collect()
 }
 
 /// The `-R` text: "Excel output is below:" and one block per test.
@@ -194,18 +167,10 @@ pub struct ThroughputLines {
 /// IOzone's per-phase throughput lines, plus fslab's true aggregate.
 pub fn throughput_text(l: &ThroughputLines) -> String {
     let mut s = String::new();
-    let (n, noun) = (l.workers, l.noun);
+    let all = |who: &str| format!("{who} throughput for {:2} {} \t", l.workers, l.noun);
     for (label, value, unit) in [
-        (
-            format!("Children see throughput for {n:2} {noun} \t"),
-            l.children,
-            "kB/sec",
-        ),
-        (
-            format!("Parent sees throughput for {n:2} {noun} \t"),
-            l.parent,
-            "kB/sec",
-        ),
+        (all("Children see"), l.children, "kB/sec"),
+        (all("Parent sees"), l.parent, "kB/sec"),
         ("Min throughput per thread \t\t\t".into(), l.min, "kB/sec "),
         ("Max throughput per thread \t\t\t".into(), l.max, "kB/sec"),
         ("Avg throughput per thread \t\t\t".into(), l.avg, "kB/sec"),
@@ -248,14 +213,10 @@ mod tests {
         // both): 16, 24, then 34 … 94 by tens, 105, 116, then 126 … 156 by tens; the header's
         // `write` ends at 33.
         let ends = |l: &str| -> Vec<usize> {
-            let mut v = Vec::new();
             let b = l.as_bytes();
-            for i in 0..b.len() {
-                if b[i] != b' ' && (i + 1 == b.len() || b[i + 1] == b' ') {
-                    v.push(i + 1);
-                }
-            }
-            v
+            (1..=b.len())
+                .filter(|&e| b[e - 1] != b' ' && (e == b.len() || b[e] == b' '))
+                .collect()
         };
         assert_eq!(lines[0].len(), 156);
         assert_eq!(ends(lines[0]), [74, 84, 94, 105, 116]);
@@ -311,11 +272,10 @@ mod tests {
                 let row = table_row(1_048_576, 16 * 1024 * 1024, tests, &|t| value(t, scale));
                 let got: Vec<u64> = row.split_whitespace().map(|f| f.parse().unwrap()).collect();
                 let mut want = vec![1_048_576, 16 * 1024];
-                for t in Test::ALL {
-                    if tests.contains(&t.number()) {
-                        want.push(value(t, scale));
-                    }
-                }
+                let selected = Test::ALL
+                    .into_iter()
+                    .filter(|t| tests.contains(&t.number()));
+                want.extend(selected.map(|t| value(t, scale)));
                 assert_eq!(got, want, "scale {scale}, tests {tests:?}: {row:?}");
             }
         }
@@ -376,22 +336,10 @@ mod tests {
     #[test]
     fn excel_report_matches_iozones_layout() {
         let points = [
-            Point {
-                file_kib: 64,
-                record: 32768,
-            },
-            Point {
-                file_kib: 64,
-                record: 65536,
-            },
-            Point {
-                file_kib: 128,
-                record: 32768,
-            },
-            Point {
-                file_kib: 128,
-                record: 65536,
-            },
+            Point::new(64, 32768),
+            Point::new(64, 65536),
+            Point::new(128, 32768),
+            Point::new(128, 65536),
         ];
         let mut v = std::collections::BTreeMap::new();
         for (i, p) in points.iter().enumerate() {
@@ -404,10 +352,7 @@ mod tests {
             "Excel output is below:\n\n\"Writer report\"\n        \"32\"  \"64\"\n\"64\"   100  101 \n\"128\"   102  103 \n\n\"Re-writer report\"\n        \"32\"  \"64\"\n\"64\"   200  201 \n\"128\"   202  203 \n"
         );
         // Skipped crossover cells are 0, records above the file size are absent.
-        let skipped = [Point {
-            file_kib: 128,
-            record: 32768,
-        }];
+        let skipped = [Point::new(128, 32768)];
         v.retain(|(p, _), _| p.file_kib == 64);
         let b = excel_blocks(&[0], &[32768, 65536, 262144], &points[..2], &skipped, &v);
         assert_eq!(b[0].rows, [(64, vec![100, 101]), (128, vec![0])]);

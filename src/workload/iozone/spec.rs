@@ -126,29 +126,22 @@ mod one_or_more {
 impl IozoneSpec {
     /// The label, or the IOzone command it stands for.
     pub fn label(&self) -> String {
-        match &self.label {
-            Some(l) => l.clone(),
-            None => self
-                .to_params()
-                .map(|p| p.label())
-                .unwrap_or_else(|_| "iozone".into()),
-        }
+        let derived = || {
+            self.to_params()
+                .map_or_else(|_| "iozone".into(), |p| p.label())
+        };
+        self.label.clone().unwrap_or_else(derived)
     }
 
     /// The file sizes (KiB) and record sizes (bytes) as given, in order; errors name them in
     /// `words`.
     pub fn sizes(&self, words: Words) -> Result<(Vec<u64>, Vec<u64>)> {
-        let file = words.name("file_size");
-        let files = self
-            .file_size
-            .iter()
-            .map(|s| parse_file_kib(s, file))
-            .collect::<Result<_>>()?;
-        let records = self
-            .record_size
-            .iter()
-            .map(|s| parse_kib_size(s, words.name("record_size")))
-            .collect::<Result<_>>()?;
+        let all = |sizes: &[String], parse: fn(&str, &str) -> Result<u64>, key| {
+            let what = words.name(key);
+            sizes.iter().map(|s| parse(s, what)).collect::<Result<_>>()
+        };
+        let files = all(&self.file_size, parse_file_kib, "file_size")?;
+        let records = all(&self.record_size, parse_kib_size, "record_size")?;
         Ok((files, records))
     }
 
@@ -256,24 +249,9 @@ mod tests {
 
     #[test]
     fn the_command_line_reads_the_same_declaration() {
-        let c = Cmd::try_parse_from([
-            "iozone",
-            "-s",
-            "1g",
-            "-r",
-            "1m",
-            "-i",
-            "0",
-            "-i",
-            "2",
-            "-I",
-            "-e",
-            "-c",
-            "-o",
-            "-j",
-            "5",
-            "--huge-buffer",
-        ])
+        let c = Cmd::try_parse_from(
+            "iozone -s 1g -r 1m -i 0 -i 2 -I -e -c -o -j 5 --huge-buffer".split(' '),
+        )
         .unwrap();
         let from_toml: IozoneSpec = toml::from_str(
             "file_size = \"1g\"\nrecord_size = \"1m\"\ntests = [0, 2]\ndirect = true\n\

@@ -46,12 +46,7 @@ impl Stream {
                 write: true,
                 ..Default::default()
             },
-            Mode::Create => OpenFlags {
-                write: true,
-                create: true,
-                truncate: true,
-                ..Default::default()
-            },
+            Mode::Create => OpenFlags::CREATE,
         };
         let fd = io.open(path, flags)?;
         Ok(Stream {

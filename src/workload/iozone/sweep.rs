@@ -53,6 +53,13 @@ pub struct Point {
     pub record: u64,
 }
 
+impl Point {
+    /// The cell of `file_kib` KiB files in records of `record` bytes.
+    pub const fn new(file_kib: u64, record: u64) -> Point {
+        Point { file_kib, record }
+    }
+}
+
 /// The planned matrix.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
@@ -67,16 +74,9 @@ pub struct Plan {
 }
 
 fn doubling(min: u64, max: u64) -> Vec<u64> {
-    let mut v = Vec::new();
-    let mut x = min.max(1);
-    while x <= max {
-        v.push(x);
-        x = match x.checked_mul(2) {
-            Some(y) => y,
-            None => break,
-        };
-    }
-    v
+    std::iter::successors(Some(min.max(1)), |x| x.checked_mul(2))
+        .take_while(|&x| x <= max)
+        .collect()
 }
 
 fn sorted(mut v: Vec<u64>) -> Vec<u64> {
@@ -112,14 +112,9 @@ pub fn plan(o: &SizeOptions) -> Result<Plan> {
     let rflag = o.records.len() == 1;
 
     // Record range as IOzone has it after option parsing (-r sets both ends; -y/-q override).
-    let min_rec = o
-        .min_record
-        .or(o.records.first().copied())
-        .unwrap_or(AUTO_MIN_RECORD);
-    let max_rec = o
-        .max_record
-        .or(o.records.last().copied())
-        .unwrap_or(MAX_RECORD);
+    let (first, last) = (o.records.first().copied(), o.records.last().copied());
+    let min_rec = o.min_record.or(first).unwrap_or(AUTO_MIN_RECORD);
+    let max_rec = o.max_record.or(last).unwrap_or(MAX_RECORD);
     if min_rec > max_rec {
         crate::bail_usage!(
             "minimum record size {} is greater than maximum record size {}; fix -y/-q/-r",
@@ -189,10 +184,7 @@ pub fn plan(o: &SizeOptions) -> Result<Plan> {
             if r > f * 1024 {
                 break;
             }
-            let p = Point {
-                file_kib: f,
-                record: r,
-            };
+            let p = Point::new(f, r);
             if large && r < LARGE_RECORD {
                 skipped.push(p);
             } else {

@@ -3,10 +3,6 @@
 
 use super::*;
 
-fn pt(file_kib: u64, record: u64) -> Point {
-    Point { file_kib, record }
-}
-
 /// The record sizes (KiB) planned for the file size `file_kib`.
 fn records_kib(p: &Plan, file_kib: u64) -> Vec<u64> {
     p.points
@@ -33,12 +29,12 @@ fn auto_mode_builds_iozones_matrix_with_the_crossover() {
     // 64 KiB file: records 4..64 KiB.
     assert_eq!(records_kib(&p, 64), [4, 8, 16, 32, 64]);
     // 16 MiB is not above the crossover; 32 MiB starts at 64 KiB records.
-    assert!(p.points.contains(&pt(16384, 4096)));
+    assert!(p.points.contains(&Point::new(16384, 4096)));
     assert_eq!(
         records_kib(&p, 32768),
         [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
     );
-    assert!(p.skipped.contains(&pt(32768, 4096)));
+    assert!(p.skipped.contains(&Point::new(32768, 4096)));
     assert_eq!(p.report_records.len(), 13);
     // -z keeps the small records.
     let z = plan(&SizeOptions {
@@ -46,7 +42,7 @@ fn auto_mode_builds_iozones_matrix_with_the_crossover() {
         ..auto()
     })
     .unwrap();
-    assert!(z.points.contains(&pt(32768, 4096)));
+    assert!(z.points.contains(&Point::new(32768, 4096)));
     assert!(z.skipped.is_empty());
 }
 
@@ -68,7 +64,7 @@ fn sweep_bounds_and_lists() {
     })
     .unwrap();
     assert!(l.sweep);
-    assert_eq!(l.points, [pt(1024, 4096), pt(65536, 4096)]);
+    assert_eq!(l.points, [Point::new(1024, 4096), Point::new(65536, 4096)]);
     // Several -r.
     let r = plan(&SizeOptions {
         sizes_kib: vec![16 << 20],
@@ -80,7 +76,7 @@ fn sweep_bounds_and_lists() {
     assert_eq!(r.report_records, [1 << 20, 4 << 20, 16 << 20]);
     // One point.
     let one = plan(&SizeOptions::default()).unwrap();
-    assert_eq!(one.points, [pt(512, 4096)]);
+    assert_eq!(one.points, [Point::new(512, 4096)]);
     assert!(!one.sweep);
 }
 

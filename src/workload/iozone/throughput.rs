@@ -15,8 +15,9 @@
 //! worker's finish. Workers are threads (IOzone `-T`), each with its own file-descriptor
 //! table as IOzone's default child processes have ([`crate::workload::workers`]).
 
+use super::calls::pow2_mask;
 pub use super::coord::Coordination;
-use super::coord::{Shared, Threads};
+use super::coord::Threads;
 use super::io::{AlignedBuf, Fd, Io, OpenFlags, RealIo, Whence};
 use super::passes::{permutation, read_exact, stride_next, write_all, Test};
 use super::report::ThroughputLines;
@@ -35,21 +36,20 @@ use std::time::{Duration, Instant};
 /// The throughput-mode phases for the selected tests, in IOzone's order.
 pub fn phases(tests: &[u8]) -> Vec<Test> {
     let order = [
-        (0, Test::Write),
-        (0, Test::Rewrite),
-        (1, Test::Read),
-        (1, Test::Reread),
-        (3, Test::BackwardRead),
-        (5, Test::StrideRead),
-        (2, Test::RandomRead),
-        (2, Test::RandomWrite),
-        (6, Test::Fwrite),
-        (7, Test::Fread),
+        Test::Write,
+        Test::Rewrite,
+        Test::Read,
+        Test::Reread,
+        Test::BackwardRead,
+        Test::StrideRead,
+        Test::RandomRead,
+        Test::RandomWrite,
+        Test::Fwrite,
+        Test::Fread,
     ];
     order
-        .iter()
-        .filter(|(n, _)| tests.contains(n))
-        .map(|(_, t)| *t)
+        .into_iter()
+        .filter(|t| tests.contains(&t.number()))
         .collect()
 }
 
@@ -138,10 +138,7 @@ impl PhaseOutcome {
     pub fn span(&self) -> f64 {
         let first = self.workers.iter().map(|w| w.start).min();
         let last = self.workers.iter().map(|w| w.finish).max();
-        match (first, last) {
-            (Some(a), Some(b)) => (b - a).as_secs_f64(),
-            _ => 0.0,
-        }
+        first.zip(last).map_or(0.0, |(a, b)| (b - a).as_secs_f64())
     }
 }
 
@@ -195,7 +192,7 @@ pub struct Job<'a> {
 
 /// Run throughput mode on the real file system.
 pub fn run(p: &IozoneParams, files: &[PathBuf], obs: &dyn Observer) -> Result<ThroughputOutcome> {
-    run_with(p, files, obs, |_| RealIo::new(), pause)
+    run_with(p, files, obs, |_| RealIo::default(), pause)
 }
 
 /// Between two phases of a real run (on every rank under MPI): flush the dirty data, then
@@ -220,53 +217,37 @@ where
     F: Fn(usize) -> I + Sync,
     B: Fn(Duration),
 {
-    let phases = phases(&p.tests);
+    // References, so the worker closure below copies them.
+    let phases = &phases(&p.tests);
     let n = files.len();
-    let gate = PhaseGate::new(n);
-    let stop = AtomicBool::new(false);
-    let abort = AtomicBool::new(false);
+    let gate = &PhaseGate::new(n);
+    let stop = &AtomicBool::new(false);
+    let abort = &AtomicBool::new(false);
     // Each worker counts on its own cache line; the coordinator sums them.
-    let tally = Tally::new(n);
+    let tally = &Tally::new(n);
     let first_error = FirstError::default();
-    let results: Mutex<Vec<Vec<Option<WorkerPhase>>>> =
-        Mutex::new(vec![vec![None; n]; phases.len()]);
-    let order = if p.tests.contains(&2) {
-        permutation(p.numrecs())
-    } else {
-        Vec::new()
-    };
+    let results = &Mutex::new(vec![vec![None; n]; phases.len()]);
+    let order = &permutation(if p.tests.contains(&2) { p.numrecs() } else { 0 });
+    let make_io = &make_io;
     let mut out = Vec::new();
     std::thread::scope(|s| {
-        let (gate, stop, abort, tally, first_error, results, phases, order, make_io) = (
-            &gate,
-            &stop,
-            &abort,
-            &tally,
-            &first_error,
-            &results,
-            &phases,
-            &order,
-            &make_io,
-        );
+        let first_error = &first_error;
         let worker = move |w: usize| {
             let path = &files[w];
             let mut io = make_io(w);
-            let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer());
+            let mut buf = AlignedBuf::new(p.record as usize, p.pattern, p.huge_buffer);
             let job = Job { path, p, order };
             let coord = Threads {
-                sh: Shared {
-                    stop,
-                    abort,
-                    progress: tally.slot(w),
-                },
+                stop,
+                abort,
+                progress: tally.slot(w),
                 gate,
                 seen: Cell::new(Seen::default()),
             };
             for (pi, &test) in phases.iter().enumerate() {
                 // The set-up step: the worker opens its file, then waits for the run.
                 coord.next_step();
-                let r = worker_phase(&mut io, &job, &coord, &mut buf, test);
-                match r {
+                match worker_phase(&mut io, &job, &coord, &mut buf, test) {
                     Ok(Some(wp)) => {
                         results.lock().unwrap_or_else(|e| e.into_inner())[pi][w] = Some(wp)
                     }
@@ -341,12 +322,6 @@ pub fn worker_phase<I: Io, C: Coordination>(
     let path = job.path;
     let reclen = p.record;
     let n = p.numrecs();
-    let wflags = OpenFlags {
-        write: true,
-        sync: p.osync,
-        direct: p.direct,
-        ..Default::default()
-    };
     let on_stop = match test {
         Test::Write | Test::RandomWrite => OnStop::Finish,
         Test::Fwrite | Test::Fread | Test::Frewrite | Test::Freread => OnStop::Ignore,
@@ -356,8 +331,9 @@ pub fn worker_phase<I: Io, C: Coordination>(
     let setup: Result<Target> = (|| -> std::io::Result<Target> {
         Ok(match test {
             Test::Write | Test::RandomWrite | Test::Rewrite => {
-                let create = test != Test::Rewrite;
-                Target::Fd(io.open(path, OpenFlags { create, ..wflags })?)
+                let mut flags = p.write_flags();
+                flags.create = test != Test::Rewrite;
+                Target::Fd(io.open(path, flags)?)
             }
             Test::Fwrite => {
                 let mode = if io.exists(path) {
@@ -383,11 +359,11 @@ pub fn worker_phase<I: Io, C: Coordination>(
     coord.start_line();
     let mut target = setup?;
     if coord.aborted() {
-        target.close(io);
+        let _ = target.close(io);
         return Ok(None);
     }
     let per = ((64u64 << 20) / reclen).clamp(1, 1024);
-    let mask = coord.check_mask((1u64 << (63 - per.leading_zeros())) - 1);
+    let mask = coord.check_mask(pow2_mask(per));
     let mut counted = 0u64;
     let mut total = 0u64;
     let mut stopped = false;
@@ -399,8 +375,7 @@ pub fn worker_phase<I: Io, C: Coordination>(
         io.seek(target.fd(), -(reclen as i64), Whence::End)
             .context("backward read: lseek to the last record")?;
     }
-    let mut i = 0u64;
-    while i < n {
+    for i in 0..n {
         if i & mask == 0 {
             coord.progress(if i == 0 { 0 } else { mask + 1 });
             if crate::signal::interrupted() {
@@ -408,7 +383,7 @@ pub fn worker_phase<I: Io, C: Coordination>(
                 return Err(anyhow!(crate::signal::Interrupted));
             }
             if coord.abandon() {
-                target.close(io);
+                let _ = target.close(io);
                 return Ok(None);
             }
         }
@@ -464,7 +439,6 @@ pub fn worker_phase<I: Io, C: Coordination>(
         if on_stop == OnStop::Ignore || !coord.stop_seen() {
             counted += reclen;
         }
-        i += 1;
     }
     if p.stonewall && !stopped {
         coord.raise_stop();
@@ -474,22 +448,18 @@ pub fn worker_phase<I: Io, C: Coordination>(
         io.fsync(target.fd())?;
     }
     if p.close {
-        target.close_checked(io)?;
+        target.close(io)?;
     }
     let end = start.elapsed();
     if !p.close {
         target.flush(io)?;
         io.fsync(target.fd())?;
-        target.close_checked(io)?;
+        target.close(io)?;
     }
     let finish = Instant::now();
-    let timed = match t_stop {
-        Some(t) => t,
-        None => end,
-    };
     Ok(Some(WorkerPhase {
         start,
-        timed: timed.as_secs_f64(),
+        timed: t_stop.unwrap_or(end).as_secs_f64(),
         finish,
         counted,
         total,
@@ -527,17 +497,13 @@ impl Target {
         Ok(())
     }
 
-    fn close_checked<I: Io>(&mut self, io: &mut I) -> Result<()> {
+    fn close<I: Io>(&mut self, io: &mut I) -> Result<()> {
         match std::mem::replace(self, Target::Closed) {
             Target::Fd(fd) => io.close(fd)?,
             Target::Stream(s) => s.close(io)?,
             Target::Closed => {}
         }
         Ok(())
-    }
-
-    fn close<I: Io>(&mut self, io: &mut I) {
-        let _ = self.close_checked(io);
     }
 }
 

@@ -20,18 +20,12 @@ fn throughput_run(stonewall: bool) -> throughput::ThroughputOutcome {
     };
     let files = p.files(Path::new("/t"));
     // Worker 1 is slow: 64 records × 2 ms ≈ 130 ms per phase against ~0 for worker 0.
-    throughput::run_with(
-        &p,
-        &files,
-        &Quiet,
-        |w| {
-            let mut io = RecordingIo::new();
-            io.delay = Duration::from_millis(if w == 1 { 2 } else { 0 });
-            io
-        },
-        |_| {},
-    )
-    .unwrap()
+    let io = |w| {
+        let mut io = RecordingIo::new();
+        io.delay = Duration::from_millis(if w == 1 { 2 } else { 0 });
+        io
+    };
+    throughput::run_with(&p, &files, &Quiet, io, |_| {}).unwrap()
 }
 
 #[test]
