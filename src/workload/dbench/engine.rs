@@ -14,7 +14,7 @@
 use super::client::Client;
 use super::conduct::{Alone, Conductor, LocalRep, Span, Watch};
 use super::ops::OpKind;
-use super::worker::{run_client, ClientContext, Gate, Slot};
+use super::worker::{run_client, Gate, Slot};
 use super::DbenchParams;
 use crate::metric::{Histogram as StoredHistogram, Metric, Unit};
 use crate::workload::workers::FirstError;
@@ -93,11 +93,6 @@ impl Dbench {
         }
     }
 
-    /// The parameters.
-    pub fn params(&self) -> &DbenchParams {
-        &self.params
-    }
-
     /// Number this process's clients from `first` (client trees `client<first>`, …), when
     /// other processes run the clients below it.
     pub fn with_first_client(mut self, first: usize) -> Dbench {
@@ -127,11 +122,10 @@ impl Dbench {
         self.conclude(local)
     }
 
-    /// Refuse to start if a top-level entry the clients create exists; note what the
-    /// repetition will create (removed by cleanup).
-    pub fn begin(&mut self, dir: &Path) -> Result<()> {
-        let names = self.top_level_names();
-        for n in &names {
+    /// Refuse to start where a top-level entry the clients create exists (left by an
+    /// earlier run?): the run would remove it.
+    pub fn refuse_leftovers(&self, dir: &Path) -> Result<()> {
+        for n in self.top_level_names() {
             let p = dir.join(n);
             if p.symlink_metadata().is_ok() {
                 crate::bail_usage!(
@@ -140,7 +134,14 @@ impl Dbench {
                 );
             }
         }
-        self.live = names.iter().map(|n| dir.join(n)).collect();
+        Ok(())
+    }
+
+    /// Refuse to start if a top-level entry the clients create exists; note what the
+    /// repetition will create (removed by cleanup).
+    pub fn begin(&mut self, dir: &Path) -> Result<()> {
+        self.refuse_leftovers(dir)?;
+        self.live = self.top_level_names().iter().map(|n| dir.join(n)).collect();
         Ok(())
     }
 
