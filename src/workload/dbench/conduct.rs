@@ -42,26 +42,18 @@ impl LocalRep {
         self.passes += o.passes;
         self.lines += o.lines;
         self.max_lag = self.max_lag.max(o.max_lag);
-        merge_hists(&mut self.hists, o.hists.iter())
-    }
-}
-
-fn merge_hists<'a>(
-    into: &mut Vec<Option<Histogram<u64>>>,
-    from: impl Iterator<Item = &'a Option<Histogram<u64>>>,
-) -> Result<()> {
-    into.resize(OpKind::COUNT, None);
-    for (k, h) in from.enumerate() {
-        if let (Some(h), Some(slot)) = (h, into.get_mut(k)) {
-            match slot {
-                Some(m) => m
+        self.hists.resize(OpKind::COUNT, None);
+        for (h, slot) in o.hists.into_iter().zip(&mut self.hists) {
+            match (h, slot) {
+                (Some(h), Some(m)) => m
                     .add(h)
                     .map_err(|e| anyhow!("merging latency histograms: {e}"))?,
-                None => *slot = Some(h.clone()),
+                (Some(h), slot) => *slot = Some(h),
+                (None, _) => {}
             }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// How the clients of a repetition are released and watched: alone in this process (the

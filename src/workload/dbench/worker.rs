@@ -68,13 +68,9 @@ impl Gate {
     }
 }
 
-/// Turns a client's failure into the run's error.
-pub(super) trait ClientContext {
-    fn context_for(self, id: usize, dir: &Path) -> anyhow::Error;
-}
-
-impl ClientContext for ClientFailure {
-    fn context_for(self, id: usize, dir: &Path) -> anyhow::Error {
+impl ClientFailure {
+    /// Turns a client's failure into the run's error.
+    pub(super) fn context_for(self, id: usize, dir: &Path) -> anyhow::Error {
         match self {
             ClientFailure::Stopped => anyhow!(crate::signal::Interrupted),
             ClientFailure::Op(e, space) => match e.errno {
