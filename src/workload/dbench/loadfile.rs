@@ -48,17 +48,11 @@ impl LoadPath {
             return self.text.clone();
         }
         let name = format!("client{n}");
-        self.text
-            .split('/')
-            .map(|c| {
-                if c == CLIENT_COMPONENT {
-                    name.as_str()
-                } else {
-                    c
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("/")
+        let mut parts: Vec<&str> = self.text.split('/').collect();
+        for c in parts.iter_mut().filter(|c| **c == CLIENT_COMPONENT) {
+            *c = &name;
+        }
+        parts.join("/")
     }
 
     /// Whether this is the target directory itself.
