@@ -34,16 +34,8 @@ pub fn report(p: &DbenchParams, o: &RepOutcome) -> String {
         s,
         "\nThroughput {:.3} MB/sec{}{}  {} clients  {} procs  max_latency={:.3} ms  ({} ops in {:.1} s)",
         o.throughput_mb_s,
-        if p.client.sync_open {
-            " (sync open)"
-        } else {
-            ""
-        },
-        if p.client.sync_dir {
-            " (sync dirs)"
-        } else {
-            ""
-        },
+        if p.client.sync_open { " (sync open)" } else { "" },
+        if p.client.sync_dir { " (sync dirs)" } else { "" },
         p.clients,
         p.clients,
         max,
