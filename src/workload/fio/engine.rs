@@ -74,11 +74,6 @@ static JUDGED: std::sync::Mutex<Vec<Verdict>> = std::sync::Mutex::new(Vec::new()
 /// usage error with fio's own message when it refuses it. Each distinct job (text and
 /// options) is judged once per process.
 pub fn parse_only(job: &JobFile, extra: &[String]) -> Result<()> {
-    parse_only_with(&RealSpawn, job, extra)
-}
-
-/// [`parse_only`] through `spawn` (a recording one in tests).
-pub fn parse_only_with(spawn: &dyn Spawn, job: &JobFile, extra: &[String]) -> Result<()> {
     let text = job.render();
     let known = JUDGED
         .lock()
@@ -89,7 +84,7 @@ pub fn parse_only_with(spawn: &dyn Spawn, job: &JobFile, extra: &[String]) -> Re
     let verdict = match known {
         Some(v) => v,
         None => {
-            let v = judge(spawn, &text, extra)?;
+            let v = judge(&RealSpawn, &text, extra)?;
             JUDGED.lock().unwrap_or_else(|p| p.into_inner()).push((
                 text,
                 extra.to_vec(),
@@ -98,10 +93,7 @@ pub fn parse_only_with(spawn: &dyn Spawn, job: &JobFile, extra: &[String]) -> Re
             v
         }
     };
-    match verdict {
-        None => Ok(()),
-        Some(msg) => Err(crate::error::usage(msg)),
-    }
+    verdict.map_or(Ok(()), |msg| Err(crate::error::usage(msg)))
 }
 
 /// How many verdicts on the job `text` this process keeps (fio judged it that many times).
@@ -192,11 +184,6 @@ impl Fio {
         self
     }
 
-    /// The parameters.
-    pub fn params(&self) -> &FioParams {
-        &self.params
-    }
-
     fn work_dir(target: &Target) -> PathBuf {
         target.dir().join(FIO_DIR)
     }
@@ -267,13 +254,12 @@ impl Fio {
                 &read,
             )
             .map_err(|e| cage_error(Path::new("fio"), e))?;
-        let (stdout, stderr) = (out.stdout, out.stderr);
         // A stop request (Ctrl-C, SIGTERM) ends fio early; what it measured until then is
         // not a repetition.
         if crate::signal::interrupted() {
             return Err(anyhow!(crate::signal::Interrupted));
         }
-        let stderr = stderr.as_str();
+        let (stdout, stderr) = (out.stdout, out.stderr.as_str());
         if out.status != 0 {
             anyhow::bail!(
                 "fio failed ({}): {}",

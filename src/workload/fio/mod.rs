@@ -39,13 +39,20 @@ pub enum FioValue {
 }
 
 impl FioValue {
-    /// The option's line, `key=value` or `key`; `None` for `false`.
-    fn line(&self, key: &str) -> Option<(String, Option<String>)> {
+    /// The value as fio reads it, a boolean as `1` or `0`.
+    fn value(&self) -> String {
         match self {
-            FioValue::Bool(true) => Some((key.into(), None)),
-            FioValue::Bool(false) => None,
-            FioValue::Int(i) => Some((key.into(), Some(i.to_string()))),
-            FioValue::Str(s) => Some((key.into(), Some(s.clone()))),
+            FioValue::Bool(b) => u8::from(*b).to_string(),
+            FioValue::Int(i) => i.to_string(),
+            FioValue::Str(s) => s.clone(),
+        }
+    }
+
+    /// The option's line, `key=value` or `key`; `None` for `false`.
+    fn line(&self, key: &str) -> Option<String> {
+        match self {
+            FioValue::Bool(b) => b.then(|| key.to_string()),
+            v => Some(format!("{key}={}", v.value())),
         }
     }
 }
@@ -119,13 +126,9 @@ pub enum JobSource {
 }
 
 /// The fio options a study may set on the workload (and so in a factor), each a field of
-/// [`FioSpec`], written once here: [`OVERRIDES`] and [`FioSpec::overrides`] follow the list.
+/// [`FioSpec`], written once here: [`FioSpec::overrides`] follows the list.
 macro_rules! fio_spec {
     ($($opt:ident),+ $(,)?) => {
-        /// The fio options a study may set on the workload (and so in a factor), applied to
-        /// every job of the job file, in this order.
-        pub const OVERRIDES: [&str; [$(stringify!($opt)),+].len()] = [$(stringify!($opt)),+];
-
         /// A fio workload as written in a study file.
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -152,7 +155,8 @@ macro_rules! fio_spec {
         }
 
         impl FioSpec {
-            /// The overrides that are set, in [`OVERRIDES`] order.
+            /// The overrides that are set, in the order of the list: applied to every job
+            /// of the job file in this order.
             pub fn overrides(&self) -> Vec<(&'static str, &FioValue)> {
                 [$((stringify!($opt), self.$opt.as_ref())),+]
                     .into_iter()
@@ -200,12 +204,8 @@ impl FioSpec {
             }
             None => "fio".into(),
         };
-        for (k, v) in self.overrides() {
-            match v.line(k) {
-                Some((k, Some(v))) => s.push_str(&format!(", {k}={v}")),
-                Some((k, None)) => s.push_str(&format!(", {k}")),
-                None => {}
-            }
+        for l in self.overrides().into_iter().filter_map(|(k, v)| v.line(k)) {
+            s.push_str(&format!(", {l}"));
         }
         s
     }
@@ -220,11 +220,7 @@ impl FioSpec {
             Some(JobSource::Inline(t)) => (inline_job(t)?, "inline [workload.job]".to_string()),
         };
         for (k, v) in self.overrides() {
-            match v.line(k) {
-                Some((k, Some(v))) => jf.set_everywhere(&k, &v),
-                Some((k, None)) => jf.set_everywhere(&k, "1"),
-                None => jf.set_everywhere(k, "0"),
-            }
+            jf.set_everywhere(k, &v.value());
         }
         Ok((jf, source))
     }
@@ -282,10 +278,8 @@ pub fn inline_job(t: &toml::Table) -> Result<JobFile> {
                     "[workload.job.{name}] {k}: a fio option takes a string, an integer or a boolean"
                 ))
             })?;
-            match v.line(k) {
-                Some((k, Some(v))) => text.push_str(&format!("{k}={v}\n")),
-                Some((k, None)) => text.push_str(&format!("{k}\n")),
-                None => {}
+            if let Some(l) = v.line(k) {
+                text.push_str(&format!("{l}\n"));
             }
         }
     }
@@ -330,16 +324,14 @@ impl FioParams {
             cell: self.cell.as_deref(),
         };
         if let Some((section, why)) = paths::check_job(&self.job, allowed) {
-            let device = why.contains("is a device");
             crate::bail_param!(
                 "job [{section}] {why}; {}",
-                if device {
+                if why.contains("is a device") {
                     "fslab runs fio on a file system it provisioned, never on a raw device"
-                        .to_string()
                 } else if why.contains("in its name") {
-                    "a job name is not a path".to_string()
+                    "a job name is not a path"
                 } else {
-                    "let fslab choose where fio's files go (a directory inside the cell), or allow that directory explicitly with {allow_outside_cell=} if you mean it".to_string()
+                    "let fslab choose where fio's files go (a directory inside the cell), or allow that directory explicitly with {allow_outside_cell=} if you mean it"
                 }
             );
         }
