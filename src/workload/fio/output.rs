@@ -180,13 +180,7 @@ pub fn parse(text: &str) -> Result<FioRun> {
             // fio's `sync` counts the fsyncs and times them in `lat_ns`, and says no more.
             let sync = d == "sync";
             let io = |key: &str| if sync { Ok(0.0) } else { need(v, key, &at) };
-            let lat_of = |key: &str| {
-                if sync {
-                    Lat::default()
-                } else {
-                    lat(v.get(key))
-                }
-            };
+            let lat_of = |key: &str| lat(v.get(key).filter(|_| !sync));
             let s = DirStats {
                 dir: d.into(),
                 io_bytes: io("io_bytes")? as u64,
@@ -288,10 +282,9 @@ fn combine_lat(a: &mut Lat, b: &Lat) {
     a.percentiles = if a.bins.is_empty() {
         Vec::new()
     } else {
-        let wanted: Vec<f64> = PERCENTILES.iter().map(|p| p.0).collect();
-        wanted
-            .into_iter()
-            .filter_map(|p| Some((p, bin_percentile(&a.bins, p)? as f64)))
+        PERCENTILES
+            .iter()
+            .filter_map(|&(p, _)| Some((p, bin_percentile(&a.bins, p)? as f64)))
             .collect()
     };
 }
@@ -410,12 +403,7 @@ impl FioRun {
             out.push(Metric::new(&jp, "sys_cpu", Unit::Percent, j.sys_cpu));
         }
         for (name, util) in &self.disks {
-            out.push(Metric::new(
-                "disk_util",
-                name.as_str(),
-                Unit::Percent,
-                *util,
-            ));
+            out.push(Metric::new("disk_util", name, Unit::Percent, *util));
         }
         out
     }

@@ -272,10 +272,7 @@ pub struct FioStdout {
 impl FioStdout {
     /// The text to read the run from: the final document, or everything fio printed.
     pub fn text(&self) -> String {
-        match &self.last {
-            Some(d) => d.clone(),
-            None => self.outside.clone(),
-        }
+        self.last.clone().unwrap_or_else(|| self.outside.clone())
     }
 }
 
@@ -310,9 +307,7 @@ pub fn read_stdout(r: impl std::io::Read, obs: &dyn Observer) -> FioStdout {
         }
     }
     let (mut outside, open) = split.unfinished();
-    if let Some(partial) = open {
-        outside.push_str(&partial);
-    }
+    outside.extend(open);
     FioStdout { last, outside }
 }
 
