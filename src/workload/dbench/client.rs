@@ -18,7 +18,7 @@
 //! SMB call does, instead of by name; and every outcome is checked, where dbench checks
 //! only Unlink, Rmdir, Rename and WriteX.
 
-use super::loadfile::{Args, Create, HandleId, Loadfile, Op, PathId};
+use super::loadfile::{Args, Create, Find, HandleId, Loadfile, Op, PathId};
 use super::ops::{Expect, OpKind};
 use super::sys::{base_of, errno_name, lacks_space, lock, pwrite_or_errno, scan, wild_match};
 use rustix::fd::OwnedFd;
@@ -298,18 +298,11 @@ impl<'a> Client<'a> {
                 let r = rustix::fs::fstatvfs(&self.dir).map(|_| ());
                 self.check(op, || ".".into(), r)?;
             }
-            (
-                OpKind::FindFirst,
-                Args::Find {
-                    pattern,
-                    wildcard,
-                    maxcnt,
-                },
-            ) => {
-                let found = self.find(pattern, wildcard, maxcnt);
+            (OpKind::FindFirst, Args::Find(f)) => {
+                let found = self.find(f);
                 self.check(
                     op,
-                    || self.path_text(pattern),
+                    || self.path_text(f.pattern),
                     if found { Ok(()) } else { Err(Errno::NOENT) },
                 )?;
             }
@@ -358,17 +351,10 @@ impl<'a> Client<'a> {
                 self.check(op, || hname(io.handle), r.map(|_| ()))?;
                 return Ok(u64::from(io.size));
             }
-            (
-                OpKind::LockX | OpKind::UnlockX,
-                Args::Lock {
-                    handle,
-                    offset,
-                    len,
-                },
-            ) => {
-                let fd = self.handle_fd(op, handle)?;
-                let r = lock(fd, op.kind == OpKind::LockX, offset, len);
-                self.check(op, || hname(handle), r)?;
+            (OpKind::LockX | OpKind::UnlockX, Args::Lock(l)) => {
+                let fd = self.handle_fd(op, l.handle)?;
+                let r = lock(fd, op.kind == OpKind::LockX, l.offset, l.len);
+                self.check(op, || hname(l.handle), r)?;
             }
             (OpKind::Flush, Args::Handle(h)) => {
                 let r = rustix::fs::fsync(self.handle_fd(op, h)?);
@@ -436,16 +422,16 @@ impl<'a> Client<'a> {
         }
     }
 
-    fn find(&mut self, pattern: PathId, wildcard: bool, maxcnt: u32) -> bool {
-        let found = self.resolve(pattern);
-        if !wildcard {
+    fn find(&mut self, f: Find) -> bool {
+        let found = self.resolve(f.pattern);
+        if !f.wildcard {
             return found;
         }
-        let Some(fd) = self.open_parent(pattern) else {
+        let Some(fd) = self.open_parent(f.pattern) else {
             return false;
         };
-        let pat = base_of(self.paths[pattern as usize].as_bytes()).to_vec();
-        let want = maxcnt.max(1);
+        let pat = base_of(self.paths[f.pattern as usize].as_bytes()).to_vec();
+        let want = f.maxcnt.max(1);
         let mut matches = 0u32;
         scan(fd, &mut self.dirbuf, |name| {
             if wild_match(&pat, name) {

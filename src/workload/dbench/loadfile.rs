@@ -77,23 +77,31 @@ pub enum Args {
     /// ReadX / WriteX.
     Io(Io),
     /// LockX / UnlockX.
-    Lock {
-        /// The handle.
-        handle: HandleId,
-        /// First byte of the range.
-        offset: u64,
-        /// Length of the range.
-        len: u64,
-    },
+    Lock(Lock),
     /// FIND_FIRST.
-    Find {
-        /// The pattern path (directory plus a name that may hold wildcards).
-        pattern: PathId,
-        /// Whether the name holds wildcards (`*?<>`); without them it is a lookup.
-        wildcard: bool,
-        /// How many matches the client asked for.
-        maxcnt: u32,
-    },
+    Find(Find),
+}
+
+/// The arguments of LockX and UnlockX.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lock {
+    /// The handle.
+    pub handle: HandleId,
+    /// First byte of the range.
+    pub offset: u64,
+    /// Length of the range.
+    pub len: u64,
+}
+
+/// The arguments of FIND_FIRST.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Find {
+    /// The pattern path (directory plus a name that may hold wildcards).
+    pub pattern: PathId,
+    /// Whether the name holds wildcards (`*?<>`); without them it is a lookup.
+    pub wildcard: bool,
+    /// How many matches the client asked for.
+    pub maxcnt: u32,
 }
 
 /// The arguments of NTCreateX.

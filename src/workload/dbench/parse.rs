@@ -2,7 +2,8 @@
 //! numbers as `strtol(s, NULL, 0)` reads them, and one [`Op`] per line with its arguments
 //! converted, paths interned and handles made dense. See `loadfile.rs` for the format.
 
-use super::loadfile::{Args, Create, HandleId, Io, LoadPath, Loadfile, Op, PathId, MAX_IO};
+use super::loadfile::MAX_IO;
+use super::loadfile::{Args, Create, Find, HandleId, Io, LoadPath, Loadfile, Lock, Op, PathId};
 use super::ops::{parse_status, OpKind};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -282,11 +283,11 @@ impl Builder {
                 let pattern = self.path(&a[0])?;
                 let text = &self.lf.paths[pattern as usize].text;
                 let base = text.rsplit('/').next().unwrap_or("");
-                Args::Find {
+                Args::Find(Find {
                     pattern,
                     wildcard: base.contains(['*', '?', '<', '>']),
                     maxcnt,
-                }
+                })
             }
             OpKind::WriteX | OpKind::ReadX => {
                 let h = num(0, "handle")?;
@@ -308,11 +309,11 @@ impl Builder {
                     ret,
                 })
             }
-            OpKind::LockX | OpKind::UnlockX => Args::Lock {
+            OpKind::LockX | OpKind::UnlockX => Args::Lock(Lock {
                 handle: self.handle(num(0, "handle")?),
                 offset: num(1, "offset")?,
                 len: num(2, "length")?,
-            },
+            }),
         };
         // Operations that change the tree must not touch the target directory itself.
         let touches_root = |p: PathId| self.lf.paths[p as usize].is_root();

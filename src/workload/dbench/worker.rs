@@ -186,9 +186,7 @@ pub(super) fn run_client(
             slot.lines.store(lines, Ordering::Relaxed);
             slot.bytes.store(bytes, Ordering::Relaxed);
             slot.max_latency_ns.fetch_max(ns, Ordering::Relaxed);
-            if !measuring && e >= warm_end {
-                measuring = true;
-            }
+            measuring |= e >= warm_end;
             if measuring {
                 let h = hists[op.kind.index()].get_or_insert_with(|| {
                     // Auto-resizing, 3 significant digits: grows with the largest latency seen.
