@@ -159,9 +159,6 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     // computes them; in a log, a line per repetition.
     let steps = Progress::new(!a.run.quiet, "fio")
         .with_units(|phase, _| crate::runner::phase_bar::rate_unit(WorkloadKind::Fio, phase, 1));
-    let json = a.run.json;
-    let quiet = a.run.quiet;
-    let repeat = a.run.repeat;
     let mut versions: Vec<String> = Vec::new();
     let mut fio_json: Vec<serde_json::Value> = Vec::new();
     let mut on_rep = |rep: u32, m: &[Metric], w: &Fio| {
@@ -170,11 +167,11 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
                 versions.push(r.version.clone());
             }
         }
-        if json {
+        if a.run.json {
             fio_json.push(fio_document(w));
         }
-        if !json && !quiet {
-            eprintln!("run {rep}/{repeat}: {}", rep_line(m));
+        if !a.run.json && !a.run.quiet {
+            eprintln!("run {rep}/{}: {}", a.run.repeat, rep_line(m));
         }
     };
     let label = format!("fio {}", a.job.display());
@@ -192,9 +189,9 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
         };
         Ok((recorded.subject(&dir)?, part))
     };
-    ran.print(JSON_SCHEMA, json, doc, |end| {
+    ran.print(JSON_SCHEMA, a.run.json, doc, |end| {
         print_summary(&ran.sums, ran.result.reps.len(), end.run_id);
-        end.print_tail(StoredLine::OnSuccess, " --all (all metrics)", quiet);
+        end.print_tail(StoredLine::OnSuccess, " --all (all metrics)", a.run.quiet);
     })?;
     outcome(ran.result.error)
 }
