@@ -257,21 +257,16 @@ impl<'a> Client<'a> {
             (OpKind::Deltree, Args::Path(p)) => {
                 let full = self.root.join(self.path_text(p));
                 let r = match std::fs::remove_dir_all(&full) {
-                    Ok(()) => Ok(()),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                    Err(e) => Err(Errno::from_raw_os_error(
-                        e.raw_os_error().unwrap_or(libc::EIO),
-                    )),
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(
+                        Errno::from_raw_os_error(e.raw_os_error().unwrap_or(libc::EIO)),
+                    ),
+                    _ => Ok(()),
                 };
                 self.check(op, || self.path_text(p), r)?;
             }
             (OpKind::QueryPathInformation, Args::Path(p)) => {
-                let found = self.resolve(p);
-                self.check(
-                    op,
-                    || self.path_text(p),
-                    if found { Ok(()) } else { Err(Errno::NOENT) },
-                )?;
+                let r = self.resolve(p).then_some(()).ok_or(Errno::NOENT);
+                self.check(op, || self.path_text(p), r)?;
             }
             (OpKind::QueryFileInformation, Args::Handle(h)) => {
                 let r = rustix::fs::fstat(self.handle_fd(op, h)?).map(|_| ());
@@ -299,12 +294,8 @@ impl<'a> Client<'a> {
                 self.check(op, || ".".into(), r)?;
             }
             (OpKind::FindFirst, Args::Find(f)) => {
-                let found = self.find(f);
-                self.check(
-                    op,
-                    || self.path_text(f.pattern),
-                    if found { Ok(()) } else { Err(Errno::NOENT) },
-                )?;
+                let r = self.find(f).then_some(()).ok_or(Errno::NOENT);
+                self.check(op, || self.path_text(f.pattern), r)?;
             }
             (OpKind::WriteX, Args::Io(io)) => {
                 let fd = self.handle_fd(op, io.handle)?;

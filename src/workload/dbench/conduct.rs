@@ -132,74 +132,70 @@ impl Conductor for Alone {
     fn release(&self) -> Instant {
         Instant::now()
     }
+    /// Print a line per second until every client is done (dbench's parent).
     fn watch(&self, w: &Watch<'_>) {
-        progress(w);
-    }
-}
-
-/// Print a line per second until every client is done (dbench's parent).
-fn progress(w: &Watch<'_>) {
-    let (t0, slots, done, n, obs) = (w.t0, w.slots, w.done, w.n, w.obs);
-    let warm_end = t0 + w.warmup;
-    let mut finished = 0;
-    let mut tick = 1u64;
-    obs.phase_started("dbench", 0);
-    while finished < n {
-        let next = t0 + Duration::from_secs(tick);
-        let wait = next.saturating_duration_since(Instant::now());
-        match done.recv_timeout(wait) {
-            Ok(()) => {
-                finished += 1;
+        let (t0, slots, done, n, obs) = (w.t0, w.slots, w.done, w.n, w.obs);
+        let warm_end = t0 + w.warmup;
+        let mut finished = 0;
+        let mut tick = 1u64;
+        obs.phase_started("dbench", 0);
+        while finished < n {
+            let next = t0 + Duration::from_secs(tick);
+            let wait = next.saturating_duration_since(Instant::now());
+            match done.recv_timeout(wait) {
+                Ok(()) => {
+                    finished += 1;
+                    continue;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            tick += 1;
+            let now = Instant::now();
+            let lines: u64 = slots.iter().map(|s| s.lines.load(Ordering::Relaxed)).sum();
+            let lat = slots
+                .iter()
+                .map(|s| s.max_latency_ns.swap(0, Ordering::Relaxed))
+                .max()
+                .unwrap_or(0);
+            let (phase, mbps, secs) = if now < warm_end {
+                let b: u64 = slots.iter().map(|s| s.bytes.load(Ordering::Relaxed)).sum();
+                let t = (now - t0).as_secs_f64();
+                ("warmup", b as f64 / 1e6 / t, t)
+            } else {
+                let b: u64 = slots
+                    .iter()
+                    .map(|s| s.measured_bytes.load(Ordering::Relaxed))
+                    .sum();
+                let t = (now - warm_end).as_secs_f64().max(1e-9);
+                ("execute", b as f64 / 1e6 / t, t)
+            };
+            // Like dbench's line, no rate in the first half second of a phase. The status
+            // before the count: a bar shows the fraction, never a count of an unknown total.
+            let rate = (secs >= 0.5).then_some(mbps);
+            obs.status(second_status(w.span, (now - t0).as_secs_f64(), lines, rate));
+            obs.progress(lines);
+            if secs < 0.5 {
+                // dbench, too, prints nothing in the first second of a phase.
                 continue;
             }
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-        }
-        tick += 1;
-        let now = Instant::now();
-        let lines: u64 = slots.iter().map(|s| s.lines.load(Ordering::Relaxed)).sum();
-        let lat = slots
-            .iter()
-            .map(|s| s.max_latency_ns.swap(0, Ordering::Relaxed))
-            .max()
-            .unwrap_or(0);
-        let (phase, mbps, secs) = if now < warm_end {
-            let b: u64 = slots.iter().map(|s| s.bytes.load(Ordering::Relaxed)).sum();
+            // The line as a time series: MB/s so far in the phase, the largest latency of the
+            // second, the clients still running.
             let t = (now - t0).as_secs_f64();
-            ("warmup", b as f64 / 1e6 / t, t)
-        } else {
-            let b: u64 = slots
-                .iter()
-                .map(|s| s.measured_bytes.load(Ordering::Relaxed))
-                .sum();
-            let t = (now - warm_end).as_secs_f64().max(1e-9);
-            ("execute", b as f64 / 1e6 / t, t)
-        };
-        // Like dbench's line, no rate in the first half second of a phase. The status
-        // before the count: a bar shows the fraction, never a count of an unknown total.
-        let rate = (secs >= 0.5).then_some(mbps);
-        obs.status(second_status(w.span, (now - t0).as_secs_f64(), lines, rate));
-        obs.progress(lines);
-        if secs < 0.5 {
-            // dbench, too, prints nothing in the first second of a phase.
-            continue;
+            obs.series(&format!("dbench.{phase}_mbps"), Unit::MBPerSec, t, mbps);
+            obs.series("dbench.max_latency", Unit::Millis, t, lat as f64 / 1e6);
+            obs.series("dbench.clients", Unit::Count, t, (n - finished) as f64);
+            obs.message(&progress_line(
+                n - finished,
+                lines / n as u64,
+                mbps,
+                phase,
+                secs,
+                lat,
+            ));
         }
-        // The line as a time series: MB/s so far in the phase, the largest latency of the
-        // second, the clients still running.
-        let t = (now - t0).as_secs_f64();
-        obs.series(&format!("dbench.{phase}_mbps"), Unit::MBPerSec, t, mbps);
-        obs.series("dbench.max_latency", Unit::Millis, t, lat as f64 / 1e6);
-        obs.series("dbench.clients", Unit::Count, t, (n - finished) as f64);
-        obs.message(&progress_line(
-            n - finished,
-            lines / n as u64,
-            mbps,
-            phase,
-            secs,
-            lat,
-        ));
+        obs.phase_finished("dbench");
     }
-    obs.phase_finished("dbench");
 }
 
 /// dbench's per-second line: clients running, average lines per client, MB/s so far in the

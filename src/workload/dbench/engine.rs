@@ -185,19 +185,13 @@ impl Dbench {
                         let t0 = gate.arrive_and_wait(start);
                         let out = match client {
                             Err(e) => {
-                                fail(anyhow!("client {id}: cannot open {}: {e}", dir.display()));
-                                None
+                                Err(anyhow!("client {id}: cannot open {}: {e}", dir.display()))
                             }
-                            Ok(c) => match run_client(c, p, slot, abort, t0) {
-                                Ok(r) => Some(r),
-                                Err(e) => {
-                                    fail(e.context_for(id, dir));
-                                    None
-                                }
-                            },
+                            Ok(c) => run_client(c, p, slot, abort, t0)
+                                .map_err(|e| e.context_for(id, dir)),
                         };
                         let _ = done.send(());
-                        out
+                        out.map_err(fail).ok()
                     });
                 match spawned {
                     Ok(h) => handles.push(h),
