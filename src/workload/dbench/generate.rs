@@ -148,16 +148,19 @@ impl Gen {
         self.next_handle
     }
 
-    fn new_name(&mut self, dir: &str, class: usize) -> String {
+    /// A new document: a new name in a drawn directory, and its drawn size.
+    fn new_doc_file(&mut self) -> (String, u64) {
         const EXT: [[&str; 2]; 4] = [
             ["txt", "lnk"],
             ["doc", "xls"],
             ["ppt", "pdf"],
             ["zip", "jpg"],
         ];
+        let dir = self.doc_dir();
+        let (size, class) = self.size();
         self.next_name += 1;
         let ext = EXT[class][self.below(2) as usize];
-        format!("{dir}\\file{:05}.{ext}", self.next_name)
+        (format!("{dir}\\file{:05}.{ext}", self.next_name), size)
     }
 
     /// A directory that holds documents, drawn uniformly.
@@ -223,9 +226,7 @@ impl Gen {
             self.line(format_args!("Close {h} {OK}"));
         }
         for _ in 0..INITIAL_FILES {
-            let dir = self.doc_dir();
-            let (size, class) = self.size();
-            let name = self.new_name(dir, class);
+            let (name, size) = self.new_doc_file();
             self.create(&name, size);
         }
         let h = self.open(MAILBOX, 5);
@@ -301,9 +302,7 @@ impl Gen {
     }
 
     fn new_doc(&mut self) {
-        let dir = self.doc_dir();
-        let (size, class) = self.size();
-        let name = self.new_name(dir, class);
+        let (name, size) = self.new_doc_file();
         self.line(format_args!(
             "FIND_FIRST \"{ROOT}\\{name}\" 260 1366 0 NT_STATUS_NO_SUCH_FILE"
         ));
