@@ -105,7 +105,7 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
         &params,
         &dir,
         root,
-        || engine.mode.top_level_names(),
+        || engine.mode.engine.top_level_names(),
         ran.result.error,
     )
 }

@@ -86,7 +86,7 @@ pub struct DistDbench {
     /// All clients of the job (the stored and printed parameters).
     total: DbenchParams,
     /// This rank's clients.
-    engine: Dbench,
+    pub(crate) engine: Dbench,
     /// Clients writing to the file system this rank sees (space check).
     fit_clients: usize,
     /// Removes the client trees after a repetition: rank 0 when all ranks share `-D`, every
@@ -169,11 +169,6 @@ impl DistDbench {
             local_hists: Vec::new(),
             hists: Vec::new(),
         }
-    }
-
-    /// Top-level entries this rank's clients create under `-D`.
-    pub fn top_level_names(&self) -> Vec<String> {
-        self.engine.top_level_names()
     }
 
     /// The engine for the clients writing to the file system this rank sees.

@@ -70,14 +70,17 @@ type Verdict = (String, Vec<String>, Option<String>);
 /// study's cells share their jobs, so each distinct job is parsed once.
 static JUDGED: std::sync::Mutex<Vec<Verdict>> = std::sync::Mutex::new(Vec::new());
 
+/// [`JUDGED`], locked (a panic elsewhere leaves the verdicts usable).
+fn judged() -> std::sync::MutexGuard<'static, Vec<Verdict>> {
+    JUDGED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Let fio judge the job file (`fio --parse-only`, in the cage with nothing writable): a
 /// usage error with fio's own message when it refuses it. Each distinct job (text and
 /// options) is judged once per process.
 pub fn parse_only(job: &JobFile, extra: &[String]) -> Result<()> {
     let text = job.render();
-    let known = JUDGED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
+    let known = judged()
         .iter()
         .find(|(t, e, _)| *t == text && e == extra)
         .map(|(_, _, v)| v.clone());
@@ -85,11 +88,7 @@ pub fn parse_only(job: &JobFile, extra: &[String]) -> Result<()> {
         Some(v) => v,
         None => {
             let v = judge(&RealSpawn, &text, extra)?;
-            JUDGED.lock().unwrap_or_else(|p| p.into_inner()).push((
-                text,
-                extra.to_vec(),
-                v.clone(),
-            ));
+            judged().push((text, extra.to_vec(), v.clone()));
             v
         }
     };
@@ -98,12 +97,7 @@ pub fn parse_only(job: &JobFile, extra: &[String]) -> Result<()> {
 
 /// How many verdicts on the job `text` this process keeps (fio judged it that many times).
 pub fn times_judged(text: &str) -> usize {
-    JUDGED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .filter(|(t, _, _)| t == text)
-        .count()
+    judged().iter().filter(|(t, _, _)| t == text).count()
 }
 
 /// Run `fio --parse-only` on `text`: `None` when fio accepts it, else its refusal.
@@ -206,10 +200,7 @@ impl Fio {
     /// With `status`, fio prints its JSON document every second as well (see
     /// [`super::status`]).
     pub fn command(&self, dir: &Path, status: bool) -> Result<Command> {
-        let mut c = Command::new(match &self.binary {
-            Some(b) => b.clone(),
-            None => fio_binary()?,
-        });
+        let mut c = Command::new(self.binary.clone().map_or_else(fio_binary, Ok)?);
         let mut args = self.args(dir);
         if status {
             args.insert(1, "--status-interval=1".into());

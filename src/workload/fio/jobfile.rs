@@ -218,15 +218,13 @@ fn option(content: &str) -> Option<Opt> {
         return None;
     }
     let content = expand_env(content);
-    Some(match content.split_once('=') {
-        Some((k, v)) => Opt {
-            key: k.trim().to_ascii_lowercase(),
-            value: Some(v.trim().to_string()),
-        },
-        None => Opt {
-            key: content.trim().to_ascii_lowercase(),
-            value: None,
-        },
+    let (key, value) = match content.split_once('=') {
+        Some((k, v)) => (k, Some(v.trim().to_string())),
+        None => (content.as_str(), None),
+    };
+    Some(Opt {
+        key: key.trim().to_ascii_lowercase(),
+        value,
     })
 }
 
@@ -342,11 +340,10 @@ impl Job {
     pub fn block_size(&self, dir: &str) -> Option<u64> {
         let bs = self.value("bs").or(self.value("blocksize")).unwrap_or("4k");
         let parts: Vec<&str> = bs.split(',').collect();
-        let idx = match dir {
-            "read" => 0,
-            "write" => 1,
-            _ => 2,
-        };
+        let idx = ["read", "write"]
+            .iter()
+            .position(|d| *d == dir)
+            .unwrap_or(2);
         let p = parts
             .get(idx)
             .filter(|p| !p.is_empty())

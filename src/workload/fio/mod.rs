@@ -87,10 +87,7 @@ impl AllowOutside {
                 "{{allow_outside_cell=true}} does not say where fio may write; list the directories instead, {{allow_outside_cell=[\"/scratch/fio\"]}} (fio runs in a cage where everything else is read-only)"
             ),
             AllowOutside::Dirs(d) => {
-                for p in d {
-                    check_allowed_dir(p)?;
-                }
-                Ok(d.clone())
+                d.iter().map(|p| check_allowed_dir(p).map(|()| p.clone())).collect()
             }
         }
     }
@@ -232,9 +229,7 @@ impl FioSpec {
             job,
             source,
             allow_outside: self.allow_outside_cell.dirs()?,
-            drop_caches: false,
-            extra_args: Vec::new(),
-            cell: None,
+            ..FioParams::default()
         };
         p.validate()?;
         Ok(p)
@@ -287,7 +282,7 @@ pub fn inline_job(t: &toml::Table) -> Result<JobFile> {
 }
 
 /// Everything one fio run needs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Default)]
 pub struct FioParams {
     /// The job file as fio will read it (overrides applied).
     #[serde(serialize_with = "rendered")]
@@ -316,9 +311,9 @@ impl FioParams {
     /// never), no job named like a path, pass-through options as fio reads them, fio
     /// installed, and fio accepts it (`fio --parse-only`, once per distinct job).
     pub fn validate(&self) -> Result<()> {
-        for d in &self.allow_outside {
-            check_allowed_dir(d)?;
-        }
+        self.allow_outside
+            .iter()
+            .try_for_each(|d| check_allowed_dir(d))?;
         let allowed = paths::Allowed {
             dirs: &self.allow_outside,
             cell: self.cell.as_deref(),
