@@ -297,10 +297,9 @@ fn dry_run(a: &FioArgs, params: &FioParams, engine: &Fio, target: &Target) -> Re
         crate::units::fmt_bytes(req.bytes),
         req.inodes,
         crate::units::fmt_bytes(free.bytes),
-        if plan.fits == Some(true) {
-            "fits"
-        } else {
-            "DOES NOT FIT"
+        match plan.fits {
+            Some(true) => "fits",
+            _ => "DOES NOT FIT",
         }
     );
     crate::outln!("  the job file as fslab hands it to fio:");
