@@ -45,17 +45,20 @@ pub const SIZE_CLASSES: [(u32, u64, u64); 4] = [
     (3, 2 << 20, 8 << 20),
 ];
 
-/// Tasks and their weights in % of the tasks of a pass.
-pub const TASKS: [(&str, u32); 9] = [
-    ("browse a folder", 20),
-    ("open and read a document", 28),
-    ("edit and safe-save a document", 14),
-    ("create a new document", 6),
-    ("delete a document", 5),
-    ("rename a document", 3),
-    ("locked update of the mail store", 10),
-    ("partial read of a large file", 7),
-    ("probe for missing names, check free space", 7),
+/// How the generator writes one task.
+pub type Task = fn(&mut Gen);
+
+/// Tasks, their weights in % of the tasks of a pass, and the generator's writer of each.
+pub const TASKS: [(&str, u32, Task); 9] = [
+    ("browse a folder", 20, Gen::browse),
+    ("open and read a document", 28, Gen::open_read),
+    ("edit and safe-save a document", 14, Gen::safe_save),
+    ("create a new document", 6, Gen::new_doc),
+    ("delete a document", 5, Gen::delete),
+    ("rename a document", 3, Gen::rename),
+    ("locked update of the mail store", 10, Gen::mail_update),
+    ("partial read of a large file", 7, Gen::partial_read),
+    ("probe for missing names, check free space", 7, Gen::probe),
 ];
 
 const DIRS: [&str; 6] = [
@@ -88,7 +91,8 @@ fn chunks(size: u64) -> impl Iterator<Item = (u64, u64)> {
         .map(move |off| (off, CHUNK.min(size - off)))
 }
 
-struct Gen {
+/// The generator: its random source, the loadfile written so far, its model of the tree.
+pub struct Gen {
     rng: Mt64,
     out: String,
     /// Model of the tree: document path (relative to the client root) → size.
@@ -398,17 +402,8 @@ pub fn generate(seed: u64, tasks: u32) -> String {
     ));
     g.setup();
     for _ in 0..tasks {
-        match g.pick_weighted(TASKS.map(|t| t.1)) {
-            0 => g.browse(),
-            1 => g.open_read(),
-            2 => g.safe_save(),
-            3 => g.new_doc(),
-            4 => g.delete(),
-            5 => g.rename(),
-            6 => g.mail_update(),
-            7 => g.partial_read(),
-            _ => g.probe(),
-        }
+        let task = g.pick_weighted(TASKS.map(|t| t.1));
+        (TASKS[task].2)(&mut g);
     }
     g.out
 }
