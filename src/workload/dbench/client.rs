@@ -128,14 +128,12 @@ impl<'a> Client<'a> {
     /// opened.
     fn open_parent(&self, p: PathId) -> Option<OwnedFd> {
         let parent = self.lf.paths[p as usize].parent?;
-        let path = self.paths[parent as usize].as_c_str();
-        rustix::fs::openat(&self.dir, path, DIR_FLAGS, Mode::empty()).ok()
+        rustix::fs::openat(&self.dir, self.cpath(parent), DIR_FLAGS, Mode::empty()).ok()
     }
 
     /// dbench's `resolve_name`: does the name exist, exactly or in another case?
     fn resolve(&mut self, p: PathId) -> bool {
-        let path = self.paths[p as usize].as_c_str();
-        if rustix::fs::statat(&self.dir, path, AtFlags::empty()).is_ok() {
+        if rustix::fs::statat(&self.dir, self.cpath(p), AtFlags::empty()).is_ok() {
             return true;
         }
         if self.opts.no_resolve {
@@ -148,8 +146,14 @@ impl<'a> Client<'a> {
         scan(fd, &mut self.dirbuf, |name| name.eq_ignore_ascii_case(base))
     }
 
+    /// The path of `p` for this client, for system calls.
+    fn cpath(&self, p: PathId) -> &std::ffi::CStr {
+        self.paths[p as usize].as_c_str()
+    }
+
+    /// With `-S`, `fdatasync` the directory holding `p`.
     fn sync_parent(&self, p: PathId) {
-        if let Some(fd) = self.open_parent(p) {
+        if let Some(fd) = self.opts.sync_dir.then(|| self.open_parent(p)).flatten() {
             // Like dbench, a failed directory sync is not an operation failure.
             let _ = rustix::fs::fdatasync(&fd);
         }
@@ -213,20 +217,14 @@ impl<'a> Client<'a> {
             (OpKind::Rename, Args::Rename(from, to)) => {
                 self.resolve(from);
                 self.resolve(to);
-                let r = rustix::fs::renameat(
-                    &self.dir,
-                    self.paths[from as usize].as_c_str(),
-                    &self.dir,
-                    self.paths[to as usize].as_c_str(),
-                );
+                let r =
+                    rustix::fs::renameat(&self.dir, self.cpath(from), &self.dir, self.cpath(to));
                 self.check(
                     op,
                     || format!("{} -> {}", self.path_text(from), self.path_text(to)),
                     r,
                 )?;
-                if self.opts.sync_dir {
-                    self.sync_parent(to);
-                }
+                self.sync_parent(to);
             }
             (OpKind::Unlink | OpKind::Rmdir, Args::Path(p)) => {
                 self.resolve(p);
@@ -235,19 +233,14 @@ impl<'a> Client<'a> {
                 } else {
                     AtFlags::empty()
                 };
-                let r = rustix::fs::unlinkat(&self.dir, self.paths[p as usize].as_c_str(), flags);
+                let r = rustix::fs::unlinkat(&self.dir, self.cpath(p), flags);
                 self.check(op, || self.path_text(p), r)?;
-                if self.opts.sync_dir {
-                    self.sync_parent(p);
-                }
+                self.sync_parent(p);
             }
             (OpKind::Mkdir, Args::Path(p)) => {
                 self.resolve(p);
-                let r = match rustix::fs::mkdirat(
-                    &self.dir,
-                    self.paths[p as usize].as_c_str(),
-                    Mode::from_raw_mode(0o777),
-                ) {
+                let mode = Mode::from_raw_mode(0o777);
+                let r = match rustix::fs::mkdirat(&self.dir, self.cpath(p), mode) {
                     // dbench ignores mkdir's result; the directory being there is what counts.
                     Err(Errno::EXIST) => Ok(()),
                     r => r,
@@ -377,7 +370,7 @@ impl<'a> Client<'a> {
             2 | 3 => flags |= OFlags::CREATE,
             _ => {}
         }
-        let cpath = self.paths[c.path as usize].as_c_str();
+        let cpath = self.cpath(c.path);
         if c.options & FILE_DIRECTORY_FILE != 0 {
             // dbench: "not strictly correct, but close enough".
             let _ = rustix::fs::mkdirat(&self.dir, cpath, Mode::from_raw_mode(0o700));
