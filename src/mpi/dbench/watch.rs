@@ -4,7 +4,8 @@
 //! per-second collective that gives rank 0 the job's progress line.
 
 use crate::mpi::comm::Comm;
-use crate::workload::dbench::conduct::{progress_line, second_status, Conductor, Span, Watch};
+use crate::workload::dbench::conduct::{progress_line, second_status, totals, Conductor};
+use crate::workload::dbench::conduct::{Span, Watch};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -94,13 +95,7 @@ impl Conductor for RankConductor<'_> {
             check(&mut peer_failed);
             tick += 1;
             // This rank's lines, bytes and measured bytes; its largest latency this second.
-            let (mut lines, mut bytes, mut mbytes, mut lat) = (0u64, 0u64, 0u64, 0u64);
-            for s in w.slots {
-                lines += s.lines.load(Ordering::Relaxed);
-                bytes += s.bytes.load(Ordering::Relaxed);
-                mbytes += s.measured_bytes.load(Ordering::Relaxed);
-                lat = lat.max(s.max_latency_ns.swap(0, Ordering::Relaxed));
-            }
+            let (lines, bytes, mbytes, lat) = totals(w.slots);
             let running = (w.n - finished) as u64;
             // Every rank takes part in every second's collective until no client of any
             // rank runs: all ranks leave the loop after the same one.

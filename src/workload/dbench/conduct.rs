@@ -125,6 +125,19 @@ pub(crate) fn second_status(
     }
 }
 
+/// The clients' counters summed (lines, bytes, measured bytes) and the largest latency since
+/// the last call (taken, so each second starts from 0).
+pub(crate) fn totals(slots: &[Slot]) -> (u64, u64, u64, u64) {
+    let (mut lines, mut bytes, mut measured, mut lat) = (0, 0, 0, 0);
+    for s in slots {
+        lines += s.lines.load(Ordering::Relaxed);
+        bytes += s.bytes.load(Ordering::Relaxed);
+        measured += s.measured_bytes.load(Ordering::Relaxed);
+        lat = lat.max(s.max_latency_ns.swap(0, Ordering::Relaxed));
+    }
+    (lines, bytes, measured, lat)
+}
+
 /// The conductor of a run in one process: start at once, print a line per second.
 pub(super) struct Alone;
 
@@ -152,23 +165,13 @@ impl Conductor for Alone {
             }
             tick += 1;
             let now = Instant::now();
-            let lines: u64 = slots.iter().map(|s| s.lines.load(Ordering::Relaxed)).sum();
-            let lat = slots
-                .iter()
-                .map(|s| s.max_latency_ns.swap(0, Ordering::Relaxed))
-                .max()
-                .unwrap_or(0);
+            let (lines, bytes, measured, lat) = totals(slots);
             let (phase, mbps, secs) = if now < warm_end {
-                let b: u64 = slots.iter().map(|s| s.bytes.load(Ordering::Relaxed)).sum();
                 let t = (now - t0).as_secs_f64();
-                ("warmup", b as f64 / 1e6 / t, t)
+                ("warmup", bytes as f64 / 1e6 / t, t)
             } else {
-                let b: u64 = slots
-                    .iter()
-                    .map(|s| s.measured_bytes.load(Ordering::Relaxed))
-                    .sum();
                 let t = (now - warm_end).as_secs_f64().max(1e-9);
-                ("execute", b as f64 / 1e6 / t, t)
+                ("execute", measured as f64 / 1e6 / t, t)
             };
             // Like dbench's line, no rate in the first half second of a phase. The status
             // before the count: a bar shows the fraction, never a count of an unknown total.
