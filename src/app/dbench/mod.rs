@@ -97,16 +97,14 @@ fn write_generated(a: &DbenchArgs, out: &PathBuf) -> Result<()> {
 }
 
 pub(crate) fn options_text(p: &DbenchParams) -> String {
+    let ignored = !p.timestamps && p.loadfile.has_timestamps;
     let v: Vec<&str> = [
         (p.client.sync_open, "O_SYNC opens (--sync)"),
         (p.client.fsync, "fsync after every write (--fsync)"),
         (p.client.sync_dir, "directory syncs (--sync-dir)"),
         (p.client.no_resolve, "no name resolution (--no-resolve)"),
         (p.run_once, "one pass per client (--run-once)"),
-        (
-            !p.timestamps && p.loadfile.has_timestamps,
-            "timestamps ignored",
-        ),
+        (ignored, "timestamps ignored"),
     ]
     .into_iter()
     .filter_map(|(on, said)| on.then_some(said))
@@ -153,13 +151,8 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let ran = recorded.run(&mut engine, &target, &console, Some(&steps), &mut on_rep)?;
     let ended = (&recorded, &ran, JSON_SCHEMA);
     print_end(ended, (&a, &params, &dir), outcomes.iter().collect(), None)?;
-    conclude(
-        &params,
-        &dir,
-        true,
-        || engine.top_level_names(),
-        ran.result.error,
-    )
+    let names = || engine.top_level_names();
+    conclude(&params, &dir, true, names, ran.result.error)
 }
 
 /// Where the run is (rank 0's under MPI), `shown` or not: dbench prints its own line a
