@@ -229,11 +229,8 @@ impl RankMode for DistDbench {
             &crate::workload::Quiet
         };
         let local = self.engine.run_clients(dir, obs, &conductor)?;
-        let (first, count) = share(
-            self.total.clients,
-            comm.size() as usize,
-            comm.rank() as usize,
-        );
+        let (size, rank) = (comm.size() as usize, comm.rank() as usize);
+        let (first, count) = share(self.total.clients, size, rank);
         let rec = vec![
             first as f64,
             count as f64,

@@ -118,22 +118,14 @@ impl Conductor for RankConductor<'_> {
                     Span::Lines(n) => Span::Lines(n / (w.n as u64).max(1) * s[4]),
                     t => t,
                 };
-                w.obs.status(second_status(
-                    span,
-                    (now - w.t0).as_secs_f64(),
-                    s[1],
-                    (secs >= 0.5).then_some(mbps),
-                ));
+                let rate = (secs >= 0.5).then_some(mbps);
+                w.obs
+                    .status(second_status(span, (now - w.t0).as_secs_f64(), s[1], rate));
                 w.obs.progress(s[1]);
                 if secs >= 0.5 {
-                    w.obs.message(&progress_line(
-                        s[0] as usize,
-                        s[1] / s[4].max(1),
-                        mbps,
-                        phase,
-                        secs,
-                        m[0],
-                    ));
+                    let (running, per_client) = (s[0] as usize, s[1] / s[4].max(1));
+                    let line = progress_line(running, per_client, mbps, phase, secs, m[0]);
+                    w.obs.message(&line);
                 }
             }
         }

@@ -219,11 +219,8 @@ impl<'a> Client<'a> {
                 self.resolve(to);
                 let r =
                     rustix::fs::renameat(&self.dir, self.cpath(from), &self.dir, self.cpath(to));
-                self.check(
-                    op,
-                    || format!("{} -> {}", self.path_text(from), self.path_text(to)),
-                    r,
-                )?;
+                let what = || format!("{} -> {}", self.path_text(from), self.path_text(to));
+                self.check(op, what, r)?;
                 self.sync_parent(to);
             }
             (OpKind::Unlink | OpKind::Rmdir, Args::Path(p)) => {
@@ -298,12 +295,9 @@ impl<'a> Client<'a> {
                         // Still short without an errno: a full file system all the same.
                         let short = n < io.size as usize;
                         let full = short && lacks_space(fd, u64::from(io.size) - n as u64);
-                        return Err(self.fail(
-                            op,
-                            hname(io.handle),
-                            format!("wrote {n} bytes, the loadfile expects {}", io.ret),
-                            full.then_some(libc::ENOSPC),
-                        ));
+                        let said = format!("wrote {n} bytes, the loadfile expects {}", io.ret);
+                        let errno = full.then_some(libc::ENOSPC);
+                        return Err(self.fail(op, hname(io.handle), said, errno));
                     }
                 }
                 self.check(op, || hname(io.handle), r.map(|_| ()))?;
@@ -321,15 +315,11 @@ impl<'a> Client<'a> {
                 let r = rustix::io::pread(&f.fd, &mut self.rbuf[..io.size as usize], io.offset);
                 if let Ok(n) = r {
                     if n != io.ret as usize && op.expect == Expect::Success {
-                        return Err(self.fail(
-                            op,
-                            hname(io.handle),
-                            format!(
-                                "read {n} bytes at offset {}, the loadfile expects {}",
-                                io.offset, io.ret
-                            ),
-                            None,
-                        ));
+                        let said = format!(
+                            "read {n} bytes at offset {}, the loadfile expects {}",
+                            io.offset, io.ret
+                        );
+                        return Err(self.fail(op, hname(io.handle), said, None));
                     }
                 }
                 self.check(op, || hname(io.handle), r.map(|_| ()))?;
@@ -346,12 +336,8 @@ impl<'a> Client<'a> {
             }
             (kind, args) => {
                 // The parser builds each kind with its own argument shape.
-                return Err(self.fail(
-                    op,
-                    format!("{args:?}"),
-                    format!("{kind} with mismatched arguments"),
-                    None,
-                ));
+                let said = format!("{kind} with mismatched arguments");
+                return Err(self.fail(op, format!("{args:?}"), said, None));
             }
         }
         Ok(0)
@@ -389,15 +375,11 @@ impl<'a> Client<'a> {
                 }
                 let _ = rustix::fs::fstat(&fd);
                 if let Some(old) = &self.files[c.handle as usize] {
-                    return Err(self.fail(
-                        op,
-                        self.path_text(c.path),
-                        format!(
-                            "handle {} is still open from line {}",
-                            self.lf.handles[c.handle as usize], old.line
-                        ),
-                        None,
-                    ));
+                    let said = format!(
+                        "handle {} is still open from line {}",
+                        self.lf.handles[c.handle as usize], old.line
+                    );
+                    return Err(self.fail(op, self.path_text(c.path), said, None));
                 }
                 self.files[c.handle as usize] = Some(OpenFile { fd, line: op.line });
                 Ok(())
@@ -418,9 +400,7 @@ impl<'a> Client<'a> {
         let want = f.maxcnt.max(1);
         let mut matches = 0u32;
         scan(fd, &mut self.dirbuf, |name| {
-            if wild_match(&pat, name) {
-                matches += 1;
-            }
+            matches += u32::from(wild_match(&pat, name));
             matches >= want
         });
         matches > 0

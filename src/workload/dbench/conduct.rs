@@ -184,18 +184,12 @@ impl Conductor for Alone {
             }
             // The line as a time series: MB/s so far in the phase, the largest latency of the
             // second, the clients still running.
-            let t = (now - t0).as_secs_f64();
+            let (t, running) = ((now - t0).as_secs_f64(), n - finished);
             obs.series(&format!("dbench.{phase}_mbps"), Unit::MBPerSec, t, mbps);
             obs.series("dbench.max_latency", Unit::Millis, t, lat as f64 / 1e6);
-            obs.series("dbench.clients", Unit::Count, t, (n - finished) as f64);
-            obs.message(&progress_line(
-                n - finished,
-                lines / n as u64,
-                mbps,
-                phase,
-                secs,
-                lat,
-            ));
+            obs.series("dbench.clients", Unit::Count, t, running as f64);
+            let per_client = lines / n as u64;
+            obs.message(&progress_line(running, per_client, mbps, phase, secs, lat));
         }
         obs.phase_finished("dbench");
     }
@@ -211,13 +205,9 @@ pub(crate) fn progress_line(
     secs: f64,
     lat_ns: u64,
 ) -> String {
+    let lat = ms(lat_ns);
     format!(
-        "{:4}  {:8}  {:7.2} MB/sec  {phase} {:3.0} sec  latency {:.3} ms",
-        running,
-        lines_per_client,
-        mbps,
-        secs,
-        ms(lat_ns)
+        "{running:4}  {lines_per_client:8}  {mbps:7.2} MB/sec  {phase} {secs:3.0} sec  latency {lat:.3} ms"
     )
 }
 
