@@ -239,12 +239,8 @@ impl Loadfile {
             ))
         })?;
         let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
-            read_all_limited(
-                flate2::read::MultiGzDecoder::new(&raw[..]),
-                LOADFILE_LIMIT,
-                WHAT,
-            )
-            .map_err(|e| {
+            let gz = flate2::read::MultiGzDecoder::new(&raw[..]);
+            read_all_limited(gz, LOADFILE_LIMIT, WHAT).map_err(|e| {
                 crate::error::usage(match e {
                     ReadError::Io(e) => format!(
                         "loadfile {} looks gzip-compressed but cannot be decompressed: {e}; check the file",

@@ -81,11 +81,8 @@ impl DbenchSpec {
     /// The label, or `dbench N clients, DURATION[, sync][, fsync][, LOADFILE]`.
     pub fn label(&self) -> String {
         self.label.clone().unwrap_or_else(|| {
-            let mut s = format!(
-                "dbench {} clients, {}",
-                self.clients.unwrap_or(DEFAULT_CLIENTS),
-                self.duration
-            );
+            let clients = self.clients.unwrap_or(DEFAULT_CLIENTS);
+            let mut s = format!("dbench {clients} clients, {}", self.duration);
             if self.sync {
                 s.push_str(", sync");
             }

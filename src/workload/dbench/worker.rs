@@ -6,6 +6,7 @@ use super::conduct::LocalRep;
 use super::ops::OpKind;
 use super::DbenchParams;
 use crate::sysinfo::{free_space, FreeSpace};
+use crate::units::fmt_bytes;
 use anyhow::anyhow;
 use hdrhistogram::Histogram;
 use std::path::Path;
@@ -108,8 +109,8 @@ fn no_space_message(
     let space = match space {
         Some(f) => format!(
             "{} free of {}",
-            crate::units::fmt_bytes(f.bytes),
-            crate::units::fmt_bytes(f.total_bytes)
+            fmt_bytes(f.bytes),
+            fmt_bytes(f.total_bytes)
         ),
         None => "free space unknown (statvfs failed)".into(),
     };
