@@ -236,11 +236,8 @@ fn print_summary(sums: &[MetricSummary], reps: usize, run_id: Option<i64>) {
         let every = run_id.map_or(String::new(), |id| {
             format!("; every metric: fslab show {id} --all")
         });
-        crate::outln!(
-            "fio over {} run{} (mean, sd, 95% CI{every}):",
-            reps,
-            if reps == 1 { "" } else { "s" }
-        );
+        let s = if reps == 1 { "" } else { "s" };
+        crate::outln!("fio over {reps} run{s} (mean, sd, 95% CI{every}):");
         crate::outln!("{}", runsummary::render_table(&shown));
     }
 }

@@ -237,14 +237,12 @@ impl Fio {
     fn run_fio(&mut self, dir: &Path, obs: &dyn Observer) -> Result<FioRun> {
         // Its status documents go to `obs` as they arrive; the final one is kept.
         let read = |r: &mut dyn std::io::Read| status::read_stdout(r, obs).text();
-        let out = self
-            .spawn
-            .run_reading(
-                self.command(dir, obs.wants_status())?,
-                self.params.job.render().as_bytes(),
-                &read,
-            )
-            .map_err(|e| cage_error(Path::new("fio"), e))?;
+        let (cmd, job) = (
+            self.command(dir, obs.wants_status())?,
+            self.params.job.render(),
+        );
+        let out = self.spawn.run_reading(cmd, job.as_bytes(), &read);
+        let out = out.map_err(|e| cage_error(Path::new("fio"), e))?;
         // A stop request (Ctrl-C, SIGTERM) ends fio early; what it measured until then is
         // not a repetition.
         if crate::signal::interrupted() {

@@ -239,12 +239,8 @@ impl FioSpec {
 /// Read and parse a job file, at most [`crate::safe::input::JOB_LIMIT`] with what it
 /// includes (`include` paths relative to its directory, put in place).
 pub fn read_job_file(p: &Path) -> Result<JobFile> {
-    let text = crate::safe::input::read_text_limited(
-        p,
-        crate::safe::input::JOB_LIMIT,
-        "a fio job with its includes",
-    )
-    .map_err(|e| {
+    use crate::safe::input::{read_text_limited, JOB_LIMIT};
+    let text = read_text_limited(p, JOB_LIMIT, "a fio job with its includes").map_err(|e| {
         crate::error::usage(format!(
             "cannot read fio job file {}: {e}; check the path (in a study it is relative to the study file)",
             p.display()

@@ -326,12 +326,8 @@ impl Lat {
             .filter_map(|&(p, suffix)| Some((suffix, self.percentile(p)?)));
         let all = [("mean", self.mean), ("min", self.min), ("max", self.max)];
         for (suffix, ns) in all.into_iter().chain(percentiles) {
-            out.push(Metric::new(
-                phase,
-                format!("{prefix}_{suffix}"),
-                Unit::Millis,
-                ns / 1e6,
-            ));
+            let name = format!("{prefix}_{suffix}");
+            out.push(Metric::new(phase, name, Unit::Millis, ns / 1e6));
         }
     }
 
