@@ -158,10 +158,8 @@ fn environment_variables_are_read_as_fio_reads_them() {
 #[test]
 fn malformed_files_are_refused_with_the_line() {
     let e = JobFile::parse("rw=read\n[a]\n", None).unwrap_err();
-    assert!(
-        e.contains("line 1") && e.contains("outside any [section]"),
-        "{e}"
-    );
+    assert!(e.contains("line 1"), "{e}");
+    assert!(e.contains("outside any [section]"), "{e}");
     let e = JobFile::parse("[a\n", None).unwrap_err();
     assert!(e.contains("no ']'"), "{e}");
     let e = JobFile::parse("[global]\nbs=4k\n", None).unwrap_err();

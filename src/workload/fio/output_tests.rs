@@ -78,11 +78,8 @@ fn stored_equals_fio(text: &str) -> usize {
                     ("99.990000", "p99_99"),
                 ] {
                     if let Some(v) = p.get(key) {
-                        assert_eq!(
-                            get(&ms, &ph, &format!("{lat}_{name}")),
-                            v.as_f64().unwrap() / 1e6,
-                            "{ph} {lat} {key}"
-                        );
+                        let stored = get(&ms, &ph, &format!("{lat}_{name}"));
+                        assert_eq!(stored, v.as_f64().unwrap() / 1e6, "{ph} {lat} {key}");
                         checked += 1;
                     }
                 }
