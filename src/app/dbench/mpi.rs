@@ -132,14 +132,11 @@ fn mpi_line(r: &DbenchRep) -> String {
 fn per_rank_table(comm: &Comm, r: &DbenchRep) -> String {
     let head = "rank|host|clients|start +ms|ops|MB|passes|MB/sec";
     let rows = r.ranks.iter().map(|x| {
+        let last = x.first_client + x.clients.max(1) - 1;
         vec![
             x.rank.to_string(),
             job::host_of(comm, x.rank),
-            format!(
-                "{}–{}",
-                x.first_client,
-                x.first_client + x.clients.max(1) - 1
-            ),
+            format!("{}–{last}", x.first_client),
             format!("{:.3}", x.start * 1e3),
             x.measured_ops.to_string(),
             format!("{:.1}", x.measured_bytes as f64 / 1e6),
