@@ -104,10 +104,8 @@ pub fn times_judged(text: &str) -> usize {
 fn judge(spawn: &dyn Spawn, text: &str, extra: &[String]) -> Result<Option<String>> {
     let fio = fio_binary()?;
     let mut cmd = Command::new(&fio);
-    cmd.arg("--parse-only")
-        .args(extra)
-        .arg("-")
-        .current_dir("/");
+    cmd.arg("--parse-only").args(extra).arg("-");
+    cmd.current_dir("/");
     let cage = Cage::job(Vec::new(), PathBuf::from("/"));
     cage.apply(&mut cmd, &crate::safe::procs::my_owner_mark())?;
     let out = spawn

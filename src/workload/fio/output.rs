@@ -157,11 +157,7 @@ pub fn parse(text: &str) -> Result<FioRun> {
         .or_else(|| text.starts_with('{').then_some(0))
         .ok_or_else(|| anyhow!("fio printed no JSON document"))?;
     let doc: Value = serde_json::from_str(&text[start..]).context("fio's JSON output")?;
-    let version = doc
-        .get("fio version")
-        .and_then(Value::as_str)
-        .unwrap_or("unknown")
-        .to_string();
+    let version = doc.get("fio version").and_then(Value::as_str);
     let Some(jobs) = doc.get("jobs").and_then(Value::as_array) else {
         bail!("fio's JSON has no 'jobs' array");
     };
@@ -219,7 +215,7 @@ pub fn parse(text: &str) -> Result<FioRun> {
         })
         .unwrap_or_default();
     Ok(FioRun {
-        version,
+        version: version.unwrap_or("unknown").to_string(),
         jobs: out,
         disks,
     })
