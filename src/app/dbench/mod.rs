@@ -97,16 +97,14 @@ fn write_generated(a: &DbenchArgs, out: &PathBuf) -> Result<()> {
 }
 
 pub(crate) fn options_text(p: &DbenchParams) -> String {
+    let ignored = !p.timestamps && p.loadfile.has_timestamps;
     let v: Vec<&str> = [
         (p.client.sync_open, "O_SYNC opens (--sync)"),
         (p.client.fsync, "fsync after every write (--fsync)"),
         (p.client.sync_dir, "directory syncs (--sync-dir)"),
         (p.client.no_resolve, "no name resolution (--no-resolve)"),
         (p.run_once, "one pass per client (--run-once)"),
-        (
-            !p.timestamps && p.loadfile.has_timestamps,
-            "timestamps ignored",
-        ),
+        (ignored, "timestamps ignored"),
     ]
     .into_iter()
     .filter_map(|(on, said)| on.then_some(said))
@@ -133,7 +131,7 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     }
     // Before anything is created: does it fit?
     engine.prepare(&target)?;
-    refuse_leftovers(&engine, &dir)?;
+    engine.refuse_leftovers(&dir)?;
     let console = Console {
         json: a.run.json,
         quiet: a.run.quiet,
@@ -153,13 +151,8 @@ pub fn run(a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let ran = recorded.run(&mut engine, &target, &console, Some(&steps), &mut on_rep)?;
     let ended = (&recorded, &ran, JSON_SCHEMA);
     print_end(ended, (&a, &params, &dir), outcomes.iter().collect(), None)?;
-    conclude(
-        &params,
-        &dir,
-        true,
-        || engine.top_level_names(),
-        ran.result.error,
-    )
+    let names = || engine.top_level_names();
+    conclude(&params, &dir, true, names, ran.result.error)
 }
 
 /// Where the run is (rank 0's under MPI), `shown` or not: dbench prints its own line a
@@ -181,22 +174,6 @@ pub(super) fn print_rep(a: &DbenchArgs, params: &DbenchParams, rep: u32, outcome
         }
         crate::outln!("\n{}", report(params, outcome));
     }
-}
-
-/// Refuse to start where a client directory of the run already exists (left by an earlier
-/// run?): the run would remove it.
-fn refuse_leftovers(engine: &Dbench, dir: &Path) -> Result<()> {
-    for n in engine.top_level_names() {
-        let p = dir.join(&n);
-        if p.symlink_metadata().is_ok() {
-            crate::bail_usage!(
-                "{} already exists (left by an earlier run?); remove it or choose another directory with -D",
-                p.display()
-            );
-        }
-    }
-
-    Ok(())
 }
 
 /// The run's label: its clients and time, its ranks under MPI, and the loadfile when one was
@@ -248,7 +225,7 @@ fn dry_run(
     if json {
         return rundoc::print_dry_run(
             JSON_SCHEMA,
-            subject(p, target.dir(), repeat)?,
+            Subject::new(WorkloadKind::Dbench, target.dir(), p, repeat)?,
             Planned::new(req.into(), Some(free), Some(secs)),
             DbenchPart {
                 loadfile: LoadfileDoc::of(p),
@@ -276,11 +253,6 @@ fn dry_run(
         if fits { "" } else { ": does not fit" }
     );
     Ok(())
-}
-
-/// What the run document says dbench ran, where and how often.
-fn subject<'a>(p: &DbenchParams, dir: &'a Path, repeat: u32) -> Result<Subject<'a>> {
-    Subject::new(WorkloadKind::Dbench, dir, p, repeat)
 }
 
 /// The end of the output (rank 0's under MPI, `mpi`): the run document, or the summary over

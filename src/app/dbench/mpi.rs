@@ -65,10 +65,8 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
     let tag = job::start(comm, mine, "dbench")?;
     let all_see = job::seen_by_all(comm, &dir, &tag, None)?;
     let target = Target::new(&dir);
-    let mut engine = Ranks::new(
-        comm,
-        DistDbench::new(Rc::clone(comm), params.clone(), all_see),
-    );
+    let dist = DistDbench::new(Rc::clone(comm), params.clone(), all_see);
+    let mut engine = Ranks::new(comm, dist);
     engine.prepare(&target)?;
     let root = comm.is_root();
     let console = Console {
@@ -101,27 +99,18 @@ pub fn run(comm: &Rc<Comm>, a: DbenchArgs, db: Option<PathBuf>) -> Result<()> {
             mpi,
         )?;
     }
-    conclude(
-        &params,
-        &dir,
-        root,
-        || engine.mode.top_level_names(),
-        ran.result.error,
-    )
+    let names = || engine.mode.engine.top_level_names();
+    conclude(&params, &dir, root, names, ran.result.error)
 }
 
 /// What the job adds to the stored parameters, the JSON document and the ending.
 fn under_mpi(comm: &Comm, params: &DbenchParams, all_see: bool) -> UnderMpi {
-    crate::app::mpi::under_mpi(
-        comm,
-        &[
-            (
-                "clients_per_rank",
-                per_rank_text(params.clients, comm.size() as usize).into(),
-            ),
-            ("directory_seen_by_all_ranks", all_see.into()),
-        ],
-    )
+    let per_rank = per_rank_text(params.clients, comm.size() as usize);
+    let extra = [
+        ("clients_per_rank", per_rank.into()),
+        ("directory_seen_by_all_ranks", all_see.into()),
+    ];
+    crate::app::mpi::under_mpi(comm, &extra)
 }
 
 /// The MPI line under dbench's report.
@@ -143,14 +132,11 @@ fn mpi_line(r: &DbenchRep) -> String {
 fn per_rank_table(comm: &Comm, r: &DbenchRep) -> String {
     let head = "rank|host|clients|start +ms|ops|MB|passes|MB/sec";
     let rows = r.ranks.iter().map(|x| {
+        let last = x.first_client + x.clients.max(1) - 1;
         vec![
             x.rank.to_string(),
             job::host_of(comm, x.rank),
-            format!(
-                "{}–{}",
-                x.first_client,
-                x.first_client + x.clients.max(1) - 1
-            ),
+            format!("{}–{last}", x.first_client),
             format!("{:.3}", x.start * 1e3),
             x.measured_ops.to_string(),
             format!("{:.1}", x.measured_bytes as f64 / 1e6),

@@ -159,9 +159,6 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     // computes them; in a log, a line per repetition.
     let steps = Progress::new(!a.run.quiet, "fio")
         .with_units(|phase, _| crate::runner::phase_bar::rate_unit(WorkloadKind::Fio, phase, 1));
-    let json = a.run.json;
-    let quiet = a.run.quiet;
-    let repeat = a.run.repeat;
     let mut versions: Vec<String> = Vec::new();
     let mut fio_json: Vec<serde_json::Value> = Vec::new();
     let mut on_rep = |rep: u32, m: &[Metric], w: &Fio| {
@@ -170,11 +167,11 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
                 versions.push(r.version.clone());
             }
         }
-        if json {
+        if a.run.json {
             fio_json.push(fio_document(w));
         }
-        if !json && !quiet {
-            eprintln!("run {rep}/{repeat}: {}", rep_line(m));
+        if !a.run.json && !a.run.quiet {
+            eprintln!("run {rep}/{}: {}", a.run.repeat, rep_line(m));
         }
     };
     let label = format!("fio {}", a.job.display());
@@ -192,9 +189,9 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
         };
         Ok((recorded.subject(&dir)?, part))
     };
-    ran.print(JSON_SCHEMA, json, doc, |end| {
+    ran.print(JSON_SCHEMA, a.run.json, doc, |end| {
         print_summary(&ran.sums, ran.result.reps.len(), end.run_id);
-        end.print_tail(StoredLine::OnSuccess, " --all (all metrics)", quiet);
+        end.print_tail(StoredLine::OnSuccess, " --all (all metrics)", a.run.quiet);
     })?;
     outcome(ran.result.error)
 }
@@ -239,11 +236,8 @@ fn print_summary(sums: &[MetricSummary], reps: usize, run_id: Option<i64>) {
         let every = run_id.map_or(String::new(), |id| {
             format!("; every metric: fslab show {id} --all")
         });
-        crate::outln!(
-            "fio over {} run{} (mean, sd, 95% CI{every}):",
-            reps,
-            if reps == 1 { "" } else { "s" }
-        );
+        let s = if reps == 1 { "" } else { "s" };
+        crate::outln!("fio over {reps} run{s} (mean, sd, 95% CI{every}):");
         crate::outln!("{}", runsummary::render_table(&shown));
     }
 }
@@ -300,10 +294,9 @@ fn dry_run(a: &FioArgs, params: &FioParams, engine: &Fio, target: &Target) -> Re
         crate::units::fmt_bytes(req.bytes),
         req.inodes,
         crate::units::fmt_bytes(free.bytes),
-        if plan.fits == Some(true) {
-            "fits"
-        } else {
-            "DOES NOT FIT"
+        match plan.fits {
+            Some(true) => "fits",
+            _ => "DOES NOT FIT",
         }
     );
     crate::outln!("  the job file as fslab hands it to fio:");

@@ -86,7 +86,7 @@ pub struct DistDbench {
     /// All clients of the job (the stored and printed parameters).
     total: DbenchParams,
     /// This rank's clients.
-    engine: Dbench,
+    pub(crate) engine: Dbench,
     /// Clients writing to the file system this rank sees (space check).
     fit_clients: usize,
     /// Removes the client trees after a repetition: rank 0 when all ranks share `-D`, every
@@ -171,11 +171,6 @@ impl DistDbench {
         }
     }
 
-    /// Top-level entries this rank's clients create under `-D`.
-    pub fn top_level_names(&self) -> Vec<String> {
-        self.engine.top_level_names()
-    }
-
     /// The engine for the clients writing to the file system this rank sees.
     fn fitting(&self) -> Dbench {
         let mut p = self.total.clone();
@@ -234,11 +229,8 @@ impl RankMode for DistDbench {
             &crate::workload::Quiet
         };
         let local = self.engine.run_clients(dir, obs, &conductor)?;
-        let (first, count) = share(
-            self.total.clients,
-            comm.size() as usize,
-            comm.rank() as usize,
-        );
+        let (size, rank) = (comm.size() as usize, comm.rank() as usize);
+        let (first, count) = share(self.total.clients, size, rank);
         let rec = vec![
             first as f64,
             count as f64,

@@ -4,7 +4,8 @@
 //! per-second collective that gives rank 0 the job's progress line.
 
 use crate::mpi::comm::Comm;
-use crate::workload::dbench::conduct::{progress_line, second_status, Conductor, Span, Watch};
+use crate::workload::dbench::conduct::{progress_line, second_status, totals, Conductor};
+use crate::workload::dbench::conduct::{Span, Watch};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -94,13 +95,7 @@ impl Conductor for RankConductor<'_> {
             check(&mut peer_failed);
             tick += 1;
             // This rank's lines, bytes and measured bytes; its largest latency this second.
-            let (mut lines, mut bytes, mut mbytes, mut lat) = (0u64, 0u64, 0u64, 0u64);
-            for s in w.slots {
-                lines += s.lines.load(Ordering::Relaxed);
-                bytes += s.bytes.load(Ordering::Relaxed);
-                mbytes += s.measured_bytes.load(Ordering::Relaxed);
-                lat = lat.max(s.max_latency_ns.swap(0, Ordering::Relaxed));
-            }
+            let (lines, bytes, mbytes, lat) = totals(w.slots);
             let running = (w.n - finished) as u64;
             // Every rank takes part in every second's collective until no client of any
             // rank runs: all ranks leave the loop after the same one.
@@ -123,22 +118,14 @@ impl Conductor for RankConductor<'_> {
                     Span::Lines(n) => Span::Lines(n / (w.n as u64).max(1) * s[4]),
                     t => t,
                 };
-                w.obs.status(second_status(
-                    span,
-                    (now - w.t0).as_secs_f64(),
-                    s[1],
-                    (secs >= 0.5).then_some(mbps),
-                ));
+                let rate = (secs >= 0.5).then_some(mbps);
+                w.obs
+                    .status(second_status(span, (now - w.t0).as_secs_f64(), s[1], rate));
                 w.obs.progress(s[1]);
                 if secs >= 0.5 {
-                    w.obs.message(&progress_line(
-                        s[0] as usize,
-                        s[1] / s[4].max(1),
-                        mbps,
-                        phase,
-                        secs,
-                        m[0],
-                    ));
+                    let (running, per_client) = (s[0] as usize, s[1] / s[4].max(1));
+                    let line = progress_line(running, per_client, mbps, phase, secs, m[0]);
+                    w.obs.message(&line);
                 }
             }
         }

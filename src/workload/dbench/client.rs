@@ -18,7 +18,7 @@
 //! SMB call does, instead of by name; and every outcome is checked, where dbench checks
 //! only Unlink, Rmdir, Rename and WriteX.
 
-use super::loadfile::{Args, Create, HandleId, Loadfile, Op, PathId};
+use super::loadfile::{Args, Create, Find, HandleId, Loadfile, Op, PathId};
 use super::ops::{Expect, OpKind};
 use super::sys::{base_of, errno_name, lacks_space, lock, pwrite_or_errno, scan, wild_match};
 use rustix::fd::OwnedFd;
@@ -128,14 +128,12 @@ impl<'a> Client<'a> {
     /// opened.
     fn open_parent(&self, p: PathId) -> Option<OwnedFd> {
         let parent = self.lf.paths[p as usize].parent?;
-        let path = self.paths[parent as usize].as_c_str();
-        rustix::fs::openat(&self.dir, path, DIR_FLAGS, Mode::empty()).ok()
+        rustix::fs::openat(&self.dir, self.cpath(parent), DIR_FLAGS, Mode::empty()).ok()
     }
 
     /// dbench's `resolve_name`: does the name exist, exactly or in another case?
     fn resolve(&mut self, p: PathId) -> bool {
-        let path = self.paths[p as usize].as_c_str();
-        if rustix::fs::statat(&self.dir, path, AtFlags::empty()).is_ok() {
+        if rustix::fs::statat(&self.dir, self.cpath(p), AtFlags::empty()).is_ok() {
             return true;
         }
         if self.opts.no_resolve {
@@ -148,8 +146,14 @@ impl<'a> Client<'a> {
         scan(fd, &mut self.dirbuf, |name| name.eq_ignore_ascii_case(base))
     }
 
+    /// The path of `p` for this client, for system calls.
+    fn cpath(&self, p: PathId) -> &std::ffi::CStr {
+        self.paths[p as usize].as_c_str()
+    }
+
+    /// With `-S`, `fdatasync` the directory holding `p`.
     fn sync_parent(&self, p: PathId) {
-        if let Some(fd) = self.open_parent(p) {
+        if let Some(fd) = self.opts.sync_dir.then(|| self.open_parent(p)).flatten() {
             // Like dbench, a failed directory sync is not an operation failure.
             let _ = rustix::fs::fdatasync(&fd);
         }
@@ -213,20 +217,11 @@ impl<'a> Client<'a> {
             (OpKind::Rename, Args::Rename(from, to)) => {
                 self.resolve(from);
                 self.resolve(to);
-                let r = rustix::fs::renameat(
-                    &self.dir,
-                    self.paths[from as usize].as_c_str(),
-                    &self.dir,
-                    self.paths[to as usize].as_c_str(),
-                );
-                self.check(
-                    op,
-                    || format!("{} -> {}", self.path_text(from), self.path_text(to)),
-                    r,
-                )?;
-                if self.opts.sync_dir {
-                    self.sync_parent(to);
-                }
+                let r =
+                    rustix::fs::renameat(&self.dir, self.cpath(from), &self.dir, self.cpath(to));
+                let what = || format!("{} -> {}", self.path_text(from), self.path_text(to));
+                self.check(op, what, r)?;
+                self.sync_parent(to);
             }
             (OpKind::Unlink | OpKind::Rmdir, Args::Path(p)) => {
                 self.resolve(p);
@@ -235,19 +230,14 @@ impl<'a> Client<'a> {
                 } else {
                     AtFlags::empty()
                 };
-                let r = rustix::fs::unlinkat(&self.dir, self.paths[p as usize].as_c_str(), flags);
+                let r = rustix::fs::unlinkat(&self.dir, self.cpath(p), flags);
                 self.check(op, || self.path_text(p), r)?;
-                if self.opts.sync_dir {
-                    self.sync_parent(p);
-                }
+                self.sync_parent(p);
             }
             (OpKind::Mkdir, Args::Path(p)) => {
                 self.resolve(p);
-                let r = match rustix::fs::mkdirat(
-                    &self.dir,
-                    self.paths[p as usize].as_c_str(),
-                    Mode::from_raw_mode(0o777),
-                ) {
+                let mode = Mode::from_raw_mode(0o777);
+                let r = match rustix::fs::mkdirat(&self.dir, self.cpath(p), mode) {
                     // dbench ignores mkdir's result; the directory being there is what counts.
                     Err(Errno::EXIST) => Ok(()),
                     r => r,
@@ -257,21 +247,16 @@ impl<'a> Client<'a> {
             (OpKind::Deltree, Args::Path(p)) => {
                 let full = self.root.join(self.path_text(p));
                 let r = match std::fs::remove_dir_all(&full) {
-                    Ok(()) => Ok(()),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                    Err(e) => Err(Errno::from_raw_os_error(
-                        e.raw_os_error().unwrap_or(libc::EIO),
-                    )),
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(
+                        Errno::from_raw_os_error(e.raw_os_error().unwrap_or(libc::EIO)),
+                    ),
+                    _ => Ok(()),
                 };
                 self.check(op, || self.path_text(p), r)?;
             }
             (OpKind::QueryPathInformation, Args::Path(p)) => {
-                let found = self.resolve(p);
-                self.check(
-                    op,
-                    || self.path_text(p),
-                    if found { Ok(()) } else { Err(Errno::NOENT) },
-                )?;
+                let r = self.resolve(p).then_some(()).ok_or(Errno::NOENT);
+                self.check(op, || self.path_text(p), r)?;
             }
             (OpKind::QueryFileInformation, Args::Handle(h)) => {
                 let r = rustix::fs::fstat(self.handle_fd(op, h)?).map(|_| ());
@@ -298,20 +283,9 @@ impl<'a> Client<'a> {
                 let r = rustix::fs::fstatvfs(&self.dir).map(|_| ());
                 self.check(op, || ".".into(), r)?;
             }
-            (
-                OpKind::FindFirst,
-                Args::Find {
-                    pattern,
-                    wildcard,
-                    maxcnt,
-                },
-            ) => {
-                let found = self.find(pattern, wildcard, maxcnt);
-                self.check(
-                    op,
-                    || self.path_text(pattern),
-                    if found { Ok(()) } else { Err(Errno::NOENT) },
-                )?;
+            (OpKind::FindFirst, Args::Find(f)) => {
+                let r = self.find(f).then_some(()).ok_or(Errno::NOENT);
+                self.check(op, || self.path_text(f.pattern), r)?;
             }
             (OpKind::WriteX, Args::Io(io)) => {
                 let fd = self.handle_fd(op, io.handle)?;
@@ -321,12 +295,9 @@ impl<'a> Client<'a> {
                         // Still short without an errno: a full file system all the same.
                         let short = n < io.size as usize;
                         let full = short && lacks_space(fd, u64::from(io.size) - n as u64);
-                        return Err(self.fail(
-                            op,
-                            hname(io.handle),
-                            format!("wrote {n} bytes, the loadfile expects {}", io.ret),
-                            full.then_some(libc::ENOSPC),
-                        ));
+                        let said = format!("wrote {n} bytes, the loadfile expects {}", io.ret);
+                        let errno = full.then_some(libc::ENOSPC);
+                        return Err(self.fail(op, hname(io.handle), said, errno));
                     }
                 }
                 self.check(op, || hname(io.handle), r.map(|_| ()))?;
@@ -344,31 +315,20 @@ impl<'a> Client<'a> {
                 let r = rustix::io::pread(&f.fd, &mut self.rbuf[..io.size as usize], io.offset);
                 if let Ok(n) = r {
                     if n != io.ret as usize && op.expect == Expect::Success {
-                        return Err(self.fail(
-                            op,
-                            hname(io.handle),
-                            format!(
-                                "read {n} bytes at offset {}, the loadfile expects {}",
-                                io.offset, io.ret
-                            ),
-                            None,
-                        ));
+                        let said = format!(
+                            "read {n} bytes at offset {}, the loadfile expects {}",
+                            io.offset, io.ret
+                        );
+                        return Err(self.fail(op, hname(io.handle), said, None));
                     }
                 }
                 self.check(op, || hname(io.handle), r.map(|_| ()))?;
                 return Ok(u64::from(io.size));
             }
-            (
-                OpKind::LockX | OpKind::UnlockX,
-                Args::Lock {
-                    handle,
-                    offset,
-                    len,
-                },
-            ) => {
-                let fd = self.handle_fd(op, handle)?;
-                let r = lock(fd, op.kind == OpKind::LockX, offset, len);
-                self.check(op, || hname(handle), r)?;
+            (OpKind::LockX | OpKind::UnlockX, Args::Lock(l)) => {
+                let fd = self.handle_fd(op, l.handle)?;
+                let r = lock(fd, op.kind == OpKind::LockX, l.offset, l.len);
+                self.check(op, || hname(l.handle), r)?;
             }
             (OpKind::Flush, Args::Handle(h)) => {
                 let r = rustix::fs::fsync(self.handle_fd(op, h)?);
@@ -376,12 +336,8 @@ impl<'a> Client<'a> {
             }
             (kind, args) => {
                 // The parser builds each kind with its own argument shape.
-                return Err(self.fail(
-                    op,
-                    format!("{args:?}"),
-                    format!("{kind} with mismatched arguments"),
-                    None,
-                ));
+                let said = format!("{kind} with mismatched arguments");
+                return Err(self.fail(op, format!("{args:?}"), said, None));
             }
         }
         Ok(0)
@@ -400,7 +356,7 @@ impl<'a> Client<'a> {
             2 | 3 => flags |= OFlags::CREATE,
             _ => {}
         }
-        let cpath = self.paths[c.path as usize].as_c_str();
+        let cpath = self.cpath(c.path);
         if c.options & FILE_DIRECTORY_FILE != 0 {
             // dbench: "not strictly correct, but close enough".
             let _ = rustix::fs::mkdirat(&self.dir, cpath, Mode::from_raw_mode(0o700));
@@ -419,15 +375,11 @@ impl<'a> Client<'a> {
                 }
                 let _ = rustix::fs::fstat(&fd);
                 if let Some(old) = &self.files[c.handle as usize] {
-                    return Err(self.fail(
-                        op,
-                        self.path_text(c.path),
-                        format!(
-                            "handle {} is still open from line {}",
-                            self.lf.handles[c.handle as usize], old.line
-                        ),
-                        None,
-                    ));
+                    let said = format!(
+                        "handle {} is still open from line {}",
+                        self.lf.handles[c.handle as usize], old.line
+                    );
+                    return Err(self.fail(op, self.path_text(c.path), said, None));
                 }
                 self.files[c.handle as usize] = Some(OpenFile { fd, line: op.line });
                 Ok(())
@@ -436,21 +388,19 @@ impl<'a> Client<'a> {
         }
     }
 
-    fn find(&mut self, pattern: PathId, wildcard: bool, maxcnt: u32) -> bool {
-        let found = self.resolve(pattern);
-        if !wildcard {
+    fn find(&mut self, f: Find) -> bool {
+        let found = self.resolve(f.pattern);
+        if !f.wildcard {
             return found;
         }
-        let Some(fd) = self.open_parent(pattern) else {
+        let Some(fd) = self.open_parent(f.pattern) else {
             return false;
         };
-        let pat = base_of(self.paths[pattern as usize].as_bytes()).to_vec();
-        let want = maxcnt.max(1);
+        let pat = base_of(self.paths[f.pattern as usize].as_bytes()).to_vec();
+        let want = f.maxcnt.max(1);
         let mut matches = 0u32;
         scan(fd, &mut self.dirbuf, |name| {
-            if wild_match(&pat, name) {
-                matches += 1;
-            }
+            matches += u32::from(wild_match(&pat, name));
             matches >= want
         });
         matches > 0

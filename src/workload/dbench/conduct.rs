@@ -42,26 +42,18 @@ impl LocalRep {
         self.passes += o.passes;
         self.lines += o.lines;
         self.max_lag = self.max_lag.max(o.max_lag);
-        merge_hists(&mut self.hists, o.hists.iter())
-    }
-}
-
-fn merge_hists<'a>(
-    into: &mut Vec<Option<Histogram<u64>>>,
-    from: impl Iterator<Item = &'a Option<Histogram<u64>>>,
-) -> Result<()> {
-    into.resize(OpKind::COUNT, None);
-    for (k, h) in from.enumerate() {
-        if let (Some(h), Some(slot)) = (h, into.get_mut(k)) {
-            match slot {
-                Some(m) => m
+        self.hists.resize(OpKind::COUNT, None);
+        for (h, slot) in o.hists.into_iter().zip(&mut self.hists) {
+            match (h, slot) {
+                (Some(h), Some(m)) => m
                     .add(h)
                     .map_err(|e| anyhow!("merging latency histograms: {e}"))?,
-                None => *slot = Some(h.clone()),
+                (Some(h), slot) => *slot = Some(h),
+                (None, _) => {}
             }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// How the clients of a repetition are released and watched: alone in this process (the
@@ -133,6 +125,19 @@ pub(crate) fn second_status(
     }
 }
 
+/// The clients' counters summed (lines, bytes, measured bytes) and the largest latency since
+/// the last call (taken, so each second starts from 0).
+pub(crate) fn totals(slots: &[Slot]) -> (u64, u64, u64, u64) {
+    let (mut lines, mut bytes, mut measured, mut lat) = (0, 0, 0, 0);
+    for s in slots {
+        lines += s.lines.load(Ordering::Relaxed);
+        bytes += s.bytes.load(Ordering::Relaxed);
+        measured += s.measured_bytes.load(Ordering::Relaxed);
+        lat = lat.max(s.max_latency_ns.swap(0, Ordering::Relaxed));
+    }
+    (lines, bytes, measured, lat)
+}
+
 /// The conductor of a run in one process: start at once, print a line per second.
 pub(super) struct Alone;
 
@@ -140,74 +145,54 @@ impl Conductor for Alone {
     fn release(&self) -> Instant {
         Instant::now()
     }
+    /// Print a line per second until every client is done (dbench's parent).
     fn watch(&self, w: &Watch<'_>) {
-        progress(w);
-    }
-}
-
-/// Print a line per second until every client is done (dbench's parent).
-fn progress(w: &Watch<'_>) {
-    let (t0, slots, done, n, obs) = (w.t0, w.slots, w.done, w.n, w.obs);
-    let warm_end = t0 + w.warmup;
-    let mut finished = 0;
-    let mut tick = 1u64;
-    obs.phase_started("dbench", 0);
-    while finished < n {
-        let next = t0 + Duration::from_secs(tick);
-        let wait = next.saturating_duration_since(Instant::now());
-        match done.recv_timeout(wait) {
-            Ok(()) => {
-                finished += 1;
+        let (t0, slots, done, n, obs) = (w.t0, w.slots, w.done, w.n, w.obs);
+        let warm_end = t0 + w.warmup;
+        let mut finished = 0;
+        let mut tick = 1u64;
+        obs.phase_started("dbench", 0);
+        while finished < n {
+            let next = t0 + Duration::from_secs(tick);
+            let wait = next.saturating_duration_since(Instant::now());
+            match done.recv_timeout(wait) {
+                Ok(()) => {
+                    finished += 1;
+                    continue;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            tick += 1;
+            let now = Instant::now();
+            let (lines, bytes, measured, lat) = totals(slots);
+            let (phase, mbps, secs) = if now < warm_end {
+                let t = (now - t0).as_secs_f64();
+                ("warmup", bytes as f64 / 1e6 / t, t)
+            } else {
+                let t = (now - warm_end).as_secs_f64().max(1e-9);
+                ("execute", measured as f64 / 1e6 / t, t)
+            };
+            // Like dbench's line, no rate in the first half second of a phase. The status
+            // before the count: a bar shows the fraction, never a count of an unknown total.
+            let rate = (secs >= 0.5).then_some(mbps);
+            obs.status(second_status(w.span, (now - t0).as_secs_f64(), lines, rate));
+            obs.progress(lines);
+            if secs < 0.5 {
+                // dbench, too, prints nothing in the first second of a phase.
                 continue;
             }
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            // The line as a time series: MB/s so far in the phase, the largest latency of the
+            // second, the clients still running.
+            let (t, running) = ((now - t0).as_secs_f64(), n - finished);
+            obs.series(&format!("dbench.{phase}_mbps"), Unit::MBPerSec, t, mbps);
+            obs.series("dbench.max_latency", Unit::Millis, t, lat as f64 / 1e6);
+            obs.series("dbench.clients", Unit::Count, t, running as f64);
+            let per_client = lines / n as u64;
+            obs.message(&progress_line(running, per_client, mbps, phase, secs, lat));
         }
-        tick += 1;
-        let now = Instant::now();
-        let lines: u64 = slots.iter().map(|s| s.lines.load(Ordering::Relaxed)).sum();
-        let lat = slots
-            .iter()
-            .map(|s| s.max_latency_ns.swap(0, Ordering::Relaxed))
-            .max()
-            .unwrap_or(0);
-        let (phase, mbps, secs) = if now < warm_end {
-            let b: u64 = slots.iter().map(|s| s.bytes.load(Ordering::Relaxed)).sum();
-            let t = (now - t0).as_secs_f64();
-            ("warmup", b as f64 / 1e6 / t, t)
-        } else {
-            let b: u64 = slots
-                .iter()
-                .map(|s| s.measured_bytes.load(Ordering::Relaxed))
-                .sum();
-            let t = (now - warm_end).as_secs_f64().max(1e-9);
-            ("execute", b as f64 / 1e6 / t, t)
-        };
-        // Like dbench's line, no rate in the first half second of a phase. The status
-        // before the count: a bar shows the fraction, never a count of an unknown total.
-        let rate = (secs >= 0.5).then_some(mbps);
-        obs.status(second_status(w.span, (now - t0).as_secs_f64(), lines, rate));
-        obs.progress(lines);
-        if secs < 0.5 {
-            // dbench, too, prints nothing in the first second of a phase.
-            continue;
-        }
-        // The line as a time series: MB/s so far in the phase, the largest latency of the
-        // second, the clients still running.
-        let t = (now - t0).as_secs_f64();
-        obs.series(&format!("dbench.{phase}_mbps"), Unit::MBPerSec, t, mbps);
-        obs.series("dbench.max_latency", Unit::Millis, t, lat as f64 / 1e6);
-        obs.series("dbench.clients", Unit::Count, t, (n - finished) as f64);
-        obs.message(&progress_line(
-            n - finished,
-            lines / n as u64,
-            mbps,
-            phase,
-            secs,
-            lat,
-        ));
+        obs.phase_finished("dbench");
     }
-    obs.phase_finished("dbench");
 }
 
 /// dbench's per-second line: clients running, average lines per client, MB/s so far in the
@@ -220,13 +205,9 @@ pub(crate) fn progress_line(
     secs: f64,
     lat_ns: u64,
 ) -> String {
+    let lat = ms(lat_ns);
     format!(
-        "{:4}  {:8}  {:7.2} MB/sec  {phase} {:3.0} sec  latency {:.3} ms",
-        running,
-        lines_per_client,
-        mbps,
-        secs,
-        ms(lat_ns)
+        "{running:4}  {lines_per_client:8}  {mbps:7.2} MB/sec  {phase} {secs:3.0} sec  latency {lat:.3} ms"
     )
 }
 

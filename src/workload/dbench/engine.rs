@@ -14,7 +14,7 @@
 use super::client::Client;
 use super::conduct::{Alone, Conductor, LocalRep, Span, Watch};
 use super::ops::OpKind;
-use super::worker::{run_client, ClientContext, Gate, Slot};
+use super::worker::{run_client, Gate, Slot};
 use super::DbenchParams;
 use crate::metric::{Histogram as StoredHistogram, Metric, Unit};
 use crate::workload::workers::FirstError;
@@ -65,6 +65,13 @@ pub struct RepOutcome {
     pub ops: Vec<OpRow>,
 }
 
+impl RepOutcome {
+    /// The largest latency of any operation, in ms (0 without operations).
+    pub fn max_latency_ms(&self) -> f64 {
+        self.ops.iter().map(|r| r.max_ms).fold(0.0, f64::max)
+    }
+}
+
 /// The dbench engine.
 pub struct Dbench {
     params: DbenchParams,
@@ -91,11 +98,6 @@ impl Dbench {
             hists: Vec::new(),
             last: None,
         }
-    }
-
-    /// The parameters.
-    pub fn params(&self) -> &DbenchParams {
-        &self.params
     }
 
     /// Number this process's clients from `first` (client trees `client<first>`, …), when
@@ -127,11 +129,10 @@ impl Dbench {
         self.conclude(local)
     }
 
-    /// Refuse to start if a top-level entry the clients create exists; note what the
-    /// repetition will create (removed by cleanup).
-    pub fn begin(&mut self, dir: &Path) -> Result<()> {
-        let names = self.top_level_names();
-        for n in &names {
+    /// Refuse to start where a top-level entry the clients create exists (left by an
+    /// earlier run?): the run would remove it.
+    pub fn refuse_leftovers(&self, dir: &Path) -> Result<()> {
+        for n in self.top_level_names() {
             let p = dir.join(n);
             if p.symlink_metadata().is_ok() {
                 crate::bail_usage!(
@@ -140,7 +141,14 @@ impl Dbench {
                 );
             }
         }
-        self.live = names.iter().map(|n| dir.join(n)).collect();
+        Ok(())
+    }
+
+    /// Refuse to start if a top-level entry the clients create exists; note what the
+    /// repetition will create (removed by cleanup).
+    pub fn begin(&mut self, dir: &Path) -> Result<()> {
+        self.refuse_leftovers(dir)?;
+        self.live = self.top_level_names().iter().map(|n| dir.join(n)).collect();
         Ok(())
     }
 
@@ -177,19 +185,13 @@ impl Dbench {
                         let t0 = gate.arrive_and_wait(start);
                         let out = match client {
                             Err(e) => {
-                                fail(anyhow!("client {id}: cannot open {}: {e}", dir.display()));
-                                None
+                                Err(anyhow!("client {id}: cannot open {}: {e}", dir.display()))
                             }
-                            Ok(c) => match run_client(c, p, slot, abort, t0) {
-                                Ok(r) => Some(r),
-                                Err(e) => {
-                                    fail(e.context_for(id, dir));
-                                    None
-                                }
-                            },
+                            Ok(c) => run_client(c, p, slot, abort, t0)
+                                .map_err(|e| e.context_for(id, dir)),
                         };
                         let _ = done.send(());
-                        out
+                        out.map_err(fail).ok()
                     });
                 match spawned {
                     Ok(h) => handles.push(h),
@@ -254,23 +256,17 @@ impl Dbench {
             );
         }
         let window = last - warm;
-        let measured_bytes = r.measured_bytes;
-        let measured_ops = r.measured_ops;
-        if measured_ops == 0 {
+        if r.measured_ops == 0 {
             crate::bail_usage!(
                 "no operation completed in the {window:.1} s after the warmup (each one took longer); use a longer -t"
             );
         }
-        let merged = r.hists;
         let mut rows = Vec::new();
         self.hists.clear();
-        for kind in OpKind::ALL {
-            let Some(h) = merged.get(kind.index()).and_then(|h| h.as_ref()) else {
+        for (kind, h) in OpKind::ALL.into_iter().zip(&r.hists) {
+            let Some(h) = h.as_ref().filter(|h| !h.is_empty()) else {
                 continue;
             };
-            if h.is_empty() {
-                continue;
-            }
             rows.push(OpRow {
                 op: kind.display_name(),
                 count: h.len(),
@@ -293,10 +289,10 @@ impl Dbench {
             });
         }
         let out = RepOutcome {
-            throughput_mb_s: measured_bytes as f64 / 1e6 / window,
+            throughput_mb_s: r.measured_bytes as f64 / 1e6 / window,
             measured_seconds: window,
-            measured_bytes,
-            measured_ops,
+            measured_bytes: r.measured_bytes,
+            measured_ops: r.measured_ops,
             passes: r.passes,
             total_lines: r.lines,
             max_lag_ms: r.max_lag * 1e3,
@@ -308,23 +304,18 @@ impl Dbench {
 
     /// Metrics of one repetition.
     pub fn metrics(&self, o: &RepOutcome) -> Vec<Metric> {
-        let mut m = vec![
-            Metric::new("total", "throughput", Unit::MBPerSec, o.throughput_mb_s),
-            Metric::new(
-                "total",
-                "op_rate",
-                Unit::OpsPerSec,
-                o.measured_ops as f64 / o.measured_seconds,
-            ),
-            Metric::new("total", "elapsed", Unit::Seconds, o.measured_seconds),
-            Metric::new("total", "operations", Unit::Count, o.measured_ops as f64),
-            Metric::new(
-                "total",
-                "max_latency",
-                Unit::Millis,
-                o.ops.iter().map(|r| r.max_ms).fold(0.0, f64::max),
-            ),
+        let ops = o.measured_ops as f64;
+        let total = [
+            ("throughput", Unit::MBPerSec, o.throughput_mb_s),
+            ("op_rate", Unit::OpsPerSec, ops / o.measured_seconds),
+            ("elapsed", Unit::Seconds, o.measured_seconds),
+            ("operations", Unit::Count, ops),
+            ("max_latency", Unit::Millis, o.max_latency_ms()),
         ];
+        let mut m: Vec<Metric> = total
+            .into_iter()
+            .map(|(name, unit, v)| Metric::new("total", name, unit, v))
+            .collect();
         if self.params.timestamps && self.params.loadfile.has_timestamps {
             m.push(Metric::new("total", "max_lag", Unit::Millis, o.max_lag_ms));
         }

@@ -48,17 +48,11 @@ impl LoadPath {
             return self.text.clone();
         }
         let name = format!("client{n}");
-        self.text
-            .split('/')
-            .map(|c| {
-                if c == CLIENT_COMPONENT {
-                    name.as_str()
-                } else {
-                    c
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("/")
+        let mut parts: Vec<&str> = self.text.split('/').collect();
+        for c in parts.iter_mut().filter(|c| **c == CLIENT_COMPONENT) {
+            *c = &name;
+        }
+        parts.join("/")
     }
 
     /// Whether this is the target directory itself.
@@ -83,23 +77,31 @@ pub enum Args {
     /// ReadX / WriteX.
     Io(Io),
     /// LockX / UnlockX.
-    Lock {
-        /// The handle.
-        handle: HandleId,
-        /// First byte of the range.
-        offset: u64,
-        /// Length of the range.
-        len: u64,
-    },
+    Lock(Lock),
     /// FIND_FIRST.
-    Find {
-        /// The pattern path (directory plus a name that may hold wildcards).
-        pattern: PathId,
-        /// Whether the name holds wildcards (`*?<>`); without them it is a lookup.
-        wildcard: bool,
-        /// How many matches the client asked for.
-        maxcnt: u32,
-    },
+    Find(Find),
+}
+
+/// The arguments of LockX and UnlockX.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lock {
+    /// The handle.
+    pub handle: HandleId,
+    /// First byte of the range.
+    pub offset: u64,
+    /// Length of the range.
+    pub len: u64,
+}
+
+/// The arguments of FIND_FIRST.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Find {
+    /// The pattern path (directory plus a name that may hold wildcards).
+    pub pattern: PathId,
+    /// Whether the name holds wildcards (`*?<>`); without them it is a lookup.
+    pub wildcard: bool,
+    /// How many matches the client asked for.
+    pub maxcnt: u32,
 }
 
 /// The arguments of NTCreateX.
@@ -237,12 +239,8 @@ impl Loadfile {
             ))
         })?;
         let bytes = if raw.starts_with(&[0x1f, 0x8b]) {
-            read_all_limited(
-                flate2::read::MultiGzDecoder::new(&raw[..]),
-                LOADFILE_LIMIT,
-                WHAT,
-            )
-            .map_err(|e| {
+            let gz = flate2::read::MultiGzDecoder::new(&raw[..]);
+            read_all_limited(gz, LOADFILE_LIMIT, WHAT).map_err(|e| {
                 crate::error::usage(match e {
                     ReadError::Io(e) => format!(
                         "loadfile {} looks gzip-compressed but cannot be decompressed: {e}; check the file",

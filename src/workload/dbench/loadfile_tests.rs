@@ -150,19 +150,19 @@ fn find_first_wildcards_and_optional_unlink_attributes() {
     );
     assert!(matches!(
         lf.ops[0].args,
-        Args::Find {
+        Args::Find(Find {
             wildcard: true,
             maxcnt: 1366,
             ..
-        }
+        })
     ));
     assert!(matches!(
         lf.ops[1].args,
-        Args::Find {
+        Args::Find(Find {
             wildcard: false,
             maxcnt: 10,
             ..
-        }
+        })
     ));
     assert!(matches!(lf.ops[2].args, Args::Path(_)));
 }

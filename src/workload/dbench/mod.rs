@@ -115,9 +115,5 @@ impl DbenchParams {
 
 /// "1 client", "4 clients".
 pub fn clients_text(n: usize) -> String {
-    if n == 1 {
-        "1 client".into()
-    } else {
-        format!("{n} clients")
-    }
+    format!("{n} client{}", if n == 1 { "" } else { "s" })
 }

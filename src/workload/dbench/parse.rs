@@ -2,7 +2,8 @@
 //! numbers as `strtol(s, NULL, 0)` reads them, and one [`Op`] per line with its arguments
 //! converted, paths interned and handles made dense. See `loadfile.rs` for the format.
 
-use super::loadfile::{Args, Create, HandleId, Io, LoadPath, Loadfile, Op, PathId, MAX_IO};
+use super::loadfile::MAX_IO;
+use super::loadfile::{Args, Create, Find, HandleId, Io, LoadPath, Loadfile, Lock, Op, PathId};
 use super::ops::{parse_status, OpKind};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -47,29 +48,17 @@ pub fn tokenize(line: &str) -> Vec<Cow<'_, str>> {
 pub fn parse_int(s: &str) -> Option<u64> {
     let b = s.as_bytes();
     let (digits, radix) = if b.len() > 2 && b[0] == b'0' && (b[1] | 0x20) == b'x' {
-        (&b[2..], 16)
+        (&s[2..], 16)
     } else if b.len() > 1 && b[0] == b'0' {
-        (&b[1..], 8)
+        (&s[1..], 8)
     } else {
-        (b, 10)
+        (s, 10)
     };
-    if digits.is_empty() {
+    // `from_str_radix` would also take a sign, which is no digit here.
+    if digits.starts_with(['+', '-']) {
         return None;
     }
-    let mut v: u64 = 0;
-    for &c in digits {
-        let d = match c {
-            b'0'..=b'9' => u64::from(c - b'0'),
-            b'a'..=b'f' => u64::from(c - b'a' + 10),
-            b'A'..=b'F' => u64::from(c - b'A' + 10),
-            _ => return None,
-        };
-        if d >= radix {
-            return None;
-        }
-        v = v.checked_mul(radix)?.checked_add(d)?;
-    }
-    Some(v)
+    u64::from_str_radix(digits, radix).ok()
 }
 
 const DIRECTIVES: [&str; 8] = [
@@ -82,6 +71,15 @@ const DIRECTIVES: [&str; 8] = [
     "WRITEPATTERN",
     "RANDOMSTRING",
 ];
+
+/// The path of components `comps`: `/`-separated, `.` for none.
+fn joined(comps: &[&str]) -> String {
+    if comps.is_empty() {
+        ".".to_string()
+    } else {
+        comps.join("/")
+    }
+}
 
 /// Builds a [`Loadfile`] line by line.
 #[derive(Default)]
@@ -119,11 +117,7 @@ impl Builder {
                 c => comps.push(c),
             }
         }
-        let mut text = if comps.is_empty() {
-            ".".to_string()
-        } else {
-            comps.join("/")
-        };
+        let mut text = joined(&comps);
         if trailing && !comps.is_empty() {
             text.push('/');
         }
@@ -134,16 +128,9 @@ impl Builder {
         if let Some(&id) = self.path_ids.get(&text) {
             return id;
         }
-        let parent = if comps.is_empty() {
-            None
-        } else {
-            let ptext = if comps.len() == 1 {
-                ".".to_string()
-            } else {
-                comps[..comps.len() - 1].join("/")
-            };
-            Some(self.intern(ptext, &comps[..comps.len() - 1]))
-        };
+        let parent = comps
+            .split_last()
+            .map(|(_, up)| self.intern(joined(up), up));
         let id = self.lf.paths.len() as PathId;
         self.lf.paths.push(LoadPath {
             text: text.clone(),
@@ -187,9 +174,8 @@ impl Builder {
         let mut t: &[Cow<'_, str>] = &toks;
         let mut time = None;
         if t[0].starts_with(|c: char| c.is_ascii_digit()) {
-            let v: f64 = t[0]
-                .parse()
-                .map_err(|_| format!("timestamp {} is not a number of seconds", t[0]))?;
+            // A token that is not a number is NaN, refused with the negative ones.
+            let v: f64 = t[0].parse().unwrap_or(f64::NAN);
             if !v.is_finite() || v < 0.0 {
                 return Err(format!("timestamp {} is not a number of seconds", t[0]));
             }
@@ -261,10 +247,7 @@ impl Builder {
                     path,
                     options: num32(1, "create options")?,
                     disposition: num32(2, "create disposition")?,
-                    handle: {
-                        let h = num(3, "handle")?;
-                        self.handle(h)
-                    },
+                    handle: self.handle(num(3, "handle")?),
                 })
             }
             OpKind::Close
@@ -284,14 +267,8 @@ impl Builder {
             | OpKind::Mkdir
             | OpKind::QueryPathInformation => {
                 if a.len() == 2 {
-                    num(
-                        1,
-                        if kind == OpKind::Unlink {
-                            "attributes"
-                        } else {
-                            "level"
-                        },
-                    )?;
+                    let unlink = kind == OpKind::Unlink;
+                    num(1, if unlink { "attributes" } else { "level" })?;
                 }
                 Args::Path(self.path(&a[0])?)
             }
@@ -306,11 +283,11 @@ impl Builder {
                 let pattern = self.path(&a[0])?;
                 let text = &self.lf.paths[pattern as usize].text;
                 let base = text.rsplit('/').next().unwrap_or("");
-                Args::Find {
+                Args::Find(Find {
                     pattern,
                     wildcard: base.contains(['*', '?', '<', '>']),
                     maxcnt,
-                }
+                })
             }
             OpKind::WriteX | OpKind::ReadX => {
                 let h = num(0, "handle")?;
@@ -332,14 +309,11 @@ impl Builder {
                     ret,
                 })
             }
-            OpKind::LockX | OpKind::UnlockX => {
-                let h = num(0, "handle")?;
-                Args::Lock {
-                    handle: self.handle(h),
-                    offset: num(1, "offset")?,
-                    len: num(2, "length")?,
-                }
-            }
+            OpKind::LockX | OpKind::UnlockX => Args::Lock(Lock {
+                handle: self.handle(num(0, "handle")?),
+                offset: num(1, "offset")?,
+                len: num(2, "length")?,
+            }),
         };
         // Operations that change the tree must not touch the target directory itself.
         let touches_root = |p: PathId| self.lf.paths[p as usize].is_root();

@@ -29,24 +29,15 @@ pub fn report(p: &DbenchParams, o: &RepOutcome) -> String {
         s,
         " (latencies in ms, HDR histograms merged over all clients)"
     );
-    let max = o.ops.iter().map(|r| r.max_ms).fold(0.0, f64::max);
     let _ = write!(
         s,
         "\nThroughput {:.3} MB/sec{}{}  {} clients  {} procs  max_latency={:.3} ms  ({} ops in {:.1} s)",
         o.throughput_mb_s,
-        if p.client.sync_open {
-            " (sync open)"
-        } else {
-            ""
-        },
-        if p.client.sync_dir {
-            " (sync dirs)"
-        } else {
-            ""
-        },
+        if p.client.sync_open { " (sync open)" } else { "" },
+        if p.client.sync_dir { " (sync dirs)" } else { "" },
         p.clients,
         p.clients,
-        max,
+        o.max_latency_ms(),
         o.measured_ops,
         o.measured_seconds
     );

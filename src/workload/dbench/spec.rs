@@ -81,11 +81,8 @@ impl DbenchSpec {
     /// The label, or `dbench N clients, DURATION[, sync][, fsync][, LOADFILE]`.
     pub fn label(&self) -> String {
         self.label.clone().unwrap_or_else(|| {
-            let mut s = format!(
-                "dbench {} clients, {}",
-                self.clients.unwrap_or(DEFAULT_CLIENTS),
-                self.duration
-            );
+            let clients = self.clients.unwrap_or(DEFAULT_CLIENTS);
+            let mut s = format!("dbench {clients} clients, {}", self.duration);
             if self.sync {
                 s.push_str(", sync");
             }
@@ -164,21 +161,17 @@ mod tests {
 
     #[test]
     fn bad_values_are_usage_errors() {
-        let zero: DbenchSpec = toml::from_str("clients = 0").unwrap();
-        let said = zero.to_params().unwrap_err().to_string();
+        let refusal = |text: &str| {
+            let spec: DbenchSpec = toml::from_str(text).unwrap();
+            spec.to_params().unwrap_err().to_string()
+        };
+        let said = refusal("clients = 0");
         assert!(said.contains("0 clients"), "{said}");
         assert!(said.contains("e.g. clients = 10"), "study words: {said}");
-        let many: DbenchSpec = toml::from_str("clients = 100000").unwrap();
-        let said = many.to_params().unwrap_err().to_string();
+        let said = refusal("clients = 100000");
         assert!(said.contains("clients = 100000: at most"), "{said}");
-        let t0: DbenchSpec = toml::from_str("duration = \"0s\"").unwrap();
-        assert!(t0
-            .to_params()
-            .unwrap_err()
-            .to_string()
-            .contains("0 seconds"));
-        let bad: DbenchSpec = toml::from_str("warmup = \"soon\"").unwrap();
-        assert!(bad.to_params().unwrap_err().to_string().contains("warmup"));
+        assert!(refusal("duration = \"0s\"").contains("0 seconds"));
+        assert!(refusal("warmup = \"soon\"").contains("warmup"));
     }
 
     /// The spec as `fslab dbench` reads it: the same struct, its flags.

@@ -6,29 +6,22 @@ use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
 use std::mem::MaybeUninit;
 
+/// The name of errno `$e` among the `libc` constants listed, each written once.
+macro_rules! errno_named {
+    ($e:expr; $($name:ident)+) => {
+        match $e {
+            $(libc::$name => Some(stringify!($name)),)+
+            _ => None,
+        }
+    };
+}
+
 /// The symbolic name of common errnos, for messages.
 pub fn errno_name(e: i32) -> String {
-    use libc::*;
-    let n = match e {
-        ENOENT => "ENOENT",
-        EEXIST => "EEXIST",
-        ENOTDIR => "ENOTDIR",
-        EISDIR => "EISDIR",
-        ENOTEMPTY => "ENOTEMPTY",
-        EACCES => "EACCES",
-        EPERM => "EPERM",
-        ENOSPC => "ENOSPC",
-        EDQUOT => "EDQUOT",
-        EROFS => "EROFS",
-        EIO => "EIO",
-        EBADF => "EBADF",
-        EINVAL => "EINVAL",
-        ENAMETOOLONG => "ENAMETOOLONG",
-        EMFILE => "EMFILE",
-        ENFILE => "ENFILE",
-        ENOLCK => "ENOLCK",
-        EDEADLK => "EDEADLK",
-        _ => return format!("errno {e} ({})", std::io::Error::from_raw_os_error(e)),
+    let named = errno_named!(e; ENOENT EEXIST ENOTDIR EISDIR ENOTEMPTY EACCES EPERM ENOSPC EDQUOT
+        EROFS EIO EBADF EINVAL ENAMETOOLONG EMFILE ENFILE ENOLCK EDEADLK);
+    let Some(n) = named else {
+        return format!("errno {e} ({})", std::io::Error::from_raw_os_error(e));
     };
     let text = std::io::Error::from_raw_os_error(e).to_string();
     let text = text.split(" (os error").next().unwrap_or(&text).to_string();
@@ -82,14 +75,10 @@ pub fn wild_match(pat: &[u8], name: &[u8]) -> bool {
 /// did.
 pub fn scan(fd: OwnedFd, buf: &mut [MaybeUninit<u8>], mut f: impl FnMut(&[u8]) -> bool) -> bool {
     let mut dir = rustix::fs::RawDir::new(fd, buf);
-    while let Some(entry) = dir.next() {
-        match entry {
-            Ok(e) => {
-                if f(e.file_name().to_bytes()) {
-                    return true;
-                }
-            }
-            Err(_) => return false,
+    // A read error ends the scan like the end of the directory.
+    while let Some(Ok(e)) = dir.next() {
+        if f(e.file_name().to_bytes()) {
+            return true;
         }
     }
     false

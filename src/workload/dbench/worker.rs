@@ -6,6 +6,7 @@ use super::conduct::LocalRep;
 use super::ops::OpKind;
 use super::DbenchParams;
 use crate::sysinfo::{free_space, FreeSpace};
+use crate::units::fmt_bytes;
 use anyhow::anyhow;
 use hdrhistogram::Histogram;
 use std::path::Path;
@@ -68,13 +69,9 @@ impl Gate {
     }
 }
 
-/// Turns a client's failure into the run's error.
-pub(super) trait ClientContext {
-    fn context_for(self, id: usize, dir: &Path) -> anyhow::Error;
-}
-
-impl ClientContext for ClientFailure {
-    fn context_for(self, id: usize, dir: &Path) -> anyhow::Error {
+impl ClientFailure {
+    /// Turns a client's failure into the run's error.
+    pub(super) fn context_for(self, id: usize, dir: &Path) -> anyhow::Error {
         match self {
             ClientFailure::Stopped => anyhow!(crate::signal::Interrupted),
             ClientFailure::Op(e, space) => match e.errno {
@@ -112,8 +109,8 @@ fn no_space_message(
     let space = match space {
         Some(f) => format!(
             "{} free of {}",
-            crate::units::fmt_bytes(f.bytes),
-            crate::units::fmt_bytes(f.total_bytes)
+            fmt_bytes(f.bytes),
+            fmt_bytes(f.total_bytes)
         ),
         None => "free space unknown (statvfs failed)".into(),
     };
@@ -190,9 +187,7 @@ pub(super) fn run_client(
             slot.lines.store(lines, Ordering::Relaxed);
             slot.bytes.store(bytes, Ordering::Relaxed);
             slot.max_latency_ns.fetch_max(ns, Ordering::Relaxed);
-            if !measuring && e >= warm_end {
-                measuring = true;
-            }
+            measuring |= e >= warm_end;
             if measuring {
                 let h = hists[op.kind.index()].get_or_insert_with(|| {
                     // Auto-resizing, 3 significant digits: grows with the largest latency seen.

@@ -70,58 +70,42 @@ type Verdict = (String, Vec<String>, Option<String>);
 /// study's cells share their jobs, so each distinct job is parsed once.
 static JUDGED: std::sync::Mutex<Vec<Verdict>> = std::sync::Mutex::new(Vec::new());
 
+/// [`JUDGED`], locked (a panic elsewhere leaves the verdicts usable).
+fn judged() -> std::sync::MutexGuard<'static, Vec<Verdict>> {
+    JUDGED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Let fio judge the job file (`fio --parse-only`, in the cage with nothing writable): a
 /// usage error with fio's own message when it refuses it. Each distinct job (text and
 /// options) is judged once per process.
 pub fn parse_only(job: &JobFile, extra: &[String]) -> Result<()> {
-    parse_only_with(&RealSpawn, job, extra)
-}
-
-/// [`parse_only`] through `spawn` (a recording one in tests).
-pub fn parse_only_with(spawn: &dyn Spawn, job: &JobFile, extra: &[String]) -> Result<()> {
     let text = job.render();
-    let known = JUDGED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
+    let known = judged()
         .iter()
         .find(|(t, e, _)| *t == text && e == extra)
         .map(|(_, _, v)| v.clone());
     let verdict = match known {
         Some(v) => v,
         None => {
-            let v = judge(spawn, &text, extra)?;
-            JUDGED.lock().unwrap_or_else(|p| p.into_inner()).push((
-                text,
-                extra.to_vec(),
-                v.clone(),
-            ));
+            let v = judge(&RealSpawn, &text, extra)?;
+            judged().push((text, extra.to_vec(), v.clone()));
             v
         }
     };
-    match verdict {
-        None => Ok(()),
-        Some(msg) => Err(crate::error::usage(msg)),
-    }
+    verdict.map_or(Ok(()), |msg| Err(crate::error::usage(msg)))
 }
 
 /// How many verdicts on the job `text` this process keeps (fio judged it that many times).
 pub fn times_judged(text: &str) -> usize {
-    JUDGED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .filter(|(t, _, _)| t == text)
-        .count()
+    judged().iter().filter(|(t, _, _)| t == text).count()
 }
 
 /// Run `fio --parse-only` on `text`: `None` when fio accepts it, else its refusal.
 fn judge(spawn: &dyn Spawn, text: &str, extra: &[String]) -> Result<Option<String>> {
     let fio = fio_binary()?;
     let mut cmd = Command::new(&fio);
-    cmd.arg("--parse-only")
-        .args(extra)
-        .arg("-")
-        .current_dir("/");
+    cmd.arg("--parse-only").args(extra).arg("-");
+    cmd.current_dir("/");
     let cage = Cage::job(Vec::new(), PathBuf::from("/"));
     cage.apply(&mut cmd, &crate::safe::procs::my_owner_mark())?;
     let out = spawn
@@ -192,11 +176,6 @@ impl Fio {
         self
     }
 
-    /// The parameters.
-    pub fn params(&self) -> &FioParams {
-        &self.params
-    }
-
     fn work_dir(target: &Target) -> PathBuf {
         target.dir().join(FIO_DIR)
     }
@@ -219,10 +198,7 @@ impl Fio {
     /// With `status`, fio prints its JSON document every second as well (see
     /// [`super::status`]).
     pub fn command(&self, dir: &Path, status: bool) -> Result<Command> {
-        let mut c = Command::new(match &self.binary {
-            Some(b) => b.clone(),
-            None => fio_binary()?,
-        });
+        let mut c = Command::new(self.binary.clone().map_or_else(fio_binary, Ok)?);
         let mut args = self.args(dir);
         if status {
             args.insert(1, "--status-interval=1".into());
@@ -259,21 +235,18 @@ impl Fio {
     fn run_fio(&mut self, dir: &Path, obs: &dyn Observer) -> Result<FioRun> {
         // Its status documents go to `obs` as they arrive; the final one is kept.
         let read = |r: &mut dyn std::io::Read| status::read_stdout(r, obs).text();
-        let out = self
-            .spawn
-            .run_reading(
-                self.command(dir, obs.wants_status())?,
-                self.params.job.render().as_bytes(),
-                &read,
-            )
-            .map_err(|e| cage_error(Path::new("fio"), e))?;
-        let (stdout, stderr) = (out.stdout, out.stderr);
+        let (cmd, job) = (
+            self.command(dir, obs.wants_status())?,
+            self.params.job.render(),
+        );
+        let out = self.spawn.run_reading(cmd, job.as_bytes(), &read);
+        let out = out.map_err(|e| cage_error(Path::new("fio"), e))?;
         // A stop request (Ctrl-C, SIGTERM) ends fio early; what it measured until then is
         // not a repetition.
         if crate::signal::interrupted() {
             return Err(anyhow!(crate::signal::Interrupted));
         }
-        let stderr = stderr.as_str();
+        let (stdout, stderr) = (out.stdout, out.stderr.as_str());
         if out.status != 0 {
             anyhow::bail!(
                 "fio failed ({}): {}",

@@ -147,10 +147,7 @@ fn the_headline_rule_reads_rw_and_bs() {
         )
         .unwrap(),
         source: "t".into(),
-        allow_outside: Vec::new(),
-        drop_caches: false,
-        extra_args: Vec::new(),
-        cell: None,
+        ..FioParams::default()
     };
     assert!(p.large_sequential("seq-big", "write"));
     assert!(!p.large_sequential("seq-small", "read"));
@@ -182,10 +179,9 @@ fn fio_and_its_cache_drop_go_through_the_spawn_seam() {
     let p = FioParams {
         job: job.clone(),
         source: "t".into(),
-        allow_outside: Vec::new(),
         drop_caches: true,
         extra_args: vec!["--bs=8k".into()],
-        cell: None,
+        ..FioParams::default()
     };
     let canned = include_str!("../../../tests/fixtures/fio/fio-3.33-mixed.json+.json");
     let rec = std::sync::Arc::new(RecordingSpawn::with(Box::new(move |_| Output::ok(canned))));

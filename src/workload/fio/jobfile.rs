@@ -74,7 +74,7 @@ impl Section {
 }
 
 /// A parsed job file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JobFile {
     /// Lines before the first section (comments, `include`), verbatim.
     pub preamble: Vec<String>,
@@ -93,10 +93,7 @@ impl JobFile {
     }
 
     fn parse_in(text: &str, base: Option<&Path>, budget: &mut u64) -> Result<JobFile, String> {
-        let mut jf = JobFile {
-            preamble: Vec::new(),
-            sections: Vec::new(),
-        };
+        let mut jf = JobFile::default();
         for (n, raw) in text.lines().enumerate() {
             let content = content(raw);
             if let Some(file) = include_target(content) {
@@ -139,19 +136,12 @@ impl JobFile {
 
     /// The file as fio reads it.
     pub fn render(&self) -> String {
-        let mut out = String::new();
-        for l in &self.preamble {
-            out.push_str(l);
-            out.push('\n');
-        }
+        let mut lines = self.preamble.clone();
         for s in &self.sections {
-            out.push_str(&format!("[{}]\n", s.name));
-            for l in &s.lines {
-                out.push_str(l);
-                out.push('\n');
-            }
+            lines.push(format!("[{}]", s.name));
+            lines.extend(s.lines.iter().cloned());
         }
-        out
+        lines.iter().map(|l| format!("{l}\n")).collect()
     }
 
     /// Set `key=value` for every job: in the first `[global]` section (added if there is
@@ -160,13 +150,9 @@ impl JobFile {
         if !self.sections.iter().any(Section::is_global) {
             self.sections.insert(0, Section::new("global"));
         }
-        let mut first_global = true;
-        for s in &mut self.sections {
-            let global_here = s.is_global() && first_global;
-            if global_here {
-                first_global = false;
-            }
-            if global_here || s.get(key).is_some() {
+        let first_global = self.sections.iter().position(Section::is_global);
+        for (i, s) in self.sections.iter_mut().enumerate() {
+            if Some(i) == first_global || s.get(key).is_some() {
                 s.set(key, value);
             }
         }
@@ -181,8 +167,7 @@ impl JobFile {
             if s.is_global() {
                 defaults.extend(s.opts.iter().cloned());
             } else {
-                let mut opts = defaults.clone();
-                opts.extend(s.opts.iter().cloned());
+                let opts = [defaults.as_slice(), &s.opts].concat();
                 out.push(Job {
                     name: s.name.clone(),
                     opts,
@@ -233,15 +218,13 @@ fn option(content: &str) -> Option<Opt> {
         return None;
     }
     let content = expand_env(content);
-    Some(match content.split_once('=') {
-        Some((k, v)) => Opt {
-            key: k.trim().to_ascii_lowercase(),
-            value: Some(v.trim().to_string()),
-        },
-        None => Opt {
-            key: content.trim().to_ascii_lowercase(),
-            value: None,
-        },
+    let (key, value) = match content.split_once('=') {
+        Some((k, v)) => (k, Some(v.trim().to_string())),
+        None => (content.as_str(), None),
+    };
+    Some(Opt {
+        key: key.trim().to_ascii_lowercase(),
+        value,
     })
 }
 
@@ -335,16 +318,13 @@ impl Job {
     /// Bytes this job will have on disk at most: (`filesize` × `nrfiles`, else `size`) ×
     /// `numjobs`. `None` when fio decides at run time (a percentage, a range, no size).
     pub fn bytes(&self) -> Option<u64> {
-        let numjobs = match self.value("numjobs") {
-            Some(n) => n.parse::<u64>().ok()?,
-            None => 1,
-        };
+        let numjobs = self
+            .value("numjobs")
+            .map_or(Some(1), |n| n.parse::<u64>().ok())?;
         let per = match self.value("filesize") {
             Some(fs) => {
-                let nr = match self.value("nrfiles").or(self.value("nr_files")) {
-                    Some(n) => n.parse::<u64>().ok()?,
-                    None => 1,
-                };
+                let nr = self.value("nrfiles").or(self.value("nr_files"));
+                let nr = nr.map_or(Some(1), |n| n.parse::<u64>().ok())?;
                 // A range `lo-hi`: the largest.
                 let hi = fs.rsplit('-').next().unwrap_or(fs);
                 parse_size(hi)?.checked_mul(nr)?
@@ -360,11 +340,10 @@ impl Job {
     pub fn block_size(&self, dir: &str) -> Option<u64> {
         let bs = self.value("bs").or(self.value("blocksize")).unwrap_or("4k");
         let parts: Vec<&str> = bs.split(',').collect();
-        let idx = match dir {
-            "read" => 0,
-            "write" => 1,
-            _ => 2,
-        };
+        let idx = ["read", "write"]
+            .iter()
+            .position(|d| *d == dir)
+            .unwrap_or(2);
         let p = parts
             .get(idx)
             .filter(|p| !p.is_empty())

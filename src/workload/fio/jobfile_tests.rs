@@ -19,6 +19,11 @@ bs=1m
 numjobs=2
 ";
 
+/// The jobs of job-file `text`, which must parse.
+fn jobs(text: &str) -> Vec<Job> {
+    JobFile::parse(text, None).unwrap().jobs()
+}
+
 #[test]
 fn parses_sections_options_and_flags_and_renders_them_back() {
     let jf = JobFile::parse(FILE, None).unwrap();
@@ -36,7 +41,7 @@ fn parses_sections_options_and_flags_and_renders_them_back() {
 
 #[test]
 fn jobs_inherit_globals_and_their_own_values_win() {
-    let jobs = JobFile::parse(FILE, None).unwrap().jobs();
+    let jobs = jobs(FILE);
     assert_eq!(jobs.len(), 2);
     assert_eq!(jobs[0].value("bs"), Some("4k"));
     assert_eq!(jobs[1].value("bs"), Some("1m"));
@@ -66,9 +71,7 @@ fn set_everywhere_overrides_globals_and_jobs_that_set_the_key() {
 
 #[test]
 fn block_sizes_per_direction_and_rw_default() {
-    let j = JobFile::parse("[a]\nbs=4k,1m\nrw=rw\n", None)
-        .unwrap()
-        .jobs();
+    let j = jobs("[a]\nbs=4k,1m\nrw=rw\n");
     assert_eq!(j[0].block_size("read"), Some(4096));
     assert_eq!(j[0].block_size("write"), Some(1 << 20));
     assert_eq!(
@@ -77,12 +80,10 @@ fn block_sizes_per_direction_and_rw_default() {
         "the last one repeats"
     );
     assert!(j[0].sequential());
-    let d = JobFile::parse("[a]\nsize=1g\n", None).unwrap().jobs();
+    let d = jobs("[a]\nsize=1g\n");
     assert!(d[0].sequential(), "fio's default rw is read");
     assert_eq!(d[0].block_size("read"), Some(4096), "fio's default bs");
-    let r = JobFile::parse("[a]\nrw=randread:8\nbs=1m\n", None)
-        .unwrap()
-        .jobs();
+    let r = jobs("[a]\nrw=randread:8\nbs=1m\n");
     assert!(!r[0].sequential());
 }
 
@@ -95,11 +96,9 @@ fn sizes_are_binary_and_unknown_forms_are_none() {
     assert_eq!(parse_size("512"), Some(512));
     assert_eq!(parse_size("50%"), None);
     assert_eq!(parse_size("x"), None);
-    let f = JobFile::parse("[a]\nfilesize=1m-4m\nnrfiles=3\n", None)
-        .unwrap()
-        .jobs();
+    let f = jobs("[a]\nfilesize=1m-4m\nnrfiles=3\n");
     assert_eq!(f[0].bytes(), Some(3 * (4 << 20)));
-    let p = JobFile::parse("[a]\nsize=50%\n", None).unwrap().jobs();
+    let p = jobs("[a]\nsize=50%\n");
     assert_eq!(p[0].bytes(), None);
 }
 
@@ -159,10 +158,8 @@ fn environment_variables_are_read_as_fio_reads_them() {
 #[test]
 fn malformed_files_are_refused_with_the_line() {
     let e = JobFile::parse("rw=read\n[a]\n", None).unwrap_err();
-    assert!(
-        e.contains("line 1") && e.contains("outside any [section]"),
-        "{e}"
-    );
+    assert!(e.contains("line 1"), "{e}");
+    assert!(e.contains("outside any [section]"), "{e}");
     let e = JobFile::parse("[a\n", None).unwrap_err();
     assert!(e.contains("no ']'"), "{e}");
     let e = JobFile::parse("[global]\nbs=4k\n", None).unwrap_err();

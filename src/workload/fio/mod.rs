@@ -39,13 +39,20 @@ pub enum FioValue {
 }
 
 impl FioValue {
-    /// The option's line, `key=value` or `key`; `None` for `false`.
-    fn line(&self, key: &str) -> Option<(String, Option<String>)> {
+    /// The value as fio reads it, a boolean as `1` or `0`.
+    fn value(&self) -> String {
         match self {
-            FioValue::Bool(true) => Some((key.into(), None)),
-            FioValue::Bool(false) => None,
-            FioValue::Int(i) => Some((key.into(), Some(i.to_string()))),
-            FioValue::Str(s) => Some((key.into(), Some(s.clone()))),
+            FioValue::Bool(b) => u8::from(*b).to_string(),
+            FioValue::Int(i) => i.to_string(),
+            FioValue::Str(s) => s.clone(),
+        }
+    }
+
+    /// The option's line, `key=value` or `key`; `None` for `false`.
+    fn line(&self, key: &str) -> Option<String> {
+        match self {
+            FioValue::Bool(b) => b.then(|| key.to_string()),
+            v => Some(format!("{key}={}", v.value())),
         }
     }
 }
@@ -80,10 +87,7 @@ impl AllowOutside {
                 "{{allow_outside_cell=true}} does not say where fio may write; list the directories instead, {{allow_outside_cell=[\"/scratch/fio\"]}} (fio runs in a cage where everything else is read-only)"
             ),
             AllowOutside::Dirs(d) => {
-                for p in d {
-                    check_allowed_dir(p)?;
-                }
-                Ok(d.clone())
+                d.iter().map(|p| check_allowed_dir(p).map(|()| p.clone())).collect()
             }
         }
     }
@@ -119,13 +123,9 @@ pub enum JobSource {
 }
 
 /// The fio options a study may set on the workload (and so in a factor), each a field of
-/// [`FioSpec`], written once here: [`OVERRIDES`] and [`FioSpec::overrides`] follow the list.
+/// [`FioSpec`], written once here: [`FioSpec::overrides`] follows the list.
 macro_rules! fio_spec {
     ($($opt:ident),+ $(,)?) => {
-        /// The fio options a study may set on the workload (and so in a factor), applied to
-        /// every job of the job file, in this order.
-        pub const OVERRIDES: [&str; [$(stringify!($opt)),+].len()] = [$(stringify!($opt)),+];
-
         /// A fio workload as written in a study file.
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -152,7 +152,8 @@ macro_rules! fio_spec {
         }
 
         impl FioSpec {
-            /// The overrides that are set, in [`OVERRIDES`] order.
+            /// The overrides that are set, in the order of the list: applied to every job
+            /// of the job file in this order.
             pub fn overrides(&self) -> Vec<(&'static str, &FioValue)> {
                 [$((stringify!($opt), self.$opt.as_ref())),+]
                     .into_iter()
@@ -200,12 +201,8 @@ impl FioSpec {
             }
             None => "fio".into(),
         };
-        for (k, v) in self.overrides() {
-            match v.line(k) {
-                Some((k, Some(v))) => s.push_str(&format!(", {k}={v}")),
-                Some((k, None)) => s.push_str(&format!(", {k}")),
-                None => {}
-            }
+        for l in self.overrides().into_iter().filter_map(|(k, v)| v.line(k)) {
+            s.push_str(&format!(", {l}"));
         }
         s
     }
@@ -220,11 +217,7 @@ impl FioSpec {
             Some(JobSource::Inline(t)) => (inline_job(t)?, "inline [workload.job]".to_string()),
         };
         for (k, v) in self.overrides() {
-            match v.line(k) {
-                Some((k, Some(v))) => jf.set_everywhere(&k, &v),
-                Some((k, None)) => jf.set_everywhere(&k, "1"),
-                None => jf.set_everywhere(k, "0"),
-            }
+            jf.set_everywhere(k, &v.value());
         }
         Ok((jf, source))
     }
@@ -236,9 +229,7 @@ impl FioSpec {
             job,
             source,
             allow_outside: self.allow_outside_cell.dirs()?,
-            drop_caches: false,
-            extra_args: Vec::new(),
-            cell: None,
+            ..FioParams::default()
         };
         p.validate()?;
         Ok(p)
@@ -248,12 +239,8 @@ impl FioSpec {
 /// Read and parse a job file, at most [`crate::safe::input::JOB_LIMIT`] with what it
 /// includes (`include` paths relative to its directory, put in place).
 pub fn read_job_file(p: &Path) -> Result<JobFile> {
-    let text = crate::safe::input::read_text_limited(
-        p,
-        crate::safe::input::JOB_LIMIT,
-        "a fio job with its includes",
-    )
-    .map_err(|e| {
+    use crate::safe::input::{read_text_limited, JOB_LIMIT};
+    let text = read_text_limited(p, JOB_LIMIT, "a fio job with its includes").map_err(|e| {
         crate::error::usage(format!(
             "cannot read fio job file {}: {e}; check the path (in a study it is relative to the study file)",
             p.display()
@@ -282,10 +269,8 @@ pub fn inline_job(t: &toml::Table) -> Result<JobFile> {
                     "[workload.job.{name}] {k}: a fio option takes a string, an integer or a boolean"
                 ))
             })?;
-            match v.line(k) {
-                Some((k, Some(v))) => text.push_str(&format!("{k}={v}\n")),
-                Some((k, None)) => text.push_str(&format!("{k}\n")),
-                None => {}
+            if let Some(l) = v.line(k) {
+                text.push_str(&format!("{l}\n"));
             }
         }
     }
@@ -293,7 +278,7 @@ pub fn inline_job(t: &toml::Table) -> Result<JobFile> {
 }
 
 /// Everything one fio run needs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Default)]
 pub struct FioParams {
     /// The job file as fio will read it (overrides applied).
     #[serde(serialize_with = "rendered")]
@@ -322,24 +307,22 @@ impl FioParams {
     /// never), no job named like a path, pass-through options as fio reads them, fio
     /// installed, and fio accepts it (`fio --parse-only`, once per distinct job).
     pub fn validate(&self) -> Result<()> {
-        for d in &self.allow_outside {
-            check_allowed_dir(d)?;
-        }
+        self.allow_outside
+            .iter()
+            .try_for_each(|d| check_allowed_dir(d))?;
         let allowed = paths::Allowed {
             dirs: &self.allow_outside,
             cell: self.cell.as_deref(),
         };
         if let Some((section, why)) = paths::check_job(&self.job, allowed) {
-            let device = why.contains("is a device");
             crate::bail_param!(
                 "job [{section}] {why}; {}",
-                if device {
+                if why.contains("is a device") {
                     "fslab runs fio on a file system it provisioned, never on a raw device"
-                        .to_string()
                 } else if why.contains("in its name") {
-                    "a job name is not a path".to_string()
+                    "a job name is not a path"
                 } else {
-                    "let fslab choose where fio's files go (a directory inside the cell), or allow that directory explicitly with {allow_outside_cell=} if you mean it".to_string()
+                    "let fslab choose where fio's files go (a directory inside the cell), or allow that directory explicitly with {allow_outside_cell=} if you mean it"
                 }
             );
         }

@@ -157,11 +157,7 @@ pub fn parse(text: &str) -> Result<FioRun> {
         .or_else(|| text.starts_with('{').then_some(0))
         .ok_or_else(|| anyhow!("fio printed no JSON document"))?;
     let doc: Value = serde_json::from_str(&text[start..]).context("fio's JSON output")?;
-    let version = doc
-        .get("fio version")
-        .and_then(Value::as_str)
-        .unwrap_or("unknown")
-        .to_string();
+    let version = doc.get("fio version").and_then(Value::as_str);
     let Some(jobs) = doc.get("jobs").and_then(Value::as_array) else {
         bail!("fio's JSON has no 'jobs' array");
     };
@@ -180,13 +176,7 @@ pub fn parse(text: &str) -> Result<FioRun> {
             // fio's `sync` counts the fsyncs and times them in `lat_ns`, and says no more.
             let sync = d == "sync";
             let io = |key: &str| if sync { Ok(0.0) } else { need(v, key, &at) };
-            let lat_of = |key: &str| {
-                if sync {
-                    Lat::default()
-                } else {
-                    lat(v.get(key))
-                }
-            };
+            let lat_of = |key: &str| lat(v.get(key).filter(|_| !sync));
             let s = DirStats {
                 dir: d.into(),
                 io_bytes: io("io_bytes")? as u64,
@@ -225,7 +215,7 @@ pub fn parse(text: &str) -> Result<FioRun> {
         })
         .unwrap_or_default();
     Ok(FioRun {
-        version,
+        version: version.unwrap_or("unknown").to_string(),
         jobs: out,
         disks,
     })
@@ -288,10 +278,9 @@ fn combine_lat(a: &mut Lat, b: &Lat) {
     a.percentiles = if a.bins.is_empty() {
         Vec::new()
     } else {
-        let wanted: Vec<f64> = PERCENTILES.iter().map(|p| p.0).collect();
-        wanted
-            .into_iter()
-            .filter_map(|p| Some((p, bin_percentile(&a.bins, p)? as f64)))
+        PERCENTILES
+            .iter()
+            .filter_map(|&(p, _)| Some((p, bin_percentile(&a.bins, p)? as f64)))
             .collect()
     };
 }
@@ -333,12 +322,8 @@ impl Lat {
             .filter_map(|&(p, suffix)| Some((suffix, self.percentile(p)?)));
         let all = [("mean", self.mean), ("min", self.min), ("max", self.max)];
         for (suffix, ns) in all.into_iter().chain(percentiles) {
-            out.push(Metric::new(
-                phase,
-                format!("{prefix}_{suffix}"),
-                Unit::Millis,
-                ns / 1e6,
-            ));
+            let name = format!("{prefix}_{suffix}");
+            out.push(Metric::new(phase, name, Unit::Millis, ns / 1e6));
         }
     }
 
@@ -410,12 +395,7 @@ impl FioRun {
             out.push(Metric::new(&jp, "sys_cpu", Unit::Percent, j.sys_cpu));
         }
         for (name, util) in &self.disks {
-            out.push(Metric::new(
-                "disk_util",
-                name.as_str(),
-                Unit::Percent,
-                *util,
-            ));
+            out.push(Metric::new("disk_util", name, Unit::Percent, *util));
         }
         out
     }

@@ -40,38 +40,33 @@ fn stored_equals_fio(text: &str) -> usize {
                 continue;
             }
             let ph = phase(job, dir);
-            assert_eq!(get(&ms, &ph, "iops"), d["iops"].as_f64().unwrap(), "{ph}");
-            assert_eq!(
-                get(&ms, &ph, "throughput") * 1024.0,
-                d["bw_bytes"].as_f64().unwrap(),
-                "{ph}"
-            );
+            // Each stored metric is fio's key over a scale (bw_bytes in KiB/s, runtime in s).
+            for (metric, key, scale) in [
+                ("iops", "iops", 1.0),
+                ("throughput", "bw_bytes", 1024.0),
+                ("elapsed", "runtime", 1e3),
+                ("io_bytes", "io_bytes", 1.0),
+                ("total_ios", "total_ios", 1.0),
+            ] {
+                let fio = d[key].as_f64().unwrap();
+                assert_eq!(get(&ms, &ph, metric), fio / scale, "{ph} {metric}");
+            }
             // fio's `bw` is the same figure in whole KiB/s.
             assert_eq!(
                 (get(&ms, &ph, "throughput")).floor(),
                 d["bw"].as_f64().unwrap(),
                 "{ph}"
             );
-            assert_eq!(
-                get(&ms, &ph, "elapsed"),
-                d["runtime"].as_f64().unwrap() / 1e3
-            );
-            assert_eq!(get(&ms, &ph, "io_bytes"), d["io_bytes"].as_f64().unwrap());
-            assert_eq!(get(&ms, &ph, "total_ios"), d["total_ios"].as_f64().unwrap());
             for lat in ["slat", "clat", "lat"] {
                 let l = &d[format!("{lat}_ns")];
                 if l["N"].as_u64() == Some(0) {
                     assert!(!has(&ms, &ph, &format!("{lat}_mean")), "{ph} {lat}");
                     continue;
                 }
-                assert_eq!(
-                    get(&ms, &ph, &format!("{lat}_mean")),
-                    l["mean"].as_f64().unwrap() / 1e6
-                );
-                assert_eq!(
-                    get(&ms, &ph, &format!("{lat}_max")),
-                    l["max"].as_f64().unwrap() / 1e6
-                );
+                for stat in ["mean", "max"] {
+                    let stored = get(&ms, &ph, &format!("{lat}_{stat}"));
+                    assert_eq!(stored, l[stat].as_f64().unwrap() / 1e6, "{ph} {lat}_{stat}");
+                }
                 let Some(p) = l["percentile"].as_object() else {
                     continue;
                 };
@@ -83,11 +78,8 @@ fn stored_equals_fio(text: &str) -> usize {
                     ("99.990000", "p99_99"),
                 ] {
                     if let Some(v) = p.get(key) {
-                        assert_eq!(
-                            get(&ms, &ph, &format!("{lat}_{name}")),
-                            v.as_f64().unwrap() / 1e6,
-                            "{ph} {lat} {key}"
-                        );
+                        let stored = get(&ms, &ph, &format!("{lat}_{name}"));
+                        assert_eq!(stored, v.as_f64().unwrap() / 1e6, "{ph} {lat} {key}");
                         checked += 1;
                     }
                 }

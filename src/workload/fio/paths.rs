@@ -253,30 +253,20 @@ fn resolve(typed: &str, single_dash: bool) -> Option<&'static str> {
     if FLAGS.contains(&typed) {
         return None;
     }
+    let short = || {
+        let first = typed.chars().next()?;
+        SHORT.iter().find(|(c, _)| *c == first).map(|(_, n)| *n)
+    };
     // `-o x`, `-ox`: one letter after one dash is fio's short option.
     if single_dash && typed.chars().count() == 1 {
-        let first = typed.chars().next()?;
-        return SHORT.iter().find(|(c, _)| *c == first).map(|(_, n)| *n);
+        return short();
     }
     let by_prefix = known()
         .filter(|k| !typed.is_empty() && k.starts_with(typed))
-        .min_by_key(|k| {
-            // Refusals first, then paths.
-            if OWN.contains(k) || REFUSED.contains(k) {
-                0
-            } else {
-                1
-            }
-        });
-    if by_prefix.is_some() {
-        return by_prefix;
-    }
+        // Refusals first, then paths.
+        .min_by_key(|k| !(OWN.contains(k) || REFUSED.contains(k)));
     // `-ofile`: a one-letter option with its value attached, when no long option matches.
-    let first = typed.chars().next()?;
-    if single_dash {
-        return SHORT.iter().find(|(c, _)| *c == first).map(|(_, n)| *n);
-    }
-    None
+    by_prefix.or_else(|| single_dash.then(short).flatten())
 }
 
 /// Read the pass-through arguments as fio does: `--name=value`, `-name=value`, `--name

@@ -272,10 +272,7 @@ pub struct FioStdout {
 impl FioStdout {
     /// The text to read the run from: the final document, or everything fio printed.
     pub fn text(&self) -> String {
-        match &self.last {
-            Some(d) => d.clone(),
-            None => self.outside.clone(),
-        }
+        self.last.clone().unwrap_or_else(|| self.outside.clone())
     }
 }
 
@@ -310,9 +307,7 @@ pub fn read_stdout(r: impl std::io::Read, obs: &dyn Observer) -> FioStdout {
         }
     }
     let (mut outside, open) = split.unfinished();
-    if let Some(partial) = open {
-        outside.push_str(&partial);
-    }
+    outside.extend(open);
     FioStdout { last, outside }
 }
 
@@ -351,11 +346,8 @@ mod tests {
 
     #[test]
     fn splitter_cuts_documents_and_keeps_other_lines_apart() {
-        let text = format!(
-            "fio: a notice\n{}{}",
-            doc(1000, 3, 1, 10, 20),
-            doc(2000, 2, 2, 30, 40)
-        );
+        let (a, b) = (doc(1000, 3, 1, 10, 20), doc(2000, 2, 2, 30, 40));
+        let text = format!("fio: a notice\n{a}{b}");
         let mut s = Splitter::default();
         let docs: Vec<String> = text.lines().filter_map(|l| s.line(l)).collect();
         assert_eq!(docs.len(), 2);
@@ -464,11 +456,8 @@ mod tests {
                 "    {{\n      \"jobname\" : \"{name}\",\n      \"eta\" : {eta},\n      \"elapsed\" : 3,\n      \"read\" : {{\n        \"io_bytes\" : {read},\n        \"total_ios\" : {r_ios}\n      }},\n      \"write\" : {{\n        \"io_bytes\" : {write},\n        \"total_ios\" : {w_ios}\n      }}\n    }}"
             )
         };
-        format!(
-            "{{\n  \"timestamp_ms\" : {ts},\n  \"jobs\" : [\n{},\n{}\n  ]\n}}\n",
-            job(jobs[0]),
-            job(jobs[1])
-        )
+        let (a, b) = (job(jobs[0]), job(jobs[1]));
+        format!("{{\n  \"timestamp_ms\" : {ts},\n  \"jobs\" : [\n{a},\n{b}\n  ]\n}}\n")
     }
 
     #[test]
