@@ -9,8 +9,8 @@ use super::finish::{engine_only, outcome, store_for, EngineRan, Recorded, Stored
 use super::rundoc::{self, Planned, Subject, UnderMpi};
 use crate::cli::{BackendArg, FdtreeArgs, OutputFormat};
 use crate::report::runsummary::{self, MetricSummary};
+use crate::runner::phase_bar::rate_unit;
 use crate::runner::progress::Progress;
-use crate::runner::progress_text::RateUnit;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::report::fdtree_report;
 use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, FdtreeSpec, Mode};
@@ -167,7 +167,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     }
 
     let obs = Progress::new(!a.run.quiet && format != OutputFormat::Json, "fdtree")
-        .with_units(|phase, _| rate_unit(phase));
+        .with_units(|phase, _| rate_unit(WorkloadKind::Fdtree, phase, 1));
     let fdtree_fmt = format == OutputFormat::Fdtree;
     let start_display = a.start_dir.clone();
     let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &Fdtree| {
@@ -265,15 +265,6 @@ fn say_tree_kept(engine: &Fdtree, start_dir: &Path, given: &Path, params: &Fdtre
         given.display(),
         params.flags()
     );
-}
-
-/// How a phase's progress is counted: directories or files.
-pub(super) fn rate_unit(phase: &str) -> RateUnit {
-    RateUnit::Items(if phase.starts_with("dir") {
-        "dirs"
-    } else {
-        "files"
-    })
 }
 
 fn header(p: &FdtreeParams, dir: &Path, fs: Option<&str>) -> Result<String> {

@@ -11,6 +11,7 @@ use crate::mpi::comm::Comm;
 use crate::mpi::fdtree::{DistFdtree, DistRep, Job, Layout};
 use crate::mpi::job;
 use crate::mpi::rank::{RankMode, Ranks};
+use crate::runner::phase_bar::rate_unit;
 use crate::runner::progress::Progress;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::report::fdtree_report_counts;
@@ -153,7 +154,7 @@ fn progress(comm: &Comm, a: &FdtreeArgs) -> Progress {
         comm.is_root() && !a.run.quiet && a.run.format != OutputFormat::Json,
         "fdtree rank 0",
     )
-    .with_units(|phase, _| super::rate_unit(phase))
+    .with_units(|phase, _| rate_unit(WorkloadKind::Fdtree, phase, 1))
 }
 
 /// Version of the JSON document printed by `--format json` under MPI.
