@@ -1,13 +1,13 @@
 //! Running one fdtree repetition: worker threads (each with its own file-descriptor table,
 //! [`crate::workload::workers`]), phase barriers, timing and metrics.
 
-use super::record;
+use super::record::TreeRecord;
 use super::sweep::{sweep_tree, SweepShape};
 use super::tree::{FsOps, NullOps, Ops, Shape, WalkError, Walker};
 use super::{Backend, Counts, FdtreeParams, Mode, Phase, PHASES};
 use crate::metric::{Metric, Unit};
 use crate::workload::workers::{FirstError, PhaseGate, Seen, Tally};
-use crate::workload::{Creates, Observer, Requirements, Target, Workload};
+use crate::workload::{provenance, Creates, Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,11 +90,6 @@ impl Fdtree {
         self
     }
 
-    /// The parameters.
-    pub fn params(&self) -> &FdtreeParams {
-        &self.params
-    }
-
     /// Root names for this process (`LEVEL0.<host>.<pid>[.<i>]`).
     pub fn root_names(&self) -> Vec<String> {
         if self.params.mode == Mode::RemoveOnly {
@@ -155,7 +150,7 @@ impl Fdtree {
                     }
                     if self.records {
                         for n in &names {
-                            record::write(start_dir, &record::TreeRecord::new(n, &self.params))?;
+                            provenance::write(start_dir, &TreeRecord::new(n, &self.params))?;
                         }
                     }
                 }
@@ -177,7 +172,7 @@ impl Fdtree {
                             .unwrap_or_else(|p| p.into_inner())
                             .push(n.to_string());
                         if records {
-                            record::complete(start_dir, n)?;
+                            provenance::complete::<TreeRecord>(start_dir, n)?;
                         }
                         Ok(t.elapsed())
                     },
@@ -445,9 +440,9 @@ impl Fdtree {
             let exists = made.contains(n) || mode == Mode::RemoveOnly;
             let gone = ok && mode != Mode::CreateOnly;
             if gone || !exists {
-                record::remove(start_dir, n)?;
+                provenance::remove::<TreeRecord>(start_dir, n)?;
             } else if mode != Mode::RemoveOnly && start_dir.join(n).symlink_metadata().is_ok() {
-                record::complete(start_dir, n)?;
+                provenance::complete::<TreeRecord>(start_dir, n)?;
             }
         }
         Ok(())
@@ -478,7 +473,7 @@ impl Fdtree {
                 .and_then(|s| s.into_result(&root));
             match swept {
                 Ok(_) if self.records => {
-                    if let Err(e) = record::remove(parent, &name) {
+                    if let Err(e) = provenance::remove::<TreeRecord>(parent, &name) {
                         first_err.get_or_insert(e);
                     }
                 }
@@ -489,11 +484,6 @@ impl Fdtree {
             }
         }
         first_err.map_or(Ok(()), Err)
-    }
-
-    /// Paths of trees that a failed or interrupted run left (create-only keeps its tree).
-    pub fn live_roots(&self) -> &[PathBuf] {
-        &self.live_roots
     }
 }
 
