@@ -15,11 +15,11 @@ use super::comm::Comm;
 use super::rank::{Gathered, RankMode};
 use super::shared_tree::dirs_of_rank;
 use crate::metric::{Metric, Unit};
-use crate::workload::fdtree::sweep::{sweep_tree, SweepShape};
-use crate::workload::fdtree::tree::{FsOps, NullOps, Shape};
+use crate::workload::fdtree::sweep::sweep_partial;
+use crate::workload::fdtree::tree::{FsOps, NullOps};
 use crate::workload::fdtree::{Backend, Counts, FdtreeParams, Phase, BLOCK, PHASES};
 use crate::workload::{Observer, Requirements, Target};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use rustix::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -146,15 +146,6 @@ impl DistFdtree {
             },
             files: t.files.saturating_mul(n),
             bytes: t.bytes.saturating_mul(n),
-        }
-    }
-
-    fn shape(&self) -> Shape {
-        Shape {
-            dirs: self.job.params.dirs,
-            files: self.job.params.files,
-            levels: self.job.params.levels,
-            file_bytes: self.job.params.file_bytes(),
         }
     }
 
@@ -314,27 +305,13 @@ impl RankMode for DistFdtree {
         let leftover = self.live.take();
         self.base = Base::Null;
         // Shared tree: only rank 0 removes it (the driver waited until every rank stopped).
-        let mine = match (&leftover, self.job.layout) {
-            (Some(p), Layout::Private) => Some(p),
-            (Some(p), Layout::Shared) if self.comm.is_root() => Some(p),
-            _ => None,
-        };
-        match mine {
-            Some(p) if !self.job.params.keep && p.symlink_metadata().is_ok() => {
+        let shared = self.job.layout == Layout::Shared;
+        let mine = !shared || self.comm.is_root();
+        match leftover {
+            Some(p) if mine && !self.job.params.keep && p.symlink_metadata().is_ok() => {
                 // Only fdtree's own names go; anything else stays and is named.
-                let shape = SweepShape {
-                    dirs: self.job.params.dirs,
-                    files: self.job.params.files,
-                    levels: self.job.params.levels,
-                    ranks: (self.job.layout == Layout::Shared).then(|| u64::from(self.comm.size())),
-                };
-                match (p.parent(), p.file_name()) {
-                    (Some(dir), Some(n)) => sweep_tree(dir, &n.to_string_lossy(), &shape)
-                        .map_err(|e| anyhow!("could not remove partial tree {}: {e}", p.display()))
-                        .and_then(|s| s.into_result(p))
-                        .map(|_| ()),
-                    _ => Ok(()),
-                }
+                let ranks = shared.then(|| u64::from(self.comm.size()));
+                sweep_partial(&p, &self.job.params.sweep_shape(ranks))
             }
             _ => Ok(()),
         }

@@ -123,7 +123,7 @@ impl DistFdtree {
         let name = CString::new(self.root_name())?;
         let label = self.root_name();
         let levels = self.job.params.levels;
-        let mut w = Walker::new(ops, self.shape(), progress, stop);
+        let mut w = Walker::new(ops, self.job.params.shape(), progress, stop);
         w.check_every = CHECK_EVERY;
         if phase == Phase::DirCreate {
             w.ops

@@ -2,8 +2,8 @@
 //! [`crate::workload::workers`]), phase barriers, timing and metrics.
 
 use super::record::TreeRecord;
-use super::sweep::{sweep_tree, SweepShape};
-use super::tree::{FsOps, NullOps, Ops, Shape, WalkError, Walker};
+use super::sweep::sweep_partial;
+use super::tree::{FsOps, NullOps, Ops, WalkError, Walker};
 use super::{Backend, Counts, FdtreeParams, Mode, Phase, PHASES};
 use crate::metric::{Metric, Unit};
 use crate::workload::workers::{FirstError, PhaseGate, Seen, Tally};
@@ -225,12 +225,7 @@ impl Fdtree {
     {
         let threads = self.params.threads;
         let phases = self.phases();
-        let shape = Shape {
-            dirs: self.params.dirs,
-            files: self.params.files,
-            levels: self.params.levels,
-            file_bytes: self.params.file_bytes(),
-        };
+        let shape = self.params.shape();
         let gate = PhaseGate::new(threads);
         let abort = AtomicBool::new(false);
         // Each worker counts on its own cache line; the coordinator sums them.
@@ -448,39 +443,21 @@ impl Fdtree {
         Ok(())
     }
 
-    /// The names a tree of these parameters can hold.
-    fn sweep_shape(&self) -> SweepShape {
-        SweepShape {
-            dirs: self.params.dirs,
-            files: self.params.files,
-            levels: self.params.levels,
-            ranks: None,
-        }
-    }
-
     /// Remove what is left of the trees this repetition made (or `-R` was given): only
     /// fdtree's own entries (see [`super::sweep`]); anything else stays and is reported.
     fn remove_leftovers(&mut self) -> Result<()> {
         let mut first_err = None;
-        let shape = self.sweep_shape();
+        let shape = self.params.sweep_shape(None);
         for root in std::mem::take(&mut self.live_roots) {
-            let (Some(parent), Some(name)) = (root.parent(), root.file_name()) else {
-                continue;
+            let swept = sweep_partial(&root, &shape);
+            let r = match (root.parent(), root.file_name()) {
+                (Some(parent), Some(name)) if self.records => swept.and_then(|()| {
+                    provenance::remove::<TreeRecord>(parent, &name.to_string_lossy())
+                }),
+                _ => swept,
             };
-            let name = name.to_string_lossy();
-            let swept = sweep_tree(parent, &name, &shape)
-                .map_err(|e| anyhow!("could not remove partial tree {}: {e}", root.display()))
-                .and_then(|s| s.into_result(&root));
-            match swept {
-                Ok(_) if self.records => {
-                    if let Err(e) = provenance::remove::<TreeRecord>(parent, &name) {
-                        first_err.get_or_insert(e);
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    first_err.get_or_insert(e);
-                }
+            if let Err(e) = r {
+                first_err.get_or_insert(e);
             }
         }
         first_err.map_or(Ok(()), Err)

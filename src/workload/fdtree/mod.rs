@@ -167,6 +167,26 @@ impl FdtreeParams {
         self.size_blocks * BLOCK
     }
 
+    /// The tree the walk makes.
+    pub fn shape(&self) -> tree::Shape {
+        tree::Shape {
+            dirs: self.dirs,
+            files: self.files,
+            levels: self.levels,
+            file_bytes: self.file_bytes(),
+        }
+    }
+
+    /// The names a tree of these parameters can hold; `ranks` for MPI's shared tree.
+    pub fn sweep_shape(&self, ranks: Option<u64>) -> sweep::SweepShape {
+        sweep::SweepShape {
+            dirs: self.dirs,
+            files: self.files,
+            levels: self.levels,
+            ranks,
+        }
+    }
+
     /// Check values that make no sense, with a message naming the fix.
     pub fn validate(&self) -> Result<()> {
         if self.dirs == 0 {
