@@ -9,6 +9,7 @@ use crate::metric::{Metric, Unit};
 use crate::workload::workers::{FirstError, PhaseGate, Seen, Tally};
 use crate::workload::{provenance, Creates, Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Context, Result};
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -158,25 +159,22 @@ impl Fdtree {
                 // The roots this run made itself: only these are ever swept on failure.
                 let made = std::sync::Mutex::new(Vec::new());
                 let records = self.records;
+                let mkdir_done = |n: &str| {
+                    // The record gets the root's inode right away, untimed: a run killed
+                    // from here on leaves a record that names exactly this directory.
+                    made.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(n.to_string());
+                    if records {
+                        provenance::complete::<TreeRecord>(start_dir, n)?;
+                    }
+                    Ok(())
+                };
                 let r = self.run_phases(
                     &names,
                     obs,
-                    |_| FsOps::new(fb),
-                    |ops, n| Ok(ops.open_dir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
-                    |ops, n| {
-                        ops.mkdir(&base, &std::ffi::CString::new(n.as_bytes())?)?;
-                        // The record gets the root's inode right away, untimed: a run killed
-                        // from here on leaves a record that names exactly this directory.
-                        let t = Instant::now();
-                        made.lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push(n.to_string());
-                        if records {
-                            provenance::complete::<TreeRecord>(start_dir, n)?;
-                        }
-                        Ok(t.elapsed())
-                    },
-                    |ops, n| Ok(ops.rmdir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
+                    || FsOps::new(fb),
+                    (&base, &mkdir_done),
                     Some(&sync_dir),
                 );
                 let made = made.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -185,15 +183,7 @@ impl Fdtree {
                 after?;
                 phases
             }
-            Backend::Null => self.run_phases(
-                &names,
-                obs,
-                |_| NullOps,
-                |_, _| Ok(()),
-                |_, _| Ok(Duration::ZERO),
-                |_, _| Ok(()),
-                None,
-            )?,
+            Backend::Null => self.run_phases(&names, obs, || NullOps, (&(), &|_| Ok(())), None)?,
         };
         let out = RepOutcome {
             phases,
@@ -204,24 +194,19 @@ impl Fdtree {
         Ok(out)
     }
 
-    /// The multi-threaded phase loop, generic over the operations.
-    #[allow(clippy::too_many_arguments)]
-    fn run_phases<O, MkOps, OpenRoot, MkRoot, RmRoot>(
+    /// The multi-threaded phase loop, generic over the operations: `base` is the start
+    /// directory as they see it, and `mkdir_done(root)` the untimed bookkeeping after a
+    /// root's mkdir.
+    fn run_phases<O: Ops>(
         &self,
         names: &[String],
         obs: &dyn Observer,
-        make_ops: MkOps,
-        open_root: OpenRoot,
-        mk_root: MkRoot,
-        rm_root: RmRoot,
+        make_ops: impl Fn() -> O + Sync,
+        (base, mkdir_done): (&O::Dir, &(dyn Fn(&str) -> Result<()> + Sync)),
         sync_fd: Option<&rustix::fd::OwnedFd>,
     ) -> Result<Vec<PhaseTiming>>
     where
-        O: Ops,
-        MkOps: Fn(usize) -> O + Sync,
-        OpenRoot: Fn(&mut O, &str) -> Result<O::Dir> + Sync,
-        MkRoot: Fn(&mut O, &str) -> Result<Duration> + Sync,
-        RmRoot: Fn(&mut O, &str) -> Result<()> + Sync,
+        O::Dir: Sync,
     {
         let threads = self.params.threads;
         let phases = self.phases();
@@ -240,46 +225,46 @@ impl Fdtree {
         std::thread::scope(|s| {
             let (gate, abort, tally, first_error, spans, stop) =
                 (&gate, &abort, &tally, &first_error, &spans, &stop);
-            let (make_ops, open_root, mk_root, rm_root, phases) =
-                (&make_ops, &open_root, &mk_root, &rm_root, &phases);
+            let (make_ops, phases) = (&make_ops, &phases);
             let worker = move |tid: usize| {
                 let root_name = &names[tid];
-                let mut walker = Walker::new(make_ops(tid), shape, tally.slot(tid), stop);
+                let mut walker = Walker::new(make_ops(), shape, tally.slot(tid), stop);
                 let fail = |e: anyhow::Error| {
                     abort.store(true, Ordering::Relaxed);
                     first_error.note(e);
                 };
                 let walk_err = |e: WalkError| e.into_error(root_name);
                 let mut seen = Seen::default();
-                for (pi, phase) in phases.iter().enumerate() {
+                for (pi, &phase) in phases.iter().enumerate() {
                     gate.start(&mut seen);
                     if !abort.load(Ordering::Relaxed) {
                         let mut start = Instant::now();
-                        let level = shape.levels;
-                        let r: Result<()> = (|| match *phase {
-                            Phase::DirCreate => {
+                        let r: Result<()> = (|| {
+                            let c = CString::new(root_name.as_bytes())?;
+                            if phase == Phase::DirCreate {
+                                let made = walker.ops.mkdir(base, &c).map_err(anyhow::Error::from);
                                 // Bookkeeping after the root's mkdir is not timed.
-                                start += mk_root(&mut walker.ops, root_name)
+                                let t = Instant::now();
+                                made.and_then(|()| mkdir_done(root_name))
                                     .with_context(|| format!("mkdir {root_name}"))?;
-                                let root = open_root(&mut walker.ops, root_name)?;
-                                walker.create_dirs(&root, level).map_err(walk_err)
+                                start += t.elapsed();
                             }
-                            Phase::FileCreate => {
-                                let root = open_root(&mut walker.ops, root_name)?;
-                                walker.create_files(&root, level).map_err(walk_err)
+                            let root = walker.ops.open_dir(base, &c);
+                            let root = match phase {
+                                Phase::FileRemove => {
+                                    root.with_context(|| format!("open tree root {root_name}"))?
+                                }
+                                _ => root?,
+                            };
+                            walker.walk(phase, &root, shape.levels).map_err(walk_err)?;
+                            drop(root);
+                            if phase == Phase::DirRemove {
+                                walker
+                                    .ops
+                                    .rmdir(base, &c)
+                                    .with_context(|| format!("rmdir {root_name}"))?;
                             }
-                            Phase::FileRemove => {
-                                let root = open_root(&mut walker.ops, root_name)
-                                    .with_context(|| format!("open tree root {root_name}"))?;
-                                walker.remove_files(&root, level).map_err(walk_err)
-                            }
-                            Phase::DirRemove => {
-                                let root = open_root(&mut walker.ops, root_name)?;
-                                walker.remove_dirs(&root, level).map_err(walk_err)?;
-                                drop(root);
-                                rm_root(&mut walker.ops, root_name)
-                                    .with_context(|| format!("rmdir {root_name}"))
-                            }
+                            Ok(())
                         })();
                         let end = Instant::now();
                         walker.flush_progress();

@@ -9,6 +9,7 @@
 //! post-order. Every operation is relative to an `O_PATH` descriptor of its parent, so the
 //! kernel never re-walks a long path.
 
+use super::Phase;
 use std::ffi::CStr;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,6 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Name {
     buf: [u8; 48],
     len: usize,
+    /// Where the NUL is: at `len`, or after a rank's suffix ([`Name::with_rank`]).
+    end: usize,
 }
 
 fn push_u64(buf: &mut [u8; 48], pos: usize, v: u64) -> usize {
@@ -36,14 +39,29 @@ impl Name {
         buf[pos] = kind;
         pos = push_u64(&mut buf, pos + 1, n);
         buf[pos] = 0;
-        Name { buf, len: pos }
+        Name {
+            buf,
+            len: pos,
+            end: pos,
+        }
+    }
+
+    /// The name with `.r<rank>` after it in its C string (MPI's shared tree, where every
+    /// rank has its files in every directory); [`Name::as_str`], which messages show, stays
+    /// fdtree's name.
+    #[inline]
+    pub fn with_rank(mut self, rank: u32) -> Name {
+        self.buf[self.end..self.end + 2].copy_from_slice(b".r");
+        self.end = push_u64(&mut self.buf, self.end + 2, u64::from(rank));
+        self.buf[self.end] = 0;
+        self
     }
 
     /// The name as a C string.
     #[inline]
     pub fn as_cstr(&self) -> &CStr {
-        // The buffer always holds exactly one NUL, at `len`.
-        CStr::from_bytes_with_nul(&self.buf[..=self.len]).unwrap_or(c"")
+        // The buffer always holds exactly one NUL, at `end`.
+        CStr::from_bytes_with_nul(&self.buf[..=self.end]).unwrap_or(c"")
     }
 
     /// The name as text.
@@ -81,6 +99,8 @@ pub struct Walker<'a, O: Ops> {
     /// Items between progress updates and stop checks (default [`PROGRESS_EVERY`]; MPI mode
     /// checks more often so a stonewall or a failed rank is noticed sooner).
     pub check_every: u64,
+    /// MPI's shared tree: this rank's files carry `.r<rank>` ([`Name::with_rank`]).
+    pub rank_files: Option<u32>,
     /// Items since the last progress update.
     pending: u64,
     /// Path components of the current position, for error messages only.
@@ -99,13 +119,15 @@ impl<'a, O: Ops> Walker<'a, O> {
             progress,
             stop,
             check_every: PROGRESS_EVERY,
+            rank_files: None,
             pending: 0,
             trail: Vec::new(),
         }
     }
 
+    /// Count one item done; every `check_every` items flush the count and poll `stop`.
     #[inline]
-    fn tick(&mut self) -> Result<(), WalkError> {
+    pub fn tick(&mut self) -> Result<(), WalkError> {
         self.pending += 1;
         if self.pending >= self.check_every {
             self.flush_progress();
@@ -163,7 +185,10 @@ impl<'a, O: Ops> Walker<'a, O> {
             self.shape.files
         };
         for n in (1..=count).rev() {
-            let name = Name::new(level, kind, n);
+            let name = match self.rank_files {
+                Some(rank) if kind == b'F' => Name::new(level, kind, n).with_rank(rank),
+                _ => Name::new(level, kind, n),
+            };
             op(&mut self.ops, dir, name.as_cstr()).map_err(|e| self.err(what, &name, e))?;
             self.tick()?;
         }
@@ -179,6 +204,16 @@ impl<'a, O: Ops> Walker<'a, O> {
             self.descend(dir, level, n, &mut f)?;
         }
         Ok(())
+    }
+
+    /// Run `phase` over the tree below `root` (at `level`).
+    pub fn walk(&mut self, phase: Phase, root: &O::Dir, level: u32) -> Result<(), WalkError> {
+        match phase {
+            Phase::DirCreate => self.create_dirs(root, level),
+            Phase::FileCreate => self.create_files(root, level),
+            Phase::FileRemove => self.remove_files(root, level),
+            Phase::DirRemove => self.remove_dirs(root, level),
+        }
     }
 
     /// Phase 1: make the subdirectories of `dir` (at `level`) and, recursively, theirs.
@@ -244,6 +279,10 @@ mod tests {
         assert_eq!(Name::new(4, b'D', 10).as_str(), "L4D10");
         assert_eq!(Name::new(0, b'F', 1).as_cstr().to_bytes(), b"L0F1");
         assert_eq!(Name::new(123, b'F', 4567890).as_str(), "L123F4567890");
+        let shared = Name::new(u32::MAX, b'F', u64::MAX).with_rank(u32::MAX);
+        assert_eq!(shared.as_str(), format!("L{}F{}", u32::MAX, u64::MAX));
+        let cstr = format!("L{}F{}.r{}", u32::MAX, u64::MAX, u32::MAX);
+        assert_eq!(shared.as_cstr().to_bytes(), cstr.as_bytes());
     }
 
     #[test]
