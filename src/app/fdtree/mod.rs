@@ -173,7 +173,7 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &Fdtree| {
         if fdtree_fmt {
             if let Some(out) = &w.last {
-                crate::out!("{}", fdtree_report(&params, &start_display, out));
+                crate::out!("{}", fdtree_report(&params, total, &start_display, out));
             }
         }
     };

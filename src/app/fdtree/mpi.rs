@@ -14,7 +14,7 @@ use crate::mpi::rank::{RankMode, Ranks};
 use crate::runner::phase_bar::rate_unit;
 use crate::runner::progress::Progress;
 use crate::units::fmt_bytes;
-use crate::workload::fdtree::report::fdtree_report_counts;
+use crate::workload::fdtree::report::fdtree_report;
 use crate::workload::fdtree::{Backend, FdtreeParams, Mode, Phase, PhaseTiming, RepOutcome};
 use crate::workload::{Quiet, Target, WorkloadKind};
 use anyhow::{Context, Result};
@@ -130,10 +130,7 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         if let (true, Some(rep)) = (fdtree_fmt, last) {
             let out = rep_outcome(rep, &w.mode.root_name());
             crate::outln!("{}", banner(ranks, layout));
-            crate::out!(
-                "{}",
-                fdtree_report_counts(&params, counts, &start_display, &out)
-            );
+            crate::out!("{}", fdtree_report(&params, counts, &start_display, &out));
         }
     };
     let label = label(&params, comm.size(), layout);
