@@ -356,22 +356,18 @@ impl Fdtree {
         let mut m = Vec::new();
         let per_thread_items = |p: &PhaseTiming| p.items / self.params.threads as u64;
         for p in phases {
+            let mut push = |name, unit, value| m.push(Metric::new(p.phase, name, unit, value));
             let kind = p.kind();
             let unit = kind.map_or(Unit::FilesPerSec, Phase::rate_unit);
             let secs = p.elapsed.max(1e-9);
-            m.push(Metric::new(p.phase, "elapsed", Unit::Seconds, p.elapsed));
-            m.push(Metric::new(p.phase, "rate", unit, p.items as f64 / secs));
+            push("elapsed", Unit::Seconds, p.elapsed);
+            push("rate", unit, p.items as f64 / secs);
             if kind.is_some_and(Phase::writes_data) {
                 let kib = (p.items * self.params.file_bytes()) as f64 / 1024.0;
-                m.push(Metric::new(
-                    p.phase,
-                    "throughput",
-                    Unit::KiBPerSec,
-                    kib / secs,
-                ));
+                push("throughput", Unit::KiBPerSec, kib / secs);
             }
             if let Some(s) = p.sync {
-                m.push(Metric::new(p.phase, "sync_time", Unit::Seconds, s));
+                push("sync_time", Unit::Seconds, s);
             }
             if self.params.threads > 1 {
                 let rates: Vec<f64> = p
@@ -381,14 +377,9 @@ impl Fdtree {
                     .collect();
                 let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
                 let max = rates.iter().copied().fold(0.0, f64::max);
-                m.push(Metric::new(p.phase, "thread_rate_min", unit, min));
-                m.push(Metric::new(p.phase, "thread_rate_max", unit, max));
-                m.push(Metric::new(
-                    p.phase,
-                    "start_skew",
-                    Unit::Seconds,
-                    p.start_skew,
-                ));
+                push("thread_rate_min", unit, min);
+                push("thread_rate_max", unit, max);
+                push("start_skew", Unit::Seconds, p.start_skew);
             }
         }
         m

@@ -131,13 +131,9 @@ impl FdtreeParams {
                 self.dirs, self.levels, self.files, self.size_blocks
             )))
         };
-        let mut dirs: u64 = 0;
-        for _ in 0..=self.levels {
-            dirs = dirs
-                .checked_mul(self.dirs)
-                .and_then(|x| x.checked_add(1))
-                .ok_or_else(too_big)?;
-        }
+        let dirs = (0..=self.levels)
+            .try_fold(0u64, |d, _| d.checked_mul(self.dirs)?.checked_add(1))
+            .ok_or_else(too_big)?;
         let files = dirs.checked_mul(self.files).ok_or_else(too_big)?;
         let bytes = files
             .checked_mul(self.size_blocks)
@@ -337,35 +333,20 @@ mod tests {
             (d.dirs, d.files, d.bytes / 1024),
             (11111, 111_110, 4_444_400)
         );
-        let one = FdtreeParams {
-            levels: 0,
-            ..Default::default()
-        }
-        .counts()
-        .unwrap();
+        let one = shaped(10, 10, 10, 0).counts().unwrap();
         assert_eq!((one.dirs, one.files), (1, 10));
     }
 
     #[test]
     fn absurd_and_zero_values_are_refused() {
-        let huge = FdtreeParams {
-            dirs: 1000,
-            levels: 10,
-            ..Default::default()
-        };
+        let huge = shaped(1000, 10, 10, 10);
         assert!(huge.validate().unwrap_err().to_string().contains("2^64"));
         let d = FdtreeParams::default;
         for (p, ok) in [
             (FdtreeParams { dirs: 0, ..d() }, false),
             (FdtreeParams { files: 0, ..d() }, false),
             (FdtreeParams { threads: 0, ..d() }, false),
-            (
-                FdtreeParams {
-                    size_blocks: 0,
-                    ..d()
-                },
-                true,
-            ),
+            (shaped(10, 10, 0, 4), true),
         ] {
             assert_eq!(p.validate().is_ok(), ok, "{p:?}");
         }

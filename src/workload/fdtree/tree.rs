@@ -265,12 +265,7 @@ mod tests {
     use crate::workload::fsops::Recorder;
 
     fn walker<'a>(progress: &'a AtomicU64, stop: &'a dyn Fn() -> bool) -> Walker<'a, Recorder> {
-        let shape = Shape {
-            dirs: 2,
-            files: 2,
-            levels: 2,
-            file_bytes: 8192,
-        };
+        let shape = crate::workload::fdtree::shaped(2, 2, 2, 2).shape();
         Walker::new(Recorder::default().without_opens(), shape, progress, stop)
     }
 
@@ -359,12 +354,7 @@ rmdir R/L2D1";
             .fail_on("create", "L0F1", 28);
         let p = AtomicU64::new(0);
         let never = || false;
-        let shape = Shape {
-            dirs: 1,
-            files: 1,
-            levels: 1,
-            file_bytes: 0,
-        };
+        let shape = crate::workload::fdtree::shaped(1, 1, 0, 1).shape();
         let mut w = Walker::new(fails, shape, &p, &never);
         match w.create_files(&"R".to_string(), 1) {
             Err(WalkError::Io { op, path, err }) => {
