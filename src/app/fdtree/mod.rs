@@ -225,28 +225,26 @@ pub(super) fn print_end(
 /// The directory `-o` names, checked and made absolute; for `-R`, the trees to remove
 /// (found, counted against `--threads`, and each verified as one fslab made).
 fn start_dir(a: &FdtreeArgs, params: &mut FdtreeParams) -> Result<PathBuf> {
-    if params.backend == Backend::Fs {
-        crate::workload::check_writable_dir(&a.start_dir, "-o")?;
-    }
     let start_dir = if params.backend == Backend::Fs {
+        crate::workload::check_writable_dir(&a.start_dir, "-o")?;
         std::fs::canonicalize(&a.start_dir).map_err(|e| {
             crate::error::usage(format!("cannot use -o {}: {e}", a.start_dir.display()))
         })?
     } else {
         a.start_dir.clone()
     };
-    if params.mode == Mode::RemoveOnly && params.roots.is_empty() {
-        params.roots = find_roots(&start_dir, params.threads)?;
-    }
-    if params.mode == Mode::RemoveOnly && params.roots.len() != params.threads {
-        crate::bail_usage!(
-            "-R with --threads {} needs {} --root names, got {}",
-            params.threads,
-            params.threads,
-            params.roots.len()
-        );
-    }
     if params.mode == Mode::RemoveOnly {
+        if params.roots.is_empty() {
+            params.roots = find_roots(&start_dir, params.threads)?;
+        }
+        if params.roots.len() != params.threads {
+            crate::bail_usage!(
+                "-R with --threads {} needs {} --root names, got {}",
+                params.threads,
+                params.threads,
+                params.roots.len()
+            );
+        }
         verify_roots(&start_dir, params, &a.shape_given)?;
     }
     Ok(start_dir)
@@ -298,12 +296,9 @@ fn dry_run(
     let per = p.counts()?;
     let t = p.total_counts()?;
     let req = engine.requirements();
-    let free = if p.backend == Backend::Fs {
-        Some(crate::sysinfo::free_space(target.dir())?)
-    } else {
-        None
-    };
-    let fits = free.map(|f| req.fits(&f));
+    let free = (p.backend == Backend::Fs)
+        .then(|| crate::sysinfo::free_space(target.dir()))
+        .transpose()?;
     if format == OutputFormat::Json {
         return rundoc::print_dry_run(
             JSON_SCHEMA,
@@ -349,11 +344,7 @@ fn dry_run(
             "  {} has   {} and {inodes} free: {}",
             target.dir().display(),
             fmt_bytes(f.bytes),
-            if fits == Some(true) {
-                "fits"
-            } else {
-                "DOES NOT FIT"
-            }
+            if req.fits(&f) { "fits" } else { "DOES NOT FIT" }
         );
     }
     Ok(())

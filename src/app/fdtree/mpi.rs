@@ -292,14 +292,12 @@ fn report(
     mpi: UnderMpi,
     a: &FdtreeArgs,
 ) -> Result<()> {
+    let mut head = info.header(&engine.mode);
     if let Some(rep) = engine.reps.last() {
         for p in &rep.phases {
             ran.warnings
                 .extend(crate::mpi::aggregate::warnings(p.phase, &p.agg));
         }
-    }
-    let mut head = info.header(&engine.mode);
-    if let Some(rep) = engine.reps.last() {
         head = format!("{head}\n{}", job::clock_line(&rep.clock));
     }
     let shown = ran
