@@ -64,7 +64,8 @@ pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> anyhow::Result<Option<
             },
         }
     };
-    match get("FSLAB_MPI").as_deref().map(str::trim) {
+    let forced = get("FSLAB_MPI");
+    match forced.as_deref().map(str::trim) {
         Some("0") => return Ok(None),
         Some("1") | None | Some("") => {}
         Some(other) => crate::bail_usage!(
@@ -83,7 +84,7 @@ pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> anyhow::Result<Option<
             return Ok(Some(Launch { rank, size, source }));
         }
     }
-    if get("FSLAB_MPI").as_deref().map(str::trim) == Some("1") {
+    if forced.as_deref().map(str::trim) == Some("1") {
         return Ok(Some(Launch {
             rank: None,
             size: None,
@@ -133,14 +134,18 @@ pub fn refuse_for_command(launch: Option<&Launch>, command: &str) -> anyhow::Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
     fn detect(vars: &[(&str, &str)]) -> anyhow::Result<Option<Launch>> {
-        let m: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        from_vars(|k| m.get(k).cloned())
+        from_vars(|k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    /// The launch `vars` reveal (the test fails if they reveal none).
+    fn launch(vars: &[(&str, &str)]) -> Launch {
+        detect(vars).unwrap().unwrap()
     }
 
     #[test]
@@ -150,19 +155,15 @@ mod tests {
 
     #[test]
     fn hydra_open_mpi_and_pmix_are_recognised() {
-        let l = detect(&[("PMI_RANK", "3"), ("PMI_SIZE", "4")])
-            .unwrap()
-            .unwrap();
+        let l = launch(&[("PMI_RANK", "3"), ("PMI_SIZE", "4")]);
         assert_eq!((l.rank, l.size, l.source), (Some(3), Some(4), "PMI_SIZE"));
         assert!(l.is_multi());
-        let o = detect(&[("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "1")])
-            .unwrap()
-            .unwrap();
+        let o = launch(&[("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "1")]);
         assert!(!o.is_multi());
-        let p = detect(&[("PMIX_RANK", "0")]).unwrap().unwrap();
+        let p = launch(&[("PMIX_RANK", "0")]);
         assert_eq!((p.rank, p.size), (Some(0), None));
         assert!(!p.is_multi());
-        assert!(detect(&[("PMIX_RANK", "2")]).unwrap().unwrap().is_multi());
+        assert!(launch(&[("PMIX_RANK", "2")]).is_multi());
     }
 
     #[test]
@@ -171,7 +172,7 @@ mod tests {
             detect(&[("FSLAB_MPI", "0"), ("PMI_SIZE", "4")]).unwrap(),
             None
         );
-        let f = detect(&[("FSLAB_MPI", "1")]).unwrap().unwrap();
+        let f = launch(&[("FSLAB_MPI", "1")]);
         assert_eq!(f.source, "FSLAB_MPI");
         assert!(detect(&[("FSLAB_MPI", "yes")]).is_err());
     }
@@ -185,12 +186,8 @@ mod tests {
 
     #[test]
     fn builds_without_mpi_refuse_several_ranks() {
-        let multi = detect(&[("PMI_RANK", "1"), ("PMI_SIZE", "2")])
-            .unwrap()
-            .unwrap();
-        let single = detect(&[("PMI_RANK", "0"), ("PMI_SIZE", "1")])
-            .unwrap()
-            .unwrap();
+        let multi = launch(&[("PMI_RANK", "1"), ("PMI_SIZE", "2")]);
+        let single = launch(&[("PMI_RANK", "0"), ("PMI_SIZE", "1")]);
         let e = refuse_without_feature(Some(&multi)).unwrap_err();
         assert!(e.to_string().contains("--features mpi"), "{e}");
         assert!(refuse_without_feature(Some(&single)).is_ok());
