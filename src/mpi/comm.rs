@@ -267,14 +267,9 @@ impl Comm {
             let mut req = self
                 .world
                 .immediate_all_reduce_into(scope, local, &mut out[..], op);
-            loop {
-                match req.test() {
-                    Ok(_) => break,
-                    Err(r) => {
-                        req = r;
-                        std::thread::sleep(nap);
-                    }
-                }
+            while let Err(r) = req.test() {
+                req = r;
+                std::thread::sleep(nap);
             }
         });
         out
