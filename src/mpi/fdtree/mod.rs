@@ -14,7 +14,7 @@ use super::clock::ClockInfo;
 use super::comm::Comm;
 use super::rank::{Gathered, RankMode};
 use super::shared_tree::dirs_of_rank;
-use crate::metric::{Metric, Unit};
+use crate::metric::Metric;
 use crate::workload::fdtree::sweep::sweep_partial;
 use crate::workload::fdtree::tree::{FsOps, NullOps};
 use crate::workload::fdtree::{Backend, Counts, FdtreeParams, Phase, BLOCK, PHASES};
@@ -249,10 +249,10 @@ impl RankMode for DistFdtree {
         let t0 = (0..n)
             .map(|r| clock.to_rank0(r, all[r * per_rank + 2]))
             .fold(f64::INFINITY, f64::min);
-        let phases: Vec<DistPhase> = PHASES
+        let (phases, metrics): (Vec<DistPhase>, Vec<Vec<Metric>>) = PHASES
             .iter()
             .enumerate()
-            .filter_map(|(pi, phase)| {
+            .filter_map(|(pi, &phase)| {
                 let ranks: Vec<RankPhase> = (0..n)
                     .map(|r| {
                         let v = &all[r * per_rank + pi * REC..][..REC];
@@ -272,33 +272,23 @@ impl RankMode for DistFdtree {
                     })
                     .collect();
                 // `None` only for zero ranks, which MPI never has.
-                aggregate::aggregate(&ranks).map(|agg| DistPhase {
-                    phase: phase.as_str(),
+                let agg = aggregate::aggregate(&ranks)?;
+                let (name, unit) = (phase.as_str(), phase.rate_unit());
+                let metrics = aggregate::phase_metrics(name, &agg, unit, phase.writes_data());
+                let phase = DistPhase {
+                    phase: name,
                     ranks,
                     agg,
-                })
+                };
+                Some((phase, metrics))
             })
-            .collect();
-        let metrics = phases
-            .iter()
-            .flat_map(|p| {
-                // `None` only for a name fslab never makes.
-                let kind = Phase::of(p.phase);
-                let unit = kind.map_or(Unit::FilesPerSec, Phase::rate_unit);
-                aggregate::phase_metrics(
-                    p.phase,
-                    &p.agg,
-                    unit,
-                    kind.is_some_and(Phase::writes_data),
-                )
-            })
-            .collect();
+            .unzip();
         let rep = DistRep {
             phases,
             clock,
             started: self.started,
         };
-        Ok((rep, metrics))
+        Ok((rep, metrics.concat()))
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {
