@@ -17,9 +17,11 @@ use super::shared_tree::dirs_of_rank;
 use crate::metric::Metric;
 use crate::workload::fdtree::sweep::sweep_partial;
 use crate::workload::fdtree::tree::{FsOps, NullOps};
-use crate::workload::fdtree::{Backend, Counts, FdtreeParams, Phase, BLOCK, PHASES};
+use crate::workload::fdtree::{
+    open_start_dir, Backend, Counts, FdtreeParams, Phase, BLOCK, PHASES,
+};
 use crate::workload::{Observer, Requirements, Target};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rustix::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -162,16 +164,8 @@ impl DistFdtree {
                 root.display()
             );
         }
-        let open = |flags| {
-            rustix::fs::open(dir, flags, rustix::fs::Mode::empty())
-                .with_context(|| format!("cannot open start directory {}", dir.display()))
-        };
-        use rustix::fs::OFlags;
-        Ok(Base::Fs {
-            dir: open(OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC)?,
-            // syncfs needs a real descriptor; O_PATH ones are refused with EBADF.
-            sync: open(OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)?,
-        })
+        let (dir, sync) = open_start_dir(dir)?;
+        Ok(Base::Fs { dir, sync })
     }
 }
 

@@ -9,6 +9,8 @@ use crate::metric::{Metric, Unit};
 use crate::workload::workers::{FirstError, PhaseGate, Seen, Tally};
 use crate::workload::{provenance, Creates, Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Context, Result};
+use rustix::fd::OwnedFd;
+use rustix::fs::OFlags;
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,6 +57,17 @@ pub struct RepOutcome {
     pub roots: Vec<String>,
     /// Wall-clock start and end of the phases (for fdtree's date lines).
     pub started: chrono::DateTime<chrono::Local>,
+}
+
+/// The start directory as the walk sees it (`O_PATH`) and as syncfs needs it: syncfs needs a
+/// real descriptor; O_PATH ones are refused with EBADF.
+pub fn open_start_dir(dir: &Path) -> Result<(OwnedFd, OwnedFd)> {
+    let open = |flags| {
+        let flags = flags | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        rustix::fs::open(dir, flags, rustix::fs::Mode::empty())
+            .with_context(|| format!("cannot open start directory {}", dir.display()))
+    };
+    Ok((open(OFlags::PATH)?, open(OFlags::RDONLY)?))
 }
 
 /// The fdtree engine.
@@ -124,18 +137,7 @@ impl Fdtree {
         let started = chrono::Local::now();
         let phases = match self.params.backend {
             Backend::Fs => {
-                let base = FsOps::open_path(start_dir).with_context(|| {
-                    format!("cannot open start directory {}", start_dir.display())
-                })?;
-                // syncfs needs a real descriptor; O_PATH ones are refused with EBADF.
-                let sync_dir = rustix::fs::open(
-                    start_dir,
-                    rustix::fs::OFlags::RDONLY
-                        | rustix::fs::OFlags::DIRECTORY
-                        | rustix::fs::OFlags::CLOEXEC,
-                    rustix::fs::Mode::empty(),
-                )
-                .with_context(|| format!("cannot open start directory {}", start_dir.display()))?;
+                let (base, sync_dir) = open_start_dir(start_dir)?;
                 if self.params.mode == Mode::RemoveOnly {
                     // Verified by the caller: these trees are fslab's.
                     self.live_roots = names.iter().map(|n| start_dir.join(n)).collect();
@@ -203,7 +205,7 @@ impl Fdtree {
         obs: &dyn Observer,
         make_ops: impl Fn() -> O + Sync,
         (base, mkdir_done): (&O::Dir, &(dyn Fn(&str) -> Result<()> + Sync)),
-        sync_fd: Option<&rustix::fd::OwnedFd>,
+        sync_fd: Option<&OwnedFd>,
     ) -> Result<Vec<PhaseTiming>>
     where
         O::Dir: Sync,

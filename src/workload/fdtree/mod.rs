@@ -19,7 +19,7 @@ pub mod report;
 pub mod sweep;
 pub mod tree;
 
-pub use engine::{Fdtree, PhaseTiming, RepOutcome};
+pub use engine::{open_start_dir, Fdtree, PhaseTiming, RepOutcome};
 pub use phase::{Phase, PHASES};
 
 use crate::workload::param::ParamError;
