@@ -176,7 +176,8 @@ impl Fdtree {
                     &names,
                     obs,
                     || FsOps::new(fb),
-                    (&base, &mkdir_done),
+                    &base,
+                    &mkdir_done,
                     Some(&sync_dir),
                 );
                 let made = made.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -185,7 +186,7 @@ impl Fdtree {
                 after?;
                 phases
             }
-            Backend::Null => self.run_phases(&names, obs, || NullOps, (&(), &|_| Ok(())), None)?,
+            Backend::Null => self.run_phases(&names, obs, || NullOps, &(), &|_| Ok(()), None)?,
         };
         let out = RepOutcome {
             phases,
@@ -204,7 +205,8 @@ impl Fdtree {
         names: &[String],
         obs: &dyn Observer,
         make_ops: impl Fn() -> O + Sync,
-        (base, mkdir_done): (&O::Dir, &(dyn Fn(&str) -> Result<()> + Sync)),
+        base: &O::Dir,
+        mkdir_done: &(dyn Fn(&str) -> Result<()> + Sync),
         sync_fd: Option<&OwnedFd>,
     ) -> Result<Vec<PhaseTiming>>
     where
