@@ -169,12 +169,9 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let obs = Progress::new(!a.run.quiet && format != OutputFormat::Json, "fdtree")
         .with_units(|phase, _| rate_unit(WorkloadKind::Fdtree, phase, 1));
     let fdtree_fmt = format == OutputFormat::Fdtree;
-    let start_display = a.start_dir.clone();
     let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &Fdtree| {
-        if fdtree_fmt {
-            if let Some(out) = &w.last {
-                crate::out!("{}", fdtree_report(&params, total, &start_display, out));
-            }
+        if let (true, Some(out)) = (fdtree_fmt, &w.last) {
+            crate::out!("{}", fdtree_report(&params, total, &a.start_dir, out));
         }
     };
     let store = store_for(&a.run, db)?;

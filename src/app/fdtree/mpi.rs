@@ -123,14 +123,13 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
     let counts = engine.mode.job_counts();
     let fdtree_fmt = format == OutputFormat::Fdtree && comm.is_root();
-    let start_display = a.start_dir.clone();
     let ranks = comm.size();
     let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &Ranks<DistFdtree>| {
         let last = w.reps.last();
         if let (true, Some(rep)) = (fdtree_fmt, last) {
             let out = rep_outcome(rep, &w.mode.root_name());
             crate::outln!("{}", banner(ranks, layout));
-            crate::out!("{}", fdtree_report(&params, counts, &start_display, &out));
+            crate::out!("{}", fdtree_report(&params, counts, &a.start_dir, &out));
         }
     };
     let label = label(&params, comm.size(), layout);

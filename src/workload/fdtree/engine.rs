@@ -303,7 +303,7 @@ impl Fdtree {
                 gate.open();
                 gate.wait_finished(Duration::from_millis(100), || obs.progress(tally.total()));
                 obs.progress(tally.total());
-                let sync_span = if self.params.sync && !abort.load(Ordering::Relaxed) {
+                let sync_span = (self.params.sync && !abort.load(Ordering::Relaxed)).then(|| {
                     let t = Instant::now();
                     if let Some(fd) = sync_fd {
                         // Never return early here: the workers are waiting for the next phase.
@@ -312,10 +312,8 @@ impl Fdtree {
                             first_error.note(anyhow!("syncfs after {phase}: {e}"));
                         }
                     }
-                    Some((t, Instant::now()))
-                } else {
-                    None
-                };
+                    (t, Instant::now())
+                });
                 obs.phase_finished(phase.as_str());
                 if abort.load(Ordering::Relaxed) {
                     continue;
@@ -358,7 +356,6 @@ impl Fdtree {
     /// Metrics of one repetition's timings.
     pub fn metrics(&self, phases: &[PhaseTiming]) -> Vec<Metric> {
         let mut m = Vec::new();
-        let per_thread_items = |p: &PhaseTiming| p.items / self.params.threads as u64;
         for p in phases {
             let mut push = |name, unit, value| m.push(Metric::new(p.phase, name, unit, value));
             let kind = p.kind();
@@ -377,7 +374,7 @@ impl Fdtree {
                 let rates: Vec<f64> = p
                     .per_thread
                     .iter()
-                    .map(|t| per_thread_items(p) as f64 / t.max(1e-9))
+                    .map(|t| (p.items / self.params.threads as u64) as f64 / t.max(1e-9))
                     .collect();
                 let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
                 let max = rates.iter().copied().fold(0.0, f64::max);
