@@ -154,21 +154,6 @@ impl<'a, O: Ops> Walker<'a, O> {
         }
     }
 
-    fn descend<F>(&mut self, parent: &O::Dir, level: u32, n: u64, mut f: F) -> Result<(), WalkError>
-    where
-        F: FnMut(&mut Self, &O::Dir, u32) -> Result<(), WalkError>,
-    {
-        let name = Name::new(level, b'D', n);
-        let dir = self
-            .ops
-            .open_dir(parent, name.as_cstr())
-            .map_err(|e| self.err("open", &name, e))?;
-        self.trail.push(name);
-        let r = f(self, &dir, level - 1);
-        self.trail.pop();
-        r
-    }
-
     /// Do `op` (`what` in messages) on the entries of `kind` (`b'D'` or `b'F'`) of `dir` at
     /// `level`, numbered down from the count to 1 as fdtree does.
     fn each(
@@ -201,7 +186,15 @@ impl<'a, O: Ops> Walker<'a, O> {
         F: FnMut(&mut Self, &O::Dir, u32) -> Result<(), WalkError>,
     {
         for n in (1..=self.shape.dirs).rev() {
-            self.descend(dir, level, n, &mut f)?;
+            let name = Name::new(level, b'D', n);
+            let sub = self
+                .ops
+                .open_dir(dir, name.as_cstr())
+                .map_err(|e| self.err("open", &name, e))?;
+            self.trail.push(name);
+            let r = f(self, &sub, level - 1);
+            self.trail.pop();
+            r?;
         }
         Ok(())
     }
