@@ -59,7 +59,8 @@ fn component(dirs: u64, levels: u32, pos: usize, digit: u64) -> Name {
 pub struct LevelWalker<'a, O: Ops> {
     /// fdtree's walker: the operations, the shape, progress and stop.
     pub walker: Walker<'a, O>,
-    /// Open directories along the current parent path: (digit, descriptor).
+    /// Open directories along the current parent path: (digit, descriptor); their names are
+    /// the walker's trail.
     stack: Vec<(u64, O::Dir)>,
     scratch: Vec<u64>,
 }
@@ -78,19 +79,7 @@ impl<'a, O: Ops> LevelWalker<'a, O> {
     /// Forget the open parent directories (before the tree changes shape under them).
     pub fn close(&mut self) {
         self.stack.clear();
-    }
-
-    fn path(&self, digits: &[u64]) -> String {
-        digits
-            .iter()
-            .enumerate()
-            .map(|(pos, d)| {
-                component(self.walker.shape.dirs, self.walker.shape.levels, pos, *d)
-                    .as_str()
-                    .to_string()
-            })
-            .collect::<Vec<_>>()
-            .join("/")
+        self.walker.trail.clear();
     }
 
     /// Make sure `stack` holds the directories of `parent` (a digit path below `root`).
@@ -102,6 +91,7 @@ impl<'a, O: Ops> LevelWalker<'a, O> {
             .take_while(|((a, _), b)| a == *b)
             .count();
         self.stack.truncate(keep);
+        self.walker.trail.truncate(keep);
         let shape = self.walker.shape;
         for pos in keep..parent.len() {
             let name = component(shape.dirs, shape.levels, pos, parent[pos]);
@@ -110,12 +100,9 @@ impl<'a, O: Ops> LevelWalker<'a, O> {
                 .walker
                 .ops
                 .open_dir(at, name.as_cstr())
-                .map_err(|err| WalkError::Io {
-                    op: "open",
-                    path: self.path(&parent[..=pos]),
-                    err,
-                })?;
+                .map_err(|e| self.walker.err("open", &name, e))?;
             self.stack.push((parent[pos], dir));
+            self.walker.trail.push(name);
         }
         Ok(())
     }
@@ -153,11 +140,8 @@ impl<'a, O: Ops> LevelWalker<'a, O> {
                 } else {
                     ops.mkdir(at, name.as_cstr())
                 };
-                res.map_err(|err| WalkError::Io {
-                    op: if remove { "rmdir" } else { "mkdir" },
-                    path: self.path(&d),
-                    err,
-                })?;
+                let op = if remove { "rmdir" } else { "mkdir" };
+                res.map_err(|e| self.walker.err(op, &name, e))?;
                 done += 1;
                 self.walker.tick()?;
                 index = index.saturating_add(size);

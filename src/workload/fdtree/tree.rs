@@ -104,7 +104,7 @@ pub struct Walker<'a, O: Ops> {
     /// Items since the last progress update.
     pending: u64,
     /// Path components of the current position, for error messages only.
-    trail: Vec<Name>,
+    pub(crate) trail: Vec<Name>,
 }
 
 /// How many items a walker does between progress-counter updates.
@@ -144,7 +144,8 @@ impl<'a, O: Ops> Walker<'a, O> {
         self.pending = 0;
     }
 
-    fn err(&self, op: &'static str, name: &Name, err: io::Error) -> WalkError {
+    /// The error of `op` on `name` at the current position.
+    pub(crate) fn err(&self, op: &'static str, name: &Name, err: io::Error) -> WalkError {
         let mut path: Vec<&str> = self.trail.iter().map(|n| n.as_str()).collect();
         path.push(name.as_str());
         WalkError::Io {
