@@ -62,7 +62,6 @@ pub struct LevelWalker<'a, O: Ops> {
     /// Open directories along the current parent path: (digit, descriptor); their names are
     /// the walker's trail.
     stack: Vec<(u64, O::Dir)>,
-    scratch: Vec<u64>,
 }
 
 impl<'a, O: Ops> LevelWalker<'a, O> {
@@ -72,7 +71,6 @@ impl<'a, O: Ops> LevelWalker<'a, O> {
         LevelWalker {
             walker,
             stack: Vec::new(),
-            scratch: Vec::new(),
         }
     }
 
@@ -124,32 +122,28 @@ impl<'a, O: Ops> LevelWalker<'a, O> {
         let total = dirs_at_depth(shape.dirs, depth);
         let mut done = 0;
         let mut index = rank;
-        let mut d = std::mem::take(&mut self.scratch);
-        let r = (|| {
-            while index < total {
-                digits(shape.dirs, depth, index, &mut d);
-                let Some((last, parent)) = d.split_last() else {
-                    break;
-                };
-                self.open_parent(root, parent)?;
-                let name = component(shape.dirs, shape.levels, parent.len(), *last);
-                let at = self.stack.last().map_or(root, |(_, dir)| dir);
-                let ops = &mut self.walker.ops;
-                let res = if remove {
-                    ops.rmdir(at, name.as_cstr())
-                } else {
-                    ops.mkdir(at, name.as_cstr())
-                };
-                let op = if remove { "rmdir" } else { "mkdir" };
-                res.map_err(|e| self.walker.err(op, &name, e))?;
-                done += 1;
-                self.walker.tick()?;
-                index = index.saturating_add(size);
-            }
-            Ok(done)
-        })();
-        self.scratch = d;
-        r
+        let mut d = Vec::with_capacity(depth as usize);
+        while index < total {
+            digits(shape.dirs, depth, index, &mut d);
+            let Some((last, parent)) = d.split_last() else {
+                break;
+            };
+            self.open_parent(root, parent)?;
+            let name = component(shape.dirs, shape.levels, parent.len(), *last);
+            let at = self.stack.last().map_or(root, |(_, dir)| dir);
+            let ops = &mut self.walker.ops;
+            let res = if remove {
+                ops.rmdir(at, name.as_cstr())
+            } else {
+                ops.mkdir(at, name.as_cstr())
+            };
+            let op = if remove { "rmdir" } else { "mkdir" };
+            res.map_err(|e| self.walker.err(op, &name, e))?;
+            done += 1;
+            self.walker.tick()?;
+            index = index.saturating_add(size);
+        }
+        Ok(done)
     }
 }
 
