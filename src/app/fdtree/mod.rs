@@ -13,7 +13,7 @@ use crate::runner::phase_bar::rate_unit;
 use crate::runner::progress::Progress;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::report::fdtree_report;
-use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, FdtreeSpec, Mode};
+use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, Mode};
 use crate::workload::param::{in_words, Words};
 use crate::workload::{Target, Workload, WorkloadKind};
 use anyhow::Result;
@@ -49,16 +49,12 @@ pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
         crate::bail_usage!("--backend null runs the full cycle only; drop -C/-R");
     }
     // The shape goes through the same conversion and checks as a study file's workload.
-    let spec = FdtreeSpec {
-        label: None,
-        ..a.shape.clone()
-    };
     Ok(FdtreeParams {
         mode,
         backend,
         keep: a.keep,
         roots: a.roots.clone(),
-        ..spec
+        ..a.shape
             .to_params()
             .map_err(|e| in_words(e, Words::of_args::<FdtreeArgs>("fslab fdtree")))?
     })
