@@ -272,12 +272,9 @@ impl Default for FdtreeSpec {
 impl FdtreeSpec {
     /// The label, or `fdtree -d D -f F -s S -l L`.
     pub fn label(&self) -> String {
-        self.label.clone().unwrap_or_else(|| {
-            format!(
-                "fdtree {}",
-                shape_flags(self.dirs, self.files, self.size_blocks, self.levels)
-            )
-        })
+        self.label
+            .clone()
+            .unwrap_or_else(|| format!("fdtree {}", self.params().flags()))
     }
 
     /// The engine parameters of this shape, unchecked; the run's own settings at theirs
