@@ -119,7 +119,10 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     }
     let store = job::open_store(comm, a.run.no_store, db)?;
     let target = Target::new(&dir);
-    let bar = progress(comm, &a);
+    // Rank 0's progress display (on the other ranks a display that shows nothing).
+    let shown = comm.is_root() && !a.run.quiet && format != OutputFormat::Json;
+    let bar = Progress::new(shown, "fdtree rank 0")
+        .with_units(|phase, _| rate_unit(WorkloadKind::Fdtree, phase, 1));
     let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
     let counts = engine.mode.job_counts();
     let fdtree_fmt = format == OutputFormat::Fdtree && comm.is_root();
@@ -142,15 +145,6 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         report(&info, &engine, (&recorded, &mut ran), mpi, &a)?;
     }
     outcome(ran.result.error)
-}
-
-/// Rank 0's progress display (on the other ranks a display that shows nothing).
-fn progress(comm: &Comm, a: &FdtreeArgs) -> Progress {
-    Progress::new(
-        comm.is_root() && !a.run.quiet && a.run.format != OutputFormat::Json,
-        "fdtree rank 0",
-    )
-    .with_units(|phase, _| rate_unit(WorkloadKind::Fdtree, phase, 1))
 }
 
 /// Version of the JSON document printed by `--format json` under MPI.
