@@ -43,25 +43,23 @@ impl Launch {
 }
 
 /// Rank and size variable pairs, in the order they are tried.
-const PAIRS: [(&str, &str); 4] = [
-    ("PMI_RANK", "PMI_SIZE"),
-    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
-    ("MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"),
-    ("PMIX_RANK", ""),
+const PAIRS: [(&str, Option<&str>); 4] = [
+    ("PMI_RANK", Some("PMI_SIZE")),
+    ("OMPI_COMM_WORLD_RANK", Some("OMPI_COMM_WORLD_SIZE")),
+    ("MV2_COMM_WORLD_RANK", Some("MV2_COMM_WORLD_SIZE")),
+    ("PMIX_RANK", None),
 ];
 
 /// Detect a launch from an environment lookup function (testable without touching the
 /// process environment). `Ok(None)`: not started by a launcher (or `FSLAB_MPI=0`).
 pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> anyhow::Result<Option<Launch>> {
     let num = |var: &'static str| -> anyhow::Result<Option<u32>> {
-        match get(var) {
-            None => Ok(None),
-            Some(v) => match v.trim().parse::<u32>() {
-                Ok(n) => Ok(Some(n)),
-                Err(_) => crate::bail_usage!(
-                    "{var}={v:?} is not a rank number; unset it, or set FSLAB_MPI=0 to ignore MPI launcher variables"
-                ),
-            },
+        let Some(v) = get(var) else { return Ok(None) };
+        match v.trim().parse::<u32>() {
+            Ok(n) => Ok(Some(n)),
+            Err(_) => crate::bail_usage!(
+                "{var}={v:?} is not a rank number; unset it, or set FSLAB_MPI=0 to ignore MPI launcher variables"
+            ),
         }
     };
     let forced = get("FSLAB_MPI");
@@ -74,13 +72,9 @@ pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> anyhow::Result<Option<
     }
     for (rank_var, size_var) in PAIRS {
         let rank = num(rank_var)?;
-        let size = if size_var.is_empty() {
-            None
-        } else {
-            num(size_var)?
-        };
+        let size = size_var.map(num).transpose()?.flatten();
         if rank.is_some() || size.is_some() {
-            let source = if size.is_some() { size_var } else { rank_var };
+            let source = size_var.filter(|_| size.is_some()).unwrap_or(rank_var);
             return Ok(Some(Launch { rank, size, source }));
         }
     }
