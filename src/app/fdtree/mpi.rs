@@ -48,14 +48,11 @@ fn start_dir(a: &FdtreeArgs, backend: Backend) -> Result<PathBuf> {
 
 /// The run's label: the tree's, the ranks and the layout.
 fn label(params: &FdtreeParams, ranks: u32, layout: Layout) -> String {
-    format!(
-        "{} ×{ranks} ranks{}",
-        params.label(),
-        match layout {
-            Layout::Shared => " shared",
-            Layout::Private => "",
-        }
-    )
+    let shared = match layout {
+        Layout::Shared => " shared",
+        Layout::Private => "",
+    };
+    format!("{} ×{ranks} ranks{shared}", params.label())
 }
 
 /// The line before each repetition's fdtree report: ranks and layout.
