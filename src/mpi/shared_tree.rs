@@ -91,15 +91,15 @@ impl<'a, O: Ops> LevelWalker<'a, O> {
         self.stack.truncate(keep);
         self.walker.trail.truncate(keep);
         let shape = self.walker.shape;
-        for pos in keep..parent.len() {
-            let name = component(shape.dirs, shape.levels, pos, parent[pos]);
+        for (pos, &digit) in parent.iter().enumerate().skip(keep) {
+            let name = component(shape.dirs, shape.levels, pos, digit);
             let at = self.stack.last().map_or(root, |(_, d)| d);
             let dir = self
                 .walker
                 .ops
                 .open_dir(at, name.as_cstr())
                 .map_err(|e| self.walker.err("open", &name, e))?;
-            self.stack.push((parent[pos], dir));
+            self.stack.push((digit, dir));
             self.walker.trail.push(name);
         }
         Ok(())
