@@ -76,7 +76,7 @@ pub struct Fdtree {
     counts: Counts,
     /// Roots this repetition made (or, for `-R`, was given and verified), for cleanup.
     live_roots: Vec<PathBuf>,
-    /// Write a record beside every tree (ad-hoc runs; see [`record`]).
+    /// Write a record beside every tree (ad-hoc runs; see [`super::record`]).
     records: bool,
     /// The last repetition's details, for fdtree-format output.
     pub last: Option<RepOutcome>,
