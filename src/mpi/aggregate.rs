@@ -150,16 +150,12 @@ pub struct PhaseAggregate {
 /// Combine the ranks' records of one phase; `None` for an empty slice.
 pub fn aggregate(ranks: &[RankPhase]) -> Option<PhaseAggregate> {
     let first = ranks.first()?;
-    let mut first_start = first.start;
-    let mut last_start = first.start;
-    let mut first_end = first.end;
-    let mut last_end = first.end;
-    for r in ranks {
-        first_start = first_start.min(r.start);
-        last_start = last_start.max(r.start);
-        first_end = first_end.min(r.end);
-        last_end = last_end.max(r.end);
-    }
+    // The earliest or latest (`pick`) of one time over the ranks.
+    let over = |time: fn(&RankPhase) -> f64, pick: fn(f64, f64) -> f64| {
+        ranks.iter().map(time).fold(time(first), pick)
+    };
+    let (first_start, last_start) = (over(|r| r.start, f64::min), over(|r| r.start, f64::max));
+    let (first_end, last_end) = (over(|r| r.end, f64::min), over(|r| r.end, f64::max));
     let items: u64 = ranks.iter().map(|r| r.items).sum();
     let bytes: u64 = ranks.iter().map(|r| r.bytes).sum();
     let elapsed = last_end - first_start;
@@ -293,6 +289,12 @@ mod tests {
         }
     }
 
+    /// `r` with a stonewall mark of `items` done at `at`.
+    fn marked(r: RankPhase, items: u64, at: f64) -> RankPhase {
+        let stonewall = Some(StonewallMark { items, at });
+        RankPhase { stonewall, ..r }
+    }
+
     #[test]
     fn aggregate_is_all_items_over_first_start_to_last_end() {
         // Rank 0: 100 items in 1 s starting at 10.0; rank 1: 100 items in 2 s starting at 10.5.
@@ -329,16 +331,8 @@ mod tests {
 
     #[test]
     fn stonewall_counts_items_up_to_each_mark() {
-        let mut a = rp(0, 100, 0.0, 1.0);
-        a.stonewall = Some(StonewallMark {
-            items: 100,
-            at: 1.0,
-        });
-        let mut b = rp(1, 100, 0.0, 2.0);
-        b.stonewall = Some(StonewallMark {
-            items: 48,
-            at: 1.01,
-        });
+        let a = marked(rp(0, 100, 0.0, 1.0), 100, 1.0);
+        let mut b = marked(rp(1, 100, 0.0, 2.0), 48, 1.01);
         let g = aggregate(&[a, b]).unwrap();
         let s = g.stonewall.unwrap();
         assert_relative_eq!(s.first_finish, 1.0);
@@ -356,9 +350,7 @@ mod tests {
 
     #[test]
     fn metrics_name_every_figure_with_its_unit() {
-        let mut a = rp(0, 10, 0.0, 1.0);
-        a.stonewall = Some(StonewallMark { items: 10, at: 1.0 });
-        let g = aggregate(&[a]).unwrap();
+        let g = aggregate(&[marked(rp(0, 10, 0.0, 1.0), 10, 1.0)]).unwrap();
         let m = phase_metrics("file_create", &g, Unit::FilesPerSec, true);
         let get = |n: &str| m.iter().find(|x| x.name == n).map(|x| (x.unit, x.value));
         assert_eq!(get("rate"), Some((Unit::FilesPerSec, 10.0)));

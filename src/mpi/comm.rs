@@ -25,7 +25,6 @@ use ::mpi::topology::{Communicator, SimpleCommunicator};
 use ::mpi::traits::{CommunicatorCollectives, Root};
 use anyhow::Result;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 
 /// Tag of the clock ping-pong.
 const TAG_PING: i32 = 0x5101;
@@ -267,14 +266,9 @@ impl Comm {
             let mut req = self
                 .world
                 .immediate_all_reduce_into(scope, local, &mut out[..], op);
-            loop {
-                match req.test() {
-                    Ok(_) => break,
-                    Err(r) => {
-                        req = r;
-                        std::thread::sleep(nap);
-                    }
-                }
+            while let Err(r) = req.test() {
+                req = r;
+                std::thread::sleep(nap);
             }
         });
         out
@@ -328,19 +322,16 @@ impl Comm {
 
     fn describe_failures(&self, texts: &[String]) -> String {
         // Group ranks by message, in order of the first rank with it.
-        let mut groups: BTreeMap<usize, (String, Vec<usize>)> = BTreeMap::new();
-        let mut first_of: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
         for (rank, t) in texts.iter().enumerate().filter(|(_, t)| !t.is_empty()) {
-            let first = *first_of.entry(t.as_str()).or_insert(rank);
-            groups
-                .entry(first)
-                .or_insert_with(|| (t.clone(), Vec::new()))
-                .1
-                .push(rank);
+            match groups.iter_mut().find(|(text, _)| text == t) {
+                Some((_, ranks)) => ranks.push(rank),
+                None => groups.push((t, vec![rank])),
+            }
         }
         let total = groups.len();
         let mut parts: Vec<String> = groups
-            .into_values()
+            .into_iter()
             .take(8)
             .map(|(text, ranks)| {
                 if ranks.len() == 1 {

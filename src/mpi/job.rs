@@ -130,9 +130,7 @@ pub fn mpi_json(comm: &Comm, extra: &[(&str, serde_json::Value)]) -> serde_json:
         "library": comm.library(),
     });
     if let Some(o) = v.as_object_mut() {
-        for (k, x) in extra {
-            o.insert((*k).to_string(), x.clone());
-        }
+        o.extend(extra.iter().map(|(k, x)| ((*k).to_string(), x.clone())));
     }
     v
 }

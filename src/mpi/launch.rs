@@ -43,28 +43,27 @@ impl Launch {
 }
 
 /// Rank and size variable pairs, in the order they are tried.
-const PAIRS: [(&str, &str); 4] = [
-    ("PMI_RANK", "PMI_SIZE"),
-    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
-    ("MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"),
-    ("PMIX_RANK", ""),
+const PAIRS: [(&str, Option<&str>); 4] = [
+    ("PMI_RANK", Some("PMI_SIZE")),
+    ("OMPI_COMM_WORLD_RANK", Some("OMPI_COMM_WORLD_SIZE")),
+    ("MV2_COMM_WORLD_RANK", Some("MV2_COMM_WORLD_SIZE")),
+    ("PMIX_RANK", None),
 ];
 
 /// Detect a launch from an environment lookup function (testable without touching the
 /// process environment). `Ok(None)`: not started by a launcher (or `FSLAB_MPI=0`).
 pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> anyhow::Result<Option<Launch>> {
     let num = |var: &'static str| -> anyhow::Result<Option<u32>> {
-        match get(var) {
-            None => Ok(None),
-            Some(v) => match v.trim().parse::<u32>() {
-                Ok(n) => Ok(Some(n)),
-                Err(_) => crate::bail_usage!(
-                    "{var}={v:?} is not a rank number; unset it, or set FSLAB_MPI=0 to ignore MPI launcher variables"
-                ),
-            },
+        let Some(v) = get(var) else { return Ok(None) };
+        match v.trim().parse::<u32>() {
+            Ok(n) => Ok(Some(n)),
+            Err(_) => crate::bail_usage!(
+                "{var}={v:?} is not a rank number; unset it, or set FSLAB_MPI=0 to ignore MPI launcher variables"
+            ),
         }
     };
-    match get("FSLAB_MPI").as_deref().map(str::trim) {
+    let forced = get("FSLAB_MPI");
+    match forced.as_deref().map(str::trim) {
         Some("0") => return Ok(None),
         Some("1") | None | Some("") => {}
         Some(other) => crate::bail_usage!(
@@ -73,17 +72,13 @@ pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> anyhow::Result<Option<
     }
     for (rank_var, size_var) in PAIRS {
         let rank = num(rank_var)?;
-        let size = if size_var.is_empty() {
-            None
-        } else {
-            num(size_var)?
-        };
+        let size = size_var.map(num).transpose()?.flatten();
         if rank.is_some() || size.is_some() {
-            let source = if size.is_some() { size_var } else { rank_var };
+            let source = size_var.filter(|_| size.is_some()).unwrap_or(rank_var);
             return Ok(Some(Launch { rank, size, source }));
         }
     }
-    if get("FSLAB_MPI").as_deref().map(str::trim) == Some("1") {
+    if forced.as_deref().map(str::trim) == Some("1") {
         return Ok(Some(Launch {
             rank: None,
             size: None,
@@ -133,14 +128,18 @@ pub fn refuse_for_command(launch: Option<&Launch>, command: &str) -> anyhow::Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
     fn detect(vars: &[(&str, &str)]) -> anyhow::Result<Option<Launch>> {
-        let m: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        from_vars(|k| m.get(k).cloned())
+        from_vars(|k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    /// The launch `vars` reveal (the test fails if they reveal none).
+    fn launch(vars: &[(&str, &str)]) -> Launch {
+        detect(vars).unwrap().unwrap()
     }
 
     #[test]
@@ -150,19 +149,15 @@ mod tests {
 
     #[test]
     fn hydra_open_mpi_and_pmix_are_recognised() {
-        let l = detect(&[("PMI_RANK", "3"), ("PMI_SIZE", "4")])
-            .unwrap()
-            .unwrap();
+        let l = launch(&[("PMI_RANK", "3"), ("PMI_SIZE", "4")]);
         assert_eq!((l.rank, l.size, l.source), (Some(3), Some(4), "PMI_SIZE"));
         assert!(l.is_multi());
-        let o = detect(&[("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "1")])
-            .unwrap()
-            .unwrap();
+        let o = launch(&[("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "1")]);
         assert!(!o.is_multi());
-        let p = detect(&[("PMIX_RANK", "0")]).unwrap().unwrap();
+        let p = launch(&[("PMIX_RANK", "0")]);
         assert_eq!((p.rank, p.size), (Some(0), None));
         assert!(!p.is_multi());
-        assert!(detect(&[("PMIX_RANK", "2")]).unwrap().unwrap().is_multi());
+        assert!(launch(&[("PMIX_RANK", "2")]).is_multi());
     }
 
     #[test]
@@ -171,7 +166,7 @@ mod tests {
             detect(&[("FSLAB_MPI", "0"), ("PMI_SIZE", "4")]).unwrap(),
             None
         );
-        let f = detect(&[("FSLAB_MPI", "1")]).unwrap().unwrap();
+        let f = launch(&[("FSLAB_MPI", "1")]);
         assert_eq!(f.source, "FSLAB_MPI");
         assert!(detect(&[("FSLAB_MPI", "yes")]).is_err());
     }
@@ -185,12 +180,8 @@ mod tests {
 
     #[test]
     fn builds_without_mpi_refuse_several_ranks() {
-        let multi = detect(&[("PMI_RANK", "1"), ("PMI_SIZE", "2")])
-            .unwrap()
-            .unwrap();
-        let single = detect(&[("PMI_RANK", "0"), ("PMI_SIZE", "1")])
-            .unwrap()
-            .unwrap();
+        let multi = launch(&[("PMI_RANK", "1"), ("PMI_SIZE", "2")]);
+        let single = launch(&[("PMI_RANK", "0"), ("PMI_SIZE", "1")]);
         let e = refuse_without_feature(Some(&multi)).unwrap_err();
         assert!(e.to_string().contains("--features mpi"), "{e}");
         assert!(refuse_without_feature(Some(&single)).is_ok());

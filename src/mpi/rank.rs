@@ -138,8 +138,7 @@ impl<M: RankMode> Workload for Ranks<M> {
         let bytes = comm.agree(self.mode.complete())?;
         let combined = match (comm.gather(&recs), comm.gather_bytes(&bytes), clock) {
             (Some(recs), Some(bytes), Some(clock)) => {
-                let all = Gathered { recs, bytes, clock };
-                self.mode.combine(all).map(Some)
+                self.mode.combine(Gathered { recs, bytes, clock }).map(Some)
             }
             _ => Ok(None),
         };

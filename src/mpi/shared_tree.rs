@@ -17,11 +17,7 @@
 //!
 //! Counts: directories D = 1 + d + … + d^l in total (not per rank); files N × f × D.
 
-use crate::workload::fdtree::tree::{Name, Ops, WalkError};
-use crate::workload::fsops::{CreateHow, Kind};
-use std::ffi::CStr;
-use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::workload::fdtree::tree::{Name, Ops, WalkError, Walker};
 
 /// `d^t`, the number of directories at depth `t` (saturating; callers validated the shape).
 pub fn dirs_at_depth(dirs: u64, depth: u32) -> u64 {
@@ -61,65 +57,27 @@ fn component(dirs: u64, levels: u32, pos: usize, digit: u64) -> Name {
 
 /// Makes or removes one depth of the shared tree: this rank's share of its directories.
 pub struct LevelWalker<'a, O: Ops> {
-    /// The operations.
-    pub ops: O,
-    dirs: u64,
-    levels: u32,
-    /// Open directories along the current parent path: (digit, descriptor).
+    /// fdtree's walker: the operations, the shape, progress and stop.
+    pub walker: Walker<'a, O>,
+    /// Open directories along the current parent path: (digit, descriptor); their names are
+    /// the walker's trail.
     stack: Vec<(u64, O::Dir)>,
-    progress: &'a AtomicU64,
-    stop: &'a dyn Fn() -> bool,
-    check_every: u64,
-    pending: u64,
-    scratch: Vec<u64>,
 }
 
 impl<'a, O: Ops> LevelWalker<'a, O> {
-    /// A walker over a tree of `dirs` per level and `levels` levels; `stop` is polled every
-    /// `check_every` items, after `progress` is updated.
-    pub fn new(
-        ops: O,
-        dirs: u64,
-        levels: u32,
-        progress: &'a AtomicU64,
-        stop: &'a dyn Fn() -> bool,
-        check_every: u64,
-    ) -> Self {
+    /// A level walker over `walker`'s tree (its `dirs` and `levels`); its `stop` is polled
+    /// every `check_every` items, after `progress` is updated.
+    pub fn new(walker: Walker<'a, O>) -> Self {
         LevelWalker {
-            ops,
-            dirs,
-            levels,
+            walker,
             stack: Vec::new(),
-            progress,
-            stop,
-            check_every: check_every.max(1),
-            pending: 0,
-            scratch: Vec::new(),
         }
-    }
-
-    /// Add pending items to the shared counter.
-    pub fn flush_progress(&mut self) {
-        self.progress.fetch_add(self.pending, Ordering::Relaxed);
-        self.pending = 0;
     }
 
     /// Forget the open parent directories (before the tree changes shape under them).
     pub fn close(&mut self) {
         self.stack.clear();
-    }
-
-    fn path(&self, digits: &[u64]) -> String {
-        digits
-            .iter()
-            .enumerate()
-            .map(|(pos, d)| {
-                component(self.dirs, self.levels, pos, *d)
-                    .as_str()
-                    .to_string()
-            })
-            .collect::<Vec<_>>()
-            .join("/")
+        self.walker.trail.clear();
     }
 
     /// Make sure `stack` holds the directories of `parent` (a digit path below `root`).
@@ -131,21 +89,18 @@ impl<'a, O: Ops> LevelWalker<'a, O> {
             .take_while(|((a, _), b)| a == *b)
             .count();
         self.stack.truncate(keep);
-        for pos in keep..parent.len() {
-            let name = component(self.dirs, self.levels, pos, parent[pos]);
-            let at = match self.stack.last() {
-                Some((_, d)) => d,
-                None => root,
-            };
+        self.walker.trail.truncate(keep);
+        let shape = self.walker.shape;
+        for (pos, &digit) in parent.iter().enumerate().skip(keep) {
+            let name = component(shape.dirs, shape.levels, pos, digit);
+            let at = self.stack.last().map_or(root, |(_, d)| d);
             let dir = self
+                .walker
                 .ops
                 .open_dir(at, name.as_cstr())
-                .map_err(|err| WalkError::Io {
-                    op: "open",
-                    path: self.path(&parent[..=pos]),
-                    err,
-                })?;
-            self.stack.push((parent[pos], dir));
+                .map_err(|e| self.walker.err("open", &name, e))?;
+            self.stack.push((digit, dir));
+            self.walker.trail.push(name);
         }
         Ok(())
     }
@@ -163,159 +118,62 @@ impl<'a, O: Ops> LevelWalker<'a, O> {
         if depth == 0 {
             return Ok(0);
         }
-        let total = dirs_at_depth(self.dirs, depth);
+        let shape = self.walker.shape;
+        let total = dirs_at_depth(shape.dirs, depth);
         let mut done = 0;
         let mut index = rank;
-        let mut d = std::mem::take(&mut self.scratch);
-        let r = (|| {
-            while index < total {
-                digits(self.dirs, depth, index, &mut d);
-                let Some((last, parent)) = d.split_last() else {
-                    break;
-                };
-                self.open_parent(root, parent)?;
-                let name = component(self.dirs, self.levels, parent.len(), *last);
-                let at = match self.stack.last() {
-                    Some((_, dir)) => dir,
-                    None => root,
-                };
-                let res = if remove {
-                    self.ops.rmdir(at, name.as_cstr())
-                } else {
-                    self.ops.mkdir(at, name.as_cstr())
-                };
-                res.map_err(|err| WalkError::Io {
-                    op: if remove { "rmdir" } else { "mkdir" },
-                    path: self.path(&d),
-                    err,
-                })?;
-                done += 1;
-                self.pending += 1;
-                if self.pending >= self.check_every {
-                    self.flush_progress();
-                    if (self.stop)() {
-                        return Err(WalkError::Stopped);
-                    }
-                }
-                index = index.saturating_add(size);
-            }
-            Ok(done)
-        })();
-        self.scratch = d;
-        r
-    }
-}
-
-/// Operations that add `.r<rank>` to every file name (directories keep fdtree's names), so
-/// several ranks can put their files into the same directories.
-pub struct RankFiles<O> {
-    /// The wrapped operations.
-    pub inner: O,
-    suffix: Vec<u8>,
-    buf: Vec<u8>,
-}
-
-impl<O> RankFiles<O> {
-    /// Wrap `inner` for `rank`.
-    pub fn new(inner: O, rank: u32) -> Self {
-        RankFiles {
-            inner,
-            suffix: format!(".r{rank}").into_bytes(),
-            buf: Vec::with_capacity(64),
+        let mut d = Vec::with_capacity(depth as usize);
+        while index < total {
+            digits(shape.dirs, depth, index, &mut d);
+            let Some((last, parent)) = d.split_last() else {
+                break;
+            };
+            self.open_parent(root, parent)?;
+            let name = component(shape.dirs, shape.levels, parent.len(), *last);
+            let at = self.stack.last().map_or(root, |(_, dir)| dir);
+            let ops = &mut self.walker.ops;
+            let res = if remove {
+                ops.rmdir(at, name.as_cstr())
+            } else {
+                ops.mkdir(at, name.as_cstr())
+            };
+            let op = if remove { "rmdir" } else { "mkdir" };
+            res.map_err(|e| self.walker.err(op, &name, e))?;
+            done += 1;
+            self.walker.tick()?;
+            index = index.saturating_add(size);
         }
-    }
-
-    /// `f` on the inner operations with `name` plus this rank's suffix.
-    fn suffixed<R>(
-        &mut self,
-        name: &CStr,
-        f: impl FnOnce(&mut O, &CStr) -> io::Result<R>,
-    ) -> io::Result<R> {
-        self.buf.clear();
-        self.buf.extend_from_slice(name.to_bytes());
-        self.buf.extend_from_slice(&self.suffix);
-        self.buf.push(0);
-        let c = CStr::from_bytes_with_nul(&self.buf)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        f(&mut self.inner, c)
-    }
-}
-
-impl<O: Ops> Ops for RankFiles<O> {
-    type Dir = O::Dir;
-
-    fn mkdir(&mut self, parent: &O::Dir, name: &CStr) -> io::Result<()> {
-        self.inner.mkdir(parent, name)
-    }
-
-    fn open_dir(&mut self, parent: &O::Dir, name: &CStr) -> io::Result<O::Dir> {
-        self.inner.open_dir(parent, name)
-    }
-
-    fn create_file(&mut self, parent: &O::Dir, name: &CStr, bytes: u64) -> io::Result<()> {
-        self.suffixed(name, |o, c| o.create_file(parent, c, bytes))
-    }
-
-    fn unlink(&mut self, parent: &O::Dir, name: &CStr) -> io::Result<()> {
-        self.suffixed(name, |o, c| o.unlink(parent, c))
-    }
-
-    fn rmdir(&mut self, parent: &O::Dir, name: &CStr) -> io::Result<()> {
-        self.inner.rmdir(parent, name)
-    }
-
-    // The rest of the shared operations, for completeness: files carry the rank's suffix,
-    // directories do not.
-    fn create(&mut self, parent: &O::Dir, name: &CStr, how: CreateHow) -> io::Result<()> {
-        self.suffixed(name, |o, c| o.create(parent, c, how))
-    }
-
-    fn read_file(&mut self, parent: &O::Dir, name: &CStr, bytes: u64) -> io::Result<u64> {
-        self.suffixed(name, |o, c| o.read_file(parent, c, bytes))
-    }
-
-    fn stat(&mut self, parent: &O::Dir, name: &CStr) -> io::Result<Kind> {
-        self.inner.stat(parent, name)
-    }
-
-    fn rename(
-        &mut self,
-        from_dir: &O::Dir,
-        from: &CStr,
-        to_dir: &O::Dir,
-        to: &CStr,
-    ) -> io::Result<()> {
-        self.inner.rename(from_dir, from, to_dir, to)
-    }
-
-    fn count_entries(&mut self, dir: &O::Dir) -> io::Result<u64> {
-        self.inner.count_entries(dir)
-    }
-
-    fn sync(&mut self) {
-        self.inner.sync()
+        Ok(done)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::fdtree::tree::{FsOps, Shape, Walker};
-    use crate::workload::fdtree::FdtreeParams;
+    use crate::workload::fdtree::shaped;
+    use crate::workload::fdtree::tree::{FsOps, Shape};
     use std::collections::BTreeSet;
     use std::path::Path;
+    use std::sync::atomic::AtomicU64;
+
+    /// A level walker with real system calls over `dirs` and `levels`, checking every `every`
+    /// items.
+    fn level_walker<'a>(
+        (dirs, levels): (u64, u32),
+        progress: &'a AtomicU64,
+        stop: &'a dyn Fn() -> bool,
+        every: u64,
+    ) -> LevelWalker<'a, FsOps> {
+        let shape = shaped(dirs, 0, 0, levels).shape();
+        let mut w = Walker::new(FsOps::new(0), shape, progress, stop);
+        w.check_every = every;
+        LevelWalker::new(w)
+    }
 
     #[test]
     fn shares_add_up_to_the_fdtree_count() {
         for (d, l) in [(1u64, 0u32), (2, 3), (3, 2), (10, 2), (20, 1)] {
-            let total = FdtreeParams {
-                dirs: d,
-                levels: l,
-                ..Default::default()
-            }
-            .counts()
-            .unwrap()
-            .dirs;
+            let total = shaped(d, 10, 10, l).counts().unwrap().dirs;
             for n in [1u64, 2, 3, 4, 7, 64] {
                 let sum: u64 = (0..n).map(|r| dirs_of_rank(d, l, r, n)).sum();
                 assert_eq!(sum, total, "d={d} l={l} n={n}");
@@ -370,14 +228,18 @@ mod tests {
         let shared = tmp.path().join("shared");
         std::fs::create_dir(&shared).unwrap();
         let root = FsOps::open_path(&shared).unwrap();
-        let mut made = 0;
-        for depth in 1..=l {
-            for rank in 0..n {
-                let mut lw = LevelWalker::new(FsOps::new(0), d, l, &progress, &never, 4);
-                made += lw.level(&root, depth, rank, n, false).unwrap();
+        // Every rank's share of each depth in turn; the directories handled.
+        let by_depth = |depths: Vec<u32>, remove: bool| {
+            let mut done = 0;
+            for depth in depths {
+                for rank in 0..n {
+                    let mut lw = level_walker((d, l), &progress, &never, 4);
+                    done += lw.level(&root, depth, rank, n, remove).unwrap();
+                }
             }
-        }
-        assert_eq!(made + 1, 15); // plus the root
+            done
+        };
+        assert_eq!(by_depth((1..=l).collect(), false) + 1, 15); // plus the root
         let (dirs, files) = tree_of(&shared);
         assert_eq!(dirs, ref_dirs);
         assert!(files.is_empty());
@@ -385,8 +247,8 @@ mod tests {
         // Every rank puts its own files into every directory (or removes them).
         let every_rank = |remove: bool| {
             for rank in 0..n as u32 {
-                let ops = RankFiles::new(FsOps::new(10), rank);
-                let mut w = Walker::new(ops, shape, &progress, &never);
+                let mut w = Walker::new(FsOps::new(10), shape, &progress, &never);
+                w.rank_files = Some(rank);
                 let done = match remove {
                     true => w.remove_files(&root, l),
                     false => w.create_files(&root, l),
@@ -407,14 +269,7 @@ mod tests {
         );
 
         every_rank(true);
-        let mut removed = 0;
-        for depth in (1..=l).rev() {
-            for rank in 0..n {
-                let mut lw = LevelWalker::new(FsOps::new(0), d, l, &progress, &never, 4);
-                removed += lw.level(&root, depth, rank, n, true).unwrap();
-            }
-        }
-        assert_eq!(removed, 14);
+        assert_eq!(by_depth((1..=l).rev().collect(), true), 14);
         assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0);
     }
 
@@ -424,7 +279,7 @@ mod tests {
         let root = FsOps::open_path(tmp.path()).unwrap();
         let progress = AtomicU64::new(0);
         let never = || false;
-        let mut lw = LevelWalker::new(FsOps::new(0), 2, 2, &progress, &never, 1);
+        let mut lw = level_walker((2, 2), &progress, &never, 1);
         // Depth 2 before depth 1: the parent is missing.
         match lw.level(&root, 2, 0, 1, false) {
             Err(WalkError::Io { op, path, .. }) => {
@@ -433,7 +288,7 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         let always = || true;
-        let mut lw = LevelWalker::new(FsOps::new(0), 2, 2, &progress, &always, 1);
+        let mut lw = level_walker((2, 2), &progress, &always, 1);
         assert!(matches!(
             lw.level(&root, 1, 0, 1, false),
             Err(WalkError::Stopped)

@@ -16,7 +16,7 @@ pub(crate) struct FdtreePart {
     pub per_rank: Option<serde_json::Value>,
     /// Under MPI: the units of `per_rank`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub per_rank_units: Option<PerRankUnits>,
+    pub per_rank_units: Option<Units>,
 }
 
 /// Counts of one tree and of the whole run.
@@ -28,37 +28,31 @@ pub(crate) struct CountsDoc {
     /// All threads or ranks together, per repetition.
     pub total: Counts,
     /// Units of the counts.
-    pub units: CountUnits,
+    pub units: Units,
+}
+
+/// Units of a document's figures, by key (`{"dirs": "count", …}`).
+#[derive(Debug)]
+pub(crate) struct Units(&'static [(&'static str, &'static str)]);
+
+impl Serialize for Units {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().copied())
+    }
 }
 
 /// The units of the counts: `{"dirs": "count", "files": "count", "bytes": "B"}`.
-#[derive(Debug, Serialize)]
-pub(crate) struct CountUnits {
-    dirs: &'static str,
-    files: &'static str,
-    bytes: &'static str,
-}
-
-/// The units of the MPI per-rank figures.
-#[derive(Debug, Serialize)]
-pub(crate) struct PerRankUnits {
-    start: &'static str,
-    end: &'static str,
-    sync: &'static str,
-    items: &'static str,
-    bytes: &'static str,
-    rate: &'static str,
-}
+const COUNT_UNITS: Units = Units(&[("dirs", "count"), ("files", "count"), ("bytes", "B")]);
 
 /// The units of `per_rank` under MPI.
-pub(crate) const PER_RANK_UNITS: PerRankUnits = PerRankUnits {
-    start: "s",
-    end: "s",
-    sync: "s",
-    items: "count",
-    bytes: "B",
-    rate: "items/s",
-};
+pub(crate) const PER_RANK_UNITS: Units = Units(&[
+    ("start", "s"),
+    ("end", "s"),
+    ("sync", "s"),
+    ("items", "count"),
+    ("bytes", "B"),
+    ("rate", "items/s"),
+]);
 
 impl CountsDoc {
     /// The counts with their units.
@@ -66,11 +60,7 @@ impl CountsDoc {
         CountsDoc {
             per_tree,
             total,
-            units: CountUnits {
-                dirs: "count",
-                files: "count",
-                bytes: "B",
-            },
+            units: COUNT_UNITS,
         }
     }
 }

@@ -9,11 +9,11 @@ use super::finish::{engine_only, outcome, store_for, EngineRan, Recorded, Stored
 use super::rundoc::{self, Planned, Subject, UnderMpi};
 use crate::cli::{BackendArg, FdtreeArgs, OutputFormat};
 use crate::report::runsummary::{self, MetricSummary};
+use crate::runner::phase_bar::rate_unit;
 use crate::runner::progress::Progress;
-use crate::runner::progress_text::RateUnit;
 use crate::units::fmt_bytes;
 use crate::workload::fdtree::report::fdtree_report;
-use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, FdtreeSpec, Mode};
+use crate::workload::fdtree::{record, Backend, Fdtree, FdtreeParams, Mode};
 use crate::workload::param::{in_words, Words};
 use crate::workload::{Target, Workload, WorkloadKind};
 use anyhow::Result;
@@ -49,16 +49,12 @@ pub(crate) fn params_from(a: &FdtreeArgs) -> Result<FdtreeParams> {
         crate::bail_usage!("--backend null runs the full cycle only; drop -C/-R");
     }
     // The shape goes through the same conversion and checks as a study file's workload.
-    let spec = FdtreeSpec {
-        label: None,
-        ..a.shape.clone()
-    };
     Ok(FdtreeParams {
         mode,
         backend,
         keep: a.keep,
         roots: a.roots.clone(),
-        ..spec
+        ..a.shape
             .to_params()
             .map_err(|e| in_words(e, Words::of_args::<FdtreeArgs>("fslab fdtree")))?
     })
@@ -167,14 +163,11 @@ pub fn run(a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     }
 
     let obs = Progress::new(!a.run.quiet && format != OutputFormat::Json, "fdtree")
-        .with_units(|phase, _| rate_unit(phase));
+        .with_units(|phase, _| rate_unit(WorkloadKind::Fdtree, phase, 1));
     let fdtree_fmt = format == OutputFormat::Fdtree;
-    let start_display = a.start_dir.clone();
     let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &Fdtree| {
-        if fdtree_fmt {
-            if let Some(out) = &w.last {
-                crate::out!("{}", fdtree_report(&params, &start_display, out));
-            }
+        if let (true, Some(out)) = (fdtree_fmt, &w.last) {
+            crate::out!("{}", fdtree_report(&params, total, &a.start_dir, out));
         }
     };
     let store = store_for(&a.run, db)?;
@@ -225,28 +218,26 @@ pub(super) fn print_end(
 /// The directory `-o` names, checked and made absolute; for `-R`, the trees to remove
 /// (found, counted against `--threads`, and each verified as one fslab made).
 fn start_dir(a: &FdtreeArgs, params: &mut FdtreeParams) -> Result<PathBuf> {
-    if params.backend == Backend::Fs {
-        crate::workload::check_writable_dir(&a.start_dir, "-o")?;
-    }
     let start_dir = if params.backend == Backend::Fs {
+        crate::workload::check_writable_dir(&a.start_dir, "-o")?;
         std::fs::canonicalize(&a.start_dir).map_err(|e| {
             crate::error::usage(format!("cannot use -o {}: {e}", a.start_dir.display()))
         })?
     } else {
         a.start_dir.clone()
     };
-    if params.mode == Mode::RemoveOnly && params.roots.is_empty() {
-        params.roots = find_roots(&start_dir, params.threads)?;
-    }
-    if params.mode == Mode::RemoveOnly && params.roots.len() != params.threads {
-        crate::bail_usage!(
-            "-R with --threads {} needs {} --root names, got {}",
-            params.threads,
-            params.threads,
-            params.roots.len()
-        );
-    }
     if params.mode == Mode::RemoveOnly {
+        if params.roots.is_empty() {
+            params.roots = find_roots(&start_dir, params.threads)?;
+        }
+        if params.roots.len() != params.threads {
+            crate::bail_usage!(
+                "-R with --threads {} needs {} --root names, got {}",
+                params.threads,
+                params.threads,
+                params.roots.len()
+            );
+        }
         verify_roots(&start_dir, params, &a.shape_given)?;
     }
     Ok(start_dir)
@@ -265,15 +256,6 @@ fn say_tree_kept(engine: &Fdtree, start_dir: &Path, given: &Path, params: &Fdtre
         given.display(),
         params.flags()
     );
-}
-
-/// How a phase's progress is counted: directories or files.
-pub(super) fn rate_unit(phase: &str) -> RateUnit {
-    RateUnit::Items(if phase.starts_with("dir") {
-        "dirs"
-    } else {
-        "files"
-    })
 }
 
 fn header(p: &FdtreeParams, dir: &Path, fs: Option<&str>) -> Result<String> {
@@ -307,12 +289,9 @@ fn dry_run(
     let per = p.counts()?;
     let t = p.total_counts()?;
     let req = engine.requirements();
-    let free = if p.backend == Backend::Fs {
-        Some(crate::sysinfo::free_space(target.dir())?)
-    } else {
-        None
-    };
-    let fits = free.map(|f| req.fits(&f));
+    let free = (p.backend == Backend::Fs)
+        .then(|| crate::sysinfo::free_space(target.dir()))
+        .transpose()?;
     if format == OutputFormat::Json {
         return rundoc::print_dry_run(
             JSON_SCHEMA,
@@ -358,11 +337,7 @@ fn dry_run(
             "  {} has   {} and {inodes} free: {}",
             target.dir().display(),
             fmt_bytes(f.bytes),
-            if fits == Some(true) {
-                "fits"
-            } else {
-                "DOES NOT FIT"
-            }
+            if req.fits(&f) { "fits" } else { "DOES NOT FIT" }
         );
     }
     Ok(())

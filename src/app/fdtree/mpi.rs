@@ -11,9 +11,10 @@ use crate::mpi::comm::Comm;
 use crate::mpi::fdtree::{DistFdtree, DistRep, Job, Layout};
 use crate::mpi::job;
 use crate::mpi::rank::{RankMode, Ranks};
+use crate::runner::phase_bar::rate_unit;
 use crate::runner::progress::Progress;
 use crate::units::fmt_bytes;
-use crate::workload::fdtree::report::fdtree_report_counts;
+use crate::workload::fdtree::report::fdtree_report;
 use crate::workload::fdtree::{Backend, FdtreeParams, Mode, Phase, PhaseTiming, RepOutcome};
 use crate::workload::{Quiet, Target, WorkloadKind};
 use anyhow::{Context, Result};
@@ -47,14 +48,11 @@ fn start_dir(a: &FdtreeArgs, backend: Backend) -> Result<PathBuf> {
 
 /// The run's label: the tree's, the ranks and the layout.
 fn label(params: &FdtreeParams, ranks: u32, layout: Layout) -> String {
-    format!(
-        "{} ×{ranks} ranks{}",
-        params.label(),
-        match layout {
-            Layout::Shared => " shared",
-            Layout::Private => "",
-        }
-    )
+    let shared = match layout {
+        Layout::Shared => " shared",
+        Layout::Private => "",
+    };
+    format!("{} ×{ranks} ranks{shared}", params.label())
 }
 
 /// The line before each repetition's fdtree report: ranks and layout.
@@ -118,21 +116,20 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
     }
     let store = job::open_store(comm, a.run.no_store, db)?;
     let target = Target::new(&dir);
-    let bar = progress(comm, &a);
+    // Rank 0's progress display (on the other ranks a display that shows nothing).
+    let shown = comm.is_root() && !a.run.quiet && format != OutputFormat::Json;
+    let bar = Progress::new(shown, "fdtree rank 0")
+        .with_units(|phase, _| rate_unit(WorkloadKind::Fdtree, phase, 1));
     let obs: &dyn crate::workload::Observer = if comm.is_root() { &bar } else { &Quiet };
     let counts = engine.mode.job_counts();
     let fdtree_fmt = format == OutputFormat::Fdtree && comm.is_root();
-    let start_display = a.start_dir.clone();
     let ranks = comm.size();
     let mut on_rep = |_rep: u32, _m: &[crate::metric::Metric], w: &Ranks<DistFdtree>| {
         let last = w.reps.last();
         if let (true, Some(rep)) = (fdtree_fmt, last) {
             let out = rep_outcome(rep, &w.mode.root_name());
             crate::outln!("{}", banner(ranks, layout));
-            crate::out!(
-                "{}",
-                fdtree_report_counts(&params, counts, &start_display, &out)
-            );
+            crate::out!("{}", fdtree_report(&params, counts, &a.start_dir, &out));
         }
     };
     let label = label(&params, comm.size(), layout);
@@ -145,15 +142,6 @@ pub fn run(comm: &Rc<Comm>, a: FdtreeArgs, db: Option<PathBuf>) -> Result<()> {
         report(&info, &engine, (&recorded, &mut ran), mpi, &a)?;
     }
     outcome(ran.result.error)
-}
-
-/// Rank 0's progress display (on the other ranks a display that shows nothing).
-fn progress(comm: &Comm, a: &FdtreeArgs) -> Progress {
-    Progress::new(
-        comm.is_root() && !a.run.quiet && a.run.format != OutputFormat::Json,
-        "fdtree rank 0",
-    )
-    .with_units(|phase, _| super::rate_unit(phase))
 }
 
 /// Version of the JSON document printed by `--format json` under MPI.
@@ -294,14 +282,12 @@ fn report(
     mpi: UnderMpi,
     a: &FdtreeArgs,
 ) -> Result<()> {
+    let mut head = info.header(&engine.mode);
     if let Some(rep) = engine.reps.last() {
         for p in &rep.phases {
             ran.warnings
                 .extend(crate::mpi::aggregate::warnings(p.phase, &p.agg));
         }
-    }
-    let mut head = info.header(&engine.mode);
-    if let Some(rep) = engine.reps.last() {
         head = format!("{head}\n{}", job::clock_line(&rep.clock));
     }
     let shown = ran

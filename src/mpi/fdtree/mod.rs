@@ -14,12 +14,14 @@ use super::clock::ClockInfo;
 use super::comm::Comm;
 use super::rank::{Gathered, RankMode};
 use super::shared_tree::dirs_of_rank;
-use crate::metric::{Metric, Unit};
-use crate::workload::fdtree::sweep::{sweep_tree, SweepShape};
-use crate::workload::fdtree::tree::{FsOps, NullOps, Shape};
-use crate::workload::fdtree::{Backend, Counts, FdtreeParams, Phase, BLOCK, PHASES};
+use crate::metric::Metric;
+use crate::workload::fdtree::sweep::sweep_partial;
+use crate::workload::fdtree::tree::{FsOps, NullOps};
+use crate::workload::fdtree::{
+    open_start_dir, Backend, Counts, FdtreeParams, Phase, BLOCK, PHASES,
+};
 use crate::workload::{Observer, Requirements, Target};
-use anyhow::{anyhow, Context, Result};
+use anyhow::Result;
 use rustix::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -149,15 +151,6 @@ impl DistFdtree {
         }
     }
 
-    fn shape(&self) -> Shape {
-        Shape {
-            dirs: self.job.params.dirs,
-            files: self.job.params.files,
-            levels: self.job.params.levels,
-            file_bytes: self.job.params.file_bytes(),
-        }
-    }
-
     /// Open the start directory; check that the tree does not exist yet.
     fn open_base(&self, dir: &Path) -> Result<Base> {
         if self.job.params.backend == Backend::Null {
@@ -171,16 +164,8 @@ impl DistFdtree {
                 root.display()
             );
         }
-        let open = |flags| {
-            rustix::fs::open(dir, flags, rustix::fs::Mode::empty())
-                .with_context(|| format!("cannot open start directory {}", dir.display()))
-        };
-        use rustix::fs::OFlags;
-        Ok(Base::Fs {
-            dir: open(OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC)?,
-            // syncfs needs a real descriptor; O_PATH ones are refused with EBADF.
-            sync: open(OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)?,
-        })
+        let (dir, sync) = open_start_dir(dir)?;
+        Ok(Base::Fs { dir, sync })
     }
 }
 
@@ -258,10 +243,10 @@ impl RankMode for DistFdtree {
         let t0 = (0..n)
             .map(|r| clock.to_rank0(r, all[r * per_rank + 2]))
             .fold(f64::INFINITY, f64::min);
-        let phases: Vec<DistPhase> = PHASES
+        let (phases, metrics): (Vec<DistPhase>, Vec<Vec<Metric>>) = PHASES
             .iter()
             .enumerate()
-            .filter_map(|(pi, phase)| {
+            .filter_map(|(pi, &phase)| {
                 let ranks: Vec<RankPhase> = (0..n)
                     .map(|r| {
                         let v = &all[r * per_rank + pi * REC..][..REC];
@@ -281,60 +266,36 @@ impl RankMode for DistFdtree {
                     })
                     .collect();
                 // `None` only for zero ranks, which MPI never has.
-                aggregate::aggregate(&ranks).map(|agg| DistPhase {
-                    phase: phase.as_str(),
+                let agg = aggregate::aggregate(&ranks)?;
+                let (name, unit) = (phase.as_str(), phase.rate_unit());
+                let metrics = aggregate::phase_metrics(name, &agg, unit, phase.writes_data());
+                let phase = DistPhase {
+                    phase: name,
                     ranks,
                     agg,
-                })
+                };
+                Some((phase, metrics))
             })
-            .collect();
-        let metrics = phases
-            .iter()
-            .flat_map(|p| {
-                // `None` only for a name fslab never makes.
-                let kind = Phase::of(p.phase);
-                let unit = kind.map_or(Unit::FilesPerSec, Phase::rate_unit);
-                aggregate::phase_metrics(
-                    p.phase,
-                    &p.agg,
-                    unit,
-                    kind.is_some_and(Phase::writes_data),
-                )
-            })
-            .collect();
+            .unzip();
         let rep = DistRep {
             phases,
             clock,
             started: self.started,
         };
-        Ok((rep, metrics))
+        Ok((rep, metrics.concat()))
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {
         let leftover = self.live.take();
         self.base = Base::Null;
         // Shared tree: only rank 0 removes it (the driver waited until every rank stopped).
-        let mine = match (&leftover, self.job.layout) {
-            (Some(p), Layout::Private) => Some(p),
-            (Some(p), Layout::Shared) if self.comm.is_root() => Some(p),
-            _ => None,
-        };
-        match mine {
-            Some(p) if !self.job.params.keep && p.symlink_metadata().is_ok() => {
+        let shared = self.job.layout == Layout::Shared;
+        let mine = !shared || self.comm.is_root();
+        match leftover {
+            Some(p) if mine && !self.job.params.keep && p.symlink_metadata().is_ok() => {
                 // Only fdtree's own names go; anything else stays and is named.
-                let shape = SweepShape {
-                    dirs: self.job.params.dirs,
-                    files: self.job.params.files,
-                    levels: self.job.params.levels,
-                    ranks: (self.job.layout == Layout::Shared).then(|| u64::from(self.comm.size())),
-                };
-                match (p.parent(), p.file_name()) {
-                    (Some(dir), Some(n)) => sweep_tree(dir, &n.to_string_lossy(), &shape)
-                        .map_err(|e| anyhow!("could not remove partial tree {}: {e}", p.display()))
-                        .and_then(|s| s.into_result(p))
-                        .map(|_| ()),
-                    _ => Ok(()),
-                }
+                let ranks = shared.then(|| u64::from(self.comm.size()));
+                sweep_partial(&p, &self.job.params.sweep_shape(ranks))
             }
             _ => Ok(()),
         }

@@ -2,7 +2,7 @@
 //! other ranks polled as it goes, and the record sent to rank 0.
 
 use super::{DistFdtree, Layout};
-use crate::mpi::shared_tree::{LevelWalker, RankFiles};
+use crate::mpi::shared_tree::LevelWalker;
 use crate::workload::fdtree::tree::{Ops, WalkError, Walker};
 use crate::workload::fdtree::Phase;
 use crate::workload::Observer;
@@ -50,7 +50,8 @@ impl DistFdtree {
             }
             false
         };
-        let ops = make_ops();
+        let mut w = Walker::new(make_ops(), self.job.params.shape(), &progress, &stop);
+        w.check_every = CHECK_EVERY;
         let start = comm.wtime();
         // Look once before starting, so a rank that starts after the first finisher is done
         // is marked with 0 items. Never skip the walk on what it sees (a peer's failure, a
@@ -61,15 +62,15 @@ impl DistFdtree {
         let walk_err = |e: WalkError| e.into_error(&root_label);
         // The work of the phase, every item counted in `progress`.
         let mut result = match (self.job.layout, phase) {
-            (Layout::Private, _) => self.tree_phase(phase, ops, base, &progress, &stop, &walk_err),
+            (Layout::Private, _) => self.tree_phase(phase, w, base, &walk_err),
             // Every rank's files, with its suffix, in every directory.
             (Layout::Shared, Phase::FileCreate | Phase::FileRemove) => {
-                let files = RankFiles::new(ops, self.comm.rank());
-                self.tree_phase(phase, files, base, &progress, &stop, &walk_err)
+                w.rank_files = Some(self.comm.rank());
+                self.tree_phase(phase, w, base, &walk_err)
             }
             (Layout::Shared, Phase::DirCreate | Phase::DirRemove) => {
                 let remove = phase == Phase::DirRemove;
-                self.shared_dirs(remove, ops, base, &progress, &stop, &walk_err)
+                self.shared_dirs(remove, LevelWalker::new(w), base, &walk_err)
             }
         };
         let mut sync_secs = 0.0;
@@ -114,17 +115,13 @@ impl DistFdtree {
     fn tree_phase<O: Ops>(
         &self,
         phase: Phase,
-        ops: O,
+        mut w: Walker<O>,
         base: &O::Dir,
-        progress: &AtomicU64,
-        stop: &dyn Fn() -> bool,
         walk_err: &dyn Fn(WalkError) -> anyhow::Error,
     ) -> Result<()> {
         let name = CString::new(self.root_name())?;
         let label = self.root_name();
-        let levels = self.job.params.levels;
-        let mut w = Walker::new(ops, self.shape(), progress, stop);
-        w.check_every = CHECK_EVERY;
+        let progress = w.progress;
         if phase == Phase::DirCreate {
             w.ops
                 .mkdir(base, &name)
@@ -135,12 +132,7 @@ impl DistFdtree {
             .ops
             .open_dir(base, &name)
             .with_context(|| format!("open {label}"))?;
-        let r = match phase {
-            Phase::DirCreate => w.create_dirs(&root, levels),
-            Phase::FileCreate => w.create_files(&root, levels),
-            Phase::FileRemove => w.remove_files(&root, levels),
-            Phase::DirRemove => w.remove_dirs(&root, levels),
-        };
+        let r = w.walk(phase, &root, self.job.params.levels);
         drop(root);
         w.flush_progress();
         r.map_err(walk_err)?;
@@ -157,19 +149,18 @@ impl DistFdtree {
     fn shared_dirs<O: Ops>(
         &self,
         remove: bool,
-        mut ops: O,
+        mut lw: LevelWalker<O>,
         base: &O::Dir,
-        progress: &AtomicU64,
-        stop: &dyn Fn() -> bool,
         walk_err: &dyn Fn(WalkError) -> anyhow::Error,
     ) -> Result<()> {
         let comm = &*self.comm;
         let name = &CString::new(self.root_name())?;
         let (rank, size) = (u64::from(comm.rank()), u64::from(comm.size()));
         let levels = self.job.params.levels;
+        let progress = lw.walker.progress;
         let mut failed: Option<anyhow::Error> = None;
         if !remove && comm.is_root() {
-            match ops.mkdir(base, name) {
+            match lw.walker.ops.mkdir(base, name) {
                 Ok(()) => {
                     progress.fetch_add(1, Ordering::Relaxed);
                 }
@@ -177,14 +168,6 @@ impl DistFdtree {
             }
         }
         let mut root = None;
-        let mut lw = LevelWalker::new(
-            ops,
-            self.job.params.dirs,
-            levels,
-            progress,
-            stop,
-            CHECK_EVERY,
-        );
         let depths: Vec<u32> = if remove {
             (1..=levels).rev().collect()
         } else {
@@ -202,7 +185,7 @@ impl DistFdtree {
                 }
             }
             if root.is_none() {
-                match lw.ops.open_dir(base, name) {
+                match lw.walker.ops.open_dir(base, name) {
                     Ok(r) => root = Some(r),
                     Err(e) => {
                         failed = Some(anyhow!("open {}: {e}", self.root_name()));
@@ -212,12 +195,12 @@ impl DistFdtree {
             }
             if let Some(r) = &root {
                 if let Err(e) = lw.level(r, *depth, rank, size, remove) {
-                    lw.flush_progress();
+                    lw.walker.flush_progress();
                     failed = Some(walk_err(e));
                 }
             }
         }
-        lw.flush_progress();
+        lw.walker.flush_progress();
         lw.close();
         drop(root);
         if remove {
@@ -225,7 +208,8 @@ impl DistFdtree {
                 comm.notify_failed();
             }
             if comm.all(failed.is_none()) && comm.is_root() {
-                lw.ops
+                lw.walker
+                    .ops
                     .rmdir(base, name)
                     .with_context(|| format!("rmdir {}", self.root_name()))?;
                 progress.fetch_add(1, Ordering::Relaxed);

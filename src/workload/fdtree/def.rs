@@ -1,8 +1,9 @@
 //! fdtree's registration: its stored name, what it can do, how its study-file spec builds the
 //! engine, and how `fslab cleanup` removes a tree a killed run left.
 
-use super::{record, sweep, Fdtree, FdtreeSpec};
-use crate::workload::{Caps, Counts, Larger, ResultClass, TreeOps};
+use super::record::{self, TreeRecord};
+use super::{sweep, Fdtree, FdtreeSpec};
+use crate::workload::{provenance, Caps, Counts, Larger, ResultClass, TreeOps};
 use anyhow::Result;
 use std::path::Path;
 
@@ -54,7 +55,7 @@ fn remove_tree(parent: &Path, name: &str) -> Result<String, String> {
         .map_err(|e| e.to_string())?
         .into_result(&parent.join(name))
         .map_err(|e| format!("{e:#}"))?;
-    record::remove(parent, name).map_err(|e| format!("{e:#}"))?;
+    provenance::remove::<TreeRecord>(parent, name).map_err(|e| format!("{e:#}"))?;
     Ok(format!(
         "fdtree tree {} ({} files, {} directories)",
         parent.join(name).display(),
@@ -65,7 +66,7 @@ fn remove_tree(parent: &Path, name: &str) -> Result<String, String> {
 
 /// The record of a tree that is gone goes too, if it is fslab's record of that tree.
 fn forget_tree(parent: &Path, name: &str) {
-    if let Ok(Some(_)) = record::read(parent, name) {
-        let _ = record::remove(parent, name);
+    if let Ok(Some(_)) = provenance::read::<TreeRecord>(parent, name) {
+        let _ = provenance::remove::<TreeRecord>(parent, name);
     }
 }

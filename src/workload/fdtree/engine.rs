@@ -1,14 +1,17 @@
 //! Running one fdtree repetition: worker threads (each with its own file-descriptor table,
 //! [`crate::workload::workers`]), phase barriers, timing and metrics.
 
-use super::record;
-use super::sweep::{sweep_tree, SweepShape};
-use super::tree::{FsOps, NullOps, Ops, Shape, WalkError, Walker};
+use super::record::TreeRecord;
+use super::sweep::sweep_partial;
+use super::tree::{FsOps, NullOps, Ops, WalkError, Walker};
 use super::{Backend, Counts, FdtreeParams, Mode, Phase, PHASES};
 use crate::metric::{Metric, Unit};
 use crate::workload::workers::{FirstError, PhaseGate, Seen, Tally};
-use crate::workload::{Creates, Observer, Requirements, Target, Workload};
+use crate::workload::{provenance, Creates, Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Context, Result};
+use rustix::fd::OwnedFd;
+use rustix::fs::OFlags;
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -56,13 +59,24 @@ pub struct RepOutcome {
     pub started: chrono::DateTime<chrono::Local>,
 }
 
+/// The start directory as the walk sees it (`O_PATH`) and as syncfs needs it: syncfs needs a
+/// real descriptor; O_PATH ones are refused with EBADF.
+pub fn open_start_dir(dir: &Path) -> Result<(OwnedFd, OwnedFd)> {
+    let open = |flags| {
+        let flags = flags | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        rustix::fs::open(dir, flags, rustix::fs::Mode::empty())
+            .with_context(|| format!("cannot open start directory {}", dir.display()))
+    };
+    Ok((open(OFlags::PATH)?, open(OFlags::RDONLY)?))
+}
+
 /// The fdtree engine.
 pub struct Fdtree {
     params: FdtreeParams,
     counts: Counts,
     /// Roots this repetition made (or, for `-R`, was given and verified), for cleanup.
     live_roots: Vec<PathBuf>,
-    /// Write a record beside every tree (ad-hoc runs; see [`record`]).
+    /// Write a record beside every tree (ad-hoc runs; see [`super::record`]).
     records: bool,
     /// The last repetition's details, for fdtree-format output.
     pub last: Option<RepOutcome>,
@@ -88,11 +102,6 @@ impl Fdtree {
     pub fn with_records(mut self, on: bool) -> Fdtree {
         self.records = on;
         self
-    }
-
-    /// The parameters.
-    pub fn params(&self) -> &FdtreeParams {
-        &self.params
     }
 
     /// Root names for this process (`LEVEL0.<host>.<pid>[.<i>]`).
@@ -128,18 +137,7 @@ impl Fdtree {
         let started = chrono::Local::now();
         let phases = match self.params.backend {
             Backend::Fs => {
-                let base = FsOps::open_path(start_dir).with_context(|| {
-                    format!("cannot open start directory {}", start_dir.display())
-                })?;
-                // syncfs needs a real descriptor; O_PATH ones are refused with EBADF.
-                let sync_dir = rustix::fs::open(
-                    start_dir,
-                    rustix::fs::OFlags::RDONLY
-                        | rustix::fs::OFlags::DIRECTORY
-                        | rustix::fs::OFlags::CLOEXEC,
-                    rustix::fs::Mode::empty(),
-                )
-                .with_context(|| format!("cannot open start directory {}", start_dir.display()))?;
+                let (base, sync_dir) = open_start_dir(start_dir)?;
                 if self.params.mode == Mode::RemoveOnly {
                     // Verified by the caller: these trees are fslab's.
                     self.live_roots = names.iter().map(|n| start_dir.join(n)).collect();
@@ -155,7 +153,7 @@ impl Fdtree {
                     }
                     if self.records {
                         for n in &names {
-                            record::write(start_dir, &record::TreeRecord::new(n, &self.params))?;
+                            provenance::write(start_dir, &TreeRecord::new(n, &self.params))?;
                         }
                     }
                 }
@@ -163,25 +161,23 @@ impl Fdtree {
                 // The roots this run made itself: only these are ever swept on failure.
                 let made = std::sync::Mutex::new(Vec::new());
                 let records = self.records;
+                let mkdir_done = |n: &str| {
+                    // The record gets the root's inode right away, untimed: a run killed
+                    // from here on leaves a record that names exactly this directory.
+                    made.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(n.to_string());
+                    if records {
+                        provenance::complete::<TreeRecord>(start_dir, n)?;
+                    }
+                    Ok(())
+                };
                 let r = self.run_phases(
                     &names,
                     obs,
-                    |_| FsOps::new(fb),
-                    |ops, n| Ok(ops.open_dir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
-                    |ops, n| {
-                        ops.mkdir(&base, &std::ffi::CString::new(n.as_bytes())?)?;
-                        // The record gets the root's inode right away, untimed: a run killed
-                        // from here on leaves a record that names exactly this directory.
-                        let t = Instant::now();
-                        made.lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push(n.to_string());
-                        if records {
-                            record::complete(start_dir, n)?;
-                        }
-                        Ok(t.elapsed())
-                    },
-                    |ops, n| Ok(ops.rmdir(&base, &std::ffi::CString::new(n.as_bytes())?)?),
+                    || FsOps::new(fb),
+                    &base,
+                    &mkdir_done,
                     Some(&sync_dir),
                 );
                 let made = made.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -190,15 +186,7 @@ impl Fdtree {
                 after?;
                 phases
             }
-            Backend::Null => self.run_phases(
-                &names,
-                obs,
-                |_| NullOps,
-                |_, _| Ok(()),
-                |_, _| Ok(Duration::ZERO),
-                |_, _| Ok(()),
-                None,
-            )?,
+            Backend::Null => self.run_phases(&names, obs, || NullOps, &(), &|_| Ok(()), None)?,
         };
         let out = RepOutcome {
             phases,
@@ -209,33 +197,24 @@ impl Fdtree {
         Ok(out)
     }
 
-    /// The multi-threaded phase loop, generic over the operations.
-    #[allow(clippy::too_many_arguments)]
-    fn run_phases<O, MkOps, OpenRoot, MkRoot, RmRoot>(
+    /// The multi-threaded phase loop, generic over the operations: `base` is the start
+    /// directory as they see it, and `mkdir_done(root)` the untimed bookkeeping after a
+    /// root's mkdir.
+    fn run_phases<O: Ops>(
         &self,
         names: &[String],
         obs: &dyn Observer,
-        make_ops: MkOps,
-        open_root: OpenRoot,
-        mk_root: MkRoot,
-        rm_root: RmRoot,
-        sync_fd: Option<&rustix::fd::OwnedFd>,
+        make_ops: impl Fn() -> O + Sync,
+        base: &O::Dir,
+        mkdir_done: &(dyn Fn(&str) -> Result<()> + Sync),
+        sync_fd: Option<&OwnedFd>,
     ) -> Result<Vec<PhaseTiming>>
     where
-        O: Ops,
-        MkOps: Fn(usize) -> O + Sync,
-        OpenRoot: Fn(&mut O, &str) -> Result<O::Dir> + Sync,
-        MkRoot: Fn(&mut O, &str) -> Result<Duration> + Sync,
-        RmRoot: Fn(&mut O, &str) -> Result<()> + Sync,
+        O::Dir: Sync,
     {
         let threads = self.params.threads;
         let phases = self.phases();
-        let shape = Shape {
-            dirs: self.params.dirs,
-            files: self.params.files,
-            levels: self.params.levels,
-            file_bytes: self.params.file_bytes(),
-        };
+        let shape = self.params.shape();
         let gate = PhaseGate::new(threads);
         let abort = AtomicBool::new(false);
         // Each worker counts on its own cache line; the coordinator sums them.
@@ -250,46 +229,46 @@ impl Fdtree {
         std::thread::scope(|s| {
             let (gate, abort, tally, first_error, spans, stop) =
                 (&gate, &abort, &tally, &first_error, &spans, &stop);
-            let (make_ops, open_root, mk_root, rm_root, phases) =
-                (&make_ops, &open_root, &mk_root, &rm_root, &phases);
+            let (make_ops, phases) = (&make_ops, &phases);
             let worker = move |tid: usize| {
                 let root_name = &names[tid];
-                let mut walker = Walker::new(make_ops(tid), shape, tally.slot(tid), stop);
+                let mut walker = Walker::new(make_ops(), shape, tally.slot(tid), stop);
                 let fail = |e: anyhow::Error| {
                     abort.store(true, Ordering::Relaxed);
                     first_error.note(e);
                 };
                 let walk_err = |e: WalkError| e.into_error(root_name);
                 let mut seen = Seen::default();
-                for (pi, phase) in phases.iter().enumerate() {
+                for (pi, &phase) in phases.iter().enumerate() {
                     gate.start(&mut seen);
                     if !abort.load(Ordering::Relaxed) {
                         let mut start = Instant::now();
-                        let level = shape.levels;
-                        let r: Result<()> = (|| match *phase {
-                            Phase::DirCreate => {
+                        let r: Result<()> = (|| {
+                            let c = CString::new(root_name.as_bytes())?;
+                            if phase == Phase::DirCreate {
+                                let made = walker.ops.mkdir(base, &c).map_err(anyhow::Error::from);
                                 // Bookkeeping after the root's mkdir is not timed.
-                                start += mk_root(&mut walker.ops, root_name)
+                                let t = Instant::now();
+                                made.and_then(|()| mkdir_done(root_name))
                                     .with_context(|| format!("mkdir {root_name}"))?;
-                                let root = open_root(&mut walker.ops, root_name)?;
-                                walker.create_dirs(&root, level).map_err(walk_err)
+                                start += t.elapsed();
                             }
-                            Phase::FileCreate => {
-                                let root = open_root(&mut walker.ops, root_name)?;
-                                walker.create_files(&root, level).map_err(walk_err)
+                            let root = walker.ops.open_dir(base, &c);
+                            let root = match phase {
+                                Phase::FileRemove => {
+                                    root.with_context(|| format!("open tree root {root_name}"))?
+                                }
+                                _ => root?,
+                            };
+                            walker.walk(phase, &root, shape.levels).map_err(walk_err)?;
+                            drop(root);
+                            if phase == Phase::DirRemove {
+                                walker
+                                    .ops
+                                    .rmdir(base, &c)
+                                    .with_context(|| format!("rmdir {root_name}"))?;
                             }
-                            Phase::FileRemove => {
-                                let root = open_root(&mut walker.ops, root_name)
-                                    .with_context(|| format!("open tree root {root_name}"))?;
-                                walker.remove_files(&root, level).map_err(walk_err)
-                            }
-                            Phase::DirRemove => {
-                                let root = open_root(&mut walker.ops, root_name)?;
-                                walker.remove_dirs(&root, level).map_err(walk_err)?;
-                                drop(root);
-                                rm_root(&mut walker.ops, root_name)
-                                    .with_context(|| format!("rmdir {root_name}"))
-                            }
+                            Ok(())
                         })();
                         let end = Instant::now();
                         walker.flush_progress();
@@ -324,7 +303,7 @@ impl Fdtree {
                 gate.open();
                 gate.wait_finished(Duration::from_millis(100), || obs.progress(tally.total()));
                 obs.progress(tally.total());
-                let sync_span = if self.params.sync && !abort.load(Ordering::Relaxed) {
+                let sync_span = (self.params.sync && !abort.load(Ordering::Relaxed)).then(|| {
                     let t = Instant::now();
                     if let Some(fd) = sync_fd {
                         // Never return early here: the workers are waiting for the next phase.
@@ -333,10 +312,8 @@ impl Fdtree {
                             first_error.note(anyhow!("syncfs after {phase}: {e}"));
                         }
                     }
-                    Some((t, Instant::now()))
-                } else {
-                    None
-                };
+                    (t, Instant::now())
+                });
                 obs.phase_finished(phase.as_str());
                 if abort.load(Ordering::Relaxed) {
                     continue;
@@ -379,41 +356,31 @@ impl Fdtree {
     /// Metrics of one repetition's timings.
     pub fn metrics(&self, phases: &[PhaseTiming]) -> Vec<Metric> {
         let mut m = Vec::new();
-        let per_thread_items = |p: &PhaseTiming| p.items / self.params.threads as u64;
         for p in phases {
+            let mut push = |name, unit, value| m.push(Metric::new(p.phase, name, unit, value));
             let kind = p.kind();
             let unit = kind.map_or(Unit::FilesPerSec, Phase::rate_unit);
             let secs = p.elapsed.max(1e-9);
-            m.push(Metric::new(p.phase, "elapsed", Unit::Seconds, p.elapsed));
-            m.push(Metric::new(p.phase, "rate", unit, p.items as f64 / secs));
+            push("elapsed", Unit::Seconds, p.elapsed);
+            push("rate", unit, p.items as f64 / secs);
             if kind.is_some_and(Phase::writes_data) {
                 let kib = (p.items * self.params.file_bytes()) as f64 / 1024.0;
-                m.push(Metric::new(
-                    p.phase,
-                    "throughput",
-                    Unit::KiBPerSec,
-                    kib / secs,
-                ));
+                push("throughput", Unit::KiBPerSec, kib / secs);
             }
             if let Some(s) = p.sync {
-                m.push(Metric::new(p.phase, "sync_time", Unit::Seconds, s));
+                push("sync_time", Unit::Seconds, s);
             }
             if self.params.threads > 1 {
                 let rates: Vec<f64> = p
                     .per_thread
                     .iter()
-                    .map(|t| per_thread_items(p) as f64 / t.max(1e-9))
+                    .map(|t| (p.items / self.params.threads as u64) as f64 / t.max(1e-9))
                     .collect();
                 let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
                 let max = rates.iter().copied().fold(0.0, f64::max);
-                m.push(Metric::new(p.phase, "thread_rate_min", unit, min));
-                m.push(Metric::new(p.phase, "thread_rate_max", unit, max));
-                m.push(Metric::new(
-                    p.phase,
-                    "start_skew",
-                    Unit::Seconds,
-                    p.start_skew,
-                ));
+                push("thread_rate_min", unit, min);
+                push("thread_rate_max", unit, max);
+                push("start_skew", Unit::Seconds, p.start_skew);
             }
         }
         m
@@ -445,55 +412,32 @@ impl Fdtree {
             let exists = made.contains(n) || mode == Mode::RemoveOnly;
             let gone = ok && mode != Mode::CreateOnly;
             if gone || !exists {
-                record::remove(start_dir, n)?;
+                provenance::remove::<TreeRecord>(start_dir, n)?;
             } else if mode != Mode::RemoveOnly && start_dir.join(n).symlink_metadata().is_ok() {
-                record::complete(start_dir, n)?;
+                provenance::complete::<TreeRecord>(start_dir, n)?;
             }
         }
         Ok(())
-    }
-
-    /// The names a tree of these parameters can hold.
-    fn sweep_shape(&self) -> SweepShape {
-        SweepShape {
-            dirs: self.params.dirs,
-            files: self.params.files,
-            levels: self.params.levels,
-            ranks: None,
-        }
     }
 
     /// Remove what is left of the trees this repetition made (or `-R` was given): only
     /// fdtree's own entries (see [`super::sweep`]); anything else stays and is reported.
     fn remove_leftovers(&mut self) -> Result<()> {
         let mut first_err = None;
-        let shape = self.sweep_shape();
+        let shape = self.params.sweep_shape(None);
         for root in std::mem::take(&mut self.live_roots) {
-            let (Some(parent), Some(name)) = (root.parent(), root.file_name()) else {
-                continue;
+            let swept = sweep_partial(&root, &shape);
+            let r = match (root.parent(), root.file_name()) {
+                (Some(parent), Some(name)) if self.records => swept.and_then(|()| {
+                    provenance::remove::<TreeRecord>(parent, &name.to_string_lossy())
+                }),
+                _ => swept,
             };
-            let name = name.to_string_lossy();
-            let swept = sweep_tree(parent, &name, &shape)
-                .map_err(|e| anyhow!("could not remove partial tree {}: {e}", root.display()))
-                .and_then(|s| s.into_result(&root));
-            match swept {
-                Ok(_) if self.records => {
-                    if let Err(e) = record::remove(parent, &name) {
-                        first_err.get_or_insert(e);
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    first_err.get_or_insert(e);
-                }
+            if let Err(e) = r {
+                first_err.get_or_insert(e);
             }
         }
         first_err.map_or(Ok(()), Err)
-    }
-
-    /// Paths of trees that a failed or interrupted run left (create-only keeps its tree).
-    pub fn live_roots(&self) -> &[PathBuf] {
-        &self.live_roots
     }
 }
 

@@ -19,7 +19,7 @@ pub mod report;
 pub mod sweep;
 pub mod tree;
 
-pub use engine::{Fdtree, PhaseTiming, RepOutcome};
+pub use engine::{open_start_dir, Fdtree, PhaseTiming, RepOutcome};
 pub use phase::{Phase, PHASES};
 
 use crate::workload::param::ParamError;
@@ -131,13 +131,9 @@ impl FdtreeParams {
                 self.dirs, self.levels, self.files, self.size_blocks
             )))
         };
-        let mut dirs: u64 = 0;
-        for _ in 0..=self.levels {
-            dirs = dirs
-                .checked_mul(self.dirs)
-                .and_then(|x| x.checked_add(1))
-                .ok_or_else(too_big)?;
-        }
+        let dirs = (0..=self.levels)
+            .try_fold(0u64, |d, _| d.checked_mul(self.dirs)?.checked_add(1))
+            .ok_or_else(too_big)?;
         let files = dirs.checked_mul(self.files).ok_or_else(too_big)?;
         let bytes = files
             .checked_mul(self.size_blocks)
@@ -165,6 +161,26 @@ impl FdtreeParams {
     /// Bytes per file.
     pub fn file_bytes(&self) -> u64 {
         self.size_blocks * BLOCK
+    }
+
+    /// The tree the walk makes.
+    pub fn shape(&self) -> tree::Shape {
+        tree::Shape {
+            dirs: self.dirs,
+            files: self.files,
+            levels: self.levels,
+            file_bytes: self.file_bytes(),
+        }
+    }
+
+    /// The names a tree of these parameters can hold; `ranks` for MPI's shared tree.
+    pub fn sweep_shape(&self, ranks: Option<u64>) -> sweep::SweepShape {
+        sweep::SweepShape {
+            dirs: self.dirs,
+            files: self.files,
+            levels: self.levels,
+            ranks,
+        }
     }
 
     /// Check values that make no sense, with a message naming the fix.
@@ -256,12 +272,9 @@ impl Default for FdtreeSpec {
 impl FdtreeSpec {
     /// The label, or `fdtree -d D -f F -s S -l L`.
     pub fn label(&self) -> String {
-        self.label.clone().unwrap_or_else(|| {
-            format!(
-                "fdtree {}",
-                shape_flags(self.dirs, self.files, self.size_blocks, self.levels)
-            )
-        })
+        self.label
+            .clone()
+            .unwrap_or_else(|| format!("fdtree {}", self.params().flags()))
     }
 
     /// The engine parameters of this shape, unchecked; the run's own settings at theirs
@@ -317,35 +330,20 @@ mod tests {
             (d.dirs, d.files, d.bytes / 1024),
             (11111, 111_110, 4_444_400)
         );
-        let one = FdtreeParams {
-            levels: 0,
-            ..Default::default()
-        }
-        .counts()
-        .unwrap();
+        let one = shaped(10, 10, 10, 0).counts().unwrap();
         assert_eq!((one.dirs, one.files), (1, 10));
     }
 
     #[test]
     fn absurd_and_zero_values_are_refused() {
-        let huge = FdtreeParams {
-            dirs: 1000,
-            levels: 10,
-            ..Default::default()
-        };
+        let huge = shaped(1000, 10, 10, 10);
         assert!(huge.validate().unwrap_err().to_string().contains("2^64"));
         let d = FdtreeParams::default;
         for (p, ok) in [
             (FdtreeParams { dirs: 0, ..d() }, false),
             (FdtreeParams { files: 0, ..d() }, false),
             (FdtreeParams { threads: 0, ..d() }, false),
-            (
-                FdtreeParams {
-                    size_blocks: 0,
-                    ..d()
-                },
-                true,
-            ),
+            (shaped(10, 10, 0, 4), true),
         ] {
             assert_eq!(p.validate().is_ok(), ok, "{p:?}");
         }

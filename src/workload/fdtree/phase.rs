@@ -26,24 +26,36 @@ pub const PHASES: [Phase; 4] = [
 ];
 
 impl Phase {
+    /// Per phase, in the order of [`PHASES`]: the stored name, fdtree.bash's name for it in
+    /// its report and the words of its rate line there (padded as fdtree.bash pads them).
+    const TEXT: [(&'static str, &'static str, &'static str); 4] = [
+        (
+            "dir_create",
+            "DIRECTORY CREATE",
+            "Directory creates per second",
+        ),
+        ("file_create", "FILE CREATE", "File creates per second     "),
+        ("file_remove", "FILE REMOVE", "File removals per second    "),
+        (
+            "dir_remove",
+            "DIRECTORY REMOVE",
+            "Directory removals per second",
+        ),
+    ];
+
     /// The stored name, used as the metric phase (`dir_create`, …).
     pub const fn as_str(self) -> &'static str {
-        match self {
-            Phase::DirCreate => "dir_create",
-            Phase::FileCreate => "file_create",
-            Phase::FileRemove => "file_remove",
-            Phase::DirRemove => "dir_remove",
-        }
+        Self::TEXT[self as usize].0
     }
 
     /// fdtree.bash's name for the phase in its report (`DIRECTORY CREATE`, …).
     pub const fn label(self) -> &'static str {
-        match self {
-            Phase::DirCreate => "DIRECTORY CREATE",
-            Phase::FileCreate => "FILE CREATE",
-            Phase::FileRemove => "FILE REMOVE",
-            Phase::DirRemove => "DIRECTORY REMOVE",
-        }
+        Self::TEXT[self as usize].1
+    }
+
+    /// fdtree.bash's words for the phase's rate in its report (`Directory creates per second`).
+    pub const fn rate_words(self) -> &'static str {
+        Self::TEXT[self as usize].2
     }
 
     /// The phase with the stored name `name`, if it is one.

@@ -17,7 +17,7 @@ use crate::workload::fdtree::sweep::SweepShape;
 use crate::workload::provenance::{self, Purpose};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Prefix of every tree root fdtree names (`LEVEL0.<host>.<pid>[.<i>]`).
 pub const ROOT_PREFIX: &str = "LEVEL0.";
@@ -88,31 +88,6 @@ impl TreeRecord {
 
 provenance::impl_record!(TreeRecord, name: root, prefix: ".fslab-tree.", kind: "fdtree", what: "tree record");
 
-/// Where the record of tree `root` in `start_dir` lives.
-pub fn path(start_dir: &Path, root: &str) -> PathBuf {
-    provenance::path::<TreeRecord>(start_dir, root)
-}
-
-/// Write (or replace) a record, atomically.
-pub fn write(start_dir: &Path, rec: &TreeRecord) -> Result<()> {
-    provenance::write(start_dir, rec)
-}
-
-/// Read the record of `root`, if there is one.
-pub fn read(start_dir: &Path, root: &str) -> Result<Option<TreeRecord>> {
-    provenance::read(start_dir, root)
-}
-
-/// Add the root's device and inode numbers to its record (after the root was made).
-pub fn complete(start_dir: &Path, root: &str) -> Result<()> {
-    provenance::complete::<TreeRecord>(start_dir, root)
-}
-
-/// Remove the record of `root` (the tree is gone).
-pub fn remove(start_dir: &Path, root: &str) -> Result<()> {
-    provenance::remove::<TreeRecord>(start_dir, root)
-}
-
 /// Check that `name` is a plain tree-root name: one path component, fdtree's prefix.
 pub fn check_root_name(name: &str) -> Result<()> {
     if name.is_empty()
@@ -152,23 +127,29 @@ mod tests {
     fn a_recorded_tree_verifies_and_a_replaced_one_does_not() {
         let t = tempfile::tempdir().unwrap();
         let root = "LEVEL0.h.7";
-        write(t.path(), &TreeRecord::new(root, &params())).unwrap();
+        provenance::write(t.path(), &TreeRecord::new(root, &params())).unwrap();
         std::fs::create_dir(t.path().join(root)).unwrap();
         // Intent only (killed before the run ended): accepted on the record.
         assert_eq!(
             verify(t.path(), root).unwrap().flags(),
             "-d 2 -f 3 -s 1 -l 2"
         );
-        complete(t.path(), root).unwrap();
-        assert!(read(t.path(), root).unwrap().unwrap().ino.is_some());
+        provenance::complete::<TreeRecord>(t.path(), root).unwrap();
+        assert!(provenance::read::<TreeRecord>(t.path(), root)
+            .unwrap()
+            .unwrap()
+            .ino
+            .is_some());
         verify(t.path(), root).unwrap();
         // Replaced by another directory of the same name: refused.
         std::fs::rename(t.path().join(root), t.path().join("other")).unwrap();
         std::fs::create_dir(t.path().join(root)).unwrap();
         let e = verify(t.path(), root).unwrap_err().to_string();
         assert!(e.contains("inode differs"), "{e}");
-        remove(t.path(), root).unwrap();
-        assert!(read(t.path(), root).unwrap().is_none());
+        provenance::remove::<TreeRecord>(t.path(), root).unwrap();
+        assert!(provenance::read::<TreeRecord>(t.path(), root)
+            .unwrap()
+            .is_none());
     }
 
     #[test]
@@ -179,7 +160,7 @@ mod tests {
         std::fs::create_dir(t.path().join(users)).unwrap();
         std::fs::write(t.path().join(users).join("L1F1"), b"mine").unwrap();
         std::thread::sleep(std::time::Duration::from_millis(300));
-        write(t.path(), &TreeRecord::new(users, &params())).unwrap();
+        provenance::write(t.path(), &TreeRecord::new(users, &params())).unwrap();
         let e = verify(t.path(), users).unwrap_err().to_string();
         assert!(
             e.contains("has no inode") && e.contains("existed before"),
@@ -189,7 +170,7 @@ mod tests {
         let late = "LEVEL0.host.778";
         let mut rec = TreeRecord::new(late, &params());
         rec.created_at = "2020-01-01T00:00:00.000Z".into();
-        write(t.path(), &rec).unwrap();
+        provenance::write(t.path(), &rec).unwrap();
         std::fs::create_dir(t.path().join(late)).unwrap();
         let e = verify(t.path(), late).unwrap_err().to_string();
         assert!(e.contains("after the run"), "{e}");
@@ -211,7 +192,7 @@ mod tests {
         let e = verify(t.path(), "LEVEL0.x.1").unwrap_err().to_string();
         assert!(e.contains("no fslab record"), "{e}");
         std::os::unix::fs::symlink(t.path().join("results"), t.path().join("LEVEL0.x.2")).unwrap();
-        write(t.path(), &TreeRecord::new("LEVEL0.x.2", &params())).unwrap();
+        provenance::write(t.path(), &TreeRecord::new("LEVEL0.x.2", &params())).unwrap();
         let e = verify(t.path(), "LEVEL0.x.2").unwrap_err().to_string();
         assert!(e.contains("not a directory"), "{e}");
     }

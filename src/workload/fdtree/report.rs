@@ -6,39 +6,25 @@
 use super::{Counts, FdtreeParams, Phase, RepOutcome};
 use std::path::Path;
 
-/// fdtree.bash's report for one repetition, with sub-second times and fractional rates.
-pub fn fdtree_report(p: &FdtreeParams, start: &Path, out: &RepOutcome) -> String {
-    let t = p.total_counts().unwrap_or_default();
-    fdtree_report_counts(p, t, start, out)
-}
-
-/// [`fdtree_report`] with the totals given (MPI runs count over ranks).
-pub fn fdtree_report_counts(p: &FdtreeParams, t: Counts, start: &Path, out: &RepOutcome) -> String {
+/// fdtree.bash's report for one repetition, with sub-second times and fractional rates; `t`
+/// the run's totals (all threads, or under MPI all ranks).
+pub fn fdtree_report(p: &FdtreeParams, t: Counts, start: &Path, out: &RepOutcome) -> String {
     use std::fmt::Write;
-    let mut s = String::new();
     let root = out.roots.first().cloned().unwrap_or_default();
-    let _ = writeln!(
-        s,
-        "fdtree-1.0.2 (fslab {}): starting at {}/{}/",
+    let mut s = format!(
+        "fdtree-1.0.2 (fslab {}): starting at {}/{root}/
+\tcreating/deleting {} directory levels with {} directories at each level
+\tfor a total of {} directories
+\twith {} files of size {}KiB per directory
+\tfor a total of {} files and {}KiB
+",
         env!("CARGO_PKG_VERSION"),
         start.display(),
-        root
-    );
-    let _ = writeln!(
-        s,
-        "\tcreating/deleting {} directory levels with {} directories at each level",
-        p.levels, p.dirs
-    );
-    let _ = writeln!(s, "\tfor a total of {} directories", t.dirs);
-    let _ = writeln!(
-        s,
-        "\twith {} files of size {}KiB per directory",
+        p.levels,
+        p.dirs,
+        t.dirs,
         p.files,
-        p.size_blocks * 4
-    );
-    let _ = writeln!(
-        s,
-        "\tfor a total of {} files and {}KiB",
+        p.size_blocks * 4,
         t.files,
         t.bytes / 1024
     );
@@ -49,20 +35,13 @@ pub fn fdtree_report_counts(p: &FdtreeParams, t: Counts, start: &Path, out: &Rep
     };
     for ph in &out.phases {
         let rate = ph.items as f64 / ph.elapsed.max(1e-9);
-        let _ = writeln!(s, "{}", date(ph.t_in));
-        let _ = writeln!(s, "{}", date(ph.t_out));
+        let _ = writeln!(s, "{}\n{}", date(ph.t_in), date(ph.t_out));
         let times = format!("{:.3}, {:.3}, {:.3}", ph.t_in, ph.t_out, ph.elapsed);
         // fdtree pads its headings to one column; "DIRECTORY …" is the widest.
         let phase = ph.kind().unwrap_or(Phase::DirRemove);
         let heading = format!("{} TIME IN, OUT, TOTAL", phase.label());
         let _ = writeln!(s, "{heading:<37}= {times}");
-        let words = match phase {
-            Phase::DirCreate => "Directory creates per second",
-            Phase::FileCreate => "File creates per second     ",
-            Phase::FileRemove => "File removals per second    ",
-            Phase::DirRemove => "Directory removals per second",
-        };
-        let _ = writeln!(s, "\t{words} =  {rate:.2}");
+        let _ = writeln!(s, "\t{} =  {rate:.2}", phase.rate_words());
         if phase.writes_data() {
             let kib = (ph.items * p.file_bytes()) as f64 / 1024.0 / ph.elapsed.max(1e-9);
             let _ = writeln!(s, "\tKiB per second               =  {kib:.2}");
@@ -104,7 +83,7 @@ mod tests {
             roots: vec!["LEVEL0.h.1".into()],
             started,
         };
-        let text = fdtree_report(&p, Path::new("/m"), &out);
+        let text = fdtree_report(&p, p.total_counts().unwrap(), Path::new("/m"), &out);
         let expected = format!(
             "fdtree-1.0.2 (fslab {}): starting at /m/LEVEL0.h.1/
 \tcreating/deleting 2 directory levels with 2 directories at each level

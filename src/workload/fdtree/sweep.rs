@@ -97,6 +97,18 @@ pub fn sweep_tree(parent: &Path, root_name: &str, shape: &SweepShape) -> std::io
     })
 }
 
+/// [`sweep_tree`] of the partial tree at `root` a failed run left: what fdtree did not make
+/// stays and is an error naming it.
+pub fn sweep_partial(root: &Path, shape: &SweepShape) -> anyhow::Result<()> {
+    let (Some(parent), Some(name)) = (root.parent(), root.file_name()) else {
+        return Ok(());
+    };
+    sweep_tree(parent, &name.to_string_lossy(), shape)
+        .map_err(|e| anyhow::anyhow!("could not remove partial tree {}: {e}", root.display()))?
+        .into_result(root)
+        .map(drop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

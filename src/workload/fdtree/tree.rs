@@ -9,6 +9,7 @@
 //! post-order. Every operation is relative to an `O_PATH` descriptor of its parent, so the
 //! kernel never re-walks a long path.
 
+use super::Phase;
 use std::ffi::CStr;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,6 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Name {
     buf: [u8; 48],
     len: usize,
+    /// Where the NUL is: at `len`, or after a rank's suffix ([`Name::with_rank`]).
+    end: usize,
 }
 
 fn push_u64(buf: &mut [u8; 48], pos: usize, v: u64) -> usize {
@@ -36,14 +39,29 @@ impl Name {
         buf[pos] = kind;
         pos = push_u64(&mut buf, pos + 1, n);
         buf[pos] = 0;
-        Name { buf, len: pos }
+        Name {
+            buf,
+            len: pos,
+            end: pos,
+        }
+    }
+
+    /// The name with `.r<rank>` after it in its C string (MPI's shared tree, where every
+    /// rank has its files in every directory); [`Name::as_str`], which messages show, stays
+    /// fdtree's name.
+    #[inline]
+    pub fn with_rank(mut self, rank: u32) -> Name {
+        self.buf[self.end..self.end + 2].copy_from_slice(b".r");
+        self.end = push_u64(&mut self.buf, self.end + 2, u64::from(rank));
+        self.buf[self.end] = 0;
+        self
     }
 
     /// The name as a C string.
     #[inline]
     pub fn as_cstr(&self) -> &CStr {
-        // The buffer always holds exactly one NUL, at `len`.
-        CStr::from_bytes_with_nul(&self.buf[..=self.len]).unwrap_or(c"")
+        // The buffer always holds exactly one NUL, at `end`.
+        CStr::from_bytes_with_nul(&self.buf[..=self.end]).unwrap_or(c"")
     }
 
     /// The name as text.
@@ -81,10 +99,12 @@ pub struct Walker<'a, O: Ops> {
     /// Items between progress updates and stop checks (default [`PROGRESS_EVERY`]; MPI mode
     /// checks more often so a stonewall or a failed rank is noticed sooner).
     pub check_every: u64,
+    /// MPI's shared tree: this rank's files carry `.r<rank>` ([`Name::with_rank`]).
+    pub rank_files: Option<u32>,
     /// Items since the last progress update.
     pending: u64,
     /// Path components of the current position, for error messages only.
-    trail: Vec<Name>,
+    pub(crate) trail: Vec<Name>,
 }
 
 /// How many items a walker does between progress-counter updates.
@@ -99,13 +119,15 @@ impl<'a, O: Ops> Walker<'a, O> {
             progress,
             stop,
             check_every: PROGRESS_EVERY,
+            rank_files: None,
             pending: 0,
             trail: Vec::new(),
         }
     }
 
+    /// Count one item done; every `check_every` items flush the count and poll `stop`.
     #[inline]
-    fn tick(&mut self) -> Result<(), WalkError> {
+    pub fn tick(&mut self) -> Result<(), WalkError> {
         self.pending += 1;
         if self.pending >= self.check_every {
             self.flush_progress();
@@ -122,7 +144,8 @@ impl<'a, O: Ops> Walker<'a, O> {
         self.pending = 0;
     }
 
-    fn err(&self, op: &'static str, name: &Name, err: io::Error) -> WalkError {
+    /// The error of `op` on `name` at the current position.
+    pub(crate) fn err(&self, op: &'static str, name: &Name, err: io::Error) -> WalkError {
         let mut path: Vec<&str> = self.trail.iter().map(|n| n.as_str()).collect();
         path.push(name.as_str());
         WalkError::Io {
@@ -130,21 +153,6 @@ impl<'a, O: Ops> Walker<'a, O> {
             path: path.join("/"),
             err,
         }
-    }
-
-    fn descend<F>(&mut self, parent: &O::Dir, level: u32, n: u64, mut f: F) -> Result<(), WalkError>
-    where
-        F: FnMut(&mut Self, &O::Dir, u32) -> Result<(), WalkError>,
-    {
-        let name = Name::new(level, b'D', n);
-        let dir = self
-            .ops
-            .open_dir(parent, name.as_cstr())
-            .map_err(|e| self.err("open", &name, e))?;
-        self.trail.push(name);
-        let r = f(self, &dir, level - 1);
-        self.trail.pop();
-        r
     }
 
     /// Do `op` (`what` in messages) on the entries of `kind` (`b'D'` or `b'F'`) of `dir` at
@@ -163,7 +171,10 @@ impl<'a, O: Ops> Walker<'a, O> {
             self.shape.files
         };
         for n in (1..=count).rev() {
-            let name = Name::new(level, kind, n);
+            let name = match self.rank_files {
+                Some(rank) if kind == b'F' => Name::new(level, kind, n).with_rank(rank),
+                _ => Name::new(level, kind, n),
+            };
             op(&mut self.ops, dir, name.as_cstr()).map_err(|e| self.err(what, &name, e))?;
             self.tick()?;
         }
@@ -176,9 +187,27 @@ impl<'a, O: Ops> Walker<'a, O> {
         F: FnMut(&mut Self, &O::Dir, u32) -> Result<(), WalkError>,
     {
         for n in (1..=self.shape.dirs).rev() {
-            self.descend(dir, level, n, &mut f)?;
+            let name = Name::new(level, b'D', n);
+            let sub = self
+                .ops
+                .open_dir(dir, name.as_cstr())
+                .map_err(|e| self.err("open", &name, e))?;
+            self.trail.push(name);
+            let r = f(self, &sub, level - 1);
+            self.trail.pop();
+            r?;
         }
         Ok(())
+    }
+
+    /// Run `phase` over the tree below `root` (at `level`).
+    pub fn walk(&mut self, phase: Phase, root: &O::Dir, level: u32) -> Result<(), WalkError> {
+        match phase {
+            Phase::DirCreate => self.create_dirs(root, level),
+            Phase::FileCreate => self.create_files(root, level),
+            Phase::FileRemove => self.remove_files(root, level),
+            Phase::DirRemove => self.remove_dirs(root, level),
+        }
     }
 
     /// Phase 1: make the subdirectories of `dir` (at `level`) and, recursively, theirs.
@@ -230,12 +259,7 @@ mod tests {
     use crate::workload::fsops::Recorder;
 
     fn walker<'a>(progress: &'a AtomicU64, stop: &'a dyn Fn() -> bool) -> Walker<'a, Recorder> {
-        let shape = Shape {
-            dirs: 2,
-            files: 2,
-            levels: 2,
-            file_bytes: 8192,
-        };
+        let shape = crate::workload::fdtree::shaped(2, 2, 2, 2).shape();
         Walker::new(Recorder::default().without_opens(), shape, progress, stop)
     }
 
@@ -244,6 +268,10 @@ mod tests {
         assert_eq!(Name::new(4, b'D', 10).as_str(), "L4D10");
         assert_eq!(Name::new(0, b'F', 1).as_cstr().to_bytes(), b"L0F1");
         assert_eq!(Name::new(123, b'F', 4567890).as_str(), "L123F4567890");
+        let shared = Name::new(u32::MAX, b'F', u64::MAX).with_rank(u32::MAX);
+        assert_eq!(shared.as_str(), format!("L{}F{}", u32::MAX, u64::MAX));
+        let cstr = format!("L{}F{}.r{}", u32::MAX, u64::MAX, u32::MAX);
+        assert_eq!(shared.as_cstr().to_bytes(), cstr.as_bytes());
     }
 
     #[test]
@@ -320,12 +348,7 @@ rmdir R/L2D1";
             .fail_on("create", "L0F1", 28);
         let p = AtomicU64::new(0);
         let never = || false;
-        let shape = Shape {
-            dirs: 1,
-            files: 1,
-            levels: 1,
-            file_bytes: 0,
-        };
+        let shape = crate::workload::fdtree::shaped(1, 1, 0, 1).shape();
         let mut w = Walker::new(fails, shape, &p, &never);
         match w.create_files(&"R".to_string(), 1) {
             Err(WalkError::Io { op, path, err }) => {
