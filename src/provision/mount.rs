@@ -89,11 +89,6 @@ impl Mounted {
         &self.mountpoint
     }
 
-    /// Whether it is mounted now.
-    pub fn is_active(&self) -> bool {
-        self.active
-    }
-
     /// Unmount, keeping the record (for a remount cycle).
     pub fn unmount_only(&mut self) -> Result<(), ProvisionError> {
         if self.active {
