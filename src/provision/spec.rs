@@ -179,12 +179,19 @@ impl Serialize for DeviceSpec {
 
 /// A size as the shortest exact word: `1G`, `64M`, `4k`, or bytes.
 pub fn size_word(n: u64) -> String {
-    for (suffix, shift) in [("T", 40), ("G", 30), ("M", 20), ("k", 10)] {
-        if n >= 1 << shift && n % (1 << shift) == 0 {
-            return format!("{}{suffix}", n >> shift);
-        }
-    }
-    n.to_string()
+    size_in(n, &[("T", 40), ("G", 30), ("M", 20), ("k", 10)])
+}
+
+/// `n` in the largest of `units` (suffix, power of two, largest first) that divides it
+/// exactly, or in bytes.
+pub(super) fn size_in(n: u64, units: &[(&str, u32)]) -> String {
+    units
+        .iter()
+        .find(|(_, shift)| n >= 1 << shift && n % (1 << shift) == 0)
+        .map_or_else(
+            || n.to_string(),
+            |(suffix, shift)| format!("{}{suffix}", n >> shift),
+        )
 }
 
 /// Where the journal (XFS: log) lives.
