@@ -280,16 +280,31 @@ impl RunDir {
         &self.path
     }
 
+    /// The state document, locked.
+    fn doc(&self) -> std::sync::MutexGuard<'_, StateDoc> {
+        self.doc.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn persist(&self) -> Result<(), ProvisionError> {
-        let doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-        write_doc(&self.path, &doc)
+        write_doc(&self.path, &self.doc())
+    }
+
+    /// Change the state document with `f`, then write it.
+    fn edit(&self, f: impl FnOnce(&mut StateDoc)) -> Result<(), ProvisionError> {
+        f(&mut self.doc());
+        self.persist()
+    }
+
+    /// Change the entry of resource `id` with `f` (if it is still recorded), then write it.
+    fn edit_entry(&self, id: u64, f: impl FnOnce(&mut Entry)) -> Result<(), ProvisionError> {
+        self.edit(|doc| doc.resources.iter_mut().find(|e| e.id == id).map_or((), f))
     }
 
     /// Record a resource before making it; returns its id.
     pub fn record(&self, res: Resource) -> Result<u64, ProvisionError> {
-        let id = {
-            let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-            let id = doc.next_id;
+        let mut id = 0;
+        self.edit(|doc| {
+            id = doc.next_id;
             doc.next_id += 1;
             doc.resources.push(Entry {
                 id,
@@ -298,21 +313,13 @@ impl RunDir {
                 dev: None,
                 ino: None,
             });
-            id
-        };
-        self.persist()?;
+        })?;
         Ok(id)
     }
 
     /// Replace a recorded resource (a loop device's name once known).
     pub fn update(&self, id: u64, res: Resource) -> Result<(), ProvisionError> {
-        {
-            let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(e) = doc.resources.iter_mut().find(|e| e.id == id) {
-                e.res = res;
-            }
-        }
-        self.persist()
+        self.edit_entry(id, |e| e.res = res)
     }
 
     /// This run's directory, opened beneath the work directory (no symbolic link, no `..`).
@@ -329,43 +336,33 @@ impl RunDir {
         path: &Path,
     ) -> Result<Option<(rustix::fd::OwnedFd, std::ffi::OsString)>, ProvisionError> {
         let run = self.open_beneath()?;
-        let doc = self.doc.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let doc = self.doc().clone();
         place(&run, &doc, path).map_err(ProvisionError::Io)
     }
 
     /// Record the device and inode numbers of resource `id`, made just now at `path`.
     pub fn created(&self, id: u64, path: &Path) -> Result<(), ProvisionError> {
-        let Some((dir, name)) = self.place(path)? else {
+        let found = match self.place(path)? {
+            Some((dir, name)) => beneath::ident_at(dir.as_fd(), &name)
+                .map_err(|e| ProvisionError::Io(format!("{}: {e}", path.display())))?,
+            None => None,
+        };
+        let Some((ident, _)) = found else {
             return Err(ProvisionError::Io(format!(
                 "{} is gone right after it was made",
                 path.display()
             )));
         };
-        let Some((ident, _)) = beneath::ident_at(dir.as_fd(), &name)
-            .map_err(|e| ProvisionError::Io(format!("{}: {e}", path.display())))?
-        else {
-            return Err(ProvisionError::Io(format!(
-                "{} is gone right after it was made",
-                path.display()
-            )));
-        };
-        {
-            let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(e) = doc.resources.iter_mut().find(|e| e.id == id) {
-                e.dev = Some(ident.dev);
-                e.ino = Some(ident.ino);
-            }
-        }
-        self.persist()
+        self.edit_entry(id, |e| {
+            e.dev = Some(ident.dev);
+            e.ino = Some(ident.ino);
+        })
     }
 
     /// Remove the image or directory recorded as `id` — resolved beneath the work directory,
     /// only if it is still the entry made (its recorded device and inode) — and forget it.
     pub fn remove(&self, id: u64) -> Result<(), ProvisionError> {
-        let entry = {
-            let doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-            doc.resources.iter().find(|e| e.id == id).cloned()
-        };
+        let entry = self.doc().resources.iter().find(|e| e.id == id).cloned();
         let Some(entry) = entry else {
             return Ok(());
         };
@@ -406,24 +403,18 @@ impl RunDir {
 
     /// Forget a resource after it was torn down.
     pub fn forget(&self, id: u64) -> Result<(), ProvisionError> {
-        {
-            let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-            doc.resources.retain(|e| e.id != id);
-        }
-        self.persist()
+        self.edit(|doc| doc.resources.retain(|e| e.id != id))
     }
 
     /// Record the results database the study is stored in (for `fslab cleanup`).
     pub fn set_db(&self, db: &Path) -> Result<(), ProvisionError> {
         let db = std::fs::canonicalize(db).unwrap_or_else(|_| db.to_path_buf());
-        self.doc.lock().unwrap_or_else(|p| p.into_inner()).db = Some(db);
-        self.persist()
+        self.edit(|doc| doc.db = Some(db))
     }
 
     /// Resources still recorded (newest last).
     pub fn resources(&self) -> Vec<Resource> {
-        let doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-        doc.resources.iter().map(|e| e.res.clone()).collect()
+        self.doc().resources.iter().map(|e| e.res.clone()).collect()
     }
 
     /// Remove the run directory once everything in it was torn down. When resources are
