@@ -89,12 +89,17 @@ impl ClaimInfo {
     }
 
     fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimInfo> {
+        ClaimInfo::from_columns(r, 0)
+    }
+
+    /// The claim in the [`CLAIM_COLS`] of `r` from column `first` on.
+    fn from_columns(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<ClaimInfo> {
         Ok(ClaimInfo {
-            study_id: r.get(0)?,
-            pid: r.get(1)?,
-            host: r.get(2)?,
-            start_time: r.get::<_, i64>(3)? as u64,
-            claimed_at: r.get(4)?,
+            study_id: r.get(first)?,
+            pid: r.get(first + 1)?,
+            host: r.get(first + 2)?,
+            start_time: r.get::<_, i64>(first + 3)? as u64,
+            claimed_at: r.get(first + 4)?,
         })
     }
 }
@@ -237,34 +242,19 @@ impl Store {
     /// (no claim, or a claim whose holder [`ClaimInfo::is_alive`] says is gone: a killed
     /// run).
     pub fn unfinished_runs(&self) -> Result<Vec<(i64, Option<ClaimInfo>)>> {
-        let what = "listing unfinished runs";
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT s.id, c.study_id, c.pid, c.host, c.start_time, c.claimed_at
-                 FROM study s LEFT JOIN claim c ON c.study_id = s.id
-                 WHERE s.status = 'running' ORDER BY s.id",
-            )
-            .map_err(self.fail(what))?;
-        let rows = st
-            .query_map([], |r| {
-                let id: i64 = r.get(0)?;
+        self.rows(
+            "SELECT s.id, c.study_id, c.pid, c.host, c.start_time, c.claimed_at
+             FROM study s LEFT JOIN claim c ON c.study_id = s.id
+             WHERE s.status = 'running' ORDER BY s.id",
+            [],
+            |r| {
+                // The claim's study is the study (the join's key), when there is a claim.
                 let claimed: Option<i64> = r.get(1)?;
-                let info = match claimed {
-                    Some(_) => Some(ClaimInfo {
-                        study_id: id,
-                        pid: r.get(2)?,
-                        host: r.get(3)?,
-                        start_time: r.get::<_, i64>(4)? as u64,
-                        claimed_at: r.get(5)?,
-                    }),
-                    None => None,
-                };
-                Ok((id, info))
-            })
-            .map_err(self.fail(what))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.fail(what))
+                let info = claimed.map(|_| ClaimInfo::from_columns(r, 1));
+                Ok((r.get(0)?, info.transpose()?))
+            },
+        )
+        .map_err(self.fail("listing unfinished runs"))
     }
 }
 

@@ -165,16 +165,12 @@ impl Store {
     }
 
     fn engines_of(&self, id: i64) -> Result<Vec<String>> {
-        let what = format!("reading the workloads of study {id}");
-        let mut st = self
-            .conn()
-            .prepare("SELECT DISTINCT kind FROM workload WHERE study_id = ?1 ORDER BY idx")
-            .map_err(self.fail(&what))?;
-        let rows = st
-            .query_map(params![id], |r| r.get(0))
-            .map_err(self.fail(&what))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.fail(&what))
+        self.rows(
+            "SELECT DISTINCT kind FROM workload WHERE study_id = ?1 ORDER BY idx",
+            params![id],
+            |r| r.get(0),
+        )
+        .map_err(self.fail(format_args!("reading the workloads of study {id}")))
     }
 
     fn provenance_of(&self, id: i64) -> Result<Option<String>> {
@@ -306,43 +302,40 @@ impl Store {
     /// workload, repetition and order index.
     pub fn raw_samples(&self, id: i64) -> Result<Vec<RawSample>> {
         let what = format!("reading the samples of study {id}");
-        let mut st = self
-            .conn()
-            .prepare(
+        let rows = self
+            .rows(
                 "SELECT st.id, st.name, c.idx, c.label, c.factors, w.kind, w.label, t.repetition,
                         t.order_index, t.status, t.cache_policy, s.phase, s.metric, s.unit, s.value
                  FROM sample s JOIN trial t ON t.id = s.trial_id JOIN cell c ON c.id = t.cell_id
                  JOIN workload w ON w.id = t.workload_id JOIN study st ON st.id = c.study_id
                  WHERE st.id = ?1 ORDER BY t.order_index, t.id, s.rowid",
+                params![id],
+                |r| {
+                    Ok((
+                        RawSample {
+                            study_id: r.get(0)?,
+                            study: r.get(1)?,
+                            cell_idx: r.get(2)?,
+                            cell: r.get(3)?,
+                            levels: Vec::new(),
+                            workload_kind: r.get(5)?,
+                            workload: r.get(6)?,
+                            repetition: r.get(7)?,
+                            order_index: r.get(8)?,
+                            trial_status: r.get(9)?,
+                            cache_policy: r.get(10)?,
+                            phase: r.get(11)?,
+                            metric: r.get(12)?,
+                            unit: r.get(13)?,
+                            value: r.get(14)?,
+                        },
+                        r.get::<_, String>(4)?,
+                    ))
+                },
             )
             .map_err(self.fail(&what))?;
-        let rows = st
-            .query_map(params![id], |r| {
-                Ok((
-                    RawSample {
-                        study_id: r.get(0)?,
-                        study: r.get(1)?,
-                        cell_idx: r.get(2)?,
-                        cell: r.get(3)?,
-                        levels: Vec::new(),
-                        workload_kind: r.get(5)?,
-                        workload: r.get(6)?,
-                        repetition: r.get(7)?,
-                        order_index: r.get(8)?,
-                        trial_status: r.get(9)?,
-                        cache_policy: r.get(10)?,
-                        phase: r.get(11)?,
-                        metric: r.get(12)?,
-                        unit: r.get(13)?,
-                        value: r.get(14)?,
-                    },
-                    r.get::<_, String>(4)?,
-                ))
-            })
-            .map_err(self.fail(&what))?;
         let mut out = Vec::new();
-        for row in rows {
-            let (mut s, factors) = row.map_err(self.fail(&what))?;
+        for (mut s, factors) in rows {
             s.levels = serde_json::from_str(&factors).with_context(|| {
                 self.at(format_args!("cell.factors of study {id} is not valid JSON"))
             })?;

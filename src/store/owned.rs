@@ -208,11 +208,9 @@ impl Store {
         p: &[&dyn rusqlite::ToSql],
         what: &str,
     ) -> Result<Vec<(OwnedPath, i64)>> {
-        let mut st = self.conn.prepare(sql).map_err(self.fail(what))?;
-        let rows = st.query_map(p, raw).map_err(self.fail(what))?;
+        let rows = self.rows(sql, p, raw).map_err(self.fail(what))?;
         let mut out = Vec::new();
-        for row in rows {
-            let (mut o, kind, detail, state, study) = row.map_err(self.fail(what))?;
+        for (mut o, kind, detail, state, study) in rows {
             let id = o.id;
             let bad = |col: &str, v: &str| {
                 anyhow::anyhow!(

@@ -61,7 +61,7 @@ impl Store {
     }
 
     /// The rows `sql` selects with `p`, each made by `f`.
-    fn rows<T>(
+    pub(super) fn rows<T>(
         &self,
         sql: &str,
         p: impl rusqlite::Params,
