@@ -256,13 +256,7 @@ impl Study {
     fn device_bytes(&self, size: impl Fn(&DeviceSpec) -> Option<u64>) -> u64 {
         self.cells
             .iter()
-            .flat_map(|c| {
-                let j = match &c.fs.journal {
-                    Journal::External(d) => Some(d),
-                    Journal::Internal => None,
-                };
-                std::iter::once(&c.fs.data).chain(j)
-            })
+            .flat_map(|c| c.fs.devices())
             .filter_map(size)
             .fold(0, u64::saturating_add)
     }

@@ -274,6 +274,15 @@ impl FsConfig {
         }
     }
 
+    /// The data device, then the external journal's device, if any.
+    pub fn devices(&self) -> impl Iterator<Item = &DeviceSpec> {
+        let journal = match &self.journal {
+            Journal::External(d) => Some(d),
+            Journal::Internal => None,
+        };
+        std::iter::once(&self.data).chain(journal)
+    }
+
     /// The block size fslab passes explicitly where tools must agree (ext data and journal
     /// devices): the asked one, else 4096 (mke2fs would pick 1024 for file systems under 512 MiB).
     pub fn ext_block_size(&self) -> u64 {
