@@ -32,13 +32,11 @@ impl Mounted {
         device: &Path,
         mountpoint: &Path,
     ) -> Result<Mounted, ProvisionError> {
-        let state_id = match &run {
-            Some(r) => Some(r.record(Resource::Mount {
-                path: mountpoint.to_path_buf(),
-                device: device.to_path_buf(),
-            })?),
-            None => None,
+        let mount = Resource::Mount {
+            path: mountpoint.to_path_buf(),
+            device: device.to_path_buf(),
         };
+        let state_id = run.as_ref().map(|r| r.record(mount)).transpose()?;
         let mut m = Mounted {
             exec,
             run,

@@ -166,12 +166,10 @@ impl Provisioner {
             }
         };
         let image = dir.join(format!("c{idx}-{role}.img"));
-        let image_id = match &self.run {
-            Some(r) => Some(r.record(Resource::Image {
-                path: image.clone(),
-            })?),
-            None => None,
-        };
+        let record = |res: Resource| self.run.as_ref().map(|r| r.record(res)).transpose();
+        let image_id = record(Resource::Image {
+            path: image.clone(),
+        })?;
         if let (Some(r), Some(id)) = (&self.run, image_id) {
             // Made exclusively: a file already at the path (planted, or left by anyone) is
             // never adopted, grown or formatted.
@@ -188,13 +186,10 @@ impl Provisioner {
         let t = loopdev::truncate_cmd(&image, size);
         log.push(t.to_string());
         self.exec.run(&t)?;
-        let loop_id = match &self.run {
-            Some(r) => Some(r.record(Resource::Loop {
-                image: image.clone(),
-                device: None,
-            })?),
-            None => None,
-        };
+        let loop_id = record(Resource::Loop {
+            image: image.clone(),
+            device: None,
+        })?;
         log.push(loopdev::attach_cmd(&image, direct_io).to_string());
         let dev = loopdev::attach(self.exec.as_ref(), &image, direct_io)?;
         if let (Some(r), Some(id)) = (&self.run, loop_id) {

@@ -222,9 +222,17 @@ fn immutable_uri(path: &Path) -> Result<String> {
 /// Whether the `-wal` file beside `path` holds no transactions (missing, or at most its
 /// 32-byte header).
 fn wal_is_empty(path: &Path) -> bool {
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    std::fs::metadata(PathBuf::from(wal)).map_or(true, |m| m.len() <= 32)
+    std::fs::metadata(beside(path, "-wal")).map_or(true, |m| m.len() <= 32)
+}
+
+/// SQLite's own files beside a database: its rollback journal, write-ahead log and index.
+const SIDE_FILES: [&str; 3] = ["-journal", "-wal", "-shm"];
+
+/// The file SQLite names `path` + `suffix` (`-wal`, …).
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(suffix);
+    PathBuf::from(p)
 }
 
 /// Whether a results database exists at `path`: `false` when absent; `true` for a regular
@@ -257,10 +265,8 @@ fn check_side_files(path: &Path, fix: &str) -> Result<()> {
     // SAFETY: geteuid has no preconditions.
     let owner =
         std::fs::symlink_metadata(path).map_or_else(|_| unsafe { libc::geteuid() }, |m| m.uid());
-    for side in ["-journal", "-wal", "-shm"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(side);
-        let p = PathBuf::from(p);
+    for side in SIDE_FILES {
+        let p = beside(path, side);
         let md = match std::fs::symlink_metadata(&p) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -366,12 +372,7 @@ fn create_whole(path: &Path) -> Result<()> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&tmp, flags)
             .map_err(|e| db_error(&tmp, "making a new store", e))?;
-        let mut st = Store {
-            conn,
-            path: tmp.clone(),
-            target: Target::File(tmp.clone()),
-            version: SCHEMA_VERSION,
-        };
+        let mut st = Store::in_file(conn, &tmp, SCHEMA_VERSION);
         st.migrate(true)?;
         drop(st);
         match std::fs::hard_link(&tmp, path) {
@@ -382,10 +383,8 @@ fn create_whole(path: &Path) -> Result<()> {
         }
     })();
     let _ = std::fs::remove_file(&tmp);
-    for side in ["-journal", "-wal", "-shm"] {
-        let mut p = tmp.as_os_str().to_owned();
-        p.push(side);
-        let _ = std::fs::remove_file(PathBuf::from(p));
+    for side in SIDE_FILES {
+        let _ = std::fs::remove_file(beside(&tmp, side));
     }
     made
 }
@@ -425,12 +424,7 @@ impl Store {
                 path.display()
             );
         }
-        let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
-            target: Target::File(path.to_path_buf()),
-            version: SCHEMA_VERSION,
-        };
+        let mut store = Store::in_file(conn, path, SCHEMA_VERSION);
         if usable(path, contents(&store.conn), false)? != Contents::Fslab(SCHEMA_VERSION) {
             store.migrate(false)?;
         }
@@ -494,12 +488,17 @@ impl Store {
             Contents::Fslab(v) => v,
             _ => 0,
         };
-        Ok(Store {
+        Ok(Store::in_file(conn, path, version))
+    }
+
+    /// The store of the database file at `path`, open as `conn`, at schema `version`.
+    fn in_file(conn: Connection, path: &Path, version: i64) -> Store {
+        Store {
             conn,
             path: path.to_path_buf(),
             target: Target::File(path.to_path_buf()),
             version,
-        })
+        }
     }
 
     /// An in-memory store (tests, and engine commands run with `--no-store`). Shared-cache,
