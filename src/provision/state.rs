@@ -530,8 +530,7 @@ mod tests {
         // Simulate death: a pid that cannot exist, then drop the run (releases the lock)
         // without tearing down. Other tests of this process may spawn commands that
         // briefly inherit the lock, hence the wait.
-        run.doc.lock().unwrap().pid = u32::MAX;
-        run.persist().unwrap();
+        run.edit(|d| d.pid = u32::MAX).unwrap();
         drop(run);
         let ex = RecordingExec::new();
         let rep = cleanup(&w, &ex, Duration::from_secs(10));
@@ -561,8 +560,7 @@ mod tests {
             path: victim.clone(),
         })
         .unwrap();
-        run.doc.lock().unwrap().pid = u32::MAX;
-        run.persist().unwrap();
+        run.edit(|d| d.pid = u32::MAX).unwrap();
         drop(run);
         let rep = cleanup(&w, &RecordingExec::new(), Duration::from_secs(10));
         assert!(victim.exists());
