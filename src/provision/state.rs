@@ -87,7 +87,7 @@ impl Entry {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(super) struct StateDoc {
     pub(super) version: u32,
     pub(super) pid: u32,
@@ -175,9 +175,8 @@ impl WorkDir {
                 start_time: crate::safe::procs::start_time(std::process::id()).map(|(s, _)| s),
                 started_at: crate::units::timestamp_now(),
                 study,
-                db: None,
                 next_id: 1,
-                resources: Vec::new(),
+                ..StateDoc::default()
             }),
         };
         run.persist()?;

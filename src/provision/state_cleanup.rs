@@ -137,16 +137,8 @@ fn clean_run(
     exec: &dyn Exec,
     rep: &mut CleanupReport,
 ) {
-    let mut doc = doc.unwrap_or(StateDoc {
-        version: 1,
-        pid: 0,
-        start_time: None,
-        started_at: String::new(),
-        study: None,
-        db: None,
-        next_id: 1,
-        resources: Vec::new(),
-    });
+    // Without a state file there is nothing recorded to undo, only the directory to remove.
+    let mut doc = doc.unwrap_or_default();
     // fio runs in a cage that dies with fslab; whatever of it is still running (a race with
     // the kill) is stopped before its mounts are touched.
     if let Some(start) = doc.start_time {
