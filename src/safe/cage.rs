@@ -413,16 +413,10 @@ fn node(dev: &Path) -> std::io::Result<Node> {
     {
         return Err(bad("not a plain path under /dev"));
     }
-    let mut parents = Vec::new();
-    let mut p = PathBuf::from("/dev");
-    let comps: Vec<_> = rel.components().collect();
-    for c in &comps[..comps.len().saturating_sub(1)] {
-        p.push(c);
-        parents.push(cstr(&p)?);
-    }
     Ok(Node {
         path: cstr(dev)?,
-        parents,
+        // The directories above it, below `/dev`.
+        parents: below_dev(dev.parent().unwrap_or(Path::new("/dev")))?,
         rdev: md.rdev() as libc::dev_t,
     })
 }
@@ -642,7 +636,7 @@ unsafe fn build(
         attr_set: MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
         ..MountAttr::default()
     };
-    setattr(c"/".as_ptr(), &ro)?;
+    setattr(c"/".as_ptr(), &ro, libc::AT_RECURSIVE)?;
     let rw = MountAttr {
         attr_clr: MOUNT_ATTR_RDONLY,
         ..MountAttr::default()
@@ -650,7 +644,7 @@ unsafe fn build(
     // Only the bind itself becomes writable: a mount below a writable directory (a
     // read-only one among them) stays read-only.
     for w in writable {
-        setattr_flags(w.as_ptr(), &rw, 0)?;
+        setattr(w.as_ptr(), &rw, 0)?;
     }
     // A copy of each writable bind below /dev, as it is now (writable, nodev, nosuid), taken
     // before the new /dev hides it.
@@ -729,19 +723,11 @@ unsafe fn mkdirs(dirs: &[CString]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `mount_setattr(path, AT_RECURSIVE, attr)`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string.
-unsafe fn setattr(path: *const libc::c_char, attr: &MountAttr) -> std::io::Result<()> {
-    setattr_flags(path, attr, libc::AT_RECURSIVE)
-}
-
 /// `mount_setattr(path, flags, attr)`.
 ///
 /// # Safety
 /// `path` is a NUL-terminated string.
-unsafe fn setattr_flags(
+unsafe fn setattr(
     path: *const libc::c_char,
     attr: &MountAttr,
     flags: libc::c_int,

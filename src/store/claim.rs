@@ -8,10 +8,10 @@
 //! checked and is refused. The [`Claim`] guard deletes its row when released or dropped
 //! (success, error, Ctrl-C); a killed process leaves a row that the next run takes over.
 
-use super::{db_error, now, open::Target, Store};
+use super::{db_error, now, Store};
 use anyhow::Result;
 use rusqlite::{params, Connection, OptionalExtension};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Who holds (or held) a claim on a study.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,7 +192,7 @@ impl Store {
         }
         let me = ClaimInfo::mine(study)?;
         let held = self.claim_of(study)?;
-        let conn = claim_connection(&self.target, &self.path, &what)?;
+        let conn = self.target.connect().map_err(self.fail(&what))?;
         if let Some(h) = &held {
             match h.is_alive() {
                 Some(true) => return Err(ClaimError::Held(h.clone()).into()),
@@ -256,10 +256,6 @@ impl Store {
         )
         .map_err(self.fail("listing unfinished runs"))
     }
-}
-
-fn claim_connection(target: &Target, path: &Path, what: &str) -> Result<Connection> {
-    target.connect().map_err(|e| db_error(path, what, e))
 }
 
 #[cfg(test)]

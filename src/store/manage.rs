@@ -3,7 +3,7 @@
 //! study with what it measured, and importing another store with new ids and provenance.
 
 use super::rows::StudyRow;
-use super::{db_error, now, ClaimInfo, Store, StudyStatus};
+use super::{now, ClaimInfo, Store, StudyStatus};
 use crate::vocab::StudyKind;
 use anyhow::{Context, Result};
 use rusqlite::params;
@@ -445,11 +445,7 @@ impl Store {
         let d = src
             .load(s.id)?
             .with_context(|| src.at(format_args!("study {} vanished while importing", s.id)))?;
-        let fail = |what: &str| {
-            let p = self.path.clone();
-            let w = format!("{what} of imported study {}", s.id);
-            move |e| db_error(&p, w, e)
-        };
+        let fail = |what: &str| self.fail(format!("{what} of imported study {}", s.id));
         let c = self.conn();
         c.execute(
             "INSERT INTO study (kind, name, description, command_line, spec, spec_hash, tool_version, seed, status, created_at, finished_at)

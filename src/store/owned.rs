@@ -149,9 +149,8 @@ impl Store {
     /// A recorder of made entries on a connection of its own, for a thread that watches a
     /// run's entries come into being while the store is busy elsewhere.
     pub fn owned_recorder(&self) -> Result<OwnedRecorder> {
-        let conn = self.target.connect().map_err(|e| {
-            super::db_error(&self.path, "opening a connection to record made entries", e)
-        })?;
+        let what = "opening a connection to record made entries";
+        let conn = self.target.connect().map_err(self.fail(what))?;
         Ok(OwnedRecorder {
             conn,
             path: self.path.clone(),
