@@ -4,7 +4,6 @@ use super::rows::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow
 use super::{Histogram, Store};
 use crate::metric::{Metric, Unit};
 use anyhow::{Context, Result};
-use rusqlite::types::FromSql;
 use rusqlite::{params, Row};
 
 fn study_from_row(r: &Row<'_>) -> rusqlite::Result<StudyRow> {
@@ -22,18 +21,6 @@ fn study_from_row(r: &Row<'_>) -> rusqlite::Result<StudyRow> {
         created_at: r.get(10)?,
         finished_at: r.get(11)?,
     })
-}
-
-/// A row's first five columns.
-fn five<A, B, C, D, E>(r: &Row<'_>) -> rusqlite::Result<(A, B, C, D, E)>
-where
-    A: FromSql,
-    B: FromSql,
-    C: FromSql,
-    D: FromSql,
-    E: FromSql,
-{
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
 }
 
 const STUDY_COLS: &str =
@@ -141,7 +128,7 @@ impl Store {
             let rows: Vec<(i64, i64, String, String, String)> = self.rows(
                 "SELECT id, idx, kind, label, params FROM workload WHERE study_id = ?1 ORDER BY idx",
                 params![study],
-                five,
+                |r| r.try_into(),
             )?;
             let mut out = Vec::new();
             for (id, idx, kind, label, p) in rows {
@@ -228,7 +215,7 @@ impl Store {
                  JOIN trial t ON t.id = s.trial_id JOIN cell c ON c.id = t.cell_id
                  WHERE c.study_id = ?1 ORDER BY s.trial_id, s.rowid",
                 params![study],
-                five,
+                |r| r.try_into(),
             )?;
             for (tid, phase, name, unit, value) in samples {
                 let unit = Unit::parse(&unit)
@@ -248,7 +235,7 @@ impl Store {
                      JOIN trial t ON t.id = l.trial_id JOIN cell c ON c.id = t.cell_id
                      WHERE c.study_id = ?1 ORDER BY l.trial_id, l.t, l.metric",
                     params![study],
-                    five,
+                    |r| r.try_into(),
                 )?;
                 for (tid, t, name, unit, value) in points {
                     if let (Some(&i), Some(unit)) = (index.get(&tid), Unit::parse(&unit)) {
