@@ -156,19 +156,13 @@ fn clean_run(
         }
     }
     while let Some(entry) = doc.resources.last().cloned() {
-        let result = clean_one(run, &entry, &doc, exec, rep);
-        match result {
-            Ok(()) => {
-                doc.resources.pop();
-                if let Err(e) = write_doc(run.path(), &doc) {
-                    rep.errors.push(e.to_string());
-                    return;
-                }
-            }
-            Err(e) => {
-                rep.errors.push(e);
-                return;
-            }
+        let done = clean_one(run, &entry, &doc, exec, rep).and_then(|()| {
+            doc.resources.pop();
+            write_doc(run.path(), &doc).map_err(|e| e.to_string())
+        });
+        if let Err(e) = done {
+            rep.errors.push(e);
+            return;
         }
     }
     for f in ["state.json", "state.json.tmp", "lock"] {

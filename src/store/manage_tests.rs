@@ -144,11 +144,7 @@ fn views_have_one_column_per_factor() {
         "SELECT journal, fs, cell, value FROM {} ORDER BY order_index",
         views::view_name(a)
     );
-    let rows: Vec<(String, String, String, f64)> = st
-        .rows(&sql, [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })
-        .unwrap();
+    let rows: Vec<(String, String, String, f64)> = st.rows(&sql, [], |r| r.try_into()).unwrap();
     assert_eq!(
         rows,
         vec![
