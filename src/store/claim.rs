@@ -180,13 +180,8 @@ impl Store {
     /// [`Store::immediate`]); the claim takes effect when that transaction commits.
     pub fn claim_in_transaction(&self, study: i64) -> Result<Claim> {
         let what = format!("claiming study {study}");
-        let exists = self
-            .conn
-            .query_row("SELECT 1 FROM study WHERE id = ?1", params![study], |_| {
-                Ok(())
-            })
-            .optional()
-            .map_err(self.fail(&what))?;
+        let exists: Option<i64> =
+            self.value("SELECT 1 FROM study WHERE id = ?1", params![study], &what)?;
         if exists.is_none() {
             return Err(ClaimError::NoStudy(study).into());
         }

@@ -195,6 +195,14 @@ fn usable_as(
     }
 }
 
+/// A connection to `target` (the database at `path`, or a URI for it) with `flags`, that
+/// waits [`BUSY`] for another process's lock; an error names `path`.
+fn connect(path: &Path, target: &Path, flags: OpenFlags) -> Result<Connection> {
+    Connection::open_with_flags(target, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .and_then(|c| c.busy_timeout(BUSY).map(|_| c))
+        .map_err(|e| db_error(path, "opening", e))
+}
+
 fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
@@ -409,10 +417,7 @@ impl Store {
             check_kind(path)?;
         }
         // The file exists and is fslab's or refused below: never created by this open.
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)
-            .and_then(|c| c.busy_timeout(BUSY).map(|_| c))
-            .map_err(|e| db_error(path, "opening", e))?;
+        let conn = connect(path, path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
         // SQLite falls back to read-only when the file or its file system cannot be written;
         // say so now rather than fail at the first write.
         if conn
@@ -457,13 +462,8 @@ impl Store {
                 }
             );
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let open = |target: &Path, flags: OpenFlags| {
-            Connection::open_with_flags(target, flags)
-                .and_then(|c| c.busy_timeout(BUSY).map(|_| c))
-                .map_err(|e| db_error(path, "opening", e))
-        };
-        let mut conn = open(path, flags)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY;
+        let mut conn = connect(path, path, flags)?;
         let mut found = contents(&conn);
         if let Err(e) = &found {
             // A WAL database is read through its `-shm` index, which a read-only connection
@@ -479,7 +479,7 @@ impl Store {
             );
             if cannot && wal_is_empty(path) {
                 let uri = immutable_uri(path)?;
-                conn = open(Path::new(&uri), flags | OpenFlags::SQLITE_OPEN_URI)?;
+                conn = connect(path, Path::new(&uri), flags | OpenFlags::SQLITE_OPEN_URI)?;
                 found = contents(&conn);
             }
         }
