@@ -458,18 +458,13 @@ mod tests {
 
     #[test]
     fn device_specs_parse_and_print() {
-        assert_eq!(
-            DeviceSpec::parse("loop:8G").unwrap(),
-            DeviceSpec::Loop(8 << 30)
-        );
-        assert_eq!(
-            DeviceSpec::parse("ram:512M").unwrap(),
-            DeviceSpec::Ram(512 << 20)
-        );
-        assert_eq!(
-            DeviceSpec::parse("/dev/sdb").unwrap(),
-            DeviceSpec::Path("/dev/sdb".into())
-        );
+        for (text, spec) in [
+            ("loop:8G", DeviceSpec::Loop(8 << 30)),
+            ("ram:512M", DeviceSpec::Ram(512 << 20)),
+            ("/dev/sdb", DeviceSpec::Path("/dev/sdb".into())),
+        ] {
+            assert_eq!(DeviceSpec::parse(text).unwrap(), spec, "{text}");
+        }
         assert!(DeviceSpec::parse("sdb").is_err());
         assert!(DeviceSpec::parse("loop:1M")
             .unwrap_err()
