@@ -195,16 +195,11 @@ pub fn check_distinct(data: &Path, journal: &Path) -> Result<(), ProvisionError>
             d.1
         )));
     }
-    for (a, b, on, under) in [
-        (j, d, "the journal", "the data device"),
-        (d, j, "the data device", "the journal"),
+    for ((a, on, on_path), (b, under, under_path)) in [
+        ((j, "the journal", journal), (d, "the data device", data)),
+        ((d, "the data device", data), (j, "the journal", journal)),
     ] {
         if deps_of(a).iter().any(|(x, _)| *x == b) {
-            let (on_path, under_path) = if on == "the journal" {
-                (journal, data)
-            } else {
-                (data, journal)
-            };
             return Err(refuse(format!(
                 "{on} {} lies on {under} {} (a partition of it or a device over it); {fix}",
                 on_path.display(),

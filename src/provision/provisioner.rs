@@ -387,9 +387,10 @@ impl Provisioner {
                 .map(|m| (rustix::fs::major(m.rdev()), rustix::fs::minor(m.rdev())))
         };
         let first = out.first().map(String::as_str).unwrap_or("");
+        let second = out.get(1).map(String::as_str);
         match cfg.fs {
             FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => {
-                inspect::verify_ext(cfg, first, out.get(1).map(String::as_str), jnum(jdev))
+                inspect::verify_ext(cfg, first, second, jnum(jdev))
             }
             FsType::Xfs => inspect::verify_xfs(
                 cfg,
@@ -398,9 +399,7 @@ impl Provisioner {
             ),
             FsType::Btrfs => inspect::verify_btrfs(cfg, first),
             FsType::Nilfs2 => inspect::verify_nilfs2(cfg, first),
-            FsType::Jfs => {
-                inspect::verify_jfs(cfg, first, out.get(1).map(String::as_str), jnum(jdev))
-            }
+            FsType::Jfs => inspect::verify_jfs(cfg, first, second, jnum(jdev)),
             FsType::Reiserfs => inspect::verify_reiserfs(cfg, first, jnum(jdev)),
         }
     }
