@@ -39,16 +39,13 @@ pub struct CleanupReport {
 
 /// Take the lock of run directory `run` if nobody holds it (opened beneath, no link).
 fn lock_of(run: &Root) -> Option<Result<std::fs::File, ()>> {
-    let fd = match rustix::fs::openat(
+    let fd = rustix::fs::openat(
         run.fd(),
         "lock",
         rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
-    ) {
-        Ok(fd) => fd,
-        Err(_) => return None,
-    };
-    let f = std::fs::File::from(fd);
+    );
+    let f = std::fs::File::from(fd.ok()?);
     Some(
         rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive)
             .map(|_| f)

@@ -115,25 +115,13 @@ impl Store {
             return Ok(Vec::new());
         }
         let what = "listing studies";
-        let mut rows: Vec<StudyRow> = self.list_studies()?;
-        if let Some(n) = &f.name {
-            let glob = is_glob(n);
-            let m = |s: &StudyRow| -> Result<bool> {
-                if !glob {
-                    return Ok(&s.name == n);
-                }
-                self.conn()
-                    .query_row("SELECT ?1 GLOB ?2", params![s.name, n], |r| r.get(0))
-                    .map_err(self.fail(what))
-            };
-            let mut kept = Vec::new();
-            for s in rows {
-                if m(&s)? {
-                    kept.push(s);
-                }
+        let mut rows: Vec<StudyRow> = match &f.name {
+            Some(n) if is_glob(n) => {
+                self.studies_where("WHERE name GLOB ?1 ORDER BY id DESC", params![n], what)?
             }
-            rows = kept;
-        }
+            Some(n) => self.studies_where("WHERE name = ?1 ORDER BY id DESC", params![n], what)?,
+            None => self.list_studies()?,
+        };
         if let Some(since) = &f.since {
             rows.retain(|s| s.created_at.as_str() >= since.as_str());
         }

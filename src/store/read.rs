@@ -34,7 +34,7 @@ impl Store {
 
     /// The studies `filter` (SQL after `FROM study`) selects with `p`, as their rows; none
     /// in a store without tables. `what` names the read in its error.
-    fn studies_where(
+    pub(super) fn studies_where(
         &self,
         filter: &str,
         p: &[&dyn rusqlite::ToSql],
