@@ -205,17 +205,16 @@ impl Study {
                     .build()
                     .map_err(|e| format!("cell {}: workload {}: {e:#}", c.label, w.label()))?;
                 let need = engine.requirements().bytes;
-                if let Some(size) = c.fs.data.created_size() {
-                    if need > size / 10 * 9 {
-                        return Err(format!(
-                            "cell {}: workload '{}' needs {} but the data device is {}; use a larger {}",
-                            c.label,
-                            w.label(),
-                            crate::units::fmt_bytes(need),
-                            crate::units::fmt_bytes(size),
-                            if matches!(c.fs.data, DeviceSpec::Ram(_)) { "ram:SIZE" } else { "loop:SIZE" }
-                        ));
-                    }
+                let size = c.fs.data.created_size();
+                if let Some(size) = size.filter(|size| need > size / 10 * 9) {
+                    return Err(format!(
+                        "cell {}: workload '{}' needs {} but the data device is {}; use a larger {}",
+                        c.label,
+                        w.label(),
+                        crate::units::fmt_bytes(need),
+                        crate::units::fmt_bytes(size),
+                        if matches!(c.fs.data, DeviceSpec::Ram(_)) { "ram:SIZE" } else { "loop:SIZE" }
+                    ));
                 }
             }
         }

@@ -426,16 +426,13 @@ impl FsConfig {
                 }
             }
         }
-        if fs == FsType::Xfs {
-            if let Some(n) = self.data.created_size() {
-                if n < 300 << 20 {
-                    return Err(format!(
-                        "xfs needs a data device of at least 300M (mkfs.xfs refuses smaller); {} is {}",
-                        self.data,
-                        size_word(n)
-                    ));
-                }
-            }
+        let data_size = self.data.created_size().filter(|_| fs == FsType::Xfs);
+        if let Some(n) = data_size.filter(|n| *n < 300 << 20) {
+            return Err(format!(
+                "xfs needs a data device of at least 300M (mkfs.xfs refuses smaller); {} is {}",
+                self.data,
+                size_word(n)
+            ));
         }
         for opt in &self.mount {
             if opt.is_empty() || opt.contains(char::is_whitespace) {
