@@ -90,10 +90,8 @@ impl Store {
     pub fn cells(&self, study: i64) -> Result<Vec<CellRow>> {
         self.reading(format_args!("reading the cells of study {study}"), || {
             let sql = "SELECT id, idx, label, factors, config, commands, superblock, status, error FROM cell WHERE study_id = ?1 ORDER BY idx";
-            let rows = self.rows(sql, params![study], |r| {
-                let factors: String = r.get(3)?;
-                let config: String = r.get(4)?;
-                let commands: String = r.get(5)?;
+            // The JSON columns (factors, config, commands) are parsed below, naming the bad one.
+            let rows: Vec<(CellRow, String, String, String)> = self.rows(sql, params![study], |r| {
                 Ok((
                     CellRow {
                         id: r.get(0)?,
@@ -106,9 +104,9 @@ impl Store {
                         status: r.get(7)?,
                         error: r.get(8)?,
                     },
-                    factors,
-                    config,
-                    commands,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
                 ))
             })?;
             let mut out = Vec::new();
