@@ -215,12 +215,17 @@ pub fn inspect(cfg: &FsConfig, data: &str, jdev: Option<&str>, mountpoint: &Path
     let dump =
         |prog: &str, flag: &str, dev: &str| CmdLine::new(prog).arg(flag).arg(dev).confined([dev]);
     match cfg.fs {
-        FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => {
-            let mut v = vec![dump("dumpe2fs", "-h", data)];
-            if let Some(j) = jdev {
-                v.push(dump("dumpe2fs", "-h", j));
-            }
-            v
+        // The data device's superblock, then an external journal's.
+        FsType::Ext2 | FsType::Ext3 | FsType::Ext4 | FsType::Jfs => {
+            let (prog, flag) = if cfg.fs == FsType::Jfs {
+                ("jfs_tune", "-l")
+            } else {
+                ("dumpe2fs", "-h")
+            };
+            std::iter::once(data)
+                .chain(jdev)
+                .map(|d| dump(prog, flag, d))
+                .collect()
         }
         // xfs_info asks the mounted file system, and finds it by its devices.
         FsType::Xfs => vec![CmdLine::new("xfs_info")
@@ -231,13 +236,6 @@ pub fn inspect(cfg: &FsConfig, data: &str, jdev: Option<&str>, mountpoint: &Path
             .arg(data)
             .confined([data])],
         FsType::Nilfs2 => vec![dump("nilfs-tune", "-l", data)],
-        FsType::Jfs => {
-            let mut v = vec![dump("jfs_tune", "-l", data)];
-            if let Some(j) = jdev {
-                v.push(dump("jfs_tune", "-l", j));
-            }
-            v
-        }
         FsType::Reiserfs => {
             let c = opt(CmdLine::new("debugreiserfs"), "-j", jdev);
             let devices: Vec<&str> = std::iter::once(data).chain(jdev).collect();
