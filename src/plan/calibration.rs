@@ -10,23 +10,17 @@ use super::file::{FilesystemSection, StrOrList, StudyFile};
 use super::Study;
 use crate::provision::{DeviceSpec, FsType};
 
-/// Where a calibration study runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    /// On the host, before the guest boots.
-    Host,
-    /// In the guest, before the study itself.
-    Guest,
-}
-
-impl Side {
-    /// `host` or `guest`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Side::Host => "host",
-            Side::Guest => "guest",
-        }
+crate::vocab::words! {
+    /// Where a calibration study runs.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Side {
+        /// On the host, before the guest boots.
+        Host => "host",
+        /// In the guest, before the study itself.
+        Guest => "guest",
     }
+    /// `host` or `guest`.
+    as_str;
 }
 
 /// The name of a study's calibration on one side: `NAME.calibration.host`.

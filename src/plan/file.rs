@@ -92,27 +92,20 @@ pub struct RepetitionsSection {
     pub disturbed: Option<crate::stats::adaptive::Disturbed>,
 }
 
-/// Order in which repetitions of the cells run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Order {
-    /// Round-robin: repetition 1 of every cell, then repetition 2 of every cell, … (ABAB).
-    Interleaved,
-    /// Like interleaved, but every round in a seeded random order.
-    Randomized,
-    /// All repetitions of one cell, then the next (AABB).
-    Sequential,
-}
-
-impl Order {
-    /// The study-file word.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Order::Interleaved => "interleaved",
-            Order::Randomized => "randomized",
-            Order::Sequential => "sequential",
-        }
+crate::vocab::words! {
+    /// Order in which repetitions of the cells run.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Order {
+        /// Round-robin: repetition 1 of every cell, then repetition 2 of every cell, … (ABAB).
+        Interleaved => "interleaved",
+        /// Like interleaved, but every round in a seeded random order.
+        Randomized => "randomized",
+        /// All repetitions of one cell, then the next (AABB).
+        Sequential => "sequential",
     }
+    /// The study-file word.
+    as_str;
 }
 
 pub use crate::vocab::CachePolicy;

@@ -10,21 +10,18 @@ use super::file::StudyFile;
 use super::knobs::Knobs;
 pub use super::knobs::PROVISION_KEYS;
 use super::workload_table::{accepts, workload_spec};
-use crate::provision::{DeviceSpec, FsConfig, Journal};
+use crate::provision::FsConfig;
 use crate::workload::WorkloadSpec;
 use std::collections::BTreeMap;
 
 impl Cell {
     /// The existing block devices this cell formats.
     pub fn real_devices(&self) -> Vec<std::path::PathBuf> {
-        let mut v = Vec::new();
-        if let DeviceSpec::Path(p) = &self.fs.data {
-            v.push(p.clone());
-        }
-        if let Journal::External(DeviceSpec::Path(p)) = &self.fs.journal {
-            v.push(p.clone());
-        }
-        v
+        let named = crate::provision::plan::named_devices(&self.fs);
+        named
+            .into_iter()
+            .map(std::path::Path::to_path_buf)
+            .collect()
     }
 
     /// Whether this cell and `other` format a common real device (so they cannot be

@@ -205,17 +205,16 @@ impl Study {
                     .build()
                     .map_err(|e| format!("cell {}: workload {}: {e:#}", c.label, w.label()))?;
                 let need = engine.requirements().bytes;
-                if let Some(size) = c.fs.data.created_size() {
-                    if need > size / 10 * 9 {
-                        return Err(format!(
-                            "cell {}: workload '{}' needs {} but the data device is {}; use a larger {}",
-                            c.label,
-                            w.label(),
-                            crate::units::fmt_bytes(need),
-                            crate::units::fmt_bytes(size),
-                            if matches!(c.fs.data, DeviceSpec::Ram(_)) { "ram:SIZE" } else { "loop:SIZE" }
-                        ));
-                    }
+                let size = c.fs.data.created_size();
+                if let Some(size) = size.filter(|size| need > size / 10 * 9) {
+                    return Err(format!(
+                        "cell {}: workload '{}' needs {} but the data device is {}; use a larger {}",
+                        c.label,
+                        w.label(),
+                        crate::units::fmt_bytes(need),
+                        crate::units::fmt_bytes(size),
+                        if matches!(c.fs.data, DeviceSpec::Ram(_)) { "ram:SIZE" } else { "loop:SIZE" }
+                    ));
                 }
             }
         }
@@ -256,13 +255,7 @@ impl Study {
     fn device_bytes(&self, size: impl Fn(&DeviceSpec) -> Option<u64>) -> u64 {
         self.cells
             .iter()
-            .flat_map(|c| {
-                let j = match &c.fs.journal {
-                    Journal::External(d) => Some(d),
-                    Journal::Internal => None,
-                };
-                std::iter::once(&c.fs.data).chain(j)
-            })
+            .flat_map(|c| c.fs.devices())
             .filter_map(size)
             .fold(0, u64::saturating_add)
     }

@@ -118,19 +118,12 @@ pub(super) fn repetitions(r: &RepetitionsSection) -> std::result::Result<Repetit
             "[repetitions] target_ci needs max of at least 2 (a CI needs two values)".into(),
         );
     }
-    let budget = r
-        .budget
-        .as_deref()
-        .map(crate::units::parse_duration)
-        .transpose()
-        .map_err(|e| format!("[repetitions] budget: {e}"))?;
-    let settle = r
-        .settle
-        .as_deref()
-        .map(crate::units::parse_duration)
-        .transpose()
-        .map_err(|e| format!("[repetitions] settle: {e}"))?
-        .unwrap_or(Duration::ZERO);
+    let duration = |key: &str, v: &Option<String>| {
+        let d = v.as_deref().map(crate::units::parse_duration).transpose();
+        d.map_err(|e| format!("[repetitions] {key}: {e}"))
+    };
+    let budget = duration("budget", &r.budget)?;
+    let settle = duration("settle", &r.settle)?.unwrap_or(Duration::ZERO);
     let cache = r.cache.unwrap_or(CachePolicy::Cold);
     let warmup = r
         .warmup

@@ -27,11 +27,11 @@ pub fn one_line(s: &str) -> String {
 /// Make the relative `job = "…"` paths of fio workloads, and the `include` files of inline
 /// jobs, relative to `base` (the study file's directory), as the study file means them.
 pub fn resolve_job_paths(f: &mut StudyFile, base: &std::path::Path) {
+    if base.as_os_str().is_empty() {
+        return;
+    }
     for t in f.workloads.iter_mut() {
         if t.get("kind").and_then(|k| k.as_str()) != Some("fio") {
-            continue;
-        }
-        if base.as_os_str().is_empty() {
             continue;
         }
         let absolute = |v: &str| {

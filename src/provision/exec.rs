@@ -173,7 +173,11 @@ impl RecordingExec {
 
     /// The command lines recorded so far, in order.
     pub fn lines(&self) -> Vec<String> {
-        self.lines.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.recorded().clone()
+    }
+
+    fn recorded(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.lines.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -185,18 +189,12 @@ impl Default for RecordingExec {
 
 impl Exec for RecordingExec {
     fn output(&self, cmd: &CmdLine) -> Result<Output, ProvisionError> {
-        self.lines
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(cmd.to_string());
+        self.recorded().push(cmd.to_string());
         Ok((self.responder)(cmd))
     }
 
     fn write_file(&self, path: &Path, value: &str) -> Result<(), ProvisionError> {
-        self.lines
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(write_line(path, value));
+        self.recorded().push(write_line(path, value));
         Ok(())
     }
 }

@@ -110,6 +110,13 @@ fn underlying(d: DevNum, rel: Rel, out: &mut Vec<(DevNum, Rel)>) {
     }
 }
 
+/// `d` and every device it depends on ([`underlying`]).
+fn deps_of(d: DevNum) -> Vec<(DevNum, Rel)> {
+    let mut deps = Vec::new();
+    underlying(d, Rel::Itself, &mut deps);
+    deps
+}
+
 /// Why each in-use device is in use: mounts (with what they depend on) and swap.
 fn in_use() -> HashMap<DevNum, String> {
     let mut map: HashMap<DevNum, String> = HashMap::new();
@@ -136,9 +143,7 @@ fn in_use() -> HashMap<DevNum, String> {
             }
         }
         for r in roots {
-            let mut deps = Vec::new();
-            underlying(r, Rel::Itself, &mut deps);
-            for (d, rel) in deps {
+            for (d, rel) in deps_of(r) {
                 let why = match (rel, mp.as_str()) {
                     (Rel::Itself, "/") => "holds the root file system (/)".to_string(),
                     (Rel::Itself, _) => format!("is mounted on {mp}"),
@@ -156,9 +161,7 @@ fn in_use() -> HashMap<DevNum, String> {
             continue;
         };
         if let Some(n) = block_devnum(Path::new(p)) {
-            let mut deps = Vec::new();
-            underlying(n, Rel::Itself, &mut deps);
-            for (d, rel) in deps {
+            for (d, rel) in deps_of(n) {
                 let why = if rel == Rel::Itself {
                     "is in use as swap".to_string()
                 } else {
@@ -192,18 +195,11 @@ pub fn check_distinct(data: &Path, journal: &Path) -> Result<(), ProvisionError>
             d.1
         )));
     }
-    for (a, b, on, under) in [
-        (j, d, "the journal", "the data device"),
-        (d, j, "the data device", "the journal"),
+    for ((a, on, on_path), (b, under, under_path)) in [
+        ((j, "the journal", journal), (d, "the data device", data)),
+        ((d, "the data device", data), (j, "the journal", journal)),
     ] {
-        let mut deps = Vec::new();
-        underlying(a, Rel::Itself, &mut deps);
-        if deps.iter().any(|(x, _)| *x == b) {
-            let (on_path, under_path) = if on == "the journal" {
-                (journal, data)
-            } else {
-                (data, journal)
-            };
+        if deps_of(a).iter().any(|(x, _)| *x == b) {
             return Err(refuse(format!(
                 "{on} {} lies on {under} {} (a partition of it or a device over it); {fix}",
                 on_path.display(),

@@ -26,10 +26,10 @@ fn num(text: &str, key: &str) -> Result<u64, String> {
 
 /// `what` (`block size`, `inode size`) as `cfg` asks it: `Ok` when it asks nothing; else `got`
 /// (read only then) must be `want`, or the error says what it is and what was asked.
-fn as_asked(
+fn as_asked<T: PartialEq + std::fmt::Display>(
     what: &str,
-    want: Option<u64>,
-    got: impl FnOnce() -> Result<u64, String>,
+    want: Option<T>,
+    got: impl FnOnce() -> Result<T, String>,
 ) -> Result<(), String> {
     let Some(want) = want else {
         return Ok(());
@@ -39,6 +39,16 @@ fn as_asked(
         return Err(format!("{what} is {got}, asked {want}"));
     }
     Ok(())
+}
+
+/// A size, shown as a size word (`64M`).
+#[derive(PartialEq)]
+struct Size(u64);
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&size_word(self.0))
+    }
 }
 
 /// Device numbers as dumpe2fs prints `Journal device` (old 16-bit or new encoding).
@@ -81,16 +91,9 @@ pub fn verify_ext(
             if field(data_dump, "Journal UUID").is_some_and(|u| u != "<none>") {
                 return Err("the journal is external, asked internal".into());
             }
-            if let Some(want) = cfg.journal_size {
-                let got = num(data_dump, "Total journal blocks")? * bs;
-                if got != want {
-                    return Err(format!(
-                        "the internal journal is {}, asked {}",
-                        size_word(got),
-                        size_word(want)
-                    ));
-                }
-            }
+            as_asked("the internal journal", cfg.journal_size.map(Size), || {
+                Ok(Size(num(data_dump, "Total journal blocks")? * bs))
+            })?;
         }
         Journal::External(_) => {
             let uuid = field(data_dump, "Journal UUID")
@@ -111,17 +114,11 @@ pub fn verify_ext(
                     ));
                 }
             }
-            if let Some(want) = cfg.journal_size {
-                let jbs = num(jd, "Block size")?;
-                let got = num(jd, "Total journal blocks")? * jbs;
-                if got != want {
-                    return Err(format!(
-                        "the external journal is {}, asked {}",
-                        size_word(got),
-                        size_word(want)
-                    ));
-                }
-            }
+            as_asked("the external journal", cfg.journal_size.map(Size), || {
+                Ok(Size(
+                    num(jd, "Block size")? * num(jd, "Total journal blocks")?,
+                ))
+            })?;
         }
     }
     Ok(())
@@ -153,16 +150,11 @@ pub fn verify_xfs(cfg: &FsConfig, info: &str, journal_dev: Option<&str>) -> Resu
         }
         _ => {}
     }
-    if let Some(want) = cfg.journal_size {
-        let got = xfs_kv(log, "bsize").unwrap_or(0) * xfs_kv(log, "blocks").unwrap_or(0);
-        if got != want {
-            return Err(format!(
-                "the log is {}, asked {}",
-                size_word(got),
-                size_word(want)
-            ));
-        }
-    }
+    as_asked("the log", cfg.journal_size.map(Size), || {
+        Ok(Size(
+            xfs_kv(log, "bsize").unwrap_or(0) * xfs_kv(log, "blocks").unwrap_or(0),
+        ))
+    })?;
     as_asked("block size", cfg.block_size, || {
         let data = info
             .lines()
@@ -293,6 +285,12 @@ mod tests {
     use super::*;
     use crate::provision::spec::DeviceSpec;
 
+    /// Assert that `r` failed with an error that says `says`.
+    fn fails(r: Result<(), String>, says: &str) {
+        let e = r.expect_err(says);
+        assert!(e.contains(says), "{e:?} does not say {says:?}");
+    }
+
     // Lines of jfs_tune 1.1.15, debugreiserfs 3.6.27 and nilfs-tune 2.2.9 as printed in a
     // User-mode Linux guest for 256 MiB data and 64 MiB journal devices (/dev/ubda 98:0,
     // /dev/ubdb 98:16).
@@ -321,25 +319,23 @@ Journal parameters:\n\
     fn jfs_log_placement_is_checked() {
         let mut c = FsConfig::new(FsType::Jfs, DeviceSpec::Loop(256 << 20));
         assert!(verify_jfs(&c, JFS_INTERNAL, None, None).is_ok());
-        assert!(verify_jfs(&c, JFS_EXTERNAL, None, None)
-            .unwrap_err()
-            .contains("not inline"));
+        fails(verify_jfs(&c, JFS_EXTERNAL, None, None), "not inline");
         c.journal = Journal::External(DeviceSpec::Loop(64 << 20));
         assert!(verify_jfs(&c, JFS_EXTERNAL, Some(JFS_LOG), Some((98, 16))).is_ok());
-        assert!(verify_jfs(&c, JFS_EXTERNAL, Some(JFS_LOG), Some((7, 1)))
-            .unwrap_err()
-            .contains("0x6210"));
-        assert!(verify_jfs(
-            &c,
-            JFS_EXTERNAL,
-            Some("Log device UUID:\tother\n"),
-            Some((98, 16))
-        )
-        .unwrap_err()
-        .contains("names log"));
-        assert!(verify_jfs(&c, JFS_INTERNAL, None, Some((98, 16)))
-            .unwrap_err()
-            .contains("inline"));
+        fails(
+            verify_jfs(&c, JFS_EXTERNAL, Some(JFS_LOG), Some((7, 1))),
+            "0x6210",
+        );
+        fails(
+            verify_jfs(
+                &c,
+                JFS_EXTERNAL,
+                Some("Log device UUID:\tother\n"),
+                Some((98, 16)),
+            ),
+            "names log",
+        );
+        fails(verify_jfs(&c, JFS_INTERNAL, None, Some((98, 16))), "inline");
     }
 
     #[test]
@@ -348,18 +344,18 @@ Journal parameters:\n\
         c.journal_size = Some(16 << 20);
         assert!(verify_reiserfs(&c, REISER_INTERNAL, None).is_ok());
         c.journal_size = Some(32 << 20);
-        assert!(verify_reiserfs(&c, REISER_INTERNAL, None)
-            .unwrap_err()
-            .contains("4097 blocks, asked 8193"));
+        fails(
+            verify_reiserfs(&c, REISER_INTERNAL, None),
+            "4097 blocks, asked 8193",
+        );
         c.journal = Journal::External(DeviceSpec::Loop(64 << 20));
         assert!(verify_reiserfs(&c, REISER_EXTERNAL, Some((98, 16))).is_ok());
-        assert!(verify_reiserfs(&c, REISER_EXTERNAL, Some((98, 32)))
-            .unwrap_err()
-            .contains("asked 0x6220"));
+        fails(
+            verify_reiserfs(&c, REISER_EXTERNAL, Some((98, 32))),
+            "asked 0x6220",
+        );
         c.journal = Journal::Internal;
-        assert!(verify_reiserfs(&c, REISER_EXTERNAL, None)
-            .unwrap_err()
-            .contains("asked internal"));
+        fails(verify_reiserfs(&c, REISER_EXTERNAL, None), "asked internal");
     }
 
     #[test]
@@ -368,9 +364,7 @@ Journal parameters:\n\
         let dump = "Filesystem magic number:  0x3434\nBlock size:\t\t  2048\n";
         assert!(verify_nilfs2(&c, dump).is_ok());
         c.block_size = Some(4096);
-        assert!(verify_nilfs2(&c, dump)
-            .unwrap_err()
-            .contains("2048, asked 4096"));
+        fails(verify_nilfs2(&c, dump), "2048, asked 4096");
     }
 
     const EXT4_INTERNAL: &str = "Filesystem UUID:          ad3cf5cb\n\
@@ -410,9 +404,7 @@ Journal users:            ad3cf5cb\n";
         assert_eq!(e, "the internal journal is 64M, asked 128M");
         let mut c = ext4(64 << 20);
         c.inode_size = Some(512);
-        assert!(verify_ext(&c, EXT4_INTERNAL, None, None)
-            .unwrap_err()
-            .contains("inode size"));
+        fails(verify_ext(&c, EXT4_INTERNAL, None, None), "inode size");
     }
 
     #[test]
@@ -420,25 +412,25 @@ Journal users:            ad3cf5cb\n";
         let mut c = ext4(16 << 20);
         c.journal = Journal::External(DeviceSpec::Loop(1 << 30));
         assert!(verify_ext(&c, EXT4_EXTERNAL, Some(JDEV), Some((7, 1))).is_ok());
-        let e = verify_ext(&c, EXT4_EXTERNAL, Some(JDEV), Some((7, 2))).unwrap_err();
-        assert!(e.contains("journal device 0x0701, not 7:2"), "{e}");
+        let e = verify_ext(&c, EXT4_EXTERNAL, Some(JDEV), Some((7, 2)));
+        fails(e, "journal device 0x0701, not 7:2");
         c.journal_size = Some(64 << 20);
         let e = verify_ext(&c, EXT4_EXTERNAL, Some(JDEV), Some((7, 1))).unwrap_err();
         assert_eq!(e, "the external journal is 16M, asked 64M");
         // Internal asked, external made.
-        let e = verify_ext(&ext4(16 << 20), EXT4_EXTERNAL, None, None).unwrap_err();
-        assert!(e.contains("external, asked internal"));
+        let e = verify_ext(&ext4(16 << 20), EXT4_EXTERNAL, None, None);
+        fails(e, "external, asked internal");
         // External asked, internal made.
-        let e = verify_ext(&c, EXT4_INTERNAL, Some(JDEV), Some((7, 1))).unwrap_err();
-        assert!(e.contains("no external journal"));
+        fails(
+            verify_ext(&c, EXT4_INTERNAL, Some(JDEV), Some((7, 1))),
+            "no external journal",
+        );
     }
 
     #[test]
     fn ext2_must_have_no_journal() {
         let c = FsConfig::new(FsType::Ext2, DeviceSpec::Loop(1 << 30));
-        assert!(verify_ext(&c, EXT4_INTERNAL, None, None)
-            .unwrap_err()
-            .contains("with a journal"));
+        fails(verify_ext(&c, EXT4_INTERNAL, None, None), "with a journal");
     }
 
     const XFS: &str =
@@ -453,18 +445,14 @@ log      =/dev/loop1             bsize=4096   blocks=16384, version=2\n";
         c.journal_size = Some(64 << 20);
         c.inode_size = Some(512);
         assert!(verify_xfs(&c, XFS, Some("/dev/loop1")).is_ok());
-        assert!(verify_xfs(&c, XFS, Some("/dev/loop2"))
-            .unwrap_err()
-            .contains("asked /dev/loop2"));
+        fails(verify_xfs(&c, XFS, Some("/dev/loop2")), "asked /dev/loop2");
         c.journal_size = Some(128 << 20);
         assert_eq!(
             verify_xfs(&c, XFS, Some("/dev/loop1")).unwrap_err(),
             "the log is 64M, asked 128M"
         );
         let i = FsConfig::new(FsType::Xfs, DeviceSpec::Loop(1 << 30));
-        assert!(verify_xfs(&i, XFS, None)
-            .unwrap_err()
-            .contains("asked internal"));
+        fails(verify_xfs(&i, XFS, None), "asked internal");
         let internal = XFS.replace("/dev/loop1            ", "internal log");
         assert!(verify_xfs(&i, &internal, None).is_ok());
     }

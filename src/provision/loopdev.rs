@@ -66,19 +66,22 @@ pub fn attach(exec: &dyn Exec, image: &Path, direct_io: bool) -> Result<PathBuf,
 
 /// Loop devices whose backing file is `file` (by the path the kernel recorded).
 pub fn loops_backed_by(file: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
+    loops_where(|name, _| backing_file(name).as_deref() == Some(file))
+}
+
+/// The loop devices (`/dev/loopN`, sorted) whose name and path pass `keep`.
+fn loops_where(keep: impl Fn(&str, &Path) -> bool) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir("/sys/block") else {
-        return out;
+        return Vec::new();
     };
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("loop") {
-            continue;
-        }
-        if backing_file(&name).as_deref() == Some(file) {
-            out.push(PathBuf::from("/dev").join(&name));
-        }
-    }
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("loop"))
+        .map(|n| (PathBuf::from("/dev").join(&n), n))
+        .filter(|(d, n)| keep(n, d))
+        .map(|(d, _)| d)
+        .collect();
     out.sort();
     out
 }
@@ -123,18 +126,7 @@ pub fn backing_ident(dev: &Path) -> Option<(u64, u64)> {
 /// The loop devices whose backing file is the inode (`dev`, `ino`): the image fslab made,
 /// whatever its path is now (removed, or its directory replaced).
 pub fn loops_backed_by_ident(dev: u64, ino: u64) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir("/sys/block") else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("loop"))
-        .map(|n| PathBuf::from("/dev").join(n))
-        .filter(|d| backing_ident(d) == Some((dev, ino)))
-        .collect();
-    out.sort();
-    out
+    loops_where(|_, d| backing_ident(d) == Some((dev, ino)))
 }
 
 /// The backing file of loop device `name` (`loop3`), if attached.

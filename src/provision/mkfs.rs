@@ -20,12 +20,15 @@ const LAZY: [&str; 2] = ["lazy_itable_init=0", "lazy_journal_init=0"];
 
 /// A size for mkfs.xfs and friends: `64m`, `1g`, or bytes.
 fn xfs_size(n: u64) -> String {
-    for (suffix, shift) in [("g", 30), ("m", 20), ("k", 10)] {
-        if n >= 1 << shift && n % (1 << shift) == 0 {
-            return format!("{}{suffix}", n >> shift);
-        }
+    super::spec::size_in(n, &[("g", 30), ("m", 20), ("k", 10)])
+}
+
+/// `c` with `flag VALUE` added when there is a value.
+fn opt(c: CmdLine, flag: &str, value: Option<impl std::fmt::Display>) -> CmdLine {
+    match value {
+        Some(v) => c.arg(flag).arg(v.to_string()),
+        None => c,
     }
-    n.to_string()
 }
 
 /// The study's extra mke2fs arguments with fslab's `-E` flags merged in; returns fslab's
@@ -108,82 +111,52 @@ fn mkfs_line(cfg: &FsConfig, data: &str, jdev: Option<&str>) -> CmdLine {
     match cfg.fs {
         FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => {
             let (own_e, user) = ext_user_args(&cfg.mkfs);
-            let mut c = CmdLine::new(prog).args(["-F", "-q"]);
-            if let Some(e) = own_e {
-                c = c.arg("-E").arg(e);
-            }
             let external = matches!(cfg.journal, Journal::External(_));
-            if cfg.block_size.is_some() || external {
-                c = c.arg("-b").arg(cfg.ext_block_size().to_string());
-            }
-            if let Some(i) = cfg.inode_size {
-                c = c.arg("-I").arg(i.to_string());
-            }
-            match (external, jdev) {
-                (true, Some(j)) => c = c.arg("-J").arg(format!("device={j}")),
-                _ => {
-                    if let Some(n) = cfg.journal_size {
-                        c = c.arg("-J").arg(format!("size={}", n >> 20));
-                    }
-                }
-            }
+            let bs = (cfg.block_size.is_some() || external).then(|| cfg.ext_block_size());
+            let c = opt(CmdLine::new(prog).args(["-F", "-q"]), "-E", own_e);
+            let c = opt(opt(c, "-b", bs), "-I", cfg.inode_size);
+            let c = match (external, jdev) {
+                (true, Some(j)) => c.arg("-J").arg(format!("device={j}")),
+                _ => opt(
+                    c,
+                    "-J",
+                    cfg.journal_size.map(|n| format!("size={}", n >> 20)),
+                ),
+            };
             c.args(user).arg(data)
         }
         FsType::Xfs => {
-            let mut c = CmdLine::new(prog).args(["-f", "-q"]);
-            if let Some(b) = cfg.block_size {
-                c = c.arg("-b").arg(format!("size={b}"));
-            }
-            if let Some(i) = cfg.inode_size {
-                c = c.arg("-i").arg(format!("size={i}"));
-            }
+            let c = CmdLine::new(prog).args(["-f", "-q"]);
+            let c = opt(c, "-b", cfg.block_size.map(|b| format!("size={b}")));
+            let c = opt(c, "-i", cfg.inode_size.map(|i| format!("size={i}")));
             let size = cfg.journal_size.map(xfs_size);
-            match (jdev, size) {
-                (Some(j), Some(s)) => c = c.arg("-l").arg(format!("logdev={j},size={s}")),
-                (Some(j), None) => c = c.arg("-l").arg(format!("logdev={j}")),
-                (None, Some(s)) => c = c.arg("-l").arg(format!("size={s}")),
-                (None, None) => {}
-            }
-            c.args(&cfg.mkfs).arg(data)
+            let log = match (jdev, size) {
+                (Some(j), Some(s)) => Some(format!("logdev={j},size={s}")),
+                (Some(j), None) => Some(format!("logdev={j}")),
+                (None, Some(s)) => Some(format!("size={s}")),
+                (None, None) => None,
+            };
+            opt(c, "-l", log).args(&cfg.mkfs).arg(data)
         }
-        FsType::Btrfs => {
-            let mut c = CmdLine::new(prog).args(["-f", "-q"]);
-            if let Some(b) = cfg.block_size {
-                c = c.arg("-s").arg(b.to_string());
-            }
-            c.args(&cfg.mkfs).arg(data)
-        }
-        FsType::Nilfs2 => {
-            let mut c = CmdLine::new(prog).args(["-f", "-q"]);
-            if let Some(b) = cfg.block_size {
-                c = c.arg("-b").arg(b.to_string());
-            }
-            c.args(&cfg.mkfs).arg(data)
+        FsType::Btrfs | FsType::Nilfs2 => {
+            // The block size: mkfs.btrfs's sector size (-s), mkfs.nilfs2's -b.
+            let flag = if cfg.fs == FsType::Btrfs { "-s" } else { "-b" };
+            let c = CmdLine::new(prog).args(["-f", "-q"]);
+            opt(c, flag, cfg.block_size).args(&cfg.mkfs).arg(data)
         }
         FsType::Jfs => {
-            let mut c = CmdLine::new(prog).arg("-q");
-            match jdev {
-                Some(j) => c = c.arg("-J").arg(format!("device={j}")),
-                None => {
-                    if let Some(n) = cfg.journal_size {
-                        c = c.arg("-s").arg((n >> 20).to_string());
-                    }
-                }
-            }
+            let c = CmdLine::new(prog).arg("-q");
+            let c = match jdev {
+                Some(j) => c.arg("-J").arg(format!("device={j}")),
+                None => opt(c, "-s", cfg.journal_size.map(|n| n >> 20)),
+            };
             c.args(&cfg.mkfs).arg(data)
         }
         FsType::Reiserfs => {
             // -ff: no question even on a whole device; -q: no progress.
-            let mut c = CmdLine::new(prog).args(["-q", "-ff"]);
-            if let Some(b) = cfg.block_size {
-                c = c.arg("-b").arg(b.to_string());
-            }
-            if let Some(j) = jdev {
-                c = c.arg("-j").arg(j);
-            }
-            if let Some(n) = cfg.journal_size {
-                c = c.arg("-s").arg(reiserfs_journal_blocks(n).to_string());
-            }
+            let c = CmdLine::new(prog).args(["-q", "-ff"]);
+            let c = opt(opt(c, "-b", cfg.block_size), "-j", jdev);
+            let c = opt(c, "-s", cfg.journal_size.map(reiserfs_journal_blocks));
             c.args(&cfg.mkfs).arg(data)
         }
     }
@@ -242,12 +215,17 @@ pub fn inspect(cfg: &FsConfig, data: &str, jdev: Option<&str>, mountpoint: &Path
     let dump =
         |prog: &str, flag: &str, dev: &str| CmdLine::new(prog).arg(flag).arg(dev).confined([dev]);
     match cfg.fs {
-        FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => {
-            let mut v = vec![dump("dumpe2fs", "-h", data)];
-            if let Some(j) = jdev {
-                v.push(dump("dumpe2fs", "-h", j));
-            }
-            v
+        // The data device's superblock, then an external journal's.
+        FsType::Ext2 | FsType::Ext3 | FsType::Ext4 | FsType::Jfs => {
+            let (prog, flag) = if cfg.fs == FsType::Jfs {
+                ("jfs_tune", "-l")
+            } else {
+                ("dumpe2fs", "-h")
+            };
+            std::iter::once(data)
+                .chain(jdev)
+                .map(|d| dump(prog, flag, d))
+                .collect()
         }
         // xfs_info asks the mounted file system, and finds it by its devices.
         FsType::Xfs => vec![CmdLine::new("xfs_info")
@@ -258,18 +236,8 @@ pub fn inspect(cfg: &FsConfig, data: &str, jdev: Option<&str>, mountpoint: &Path
             .arg(data)
             .confined([data])],
         FsType::Nilfs2 => vec![dump("nilfs-tune", "-l", data)],
-        FsType::Jfs => {
-            let mut v = vec![dump("jfs_tune", "-l", data)];
-            if let Some(j) = jdev {
-                v.push(dump("jfs_tune", "-l", j));
-            }
-            v
-        }
         FsType::Reiserfs => {
-            let mut c = CmdLine::new("debugreiserfs");
-            if let Some(j) = jdev {
-                c = c.arg("-j").arg(j);
-            }
+            let c = opt(CmdLine::new("debugreiserfs"), "-j", jdev);
             let devices: Vec<&str> = std::iter::once(data).chain(jdev).collect();
             vec![c.arg(data).confined(devices)]
         }

@@ -61,9 +61,6 @@ pub enum ProvisionError {
     /// What mkfs made is not what was asked.
     #[error("{0}")]
     Verify(String),
-    /// The file system or a tool is not available on this machine.
-    #[error("{0}")]
-    Unsupported(String),
     /// A file or system call failed.
     #[error("{0}")]
     Io(String),

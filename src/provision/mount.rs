@@ -32,13 +32,11 @@ impl Mounted {
         device: &Path,
         mountpoint: &Path,
     ) -> Result<Mounted, ProvisionError> {
-        let state_id = match &run {
-            Some(r) => Some(r.record(Resource::Mount {
-                path: mountpoint.to_path_buf(),
-                device: device.to_path_buf(),
-            })?),
-            None => None,
+        let mount = Resource::Mount {
+            path: mountpoint.to_path_buf(),
+            device: device.to_path_buf(),
         };
+        let state_id = run.as_ref().map(|r| r.record(mount)).transpose()?;
         let mut m = Mounted {
             exec,
             run,
@@ -87,11 +85,6 @@ impl Mounted {
     /// Where it is mounted.
     pub fn mountpoint(&self) -> &Path {
         &self.mountpoint
-    }
-
-    /// Whether it is mounted now.
-    pub fn is_active(&self) -> bool {
-        self.active
     }
 
     /// Unmount, keeping the record (for a remount cycle).

@@ -90,13 +90,7 @@ impl Provisioner {
 /// The block devices a configuration names by path (data, then an external journal): the
 /// ones a plan checks with [`check_named_device`].
 pub fn named_devices(cfg: &FsConfig) -> Vec<&Path> {
-    let journal = match &cfg.journal {
-        Journal::External(d) => Some(d),
-        Journal::Internal => None,
-    };
-    [Some(&cfg.data), journal]
-        .into_iter()
-        .flatten()
+    cfg.devices()
         .filter_map(|d| match d {
             DeviceSpec::Path(p) => Some(p.as_path()),
             DeviceSpec::Loop(_) | DeviceSpec::Ram(_) => None,

@@ -85,10 +85,7 @@ impl Provisioned {
                 keep(run.remove(img_id));
             }
         }
-        match first {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        first.map_or(Ok(()), Err)
     }
 }
 

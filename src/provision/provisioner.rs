@@ -166,12 +166,10 @@ impl Provisioner {
             }
         };
         let image = dir.join(format!("c{idx}-{role}.img"));
-        let image_id = match &self.run {
-            Some(r) => Some(r.record(Resource::Image {
-                path: image.clone(),
-            })?),
-            None => None,
-        };
+        let record = |res: Resource| self.run.as_ref().map(|r| r.record(res)).transpose();
+        let image_id = record(Resource::Image {
+            path: image.clone(),
+        })?;
         if let (Some(r), Some(id)) = (&self.run, image_id) {
             // Made exclusively: a file already at the path (planted, or left by anyone) is
             // never adopted, grown or formatted.
@@ -188,13 +186,10 @@ impl Provisioner {
         let t = loopdev::truncate_cmd(&image, size);
         log.push(t.to_string());
         self.exec.run(&t)?;
-        let loop_id = match &self.run {
-            Some(r) => Some(r.record(Resource::Loop {
-                image: image.clone(),
-                device: None,
-            })?),
-            None => None,
-        };
+        let loop_id = record(Resource::Loop {
+            image: image.clone(),
+            device: None,
+        })?;
         log.push(loopdev::attach_cmd(&image, direct_io).to_string());
         let dev = loopdev::attach(self.exec.as_ref(), &image, direct_io)?;
         if let (Some(r), Some(id)) = (&self.run, loop_id) {
@@ -392,9 +387,10 @@ impl Provisioner {
                 .map(|m| (rustix::fs::major(m.rdev()), rustix::fs::minor(m.rdev())))
         };
         let first = out.first().map(String::as_str).unwrap_or("");
+        let second = out.get(1).map(String::as_str);
         match cfg.fs {
             FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => {
-                inspect::verify_ext(cfg, first, out.get(1).map(String::as_str), jnum(jdev))
+                inspect::verify_ext(cfg, first, second, jnum(jdev))
             }
             FsType::Xfs => inspect::verify_xfs(
                 cfg,
@@ -403,9 +399,7 @@ impl Provisioner {
             ),
             FsType::Btrfs => inspect::verify_btrfs(cfg, first),
             FsType::Nilfs2 => inspect::verify_nilfs2(cfg, first),
-            FsType::Jfs => {
-                inspect::verify_jfs(cfg, first, out.get(1).map(String::as_str), jnum(jdev))
-            }
+            FsType::Jfs => inspect::verify_jfs(cfg, first, second, jnum(jdev)),
             FsType::Reiserfs => inspect::verify_reiserfs(cfg, first, jnum(jdev)),
         }
     }

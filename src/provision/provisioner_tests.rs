@@ -123,12 +123,7 @@ fn a_file_planted_at_an_image_path_is_never_adopted() {
     let t = tempfile::tempdir().unwrap();
     let w = crate::provision::state::WorkDir::new(t.path());
     let run = w.start_run(None).unwrap();
-    let ex = Arc::new(RecordingExec::with(Box::new(|c: &CmdLine| {
-        if c.program == "losetup" && c.args.iter().any(|a| a == "--find") {
-            return Output::ok("/dev/loop5\n");
-        }
-        Output::ok("")
-    })));
+    let ex = Arc::new(RecordingExec::with(responder()));
     let p = Provisioner::new(ex.clone(), run.clone(), vec![], 0).unwrap();
     // Someone plants a file where the next image goes.
     let planted = run.path().join("images/c0-data.img");

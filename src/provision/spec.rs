@@ -179,12 +179,19 @@ impl Serialize for DeviceSpec {
 
 /// A size as the shortest exact word: `1G`, `64M`, `4k`, or bytes.
 pub fn size_word(n: u64) -> String {
-    for (suffix, shift) in [("T", 40), ("G", 30), ("M", 20), ("k", 10)] {
-        if n >= 1 << shift && n % (1 << shift) == 0 {
-            return format!("{}{suffix}", n >> shift);
-        }
-    }
-    n.to_string()
+    size_in(n, &[("T", 40), ("G", 30), ("M", 20), ("k", 10)])
+}
+
+/// `n` in the largest of `units` (suffix, power of two, largest first) that divides it
+/// exactly, or in bytes.
+pub(super) fn size_in(n: u64, units: &[(&str, u32)]) -> String {
+    units
+        .iter()
+        .find(|(_, shift)| n >= 1 << shift && n % (1 << shift) == 0)
+        .map_or_else(
+            || n.to_string(),
+            |(suffix, shift)| format!("{}{suffix}", n >> shift),
+        )
 }
 
 /// Where the journal (XFS: log) lives.
@@ -265,6 +272,15 @@ impl FsConfig {
             scheduler: None,
             direct_io: true,
         }
+    }
+
+    /// The data device, then the external journal's device, if any.
+    pub fn devices(&self) -> impl Iterator<Item = &DeviceSpec> {
+        let journal = match &self.journal {
+            Journal::External(d) => Some(d),
+            Journal::Internal => None,
+        };
+        std::iter::once(&self.data).chain(journal)
     }
 
     /// The block size fslab passes explicitly where tools must agree (ext data and journal
@@ -410,16 +426,13 @@ impl FsConfig {
                 }
             }
         }
-        if fs == FsType::Xfs {
-            if let Some(n) = self.data.created_size() {
-                if n < 300 << 20 {
-                    return Err(format!(
-                        "xfs needs a data device of at least 300M (mkfs.xfs refuses smaller); {} is {}",
-                        self.data,
-                        size_word(n)
-                    ));
-                }
-            }
+        let data_size = self.data.created_size().filter(|_| fs == FsType::Xfs);
+        if let Some(n) = data_size.filter(|n| *n < 300 << 20) {
+            return Err(format!(
+                "xfs needs a data device of at least 300M (mkfs.xfs refuses smaller); {} is {}",
+                self.data,
+                size_word(n)
+            ));
         }
         for opt in &self.mount {
             if opt.is_empty() || opt.contains(char::is_whitespace) {
@@ -442,18 +455,13 @@ mod tests {
 
     #[test]
     fn device_specs_parse_and_print() {
-        assert_eq!(
-            DeviceSpec::parse("loop:8G").unwrap(),
-            DeviceSpec::Loop(8 << 30)
-        );
-        assert_eq!(
-            DeviceSpec::parse("ram:512M").unwrap(),
-            DeviceSpec::Ram(512 << 20)
-        );
-        assert_eq!(
-            DeviceSpec::parse("/dev/sdb").unwrap(),
-            DeviceSpec::Path("/dev/sdb".into())
-        );
+        for (text, spec) in [
+            ("loop:8G", DeviceSpec::Loop(8 << 30)),
+            ("ram:512M", DeviceSpec::Ram(512 << 20)),
+            ("/dev/sdb", DeviceSpec::Path("/dev/sdb".into())),
+        ] {
+            assert_eq!(DeviceSpec::parse(text).unwrap(), spec, "{text}");
+        }
         assert!(DeviceSpec::parse("sdb").is_err());
         assert!(DeviceSpec::parse("loop:1M")
             .unwrap_err()

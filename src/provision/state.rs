@@ -87,7 +87,7 @@ impl Entry {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(super) struct StateDoc {
     pub(super) version: u32,
     pub(super) pid: u32,
@@ -175,9 +175,8 @@ impl WorkDir {
                 start_time: crate::safe::procs::start_time(std::process::id()).map(|(s, _)| s),
                 started_at: crate::units::timestamp_now(),
                 study,
-                db: None,
                 next_id: 1,
-                resources: Vec::new(),
+                ..StateDoc::default()
             }),
         };
         run.persist()?;
@@ -280,16 +279,31 @@ impl RunDir {
         &self.path
     }
 
+    /// The state document, locked.
+    fn doc(&self) -> std::sync::MutexGuard<'_, StateDoc> {
+        self.doc.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn persist(&self) -> Result<(), ProvisionError> {
-        let doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-        write_doc(&self.path, &doc)
+        write_doc(&self.path, &self.doc())
+    }
+
+    /// Change the state document with `f`, then write it.
+    fn edit(&self, f: impl FnOnce(&mut StateDoc)) -> Result<(), ProvisionError> {
+        f(&mut self.doc());
+        self.persist()
+    }
+
+    /// Change the entry of resource `id` with `f` (if it is still recorded), then write it.
+    fn edit_entry(&self, id: u64, f: impl FnOnce(&mut Entry)) -> Result<(), ProvisionError> {
+        self.edit(|doc| doc.resources.iter_mut().find(|e| e.id == id).map_or((), f))
     }
 
     /// Record a resource before making it; returns its id.
     pub fn record(&self, res: Resource) -> Result<u64, ProvisionError> {
-        let id = {
-            let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-            let id = doc.next_id;
+        let mut id = 0;
+        self.edit(|doc| {
+            id = doc.next_id;
             doc.next_id += 1;
             doc.resources.push(Entry {
                 id,
@@ -298,21 +312,13 @@ impl RunDir {
                 dev: None,
                 ino: None,
             });
-            id
-        };
-        self.persist()?;
+        })?;
         Ok(id)
     }
 
     /// Replace a recorded resource (a loop device's name once known).
     pub fn update(&self, id: u64, res: Resource) -> Result<(), ProvisionError> {
-        {
-            let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(e) = doc.resources.iter_mut().find(|e| e.id == id) {
-                e.res = res;
-            }
-        }
-        self.persist()
+        self.edit_entry(id, |e| e.res = res)
     }
 
     /// This run's directory, opened beneath the work directory (no symbolic link, no `..`).
@@ -329,43 +335,33 @@ impl RunDir {
         path: &Path,
     ) -> Result<Option<(rustix::fd::OwnedFd, std::ffi::OsString)>, ProvisionError> {
         let run = self.open_beneath()?;
-        let doc = self.doc.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let doc = self.doc().clone();
         place(&run, &doc, path).map_err(ProvisionError::Io)
     }
 
     /// Record the device and inode numbers of resource `id`, made just now at `path`.
     pub fn created(&self, id: u64, path: &Path) -> Result<(), ProvisionError> {
-        let Some((dir, name)) = self.place(path)? else {
+        let found = match self.place(path)? {
+            Some((dir, name)) => beneath::ident_at(dir.as_fd(), &name)
+                .map_err(|e| ProvisionError::Io(format!("{}: {e}", path.display())))?,
+            None => None,
+        };
+        let Some((ident, _)) = found else {
             return Err(ProvisionError::Io(format!(
                 "{} is gone right after it was made",
                 path.display()
             )));
         };
-        let Some((ident, _)) = beneath::ident_at(dir.as_fd(), &name)
-            .map_err(|e| ProvisionError::Io(format!("{}: {e}", path.display())))?
-        else {
-            return Err(ProvisionError::Io(format!(
-                "{} is gone right after it was made",
-                path.display()
-            )));
-        };
-        {
-            let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(e) = doc.resources.iter_mut().find(|e| e.id == id) {
-                e.dev = Some(ident.dev);
-                e.ino = Some(ident.ino);
-            }
-        }
-        self.persist()
+        self.edit_entry(id, |e| {
+            e.dev = Some(ident.dev);
+            e.ino = Some(ident.ino);
+        })
     }
 
     /// Remove the image or directory recorded as `id` — resolved beneath the work directory,
     /// only if it is still the entry made (its recorded device and inode) — and forget it.
     pub fn remove(&self, id: u64) -> Result<(), ProvisionError> {
-        let entry = {
-            let doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-            doc.resources.iter().find(|e| e.id == id).cloned()
-        };
+        let entry = self.doc().resources.iter().find(|e| e.id == id).cloned();
         let Some(entry) = entry else {
             return Ok(());
         };
@@ -406,24 +402,18 @@ impl RunDir {
 
     /// Forget a resource after it was torn down.
     pub fn forget(&self, id: u64) -> Result<(), ProvisionError> {
-        {
-            let mut doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-            doc.resources.retain(|e| e.id != id);
-        }
-        self.persist()
+        self.edit(|doc| doc.resources.retain(|e| e.id != id))
     }
 
     /// Record the results database the study is stored in (for `fslab cleanup`).
     pub fn set_db(&self, db: &Path) -> Result<(), ProvisionError> {
         let db = std::fs::canonicalize(db).unwrap_or_else(|_| db.to_path_buf());
-        self.doc.lock().unwrap_or_else(|p| p.into_inner()).db = Some(db);
-        self.persist()
+        self.edit(|doc| doc.db = Some(db))
     }
 
     /// Resources still recorded (newest last).
     pub fn resources(&self) -> Vec<Resource> {
-        let doc = self.doc.lock().unwrap_or_else(|p| p.into_inner());
-        doc.resources.iter().map(|e| e.res.clone()).collect()
+        self.doc().resources.iter().map(|e| e.res.clone()).collect()
     }
 
     /// Remove the run directory once everything in it was torn down. When resources are
@@ -539,8 +529,7 @@ mod tests {
         // Simulate death: a pid that cannot exist, then drop the run (releases the lock)
         // without tearing down. Other tests of this process may spawn commands that
         // briefly inherit the lock, hence the wait.
-        run.doc.lock().unwrap().pid = u32::MAX;
-        run.persist().unwrap();
+        run.edit(|d| d.pid = u32::MAX).unwrap();
         drop(run);
         let ex = RecordingExec::new();
         let rep = cleanup(&w, &ex, Duration::from_secs(10));
@@ -570,8 +559,7 @@ mod tests {
             path: victim.clone(),
         })
         .unwrap();
-        run.doc.lock().unwrap().pid = u32::MAX;
-        run.persist().unwrap();
+        run.edit(|d| d.pid = u32::MAX).unwrap();
         drop(run);
         let rep = cleanup(&w, &RecordingExec::new(), Duration::from_secs(10));
         assert!(victim.exists());

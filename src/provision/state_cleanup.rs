@@ -39,16 +39,13 @@ pub struct CleanupReport {
 
 /// Take the lock of run directory `run` if nobody holds it (opened beneath, no link).
 fn lock_of(run: &Root) -> Option<Result<std::fs::File, ()>> {
-    let fd = match rustix::fs::openat(
+    let fd = rustix::fs::openat(
         run.fd(),
         "lock",
         rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
-    ) {
-        Ok(fd) => fd,
-        Err(_) => return None,
-    };
-    let f = std::fs::File::from(fd);
+    );
+    let f = std::fs::File::from(fd.ok()?);
     Some(
         rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive)
             .map(|_| f)
@@ -137,16 +134,8 @@ fn clean_run(
     exec: &dyn Exec,
     rep: &mut CleanupReport,
 ) {
-    let mut doc = doc.unwrap_or(StateDoc {
-        version: 1,
-        pid: 0,
-        start_time: None,
-        started_at: String::new(),
-        study: None,
-        db: None,
-        next_id: 1,
-        resources: Vec::new(),
-    });
+    // Without a state file there is nothing recorded to undo, only the directory to remove.
+    let mut doc = doc.unwrap_or_default();
     // fio runs in a cage that dies with fslab; whatever of it is still running (a race with
     // the kill) is stopped before its mounts are touched.
     if let Some(start) = doc.start_time {
@@ -164,19 +153,13 @@ fn clean_run(
         }
     }
     while let Some(entry) = doc.resources.last().cloned() {
-        let result = clean_one(run, &entry, &doc, exec, rep);
-        match result {
-            Ok(()) => {
-                doc.resources.pop();
-                if let Err(e) = write_doc(run.path(), &doc) {
-                    rep.errors.push(e.to_string());
-                    return;
-                }
-            }
-            Err(e) => {
-                rep.errors.push(e);
-                return;
-            }
+        let done = clean_one(run, &entry, &doc, exec, rep).and_then(|()| {
+            doc.resources.pop();
+            write_doc(run.path(), &doc).map_err(|e| e.to_string())
+        });
+        if let Err(e) = done {
+            rep.errors.push(e);
+            return;
         }
     }
     for f in ["state.json", "state.json.tmp", "lock"] {

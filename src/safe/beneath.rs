@@ -31,6 +31,16 @@ pub struct Ident {
     pub ino: u64,
 }
 
+impl Ident {
+    /// The identity `st` gives.
+    fn of(st: &rustix::fs::Stat) -> Ident {
+        Ident {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        }
+    }
+}
+
 /// What is expected at a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -70,12 +80,16 @@ impl Root {
     /// Open the directory at `path` (absolute, already canonical: fslab's own directory).
     pub fn open(path: &Path) -> std::io::Result<Root> {
         let fd = rustix::fs::open(path, dir_flags(), Mode::empty())?;
-        let mnt = mount_id(fd.as_fd());
-        Ok(Root {
+        Ok(Root::at(fd, path))
+    }
+
+    /// The root open as `fd` at `path`, with its mount id.
+    fn at(fd: OwnedFd, path: &Path) -> Root {
+        Root {
+            mnt: mount_id(fd.as_fd()),
             fd,
             path: path.to_path_buf(),
-            mnt,
-        })
+        }
     }
 
     /// The directory's path.
@@ -98,32 +112,27 @@ impl Root {
                 self.path.display()
             )
         })?;
-        let mut out = Vec::new();
-        for c in rest.components() {
-            match c {
-                Component::Normal(n) => out.push(n.to_os_string()),
-                _ => {
-                    return Err(format!(
-                        "{} leaves {} through '..' or '.'; left alone",
-                        p.display(),
-                        self.path.display()
-                    ))
-                }
-            }
-        }
         // `Path::components` drops `.` silently: refuse those too.
-        if p.as_os_str()
+        let dots = p
+            .as_os_str()
             .as_bytes()
             .split(|b| *b == b'/')
-            .any(|c| c == b"." || c == b"..")
-        {
-            return Err(format!(
+            .any(|c| c == b"." || c == b"..");
+        let out: Option<Vec<OsString>> = rest
+            .components()
+            .map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                _ => None,
+            })
+            .collect();
+        match out {
+            Some(out) if !dots => Ok(out),
+            _ => Err(format!(
                 "{} leaves {} through '..' or '.'; left alone",
                 p.display(),
                 self.path.display()
-            ));
+            )),
         }
-        Ok(out)
     }
 
     /// Open the directory `comps` below the root without following a symbolic link, `..` or
@@ -137,13 +146,11 @@ impl Root {
                 Mode::empty(),
             )?);
         }
-        let mut joined = Vec::new();
-        for (i, c) in comps.iter().enumerate() {
-            if i > 0 {
-                joined.push(b'/');
-            }
-            joined.extend_from_slice(c.as_bytes());
-        }
+        let joined = comps
+            .iter()
+            .map(|c| c.as_bytes())
+            .collect::<Vec<_>>()
+            .join(&b'/');
         let rel = OsStr::from_bytes(&joined);
         let resolve = ResolveFlags::BENEATH
             | ResolveFlags::NO_SYMLINKS
@@ -172,18 +179,8 @@ impl Root {
     /// beneath this one.
     pub fn sub(&self, p: &Path) -> Result<Root, String> {
         let comps = self.components(p)?;
-        let fd = self.open_dir(&comps).map_err(|e| {
-            format!(
-                "{}: {e} (a symbolic link, '..' or a mount on the way); left alone",
-                p.display()
-            )
-        })?;
-        let mnt = mount_id(fd.as_fd());
-        Ok(Root {
-            fd,
-            path: p.to_path_buf(),
-            mnt,
-        })
+        let fd = self.open_dir(&comps).map_err(|e| on_the_way(p, e))?;
+        Ok(Root::at(fd, p))
     }
 
     /// The file system mounted at `p` (below this root, reached without a link or `..`) as a
@@ -193,49 +190,45 @@ impl Root {
         let (dir, name) = self.parent_of(p)?;
         let fd = rustix::fs::openat(dir.as_fd(), name.as_os_str(), dir_flags(), Mode::empty())
             .map_err(|e| format!("{}: {e}; left alone", p.display()))?;
-        let mnt = mount_id(fd.as_fd());
         if !crosses(dir.as_fd(), fd.as_fd(), mount_id(dir.as_fd())) {
             return Err(format!("{}: nothing is mounted there", p.display()));
         }
-        Ok(Root {
-            fd,
-            path: p.to_path_buf(),
-            mnt,
-        })
+        Ok(Root::at(fd, p))
     }
 
     /// [`Root::parent_of`], with `None` when a directory on the way does not exist (so
     /// nothing is at `p`).
     pub fn parent_if_any(&self, p: &Path) -> Result<Option<(OwnedFd, OsString)>, String> {
-        let mut comps = self.components(p)?;
-        let Some(name) = comps.pop() else {
-            return Err(format!("{} is the root itself; left alone", p.display()));
-        };
-        match self.open_dir(&comps) {
-            Ok(dir) => Ok(Some((dir, name))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!(
-                "{}: {e} (a symbolic link, '..' or a mount on the way); left alone",
-                p.display()
-            )),
+        match self.open_parent(p)? {
+            (Ok(dir), name) => Ok(Some((dir, name))),
+            (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            (Err(e), _) => Err(on_the_way(p, e)),
         }
     }
 
     /// The open parent directory of `p` (below the root) and `p`'s last name.
     pub fn parent_of(&self, p: &Path) -> Result<(OwnedFd, OsString), String> {
+        let (dir, name) = self.open_parent(p)?;
+        Ok((dir.map_err(|e| on_the_way(p, e))?, name))
+    }
+
+    /// The parent of `p` (below the root, not the root itself) as it opened, and `p`'s last
+    /// name.
+    fn open_parent(&self, p: &Path) -> Result<(std::io::Result<OwnedFd>, OsString), String> {
         let mut comps = self.components(p)?;
         let Some(name) = comps.pop() else {
             return Err(format!("{} is the root itself; left alone", p.display()));
         };
-        let dir = self.open_dir(&comps).map_err(|e| {
-            format!(
-                "{}: {} (a symbolic link, '..' or a mount on the way); left alone",
-                p.display(),
-                e
-            )
-        })?;
-        Ok((dir, name))
+        Ok((self.open_dir(&comps), name))
     }
+}
+
+/// Why `p` could not be reached beneath a root.
+fn on_the_way(p: &Path, e: std::io::Error) -> String {
+    format!(
+        "{}: {e} (a symbolic link, '..' or a mount on the way); left alone",
+        p.display()
+    )
 }
 
 /// The identity of `name` in `dir`, not following a symbolic link; `None` when absent.
@@ -245,10 +238,7 @@ pub fn ident_at(
 ) -> std::io::Result<Option<(Ident, rustix::fs::FileType)>> {
     match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) => Ok(Some((
-            Ident {
-                dev: st.st_dev,
-                ino: st.st_ino,
-            },
+            Ident::of(&st),
             rustix::fs::FileType::from_raw_mode(st.st_mode),
         ))),
         Err(rustix::io::Errno::NOENT) => Ok(None),
@@ -360,11 +350,7 @@ const KEEP_OPEN: usize = 64;
 
 /// The identity of an open file.
 fn ident_of(fd: BorrowedFd<'_>) -> std::io::Result<Ident> {
-    let st = rustix::fs::fstat(fd)?;
-    Ok(Ident {
-        dev: st.st_dev,
-        ino: st.st_ino,
-    })
+    Ok(Ident::of(&rustix::fs::fstat(fd)?))
 }
 
 /// One directory on [`empty_tree`]'s way down: its descriptor (while it is kept), its

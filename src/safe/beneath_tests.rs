@@ -1,12 +1,7 @@
 use super::*;
-use std::os::unix::fs::MetadataExt;
 
 fn ident(p: &Path) -> Ident {
-    let md = std::fs::symlink_metadata(p).unwrap();
-    Ident {
-        dev: md.dev(),
-        ino: md.ino(),
-    }
+    Ident::of(&rustix::fs::lstat(p).unwrap())
 }
 
 #[test]

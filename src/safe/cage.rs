@@ -105,6 +105,7 @@ const MOUNT_ATTR_NOSUID: u64 = 0x2;
 const MOUNT_ATTR_NODEV: u64 = 0x4;
 
 #[repr(C)]
+#[derive(Default)]
 struct MountAttr {
     attr_set: u64,
     attr_clr: u64,
@@ -119,7 +120,7 @@ struct CapHeader {
 }
 
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct CapData {
     effective: u32,
     permitted: u32,
@@ -162,9 +163,18 @@ impl Cage {
     pub fn job(writable: Vec<PathBuf>, cwd: PathBuf) -> Cage {
         Cage {
             writable,
+            ..Cage::bare(Profile::Job, cwd)
+        }
+    }
+
+    /// A cage with `profile` started in `cwd` that may write nothing, open no device and
+    /// use no io_uring.
+    fn bare(profile: Profile, cwd: PathBuf) -> Cage {
+        Cage {
+            writable: Vec::new(),
             cwd,
             devices: Vec::new(),
-            profile: Profile::Job,
+            profile,
             io_uring: false,
         }
     }
@@ -177,13 +187,7 @@ impl Cage {
 
     /// A cage for User-mode Linux ([`Profile::Guest`]), started in `cwd`.
     pub fn guest(cwd: PathBuf) -> Cage {
-        Cage {
-            writable: Vec::new(),
-            cwd,
-            devices: Vec::new(),
-            profile: Profile::Guest,
-            io_uring: false,
-        }
+        Cage::bare(Profile::Guest, cwd)
     }
 
     /// A cage for a tool (mkfs and its relatives) that may open `devices` and write
@@ -191,10 +195,8 @@ impl Cage {
     pub fn tool(devices: Vec<PathBuf>, writable: Vec<PathBuf>, profile: Profile) -> Cage {
         Cage {
             writable,
-            cwd: PathBuf::from("/"),
             devices,
-            profile,
-            io_uring: false,
+            ..Cage::bare(profile, PathBuf::from("/"))
         }
     }
 }
@@ -265,8 +267,9 @@ fn last() -> std::io::Error {
     std::io::Error::last_os_error()
 }
 
-fn check(r: libc::c_int) -> std::io::Result<()> {
-    if r < 0 {
+/// The result of a call that returns 0 on success (and -1 with `errno` on failure).
+fn check(r: impl Into<i64>) -> std::io::Result<()> {
+    if r.into() != 0 {
         Err(last())
     } else {
         Ok(())
@@ -331,9 +334,7 @@ impl Cage {
                 // Caged, the program and all it started die with its namespace; uncaged,
                 // it is asked to stop (fio ends its jobs on SIGTERM).
                 let death = if root { libc::SIGKILL } else { libc::SIGTERM };
-                if libc::prctl(libc::PR_SET_PDEATHSIG, death) != 0 {
-                    return Err(last());
-                }
+                check(libc::prctl(libc::PR_SET_PDEATHSIG, death))?;
                 // fslab died before the line above: do not run at all.
                 if libc::getppid() != parent {
                     return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
@@ -348,9 +349,7 @@ impl Cage {
                     loopback_up();
                     split()?;
                     // Now process 1 of the new PID namespace.
-                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                        return Err(last());
-                    }
+                    check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL))?;
                     let proc_flags =
                         libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
                     check(libc::mount(
@@ -364,9 +363,7 @@ impl Cage {
                     limits()?;
                     drop_caps(keep)?;
                 }
-                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                    return Err(last());
-                }
+                check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
                 install(&seccomp)?;
                 if root {
                     // Process 1 becomes the init; the program goes on as process 2.
@@ -416,16 +413,10 @@ fn node(dev: &Path) -> std::io::Result<Node> {
     {
         return Err(bad("not a plain path under /dev"));
     }
-    let mut parents = Vec::new();
-    let mut p = PathBuf::from("/dev");
-    let comps: Vec<_> = rel.components().collect();
-    for c in &comps[..comps.len().saturating_sub(1)] {
-        p.push(c);
-        parents.push(cstr(&p)?);
-    }
     Ok(Node {
         path: cstr(dev)?,
-        parents,
+        // The directories above it, below `/dev`.
+        parents: below_dev(dev.parent().unwrap_or(Path::new("/dev")))?,
         rdev: md.rdev() as libc::dev_t,
     })
 }
@@ -643,21 +634,17 @@ unsafe fn build(
     }
     let ro = MountAttr {
         attr_set: MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-        attr_clr: 0,
-        propagation: 0,
-        userns_fd: 0,
+        ..MountAttr::default()
     };
-    setattr(c"/".as_ptr(), &ro)?;
+    setattr(c"/".as_ptr(), &ro, libc::AT_RECURSIVE)?;
     let rw = MountAttr {
-        attr_set: 0,
         attr_clr: MOUNT_ATTR_RDONLY,
-        propagation: 0,
-        userns_fd: 0,
+        ..MountAttr::default()
     };
     // Only the bind itself becomes writable: a mount below a writable directory (a
     // read-only one among them) stays read-only.
     for w in writable {
-        setattr_flags(w.as_ptr(), &rw, 0)?;
+        setattr(w.as_ptr(), &rw, 0)?;
     }
     // A copy of each writable bind below /dev, as it is now (writable, nodev, nosuid), taken
     // before the new /dev hides it.
@@ -704,17 +691,14 @@ unsafe fn build(
     }
     for ((dir, parents), fd) in under_dev.iter().zip(clones) {
         mkdirs(parents)?;
-        if libc::syscall(
+        check(libc::syscall(
             libc::SYS_move_mount,
             fd,
             c"".as_ptr(),
             libc::AT_FDCWD,
             dir.as_ptr(),
             libc::MOVE_MOUNT_F_EMPTY_PATH,
-        ) < 0
-        {
-            return Err(last());
-        }
+        ))?;
         libc::close(fd);
     }
     check(libc::mount(
@@ -739,36 +723,23 @@ unsafe fn mkdirs(dirs: &[CString]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `mount_setattr(path, AT_RECURSIVE, attr)`.
-///
-/// # Safety
-/// `path` is a NUL-terminated string.
-unsafe fn setattr(path: *const libc::c_char, attr: &MountAttr) -> std::io::Result<()> {
-    setattr_flags(path, attr, libc::AT_RECURSIVE)
-}
-
 /// `mount_setattr(path, flags, attr)`.
 ///
 /// # Safety
 /// `path` is a NUL-terminated string.
-unsafe fn setattr_flags(
+unsafe fn setattr(
     path: *const libc::c_char,
     attr: &MountAttr,
     flags: libc::c_int,
 ) -> std::io::Result<()> {
-    let r = libc::syscall(
+    check(libc::syscall(
         libc::SYS_mount_setattr,
         libc::AT_FDCWD,
         path,
         flags,
         attr as *const MountAttr,
         std::mem::size_of::<MountAttr>(),
-    );
-    if r < 0 {
-        Err(last())
-    } else {
-        Ok(())
-    }
+    ))
 }
 
 /// Step 5, the first fork. The child returns (to become process 1 of the new PID namespace);
@@ -944,34 +915,24 @@ unsafe fn drop_caps(kept: &[u32]) -> std::io::Result<()> {
             return Err(last());
         }
     }
-    if libc::prctl(
+    check(libc::prctl(
         libc::PR_CAP_AMBIENT,
         libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
         0,
         0,
         0,
-    ) != 0
-    {
-        return Err(last());
-    }
+    ))?;
     let mut hdr = CapHeader {
         version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
         pid: 0,
     };
     // Keep only what this process has (a container may have withheld some already).
-    let mut now = [CapData {
-        effective: 0,
-        permitted: 0,
-        inheritable: 0,
-    }; 2];
-    if libc::syscall(
+    let mut now = [CapData::default(); 2];
+    check(libc::syscall(
         libc::SYS_capget,
         &mut hdr as *mut CapHeader,
         now.as_mut_ptr(),
-    ) != 0
-    {
-        return Err(last());
-    }
+    ))?;
     let lo = keep as u32 & now[0].permitted;
     let hi = (keep >> 32) as u32 & now[1].permitted;
     let data = [
@@ -986,10 +947,11 @@ unsafe fn drop_caps(kept: &[u32]) -> std::io::Result<()> {
             inheritable: 0,
         },
     ];
-    if libc::syscall(libc::SYS_capset, &mut hdr as *mut CapHeader, data.as_ptr()) != 0 {
-        return Err(last());
-    }
-    Ok(())
+    check(libc::syscall(
+        libc::SYS_capset,
+        &mut hdr as *mut CapHeader,
+        data.as_ptr(),
+    ))
 }
 
 /// Mark every descriptor from `first` on close-on-exec (`close_range`, else one by one).

@@ -55,29 +55,24 @@ pub fn caged_by(mark: &str) -> Vec<i32> {
 /// its PID namespace, under an init that ends when it ends, and everything it started dies
 /// with the namespace — and wait up to 10 s until none is left. Returns how many were stopped; an error names those still running.
 pub fn stop_caged(mark: &str) -> Result<usize, String> {
-    let pids = caged_by(mark);
-    for &pid in &pids {
-        // SAFETY: kill(2) with a pid read from /proc and a valid signal number.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-        }
-    }
+    let mut left = caged_by(mark);
+    let stopped = left.len();
     let t = Instant::now();
     loop {
-        let left = caged_by(mark);
+        for &pid in &left {
+            // SAFETY: kill(2) with a pid read from /proc and a valid signal number.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+        left = caged_by(mark);
         if left.is_empty() {
-            return Ok(pids.len());
+            return Ok(stopped);
         }
         if t.elapsed() > Duration::from_secs(10) {
             return Err(format!(
                 "processes {left:?} of a killed run are still running after SIGKILL; wait for them to end and run fslab cleanup again"
             ));
-        }
-        for &pid in &left {
-            // SAFETY: as above.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
         }
         std::thread::sleep(Duration::from_millis(20));
     }

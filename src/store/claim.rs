@@ -8,10 +8,10 @@
 //! checked and is refused. The [`Claim`] guard deletes its row when released or dropped
 //! (success, error, Ctrl-C); a killed process leaves a row that the next run takes over.
 
-use super::{db_error, now, open::Target, Store};
+use super::{db_error, now, Store};
 use anyhow::Result;
 use rusqlite::{params, Connection, OptionalExtension};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Who holds (or held) a claim on a study.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,12 +89,17 @@ impl ClaimInfo {
     }
 
     fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimInfo> {
+        ClaimInfo::from_columns(r, 0)
+    }
+
+    /// The claim in the [`CLAIM_COLS`] of `r` from column `first` on.
+    fn from_columns(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<ClaimInfo> {
         Ok(ClaimInfo {
-            study_id: r.get(0)?,
-            pid: r.get(1)?,
-            host: r.get(2)?,
-            start_time: r.get::<_, i64>(3)? as u64,
-            claimed_at: r.get(4)?,
+            study_id: r.get(first)?,
+            pid: r.get(first + 1)?,
+            host: r.get(first + 2)?,
+            start_time: r.get::<_, i64>(first + 3)? as u64,
+            claimed_at: r.get(first + 4)?,
         })
     }
 }
@@ -175,19 +180,14 @@ impl Store {
     /// [`Store::immediate`]); the claim takes effect when that transaction commits.
     pub fn claim_in_transaction(&self, study: i64) -> Result<Claim> {
         let what = format!("claiming study {study}");
-        let exists = self
-            .conn
-            .query_row("SELECT 1 FROM study WHERE id = ?1", params![study], |_| {
-                Ok(())
-            })
-            .optional()
-            .map_err(self.fail(&what))?;
+        let exists: Option<i64> =
+            self.value("SELECT 1 FROM study WHERE id = ?1", params![study], &what)?;
         if exists.is_none() {
             return Err(ClaimError::NoStudy(study).into());
         }
         let me = ClaimInfo::mine(study)?;
         let held = self.claim_of(study)?;
-        let conn = claim_connection(&self.target, &self.path, &what)?;
+        let conn = self.target.connect().map_err(self.fail(&what))?;
         if let Some(h) = &held {
             match h.is_alive() {
                 Some(true) => return Err(ClaimError::Held(h.clone()).into()),
@@ -237,39 +237,20 @@ impl Store {
     /// (no claim, or a claim whose holder [`ClaimInfo::is_alive`] says is gone: a killed
     /// run).
     pub fn unfinished_runs(&self) -> Result<Vec<(i64, Option<ClaimInfo>)>> {
-        let what = "listing unfinished runs";
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT s.id, c.study_id, c.pid, c.host, c.start_time, c.claimed_at
-                 FROM study s LEFT JOIN claim c ON c.study_id = s.id
-                 WHERE s.status = 'running' ORDER BY s.id",
-            )
-            .map_err(self.fail(what))?;
-        let rows = st
-            .query_map([], |r| {
-                let id: i64 = r.get(0)?;
+        self.rows(
+            "SELECT s.id, c.study_id, c.pid, c.host, c.start_time, c.claimed_at
+             FROM study s LEFT JOIN claim c ON c.study_id = s.id
+             WHERE s.status = 'running' ORDER BY s.id",
+            [],
+            |r| {
+                // The claim's study is the study (the join's key), when there is a claim.
                 let claimed: Option<i64> = r.get(1)?;
-                let info = match claimed {
-                    Some(_) => Some(ClaimInfo {
-                        study_id: id,
-                        pid: r.get(2)?,
-                        host: r.get(3)?,
-                        start_time: r.get::<_, i64>(4)? as u64,
-                        claimed_at: r.get(5)?,
-                    }),
-                    None => None,
-                };
-                Ok((id, info))
-            })
-            .map_err(self.fail(what))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.fail(what))
+                let info = claimed.map(|_| ClaimInfo::from_columns(r, 1));
+                Ok((r.get(0)?, info.transpose()?))
+            },
+        )
+        .map_err(self.fail("listing unfinished runs"))
     }
-}
-
-fn claim_connection(target: &Target, path: &Path, what: &str) -> Result<Connection> {
-    target.connect().map_err(|e| db_error(path, what, e))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Claims: exclusive, released on drop, taken over from a process that is gone (exited, or
 //! its pid reused), refused when the holder is alive or on another host.
 
-use super::proc_start;
+use super::{host_name as host, proc_start};
 use crate::store::tests::sample_study;
 use crate::store::*;
 
@@ -11,6 +11,13 @@ fn file_store() -> (tempfile::TempDir, Store) {
     (dir, st)
 }
 
+/// A store in a file with [`sample_study`]: its directory, the store and the study.
+fn study_store() -> (tempfile::TempDir, Store, i64) {
+    let (dir, st) = file_store();
+    let (s, _, _) = sample_study(&st);
+    (dir, st, s)
+}
+
 fn put_claim(st: &Store, study: i64, pid: u32, host: &str, start: u64) {
     st.conn()
         .execute(
@@ -18,13 +25,6 @@ fn put_claim(st: &Store, study: i64, pid: u32, host: &str, start: u64) {
             rusqlite::params![study, pid, host, start as i64],
         )
         .unwrap();
-}
-
-fn host() -> String {
-    rustix::system::uname()
-        .nodename()
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// The pid of a process that has exited and been reaped.
@@ -37,8 +37,7 @@ fn dead_pid() -> u32 {
 
 #[test]
 fn a_claim_is_exclusive_and_released_when_dropped() {
-    let (_d, mut st) = file_store();
-    let (s, _, _) = sample_study(&st);
+    let (_d, mut st, s) = study_store();
     let c = st.claim(s).unwrap();
     assert!(c.taken_over().is_none());
     assert_eq!(c.info().pid, std::process::id());
@@ -56,8 +55,7 @@ fn a_claim_is_exclusive_and_released_when_dropped() {
 
 #[test]
 fn a_live_process_keeps_its_claim_and_the_refusal_names_it() {
-    let (_d, mut st) = file_store();
-    let (s, _, _) = sample_study(&st);
+    let (_d, mut st, s) = study_store();
     let mut child = std::process::Command::new("sleep")
         .arg("60")
         .spawn()
@@ -82,8 +80,7 @@ fn a_live_process_keeps_its_claim_and_the_refusal_names_it() {
 
 #[test]
 fn the_claim_of_a_dead_or_reused_pid_is_taken_over() {
-    let (_d, mut st) = file_store();
-    let (s, _, _) = sample_study(&st);
+    let (_d, mut st, s) = study_store();
     let dead = dead_pid();
     put_claim(&st, s, dead, &host(), 12345);
     let c = st.claim(s).unwrap();
@@ -100,8 +97,7 @@ fn the_claim_of_a_dead_or_reused_pid_is_taken_over() {
 
 #[test]
 fn a_claim_from_another_host_is_refused_naming_the_host() {
-    let (_d, mut st) = file_store();
-    let (s, _, _) = sample_study(&st);
+    let (_d, mut st, s) = study_store();
     put_claim(&st, s, 4242, "elsewhere.example", 7);
     let e = st.claim(s).err().unwrap();
     assert!(matches!(
@@ -118,8 +114,7 @@ fn a_claim_from_another_host_is_refused_naming_the_host() {
 
 #[test]
 fn dropping_a_claim_removes_only_its_own_row() {
-    let (_d, mut st) = file_store();
-    let (s, _, _) = sample_study(&st);
+    let (_d, mut st, s) = study_store();
     let c = st.claim(s).unwrap();
     // Someone else's row replaced ours meanwhile: ours must not delete theirs.
     put_claim(&st, s, 4242, "elsewhere.example", 7);

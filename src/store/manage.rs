@@ -3,7 +3,7 @@
 //! study with what it measured, and importing another store with new ids and provenance.
 
 use super::rows::StudyRow;
-use super::{db_error, now, ClaimInfo, Store, StudyStatus};
+use super::{now, ClaimInfo, Store, StudyStatus};
 use crate::vocab::StudyKind;
 use anyhow::{Context, Result};
 use rusqlite::params;
@@ -115,25 +115,13 @@ impl Store {
             return Ok(Vec::new());
         }
         let what = "listing studies";
-        let mut rows: Vec<StudyRow> = self.list_studies()?;
-        if let Some(n) = &f.name {
-            let glob = is_glob(n);
-            let m = |s: &StudyRow| -> Result<bool> {
-                if !glob {
-                    return Ok(&s.name == n);
-                }
-                self.conn()
-                    .query_row("SELECT ?1 GLOB ?2", params![s.name, n], |r| r.get(0))
-                    .map_err(self.fail(what))
-            };
-            let mut kept = Vec::new();
-            for s in rows {
-                if m(&s)? {
-                    kept.push(s);
-                }
+        let mut rows: Vec<StudyRow> = match &f.name {
+            Some(n) if is_glob(n) => {
+                self.studies_where("WHERE name GLOB ?1 ORDER BY id DESC", params![n], what)?
             }
-            rows = kept;
-        }
+            Some(n) => self.studies_where("WHERE name = ?1 ORDER BY id DESC", params![n], what)?,
+            None => self.list_studies()?,
+        };
         if let Some(since) = &f.since {
             rows.retain(|s| s.created_at.as_str() >= since.as_str());
         }
@@ -165,16 +153,12 @@ impl Store {
     }
 
     fn engines_of(&self, id: i64) -> Result<Vec<String>> {
-        let what = format!("reading the workloads of study {id}");
-        let mut st = self
-            .conn()
-            .prepare("SELECT DISTINCT kind FROM workload WHERE study_id = ?1 ORDER BY idx")
-            .map_err(self.fail(&what))?;
-        let rows = st
-            .query_map(params![id], |r| r.get(0))
-            .map_err(self.fail(&what))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(self.fail(&what))
+        self.rows(
+            "SELECT DISTINCT kind FROM workload WHERE study_id = ?1 ORDER BY idx",
+            params![id],
+            |r| r.get(0),
+        )
+        .map_err(self.fail(format_args!("reading the workloads of study {id}")))
     }
 
     fn provenance_of(&self, id: i64) -> Result<Option<String>> {
@@ -306,43 +290,40 @@ impl Store {
     /// workload, repetition and order index.
     pub fn raw_samples(&self, id: i64) -> Result<Vec<RawSample>> {
         let what = format!("reading the samples of study {id}");
-        let mut st = self
-            .conn()
-            .prepare(
+        let rows = self
+            .rows(
                 "SELECT st.id, st.name, c.idx, c.label, c.factors, w.kind, w.label, t.repetition,
                         t.order_index, t.status, t.cache_policy, s.phase, s.metric, s.unit, s.value
                  FROM sample s JOIN trial t ON t.id = s.trial_id JOIN cell c ON c.id = t.cell_id
                  JOIN workload w ON w.id = t.workload_id JOIN study st ON st.id = c.study_id
                  WHERE st.id = ?1 ORDER BY t.order_index, t.id, s.rowid",
+                params![id],
+                |r| {
+                    Ok((
+                        RawSample {
+                            study_id: r.get(0)?,
+                            study: r.get(1)?,
+                            cell_idx: r.get(2)?,
+                            cell: r.get(3)?,
+                            levels: Vec::new(),
+                            workload_kind: r.get(5)?,
+                            workload: r.get(6)?,
+                            repetition: r.get(7)?,
+                            order_index: r.get(8)?,
+                            trial_status: r.get(9)?,
+                            cache_policy: r.get(10)?,
+                            phase: r.get(11)?,
+                            metric: r.get(12)?,
+                            unit: r.get(13)?,
+                            value: r.get(14)?,
+                        },
+                        r.get::<_, String>(4)?,
+                    ))
+                },
             )
             .map_err(self.fail(&what))?;
-        let rows = st
-            .query_map(params![id], |r| {
-                Ok((
-                    RawSample {
-                        study_id: r.get(0)?,
-                        study: r.get(1)?,
-                        cell_idx: r.get(2)?,
-                        cell: r.get(3)?,
-                        levels: Vec::new(),
-                        workload_kind: r.get(5)?,
-                        workload: r.get(6)?,
-                        repetition: r.get(7)?,
-                        order_index: r.get(8)?,
-                        trial_status: r.get(9)?,
-                        cache_policy: r.get(10)?,
-                        phase: r.get(11)?,
-                        metric: r.get(12)?,
-                        unit: r.get(13)?,
-                        value: r.get(14)?,
-                    },
-                    r.get::<_, String>(4)?,
-                ))
-            })
-            .map_err(self.fail(&what))?;
         let mut out = Vec::new();
-        for row in rows {
-            let (mut s, factors) = row.map_err(self.fail(&what))?;
+        for (mut s, factors) in rows {
             s.levels = serde_json::from_str(&factors).with_context(|| {
                 self.at(format_args!("cell.factors of study {id} is not valid JSON"))
             })?;
@@ -452,11 +433,7 @@ impl Store {
         let d = src
             .load(s.id)?
             .with_context(|| src.at(format_args!("study {} vanished while importing", s.id)))?;
-        let fail = |what: &str| {
-            let p = self.path.clone();
-            let w = format!("{what} of imported study {}", s.id);
-            move |e| db_error(&p, w, e)
-        };
+        let fail = |what: &str| self.fail(format!("{what} of imported study {}", s.id));
         let c = self.conn();
         c.execute(
             "INSERT INTO study (kind, name, description, command_line, spec, spec_hash, tool_version, seed, status, created_at, finished_at)

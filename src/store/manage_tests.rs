@@ -96,19 +96,12 @@ fn remove_deletes_every_row_and_the_view_and_refuses_unknown_ids_whole() {
     let r = st.remove_studies(&[a]).unwrap();
     assert_eq!((r[0].cells, r[0].trials, r[0].samples), (2, 2, 2));
     assert!(st.study(a).unwrap().is_none());
-    let left: i64 = st
-        .conn()
-        .query_row("SELECT COUNT(*) FROM samples", [], |r| r.get(0))
-        .unwrap();
+    let left: i64 = st.one("SELECT COUNT(*) FROM samples", []);
     assert_eq!(left, 2, "only study {b}'s samples remain");
-    let views: i64 = st
-        .conn()
-        .query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name = ?1",
-            [views::view_name(a)],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let views: i64 = st.one(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name = ?1",
+        [views::view_name(a)],
+    );
     assert_eq!(views, 0);
 }
 
@@ -123,14 +116,10 @@ fn ids_are_never_reused_after_a_removal() {
     assert!(c > b && b > a, "{a} {b} {c}");
     // The cascade still works through the remade table.
     st.remove_studies(&[a, c]).unwrap();
-    let rows: i64 = st
-        .conn()
-        .query_row(
-            "SELECT (SELECT COUNT(*) FROM cell) + (SELECT COUNT(*) FROM trial)",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let rows: i64 = st.one(
+        "SELECT (SELECT COUNT(*) FROM cell) + (SELECT COUNT(*) FROM trial)",
+        [],
+    );
     assert_eq!(rows, 0);
     assert!(study(&mut st, "delta") > c);
 }
@@ -151,17 +140,11 @@ fn remove_refuses_a_study_a_live_process_holds() {
 fn views_have_one_column_per_factor() {
     let mut st = Store::open_in_memory().unwrap();
     let a = study(&mut st, "alpha");
-    let rows: Vec<(String, String, String, f64)> = st
-        .conn()
-        .prepare(&format!(
-            "SELECT journal, fs, cell, value FROM {} ORDER BY order_index",
-            views::view_name(a)
-        ))
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap();
+    let sql = format!(
+        "SELECT journal, fs, cell, value FROM {} ORDER BY order_index",
+        views::view_name(a)
+    );
+    let rows: Vec<(String, String, String, f64)> = st.rows(&sql, [], |r| r.try_into()).unwrap();
     assert_eq!(
         rows,
         vec![
@@ -179,14 +162,10 @@ fn views_have_one_column_per_factor() {
             ),
         ]
     );
-    let levels: String = st
-        .conn()
-        .query_row(
-            "SELECT levels FROM samples WHERE study_id = ?1 ORDER BY order_index DESC LIMIT 1",
-            [a],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let levels: String = st.one(
+        "SELECT levels FROM samples WHERE study_id = ?1 ORDER BY order_index DESC LIMIT 1",
+        [a],
+    );
     assert_eq!(levels, "journal=16MB,fs=xfs");
     let raw = st.raw_samples(a).unwrap();
     assert_eq!(raw.len(), 2);

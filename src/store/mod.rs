@@ -182,6 +182,18 @@ impl<'a> NewTrial<'a> {
 }
 
 #[cfg(test)]
+impl Store {
+    /// For tests: the first column of the one row `sql` selects with `p`.
+    pub(crate) fn one<T: rusqlite::types::FromSql>(
+        &self,
+        sql: &str,
+        p: impl rusqlite::Params,
+    ) -> T {
+        self.conn.query_row(sql, p, |r| r.get(0)).unwrap()
+    }
+}
+
+#[cfg(test)]
 impl NewCell {
     /// For tests: cell `idx` with `factors`, labelled by them (`journal=16MB fs=ext4`).
     pub(crate) fn of(idx: usize, factors: &[(&str, &str)], config: serde_json::Value) -> NewCell {

@@ -195,6 +195,14 @@ fn usable_as(
     }
 }
 
+/// A connection to `target` (the database at `path`, or a URI for it) with `flags`, that
+/// waits [`BUSY`] for another process's lock; an error names `path`.
+fn connect(path: &Path, target: &Path, flags: OpenFlags) -> Result<Connection> {
+    Connection::open_with_flags(target, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .and_then(|c| c.busy_timeout(BUSY).map(|_| c))
+        .map_err(|e| db_error(path, "opening", e))
+}
+
 fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
@@ -222,9 +230,17 @@ fn immutable_uri(path: &Path) -> Result<String> {
 /// Whether the `-wal` file beside `path` holds no transactions (missing, or at most its
 /// 32-byte header).
 fn wal_is_empty(path: &Path) -> bool {
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    std::fs::metadata(PathBuf::from(wal)).map_or(true, |m| m.len() <= 32)
+    std::fs::metadata(beside(path, "-wal")).map_or(true, |m| m.len() <= 32)
+}
+
+/// SQLite's own files beside a database: its rollback journal, write-ahead log and index.
+const SIDE_FILES: [&str; 3] = ["-journal", "-wal", "-shm"];
+
+/// The file SQLite names `path` + `suffix` (`-wal`, …).
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(suffix);
+    PathBuf::from(p)
 }
 
 /// Whether a results database exists at `path`: `false` when absent; `true` for a regular
@@ -257,10 +273,8 @@ fn check_side_files(path: &Path, fix: &str) -> Result<()> {
     // SAFETY: geteuid has no preconditions.
     let owner =
         std::fs::symlink_metadata(path).map_or_else(|_| unsafe { libc::geteuid() }, |m| m.uid());
-    for side in ["-journal", "-wal", "-shm"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(side);
-        let p = PathBuf::from(p);
+    for side in SIDE_FILES {
+        let p = beside(path, side);
         let md = match std::fs::symlink_metadata(&p) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -366,12 +380,7 @@ fn create_whole(path: &Path) -> Result<()> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&tmp, flags)
             .map_err(|e| db_error(&tmp, "making a new store", e))?;
-        let mut st = Store {
-            conn,
-            path: tmp.clone(),
-            target: Target::File(tmp.clone()),
-            version: SCHEMA_VERSION,
-        };
+        let mut st = Store::in_file(conn, &tmp, SCHEMA_VERSION);
         st.migrate(true)?;
         drop(st);
         match std::fs::hard_link(&tmp, path) {
@@ -382,10 +391,8 @@ fn create_whole(path: &Path) -> Result<()> {
         }
     })();
     let _ = std::fs::remove_file(&tmp);
-    for side in ["-journal", "-wal", "-shm"] {
-        let mut p = tmp.as_os_str().to_owned();
-        p.push(side);
-        let _ = std::fs::remove_file(PathBuf::from(p));
+    for side in SIDE_FILES {
+        let _ = std::fs::remove_file(beside(&tmp, side));
     }
     made
 }
@@ -410,10 +417,7 @@ impl Store {
             check_kind(path)?;
         }
         // The file exists and is fslab's or refused below: never created by this open.
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)
-            .and_then(|c| c.busy_timeout(BUSY).map(|_| c))
-            .map_err(|e| db_error(path, "opening", e))?;
+        let conn = connect(path, path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
         // SQLite falls back to read-only when the file or its file system cannot be written;
         // say so now rather than fail at the first write.
         if conn
@@ -425,12 +429,7 @@ impl Store {
                 path.display()
             );
         }
-        let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
-            target: Target::File(path.to_path_buf()),
-            version: SCHEMA_VERSION,
-        };
+        let mut store = Store::in_file(conn, path, SCHEMA_VERSION);
         if usable(path, contents(&store.conn), false)? != Contents::Fslab(SCHEMA_VERSION) {
             store.migrate(false)?;
         }
@@ -463,13 +462,8 @@ impl Store {
                 }
             );
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let open = |target: &Path, flags: OpenFlags| {
-            Connection::open_with_flags(target, flags)
-                .and_then(|c| c.busy_timeout(BUSY).map(|_| c))
-                .map_err(|e| db_error(path, "opening", e))
-        };
-        let mut conn = open(path, flags)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY;
+        let mut conn = connect(path, path, flags)?;
         let mut found = contents(&conn);
         if let Err(e) = &found {
             // A WAL database is read through its `-shm` index, which a read-only connection
@@ -485,7 +479,7 @@ impl Store {
             );
             if cannot && wal_is_empty(path) {
                 let uri = immutable_uri(path)?;
-                conn = open(Path::new(&uri), flags | OpenFlags::SQLITE_OPEN_URI)?;
+                conn = connect(path, Path::new(&uri), flags | OpenFlags::SQLITE_OPEN_URI)?;
                 found = contents(&conn);
             }
         }
@@ -494,12 +488,17 @@ impl Store {
             Contents::Fslab(v) => v,
             _ => 0,
         };
-        Ok(Store {
+        Ok(Store::in_file(conn, path, version))
+    }
+
+    /// The store of the database file at `path`, open as `conn`, at schema `version`.
+    fn in_file(conn: Connection, path: &Path, version: i64) -> Store {
+        Store {
             conn,
             path: path.to_path_buf(),
             target: Target::File(path.to_path_buf()),
             version,
-        })
+        }
     }
 
     /// An in-memory store (tests, and engine commands run with `--no-store`). Shared-cache,

@@ -22,6 +22,26 @@ fn is_usage(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.is::<crate::error::UsageError>())
 }
 
+/// A path named `name` in a new temporary directory (kept while the first is).
+fn temp_db(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(name);
+    (dir, p)
+}
+
+/// The refusals of opening `p` for writing and read-only.
+fn refusals(p: &Path) -> [anyhow::Error; 2] {
+    [
+        Store::open(p).err().unwrap(),
+        Store::open_read_only(p).err().unwrap(),
+    ]
+}
+
+/// A read-only connection to the file at `p`, beside any store.
+fn peek(p: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
+}
+
 /// A database of another program: two tables, a row, rollback journal (SQLite's default).
 fn foreign_db(p: &Path) {
     let c = rusqlite::Connection::open(p).unwrap();
@@ -35,14 +55,10 @@ fn foreign_db(p: &Path) {
 
 #[test]
 fn a_foreign_database_is_refused_and_left_byte_for_byte_unchanged() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("other.sqlite");
+    let (_dir, p) = temp_db("other.sqlite");
     foreign_db(&p);
     let before = bytes(&p);
-    for e in [
-        Store::open(&p).err().unwrap(),
-        Store::open_read_only(&p).err().unwrap(),
-    ] {
+    for e in refusals(&p) {
         let msg = format!("{e:#}");
         assert!(is_usage(&e), "{msg}");
         assert_eq!(
@@ -88,8 +104,7 @@ fn a_file_marked_by_another_program_or_not_sqlite_is_refused() {
 }
 
 fn markers(p: &Path) -> (i64, i32, bool) {
-    let c = rusqlite::Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .unwrap();
+    let c = peek(p);
     let v = c
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
@@ -108,8 +123,7 @@ fn markers(p: &Path) -> (i64, i32, bool) {
 
 /// The columns of `trial` in a file, in table order.
 fn trial_columns(p: &Path) -> Vec<String> {
-    let c = rusqlite::Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .unwrap();
+    let c = peek(p);
     let mut st = c
         .prepare("SELECT name FROM pragma_table_info('trial') ORDER BY cid")
         .unwrap();
@@ -138,8 +152,7 @@ const TRIAL_COLUMNS: [&str; 14] = [
 
 /// A copy of `tests/fixtures/NAME` in a temporary directory (kept while the first is).
 fn fixture(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join(name);
+    let (dir, p) = temp_db(name);
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     std::fs::copy(src.join(name), &p).unwrap();
     (dir, p)
@@ -176,16 +189,14 @@ fn the_version_1_fixture_is_read_as_is_and_migrated_when_opened_for_writing() {
 
 #[test]
 fn a_new_store_is_marked_and_at_the_current_version() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("new.db");
+    let (_dir, p) = temp_db("new.db");
     Store::open(&p).unwrap();
     assert_eq!(markers(&p), (SCHEMA_VERSION, APPLICATION_ID, true));
 }
 
 #[test]
 fn a_read_only_open_of_a_missing_file_creates_nothing_and_names_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("sub/none.db");
+    let (dir, p) = temp_db("sub/none.db");
     let e = Store::open_read_only(&p).err().unwrap();
     assert!(is_usage(&e));
     let msg = format!("{e:#}");
@@ -218,10 +229,7 @@ fn an_empty_file_or_database_fslab_did_not_make_is_foreign() {
         (&view, "it holds views answer"),
     ] {
         let before = bytes(p);
-        for e in [
-            Store::open(p).err().unwrap(),
-            Store::open_read_only(p).err().unwrap(),
-        ] {
+        for e in refusals(p) {
             assert!(is_usage(&e), "{e:#}");
             assert!(format!("{e:#}").contains(why), "{}: {e:#}", p.display());
         }
@@ -247,10 +255,7 @@ fn only_a_regular_file_or_nothing_can_be_a_store() {
         (&dangling, "symbolic link to nothing"),
     ] {
         let t = std::time::Instant::now();
-        for e in [
-            Store::open(p).err().unwrap(),
-            Store::open_read_only(p).err().unwrap(),
-        ] {
+        for e in refusals(p) {
             assert!(is_usage(&e), "{e:#}");
             assert!(format!("{e:#}").contains(kind), "{e:#}");
         }
@@ -264,8 +269,7 @@ fn only_a_regular_file_or_nothing_can_be_a_store() {
 
 #[test]
 fn a_new_store_is_made_whole_and_leaves_no_temporary_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("fresh.db");
+    let (dir, p) = temp_db("fresh.db");
     drop(Store::open(&p).unwrap());
     let names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -282,8 +286,7 @@ fn a_new_store_is_made_whole_and_leaves_no_temporary_file() {
 
 #[test]
 fn store_errors_name_the_database_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("r.db");
+    let (_dir, p) = temp_db("r.db");
     sample_study(&Store::open(&p).unwrap());
     let ro = Store::open_read_only(&p).unwrap();
     assert!(ro.is_read_only());
@@ -321,8 +324,7 @@ struct Inventory {
 }
 
 fn inventory(p: &Path) -> Inventory {
-    let c = rusqlite::Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .unwrap();
+    let c = peek(p);
     let tables: Vec<String> = c
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .unwrap()

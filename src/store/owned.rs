@@ -149,9 +149,8 @@ impl Store {
     /// A recorder of made entries on a connection of its own, for a thread that watches a
     /// run's entries come into being while the store is busy elsewhere.
     pub fn owned_recorder(&self) -> Result<OwnedRecorder> {
-        let conn = self.target.connect().map_err(|e| {
-            super::db_error(&self.path, "opening a connection to record made entries", e)
-        })?;
+        let what = "opening a connection to record made entries";
+        let conn = self.target.connect().map_err(self.fail(what))?;
         Ok(OwnedRecorder {
             conn,
             path: self.path.clone(),
@@ -208,11 +207,9 @@ impl Store {
         p: &[&dyn rusqlite::ToSql],
         what: &str,
     ) -> Result<Vec<(OwnedPath, i64)>> {
-        let mut st = self.conn.prepare(sql).map_err(self.fail(what))?;
-        let rows = st.query_map(p, raw).map_err(self.fail(what))?;
+        let rows = self.rows(sql, p, raw).map_err(self.fail(what))?;
         let mut out = Vec::new();
-        for row in rows {
-            let (mut o, kind, detail, state, study) = row.map_err(self.fail(what))?;
+        for (mut o, kind, detail, state, study) in rows {
             let id = o.id;
             let bad = |col: &str, v: &str| {
                 anyhow::anyhow!(

@@ -4,7 +4,6 @@ use super::rows::{CellRow, SeriesRow, StudyData, StudyRow, TrialRow, WorkloadRow
 use super::{Histogram, Store};
 use crate::metric::{Metric, Unit};
 use anyhow::{Context, Result};
-use rusqlite::types::FromSql;
 use rusqlite::{params, Row};
 
 fn study_from_row(r: &Row<'_>) -> rusqlite::Result<StudyRow> {
@@ -24,18 +23,6 @@ fn study_from_row(r: &Row<'_>) -> rusqlite::Result<StudyRow> {
     })
 }
 
-/// A row's first five columns.
-fn five<A, B, C, D, E>(r: &Row<'_>) -> rusqlite::Result<(A, B, C, D, E)>
-where
-    A: FromSql,
-    B: FromSql,
-    C: FromSql,
-    D: FromSql,
-    E: FromSql,
-{
-    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-}
-
 const STUDY_COLS: &str =
     "id, kind, name, description, command_line, spec, spec_hash, tool_version, seed, status, created_at, finished_at";
 
@@ -47,7 +34,7 @@ impl Store {
 
     /// The studies `filter` (SQL after `FROM study`) selects with `p`, as their rows; none
     /// in a store without tables. `what` names the read in its error.
-    fn studies_where(
+    pub(super) fn studies_where(
         &self,
         filter: &str,
         p: &[&dyn rusqlite::ToSql],
@@ -61,7 +48,7 @@ impl Store {
     }
 
     /// The rows `sql` selects with `p`, each made by `f`.
-    fn rows<T>(
+    pub(super) fn rows<T>(
         &self,
         sql: &str,
         p: impl rusqlite::Params,
@@ -103,10 +90,8 @@ impl Store {
     pub fn cells(&self, study: i64) -> Result<Vec<CellRow>> {
         self.reading(format_args!("reading the cells of study {study}"), || {
             let sql = "SELECT id, idx, label, factors, config, commands, superblock, status, error FROM cell WHERE study_id = ?1 ORDER BY idx";
-            let rows = self.rows(sql, params![study], |r| {
-                let factors: String = r.get(3)?;
-                let config: String = r.get(4)?;
-                let commands: String = r.get(5)?;
+            // The JSON columns (factors, config, commands) are parsed below, naming the bad one.
+            let rows: Vec<(CellRow, String, String, String)> = self.rows(sql, params![study], |r| {
                 Ok((
                     CellRow {
                         id: r.get(0)?,
@@ -119,9 +104,9 @@ impl Store {
                         status: r.get(7)?,
                         error: r.get(8)?,
                     },
-                    factors,
-                    config,
-                    commands,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
                 ))
             })?;
             let mut out = Vec::new();
@@ -141,7 +126,7 @@ impl Store {
             let rows: Vec<(i64, i64, String, String, String)> = self.rows(
                 "SELECT id, idx, kind, label, params FROM workload WHERE study_id = ?1 ORDER BY idx",
                 params![study],
-                five,
+                |r| r.try_into(),
             )?;
             let mut out = Vec::new();
             for (id, idx, kind, label, p) in rows {
@@ -228,7 +213,7 @@ impl Store {
                  JOIN trial t ON t.id = s.trial_id JOIN cell c ON c.id = t.cell_id
                  WHERE c.study_id = ?1 ORDER BY s.trial_id, s.rowid",
                 params![study],
-                five,
+                |r| r.try_into(),
             )?;
             for (tid, phase, name, unit, value) in samples {
                 let unit = Unit::parse(&unit)
@@ -248,7 +233,7 @@ impl Store {
                      JOIN trial t ON t.id = l.trial_id JOIN cell c ON c.id = t.cell_id
                      WHERE c.study_id = ?1 ORDER BY l.trial_id, l.t, l.metric",
                     params![study],
-                    five,
+                    |r| r.try_into(),
                 )?;
                 for (tid, t, name, unit, value) in points {
                     if let (Some(&i), Some(unit)) = (index.get(&tid), Unit::parse(&unit)) {

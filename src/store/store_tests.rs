@@ -91,10 +91,7 @@ fn schema_version_is_set_and_reopen_works() {
     let p = dir.path().join("sub/r.db");
     {
         let store = Store::open(&p).unwrap();
-        let v: i64 = store
-            .conn()
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .unwrap();
+        let v: i64 = store.one("SELECT user_version FROM pragma_user_version()", []);
         assert_eq!(v, SCHEMA_VERSION);
         sample_study(&store);
     }
@@ -122,10 +119,7 @@ fn deleting_a_study_cascades() {
     let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
     store.record_trial(&NewTrial::counted(c, w, 1, &m)).unwrap();
     store.delete_study(s).unwrap();
-    let n: i64 = store
-        .conn()
-        .query_row("SELECT COUNT(*) FROM sample", [], |r| r.get(0))
-        .unwrap();
+    let n: i64 = store.one("SELECT COUNT(*) FROM sample", []);
     assert_eq!(n, 0);
 }
 

@@ -6,7 +6,7 @@ use super::{
 };
 use crate::stats::adaptive::StopReason;
 use anyhow::{Context, Result};
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
 
 /// An interference reason as one line: lines trimmed, empty ones dropped, the rest joined
 /// with `; `. Nothing left is `None` (NULL means quiet or not measured).
@@ -215,32 +215,22 @@ impl Store {
 
     /// Number of counted (`ok`) repetitions already stored for a series.
     pub fn completed_repetitions(&self, cell: i64, workload: i64) -> Result<u32> {
-        let n: i64 = self
-            .conn
-            .query_row(
-                "SELECT COUNT(*) FROM trial WHERE cell_id = ?1 AND workload_id = ?2 AND status = 'ok'",
-                params![cell, workload],
-                |r| r.get(0),
-            )
-            .map_err(self.fail(format_args!(
-                "counting the repetitions of cell {cell} and workload {workload}"
-            )))?;
-        Ok(n as u32)
+        let n: Option<i64> = self.value(
+            "SELECT COUNT(*) FROM trial WHERE cell_id = ?1 AND workload_id = ?2 AND status = 'ok'",
+            params![cell, workload],
+            format_args!("counting the repetitions of cell {cell} and workload {workload}"),
+        )?;
+        Ok(n.unwrap_or(0) as u32)
     }
 
     /// The next free order index of a study (one past the largest used).
     pub fn next_order_index(&self, study: i64) -> Result<u32> {
-        let n: Option<i64> = self
-            .conn
-            .query_row(
-                "SELECT MAX(t.order_index) FROM trial t JOIN cell c ON c.id = t.cell_id WHERE c.study_id = ?1",
-                params![study],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.fail(format_args!("reading the execution order of study {study}")))?
-            .flatten();
-        Ok(n.map(|x| x as u32 + 1).unwrap_or(0))
+        let n: Option<Option<i64>> = self.value(
+            "SELECT MAX(t.order_index) FROM trial t JOIN cell c ON c.id = t.cell_id WHERE c.study_id = ?1",
+            params![study],
+            format_args!("reading the execution order of study {study}"),
+        )?;
+        Ok(n.flatten().map(|x| x as u32 + 1).unwrap_or(0))
     }
 
     /// End the cells and series of a killed study or run that are still `running`: back to
