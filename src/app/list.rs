@@ -3,7 +3,7 @@
 use crate::cli::{ListArgs, ShowArgs};
 use crate::report::runsummary;
 use crate::report::view::Detail;
-use crate::report::{Format, Presentation};
+use crate::report::Presentation;
 use crate::store::TrialStatus;
 use crate::store::{ListFilter, StudyData};
 use anyhow::Result;
@@ -244,20 +244,7 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
     };
     if d.trials.iter().any(|t| t.status == TrialStatus::Ok) {
         // The compact report of `fslab report ID`.
-        let loaded = crate::report::select::load(&store, &a.id.to_string())?;
-        let input = crate::report::Input {
-            title: loaded.source.name.clone(),
-            sources: vec![loaded.source.clone()],
-            environments: vec![crate::report::select::environment(&loaded)],
-            data: &loaded.data,
-            histograms: &loaded.histograms,
-            differences: Vec::new(),
-            guest_calibration: crate::report::calibration_load::for_source(&store, &loaded),
-        };
-        let report = crate::report::build(&input, &crate::report::ReportOptions::default())?;
-        let bytes = crate::report::exporter_for(Format::Table, &p).render(&report)?;
-        crate::out!("{}", String::from_utf8_lossy(&bytes));
-        return Ok(());
+        return super::report::print_table(&store, a.id, &p);
     }
     print_unfinished(&d, p.width);
     Ok(())
