@@ -25,15 +25,7 @@ use std::path::PathBuf;
 pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     let study = Study::load(&a.file)?;
     check_budget(&study, &a.file)?;
-    let guest = match &a.guest {
-        Some(g) => Some(
-            crate::plan::GuestSpec::parse(g)
-                .map_err(|e| crate::error::usage(format!("--guest {g}: {e}")))?,
-        ),
-        None => study
-            .guest()
-            .map_err(|e| crate::error::usage(format!("{}: {e}", a.file.display())))?,
-    };
+    let guest = super::study::guest_spec(a.guest.as_deref(), &a.file, &study)?;
     study
         .check_machine_for(guest.is_some())
         .map_err(crate::error::usage)?;
@@ -203,15 +195,9 @@ fn print_rules(study: &Study, work: &WorkDir, hist: Option<&eta::History>) {
     let r = &study.repetitions;
     let f = &study.file;
     let series = study.cells.len() * study.workloads.len();
-    crate::outln!(
-        "study {}{}",
-        f.name,
-        if f.description.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", f.description)
-        }
-    );
+    let description = Some(&f.description).filter(|d| !d.is_empty());
+    let description = description.map(|d| format!(": {d}")).unwrap_or_default();
+    crate::outln!("study {}{description}", f.name);
     let reps = rule_words(r);
     crate::outln!(
         "  {} cell(s) × {} workload(s) = {series} series; {reps}",
