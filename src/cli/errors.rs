@@ -114,25 +114,18 @@ fn command_path(args: &[std::ffi::OsString]) -> String {
             break;
         }
         if let Some(opt) = a.strip_prefix('-').filter(|o| !o.is_empty()) {
-            let takes_value = |arg: &clap::Arg| arg.get_action().takes_values();
-            let known: Option<clap::Arg> = if let Some(long) = opt.strip_prefix('-') {
-                if long.contains('=') {
-                    continue;
-                }
-                cmd.get_arguments()
-                    .chain(globals.iter())
-                    .find(|x| x.get_long() == Some(long))
-                    .cloned()
-            } else {
-                let mut chars = opt.chars();
-                let c = chars.next();
-                let rest_empty = chars.next().is_none();
-                cmd.get_arguments()
-                    .chain(globals.iter())
-                    .find(|x| x.get_short() == c && rest_empty)
-                    .cloned()
+            let long = opt.strip_prefix('-');
+            if long.is_some_and(|l| l.contains('=')) {
+                continue;
+            }
+            let mut chars = opt.chars();
+            let (short, one_char) = (chars.next(), chars.next().is_none());
+            let named = |x: &&clap::Arg| match long {
+                Some(long) => x.get_long() == Some(long),
+                None => one_char && x.get_short() == short,
             };
-            if known.as_ref().is_some_and(takes_value) {
+            let known = cmd.get_arguments().chain(globals.iter()).find(named);
+            if known.is_some_and(|x| x.get_action().takes_values()) {
                 it.next();
             }
             continue;
