@@ -271,8 +271,9 @@ mod tests {
             doing: Some("setting up".into()),
             ..PhaseStatus::default()
         });
+        let ops = |v: &PhaseView| v.rate_text(0.0, RateUnit::Items("ops"));
         assert_eq!(
-            (v.name("fio"), v.rate_text(0.0, RateUnit::Items("ops"))),
+            (v.name("fio"), ops(&v)),
             ("fio setting up".into(), String::new())
         );
         v.take(PhaseStatus {
@@ -281,17 +282,11 @@ mod tests {
             ..status(Some(0.5), Some(123.0 * 1048576.0))
         });
         assert_eq!(v.name("fio"), "fio wr/write");
-        assert_eq!(
-            v.rate_text(0.0, RateUnit::Items("ops")),
-            "123 MiB/s 31.5k IOPS"
-        );
+        assert_eq!(ops(&v), "123 MiB/s 31.5k IOPS");
         // A reading that says neither keeps both, as it keeps the rate.
         v.take(status(Some(0.6), None));
         assert_eq!(v.name("fio"), "fio wr/write");
-        assert_eq!(
-            v.rate_text(0.0, RateUnit::Items("ops")),
-            "123 MiB/s 31.5k IOPS"
-        );
+        assert_eq!(ops(&v), "123 MiB/s 31.5k IOPS");
     }
 
     #[test]
