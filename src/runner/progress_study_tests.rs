@@ -64,8 +64,7 @@ fn a_guests_display_arrives_at_the_host_as_data() {
         guest.wants_status(),
         "fio is asked for its status in a guest"
     );
-    let first = out.take();
-    assert_eq!(first, ["@fslab-progress begin 12"]);
+    assert_eq!(out.take(), ["@fslab-progress begin 12"]);
     let host = Progress::drawn(ProgressDrawTarget::hidden(), 12);
 
     guest.set_unit(|phase| {
@@ -93,11 +92,8 @@ fn a_guests_display_arrives_at_the_host_as_data() {
         .cloned()
         .collect();
     assert_eq!(sent[0], "@fslab-progress progress 1");
-    assert!(
-        sent.len() <= most,
-        "{} lines for {most} periods",
-        sent.len()
-    );
+    let n = sent.len();
+    assert!(n <= most, "{n} lines for {most} periods");
     assert_eq!(feed(&host, lines), ["warning: a plain line"]);
     assert_eq!(main_bar(&host).position(), 3);
     assert_eq!(main_bar(&host).message(), "journal=16MB · fdtree · rep 1/5");
