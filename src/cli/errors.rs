@@ -114,17 +114,10 @@ fn command_path(args: &[std::ffi::OsString]) -> String {
             break;
         }
         if let Some(opt) = a.strip_prefix('-').filter(|o| !o.is_empty()) {
-            let long = opt.strip_prefix('-');
-            if long.is_some_and(|l| l.contains('=')) {
+            if opt.starts_with('-') && opt.contains('=') {
                 continue;
             }
-            let mut chars = opt.chars();
-            let (short, one_char) = (chars.next(), chars.next().is_none());
-            let named = |x: &&clap::Arg| match long {
-                Some(long) => x.get_long() == Some(long),
-                None => one_char && x.get_short() == short,
-            };
-            let known = cmd.get_arguments().chain(globals.iter()).find(named);
+            let known = super::common::named(cmd.get_arguments().chain(globals.iter()), &a);
             if known.is_some_and(|x| x.get_action().takes_values()) {
                 it.next();
             }
