@@ -187,9 +187,11 @@ fn study_text(section: &str, key: &str, v: &str, quoted: bool) -> String {
         v.to_string()
     };
     let set = |s: &str| {
-        (s == section)
-            .then(|| format!("{key} = {val}\n"))
-            .unwrap_or_default()
+        if s == section {
+            format!("{key} = {val}\n")
+        } else {
+            String::new()
+        }
     };
     let tiny = &dirs().tiny;
     let dev = if section == "device" {
