@@ -72,16 +72,11 @@ impl PhaseView {
                 _ => text::rate(counted, unit),
             };
         };
-        let bytes = s.bytes_per_sec.map(|b| {
-            text::rate(
-                b,
-                if s.decimal {
-                    RateUnit::DecimalBytes
-                } else {
-                    RateUnit::Bytes(1)
-                },
-            )
-        });
+        let unit = match s.decimal {
+            true => RateUnit::DecimalBytes,
+            false => RateUnit::Bytes(1),
+        };
+        let bytes = s.bytes_per_sec.map(|b| text::rate(b, unit));
         [bytes, s.ops_per_sec.map(text::iops)]
             .into_iter()
             .flatten()
