@@ -46,14 +46,11 @@ fn a_run_is_the_envelope_with_the_engines_part_and_sorted_keys() {
     let reps = vec![vec![Metric::new("p", "rate", Unit::FilesPerSec, 2.0)]];
     let sums = runsummary::summarize_reps(&reps);
     let dir = Path::new("/x");
-    let doc = end.document(
-        subject(dir),
-        measured(&reps, &sums),
-        Part {
-            zeta: 1,
-            alpha: vec![2],
-        },
-    );
+    let part = Part {
+        zeta: 1,
+        alpha: vec![2],
+    };
+    let doc = end.document(subject(dir), measured(&reps, &sums), part);
     let v = serde_json::to_value(doc).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     let sorted = "alpha command_line directory dry_run engine environment error fs_type \
@@ -74,14 +71,11 @@ fn a_run_is_the_envelope_with_the_engines_part_and_sorted_keys() {
 #[test]
 fn a_dry_run_has_the_same_envelope_and_the_plan_instead_of_the_run() {
     let dir = Path::new("/x");
-    let plan = Planned::new(
-        Needs {
-            bytes: 50,
-            inodes: Some(6),
-        },
-        Some(free(5, 10)),
-        Some(2.5),
-    );
+    let needs = Needs {
+        bytes: 50,
+        inodes: Some(6),
+    };
+    let plan = Planned::new(needs, Some(free(5, 10)), Some(2.5));
     let doc = RunDoc {
         schema: "fslab.test.v2",
         fslab_version: "0",
