@@ -38,16 +38,13 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
         );
     } else {
         print_summary(&store, outcome.study_id)?;
-        eprintln!(
-            "{} study {}: fslab show {}",
-            if outcome.resumed {
-                "resumed"
-            } else {
-                "stored as"
-            },
-            outcome.study_id,
-            outcome.study_id
-        );
+        let how = if outcome.resumed {
+            "resumed"
+        } else {
+            "stored as"
+        };
+        let id = outcome.study_id;
+        eprintln!("{how} study {id}: fslab show {id}");
     }
     for (label, err) in &outcome.failed_cells {
         crate::outln!("FAILED cell {label}: {err}");
@@ -73,10 +70,8 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
 
 /// How to go on with an interrupted study: the command the user ran, with `--resume`.
 fn resume_hint(a: &StudyRunArgs) {
-    let guest = match &a.guest {
-        Some(g) => format!(" --guest {g}"),
-        None => String::new(),
-    };
+    let guest = a.guest.as_ref().map(|g| format!(" --guest {g}"));
+    let guest = guest.unwrap_or_default();
     eprintln!(
         "interrupted: completed repetitions are stored; continue with `fslab study run {} --resume{guest}`",
         a.file.display()
