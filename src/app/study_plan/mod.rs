@@ -18,6 +18,7 @@ use crate::provision::state::{default_workdir, WorkDir};
 use crate::provision::{Journal, Provisioner};
 use crate::runner::cache;
 use crate::units::{fmt_bytes, fmt_duration};
+use crate::workload::fio::FIO_DIR;
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -264,11 +265,8 @@ fn print_cell(study: &Study, planner: &Provisioner, c: &Cell, root: bool) -> Res
         (Journal::Internal, Some(j)) => desc += &format!(", internal journal {}", fmt_bytes(j)),
         (Journal::Internal, None) => {}
         (Journal::External(d), j) => {
-            desc += &format!(
-                ", external journal on {d}{}",
-                j.map(|j| format!(" ({})", fmt_bytes(j)))
-                    .unwrap_or_default()
-            )
+            let size = j.map(|j| format!(" ({})", fmt_bytes(j)));
+            desc += &format!(", external journal on {d}{}", size.unwrap_or_default())
         }
     }
     if !fs.mount.is_empty() {
@@ -310,10 +308,7 @@ fn print_cell(study: &Study, planner: &Provisioner, c: &Cell, root: bool) -> Res
         );
         if w.workload_kind() == crate::workload::WorkloadKind::Fio {
             // The real fio runs on the cell; its job comes on standard input.
-            let dir = planned
-                .mount
-                .mountpoint()
-                .join(crate::workload::fio::FIO_DIR);
+            let dir = planned.mount.mountpoint().join(FIO_DIR);
             crate::outln!(
                 "    $ cd {0} && fio --output-format=json+ --directory={0} - < job",
                 dir.display()
