@@ -100,14 +100,8 @@ fn a_guests_display_arrives_at_the_host_as_data() {
     assert!(live_eta(study_eta(&host)).is_some_and(|e| e > 39.0 && e <= 40.0));
     let (name, view) = phase_view(&host).unwrap();
     assert_eq!(name, "file_create");
-    let shown: u64 = sent
-        .last()
-        .unwrap()
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let last = sent.last().unwrap();
+    let shown: u64 = last.rsplit(' ').next().unwrap().parse().unwrap();
     assert_eq!(view.counts_text(), format!("{shown}/5000"));
     assert_eq!(
         view.rate_text(48_123.0, (lock(&host.unit))("file_create", 0)),
