@@ -73,7 +73,8 @@ pub trait Around {
     }
 }
 
-fn is_interrupt(e: &anyhow::Error) -> bool {
+/// Whether `e` is (or was caused by) a signal's interruption.
+pub(super) fn is_interrupt(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.is::<crate::signal::Interrupted>())
 }
 
