@@ -51,10 +51,8 @@ pub fn clock(secs: f64) -> String {
 
 /// ` · ETA 00:11`, or nothing when there is no estimate.
 pub fn eta_suffix(eta: Option<f64>) -> String {
-    match eta {
-        Some(e) => format!(" · ETA {}", clock(e)),
-        None => String::new(),
-    }
+    eta.map(|e| format!(" · ETA {}", clock(e)))
+        .unwrap_or_default()
 }
 
 /// What is left of one unit of work (a point of a run, a series of a study).
