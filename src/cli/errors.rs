@@ -198,18 +198,16 @@ mod tests {
 
     #[test]
     fn the_path_skips_options_and_their_values() {
-        assert_eq!(
-            command_path(&os(&["--db", "study", "report", "1", "--bogus"])),
-            "fslab report"
-        );
-        assert_eq!(
-            command_path(&os(&["--db=x", "study", "run", "-x"])),
-            "fslab study run"
-        );
-        assert_eq!(
-            command_path(&os(&["fdtree", "-o", "study"])),
-            "fslab fdtree"
-        );
-        assert_eq!(command_path(&os(&["studdy"])), "fslab");
+        for (args, path) in [
+            (
+                &["--db", "study", "report", "1", "--bogus"][..],
+                "fslab report",
+            ),
+            (&["--db=x", "study", "run", "-x"], "fslab study run"),
+            (&["fdtree", "-o", "study"], "fslab fdtree"),
+            (&["studdy"], "fslab"),
+        ] {
+            assert_eq!(command_path(&os(args)), path, "{args:?}");
+        }
     }
 }
