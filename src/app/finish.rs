@@ -7,6 +7,7 @@
 use super::rundoc::{self, MetricRow, Outcome, Ran, RunDoc, Subject, UnderMpi};
 use crate::cli::RunArgs;
 use crate::metric::Metric;
+use crate::report::cpu_checks;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::adhoc::Disturbance;
 use crate::runner::adhoc::{self, AdhocCell, AdhocOptions, AdhocResult, CellHook, CellsResult};
@@ -55,9 +56,7 @@ fn summarize(
         runsummary::warning_lines(Some(kind), params, &engine_only(&sums), &thresholds);
     let cpus = crate::sysinfo::usable_cpus() as u64;
     let tables = crate::sysinfo::worker_file_tables();
-    warnings.extend(crate::report::cpu_checks::run_lines(
-        kind, params, cpus, &tables,
-    ));
+    warnings.extend(cpu_checks::run_lines(kind, params, cpus, &tables));
     (sums, warnings)
 }
 
