@@ -129,15 +129,26 @@ fn a_guests_display_arrives_at_the_host_as_data() {
         (4, Some(14))
     );
 
-    // fio's status: what it does names the bar; its IOPS beside its rate.
+    fio_names_the_bar(&guest, &host, &out);
+
+    guest.phase_finished("fio");
+    guest.finish();
+    feed(&host, out.take());
+    assert!(phase_view(&host).is_none());
+    assert!(main_bar(&host).is_finished());
+}
+
+/// fio's status, as the guest's display sends it: what it does names the bar; its IOPS
+/// beside its rate.
+fn fio_names_the_bar(guest: &Progress, host: &Progress, out: &Shared) {
     guest.phase_finished("execute");
     guest.phase_started("fio", 0);
     guest.status(PhaseStatus {
         doing: Some("setting up".into()),
         ..PhaseStatus::default()
     });
-    feed(&host, out.take());
-    assert_eq!(phase_view(&host).unwrap().0, "fio setting up");
+    feed(host, out.take());
+    assert_eq!(phase_view(host).unwrap().0, "fio setting up");
     guest.status(PhaseStatus {
         done: Some(0.5),
         bytes_per_sec: Some(651.0 * 1048576.0),
@@ -145,17 +156,11 @@ fn a_guests_display_arrives_at_the_host_as_data() {
         doing: Some("wr/write".into()),
         ..PhaseStatus::default()
     });
-    feed(&host, out.take());
-    let (name, view) = phase_view(&host).unwrap();
+    feed(host, out.take());
+    let (name, view) = phase_view(host).unwrap();
     assert_eq!(name, "fio wr/write");
     assert_eq!(
         view.rate_text(0.0, RateUnit::Items("ops")),
         "651 MiB/s 167k IOPS"
     );
-
-    guest.phase_finished("fio");
-    guest.finish();
-    feed(&host, out.take());
-    assert!(phase_view(&host).is_none());
-    assert!(main_bar(&host).is_finished());
 }
