@@ -43,14 +43,12 @@ pub fn run(a: CleanupArgs, db: Option<PathBuf>) -> Result<()> {
         // A killed study recorded in another results database than this command's (run
         // with another --db): mark it there too.
         let here = std::fs::canonicalize(&path).ok();
-        let mut others: Vec<PathBuf> = rep
+        let others: std::collections::BTreeSet<PathBuf> = rep
             .studies
             .into_iter()
             .filter_map(|(_, db)| db)
             .filter(|db| db.exists() && std::fs::canonicalize(db).ok() != here)
             .collect();
-        others.sort();
-        others.dedup();
         for db in others {
             let mut store = Store::open(&db)?;
             let rep = leftovers::clean_killed_runs(&mut store)?;

@@ -7,6 +7,7 @@
 use super::rundoc::{self, MetricRow, Outcome, Ran, RunDoc, Subject, UnderMpi};
 use crate::cli::RunArgs;
 use crate::metric::Metric;
+use crate::report::cpu_checks;
 use crate::report::runsummary::{self, MetricSummary};
 use crate::runner::adhoc::Disturbance;
 use crate::runner::adhoc::{self, AdhocCell, AdhocOptions, AdhocResult, CellHook, CellsResult};
@@ -25,10 +26,7 @@ pub(crate) type Measured = (Option<Vec<Vec<MetricRow>>>, Option<serde_json::Valu
 /// The store an engine command records in: none with `--no-store` (it then runs against one
 /// in memory), else the results database (`--db`, or the default).
 pub(crate) fn store_for(run: &RunArgs, db: Option<std::path::PathBuf>) -> Result<Option<Store>> {
-    Ok(match run.no_store {
-        true => None,
-        false => Some(super::open_store(db)?),
-    })
+    (!run.no_store).then(|| super::open_store(db)).transpose()
 }
 
 /// What an engine command returns once its output is printed: the error that ended the run
@@ -58,9 +56,7 @@ fn summarize(
         runsummary::warning_lines(Some(kind), params, &engine_only(&sums), &thresholds);
     let cpus = crate::sysinfo::usable_cpus() as u64;
     let tables = crate::sysinfo::worker_file_tables();
-    warnings.extend(crate::report::cpu_checks::run_lines(
-        kind, params, cpus, &tables,
-    ));
+    warnings.extend(cpu_checks::run_lines(kind, params, cpus, &tables));
     (sums, warnings)
 }
 
@@ -96,27 +92,18 @@ pub(crate) enum StoredLine {
 }
 
 /// The results of an engine run, whatever its number of cells.
-pub(crate) trait Ended {
-    /// The run's id in the store.
-    fn run_id(&self) -> Option<i64>;
-    /// The environment recorded with it.
-    fn environment(&self) -> &[(String, String)];
-    /// The error that ended it early.
-    fn error(&self) -> Option<&anyhow::Error>;
-    /// The repetitions other activity disturbed.
-    fn disturbed(&self) -> &Disturbance;
-
+impl<R> crate::runner::adhoc::Ran<R> {
     /// Its ending, with the document's schema and the warnings (the engine's, and the line
     /// of [`disturbed_warning`]).
-    fn ending<'a>(&'a self, schema: &'static str, warnings: &[String]) -> Ending<'a> {
+    pub(crate) fn ending<'a>(&'a self, schema: &'static str, warnings: &[String]) -> Ending<'a> {
         let mut warnings = warnings.to_vec();
-        warnings.extend(disturbed_warning(self.disturbed()));
+        warnings.extend(disturbed_warning(&self.disturbed));
         Ending {
             schema,
-            run_id: self.run_id(),
-            environment: self.environment(),
+            run_id: self.study,
+            environment: &self.environment,
             warnings,
-            error: self.error(),
+            error: self.error.as_ref(),
         }
     }
 }
@@ -154,21 +141,6 @@ pub(crate) fn disturbed_warning(d: &Disturbance) -> Option<String> {
     } else {
         format!("{what}; --settle waits for a quiet machine, --disturbed repeat re-runs them")
     })
-}
-
-impl<R> Ended for crate::runner::adhoc::Ran<R> {
-    fn run_id(&self) -> Option<i64> {
-        self.study
-    }
-    fn environment(&self) -> &[(String, String)] {
-        &self.environment
-    }
-    fn error(&self) -> Option<&anyhow::Error> {
-        self.error.as_ref()
-    }
-    fn disturbed(&self) -> &Disturbance {
-        &self.disturbed
-    }
 }
 
 /// What a one-cell engine command records: its engine, its parameters, its label, the

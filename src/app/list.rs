@@ -3,7 +3,7 @@
 use crate::cli::{ListArgs, ShowArgs};
 use crate::report::runsummary;
 use crate::report::view::Detail;
-use crate::report::{Format, Presentation};
+use crate::report::Presentation;
 use crate::store::TrialStatus;
 use crate::store::{ListFilter, StudyData};
 use anyhow::Result;
@@ -150,7 +150,7 @@ fn elide_at(s: &str, w: usize, num: usize, den: usize) -> String {
 fn list_lines(rows: &[[String; 7]], width: usize) -> Vec<String> {
     use crate::report::textfit::width as w;
     const CAPS: [usize; 6] = [8, 6, 24, 12, 16, 12];
-    let widths: Vec<usize> = (0..6)
+    let mut widths: Vec<usize> = (0..6)
         .map(|c| {
             rows.iter()
                 .map(|r| w(&r[c]))
@@ -160,7 +160,6 @@ fn list_lines(rows: &[[String; 7]], width: usize) -> Vec<String> {
                 .min(CAPS[c].max(w(LIST_HEADER[c])))
         })
         .collect();
-    let mut widths = widths;
     // A narrow terminal: the date (without its year), then the name, then the file systems
     // give way, so the command keeps at least a few words.
     const MIN: [usize; 6] = [0, 0, 6, 0, 11, 4];
@@ -188,13 +187,9 @@ fn list_lines(rows: &[[String; 7]], width: usize) -> Vec<String> {
                 elide(text, widths[c])
             };
             let pad = " ".repeat(widths[c] - w(&t));
-            if c == 0 {
-                l.push_str(&pad);
-                l.push_str(&t);
-            } else {
-                l.push_str(&t);
-                l.push_str(&pad);
-            }
+            // The id to the right, every other column to the left.
+            let cell = if c == 0 { pad + &t } else { t + &pad };
+            l.push_str(&cell);
             l.push_str("  ");
         }
         // Shortened inside, more of its start kept (the subcommand): runs that differ only
@@ -202,11 +197,8 @@ fn list_lines(rows: &[[String; 7]], width: usize) -> Vec<String> {
         l.push_str(&elide_at(cells[6], command, 3, 5));
         l.trim_end().to_string()
     };
-    let mut out = vec![line(LIST_HEADER)];
-    for r in rows {
-        out.push(line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5], &r[6]]));
-    }
-    out
+    let rows = rows.iter().map(|r| line(r.each_ref().map(String::as_str)));
+    std::iter::once(line(LIST_HEADER)).chain(rows).collect()
 }
 
 /// Samples of the `ok` trials of one cell × workload, grouped per repetition.
@@ -252,20 +244,7 @@ pub fn show(a: ShowArgs, db: Option<PathBuf>) -> Result<()> {
     };
     if d.trials.iter().any(|t| t.status == TrialStatus::Ok) {
         // The compact report of `fslab report ID`.
-        let loaded = crate::report::select::load(&store, &a.id.to_string())?;
-        let input = crate::report::Input {
-            title: loaded.source.name.clone(),
-            sources: vec![loaded.source.clone()],
-            environments: vec![crate::report::select::environment(&loaded)],
-            data: &loaded.data,
-            histograms: &loaded.histograms,
-            differences: Vec::new(),
-            guest_calibration: crate::report::calibration_load::for_source(&store, &loaded),
-        };
-        let report = crate::report::build(&input, &crate::report::ReportOptions::default())?;
-        let bytes = crate::report::exporter_for(Format::Table, &p).render(&report)?;
-        crate::out!("{}", String::from_utf8_lossy(&bytes));
-        return Ok(());
+        return super::report::print_table(&store, a.id, &p);
     }
     print_unfinished(&d, p.width);
     Ok(())
@@ -291,51 +270,29 @@ fn print_json(d: &crate::store::StudyData) -> Result<()> {
 /// counted (each cell's status and error, and its failed repetitions' errors).
 fn print_unfinished(d: &crate::store::StudyData, width: usize) {
     let s = &d.study;
-    let fit = |text: &str, first: &str, rest: &str| {
-        for l in crate::report::textfit::wrap(text, width, first, rest) {
+    // A line `depth` levels in (two spaces each), wrapped one level deeper.
+    let fit = |depth: usize, text: String| {
+        let (first, rest) = ("  ".repeat(depth), "  ".repeat(depth + 1));
+        for l in crate::report::textfit::wrap(&text, width, &first, &rest) {
             crate::outln!("{l}");
         }
     };
-    fit(
-        &format!(
-            "{} {}: {} [{}] — no completed repetitions",
-            s.kind, s.id, s.name, s.status
-        ),
-        "",
-        "  ",
-    );
-    fit(
-        &format!(
-            "created {}, finished {}",
-            s.created_at,
-            s.finished_at.as_deref().unwrap_or("-")
-        ),
-        "  ",
-        "    ",
-    );
-    fit(&format!("command: {}", s.command_line), "  ", "    ");
+    let head = format!("{} {}: {} [{}]", s.kind, s.id, s.name, s.status);
+    fit(0, format!("{head} — no completed repetitions"));
+    let finished = s.finished_at.as_deref().unwrap_or("-");
+    fit(1, format!("created {}, finished {finished}", s.created_at));
+    fit(1, format!("command: {}", s.command_line));
     for c in &d.cells {
-        fit(
-            &format!("cell {}:{} {} [{}]", d.study.id, c.idx, c.label, c.status),
-            "  ",
-            "    ",
-        );
+        let cell = format!("cell {}:{} {} [{}]", s.id, c.idx, c.label, c.status);
+        fit(1, cell);
         if let Some(e) = &c.error {
-            fit(&format!("error: {e}"), "    ", "      ");
+            fit(2, format!("error: {e}"));
         }
-        for t in d
-            .trials
-            .iter()
-            .filter(|t| t.cell_id == c.id && t.status == TrialStatus::Failed)
-        {
-            fit(
-                &format!(
-                    "failed repetition: {}",
-                    t.error.as_deref().unwrap_or("no error recorded")
-                ),
-                "    ",
-                "      ",
-            );
+        for t in &d.trials {
+            if t.cell_id == c.id && t.status == TrialStatus::Failed {
+                let e = t.error.as_deref().unwrap_or("no error recorded");
+                fit(2, format!("failed repetition: {e}"));
+            }
         }
     }
 }

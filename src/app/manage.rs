@@ -122,11 +122,9 @@ pub fn export(a: ExportArgs, db: Option<PathBuf>) -> Result<()> {
 /// The factor names of the samples' cells, first seen first.
 fn factor_names(samples: &[RawSample]) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
-    for s in samples {
-        for (f, _) in &s.levels {
-            if !v.contains(f) {
-                v.push(f.clone());
-            }
+    for (f, _) in samples.iter().flat_map(|s| &s.levels) {
+        if !v.contains(f) {
+            v.push(f.clone());
         }
     }
     v

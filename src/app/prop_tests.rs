@@ -27,20 +27,8 @@ fn extremes() -> Vec<String> {
         i64::MIN.to_string(),
     ]
     .into();
-    v.extend(
-        [
-            "18446744073709551616",
-            "9223372036854775808",
-            "0",
-            "1",
-            "-1",
-            "1e300",
-            "inf",
-            "NaN",
-            "0.5",
-        ]
-        .map(String::from),
-    );
+    let more = "18446744073709551616 9223372036854775808 0 1 -1 1e300 inf NaN 0.5";
+    v.extend(more.split(' ').map(String::from));
     v
 }
 
@@ -173,30 +161,10 @@ fn check_commands(v: &str) {
     }
     cases.push(vec!["dbench", "--generate", &gen, "--tasks", "V"]);
     cases.push(vec!["dbench", "--generate", &gen, "--seed", "V"]);
-    for flag in [
-        "-d",
-        "-f",
-        "-s",
-        "-l",
-        "--repeat",
-        "--threads",
-        "--min-phase",
-    ] {
+    for flag in "-d -f -s -l --repeat --threads --min-phase".split(' ') {
         cases.push(vec!["fdtree", "--dry-run", "-o", dir, flag, "V"]);
     }
-    for flag in [
-        "-s",
-        "-r",
-        "-n",
-        "-g",
-        "-y",
-        "-q",
-        "-j",
-        "-i",
-        "-V",
-        "--repeat",
-        "--min-phase",
-    ] {
+    for flag in "-s -r -n -g -y -q -j -i -V --repeat --min-phase".split(' ') {
         cases.push(vec!["iozone", "-f", &file, flag, "V"]);
     }
     cases.push(vec!["iozone", "-a", "-f", &file, "-n", "V", "-g", "V"]);
@@ -254,33 +222,23 @@ fn study_text(section: &str, key: &str, v: &str, quoted: bool) -> String {
     )
 }
 
-const STUDY_KEYS: &[(&str, &str)] = &[
-    ("repetitions", "min"),
-    ("repetitions", "max"),
-    ("repetitions", "budget"),
-    ("repetitions", "seed"),
+/// The study keys fed extreme values: per section, its keys.
+const STUDY_KEYS: [(&str, &str); 7] = [
+    ("repetitions", "min max budget seed"),
     ("device", "data"),
-    ("filesystem", "journal_size"),
-    ("filesystem", "block_size"),
-    ("filesystem", "inode_size"),
-    ("fdtree", "dirs"),
-    ("fdtree", "files"),
-    ("fdtree", "size_blocks"),
-    ("fdtree", "levels"),
-    ("fdtree", "threads"),
-    ("iozone", "file_size"),
-    ("iozone", "record_size"),
-    ("iozone", "stride"),
-    ("iozone", "threads"),
-    ("dbench", "clients"),
-    ("dbench", "duration"),
-    ("dbench", "warmup"),
-    ("factor", "journal_size"),
-    ("factor", "duration"),
-    ("factor", "clients"),
-    ("factor", "file_size"),
-    ("factor", "data"),
+    ("filesystem", "journal_size block_size inode_size"),
+    ("fdtree", "dirs files size_blocks levels threads"),
+    ("iozone", "file_size record_size stride threads"),
+    ("dbench", "clients duration warmup"),
+    ("factor", "journal_size duration clients file_size data"),
 ];
+
+/// Every (section, key) of [`STUDY_KEYS`].
+fn study_keys() -> Vec<(&'static str, &'static str)> {
+    let each =
+        |(section, keys): (&'static str, &'static str)| keys.split(' ').map(move |k| (section, k));
+    STUDY_KEYS.into_iter().flat_map(each).collect()
+}
 
 fn check_study(text: &str) {
     let parsed = no_panic(text, || Study::parse(text));
@@ -334,7 +292,7 @@ proptest! {
     #[test]
     fn study_files_never_panic_and_fail_in_one_line(
         v in value(),
-        key in prop::sample::select(STUDY_KEYS),
+        key in prop::sample::select(study_keys()),
         quoted in any::<bool>(),
     ) {
         let (section, key) = key;
@@ -351,7 +309,7 @@ fn every_edge_value_everywhere() {
             check_commands(&format!("{n}{suffix}"));
         }
         for suffix in ["", "s", "k", "T", "KiB"] {
-            for &(section, key) in STUDY_KEYS {
+            for (section, key) in study_keys() {
                 for quoted in [false, true] {
                     check_study(&study_text(section, key, &format!("{n}{suffix}"), quoted));
                 }

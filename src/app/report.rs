@@ -78,23 +78,39 @@ fn emit(r: &ReportData, o: &ReportOutputArgs) -> Result<()> {
     Ok(())
 }
 
+/// The report of one stored run, study or cell (`source` as `fslab report` takes it).
+pub(crate) fn build_one(
+    store: &crate::store::Store,
+    source: &str,
+    opts: &ReportOptions,
+) -> Result<ReportData> {
+    let loaded = select::load(store, source)?;
+    let input = Input {
+        title: loaded.source.name.clone(),
+        sources: vec![loaded.source.clone()],
+        environments: vec![select::environment(&loaded)],
+        data: &loaded.data,
+        histograms: &loaded.histograms,
+        differences: Vec::new(),
+        guest_calibration: report::calibration_load::for_source(store, &loaded),
+    };
+    report::build(&input, opts)
+}
+
+/// The compact table of `fslab report ID`, printed as `p` presents it (`fslab show`, the
+/// end of `fslab study run`).
+pub(crate) fn print_table(store: &crate::store::Store, id: i64, p: &Presentation) -> Result<()> {
+    let r = build_one(store, &id.to_string(), &ReportOptions::default())?;
+    let bytes = report::exporter_for(report::Format::Table, p).render(&r)?;
+    crate::out!("{}", String::from_utf8_lossy(&bytes));
+    Ok(())
+}
+
 /// `fslab report SOURCE`.
 pub fn report(a: ReportArgs, db: Option<PathBuf>) -> Result<()> {
     let opts = options(&a.output, a.baseline.clone())?;
     let store = super::open_store_read_only(db)?;
-    let loaded = select::load(&store, &a.source)?;
-    let env = select::environment(&loaded);
-    let input = Input {
-        title: loaded.source.name.clone(),
-        sources: vec![loaded.source.clone()],
-        environments: vec![env],
-        data: &loaded.data,
-        histograms: &loaded.histograms,
-        differences: Vec::new(),
-        guest_calibration: report::calibration_load::for_source(&store, &loaded),
-    };
-    let r = report::build(&input, &opts)?;
-    emit(&r, &a.output)
+    emit(&build_one(&store, &a.source, &opts)?, &a.output)
 }
 
 /// `fslab compare A B`.

@@ -261,10 +261,7 @@ pub(crate) fn repetitions(reps: &[Vec<Metric>]) -> Vec<Vec<MetricRow>> {
 }
 
 /// The repetitions and their summary, as a run's document holds them.
-pub(crate) fn measured(
-    reps: &[Vec<Metric>],
-    sums: &[MetricSummary],
-) -> (Option<Vec<Vec<MetricRow>>>, Option<serde_json::Value>) {
+pub(crate) fn measured(reps: &[Vec<Metric>], sums: &[MetricSummary]) -> super::finish::Measured {
     (Some(repetitions(reps)), Some(runsummary::to_json(sums)))
 }
 

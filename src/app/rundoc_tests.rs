@@ -8,6 +8,16 @@ struct Part {
     alpha: Vec<u32>,
 }
 
+/// Free space with these inodes (the bytes: 100 of 1000).
+fn free(inodes: u64, inodes_total: u64) -> crate::sysinfo::FreeSpace {
+    crate::sysinfo::FreeSpace {
+        bytes: 100,
+        total_bytes: 1000,
+        inodes,
+        inodes_total,
+    }
+}
+
 fn subject(dir: &Path) -> Subject<'_> {
     Subject {
         engine: "fdtree",
@@ -36,39 +46,16 @@ fn a_run_is_the_envelope_with_the_engines_part_and_sorted_keys() {
     let reps = vec![vec![Metric::new("p", "rate", Unit::FilesPerSec, 2.0)]];
     let sums = runsummary::summarize_reps(&reps);
     let dir = Path::new("/x");
-    let doc = end.document(
-        subject(dir),
-        measured(&reps, &sums),
-        Part {
-            zeta: 1,
-            alpha: vec![2],
-        },
-    );
+    let part = Part {
+        zeta: 1,
+        alpha: vec![2],
+    };
+    let doc = end.document(subject(dir), measured(&reps, &sums), part);
     let v = serde_json::to_value(doc).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(
-        keys,
-        [
-            "alpha",
-            "command_line",
-            "directory",
-            "dry_run",
-            "engine",
-            "environment",
-            "error",
-            "fs_type",
-            "fslab_version",
-            "params",
-            "ranks",
-            "repeat",
-            "repetitions",
-            "run_id",
-            "schema",
-            "summary",
-            "warnings",
-            "zeta"
-        ]
-    );
+    let sorted = "alpha command_line directory dry_run engine environment error fs_type \
+                  fslab_version params ranks repeat repetitions run_id schema summary warnings zeta";
+    assert_eq!(keys, sorted.split(' ').collect::<Vec<_>>());
     assert_eq!(v["environment"]["kernel"], "6.1");
     assert_eq!(v["error"], "boom");
     assert_eq!(v["run_id"], 7);
@@ -84,20 +71,11 @@ fn a_run_is_the_envelope_with_the_engines_part_and_sorted_keys() {
 #[test]
 fn a_dry_run_has_the_same_envelope_and_the_plan_instead_of_the_run() {
     let dir = Path::new("/x");
-    let free = crate::sysinfo::FreeSpace {
-        bytes: 100,
-        total_bytes: 1000,
-        inodes: 5,
-        inodes_total: 10,
+    let needs = Needs {
+        bytes: 50,
+        inodes: Some(6),
     };
-    let plan = Planned::new(
-        Needs {
-            bytes: 50,
-            inodes: Some(6),
-        },
-        Some(free),
-        Some(2.5),
-    );
+    let plan = Planned::new(needs, Some(free(5, 10)), Some(2.5));
     let doc = RunDoc {
         schema: "fslab.test.v2",
         fslab_version: "0",
@@ -120,12 +98,7 @@ fn a_dry_run_has_the_same_envelope_and_the_plan_instead_of_the_run() {
 
 #[test]
 fn without_a_fixed_inode_count_only_bytes_decide() {
-    let free = crate::sysinfo::FreeSpace {
-        bytes: 100,
-        total_bytes: 1000,
-        inodes: 0,
-        inodes_total: 0,
-    };
+    let free = free(0, 0);
     let needs = |bytes| Needs {
         bytes,
         inodes: Some(1_000_000),

@@ -38,16 +38,13 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
         );
     } else {
         print_summary(&store, outcome.study_id)?;
-        eprintln!(
-            "{} study {}: fslab show {}",
-            if outcome.resumed {
-                "resumed"
-            } else {
-                "stored as"
-            },
-            outcome.study_id,
-            outcome.study_id
-        );
+        let how = if outcome.resumed {
+            "resumed"
+        } else {
+            "stored as"
+        };
+        let id = outcome.study_id;
+        eprintln!("{how} study {id}: fslab show {id}");
     }
     for (label, err) in &outcome.failed_cells {
         crate::outln!("FAILED cell {label}: {err}");
@@ -73,10 +70,8 @@ pub fn run(a: StudyRunArgs, db: Option<PathBuf>) -> Result<()> {
 
 /// How to go on with an interrupted study: the command the user ran, with `--resume`.
 fn resume_hint(a: &StudyRunArgs) {
-    let guest = match &a.guest {
-        Some(g) => format!(" --guest {g}"),
-        None => String::new(),
-    };
+    let guest = a.guest.as_ref().map(|g| format!(" --guest {g}"));
+    let guest = guest.unwrap_or_default();
     eprintln!(
         "interrupted: completed repetitions are stored; continue with `fslab study run {} --resume{guest}`",
         a.file.display()
@@ -210,13 +205,22 @@ fn guest_of(a: &StudyRunArgs, study: &Study) -> Result<Option<GuestSpec>> {
     if crate::runner::guest::inside() {
         return Ok(None);
     }
-    match &a.guest {
+    guest_spec(a.guest.as_deref(), &a.file, study)
+}
+
+/// The guest of `--guest` (`guest`), else of the study file's `[guest]` (`file`, `study`).
+pub(crate) fn guest_spec(
+    guest: Option<&str>,
+    file: &Path,
+    study: &Study,
+) -> Result<Option<GuestSpec>> {
+    match guest {
         Some(g) => GuestSpec::parse(g)
             .map(Some)
             .map_err(|e| crate::error::usage(format!("--guest {g}: {e}"))),
         None => study
             .guest()
-            .map_err(|e| crate::error::usage(format!("{}: {e}", a.file.display()))),
+            .map_err(|e| crate::error::usage(format!("{}: {e}", file.display()))),
     }
 }
 
@@ -333,22 +337,9 @@ fn print_summary(store: &crate::store::Store, id: i64) -> Result<()> {
         eprintln!("study {id} has no completed repetitions yet: no report to print");
         return Ok(());
     }
-    let loaded = report::select::load(store, &id.to_string())?;
-    let input = report::Input {
-        title: loaded.source.name.clone(),
-        sources: vec![loaded.source.clone()],
-        environments: vec![report::select::environment(&loaded)],
-        data: &loaded.data,
-        histograms: &loaded.histograms,
-        differences: Vec::new(),
-        guest_calibration: report::calibration_load::for_source(store, &loaded),
-    };
-    let r = report::build(&input, &report::ReportOptions::default())?;
     let p = report::Presentation {
         width: super::report::text_width(None, false),
         ..report::Presentation::default()
     };
-    let bytes = report::exporter_for(report::Format::Table, &p).render(&r)?;
-    crate::out!("{}", String::from_utf8_lossy(&bytes));
-    Ok(())
+    super::report::print_table(store, id, &p)
 }

@@ -119,6 +119,20 @@ pub fn spellings(cmd: &clap::Command, keep: impl Fn(&clap::Arg) -> bool) -> Vec<
         .collect()
 }
 
+/// The option among `args` that `word` names as typed, without a value: `--long`, or `-s`
+/// (one short option alone).
+pub(super) fn named<'a>(
+    mut args: impl Iterator<Item = &'a clap::Arg>,
+    word: &str,
+) -> Option<&'a clap::Arg> {
+    if let Some(long) = word.strip_prefix("--") {
+        return args.find(|o| o.get_long() == Some(long));
+    }
+    let mut chars = word.strip_prefix('-')?.chars();
+    let (short, alone) = (chars.next()?, chars.next().is_none());
+    args.find(|o| alone && o.get_short() == Some(short))
+}
+
 /// Options of `fslab` itself, which every subcommand takes, before or after its name.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {

@@ -114,25 +114,11 @@ fn command_path(args: &[std::ffi::OsString]) -> String {
             break;
         }
         if let Some(opt) = a.strip_prefix('-').filter(|o| !o.is_empty()) {
-            let takes_value = |arg: &clap::Arg| arg.get_action().takes_values();
-            let known: Option<clap::Arg> = if let Some(long) = opt.strip_prefix('-') {
-                if long.contains('=') {
-                    continue;
-                }
-                cmd.get_arguments()
-                    .chain(globals.iter())
-                    .find(|x| x.get_long() == Some(long))
-                    .cloned()
-            } else {
-                let mut chars = opt.chars();
-                let c = chars.next();
-                let rest_empty = chars.next().is_none();
-                cmd.get_arguments()
-                    .chain(globals.iter())
-                    .find(|x| x.get_short() == c && rest_empty)
-                    .cloned()
-            };
-            if known.as_ref().is_some_and(takes_value) {
+            if opt.starts_with('-') && opt.contains('=') {
+                continue;
+            }
+            let known = super::common::named(cmd.get_arguments().chain(globals.iter()), &a);
+            if known.is_some_and(|x| x.get_action().takes_values()) {
                 it.next();
             }
             continue;
@@ -212,18 +198,16 @@ mod tests {
 
     #[test]
     fn the_path_skips_options_and_their_values() {
-        assert_eq!(
-            command_path(&os(&["--db", "study", "report", "1", "--bogus"])),
-            "fslab report"
-        );
-        assert_eq!(
-            command_path(&os(&["--db=x", "study", "run", "-x"])),
-            "fslab study run"
-        );
-        assert_eq!(
-            command_path(&os(&["fdtree", "-o", "study"])),
-            "fslab fdtree"
-        );
-        assert_eq!(command_path(&os(&["studdy"])), "fslab");
+        for (args, path) in [
+            (
+                &["--db", "study", "report", "1", "--bogus"][..],
+                "fslab report",
+            ),
+            (&["--db=x", "study", "run", "-x"], "fslab study run"),
+            (&["fdtree", "-o", "study"], "fslab fdtree"),
+            (&["studdy"], "fslab"),
+        ] {
+            assert_eq!(command_path(&os(args)), path, "{args:?}");
+        }
     }
 }

@@ -45,15 +45,8 @@ impl MdtestOwnArgs {
     /// given with `=` or as the next argument) or short (`-q`); everything else is mdtest's.
     pub fn split(args: &[String]) -> (Vec<String>, Vec<String>) {
         let cmd = Self::parser();
-        let takes_value = |a: &str| -> Option<bool> {
-            let own = match a.strip_prefix("--") {
-                Some(long) => cmd.get_arguments().find(|o| o.get_long() == Some(long)),
-                None => cmd.get_arguments().find(|o| {
-                    o.get_short()
-                        .is_some_and(|c| a.strip_prefix('-') == Some(c.encode_utf8(&mut [0; 4])))
-                }),
-            };
-            own.map(|o| o.get_action().takes_values())
+        let takes_value = |a: &str| {
+            super::common::named(cmd.get_arguments(), a).map(|o| o.get_action().takes_values())
         };
         let (mut own, mut md) = (Vec::new(), Vec::new());
         let mut i = 0;

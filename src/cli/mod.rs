@@ -236,15 +236,8 @@ mod tests {
         let Command::Fdtree(a) = c.command else {
             panic!()
         };
-        assert_eq!(
-            (
-                a.shape.dirs,
-                a.shape.files,
-                a.shape.size_blocks,
-                a.shape.levels
-            ),
-            (10, 10, 10, 4)
-        );
+        let s = &a.shape;
+        assert_eq!((s.dirs, s.files, s.size_blocks, s.levels), (10, 10, 10, 4));
         assert_eq!(a.start_dir, std::path::PathBuf::from("."));
     }
 

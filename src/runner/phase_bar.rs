@@ -72,16 +72,11 @@ impl PhaseView {
                 _ => text::rate(counted, unit),
             };
         };
-        let bytes = s.bytes_per_sec.map(|b| {
-            text::rate(
-                b,
-                if s.decimal {
-                    RateUnit::DecimalBytes
-                } else {
-                    RateUnit::Bytes(1)
-                },
-            )
-        });
+        let unit = match s.decimal {
+            true => RateUnit::DecimalBytes,
+            false => RateUnit::Bytes(1),
+        };
+        let bytes = s.bytes_per_sec.map(|b| text::rate(b, unit));
         [bytes, s.ops_per_sec.map(text::iops)]
             .into_iter()
             .flatten()
@@ -271,8 +266,9 @@ mod tests {
             doing: Some("setting up".into()),
             ..PhaseStatus::default()
         });
+        let ops = |v: &PhaseView| v.rate_text(0.0, RateUnit::Items("ops"));
         assert_eq!(
-            (v.name("fio"), v.rate_text(0.0, RateUnit::Items("ops"))),
+            (v.name("fio"), ops(&v)),
             ("fio setting up".into(), String::new())
         );
         v.take(PhaseStatus {
@@ -281,17 +277,11 @@ mod tests {
             ..status(Some(0.5), Some(123.0 * 1048576.0))
         });
         assert_eq!(v.name("fio"), "fio wr/write");
-        assert_eq!(
-            v.rate_text(0.0, RateUnit::Items("ops")),
-            "123 MiB/s 31.5k IOPS"
-        );
+        assert_eq!(ops(&v), "123 MiB/s 31.5k IOPS");
         // A reading that says neither keeps both, as it keeps the rate.
         v.take(status(Some(0.6), None));
         assert_eq!(v.name("fio"), "fio wr/write");
-        assert_eq!(
-            v.rate_text(0.0, RateUnit::Items("ops")),
-            "123 MiB/s 31.5k IOPS"
-        );
+        assert_eq!(ops(&v), "123 MiB/s 31.5k IOPS");
     }
 
     #[test]

@@ -323,11 +323,15 @@ impl Progress {
 
     /// Write `e` as a line of the protocol, if this display speaks it; whether it does.
     fn send(&self, e: &Event) -> bool {
+        self.wire.is_some() && self.wire_line(&wire::encode(e))
+    }
+
+    /// Write `line` on the protocol's stream, if this display has one; whether it does.
+    fn wire_line(&self, line: &str) -> bool {
         let Some(w) = &self.wire else { return false };
         // One write per line: nothing else on stderr comes between its words.
-        let line = format!("{}\n", wire::encode(e));
         let mut out = lock(&w.out);
-        let _ = out.write_all(line.as_bytes());
+        let _ = out.write_all(format!("{line}\n").as_bytes());
         let _ = out.flush();
         true
     }
@@ -428,11 +432,7 @@ impl Progress {
             (None, _) if self.lines => eprintln!("{msg}"),
             (None, _) => {
                 // A guest's message: a plain line among the protocol's, printed by the host.
-                if let Some(w) = &self.wire {
-                    let mut out = lock(&w.out);
-                    let _ = out.write_all(format!("{msg}\n").as_bytes());
-                    let _ = out.flush();
-                }
+                self.wire_line(msg);
             }
         }
     }

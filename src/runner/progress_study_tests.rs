@@ -64,8 +64,7 @@ fn a_guests_display_arrives_at_the_host_as_data() {
         guest.wants_status(),
         "fio is asked for its status in a guest"
     );
-    let first = out.take();
-    assert_eq!(first, ["@fslab-progress begin 12"]);
+    assert_eq!(out.take(), ["@fslab-progress begin 12"]);
     let host = Progress::drawn(ProgressDrawTarget::hidden(), 12);
 
     guest.set_unit(|phase| {
@@ -93,25 +92,16 @@ fn a_guests_display_arrives_at_the_host_as_data() {
         .cloned()
         .collect();
     assert_eq!(sent[0], "@fslab-progress progress 1");
-    assert!(
-        sent.len() <= most,
-        "{} lines for {most} periods",
-        sent.len()
-    );
+    let n = sent.len();
+    assert!(n <= most, "{n} lines for {most} periods");
     assert_eq!(feed(&host, lines), ["warning: a plain line"]);
     assert_eq!(main_bar(&host).position(), 3);
     assert_eq!(main_bar(&host).message(), "journal=16MB · fdtree · rep 1/5");
     assert!(live_eta(study_eta(&host)).is_some_and(|e| e > 39.0 && e <= 40.0));
     let (name, view) = phase_view(&host).unwrap();
     assert_eq!(name, "file_create");
-    let shown: u64 = sent
-        .last()
-        .unwrap()
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let last = sent.last().unwrap();
+    let shown: u64 = last.rsplit(' ').next().unwrap().parse().unwrap();
     assert_eq!(view.counts_text(), format!("{shown}/5000"));
     assert_eq!(
         view.rate_text(48_123.0, (lock(&host.unit))("file_create", 0)),
@@ -139,15 +129,26 @@ fn a_guests_display_arrives_at_the_host_as_data() {
         (4, Some(14))
     );
 
-    // fio's status: what it does names the bar; its IOPS beside its rate.
+    fio_names_the_bar(&guest, &host, &out);
+
+    guest.phase_finished("fio");
+    guest.finish();
+    feed(&host, out.take());
+    assert!(phase_view(&host).is_none());
+    assert!(main_bar(&host).is_finished());
+}
+
+/// fio's status, as the guest's display sends it: what it does names the bar; its IOPS
+/// beside its rate.
+fn fio_names_the_bar(guest: &Progress, host: &Progress, out: &Shared) {
     guest.phase_finished("execute");
     guest.phase_started("fio", 0);
     guest.status(PhaseStatus {
         doing: Some("setting up".into()),
         ..PhaseStatus::default()
     });
-    feed(&host, out.take());
-    assert_eq!(phase_view(&host).unwrap().0, "fio setting up");
+    feed(host, out.take());
+    assert_eq!(phase_view(host).unwrap().0, "fio setting up");
     guest.status(PhaseStatus {
         done: Some(0.5),
         bytes_per_sec: Some(651.0 * 1048576.0),
@@ -155,17 +156,11 @@ fn a_guests_display_arrives_at_the_host_as_data() {
         doing: Some("wr/write".into()),
         ..PhaseStatus::default()
     });
-    feed(&host, out.take());
-    let (name, view) = phase_view(&host).unwrap();
+    feed(host, out.take());
+    let (name, view) = phase_view(host).unwrap();
     assert_eq!(name, "fio wr/write");
     assert_eq!(
         view.rate_text(0.0, RateUnit::Items("ops")),
         "651 MiB/s 167k IOPS"
     );
-
-    guest.phase_finished("fio");
-    guest.finish();
-    feed(&host, out.take());
-    assert!(phase_view(&host).is_none());
-    assert!(main_bar(&host).is_finished());
 }

@@ -40,11 +40,7 @@ pub fn counter(p: Position) -> String {
 
 /// Seconds as a clock: `00:11`, `12:05`, `1:02:03` (hours only when there are any).
 pub fn clock(secs: f64) -> String {
-    let s = if secs.is_finite() && secs > 0.0 {
-        secs.round() as u64
-    } else {
-        0
-    };
+    let s = positive(secs).round() as u64;
     let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
     if h > 0 {
         format!("{h}:{m:02}:{s:02}")
@@ -55,10 +51,8 @@ pub fn clock(secs: f64) -> String {
 
 /// ` · ETA 00:11`, or nothing when there is no estimate.
 pub fn eta_suffix(eta: Option<f64>) -> String {
-    match eta {
-        Some(e) => format!(" · ETA {}", clock(e)),
-        None => String::new(),
-    }
+    eta.map(|e| format!(" · ETA {}", clock(e)))
+        .unwrap_or_default()
 }
 
 /// What is left of one unit of work (a point of a run, a series of a study).
@@ -163,11 +157,7 @@ pub enum RateUnit {
 /// `48.1k files/s`, `912 dirs/s`, `818 MiB/s`, `18.5 MB/s`: three significant digits, SI
 /// prefixes for counts, binary ones for bytes (decimal ones where the tool speaks them).
 pub fn rate(per_sec: f64, unit: RateUnit) -> String {
-    let v = if per_sec.is_finite() && per_sec > 0.0 {
-        per_sec
-    } else {
-        0.0
-    };
+    let v = positive(per_sec);
     match unit {
         RateUnit::Items(what) => format!("{} {what}/s", counted(v)),
         RateUnit::Bytes(size) => {
@@ -193,12 +183,16 @@ fn counted(v: f64) -> String {
 
 /// `31.5k IOPS`: operations per second as fio prints them.
 pub fn iops(per_sec: f64) -> String {
-    let v = if per_sec.is_finite() && per_sec > 0.0 {
-        per_sec
+    format!("{} IOPS", counted(positive(per_sec)))
+}
+
+/// `x` where it is a finite number above 0, else 0 (nothing measured yet, or nonsense).
+fn positive(x: f64) -> f64 {
+    if x.is_finite() && x > 0.0 {
+        x
     } else {
         0.0
-    };
-    format!("{} IOPS", counted(v))
+    }
 }
 
 fn scaled(mut v: f64, step: f64, prefixes: &[&'static str]) -> (f64, &'static str) {

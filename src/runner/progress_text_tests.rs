@@ -9,6 +9,10 @@ fn at(rep: u32, reps: u32, point: usize, points: usize) -> Position {
     }
 }
 
+fn left(steps: u64, mean: Option<f64>, work: f64) -> Left {
+    Left { steps, mean, work }
+}
+
 #[test]
 fn counters_name_repetition_and_point_with_their_totals() {
     assert_eq!(counter(at(2, 3, 1, 1)), "rep 2/3");
@@ -30,11 +34,7 @@ fn clocks_are_minutes_and_seconds_with_hours_when_needed() {
 
 #[test]
 fn eta_is_measured_mean_times_steps_left() {
-    let one = |steps, mean| Left {
-        steps,
-        mean,
-        work: 1.0,
-    };
+    let one = |steps, mean| left(steps, mean, 1.0);
     // Nothing measured, no plan: no ETA at all (not "0s").
     assert_eq!(eta(&[one(3, None)], None), None);
     // Nothing measured, a plan's estimate: that.
@@ -49,18 +49,7 @@ fn eta_is_measured_mean_times_steps_left() {
         Some(17.0)
     );
     // An unmeasured unit by its work: 2 s for 1 unit of work measured → 8 units = 16 s.
-    let units = [
-        Left {
-            steps: 1,
-            mean: Some(2.0),
-            work: 1.0,
-        },
-        Left {
-            steps: 2,
-            mean: None,
-            work: 8.0,
-        },
-    ];
+    let units = [left(1, Some(2.0), 1.0), left(2, None, 8.0)];
     assert_eq!(eta(&units, None), Some(2.0 + 32.0));
 }
 
@@ -144,11 +133,7 @@ fn a_sweeps_eta_charges_each_point_its_fixed_cost_and_its_bytes() {
         .iter()
         .enumerate()
         .flat_map(|(i, &w)| {
-            (0..8).map(move |_| Left {
-                steps: u64::from(i >= 5),
-                mean: (i < 5).then(|| cost(w)),
-                work: w,
-            })
+            (0..8).map(move |_| left(u64::from(i >= 5), (i < 5).then(|| cost(w)), w))
         })
         .collect();
     let truth: f64 = files[5..].iter().map(|&w| 8.0 * cost(w)).sum();
@@ -163,16 +148,8 @@ fn a_sweeps_eta_charges_each_point_its_fixed_cost_and_its_bytes() {
     assert!(scaled > 10.0 * truth, "{scaled} {truth}");
     // One file size measured: per byte at most at the plan's rate, the rest a fixed cost.
     let first = [
-        Left {
-            steps: 0,
-            mean: Some(cost(65536.0)),
-            work: 65536.0,
-        },
-        Left {
-            steps: 1,
-            mean: None,
-            work: 1048576.0,
-        },
+        left(0, Some(cost(65536.0)), 65536.0),
+        left(1, None, 1048576.0),
     ];
     let got = eta(&first, Some(1.0 / 1e9)).unwrap();
     assert!((got - cost(1048576.0)).abs() < 1e-9, "{got}");

@@ -12,38 +12,31 @@ fn status(done: Option<f64>, bps: Option<f64>, decimal: bool, eta: Option<f64>) 
 
 #[test]
 fn lines_are_the_documented_words() {
-    assert_eq!(encode(&Event::Begin(12)), "@fslab-progress begin 12");
-    assert_eq!(
-        encode(&Event::Done(3, Some(41.5))),
-        "@fslab-progress done 3 41.5"
-    );
-    assert_eq!(encode(&Event::Done(0, None)), "@fslab-progress done 0 -");
-    assert_eq!(
-        encode(&Event::Phase(
-            RateUnit::Items("files"),
-            5000,
-            "file_create".into()
-        )),
-        "@fslab-progress phase files 5000 file_create"
-    );
-    assert_eq!(
-        encode(&Event::Status(status(
-            Some(0.523),
-            Some(18.5e6),
-            true,
-            Some(15.0)
-        ))),
-        "@fslab-progress status 0.523 18500000 1000 15"
-    );
-    assert_eq!(
-        encode(&Event::Status(PhaseStatus {
-            ops_per_sec: Some(166000.0),
-            doing: Some("rd/read".into()),
-            ..status(Some(0.5), Some(68e7), false, Some(3.0))
-        })),
-        "@fslab-progress status 0.5 680000000 1024 3 166000 rd/read"
-    );
-    assert_eq!(encode(&Event::Finish), "@fslab-progress finish");
+    let fio = PhaseStatus {
+        ops_per_sec: Some(166000.0),
+        doing: Some("rd/read".into()),
+        ..status(Some(0.5), Some(68e7), false, Some(3.0))
+    };
+    for (e, line) in [
+        (Event::Begin(12), "begin 12"),
+        (Event::Done(3, Some(41.5)), "done 3 41.5"),
+        (Event::Done(0, None), "done 0 -"),
+        (
+            Event::Phase(RateUnit::Items("files"), 5000, "file_create".into()),
+            "phase files 5000 file_create",
+        ),
+        (
+            Event::Status(status(Some(0.523), Some(18.5e6), true, Some(15.0))),
+            "status 0.523 18500000 1000 15",
+        ),
+        (
+            Event::Status(fio),
+            "status 0.5 680000000 1024 3 166000 rd/read",
+        ),
+        (Event::Finish, "finish"),
+    ] {
+        assert_eq!(encode(&e), format!("@fslab-progress {line}"), "{e:?}");
+    }
 }
 
 #[test]

@@ -73,11 +73,8 @@ pub trait Around {
     }
 }
 
-/// Nothing around the repetition.
-pub struct Bare;
-impl Around for Bare {}
-
-fn is_interrupt(e: &anyhow::Error) -> bool {
+/// Whether `e` is (or was caused by) a signal's interruption.
+pub(super) fn is_interrupt(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.is::<crate::signal::Interrupted>())
 }
 
@@ -147,22 +144,6 @@ impl Repetition {
     /// Whether a signal stopped it.
     pub fn interrupted(&self) -> bool {
         matches!(self.outcome, Outcome::Interrupted(_))
-    }
-
-    /// The metrics of a repetition that ran to the end.
-    pub fn metrics(&self) -> Option<&[Metric]> {
-        match &self.outcome {
-            Outcome::Done { metrics, .. } => Some(metrics),
-            _ => None,
-        }
-    }
-
-    /// The error of one that did not.
-    pub fn error(&self) -> Option<&anyhow::Error> {
-        match &self.outcome {
-            Outcome::Done { .. } => None,
-            Outcome::Failed(e) | Outcome::Interrupted(e) => Some(e),
-        }
     }
 
     /// The trial row to store at `at`: counted (`ok`) or a discarded warm-up when it ran to

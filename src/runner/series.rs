@@ -93,8 +93,7 @@ impl Series {
 
     /// Account for one counted repetition.
     pub fn add(&mut self, metrics: &[Metric], wall: f64) {
-        self.done += 1;
-        self.durations.push(wall);
+        self.add_dropped(wall);
         for m in headline_metrics(self.kind, metrics) {
             let key = m.key();
             match self.headlines.iter_mut().find(|(k, _)| *k == key) {

@@ -27,8 +27,7 @@ pub struct Sources {
 impl Sources {
     /// A provisioned cell: its data device and external journal (device paths).
     pub fn for_cell(data: &std::path::Path, journal: Option<&std::path::Path>) -> Sources {
-        let devices = Devices::for_cell(data, journal).unwrap_or_default();
-        Sources::with(devices)
+        Sources::with(Devices::for_cell(data, journal).unwrap_or_default())
     }
 
     /// An engine command's target directory: the device under it, its external journal,
@@ -76,14 +75,8 @@ impl Sources {
     pub fn wait_quiet(&self, max: Duration, poll: Duration) -> Option<telemetry::Settled> {
         let clock = telemetry::SystemClock::default();
         let mut probe = || Snapshot::take(&self.devices, &self.fs);
-        telemetry::settle(
-            max,
-            poll,
-            &telemetry::Thresholds::default(),
-            &clock,
-            &mut probe,
-        )
-        .ok()
+        let limits = telemetry::Thresholds::default();
+        telemetry::settle(max, poll, &limits, &clock, &mut probe).ok()
     }
 }
 
@@ -286,10 +279,8 @@ impl Around for &Recorder<'_> {
         let mut s = self.state();
         if let (Some(start), Some(end)) = (s.start.take(), end) {
             let w = Window::between(&start, &end);
-            s.verdict = Some(telemetry::interference(
-                &w,
-                &telemetry::Thresholds::default(),
-            ));
+            let limits = telemetry::Thresholds::default();
+            s.verdict = Some(telemetry::interference(&w, &limits));
         }
         Ok(())
     }

@@ -28,15 +28,11 @@ pub(super) fn guest_checks(mem: u64) -> (Vec<Check>, Option<Vec<String>>) {
         .and_then(|g| g["kernel"].as_str())
         .unwrap_or("unknown")
         .to_string();
+    let halted = t.total_seconds;
+    let line = format!("{boot} (User-mode Linux {kernel}); halted after {halted:.1} s");
     v.push(Check {
         seconds: t.boot_seconds,
-        ..yes(
-            "guest.boot",
-            format!(
-                "{} (User-mode Linux {kernel}); halted after {:.1} s",
-                boot, t.total_seconds
-            ),
-        )
+        ..yes("guest.boot", line)
     });
     let vectors: Option<crate::sysinfo::vectors::VectorCheck> =
         guest.and_then(|g| serde_json::from_value(g["vectors"].clone()).ok());

@@ -118,16 +118,10 @@ fn render(checks: &[Check]) -> String {
 fn host_checks(db: Option<std::path::PathBuf>) -> Vec<Check> {
     let mut v = Vec::new();
     let uname = rustix::system::uname();
-    v.push(fact(
-        "host",
-        format!(
-            "Linux {} on {}",
-            uname.release().to_string_lossy(),
-            crate::sysinfo::cpu_facts()
-                .and_then(|c| c.model)
-                .unwrap_or_else(|| "an unknown CPU".into())
-        ),
-    ));
+    let cpu = crate::sysinfo::cpu_facts().and_then(|c| c.model);
+    let cpu = cpu.unwrap_or_else(|| "an unknown CPU".into());
+    let release = uname.release().to_string_lossy();
+    v.push(fact("host", format!("Linux {release} on {cpu}")));
     v.push(if crate::sysinfo::is_root() {
         yes(
             "root",
@@ -173,14 +167,11 @@ fn host_checks(db: Option<std::path::PathBuf>) -> Vec<Check> {
         .find(|p| p.exists())
         .unwrap_or(Path::new("/"));
     v.push(match crate::sysinfo::free_space(existing) {
-        Ok(f) => fact(
-            "work directory",
-            format!(
-                "{} ({} free for loop images)",
-                work.display(),
-                crate::units::fmt_bytes(f.bytes)
-            ),
-        ),
+        Ok(f) => {
+            let free = crate::units::fmt_bytes(f.bytes);
+            let line = format!("{} ({free} free for loop images)", work.display());
+            fact("work directory", line)
+        }
         Err(e) => no(
             "work directory",
             format!("{}: {e:#}", work.display()),
@@ -191,29 +182,24 @@ fn host_checks(db: Option<std::path::PathBuf>) -> Vec<Check> {
 }
 
 fn tool(check: &str, program: &str, for_what: &str) -> Check {
-    match find_program(program) {
-        Some(_) => yes(
-            check,
-            format!("{} (for {for_what})", tool_version(&RealExec, program)),
-        ),
-        None => no(
+    if find_program(program).is_none() {
+        return no(
             check,
             format!("{program} is missing (needed for {for_what})"),
             format!("apt-get install {program} (or scripts/install-deps)"),
-        ),
+        );
     }
+    let version = tool_version(&RealExec, program);
+    yes(check, format!("{version} (for {for_what})"))
 }
 
 fn dbench_check() -> Check {
     let client = Path::new("/usr/share/dbench/client.txt");
     if client.exists() {
-        yes(
-            "dbench",
-            format!(
-                "{} is there (dbench's own load); fslab's office load needs nothing",
-                client.display()
-            ),
-        )
+        let client = client.display();
+        let line =
+            format!("{client} is there (dbench's own load); fslab's office load needs nothing");
+        yes("dbench", line)
     } else {
         fact(
             "dbench",
@@ -244,24 +230,20 @@ fn mpiexec_version() -> String {
 }
 
 fn mpi_check() -> Check {
-    let launcher = find_program("mpiexec");
-    let built = cfg!(feature = "mpi");
-    match (launcher, built) {
-        (Some(_), true) => yes(
-            "mpi",
-            format!("{}; this fslab is built with MPI", mpiexec_version()),
-        ),
-        (Some(_), false) => fact(
-            "mpi",
-            format!(
-                "{} is installed, but this fslab is built without MPI (cargo build --release --features mpi)",
-                mpiexec_version()
-            ),
-        ),
-        (None, _) => fact(
+    if find_program("mpiexec").is_none() {
+        return fact(
             "mpi",
             "no mpiexec: engines run in one process (scripts/install-deps --mpi, then cargo build --features mpi, for MPI)",
-        ),
+        );
+    }
+    let version = mpiexec_version();
+    if cfg!(feature = "mpi") {
+        yes("mpi", format!("{version}; this fslab is built with MPI"))
+    } else {
+        fact(
+            "mpi",
+            format!("{version} is installed, but this fslab is built without MPI (cargo build --release --features mpi)"),
+        )
     }
 }
 

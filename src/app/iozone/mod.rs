@@ -19,7 +19,7 @@ pub(crate) use excel::{excel_text, write_biff};
 pub(crate) use output::splash;
 pub(crate) use setup::{cache_warning, factors, point_label, point_params, setup, Setup};
 
-use super::finish::{engine_only, Ended, Recorded, StoredLine};
+use super::finish::{engine_only, Recorded, StoredLine};
 use super::rundoc::{Subject, UnderMpi};
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;

@@ -249,22 +249,14 @@ mod tests {
         let s = study("");
         let w = s.workloads[0].spec.label();
         let cv15 = crate::stats::power::log_sd(0.15);
+        let ten_seconds = |log_sd| Measured {
+            secs: 10.0,
+            log_sd: Some(log_sd),
+        };
         let mut h = BTreeMap::new();
         // Cell a measured noisy, cell b quiet; only a needs more than the design's 6.
-        h.insert(
-            ("j=a".to_string(), w.clone()),
-            Measured {
-                secs: 10.0,
-                log_sd: Some(cv15),
-            },
-        );
-        h.insert(
-            ("j=b".to_string(), w),
-            Measured {
-                secs: 10.0,
-                log_sd: Some(0.001),
-            },
-        );
+        h.insert(("j=a".to_string(), w.clone()), ten_seconds(cv15));
+        h.insert(("j=b".to_string(), w), ten_seconds(0.001));
         let hist: History = (7, h);
         let d = design(&s, Some(&hist));
         let need = crate::stats::power::n_for_power(cv15, 0.10).unwrap();

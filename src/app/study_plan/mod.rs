@@ -18,6 +18,7 @@ use crate::provision::state::{default_workdir, WorkDir};
 use crate::provision::{Journal, Provisioner};
 use crate::runner::cache;
 use crate::units::{fmt_bytes, fmt_duration};
+use crate::workload::fio::FIO_DIR;
 use anyhow::Result;
 use std::path::PathBuf;
 
@@ -25,15 +26,7 @@ use std::path::PathBuf;
 pub fn plan(a: StudyPlanArgs, db: Option<PathBuf>) -> Result<()> {
     let study = Study::load(&a.file)?;
     check_budget(&study, &a.file)?;
-    let guest = match &a.guest {
-        Some(g) => Some(
-            crate::plan::GuestSpec::parse(g)
-                .map_err(|e| crate::error::usage(format!("--guest {g}: {e}")))?,
-        ),
-        None => study
-            .guest()
-            .map_err(|e| crate::error::usage(format!("{}: {e}", a.file.display())))?,
-    };
+    let guest = super::study::guest_spec(a.guest.as_deref(), &a.file, &study)?;
     study
         .check_machine_for(guest.is_some())
         .map_err(crate::error::usage)?;
@@ -203,15 +196,9 @@ fn print_rules(study: &Study, work: &WorkDir, hist: Option<&eta::History>) {
     let r = &study.repetitions;
     let f = &study.file;
     let series = study.cells.len() * study.workloads.len();
-    crate::outln!(
-        "study {}{}",
-        f.name,
-        if f.description.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", f.description)
-        }
-    );
+    let description = Some(&f.description).filter(|d| !d.is_empty());
+    let description = description.map(|d| format!(": {d}")).unwrap_or_default();
+    crate::outln!("study {}{description}", f.name);
     let reps = rule_words(r);
     crate::outln!(
         "  {} cell(s) × {} workload(s) = {series} series; {reps}",
@@ -278,11 +265,8 @@ fn print_cell(study: &Study, planner: &Provisioner, c: &Cell, root: bool) -> Res
         (Journal::Internal, Some(j)) => desc += &format!(", internal journal {}", fmt_bytes(j)),
         (Journal::Internal, None) => {}
         (Journal::External(d), j) => {
-            desc += &format!(
-                ", external journal on {d}{}",
-                j.map(|j| format!(" ({})", fmt_bytes(j)))
-                    .unwrap_or_default()
-            )
+            let size = j.map(|j| format!(" ({})", fmt_bytes(j)));
+            desc += &format!(", external journal on {d}{}", size.unwrap_or_default())
         }
     }
     if !fs.mount.is_empty() {
@@ -324,10 +308,7 @@ fn print_cell(study: &Study, planner: &Provisioner, c: &Cell, root: bool) -> Res
         );
         if w.workload_kind() == crate::workload::WorkloadKind::Fio {
             // The real fio runs on the cell; its job comes on standard input.
-            let dir = planned
-                .mount
-                .mountpoint()
-                .join(crate::workload::fio::FIO_DIR);
+            let dir = planned.mount.mountpoint().join(FIO_DIR);
             crate::outln!(
                 "    $ cd {0} && fio --output-format=json+ --directory={0} - < job",
                 dir.display()

@@ -19,11 +19,8 @@ fn the_cause_names_what_the_kernel_said() {
         "userspace - ptrace set fp regs failed, errno = 14",
         "Kernel panic - not syncing: Attempted to kill init! exitcode=0x0000000b",
     ]);
-    assert!(
-        cause(&fp, None).contains("vector registers"),
-        "{}",
-        cause(&fp, None)
-    );
+    let c = cause(&fp, None);
+    assert!(c.contains("vector registers"), "{c}");
     let oom = outcome(&["Out of memory: Killed process 12 (fslab)"]);
     assert!(cause(&oom, None).contains("uml:1G"));
     let refused = super::super::shim::Decision {
@@ -53,11 +50,8 @@ fn recorded_launch<'a>(dir: &'a Path, rec: &Arc<crate::process::RecordingSpawn>)
 fn the_guest_is_started_through_the_spawn_seam() {
     let t = tempfile::tempdir().unwrap();
     let rec = Arc::new(crate::process::RecordingSpawn::new());
-    let e = boot(recorded_launch(t.path(), &rec)).err().unwrap();
-    assert!(
-        format!("{e:#}").contains("starting /opt/uml/linux.uml"),
-        "{e:#}"
-    );
+    let e = format!("{:#}", boot(recorded_launch(t.path(), &rec)).err().unwrap());
+    assert!(e.contains("starting /opt/uml/linux.uml"), "{e}");
     assert_eq!(
         rec.lines(),
         [format!(

@@ -70,10 +70,7 @@ pub(super) fn check_count(n: usize) -> std::result::Result<(), String> {
 /// never adopted: the image is created exclusively, and an existing file is an error.
 pub(super) fn create(images: &[Image]) -> Result<()> {
     for i in images {
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&i.path)
+        let f = crate::safe::create_new(&i.path, 0o666)
             .with_context(|| format!("creating the guest's image {}", i.path.display()))?;
         f.set_len(i.size)
             .with_context(|| format!("sizing {}", i.path.display()))?;

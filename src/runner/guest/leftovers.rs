@@ -74,11 +74,7 @@ fn clean_killed_guests_in(workdir: &Path, shm: &Path) -> (Vec<String>, Vec<Strin
                     Err(err) => left.push(format!("{}: {err}", d.display())),
                 }
             } else {
-                left.push(format!(
-                    "{} holds files fslab did not make ({}); left in place",
-                    d.display(),
-                    foreign.join(", ")
-                ));
+                left.push(holds_foreign(&d, &foreign));
             }
         }
     }
@@ -114,11 +110,7 @@ fn clean_guest_work(guest_work: &Path, done: &mut Vec<String>, left: &mut Vec<St
         let path = e.path();
         let foreign = foreign_in_run(&path);
         if !foreign.is_empty() {
-            left.push(format!(
-                "{} holds files fslab did not make ({}); left in place",
-                path.display(),
-                foreign.join(", ")
-            ));
+            left.push(holds_foreign(&path, &foreign));
             continue;
         }
         match remove_run(&root, &e.file_name()) {
@@ -129,6 +121,12 @@ fn clean_guest_work(guest_work: &Path, done: &mut Vec<String>, left: &mut Vec<St
             Err(why) => left.push(format!("{}: {why}", path.display())),
         }
     }
+}
+
+/// The line for a directory left in place because it holds `foreign` files.
+fn holds_foreign(dir: &Path, foreign: &[String]) -> String {
+    let (dir, names) = (dir.display(), foreign.join(", "));
+    format!("{dir} holds files fslab did not make ({names}); left in place")
 }
 
 /// The files a run directory makes, and its directories: image files, empty mount points.
@@ -182,16 +180,11 @@ fn foreign_in_run(run: &Path) -> Vec<String> {
 fn remove_run(runs: &crate::safe::beneath::Root, name: &std::ffi::OsStr) -> Result<(), String> {
     use crate::safe::beneath::{remove_at, Kind};
     let run = runs.sub(&runs.path().join(name))?;
-    for sub in ["images", "mnt"] {
+    for (sub, kind) in [("images", Kind::File), ("mnt", Kind::EmptyDir)] {
         if let Ok(d) = run.sub(&run.path().join(sub)) {
             let names: Vec<_> = std::fs::read_dir(d.path())
                 .map(|r| r.flatten().map(|e| e.file_name()).collect())
                 .unwrap_or_default();
-            let kind = if sub == "images" {
-                Kind::File
-            } else {
-                Kind::EmptyDir
-            };
             for n in names {
                 remove_at(d.fd(), &n, kind, None)?;
             }

@@ -238,10 +238,7 @@ fn write_init(
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let init = dir.join(script::INIT_FILE);
     let text = script::init_script(&exe, commands, env, &cwd, dir);
-    crate::safe::create_new(&init, 0o755)
-        .and_then(|mut f| f.write_all(text.as_bytes()))
-        .with_context(|| format!("writing {}", init.display()))?;
-    Ok(())
+    write_new(&init, &text, 0o755)
 }
 
 /// The error of a guest that ended without fslab's exit code: the kernel's last lines on
@@ -272,14 +269,10 @@ fn failure(o: &boot::Outcome, dir: &Path) -> anyhow::Error {
     })
 }
 
-/// Write a new file in the guest's directory.
-fn write_new(path: &Path, text: &str) -> Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .with_context(|| format!("writing {}", path.display()))?;
-    f.write_all(text.as_bytes())
+/// Write a new file in the guest's directory, with permissions `mode`.
+fn write_new(path: &Path, text: &str, mode: u32) -> Result<()> {
+    crate::safe::create_new(path, mode)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
         .with_context(|| format!("writing {}", path.display()))
 }
 
@@ -312,7 +305,7 @@ pub fn run(b: Boot<'_>) -> Result<u8> {
     )];
     if let Some(c) = &b.calibration {
         let file = dirs.dir.join(CALIBRATION_FILE);
-        write_new(&file, &c.study.text)?;
+        write_new(&file, &c.study.text, 0o666)?;
         let mut args = c.args.clone();
         args.push(file.to_string_lossy().into_owned());
         args.extend(c.options.iter().cloned());

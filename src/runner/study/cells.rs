@@ -17,10 +17,7 @@ fn take_down(live: Live) -> Result<(), ProvisionError> {
     for e in engines.values_mut() {
         let _ = e.cleanup(&live.target);
     }
-    match live.prov {
-        Some(p) => p.teardown(),
-        None => Ok(()),
-    }
+    live.prov.map_or(Ok(()), |p| p.teardown())
 }
 
 impl Runner<'_> {
@@ -97,7 +94,7 @@ impl Runner<'_> {
 
     pub(super) fn fail_series(&mut self, si: usize, err: &str) -> Result<()> {
         let s = &self.series[si];
-        let label = self.wl_label(s.cell, s.wl);
+        let label = self.wl_label(s.wl);
         if let Show::Study(p) = &self.show {
             p.println(&format!(
                 "{} · {label} failed: {err}",
@@ -112,7 +109,7 @@ impl Runner<'_> {
     }
 
     /// The label of workload `wl` (the study's; an engine command's name).
-    pub(super) fn wl_label(&self, _cell: usize, wl: usize) -> String {
+    pub(super) fn wl_label(&self, wl: usize) -> String {
         match &self.ground {
             Ground::Made { study, .. } => study.workloads[wl].spec.label(),
             Ground::Dir { .. } => self.name.clone(),

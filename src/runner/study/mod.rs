@@ -26,6 +26,7 @@ mod setup;
 
 use super::progress::Progress;
 use super::progress::Steps;
+use super::repetition::is_interrupt;
 use super::series::{Series, SeriesState};
 use super::telemetry::Sources;
 use crate::metric::Metric;
@@ -346,11 +347,7 @@ impl Runner<'_> {
     /// (returned), and of the cells whose series were all done before this run started.
     fn end(&mut self, interrupted: bool) -> Result<StudyStatus> {
         // An engine command's repetition a signal stopped is its failure.
-        let interrupted = interrupted
-            || self
-                .failure
-                .as_ref()
-                .is_some_and(|e| e.chain().any(|c| c.is::<crate::signal::Interrupted>()));
+        let interrupted = interrupted || self.failure.as_ref().is_some_and(is_interrupt);
         if let Show::Study(p) = &self.show {
             p.finish();
         }
@@ -418,13 +415,12 @@ pub fn busy_check(wait: Option<std::time::Duration>, workdir: &std::path::Path) 
     let sources = crate::runner::telemetry::Sources::for_workdir(at);
     match wait {
         None => {
-            if let Some(s) = sources.wait_quiet(std::time::Duration::ZERO, BUSY_LOOK) {
-                if !s.quiet {
-                    eprintln!(
-                        "fslab: the machine is busy now ({}): its repetitions would be disturbed; quiet it, or run with --wait-quiet to wait for quiet first (going on)",
-                        s.last
-                    );
-                }
+            let look = sources.wait_quiet(std::time::Duration::ZERO, BUSY_LOOK);
+            if let Some(s) = look.filter(|s| !s.quiet) {
+                eprintln!(
+                    "fslab: the machine is busy now ({}): its repetitions would be disturbed; quiet it, or run with --wait-quiet to wait for quiet first (going on)",
+                    s.last
+                );
             }
         }
         Some(max) => {

@@ -30,12 +30,8 @@ impl Workload for Stub {
         Ok(())
     }
     fn run(&mut self, _: &Target, _: &dyn Observer) -> anyhow::Result<Vec<Metric>> {
-        Ok(vec![Metric::new(
-            "dir_create",
-            "rate",
-            Unit::DirsPerSec,
-            1.0,
-        )])
+        let rate = Metric::new("dir_create", "rate", Unit::DirsPerSec, 1.0);
+        Ok(vec![rate])
     }
     fn cleanup(&mut self, _: &Target) -> anyhow::Result<()> {
         Ok(())

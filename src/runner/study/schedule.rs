@@ -184,13 +184,9 @@ impl Runner<'_> {
             if self.series[si].is_active() {
                 self.series[si].state = SeriesState::Done(StopReason::Budget);
                 let (c, w) = self.ids(si);
-                self.store.set_series(
-                    c,
-                    w,
-                    SeriesStatus::Complete,
-                    Some(StopReason::Budget),
-                    None,
-                )?;
+                let budget = Some(StopReason::Budget);
+                self.store
+                    .set_series(c, w, SeriesStatus::Complete, budget, None)?;
             }
         }
         Ok(())
