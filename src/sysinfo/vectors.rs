@@ -46,13 +46,19 @@ impl Width {
         }
     }
 
+    /// The registers of this width: how many, their 64-bit lanes each, their name.
+    fn registers(self) -> (usize, usize, &'static str) {
+        match self {
+            Width::Avx512 => (32, 8, "zmm"),
+            Width::Avx => (16, 4, "ymm"),
+            Width::Sse => (16, 2, "xmm"),
+        }
+    }
+
     /// Bytes read back per thread: every register of this width, then the mask registers.
     fn words(self) -> usize {
-        match self {
-            Width::Avx512 => 32 * 8 + 7,
-            Width::Avx => 16 * 4,
-            Width::Sse => 16 * 2,
-        }
+        let (regs, lanes, _) = self.registers();
+        regs * lanes + if self == Width::Avx512 { 7 } else { 0 }
     }
 }
 
@@ -123,11 +129,7 @@ pub fn check(threads: usize, switches: u32) -> VectorCheck {
 
 /// The registers whose words differ from the thread's patterns.
 fn compare(width: Width, t: usize, pats: &[u64], out: &[u64]) -> Vec<String> {
-    let (regs, lanes, name) = match width {
-        Width::Avx512 => (32, 8, "zmm"),
-        Width::Avx => (16, 4, "ymm"),
-        Width::Sse => (16, 2, "xmm"),
-    };
+    let (regs, lanes, name) = width.registers();
     let mut lost = Vec::new();
     for r in 0..regs {
         let got = &out[r * lanes..(r + 1) * lanes];
@@ -347,11 +349,7 @@ mod tests {
         for width in [Width::Avx512, Width::Avx, Width::Sse] {
             let pats: Vec<u64> = (0..32).map(|r| pattern(7, 0, r)).collect();
             let other: Vec<u64> = (0..32).map(|r| pattern(7, 1, r)).collect();
-            let (regs, lanes) = match width {
-                Width::Avx512 => (32, 8),
-                Width::Avx => (16, 4),
-                Width::Sse => (16, 2),
-            };
+            let (regs, lanes, _) = width.registers();
             let mut out: Vec<u64> = (0..regs).flat_map(|r| vec![pats[r]; lanes]).collect();
             out.extend((1..=7).map(|k| pats[k] & 0xffff));
             out.truncate(width.words());

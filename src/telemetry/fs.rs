@@ -115,14 +115,13 @@ pub(crate) fn detect_in(root: &Path, data: &str, journal: Option<&str>) -> FsCou
 /// The `/proc/fs/jbd2` entry of the ext4 on `data` (see the module doc for the rules).
 pub(crate) fn jbd2_entry(root: &Path, data: &str, journal: Option<&str>) -> Option<String> {
     let jbd2 = root.join("proc/fs/jbd2");
-    let internal = format!("{data}-8");
-    if jbd2.join(&internal).join("info").is_file() {
-        return Some(internal);
-    }
-    if let Some(j) = journal {
-        if jbd2.join(j).join("info").is_file() {
-            return Some(j.to_string());
-        }
+    let known = [Some(format!("{data}-8")), journal.map(str::to_string)];
+    if let Some(e) = known
+        .into_iter()
+        .flatten()
+        .find(|e| jbd2.join(e).join("info").is_file())
+    {
+        return Some(e);
     }
     let tid = std::fs::read_to_string(root.join(format!("sys/fs/ext4/{data}/journal_task")))
         .ok()?

@@ -30,20 +30,6 @@ pub struct CpuTimes {
     pub steal: u64,
 }
 
-impl CpuTimes {
-    /// All time, the denominator of every CPU percentage.
-    pub fn total(&self) -> u64 {
-        self.user
-            + self.nice
-            + self.system
-            + self.idle
-            + self.iowait
-            + self.irq
-            + self.softirq
-            + self.steal
-    }
-}
-
 /// CPU ticks of an interval, grouped as fslab reports them: user (+nice), sys
 /// (system + irq + softirq), iowait, steal, idle. Fields that went backwards (iowait may,
 /// per proc(5)) count as 0, so the five always add up to the interval's total.
@@ -265,7 +251,10 @@ mod tests {
     fn an_old_kernel_without_steal_parses() {
         let st = parse_stat("cpu  10 0 5 100 2\ncpu0 10 0 5 100 2\nctxt 7\n").unwrap();
         assert_eq!(st.cpu.steal, 0);
-        assert_eq!(st.cpu.total(), 117);
+        assert_eq!(
+            CpuSplit::between(&CpuTimes::default(), &st.cpu).total(),
+            117
+        );
         assert_eq!((st.cpus, st.ctxt, st.procs_running), (1, 7, 0));
         assert!(parse_stat("ctxt 7\n").is_err());
         assert!(parse_stat("cpu  1 x 3 4\n").is_err());
