@@ -359,37 +359,8 @@ pub fn timestamp_now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-/// Numbers as ranges, e.g. `[1, 2, 3, 5]` → `1–3, 5` (sorted and deduplicated first).
-pub fn fmt_ranges(nums: &[u64]) -> String {
-    let mut v = nums.to_vec();
-    v.sort_unstable();
-    v.dedup();
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let mut j = i;
-        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
-            j += 1;
-        }
-        out.push(if j > i {
-            format!("{}–{}", v[i], v[j])
-        } else {
-            v[i].to_string()
-        });
-        i = j + 1;
-    }
-    out.join(", ")
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn ranges_collapse_runs() {
-        assert_eq!(super::fmt_ranges(&[5, 1, 3, 2, 3]), "1–3, 5");
-        assert_eq!(super::fmt_ranges(&[7]), "7");
-        assert_eq!(super::fmt_ranges(&[]), "");
-    }
-
     use super::*;
 
     #[test]

@@ -1,7 +1,6 @@
 //! Tests across the telemetry parts: the metrics of a real captured phase (fixtures from
-//! `fixtures/capture.sh`) and devices that appear and disappear. Interference verdicts,
-//! warnings and settle with an injected clock are tested beside `interference`
-//! (`interference_tests.rs`).
+//! `fixtures/capture.sh`) and devices that appear and disappear. Interference verdicts and
+//! settle with an injected clock are tested beside `interference` (`interference_tests.rs`).
 
 use super::*;
 use crate::metric::{Metric, Unit};
