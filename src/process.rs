@@ -89,8 +89,7 @@ impl CmdLine {
 
     /// Add a path argument.
     pub fn path(self, p: &Path) -> CmdLine {
-        let s = p.to_string_lossy().into_owned();
-        self.arg(s)
+        self.arg(p.to_string_lossy())
     }
 
     /// Add several arguments.
@@ -142,9 +141,8 @@ impl Output {
     /// A successful output with this stdout.
     pub fn ok(stdout: impl Into<String>) -> Output {
         Output {
-            status: 0,
             stdout: stdout.into(),
-            stderr: String::new(),
+            ..Output::default()
         }
     }
 }
@@ -174,7 +172,7 @@ pub trait Spawn: Send + Sync {
     /// the process gets SIGINT as a terminal's Ctrl-C would (again each second until it
     /// ends). Errors only when it could not be started or read.
     fn run(&self, cmd: Command, stdin: &[u8]) -> io::Result<Output> {
-        self.run_reading(cmd, stdin, &read_all)
+        self.run_reading(cmd, stdin, &read_bounded)
     }
 
     /// As [`Spawn::run`], with standard output handed to `stdout` as it arrives (fio's
@@ -278,11 +276,6 @@ pub fn read_bounded(r: &mut dyn Read) -> String {
     keep.into_text()
 }
 
-/// Keep standard output up to the bound ([`read_bounded`]).
-fn read_all(r: &mut dyn Read) -> String {
-    read_bounded(r)
-}
-
 /// Starts the real processes.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RealSpawn;
@@ -361,8 +354,7 @@ fn wait_telling(child: &mut Child, stdin: &[u8]) -> io::Result<Output> {
     };
     Ok(Output {
         status: status.code().unwrap_or(-1),
-        stdout: String::new(),
-        stderr: String::new(),
+        ..Output::default()
     })
 }
 
@@ -399,30 +391,22 @@ impl RecordingSpawn {
         }
     }
 
+    fn records(&self) -> std::sync::MutexGuard<'_, Vec<(String, Vec<u8>)>> {
+        self.records.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn record(&self, line: String, stdin: &[u8]) {
-        self.records
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((line, stdin.to_vec()));
+        self.records().push((line, stdin.to_vec()));
     }
 
     /// The command lines and file writes (`echo V > PATH`) recorded so far, in order.
     pub fn lines(&self) -> Vec<String> {
-        self.records
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .map(|(l, _)| l.clone())
-            .collect()
+        self.records().iter().map(|(l, _)| l.clone()).collect()
     }
 
     /// What the recorded command `i` would have read on its standard input.
     pub fn stdin(&self, i: usize) -> Option<Vec<u8>> {
-        self.records
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(i)
-            .map(|(_, s)| s.clone())
+        self.records().get(i).map(|(_, s)| s.clone())
     }
 }
 

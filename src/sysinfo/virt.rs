@@ -141,16 +141,13 @@ fn detect_virt(spawn: &dyn Spawn, arg: &str) -> Option<String> {
 
 /// Read the fallback's clues from this machine.
 pub fn clues(cpu_hypervisor_flag: bool) -> VmClues {
-    let dmi = DMI_FILES
-        .iter()
-        .filter_map(|f| {
-            read_trimmed(&Path::new("/sys/class/dmi/id").join(f)).map(|v| (f.to_string(), v))
-        })
-        .collect();
+    let dmi = DMI_FILES.iter().filter_map(|f| {
+        read_trimmed(&Path::new("/sys/class/dmi/id").join(f)).map(|v| (f.to_string(), v))
+    });
     VmClues {
         hypervisor_type: read_trimmed(Path::new("/sys/hypervisor/type")),
         xen_capabilities: read_trimmed(Path::new("/proc/xen/capabilities")),
-        dmi,
+        dmi: dmi.collect(),
         cpu_hypervisor_flag,
     }
 }
@@ -279,8 +276,7 @@ mod tests {
             // `none` comes with exit status 1, and is an answer.
             _ => Output {
                 status: 1,
-                stdout: "none\n".into(),
-                stderr: String::new(),
+                ..Output::ok("none\n")
             },
         }));
         let v = detect(&spawn);
@@ -305,14 +301,13 @@ mod tests {
         for answer in [
             Output {
                 status: 127,
-                stdout: String::new(),
                 stderr: "not found".into(),
+                ..Output::ok("")
             },
             Output::ok("two words\n"),
             Output {
                 status: 1,
-                stdout: "kvm\n".into(),
-                stderr: String::new(),
+                ..Output::ok("kvm\n")
             },
         ] {
             let spawn = RecordingSpawn::with(Box::new(move |_| answer.clone()));
