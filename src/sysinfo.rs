@@ -134,11 +134,16 @@ pub fn mounts() -> Vec<MountEntry> {
 /// The mount holding `path` (longest mount-point prefix of its canonical path).
 pub fn mount_of(path: &Path) -> Option<MountEntry> {
     let canon = std::fs::canonicalize(path).ok()?;
-    mounts()
-        .into_iter()
-        .filter(|m| canon.starts_with(&m.mount_point))
-        // Later entries shadow earlier ones on the same mount point.
+    mount_holding(&mounts(), &canon).cloned()
+}
+
+/// The entry of `mounts` holding `path`: the longest mount-point prefix.
+fn mount_holding<'m>(mounts: &'m [MountEntry], path: &Path) -> Option<&'m MountEntry> {
+    mounts
+        .iter()
         .enumerate()
+        .filter(|(_, m)| path.starts_with(&m.mount_point))
+        // Later entries shadow earlier ones on the same mount point.
         .max_by_key(|(i, m)| (m.mount_point.as_os_str().len(), *i))
         .map(|(_, m)| m)
 }

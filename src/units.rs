@@ -39,12 +39,10 @@ pub fn parse_size_with(s: &str, bare: u64) -> Result<u64, String> {
     } else {
         (lower.as_str(), false)
     };
-    let (num, mult) = match stripped.chars().last() {
-        Some('k') => (&stripped[..stripped.len() - 1], 1u64 << 10),
-        Some('m') => (&stripped[..stripped.len() - 1], 1u64 << 20),
-        Some('g') => (&stripped[..stripped.len() - 1], 1u64 << 30),
-        Some('t') => (&stripped[..stripped.len() - 1], 1u64 << 40),
-        Some(c) if c.is_ascii_digit() => (stripped, if explicit_bytes { 1 } else { bare }),
+    let (num, mult) = match stripped.chars().last().map(|c| (c, "kmgt".find(c))) {
+        // k, m, g, t: 2^10, 2^20, 2^30, 2^40.
+        Some((_, Some(i))) => (&stripped[..stripped.len() - 1], 1u64 << (10 * (i + 1))),
+        Some((c, None)) if c.is_ascii_digit() => (stripped, if explicit_bytes { 1 } else { bare }),
         _ => return Err(bad()),
     };
     let n: u64 = num.trim().parse().map_err(|e: std::num::ParseIntError| {

@@ -113,12 +113,9 @@ pub fn worst_relative_ci(headlines: &[Vec<f64>]) -> Option<f64> {
     if headlines.is_empty() {
         return None;
     }
-    let mut worst: f64 = 0.0;
-    for v in headlines {
-        let r = summarize(v)?.ci_relative()?;
-        worst = worst.max(r);
-    }
-    Some(worst)
+    headlines.iter().try_fold(0.0f64, |worst, v| {
+        Some(worst.max(summarize(v)?.ci_relative()?))
+    })
 }
 
 /// Whether to stop after `n` counted repetitions whose headline values are `headlines`
@@ -147,23 +144,17 @@ pub fn decide(rule: &Rule, n: u32, headlines: &[Vec<f64>]) -> Option<StopReason>
                 Some(s) => super::power::n_for_power(s, effect)?.max(rule.min),
                 None => return Some(StopReason::Fixed),
             };
-            if n >= need.min(rule.max) {
-                Some(if need > rule.max {
-                    StopReason::MaxReps
-                } else {
-                    StopReason::PowerMet
-                })
+            let reason = if need > rule.max {
+                StopReason::MaxReps
             } else {
-                None
-            }
+                StopReason::PowerMet
+            };
+            (n >= need.min(rule.max)).then_some(reason)
         }
         (Some(target), _) => {
-            if n >= rule.min && n >= 2 {
-                if let Some(w) = worst_relative_ci(headlines) {
-                    if w <= target {
-                        return Some(StopReason::CiMet);
-                    }
-                }
+            let tight = worst_relative_ci(headlines).is_some_and(|w| w <= target);
+            if n >= rule.min && n >= 2 && tight {
+                return Some(StopReason::CiMet);
             }
             (n >= rule.max).then_some(StopReason::MaxReps)
         }

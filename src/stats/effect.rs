@@ -136,16 +136,7 @@ pub fn resolve_n(va: f64, vb: f64, target: f64) -> Option<u32> {
         return Some(MAX_RESOLVE_N);
     }
     // The half-width falls with n: bisect for the first n that is narrow enough.
-    let (mut lo, mut hi) = (2u32, MAX_RESOLVE_N);
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if half(mid) <= target {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Some(hi)
+    super::power::bisect(2, MAX_RESOLVE_N, |n| Some(half(n) <= target))
 }
 
 #[cfg(test)]
