@@ -155,12 +155,10 @@ pub fn parse_meminfo(text: &str) -> Result<DirtyMemory> {
     let mut dirty = None;
     let mut writeback = None;
     for line in text.lines() {
-        let slot = if line.starts_with("Dirty:") {
-            &mut dirty
-        } else if line.starts_with("Writeback:") {
-            &mut writeback
-        } else {
-            continue;
+        let slot = match line.split(':').next() {
+            Some("Dirty") => &mut dirty,
+            Some("Writeback") => &mut writeback,
+            _ => continue,
         };
         let kib: u64 = line
             .split_whitespace()
@@ -222,11 +220,7 @@ pub fn ticks_per_second() -> u64 {
     *HZ.get_or_init(|| {
         // SAFETY: sysconf has no preconditions.
         let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        if v > 0 {
-            v as u64
-        } else {
-            100
-        }
+        u64::try_from(v).ok().filter(|&v| v > 0).unwrap_or(100)
     })
 }
 
