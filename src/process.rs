@@ -57,13 +57,10 @@ impl CmdLine {
         I: IntoIterator<Item = P>,
         P: AsRef<Path>,
     {
+        let devices = devices.into_iter().map(|d| d.as_ref().to_path_buf());
         self.confine = Some(Confine {
-            devices: devices
-                .into_iter()
-                .map(|d| d.as_ref().to_path_buf())
-                .collect(),
-            writable: Vec::new(),
-            sets_block_size: false,
+            devices: devices.collect(),
+            ..Confine::default()
         });
         self
     }

@@ -255,18 +255,17 @@ pub fn device_facts(source: &str) -> Vec<(String, String)> {
 /// version, and (when `target` is given) the file system, its effective mount options and
 /// the device under it (`target_device_model`, …).
 pub fn environment(target: Option<&Path>) -> Vec<(String, String)> {
-    let mut env = vec![
-        ("host".to_string(), short_hostname()),
-        ("kernel".to_string(), kernel()),
-        ("cpu".to_string(), cpu()),
-        ("cpus_usable".to_string(), usable_cpus().to_string()),
-        ("worker_file_tables".to_string(), worker_file_tables()),
-        ("ram_bytes".to_string(), total_ram().to_string()),
-        (
-            "fslab_version".to_string(),
-            env!("CARGO_PKG_VERSION").to_string(),
-        ),
-    ];
+    let mut env: Vec<(String, String)> = [
+        ("host", short_hostname()),
+        ("kernel", kernel()),
+        ("cpu", cpu()),
+        ("cpus_usable", usable_cpus().to_string()),
+        ("worker_file_tables", worker_file_tables()),
+        ("ram_bytes", total_ram().to_string()),
+        ("fslab_version", env!("CARGO_PKG_VERSION").to_string()),
+    ]
+    .map(|(k, v)| (k.to_string(), v))
+    .into();
     if let Some(c) = cpu_facts() {
         if let Some(m) = c.model {
             env.push(("cpu_model".into(), m));

@@ -180,24 +180,17 @@ pub fn remaining(rule: &Rule, n: u32) -> (u32, u32) {
 mod tests {
     use super::*;
 
-    const FIXED: Rule = Rule {
-        min: 3,
-        max: 3,
-        target_ci: None,
-        detect: None,
-    };
-    const ADAPTIVE: Rule = Rule {
-        min: 3,
-        max: 6,
-        target_ci: Some(0.05),
-        detect: None,
-    };
-    const DETECT: Rule = Rule {
-        min: 3,
-        max: 8,
-        target_ci: None,
-        detect: Some(0.10),
-    };
+    const fn rule(min: u32, max: u32, target_ci: Option<f64>, detect: Option<f64>) -> Rule {
+        Rule {
+            min,
+            max,
+            target_ci,
+            detect,
+        }
+    }
+    const FIXED: Rule = rule(3, 3, None, None);
+    const ADAPTIVE: Rule = rule(3, 6, Some(0.05), None);
+    const DETECT: Rule = rule(3, 8, None, Some(0.10));
 
     #[test]
     fn detect_fixes_n_from_the_first_min_values_spread() {
