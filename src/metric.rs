@@ -5,40 +5,72 @@
 
 use crate::units::{self, Ladder, Scale};
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
-crate::vocab::words! {
-    /// The unit of a metric. Stored, exported (CSV, JSON) and printed as its short string
-    /// (`as_str`: `s`, `dirs/s`), one spelling everywhere.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-    pub enum Unit {
-        /// Elapsed wall-clock time in seconds.
-        Seconds => "s",
-        /// Latency in milliseconds.
-        Millis => "ms",
-        /// Directories created or removed per second.
-        DirsPerSec => "dirs/s",
-        /// Files created or removed per second.
-        FilesPerSec => "files/s",
-        /// Generic operations per second.
-        OpsPerSec => "ops/s",
-        /// Throughput in KiB/s (1024 bytes), as IOzone and fdtree report it.
-        KiBPerSec => "KiB/s",
-        /// Throughput in MB/s (10^6 bytes), as dbench reports it.
-        MBPerSec => "MB/s",
-        /// A count of items (files, operations, records).
-        Count => "count",
-        /// A number of bytes.
-        Bytes => "B",
-        /// A percentage that is a share, never negative: CPU use, device utilisation, the spread
-        /// between workers. (No unit fslab stores can be negative: every 95% interval is of a
-        /// positive quantity.)
-        Percent => "%",
-    }
-    /// The short unit string used in the store, JSON and tables.
-    as_str;
+/// The unit of a metric. Stored, exported (CSV, JSON) and printed as its short string
+/// (`as_str`: `s`, `dirs/s`), one spelling everywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Unit {
+    /// Elapsed wall-clock time in seconds.
+    Seconds,
+    /// Latency in milliseconds.
+    Millis,
+    /// Directories created or removed per second.
+    DirsPerSec,
+    /// Files created or removed per second.
+    FilesPerSec,
+    /// Generic operations per second.
+    OpsPerSec,
+    /// Throughput in KiB/s (1024 bytes), as IOzone and fdtree report it.
+    KiBPerSec,
+    /// Throughput in MB/s (10^6 bytes), as dbench reports it.
+    MBPerSec,
+    /// A count of items (files, operations, records).
+    Count,
+    /// A number of bytes.
+    Bytes,
+    /// A percentage that is a share, never negative: CPU use, device utilisation, the spread
+    /// between workers. (No unit fslab stores can be negative: every 95% interval is of a
+    /// positive quantity.)
+    Percent,
 }
 
 impl Unit {
+    /// All units, for parsing and documentation.
+    pub const ALL: [Unit; 10] = [
+        Unit::Seconds,
+        Unit::Millis,
+        Unit::DirsPerSec,
+        Unit::FilesPerSec,
+        Unit::OpsPerSec,
+        Unit::KiBPerSec,
+        Unit::MBPerSec,
+        Unit::Count,
+        Unit::Bytes,
+        Unit::Percent,
+    ];
+
+    /// The short unit string used in the store, JSON and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Seconds => "s",
+            Unit::Millis => "ms",
+            Unit::DirsPerSec => "dirs/s",
+            Unit::FilesPerSec => "files/s",
+            Unit::OpsPerSec => "ops/s",
+            Unit::KiBPerSec => "KiB/s",
+            Unit::MBPerSec => "MB/s",
+            Unit::Count => "count",
+            Unit::Bytes => "B",
+            Unit::Percent => "%",
+        }
+    }
+
+    /// Parse the short unit string written by [`Unit::as_str`].
+    pub fn parse(s: &str) -> Option<Unit> {
+        Unit::ALL.into_iter().find(|u| u.as_str() == s)
+    }
+
     /// The unit ladder people read values of this unit in (seconds → ms/µs, KiB/s → GiB/s).
     fn ladder(self) -> Option<Ladder> {
         match self {
@@ -102,8 +134,14 @@ impl<'de> Deserialize<'de> for Unit {
         let s = String::deserialize(d)?;
         // The short spelling; fslab 0.1 wrote the variant names (`Seconds`) in JSON.
         Unit::parse(&s)
-            .or_else(|| Unit::ALL.iter().copied().find(|u| format!("{u:?}") == s))
+            .or_else(|| Unit::ALL.into_iter().find(|u| format!("{u:?}") == s))
             .ok_or_else(|| serde::de::Error::custom(format!("unknown unit '{s}'")))
+    }
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -193,7 +231,7 @@ mod tests {
 
     #[test]
     fn unit_strings_round_trip() {
-        for &u in Unit::ALL {
+        for u in Unit::ALL {
             assert_eq!(Unit::parse(u.as_str()), Some(u));
         }
         assert_eq!(Unit::parse("furlongs"), None);
@@ -206,7 +244,7 @@ mod tests {
             "\"dirs/s\""
         );
         assert_eq!(serde_json::to_string(&Unit::Seconds).unwrap(), "\"s\"");
-        for &u in Unit::ALL {
+        for u in Unit::ALL {
             let j = serde_json::to_string(&u).unwrap();
             assert_eq!(serde_json::from_str::<Unit>(&j).unwrap(), u);
         }

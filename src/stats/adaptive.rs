@@ -8,49 +8,93 @@
 
 use super::summary::summarize;
 
-crate::vocab::words! {
-    /// Why a series stopped.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-    #[serde(rename_all = "snake_case")]
-    pub enum StopReason {
-        /// The fixed number of repetitions was reached.
-        Fixed => "fixed",
-        /// Every headline metric's CI half-width is within the target.
-        CiMet => "ci_met",
-        /// The maximum was reached before the CI target.
-        MaxReps => "max_reps",
-        /// The study's time budget ran out.
-        Budget => "budget",
-        /// The series' own spread gives the power to detect the declared effect
-        /// (`[repetitions] detect`).
-        PowerMet => "power_met",
-    }
-    /// The word stored in `series.stop_reason`.
-    as_str;
+/// Why a series stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The fixed number of repetitions was reached.
+    Fixed,
+    /// Every headline metric's CI half-width is within the target.
+    CiMet,
+    /// The maximum was reached before the CI target.
+    MaxReps,
+    /// The study's time budget ran out.
+    Budget,
+    /// The series' own spread gives the power to detect the declared effect
+    /// (`[repetitions] detect`).
+    PowerMet,
 }
 
-crate::vocab::words! {
-    /// What to do with a repetition other activity on the machine disturbed (the runner judges
-    /// every repetition's window: other I/O on the backing device, CPU steal, load, other
-    /// processes' CPU). `[repetitions] disturbed` in a study, `--disturbed` on engine commands.
-    /// A repetition left out is stored with status `discarded` and `excluded` = `rerun` or
-    /// `dropped`; under `repeat` a series re-runs at most [`MAX_RERUNS_FACTOR`] times the
-    /// repetitions it may count.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-    #[derive(serde::Serialize, serde::Deserialize, clap::ValueEnum)]
-    #[serde(rename_all = "lowercase")]
-    pub enum Disturbed {
-        /// Count it, flagged in reports (the default)
-        #[default]
-        Keep => "keep",
-        /// Store it as left out and run that repetition again until it is quiet (at most as many
-        /// re-runs as repetitions; then a disturbed one is kept)
-        Repeat => "repeat",
-        /// Store it as left out and go on with one repetition fewer
-        Drop => "drop",
+impl StopReason {
+    /// The word stored in `series.stop_reason`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Fixed => "fixed",
+            StopReason::CiMet => "ci_met",
+            StopReason::MaxReps => "max_reps",
+            StopReason::Budget => "budget",
+            StopReason::PowerMet => "power_met",
+        }
     }
+
+    /// The reason stored as `s`, if it is one.
+    pub fn parse(s: &str) -> Option<StopReason> {
+        [
+            StopReason::Fixed,
+            StopReason::CiMet,
+            StopReason::MaxReps,
+            StopReason::Budget,
+            StopReason::PowerMet,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What to do with a repetition other activity on the machine disturbed (the runner judges
+/// every repetition's window: other I/O on the backing device, CPU steal, load, other
+/// processes' CPU). `[repetitions] disturbed` in a study, `--disturbed` on engine commands.
+/// A repetition left out is stored with status `discarded` and `excluded` = `rerun` or
+/// `dropped`; under `repeat` a series re-runs at most [`MAX_RERUNS_FACTOR`] times the
+/// repetitions it may count.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Disturbed {
+    /// Count it, flagged in reports (the default)
+    #[default]
+    Keep,
+    /// Store it as left out and run that repetition again until it is quiet (at most as many
+    /// re-runs as repetitions; then a disturbed one is kept)
+    Repeat,
+    /// Store it as left out and go on with one repetition fewer
+    Drop,
+}
+
+impl Disturbed {
     /// The word of study files and the flag.
-    as_str;
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Disturbed::Keep => "keep",
+            Disturbed::Repeat => "repeat",
+            Disturbed::Drop => "drop",
+        }
+    }
 }
 
 /// Under [`Disturbed::Repeat`] a series re-runs at most this many times as many repetitions

@@ -23,23 +23,30 @@ use super::compare::mean_var;
 use super::summary::t_quantile;
 use serde::Serialize;
 
-crate::vocab::words! {
-    /// How a 95% interval was computed (`ci95_method` in the reports' JSON and CSV).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
-    #[serde(rename_all = "snake_case")]
-    pub enum IntervalMethod {
-        /// Student-t interval of the arithmetic mean (signed quantities).
-        #[default]
-        T => "t",
-        /// Student-t interval of the mean of the logarithms, mapped back: the interval of the
-        /// geometric mean (positive quantities).
-        LogT => "log_t",
-        /// Student-t interval of the arithmetic mean with its lower bound clipped at zero: a
-        /// positive quantity with a zero (or, by a fault, a negative) value.
-        TClipped => "t_clipped",
-    }
+/// How a 95% interval was computed (`ci95_method` in the reports' JSON and CSV).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalMethod {
+    /// Student-t interval of the arithmetic mean (signed quantities).
+    #[default]
+    T,
+    /// Student-t interval of the mean of the logarithms, mapped back: the interval of the
+    /// geometric mean (positive quantities).
+    LogT,
+    /// Student-t interval of the arithmetic mean with its lower bound clipped at zero: a
+    /// positive quantity with a zero (or, by a fault, a negative) value.
+    TClipped,
+}
+
+impl IntervalMethod {
     /// The name used in JSON and CSV (`t`, `log_t`, `t_clipped`).
-    as_str;
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            IntervalMethod::T => "t",
+            IntervalMethod::LogT => "log_t",
+            IntervalMethod::TClipped => "t_clipped",
+        }
+    }
 }
 
 /// Whether a quantity can take either sign or only non-negative values.
