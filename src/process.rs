@@ -450,27 +450,16 @@ mod tests {
     fn a_prepared_command_prints_as_shell_and_is_recorded_with_its_input() {
         let mut c = Command::new("fio");
         c.args(["--output-format=json+", "--directory=/t/my dir", "-"]);
-        assert_eq!(
-            line_of(&c),
-            "fio --output-format=json+ '--directory=/t/my dir' -"
-        );
+        let line = "fio --output-format=json+ '--directory=/t/my dir' -";
+        assert_eq!(line_of(&c), line);
         let rec = RecordingSpawn::with(Box::new(|l| Output::ok(format!("ran {l}"))));
         let out = rec.run(c, b"[job]\n").unwrap();
-        assert_eq!(
-            out.stdout,
-            "ran fio --output-format=json+ '--directory=/t/my dir' -"
-        );
-        rec.write_file(Path::new("/proc/sys/vm/drop_caches"), "3")
-            .unwrap();
+        assert_eq!(out.stdout, format!("ran {line}"));
+        let drop_caches = Path::new("/proc/sys/vm/drop_caches");
+        rec.write_file(drop_caches, "3").unwrap();
         assert!(rec.start(Command::new("linux.uml")).is_err());
-        assert_eq!(
-            rec.lines(),
-            [
-                "fio --output-format=json+ '--directory=/t/my dir' -",
-                "echo 3 > /proc/sys/vm/drop_caches",
-                "linux.uml"
-            ]
-        );
+        let written = "echo 3 > /proc/sys/vm/drop_caches";
+        assert_eq!(rec.lines(), [line, written, "linux.uml"]);
         assert_eq!(rec.stdin(0).unwrap(), b"[job]\n");
     }
 

@@ -196,6 +196,12 @@ mod tests {
         }
     }
 
+    /// What the clues name and how, as `vm (source)`.
+    fn found(c: &VmClues) -> String {
+        let (vm, source) = vm_from_clues(c);
+        format!("{vm} ({source})")
+    }
+
     fn xen() -> VmClues {
         VmClues {
             hypervisor_type: Some("xen".into()),
@@ -216,20 +222,12 @@ mod tests {
             cpu_hypervisor_flag: true,
             ..Default::default()
         };
-        assert_eq!(
-            vm_from_clues(&qemu),
-            ("qemu".into(), "DMI sys_vendor".into())
-        );
-        assert_eq!(
-            vm_from_clues(&machine("VMware7,1", "VMware, Inc.")).0,
-            "vmware"
-        );
+        assert_eq!(found(&qemu), "qemu (DMI sys_vendor)");
+        let vmware = machine("VMware7,1", "VMware, Inc.");
+        assert_eq!(vm_from_clues(&vmware).0, "vmware");
         let hyperv = machine("Virtual Machine", "Microsoft Corporation");
         assert_eq!(vm_from_clues(&hyperv).0, "microsoft");
-        assert_eq!(
-            vm_from_clues(&xen()),
-            ("xen".into(), "/sys/hypervisor/type".into())
-        );
+        assert_eq!(found(&xen()), "xen (/sys/hypervisor/type)");
     }
 
     #[test]
@@ -251,10 +249,7 @@ mod tests {
             cpu_hypervisor_flag: true,
             ..Default::default()
         };
-        assert_eq!(
-            vm_from_clues(&flag),
-            ("vm-other".into(), "/proc/cpuinfo hypervisor flag".into())
-        );
+        assert_eq!(found(&flag), "vm-other (/proc/cpuinfo hypervisor flag)");
     }
 
     #[test]
