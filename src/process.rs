@@ -57,13 +57,10 @@ impl CmdLine {
         I: IntoIterator<Item = P>,
         P: AsRef<Path>,
     {
+        let devices = devices.into_iter().map(|d| d.as_ref().to_path_buf());
         self.confine = Some(Confine {
-            devices: devices
-                .into_iter()
-                .map(|d| d.as_ref().to_path_buf())
-                .collect(),
-            writable: Vec::new(),
-            sets_block_size: false,
+            devices: devices.collect(),
+            ..Confine::default()
         });
         self
     }
@@ -89,8 +86,7 @@ impl CmdLine {
 
     /// Add a path argument.
     pub fn path(self, p: &Path) -> CmdLine {
-        let s = p.to_string_lossy().into_owned();
-        self.arg(s)
+        self.arg(p.to_string_lossy())
     }
 
     /// Add several arguments.
@@ -142,9 +138,8 @@ impl Output {
     /// A successful output with this stdout.
     pub fn ok(stdout: impl Into<String>) -> Output {
         Output {
-            status: 0,
             stdout: stdout.into(),
-            stderr: String::new(),
+            ..Output::default()
         }
     }
 }
@@ -174,7 +169,7 @@ pub trait Spawn: Send + Sync {
     /// the process gets SIGINT as a terminal's Ctrl-C would (again each second until it
     /// ends). Errors only when it could not be started or read.
     fn run(&self, cmd: Command, stdin: &[u8]) -> io::Result<Output> {
-        self.run_reading(cmd, stdin, &read_all)
+        self.run_reading(cmd, stdin, &read_bounded)
     }
 
     /// As [`Spawn::run`], with standard output handed to `stdout` as it arrives (fio's
@@ -278,11 +273,6 @@ pub fn read_bounded(r: &mut dyn Read) -> String {
     keep.into_text()
 }
 
-/// Keep standard output up to the bound ([`read_bounded`]).
-fn read_all(r: &mut dyn Read) -> String {
-    read_bounded(r)
-}
-
 /// Starts the real processes.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RealSpawn;
@@ -361,8 +351,7 @@ fn wait_telling(child: &mut Child, stdin: &[u8]) -> io::Result<Output> {
     };
     Ok(Output {
         status: status.code().unwrap_or(-1),
-        stdout: String::new(),
-        stderr: String::new(),
+        ..Output::default()
     })
 }
 
@@ -399,30 +388,22 @@ impl RecordingSpawn {
         }
     }
 
+    fn records(&self) -> std::sync::MutexGuard<'_, Vec<(String, Vec<u8>)>> {
+        self.records.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn record(&self, line: String, stdin: &[u8]) {
-        self.records
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((line, stdin.to_vec()));
+        self.records().push((line, stdin.to_vec()));
     }
 
     /// The command lines and file writes (`echo V > PATH`) recorded so far, in order.
     pub fn lines(&self) -> Vec<String> {
-        self.records
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .map(|(l, _)| l.clone())
-            .collect()
+        self.records().iter().map(|(l, _)| l.clone()).collect()
     }
 
     /// What the recorded command `i` would have read on its standard input.
     pub fn stdin(&self, i: usize) -> Option<Vec<u8>> {
-        self.records
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(i)
-            .map(|(_, s)| s.clone())
+        self.records().get(i).map(|(_, s)| s.clone())
     }
 }
 
@@ -469,27 +450,16 @@ mod tests {
     fn a_prepared_command_prints_as_shell_and_is_recorded_with_its_input() {
         let mut c = Command::new("fio");
         c.args(["--output-format=json+", "--directory=/t/my dir", "-"]);
-        assert_eq!(
-            line_of(&c),
-            "fio --output-format=json+ '--directory=/t/my dir' -"
-        );
+        let line = "fio --output-format=json+ '--directory=/t/my dir' -";
+        assert_eq!(line_of(&c), line);
         let rec = RecordingSpawn::with(Box::new(|l| Output::ok(format!("ran {l}"))));
         let out = rec.run(c, b"[job]\n").unwrap();
-        assert_eq!(
-            out.stdout,
-            "ran fio --output-format=json+ '--directory=/t/my dir' -"
-        );
-        rec.write_file(Path::new("/proc/sys/vm/drop_caches"), "3")
-            .unwrap();
+        assert_eq!(out.stdout, format!("ran {line}"));
+        let drop_caches = Path::new("/proc/sys/vm/drop_caches");
+        rec.write_file(drop_caches, "3").unwrap();
         assert!(rec.start(Command::new("linux.uml")).is_err());
-        assert_eq!(
-            rec.lines(),
-            [
-                "fio --output-format=json+ '--directory=/t/my dir' -",
-                "echo 3 > /proc/sys/vm/drop_caches",
-                "linux.uml"
-            ]
-        );
+        let written = "echo 3 > /proc/sys/vm/drop_caches";
+        assert_eq!(rec.lines(), [line, written, "linux.uml"]);
         assert_eq!(rec.stdin(0).unwrap(), b"[job]\n");
     }
 

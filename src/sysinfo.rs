@@ -84,44 +84,38 @@ fn unescape_mount_field(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\'
-            && i + 4 <= b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = u16::from(b[i + 1] - b'0') * 64
-                + u16::from(b[i + 2] - b'0') * 8
-                + u16::from(b[i + 3] - b'0');
-            out.push(v as u8);
-            i += 4;
-            continue;
+        let octal = (b[i] == b'\\').then(|| b.get(i + 1..i + 4)).flatten();
+        match octal.filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c))) {
+            Some(d) => {
+                out.push(d.iter().fold(0u16, |v, c| v * 8 + u16::from(c - b'0')) as u8);
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
         }
-        out.push(b[i]);
-        i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Parse the text of /proc/self/mountinfo.
 pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
-    let mut v = Vec::new();
-    for line in text.lines() {
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
-        };
+    let entry = |line: &str| {
+        let (left, right) = line.split_once(" - ")?;
         let lf: Vec<&str> = left.split(' ').collect();
         let rf: Vec<&str> = right.split(' ').collect();
         if lf.len() < 6 || rf.len() < 2 {
-            continue;
+            return None;
         }
-        let options = effective_options(lf[5], rf.get(2).copied().unwrap_or(""));
-        v.push(MountEntry {
+        Some(MountEntry {
             mount_point: PathBuf::from(unescape_mount_field(lf[4])),
             fs_type: rf[0].to_string(),
             source: unescape_mount_field(rf[1]),
-            options,
-        });
-    }
-    v
+            options: effective_options(lf[5], rf.get(2).copied().unwrap_or("")),
+        })
+    };
+    text.lines().filter_map(entry).collect()
 }
 
 /// The mounts of this process's namespace.
@@ -134,11 +128,16 @@ pub fn mounts() -> Vec<MountEntry> {
 /// The mount holding `path` (longest mount-point prefix of its canonical path).
 pub fn mount_of(path: &Path) -> Option<MountEntry> {
     let canon = std::fs::canonicalize(path).ok()?;
-    mounts()
-        .into_iter()
-        .filter(|m| canon.starts_with(&m.mount_point))
-        // Later entries shadow earlier ones on the same mount point.
+    mount_holding(&mounts(), &canon).cloned()
+}
+
+/// The entry of `mounts` holding `path`: the longest mount-point prefix.
+fn mount_holding<'m>(mounts: &'m [MountEntry], path: &Path) -> Option<&'m MountEntry> {
+    mounts
+        .iter()
         .enumerate()
+        .filter(|(_, m)| path.starts_with(&m.mount_point))
+        // Later entries shadow earlier ones on the same mount point.
         .max_by_key(|(i, m)| (m.mount_point.as_os_str().len(), *i))
         .map(|(_, m)| m)
 }
@@ -250,18 +249,17 @@ pub fn device_facts(source: &str) -> Vec<(String, String)> {
 /// version, and (when `target` is given) the file system, its effective mount options and
 /// the device under it (`target_device_model`, …).
 pub fn environment(target: Option<&Path>) -> Vec<(String, String)> {
-    let mut env = vec![
-        ("host".to_string(), short_hostname()),
-        ("kernel".to_string(), kernel()),
-        ("cpu".to_string(), cpu()),
-        ("cpus_usable".to_string(), usable_cpus().to_string()),
-        ("worker_file_tables".to_string(), worker_file_tables()),
-        ("ram_bytes".to_string(), total_ram().to_string()),
-        (
-            "fslab_version".to_string(),
-            env!("CARGO_PKG_VERSION").to_string(),
-        ),
-    ];
+    let mut env: Vec<(String, String)> = [
+        ("host", short_hostname()),
+        ("kernel", kernel()),
+        ("cpu", cpu()),
+        ("cpus_usable", usable_cpus().to_string()),
+        ("worker_file_tables", worker_file_tables()),
+        ("ram_bytes", total_ram().to_string()),
+        ("fslab_version", env!("CARGO_PKG_VERSION").to_string()),
+    ]
+    .map(|(k, v)| (k.to_string(), v))
+    .into();
     if let Some(c) = cpu_facts() {
         if let Some(m) = c.model {
             env.push(("cpu_model".into(), m));

@@ -39,12 +39,10 @@ pub fn parse_size_with(s: &str, bare: u64) -> Result<u64, String> {
     } else {
         (lower.as_str(), false)
     };
-    let (num, mult) = match stripped.chars().last() {
-        Some('k') => (&stripped[..stripped.len() - 1], 1u64 << 10),
-        Some('m') => (&stripped[..stripped.len() - 1], 1u64 << 20),
-        Some('g') => (&stripped[..stripped.len() - 1], 1u64 << 30),
-        Some('t') => (&stripped[..stripped.len() - 1], 1u64 << 40),
-        Some(c) if c.is_ascii_digit() => (stripped, if explicit_bytes { 1 } else { bare }),
+    let (num, mult) = match stripped.chars().last().map(|c| (c, "kmgt".find(c))) {
+        // k, m, g, t: 2^10, 2^20, 2^30, 2^40.
+        Some((_, Some(i))) => (&stripped[..stripped.len() - 1], 1u64 << (10 * (i + 1))),
+        Some((c, None)) if c.is_ascii_digit() => (stripped, if explicit_bytes { 1 } else { bare }),
         _ => return Err(bad()),
     };
     let n: u64 = num.trim().parse().map_err(|e: std::num::ParseIntError| {
@@ -359,37 +357,8 @@ pub fn timestamp_now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-/// Numbers as ranges, e.g. `[1, 2, 3, 5]` → `1–3, 5` (sorted and deduplicated first).
-pub fn fmt_ranges(nums: &[u64]) -> String {
-    let mut v = nums.to_vec();
-    v.sort_unstable();
-    v.dedup();
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let mut j = i;
-        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
-            j += 1;
-        }
-        out.push(if j > i {
-            format!("{}–{}", v[i], v[j])
-        } else {
-            v[i].to_string()
-        });
-        i = j + 1;
-    }
-    out.join(", ")
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn ranges_collapse_runs() {
-        assert_eq!(super::fmt_ranges(&[5, 1, 3, 2, 3]), "1–3, 5");
-        assert_eq!(super::fmt_ranges(&[7]), "7");
-        assert_eq!(super::fmt_ranges(&[]), "");
-    }
-
     use super::*;
 
     #[test]

@@ -157,12 +157,9 @@ pub fn worst_relative_ci(headlines: &[Vec<f64>]) -> Option<f64> {
     if headlines.is_empty() {
         return None;
     }
-    let mut worst: f64 = 0.0;
-    for v in headlines {
-        let r = summarize(v)?.ci_relative()?;
-        worst = worst.max(r);
-    }
-    Some(worst)
+    headlines.iter().try_fold(0.0f64, |worst, v| {
+        Some(worst.max(summarize(v)?.ci_relative()?))
+    })
 }
 
 /// Whether to stop after `n` counted repetitions whose headline values are `headlines`
@@ -191,23 +188,17 @@ pub fn decide(rule: &Rule, n: u32, headlines: &[Vec<f64>]) -> Option<StopReason>
                 Some(s) => super::power::n_for_power(s, effect)?.max(rule.min),
                 None => return Some(StopReason::Fixed),
             };
-            if n >= need.min(rule.max) {
-                Some(if need > rule.max {
-                    StopReason::MaxReps
-                } else {
-                    StopReason::PowerMet
-                })
+            let reason = if need > rule.max {
+                StopReason::MaxReps
             } else {
-                None
-            }
+                StopReason::PowerMet
+            };
+            (n >= need.min(rule.max)).then_some(reason)
         }
         (Some(target), _) => {
-            if n >= rule.min && n >= 2 {
-                if let Some(w) = worst_relative_ci(headlines) {
-                    if w <= target {
-                        return Some(StopReason::CiMet);
-                    }
-                }
+            let tight = worst_relative_ci(headlines).is_some_and(|w| w <= target);
+            if n >= rule.min && n >= 2 && tight {
+                return Some(StopReason::CiMet);
             }
             (n >= rule.max).then_some(StopReason::MaxReps)
         }
@@ -233,24 +224,17 @@ pub fn remaining(rule: &Rule, n: u32) -> (u32, u32) {
 mod tests {
     use super::*;
 
-    const FIXED: Rule = Rule {
-        min: 3,
-        max: 3,
-        target_ci: None,
-        detect: None,
-    };
-    const ADAPTIVE: Rule = Rule {
-        min: 3,
-        max: 6,
-        target_ci: Some(0.05),
-        detect: None,
-    };
-    const DETECT: Rule = Rule {
-        min: 3,
-        max: 8,
-        target_ci: None,
-        detect: Some(0.10),
-    };
+    const fn rule(min: u32, max: u32, target_ci: Option<f64>, detect: Option<f64>) -> Rule {
+        Rule {
+            min,
+            max,
+            target_ci,
+            detect,
+        }
+    }
+    const FIXED: Rule = rule(3, 3, None, None);
+    const ADAPTIVE: Rule = rule(3, 6, Some(0.05), None);
+    const DETECT: Rule = rule(3, 8, None, Some(0.10));
 
     #[test]
     fn detect_fixes_n_from_the_first_min_values_spread() {

@@ -104,18 +104,41 @@ pub(super) fn finite(xs: &[f64]) -> bool {
 /// degrees of freedom each; `None` when both terms are zero.
 pub(super) fn satterthwaite(va: f64, na: usize, vb: f64, nb: usize) -> Option<f64> {
     let den = va * va / (na as f64 - 1.0) + vb * vb / (nb as f64 - 1.0);
-    if den > 0.0 {
-        Some((va + vb).powi(2) / den)
-    } else {
-        None
-    }
+    (den > 0.0).then(|| (va + vb).powi(2) / den)
 }
 
 /// Two-sided tail probability of |t| under Student's t with `df` degrees of freedom.
 pub(super) fn t_two_sided(t: f64, df: f64) -> f64 {
-    match StudentsT::new(0.0, 1.0, df) {
-        Ok(d) => (2.0 * d.sf(t.abs())).min(1.0),
-        Err(_) => f64::NAN,
+    StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |d| (2.0 * d.sf(t.abs())).min(1.0))
+}
+
+/// Two-sided tail probability of |z| under the standard normal distribution (for z ≥ 0).
+pub(super) fn normal_two_sided(z: f64) -> f64 {
+    Normal::new(0.0, 1.0).map_or(f64::NAN, |nd| (2.0 * nd.sf(z)).min(1.0))
+}
+
+/// Welch's test of a difference of means `diff` with the variance terms `va = s²_A/n_A` and
+/// `vb = s²_B/n_B`. Two samples without any spread give p = 1 when `diff` is zero and p = 0
+/// otherwise, with `n_A + n_B − 2` degrees of freedom.
+pub(super) fn welch_test(diff: f64, va: f64, na: usize, vb: f64, nb: usize) -> Welch {
+    match satterthwaite(va, na, vb, nb) {
+        Some(df) => {
+            let t = diff / (va + vb).sqrt();
+            Welch {
+                t,
+                df,
+                p: t_two_sided(t, df),
+            }
+        }
+        None => {
+            let df = (na + nb - 2) as f64;
+            let (t, p) = if diff == 0.0 {
+                (0.0, 1.0)
+            } else {
+                (diff.signum() * f64::INFINITY, 0.0)
+            };
+            Welch { t, df, p }
+        }
     }
 }
 
@@ -129,31 +152,17 @@ pub fn welch(baseline: &[f64], candidate: &[f64]) -> Option<Welch> {
     }
     let (ma, sa2) = mean_var(baseline);
     let (mb, sb2) = mean_var(candidate);
-    let (va, vb) = (sa2 / na as f64, sb2 / nb as f64);
-    let diff = mb - ma;
-    match satterthwaite(va, na, vb, nb) {
-        Some(df) => {
-            let t = diff / (va + vb).sqrt();
-            Some(Welch {
-                t,
-                df,
-                p: t_two_sided(t, df),
-            })
-        }
-        None => {
-            let df = (na + nb - 2) as f64;
-            let (t, p) = if diff == 0.0 {
-                (0.0, 1.0)
-            } else {
-                (diff.signum() * f64::INFINITY, 0.0)
-            };
-            Some(Welch { t, df, p })
-        }
-    }
+    Some(welch_test(
+        mb - ma,
+        sa2 / na as f64,
+        na,
+        sb2 / nb as f64,
+        nb,
+    ))
 }
 
-/// Mid-ranks (1-based) of the pooled sample and the tie-group sizes.
-fn ranks(pooled: &[f64]) -> (Vec<f64>, Vec<usize>) {
+/// Mid-ranks (1-based) of the pooled sample and the tie-group sizes, smallest values first.
+pub(super) fn ranks(pooled: &[f64]) -> (Vec<f64>, Vec<usize>) {
     let mut idx: Vec<usize> = (0..pooled.len()).collect();
     idx.sort_by(|&a, &b| pooled[a].total_cmp(&pooled[b]));
     let mut r = vec![0.0; pooled.len()];
@@ -232,11 +241,7 @@ pub fn mann_whitney(baseline: &[f64], candidate: &[f64]) -> Option<MannWhitney> 
     let p = if var <= 0.0 {
         1.0
     } else {
-        let z = ((u - mu).abs() - 0.5).max(0.0) / var.sqrt();
-        match Normal::new(0.0, 1.0) {
-            Ok(nd) => (2.0 * nd.sf(z)).min(1.0),
-            Err(_) => f64::NAN,
-        }
+        normal_two_sided(((u - mu).abs() - 0.5).max(0.0) / var.sqrt())
     };
     Some(MannWhitney {
         u,

@@ -9,8 +9,8 @@
 //! shows in many series at once; so the report asks once per workload whether the pattern
 //! across its series is more than chance, and names series only when it is.
 
+use super::compare::normal_two_sided;
 use super::trend::Trend;
-use statrs::distribution::{ContinuousCDF, Normal};
 
 /// P(K ≥ k), where K counts the series whose first value is the worst of the series when
 /// every order is equally likely (no first-repetition effect): series `i` of `ns[i]` values
@@ -51,9 +51,7 @@ pub fn combined_trend(series: &[(Trend, f64)]) -> Option<(f64, f64)> {
     if var <= 0.0 {
         return Some((s, 1.0));
     }
-    let z = (s.abs() - 1.0).max(0.0) / var.sqrt();
-    let p = Normal::new(0.0, 1.0).map_or(f64::NAN, |d| (2.0 * d.sf(z)).min(1.0));
-    Some((s, p))
+    Some((s, normal_two_sided((s.abs() - 1.0).max(0.0) / var.sqrt())))
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@
 //! (on the log scale: `ln(1 + RESOLUTION)`), with the t quantile at that size's degrees of
 //! freedom.
 
-use super::compare::{finite, mean_var, satterthwaite, t_two_sided, Change, Welch};
+use super::compare::{finite, mean_var, satterthwaite, welch_test, Change, Welch};
 use super::summary::t_quantile;
 use serde::Serialize;
 
@@ -98,32 +98,16 @@ fn model(a: &[f64], b: &[f64], scale: EffectScale) -> (Change, Option<Welch>) {
         change.log_sd = Some(((va + vb) / 2.0).sqrt());
     }
     let (sa, sb) = (va / na as f64, vb / nb as f64);
-    let welch = match satterthwaite(sa, na, sb, nb) {
+    let welch = welch_test(d, sa, na, sb, nb);
+    change.df = Some(welch.df);
+    change.ci95 = Some(match satterthwaite(sa, na, sb, nb) {
         Some(df) => {
-            let se = (sa + sb).sqrt();
-            let h = t_quantile(df, 0.975) * se;
-            change.ci95 = Some((to_pct(d - h), to_pct(d + h)));
-            change.df = Some(df);
-            let t = d / se;
-            Welch {
-                t,
-                df,
-                p: t_two_sided(t, df),
-            }
+            let h = t_quantile(df, 0.975) * (sa + sb).sqrt();
+            (to_pct(d - h), to_pct(d + h))
         }
-        None => {
-            // No spread on either side: the interval is the point itself.
-            let df = (na + nb - 2) as f64;
-            change.ci95 = Some((change.percent, change.percent));
-            change.df = Some(df);
-            let (t, p) = if d == 0.0 {
-                (0.0, 1.0)
-            } else {
-                (d.signum() * f64::INFINITY, 0.0)
-            };
-            Welch { t, df, p }
-        }
-    };
+        // No spread on either side: the interval is the point itself.
+        None => (change.percent, change.percent),
+    });
     let target = match scale {
         EffectScale::Log => (1.0 + RESOLUTION).ln(),
         EffectScale::Raw => RESOLUTION * ma.abs(),
@@ -152,16 +136,7 @@ pub fn resolve_n(va: f64, vb: f64, target: f64) -> Option<u32> {
         return Some(MAX_RESOLVE_N);
     }
     // The half-width falls with n: bisect for the first n that is narrow enough.
-    let (mut lo, mut hi) = (2u32, MAX_RESOLVE_N);
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if half(mid) <= target {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Some(hi)
+    super::power::bisect(2, MAX_RESOLVE_N, |n| Some(half(n) <= target))
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 //! (`0.0000006940 – 214159036` µs), which tells nothing the two values do not. Reports show
 //! the min and max instead, as hyperfine does below three runs.
 
+use super::compare::mean_var;
 use super::summary::t_quantile;
 use serde::Serialize;
 
@@ -46,15 +47,6 @@ impl IntervalMethod {
             IntervalMethod::TClipped => "t_clipped",
         }
     }
-
-    /// In words, for report headers and captions.
-    pub const fn words(self) -> &'static str {
-        match self {
-            IntervalMethod::T => "Student-t interval of the mean",
-            IntervalMethod::LogT => "interval of the geometric mean (Student t on the log scale)",
-            IntervalMethod::TClipped => "Student-t interval of the mean, clipped at 0",
-        }
-    }
 }
 
 /// Whether a quantity can take either sign or only non-negative values.
@@ -66,22 +58,14 @@ pub enum Quantity {
     Positive,
 }
 
-/// Mean and sample standard deviation (n − 1); `None` for fewer than two values.
-fn mean_sd(xs: &[f64]) -> Option<(f64, f64)> {
-    let n = xs.len();
-    if n < 2 {
-        return None;
-    }
-    let mean = xs.iter().sum::<f64>() / n as f64;
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
-    Some((mean, var.sqrt()))
-}
-
 /// The 95% Student-t interval of the mean; `None` for fewer than two values.
 pub fn t_interval(xs: &[f64]) -> Option<(f64, f64)> {
-    let (mean, sd) = mean_sd(xs)?;
+    if xs.len() < 2 {
+        return None;
+    }
+    let (mean, var) = mean_var(xs);
     let n = xs.len() as f64;
-    let h = t_quantile(n - 1.0, 0.975) * sd / n.sqrt();
+    let h = t_quantile(n - 1.0, 0.975) * var.sqrt() / n.sqrt();
     Some((mean - h, mean + h))
 }
 

@@ -52,8 +52,7 @@ pub fn deviations(xs: &[f64], log: bool) -> Option<Vec<Deviation>> {
     for i in 0..n {
         let rest: Vec<f64> = (0..n).filter(|&j| j != i).map(|j| ys[j]).collect();
         let k = rest.len() as f64;
-        let mean = rest.iter().sum::<f64>() / k;
-        let var = rest.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / (k - 1.0);
+        let (mean, var) = super::compare::mean_var(&rest);
         if var <= 0.0 {
             return None;
         }

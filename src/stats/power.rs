@@ -116,10 +116,15 @@ pub fn n_for_power(s: f64, effect: f64) -> Option<u32> {
         }
         hi = (hi * 2).min(MAX_N);
     }
-    let mut lo = hi / 2;
+    bisect(hi / 2, hi, enough)
+}
+
+/// The first `n` in `lo + 1..=hi` for which `ok` holds, by bisection: `ok` does not hold at
+/// `lo`, holds at `hi`, and once it holds it holds for every larger `n`. `None` when `ok` is.
+pub(super) fn bisect(mut lo: u32, mut hi: u32, ok: impl Fn(u32) -> Option<bool>) -> Option<u32> {
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
-        if enough(mid)? {
+        if ok(mid)? {
             hi = mid;
         } else {
             lo = mid;
@@ -158,16 +163,13 @@ pub fn worst_log_sd(headlines: &[Vec<f64>]) -> Option<f64> {
     if headlines.is_empty() {
         return None;
     }
-    let mut worst: f64 = 0.0;
-    for v in headlines {
+    headlines.iter().try_fold(0.0f64, |worst, v| {
         if v.len() < 2 || v.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
             return None;
         }
         let logs: Vec<f64> = v.iter().map(|x| x.ln()).collect();
-        let (_, var) = super::compare::mean_var(&logs);
-        worst = worst.max(var.sqrt());
-    }
-    Some(worst)
+        Some(worst.max(super::compare::mean_var(&logs).1.sqrt()))
+    })
 }
 
 #[cfg(test)]

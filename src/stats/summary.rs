@@ -41,11 +41,7 @@ impl Summary {
     /// Half-width of the 95% interval as a fraction of |mean|.
     pub fn ci_relative(&self) -> Option<f64> {
         let h = self.ci_half_width()?;
-        if self.mean == 0.0 {
-            None
-        } else {
-            Some(h / self.mean.abs())
-        }
+        (self.mean != 0.0).then(|| h / self.mean.abs())
     }
 }
 
@@ -53,10 +49,7 @@ impl Summary {
 /// `df` must be positive; for example `t_quantile(9.0, 0.975)` ≈ 2.262.
 pub fn t_quantile(df: f64, p: f64) -> f64 {
     // StudentsT::new only fails for non-positive or NaN parameters, which callers exclude.
-    match StudentsT::new(0.0, 1.0, df) {
-        Ok(t) => t.inverse_cdf(p),
-        Err(_) => f64::NAN,
-    }
+    StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(p))
 }
 
 /// Median of already sorted values (empty → NaN).
@@ -84,18 +77,12 @@ pub fn summarize_as(xs: &[f64], q: Quantity) -> Option<Summary> {
         return None;
     }
     let n = xs.len();
-    let mean = xs.iter().sum::<f64>() / n as f64;
+    let (mean, var) = super::compare::mean_var(xs);
     let mut sorted = xs.to_vec();
     sorted.sort_by(|a, b| a.total_cmp(b));
-    let sd = (n >= 2).then(|| {
-        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
-        var.sqrt()
-    });
+    let sd = (n >= 2).then(|| var.sqrt());
     let (ci95, ci95_method) = interval::interval(xs, q);
-    let cv = match sd {
-        Some(s) if mean != 0.0 => Some(s / mean.abs()),
-        _ => None,
-    };
+    let cv = sd.filter(|_| mean != 0.0).map(|s| s / mean.abs());
     Some(Summary {
         n,
         mean,

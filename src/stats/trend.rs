@@ -12,9 +12,9 @@
 //! (the median of all pairwise slopes), reported over the whole series relative to the
 //! median. A drift is flagged when p < α and that relative change exceeds a minimum.
 
+use super::compare::{normal_two_sided, ranks};
 use super::summary::median_sorted;
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, Normal};
 
 /// Result of the Mann–Kendall test.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -41,28 +41,11 @@ pub fn mann_kendall(ys: &[f64]) -> Option<Trend> {
     let mut s: i64 = 0;
     for i in 0..n {
         for j in i + 1..n {
-            s += match ys[j].partial_cmp(&ys[i]) {
-                Some(std::cmp::Ordering::Greater) => 1,
-                Some(std::cmp::Ordering::Less) => -1,
-                _ => 0,
-            };
+            s += i64::from(ys[j] > ys[i]) - i64::from(ys[j] < ys[i]);
         }
     }
     let pairs = (n * (n - 1) / 2) as f64;
-    let mut sorted = ys.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let mut ties = Vec::new();
-    let mut i = 0;
-    while i < n {
-        let mut j = i + 1;
-        while j < n && sorted[j] == sorted[i] {
-            j += 1;
-        }
-        if j - i > 1 {
-            ties.push((j - i) as f64);
-        }
-        i = j;
-    }
+    let ties: Vec<f64> = ranks(ys).1.into_iter().map(|t| t as f64).collect();
     let (p, exact) = if ties.is_empty() {
         (exact_kendall_p(n, s), true)
     } else {
@@ -70,11 +53,7 @@ pub fn mann_kendall(ys: &[f64]) -> Option<Trend> {
         let p = if var <= 0.0 {
             1.0
         } else {
-            let z = (s.abs() as f64 - 1.0).max(0.0) / var.sqrt();
-            match Normal::new(0.0, 1.0) {
-                Ok(d) => (2.0 * d.sf(z)).min(1.0),
-                Err(_) => f64::NAN,
-            }
+            normal_two_sided((s.abs() as f64 - 1.0).max(0.0) / var.sqrt())
         };
         (p, false)
     };
@@ -223,6 +202,7 @@ mod tests {
     use super::*;
     use approx::assert_relative_eq;
     use proptest::prelude::*;
+    use statrs::distribution::{ContinuousCDF, Normal};
 
     #[test]
     fn mann_kendall_exact_matches_scipy() {

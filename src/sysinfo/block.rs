@@ -181,13 +181,7 @@ impl<'a> Sysfs<'a> {
                 }
             }
         }
-        let m = self
-            .mounts
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| Path::new(file).starts_with(&m.mount_point))
-            .max_by_key(|(i, m)| (m.mount_point.as_os_str().len(), *i))?
-            .1;
+        let m = super::mount_holding(self.mounts, Path::new(file))?;
         Some((self.node_of(&m.source)?, m.source.clone()))
     }
 

@@ -46,13 +46,19 @@ impl Width {
         }
     }
 
+    /// The registers of this width: how many, their 64-bit lanes each, their name.
+    fn registers(self) -> (usize, usize, &'static str) {
+        match self {
+            Width::Avx512 => (32, 8, "zmm"),
+            Width::Avx => (16, 4, "ymm"),
+            Width::Sse => (16, 2, "xmm"),
+        }
+    }
+
     /// Bytes read back per thread: every register of this width, then the mask registers.
     fn words(self) -> usize {
-        match self {
-            Width::Avx512 => 32 * 8 + 7,
-            Width::Avx => 16 * 4,
-            Width::Sse => 16 * 2,
-        }
+        let (regs, lanes, _) = self.registers();
+        regs * lanes + if self == Width::Avx512 { 7 } else { 0 }
     }
 }
 
@@ -123,11 +129,7 @@ pub fn check(threads: usize, switches: u32) -> VectorCheck {
 
 /// The registers whose words differ from the thread's patterns.
 fn compare(width: Width, t: usize, pats: &[u64], out: &[u64]) -> Vec<String> {
-    let (regs, lanes, name) = match width {
-        Width::Avx512 => (32, 8, "zmm"),
-        Width::Avx => (16, 4, "ymm"),
-        Width::Sse => (16, 2, "xmm"),
-    };
+    let (regs, lanes, name) = width.registers();
     let mut lost = Vec::new();
     for r in 0..regs {
         let got = &out[r * lanes..(r + 1) * lanes];
@@ -185,14 +187,17 @@ mod x86 {
 
     /// One width's register work: `load` fills the registers from `{p}`, the `sched_yield`
     /// loop runs `{n}` times, `store` writes them to `{o}`; `regs` are the vector and mask
-    /// registers it changes (besides rax, rcx and r11, which the system call clobbers).
+    /// registers it changes (besides rax, rcx and r11, which the system call clobbers). The
+    /// instructions are `op!`'s `load` and `store` for each vector register of `numbers`, then
+    /// its `k_load` and `k_store` for each mask register of `masks`.
     macro_rules! hold_fn {
-        ($(#[$attr:meta])* $name:ident; load $($load:literal),+; store $($store:literal),+;
-         regs $($reg:tt),+;) => {
+        ($(#[$attr:meta])* $name:ident; numbers $($r:literal)+; load $load:ident;
+         store $store:ident; $(masks $($k:literal)+;)? regs $($reg:tt),+;) => {
             $(#[$attr])*
             pub unsafe fn $name(pats: *const u64, switches: u32, out: *mut u64) {
                 asm!(
-                    $($load,)+
+                    $(op!($load $r),)+
+                    $($(op!(k_load $k),)+)?
                     "2:",
                     "test {n:e}, {n:e}",
                     "jz 3f",
@@ -201,7 +206,8 @@ mod x86 {
                     "dec {n:e}",
                     "jmp 2b",
                     "3:",
-                    $($store,)+
+                    $(op!($store $r),)+
+                    $($(op!(k_store $k),)+)?
                     p = in(reg) pats,
                     o = in(reg) out,
                     n = inout(reg) switches => _,
@@ -214,53 +220,52 @@ mod x86 {
         };
     }
 
+    /// The instructions for register number `r` (a template string): each vector register
+    /// gets word `r` of the patterns in every lane and is stored at its width times `r`; mask
+    /// register k`r` gets the low 16 bits of word `r` and is stored, a word each from k1 on,
+    /// after the 32 zmm registers (2048 bytes).
+    macro_rules! op {
+        (zmm_load $r:literal) => {
+            concat!("vpbroadcastq zmm", $r, ", [{p} + 8*", $r, "]")
+        };
+        (zmm_store $r:literal) => {
+            concat!("vmovdqu64 [{o} + 64*", $r, "], zmm", $r)
+        };
+        (k_load $r:literal) => {
+            concat!("kmovw k", $r, ", [{p} + 8*", $r, "]")
+        };
+        (k_store $r:literal) => {
+            concat!("kmovw eax, k", $r, "\n", op!(k_at $r))
+        };
+        (k_at $r:literal) => {
+            concat!("mov [{o} + 2048 + 8*(", $r, "-1)], rax")
+        };
+        (ymm_load $r:literal) => {
+            concat!("vbroadcastsd ymm", $r, ", [{p} + 8*", $r, "]")
+        };
+        (ymm_store $r:literal) => {
+            concat!("vmovdqu [{o} + 32*", $r, "], ymm", $r)
+        };
+        // SSE2 has no broadcast: the word goes to the low lane, then to both.
+        (xmm_load $r:literal) => {
+            concat!("movq xmm", $r, ", [{p} + 8*", $r, "]\n", op!(xmm_both $r))
+        };
+        (xmm_both $r:literal) => {
+            concat!("punpcklqdq xmm", $r, ", xmm", $r)
+        };
+        (xmm_store $r:literal) => {
+            concat!("movdqu [{o} + 16*", $r, "], xmm", $r)
+        };
+    }
+
     hold_fn! {
         #[target_feature(enable = "avx512f")]
         hold_avx512;
-        load
-            "vpbroadcastq zmm0, [{p} + 0]",   "vpbroadcastq zmm1, [{p} + 8]",
-            "vpbroadcastq zmm2, [{p} + 16]",  "vpbroadcastq zmm3, [{p} + 24]",
-            "vpbroadcastq zmm4, [{p} + 32]",  "vpbroadcastq zmm5, [{p} + 40]",
-            "vpbroadcastq zmm6, [{p} + 48]",  "vpbroadcastq zmm7, [{p} + 56]",
-            "vpbroadcastq zmm8, [{p} + 64]",  "vpbroadcastq zmm9, [{p} + 72]",
-            "vpbroadcastq zmm10, [{p} + 80]", "vpbroadcastq zmm11, [{p} + 88]",
-            "vpbroadcastq zmm12, [{p} + 96]", "vpbroadcastq zmm13, [{p} + 104]",
-            "vpbroadcastq zmm14, [{p} + 112]", "vpbroadcastq zmm15, [{p} + 120]",
-            "vpbroadcastq zmm16, [{p} + 128]", "vpbroadcastq zmm17, [{p} + 136]",
-            "vpbroadcastq zmm18, [{p} + 144]", "vpbroadcastq zmm19, [{p} + 152]",
-            "vpbroadcastq zmm20, [{p} + 160]", "vpbroadcastq zmm21, [{p} + 168]",
-            "vpbroadcastq zmm22, [{p} + 176]", "vpbroadcastq zmm23, [{p} + 184]",
-            "vpbroadcastq zmm24, [{p} + 192]", "vpbroadcastq zmm25, [{p} + 200]",
-            "vpbroadcastq zmm26, [{p} + 208]", "vpbroadcastq zmm27, [{p} + 216]",
-            "vpbroadcastq zmm28, [{p} + 224]", "vpbroadcastq zmm29, [{p} + 232]",
-            "vpbroadcastq zmm30, [{p} + 240]", "vpbroadcastq zmm31, [{p} + 248]",
-            "kmovw k1, [{p} + 8]",  "kmovw k2, [{p} + 16]", "kmovw k3, [{p} + 24]",
-            "kmovw k4, [{p} + 32]", "kmovw k5, [{p} + 40]", "kmovw k6, [{p} + 48]",
-            "kmovw k7, [{p} + 56]";
-        store
-            "vmovdqu64 [{o} + 0], zmm0",     "vmovdqu64 [{o} + 64], zmm1",
-            "vmovdqu64 [{o} + 128], zmm2",   "vmovdqu64 [{o} + 192], zmm3",
-            "vmovdqu64 [{o} + 256], zmm4",   "vmovdqu64 [{o} + 320], zmm5",
-            "vmovdqu64 [{o} + 384], zmm6",   "vmovdqu64 [{o} + 448], zmm7",
-            "vmovdqu64 [{o} + 512], zmm8",   "vmovdqu64 [{o} + 576], zmm9",
-            "vmovdqu64 [{o} + 640], zmm10",  "vmovdqu64 [{o} + 704], zmm11",
-            "vmovdqu64 [{o} + 768], zmm12",  "vmovdqu64 [{o} + 832], zmm13",
-            "vmovdqu64 [{o} + 896], zmm14",  "vmovdqu64 [{o} + 960], zmm15",
-            "vmovdqu64 [{o} + 1024], zmm16", "vmovdqu64 [{o} + 1088], zmm17",
-            "vmovdqu64 [{o} + 1152], zmm18", "vmovdqu64 [{o} + 1216], zmm19",
-            "vmovdqu64 [{o} + 1280], zmm20", "vmovdqu64 [{o} + 1344], zmm21",
-            "vmovdqu64 [{o} + 1408], zmm22", "vmovdqu64 [{o} + 1472], zmm23",
-            "vmovdqu64 [{o} + 1536], zmm24", "vmovdqu64 [{o} + 1600], zmm25",
-            "vmovdqu64 [{o} + 1664], zmm26", "vmovdqu64 [{o} + 1728], zmm27",
-            "vmovdqu64 [{o} + 1792], zmm28", "vmovdqu64 [{o} + 1856], zmm29",
-            "vmovdqu64 [{o} + 1920], zmm30", "vmovdqu64 [{o} + 1984], zmm31",
-            "kmovw eax, k1", "mov [{o} + 2048], rax",
-            "kmovw eax, k2", "mov [{o} + 2056], rax",
-            "kmovw eax, k3", "mov [{o} + 2064], rax",
-            "kmovw eax, k4", "mov [{o} + 2072], rax",
-            "kmovw eax, k5", "mov [{o} + 2080], rax",
-            "kmovw eax, k6", "mov [{o} + 2088], rax",
-            "kmovw eax, k7", "mov [{o} + 2096], rax";
+        numbers 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15
+            16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31;
+        load zmm_load;
+        store zmm_store;
+        masks 1 2 3 4 5 6 7;
         regs
             "zmm0", "zmm1", "zmm2", "zmm3",
             "zmm4", "zmm5", "zmm6", "zmm7",
@@ -277,24 +282,9 @@ mod x86 {
     hold_fn! {
         #[target_feature(enable = "avx")]
         hold_avx;
-        load
-            "vbroadcastsd ymm0, [{p} + 0]",    "vbroadcastsd ymm1, [{p} + 8]",
-            "vbroadcastsd ymm2, [{p} + 16]",   "vbroadcastsd ymm3, [{p} + 24]",
-            "vbroadcastsd ymm4, [{p} + 32]",   "vbroadcastsd ymm5, [{p} + 40]",
-            "vbroadcastsd ymm6, [{p} + 48]",   "vbroadcastsd ymm7, [{p} + 56]",
-            "vbroadcastsd ymm8, [{p} + 64]",   "vbroadcastsd ymm9, [{p} + 72]",
-            "vbroadcastsd ymm10, [{p} + 80]",  "vbroadcastsd ymm11, [{p} + 88]",
-            "vbroadcastsd ymm12, [{p} + 96]",  "vbroadcastsd ymm13, [{p} + 104]",
-            "vbroadcastsd ymm14, [{p} + 112]", "vbroadcastsd ymm15, [{p} + 120]";
-        store
-            "vmovdqu [{o} + 0], ymm0",    "vmovdqu [{o} + 32], ymm1",
-            "vmovdqu [{o} + 64], ymm2",   "vmovdqu [{o} + 96], ymm3",
-            "vmovdqu [{o} + 128], ymm4",  "vmovdqu [{o} + 160], ymm5",
-            "vmovdqu [{o} + 192], ymm6",  "vmovdqu [{o} + 224], ymm7",
-            "vmovdqu [{o} + 256], ymm8",  "vmovdqu [{o} + 288], ymm9",
-            "vmovdqu [{o} + 320], ymm10", "vmovdqu [{o} + 352], ymm11",
-            "vmovdqu [{o} + 384], ymm12", "vmovdqu [{o} + 416], ymm13",
-            "vmovdqu [{o} + 448], ymm14", "vmovdqu [{o} + 480], ymm15";
+        numbers 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15;
+        load ymm_load;
+        store ymm_store;
         regs
             "ymm0", "ymm1", "ymm2", "ymm3",
             "ymm4", "ymm5", "ymm6", "ymm7",
@@ -305,24 +295,9 @@ mod x86 {
     hold_fn! {
         /// SSE2 only: every x86-64 CPU has it.
         hold_sse;
-        load
-            "movq xmm0, [{p} + 0]", "punpcklqdq xmm0, xmm0",    "movq xmm1, [{p} + 8]", "punpcklqdq xmm1, xmm1",
-            "movq xmm2, [{p} + 16]", "punpcklqdq xmm2, xmm2",   "movq xmm3, [{p} + 24]", "punpcklqdq xmm3, xmm3",
-            "movq xmm4, [{p} + 32]", "punpcklqdq xmm4, xmm4",   "movq xmm5, [{p} + 40]", "punpcklqdq xmm5, xmm5",
-            "movq xmm6, [{p} + 48]", "punpcklqdq xmm6, xmm6",   "movq xmm7, [{p} + 56]", "punpcklqdq xmm7, xmm7",
-            "movq xmm8, [{p} + 64]", "punpcklqdq xmm8, xmm8",   "movq xmm9, [{p} + 72]", "punpcklqdq xmm9, xmm9",
-            "movq xmm10, [{p} + 80]", "punpcklqdq xmm10, xmm10",  "movq xmm11, [{p} + 88]", "punpcklqdq xmm11, xmm11",
-            "movq xmm12, [{p} + 96]", "punpcklqdq xmm12, xmm12",  "movq xmm13, [{p} + 104]", "punpcklqdq xmm13, xmm13",
-            "movq xmm14, [{p} + 112]", "punpcklqdq xmm14, xmm14", "movq xmm15, [{p} + 120]", "punpcklqdq xmm15, xmm15";
-        store
-            "movdqu [{o} + 0], xmm0",    "movdqu [{o} + 16], xmm1",
-            "movdqu [{o} + 32], xmm2",   "movdqu [{o} + 48], xmm3",
-            "movdqu [{o} + 64], xmm4",   "movdqu [{o} + 80], xmm5",
-            "movdqu [{o} + 96], xmm6",   "movdqu [{o} + 112], xmm7",
-            "movdqu [{o} + 128], xmm8",  "movdqu [{o} + 144], xmm9",
-            "movdqu [{o} + 160], xmm10", "movdqu [{o} + 176], xmm11",
-            "movdqu [{o} + 192], xmm12", "movdqu [{o} + 208], xmm13",
-            "movdqu [{o} + 224], xmm14", "movdqu [{o} + 240], xmm15";
+        numbers 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15;
+        load xmm_load;
+        store xmm_store;
         regs
             "xmm0", "xmm1", "xmm2", "xmm3",
             "xmm4", "xmm5", "xmm6", "xmm7",
@@ -347,11 +322,7 @@ mod tests {
         for width in [Width::Avx512, Width::Avx, Width::Sse] {
             let pats: Vec<u64> = (0..32).map(|r| pattern(7, 0, r)).collect();
             let other: Vec<u64> = (0..32).map(|r| pattern(7, 1, r)).collect();
-            let (regs, lanes) = match width {
-                Width::Avx512 => (32, 8),
-                Width::Avx => (16, 4),
-                Width::Sse => (16, 2),
-            };
+            let (regs, lanes, _) = width.registers();
             let mut out: Vec<u64> = (0..regs).flat_map(|r| vec![pats[r]; lanes]).collect();
             out.extend((1..=7).map(|k| pats[k] & 0xffff));
             out.truncate(width.words());

@@ -141,16 +141,13 @@ fn detect_virt(spawn: &dyn Spawn, arg: &str) -> Option<String> {
 
 /// Read the fallback's clues from this machine.
 pub fn clues(cpu_hypervisor_flag: bool) -> VmClues {
-    let dmi = DMI_FILES
-        .iter()
-        .filter_map(|f| {
-            read_trimmed(&Path::new("/sys/class/dmi/id").join(f)).map(|v| (f.to_string(), v))
-        })
-        .collect();
+    let dmi = DMI_FILES.iter().filter_map(|f| {
+        read_trimmed(&Path::new("/sys/class/dmi/id").join(f)).map(|v| (f.to_string(), v))
+    });
     VmClues {
         hypervisor_type: read_trimmed(Path::new("/sys/hypervisor/type")),
         xen_capabilities: read_trimmed(Path::new("/proc/xen/capabilities")),
-        dmi,
+        dmi: dmi.collect(),
         cpu_hypervisor_flag,
     }
 }
@@ -199,6 +196,12 @@ mod tests {
         }
     }
 
+    /// What the clues name and how, as `vm (source)`.
+    fn found(c: &VmClues) -> String {
+        let (vm, source) = vm_from_clues(c);
+        format!("{vm} ({source})")
+    }
+
     fn xen() -> VmClues {
         VmClues {
             hypervisor_type: Some("xen".into()),
@@ -219,20 +222,12 @@ mod tests {
             cpu_hypervisor_flag: true,
             ..Default::default()
         };
-        assert_eq!(
-            vm_from_clues(&qemu),
-            ("qemu".into(), "DMI sys_vendor".into())
-        );
-        assert_eq!(
-            vm_from_clues(&machine("VMware7,1", "VMware, Inc.")).0,
-            "vmware"
-        );
+        assert_eq!(found(&qemu), "qemu (DMI sys_vendor)");
+        let vmware = machine("VMware7,1", "VMware, Inc.");
+        assert_eq!(vm_from_clues(&vmware).0, "vmware");
         let hyperv = machine("Virtual Machine", "Microsoft Corporation");
         assert_eq!(vm_from_clues(&hyperv).0, "microsoft");
-        assert_eq!(
-            vm_from_clues(&xen()),
-            ("xen".into(), "/sys/hypervisor/type".into())
-        );
+        assert_eq!(found(&xen()), "xen (/sys/hypervisor/type)");
     }
 
     #[test]
@@ -254,10 +249,7 @@ mod tests {
             cpu_hypervisor_flag: true,
             ..Default::default()
         };
-        assert_eq!(
-            vm_from_clues(&flag),
-            ("vm-other".into(), "/proc/cpuinfo hypervisor flag".into())
-        );
+        assert_eq!(found(&flag), "vm-other (/proc/cpuinfo hypervisor flag)");
     }
 
     #[test]
@@ -279,8 +271,7 @@ mod tests {
             // `none` comes with exit status 1, and is an answer.
             _ => Output {
                 status: 1,
-                stdout: "none\n".into(),
-                stderr: String::new(),
+                ..Output::ok("none\n")
             },
         }));
         let v = detect(&spawn);
@@ -305,14 +296,13 @@ mod tests {
         for answer in [
             Output {
                 status: 127,
-                stdout: String::new(),
                 stderr: "not found".into(),
+                ..Output::ok("")
             },
             Output::ok("two words\n"),
             Output {
                 status: 1,
-                stdout: "kvm\n".into(),
-                stderr: String::new(),
+                ..Output::ok("kvm\n")
             },
         ] {
             let spawn = RecordingSpawn::with(Box::new(move |_| answer.clone()));

@@ -59,32 +59,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn advancing_counters_give_the_difference() {
-        assert_eq!(step(5, 9, 32), Step::Advanced(4));
-        assert_eq!(step(7, 7, 64), Step::Advanced(0));
-    }
-
-    #[test]
-    fn a_32_bit_counter_near_its_top_wraps() {
-        // 4294967290 → 6: 5 steps to 2^32 - 1, one to 0, six more.
-        assert_eq!(step(4_294_967_290, 6, 32), Step::Wrapped(12));
-        assert_eq!(step(4_294_967_290, 6, 32).increase(), Some(12));
-    }
-
-    #[test]
-    fn a_decrease_from_low_values_is_a_reset() {
-        assert_eq!(step(1000, 10, 32), Step::Reset);
-        assert_eq!(step(1000, 10, 32).increase(), None);
-    }
-
-    #[test]
-    fn a_64_bit_counter_never_wraps() {
-        assert_eq!(step(u64::MAX - 1, 3, 64), Step::Reset);
-    }
-
-    #[test]
-    fn values_too_big_for_the_width_are_a_reset() {
-        // A "32-bit" field that printed more than 2^32 cannot have wrapped at 2^32.
-        assert_eq!(step(5_000_000_000, 1, 32), Step::Reset);
+    fn counters_advance_wrap_or_reset() {
+        for (start, end, width, want, increase) in [
+            // Advancing counters give the difference.
+            (5, 9, 32, Step::Advanced(4), Some(4)),
+            (7, 7, 64, Step::Advanced(0), Some(0)),
+            // A 32-bit counter near its top wraps. 4294967290 → 6: 5 steps to 2^32 - 1, one
+            // to 0, six more.
+            (4_294_967_290, 6, 32, Step::Wrapped(12), Some(12)),
+            // A decrease from low values is a reset.
+            (1000, 10, 32, Step::Reset, None),
+            // A 64-bit counter never wraps.
+            (u64::MAX - 1, 3, 64, Step::Reset, None),
+            // Values too big for the width are a reset: a "32-bit" field that printed more
+            // than 2^32 cannot have wrapped at 2^32.
+            (5_000_000_000, 1, 32, Step::Reset, None),
+        ] {
+            let s = step(start, end, width);
+            assert_eq!(s, want, "{start} → {end} at {width} bits");
+            assert_eq!(s.increase(), increase, "{start} → {end} at {width} bits");
+        }
     }
 }

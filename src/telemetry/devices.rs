@@ -137,6 +137,18 @@ pub struct Device {
     pub backed_by: Option<Role>,
 }
 
+impl Device {
+    /// A device with no loop details (direct I/O, backing role) recorded: a backing device.
+    fn plain(role: Role, dev: BlockDev) -> Device {
+        Device {
+            role,
+            dev,
+            direct_io: None,
+            backed_by: None,
+        }
+    }
+}
+
 /// The devices of a cell by role.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Devices {
@@ -152,28 +164,18 @@ impl Devices {
     /// The devices of a cell: its data device, its external journal device if any, and the
     /// devices holding the loop images of either.
     pub fn for_cell(data: &Path, journal: Option<&Path>) -> Result<Devices> {
-        let d = BlockDev::of_path(data)?
-            .with_context(|| format!("{} is not on a block device", data.display()))?;
-        let j = match journal {
-            Some(p) => Some(
-                BlockDev::of_path(p)?
-                    .with_context(|| format!("{} is not on a block device", p.display()))?,
-            ),
-            None => None,
+        let on = |p: &Path| {
+            BlockDev::of_path(p)?
+                .with_context(|| format!("{} is not on a block device", p.display()))
         };
-        Devices::build(d, j)
+        Devices::build(on(data)?, journal.map(on).transpose()?)
     }
 
     /// The device under `dir` as the backing device of cells not made yet (a study's work
     /// directory before it starts, where its loop images will be): all its I/O is other I/O.
     pub fn backing_of(dir: &Path) -> Result<Devices> {
         let list = BlockDev::of_path(dir)?
-            .map(|dev| Device {
-                role: Role::Backing,
-                dev,
-                direct_io: None,
-                backed_by: None,
-            })
+            .map(|dev| Device::plain(Role::Backing, dev))
             .into_iter()
             .collect();
         Ok(Devices { list })
@@ -231,12 +233,7 @@ impl Devices {
                         Role::JournalBacking
                     });
                     if existing.is_none() {
-                        backings.push(Device {
-                            role: r,
-                            dev: b,
-                            direct_io: None,
-                            backed_by: None,
-                        });
+                        backings.push(Device::plain(r, b));
                     }
                     backed_by = Some(r);
                 }
@@ -320,15 +317,13 @@ mod tests {
 
     #[test]
     fn labels_are_the_metric_roles() {
-        let l: Vec<&str> = [
+        let l = [
             Role::Data,
             Role::Journal,
             Role::Backing,
             Role::JournalBacking,
         ]
-        .iter()
-        .map(|r| r.label())
-        .collect();
+        .map(Role::label);
         assert_eq!(l, ["data", "journal", "backing", "journal_backing"]);
         assert!(Role::Journal.is_cell() && !Role::Backing.is_cell());
     }

@@ -14,7 +14,7 @@ use super::counter::{step, Step, ULONG_BITS};
 pub const SECTOR_BYTES: u64 = 512;
 
 /// One line of `/proc/diskstats`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DiskStats {
     /// Device major number.
     pub major: u32,
@@ -143,21 +143,12 @@ pub struct DiskDelta {
 /// that went backwards while the counts did not wrapped at 2^32.
 pub fn delta(start: Option<&DiskStats>, end: &DiskStats) -> DiskDelta {
     let zero = DiskStats {
-        read_ios: 0,
-        read_merges: 0,
-        read_sectors: 0,
-        read_ms: 0,
-        write_ios: 0,
-        write_merges: 0,
-        write_sectors: 0,
-        write_ms: 0,
-        in_flight: 0,
-        io_ms: 0,
-        queue_ms: 0,
+        major: end.major,
+        minor: end.minor,
+        name: end.name.clone(),
         discard: end.discard.map(|_| [0; 4]),
         flush: end.flush.map(|_| [0; 2]),
-        name: end.name.clone(),
-        ..*end
+        ..Default::default()
     };
     let (s, mut restarted) = match start {
         Some(s) if (s.major, s.minor) == (end.major, end.minor) => (s, false),
@@ -200,14 +191,9 @@ pub fn delta(start: Option<&DiskStats>, end: &DiskStats) -> DiskDelta {
         write_ms: ms(s.write_ms, end.write_ms),
         io_ms: ms(s.io_ms, end.io_ms),
         queue_ms: ms(s.queue_ms, end.queue_ms),
-        discard_bytes: match (s.discard, end.discard) {
-            (Some(a), Some(b)) => Some(c(a[2], b[2]).saturating_mul(SECTOR_BYTES)),
-            _ => None,
-        },
-        flush_ios: match (s.flush, end.flush) {
-            (Some(a), Some(b)) => Some(c(a[0], b[0])),
-            _ => None,
-        },
+        discard_bytes: (s.discard.zip(end.discard))
+            .map(|(a, b)| c(a[2], b[2]).saturating_mul(SECTOR_BYTES)),
+        flush_ios: (s.flush.zip(end.flush)).map(|(a, b)| c(a[0], b[0])),
         restarted,
     }
 }

@@ -115,14 +115,13 @@ pub(crate) fn detect_in(root: &Path, data: &str, journal: Option<&str>) -> FsCou
 /// The `/proc/fs/jbd2` entry of the ext4 on `data` (see the module doc for the rules).
 pub(crate) fn jbd2_entry(root: &Path, data: &str, journal: Option<&str>) -> Option<String> {
     let jbd2 = root.join("proc/fs/jbd2");
-    let internal = format!("{data}-8");
-    if jbd2.join(&internal).join("info").is_file() {
-        return Some(internal);
-    }
-    if let Some(j) = journal {
-        if jbd2.join(j).join("info").is_file() {
-            return Some(j.to_string());
-        }
+    let known = [Some(format!("{data}-8")), journal.map(str::to_string)];
+    if let Some(e) = known
+        .into_iter()
+        .flatten()
+        .find(|e| jbd2.join(e).join("info").is_file())
+    {
+        return Some(e);
     }
     let tid = std::fs::read_to_string(root.join(format!("sys/fs/ext4/{data}/journal_task")))
         .ok()?
@@ -202,22 +201,14 @@ mod tests {
         std::fs::create_dir_all(t.path().join("sys/fs/ext4/loop0")).unwrap();
         put(t.path(), "proc/fs/jbd2/loop1/info", "x");
         put(t.path(), "proc/fs/jbd2/loop2-8/info", "x");
-        assert_eq!(
-            jbd2_entry(t.path(), "loop0", Some("loop1")).as_deref(),
-            Some("loop1")
-        );
+        let entry = |journal| jbd2_entry(t.path(), "loop0", journal);
+        assert_eq!(entry(Some("loop1")).as_deref(), Some("loop1"));
         // Without being told, through the journal thread's name.
-        assert_eq!(
-            jbd2_entry(t.path(), "loop0", None),
-            None,
-            "no journal_task yet"
-        );
+        assert_eq!(entry(None), None, "no journal_task yet");
         put(t.path(), "sys/fs/ext4/loop0/journal_task", "6050\n");
         put(t.path(), "proc/6050/comm", "jbd2/loop1\n");
-        assert_eq!(
-            external_journal_in(t.path(), "loop0").as_deref(),
-            Some("loop1")
-        );
+        let external = external_journal_in(t.path(), "loop0");
+        assert_eq!(external.as_deref(), Some("loop1"));
     }
 
     #[test]
@@ -228,17 +219,12 @@ mod tests {
         put(t.path(), "sys/fs/ext4/dm-3/journal_task", "77\n");
         // "jbd2/nvme0n1p12" is exactly 15 characters; the kernel keeps all of it.
         put(t.path(), "proc/77/comm", "jbd2/nvme0n1p12\n");
-        assert_eq!(
-            external_journal_in(t.path(), "dm-3").as_deref(),
-            Some("nvme0n1p12")
-        );
+        let external = || external_journal_in(t.path(), "dm-3");
+        assert_eq!(external().as_deref(), Some("nvme0n1p12"));
         // An internal journal of dm-3 is dm-3-8, and a dm journal device is not internal.
         put(t.path(), "proc/fs/jbd2/dm-1/info", "x");
         put(t.path(), "proc/77/comm", "jbd2/dm-1\n");
-        assert_eq!(
-            external_journal_in(t.path(), "dm-3").as_deref(),
-            Some("dm-1")
-        );
+        assert_eq!(external().as_deref(), Some("dm-1"));
         // Ambiguous prefixes give nothing rather than a wrong journal.
         put(t.path(), "proc/fs/jbd2/nvme0n1p1x/info", "x");
         put(t.path(), "proc/77/comm", "jbd2/nvme0n1p1\n");

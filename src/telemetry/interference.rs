@@ -4,7 +4,6 @@
 //! The thresholds are named constants; why each has its value is said beside it and in
 //! `doc/telemetry.md`.
 
-use super::devices::Role;
 use super::diskstats;
 use super::procfs::CpuSplit;
 use super::Snapshot;
@@ -118,23 +117,17 @@ pub struct Window {
 impl Window {
     /// The window from `start` to `end`.
     pub fn between(start: &Snapshot, end: &Snapshot) -> Window {
-        let dev_delta = |role: Role, dev: &super::Device| {
-            let e = end
-                .disks
-                .iter()
-                .find(|(d, _)| d.role == role && d.dev == dev.dev)?
-                .1
-                .as_ref()?;
+        let dev_delta = |dev: &super::Device, e: &Option<diskstats::DiskStats>| {
             let s = start
                 .disks
                 .iter()
-                .find(|(d, _)| d.role == role && d.dev == dev.dev)
+                .find(|(d, _)| d.role == dev.role && d.dev == dev.dev)
                 .and_then(|(_, s)| s.as_ref());
-            Some(diskstats::delta(s, e))
+            Some(diskstats::delta(s, e.as_ref()?))
         };
         let mut backing = Vec::new();
-        for (b, _) in end.disks.iter().filter(|(d, _)| !d.role.is_cell()) {
-            let Some(bd) = dev_delta(b.role, b) else {
+        for (b, e) in end.disks.iter().filter(|(d, _)| !d.role.is_cell()) {
+            let Some(bd) = dev_delta(b, e) else {
                 continue;
             };
             let mut io = BackingIo {
@@ -145,12 +138,12 @@ impl Window {
                 cell_write_bytes: 0,
                 reads_comparable: true,
             };
-            for (c, _) in end
+            for (c, e) in end
                 .disks
                 .iter()
                 .filter(|(d, _)| d.backed_by == Some(b.role))
             {
-                let cd = dev_delta(c.role, c).unwrap_or_default();
+                let cd = dev_delta(c, e).unwrap_or_default();
                 io.cell_read_bytes += cd.read_bytes;
                 io.cell_write_bytes += cd.write_bytes;
                 io.reads_comparable &= c.direct_io == Some(true);
@@ -256,13 +249,8 @@ impl fmt::Display for Verdict {
         if self.is_quiet() {
             return f.write_str("quiet");
         }
-        for (i, d) in self.disturbances.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; ")?;
-            }
-            write!(f, "{d}")?;
-        }
-        Ok(())
+        let parts: Vec<String> = self.disturbances.iter().map(|d| d.to_string()).collect();
+        f.write_str(&parts.join("; "))
     }
 }
 
@@ -306,56 +294,6 @@ pub fn interference(w: &Window, t: &Thresholds) -> Verdict {
         }
     }
     Verdict { disturbances: v }
-}
-
-/// One warning line for the disturbed repetitions of a cell, e.g. `repetitions 1–3 of
-/// journal=16MB: 2.1 GiB of other I/O on vda`; `None` when every repetition was quiet.
-/// Other I/O and other CPU-seconds are summed over the disturbed repetitions; steal, load
-/// and the CPU share are the largest seen.
-pub fn interference_warning(cell: &str, reps: &[(u32, Verdict)]) -> Option<String> {
-    let mut nums: Vec<u32> = reps
-        .iter()
-        .filter(|(_, v)| !v.is_quiet())
-        .map(|(n, _)| *n)
-        .collect();
-    if nums.is_empty() {
-        return None;
-    }
-    nums.sort_unstable();
-    nums.dedup();
-    let ranges = crate::units::fmt_ranges(&nums.iter().map(|&n| u64::from(n)).collect::<Vec<_>>());
-    let mut merged: Vec<Disturbance> = Vec::new();
-    for d in reps.iter().flat_map(|(_, v)| &v.disturbances) {
-        let same = merged.iter_mut().find(|m| match (&**m, d) {
-            (Disturbance::OtherIo { device: a, .. }, Disturbance::OtherIo { device: b, .. }) => {
-                a == b
-            }
-            (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
-        });
-        match (same, d) {
-            (None, d) => merged.push(d.clone()),
-            (Some(Disturbance::OtherIo { bytes, .. }), Disturbance::OtherIo { bytes: b, .. }) => {
-                *bytes += b
-            }
-            (Some(Disturbance::Steal { pct }), Disturbance::Steal { pct: p }) => *pct = pct.max(*p),
-            (Some(Disturbance::Load { runnable, .. }), Disturbance::Load { runnable: r, .. }) => {
-                *runnable = (*runnable).max(*r)
-            }
-            (
-                Some(Disturbance::OtherCpu { seconds, pct }),
-                Disturbance::OtherCpu { seconds: s, pct: p },
-            ) => {
-                *seconds += s;
-                *pct = pct.max(*p);
-            }
-            _ => {}
-        }
-    }
-    let what = Verdict {
-        disturbances: merged,
-    };
-    let plural = if nums.len() > 1 { "s" } else { "" };
-    Some(format!("repetition{plural} {ranges} of {cell}: {what}"))
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Interference verdicts, the warning line and settle, on synthetic snapshots.
+//! Interference verdicts and settle, on synthetic snapshots.
 
 use super::super::*;
 use crate::telemetry::tests::dev;
@@ -169,40 +169,6 @@ fn other_processes_user_cpu_is_what_fslab_did_not_use() {
     );
     b.own_user_us = 4_100_000; // 4.5%
     assert!(judge(a, b, true).is_quiet());
-}
-
-#[test]
-fn the_warning_names_the_disturbed_repetitions_once() {
-    let io = |gib_tenths: u64| Verdict {
-        disturbances: vec![Disturbance::OtherIo {
-            device: "vda".into(),
-            bytes: gib_tenths * 1024 * MIB / 10,
-        }],
-    };
-    let quiet = Verdict::default();
-    let reps = vec![(1, io(7)), (2, io(7)), (3, io(7)), (4, quiet.clone())];
-    assert_eq!(
-        interference_warning("journal=16MB", &reps).as_deref(),
-        Some("repetitions 1–3 of journal=16MB: 2.1 GiB of other I/O on vda")
-    );
-    let steal = |p: f64| Verdict {
-        disturbances: vec![Disturbance::Steal { pct: p }],
-    };
-    let reps = vec![
-        (1, steal(3.0)),
-        (2, quiet.clone()),
-        (3, steal(5.0)),
-        (4, io(10)),
-    ];
-    assert_eq!(
-        interference_warning("c", &reps).as_deref(),
-        Some("repetitions 1, 3–4 of c: CPU steal 5.0% of all CPUs; 1.0 GiB of other I/O on vda")
-    );
-    assert_eq!(
-        interference_warning("c", &[(2, steal(3.0))]).as_deref(),
-        Some("repetition 2 of c: CPU steal 3.0% of all CPUs")
-    );
-    assert_eq!(interference_warning("c", &[(1, quiet)]), None);
 }
 
 /// A clock that only moves when settle sleeps.

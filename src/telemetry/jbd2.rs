@@ -171,12 +171,9 @@ pub struct Jbd2Delta {
 
 /// Derive a phase's journal figures from the reads at its start and end.
 pub fn delta(start: &Jbd2Info, end: &Jbd2Info) -> Jbd2Delta {
-    let restarted = step(start.transactions, end.transactions, ULONG_BITS)
-        .increase()
-        .is_none()
-        || step(start.requested, end.requested, ULONG_BITS)
-            .increase()
-            .is_none();
+    let back = |a: u64, b: u64| step(a, b, ULONG_BITS).increase().is_none();
+    let restarted =
+        back(start.transactions, end.transactions) || back(start.requested, end.requested);
     let zero = Jbd2Info::default();
     let s = if restarted { &zero } else { start };
     let (sa, ea) = (s.avg.unwrap_or_default(), end.avg.unwrap_or_default());

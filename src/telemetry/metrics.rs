@@ -58,11 +58,8 @@ pub fn delta(phase: &str, start: &Snapshot, end: &Snapshot) -> Vec<Metric> {
             o.put("fs.journal.transactions", Unit::Count, n as f64);
             o.put("fs.journal.commit_ms", Unit::Millis, ms as f64);
             if n > 0 {
-                o.put(
-                    "fs.journal.commit_ms_avg",
-                    Unit::Millis,
-                    ms as f64 / n as f64,
-                );
+                let avg = ms as f64 / n as f64;
+                o.put("fs.journal.commit_ms_avg", Unit::Millis, avg);
             }
             o.put("fs.journal.commit_ms_max", Unit::Millis, e.max_ms as f64);
         }
@@ -83,28 +80,25 @@ fn devices(o: &mut Out<'_>, start: &Snapshot, end: &Snapshot, elapsed_ms: f64) {
             .and_then(|(_, s)| s.as_ref());
         let d = diskstats::delta(s, e);
         let p = format!("dev.{}.", dev.role.label());
-        o.put(format!("{p}read_bytes"), Unit::Bytes, d.read_bytes as f64);
-        o.put(format!("{p}write_bytes"), Unit::Bytes, d.write_bytes as f64);
-        o.put(format!("{p}read_ios"), Unit::Count, d.read_ios as f64);
-        o.put(format!("{p}write_ios"), Unit::Count, d.write_ios as f64);
-        o.put(format!("{p}read_merges"), Unit::Count, d.read_merges as f64);
-        o.put(
-            format!("{p}write_merges"),
-            Unit::Count,
-            d.write_merges as f64,
-        );
-        o.put(format!("{p}read_ms"), Unit::Millis, d.read_ms as f64);
-        o.put(format!("{p}write_ms"), Unit::Millis, d.write_ms as f64);
-        o.put(format!("{p}queue_ms"), Unit::Millis, d.queue_ms as f64);
+        let mut put = |name: &str, unit, v: f64| o.put(format!("{p}{name}"), unit, v);
+        put("read_bytes", Unit::Bytes, d.read_bytes as f64);
+        put("write_bytes", Unit::Bytes, d.write_bytes as f64);
+        put("read_ios", Unit::Count, d.read_ios as f64);
+        put("write_ios", Unit::Count, d.write_ios as f64);
+        put("read_merges", Unit::Count, d.read_merges as f64);
+        put("write_merges", Unit::Count, d.write_merges as f64);
+        put("read_ms", Unit::Millis, d.read_ms as f64);
+        put("write_ms", Unit::Millis, d.write_ms as f64);
+        put("queue_ms", Unit::Millis, d.queue_ms as f64);
         if elapsed_ms > 0.0 {
             let util = (d.io_ms as f64 / elapsed_ms * 100.0).clamp(0.0, 100.0);
-            o.put(format!("{p}util"), Unit::Percent, util);
+            put("util", Unit::Percent, util);
         }
         if let Some(b) = d.discard_bytes {
-            o.put(format!("{p}discard_bytes"), Unit::Bytes, b as f64);
+            put("discard_bytes", Unit::Bytes, b as f64);
         }
         if let Some(n) = d.flush_ios {
-            o.put(format!("{p}flush_ios"), Unit::Count, n as f64);
+            put("flush_ios", Unit::Count, n as f64);
         }
     }
 }
@@ -121,26 +115,16 @@ fn machine(o: &mut Out<'_>, start: &Snapshot, end: &Snapshot) {
         o.put("cpu.steal", Unit::Percent, pct(c.steal));
         o.put("cpu.idle", Unit::Percent, pct(c.idle));
         let hz = end.ticks_per_second.max(1) as f64;
-        let other = (c.user as f64 / hz - own_user_s).max(0.0);
-        o.put(
-            "cpu.other_user",
-            Unit::Percent,
-            other / (total / hz) * 100.0,
-        );
+        let other = (c.user as f64 / hz - own_user_s).max(0.0) / (total / hz);
+        o.put("cpu.other_user", Unit::Percent, other * 100.0);
     }
-    o.put(
-        "ctxt",
-        Unit::Count,
-        end.stat.ctxt.saturating_sub(start.stat.ctxt) as f64,
-    );
+    let ctxt = end.stat.ctxt.saturating_sub(start.stat.ctxt) as f64;
+    o.put("ctxt", Unit::Count, ctxt);
     o.put("load.start", Unit::Count, start.load.one);
     o.put("load.end", Unit::Count, end.load.one);
     let dw = |s: &Snapshot| s.memory.dirty + s.memory.writeback;
-    o.put(
-        "mem.dirty_writeback_peak",
-        Unit::Bytes,
-        dw(start).max(dw(end)) as f64,
-    );
+    let peak = dw(start).max(dw(end)) as f64;
+    o.put("mem.dirty_writeback_peak", Unit::Bytes, peak);
     o.put("proc.user", Unit::Seconds, own_user_s);
     let own_sys_s = end.usage.sys_us.saturating_sub(start.usage.sys_us) as f64 / 1e6;
     o.put("proc.sys", Unit::Seconds, own_sys_s);
@@ -149,60 +133,38 @@ fn machine(o: &mut Out<'_>, start: &Snapshot, end: &Snapshot) {
 
 fn journal(o: &mut Out<'_>, d: &jbd2::Jbd2Delta) {
     let n = d.transactions as f64;
-    o.put("fs.journal.transactions", Unit::Count, n);
-    o.put("fs.journal.requested", Unit::Count, d.requested as f64);
-    o.put("fs.journal.blocks", Unit::Count, d.blocks);
-    o.put("fs.journal.logged_blocks", Unit::Count, d.logged_blocks);
-    o.put("fs.journal.handles", Unit::Count, d.handles);
+    let mut put = |name: &str, unit, v: f64| o.put(format!("fs.journal.{name}"), unit, v);
+    put("transactions", Unit::Count, n);
+    put("requested", Unit::Count, d.requested as f64);
+    put("blocks", Unit::Count, d.blocks);
+    put("logged_blocks", Unit::Count, d.logged_blocks);
+    put("handles", Unit::Count, d.handles);
     if n > 0.0 {
-        o.put(
-            "fs.journal.blocks_per_transaction",
-            Unit::Count,
-            d.blocks / n,
-        );
-        o.put(
-            "fs.journal.handles_per_transaction",
-            Unit::Count,
-            d.handles / n,
-        );
+        put("blocks_per_transaction", Unit::Count, d.blocks / n);
+        put("handles_per_transaction", Unit::Count, d.handles / n);
     }
-    o.put(
-        "fs.journal.blocks_per_transaction_limit",
-        Unit::Count,
-        d.limit as f64,
-    );
-    o.put("fs.journal.wait_ms", Unit::Millis, d.wait_ms);
-    o.put(
-        "fs.journal.request_delay_ms",
-        Unit::Millis,
-        d.request_delay_ms,
-    );
-    o.put("fs.journal.running_ms", Unit::Millis, d.running_ms);
-    o.put("fs.journal.locked_ms", Unit::Millis, d.locked_ms);
-    o.put("fs.journal.flushing_ms", Unit::Millis, d.flushing_ms);
-    o.put("fs.journal.logging_ms", Unit::Millis, d.logging_ms);
+    put("blocks_per_transaction_limit", Unit::Count, d.limit as f64);
+    put("wait_ms", Unit::Millis, d.wait_ms);
+    put("request_delay_ms", Unit::Millis, d.request_delay_ms);
+    put("running_ms", Unit::Millis, d.running_ms);
+    put("locked_ms", Unit::Millis, d.locked_ms);
+    put("flushing_ms", Unit::Millis, d.flushing_ms);
+    put("logging_ms", Unit::Millis, d.logging_ms);
     if let Some(c) = d.commit_ms_avg {
-        o.put("fs.journal.commit_ms_avg", Unit::Millis, c);
+        put("commit_ms_avg", Unit::Millis, c);
     }
 }
 
 fn xfs_log(o: &mut Out<'_>, d: &xfs::XfsLog) {
-    o.put("fs.log.writes", Unit::Count, d.writes as f64);
-    o.put("fs.log.blocks", Unit::Count, d.blocks as f64);
-    o.put(
-        "fs.log.bytes",
-        Unit::Bytes,
-        (d.blocks * xfs::BASIC_BLOCK) as f64,
-    );
-    o.put("fs.log.noiclogs", Unit::Count, d.noiclogs as f64);
-    o.put("fs.log.force", Unit::Count, d.force as f64);
-    o.put("fs.log.force_sleep", Unit::Count, d.force_sleep as f64);
-    o.put("fs.log.try_logspace", Unit::Count, d.try_logspace as f64);
-    o.put(
-        "fs.log.sleep_logspace",
-        Unit::Count,
-        d.sleep_logspace as f64,
-    );
-    o.put("fs.log.push_ail", Unit::Count, d.push_ail as f64);
-    o.put("fs.log.transactions", Unit::Count, d.transactions() as f64);
+    let mut put = |name: &str, unit, v: u64| o.put(format!("fs.log.{name}"), unit, v as f64);
+    put("writes", Unit::Count, d.writes);
+    put("blocks", Unit::Count, d.blocks);
+    put("bytes", Unit::Bytes, d.blocks * xfs::BASIC_BLOCK);
+    put("noiclogs", Unit::Count, d.noiclogs);
+    put("force", Unit::Count, d.force);
+    put("force_sleep", Unit::Count, d.force_sleep);
+    put("try_logspace", Unit::Count, d.try_logspace);
+    put("sleep_logspace", Unit::Count, d.sleep_logspace);
+    put("push_ail", Unit::Count, d.push_ail);
+    put("transactions", Unit::Count, d.transactions());
 }

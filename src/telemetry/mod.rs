@@ -31,9 +31,9 @@ pub use devices::{BlockDev, Device, Devices, Role};
 pub use diskstats::DiskStats;
 pub use fs::{FsCounters, FsSample};
 pub use interference::{
-    interference, interference_warning, BackingIo, Disturbance, Thresholds, Verdict, Window,
-    OTHER_CPU_FLOOR_S, OTHER_CPU_MAX_PCT, OTHER_IO_BYTES_PER_SEC, OTHER_IO_FLOOR_BYTES,
-    OTHER_IO_FRACTION, STEAL_MAX_PCT,
+    interference, BackingIo, Disturbance, Thresholds, Verdict, Window, OTHER_CPU_FLOOR_S,
+    OTHER_CPU_MAX_PCT, OTHER_IO_BYTES_PER_SEC, OTHER_IO_FLOOR_BYTES, OTHER_IO_FRACTION,
+    STEAL_MAX_PCT,
 };
 pub use jbd2::{Jbd2Averages, Jbd2Info};
 pub use metrics::delta;

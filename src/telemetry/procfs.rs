@@ -30,20 +30,6 @@ pub struct CpuTimes {
     pub steal: u64,
 }
 
-impl CpuTimes {
-    /// All time, the denominator of every CPU percentage.
-    pub fn total(&self) -> u64 {
-        self.user
-            + self.nice
-            + self.system
-            + self.idle
-            + self.iowait
-            + self.irq
-            + self.softirq
-            + self.steal
-    }
-}
-
 /// CPU ticks of an interval, grouped as fslab reports them: user (+nice), sys
 /// (system + irq + softirq), iowait, steal, idle. Fields that went backwards (iowait may,
 /// per proc(5)) count as 0, so the five always add up to the interval's total.
@@ -169,12 +155,10 @@ pub fn parse_meminfo(text: &str) -> Result<DirtyMemory> {
     let mut dirty = None;
     let mut writeback = None;
     for line in text.lines() {
-        let slot = if line.starts_with("Dirty:") {
-            &mut dirty
-        } else if line.starts_with("Writeback:") {
-            &mut writeback
-        } else {
-            continue;
+        let slot = match line.split(':').next() {
+            Some("Dirty") => &mut dirty,
+            Some("Writeback") => &mut writeback,
+            _ => continue,
         };
         let kib: u64 = line
             .split_whitespace()
@@ -236,11 +220,7 @@ pub fn ticks_per_second() -> u64 {
     *HZ.get_or_init(|| {
         // SAFETY: sysconf has no preconditions.
         let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        if v > 0 {
-            v as u64
-        } else {
-            100
-        }
+        u64::try_from(v).ok().filter(|&v| v > 0).unwrap_or(100)
     })
 }
 
@@ -265,7 +245,8 @@ mod tests {
     fn an_old_kernel_without_steal_parses() {
         let st = parse_stat("cpu  10 0 5 100 2\ncpu0 10 0 5 100 2\nctxt 7\n").unwrap();
         assert_eq!(st.cpu.steal, 0);
-        assert_eq!(st.cpu.total(), 117);
+        let since_boot = CpuSplit::between(&CpuTimes::default(), &st.cpu);
+        assert_eq!(since_boot.total(), 117);
         assert_eq!((st.cpus, st.ctxt, st.procs_running), (1, 7, 0));
         assert!(parse_stat("ctxt 7\n").is_err());
         assert!(parse_stat("cpu  1 x 3 4\n").is_err());

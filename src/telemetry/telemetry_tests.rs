@@ -1,7 +1,6 @@
 //! Tests across the telemetry parts: the metrics of a real captured phase (fixtures from
-//! `fixtures/capture.sh`) and devices that appear and disappear. Interference verdicts,
-//! warnings and settle with an injected clock are tested beside `interference`
-//! (`interference_tests.rs`).
+//! `fixtures/capture.sh`) and devices that appear and disappear. Interference verdicts and
+//! settle with an injected clock are tested beside `interference` (`interference_tests.rs`).
 
 use super::*;
 use crate::metric::{Metric, Unit};
@@ -74,18 +73,15 @@ fn captured(which: &str, secs: u64, diskstats: &str, fs: Option<FsSample>) -> Sn
         loadavg: fixture(&format!("loadavg-{which}")),
         meminfo: fixture(&format!("meminfo-{which}")),
     };
-    let usage = if which == "before" {
-        Usage {
-            user_us: 1_000_000,
-            sys_us: 500_000,
-            max_rss: 10 << 20,
-        }
+    let (user_us, sys_us, max_rss) = if which == "before" {
+        (1_000_000, 500_000, 10 << 20)
     } else {
-        Usage {
-            user_us: 1_250_000,
-            sys_us: 600_000,
-            max_rss: 12 << 20,
-        }
+        (1_250_000, 600_000, 12 << 20)
+    };
+    let usage = Usage {
+        user_us,
+        sys_us,
+        max_rss,
     };
     let mut s = Snapshot::from_texts(at, &captured_devices(), texts, usage, fs).unwrap();
     s.ticks_per_second = 100;

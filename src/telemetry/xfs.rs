@@ -52,17 +52,15 @@ impl XfsLog {
     }
 }
 
-fn fields<'a>(text: &'a str, name: &str) -> Option<Vec<&'a str>> {
-    text.lines().find_map(|l| {
-        let mut t = l.split_whitespace();
-        (t.next() == Some(name)).then(|| t.collect())
-    })
-}
-
 fn nums(text: &str, name: &str, need: usize) -> Result<Vec<u64>> {
-    let f = fields(text, name).with_context(|| format!("XFS stats have no `{name}` line"))?;
+    let f = text
+        .lines()
+        .find_map(|l| {
+            let mut t = l.split_whitespace();
+            (t.next() == Some(name)).then_some(t)
+        })
+        .with_context(|| format!("XFS stats have no `{name}` line"))?;
     let v: Vec<u64> = f
-        .iter()
         .take(need)
         .map(|x| x.parse::<u64>())
         .collect::<Result<_, _>>()

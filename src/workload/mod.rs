@@ -365,12 +365,11 @@ pub fn check_stride(stride: u64, what: &str) -> Result<()> {
 /// Check that `dir` exists, is a directory, and can be written; `flag` names the option
 /// that chose it, for the message.
 pub fn check_writable_dir(dir: &Path, flag: &str) -> Result<()> {
-    let meta = match std::fs::metadata(dir) {
-        Ok(m) => m,
-        Err(_) => crate::bail_usage!(
+    let Ok(meta) = std::fs::metadata(dir) else {
+        crate::bail_usage!(
             "{} does not exist; create it or choose another directory with {flag}",
             dir.display()
-        ),
+        )
     };
     if !meta.is_dir() {
         crate::bail_usage!(
@@ -385,12 +384,8 @@ pub fn check_writable_dir(dir: &Path, flag: &str) -> Result<()> {
             dir.display()
         );
     }
-    if rustix::fs::access(
-        dir,
-        rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
-    )
-    .is_err()
-    {
+    use rustix::fs::Access;
+    if rustix::fs::access(dir, Access::WRITE_OK | Access::EXEC_OK).is_err() {
         crate::bail_usage!(
             "{} is not writable by this user; fix its permissions or choose another directory with {flag}",
             dir.display()

@@ -22,17 +22,17 @@ impl Words {
     /// How these words name the parameter with study key `key`: its flag (`-t`), or the key
     /// itself (for a study, or a key without a flag).
     pub fn name(self, key: &'static str) -> &'static str {
+        self.flag(key).unwrap_or(key)
+    }
+
+    /// The flag of the parameter with study key `key`, if these words are flags and it has one.
+    fn flag(self, key: &str) -> Option<&'static str> {
         match self {
-            Words::Flags(table) => table
-                .iter()
-                .find(|(k, _)| *k == key)
-                .map_or(key, |(_, f)| *f),
-            Words::Keys => key,
+            Words::Flags(table) => table.iter().find(|(k, _)| *k == key).map(|(_, f)| *f),
+            Words::Keys => None,
         }
     }
-}
 
-impl Words {
     /// The flags of a command's clap definition `A`, by argument id (the study key): its
     /// short flag (`-d`), else its long one (`--threads`); a positional argument is said as
     /// `command` (`fslab dbench`). Read once per type.
@@ -106,11 +106,7 @@ impl ParamError {
 }
 
 fn name(key: &str, value: &str, words: Words) -> String {
-    let flag = match words {
-        Words::Flags(table) => table.iter().find(|(k, _)| *k == key).map(|(_, f)| *f),
-        Words::Keys => None,
-    };
-    match (flag, value.is_empty()) {
+    match (words.flag(key), value.is_empty()) {
         (Some(f), true) => f.to_string(),
         (Some(f), false) => format!("{f} {value}"),
         (None, true) => key.to_string(),

@@ -51,19 +51,12 @@ fn populate(start: usize, end: usize) {
     // /proc/self/maps lists it; madvise only maps its pages, and the reads below read bytes
     // of that mapping without keeping references.
     unsafe {
-        if libc::madvise(
-            start as *mut libc::c_void,
-            end - start,
-            libc::MADV_POPULATE_READ,
-        ) == 0
-        {
+        let addr = start as *mut libc::c_void;
+        if libc::madvise(addr, end - start, libc::MADV_POPULATE_READ) == 0 {
             return;
         }
-        let page = 4096;
-        let mut p = start;
-        while p < end {
-            std::ptr::read_volatile(p as *const u8);
-            p += page;
+        for page in (start..end).step_by(4096) {
+            std::ptr::read_volatile(page as *const u8);
         }
     }
 }

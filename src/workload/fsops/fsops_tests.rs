@@ -15,22 +15,19 @@ fn fs_ops_do_every_operation_on_a_real_directory() {
     let t = tempfile::tempdir().unwrap();
     let mut ops = FsOps::with_buffers(3000, 100);
     let root = FsOps::open_path(t.path()).unwrap();
+    let at = |p: &str| t.path().join(p);
+    let code = |e: io::Error| e.raw_os_error();
     ops.mkdir(&root, c"d").unwrap();
     let d = ops.open_dir(&root, c"d").unwrap();
     ops.create(&d, c"f", excl(3000, true)).unwrap();
-    assert_eq!(
-        std::fs::read(t.path().join("d/f")).unwrap(),
-        vec![0u8; 3000]
-    );
+    assert_eq!(std::fs::read(at("d/f")).unwrap(), vec![0u8; 3000]);
     // O_EXCL: never into an entry that exists.
     let e = ops.create(&d, c"f", excl(1, false)).unwrap_err();
-    assert_eq!(e.raw_os_error(), Some(libc::EEXIST));
+    assert_eq!(code(e), Some(libc::EEXIST));
     // Without O_EXCL (fdtree's create) the file is truncated to the new size.
     ops.create_file(&d, c"f", 10).unwrap();
-    assert_eq!(std::fs::metadata(t.path().join("d/f")).unwrap().len(), 10);
-    let mode = std::fs::metadata(t.path().join("d/f"))
-        .unwrap()
-        .permissions();
+    assert_eq!(std::fs::metadata(at("d/f")).unwrap().len(), 10);
+    let mode = std::fs::metadata(at("d/f")).unwrap().permissions();
     assert_eq!(mode.mode() & 0o600, 0o600);
     assert_eq!(ops.read_file(&d, c"f", 100).unwrap(), 10, "short file");
     ops.create(&d, c"g", excl(5000, false)).unwrap();
@@ -38,32 +35,29 @@ fn fs_ops_do_every_operation_on_a_real_directory() {
     assert_eq!(ops.stat(&d, c"g").unwrap(), Kind::File);
     assert_eq!(ops.stat(&root, c"d").unwrap(), Kind::Dir);
     assert_eq!(ops.stat(&root, c"d/g").unwrap(), Kind::File, "a path below");
-    std::os::unix::fs::symlink("g", t.path().join("d/link")).unwrap();
+    std::os::unix::fs::symlink("g", at("d/link")).unwrap();
     assert_eq!(ops.stat(&d, c"link").unwrap(), Kind::Other, "not followed");
     assert_eq!(
-        ops.read_file(&d, c"link", 1).unwrap_err().raw_os_error(),
+        code(ops.read_file(&d, c"link", 1).unwrap_err()),
         Some(libc::ELOOP)
     );
     assert_eq!(ops.count_entries(&d).unwrap(), 3);
     ops.mkdir(&root, c"e").unwrap();
     let e = ops.open_dir(&root, c"e").unwrap();
     ops.rename(&d, c"g", &e, c"h").unwrap();
-    assert!(t.path().join("e/h").is_file());
-    assert_eq!(
-        ops.stat(&d, c"g").unwrap_err().raw_os_error(),
-        Some(libc::ENOENT)
-    );
+    assert!(at("e/h").is_file());
+    assert_eq!(code(ops.stat(&d, c"g").unwrap_err()), Some(libc::ENOENT));
     for (dir, name) in [(&d, c"f"), (&d, c"link"), (&e, c"h")] {
         ops.unlink(dir, name).unwrap();
     }
     assert_eq!(ops.count_entries(&d).unwrap(), 0);
     ops.mkdir(&d, c"sub").unwrap();
-    std::fs::write(t.path().join("d/sub/user"), b"x").unwrap();
+    std::fs::write(at("d/sub/user"), b"x").unwrap();
     assert_eq!(
-        ops.rmdir(&d, c"sub").unwrap_err().raw_os_error(),
+        code(ops.rmdir(&d, c"sub").unwrap_err()),
         Some(libc::ENOTEMPTY)
     );
-    std::fs::remove_file(t.path().join("d/sub/user")).unwrap();
+    std::fs::remove_file(at("d/sub/user")).unwrap();
     ops.rmdir(&d, c"sub").unwrap();
     drop((d, e));
     ops.rmdir(&root, c"d").unwrap();
@@ -102,10 +96,8 @@ fn the_checked_recorder_refuses_what_the_kernel_would() {
     assert_eq!(code(r.mkdir(&root, c"x/y").unwrap_err()), libc::ENOENT);
     let a = r.open_dir(&root, c"a").unwrap();
     r.create(&a, c"f", excl(7, true)).unwrap();
-    assert_eq!(
-        code(r.create(&a, c"f", excl(7, false)).unwrap_err()),
-        libc::EEXIST
-    );
+    let again = r.create(&a, c"f", excl(7, false));
+    assert_eq!(code(again.unwrap_err()), libc::EEXIST);
     r.create_file(&a, c"f", 3).unwrap();
     assert_eq!(r.read_file(&a, c"f", 10).unwrap(), 3);
     assert_eq!(code(r.read_file(&root, c"a", 1).unwrap_err()), libc::EISDIR);
@@ -115,10 +107,8 @@ fn the_checked_recorder_refuses_what_the_kernel_would() {
     assert_eq!(code(r.unlink(&root, c"a").unwrap_err()), libc::EISDIR);
     assert_eq!(r.count_entries(&a).unwrap(), 1);
     r.mkdir(&root, c"b").unwrap();
-    assert_eq!(
-        code(r.rename(&root, c"a", &root, c"b").unwrap_err()),
-        libc::EEXIST
-    );
+    let over = r.rename(&root, c"a", &root, c"b");
+    assert_eq!(code(over.unwrap_err()), libc::EEXIST);
     r.rename(&root, c"a", &root, c"c").unwrap();
     assert_eq!(r.paths(), ["R", "R/b", "R/c", "R/c/f"]);
     r.unlink(&"R/c".to_string(), c"f").unwrap();
@@ -166,11 +156,8 @@ fn direct_io_bypasses_the_page_cache_both_ways() {
     assert_eq!(resident_pages(&t.path().join("d")).unwrap(), 0);
     assert_eq!(resident_pages(&t.path().join("b")).unwrap(), 2);
     assert_eq!(direct.read_file(&root, c"d", 8192).unwrap(), 8192);
-    assert_eq!(
-        resident_pages(&t.path().join("d")).unwrap(),
-        0,
-        "read direct"
-    );
+    let direct_pages = resident_pages(&t.path().join("d")).unwrap();
+    assert_eq!(direct_pages, 0, "read direct");
     // A length O_DIRECT cannot move is the kernel's EINVAL, never a silent buffered read.
     let e = direct.read_file(&root, c"d", 100).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
@@ -185,10 +172,9 @@ fn mknod_makes_an_empty_regular_file_without_opening_it() {
     let m = std::fs::symlink_metadata(t.path().join("n")).unwrap();
     assert!(m.is_file() && m.len() == 0);
     assert_eq!(m.permissions().mode() & 0o777, 0o400);
+    let e = ops.create(&root, c"n", excl(0, false)).unwrap_err();
     assert_eq!(
-        ops.create(&root, c"n", excl(0, false))
-            .unwrap_err()
-            .raw_os_error(),
+        e.raw_os_error(),
         Some(libc::EEXIST),
         "never over an entry that exists"
     );

@@ -171,12 +171,7 @@ pub fn prove<R: Record>(dir: &Path, name: &str, purpose: Purpose) -> Result<R> {
             p.display(),
             path::<R>(dir, name).display()
         ),
-        Err(e) => {
-            return Err(crate::error::usage(format!(
-                "{e:#}; fslab will not {verb} {}",
-                p.display()
-            )))
-        }
+        Err(e) => crate::bail_usage!("{e:#}; fslab will not {verb} {}", p.display()),
     };
     match rec.made() {
         Some((dev, ino)) => {

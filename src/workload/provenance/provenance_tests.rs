@@ -28,6 +28,11 @@ const TOUCH: Purpose = Purpose {
     hint: "",
 };
 
+/// Why `prove` refuses `dir/name`.
+fn refusal(dir: &Path, name: &str, purpose: Purpose) -> String {
+    prove::<Rec>(dir, name, purpose).unwrap_err().to_string()
+}
+
 #[test]
 fn a_completed_record_proves_its_directory_and_no_other() {
     let t = tempfile::tempdir().unwrap();
@@ -40,7 +45,7 @@ fn a_completed_record_proves_its_directory_and_no_other() {
     // The same name made again by someone else: another inode, refused.
     std::fs::rename(t.path().join("d"), t.path().join("moved")).unwrap();
     std::fs::create_dir(t.path().join("d")).unwrap();
-    let e = prove::<Rec>(t.path(), "d", TOUCH).unwrap_err().to_string();
+    let e = refusal(t.path(), "d", TOUCH);
     assert!(
         e.contains("inode differs") && e.contains("will not touch"),
         "{e}"
@@ -57,13 +62,13 @@ fn a_record_of_another_engine_or_directory_proves_nothing() {
     let mut other = rec("a");
     other.kind = "fdtree".into();
     write(t.path(), &other).unwrap();
-    let e = prove::<Rec>(t.path(), "a", TOUCH).unwrap_err().to_string();
+    let e = refusal(t.path(), "a", TOUCH);
     assert!(e.contains("another directory"), "{e}");
     // A record copied under another directory's name.
     std::fs::create_dir(t.path().join("b")).unwrap();
     write(t.path(), &rec("a")).unwrap();
     std::fs::copy(path::<Rec>(t.path(), "a"), path::<Rec>(t.path(), "b")).unwrap();
-    let e = prove::<Rec>(t.path(), "b", TOUCH).unwrap_err().to_string();
+    let e = refusal(t.path(), "b", TOUCH);
     assert!(e.contains("another directory"), "{e}");
 }
 
@@ -73,21 +78,15 @@ fn links_files_and_unrecorded_directories_are_refused() {
     std::fs::create_dir(t.path().join("real")).unwrap();
     std::os::unix::fs::symlink(t.path().join("real"), t.path().join("link")).unwrap();
     write(t.path(), &rec("link")).unwrap();
-    let e = prove::<Rec>(t.path(), "link", TOUCH)
-        .unwrap_err()
-        .to_string();
+    let e = refusal(t.path(), "link", TOUCH);
     assert!(e.contains("not a directory"), "{e}");
-    let e = prove::<Rec>(t.path(), "real", TOUCH)
-        .unwrap_err()
-        .to_string();
+    let e = refusal(t.path(), "real", TOUCH);
     assert!(e.contains("no fslab record"), "{e}");
     let hint = Purpose {
         verb: "remove",
         hint: "; make it first",
     };
-    let e = prove::<Rec>(t.path(), "absent", hint)
-        .unwrap_err()
-        .to_string();
+    let e = refusal(t.path(), "absent", hint);
     assert!(e.ends_with("; make it first"), "{e}");
 }
 
@@ -108,7 +107,7 @@ fn a_record_without_an_inode_covers_only_a_directory_born_just_after_it() {
         r.created_at = created_at.into();
         write(t.path(), &r).unwrap();
         std::fs::create_dir(t.path().join(name)).unwrap();
-        let e = prove::<Rec>(t.path(), name, TOUCH).unwrap_err().to_string();
+        let e = refusal(t.path(), name, TOUCH);
         assert!(e.contains(said), "{e}");
     }
 }

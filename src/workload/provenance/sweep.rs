@@ -38,9 +38,7 @@ impl Swept {
             if more > 0 { format!(" and {more} more") } else { String::new() }
         )
     }
-}
 
-impl Swept {
     /// The entries of `dir` (shown as `rel`), as [`entries`] reads them; `None`, with `rel`
     /// kept, when it cannot be read.
     pub fn entries_of(&mut self, dir: &OwnedFd, rel: &str) -> Option<Vec<CString>> {

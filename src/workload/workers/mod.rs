@@ -97,13 +97,9 @@ struct StartLine {
 
 impl StartLine {
     fn wait(&self) -> bool {
-        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            if let Some(go) = *g {
-                return go;
-            }
-            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
-        }
+        let g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let g = self.cv.wait_while(g, |s| s.is_none());
+        *g.unwrap_or_else(|p| p.into_inner()) == Some(true)
     }
 
     fn open(&self, go: bool) {
