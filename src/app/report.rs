@@ -2,6 +2,7 @@
 //! render it with the chosen exporter, write it to stdout or `--out`.
 
 use crate::cli::{CompareArgs, ErrorBarsArg, ReportArgs, ReportOutputArgs};
+use crate::report::calibration_load::report_of;
 use crate::report::view::Detail;
 use crate::report::{self, select, ErrorBars, Input, Presentation, ReportData, ReportOptions};
 use crate::stats::Thresholds;
@@ -78,29 +79,10 @@ fn emit(r: &ReportData, o: &ReportOutputArgs) -> Result<()> {
     Ok(())
 }
 
-/// The report of one stored run, study or cell (`source` as `fslab report` takes it).
-pub(crate) fn build_one(
-    store: &crate::store::Store,
-    source: &str,
-    opts: &ReportOptions,
-) -> Result<ReportData> {
-    let loaded = select::load(store, source)?;
-    let input = Input {
-        title: loaded.source.name.clone(),
-        sources: vec![loaded.source.clone()],
-        environments: vec![select::environment(&loaded)],
-        data: &loaded.data,
-        histograms: &loaded.histograms,
-        differences: Vec::new(),
-        guest_calibration: report::calibration_load::for_source(store, &loaded),
-    };
-    report::build(&input, opts)
-}
-
 /// The compact table of `fslab report ID`, printed as `p` presents it (`fslab show`, the
 /// end of `fslab study run`).
 pub(crate) fn print_table(store: &crate::store::Store, id: i64, p: &Presentation) -> Result<()> {
-    let r = build_one(store, &id.to_string(), &ReportOptions::default())?;
+    let r = report_of(store, &id.to_string(), &ReportOptions::default(), true)?;
     let bytes = report::exporter_for(report::Format::Table, p).render(&r)?;
     crate::out!("{}", String::from_utf8_lossy(&bytes));
     Ok(())
@@ -110,7 +92,7 @@ pub(crate) fn print_table(store: &crate::store::Store, id: i64, p: &Presentation
 pub fn report(a: ReportArgs, db: Option<PathBuf>) -> Result<()> {
     let opts = options(&a.output, a.baseline.clone())?;
     let store = super::open_store_read_only(db)?;
-    emit(&build_one(&store, &a.source, &opts)?, &a.output)
+    emit(&report_of(&store, &a.source, &opts, true)?, &a.output)
 }
 
 /// `fslab compare A B`.

@@ -6,6 +6,7 @@ use super::build::{build, Input};
 use super::calibration::{CalibrationRow, GuestCalibration, RatioRow};
 use super::model::{entry, level, CellInfo};
 use super::select;
+use super::{ReportData, ReportOptions};
 use crate::metric::Unit;
 use crate::store::{Store, StudyRow, TrialStatus};
 use anyhow::Result;
@@ -120,6 +121,28 @@ pub fn for_source(store: &Store, l: &select::Loaded) -> Option<GuestCalibration>
     }
 }
 
+/// The report of one stored run, study or cell (`source` as `fslab report` takes it), titled
+/// by its name, with the guest calibration its environment names when `calibrated`
+/// ([`for_source`]).
+pub(crate) fn report_of(
+    store: &Store,
+    source: &str,
+    opts: &ReportOptions,
+    calibrated: bool,
+) -> Result<ReportData> {
+    let loaded = select::load(store, source)?;
+    let input = Input {
+        title: loaded.source.name.clone(),
+        sources: vec![loaded.source.clone()],
+        environments: vec![select::environment(&loaded)],
+        data: &loaded.data,
+        histograms: &loaded.histograms,
+        differences: Vec::new(),
+        guest_calibration: calibrated.then(|| for_source(store, &loaded)).flatten(),
+    };
+    build(&input, opts)
+}
+
 /// One headline mean of a calibration study.
 struct Mean {
     workload: String,
@@ -155,17 +178,7 @@ fn means(store: &Store, row: &StudyRow) -> Result<Option<Vec<Mean>>> {
     if !data.trials.iter().any(|t| t.status == TrialStatus::Ok) {
         return Ok(None);
     }
-    let loaded = select::load(store, &row.id.to_string())?;
-    let input = Input {
-        title: loaded.source.name.clone(),
-        sources: vec![loaded.source.clone()],
-        environments: vec![select::environment(&loaded)],
-        data: &loaded.data,
-        histograms: &loaded.histograms,
-        differences: Vec::new(),
-        guest_calibration: None,
-    };
-    let r = build(&input, &super::ReportOptions::default())?;
+    let r = report_of(store, &row.id.to_string(), &ReportOptions::default(), false)?;
     let mut out = Vec::new();
     for w in &r.workloads {
         for m in w.stats.iter().filter(|m| m.headline && m.summary.n > 0) {
