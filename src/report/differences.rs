@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 /// A JSON value as flat `key.sub` → text pairs (arrays as one compact JSON value).
 fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
-    match v {
+    let text = match v {
         Value::Object(m) => {
             for (k, x) in m {
                 let key = if prefix.is_empty() {
@@ -25,17 +25,13 @@ fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
                 };
                 flatten(&key, x, out);
             }
+            return;
         }
-        Value::String(s) => {
-            out.insert(prefix.to_string(), s.clone());
-        }
-        Value::Null => {
-            out.insert(prefix.to_string(), "none".into());
-        }
-        other => {
-            out.insert(prefix.to_string(), other.to_string());
-        }
-    }
+        Value::String(s) => s.clone(),
+        Value::Null => "none".into(),
+        other => other.to_string(),
+    };
+    out.insert(prefix.to_string(), text);
 }
 
 /// A JSON value as a new flat map ([`flatten`]).
@@ -53,9 +49,7 @@ fn diff(
     b: &BTreeMap<String, String>,
     out: &mut Vec<Difference>,
 ) {
-    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-    keys.sort();
-    keys.dedup();
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
     for k in keys {
         let (x, y) = (a.get(k), b.get(k));
         if x != y {
@@ -144,23 +138,19 @@ pub fn timing(d: &StudyData, sources: &[super::model::Source]) -> Option<SourceT
             })
             .map(|c| c.id)
             .collect();
-        let trials: Vec<&crate::store::TrialRow> = d
+        // Each counted repetition's (start, end), every timestamp parsed.
+        let times = d
             .trials
             .iter()
             .filter(|t| t.status == TrialStatus::Ok && cells.contains(&t.cell_id))
-            .collect();
-        let mut first: Option<(chrono::DateTime<chrono::FixedOffset>, &str)> = None;
-        let mut last: Option<(chrono::DateTime<chrono::FixedOffset>, &str)> = None;
-        for t in trials {
-            let (start, end) = (at(&t.window.started_at)?, at(&t.window.finished_at)?);
-            if first.map_or(true, |(f, _)| start < f) {
-                first = Some((start, &t.window.started_at));
-            }
-            if last.map_or(true, |(l, _)| end > l) {
-                last = Some((end, &t.window.finished_at));
-            }
-        }
-        let (first, last) = (first?, last?);
+            .map(|t| {
+                let (s, e) = (&t.window.started_at, &t.window.finished_at);
+                Some(((at(s)?, s.as_str()), (at(e)?, e.as_str())))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        // The earliest start and the latest end, the first of equals.
+        let first = times.iter().map(|t| t.0).min_by_key(|x| x.0)?;
+        let last = times.iter().rev().map(|t| t.1).max_by_key(|x| x.0)?;
         bounds.push((first.0, last.0));
         spans.push(Span {
             source: s.spec.clone(),

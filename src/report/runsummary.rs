@@ -33,27 +33,18 @@ pub struct MetricSummary {
 
 /// Group metrics of several repetitions by `phase.name`, in order of first appearance.
 pub fn summarize_reps(reps: &[Vec<Metric>]) -> Vec<MetricSummary> {
-    let mut order: Vec<(String, String, Unit)> = Vec::new();
-    let mut values: Vec<Vec<f64>> = Vec::new();
-    for rep in reps {
-        for m in rep {
-            let i = match order
-                .iter()
-                .position(|(p, n, _)| *p == m.phase && *n == m.name)
-            {
-                Some(i) => i,
-                None => {
-                    order.push((m.phase.clone(), m.name.clone(), m.unit));
-                    values.push(Vec::new());
-                    order.len() - 1
-                }
-            };
-            values[i].push(m.value);
+    let mut groups: Vec<((String, String, Unit), Vec<f64>)> = Vec::new();
+    for m in reps.iter().flatten() {
+        match groups
+            .iter_mut()
+            .find(|((p, n, _), _)| *p == m.phase && *n == m.name)
+        {
+            Some((_, v)) => v.push(m.value),
+            None => groups.push(((m.phase.clone(), m.name.clone(), m.unit), vec![m.value])),
         }
     }
-    order
+    groups
         .into_iter()
-        .zip(values)
         .filter_map(|((phase, name, unit), v)| {
             // No stored quantity is negative, CPU shares included: no interval reaches below 0.
             stats::summarize_as(&v, Quantity::Positive).map(|summary| MetricSummary {
