@@ -54,6 +54,45 @@ pub struct CalibrationRow {
     pub guest_values: Vec<f64>,
 }
 
+/// One headline mean of a calibration study (one side), per workload, phase, metric and file
+/// system.
+pub(crate) struct Mean {
+    pub workload: String,
+    pub phase: String,
+    pub metric: String,
+    pub unit: Unit,
+    pub fs: String,
+    pub mean: f64,
+    pub n: usize,
+    pub values: Vec<f64>,
+}
+
+impl CalibrationRow {
+    /// The host's mean `h` against the guest's `g` of the same metric and file system; None
+    /// where the slowdown is not a number.
+    pub(crate) fn of(h: &Mean, g: &Mean) -> Option<CalibrationRow> {
+        let slower = if h.unit.higher_is_better() {
+            h.mean / g.mean
+        } else {
+            g.mean / h.mean
+        };
+        slower.is_finite().then(|| CalibrationRow {
+            workload: h.workload.clone(),
+            phase: h.phase.clone(),
+            metric: h.metric.clone(),
+            unit: h.unit,
+            fs: h.fs.clone(),
+            host: h.mean,
+            host_n: h.n,
+            guest: g.mean,
+            guest_n: g.n,
+            slower,
+            host_values: h.values.clone(),
+            guest_values: g.values.clone(),
+        })
+    }
+}
+
 /// One file system against the first on both sides, for one metric.
 #[derive(Debug, Clone, Serialize)]
 pub struct RatioRow {
@@ -77,10 +116,30 @@ pub struct RatioRow {
 }
 
 impl RatioRow {
+    /// `r`'s file system against `base`'s (the first calibrated) on the same metric.
+    pub fn of(r: &CalibrationRow, base: &CalibrationRow) -> RatioRow {
+        RatioRow {
+            workload: r.workload.clone(),
+            phase: r.phase.clone(),
+            metric: r.metric.clone(),
+            fs: r.fs.clone(),
+            against: base.fs.clone(),
+            host_ratio: r.host / base.host,
+            guest_ratio: r.guest / base.guest,
+            kept_ci: kept_interval(
+                &r.host_values,
+                &base.host_values,
+                &r.guest_values,
+                &base.guest_values,
+            ),
+        }
+    }
+
     /// How much of the host's difference the guest keeps: ln(guest) / ln(host); None where
     /// the host shows no difference (within 2%).
     pub fn kept(&self) -> Option<f64> {
-        kept_of(self.host_ratio, self.guest_ratio)
+        let h = self.host_ratio.ln();
+        (h.abs() > 0.02).then(|| self.guest_ratio.ln() / h)
     }
 
     /// Whether the guest can rank `fs` against `against` on this metric: the interval of the
@@ -88,11 +147,6 @@ impl RatioRow {
     pub fn ranks(&self) -> bool {
         self.kept().is_some() && self.kept_ci.is_some_and(|(lo, _)| lo > 0.0)
     }
-}
-
-fn kept_of(host_ratio: f64, guest_ratio: f64) -> Option<f64> {
-    let h = host_ratio.ln();
-    (h.abs() > 0.02).then(|| guest_ratio.ln() / h)
 }
 
 /// Bootstrap rounds for the kept share's interval.
@@ -148,11 +202,7 @@ pub fn slower_words(x: f64) -> String {
 fn span_words(f: &mut [f64]) -> String {
     f.sort_by(f64::total_cmp);
     let (lo, hi) = (f[0], f[f.len() - 1]);
-    let median = if f.len() % 2 == 1 {
-        f[f.len() / 2]
-    } else {
-        (f[f.len() / 2 - 1] + f[f.len() / 2]) / 2.0
-    };
+    let median = crate::stats::summary::median_sorted(f);
     if (hi - lo).abs() < 0.05 {
         slower_words(median)
     } else if lo >= 1.0 {
@@ -362,44 +412,17 @@ mod tests {
     use crate::report::tests::{has, starts};
 
     fn row(fs: &str, unit: Unit, host: &[f64], guest: &[f64]) -> CalibrationRow {
-        let m = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-        let slower = if unit.higher_is_better() {
-            m(host) / m(guest)
-        } else {
-            m(guest) / m(host)
-        };
-        CalibrationRow {
+        let side = |v: &[f64]| Mean {
             workload: "fdtree".into(),
             phase: "file_create".into(),
             metric: "rate".into(),
             unit,
             fs: fs.into(),
-            host: m(host),
-            host_n: host.len(),
-            guest: m(guest),
-            guest_n: guest.len(),
-            slower,
-            host_values: host.to_vec(),
-            guest_values: guest.to_vec(),
-        }
-    }
-
-    fn ratio(a: &CalibrationRow, base: &CalibrationRow) -> RatioRow {
-        RatioRow {
-            workload: a.workload.clone(),
-            phase: a.phase.clone(),
-            metric: a.metric.clone(),
-            fs: a.fs.clone(),
-            against: base.fs.clone(),
-            host_ratio: a.host / base.host,
-            guest_ratio: a.guest / base.guest,
-            kept_ci: kept_interval(
-                &a.host_values,
-                &base.host_values,
-                &a.guest_values,
-                &base.guest_values,
-            ),
-        }
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            n: v.len(),
+            values: v.to_vec(),
+        };
+        CalibrationRow::of(&side(host), &side(guest)).unwrap()
     }
 
     #[test]
@@ -416,7 +439,7 @@ mod tests {
             &[47_000.0, 47_070.0, 47_140.0],
             &[3_180.0, 3_235.0, 3_290.0],
         );
-        let r = ratio(&xfs, &ext4);
+        let r = RatioRow::of(&xfs, &ext4);
         let c = GuestCalibration {
             host_study: 1,
             guest_study: 2,
@@ -468,7 +491,7 @@ mod tests {
             &[47_000.0, 47_070.0, 47_140.0],
             &[2_700.0, 2_720.0, 2_740.0],
         );
-        let k = ratio(&xfs_kept, &ext4);
+        let k = RatioRow::of(&xfs_kept, &ext4);
         assert!(k.ranks(), "{:?}", k.kept_ci);
         let c2 = GuestCalibration {
             ratios: vec![k],

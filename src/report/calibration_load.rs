@@ -3,11 +3,10 @@
 //! per file system through the ordinary report model, matched host against guest.
 
 use super::build::{build, Input};
-use super::calibration::{CalibrationRow, GuestCalibration, RatioRow};
+use super::calibration::{CalibrationRow, GuestCalibration, Mean, RatioRow};
 use super::model::{entry, level, CellInfo};
 use super::select;
 use super::{ReportData, ReportOptions};
-use crate::metric::Unit;
 use crate::store::{Store, StudyRow, TrialStatus};
 use anyhow::Result;
 
@@ -43,28 +42,7 @@ pub fn load(
     let file_systems = super::distinct(hm.iter().map(|m| m.fs.clone()));
     let rows: Vec<CalibrationRow> = hm
         .iter()
-        .filter_map(|a| {
-            let b = gm.iter().find(|b| b.same(a))?;
-            let slower = if a.unit.higher_is_better() {
-                a.mean / b.mean
-            } else {
-                b.mean / a.mean
-            };
-            slower.is_finite().then(|| CalibrationRow {
-                workload: a.workload.clone(),
-                phase: a.phase.clone(),
-                metric: a.metric.clone(),
-                unit: a.unit,
-                fs: a.fs.clone(),
-                host: a.mean,
-                host_n: a.n,
-                guest: b.mean,
-                guest_n: b.n,
-                slower,
-                host_values: a.values.clone(),
-                guest_values: b.values.clone(),
-            })
-        })
+        .filter_map(|a| CalibrationRow::of(a, gm.iter().find(|b| b.same(a))?))
         .collect();
     let mut ratios = Vec::new();
     if let Some(first) = file_systems.first() {
@@ -77,23 +55,10 @@ pub fn load(
             }) else {
                 continue;
             };
-            let (hr, gr) = (r.host / base.host, r.guest / base.guest);
+            let ratio = RatioRow::of(r, base);
+            let (hr, gr) = (ratio.host_ratio, ratio.guest_ratio);
             if hr.is_finite() && gr.is_finite() && hr > 0.0 && gr > 0.0 {
-                ratios.push(RatioRow {
-                    workload: r.workload.clone(),
-                    phase: r.phase.clone(),
-                    metric: r.metric.clone(),
-                    fs: r.fs.clone(),
-                    against: first.clone(),
-                    host_ratio: hr,
-                    guest_ratio: gr,
-                    kept_ci: super::calibration::kept_interval(
-                        &r.host_values,
-                        &base.host_values,
-                        &r.guest_values,
-                        &base.guest_values,
-                    ),
-                });
+                ratios.push(ratio);
             }
         }
     }
@@ -141,18 +106,6 @@ pub(crate) fn report_of(
         guest_calibration: calibrated.then(|| for_source(store, &loaded)).flatten(),
     };
     build(&input, opts)
-}
-
-/// One headline mean of a calibration study.
-struct Mean {
-    workload: String,
-    phase: String,
-    metric: String,
-    unit: Unit,
-    fs: String,
-    mean: f64,
-    n: usize,
-    values: Vec<f64>,
 }
 
 impl Mean {
