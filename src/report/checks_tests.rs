@@ -1,10 +1,12 @@
 //! Warnings that fit: advice by workload kind and cache policy, the page cache warned about
 //! once, no outlier rule below five values, grouped output; and intervals that stay positive.
 
-use super::super::tests::{has, lacks, of_kind, rendered, report, starts, study_of, Workload};
+use super::super::tests::{
+    default_report, has, lacks, of_kind, rendered, starts, study_of, Workload,
+};
 use crate::metric::{Metric, Unit};
 use crate::report::model::*;
-use crate::report::{Format, ReportOptions};
+use crate::report::Format;
 use crate::stats::IntervalMethod;
 
 const TWO: [&[(&str, &str)]; 2] = [&[("journal", "16MB")], &[("journal", "64MB")]];
@@ -27,7 +29,7 @@ fn fdtree(policy: &'static str) -> Workload {
 /// Short, noisy phases of `kind`'s metrics, five repetitions, on a machine with 1 MB of RAM
 /// and a 1 GB/s device.
 fn noisy(wl: &Workload) -> ReportData {
-    let (store, id) = study_of(
+    default_report(study_of(
         wl,
         &TWO,
         5,
@@ -49,8 +51,7 @@ fn noisy(wl: &Workload) -> ReportData {
                 ],
             }
         },
-    );
-    report(&store, id, &ReportOptions::default()).unwrap()
+    ))
 }
 
 #[test]
@@ -130,11 +131,10 @@ fn a_fresh_study_is_told_its_cache_starts_empty_and_not_to_use_cold() {
 #[test]
 fn no_outliers_among_three_values() {
     // [100, 100.2, 103]: three values are too few to judge one against the others.
-    let (store, id) = study_of(&fdtree("cold"), &TWO[..1], 3, &[], |_, rep| {
+    let r = default_report(study_of(&fdtree("cold"), &TWO[..1], 3, &[], |_, rep| {
         let v = [100.0, 100.2, 103.0][rep as usize - 1];
         vec![Metric::new("file_create", "rate", Unit::FilesPerSec, v)]
-    });
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    }));
     assert!(r.workloads[0].stats[0].outliers.is_empty());
     assert!(of_kind(&r, WarningKind::Outlier).is_empty());
 }
@@ -142,14 +142,13 @@ fn no_outliers_among_three_values() {
 #[test]
 fn intervals_of_positive_quantities_stay_above_zero() {
     // A spread the Student-t interval cannot hold: [100, 5000, 200] files/s.
-    let (store, id) = study_of(&fdtree("cold"), &TWO[..1], 3, &[], |_, rep| {
+    let r = default_report(study_of(&fdtree("cold"), &TWO[..1], 3, &[], |_, rep| {
         let v = [100.0, 5000.0, 200.0][rep as usize - 1];
         vec![
             Metric::new("file_create", "rate", Unit::FilesPerSec, v),
             Metric::new("file_create", "cpu", Unit::Percent, v / 100.0),
         ]
-    });
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    }));
     let rate = r.workloads[0].stat(0, "file_create", "rate").unwrap();
     assert_eq!(rate.summary.ci95_method, IntervalMethod::LogT);
     assert!(rate.summary.ci95.unwrap().0 > 0.0);
@@ -170,7 +169,7 @@ fn intervals_of_positive_quantities_stay_above_zero() {
 #[test]
 fn reports_group_warnings_unless_asked_for_all() {
     // Three noisy throughputs in two configurations: six warnings of one kind.
-    let (store, id) = study_of(
+    let r = default_report(study_of(
         &iozone("warm"),
         &TWO,
         5,
@@ -182,8 +181,7 @@ fn reports_group_warnings_unless_asked_for_all() {
                 .map(|p| Metric::new(*p, "throughput", Unit::KiBPerSec, 1e5 * k))
                 .collect()
         },
-    );
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    ));
     let table = rendered(&r, Format::Table);
     let section = table.split("== Warnings ==").nth(1).unwrap();
     let section = section.split("== Repetitions ==").next().unwrap();
@@ -210,11 +208,16 @@ fn clients_study(levels: &[&[(&str, &str)]], cpus: &str) -> ReportData {
         params: serde_json::json!({"clients": 1, "duration": 10.0}),
         policy: "none",
     };
-    let (store, id) = study_of(&wl, levels, 3, &[("cpus_usable", cpus)], |c, rep| {
-        let v = 100.0 * (1.0 + c as f64) + rep as f64;
-        vec![Metric::new("total", "throughput", Unit::MBPerSec, v)]
-    });
-    report(&store, id, &ReportOptions::default()).unwrap()
+    default_report(study_of(
+        &wl,
+        levels,
+        3,
+        &[("cpus_usable", cpus)],
+        |c, rep| {
+            let v = 100.0 * (1.0 + c as f64) + rep as f64;
+            vec![Metric::new("total", "throughput", Unit::MBPerSec, v)]
+        },
+    ))
 }
 
 #[test]

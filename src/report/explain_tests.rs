@@ -4,16 +4,16 @@
 use super::*;
 use crate::metric::{Metric, Unit};
 use crate::report::model::ReportData;
-use crate::report::tests::{ends, fdtree, report, starts, study_disturbed, study_of, Workload};
-use crate::report::ReportOptions;
+use crate::report::tests::{
+    default_report, ends, fdtree, starts, study_disturbed, study_of, Workload,
+};
 
 const TWO: [&[(&str, &str)]; 2] = [&[("journal", "16MB")], &[("journal", "256MB")]];
 
 /// The report of a two-cell fio study of four repetitions, `metrics(cell, rep)` each.
 fn fio_report(metrics: impl Fn(usize, u32) -> Vec<Metric>) -> ReportData {
     let fio = Workload::cold("fio", serde_json::json!({}));
-    let (store, id) = study_of(&fio, &TWO, 4, &[], metrics);
-    report(&store, id, &ReportOptions::default()).unwrap()
+    default_report(study_of(&fio, &TWO, 4, &[], metrics))
 }
 
 /// The explanation of the one comparison of a two-cell study whose cell 1 is faster, with
@@ -25,7 +25,7 @@ fn explained(
     tele: impl Fn(usize, u32) -> Vec<(&'static str, Unit, f64)>,
     disturbed: impl Fn(usize, u32) -> bool,
 ) -> Option<String> {
-    let (store, id) = study_disturbed(
+    let r = default_report(study_disturbed(
         wl,
         &TWO,
         5,
@@ -50,8 +50,7 @@ fn explained(
             m
         },
         |c, rep| disturbed(c, rep).then(|| "2.0 GiB of other I/O on vda".to_string()),
-    );
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    ));
     let c = &r.workloads[0].comparisons[0];
     assert!(c.significant && c.better == Some(true), "{c:?}");
     c.explanation.clone()

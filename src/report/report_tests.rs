@@ -191,6 +191,11 @@ pub(super) fn report(store: &Store, id: i64, opts: &ReportOptions) -> anyhow::Re
     report_with(store, id, opts, None)
 }
 
+/// The report of a test study (`study(…)` and the like) with the default options.
+pub(super) fn default_report((store, id): (Store, i64)) -> ReportData {
+    report(&store, id, &ReportOptions::default()).unwrap()
+}
+
 /// [`report`] of a study whose guest calibration is `cal`.
 fn report_with(
     store: &Store,
@@ -273,8 +278,7 @@ fn two_by_two() -> (Store, i64) {
 
 #[test]
 fn each_factor_is_compared_with_the_others_held_equal() {
-    let (store, id) = two_by_two();
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let r = default_report(two_by_two());
     let w = &r.workloads[0];
     let pairs: Vec<(usize, usize, &str, &str)> = w
         .comparisons
@@ -309,8 +313,7 @@ fn percent_change_welch_and_rank_test_by_hand() {
     // t = ln 1.5/se = 24.8258, p = 1.5626e-05; the interval exp(ln 1.5 ∓ t(4, .975)·se) − 1 =
     // 43.3500% … 56.9585% (mpmath, /tmp formula in the commit). Mann–Whitney 3 vs 3,
     // separated: U = 0, exact p = 2/20 = 0.1.
-    let (store, id) = two_by_two();
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let r = default_report(two_by_two());
     let c = &r.workloads[0].comparisons[0];
     let ch = c.change.unwrap();
     assert!((ch.percent - 50.0).abs() < 1e-9);
@@ -341,8 +344,7 @@ fn observations_only_for_significant_headline_differences() {
     // 64MB ext4 [150, 153, 147] → 64MB xfs [100, 99, 101]: −33.33%, interval −36.05% …
     // −30.50% as a ratio of means; as a ratio of geometric means on the log scale (one model
     // with the test), "slower by 33% (95% CI 30–36%".
-    let (store, id) = two_by_two();
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let r = default_report(two_by_two());
     let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
     assert_eq!(texts.len(), 2, "{texts:?}");
     assert_eq!(
@@ -480,12 +482,11 @@ fn warnings_name_each_problem() {
 
 /// `n` repetitions of phases p0, p1, … of one configuration, phase `i` valued `f(i, rep)`.
 fn phases_study(phases: usize, n: u32, f: impl Fn(usize, u32) -> f64) -> ReportData {
-    let (store, id) = study(&CELLS[..1], n, &[], |_, rep| {
+    default_report(study(&CELLS[..1], n, &[], |_, rep| {
         (0..phases)
             .map(|i| Metric::new(format!("p{i}"), "rate", Unit::OpsPerSec, f(i, rep)))
             .collect()
-    });
-    report(&store, id, &ReportOptions::default()).unwrap()
+    }))
 }
 
 fn kinds_of(r: &ReportData, k: WarningKind) -> Vec<String> {
@@ -616,11 +617,10 @@ fn same_store_same_bytes() {
 fn journal_levels(levels: &[(&str, [f64; 3])]) -> ReportData {
     let cells: Vec<[(&str, &str); 1]> = levels.iter().map(|(l, _)| [("journal", *l)]).collect();
     let cells: Vec<&[(&str, &str)]> = cells.iter().map(|c| c.as_slice()).collect();
-    let (store, id) = study(&cells, 3, &[("ram_bytes", "1000000")], |c, rep| {
+    default_report(study(&cells, 3, &[("ram_bytes", "1000000")], |c, rep| {
         let r = levels[c].1[rep as usize - 1];
         vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, r)]
-    });
-    report(&store, id, &ReportOptions::default()).unwrap()
+    }))
 }
 
 #[test]
@@ -714,11 +714,10 @@ fn two_repetitions_show_no_interval() {
     // Latencies 14× apart in two repetitions: no interval in any format, and the tables say
     // why; the min and max stay in the statistics.
     let cells: [&[(&str, &str)]; 2] = [&[("fs", "ext4")], &[("fs", "xfs")]];
-    let (store, id) = study(&cells, 2, &[], |c, rep| {
+    let r = default_report(study(&cells, 2, &[], |c, rep| {
         let v = [[0.5, 7.0], [0.6, 6.0]][c][rep as usize - 1];
         vec![Metric::new("dir_create", "elapsed", Unit::Seconds, v)]
-    });
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    }));
     let s = &r.workloads[0].stats[0];
     assert_eq!(
         (s.summary.ci95, s.summary.min, s.summary.max),
@@ -735,8 +734,7 @@ fn two_repetitions_show_no_interval() {
 fn compare_answers_before_its_environment_lines() {
     // What differs in the parameters stands before the answer; the environment's dozen lines
     // come after the verdicts, announced by one line.
-    let (store, id) = two_by_two();
-    let mut r = report(&store, id, &ReportOptions::default()).unwrap();
+    let mut r = default_report(two_by_two());
     r.sources = vec![source(1, "1"), source(1, "2")];
     let d = |section, key: &str, a: &str, b: &str| Difference {
         section,
@@ -859,7 +857,7 @@ fn human_formats_print_each_phase_in_the_unit_that_fits() {
 #[test]
 fn headline_marks_get_no_table() {
     let fio = Workload::cold("fio", serde_json::json!({"job": "seq.fio"}));
-    let (store, id) = study_of(
+    let r = default_report(study_of(
         &fio,
         &[&[("journal", "16M")], &[("journal", "256M")]],
         3,
@@ -872,8 +870,7 @@ fn headline_marks_get_no_table() {
                 Metric::new("seq/write", "large_sequential", Unit::Count, 1.0),
             ]
         },
-    );
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    ));
     let names: Vec<&str> = r.workloads[0]
         .tables
         .iter()
@@ -899,8 +896,7 @@ fn a_resumed_study_says_so_in_its_first_repetition_warning() {
             .to_vec()
     };
     let first = |env: &[(&str, &str)]| {
-        let (store, id) = study(&CELLS[..1], 4, env, slow_first);
-        let r = report(&store, id, &ReportOptions::default()).unwrap();
+        let r = default_report(study(&CELLS[..1], 4, env, slow_first));
         let w = of_kind(&r, WarningKind::FirstSlower)[0].clone();
         (w.message, w.advice)
     };
@@ -1003,8 +999,9 @@ fn a_busy_machine_is_named_and_not_answered_with_more_repetitions() {
     assert!(!text.contains("run more repetitions"), "{text}");
 
     // One disturbed repetition of four is bad luck, not a busy machine: the usual advice.
-    let (store, id) = disturbed_pair(4, |c, rep| (c == 0 && rep == 2).then(|| load.to_string()));
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let r = default_report(disturbed_pair(4, |c, rep| {
+        (c == 0 && rep == 2).then(|| load.to_string())
+    }));
     let w = of_kind(&r, WarningKind::Interference)[0];
     assert!(!w.message.contains("busy"), "{}", w.message);
     assert!(w.advice.contains("disturbed = \"repeat\""), "{}", w.advice);
@@ -1042,7 +1039,7 @@ fn dbench_observations_are_about_its_throughput_not_its_latencies() {
     // adjusted across every test of the report, and never Observations.
     let dbench = Workload::cold("dbench", serde_json::json!({"clients": 2}));
     let cells: [&[(&str, &str)]; 2] = [&[("log", "internal")], &[("log", "external")]];
-    let (store, id) = study_of(&dbench, &cells, 4, &[], |c, rep| {
+    let r = default_report(study_of(&dbench, &cells, 4, &[], |c, rep| {
         let k = 1.0 + 0.01 * f64::from(rep % 2);
         let (tp, lat) = if c == 0 { (100.0, 1.0) } else { (130.0, 0.6) };
         vec![
@@ -1051,8 +1048,7 @@ fn dbench_observations_are_about_its_throughput_not_its_latencies() {
             Metric::new("NTCreateX", "mean_latency", Unit::Millis, lat * k),
             Metric::new("Deltree", "mean_latency", Unit::Millis, 5.0 * lat * k),
         ]
-    });
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    }));
     let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
     assert_eq!(texts.len(), 1, "{texts:?}");
     starts(

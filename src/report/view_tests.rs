@@ -3,15 +3,14 @@
 
 use super::*;
 use crate::metric::{Metric, Unit};
-use crate::report::tests::{has, options, report, study_of, Workload};
-use crate::report::ReportOptions;
+use crate::report::tests::{default_report, has, options, report, study_of, Workload};
 
 /// A fio workload on two journal sizes, three repetitions: a time-based job (its run time the
 /// same every time), an fsync direction, a disk with no utilisation at all.
 fn fio_study() -> ReportData {
     let wl = Workload::cold("fio", serde_json::json!({"job": "jobs/journal.fio"}));
     let cells: [&[(&str, &str)]; 2] = [&[("journal", "16MB")], &[("journal", "256MB")]];
-    let (store, id) = study_of(&wl, &cells, 3, &[], |c, rep| {
+    default_report(study_of(&wl, &cells, 3, &[], |c, rep| {
         let x = 1.0 + 0.1 * c as f64 + 0.01 * rep as f64;
         vec![
             Metric::new("rw/write", "iops", Unit::OpsPerSec, 3000.0 * x),
@@ -26,8 +25,7 @@ fn fio_study() -> ReportData {
             Metric::new("rw", "sys_cpu", Unit::Percent, 8.0 * x),
             Metric::new("disk_util", "data", Unit::Percent, 0.0),
         ]
-    });
-    report(&store, id, &ReportOptions::default()).unwrap()
+    }))
 }
 
 #[test]
@@ -148,7 +146,7 @@ fn one_factor_names_the_column_and_its_levels_the_rows() {
     let r = fdtree(&["16MB", "64MB"], |c, rep| 1000.0 + c as f64 + rep as f64);
     assert_eq!(cell_corner(&r), "journal");
     assert_eq!(cell_name(&r, 1), "64MB");
-    let (store, id) = study_of(
+    let r = default_report(study_of(
         &Workload::cold("fdtree", serde_json::json!({})),
         &[
             &[("journal", "16MB"), ("fs", "ext4")],
@@ -157,8 +155,7 @@ fn one_factor_names_the_column_and_its_levels_the_rows() {
         2,
         &[],
         |_, rep| vec![Metric::new("p", "rate", Unit::FilesPerSec, rep as f64)],
-    );
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    ));
     assert_eq!(cell_corner(&r), "configuration");
     assert_eq!(cell_name(&r, 1), "journal=16MB fs=xfs");
 }

@@ -269,17 +269,16 @@ impl Comparison {
 #[cfg(test)]
 mod tests {
     use crate::metric::{Metric, Unit};
-    use crate::report::tests::{fdtree, report, study_of, Workload};
-    use crate::report::{Format, ReportOptions};
+    use crate::report::tests::{default_report, fdtree, study_of, Workload};
+    use crate::report::Format;
 
     fn rendered(params: serde_json::Value, format: Format) -> String {
         let wl = Workload { params, ..fdtree() };
         let cells: [&[(&str, &str)]; 2] = [&[("fs", "ext4")], &[("fs", "xfs")]];
-        let (store, id) = study_of(&wl, &cells, 3, &[], |c, rep| {
+        let r = default_report(study_of(&wl, &cells, 3, &[], |c, rep| {
             let v = 1000.0 * (1.0 + 0.01 * f64::from(rep) + 0.1 * c as f64);
             vec![Metric::new("file_create", "rate", Unit::FilesPerSec, v)]
-        });
-        let r = report(&store, id, &ReportOptions::default()).unwrap();
+        }));
         crate::report::tests::rendered(&r, format)
     }
 
