@@ -31,13 +31,7 @@ impl EntryStyle {
         rows: usize,
         compact: bool,
     ) -> EntryStyle {
-        let mut ns: Vec<usize> = stats.map(|s| s.summary.n).collect();
-        ns.sort_unstable();
-        ns.dedup();
-        let n = match ns.as_slice() {
-            [n] => Some(*n),
-            _ => None,
-        };
+        let n = common_n(stats);
         let many = compact && rows > super::view::ROWS_WITH_INTERVALS;
         EntryStyle {
             intervals: !many && n.map_or(true, |n| n >= INTERVAL_MIN_N),
@@ -86,6 +80,14 @@ impl EntryStyle {
             (None, false, true) => "mean ± sd (n)".into(),
             (None, false, false) => "means (n; ± sd and 95% intervals: --all)".into(),
         }
+    }
+}
+
+/// The number of repetitions of these statistics when they all have the same.
+pub(crate) fn common_n<'a>(stats: impl Iterator<Item = &'a CellMetric>) -> Option<usize> {
+    match super::distinct(stats.map(|s| s.summary.n)).as_slice() {
+        [n] => Some(*n),
+        _ => None,
     }
 }
 

@@ -54,6 +54,14 @@ pub use build::{build, Input};
 pub use model::{ErrorBars, ReportData, WarningsMode};
 pub use options::ReportOptions;
 
+/// The index of `x` in `v`, appended first when it is not there (first-seen order).
+pub(crate) fn index_in<T: PartialEq>(v: &mut Vec<T>, x: T) -> usize {
+    v.iter().position(|y| *y == x).unwrap_or_else(|| {
+        v.push(x);
+        v.len() - 1
+    })
+}
+
 /// The items in order of first appearance, each once.
 pub(crate) fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
     let mut out = Vec::new();

@@ -158,17 +158,10 @@ pub fn title(w: &WorkloadReport, m: &Matrix<'_>) -> String {
 /// What a table's matrices hold and how they are laid out (`means of n = 3 each; a sweep,
 /// …`), the words after its heading.
 pub fn words(r: &ReportData, ms: &[Matrix<'_>]) -> String {
-    let mut ns: Vec<usize> = ms
-        .iter()
-        .flat_map(|m| m.stats())
-        .map(|s| s.summary.n)
-        .collect();
-    ns.sort_unstable();
-    ns.dedup();
-    let what = match ns.as_slice() {
-        [1] => "one repetition each, no spread".to_string(),
-        [n] => format!("means of n = {n} each"),
-        _ => "means".to_string(),
+    let what = match super::entries::common_n(ms.iter().flat_map(|m| m.stats())) {
+        Some(1) => "one repetition each, no spread".to_string(),
+        Some(n) => format!("means of n = {n} each"),
+        None => "means".to_string(),
     };
     let (rows, cols) = ms.first().map_or((0, 0), |m| m.axes);
     format!(

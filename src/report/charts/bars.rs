@@ -4,6 +4,7 @@
 
 use super::grouped::{self, Frame};
 use super::*;
+use crate::report::index_in;
 
 /// The factor to group by, if any.
 pub(crate) fn group_factor(r: &ReportData) -> Option<&Factor> {
@@ -34,14 +35,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
                 others(cell, &f.name),
             ),
         };
-        let gi = groups.iter().position(|x| *x == g).unwrap_or_else(|| {
-            groups.push(g.clone());
-            groups.len() - 1
-        });
-        let bi = bars.iter().position(|x| *x == b).unwrap_or_else(|| {
-            bars.push(b.clone());
-            bars.len() - 1
-        });
+        let (gi, bi) = (index_in(&mut groups, g), index_in(&mut bars, b));
         items.push((gi, bi, s));
     }
     let sc = axis_scale(items.iter().map(|i| i.2));

@@ -65,10 +65,7 @@ pub fn chart(r: &ReportData, w: &WorkloadReport, phase: &str, name: &str) -> any
         let mut keys: Vec<String> = Vec::new();
         for (i, (c, s)) in slots.iter().enumerate() {
             let key = others(&r.cells[*c], &gf);
-            let ki = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
-                keys.push(key);
-                keys.len() - 1
-            });
+            let ki = crate::report::index_in(&mut keys, key);
             let col = color(ki);
             let k = s.values.len();
             let x_of = |j: usize| {
