@@ -4,10 +4,11 @@
 //! (`52.3%`) with the engine's rate in bytes per second (`1.23 GiB/s`). [`PhaseView`] is the
 //! pure state and words; [`PhaseBar`] draws it with indicatif.
 
+use super::lock;
 use super::progress_text::{self as text, RateUnit};
 use crate::workload::{Counts, PhaseStatus, WorkloadKind, WorkloadSpec};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// Bar positions per whole when the engine gives a fraction.
 const PER_WHOLE: u64 = 1000;
@@ -127,10 +128,6 @@ pub fn spec_unit(spec: &WorkloadSpec) -> impl Fn(&str) -> RateUnit + Send + Sync
         _ => 1,
     };
     move |phase: &str| rate_unit(kind, phase, record)
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// An unknown total (0) leaves the bar empty (indicatif draws a length of 0 as full).

@@ -16,6 +16,7 @@
 //!
 //! [`progress_text::eta`]: super::progress_text::eta
 
+use super::lock;
 use super::phase_bar::PhaseBar;
 use super::progress_text::{self as text, Left, Position, RateUnit};
 use super::progress_wire::{self as wire, Event};
@@ -120,10 +121,6 @@ type UnitOf = Box<dyn Fn(&str, usize) -> RateUnit + Send + Sync>;
 
 /// The study's ETA as last computed, and when: the bar counts it down between repetitions.
 type EtaAt = Arc<Mutex<Option<(f64, Instant)>>>;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn live_eta(e: &EtaAt) -> Option<f64> {
     lock(e).map(|(secs, at)| (secs - at.elapsed().as_secs_f64()).max(0.0))
