@@ -139,6 +139,15 @@ fn set_length(bar: &ProgressBar, len: u64) {
     }
 }
 
+/// A template key whose words `f` gives (the key's tracker for indicatif).
+pub(super) fn words(
+    f: impl Fn(&ProgressState) -> String + Clone + Send + Sync + 'static,
+) -> impl Fn(&ProgressState, &mut dyn std::fmt::Write) + Clone + Send + Sync + 'static {
+    move |st: &ProgressState, w: &mut dyn std::fmt::Write| {
+        let _ = w.write_str(&f(st));
+    }
+}
+
 /// A [`PhaseView`] drawn by an indicatif bar.
 pub struct PhaseBar {
     bar: ProgressBar,
@@ -163,24 +172,12 @@ impl PhaseBar {
         let run = Arc::new(run);
         let style = ProgressStyle::with_template(template)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .with_key(
-                "counts",
-                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = w.write_str(&lock(&v1).counts_text());
-                },
-            )
+            .with_key("counts", words(move |_| lock(&v1).counts_text()))
             .with_key(
                 "rate",
-                move |st: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = w.write_str(&lock(&v2).rate_text(st.per_sec(), unit));
-                },
+                words(move |st| lock(&v2).rate_text(st.per_sec(), unit)),
             )
-            .with_key(
-                "run",
-                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = w.write_str(&run());
-                },
-            )
+            .with_key("run", words(move |_| run()))
             .progress_chars("=> ");
         bar.set_style(style);
         set_length(&bar, total);

@@ -17,11 +17,11 @@
 //! [`progress_text::eta`]: super::progress_text::eta
 
 use super::lock;
-use super::phase_bar::PhaseBar;
+use super::phase_bar::{words, PhaseBar};
 use super::progress_text::{self as text, Left, Position, RateUnit};
 use super::progress_wire::{self as wire, Event};
 use crate::workload::{Observer, PhaseStatus};
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -241,12 +241,7 @@ impl Progress {
         let main = multi.add(ProgressBar::new(total));
         let style = ProgressStyle::with_template(MAIN)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .with_key(
-                "left",
-                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = w.write_str(&text::eta_suffix(live_eta(&shown)));
-                },
-            )
+            .with_key("left", words(move |_| text::eta_suffix(live_eta(&shown))))
             .progress_chars("=> ");
         main.set_style(style);
         main.enable_steady_tick(TICK);
