@@ -63,13 +63,7 @@ fn guest(env: &mut Vec<(String, String)>) {
         return;
     };
     env.push(("guest".into(), kind));
-    env.push((
-        "guest_kernel".into(),
-        rustix::system::uname()
-            .release()
-            .to_string_lossy()
-            .into_owned(),
-    ));
+    env.push(("guest_kernel".into(), super::guest::kernel_release()));
     for (key, var) in [
         ("guest_mem", super::guest::FSLAB_GUEST_MEM),
         ("host_kernel", super::guest::FSLAB_GUEST_HOST_KERNEL),

@@ -16,3 +16,8 @@ pub mod study;
 /// Engine commands, one-cell studies of a directory run by the study's loop.
 pub use study::command as adhoc;
 pub mod telemetry;
+
+/// The value behind `m`, even if a thread panicked holding it.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -4,10 +4,11 @@
 //! (`52.3%`) with the engine's rate in bytes per second (`1.23 GiB/s`). [`PhaseView`] is the
 //! pure state and words; [`PhaseBar`] draws it with indicatif.
 
+use super::lock;
 use super::progress_text::{self as text, RateUnit};
 use crate::workload::{Counts, PhaseStatus, WorkloadKind, WorkloadSpec};
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// Bar positions per whole when the engine gives a fraction.
 const PER_WHOLE: u64 = 1000;
@@ -129,16 +130,21 @@ pub fn spec_unit(spec: &WorkloadSpec) -> impl Fn(&str) -> RateUnit + Send + Sync
     move |phase: &str| rate_unit(kind, phase, record)
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// An unknown total (0) leaves the bar empty (indicatif draws a length of 0 as full).
 fn set_length(bar: &ProgressBar, len: u64) {
     if len == 0 {
         bar.unset_length();
     } else {
         bar.set_length(len);
+    }
+}
+
+/// A template key whose words `f` gives (the key's tracker for indicatif).
+pub(super) fn words(
+    f: impl Fn(&ProgressState) -> String + Clone + Send + Sync + 'static,
+) -> impl Fn(&ProgressState, &mut dyn std::fmt::Write) + Clone + Send + Sync + 'static {
+    move |st: &ProgressState, w: &mut dyn std::fmt::Write| {
+        let _ = w.write_str(&f(st));
     }
 }
 
@@ -166,24 +172,12 @@ impl PhaseBar {
         let run = Arc::new(run);
         let style = ProgressStyle::with_template(template)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .with_key(
-                "counts",
-                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = w.write_str(&lock(&v1).counts_text());
-                },
-            )
+            .with_key("counts", words(move |_| lock(&v1).counts_text()))
             .with_key(
                 "rate",
-                move |st: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = w.write_str(&lock(&v2).rate_text(st.per_sec(), unit));
-                },
+                words(move |st| lock(&v2).rate_text(st.per_sec(), unit)),
             )
-            .with_key(
-                "run",
-                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = w.write_str(&run());
-                },
-            )
+            .with_key("run", words(move |_| run()))
             .progress_chars("=> ");
         bar.set_style(style);
         set_length(&bar, total);

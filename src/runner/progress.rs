@@ -16,11 +16,12 @@
 //!
 //! [`progress_text::eta`]: super::progress_text::eta
 
-use super::phase_bar::PhaseBar;
+use super::lock;
+use super::phase_bar::{words, PhaseBar};
 use super::progress_text::{self as text, Left, Position, RateUnit};
 use super::progress_wire::{self as wire, Event};
 use crate::workload::{Observer, PhaseStatus};
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -120,10 +121,6 @@ type UnitOf = Box<dyn Fn(&str, usize) -> RateUnit + Send + Sync>;
 
 /// The study's ETA as last computed, and when: the bar counts it down between repetitions.
 type EtaAt = Arc<Mutex<Option<(f64, Instant)>>>;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn live_eta(e: &EtaAt) -> Option<f64> {
     lock(e).map(|(secs, at)| (secs - at.elapsed().as_secs_f64()).max(0.0))
@@ -244,12 +241,7 @@ impl Progress {
         let main = multi.add(ProgressBar::new(total));
         let style = ProgressStyle::with_template(MAIN)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .with_key(
-                "left",
-                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = w.write_str(&text::eta_suffix(live_eta(&shown)));
-                },
-            )
+            .with_key("left", words(move |_| text::eta_suffix(live_eta(&shown))))
             .progress_chars("=> ");
         main.set_style(style);
         main.enable_steady_tick(TICK);

@@ -158,21 +158,17 @@ pub enum RateUnit {
 /// prefixes for counts, binary ones for bytes (decimal ones where the tool speaks them).
 pub fn rate(per_sec: f64, unit: RateUnit) -> String {
     let v = positive(per_sec);
-    match unit {
-        RateUnit::Items(what) => format!("{} {what}/s", counted(v)),
-        RateUnit::Bytes(size) => {
-            let (x, p) = scaled(
-                v * size as f64,
-                1024.0,
-                &["B", "KiB", "MiB", "GiB", "TiB", "PiB"],
-            );
-            format!("{} {p}/s", three_digits(x))
-        }
-        RateUnit::DecimalBytes => {
-            let (x, p) = scaled(v, 1000.0, &["B", "kB", "MB", "GB", "TB", "PB"]);
-            format!("{} {p}/s", three_digits(x))
-        }
-    }
+    let (bytes, step, prefixes) = match unit {
+        RateUnit::Items(what) => return format!("{} {what}/s", counted(v)),
+        RateUnit::Bytes(size) => (
+            v * size as f64,
+            1024.0,
+            ["B", "KiB", "MiB", "GiB", "TiB", "PiB"],
+        ),
+        RateUnit::DecimalBytes => (v, 1000.0, ["B", "kB", "MB", "GB", "TB", "PB"]),
+    };
+    let (x, p) = scaled(bytes, step, &prefixes);
+    format!("{} {p}/s", three_digits(x))
 }
 
 /// `48.1k`: a count with three significant digits and an SI prefix.

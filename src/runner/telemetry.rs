@@ -226,7 +226,7 @@ impl<'a> Recorder<'a> {
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        super::lock(&self.state)
     }
 
     /// The engine's observer with a snapshot at every phase boundary.

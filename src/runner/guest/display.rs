@@ -18,7 +18,7 @@ pub(super) struct Display {
 
 impl Display {
     fn bars(&self) -> MutexGuard<'_, Option<Progress>> {
-        self.bars.lock().unwrap_or_else(|p| p.into_inner())
+        super::super::lock(&self.bars)
     }
 
     /// A line of the guest's stderr (without its newline).

@@ -84,6 +84,14 @@ pub fn stderr_wire() -> bool {
     inside() && std::env::var(FSLAB_GUEST_TERMINAL).is_ok_and(|v| v == "1")
 }
 
+/// This kernel's release (`uname -r`): the host's, or inside a guest the guest's.
+pub(super) fn kernel_release() -> String {
+    rustix::system::uname()
+        .release()
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// Inside a guest: the block device of each cell's data and journal, by (cell index, role).
 pub fn devices_from_env() -> Result<BTreeMap<(usize, String), PathBuf>> {
     let Ok(text) = std::env::var(FSLAB_GUEST_DEVICES) else {
@@ -197,31 +205,23 @@ impl Drop for GuestDirs {
 /// The environment of the guest's fslab: where it runs, what the host is, where its devices
 /// and consoles are, whether it may draw on a terminal.
 fn guest_env(spec: &GuestSpec) -> Vec<(String, String)> {
-    let host_kernel = rustix::system::uname()
-        .release()
-        .to_string_lossy()
-        .into_owned();
-    let terminal = if std::io::stderr().is_terminal() {
-        "1"
-    } else {
-        "0"
-    };
-    let mut env = vec![
-        (FSLAB_GUEST.to_string(), "uml".to_string()),
-        (FSLAB_GUEST_MEM.to_string(), spec.mem_word()),
-        (FSLAB_GUEST_HOST_KERNEL.to_string(), host_kernel),
+    let terminal = u8::from(std::io::stderr().is_terminal());
+    let ram = crate::sysinfo::total_ram().to_string();
+    let mut env: Vec<(String, String)> = [
+        (FSLAB_GUEST, "uml".to_string()),
+        (FSLAB_GUEST_MEM, spec.mem_word()),
+        (FSLAB_GUEST_HOST_KERNEL, kernel_release()),
+        (FSLAB_GUEST_HOST_RAM, ram),
+        (FSLAB_GUEST_CONTROL, "/dev/tty3".to_string()),
+        (FSLAB_GUEST_TERMINAL, terminal.to_string()),
         (
-            FSLAB_GUEST_HOST_RAM.to_string(),
-            crate::sysinfo::total_ram().to_string(),
-        ),
-        (FSLAB_GUEST_CONTROL.to_string(), "/dev/tty3".to_string()),
-        (FSLAB_GUEST_TERMINAL.to_string(), terminal.to_string()),
-        (
-            "PATH".to_string(),
+            "PATH",
             "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string(),
         ),
-        ("HOME".to_string(), "/root".to_string()),
-    ];
+        ("HOME", "/root".to_string()),
+    ]
+    .map(|(k, v)| (k.to_string(), v))
+    .into();
     if let Some(cols) = std::env::var_os("COLUMNS") {
         env.push(("COLUMNS".to_string(), cols.to_string_lossy().into_owned()));
     }
