@@ -33,6 +33,16 @@ pub(crate) struct RunDoc<'a, P: Serialize> {
     pub part: P,
 }
 
+/// Units of a document's figures, by key (`{"dirs": "count", …}`).
+#[derive(Debug)]
+pub(crate) struct Units(pub &'static [(&'static str, &'static str)]);
+
+impl Serialize for Units {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().copied())
+    }
+}
+
 /// What an engine command runs, where and how often: the same keys for every engine.
 #[derive(Debug, Serialize)]
 pub(crate) struct Subject<'a> {
