@@ -210,16 +210,6 @@ pub(crate) struct Free {
     pub inodes_total: u64,
 }
 
-impl From<crate::sysinfo::FreeSpace> for Free {
-    fn from(f: crate::sysinfo::FreeSpace) -> Self {
-        Free {
-            bytes: f.bytes,
-            inodes: f.inodes,
-            inodes_total: f.inodes_total,
-        }
-    }
-}
-
 impl Planned {
     /// A dry run's plan: `needs` against `free`, whether it fits, the estimate.
     pub fn new(
@@ -234,7 +224,11 @@ impl Planned {
         Planned {
             dry_run: true,
             requirements: needs,
-            free: free.map(Free::from),
+            free: free.map(|f| Free {
+                bytes: f.bytes,
+                inodes: f.inodes,
+                inodes_total: f.inodes_total,
+            }),
             fits,
             estimate_seconds: estimate,
         }
