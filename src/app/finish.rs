@@ -283,7 +283,7 @@ impl EngineRan {
         if json {
             let (subject, part) = doc()?;
             let measured = rundoc::measured(&self.result.reps, &self.sums);
-            end.print_json(subject, measured, part)
+            rundoc::print(&end.document(subject, measured, part))
         } else {
             text(&end);
             Ok(())
@@ -320,16 +320,6 @@ impl Ending<'_> {
             }),
             part,
         }
-    }
-
-    /// Print the run document.
-    pub fn print_json<P: Serialize>(
-        &self,
-        subject: Subject<'_>,
-        measured: Measured,
-        part: P,
-    ) -> Result<()> {
-        rundoc::print(&self.document(subject, measured, part))
     }
 
     /// Print the warnings, then say where the run is stored (`what` follows the command,

@@ -33,6 +33,16 @@ pub(crate) struct RunDoc<'a, P: Serialize> {
     pub part: P,
 }
 
+/// Units of a document's figures, by key (`{"dirs": "count", …}`).
+#[derive(Debug)]
+pub(crate) struct Units(pub &'static [(&'static str, &'static str)]);
+
+impl Serialize for Units {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().copied())
+    }
+}
+
 /// What an engine command runs, where and how often: the same keys for every engine.
 #[derive(Debug, Serialize)]
 pub(crate) struct Subject<'a> {
@@ -200,16 +210,6 @@ pub(crate) struct Free {
     pub inodes_total: u64,
 }
 
-impl From<crate::sysinfo::FreeSpace> for Free {
-    fn from(f: crate::sysinfo::FreeSpace) -> Self {
-        Free {
-            bytes: f.bytes,
-            inodes: f.inodes,
-            inodes_total: f.inodes_total,
-        }
-    }
-}
-
 impl Planned {
     /// A dry run's plan: `needs` against `free`, whether it fits, the estimate.
     pub fn new(
@@ -224,7 +224,11 @@ impl Planned {
         Planned {
             dry_run: true,
             requirements: needs,
-            free: free.map(Free::from),
+            free: free.map(|f| Free {
+                bytes: f.bytes,
+                inodes: f.inodes,
+                inodes_total: f.inodes_total,
+            }),
             fits,
             estimate_seconds: estimate,
         }

@@ -4,7 +4,21 @@
 use super::Cli;
 use clap::CommandFactory;
 
-/// Options of `cmd` and its subcommands, as `fslab sub --option`, whose help states no default.
+/// Every visible command of `fslab`, built, with its path (`fslab dbench`).
+fn each_command(f: &mut impl FnMut(&mut clap::Command, &str)) {
+    fn walk(cmd: &mut clap::Command, path: &str, f: &mut impl FnMut(&mut clap::Command, &str)) {
+        f(cmd, path);
+        for sub in cmd.get_subcommands_mut().filter(|s| !s.is_hide_set()) {
+            let name = format!("{path} {}", sub.get_name());
+            walk(sub, &name, f);
+        }
+    }
+    let mut cmd = Cli::command();
+    cmd.build();
+    walk(&mut cmd, "fslab", f);
+}
+
+/// Options of `cmd`, as `fslab sub --option`, whose help states no default.
 fn without_default(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
     for a in cmd.get_arguments() {
         let id = a.get_id().as_str();
@@ -28,36 +42,20 @@ fn without_default(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
             ));
         }
     }
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        without_default(sub, &format!("{path} {}", sub.get_name()), out);
-    }
 }
 
 #[test]
 fn every_option_states_its_default() {
-    let mut cmd = Cli::command();
-    cmd.build();
     let mut missing = Vec::new();
-    without_default(&cmd, "fslab", &mut missing);
+    each_command(&mut |cmd, path| without_default(cmd, path, &mut missing));
     assert!(missing.is_empty(), "no default stated: {missing:#?}");
-}
-
-/// Every command's help lines, with the command's path (`fslab dbench`).
-fn helps(cmd: &mut clap::Command, path: &str, out: &mut Vec<(String, String)>) {
-    out.push((path.to_string(), cmd.render_long_help().to_string()));
-    for sub in cmd.get_subcommands_mut().filter(|s| !s.is_hide_set()) {
-        let name = format!("{path} {}", sub.get_name());
-        helps(sub, &name, out);
-    }
 }
 
 #[test]
 fn an_argument_the_usage_requires_is_shown_as_required() {
     // dbench's usage said `<NCLIENTS>` and its argument list `[NCLIENTS]`.
-    let mut cmd = Cli::command();
-    cmd.build();
     let mut all = Vec::new();
-    helps(&mut cmd, "fslab", &mut all);
+    each_command(&mut |cmd, path| all.push((path.to_string(), cmd.render_long_help().to_string())));
     let mut wrong = Vec::new();
     for (path, text) in &all {
         let usage: String = text

@@ -1,6 +1,7 @@
 //! dbench's part of the run document (`app::rundoc`): the loadfile, dbench's own figures of
 //! every repetition, and under MPI every rank's.
 
+use crate::app::rundoc::Units;
 use crate::workload::dbench::{DbenchParams, RepOutcome};
 use serde::Serialize;
 
@@ -18,7 +19,7 @@ pub(crate) struct DbenchPart<'a> {
     pub per_rank: Option<serde_json::Value>,
     /// Under MPI: the units of `per_rank`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub per_rank_units: Option<PerRankUnits>,
+    pub per_rank_units: Option<Units>,
 }
 
 /// The loadfile as the document describes it.
@@ -50,19 +51,10 @@ impl<'a> LoadfileDoc<'a> {
     }
 }
 
-/// The units of the MPI per-rank figures.
-#[derive(Debug, Serialize)]
-pub(crate) struct PerRankUnits {
-    start: &'static str,
-    finish: &'static str,
-    measured_bytes: &'static str,
-    throughput_mb_s: &'static str,
-}
-
 /// The units of `per_rank` under MPI.
-pub(crate) const PER_RANK_UNITS: PerRankUnits = PerRankUnits {
-    start: "s",
-    finish: "s",
-    measured_bytes: "B",
-    throughput_mb_s: "MB/s",
-};
+pub(crate) const PER_RANK_UNITS: Units = Units(&[
+    ("start", "s"),
+    ("finish", "s"),
+    ("measured_bytes", "B"),
+    ("throughput_mb_s", "MB/s"),
+]);

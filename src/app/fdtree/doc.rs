@@ -1,6 +1,7 @@
 //! fdtree's part of the run document (`app::rundoc`): the tree's counts and whether syncfs
 //! was timed; under MPI every rank's figures.
 
+use crate::app::rundoc::Units;
 use crate::workload::fdtree::Counts;
 use serde::Serialize;
 
@@ -29,16 +30,6 @@ pub(crate) struct CountsDoc {
     pub total: Counts,
     /// Units of the counts.
     pub units: Units,
-}
-
-/// Units of a document's figures, by key (`{"dirs": "count", …}`).
-#[derive(Debug)]
-pub(crate) struct Units(&'static [(&'static str, &'static str)]);
-
-impl Serialize for Units {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.iter().copied())
-    }
 }
 
 /// The units of the counts: `{"dirs": "count", "files": "count", "bytes": "B"}`.

@@ -105,12 +105,9 @@ fn refuse_filling(p: &FioParams, dir: &std::path::Path) -> Result<()> {
     );
     for j in p.job.jobs() {
         for key in ["fill_device", "fill_fs"] {
-            let on = match j.get(key) {
-                Some(None) => true,
-                Some(Some(v)) => !matches!(v.trim(), "0" | "false" | ""),
-                None => false,
-            };
-            if on {
+            // Set bare (`fill_device`) or to anything but off.
+            let off = |v: &str| matches!(v.trim(), "0" | "false" | "");
+            if j.get(key).is_some_and(|v| !v.is_some_and(off)) {
                 crate::bail_usage!(
                     "job [{}] sets {key}, which writes until the file system of -D {} is full; {fix}",
                     j.name,

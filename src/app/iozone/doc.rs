@@ -51,18 +51,7 @@ pub(crate) struct Units {
     file_kib: &'static str,
     record_bytes: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    per_rank: Option<PerRankUnits>,
-}
-
-/// Units of `per_rank` under MPI.
-#[derive(Debug, Serialize)]
-struct PerRankUnits {
-    start: &'static str,
-    timed: &'static str,
-    finish: &'static str,
-    counted: &'static str,
-    total: &'static str,
-    rate: &'static str,
+    per_rank: Option<rundoc::Units>,
 }
 
 impl Units {
@@ -73,14 +62,15 @@ impl Units {
             elapsed: "s",
             file_kib: "KiB",
             record_bytes: "B",
-            per_rank: mpi.then_some(PerRankUnits {
-                start: "s",
-                timed: "s",
-                finish: "s",
-                counted: "B",
-                total: "B",
-                rate: "KiB/s",
-            }),
+            // Units of `per_rank` under MPI.
+            per_rank: mpi.then_some(rundoc::Units(&[
+                ("start", "s"),
+                ("timed", "s"),
+                ("finish", "s"),
+                ("counted", "B"),
+                ("total", "B"),
+                ("rate", "KiB/s"),
+            ])),
         }
     }
 }

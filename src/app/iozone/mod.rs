@@ -20,7 +20,7 @@ pub(crate) use output::splash;
 pub(crate) use setup::{cache_warning, factors, point_label, point_params, setup, Setup};
 
 use super::finish::{engine_only, Recorded, StoredLine};
-use super::rundoc::{Subject, UnderMpi};
+use super::rundoc::{self, Subject, UnderMpi};
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
@@ -171,7 +171,7 @@ pub(super) fn print_end(
     let any = result.any_done();
     let end = result.ending(schema, warnings);
     if a.run.json {
-        end.print_json(
+        rundoc::print(&end.document(
             subject.under(mpi),
             (None, None),
             // Under MPI one point, laid out as `fslab iozone --json` lays out its points.
@@ -183,7 +183,7 @@ pub(super) fn print_end(
                 notes: &s.notes,
                 per_rank: mpi.and_then(|m| m.per_rank.clone()),
             },
-        )?;
+        ))?;
     } else {
         if !tmode && any {
             crate::outln!("\niozone test complete.");
