@@ -281,24 +281,11 @@ impl Provisioner {
         }
     }
 
+    /// The steps of [`Provisioner::provision`], each command logged in `p.commands` and each
+    /// loop device kept in `p.loops` as it goes (so a failed step is torn down too).
     fn build(&self, idx: usize, cfg: &FsConfig, p: &mut Provisioned) -> Result<(), ProvisionError> {
-        let mut log = Vec::new();
-        let mut loops = Vec::new();
-        let r = self.build_steps(idx, cfg, p, &mut log, &mut loops);
-        p.loops = loops;
-        p.commands = log;
-        r
-    }
-
-    fn build_steps(
-        &self,
-        idx: usize,
-        cfg: &FsConfig,
-        p: &mut Provisioned,
-        log: &mut Vec<String>,
-        loops: &mut Vec<LoopDev>,
-    ) -> Result<(), ProvisionError> {
         let exec = self.exec.as_ref();
+        let (log, loops) = (&mut p.commands, &mut p.loops);
         let data = self.device(idx, "data", &cfg.data, cfg.direct_io, log, loops)?;
         p.data = data.clone();
         let jdev = match &cfg.journal {

@@ -900,10 +900,7 @@ unsafe fn init(tie_r: libc::c_int, tie_w: libc::c_int) -> std::io::Result<()> {
 /// # Safety
 /// Between fork and exec only.
 unsafe fn drop_caps(kept: &[u32]) -> std::io::Result<()> {
-    let mut keep: u64 = 0;
-    for c in kept {
-        keep |= 1 << c;
-    }
+    let keep: u64 = kept.iter().fold(0, |k, c| k | 1 << c);
     for cap in 0..64u32 {
         if keep & (1 << cap) != 0 {
             continue;
@@ -935,18 +932,11 @@ unsafe fn drop_caps(kept: &[u32]) -> std::io::Result<()> {
     ))?;
     let lo = keep as u32 & now[0].permitted;
     let hi = (keep >> 32) as u32 & now[1].permitted;
-    let data = [
-        CapData {
-            effective: lo,
-            permitted: lo,
-            inheritable: 0,
-        },
-        CapData {
-            effective: hi,
-            permitted: hi,
-            inheritable: 0,
-        },
-    ];
+    let data = [lo, hi].map(|set| CapData {
+        effective: set,
+        permitted: set,
+        inheritable: 0,
+    });
     check(libc::syscall(
         libc::SYS_capset,
         &mut hdr as *mut CapHeader,
