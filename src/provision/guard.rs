@@ -83,17 +83,15 @@ fn underlying(d: DevNum, rel: Rel, out: &mut Vec<(DevNum, Rel)>) {
         return;
     }
     out.push((d, rel));
-    let next = |r: Rel| {
-        if r == Rel::Itself {
-            Rel::DiskOf
-        } else {
-            Rel::Under
-        }
-    };
     let Some(sys) = sys_dir(d) else { return };
     if sys.join("partition").exists() {
         if let Some(parent) = sys.parent().and_then(read_devnum) {
-            underlying(parent, next(rel), out);
+            let up = if rel == Rel::Itself {
+                Rel::DiskOf
+            } else {
+                Rel::Under
+            };
+            underlying(parent, up, out);
         }
     }
     for s in children(&sys, "slaves") {

@@ -24,7 +24,7 @@ pub struct Provisioner {
     allow_format: Vec<PathBuf>,
     ram_total: u64,
     tmpfs: Mutex<Option<(u64, u64)>>,
-    dirs: Mutex<Vec<(u64, PathBuf)>>,
+    dirs: Mutex<Vec<u64>>,
     /// Real devices this run has formatted, by identity (device number and, for a loop
     /// device, its backing file): their signature is ours, so a later cell on the same device
     /// may format it again. Never by path: a path re-pointed meanwhile names another device.
@@ -93,10 +93,7 @@ impl Provisioner {
             )));
         }
         run.created(id, dir)?;
-        self.dirs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((id, dir.to_path_buf()));
+        self.dirs.lock().unwrap_or_else(|p| p.into_inner()).push(id);
         Ok(())
     }
 
@@ -447,7 +444,7 @@ impl Provisioner {
             }
         }
         let dirs = std::mem::take(&mut *self.dirs.lock().unwrap_or_else(|p| p.into_inner()));
-        for (id, _) in dirs.into_iter().rev() {
+        for id in dirs.into_iter().rev() {
             if let Some(r) = &self.run {
                 r.remove(id)?;
             }

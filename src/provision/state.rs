@@ -159,7 +159,7 @@ impl WorkDir {
         std::fs::create_dir(&tmp).map_err(io(format!("cannot create {}", tmp.display())))?;
         let lock = create_new(&tmp.join("lock"), 0o644)
             .map_err(io(format!("lock in {}", tmp.display())))?;
-        rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+        self::lock(&lock)
             .map_err(|e| ProvisionError::Io(format!("cannot lock {}: {e}", tmp.display())))?;
         // Children (mkfs, mount) inherit the descriptor: the lock outlives us until they exit.
         rustix::io::fcntl_setfd(&lock, rustix::io::FdFlags::empty())
@@ -202,7 +202,8 @@ impl WorkDir {
     pub fn live_studies(&self) -> Vec<(i64, u32)> {
         self.run_dirs()
             .into_iter()
-            .filter(|d| try_lock(d).is_none())
+            // Alive: its lock is held (or cannot be taken).
+            .filter(|d| !File::open(d.join("lock")).is_ok_and(|f| lock(&f).is_ok()))
             .filter_map(|d| read_doc(d.join("state.json")).ok())
             .filter_map(|doc| doc.study.map(|s| (s, doc.pid)))
             .collect()
@@ -257,11 +258,10 @@ pub(super) fn read_doc(p: PathBuf) -> Result<StateDoc, String> {
     serde_json::from_str(&t).map_err(|e| format!("{} is not a valid state file: {e}", p.display()))
 }
 
-/// Take the lock of a run directory if nobody holds it.
-pub(super) fn try_lock(dir: &Path) -> Option<File> {
-    let f = File::open(dir.join("lock")).ok()?;
-    rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok()?;
-    Some(f)
+/// Take the lock of a run directory's open `lock` file if nobody holds it (held until the
+/// file is closed).
+pub(super) fn lock(f: &File) -> rustix::io::Result<()> {
+    rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive)
 }
 
 /// A live run's directory and state file.

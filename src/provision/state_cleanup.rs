@@ -13,7 +13,7 @@
 
 use super::exec::Exec;
 use super::loopdev;
-use super::state::{place, read_doc, write_doc, Entry, Resource, StateDoc, WorkDir};
+use super::state::{lock, place, read_doc, write_doc, Entry, Resource, StateDoc, WorkDir};
 use crate::safe::beneath::{self, Root};
 use rustix::fd::{AsFd, OwnedFd};
 use std::ffi::OsString;
@@ -46,11 +46,7 @@ fn lock_of(run: &Root) -> Option<Result<std::fs::File, ()>> {
         rustix::fs::Mode::empty(),
     );
     let f = std::fs::File::from(fd.ok()?);
-    Some(
-        rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-            .map(|_| f)
-            .map_err(|_| ()),
-    )
+    Some(lock(&f).map(|_| f).map_err(|_| ()))
 }
 
 /// The run directories under `runs` (real directories, not dot-named).
