@@ -296,6 +296,7 @@ fn remove(
         return Ok(());
     };
     let expect = entry.ident();
+    let left = |e| format!("{} left alone: {e}", path.display());
     if expect.is_none() {
         if beneath::ident_at(dir.as_fd(), &name)
             .map_err(|e| odd(path, e))?
@@ -309,18 +310,11 @@ fn remove(
                 path.display()
             ));
         };
-        beneath::born_after_intent(dir.as_fd(), &name, at)
-            .map_err(|e| format!("{} left alone: {e}", path.display()))?;
+        beneath::born_after_intent(dir.as_fd(), &name, at).map_err(left)?;
     }
-    match beneath::remove_at(dir.as_fd(), &name, kind, expect)
-        .map_err(|e| format!("{} left alone: {e}", path.display()))?
-    {
-        beneath::Removed::Absent => Ok(()),
-        beneath::Removed::Done => {
-            if kind == beneath::Kind::File {
-                rep.actions.push(format!("rm {}", path.display()));
-            }
-            Ok(())
-        }
+    let done = beneath::remove_at(dir.as_fd(), &name, kind, expect).map_err(left)?;
+    if done == beneath::Removed::Done && kind == beneath::Kind::File {
+        rep.actions.push(format!("rm {}", path.display()));
     }
+    Ok(())
 }
