@@ -236,11 +236,9 @@ pub fn inspect(cfg: &FsConfig, data: &str, jdev: Option<&str>, mountpoint: &Path
             .arg(data)
             .confined([data])],
         FsType::Nilfs2 => vec![dump("nilfs-tune", "-l", data)],
-        FsType::Reiserfs => {
-            let c = opt(CmdLine::new("debugreiserfs"), "-j", jdev);
-            let devices: Vec<&str> = std::iter::once(data).chain(jdev).collect();
-            vec![c.arg(data).confined(devices)]
-        }
+        FsType::Reiserfs => vec![opt(CmdLine::new("debugreiserfs"), "-j", jdev)
+            .arg(data)
+            .confined(std::iter::once(data).chain(jdev))],
     }
 }
 

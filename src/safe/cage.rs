@@ -269,11 +269,7 @@ fn last() -> std::io::Error {
 
 /// The result of a call that returns 0 on success (and -1 with `errno` on failure).
 fn check(r: impl Into<i64>) -> std::io::Result<()> {
-    if r.into() != 0 {
-        Err(last())
-    } else {
-        Ok(())
-    }
+    (r.into() == 0).then_some(()).ok_or_else(last)
 }
 
 /// Whether this process runs as root (the cage is built only then).
@@ -315,11 +311,11 @@ impl Cage {
                 format!("at most {DEV_BINDS} writable directories below {SHM}"),
             ));
         }
-        let nodes = self
+        let nodes: Vec<Node> = self
             .devices
             .iter()
             .map(|d| node(d))
-            .collect::<std::io::Result<Vec<Node>>>()?;
+            .collect::<Result<_, _>>()?;
         let cwd = cstr(&self.cwd)?;
         let keep = self.profile.keep();
         let own_files = self.profile != Profile::Guest;
