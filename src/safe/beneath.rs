@@ -354,12 +354,11 @@ fn ident_of(fd: BorrowedFd<'_>) -> std::io::Result<Ident> {
 }
 
 /// One directory on [`empty_tree`]'s way down: its descriptor (while it is kept), its
-/// identity, and the subdirectories still to empty.
+/// identity, and the subdirectories still to empty (`None` until it is listed).
 struct Level {
     fd: Option<OwnedFd>,
     id: Ident,
-    pending: Vec<OsString>,
-    listed: bool,
+    pending: Option<Vec<OsString>>,
 }
 
 /// Remove everything inside the open directory `dir` (whose mount id is `mnt`): symbolic
@@ -384,8 +383,7 @@ fn empty_tree(dir: BorrowedFd<'_>, mnt: Option<u64>) -> Result<(), String> {
     let mut levels = vec![Level {
         fd: Some(top),
         id,
-        pending: Vec::new(),
-        listed: false,
+        pending: None,
     }];
     // The names from `dir` down to the directory being emptied, for messages.
     let mut path: Vec<OsString> = Vec::new();
@@ -397,15 +395,14 @@ fn empty_tree(dir: BorrowedFd<'_>, mnt: Option<u64>) -> Result<(), String> {
         let Some(fd) = level.fd.as_ref().map(|f| f.as_fd()) else {
             return Err(io(&"lost its descriptor", &path));
         };
-        if !level.listed {
-            level.pending = clear_entries(fd).map_err(|(n, e)| {
+        if level.pending.is_none() {
+            level.pending = Some(clear_entries(fd).map_err(|(n, e)| {
                 let mut p = path.clone();
                 p.extend(n);
                 io(&e, &p)
-            })?;
-            level.listed = true;
+            })?);
         }
-        if let Some(name) = level.pending.pop() {
+        if let Some(name) = level.pending.as_mut().and_then(Vec::pop) {
             let sub = match open_dir_at(fd, name.as_os_str()) {
                 Ok(s) => s,
                 Err(rustix::io::Errno::NOENT) => continue,
@@ -428,8 +425,7 @@ fn empty_tree(dir: BorrowedFd<'_>, mnt: Option<u64>) -> Result<(), String> {
             levels.push(Level {
                 fd: Some(sub),
                 id: sub_id,
-                pending: Vec::new(),
-                listed: false,
+                pending: None,
             });
             path.push(name);
             continue;
