@@ -135,17 +135,16 @@ impl Provisioner {
         log: &mut Vec<String>,
         loops: &mut Vec<LoopDev>,
     ) -> Result<PathBuf, ProvisionError> {
-        if let Some(dev) = self.guest_devices.get(&(idx, role.to_string())) {
-            if !matches!(spec, DeviceSpec::Path(_)) {
-                // Made blank by the host for this cell; formatted again only by this run.
-                log.push(format!(
-                    "# {role}: {} (the host's image for {spec})",
-                    dev.display()
-                ));
-                self.check(dev, log)?;
-                self.remember(dev);
-                return Ok(dev.clone());
-            }
+        let guest = self.guest_devices.get(&(idx, role.to_string()));
+        if let Some(dev) = guest.filter(|_| !matches!(spec, DeviceSpec::Path(_))) {
+            // Made blank by the host for this cell; formatted again only by this run.
+            log.push(format!(
+                "# {role}: {} (the host's image for {spec})",
+                dev.display()
+            ));
+            self.check(dev, log)?;
+            self.remember(dev);
+            return Ok(dev.clone());
         }
         let (size, dir) = match spec {
             DeviceSpec::Path(p) => {

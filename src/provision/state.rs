@@ -243,11 +243,6 @@ pub(super) fn place(
 
 pub(super) use crate::safe::create_new;
 
-/// Now, as recorded in a state file (RFC 3339 with nanoseconds).
-fn now_precise() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
-}
-
 pub(super) fn read_doc(p: PathBuf) -> Result<StateDoc, String> {
     let t = crate::safe::input::read_text_limited(
         &p,
@@ -308,7 +303,7 @@ impl RunDir {
             doc.resources.push(Entry {
                 id,
                 res,
-                at: Some(now_precise()),
+                at: Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)),
                 dev: None,
                 ino: None,
             });
@@ -361,8 +356,7 @@ impl RunDir {
     /// Remove the image or directory recorded as `id` — resolved beneath the work directory,
     /// only if it is still the entry made (its recorded device and inode) — and forget it.
     pub fn remove(&self, id: u64) -> Result<(), ProvisionError> {
-        let entry = self.doc().resources.iter().find(|e| e.id == id).cloned();
-        let Some(entry) = entry else {
+        let Some(entry) = self.doc().resources.iter().find(|e| e.id == id).cloned() else {
             return Ok(());
         };
         let (path, kind) = match &entry.res {
