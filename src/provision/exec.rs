@@ -77,15 +77,14 @@ impl Exec for RealExec {
         use std::os::unix::process::CommandExt;
         // The program the checks found (`support::find_program`), not whatever `PATH` alone
         // gives: a plan that passed does not fail here for a tool it saw in /usr/sbin.
+        let not_installed = || ProvisionError::NotInstalled {
+            program: cmd.program.clone(),
+            package: package_of(&cmd.program),
+        };
         let program = if cmd.program.contains('/') {
             std::path::PathBuf::from(&cmd.program)
         } else {
-            super::support::find_program(&cmd.program).ok_or_else(|| {
-                ProvisionError::NotInstalled {
-                    program: cmd.program.clone(),
-                    package: package_of(&cmd.program),
-                }
-            })?
+            super::support::find_program(&cmd.program).ok_or_else(not_installed)?
         };
         let mut c = Command::new(&program);
         // Messages in English so that parsing and error texts are stable.
@@ -110,17 +109,13 @@ impl Exec for RealExec {
                 c.process_group(0);
             }
         }
-        let out = bounded_output(&mut c).map_err(|e| {
+        bounded_output(&mut c).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                ProvisionError::NotInstalled {
-                    program: cmd.program.clone(),
-                    package: package_of(&cmd.program),
-                }
+                not_installed()
             } else {
                 ProvisionError::Io(format!("cannot start `{cmd}`: {e}"))
             }
-        })?;
-        Ok(out)
+        })
     }
 
     fn write_file(&self, path: &Path, value: &str) -> Result<(), ProvisionError> {

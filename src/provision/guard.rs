@@ -30,10 +30,14 @@ fn sys_dir(d: DevNum) -> Option<PathBuf> {
     std::fs::canonicalize(format!("/sys/dev/block/{}:{}", d.0, d.1)).ok()
 }
 
-fn read_devnum(sys: &Path) -> Option<DevNum> {
-    let t = std::fs::read_to_string(sys.join("dev")).ok()?;
-    let (a, b) = t.trim().split_once(':')?;
+/// `major:minor` as sysfs and mountinfo write it.
+fn parse_devnum(t: &str) -> Option<DevNum> {
+    let (a, b) = t.split_once(':')?;
     Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+fn read_devnum(sys: &Path) -> Option<DevNum> {
+    parse_devnum(std::fs::read_to_string(sys.join("dev")).ok()?.trim())
 }
 
 fn children(sys: &Path, sub: &str) -> Vec<PathBuf> {
@@ -83,17 +87,15 @@ fn underlying(d: DevNum, rel: Rel, out: &mut Vec<(DevNum, Rel)>) {
         return;
     }
     out.push((d, rel));
-    let next = |r: Rel| {
-        if r == Rel::Itself {
-            Rel::DiskOf
-        } else {
-            Rel::Under
-        }
-    };
     let Some(sys) = sys_dir(d) else { return };
     if sys.join("partition").exists() {
         if let Some(parent) = sys.parent().and_then(read_devnum) {
-            underlying(parent, next(rel), out);
+            let up = if rel == Rel::Itself {
+                Rel::DiskOf
+            } else {
+                Rel::Under
+            };
+            underlying(parent, up, out);
         }
     }
     for s in children(&sys, "slaves") {
@@ -131,18 +133,8 @@ fn in_use() -> HashMap<DevNum, String> {
         };
         let mp = mp.replace("\\040", " ");
         // btrfs reports an anonymous device number here; the source path is the real one.
-        let mut roots = Vec::new();
-        if let Some((a, b)) = num.split_once(':') {
-            if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
-                roots.push((a, b));
-            }
-        }
-        if src.starts_with('/') {
-            if let Some(n) = block_devnum(Path::new(src)) {
-                roots.push(n);
-            }
-        }
-        for r in roots {
+        let from_src = src.starts_with('/').then(|| block_devnum(Path::new(src)));
+        for r in parse_devnum(num).into_iter().chain(from_src.flatten()) {
             for (d, rel) in deps_of(r) {
                 let why = match (rel, mp.as_str()) {
                     (Rel::Itself, "/") => "holds the root file system (/)".to_string(),

@@ -133,10 +133,8 @@ fn xfs_kv(line: &str, key: &str) -> Option<u64> {
 /// Check an XFS file system from `xfs_info MOUNTPOINT`: log placement and size, block and
 /// inode size.
 pub fn verify_xfs(cfg: &FsConfig, info: &str, journal_dev: Option<&str>) -> Result<(), String> {
-    let log = info
-        .lines()
-        .find(|l| l.trim_start().starts_with("log "))
-        .ok_or("xfs_info printed no 'log' line")?;
+    let line = |key| info.lines().find(|l| l.trim_start().starts_with(key));
+    let log = line("log ").ok_or("xfs_info printed no 'log' line")?;
     let place = log
         .split_once('=')
         .map(|(_, r)| r.split_whitespace().next().unwrap_or(""))
@@ -156,10 +154,7 @@ pub fn verify_xfs(cfg: &FsConfig, info: &str, journal_dev: Option<&str>) -> Resu
         ))
     })?;
     as_asked("block size", cfg.block_size, || {
-        let data = info
-            .lines()
-            .find(|l| l.trim_start().starts_with("data "))
-            .ok_or("xfs_info printed no 'data' line")?;
+        let data = line("data ").ok_or("xfs_info printed no 'data' line")?;
         Ok(xfs_kv(data, "bsize").unwrap_or(0))
     })?;
     as_asked("inode size", cfg.inode_size, || {

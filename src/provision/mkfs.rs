@@ -214,19 +214,16 @@ pub fn mount(fs: FsType, options: &[String], data: &str, mountpoint: &Path) -> C
 pub fn inspect(cfg: &FsConfig, data: &str, jdev: Option<&str>, mountpoint: &Path) -> Vec<CmdLine> {
     let dump =
         |prog: &str, flag: &str, dev: &str| CmdLine::new(prog).arg(flag).arg(dev).confined([dev]);
+    // The data device's superblock, then an external journal's.
+    let both = |prog: &str, flag: &str| -> Vec<CmdLine> {
+        std::iter::once(data)
+            .chain(jdev)
+            .map(|d| dump(prog, flag, d))
+            .collect()
+    };
     match cfg.fs {
-        // The data device's superblock, then an external journal's.
-        FsType::Ext2 | FsType::Ext3 | FsType::Ext4 | FsType::Jfs => {
-            let (prog, flag) = if cfg.fs == FsType::Jfs {
-                ("jfs_tune", "-l")
-            } else {
-                ("dumpe2fs", "-h")
-            };
-            std::iter::once(data)
-                .chain(jdev)
-                .map(|d| dump(prog, flag, d))
-                .collect()
-        }
+        FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => both("dumpe2fs", "-h"),
+        FsType::Jfs => both("jfs_tune", "-l"),
         // xfs_info asks the mounted file system, and finds it by its devices.
         FsType::Xfs => vec![CmdLine::new("xfs_info")
             .path(mountpoint)
@@ -236,11 +233,9 @@ pub fn inspect(cfg: &FsConfig, data: &str, jdev: Option<&str>, mountpoint: &Path
             .arg(data)
             .confined([data])],
         FsType::Nilfs2 => vec![dump("nilfs-tune", "-l", data)],
-        FsType::Reiserfs => {
-            let c = opt(CmdLine::new("debugreiserfs"), "-j", jdev);
-            let devices: Vec<&str> = std::iter::once(data).chain(jdev).collect();
-            vec![c.arg(data).confined(devices)]
-        }
+        FsType::Reiserfs => vec![opt(CmdLine::new("debugreiserfs"), "-j", jdev)
+            .arg(data)
+            .confined(std::iter::once(data).chain(jdev))],
     }
 }
 

@@ -24,7 +24,7 @@ pub struct Provisioner {
     allow_format: Vec<PathBuf>,
     ram_total: u64,
     tmpfs: Mutex<Option<(u64, u64)>>,
-    dirs: Mutex<Vec<(u64, PathBuf)>>,
+    dirs: Mutex<Vec<u64>>,
     /// Real devices this run has formatted, by identity (device number and, for a loop
     /// device, its backing file): their signature is ours, so a later cell on the same device
     /// may format it again. Never by path: a path re-pointed meanwhile names another device.
@@ -93,10 +93,7 @@ impl Provisioner {
             )));
         }
         run.created(id, dir)?;
-        self.dirs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((id, dir.to_path_buf()));
+        self.dirs.lock().unwrap_or_else(|p| p.into_inner()).push(id);
         Ok(())
     }
 
@@ -138,17 +135,16 @@ impl Provisioner {
         log: &mut Vec<String>,
         loops: &mut Vec<LoopDev>,
     ) -> Result<PathBuf, ProvisionError> {
-        if let Some(dev) = self.guest_devices.get(&(idx, role.to_string())) {
-            if !matches!(spec, DeviceSpec::Path(_)) {
-                // Made blank by the host for this cell; formatted again only by this run.
-                log.push(format!(
-                    "# {role}: {} (the host's image for {spec})",
-                    dev.display()
-                ));
-                self.check(dev, log)?;
-                self.remember(dev);
-                return Ok(dev.clone());
-            }
+        let guest = self.guest_devices.get(&(idx, role.to_string()));
+        if let Some(dev) = guest.filter(|_| !matches!(spec, DeviceSpec::Path(_))) {
+            // Made blank by the host for this cell; formatted again only by this run.
+            log.push(format!(
+                "# {role}: {} (the host's image for {spec})",
+                dev.display()
+            ));
+            self.check(dev, log)?;
+            self.remember(dev);
+            return Ok(dev.clone());
         }
         let (size, dir) = match spec {
             DeviceSpec::Path(p) => {
@@ -281,24 +277,11 @@ impl Provisioner {
         }
     }
 
+    /// The steps of [`Provisioner::provision`], each command logged in `p.commands` and each
+    /// loop device kept in `p.loops` as it goes (so a failed step is torn down too).
     fn build(&self, idx: usize, cfg: &FsConfig, p: &mut Provisioned) -> Result<(), ProvisionError> {
-        let mut log = Vec::new();
-        let mut loops = Vec::new();
-        let r = self.build_steps(idx, cfg, p, &mut log, &mut loops);
-        p.loops = loops;
-        p.commands = log;
-        r
-    }
-
-    fn build_steps(
-        &self,
-        idx: usize,
-        cfg: &FsConfig,
-        p: &mut Provisioned,
-        log: &mut Vec<String>,
-        loops: &mut Vec<LoopDev>,
-    ) -> Result<(), ProvisionError> {
         let exec = self.exec.as_ref();
+        let (log, loops) = (&mut p.commands, &mut p.loops);
         let data = self.device(idx, "data", &cfg.data, cfg.direct_io, log, loops)?;
         p.data = data.clone();
         let jdev = match &cfg.journal {
@@ -460,7 +443,7 @@ impl Provisioner {
             }
         }
         let dirs = std::mem::take(&mut *self.dirs.lock().unwrap_or_else(|p| p.into_inner()));
-        for (id, _) in dirs.into_iter().rev() {
+        for id in dirs.into_iter().rev() {
             if let Some(r) = &self.run {
                 r.remove(id)?;
             }

@@ -73,7 +73,8 @@ fn ext4_with_a_ram_journal_and_a_scheduler_runs_exactly_these_commands() {
 
 #[test]
 fn a_failed_mkfs_tears_down_what_was_made() {
-    let ex = Arc::new(RecordingExec::with(Box::new(|c: &CmdLine| {
+    let loops = responder();
+    let ex = Arc::new(RecordingExec::with(Box::new(move |c: &CmdLine| {
         if c.program == "mkfs.xfs" {
             return Output {
                 status: 1,
@@ -81,16 +82,13 @@ fn a_failed_mkfs_tears_down_what_was_made() {
                 stderr: "Filesystem must be larger than 300MB.\nUsage: …".into(),
             };
         }
-        if c.program == "losetup" && c.args.iter().any(|a| a == "--find") {
-            return Output::ok("/dev/loop5\n");
-        }
-        Output::ok("")
+        loops(c)
     })));
     let p = Provisioner::dry(ex.clone(), PathBuf::from("/w"), vec![], 0);
     let cfg = FsConfig::new(FsType::Xfs, DeviceSpec::Loop(1 << 30));
     let e = p.provision(0, &cfg).err().unwrap();
     assert!(e.to_string().contains("larger than 300MB"), "{e}");
-    assert_eq!(ex.lines().last().unwrap(), "losetup -d /dev/loop5");
+    assert_eq!(ex.lines().last().unwrap(), "losetup -d /dev/loop10");
 }
 
 #[test]

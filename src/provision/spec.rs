@@ -47,16 +47,7 @@ impl FsType {
 
     /// The name used by mount(8) and in study files.
     pub fn as_str(self) -> &'static str {
-        match self {
-            FsType::Ext2 => "ext2",
-            FsType::Ext3 => "ext3",
-            FsType::Ext4 => "ext4",
-            FsType::Xfs => "xfs",
-            FsType::Btrfs => "btrfs",
-            FsType::Nilfs2 => "nilfs2",
-            FsType::Jfs => "jfs",
-            FsType::Reiserfs => "reiserfs",
-        }
+        TOOLS[self as usize].0
     }
 
     /// Parse a study-file name.
@@ -74,16 +65,7 @@ impl FsType {
 
     /// The mkfs program.
     pub fn mkfs_program(self) -> &'static str {
-        match self {
-            FsType::Ext2 => "mkfs.ext2",
-            FsType::Ext3 => "mkfs.ext3",
-            FsType::Ext4 => "mkfs.ext4",
-            FsType::Xfs => "mkfs.xfs",
-            FsType::Btrfs => "mkfs.btrfs",
-            FsType::Nilfs2 => "mkfs.nilfs2",
-            FsType::Jfs => "mkfs.jfs",
-            FsType::Reiserfs => "mkreiserfs",
-        }
+        TOOLS[self as usize].1
     }
 
     /// Whether this is one of the ext family (mke2fs, tune2fs, dumpe2fs).
@@ -93,20 +75,25 @@ impl FsType {
 
     /// Every program provisioning and inspection of this type runs, besides losetup/mount.
     pub fn programs(self) -> Vec<&'static str> {
-        let mut v = vec![self.mkfs_program()];
-        match self {
-            FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => {
-                v.extend(["mke2fs", "dumpe2fs", "tune2fs"]);
-            }
-            FsType::Xfs => v.push("xfs_info"),
-            FsType::Btrfs => v.push("btrfs"),
-            FsType::Nilfs2 => v.push("nilfs-tune"),
-            FsType::Jfs => v.push("jfs_tune"),
-            FsType::Reiserfs => v.push("debugreiserfs"),
-        }
-        v
+        let (_, mkfs, others) = TOOLS[self as usize];
+        std::iter::once(mkfs)
+            .chain(others.iter().copied())
+            .collect()
     }
 }
+
+/// Each type's name, mkfs program and the other programs that make and inspect it, in the
+/// order of the variants (and of [`FsType::ALL`]).
+const TOOLS: [(&str, &str, &[&str]); 8] = [
+    ("ext2", "mkfs.ext2", &["mke2fs", "dumpe2fs", "tune2fs"]),
+    ("ext3", "mkfs.ext3", &["mke2fs", "dumpe2fs", "tune2fs"]),
+    ("ext4", "mkfs.ext4", &["mke2fs", "dumpe2fs", "tune2fs"]),
+    ("xfs", "mkfs.xfs", &["xfs_info"]),
+    ("btrfs", "mkfs.btrfs", &["btrfs"]),
+    ("nilfs2", "mkfs.nilfs2", &["nilfs-tune"]),
+    ("jfs", "mkfs.jfs", &["jfs_tune"]),
+    ("reiserfs", "mkreiserfs", &["debugreiserfs"]),
+];
 
 impl fmt::Display for FsType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -528,6 +515,8 @@ mod tests {
     fn fs_names_round_trip() {
         for t in FsType::ALL {
             assert_eq!(FsType::parse(t.as_str()).unwrap(), t);
+            // The name table follows the variants: each name is the one serde writes.
+            assert_eq!(serde_json::to_string(&t).unwrap(), format!("\"{t}\""));
         }
         assert!(FsType::parse("reiser4").unwrap_err().contains("reiserfs"));
     }

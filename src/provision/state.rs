@@ -159,7 +159,7 @@ impl WorkDir {
         std::fs::create_dir(&tmp).map_err(io(format!("cannot create {}", tmp.display())))?;
         let lock = create_new(&tmp.join("lock"), 0o644)
             .map_err(io(format!("lock in {}", tmp.display())))?;
-        rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+        self::lock(&lock)
             .map_err(|e| ProvisionError::Io(format!("cannot lock {}: {e}", tmp.display())))?;
         // Children (mkfs, mount) inherit the descriptor: the lock outlives us until they exit.
         rustix::io::fcntl_setfd(&lock, rustix::io::FdFlags::empty())
@@ -202,7 +202,8 @@ impl WorkDir {
     pub fn live_studies(&self) -> Vec<(i64, u32)> {
         self.run_dirs()
             .into_iter()
-            .filter(|d| try_lock(d).is_none())
+            // Alive: its lock is held (or cannot be taken).
+            .filter(|d| !File::open(d.join("lock")).is_ok_and(|f| lock(&f).is_ok()))
             .filter_map(|d| read_doc(d.join("state.json")).ok())
             .filter_map(|doc| doc.study.map(|s| (s, doc.pid)))
             .collect()
@@ -242,11 +243,6 @@ pub(super) fn place(
 
 pub(super) use crate::safe::create_new;
 
-/// Now, as recorded in a state file (RFC 3339 with nanoseconds).
-fn now_precise() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)
-}
-
 pub(super) fn read_doc(p: PathBuf) -> Result<StateDoc, String> {
     let t = crate::safe::input::read_text_limited(
         &p,
@@ -257,11 +253,10 @@ pub(super) fn read_doc(p: PathBuf) -> Result<StateDoc, String> {
     serde_json::from_str(&t).map_err(|e| format!("{} is not a valid state file: {e}", p.display()))
 }
 
-/// Take the lock of a run directory if nobody holds it.
-pub(super) fn try_lock(dir: &Path) -> Option<File> {
-    let f = File::open(dir.join("lock")).ok()?;
-    rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok()?;
-    Some(f)
+/// Take the lock of a run directory's open `lock` file if nobody holds it (held until the
+/// file is closed).
+pub(super) fn lock(f: &File) -> rustix::io::Result<()> {
+    rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive)
 }
 
 /// A live run's directory and state file.
@@ -308,7 +303,7 @@ impl RunDir {
             doc.resources.push(Entry {
                 id,
                 res,
-                at: Some(now_precise()),
+                at: Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Nanos, true)),
                 dev: None,
                 ino: None,
             });
@@ -361,8 +356,7 @@ impl RunDir {
     /// Remove the image or directory recorded as `id` — resolved beneath the work directory,
     /// only if it is still the entry made (its recorded device and inode) — and forget it.
     pub fn remove(&self, id: u64) -> Result<(), ProvisionError> {
-        let entry = self.doc().resources.iter().find(|e| e.id == id).cloned();
-        let Some(entry) = entry else {
+        let Some(entry) = self.doc().resources.iter().find(|e| e.id == id).cloned() else {
             return Ok(());
         };
         let (path, kind) = match &entry.res {

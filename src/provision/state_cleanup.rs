@@ -13,7 +13,7 @@
 
 use super::exec::Exec;
 use super::loopdev;
-use super::state::{place, read_doc, write_doc, Entry, Resource, StateDoc, WorkDir};
+use super::state::{lock, place, read_doc, write_doc, Entry, Resource, StateDoc, WorkDir};
 use crate::safe::beneath::{self, Root};
 use rustix::fd::{AsFd, OwnedFd};
 use std::ffi::OsString;
@@ -46,11 +46,7 @@ fn lock_of(run: &Root) -> Option<Result<std::fs::File, ()>> {
         rustix::fs::Mode::empty(),
     );
     let f = std::fs::File::from(fd.ok()?);
-    Some(
-        rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-            .map(|_| f)
-            .map_err(|_| ()),
-    )
+    Some(lock(&f).map(|_| f).map_err(|_| ()))
 }
 
 /// The run directories under `runs` (real directories, not dot-named).
@@ -300,6 +296,7 @@ fn remove(
         return Ok(());
     };
     let expect = entry.ident();
+    let left = |e| format!("{} left alone: {e}", path.display());
     if expect.is_none() {
         if beneath::ident_at(dir.as_fd(), &name)
             .map_err(|e| odd(path, e))?
@@ -313,18 +310,11 @@ fn remove(
                 path.display()
             ));
         };
-        beneath::born_after_intent(dir.as_fd(), &name, at)
-            .map_err(|e| format!("{} left alone: {e}", path.display()))?;
+        beneath::born_after_intent(dir.as_fd(), &name, at).map_err(left)?;
     }
-    match beneath::remove_at(dir.as_fd(), &name, kind, expect)
-        .map_err(|e| format!("{} left alone: {e}", path.display()))?
-    {
-        beneath::Removed::Absent => Ok(()),
-        beneath::Removed::Done => {
-            if kind == beneath::Kind::File {
-                rep.actions.push(format!("rm {}", path.display()));
-            }
-            Ok(())
-        }
+    let done = beneath::remove_at(dir.as_fd(), &name, kind, expect).map_err(left)?;
+    if done == beneath::Removed::Done && kind == beneath::Kind::File {
+        rep.actions.push(format!("rm {}", path.display()));
     }
+    Ok(())
 }

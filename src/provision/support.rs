@@ -5,6 +5,7 @@
 
 use super::exec::package_of;
 use super::spec::FsType;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Programs every study needs besides the mkfs tools.
@@ -33,14 +34,8 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
     dirs.into_iter()
         .filter(|d| !d.as_os_str().is_empty())
         .map(|d| d.join(name))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+        // An executable file.
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0))
 }
 
 /// Whether the running kernel has (or can load) this file system.

@@ -57,6 +57,12 @@ fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
+/// Open the directory `name` in `dir` (`rustix::fs::CWD` for a path), not following a
+/// symbolic link.
+fn open_dir_at(dir: impl AsFd, name: impl rustix::path::Arg) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::openat(dir, name, dir_flags(), Mode::empty())
+}
+
 /// The mount id of an open file (`statx` `STATX_MNT_ID`, Linux 5.8), if the kernel says.
 pub fn mount_id(fd: BorrowedFd<'_>) -> Option<u64> {
     let st = rustix::fs::statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID).ok()?;
@@ -79,7 +85,7 @@ fn crosses(dir: BorrowedFd<'_>, child: BorrowedFd<'_>, dir_mnt: Option<u64>) -> 
 impl Root {
     /// Open the directory at `path` (absolute, already canonical: fslab's own directory).
     pub fn open(path: &Path) -> std::io::Result<Root> {
-        let fd = rustix::fs::open(path, dir_flags(), Mode::empty())?;
+        let fd = open_dir_at(rustix::fs::CWD, path)?;
         Ok(Root::at(fd, path))
     }
 
@@ -139,12 +145,7 @@ impl Root {
     /// crossing a mount. An empty `comps` is the root itself.
     pub fn open_dir(&self, comps: &[OsString]) -> std::io::Result<OwnedFd> {
         if comps.is_empty() {
-            return Ok(rustix::fs::openat(
-                self.fd.as_fd(),
-                ".",
-                dir_flags(),
-                Mode::empty(),
-            )?);
+            return Ok(open_dir_at(&self.fd, ".")?);
         }
         let joined = comps
             .iter()
@@ -164,9 +165,9 @@ impl Root {
 
     /// The `O_NOFOLLOW` walk for kernels without `openat2`.
     fn walk(&self, comps: &[OsString]) -> std::io::Result<OwnedFd> {
-        let mut cur = rustix::fs::openat(self.fd.as_fd(), ".", dir_flags(), Mode::empty())?;
+        let mut cur = open_dir_at(self.fd.as_fd(), ".")?;
         for c in comps {
-            let next = rustix::fs::openat(cur.as_fd(), c.as_os_str(), dir_flags(), Mode::empty())?;
+            let next = open_dir_at(cur.as_fd(), c.as_os_str())?;
             if crosses(self.fd.as_fd(), next.as_fd(), self.mnt) {
                 return Err(std::io::Error::from_raw_os_error(libc::EXDEV));
             }
@@ -188,7 +189,7 @@ impl Root {
     /// own). An error when nothing is mounted there.
     pub fn mount_root(&self, p: &Path) -> Result<Root, String> {
         let (dir, name) = self.parent_of(p)?;
-        let fd = rustix::fs::openat(dir.as_fd(), name.as_os_str(), dir_flags(), Mode::empty())
+        let fd = open_dir_at(dir.as_fd(), name.as_os_str())
             .map_err(|e| format!("{}: {e}; left alone", p.display()))?;
         if !crosses(dir.as_fd(), fd.as_fd(), mount_id(dir.as_fd())) {
             return Err(format!("{}: nothing is mounted there", p.display()));
@@ -330,8 +331,7 @@ pub fn remove_at(
         Kind::File => rustix::fs::unlinkat(dir, name, AtFlags::empty()),
         Kind::EmptyDir => rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR),
         Kind::Tree => {
-            let sub = rustix::fs::openat(dir, name, dir_flags(), Mode::empty())
-                .map_err(|e| e.to_string())?;
+            let sub = open_dir_at(dir, name).map_err(|e| e.to_string())?;
             let mnt = mount_id(sub.as_fd());
             if crosses(dir, sub.as_fd(), mount_id(dir)) {
                 return Err("a mount point; left alone".into());
@@ -354,12 +354,11 @@ fn ident_of(fd: BorrowedFd<'_>) -> std::io::Result<Ident> {
 }
 
 /// One directory on [`empty_tree`]'s way down: its descriptor (while it is kept), its
-/// identity, and the subdirectories still to empty.
+/// identity, and the subdirectories still to empty (`None` until it is listed).
 struct Level {
     fd: Option<OwnedFd>,
     id: Ident,
-    pending: Vec<OsString>,
-    listed: bool,
+    pending: Option<Vec<OsString>>,
 }
 
 /// Remove everything inside the open directory `dir` (whose mount id is `mnt`): symbolic
@@ -379,14 +378,12 @@ fn empty_tree(dir: BorrowedFd<'_>, mnt: Option<u64>) -> Result<(), String> {
             format!("{}: {e}", shown.join("/"))
         }
     };
-    let top =
-        rustix::fs::openat(dir, c".", dir_flags(), Mode::empty()).map_err(|e| e.to_string())?;
+    let top = open_dir_at(dir, c".").map_err(|e| e.to_string())?;
     let id = ident_of(top.as_fd()).map_err(|e| e.to_string())?;
     let mut levels = vec![Level {
         fd: Some(top),
         id,
-        pending: Vec::new(),
-        listed: false,
+        pending: None,
     }];
     // The names from `dir` down to the directory being emptied, for messages.
     let mut path: Vec<OsString> = Vec::new();
@@ -398,16 +395,15 @@ fn empty_tree(dir: BorrowedFd<'_>, mnt: Option<u64>) -> Result<(), String> {
         let Some(fd) = level.fd.as_ref().map(|f| f.as_fd()) else {
             return Err(io(&"lost its descriptor", &path));
         };
-        if !level.listed {
-            level.pending = clear_entries(fd).map_err(|(n, e)| {
+        if level.pending.is_none() {
+            level.pending = Some(clear_entries(fd).map_err(|(n, e)| {
                 let mut p = path.clone();
                 p.extend(n);
                 io(&e, &p)
-            })?;
-            level.listed = true;
+            })?);
         }
-        if let Some(name) = level.pending.pop() {
-            let sub = match rustix::fs::openat(fd, name.as_os_str(), dir_flags(), Mode::empty()) {
+        if let Some(name) = level.pending.as_mut().and_then(Vec::pop) {
+            let sub = match open_dir_at(fd, name.as_os_str()) {
                 Ok(s) => s,
                 Err(rustix::io::Errno::NOENT) => continue,
                 Err(e) => {
@@ -429,8 +425,7 @@ fn empty_tree(dir: BorrowedFd<'_>, mnt: Option<u64>) -> Result<(), String> {
             levels.push(Level {
                 fd: Some(sub),
                 id: sub_id,
-                pending: Vec::new(),
-                listed: false,
+                pending: None,
             });
             path.push(name);
             continue;
@@ -450,8 +445,7 @@ fn empty_tree(dir: BorrowedFd<'_>, mnt: Option<u64>) -> Result<(), String> {
             let Some(child) = done.fd.as_ref() else {
                 return Err(io(&"lost its descriptor", &path));
             };
-            let up = rustix::fs::openat(child, c"..", dir_flags(), Mode::empty())
-                .map_err(|e| io(&e, &path))?;
+            let up = open_dir_at(child, c"..").map_err(|e| io(&e, &path))?;
             if ident_of(up.as_fd()).map_err(|e| io(&e, &path))? != parent.id {
                 return Err(io(&"moved while fslab removed it; left alone", &path));
             }

@@ -46,7 +46,7 @@ fn a_symbolic_link_on_the_way_is_not_followed() {
 #[test]
 fn only_the_recorded_entry_of_the_recorded_kind_is_removed() {
     let t = tempfile::tempdir().unwrap();
-    let d = rustix::fs::open(t.path(), dir_flags(), Mode::empty()).unwrap();
+    let d = open_dir_at(rustix::fs::CWD, t.path()).unwrap();
     let f = t.path().join("f");
     std::fs::write(&f, b"x").unwrap();
     let before = ident(&f);
@@ -86,7 +86,7 @@ fn a_tree_goes_but_not_what_its_links_point_to() {
     std::fs::create_dir_all(tree.join("a/b")).unwrap();
     std::fs::write(tree.join("a/b/f"), b"x").unwrap();
     std::os::unix::fs::symlink(&victim, tree.join("a/to-victim")).unwrap();
-    let d = rustix::fs::open(t.path(), dir_flags(), Mode::empty()).unwrap();
+    let d = open_dir_at(rustix::fs::CWD, t.path()).unwrap();
     let id = ident(&tree);
     assert_eq!(
         remove_at(d.as_fd(), OsStr::new("tree"), Kind::Tree, Some(id)),
@@ -107,7 +107,7 @@ fn mountinfo_escapes_are_read_back() {
 /// time, so the test itself needs no deep stack or many descriptors).
 fn deep_chain(dir: &Path, name: &str, depth: usize) {
     std::fs::create_dir(dir.join(name)).unwrap();
-    let mut cur = rustix::fs::open(dir.join(name), dir_flags(), Mode::empty()).unwrap();
+    let mut cur = open_dir_at(rustix::fs::CWD, dir.join(name)).unwrap();
     for i in 0..depth {
         let n = format!("d{}", i % 10);
         rustix::fs::mkdirat(&cur, n.as_str(), Mode::from_raw_mode(0o755)).unwrap();
@@ -120,7 +120,7 @@ fn deep_chain(dir: &Path, name: &str, depth: usize) {
             )
             .unwrap();
         }
-        cur = rustix::fs::openat(&cur, n.as_str(), dir_flags(), Mode::empty()).unwrap();
+        cur = open_dir_at(&cur, n.as_str()).unwrap();
     }
 }
 
@@ -138,7 +138,7 @@ fn a_tree_of_any_depth_is_removed_without_recursion_or_a_descriptor_per_level() 
     std::fs::write(t.path().join("outside"), b"keep").unwrap();
     std::os::unix::fs::symlink(t.path().join("outside"), t.path().join("deep/wide/link")).unwrap();
     let id = ident(&t.path().join("deep"));
-    let parent = rustix::fs::open(t.path(), dir_flags(), Mode::empty()).unwrap();
+    let parent = open_dir_at(rustix::fs::CWD, t.path()).unwrap();
     // Run where the stack is small, as a worker thread's would be.
     let r = std::thread::Builder::new()
         .stack_size(256 << 10)
@@ -157,7 +157,7 @@ fn levels_deeper_than_the_kept_descriptors_are_found_again_through_dotdot() {
     // `..` on the way up, and used only when it is the same directory (device and inode).
     let t = tempfile::tempdir().unwrap();
     deep_chain(t.path(), "chain", KEEP_OPEN * 3);
-    let parent = rustix::fs::open(t.path(), dir_flags(), Mode::empty()).unwrap();
+    let parent = open_dir_at(rustix::fs::CWD, t.path()).unwrap();
     let id = ident(&t.path().join("chain"));
     assert_eq!(
         remove_at(parent.as_fd(), OsStr::new("chain"), Kind::Tree, Some(id)),

@@ -269,11 +269,7 @@ fn last() -> std::io::Error {
 
 /// The result of a call that returns 0 on success (and -1 with `errno` on failure).
 fn check(r: impl Into<i64>) -> std::io::Result<()> {
-    if r.into() != 0 {
-        Err(last())
-    } else {
-        Ok(())
-    }
+    (r.into() == 0).then_some(()).ok_or_else(last)
 }
 
 /// Whether this process runs as root (the cage is built only then).
@@ -315,11 +311,11 @@ impl Cage {
                 format!("at most {DEV_BINDS} writable directories below {SHM}"),
             ));
         }
-        let nodes = self
+        let nodes: Vec<Node> = self
             .devices
             .iter()
             .map(|d| node(d))
-            .collect::<std::io::Result<Vec<Node>>>()?;
+            .collect::<Result<_, _>>()?;
         let cwd = cstr(&self.cwd)?;
         let keep = self.profile.keep();
         let own_files = self.profile != Profile::Guest;
@@ -900,10 +896,7 @@ unsafe fn init(tie_r: libc::c_int, tie_w: libc::c_int) -> std::io::Result<()> {
 /// # Safety
 /// Between fork and exec only.
 unsafe fn drop_caps(kept: &[u32]) -> std::io::Result<()> {
-    let mut keep: u64 = 0;
-    for c in kept {
-        keep |= 1 << c;
-    }
+    let keep: u64 = kept.iter().fold(0, |k, c| k | 1 << c);
     for cap in 0..64u32 {
         if keep & (1 << cap) != 0 {
             continue;
@@ -935,18 +928,11 @@ unsafe fn drop_caps(kept: &[u32]) -> std::io::Result<()> {
     ))?;
     let lo = keep as u32 & now[0].permitted;
     let hi = (keep >> 32) as u32 & now[1].permitted;
-    let data = [
-        CapData {
-            effective: lo,
-            permitted: lo,
-            inheritable: 0,
-        },
-        CapData {
-            effective: hi,
-            permitted: hi,
-            inheritable: 0,
-        },
-    ];
+    let data = [lo, hi].map(|set| CapData {
+        effective: set,
+        permitted: set,
+        inheritable: 0,
+    });
     check(libc::syscall(
         libc::SYS_capset,
         &mut hdr as *mut CapHeader,

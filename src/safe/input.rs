@@ -65,8 +65,7 @@ pub fn read_all_limited(
 /// Read the file at `path`, at most `limit` bytes; `what` names the kind of input in the
 /// error ("a study file").
 pub fn read_limited(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
-    let f = open_regular(path)?;
-    read_all_limited(f, limit, what)
+    read_all_limited(open_regular(path)?, limit, what)
 }
 
 /// Open `path` for reading if it is a regular file: opened with `O_NONBLOCK` (a FIFO does

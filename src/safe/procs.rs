@@ -95,16 +95,15 @@ mod tests {
     #[test]
     fn a_marked_child_is_found_and_stopped_and_no_other() {
         let mark = format!("test-{}-{}", std::process::id(), line!());
-        let mut marked = std::process::Command::new("sleep")
-            .arg("60")
-            .env(super::super::cage::OWNER_ENV, &mark)
-            .spawn()
-            .unwrap();
-        let mut other = std::process::Command::new("sleep")
-            .arg("60")
-            .env(super::super::cage::OWNER_ENV, format!("{mark}0"))
-            .spawn()
-            .unwrap();
+        let sleeper = |owner: &str| {
+            std::process::Command::new("sleep")
+                .arg("60")
+                .env(super::super::cage::OWNER_ENV, owner)
+                .spawn()
+                .unwrap()
+        };
+        let mut marked = sleeper(&mark);
+        let mut other = sleeper(&format!("{mark}0"));
         // A child shows its own environment only once it has exec'd: wait for that.
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         while caged_by(&mark).is_empty() && std::time::Instant::now() < deadline {
