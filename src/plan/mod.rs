@@ -270,13 +270,7 @@ impl Study {
 
     /// The existing block devices the study formats (`data`/`journal` paths), each once.
     pub fn real_devices(&self) -> Vec<PathBuf> {
-        let mut v: Vec<PathBuf> = Vec::new();
-        for p in self.cells.iter().flat_map(Cell::real_devices) {
-            if !v.contains(&p) {
-                v.push(p);
-            }
-        }
-        v
+        crate::report::distinct(self.cells.iter().flat_map(Cell::real_devices))
     }
 
     /// The guest the study file asks for (`[guest]`), if any.
