@@ -88,10 +88,6 @@ impl ClaimInfo {
         })
     }
 
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimInfo> {
-        ClaimInfo::from_columns(r, 0)
-    }
-
     /// The claim in the [`CLAIM_COLS`] of `r` from column `first` on.
     fn from_columns(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<ClaimInfo> {
         Ok(ClaimInfo {
@@ -227,7 +223,7 @@ impl Store {
             .query_row(
                 &format!("SELECT {CLAIM_COLS} FROM claim WHERE study_id = ?1"),
                 params![study],
-                ClaimInfo::from_row,
+                |r| ClaimInfo::from_columns(r, 0),
             )
             .optional()
             .map_err(self.fail(format_args!("reading the claim on study {study}")))

@@ -277,13 +277,8 @@ impl Store {
     }
 
     /// Execute `sql` with `p`; an error names `what` and the file.
-    fn exec(
-        &self,
-        sql: &str,
-        p: impl rusqlite::Params,
-        what: impl Display,
-    ) -> anyhow::Result<usize> {
-        self.conn.execute(sql, p).map_err(self.fail(what))
+    fn exec(&self, sql: &str, p: impl rusqlite::Params, what: impl Display) -> anyhow::Result<()> {
+        self.conn.execute(sql, p).map(drop).map_err(self.fail(what))
     }
 
     /// The first column of the row `sql` selects with `p`, if there is one; an error names

@@ -68,8 +68,7 @@ impl Store {
             "UPDATE study SET status = ?2, finished_at = ?3 WHERE id = ?1",
             params![study, status, finished],
             format_args!("setting study {study} to {status}"),
-        )?;
-        Ok(())
+        )
     }
 
     /// Add a cell (configuration) to a study; status `pending`.
@@ -99,8 +98,7 @@ impl Store {
             "UPDATE cell SET status = ?2, error = ?3 WHERE id = ?1",
             params![cell, status, error],
             format_args!("setting cell {cell} to {status}"),
-        )?;
-        Ok(())
+        )
     }
 
     /// Store the exact provisioning commands and the superblock dump of a cell.
@@ -116,8 +114,7 @@ impl Store {
             "UPDATE cell SET commands = ?2, superblock = ?3 WHERE id = ?1",
             params![cell, commands, superblock],
             format_args!("storing the provisioning of cell {cell}"),
-        )?;
-        Ok(())
+        )
     }
 
     /// Add a workload to a study.
@@ -152,8 +149,7 @@ impl Store {
              SET status = excluded.status, stop_reason = excluded.stop_reason, error = excluded.error",
             params![cell, workload, status, stop_reason, error],
             format_args!("setting the series of cell {cell} and workload {workload} to {status}"),
-        )?;
-        Ok(())
+        )
     }
 
     /// Write one repetition and all its samples in one transaction.
@@ -241,19 +237,15 @@ impl Store {
         } else {
             ("failed", Some("the process running it was killed"))
         };
-        let what = format_args!("ending the running cells of study {study}");
-        self.exec(
+        for sql in [
             "UPDATE series SET status = ?2, error = COALESCE(error, ?3)
              WHERE status = 'running' AND cell_id IN (SELECT id FROM cell WHERE study_id = ?1)",
-            params![study, status, error],
-            what,
-        )?;
-        self.exec(
             "UPDATE cell SET status = ?2, error = COALESCE(error, ?3)
              WHERE status = 'running' AND study_id = ?1",
-            params![study, status, error],
-            format_args!("ending the running cells of study {study}"),
-        )?;
+        ] {
+            let what = format_args!("ending the running cells of study {study}");
+            self.exec(sql, params![study, status, error], what)?;
+        }
         Ok(())
     }
 
