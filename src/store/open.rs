@@ -126,28 +126,18 @@ fn contents(conn: &Connection) -> rusqlite::Result<Contents> {
     } else if app == 0 && version == 1 && V1_TABLES.iter().all(|t| tables.contains(t)) {
         Contents::Fslab(1)
     } else if !entries.is_empty() {
-        let what = if tables.is_empty() {
-            let kinds: Vec<&str> = entries.iter().map(|(t, _)| *t).collect();
-            let kind = if kinds.iter().all(|k| *k == "view") {
-                "views"
-            } else {
-                "schema entries"
-            };
+        let (kind, names) = if tables.is_empty() {
+            let views = entries.iter().all(|(t, _)| *t == "view");
+            let kind = if views { "views" } else { "schema entries" };
             (kind, entries.iter().map(|(_, n)| *n).collect::<Vec<_>>())
         } else {
             ("tables", tables.clone())
         };
-        let mut shown = what
-            .1
-            .iter()
-            .take(8)
-            .copied()
-            .collect::<Vec<_>>()
-            .join(", ");
-        if what.1.len() > 8 {
+        let mut shown = names[..names.len().min(8)].join(", ");
+        if names.len() > 8 {
             shown.push_str(", …");
         }
-        Contents::Foreign(format!("it holds {} {shown}", what.0))
+        Contents::Foreign(format!("it holds {kind} {shown}"))
     } else if app != 0 {
         Contents::Foreign(format!(
             "its application_id is {app:#010x}, another program's"
