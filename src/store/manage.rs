@@ -356,13 +356,12 @@ impl Store {
             return Ok(found);
         }
         // A native study of this store (a copy of it being imported back).
-        let mut parts = origin.splitn(4, '|');
-        let (Some(_), Some(_), Some(id), Some(_)) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Ok(None);
+        // `host|created_at|id|name` (see `origin_of`).
+        let id = match origin.splitn(4, '|').collect::<Vec<_>>()[..] {
+            [_, _, id, _] => id.parse::<i64>().ok(),
+            _ => None,
         };
-        let Ok(id) = id.parse::<i64>() else {
+        let Some(id) = id else {
             return Ok(None);
         };
         match self.study(id)? {
