@@ -135,21 +135,16 @@ impl Claim {
             return Ok(());
         };
         let i = &self.info;
+        let what = format_args!(
+            "releasing the claim on study {} (the next run takes it over)",
+            i.study_id
+        );
         conn.execute(
             "DELETE FROM claim WHERE study_id = ?1 AND pid = ?2 AND host = ?3 AND start_time = ?4",
             params![i.study_id, i.pid, i.host, i.start_time as i64],
         )
-        .map_err(|e| {
-            db_error(
-                &self.path,
-                format_args!(
-                    "releasing the claim on study {} (the next run takes it over)",
-                    i.study_id
-                ),
-                e,
-            )
-        })?;
-        Ok(())
+        .map(drop)
+        .map_err(|e| db_error(&self.path, what, e))
     }
 }
 
