@@ -306,7 +306,7 @@ impl Store {
 
     /// Run `f` inside one `BEGIN IMMEDIATE` transaction: the write lock is taken first (with
     /// the busy timeout), so what `f` reads cannot change before it writes. Rolled back when
-    /// `f` fails.
+    /// `f` or the commit fails.
     pub fn immediate<T>(
         &mut self,
         what: &str,
@@ -315,16 +315,14 @@ impl Store {
         self.conn
             .execute_batch("BEGIN IMMEDIATE")
             .map_err(self.fail(what))?;
-        match f(self) {
-            Ok(v) => {
-                self.conn.execute_batch("COMMIT").map_err(self.fail(what))?;
-                Ok(v)
-            }
-            Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
-            }
+        let done = f(self).and_then(|v| {
+            self.conn.execute_batch("COMMIT").map_err(self.fail(what))?;
+            Ok(v)
+        });
+        if done.is_err() {
+            let _ = self.conn.execute_batch("ROLLBACK");
         }
+        done
     }
 
     /// Direct access for the queries in this module.
