@@ -88,10 +88,6 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
     Some(format!("{table}{key}"))
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
-}
-
 impl Study {
     /// Read and validate a study file. Errors are usage errors naming the file and line.
     pub fn load(path: &Path) -> Result<Study> {
@@ -122,7 +118,7 @@ impl Study {
             let at = e
                 .span()
                 .map(|s| {
-                    let line = line_of(text, s.start);
+                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
                     match key_at(text, s.start).filter(|_| !named) {
                         Some(key) => format!("line {line}: {key}: "),
                         None => format!("line {line}: "),
