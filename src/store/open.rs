@@ -385,15 +385,13 @@ impl Store {
     /// (a usage error) before anything is written to it.
     pub fn open(path: &Path) -> Result<Store> {
         if !check_kind(path, DB_FIX)? {
-            if let Some(parent) = path.parent() {
-                if !parent.as_os_str().is_empty() {
-                    std::fs::create_dir_all(parent).with_context(|| {
-                        format!(
-                            "cannot create {}; choose another file with --db",
-                            parent.display()
-                        )
-                    })?;
-                }
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).with_context(|| {
+                    format!(
+                        "cannot create {}; choose another file with --db",
+                        parent.display()
+                    )
+                })?;
             }
             create_whole(path)?;
             check_kind(path, DB_FIX)?;
