@@ -266,7 +266,7 @@ impl Study {
 
     /// The existing block devices the study formats (`data`/`journal` paths), each once.
     pub fn real_devices(&self) -> Vec<PathBuf> {
-        crate::report::distinct(self.cells.iter().flat_map(Cell::real_devices))
+        crate::stats::distinct(self.cells.iter().flat_map(Cell::real_devices))
     }
 
     /// The guest the study file asks for (`[guest]`), if any.

@@ -54,16 +54,9 @@ pub use build::{build, Input};
 pub use model::{ErrorBars, ReportData, WarningsMode};
 pub use options::ReportOptions;
 
-/// The items in order of first appearance, each once.
-pub(crate) fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
-    let mut out = Vec::new();
-    for x in items {
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    out
-}
+/// The items in order of first appearance, each once; kept in `stats`, a leaf, so that the
+/// store and the plans share it.
+pub(crate) use crate::stats::distinct;
 
 /// Renders a report. Pure: the same model gives the same bytes.
 pub trait Exporter {

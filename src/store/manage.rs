@@ -203,7 +203,7 @@ impl Store {
             return Ok((target, fs));
         }
         // A configuration's `fs` is its type, or an object with its type under `fs`.
-        let fss = crate::report::distinct(configs.iter().filter_map(|c| {
+        let fss = crate::stats::distinct(configs.iter().filter_map(|c| {
             let fs = c.get("fs")?;
             fs.as_str().or_else(|| fs.get("fs")?.as_str())
         }));

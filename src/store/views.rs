@@ -45,7 +45,7 @@ fn factor_names(conn: &Connection, study: i64) -> rusqlite::Result<Vec<String>> 
     )?;
     let rows = st.query_map(params![study], |r| r.get::<_, Option<String>>(0))?;
     let names = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(crate::report::distinct(names.into_iter().flatten()))
+    Ok(crate::stats::distinct(names.into_iter().flatten()))
 }
 
 /// (Re)make the view of study `id` with one column per factor its cells have now.
