@@ -286,15 +286,10 @@ impl Store {
 
     /// Environment of a study, sorted by key.
     pub fn environment(&self, study: i64) -> Result<Vec<(String, String)>> {
+        let sql = "SELECT key, value FROM environment WHERE study_id = ?1 ORDER BY key";
         self.reading(
             format_args!("reading the environment of study {study}"),
-            || {
-                Ok(self.rows(
-                    "SELECT key, value FROM environment WHERE study_id = ?1 ORDER BY key",
-                    params![study],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )?)
-            },
+            || Ok(self.rows(sql, params![study], |r| Ok((r.get(0)?, r.get(1)?)))?),
         )
     }
 
