@@ -73,12 +73,7 @@ impl Study {
     /// The default calibration (see [`Study::calibration_fs`]).
     fn default_calibration(&self) -> Vec<FsType> {
         let guest_only = |f: &FsType| matches!(f, FsType::Nilfs2 | FsType::Jfs | FsType::Reiserfs);
-        let mut all: Vec<FsType> = Vec::new();
-        for c in &self.cells {
-            if !all.contains(&c.fs.fs) {
-                all.push(c.fs.fs);
-            }
-        }
+        let all = crate::stats::distinct(self.cells.iter().map(|c| c.fs.fs));
         if !all.iter().any(guest_only) || all.iter().all(guest_only) {
             return Vec::new();
         }

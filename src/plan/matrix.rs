@@ -17,8 +17,7 @@ use std::collections::BTreeMap;
 impl Cell {
     /// The existing block devices this cell formats.
     pub fn real_devices(&self) -> Vec<std::path::PathBuf> {
-        let named = crate::provision::plan::named_devices(&self.fs);
-        named
+        crate::provision::plan::named_devices(&self.fs)
             .into_iter()
             .map(std::path::Path::to_path_buf)
             .collect()

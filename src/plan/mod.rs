@@ -88,10 +88,6 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
     Some(format!("{table}{key}"))
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
-}
-
 impl Study {
     /// Read and validate a study file. Errors are usage errors naming the file and line.
     pub fn load(path: &Path) -> Result<Study> {
@@ -122,7 +118,7 @@ impl Study {
             let at = e
                 .span()
                 .map(|s| {
-                    let line = line_of(text, s.start);
+                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
                     match key_at(text, s.start).filter(|_| !named) {
                         Some(key) => format!("line {line}: {key}: "),
                         None => format!("line {line}: "),
@@ -270,13 +266,7 @@ impl Study {
 
     /// The existing block devices the study formats (`data`/`journal` paths), each once.
     pub fn real_devices(&self) -> Vec<PathBuf> {
-        let mut v: Vec<PathBuf> = Vec::new();
-        for p in self.cells.iter().flat_map(Cell::real_devices) {
-            if !v.contains(&p) {
-                v.push(p);
-            }
-        }
-        v
+        crate::stats::distinct(self.cells.iter().flat_map(Cell::real_devices))
     }
 
     /// The guest the study file asks for (`[guest]`), if any.

@@ -62,16 +62,9 @@ pub(crate) fn index_in<T: PartialEq>(v: &mut Vec<T>, x: T) -> usize {
     })
 }
 
-/// The items in order of first appearance, each once.
-pub(crate) fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
-    let mut out = Vec::new();
-    for x in items {
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    out
-}
+/// The items in order of first appearance, each once; kept in `stats`, a leaf, so that the
+/// store and the plans share it.
+pub(crate) use crate::stats::distinct;
 
 /// Renders a report. Pure: the same model gives the same bytes.
 pub trait Exporter {

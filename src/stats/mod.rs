@@ -25,3 +25,14 @@ pub use summary::{summarize, summarize_as, t_quantile, Summary};
 pub use warnings::{
     cv_lower_bound, high_variation, metric_warnings, too_short, variation_text, Thresholds, Warning,
 };
+
+/// The items in order of first appearance, each once.
+pub fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for x in items {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}

@@ -88,10 +88,6 @@ impl ClaimInfo {
         })
     }
 
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ClaimInfo> {
-        ClaimInfo::from_columns(r, 0)
-    }
-
     /// The claim in the [`CLAIM_COLS`] of `r` from column `first` on.
     fn from_columns(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<ClaimInfo> {
         Ok(ClaimInfo {
@@ -139,21 +135,16 @@ impl Claim {
             return Ok(());
         };
         let i = &self.info;
+        let what = format_args!(
+            "releasing the claim on study {} (the next run takes it over)",
+            i.study_id
+        );
         conn.execute(
             "DELETE FROM claim WHERE study_id = ?1 AND pid = ?2 AND host = ?3 AND start_time = ?4",
             params![i.study_id, i.pid, i.host, i.start_time as i64],
         )
-        .map_err(|e| {
-            db_error(
-                &self.path,
-                format_args!(
-                    "releasing the claim on study {} (the next run takes it over)",
-                    i.study_id
-                ),
-                e,
-            )
-        })?;
-        Ok(())
+        .map(drop)
+        .map_err(|e| db_error(&self.path, what, e))
     }
 }
 
@@ -227,7 +218,7 @@ impl Store {
             .query_row(
                 &format!("SELECT {CLAIM_COLS} FROM claim WHERE study_id = ?1"),
                 params![study],
-                ClaimInfo::from_row,
+                |r| ClaimInfo::from_columns(r, 0),
             )
             .optional()
             .map_err(self.fail(format_args!("reading the claim on study {study}")))

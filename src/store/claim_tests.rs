@@ -2,7 +2,7 @@
 //! its pid reused), refused when the holder is alive or on another host.
 
 use super::{host_name as host, proc_start};
-use crate::store::tests::sample_study;
+use crate::store::tests::{sample, sample_study};
 use crate::store::*;
 
 fn file_store() -> (tempfile::TempDir, Store) {
@@ -154,8 +154,7 @@ fn runs_can_be_claimed_and_unfinished_runs_are_listed_with_their_claims() {
 
 #[test]
 fn an_in_memory_store_releases_its_claims_too() {
-    let mut st = Store::open_in_memory().unwrap();
-    let (s, _, _) = sample_study(&st);
+    let (mut st, s, _, _) = sample();
     drop(st.claim(s).unwrap());
     assert_eq!(st.claim_of(s).unwrap(), None);
     // Deleting the study deletes its claim.

@@ -183,14 +183,10 @@ impl Store {
                 &what,
             )
         };
-        let mut st = self
-            .conn()
-            .prepare("SELECT config FROM cell WHERE study_id = ?1 ORDER BY idx")
-            .map_err(self.fail(&what))?;
-        let configs: Vec<serde_json::Value> = st
-            .query_map(params![s.id], |r| r.get::<_, String>(0))
-            .map_err(self.fail(&what))?
-            .filter_map(|c| c.ok().and_then(|c| serde_json::from_str(&c).ok()))
+        let sql = "SELECT config FROM cell WHERE study_id = ?1 ORDER BY idx";
+        let rows = self.rows(sql, params![s.id], |r| r.get::<_, String>(0));
+        let configs: Vec<serde_json::Value> = (rows.map_err(self.fail(&what))?.iter())
+            .filter_map(|c| serde_json::from_str(c).ok())
             .collect();
         if s.kind == StudyKind::Run {
             let target = configs
@@ -206,19 +202,11 @@ impl Store {
                 .unwrap_or_default();
             return Ok((target, fs));
         }
-        let mut fss: Vec<String> = Vec::new();
-        for c in &configs {
-            let fs = match c.get("fs") {
-                Some(serde_json::Value::String(f)) => Some(f.clone()),
-                Some(o) => o.get("fs").and_then(|f| f.as_str()).map(String::from),
-                None => None,
-            };
-            if let Some(f) = fs {
-                if !fss.contains(&f) {
-                    fss.push(f);
-                }
-            }
-        }
+        // A configuration's `fs` is its type, or an object with its type under `fs`.
+        let fss = crate::stats::distinct(configs.iter().filter_map(|c| {
+            let fs = c.get("fs")?;
+            fs.as_str().or_else(|| fs.get("fs")?.as_str())
+        }));
         let target = env("workdir")?.unwrap_or_else(|| format!("{} cells", configs.len()));
         Ok((target, fss.join(",")))
     }
@@ -322,14 +310,14 @@ impl Store {
                 },
             )
             .map_err(self.fail(&what))?;
-        let mut out = Vec::new();
-        for (mut s, factors) in rows {
-            s.levels = serde_json::from_str(&factors).with_context(|| {
-                self.at(format_args!("cell.factors of study {id} is not valid JSON"))
-            })?;
-            out.push(s);
-        }
-        Ok(out)
+        rows.into_iter()
+            .map(|(mut s, factors)| {
+                s.levels = serde_json::from_str(&factors).with_context(|| {
+                    self.at(format_args!("cell.factors of study {id} is not valid JSON"))
+                })?;
+                Ok(s)
+            })
+            .collect()
     }
 
     /// The identity of a study wherever it travels: the `origin` of its provenance if it was
@@ -368,13 +356,12 @@ impl Store {
             return Ok(found);
         }
         // A native study of this store (a copy of it being imported back).
-        let mut parts = origin.splitn(4, '|');
-        let (Some(_), Some(_), Some(id), Some(_)) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Ok(None);
+        // `host|created_at|id|name` (see `origin_of`).
+        let id = match origin.splitn(4, '|').collect::<Vec<_>>()[..] {
+            [_, _, id, _] => id.parse::<i64>().ok(),
+            _ => None,
         };
-        let Ok(id) = id.parse::<i64>() else {
+        let Some(id) = id else {
             return Ok(None);
         };
         match self.study(id)? {

@@ -277,13 +277,8 @@ impl Store {
     }
 
     /// Execute `sql` with `p`; an error names `what` and the file.
-    fn exec(
-        &self,
-        sql: &str,
-        p: impl rusqlite::Params,
-        what: impl Display,
-    ) -> anyhow::Result<usize> {
-        self.conn.execute(sql, p).map_err(self.fail(what))
+    fn exec(&self, sql: &str, p: impl rusqlite::Params, what: impl Display) -> anyhow::Result<()> {
+        self.conn.execute(sql, p).map(drop).map_err(self.fail(what))
     }
 
     /// The first column of the row `sql` selects with `p`, if there is one; an error names
@@ -311,7 +306,7 @@ impl Store {
 
     /// Run `f` inside one `BEGIN IMMEDIATE` transaction: the write lock is taken first (with
     /// the busy timeout), so what `f` reads cannot change before it writes. Rolled back when
-    /// `f` fails.
+    /// `f` or the commit fails.
     pub fn immediate<T>(
         &mut self,
         what: &str,
@@ -320,16 +315,14 @@ impl Store {
         self.conn
             .execute_batch("BEGIN IMMEDIATE")
             .map_err(self.fail(what))?;
-        match f(self) {
-            Ok(v) => {
-                self.conn.execute_batch("COMMIT").map_err(self.fail(what))?;
-                Ok(v)
-            }
-            Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
-            }
+        let done = f(self).and_then(|v| {
+            self.conn.execute_batch("COMMIT").map_err(self.fail(what))?;
+            Ok(v)
+        });
+        if done.is_err() {
+            let _ = self.conn.execute_batch("ROLLBACK");
         }
+        done
     }
 
     /// Direct access for the queries in this module.

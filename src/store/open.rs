@@ -126,28 +126,18 @@ fn contents(conn: &Connection) -> rusqlite::Result<Contents> {
     } else if app == 0 && version == 1 && V1_TABLES.iter().all(|t| tables.contains(t)) {
         Contents::Fslab(1)
     } else if !entries.is_empty() {
-        let what = if tables.is_empty() {
-            let kinds: Vec<&str> = entries.iter().map(|(t, _)| *t).collect();
-            let kind = if kinds.iter().all(|k| *k == "view") {
-                "views"
-            } else {
-                "schema entries"
-            };
+        let (kind, names) = if tables.is_empty() {
+            let views = entries.iter().all(|(t, _)| *t == "view");
+            let kind = if views { "views" } else { "schema entries" };
             (kind, entries.iter().map(|(_, n)| *n).collect::<Vec<_>>())
         } else {
             ("tables", tables.clone())
         };
-        let mut shown = what
-            .1
-            .iter()
-            .take(8)
-            .copied()
-            .collect::<Vec<_>>()
-            .join(", ");
-        if what.1.len() > 8 {
+        let mut shown = names[..names.len().min(8)].join(", ");
+        if names.len() > 8 {
             shown.push_str(", …");
         }
-        Contents::Foreign(format!("it holds {} {shown}", what.0))
+        Contents::Foreign(format!("it holds {kind} {shown}"))
     } else if app != 0 {
         Contents::Foreign(format!(
             "its application_id is {app:#010x}, another program's"
@@ -159,14 +149,10 @@ fn contents(conn: &Connection) -> rusqlite::Result<Contents> {
     })
 }
 
-/// Turn what [`contents`] found into an error unless this fslab may use the file. An empty
-/// database is usable only when fslab has just made it (`made_here`).
-fn usable(path: &Path, found: rusqlite::Result<Contents>, made_here: bool) -> Result<Contents> {
-    usable_as(path, found, made_here, DB_FIX)
-}
-
-/// [`usable`], naming `fix` as the way out.
-fn usable_as(
+/// Turn what [`contents`] found into an error unless this fslab may use the file, naming
+/// `fix` as the way out. An empty database is usable only when fslab has just made it
+/// (`made_here`).
+fn usable(
     path: &Path,
     found: rusqlite::Result<Contents>,
     made_here: bool,
@@ -243,21 +229,17 @@ fn beside(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// Whether a results database exists at `path`: `false` when absent; `true` for a regular
-/// file (also through symbolic links); a usage error for anything else — a device, FIFO,
-/// directory, socket or dangling link — decided by `stat` alone, so nothing is opened.
-pub fn check_kind(path: &Path) -> Result<bool> {
-    check_kind_as(path, DB_FIX)
-}
-
 /// The way out the store's errors name: the results database is chosen with `--db`.
 const DB_FIX: &str = "choose another file with --db";
 
 /// The way out when the file is one to import (`fslab import OTHER.db`).
 pub const IMPORT_FIX: &str = "name another fslab results database to import";
 
-/// [`check_kind`], naming `fix` as the way out.
-fn check_kind_as(path: &Path, fix: &str) -> Result<bool> {
+/// Whether a results database exists at `path`: `false` when absent; `true` for a regular
+/// file (also through symbolic links); a usage error naming `fix` as the way out for anything
+/// else — a device, FIFO, directory, socket or dangling link — decided by `stat` alone, so
+/// nothing is opened.
+fn check_kind(path: &Path, fix: &str) -> Result<bool> {
     let exists = check_main_kind(path, fix)?;
     check_side_files(path, fix)?;
     Ok(exists)
@@ -402,19 +384,17 @@ impl Store {
     /// create or migrate fslab's schema, switch to WAL. A file that is not fslab's is refused
     /// (a usage error) before anything is written to it.
     pub fn open(path: &Path) -> Result<Store> {
-        if !check_kind(path)? {
-            if let Some(parent) = path.parent() {
-                if !parent.as_os_str().is_empty() {
-                    std::fs::create_dir_all(parent).with_context(|| {
-                        format!(
-                            "cannot create {}; choose another file with --db",
-                            parent.display()
-                        )
-                    })?;
-                }
+        if !check_kind(path, DB_FIX)? {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).with_context(|| {
+                    format!(
+                        "cannot create {}; choose another file with --db",
+                        parent.display()
+                    )
+                })?;
             }
             create_whole(path)?;
-            check_kind(path)?;
+            check_kind(path, DB_FIX)?;
         }
         // The file exists and is fslab's or refused below: never created by this open.
         let conn = connect(path, path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
@@ -430,7 +410,7 @@ impl Store {
             );
         }
         let mut store = Store::in_file(conn, path, SCHEMA_VERSION);
-        if usable(path, contents(&store.conn), false)? != Contents::Fslab(SCHEMA_VERSION) {
+        if usable(path, contents(&store.conn), false, DB_FIX)? != Contents::Fslab(SCHEMA_VERSION) {
             store.migrate(false)?;
         }
         store.use_wal()?;
@@ -451,7 +431,7 @@ impl Store {
     /// [`Store::open_read_only`] for a file named on the command line rather than by `--db`
     /// (`fslab import OTHER.db`): its errors name `fix` ([`IMPORT_FIX`]) as the way out.
     pub fn open_read_only_as(path: &Path, fix: &str) -> Result<Store> {
-        if !check_kind_as(path, fix)? {
+        if !check_kind(path, fix)? {
             crate::bail_usage!(
                 "no results database at {}: nothing has been stored there; {}",
                 path.display(),
@@ -484,7 +464,7 @@ impl Store {
             }
         }
         // An older version is read as it is: the reads leave out what it cannot hold.
-        let version = match usable_as(path, found, false, fix)? {
+        let version = match usable(path, found, false, fix)? {
             Contents::Fslab(v) => v,
             _ => 0,
         };
@@ -560,7 +540,7 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| db_error(&path, "locking the database to create its schema", e))?;
-        let from = match usable(&path, contents(&tx), made_here)? {
+        let from = match usable(&path, contents(&tx), made_here, DB_FIX)? {
             Contents::Fslab(v) => v,
             _ => 0,
         };

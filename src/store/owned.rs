@@ -238,19 +238,14 @@ pub struct OwnedRecorder {
 impl OwnedRecorder {
     /// Mark owned path `id` as made, with its `st_dev` and `st_ino`.
     pub fn created(&self, id: i64, dev: u64, ino: u64) -> Result<()> {
+        let what = format_args!("marking owned path {id} created");
         self.conn
             .execute(
                 "UPDATE owned_path SET state = 'created', dev = ?2, ino = ?3 WHERE id = ?1",
                 params![id, dev as i64, ino as i64],
             )
-            .map_err(|e| {
-                super::db_error(
-                    &self.path,
-                    format_args!("marking owned path {id} created"),
-                    e,
-                )
-            })?;
-        Ok(())
+            .map(drop)
+            .map_err(|e| super::db_error(&self.path, what, e))
     }
 }
 

@@ -1,14 +1,13 @@
 //! Owned paths: intended, created with device and inode, removed; found by study and by path.
 
-use crate::store::tests::sample_study;
+use crate::store::tests::{sample, sample_study};
 use crate::store::*;
 use crate::vocab::EntryKind;
 use std::path::Path;
 
 #[test]
 fn an_owned_path_goes_from_intended_to_created_to_removed() {
-    let st = Store::open_in_memory().unwrap();
-    let (s, _, _) = sample_study(&st);
+    let (st, s, _, _) = sample();
     let detail = serde_json::json!({"dirs": 2, "levels": 3});
     let id = st
         .add_owned_path(
@@ -42,8 +41,7 @@ fn an_owned_path_goes_from_intended_to_created_to_removed() {
 
 #[test]
 fn records_of_a_path_are_found_newest_first_with_their_study() {
-    let st = Store::open_in_memory().unwrap();
-    let (s1, _, _) = sample_study(&st);
+    let (st, s1, _, _) = sample();
     let (s2, _, _) = sample_study(&st);
     let p = Path::new("/data/iozone.tmp");
     let empty = serde_json::json!({});
@@ -76,8 +74,7 @@ fn records_of_a_path_are_found_newest_first_with_their_study() {
 
 #[test]
 fn relative_paths_and_unknown_records_are_errors() {
-    let st = Store::open_in_memory().unwrap();
-    let (s, _, _) = sample_study(&st);
+    let (st, s, _, _) = sample();
     let e = st
         .add_owned_path(
             s,

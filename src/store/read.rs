@@ -109,14 +109,14 @@ impl Store {
                     r.get(5)?,
                 ))
             })?;
-            let mut out = Vec::new();
-            for (mut c, f, cfg, cmds) in rows {
-                c.factors = serde_json::from_str(&f).context("cell.factors is not valid JSON")?;
-                c.config = serde_json::from_str(&cfg).context("cell.config is not valid JSON")?;
-                c.commands = serde_json::from_str(&cmds).context("cell.commands is not valid JSON")?;
-                out.push(c);
-            }
-            Ok(out)
+            rows.into_iter()
+                .map(|(mut c, f, cfg, cmds)| {
+                    c.factors = serde_json::from_str(&f).context("cell.factors is not valid JSON")?;
+                    c.config = serde_json::from_str(&cfg).context("cell.config is not valid JSON")?;
+                    c.commands = serde_json::from_str(&cmds).context("cell.commands is not valid JSON")?;
+                    Ok(c)
+                })
+                .collect()
         })
     }
 
@@ -128,17 +128,12 @@ impl Store {
                 params![study],
                 |r| r.try_into(),
             )?;
-            let mut out = Vec::new();
-            for (id, idx, kind, label, p) in rows {
-                out.push(WorkloadRow {
-                    id,
-                    idx,
-                    kind,
-                    label,
-                    params: serde_json::from_str(&p).context("workload.params is not valid JSON")?,
-                });
-            }
-            Ok(out)
+            rows.into_iter()
+                .map(|(id, idx, kind, label, p)| {
+                    let params = serde_json::from_str(&p).context("workload.params is not valid JSON")?;
+                    Ok(WorkloadRow { id, idx, kind, label, params })
+                })
+                .collect()
         })
     }
 
@@ -178,12 +173,11 @@ impl Store {
             } else {
                 "NULL"
             };
-            let mut st = self.conn().prepare(&format!(
+            let mut trials: Vec<TrialRow> = self.rows(&format!(
                 "SELECT t.id, t.cell_id, t.workload_id, t.repetition, t.order_index, t.status, t.error, t.cache_policy,
                         t.started_at, t.finished_at, t.wall_seconds, {around}, {excluded}
                  FROM trial t JOIN cell c ON c.id = t.cell_id WHERE c.study_id = ?1 ORDER BY t.order_index, t.id",
-            ))?;
-            let rows = st.query_map(params![study], |r| {
+            ), params![study], |r| {
                 Ok(TrialRow {
                     id: r.get(0)?,
                     cell_id: r.get(1)?,
@@ -205,7 +199,6 @@ impl Store {
                     timeline: Vec::new(),
                 })
             })?;
-            let mut trials: Vec<TrialRow> = rows.collect::<rusqlite::Result<_>>()?;
             let index: std::collections::HashMap<i64, usize> =
                 trials.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
             let samples: Vec<(i64, String, String, String, f64)> = self.rows(
@@ -293,15 +286,10 @@ impl Store {
 
     /// Environment of a study, sorted by key.
     pub fn environment(&self, study: i64) -> Result<Vec<(String, String)>> {
+        let sql = "SELECT key, value FROM environment WHERE study_id = ?1 ORDER BY key";
         self.reading(
             format_args!("reading the environment of study {study}"),
-            || {
-                Ok(self.rows(
-                    "SELECT key, value FROM environment WHERE study_id = ?1 ORDER BY key",
-                    params![study],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )?)
-            },
+            || Ok(self.rows(sql, params![study], |r| Ok((r.get(0)?, r.get(1)?)))?),
         )
     }
 

@@ -6,7 +6,7 @@ use crate::stats::adaptive::StopReason;
 use crate::vocab::{CachePolicy, Stored};
 
 /// An in-memory store with [`sample_study`]: the store, the study, its cell and workload.
-fn sample() -> (Store, i64, i64, i64) {
+pub(super) fn sample() -> (Store, i64, i64, i64) {
     let store = Store::open_in_memory().unwrap();
     let (s, c, w) = sample_study(&store);
     (store, s, c, w)
@@ -64,8 +64,7 @@ fn round_trip_of_a_study() {
 
 #[test]
 fn a_counted_repetition_cannot_be_stored_twice() {
-    let mut store = Store::open_in_memory().unwrap();
-    let (_, c, w) = sample_study(&store);
+    let (mut store, _, c, w) = sample();
     let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
     store.record_trial(&NewTrial::counted(c, w, 1, &m)).unwrap();
     assert!(store.record_trial(&NewTrial::counted(c, w, 1, &m)).is_err());
@@ -158,20 +157,10 @@ fn interference_and_settling_round_trip_and_default_to_unknown() {
     );
     assert_eq!(t[0].window.settle_seconds, Some(12.5));
     // A blank reason is no reason: NULL means quiet or not measured.
-    assert_eq!(
-        (
-            t[1].window.interference.as_deref(),
-            t[1].window.settle_seconds
-        ),
-        (None, None)
-    );
-    assert_eq!(
-        (
-            t[2].window.interference.as_deref(),
-            t[2].window.settle_seconds
-        ),
-        (None, None)
-    );
+    for t in &t[1..] {
+        let window = (t.window.interference.as_deref(), t.window.settle_seconds);
+        assert_eq!(window, (None, None), "repetition {}", t.repetition);
+    }
 }
 
 #[test]

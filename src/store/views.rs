@@ -44,15 +44,8 @@ fn factor_names(conn: &Connection, study: i64) -> rusqlite::Result<Vec<String>> 
          WHERE c.study_id = ?1 ORDER BY c.idx, f.key",
     )?;
     let rows = st.query_map(params![study], |r| r.get::<_, Option<String>>(0))?;
-    let mut names: Vec<String> = Vec::new();
-    for n in rows {
-        if let Some(n) = n? {
-            if !names.contains(&n) {
-                names.push(n);
-            }
-        }
-    }
-    Ok(names)
+    let names = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(crate::stats::distinct(names.into_iter().flatten()))
 }
 
 /// (Re)make the view of study `id` with one column per factor its cells have now.

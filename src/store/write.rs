@@ -68,8 +68,7 @@ impl Store {
             "UPDATE study SET status = ?2, finished_at = ?3 WHERE id = ?1",
             params![study, status, finished],
             format_args!("setting study {study} to {status}"),
-        )?;
-        Ok(())
+        )
     }
 
     /// Add a cell (configuration) to a study; status `pending`.
@@ -99,8 +98,7 @@ impl Store {
             "UPDATE cell SET status = ?2, error = ?3 WHERE id = ?1",
             params![cell, status, error],
             format_args!("setting cell {cell} to {status}"),
-        )?;
-        Ok(())
+        )
     }
 
     /// Store the exact provisioning commands and the superblock dump of a cell.
@@ -116,8 +114,7 @@ impl Store {
             "UPDATE cell SET commands = ?2, superblock = ?3 WHERE id = ?1",
             params![cell, commands, superblock],
             format_args!("storing the provisioning of cell {cell}"),
-        )?;
-        Ok(())
+        )
     }
 
     /// Add a workload to a study.
@@ -152,47 +149,43 @@ impl Store {
              SET status = excluded.status, stop_reason = excluded.stop_reason, error = excluded.error",
             params![cell, workload, status, stop_reason, error],
             format_args!("setting the series of cell {cell} and workload {workload} to {status}"),
-        )?;
-        Ok(())
+        )
     }
 
     /// Write one repetition and all its samples in one transaction.
     pub fn record_trial(&mut self, t: &NewTrial<'_>) -> Result<i64> {
         let what = format!("storing repetition {} of cell {}", t.repetition, t.cell);
-        let path = self.path.clone();
-        let fail = |e: rusqlite::Error| db_error(&path, &what, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        self.immediate(&what, |st| {
+            let path = &st.path;
+            let fail = |e: rusqlite::Error| db_error(path, &what, e);
+            let tx = &st.conn;
+            tx.execute(
+                "INSERT INTO trial (cell_id, workload_id, repetition, order_index, status, error, cache_policy, started_at, finished_at, wall_seconds, interference, settle_seconds, excluded)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![
+                    t.cell,
+                    t.workload,
+                    t.repetition,
+                    t.order_index,
+                    t.status,
+                    t.error,
+                    t.cache_policy,
+                    t.window.started_at,
+                    t.window.finished_at,
+                    t.window.wall_seconds,
+                    t.window.interference.as_deref().and_then(one_line),
+                    t.window.settle_seconds,
+                    t.excluded
+                ],
+            )
             .map_err(fail)?;
-        tx.execute(
-            "INSERT INTO trial (cell_id, workload_id, repetition, order_index, status, error, cache_policy, started_at, finished_at, wall_seconds, interference, settle_seconds, excluded)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            params![
-                t.cell,
-                t.workload,
-                t.repetition,
-                t.order_index,
-                t.status,
-                t.error,
-                t.cache_policy,
-                t.window.started_at,
-                t.window.finished_at,
-                t.window.wall_seconds,
-                t.window.interference.as_deref().and_then(one_line),
-                t.window.settle_seconds,
-                t.excluded
-            ],
-        )
-        .map_err(fail)?;
-        let id = tx.last_insert_rowid();
-        {
+            let id = tx.last_insert_rowid();
             let mut st = tx
                 .prepare("INSERT INTO sample (trial_id, phase, metric, unit, value) VALUES (?1, ?2, ?3, ?4, ?5)")
                 .map_err(fail)?;
             for m in t.metrics {
                 st.execute(params![id, m.phase, m.name, m.unit.as_str(), m.value])
-                    .map_err(|e| db_error(&path, format_args!("{what}: sample {}", m.key()), e))?;
+                    .map_err(|e| db_error(path, format_args!("{what}: sample {}", m.key()), e))?;
             }
             let mut hs = tx
                 .prepare("INSERT INTO histogram (trial_id, phase, name, encoding, data) VALUES (?1, ?2, ?3, ?4, ?5)")
@@ -208,9 +201,8 @@ impl Store {
                 tl.execute(params![id, p.t, p.name, p.unit.as_str(), p.value])
                     .map_err(fail)?;
             }
-        }
-        tx.commit().map_err(fail)?;
-        Ok(id)
+            Ok(id)
+        })
     }
 
     /// Number of counted (`ok`) repetitions already stored for a series.
@@ -241,19 +233,15 @@ impl Store {
         } else {
             ("failed", Some("the process running it was killed"))
         };
-        let what = format_args!("ending the running cells of study {study}");
-        self.exec(
+        for sql in [
             "UPDATE series SET status = ?2, error = COALESCE(error, ?3)
              WHERE status = 'running' AND cell_id IN (SELECT id FROM cell WHERE study_id = ?1)",
-            params![study, status, error],
-            what,
-        )?;
-        self.exec(
             "UPDATE cell SET status = ?2, error = COALESCE(error, ?3)
              WHERE status = 'running' AND study_id = ?1",
-            params![study, status, error],
-            format_args!("ending the running cells of study {study}"),
-        )?;
+        ] {
+            let what = format_args!("ending the running cells of study {study}");
+            self.exec(sql, params![study, status, error], what)?;
+        }
         Ok(())
     }
 
