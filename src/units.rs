@@ -151,17 +151,11 @@ pub fn duration_from_secs_saturating(secs: f64) -> Duration {
 
 /// Print bytes with a binary suffix, e.g. `1.5 GiB`.
 pub fn fmt_bytes(b: u64) -> String {
-    const U: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i < U.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
+    let s = Scale::pick(BYTES, b as f64);
+    if s.divisor == 1.0 {
         format!("{b} B")
     } else {
-        format!("{v:.1} {}", U[i])
+        format!("{:.1} {}", b as f64 / s.divisor, s.label)
     }
 }
 
