@@ -71,14 +71,7 @@ pub fn delta(phase: &str, start: &Snapshot, end: &Snapshot) -> Vec<Metric> {
 fn devices(o: &mut Out<'_>, start: &Snapshot, end: &Snapshot, elapsed_ms: f64) {
     for (dev, line) in &end.disks {
         let Some(e) = line else { continue };
-        let s = start
-            .disks
-            .iter()
-            .find(|(d, _)| {
-                d.role == dev.role && d.dev.major == dev.dev.major && d.dev.minor == dev.dev.minor
-            })
-            .and_then(|(_, s)| s.as_ref());
-        let d = diskstats::delta(s, e);
+        let d = diskstats::delta(start.disk_of(dev), e);
         let p = format!("dev.{}.", dev.role.label());
         let mut put = |name: &str, unit, v: f64| o.put(format!("{p}{name}"), unit, v);
         put("read_bytes", Unit::Bytes, d.read_bytes as f64);
