@@ -46,23 +46,18 @@ pub fn mann_kendall(ys: &[f64]) -> Option<Trend> {
     }
     let pairs = (n * (n - 1) / 2) as f64;
     let ties: Vec<f64> = ranks(ys).1.into_iter().map(|t| t as f64).collect();
+    let var = s_variance(n, &ties);
     let (p, exact) = if ties.is_empty() {
         (exact_kendall_p(n, s), true)
     } else {
-        let var = s_variance(n, &ties);
-        let p = if var <= 0.0 {
-            1.0
-        } else {
-            normal_two_sided((s.abs() as f64 - 1.0).max(0.0) / var.sqrt())
-        };
-        (p, false)
+        (normal_two_sided(s as f64, 1.0, var), false)
     };
     Some(Trend {
         s: s as f64,
         tau: s as f64 / pairs,
         p,
         exact,
-        var: s_variance(n, &ties),
+        var,
     })
 }
 
