@@ -172,18 +172,13 @@ pub fn first_slower(ys: &[f64], higher_is_better: bool, min_relative: f64) -> Op
     if median_rest == 0.0 {
         return None;
     }
-    let (worst_rest, worse_by) = if higher_is_better {
-        (rest[0], (median_rest - first) / median_rest.abs())
+    let (is_worst, worse_by) = if higher_is_better {
+        (first < rest[0], (median_rest - first) / median_rest.abs())
     } else {
         (
-            rest[rest.len() - 1],
+            first > rest[rest.len() - 1],
             (first - median_rest) / median_rest.abs(),
         )
-    };
-    let is_worst = if higher_is_better {
-        first < worst_rest
-    } else {
-        first > worst_rest
     };
     (is_worst && worse_by > min_relative).then_some(FirstSlower {
         first,

@@ -34,21 +34,13 @@ pub fn delta(phase: &str, start: &Snapshot, end: &Snapshot) -> Vec<Metric> {
     devices(&mut o, start, end, elapsed_ms);
     machine(&mut o, start, end);
     match (start.fs, end.fs) {
-        (s, Some(FsSample::Jbd2(e))) => {
-            let s = match s {
-                Some(FsSample::Jbd2(s)) => s,
-                _ => jbd2::Jbd2Info::default(),
-            };
-            journal(&mut o, &jbd2::delta(&s, &e));
-        }
-        (s, Some(FsSample::Xfs(e))) => {
-            let d = match s {
-                Some(FsSample::Xfs(s)) => xfs::delta(&s, &e),
-                _ => None,
-            };
+        (Some(FsSample::Jbd2(s)), Some(FsSample::Jbd2(e))) => journal(&mut o, &jbd2::delta(&s, &e)),
+        (_, Some(FsSample::Jbd2(e))) => journal(&mut o, &jbd2::delta(&Default::default(), &e)),
+        (Some(FsSample::Xfs(s)), Some(FsSample::Xfs(e))) => {
             // Cleared or remounted in between: everything counted since happened inside.
-            xfs_log(&mut o, &d.unwrap_or(e));
+            xfs_log(&mut o, &xfs::delta(&s, &e).unwrap_or(e))
         }
+        (_, Some(FsSample::Xfs(e))) => xfs_log(&mut o, &e),
         (s, Some(FsSample::Btrfs(e))) => {
             let d = match s {
                 Some(FsSample::Btrfs(s)) => btrfs::delta(&s, &e),
