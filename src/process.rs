@@ -467,11 +467,6 @@ mod tests {
             (3, "in", "err\n")
         );
     }
-}
-
-#[cfg(test)]
-mod bounded_tests {
-    use super::Bounded;
 
     #[test]
     fn small_output_is_kept_whole_and_a_large_one_by_its_ends() {
