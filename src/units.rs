@@ -142,11 +142,8 @@ pub fn check_seconds(v: f64, flag: &str) -> Result<(), String> {
 /// Seconds as a duration for printing an estimate: negative and NaN as 0, beyond
 /// `Duration::MAX` as `Duration::MAX` (never a panic).
 pub fn duration_from_secs_saturating(secs: f64) -> Duration {
-    if secs.is_nan() || secs <= 0.0 {
-        Duration::ZERO
-    } else {
-        Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
-    }
+    // `f64::max` takes 0 over NaN; only a value too large for a `Duration` is an error then.
+    Duration::try_from_secs_f64(secs.max(0.0)).unwrap_or(Duration::MAX)
 }
 
 /// Print bytes with a binary suffix, e.g. `1.5 GiB`.
