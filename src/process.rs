@@ -291,10 +291,7 @@ impl Spawn for RealSpawn {
             .spawn()?;
         let pipe = child.stdout.take();
         std::thread::scope(|scope| {
-            let out = scope.spawn(move || match pipe {
-                Some(mut p) => stdout(&mut p),
-                None => String::new(),
-            });
+            let out = scope.spawn(move || pipe.map_or_else(String::new, |mut p| stdout(&mut p)));
             let err = drain(child.stderr.take());
             let mut rest = wait_telling(&mut child, stdin)?;
             rest.stdout = out.join().unwrap_or_default();
@@ -357,10 +354,7 @@ fn wait_telling(child: &mut Child, stdin: &[u8]) -> io::Result<Output> {
 
 /// Read a child's pipe to its end on a thread of its own, keeping it up to the bound.
 pub fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || match r {
-        Some(mut r) => read_bounded(&mut r),
-        None => String::new(),
-    })
+    std::thread::spawn(move || r.map_or_else(String::new, |mut r| read_bounded(&mut r)))
 }
 
 /// What [`RecordingSpawn`] answers a command line with.
@@ -473,11 +467,6 @@ mod tests {
             (3, "in", "err\n")
         );
     }
-}
-
-#[cfg(test)]
-mod bounded_tests {
-    use super::Bounded;
 
     #[test]
     fn small_output_is_kept_whole_and_a_large_one_by_its_ends() {

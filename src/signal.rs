@@ -22,10 +22,7 @@ pub fn install() -> std::io::Result<()> {
     }
     // Under `nohup` (SIGHUP ignored) a hangup is not a stop request.
     let hup = !ignored(SIGHUP);
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
-        if sig == SIGHUP && !hup {
-            continue;
-        }
+    for sig in [SIGINT, SIGTERM].into_iter().chain(hup.then_some(SIGHUP)) {
         if sig == SIGHUP {
             // The terminal is gone: its descriptors now fail every write (EIO), and a
             // failed write to stderr must not cut the tear-down short. They are pointed at

@@ -142,26 +142,17 @@ pub fn check_seconds(v: f64, flag: &str) -> Result<(), String> {
 /// Seconds as a duration for printing an estimate: negative and NaN as 0, beyond
 /// `Duration::MAX` as `Duration::MAX` (never a panic).
 pub fn duration_from_secs_saturating(secs: f64) -> Duration {
-    if secs.is_nan() || secs <= 0.0 {
-        Duration::ZERO
-    } else {
-        Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
-    }
+    // `f64::max` takes 0 over NaN; only a value too large for a `Duration` is an error then.
+    Duration::try_from_secs_f64(secs.max(0.0)).unwrap_or(Duration::MAX)
 }
 
 /// Print bytes with a binary suffix, e.g. `1.5 GiB`.
 pub fn fmt_bytes(b: u64) -> String {
-    const U: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i < U.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
+    let s = Scale::pick(BYTES, b as f64);
+    if s.divisor == 1.0 {
         format!("{b} B")
     } else {
-        format!("{v:.1} {}", U[i])
+        format!("{:.1} {}", b as f64 / s.divisor, s.label)
     }
 }
 

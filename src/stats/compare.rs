@@ -112,8 +112,14 @@ pub(super) fn t_two_sided(t: f64, df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |d| (2.0 * d.sf(t.abs())).min(1.0))
 }
 
-/// Two-sided tail probability of |z| under the standard normal distribution (for z ≥ 0).
-pub(super) fn normal_two_sided(z: f64) -> f64 {
+/// Two-sided tail probability under the standard normal approximation of a statistic `dev`
+/// away from its mean under no effect, with variance `var`: of z = (|dev| − `correction`)/√var
+/// (the continuity correction, z not below 0); 1 when there is no variance.
+pub(super) fn normal_two_sided(dev: f64, correction: f64, var: f64) -> f64 {
+    if var <= 0.0 {
+        return 1.0;
+    }
+    let z = (dev.abs() - correction).max(0.0) / var.sqrt();
     Normal::new(0.0, 1.0).map_or(f64::NAN, |nd| (2.0 * nd.sf(z)).min(1.0))
 }
 
@@ -238,11 +244,7 @@ pub fn mann_whitney(baseline: &[f64], candidate: &[f64]) -> Option<MannWhitney> 
     let tie_term: f64 = ties.iter().map(|&t| (t * t * t - t) as f64).sum();
     let var = f1 * f2 / 12.0 * ((nf + 1.0) - tie_term / (nf * (nf - 1.0)));
     let mu = f1 * f2 / 2.0;
-    let p = if var <= 0.0 {
-        1.0
-    } else {
-        normal_two_sided(((u - mu).abs() - 0.5).max(0.0) / var.sqrt())
-    };
+    let p = normal_two_sided(u - mu, 0.5, var);
     Some(MannWhitney {
         u,
         p,

@@ -48,10 +48,7 @@ pub fn combined_trend(series: &[(Trend, f64)]) -> Option<(f64, f64)> {
     }
     let s: f64 = series.iter().map(|(t, sign)| t.s * sign).sum();
     let var: f64 = series.iter().map(|(t, _)| t.var).sum();
-    if var <= 0.0 {
-        return Some((s, 1.0));
-    }
-    Some((s, normal_two_sided((s.abs() - 1.0).max(0.0) / var.sqrt())))
+    Some((s, normal_two_sided(s, 1.0, var)))
 }
 
 #[cfg(test)]

@@ -46,23 +46,18 @@ pub fn mann_kendall(ys: &[f64]) -> Option<Trend> {
     }
     let pairs = (n * (n - 1) / 2) as f64;
     let ties: Vec<f64> = ranks(ys).1.into_iter().map(|t| t as f64).collect();
+    let var = s_variance(n, &ties);
     let (p, exact) = if ties.is_empty() {
         (exact_kendall_p(n, s), true)
     } else {
-        let var = s_variance(n, &ties);
-        let p = if var <= 0.0 {
-            1.0
-        } else {
-            normal_two_sided((s.abs() as f64 - 1.0).max(0.0) / var.sqrt())
-        };
-        (p, false)
+        (normal_two_sided(s as f64, 1.0, var), false)
     };
     Some(Trend {
         s: s as f64,
         tau: s as f64 / pairs,
         p,
         exact,
-        var: s_variance(n, &ties),
+        var,
     })
 }
 
@@ -177,18 +172,13 @@ pub fn first_slower(ys: &[f64], higher_is_better: bool, min_relative: f64) -> Op
     if median_rest == 0.0 {
         return None;
     }
-    let (worst_rest, worse_by) = if higher_is_better {
-        (rest[0], (median_rest - first) / median_rest.abs())
+    let (is_worst, worse_by) = if higher_is_better {
+        (first < rest[0], (median_rest - first) / median_rest.abs())
     } else {
         (
-            rest[rest.len() - 1],
+            first > rest[rest.len() - 1],
             (first - median_rest) / median_rest.abs(),
         )
-    };
-    let is_worst = if higher_is_better {
-        first < worst_rest
-    } else {
-        first > worst_rest
     };
     (is_worst && worse_by > min_relative).then_some(FirstSlower {
         first,

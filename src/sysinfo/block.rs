@@ -206,16 +206,13 @@ impl<'a> Sysfs<'a> {
                 .map(|t| super::active_scheduler(&t)),
             ..Default::default()
         };
-        let slaves = std::fs::read_dir(disk_dir.join("slaves"))
-            .map(|rd| {
-                let mut v: Vec<String> = rd
-                    .flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect();
-                v.sort();
-                v
-            })
-            .unwrap_or_default();
+        let mut slaves: Vec<String> = std::fs::read_dir(disk_dir.join("slaves"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        slaves.sort();
         if let Some(file) = read_trimmed(&disk_dir.join("loop/backing_file")) {
             f.kind = "loop".into();
             f.model = "loop device".into();

@@ -114,16 +114,11 @@ pub fn vm_from_clues(c: &VmClues) -> (String, String) {
 /// `/run/systemd/container`, podman's `/run/.containerenv`, docker's `/.dockerenv`) under
 /// `root`.
 pub fn container_from_files(root: &Path) -> String {
-    if let Some(c) = read_trimmed(&root.join("run/systemd/container")) {
-        return c;
-    }
-    if root.join("run/.containerenv").exists() {
-        return "podman".into();
-    }
-    if root.join(".dockerenv").exists() {
-        return "docker".into();
-    }
-    "none".into()
+    read_trimmed(&root.join("run/systemd/container")).unwrap_or_else(|| {
+        let files = [("run/.containerenv", "podman"), (".dockerenv", "docker")];
+        let found = files.into_iter().find(|(f, _)| root.join(f).exists());
+        found.map_or("none", |(_, c)| c).into()
+    })
 }
 
 /// `systemd-detect-virt ARG`'s answer: one word on stdout (exit status 1 with `none` is an

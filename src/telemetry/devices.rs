@@ -51,12 +51,9 @@ impl BlockDev {
     /// block device (tmpfs, proc, NFS).
     pub fn of_path(path: &Path) -> Result<Option<BlockDev>> {
         let st = rustix::fs::stat(path).with_context(|| format!("stat {}", path.display()))?;
-        if FileType::from_raw_mode(st.st_mode) == FileType::BlockDevice {
-            let d = st.st_rdev;
-            return BlockDev::from_number(major(d), minor(d)).map(Some);
-        }
-        let d = st.st_dev;
-        if major(d) != 0 {
+        let node = FileType::from_raw_mode(st.st_mode) == FileType::BlockDevice;
+        let d = if node { st.st_rdev } else { st.st_dev };
+        if node || major(d) != 0 {
             return BlockDev::from_number(major(d), minor(d)).map(Some);
         }
         // Anonymous device numbers: find the mount's source device.

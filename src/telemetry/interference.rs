@@ -118,12 +118,7 @@ impl Window {
     /// The window from `start` to `end`.
     pub fn between(start: &Snapshot, end: &Snapshot) -> Window {
         let dev_delta = |dev: &super::Device, e: &Option<diskstats::DiskStats>| {
-            let s = start
-                .disks
-                .iter()
-                .find(|(d, _)| d.role == dev.role && d.dev == dev.dev)
-                .and_then(|(_, s)| s.as_ref());
-            Some(diskstats::delta(s, e.as_ref()?))
+            Some(diskstats::delta(start.disk_of(dev), e.as_ref()?))
         };
         let mut backing = Vec::new();
         for (b, e) in end.disks.iter().filter(|(d, _)| !d.role.is_cell()) {

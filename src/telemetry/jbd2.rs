@@ -74,12 +74,6 @@ pub struct Jbd2Averages {
     pub logged_blocks: u64,
 }
 
-fn lead_number(line: &str) -> Option<u64> {
-    let t = line.trim_start();
-    let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    t[..end].parse().ok()
-}
-
 /// Parse the text of a jbd2 `info` file. Unknown lines (later kernels may add some) are
 /// ignored; the first line is required.
 pub fn parse(text: &str) -> Result<Jbd2Info> {
@@ -104,11 +98,12 @@ pub fn parse(text: &str) -> Result<Jbd2Info> {
     let mut a = Jbd2Averages::default();
     let mut seen = 0;
     for line in lines {
-        let Some(v) = lead_number(line) else { continue };
-        let slot = match line
-            .trim_start()
-            .trim_start_matches(|c: char| c.is_ascii_digit())
-        {
+        let t = line.trim_start();
+        let rest = t.trim_start_matches(|c: char| c.is_ascii_digit());
+        let Ok(v) = t[..t.len() - rest.len()].parse::<u64>() else {
+            continue;
+        };
+        let slot = match rest {
             "ms waiting for transaction" => &mut a.wait_ms,
             "ms request delay" => &mut a.request_delay_ms,
             "ms running transaction" => &mut a.running_ms,

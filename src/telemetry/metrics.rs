@@ -34,21 +34,13 @@ pub fn delta(phase: &str, start: &Snapshot, end: &Snapshot) -> Vec<Metric> {
     devices(&mut o, start, end, elapsed_ms);
     machine(&mut o, start, end);
     match (start.fs, end.fs) {
-        (s, Some(FsSample::Jbd2(e))) => {
-            let s = match s {
-                Some(FsSample::Jbd2(s)) => s,
-                _ => jbd2::Jbd2Info::default(),
-            };
-            journal(&mut o, &jbd2::delta(&s, &e));
-        }
-        (s, Some(FsSample::Xfs(e))) => {
-            let d = match s {
-                Some(FsSample::Xfs(s)) => xfs::delta(&s, &e),
-                _ => None,
-            };
+        (Some(FsSample::Jbd2(s)), Some(FsSample::Jbd2(e))) => journal(&mut o, &jbd2::delta(&s, &e)),
+        (_, Some(FsSample::Jbd2(e))) => journal(&mut o, &jbd2::delta(&Default::default(), &e)),
+        (Some(FsSample::Xfs(s)), Some(FsSample::Xfs(e))) => {
             // Cleared or remounted in between: everything counted since happened inside.
-            xfs_log(&mut o, &d.unwrap_or(e));
+            xfs_log(&mut o, &xfs::delta(&s, &e).unwrap_or(e))
         }
+        (_, Some(FsSample::Xfs(e))) => xfs_log(&mut o, &e),
         (s, Some(FsSample::Btrfs(e))) => {
             let d = match s {
                 Some(FsSample::Btrfs(s)) => btrfs::delta(&s, &e),
@@ -71,14 +63,7 @@ pub fn delta(phase: &str, start: &Snapshot, end: &Snapshot) -> Vec<Metric> {
 fn devices(o: &mut Out<'_>, start: &Snapshot, end: &Snapshot, elapsed_ms: f64) {
     for (dev, line) in &end.disks {
         let Some(e) = line else { continue };
-        let s = start
-            .disks
-            .iter()
-            .find(|(d, _)| {
-                d.role == dev.role && d.dev.major == dev.dev.major && d.dev.minor == dev.dev.minor
-            })
-            .and_then(|(_, s)| s.as_ref());
-        let d = diskstats::delta(s, e);
+        let d = diskstats::delta(start.disk_of(dev), e);
         let p = format!("dev.{}.", dev.role.label());
         let mut put = |name: &str, unit, v: f64| o.put(format!("{p}{name}"), unit, v);
         put("read_bytes", Unit::Bytes, d.read_bytes as f64);

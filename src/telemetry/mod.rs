@@ -136,4 +136,13 @@ impl Snapshot {
             .find(|(d, _)| d.role == role)
             .and_then(|(_, s)| s.as_ref())
     }
+
+    /// The diskstats line of `dev`, matched by role and device number, if it was there.
+    pub(crate) fn disk_of(&self, dev: &Device) -> Option<&DiskStats> {
+        let number = |b: &BlockDev| (b.major, b.minor);
+        self.disks
+            .iter()
+            .find(|(d, _)| d.role == dev.role && number(&d.dev) == number(&dev.dev))
+            .and_then(|(_, s)| s.as_ref())
+    }
 }
