@@ -225,6 +225,29 @@ pub struct Histogram {
     pub data: Vec<u8>,
 }
 
+impl Histogram {
+    /// `h` as histogram `name` of `phase`, encoded `hdr-v2-deflate`; `what` names it in the
+    /// error (`the ReadX histogram`).
+    pub fn hdr_v2_deflate(
+        phase: String,
+        name: &str,
+        h: &hdrhistogram::Histogram<u64>,
+        what: &str,
+    ) -> anyhow::Result<Self> {
+        use hdrhistogram::serialization::Serializer as _;
+        let mut data = Vec::new();
+        hdrhistogram::serialization::V2DeflateSerializer::new()
+            .serialize(h, &mut data)
+            .map_err(|e| anyhow::anyhow!("serializing {what}: {e:?}"))?;
+        Ok(Histogram {
+            phase,
+            name: name.into(),
+            encoding: "hdr-v2-deflate".into(),
+            data,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
-//! What a workload engine can do, as data (as fio's `ioengine_ops` flags): an MPI mode,
-//! latency histograms, a declared run time, the metric that stands for each phase, what each
-//! phase measures, how to make its phases longer, whether its data set against the RAM
-//! matters, and how `fslab cleanup` removes a tree it left. Each engine declares its own
+//! What a workload engine can do, as data (as fio's `ioengine_ops` flags): an MPI mode, a
+//! declared run time, the metric that stands for each phase, what each phase measures, how
+//! to make its phases longer, whether its data set against the RAM matters, and how
+//! `fslab cleanup` removes a tree it left. Each engine declares its own
 //! `CAPS` beside its code; the study plan, MPI mode, cleanup and reports read them instead of
 //! matching engine names.
 
@@ -12,8 +12,6 @@ use std::path::Path;
 pub struct Caps {
     /// Runs as MPI ranks under `mpiexec` (`fslab <kind>` with the `mpi` feature).
     pub mpi: bool,
-    /// Records latency histograms ([`super::Workload::take_histograms`]).
-    pub histograms: bool,
     /// Runs for a time its spec declares ([`super::WorkloadSpec::expected_duration`]),
     /// rather than until a fixed amount of work is done.
     pub timed: bool,

@@ -4,7 +4,7 @@
 //! per-second collective that gives rank 0 the job's progress line.
 
 use crate::mpi::comm::Comm;
-use crate::workload::dbench::conduct::{progress_line, second_status, totals, Conductor};
+use crate::workload::dbench::conduct::{progress_line, totals, Conductor};
 use crate::workload::dbench::conduct::{Span, Watch};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
@@ -61,7 +61,6 @@ impl Conductor for RankConductor<'_> {
 
     fn watch(&self, w: &Watch<'_>) {
         let comm = self.comm;
-        let warm_end = w.t0 + w.warmup;
         let mut finished = 0usize;
         let mut tick = 1u64;
         let mut peer_failed = false;
@@ -106,23 +105,12 @@ impl Conductor for RankConductor<'_> {
             }
             if comm.is_root() {
                 let now = Instant::now();
-                let (phase, mbps, secs) = if now < warm_end {
-                    let t = (now - w.t0).as_secs_f64().max(1e-9);
-                    ("warmup", s[2] as f64 / 1e6 / t, t)
-                } else {
-                    let t = (now - warm_end).as_secs_f64().max(1e-9);
-                    ("execute", s[3] as f64 / 1e6 / t, t)
-                };
                 // A run once is done by the lines of every rank's clients.
                 let span = match w.span {
                     Span::Lines(n) => Span::Lines(n / (w.n as u64).max(1) * s[4]),
                     t => t,
                 };
-                let rate = (secs >= 0.5).then_some(mbps);
-                w.obs
-                    .status(second_status(span, (now - w.t0).as_secs_f64(), s[1], rate));
-                w.obs.progress(s[1]);
-                if secs >= 0.5 {
+                if let Some((phase, mbps, secs)) = w.second(now, span, (s[1], s[2], s[3])) {
                     let (running, per_client) = (s[0] as usize, s[1] / s[4].max(1));
                     let line = progress_line(running, per_client, mbps, phase, secs, m[0]);
                     w.obs.message(&line);

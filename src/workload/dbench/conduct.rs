@@ -87,6 +87,33 @@ pub(crate) struct Watch<'a> {
     pub(crate) span: Span,
 }
 
+impl Watch<'_> {
+    /// Show the status and progress of a second at `now` from the clients' `lines`, `bytes`
+    /// and `measured` bytes (under MPI, every rank's, and `span` their plan). Returns the
+    /// phase, its MB/s so far and its seconds when the second gets a line.
+    pub(crate) fn second(
+        &self,
+        now: Instant,
+        span: Span,
+        (lines, bytes, measured): (u64, u64, u64),
+    ) -> Option<(&'static str, f64, f64)> {
+        let warm_end = self.t0 + self.warmup;
+        let (phase, b, from) = if now < warm_end {
+            ("warmup", bytes, self.t0)
+        } else {
+            ("execute", measured, warm_end)
+        };
+        let secs = (now - from).as_secs_f64().max(1e-9);
+        // Like dbench's line, no rate in the first half second of a phase. The status
+        // before the count: a bar shows the fraction, never a count of an unknown total.
+        let rate = (secs >= 0.5).then_some(b as f64 / 1e6 / secs);
+        let elapsed = (now - self.t0).as_secs_f64();
+        self.obs.status(second_status(span, elapsed, lines, rate));
+        self.obs.progress(lines);
+        rate.map(|mbps| (phase, mbps, secs))
+    }
+}
+
 /// How long a run is planned to be.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Span {
@@ -148,7 +175,6 @@ impl Conductor for Alone {
     /// Print a line per second until every client is done (dbench's parent).
     fn watch(&self, w: &Watch<'_>) {
         let (t0, slots, done, n, obs) = (w.t0, w.slots, w.done, w.n, w.obs);
-        let warm_end = t0 + w.warmup;
         let mut finished = 0;
         let mut tick = 1u64;
         obs.phase_started("dbench", 0);
@@ -166,22 +192,10 @@ impl Conductor for Alone {
             tick += 1;
             let now = Instant::now();
             let (lines, bytes, measured, lat) = totals(slots);
-            let (phase, mbps, secs) = if now < warm_end {
-                let t = (now - t0).as_secs_f64();
-                ("warmup", bytes as f64 / 1e6 / t, t)
-            } else {
-                let t = (now - warm_end).as_secs_f64().max(1e-9);
-                ("execute", measured as f64 / 1e6 / t, t)
-            };
-            // Like dbench's line, no rate in the first half second of a phase. The status
-            // before the count: a bar shows the fraction, never a count of an unknown total.
-            let rate = (secs >= 0.5).then_some(mbps);
-            obs.status(second_status(w.span, (now - t0).as_secs_f64(), lines, rate));
-            obs.progress(lines);
-            if secs < 0.5 {
+            let Some((phase, mbps, secs)) = w.second(now, w.span, (lines, bytes, measured)) else {
                 // dbench, too, prints nothing in the first second of a phase.
                 continue;
-            }
+            };
             // The line as a time series: MB/s so far in the phase, the largest latency of the
             // second, the clients still running.
             let (t, running) = ((now - t0).as_secs_f64(), n - finished);

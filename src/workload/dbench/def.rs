@@ -11,7 +11,6 @@ pub const NAME: &str = "dbench";
 /// What dbench can do.
 pub const CAPS: Caps = Caps {
     mpi: true,
-    histograms: true,
     timed: true,
     // The run's MB/s; per operation, its mean latency.
     headline: &[("total", "throughput"), ("*", "mean_latency")],

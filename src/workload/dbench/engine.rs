@@ -276,17 +276,10 @@ impl Dbench {
                 p999_ms: ms(h.value_at_quantile(0.999)),
                 max_ms: ms(h.max()),
             });
-            let mut data = Vec::new();
-            use hdrhistogram::serialization::Serializer as _;
-            hdrhistogram::serialization::V2DeflateSerializer::new()
-                .serialize(h, &mut data)
-                .map_err(|e| anyhow!("serializing the {kind} histogram: {e:?}"))?;
-            self.hists.push(StoredHistogram {
-                phase: kind.display_name().to_string(),
-                name: "latency_ns".into(),
-                encoding: "hdr-v2-deflate".into(),
-                data,
-            });
+            let what = format!("the {kind} histogram");
+            let phase = kind.display_name().to_string();
+            let stored = StoredHistogram::hdr_v2_deflate(phase, "latency_ns", h, &what)?;
+            self.hists.push(stored);
         }
         let out = RepOutcome {
             throughput_mb_s: r.measured_bytes as f64 / 1e6 / window,

@@ -13,7 +13,6 @@ pub const NAME: &str = "fdtree";
 /// What fdtree can do.
 pub const CAPS: Caps = Caps {
     mpi: true,
-    histograms: false,
     timed: false,
     headline: &[("*", "rate")],
     headline_marked: &[],

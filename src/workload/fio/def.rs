@@ -10,7 +10,6 @@ pub const NAME: &str = "fio";
 /// What fio (run by fslab) can do.
 pub const CAPS: Caps = Caps {
     mpi: false,
-    histograms: true,
     timed: false,
     // Per job and direction its IOPS; the throughput for sequential jobs with blocks of
     // 128 KiB or more (marked `large_sequential`); a job's CPU use; an fsync's mean latency.

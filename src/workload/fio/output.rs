@@ -413,7 +413,6 @@ impl FioRun {
     /// The completion-latency histograms (`clat_ns`; `lat_ns` where fio kept only total
     /// latency bins, and for `sync`), one per job and direction, HDR V2 deflate-encoded.
     pub fn histograms(&self) -> Result<Vec<Stored>> {
-        use hdrhistogram::serialization::Serializer as _;
         let mut out = Vec::new();
         for j in &self.jobs {
             for d in &j.dirs {
@@ -423,16 +422,8 @@ impl FioRun {
                     ("clat_ns", &d.clat)
                 };
                 let Some(h) = l.hdr()? else { continue };
-                let mut data = Vec::new();
-                hdrhistogram::serialization::V2DeflateSerializer::new()
-                    .serialize(&h, &mut data)
-                    .map_err(|e| anyhow!("serializing a fio histogram: {e:?}"))?;
-                out.push(Stored {
-                    phase: phase(&j.name, &d.dir),
-                    name: name.into(),
-                    encoding: "hdr-v2-deflate".into(),
-                    data,
-                });
+                let phase = phase(&j.name, &d.dir);
+                out.push(Stored::hdr_v2_deflate(phase, name, &h, "a fio histogram")?);
             }
         }
         Ok(out)

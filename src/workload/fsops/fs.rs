@@ -211,23 +211,4 @@ impl Ops for FsOps {
     fn sync(&mut self) {
         FsOps::sync_all();
     }
-
-    fn count_entries(&mut self, dir: &OwnedFd) -> io::Result<u64> {
-        // getdents needs a descriptor opened for reading; an O_PATH one is refused.
-        let fd = rustix::fs::openat(
-            dir,
-            c".",
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        let mut n = 0u64;
-        for entry in rustix::fs::Dir::read_from(&fd)? {
-            let entry = entry?;
-            let name = entry.file_name().to_bytes();
-            if name != b"." && name != b".." {
-                n += 1;
-            }
-        }
-        Ok(n)
-    }
 }

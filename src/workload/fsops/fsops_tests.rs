@@ -41,7 +41,7 @@ fn fs_ops_do_every_operation_on_a_real_directory() {
         code(ops.read_file(&d, c"link", 1).unwrap_err()),
         Some(libc::ELOOP)
     );
-    assert_eq!(ops.count_entries(&d).unwrap(), 3);
+    assert_eq!(std::fs::read_dir(at("d")).unwrap().count(), 3);
     ops.mkdir(&root, c"e").unwrap();
     let e = ops.open_dir(&root, c"e").unwrap();
     ops.rename(&d, c"g", &e, c"h").unwrap();
@@ -50,7 +50,7 @@ fn fs_ops_do_every_operation_on_a_real_directory() {
     for (dir, name) in [(&d, c"f"), (&d, c"link"), (&e, c"h")] {
         ops.unlink(dir, name).unwrap();
     }
-    assert_eq!(ops.count_entries(&d).unwrap(), 0);
+    assert_eq!(std::fs::read_dir(at("d")).unwrap().count(), 0);
     ops.mkdir(&d, c"sub").unwrap();
     std::fs::write(at("d/sub/user"), b"x").unwrap();
     assert_eq!(
@@ -105,7 +105,6 @@ fn the_checked_recorder_refuses_what_the_kernel_would() {
     assert_eq!(code(r.stat(&a, c"nope").unwrap_err()), libc::ENOENT);
     assert_eq!(code(r.rmdir(&root, c"a").unwrap_err()), libc::ENOTEMPTY);
     assert_eq!(code(r.unlink(&root, c"a").unwrap_err()), libc::EISDIR);
-    assert_eq!(r.count_entries(&a).unwrap(), 1);
     r.mkdir(&root, c"b").unwrap();
     let over = r.rename(&root, c"a", &root, c"b");
     assert_eq!(code(over.unwrap_err()), libc::EEXIST);
@@ -117,7 +116,7 @@ fn the_checked_recorder_refuses_what_the_kernel_would() {
     assert_eq!(
         r.text(),
         "mkdir R/a\nopen R/a\ncreate R/a/f 7 fsync excl\ncreate R/a/f 3\nread R/a/f 10\n\
-         stat R/a/f\nreaddir R/a\nmkdir R/b\nrename R/a R/c\nunlink R/c/f\nrmdir R/c\nrmdir R/b"
+         stat R/a/f\nmkdir R/b\nrename R/a R/c\nunlink R/c/f\nrmdir R/c\nrmdir R/b"
     );
 }
 
@@ -140,7 +139,6 @@ fn null_ops_succeed_without_touching_anything() {
     n.mkdir(&(), c"/nonexistent/x").unwrap();
     assert_eq!(n.read_file(&(), c"x", 5).unwrap(), 5);
     assert_eq!(n.stat(&(), c"x").unwrap(), Kind::File);
-    assert_eq!(n.count_entries(&()).unwrap(), 0);
 }
 
 #[test]

@@ -124,8 +124,6 @@ pub trait Ops {
     ) -> io::Result<()>;
     /// Remove file `name` from `parent`.
     fn unlink(&mut self, parent: &Self::Dir, name: &CStr) -> io::Result<()>;
-    /// Read directory `dir` to its end and count its entries (`.` and `..` excluded).
-    fn count_entries(&mut self, dir: &Self::Dir) -> io::Result<u64>;
     /// Flush all dirty data of every file system to its device (`sync(2)`); a double
     /// without a file system does nothing.
     fn sync(&mut self) {}

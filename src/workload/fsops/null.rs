@@ -52,8 +52,4 @@ impl Ops for NullOps {
         black_box(name);
         Ok(())
     }
-    #[inline]
-    fn count_entries(&mut self, _: &()) -> io::Result<u64> {
-        Ok(0)
-    }
 }

@@ -259,16 +259,4 @@ impl Ops for Recorder {
         self.remove(&path);
         Ok(())
     }
-
-    fn count_entries(&mut self, dir: &String) -> io::Result<u64> {
-        self.injected("readdir", dir)?;
-        self.must_be(dir, Some(Kind::Dir))?;
-        self.log.push(format!("readdir {dir}"));
-        let prefix = format!("{dir}/");
-        Ok(self.model.as_ref().map_or(0, |m| {
-            m.keys()
-                .filter(|k| k.strip_prefix(&prefix).is_some_and(|r| !r.contains('/')))
-                .count() as u64
-        }))
-    }
 }

@@ -10,7 +10,6 @@ pub const NAME: &str = "iozone";
 /// What IOzone can do.
 pub const CAPS: Caps = Caps {
     mpi: true,
-    histograms: false,
     timed: false,
     headline: &[("*", "throughput")],
     headline_marked: &[],

@@ -12,7 +12,6 @@ pub const NAME: &str = "mdtest";
 /// What mdtest can do.
 pub const CAPS: Caps = Caps {
     mpi: true,
-    histograms: false,
     timed: false,
     headline: &[("*", "rate")],
     headline_marked: &[],

@@ -264,7 +264,6 @@ impl Ops for Shared {
         stat(p: &String, n: &CStr) -> Kind;
         rename(a: &String, b: &CStr, c: &String, d: &CStr) -> ();
         unlink(p: &String, n: &CStr) -> ();
-        count_entries(d: &String) -> u64;
     }
 }
 

@@ -60,15 +60,27 @@ impl Logged {
     }
 }
 
+/// Ops of `Logged` that log `<word> <parent>/<name>` and return `$ret` (the further
+/// arguments `$a` unused, but for those `$ret` names).
+macro_rules! logged {
+    ($($op:ident($word:literal $(, $a:tt: $t:ty)*) -> $r:ty = $ret:expr;)*) => {
+        $(fn $op(&mut self, parent: &Dir, name: &CStr $(, $a: $t)*) -> io::Result<$r> {
+            self.note($word, parent, name);
+            Ok($ret)
+        })*
+    };
+}
+
 impl Ops for Logged {
     type Dir = Dir;
-    fn mkdir(&mut self, parent: &Dir, name: &CStr) -> io::Result<()> {
-        self.note("mkdir", parent, name);
-        Ok(())
-    }
-    fn rmdir(&mut self, parent: &Dir, name: &CStr) -> io::Result<()> {
-        self.note("rmdir", parent, name);
-        Ok(())
+    logged! {
+        mkdir("mkdir") -> () = ();
+        rmdir("rmdir") -> () = ();
+        create("create", _: CreateHow) -> () = ();
+        read_file("read", bytes: u64) -> u64 = bytes;
+        stat("stat") -> Kind = Kind::File;
+        rename("rename", _: &Dir, _: &CStr) -> () = ();
+        unlink("unlink") -> () = ();
     }
     fn open_dir(&mut self, parent: &Dir, name: &CStr) -> io::Result<Dir> {
         self.note("open", parent, name);
@@ -76,29 +88,6 @@ impl Ops for Logged {
             path: format!("{}/{}", parent.path, name.to_string_lossy()),
             log: Arc::clone(&self.0),
         })
-    }
-    fn create(&mut self, parent: &Dir, name: &CStr, _: CreateHow) -> io::Result<()> {
-        self.note("create", parent, name);
-        Ok(())
-    }
-    fn read_file(&mut self, parent: &Dir, name: &CStr, bytes: u64) -> io::Result<u64> {
-        self.note("read", parent, name);
-        Ok(bytes)
-    }
-    fn stat(&mut self, parent: &Dir, name: &CStr) -> io::Result<Kind> {
-        self.note("stat", parent, name);
-        Ok(Kind::File)
-    }
-    fn rename(&mut self, from_dir: &Dir, from: &CStr, _: &Dir, _: &CStr) -> io::Result<()> {
-        self.note("rename", from_dir, from);
-        Ok(())
-    }
-    fn unlink(&mut self, parent: &Dir, name: &CStr) -> io::Result<()> {
-        self.note("unlink", parent, name);
-        Ok(())
-    }
-    fn count_entries(&mut self, _: &Dir) -> io::Result<u64> {
-        Ok(0)
     }
     fn sync(&mut self) {
         self.0.lock().unwrap().push("sync".into());
