@@ -92,16 +92,6 @@ fn judge(a: State, b: State, dio: bool) -> Verdict {
 }
 
 #[test]
-fn a_cell_alone_is_quiet() {
-    let (a, mut b) = base();
-    // The backing file system's own metadata: 3 MiB on top of 1 GiB.
-    b.backing_w += 3 * MIB;
-    let v = judge(a, b, true);
-    assert!(v.is_quiet(), "{v}");
-    assert_eq!(v.to_string(), "quiet");
-}
-
-#[test]
 fn other_io_on_the_backing_device_is_named_with_its_size() {
     let (a, mut b) = base();
     b.backing_w += 2150 * MIB;
@@ -133,42 +123,47 @@ fn reads_count_only_when_every_loop_on_the_device_does_direct_io() {
     assert!(judge(a, b, true).is_quiet(), "the cell's own reads");
 }
 
+/// Each disturbance on top of [`base`], as the verdict words it, and the same under its
+/// limit: quiet.
 #[test]
-fn steal_above_two_percent_is_a_disturbance() {
-    let (a, mut b) = base();
-    b.steal_ticks = 60; // of 2060 ticks: 2.9%
-    let v = judge(a, b, true);
-    assert!(v.to_string().starts_with("CPU steal 2.9%"), "{v}");
-    b.steal_ticks = 30; // 1.5%
-    assert!(judge(a, b, true).is_quiet());
-}
-
-#[test]
-fn load_counts_when_tasks_outnumber_cpus_at_both_ends() {
-    let (mut a, mut b) = base();
-    a.running = 6;
-    b.running = 4;
-    let v = judge(a, b, true);
-    assert_eq!(v.to_string(), "3 other runnable tasks on 2 CPUs");
-    b.running = 1;
-    assert!(
-        judge(a, b, true).is_quiet(),
-        "a moment at one end is not sustained load"
-    );
-}
-
-#[test]
-fn other_processes_user_cpu_is_what_fslab_did_not_use() {
-    let (a, mut b) = base();
-    // 500 user ticks = 5 CPU-s, fslab used 3.9 s: 1.1 CPU-s of others = 5.5% of 20.
-    b.own_user_us = 3_900_000;
-    let v = judge(a, b, true);
-    assert_eq!(
-        v.to_string(),
-        "other processes used 1.10 CPU-s (5.5% of all CPUs)"
-    );
-    b.own_user_us = 4_100_000; // 4.5%
-    assert!(judge(a, b, true).is_quiet());
+fn disturbances_are_named_and_what_stays_under_their_limits_is_quiet() {
+    type Edit = fn(&mut State, &mut State);
+    let cases: [(&str, Edit, &str); 7] = [
+        // The backing file system's own metadata: 3 MiB on top of 1 GiB.
+        ("a cell alone", |_, b| b.backing_w += 3 * MIB, "quiet"),
+        // Of 2060 ticks: 2.9%, then 1.5%.
+        (
+            "steal",
+            |_, b| b.steal_ticks = 60,
+            "CPU steal 2.9% of all CPUs",
+        ),
+        ("steal under 2%", |_, b| b.steal_ticks = 30, "quiet"),
+        (
+            "load at both ends",
+            |a, b| (a.running, b.running) = (6, 4),
+            "3 other runnable tasks on 2 CPUs",
+        ),
+        // A moment at one end is not sustained load.
+        ("load at one end", |a, _| a.running = 6, "quiet"),
+        // 500 user ticks = 5 CPU-s, fslab used 3.9 s: 1.1 CPU-s of others = 5.5% of 20.
+        (
+            "others' CPU",
+            |_, b| b.own_user_us = 3_900_000,
+            "other processes used 1.10 CPU-s (5.5% of all CPUs)",
+        ),
+        (
+            "others' CPU at 4.5%",
+            |_, b| b.own_user_us = 4_100_000,
+            "quiet",
+        ),
+    ];
+    for (what, edit, want) in cases {
+        let (mut a, mut b) = base();
+        edit(&mut a, &mut b);
+        let v = judge(a, b, true);
+        assert_eq!(v.to_string(), want, "{what}");
+        assert_eq!(v.is_quiet(), want == "quiet", "{what}: {v}");
+    }
 }
 
 /// A clock that only moves when settle sleeps.
