@@ -91,7 +91,7 @@ fn get<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
 }
 
 #[test]
-fn a_virtio_disk_is_named_not_given_as_a_pci_id() {
+fn a_virtio_disk_is_named_not_given_as_a_pci_id_and_describes_its_partition() {
     let t = Tree::new();
     t.virtio();
     let f = Sysfs::new(t.root(), &[]).describe("/dev/vda");
@@ -118,12 +118,7 @@ fn a_virtio_disk_is_named_not_given_as_a_pci_id() {
     assert!(pairs
         .iter()
         .all(|(k, _)| k != "slaves" && k != "backing_file"));
-}
-
-#[test]
-fn a_partition_is_described_by_its_disk() {
-    let t = Tree::new();
-    t.virtio();
+    // A partition is described by its disk.
     let f = Sysfs::new(t.root(), &[]).describe("/dev/vda1");
     assert_eq!(f.kind, "partition");
     assert_eq!(f.disk.as_deref(), Some("vda"));
