@@ -49,13 +49,6 @@ pub fn tool_version(exec: &dyn Exec, program: &str) -> String {
     }
 }
 
-fn read_trim(p: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-}
-
 /// Inside a guest: what it is, its kernel and memory, the host's kernel and memory, and the
 /// calibration studies it belongs to (the figures are the guest's, on the host's devices).
 fn guest(env: &mut Vec<(String, String)>) {
@@ -86,7 +79,8 @@ fn guest(env: &mut Vec<(String, String)>) {
 /// Capture the environment of a study.
 pub fn capture(exec: &dyn Exec, workdir: &Path, study: &Study) -> Vec<(String, String)> {
     let mut env = crate::sysinfo::environment(None);
-    if let Some(g) = read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") {
+    let governor = Path::new("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+    if let Some(g) = crate::sysinfo::read_trimmed(governor) {
         env.push(("cpu_governor".into(), g));
     }
     env.push(("workdir".into(), workdir.display().to_string()));
