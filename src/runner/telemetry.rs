@@ -25,24 +25,11 @@ pub struct Sources {
 }
 
 impl Sources {
-    /// A provisioned cell: its data device and external journal (device paths).
-    pub fn for_cell(data: &std::path::Path, journal: Option<&std::path::Path>) -> Sources {
-        Sources::with(Devices::for_cell(data, journal).unwrap_or_default())
-    }
-
-    /// An engine command's target directory: the device under it, its external journal,
-    /// and the devices backing loop devices among them.
-    pub fn for_target(dir: &std::path::Path) -> Sources {
-        Sources::with(Devices::for_target(dir).unwrap_or_default())
-    }
-
-    /// A study's work directory before it starts: the device its loop images will be on, as
-    /// their backing device (any I/O on it is another's).
-    pub fn for_workdir(dir: &std::path::Path) -> Sources {
-        Sources::with(Devices::backing_of(dir).unwrap_or_default())
-    }
-
-    fn with(devices: Devices) -> Sources {
+    /// The telemetry of `devices`: a provisioned cell's ([`Devices::for_cell`]), an engine
+    /// command's target directory's ([`Devices::for_target`]), or a study's work directory's
+    /// before it starts ([`Devices::backing_of`]); devices that cannot be found give none.
+    pub fn of(devices: anyhow::Result<Devices>) -> Sources {
+        let devices = devices.unwrap_or_default();
         let name = |r| {
             devices
                 .get(r)

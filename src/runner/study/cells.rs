@@ -7,6 +7,7 @@ use super::super::telemetry::Sources;
 use super::{Ground, Live, Runner, Show};
 use crate::provision::ProvisionError;
 use crate::store::{CellStatus, SeriesStatus};
+use crate::telemetry::Devices;
 use anyhow::Result;
 use std::collections::BTreeMap;
 
@@ -34,7 +35,7 @@ impl Runner<'_> {
                 let prov = prov.provision(cell, &c.fs)?;
                 self.store
                     .set_cell_provisioning(cid, &prov.commands, &prov.dump)?;
-                let sources = Sources::for_cell(&prov.data, prov.journal.as_deref());
+                let sources = Sources::of(Devices::for_cell(&prov.data, prov.journal.as_deref()));
                 let target = prov.target();
                 (Some(prov), target, sources)
             }

@@ -26,6 +26,7 @@ use crate::metric::Metric;
 use crate::plan::{CachePolicy, Order, Repetitions};
 use crate::stats::adaptive::{Disturbed, Fate};
 use crate::store::{NewCell, NewStudy, SeriesStatus, Store};
+use crate::telemetry::Devices;
 use crate::workload::{Observer, Target, Workload, WorkloadKind};
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -295,7 +296,7 @@ pub fn run_cells<W: Workload>(
         live: BTreeMap::new(),
         ground: Ground::Dir {
             target: target.clone(),
-            sources: Sources::for_target(target.dir()),
+            sources: Sources::of(Devices::for_target(target.dir())),
             engines: &mut engines,
             owned: Owned::new(study_id),
         },

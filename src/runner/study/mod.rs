@@ -412,7 +412,7 @@ pub fn busy_check(wait: Option<std::time::Duration>, workdir: &std::path::Path) 
         .ancestors()
         .find(|p| p.exists())
         .unwrap_or(std::path::Path::new("/"));
-    let sources = crate::runner::telemetry::Sources::for_workdir(at);
+    let sources = crate::runner::telemetry::Sources::of(crate::telemetry::Devices::backing_of(at));
     match wait {
         None => {
             let look = sources.wait_quiet(std::time::Duration::ZERO, BUSY_LOOK);
