@@ -82,8 +82,7 @@ fn an_engine_command_runs_each_repetition_through_the_study_loop() {
 #[test]
 fn a_study_runs_each_repetition_through_the_same_loop() {
     // Two ext2 cells on loop images under this test's own work directory: needs root.
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !crate::sysinfo::is_root() {
         if std::env::var("FSLAB_SKIP_PRIVILEGED").as_deref() == Ok("1") {
             eprintln!("SKIPPED: needs root (FSLAB_SKIP_PRIVILEGED=1)");
             return;
