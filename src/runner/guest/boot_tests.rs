@@ -33,24 +33,21 @@ fn the_cause_names_what_the_kernel_said() {
     assert!(cause(&outcome(&[]), None).contains("printed nothing"));
 }
 
-fn recorded_launch<'a>(dir: &'a Path, rec: &Arc<crate::process::RecordingSpawn>) -> Launch<'a> {
-    Launch {
-        kernel: Path::new("/opt/uml/linux.uml"),
-        mem_word: "512M".into(),
-        dir,
-        images: &[],
-        host_env: Vec::new(),
-        stdout: Sink::Capture,
-        stderr: Sink::Host,
-        spawn: Arc::clone(rec) as Arc<dyn Spawn>,
-    }
-}
-
 #[test]
 fn the_guest_is_started_through_the_spawn_seam() {
     let t = tempfile::tempdir().unwrap();
     let rec = Arc::new(crate::process::RecordingSpawn::new());
-    let e = format!("{:#}", boot(recorded_launch(t.path(), &rec)).err().unwrap());
+    let launch = Launch {
+        kernel: Path::new("/opt/uml/linux.uml"),
+        mem_word: "512M".into(),
+        dir: t.path(),
+        images: &[],
+        host_env: Vec::new(),
+        stdout: Sink::Capture,
+        stderr: Sink::Host,
+        spawn: Arc::clone(&rec) as Arc<dyn Spawn>,
+    };
+    let e = format!("{:#}", boot(launch).err().unwrap());
     assert!(e.contains("starting /opt/uml/linux.uml"), "{e}");
     assert_eq!(
         rec.lines(),
