@@ -43,13 +43,6 @@ fn main_bar(p: &Progress) -> &ProgressBar {
     p.main().unwrap()
 }
 
-fn study_eta(p: &Progress) -> &EtaAt {
-    match &p.head {
-        Head::Study { eta, .. } => eta,
-        Head::Command { .. } => panic!("a study's display"),
-    }
-}
-
 fn phase_view(p: &Progress) -> Option<(String, crate::runner::phase_bar::PhaseView)> {
     lock(&p.phase)
         .as_ref()
@@ -97,7 +90,10 @@ fn a_guests_display_arrives_at_the_host_as_data() {
     assert_eq!(feed(&host, lines), ["warning: a plain line"]);
     assert_eq!(main_bar(&host).position(), 3);
     assert_eq!(main_bar(&host).message(), "journal=16MB · fdtree · rep 1/5");
-    assert!(live_eta(study_eta(&host)).is_some_and(|e| e > 39.0 && e <= 40.0));
+    let Head::Study { eta, .. } = &host.head else {
+        panic!("a study's display")
+    };
+    assert!(live_eta(eta).is_some_and(|e| e > 39.0 && e <= 40.0));
     let (name, view) = phase_view(&host).unwrap();
     assert_eq!(name, "file_create");
     let last = sent.last().unwrap();
