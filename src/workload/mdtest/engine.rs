@@ -310,7 +310,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             let who = at(Shift::Stat);
             let start = self.walker.rename_start().map(|node| (who.tree, node));
             self.timed(Phase::DirRename, n, testdir, start, |w, _| {
-                Ok(items(w.rename_dirs(testdir, who.tree, who.owner, n)?))
+                Ok(items(w.rename_dirs(testdir, who, n)?))
             })?;
         }
         if steps.remove {
