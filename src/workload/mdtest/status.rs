@@ -117,16 +117,10 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&x).unwrap(), "my notes");
         // Missing: mdtest goes on without it, and so does fslab, saying so.
         let gone = t.path().join("none");
-        assert!(check(&gone, &stat, &d)
-            .unwrap()
-            .unwrap()
-            .contains("no such file"));
+        let note = |p: &MdtestParams| check(&gone, p, &d).unwrap().unwrap();
+        assert!(note(&stat).contains("no such file"));
         // Without -W a creating run never writes it.
-        let plain = params("-n 20 -F -C").0;
-        assert!(check(&gone, &plain, &d)
-            .unwrap()
-            .unwrap()
-            .contains("no effect without -W"));
+        assert!(note(&params("-n 20 -F -C").0).contains("no effect without -W"));
         go("-n 20 -F -r", &d).unwrap();
     }
 }
