@@ -146,10 +146,10 @@ fn a_test_directory_that_is_not_one_is_left_alone() {
 
 #[test]
 fn a_killed_runs_test_directory_is_removed_through_its_record_only() {
-    use crate::workload::mdtest::record::{FsKeeper, Keeper};
+    use crate::workload::mdtest::record::Keeper;
     let t = tempfile::tempdir().unwrap();
     let sh = shape(PLANTED, 2);
-    let mut k = FsKeeper::new(t.path(), sh);
+    let mut k = Keeper::new(t.path(), sh);
     k.begin("test-dir.0-0").unwrap();
     plant(t.path());
     k.made("test-dir.0-0").unwrap();
@@ -165,7 +165,7 @@ fn a_killed_runs_test_directory_is_removed_through_its_record_only() {
         .join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.0")
         .is_file());
     // A record whose directory is gone: the record goes.
-    let mut k = FsKeeper::new(t.path(), sh);
+    let mut k = Keeper::new(t.path(), sh);
     k.begin("test-dir.5-0").unwrap();
     sweep_recorded(t.path(), "test-dir.5-0").unwrap();
     assert_eq!(names(t.path()), ["test-dir.0-0"]);
