@@ -367,16 +367,18 @@ mod tests {
     #[test]
     fn bad_flags_are_one_line_naming_the_flag() {
         let refused = |line| parse(&args(line)).unwrap_err().to_string();
-        let e = refused("-n ten");
-        assert!(e.starts_with("-n ten"), "{e}");
+        for (line, start) in [
+            ("-n ten", "-n ten"),
+            ("-n 1 -S", "-S: mdtest option not supported"),
+            ("-n 1 --posix.odirect -w 100", "-w 100 with --posix.odirect"),
+        ] {
+            let e = refused(line);
+            assert!(e.starts_with(start), "{line}: {e}");
+        }
         let e = refused("-n 10 --repeat x");
         assert!(
             e.contains("--repeat") && e.contains("fslab mdtest --help"),
             "{e}"
         );
-        let e = refused("-n 1 -S");
-        assert!(e.starts_with("-S: mdtest option not supported"), "{e}");
-        let e = refused("-n 1 --posix.odirect -w 100");
-        assert!(e.starts_with("-w 100 with --posix.odirect"), "{e}");
     }
 }

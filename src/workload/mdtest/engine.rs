@@ -35,7 +35,7 @@ pub struct Engine<'a, O: Ops, T: Team + ?Sized> {
     lay: Layout,
     team: &'a T,
     walker: Walker<'a, O>,
-    keeper: &'a mut dyn Keeper,
+    keeper: &'a mut Keeper,
     obs: &'a dyn Observer,
     /// `-R`: this rank's shuffled item indices (0..items).
     order: Option<Vec<u64>>,
@@ -74,7 +74,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
         lay: Layout,
         team: &'a T,
         ops: O,
-        keeper: &'a mut dyn Keeper,
+        keeper: &'a mut Keeper,
         obs: &'a dyn Observer,
         stop: &'a dyn Fn() -> bool,
         seed: Option<u32>,
@@ -310,7 +310,7 @@ impl<'a, O: Ops, T: Team + ?Sized> Engine<'a, O, T> {
             let who = at(Shift::Stat);
             let start = self.walker.rename_start().map(|node| (who.tree, node));
             self.timed(Phase::DirRename, n, testdir, start, |w, _| {
-                Ok(items(w.rename_dirs(testdir, who.tree, who.owner, n)?))
+                Ok(items(w.rename_dirs(testdir, who, n)?))
             })?;
         }
         if steps.remove {

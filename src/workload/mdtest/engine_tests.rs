@@ -1,6 +1,6 @@
 use super::*;
 use crate::workload::fsops::{Kind, Recorder};
-use crate::workload::mdtest::record::NoRecords;
+use crate::workload::mdtest::record::Keeper;
 use crate::workload::mdtest::team::Solo;
 use crate::workload::mdtest::test_support::{on_ranks, params};
 use crate::workload::Quiet;
@@ -18,7 +18,7 @@ fn alone(
     seed: Option<u32>,
 ) -> (Result<Vec<Iteration>>, Recorder, Vec<String>) {
     let (p, lay) = params(line);
-    let mut keeper = NoRecords::default();
+    let mut keeper = Keeper::default();
     let mut e = Engine::new(&p, lay, &Solo, rec, &mut keeper, &Quiet, stop, seed);
     let its = (0..p.iterations)
         .map(|j| e.iteration(&"D".to_string(), j))
@@ -273,7 +273,7 @@ fn ranks(line: &str, n: u32, wall: &[Option<Duration>]) -> (Vec<Iteration>, Reco
     let (p, lay) = params(line);
     let rec = Arc::new(Mutex::new(Recorder::checked(&["D"]).without_opens()));
     let outs = on_ranks(n, |t| {
-        let mut keeper = NoRecords::default();
+        let mut keeper = Keeper::default();
         let never = || false;
         let ops = Shared(Arc::clone(&rec), t.rank());
         let mut e = Engine::new(&p, lay, t, ops, &mut keeper, &Quiet, &never, None);

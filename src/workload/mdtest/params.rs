@@ -160,19 +160,17 @@ impl MdtestParams {
         let (mut me, mut d) = (self.clone(), MdtestParams::default());
         let mut out = String::from("mdtest");
         for (_, flag, field) in FLAGS {
+            // The flag's value with its leading space (none for a switch).
             let shown = match *field {
-                Field::Count(f) => (*f(&mut me) != *f(&mut d)).then(|| format!("{}", f(&mut me))),
-                Field::Small(f) => (*f(&mut me) != *f(&mut d)).then(|| format!("{}", f(&mut me))),
+                Field::Count(f) => (*f(&mut me) != *f(&mut d)).then(|| format!(" {}", f(&mut me))),
+                Field::Small(f) => (*f(&mut me) != *f(&mut d)).then(|| format!(" {}", f(&mut me))),
                 // A seed selects the random order itself.
                 Field::Switch(_) if *flag == "-R" && me.random_seed.is_some() => None,
                 Field::Switch(f) => f(&mut me).then(String::new),
-                Field::Seed => me.random_seed.map(|s| s.to_string()),
+                Field::Seed => me.random_seed.map(|s| format!(" {s}")),
             };
             if let Some(v) = shown {
-                out.push_str(&format!(" {flag}"));
-                if !v.is_empty() {
-                    out.push_str(&format!(" {v}"));
-                }
+                out.push_str(&format!(" {flag}{v}"));
             }
         }
         out

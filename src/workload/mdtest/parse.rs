@@ -224,10 +224,9 @@ fn join(dirs: &[PathBuf]) -> String {
 
 /// The next argument: `flag`'s value.
 fn next<'a>(args: &mut impl Iterator<Item = &'a str>, flag: &str) -> Result<String, ParamError> {
-    let v = args
-        .next()
-        .ok_or_else(|| err(format!("{flag} needs a value")))?;
-    Ok(v.to_string())
+    args.next()
+        .map(str::to_string)
+        .ok_or_else(|| err(format!("{flag} needs a value")))
 }
 
 fn refuse(flag: &str) -> ParamError {

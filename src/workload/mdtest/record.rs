@@ -1,8 +1,8 @@
 //! What an mdtest run made, kept so that nothing it did not make is ever removed.
 //!
 //! [`Keeper`] is what the engine tells about the test directories (`test-dir.<j>-0`) it
-//! makes and removes. [`FsKeeper`] writes a record `.fslab-mdtest.<testdir>` beside each one
-//! in `-d` — *before* the `mkdir`, completed with the directory's device and inode numbers
+//! makes and removes. On the real file system it writes a record `.fslab-mdtest.<testdir>`
+//! beside each one in `-d` — *before* the `mkdir`, completed with the directory's device and inode numbers
 //! right after it, updated with the number of files once they are known (a stonewall makes
 //! fewer), and removed with the directory. A run that works on an existing test directory
 //! (no `-C`: `-T`, `-E`, `-r`) first proves it is fslab's and of the same shape: a plain
@@ -18,56 +18,6 @@ use crate::workload::provenance::{self, Purpose};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-
-/// Bookkeeping of the test directories a run makes (rank 0 calls it).
-pub trait Keeper {
-    /// `testdir` is about to be made (refused if it or its record exists).
-    fn begin(&mut self, testdir: &str) -> Result<()>;
-    /// Making `testdir` failed: forget what `begin` wrote.
-    fn abandon(&mut self, testdir: &str) -> Result<()>;
-    /// `testdir` was made.
-    fn made(&mut self, testdir: &str) -> Result<()>;
-    /// A run without creation will use `testdir`: prove it is this kind of run's, and
-    /// return the files per rank it holds (when recorded).
-    fn verify(&mut self, testdir: &str) -> Result<Option<u64>>;
-    /// The iteration ended: `testdir` holds `files` files per rank, or is `gone`.
-    fn finished(&mut self, testdir: &str, files: u64, gone: bool) -> Result<()>;
-    /// Test directories this run made or proved that still exist (what a failed run may
-    /// sweep).
-    fn owned(&self) -> Vec<String>;
-}
-
-/// No records (tests, the null backend); remembers which test directories are live.
-#[derive(Debug, Default)]
-pub struct NoRecords {
-    live: Vec<String>,
-}
-
-impl Keeper for NoRecords {
-    fn begin(&mut self, _: &str) -> Result<()> {
-        Ok(())
-    }
-    fn abandon(&mut self, _: &str) -> Result<()> {
-        Ok(())
-    }
-    fn made(&mut self, t: &str) -> Result<()> {
-        self.live.push(t.to_string());
-        Ok(())
-    }
-    fn verify(&mut self, t: &str) -> Result<Option<u64>> {
-        self.live.push(t.to_string());
-        Ok(None)
-    }
-    fn finished(&mut self, t: &str, _: u64, gone: bool) -> Result<()> {
-        if gone {
-            self.live.retain(|l| l != t);
-        }
-        Ok(())
-    }
-    fn owned(&self) -> Vec<String> {
-        self.live.clone()
-    }
-}
 
 /// The shape of a test directory: what names it can hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -162,34 +112,37 @@ pub fn read(dir: &Path, testdir: &str) -> Result<Option<Record>> {
     provenance::read(dir, testdir)
 }
 
-/// Records in `-d` (the real file system's [`Keeper`]).
-pub struct FsKeeper {
-    dir: PathBuf,
-    shape: Shape,
+/// Bookkeeping of the test directories a run makes (rank 0 calls it): which are live and,
+/// on the real file system, their records in `-d` (none in tests and with the null backend).
+#[derive(Debug, Default)]
+pub struct Keeper {
+    /// `-d` and the shape of the test directories recorded there.
+    records: Option<(PathBuf, Shape)>,
     live: Vec<String>,
 }
 
-impl FsKeeper {
+impl Keeper {
     /// Records in `dir` for test directories of `shape`.
-    pub fn new(dir: &Path, shape: Shape) -> FsKeeper {
-        FsKeeper {
-            dir: dir.to_path_buf(),
-            shape,
+    pub fn new(dir: &Path, shape: Shape) -> Keeper {
+        Keeper {
+            records: Some((dir.to_path_buf(), shape)),
             live: Vec::new(),
         }
     }
-}
 
-impl Keeper for FsKeeper {
-    fn begin(&mut self, testdir: &str) -> Result<()> {
-        let target = self.dir.join(testdir);
+    /// `testdir` is about to be made (refused if it or its record exists).
+    pub fn begin(&mut self, testdir: &str) -> Result<()> {
+        let Some((dir, shape)) = &self.records else {
+            return Ok(());
+        };
+        let target = dir.join(testdir);
         if target.symlink_metadata().is_ok() {
             crate::bail_usage!(
                 "{} already exists (left by an earlier run?); remove it with a remove-only run (-r) if fslab made it, or choose another -d",
                 target.display()
             );
         }
-        let rec = path(&self.dir, testdir);
+        let rec = path(dir, testdir);
         if rec.symlink_metadata().is_ok() {
             crate::bail_usage!(
                 "{} exists: an earlier run's record for a test directory that is gone; remove the record, or choose another -d",
@@ -197,7 +150,7 @@ impl Keeper for FsKeeper {
             );
         }
         provenance::write(
-            &self.dir,
+            dir,
             &Record {
                 kind: "mdtest".into(),
                 testdir: testdir.to_string(),
@@ -205,7 +158,7 @@ impl Keeper for FsKeeper {
                 host: crate::sysinfo::short_hostname(),
                 pid: std::process::id(),
                 created_at: crate::units::timestamp_now(),
-                shape: self.shape,
+                shape: *shape,
                 files: None,
                 dev: None,
                 ino: None,
@@ -213,30 +166,51 @@ impl Keeper for FsKeeper {
         )
     }
 
-    fn abandon(&mut self, testdir: &str) -> Result<()> {
-        provenance::remove::<Record>(&self.dir, testdir)
+    /// Making `testdir` failed: forget what `begin` wrote.
+    pub fn abandon(&mut self, testdir: &str) -> Result<()> {
+        match &self.records {
+            Some((dir, _)) => provenance::remove::<Record>(dir, testdir),
+            None => Ok(()),
+        }
     }
 
-    fn made(&mut self, testdir: &str) -> Result<()> {
+    /// `testdir` was made.
+    pub fn made(&mut self, testdir: &str) -> Result<()> {
         self.live.push(testdir.to_string());
-        provenance::complete::<Record>(&self.dir, testdir)
+        match &self.records {
+            Some((dir, _)) => provenance::complete::<Record>(dir, testdir),
+            None => Ok(()),
+        }
     }
 
-    fn verify(&mut self, testdir: &str) -> Result<Option<u64>> {
-        let rec = verify(&self.dir, testdir, &self.shape)?;
+    /// A run without creation will use `testdir`: prove it is this kind of run's, and
+    /// return the files per rank it holds (when recorded).
+    pub fn verify(&mut self, testdir: &str) -> Result<Option<u64>> {
+        let files = match &self.records {
+            Some((dir, shape)) => verify(dir, testdir, shape)?.files,
+            None => None,
+        };
         self.live.push(testdir.to_string());
-        Ok(rec.files)
+        Ok(files)
     }
 
-    fn finished(&mut self, testdir: &str, files: u64, gone: bool) -> Result<()> {
+    /// The iteration ended: `testdir` holds `files` files per rank, or is `gone`.
+    pub fn finished(&mut self, testdir: &str, files: u64, gone: bool) -> Result<()> {
         if gone {
             self.live.retain(|l| l != testdir);
-            return provenance::remove::<Record>(&self.dir, testdir);
         }
-        provenance::update(&self.dir, testdir, |r: &mut Record| r.files = Some(files))
+        match (&self.records, gone) {
+            (None, _) => Ok(()),
+            (Some((dir, _)), true) => provenance::remove::<Record>(dir, testdir),
+            (Some((dir, _)), false) => {
+                provenance::update(dir, testdir, |r: &mut Record| r.files = Some(files))
+            }
+        }
     }
 
-    fn owned(&self) -> Vec<String> {
+    /// Test directories this run made or proved that still exist (what a failed run may
+    /// sweep).
+    pub fn owned(&self) -> Vec<String> {
         self.live.clone()
     }
 }

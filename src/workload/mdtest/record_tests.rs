@@ -32,7 +32,7 @@ fn test_directory_names_are_recognised_exactly() {
 fn a_recorded_test_directory_verifies_and_a_replaced_one_does_not() {
     let t = tempfile::tempdir().unwrap();
     let s = shape("-n 10 -z 1", 1);
-    let mut k = FsKeeper::new(t.path(), s);
+    let mut k = Keeper::new(t.path(), s);
     k.begin("test-dir.0-0").unwrap();
     std::fs::create_dir(t.path().join("test-dir.0-0")).unwrap();
     k.made("test-dir.0-0").unwrap();
@@ -42,7 +42,7 @@ fn a_recorded_test_directory_verifies_and_a_replaced_one_does_not() {
     assert!(rec.dev.is_some() && rec.ino.is_some());
     assert_eq!(rec.shape, s);
     // A later run of the same shape proves it and learns the file count.
-    let mut later = FsKeeper::new(t.path(), s);
+    let mut later = Keeper::new(t.path(), s);
     assert_eq!(later.verify("test-dir.0-0").unwrap(), Some(7));
     assert_eq!(later.owned(), ["test-dir.0-0"]);
     // Another shape is refused, naming both.
@@ -84,7 +84,7 @@ fn unrecorded_odd_and_foreign_directories_are_refused() {
     }
     // A symbolic link with a record: still refused.
     std::fs::create_dir(t.path().join("elsewhere")).unwrap();
-    let mut k = FsKeeper::new(t.path(), s);
+    let mut k = Keeper::new(t.path(), s);
     k.begin("test-dir.1-0").unwrap();
     std::os::unix::fs::symlink(t.path().join("elsewhere"), t.path().join("test-dir.1-0")).unwrap();
     // Nor may a new run start over a name that exists or has a record.
@@ -179,7 +179,7 @@ fn privileged_a_test_directory_with_a_mount_inside_is_never_crossed() {
     }
     let t = tempfile::tempdir().unwrap();
     let s = shape("-I 2 -z 1 -b 2", 1);
-    let mut k = FsKeeper::new(t.path(), s);
+    let mut k = Keeper::new(t.path(), s);
     k.begin("test-dir.0-0").unwrap();
     let node = t.path().join("test-dir.0-0/mdtest_tree.0/mdtest_tree.1");
     std::fs::create_dir_all(&node).unwrap();

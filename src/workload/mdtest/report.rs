@@ -164,11 +164,8 @@ pub fn timestamp(t: chrono::DateTime<chrono::Local>) -> String {
 
 /// `prog 'arg1' 'arg2'`, as mdtest prints its command line.
 pub fn command_line(prog: &str, args: &[String]) -> String {
-    let mut s = prog.to_string();
-    for a in args {
-        let _ = write!(s, " '{a}'");
-    }
-    s
+    let quoted: String = args.iter().map(|a| format!(" '{a}'")).collect();
+    format!("{prog}{quoted}")
 }
 
 /// The lines before the table.

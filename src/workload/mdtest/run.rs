@@ -6,7 +6,7 @@
 use super::engine::Engine;
 use super::layout::{test_dir, Layout};
 use super::params::MdtestParams;
-use super::record::{FsKeeper, Keeper, NoRecords, Shape};
+use super::record::{Keeper, Shape};
 use super::result::Iteration;
 use super::sweep::sweep_testdir;
 use super::team::Team;
@@ -152,7 +152,7 @@ pub struct Session {
     shape: Shape,
     dir: PathBuf,
     opts: Options,
-    keeper: Box<dyn Keeper>,
+    keeper: Keeper,
     seed: Option<u32>,
     /// This session made `-d`.
     pub made_dir: bool,
@@ -173,8 +173,8 @@ impl Session {
         let seed = seed(p, team);
         let shape = Shape::new(p, lay, team.size());
         let mut made_dir = false;
-        let keeper: Box<dyn Keeper> = match opts.backend {
-            Backend::Null => Box::new(NoRecords::default()),
+        let keeper = match opts.backend {
+            Backend::Null => Keeper::default(),
             Backend::Fs => {
                 let made = if opts.leads(team.rank()) {
                     prepare_dir(dir).and_then(|m| {
@@ -190,7 +190,7 @@ impl Session {
                 };
                 made_dir = opts.made_dir || made.as_ref().is_ok_and(|m| *m);
                 team.agree(made.map(|_| ()))?;
-                Box::new(FsKeeper::new(dir, shape))
+                Keeper::new(dir, shape)
             }
         };
         Ok(Session {
@@ -222,7 +222,7 @@ impl Session {
     ) -> Result<Iteration> {
         let (p, lay, seed) = (&self.p, self.lay, self.seed);
         if self.opts.backend == Backend::Null {
-            let keeper = self.keeper.as_mut();
+            let keeper = &mut self.keeper;
             return Engine::new(p, lay, team, NullOps, keeper, obs, stop, seed).iteration(&(), j);
         }
         // No timed phase pays for running a page of fslab's code for the first time.
@@ -234,7 +234,7 @@ impl Session {
         let ops = FsOps::with_buffers(p.write_bytes, p.read_bytes)
             .direct(p.odirect)
             .mknod(p.mknod);
-        let keeper = self.keeper.as_mut();
+        let keeper = &mut self.keeper;
         let r = Engine::new(p, lay, team, ops, keeper, obs, stop, seed)
             .leading(self.opts.leads(team.rank()))
             .iteration(&base, j);

@@ -2,26 +2,10 @@ use super::*;
 use crate::workload::mdtest::parse;
 use crate::workload::mdtest::result::Phase;
 use crate::workload::mdtest::team::Solo;
-use crate::workload::mdtest::test_support::{argv, names, on_ranks, params, run, Outcome};
+use crate::workload::mdtest::test_support::{go, names, on_ranks, params, run, Outcome};
 use crate::workload::Quiet;
 use std::fs;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-fn go(line: &str, dir: &Path) -> Result<Outcome> {
-    go_with(line, dir, Options::default(), &Quiet, &|| false)
-}
-
-/// Run `line` in `dir` with `opts` as one rank, telling `obs` and polling `stop`.
-fn go_with(
-    line: &str,
-    dir: &Path,
-    opts: Options,
-    obs: &dyn Observer,
-    stop: &dyn Fn() -> bool,
-) -> Result<Outcome> {
-    let p = parse(&argv(line)).unwrap().params;
-    run(&p, dir, &Solo, opts, obs, stop)
-}
 
 #[test]
 fn a_full_run_makes_and_removes_everything_it_made() {
@@ -139,7 +123,8 @@ fn an_interrupted_run_sweeps_only_its_own_entries() {
         let stop = AtomicBool::new(false);
         let obs = Intruder { tree, stop };
         let stop = || obs.stop.load(Ordering::Relaxed);
-        go_with("-n 3000 -F", dir, Options::default(), &obs, &stop).unwrap_err()
+        let p = params("-n 3000 -F").0;
+        run(&p, dir, &Solo, Options::default(), &obs, &stop).unwrap_err()
     };
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("out");
@@ -175,7 +160,8 @@ fn keep_leaves_a_failed_iteration_in_place() {
         keep: true,
         ..Options::default()
     };
-    assert!(go_with("-n 2000 -D", t.path(), opts, &Quiet, &|| true).is_err());
+    let p = params("-n 2000 -D").0;
+    assert!(run(&p, t.path(), &Solo, opts, &Quiet, &|| true).is_err());
     assert!(t.path().join("test-dir.0-0/mdtest_tree.0").is_dir());
 }
 
@@ -187,7 +173,8 @@ fn the_null_backend_touches_nothing() {
         backend: Backend::Null,
         ..Options::default()
     };
-    let o = go_with("-n 5000 -z 2 -b 3", &out, opts, &Quiet, &|| false).unwrap();
+    let p = params("-n 5000 -z 2 -b 3").0;
+    let o = run(&p, &out, &Solo, opts, &Quiet, &|| false).unwrap();
     assert_eq!(o.iterations[0].get(Phase::FileStat).unwrap().items, 4992);
     assert!(!out.exists());
 }

@@ -86,18 +86,16 @@ pub fn write(path: &Path, it: &Iteration, ranks: u32) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::mdtest::team::Solo;
-    use crate::workload::mdtest::test_support::{params, run};
-    use crate::workload::Quiet;
+    use crate::workload::mdtest::test_support::{go, params};
 
     #[test]
     fn a_stonewalled_creation_writes_and_a_later_run_checks_it() {
         let t = tempfile::tempdir().unwrap();
         let (d, x) = (t.path().join("md"), t.path().join("sw"));
-        let create = params("-n 20 -F -C -W 60").0;
+        let creating = "-n 20 -F -C -W 60";
+        let create = params(creating).0;
         assert_eq!(check(&x, &create, &d).unwrap(), None);
-        let never = || false;
-        let o = run(&create, &d, &Solo, Default::default(), &Quiet, &never).unwrap();
+        let o = go(creating, &d).unwrap();
         write(&x, &o.iterations[0], 1).unwrap();
         assert_eq!(std::fs::read_to_string(&x).unwrap(), "20");
         // A stat run reads it: it agrees with fslab's record.
@@ -119,17 +117,10 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&x).unwrap(), "my notes");
         // Missing: mdtest goes on without it, and so does fslab, saying so.
         let gone = t.path().join("none");
-        assert!(check(&gone, &stat, &d)
-            .unwrap()
-            .unwrap()
-            .contains("no such file"));
+        let note = |p: &MdtestParams| check(&gone, p, &d).unwrap().unwrap();
+        assert!(note(&stat).contains("no such file"));
         // Without -W a creating run never writes it.
-        let plain = params("-n 20 -F -C").0;
-        assert!(check(&gone, &plain, &d)
-            .unwrap()
-            .unwrap()
-            .contains("no effect without -W"));
-        let r = params("-n 20 -F -r").0;
-        run(&r, &d, &Solo, Default::default(), &Quiet, &never).unwrap();
+        assert!(note(&params("-n 20 -F -C").0).contains("no effect without -W"));
+        go("-n 20 -F -r", &d).unwrap();
     }
 }

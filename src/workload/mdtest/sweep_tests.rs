@@ -30,26 +30,23 @@ fn plant(dir: &Path) -> std::path::PathBuf {
 #[test]
 fn names_follow_the_shape() {
     let s = shape(PLANTED, 2);
-    let e = |n: &str, node, depth| expected(n.as_bytes(), None, node, depth, &s);
-    assert_eq!(e("mdtest_tree.1", 0, 0), Some(Expect::Dir(Some(1))));
-    assert_eq!(e("mdtest_tree.3", 0, 0), None, "not a child of 0");
-    assert_eq!(e("mdtest_tree.1", 1, 1), None, "leaves have no children");
-    assert_eq!(e("dir.mdtest.1.1", 0, 0), Some(Expect::Dir(None)));
-    assert_eq!(e("dir.mdtest.1.1-XX", 0, 0), Some(Expect::Dir(None)));
-    assert_eq!(
-        e("file.mdtest.1.1-XX", 0, 0),
-        None,
-        "files are never renamed"
-    );
-    assert_eq!(e("file.mdtest.0.3", 1, 1), Some(Expect::File));
-    assert_eq!(
-        e("file.mdtest.0.3", 0, 0),
-        None,
-        "item 3 lives in directory 1"
-    );
-    assert_eq!(e("file.mdtest.2.0", 0, 0), None, "rank 2 of 2");
-    assert_eq!(e("file.mdtest.0.01", 0, 0), None, "not mdtest's spelling");
-    assert_eq!(e("file.mdtest.0.1.bak", 0, 0), None);
+    // (name, node, depth) in the shared tree → what it may be, and why.
+    for (name, node, depth, want, why) in [
+        ("mdtest_tree.1", 0, 0, Some(Expect::Dir(Some(1))), ""),
+        ("mdtest_tree.3", 0, 0, None, "not a child of 0"),
+        ("mdtest_tree.1", 1, 1, None, "leaves have no children"),
+        ("dir.mdtest.1.1", 0, 0, Some(Expect::Dir(None)), ""),
+        ("dir.mdtest.1.1-XX", 0, 0, Some(Expect::Dir(None)), ""),
+        ("file.mdtest.1.1-XX", 0, 0, None, "files are never renamed"),
+        ("file.mdtest.0.3", 1, 1, Some(Expect::File), ""),
+        ("file.mdtest.0.3", 0, 0, None, "item 3 lives in directory 1"),
+        ("file.mdtest.2.0", 0, 0, None, "rank 2 of 2"),
+        ("file.mdtest.0.01", 0, 0, None, "not mdtest's spelling"),
+        ("file.mdtest.0.1.bak", 0, 0, None, ""),
+    ] {
+        let got = expected(name.as_bytes(), None, node, depth, &s);
+        assert_eq!(got, want, "{name} in {node} at depth {depth}: {why}");
+    }
     let u = shape("-I 2 -u", 3);
     assert_eq!(top_of(b"mdtest_tree.2.0", &u), Some(Some(2)));
     assert_eq!(top_of(b"mdtest_tree.3.0", &u), None);
@@ -107,14 +104,12 @@ fn foreign_entries_and_their_parents_stay() {
         "mdtest_tree.0/file.mdtest.0.1",
         "mdtest_tree.0/mdtest_tree.2",
     ]);
-    assert_eq!(
-        fs::read(td.join("mdtest_tree.0/notes.txt")).unwrap(),
-        b"mine"
-    );
-    assert_eq!(
-        fs::read(td.join("mdtest_tree.0/dir.mdtest.0.0/inside")).unwrap(),
-        b"mine"
-    );
+    for mine in [
+        "mdtest_tree.0/notes.txt",
+        "mdtest_tree.0/dir.mdtest.0.0/inside",
+    ] {
+        assert_eq!(fs::read(td.join(mine)).unwrap(), b"mine", "{mine}");
+    }
     assert_eq!(fs::read(outside.join("file.mdtest.0.4")).unwrap(), b"mine");
     assert!(td.join("mdtest_tree.0/mdtest_tree.2").is_symlink());
     // mdtest's own entries went: the file beside the user's, the renamed directory.
@@ -151,10 +146,10 @@ fn a_test_directory_that_is_not_one_is_left_alone() {
 
 #[test]
 fn a_killed_runs_test_directory_is_removed_through_its_record_only() {
-    use crate::workload::mdtest::record::{FsKeeper, Keeper};
+    use crate::workload::mdtest::record::Keeper;
     let t = tempfile::tempdir().unwrap();
     let sh = shape(PLANTED, 2);
-    let mut k = FsKeeper::new(t.path(), sh);
+    let mut k = Keeper::new(t.path(), sh);
     k.begin("test-dir.0-0").unwrap();
     plant(t.path());
     k.made("test-dir.0-0").unwrap();
@@ -170,7 +165,7 @@ fn a_killed_runs_test_directory_is_removed_through_its_record_only() {
         .join("test-dir.0-0/mdtest_tree.0/file.mdtest.1.0")
         .is_file());
     // A record whose directory is gone: the record goes.
-    let mut k = FsKeeper::new(t.path(), sh);
+    let mut k = Keeper::new(t.path(), sh);
     k.begin("test-dir.5-0").unwrap();
     sweep_recorded(t.path(), "test-dir.5-0").unwrap();
     assert_eq!(names(t.path()), ["test-dir.0-0"]);

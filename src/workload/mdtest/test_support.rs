@@ -7,8 +7,8 @@ use super::parse::parse;
 use super::record::Shape;
 use super::result::{Iteration, Phase, PhaseResult};
 use super::run::{Options, Session};
-use super::team::{Team, Threads};
-use crate::workload::Observer;
+use super::team::{Solo, Team, Threads};
+use crate::workload::{Observer, Quiet};
 use anyhow::Result;
 use std::path::Path;
 
@@ -63,6 +63,12 @@ pub(super) fn run<T: Team + ?Sized>(
         iterations,
         made_dir,
     })
+}
+
+/// Run every iteration of `line` in `dir` as one rank alone, quietly and never stopped.
+pub(super) fn go(line: &str, dir: &Path) -> Result<Outcome> {
+    let p = params(line).0;
+    run(&p, dir, &Solo, Options::default(), &Quiet, &|| false)
 }
 
 /// The shape of a run of `line` on `ranks` ranks.

@@ -1,7 +1,7 @@
 //! The walks by item number: stat and read (mdtest's `mdtest_stat`, `mdtest_read`, in number
 //! order or `-R`'s shuffled order) and the directory rename (`rename_dir_test`).
 
-use super::layout::{ItemKind, Tree};
+use super::layout::ItemKind;
 use super::walk::{io_err, shown, Items, Probe, WalkResult, Walker};
 use crate::workload::fsops::{NameBuf, Ops};
 use std::io;
@@ -81,16 +81,10 @@ impl<O: Ops> Walker<'_, O> {
         Ok(total)
     }
 
-    /// mdtest's directory rename over `owner`'s first `count` items: item 0 to `<name>-XX`,
+    /// mdtest's directory rename over `who`'s first `count` items: item 0 to `<name>-XX`,
     /// each next item to its predecessor's name, the `-XX` entry to the name before the
     /// last. `count` renames; the set of names is the same afterwards. Returns the renames.
-    pub fn rename_dirs(
-        &mut self,
-        testdir: &O::Dir,
-        tree: Tree,
-        owner: u32,
-        count: u64,
-    ) -> WalkResult<u64> {
+    pub fn rename_dirs(&mut self, testdir: &O::Dir, who: Items, count: u64) -> WalkResult<u64> {
         if count < 2 {
             return Ok(0);
         }
@@ -99,26 +93,19 @@ impl<O: Ops> Walker<'_, O> {
         let single = self.lay.item_dirs() == 1;
         let node = self.lay.dir_of(first);
         let here = single
-            .then(|| self.take_dir(testdir, tree, node, true))
+            .then(|| self.take_dir(testdir, who.tree, node, true))
             .transpose()?;
-        let renamed = self.rename_in(here.as_ref().unwrap_or(testdir), tree, owner, count, single);
+        let renamed = self.rename_in(here.as_ref().unwrap_or(testdir), who, count, single);
         if let Some(d) = here {
-            self.keep(tree, node, d);
+            self.keep(who.tree, node, d);
         }
         renamed
     }
 
-    fn rename_in(
-        &mut self,
-        dir: &O::Dir,
-        tree: Tree,
-        owner: u32,
-        count: u64,
-        single: bool,
-    ) -> WalkResult<u64> {
+    fn rename_in(&mut self, dir: &O::Dir, who: Items, count: u64, single: bool) -> WalkResult<u64> {
         let first = self.lay.first_item();
         // c: item 0's name with -XX; b: the previous item's name; a: this item's name.
-        self.name_for(tree, owner, first, !single);
+        self.name_for(who, first, !single);
         self.a.push_str("-XX");
         self.c.clone_from(&self.a);
         self.b.clone_from(&self.c);
@@ -126,14 +113,14 @@ impl<O: Ops> Walker<'_, O> {
             if i == count - 1 {
                 self.a.clone_from(&self.c);
             } else {
-                self.name_for(tree, owner, first + i, !single);
+                self.name_for(who, first + i, !single);
             }
             if let Err(e) = self
                 .ops
                 .rename(dir, self.a.as_cstr(), dir, self.b.as_cstr())
             {
                 let node = single.then(|| self.lay.dir_of(first));
-                let path = shown(&self.lay, tree, node, self.a.as_str());
+                let path = shown(&self.lay, who.tree, node, self.a.as_str());
                 return Err(io_err("rename", path, e));
             }
             self.pace.tick()?;
@@ -142,16 +129,17 @@ impl<O: Ops> Walker<'_, O> {
         Ok(count)
     }
 
-    /// The name (`with_path`: the path from the test directory) of `owner`'s directory item
-    /// `num` of `tree`, into `a`.
-    fn name_for(&mut self, tree: Tree, owner: u32, num: u64, with_path: bool) {
+    /// The name (`with_path`: the path from the test directory) of `who`'s directory item
+    /// `num`, into `a`.
+    fn name_for(&mut self, who: Items, num: u64, with_path: bool) {
         let buf = &mut self.a;
         buf.clear();
         if with_path {
-            tree.push_path(buf, &self.lay, self.lay.dir_of(num), &mut self.chain);
+            who.tree
+                .push_path(buf, &self.lay, self.lay.dir_of(num), &mut self.chain);
             buf.push_str("/");
         }
-        ItemKind::Dir.push_prefix(buf, owner);
+        ItemKind::Dir.push_prefix(buf, who.owner);
         buf.push_u64(num);
     }
 }

@@ -4,7 +4,7 @@
 
 use super::Engine;
 use crate::workload::fsops::{CreateHow, Kind, Ops};
-use crate::workload::mdtest::record::NoRecords;
+use crate::workload::mdtest::record::Keeper;
 use crate::workload::mdtest::team::Team;
 use crate::workload::mdtest::test_support::params;
 use crate::workload::Quiet;
@@ -99,7 +99,7 @@ fn windows(line: &str) -> (Vec<String>, Vec<Vec<String>>) {
     let (p, lay) = params(line);
     let log: Log = Arc::default();
     let team = Marking(Arc::clone(&log));
-    let mut keeper = NoRecords::default();
+    let mut keeper = Keeper::default();
     let never = || false;
     let base = Dir {
         path: "D".into(),
