@@ -179,7 +179,7 @@ pub(super) fn print_end(
                 mode: if tmode { "throughput" } else { "single" },
                 units: doc::Units::new(mpi.is_some()),
                 points: doc::points(&s.plan.points, &result.reps, sums),
-                skipped_points: s.plan.skipped.iter().map(Into::into).collect(),
+                skipped_points: s.plan.skipped.clone(),
                 notes: &s.notes,
                 per_rank: mpi.and_then(|m| m.per_rank.clone()),
             },
