@@ -206,10 +206,8 @@ mod tests {
         let (d, l, f, n) = (2u64, 3u32, 2u64, 3u64);
         let tmp = tempfile::tempdir().unwrap();
         let shape = Shape {
-            dirs: d,
-            files: f,
-            levels: l,
             file_bytes: 10,
+            ..shaped(d, f, 0, l).shape()
         };
         let progress = AtomicU64::new(0);
         let never = || false;
