@@ -85,21 +85,13 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let bar = Progress::new(root && !a.run.quiet && !json, "iozone rank 0")
         .with_units(move |_, _| crate::runner::progress_text::RateUnit::Bytes(record));
     let obs: &dyn Observer = if root { &bar } else { &Quiet };
-    let repeat = a.run.repeat;
     let mut cells = vec![super::cell(&target, s.plan.points[0], engine)];
     let mut on_rep = |rep: u32, _ci: usize, m: &[crate::metric::Metric], w: &Ranks<DistIozone>| {
         if !root || json {
             return;
         }
-        if repeat > 1 {
-            crate::outln!("\n\trepetition {rep} of {repeat}");
-        }
-        crate::outln!();
-        let ranks = comm.size() as usize;
-        crate::out!(
-            "{}",
-            super::output::throughput_lines(m, ranks, &params.tests)
-        );
+        // Throughput mode's lines (`-t` is the number of ranks), then the MPI lines.
+        super::print_rep(&s, rep, a.run.repeat, 0, m);
         if let Some(r) = w.reps.last() {
             crate::out!("{}", mpi_lines(r));
         }
