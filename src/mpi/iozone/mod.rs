@@ -112,18 +112,6 @@ struct RankCoord<'a> {
     done: Cell<u64>,
 }
 
-impl RankCoord<'_> {
-    fn poll(&self) {
-        let seen = self.comm.poll();
-        if seen.failed > 0 {
-            self.failed.set(true);
-        }
-        if self.stonewall && seen.finished > 0 {
-            self.stop.set(true);
-        }
-    }
-}
-
 impl Coordination for RankCoord<'_> {
     fn start_line(&self) {
         self.comm.barrier();
@@ -150,7 +138,13 @@ impl Coordination for RankCoord<'_> {
         }
     }
     fn abandon(&self) -> bool {
-        self.poll();
+        let seen = self.comm.poll();
+        if seen.failed > 0 {
+            self.failed.set(true);
+        }
+        if self.stonewall && seen.finished > 0 {
+            self.stop.set(true);
+        }
         self.failed.get()
     }
     fn check_mask(&self, mask: u64) -> u64 {
