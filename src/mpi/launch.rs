@@ -78,14 +78,12 @@ pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> anyhow::Result<Option<
             return Ok(Some(Launch { rank, size, source }));
         }
     }
-    if forced.as_deref().map(str::trim) == Some("1") {
-        return Ok(Some(Launch {
-            rank: None,
-            size: None,
-            source: "FSLAB_MPI",
-        }));
-    }
-    Ok(None)
+    let on = forced.as_deref().map(str::trim) == Some("1");
+    Ok(on.then_some(Launch {
+        rank: None,
+        size: None,
+        source: "FSLAB_MPI",
+    }))
 }
 
 /// Detect a launch from the process environment.

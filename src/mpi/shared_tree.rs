@@ -19,11 +19,6 @@
 
 use crate::workload::fdtree::tree::{Name, Ops, WalkError, Walker};
 
-/// `d^t`, the number of directories at depth `t` (saturating; callers validated the shape).
-pub fn dirs_at_depth(dirs: u64, depth: u32) -> u64 {
-    dirs.saturating_pow(depth)
-}
-
 /// How many of `total` indices are `≡ rank (mod size)`.
 pub fn share(total: u64, rank: u64, size: u64) -> u64 {
     if size == 0 || rank >= total {
@@ -33,10 +28,11 @@ pub fn share(total: u64, rank: u64, size: u64) -> u64 {
     }
 }
 
-/// Directories `rank` of `size` makes in the shared tree (the root counts for rank 0).
+/// Directories `rank` of `size` makes in the shared tree (the root counts for rank 0): its
+/// share of the d^t directories at every depth t (saturating; callers validated the shape).
 pub fn dirs_of_rank(dirs: u64, levels: u32, rank: u64, size: u64) -> u64 {
     (0..=levels)
-        .map(|t| share(dirs_at_depth(dirs, t), rank, size))
+        .map(|t| share(dirs.saturating_pow(t), rank, size))
         .sum()
 }
 
@@ -119,7 +115,8 @@ impl<'a, O: Ops> LevelWalker<'a, O> {
             return Ok(0);
         }
         let shape = self.walker.shape;
-        let total = dirs_at_depth(shape.dirs, depth);
+        // The d^depth directories at this depth.
+        let total = shape.dirs.saturating_pow(depth);
         let mut done = 0;
         let mut index = rank;
         let mut d = Vec::with_capacity(depth as usize);
@@ -209,10 +206,8 @@ mod tests {
         let (d, l, f, n) = (2u64, 3u32, 2u64, 3u64);
         let tmp = tempfile::tempdir().unwrap();
         let shape = Shape {
-            dirs: d,
-            files: f,
-            levels: l,
             file_bytes: 10,
+            ..shaped(d, f, 0, l).shape()
         };
         let progress = AtomicU64::new(0);
         let never = || false;

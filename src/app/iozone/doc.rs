@@ -18,7 +18,7 @@ pub(crate) struct IozonePart<'a> {
     /// Every point: its sizes, repetitions and summary.
     pub points: Vec<PointDoc>,
     /// Points the crossover rule skipped (`-a`'s record sizes above the file size limit).
-    pub skipped_points: Vec<PointKey>,
+    pub skipped_points: Vec<Point>,
     /// What fslab adjusted and why, one line each.
     pub notes: &'a [String],
     /// Under MPI: every rank's figures per test and repetition.
@@ -75,30 +75,12 @@ impl Units {
     }
 }
 
-/// A point's sizes.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub(crate) struct PointKey {
-    /// File size in KiB.
-    pub file_kib: u64,
-    /// Record size in bytes.
-    pub record_bytes: u64,
-}
-
-impl From<&Point> for PointKey {
-    fn from(p: &Point) -> Self {
-        PointKey {
-            file_kib: p.file_kib,
-            record_bytes: p.record,
-        }
-    }
-}
-
 /// One point of a run.
 #[derive(Debug, Serialize)]
 pub(crate) struct PointDoc {
     /// Its sizes.
     #[serde(flatten)]
-    pub at: PointKey,
+    pub at: Point,
     /// Every repetition's metrics, in order.
     pub repetitions: Vec<Vec<MetricRow>>,
     /// Mean, sd, interval, … per test and metric.
@@ -110,7 +92,7 @@ pub(crate) struct PointDoc {
 pub(crate) struct PlanPoint {
     /// Its sizes.
     #[serde(flatten)]
-    pub at: PointKey,
+    pub at: Point,
     /// Bytes one repetition of the point moves (all passes, all workers).
     pub bytes_moved: u64,
 }
@@ -126,7 +108,7 @@ pub(crate) fn points(
         .zip(reps)
         .zip(sums)
         .map(|((p, reps), sum)| PointDoc {
-            at: p.into(),
+            at: *p,
             repetitions: rundoc::repetitions(reps),
             summary: runsummary::to_json(sum),
         })

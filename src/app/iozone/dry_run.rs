@@ -1,7 +1,7 @@
 //! `fslab iozone --dry-run`: the sweep's points, the bytes each moves, the space needed and
 //! an estimate of the time, without writing anything.
 
-use super::doc::{IozonePlanPart, PlanPoint, PointKey};
+use super::doc::{IozonePlanPart, PlanPoint};
 use super::estimate::{self, Rate};
 use super::{Setup, JSON_SCHEMA};
 use crate::app::rundoc::{self, Needs, Planned};
@@ -52,7 +52,7 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool, rate: Rate) -> Result<
                     .iter()
                     .zip(&rows)
                     .map(|(p, r)| PlanPoint {
-                        at: PointKey::from(p),
+                        at: *p,
                         bytes_moved: r.2,
                     })
                     .collect(),

@@ -52,7 +52,6 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     if a.run.dry_run {
         return dry_run::dry_run(&s, a.run.repeat, json, rate);
     }
-    let tmode = s.base.throughput;
     let mut cells = cells_of(&s)?;
     if !json {
         for n in &s.notes {
@@ -62,29 +61,9 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     }
     let store = super::finish::store_for(&a.run, db)?;
     let obs = progress(&s, !a.run.quiet && !json, rate.bytes_per_sec);
-    let repeat = a.run.repeat;
     let mut on_rep = |rep: u32, ci: usize, m: &[Metric], _w: &Iozone| {
-        if json {
-            return;
-        }
-        if ci == 0 {
-            if repeat > 1 {
-                crate::outln!("\n\trepetition {rep} of {repeat}");
-            }
-            if !tmode {
-                crate::out!("\n{}", report::table_header());
-            } else {
-                crate::outln!();
-            }
-        }
-        let (p, tests) = (s.plan.points[ci], &s.base.tests);
-        if tmode {
-            crate::out!("{}", throughput_lines(m, s.base.threads, tests));
-        } else {
-            crate::outln!(
-                "{}",
-                report::table_row(p.file_kib, p.record, tests, &|t| rate_of(m, t))
-            );
+        if !json {
+            print_rep(&s, rep, a.run.repeat, ci, m);
         }
     };
     let label = match s.plan.points.as_slice() {
@@ -101,6 +80,32 @@ pub fn run(a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let end = (JSON_SCHEMA, &warnings[..], subject(&s, a.run.repeat)?);
     print_end((&a, &s), (&result, &sums), end, None)?;
     super::finish::outcome(result.error)
+}
+
+/// IOzone's lines of repetition `rep` of `repeat` for cell `ci` (metrics `m`): before the
+/// first cell the repetition's heading (and the text table's header), then the cell's row of
+/// the table or its throughput-mode lines.
+pub(super) fn print_rep(s: &Setup, rep: u32, repeat: u32, ci: usize, m: &[Metric]) {
+    let tmode = s.base.throughput;
+    if ci == 0 {
+        if repeat > 1 {
+            crate::outln!("\n\trepetition {rep} of {repeat}");
+        }
+        if !tmode {
+            crate::out!("\n{}", report::table_header());
+        } else {
+            crate::outln!();
+        }
+    }
+    let (p, tests) = (s.plan.points[ci], &s.base.tests);
+    if tmode {
+        crate::out!("{}", throughput_lines(m, s.base.threads, tests));
+    } else {
+        crate::outln!(
+            "{}",
+            report::table_row(p.file_kib, p.record, tests, &|t| rate_of(m, t))
+        );
+    }
 }
 
 /// The cell of point `p` on `target`, run by `workload`: its label, factors and configuration.
@@ -179,7 +184,7 @@ pub(super) fn print_end(
                 mode: if tmode { "throughput" } else { "single" },
                 units: doc::Units::new(mpi.is_some()),
                 points: doc::points(&s.plan.points, &result.reps, sums),
-                skipped_points: s.plan.skipped.iter().map(Into::into).collect(),
+                skipped_points: s.plan.skipped.clone(),
                 notes: &s.notes,
                 per_rank: mpi.and_then(|m| m.per_rank.clone()),
             },

@@ -38,14 +38,6 @@ fn validate(comm: &Comm, a: &IozoneArgs) -> Result<(Setup, IozoneParams)> {
     Ok((s, params))
 }
 
-/// This rank's file: its `-F` entry, or `iozone.DUMMY.<rank>` in the current directory.
-fn rank_file(p: &IozoneParams, dir: &std::path::Path, rank: u32) -> PathBuf {
-    match p.thread_files.get(rank as usize) {
-        Some(f) => f.clone(),
-        None => dir.join(format!("iozone.DUMMY.{rank}")),
-    }
-}
-
 /// Run `fslab iozone -t N` as one rank of the job.
 pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let (s, params) = comm.agree(validate(comm, &a))?;
@@ -57,7 +49,11 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     };
     let mine = serde_json::json!({"params": shape, "repeat": a.run.repeat});
     let tag = job::start(comm, mine, "iozone")?;
-    let file = rank_file(&params, s.target.dir(), comm.rank());
+    // This rank's file: its `-F` entry, or `iozone.DUMMY.<rank>` in the current directory
+    // (the checks made `-t` the number of ranks).
+    let file = params
+        .files(s.target.dir())
+        .swap_remove(comm.rank() as usize);
     let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
     let all_see = job::seen_by_all(comm, &dir, &tag, None)?;
     let fit_ranks = job::ranks_sharing_my_fs(comm, all_see);
@@ -89,21 +85,13 @@ pub fn run(comm: &Rc<Comm>, a: IozoneArgs, db: Option<PathBuf>) -> Result<()> {
     let bar = Progress::new(root && !a.run.quiet && !json, "iozone rank 0")
         .with_units(move |_, _| crate::runner::progress_text::RateUnit::Bytes(record));
     let obs: &dyn Observer = if root { &bar } else { &Quiet };
-    let repeat = a.run.repeat;
     let mut cells = vec![super::cell(&target, s.plan.points[0], engine)];
     let mut on_rep = |rep: u32, _ci: usize, m: &[crate::metric::Metric], w: &Ranks<DistIozone>| {
         if !root || json {
             return;
         }
-        if repeat > 1 {
-            crate::outln!("\n\trepetition {rep} of {repeat}");
-        }
-        crate::outln!();
-        let ranks = comm.size() as usize;
-        crate::out!(
-            "{}",
-            super::output::throughput_lines(m, ranks, &params.tests)
-        );
+        // Throughput mode's lines (`-t` is the number of ranks), then the MPI lines.
+        super::print_rep(&s, rep, a.run.repeat, 0, m);
         if let Some(r) = w.reps.last() {
             crate::out!("{}", mpi_lines(r));
         }

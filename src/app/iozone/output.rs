@@ -5,6 +5,7 @@ use super::Setup;
 use crate::cli::IozoneArgs;
 use crate::metric::Metric;
 use crate::report::runsummary::{self, MetricSummary};
+use crate::report::verdict::{fmt_interval, fmt_opt};
 use crate::stats::Thresholds;
 use crate::workload::iozone::sweep::Point;
 use crate::workload::iozone::{self, report, throughput, Test};
@@ -93,7 +94,6 @@ pub(super) fn sweep_table(points: &[Point], sums: &[Vec<MetricSummary>]) -> Stri
                 .get(m.phase.as_str())
                 .copied()
                 .unwrap_or_else(|| m.unit.scale(s.mean));
-            let num = |v: f64| sc.num(v);
             let r = |v: String| Cell::new(v).set_alignment(CellAlignment::Right);
             t.add_row(vec![
                 r(p.file_kib.to_string()),
@@ -104,13 +104,11 @@ pub(super) fn sweep_table(points: &[Point], sums: &[Vec<MetricSummary>]) -> Stri
                 } else {
                     sc.label
                 }),
-                r(num(s.mean)),
-                r(s.sd.map(num).unwrap_or_else(|| "-".into())),
-                r(s.ci95
-                    .map(|(a, b)| format!("{} – {}", num(a), num(b)))
-                    .unwrap_or_else(|| "-".into())),
-                r(num(s.min)),
-                r(num(s.max)),
+                r(sc.num(s.mean)),
+                r(fmt_opt(s.sd, &sc)),
+                r(fmt_interval(s.ci95, &sc)),
+                r(sc.num(s.min)),
+                r(sc.num(s.max)),
                 r(s.cv
                     .map(|c| format!("{:.1}%", c * 100.0))
                     .unwrap_or_else(|| "-".into())),

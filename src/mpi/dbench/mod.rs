@@ -120,15 +120,11 @@ fn pack_hists(hists: &[Option<Histogram<u64>>]) -> Result<Vec<u8>> {
 fn unpack_hists(mut b: &[u8]) -> Result<Vec<Option<Histogram<u64>>>> {
     let mut de = Deserializer::new();
     let mut v = Vec::with_capacity(OpKind::COUNT);
+    let truncated = || anyhow!("a rank's latency histograms are truncated");
     for _ in 0..OpKind::COUNT {
-        let (len, rest) = b
-            .split_first_chunk::<4>()
-            .ok_or_else(|| anyhow!("a rank's latency histograms are truncated"))?;
+        let (len, rest) = b.split_first_chunk::<4>().ok_or_else(truncated)?;
         let len = u32::from_le_bytes(*len) as usize;
-        if rest.len() < len {
-            anyhow::bail!("a rank's latency histograms are truncated");
-        }
-        let (data, rest) = rest.split_at(len);
+        let (data, rest) = rest.split_at_checked(len).ok_or_else(truncated)?;
         v.push(if len == 0 {
             None
         } else {

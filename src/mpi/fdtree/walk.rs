@@ -3,7 +3,7 @@
 
 use super::{DistFdtree, Layout};
 use crate::mpi::shared_tree::LevelWalker;
-use crate::workload::fdtree::tree::{Ops, WalkError, Walker};
+use crate::workload::fdtree::tree::{Ops, Walker};
 use crate::workload::fdtree::Phase;
 use crate::workload::Observer;
 use anyhow::{anyhow, Context, Result};
@@ -58,19 +58,17 @@ impl DistFdtree {
         // signal): the shared layout's directory phases contain collective steps that every
         // rank must take; the walk notices the stop at its first check and takes them.
         let _ = stop();
-        let root_label = self.root_name();
-        let walk_err = |e: WalkError| e.into_error(&root_label);
         // The work of the phase, every item counted in `progress`.
         let mut result = match (self.job.layout, phase) {
-            (Layout::Private, _) => self.tree_phase(phase, w, base, &walk_err),
+            (Layout::Private, _) => self.tree_phase(phase, w, base),
             // Every rank's files, with its suffix, in every directory.
             (Layout::Shared, Phase::FileCreate | Phase::FileRemove) => {
                 w.rank_files = Some(self.comm.rank());
-                self.tree_phase(phase, w, base, &walk_err)
+                self.tree_phase(phase, w, base)
             }
             (Layout::Shared, Phase::DirCreate | Phase::DirRemove) => {
                 let remove = phase == Phase::DirRemove;
-                self.shared_dirs(remove, LevelWalker::new(w), base, &walk_err)
+                self.shared_dirs(remove, LevelWalker::new(w), base)
             }
         };
         let mut sync_secs = 0.0;
@@ -112,13 +110,7 @@ impl DistFdtree {
 
     /// One phase of fdtree's walk over this rank's tree (the directory phases also make or
     /// remove its root).
-    fn tree_phase<O: Ops>(
-        &self,
-        phase: Phase,
-        mut w: Walker<O>,
-        base: &O::Dir,
-        walk_err: &dyn Fn(WalkError) -> anyhow::Error,
-    ) -> Result<()> {
+    fn tree_phase<O: Ops>(&self, phase: Phase, mut w: Walker<O>, base: &O::Dir) -> Result<()> {
         let name = CString::new(self.root_name())?;
         let label = self.root_name();
         let progress = w.progress;
@@ -135,7 +127,7 @@ impl DistFdtree {
         let r = w.walk(phase, &root, self.job.params.levels);
         drop(root);
         w.flush_progress();
-        r.map_err(walk_err)?;
+        r.map_err(|e| e.into_error(&label))?;
         if phase == Phase::DirRemove {
             w.ops
                 .rmdir(base, &name)
@@ -151,7 +143,6 @@ impl DistFdtree {
         remove: bool,
         mut lw: LevelWalker<O>,
         base: &O::Dir,
-        walk_err: &dyn Fn(WalkError) -> anyhow::Error,
     ) -> Result<()> {
         let comm = &*self.comm;
         let name = &CString::new(self.root_name())?;
@@ -196,7 +187,7 @@ impl DistFdtree {
             if let Some(r) = &root {
                 if let Err(e) = lw.level(r, *depth, rank, size, remove) {
                     lw.walker.flush_progress();
-                    failed = Some(walk_err(e));
+                    failed = Some(e.into_error(&self.root_name()));
                 }
             }
         }

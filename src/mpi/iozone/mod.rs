@@ -22,7 +22,8 @@ use super::rank::{Gathered, RankMode};
 use crate::metric::Metric;
 use crate::workload::iozone::io::{AlignedBuf, Io, RealIo};
 use crate::workload::iozone::throughput::{self, worker_phase, Coordination, Job};
-use crate::workload::iozone::{calls::pow2_mask, check_direct, passes::permutation, IozoneParams};
+use crate::workload::iozone::IozoneParams;
+use crate::workload::iozone::{calls::pow2_mask, check_direct, check_space, passes::permutation};
 use crate::workload::testfile::{self, TestFile};
 use crate::workload::{Observer, Requirements, Target};
 use anyhow::Result;
@@ -111,18 +112,6 @@ struct RankCoord<'a> {
     done: Cell<u64>,
 }
 
-impl RankCoord<'_> {
-    fn poll(&self) {
-        let seen = self.comm.poll();
-        if seen.failed > 0 {
-            self.failed.set(true);
-        }
-        if self.stonewall && seen.finished > 0 {
-            self.stop.set(true);
-        }
-    }
-}
-
 impl Coordination for RankCoord<'_> {
     fn start_line(&self) {
         self.comm.barrier();
@@ -149,7 +138,13 @@ impl Coordination for RankCoord<'_> {
         }
     }
     fn abandon(&self) -> bool {
-        self.poll();
+        let seen = self.comm.poll();
+        if seen.failed > 0 {
+            self.failed.set(true);
+        }
+        if self.stonewall && seen.finished > 0 {
+            self.stop.set(true);
+        }
         self.failed.get()
     }
     fn check_mask(&self, mask: u64) -> u64 {
@@ -200,16 +195,8 @@ impl RankMode for DistIozone {
         if self.params.direct {
             check_direct(&self.params, dir)?;
         }
-        if self.params.space_check {
-            // A file left by an earlier -w run is rewritten in place.
-            let existing = std::fs::metadata(&self.file).map_or(0, |m| m.len());
-            let mut req = self.requirements();
-            req.bytes = req.bytes.saturating_sub(existing);
-            crate::workload::check_fits(dir, req, "this IOzone run").map_err(|e| {
-                crate::error::usage(format!("{e:#} (or skip this check with --no-space-check)"))
-            })?;
-        }
-        Ok(())
+        let files = std::slice::from_ref(&self.file);
+        check_space(&self.params, dir, self.requirements(), files)
     }
 
     fn begin(&mut self, _dir: &Path, _clock: Option<&ClockInfo>) -> Result<()> {

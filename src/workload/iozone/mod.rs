@@ -337,6 +337,28 @@ pub fn check_direct(params: &IozoneParams, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Unless `--no-space-check`: does `dir` have room for `req`? A file of `files` left by an
+/// earlier -w run is rewritten in place: its blocks count as free.
+pub fn check_space(
+    p: &IozoneParams,
+    dir: &Path,
+    mut req: Requirements,
+    files: &[PathBuf],
+) -> Result<()> {
+    if !p.space_check {
+        return Ok(());
+    }
+    let existing: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    req.bytes = req.bytes.saturating_sub(existing);
+    crate::workload::check_fits(dir, req, "this IOzone run").map_err(|e| {
+        crate::error::usage(format!("{e:#} (or skip this check with --no-space-check)"))
+    })
+}
+
 /// The IOzone engine for one point.
 pub struct Iozone {
     params: IozoneParams,
@@ -452,21 +474,8 @@ impl Workload for Iozone {
                 check_direct(&self.params, dir)?;
             }
         }
-        if self.params.space_check {
-            let dir = files[0].parent().unwrap_or(target.dir()).to_path_buf();
-            // A file left by an earlier -w run is rewritten in place: its blocks count as free.
-            let existing: u64 = files
-                .iter()
-                .filter_map(|f| std::fs::metadata(f).ok())
-                .map(|m| m.len())
-                .sum();
-            let mut req = self.requirements();
-            req.bytes = req.bytes.saturating_sub(existing);
-            crate::workload::check_fits(&dir, req, "this IOzone run").map_err(|e| {
-                crate::error::usage(format!("{e:#} (or skip this check with --no-space-check)"))
-            })?;
-        }
-        Ok(())
+        let dir = files[0].parent().unwrap_or(target.dir());
+        check_space(&self.params, dir, self.requirements(), &files)
     }
 
     fn run(&mut self, target: &Target, obs: &dyn Observer) -> Result<Vec<Metric>> {

@@ -463,9 +463,7 @@ impl<'a, I: Io> Runner<'a, I> {
             5 => self.stride(),
             6 => self.fwrite(),
             7 => self.fread(),
-            n => Err(crate::error::usage(format!(
-                "-i {n} is not one of IOzone's tests 0-7"
-            ))),
+            n => crate::bail_usage!("-i {n} is not one of IOzone's tests 0-7"),
         }
     }
 }

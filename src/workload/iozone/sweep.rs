@@ -49,7 +49,8 @@ pub struct SizeOptions {
 pub struct Point {
     /// File size in KiB.
     pub file_kib: u64,
-    /// Record size in bytes.
+    /// Record size in bytes (`record_bytes` in the run document).
+    #[serde(rename = "record_bytes")]
     pub record: u64,
 }
 
