@@ -357,26 +357,31 @@ pub fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<
     std::thread::spawn(move || r.map_or_else(String::new, |mut r| read_bounded(&mut r)))
 }
 
-/// What [`RecordingSpawn`] answers a command line with.
-pub type SpawnResponder = Box<dyn Fn(&str) -> Output + Send + Sync>;
+/// What a [`Recording`] double answers a command with, given the command: its line
+/// ([`RecordingSpawn`]) or, for provisioning's double, the [`CmdLine`].
+pub type Responder<Q> = Box<dyn Fn(&Q) -> Output + Send + Sync>;
 
 /// Records instead of starting: every command line (with what its standard input would have
 /// been) and every file write, in order; [`Spawn::run`] answers with the responder's output,
 /// [`Spawn::start`] refuses (there is no child to hand back).
-pub struct RecordingSpawn {
+pub type RecordingSpawn = Recording<str>;
+
+/// The recording double of both seams: [`RecordingSpawn`], and
+/// `provision::exec::RecordingExec` for provisioning's tools.
+pub struct Recording<Q: ?Sized + 'static> {
     records: Mutex<Vec<(String, Vec<u8>)>>,
-    responder: SpawnResponder,
+    responder: Responder<Q>,
 }
 
-impl RecordingSpawn {
+impl<Q: ?Sized + 'static> Recording<Q> {
     /// Every command succeeds with empty output.
-    pub fn new() -> RecordingSpawn {
-        RecordingSpawn::with(Box::new(|_| Output::ok("")))
+    pub fn new() -> Recording<Q> {
+        Recording::with(Box::new(|_| Output::ok("")))
     }
 
-    /// Commands are answered by `responder` (given the command line).
-    pub fn with(responder: SpawnResponder) -> RecordingSpawn {
-        RecordingSpawn {
+    /// Commands are answered by `responder` (given the command line, or the [`CmdLine`]).
+    pub fn with(responder: Responder<Q>) -> Recording<Q> {
+        Recording {
             records: Mutex::new(Vec::new()),
             responder,
         }
@@ -386,8 +391,15 @@ impl RecordingSpawn {
         self.records.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn record(&self, line: String, stdin: &[u8]) {
+    /// Record `line`, which would have read `stdin`.
+    pub(crate) fn record(&self, line: String, stdin: &[u8]) {
         self.records().push((line, stdin.to_vec()));
+    }
+
+    /// Record the command `cmd` as `line` and answer it.
+    pub(crate) fn answer(&self, cmd: &Q, line: String, stdin: &[u8]) -> Output {
+        self.record(line, stdin);
+        (self.responder)(cmd)
     }
 
     /// The command lines and file writes (`echo V > PATH`) recorded so far, in order.
@@ -401,9 +413,9 @@ impl RecordingSpawn {
     }
 }
 
-impl Default for RecordingSpawn {
+impl<Q: ?Sized + 'static> Default for Recording<Q> {
     fn default() -> Self {
-        RecordingSpawn::new()
+        Recording::new()
     }
 }
 
@@ -415,8 +427,7 @@ impl Spawn for RecordingSpawn {
         stdout: &StdoutReader<'_>,
     ) -> io::Result<Output> {
         let line = line_of(&cmd);
-        self.record(line.clone(), stdin);
-        let mut out = (self.responder)(&line);
+        let mut out = self.answer(&line, line.clone(), stdin);
         // The answer's output goes through the reader, as a real process's would.
         out.stdout = stdout(&mut out.stdout.as_bytes());
         Ok(out)

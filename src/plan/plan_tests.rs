@@ -62,17 +62,6 @@ fn defaults_are_documented_values() {
 }
 
 #[test]
-fn unknown_keys_are_rejected_with_their_line() {
-    let e = Study::parse("name = \"t\"\nnmae = 1\n[device]\ndata = \"loop:1G\"\n").unwrap_err();
-    assert!(e.starts_with("line 2: unknown field `nmae`"), "{e}");
-    let e = study("[repetitions]\nmni = 3\n").unwrap_err();
-    assert!(e.contains("unknown field `mni`"), "{e}");
-    // A typo inside a workload is caught too.
-    let e = Study::parse(&BASE.replace("levels = 2", "levles = 2")).unwrap_err();
-    assert!(e.contains("unknown field `levles`"), "{e}");
-}
-
-#[test]
 fn cells_are_the_cartesian_product_first_factor_slowest() {
     let s = factors(&[
         ("fs", r#"{ label = "ext3", fs = "ext3" }, { label = "xfs", fs = "xfs" }"#),
@@ -250,14 +239,6 @@ fn devices_and_space() {
 }
 
 #[test]
-fn a_study_without_workloads_or_fs_is_refused() {
-    let e = Study::parse("name = \"t\"\n[device]\ndata = \"loop:1G\"\n").unwrap_err();
-    assert!(e.contains("[[workload]]"), "{e}");
-    let e = Study::parse(&BASE.replace("type = \"ext4\"", "")).unwrap_err();
-    assert!(e.contains("no file system chosen"), "{e}");
-}
-
-#[test]
 fn sizes_in_bytes_are_range_checked_like_sizes_in_text() {
     let with = |line: &str| {
         Study::parse(&BASE.replace(
@@ -300,21 +281,35 @@ fn engine_parameter_errors_speak_in_the_study_files_keys() {
 }
 
 #[test]
-fn a_value_of_the_wrong_type_is_named_by_its_key() {
-    let base = "name = \"t\"\n[device]\ndata = \"loop:64M\"\n[filesystem]\ntype = \"ext4\"\n";
-    let e = Study::parse(&format!(
-        "{base}[repetitions]\nmin = \"3\"\n[[workload]]\nkind = \"fdtree\"\n"
-    ))
-    .err()
-    .unwrap();
-    assert!(
-        e.contains("[repetitions] min: invalid type: string \"3\""),
-        "{e}"
-    );
-    let e = Study::parse(&format!(
-        "{base}[[workload]]\nkind = \"fdtree\"\ndirs = \"1\"\n"
-    ))
-    .err()
-    .unwrap();
-    assert!(e.contains("workload 1: dirs: invalid type"), "{e}");
+fn unknown_keys_missing_parts_and_wrong_types_are_refused_naming_them() {
+    let e = Study::parse("name = \"t\"\nnmae = 1\n[device]\ndata = \"loop:1G\"\n").unwrap_err();
+    assert!(e.starts_with("line 2: unknown field `nmae`"), "{e}");
+    let typed = "name = \"t\"\n[device]\ndata = \"loop:64M\"\n[filesystem]\ntype = \"ext4\"\n";
+    for (text, said) in [
+        (
+            format!("{BASE}[repetitions]\nmni = 3\n"),
+            "unknown field `mni`",
+        ),
+        // A typo inside a workload is caught too.
+        (
+            BASE.replace("levels = 2", "levles = 2"),
+            "unknown field `levles`",
+        ),
+        (BASE.replace("type = \"ext4\"", ""), "no file system chosen"),
+        (
+            "name = \"t\"\n[device]\ndata = \"loop:1G\"\n".to_string(),
+            "[[workload]]",
+        ),
+        (
+            format!("{typed}[repetitions]\nmin = \"3\"\n[[workload]]\nkind = \"fdtree\"\n"),
+            "[repetitions] min: invalid type: string \"3\"",
+        ),
+        (
+            format!("{typed}[[workload]]\nkind = \"fdtree\"\ndirs = \"1\"\n"),
+            "workload 1: dirs: invalid type",
+        ),
+    ] {
+        let e = Study::parse(&text).unwrap_err();
+        assert!(e.contains(said), "{text}: {e}");
+    }
 }

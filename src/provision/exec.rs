@@ -10,7 +10,6 @@
 use super::ProvisionError;
 use std::path::Path;
 use std::process::Command;
-use std::sync::Mutex;
 
 pub use crate::process::{shell_quote, write_line, CmdLine, Output};
 
@@ -144,52 +143,18 @@ fn bounded_output(c: &mut Command) -> std::io::Result<Output> {
 }
 
 /// A responder decides what a recorded command "printed".
-pub type Responder = Box<dyn Fn(&CmdLine) -> Output + Send + Sync>;
+pub type Responder = crate::process::Responder<CmdLine>;
 
 /// Records command lines instead of running them; answers with a scripted [`Output`].
-pub struct RecordingExec {
-    lines: Mutex<Vec<String>>,
-    responder: Responder,
-}
-
-impl RecordingExec {
-    /// Every command succeeds with empty output.
-    pub fn new() -> RecordingExec {
-        RecordingExec::with(Box::new(|_| Output::ok("")))
-    }
-
-    /// Commands are answered by `responder`.
-    pub fn with(responder: Responder) -> RecordingExec {
-        RecordingExec {
-            lines: Mutex::new(Vec::new()),
-            responder,
-        }
-    }
-
-    /// The command lines recorded so far, in order.
-    pub fn lines(&self) -> Vec<String> {
-        self.recorded().clone()
-    }
-
-    fn recorded(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
-        self.lines.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-impl Default for RecordingExec {
-    fn default() -> Self {
-        RecordingExec::new()
-    }
-}
+pub type RecordingExec = crate::process::Recording<CmdLine>;
 
 impl Exec for RecordingExec {
     fn output(&self, cmd: &CmdLine) -> Result<Output, ProvisionError> {
-        self.recorded().push(cmd.to_string());
-        Ok((self.responder)(cmd))
+        Ok(self.answer(cmd, cmd.to_string(), &[]))
     }
 
     fn write_file(&self, path: &Path, value: &str) -> Result<(), ProvisionError> {
-        self.recorded().push(write_line(path, value));
+        self.record(write_line(path, value), &[]);
         Ok(())
     }
 }

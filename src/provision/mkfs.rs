@@ -260,26 +260,6 @@ mod tests {
         assert!(journal_mkfs(&c, "/dev/loop1").is_none());
     }
 
-    #[test]
-    fn ext4_external_journal_agrees_on_block_size() {
-        let mut c = ext4();
-        c.journal = Journal::External(DeviceSpec::Loop(1 << 30));
-        c.journal_size = Some(16 << 20);
-        assert_eq!(
-            journal_mkfs(&c, "/dev/loop1").unwrap().to_string(),
-            "mke2fs -F -q -O journal_dev -b 4096 /dev/loop1 4096"
-        );
-        assert_eq!(
-            mkfs(&c, "/dev/loop0", Some("/dev/loop1")).to_string(),
-            "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 -b 4096 -J device=/dev/loop1 /dev/loop0"
-        );
-        let o = mount_options(&c, Some("/dev/loop1"));
-        assert_eq!(
-            mount(FsType::Ext4, &o, "/dev/loop0", Path::new("/w/mnt/c0")).to_string(),
-            "mount -t ext4 -o journal_path=/dev/loop1 /dev/loop0 /w/mnt/c0"
-        );
-    }
-
     /// mkfs, mount (at /m) and the first inspection of `c` on `data` with the external `log`.
     fn external(c: &FsConfig, data: &str, log: &str) -> [String; 3] {
         let o = mount_options(c, Some(log));
@@ -292,35 +272,58 @@ mod tests {
     }
 
     #[test]
-    fn jfs_and_reiserfs_external_logs() {
-        let mut c = FsConfig::new(FsType::Jfs, DeviceSpec::Loop(1 << 30));
-        c.journal = Journal::External(DeviceSpec::Loop(32 << 20));
-        assert_eq!(
-            journal_mkfs(&c, "/dev/ubdb").unwrap().to_string(),
-            "mkfs.jfs -q -J journal_dev /dev/ubdb"
-        );
-        assert_eq!(
-            mkfs(&c, "/dev/ubda", Some("/dev/ubdb")).to_string(),
-            "mkfs.jfs -q -J device=/dev/ubdb /dev/ubda"
-        );
-        assert!(mount_options(&c, Some("/dev/ubdb")).is_empty());
-        assert_eq!(
-            inspect(&c, "/dev/ubda", Some("/dev/ubdb"), Path::new("/m")).len(),
-            2
-        );
-        let mut c = FsConfig::new(FsType::Reiserfs, DeviceSpec::Loop(1 << 30));
-        c.journal = Journal::External(DeviceSpec::Loop(64 << 20));
-        c.journal_size = Some(32 << 20);
-        c.mount = vec!["notail".into()];
-        assert!(journal_mkfs(&c, "/dev/ubdb").is_none());
-        assert_eq!(
-            external(&c, "/dev/ubda", "/dev/ubdb"),
-            [
-                "mkreiserfs -q -ff -j /dev/ubdb -s 8193 /dev/ubda",
-                "mount -t reiserfs -o notail,jdev=/dev/ubdb /dev/ubda /m",
-                "debugreiserfs -j /dev/ubdb /dev/ubda"
-            ]
-        );
+    fn ext4_jfs_and_reiserfs_external_journals_and_logs() {
+        let on = |fs, log: u64| FsConfig {
+            journal: Journal::External(DeviceSpec::Loop(log)),
+            ..FsConfig::new(fs, DeviceSpec::Loop(1 << 30))
+        };
+        let jfs = on(FsType::Jfs, 32 << 20);
+        // Each file system, the journal device's own mkfs, then its mkfs, mount and first
+        // inspection. ext4's journal device and file system agree on the block size.
+        for (c, journal, lines) in [
+            (
+                FsConfig {
+                    journal_size: Some(16 << 20),
+                    ..on(FsType::Ext4, 1 << 30)
+                },
+                Some("mke2fs -F -q -O journal_dev -b 4096 /dev/ubdb 4096"),
+                [
+                    "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 -b 4096 -J device=/dev/ubdb /dev/ubda",
+                    "mount -t ext4 -o journal_path=/dev/ubdb /dev/ubda /m",
+                    "dumpe2fs -h /dev/ubda",
+                ],
+            ),
+            (
+                jfs.clone(),
+                Some("mkfs.jfs -q -J journal_dev /dev/ubdb"),
+                [
+                    "mkfs.jfs -q -J device=/dev/ubdb /dev/ubda",
+                    "mount -t jfs /dev/ubda /m",
+                    "jfs_tune -l /dev/ubda",
+                ],
+            ),
+            (
+                FsConfig {
+                    journal_size: Some(32 << 20),
+                    mount: vec!["notail".into()],
+                    ..on(FsType::Reiserfs, 64 << 20)
+                },
+                None,
+                [
+                    "mkreiserfs -q -ff -j /dev/ubdb -s 8193 /dev/ubda",
+                    "mount -t reiserfs -o notail,jdev=/dev/ubdb /dev/ubda /m",
+                    "debugreiserfs -j /dev/ubdb /dev/ubda",
+                ],
+            ),
+        ] {
+            let made = journal_mkfs(&c, "/dev/ubdb").map(|j| j.to_string());
+            assert_eq!(made.as_deref(), journal, "{}", c.fs);
+            assert_eq!(external(&c, "/dev/ubda", "/dev/ubdb"), lines, "{}", c.fs);
+        }
+        // JFS has no mount option for its log; both devices are inspected.
+        assert!(mount_options(&jfs, Some("/dev/ubdb")).is_empty());
+        let m = Path::new("/m");
+        assert_eq!(inspect(&jfs, "/dev/ubda", Some("/dev/ubdb"), m).len(), 2);
     }
 
     #[test]

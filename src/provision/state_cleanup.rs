@@ -194,31 +194,26 @@ fn clean_one(
     rep: &mut CleanupReport,
 ) -> Result<(), String> {
     match &entry.res {
-        Resource::Mount { path, device } => {
+        Resource::Mount { path, .. } | Resource::Tmpfs { path } => {
             let Some((dir, name)) = place(run, doc, path)? else {
                 return Ok(());
             };
-            match beneath::mounted_at(dir.as_fd(), &name).map_err(|e| odd(path, e))? {
-                None => Ok(()),
-                Some((_, _, source)) if Path::new(&source) != device => Err(format!(
+            let mounted = beneath::mounted_at(dir.as_fd(), &name).map_err(|e| odd(path, e))?;
+            let Some((_, fstype, source)) = mounted else {
+                return Ok(());
+            };
+            // Only what was recorded is unmounted: the recorded device, or fslab's tmpfs.
+            match &entry.res {
+                Resource::Mount { device, .. } if Path::new(&source) != device => Err(format!(
                     "{source} is mounted at {}, not the recorded {}; left alone",
                     path.display(),
                     device.display()
                 )),
-                Some(_) => unmount(&dir, &name, path, rep),
-            }
-        }
-        Resource::Tmpfs { path } => {
-            let Some((dir, name)) = place(run, doc, path)? else {
-                return Ok(());
-            };
-            match beneath::mounted_at(dir.as_fd(), &name).map_err(|e| odd(path, e))? {
-                None => Ok(()),
-                Some((_, fstype, _)) if fstype != "tmpfs" => Err(format!(
+                Resource::Tmpfs { .. } if fstype != "tmpfs" => Err(format!(
                     "{fstype} is mounted at {}, not fslab's tmpfs; left alone",
                     path.display()
                 )),
-                Some(_) => unmount(&dir, &name, path, rep),
+                _ => unmount(&dir, &name, path, rep),
             }
         }
         Resource::Loop { image, .. } => {

@@ -266,17 +266,12 @@ pub const BIRTH_SLACK: std::time::Duration = std::time::Duration::from_millis(10
 
 /// Check that `name` in `dir` came into being within [`CREATE_WINDOW`] after `intent` (the
 /// record of the intent to make it, nanoseconds since the epoch; [`BIRTH_SLACK`] before it
-/// counts): whatever was made earlier, or after the run ended, is someone else's.
+/// counts): whatever was made earlier, or after the run ended, is someone else's. By its
+/// statx birth time: the proof that an entry whose identity was never recorded is the one a
+/// run made in that window. An error says why not.
 pub fn born_after_intent(dir: BorrowedFd<'_>, name: &OsStr, intent: i128) -> Result<(), String> {
     let from = intent - BIRTH_SLACK.as_nanos() as i128;
     let to = intent + CREATE_WINDOW.as_nanos() as i128;
-    born_between(dir, name, from, to)
-}
-
-/// Check that `name` in `dir` came into being between `from` and `to` (nanoseconds since the
-/// epoch, statx birth time): the proof that an entry whose identity was never recorded is
-/// the one a run made in that window. An error says why not.
-pub fn born_between(dir: BorrowedFd<'_>, name: &OsStr, from: i128, to: i128) -> Result<(), String> {
     let (s, ns) = birth_at(dir, name)
         .map_err(|e| e.to_string())?
         .ok_or("the file system does not say when it was made, so fslab cannot prove it made it")?;

@@ -115,6 +115,14 @@ pub fn read_text_limited(path: &Path, limit: u64, what: &'static str) -> Result<
     })
 }
 
+/// For tests: make a FIFO at `p`, a path the test made.
+#[cfg(test)]
+pub(crate) fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo of a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,9 +131,7 @@ mod tests {
     fn a_fifo_without_a_writer_is_refused_at_once_and_nothing_blocks() {
         let t = tempfile::tempdir().unwrap();
         let fifo = t.path().join("study.toml");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: mkfifo on a path this test made.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        mkfifo(&fifo);
         // Without O_NONBLOCK this open would wait for a writer for ever.
         let e = read_limited(&fifo, 1000, "a study file").unwrap_err();
         assert_eq!(

@@ -150,14 +150,14 @@ fn contents(conn: &Connection) -> rusqlite::Result<Contents> {
 }
 
 /// Turn what [`contents`] found into an error unless this fslab may use the file, naming
-/// `fix` as the way out. An empty database is usable only when fslab has just made it
-/// (`made_here`).
+/// `fix` as the way out; else the file's schema version (0: empty). An empty database is
+/// usable only when fslab has just made it (`made_here`).
 fn usable(
     path: &Path,
     found: rusqlite::Result<Contents>,
     made_here: bool,
     fix: &str,
-) -> Result<Contents> {
+) -> Result<i64> {
     let not_ours = |why: &str| {
         crate::error::usage(format!(
             "{} is not an fslab results database ({why}); {fix}",
@@ -177,7 +177,8 @@ fn usable(
             "results database {} has schema version {v}, newer than this fslab ({SCHEMA_VERSION}); upgrade fslab or {fix}",
             path.display()
         ))),
-        Ok(c) => Ok(c),
+        Ok(Contents::Fslab(v)) => Ok(v),
+        Ok(Contents::Empty) => Ok(0),
     }
 }
 
@@ -410,7 +411,7 @@ impl Store {
             );
         }
         let mut store = Store::in_file(conn, path, SCHEMA_VERSION);
-        if usable(path, contents(&store.conn), false, DB_FIX)? != Contents::Fslab(SCHEMA_VERSION) {
+        if usable(path, contents(&store.conn), false, DB_FIX)? != SCHEMA_VERSION {
             store.migrate(false)?;
         }
         store.use_wal()?;
@@ -464,10 +465,7 @@ impl Store {
             }
         }
         // An older version is read as it is: the reads leave out what it cannot hold.
-        let version = match usable(path, found, false, fix)? {
-            Contents::Fslab(v) => v,
-            _ => 0,
-        };
+        let version = usable(path, found, false, fix)?;
         Ok(Store::in_file(conn, path, version))
     }
 
@@ -540,10 +538,7 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| db_error(&path, "locking the database to create its schema", e))?;
-        let from = match usable(&path, contents(&tx), made_here, DB_FIX)? {
-            Contents::Fslab(v) => v,
-            _ => 0,
-        };
+        let from = usable(&path, contents(&tx), made_here, DB_FIX)?;
         for (v, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {
             tx.execute_batch(sql).map_err(|e| {
                 db_error(

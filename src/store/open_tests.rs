@@ -242,9 +242,7 @@ fn an_empty_file_or_database_fslab_did_not_make_is_foreign() {
 fn only_a_regular_file_or_nothing_can_be_a_store() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo.db");
-    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    crate::safe::input::mkfifo(&fifo);
     let sub = dir.path().join("a-dir.db");
     std::fs::create_dir(&sub).unwrap();
     let dangling = dir.path().join("dangling.db");

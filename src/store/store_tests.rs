@@ -63,25 +63,20 @@ fn round_trip_of_a_study() {
 }
 
 #[test]
-fn a_counted_repetition_cannot_be_stored_twice() {
-    let (mut store, _, c, w) = sample();
+fn a_failing_write_of_a_trial_rolls_back_its_whole_transaction() {
+    let (mut store, s, c, w) = sample();
     let m = [Metric::new("p", "rate", Unit::OpsPerSec, 1.0)];
+    // Two samples with the same (phase, metric) violate the primary key: no trial is left.
+    let same_twice = [m[0].clone(), Metric::new("p", "rate", Unit::OpsPerSec, 2.0)];
+    let e = store.record_trial(&NewTrial::counted(c, w, 1, &same_twice));
+    assert!(e.is_err(), "a sample stored twice");
+    assert!(store.trials(s).unwrap().is_empty());
+    // A counted repetition cannot be stored twice.
     store.record_trial(&NewTrial::counted(c, w, 1, &m)).unwrap();
-    assert!(store.record_trial(&NewTrial::counted(c, w, 1, &m)).is_err());
+    let e = store.record_trial(&NewTrial::counted(c, w, 1, &m));
+    assert!(e.is_err(), "a counted repetition stored twice");
     // Only one sample row survives: the failed insert rolled back its whole transaction.
     assert_eq!(store.trials(1).unwrap().len(), 1);
-}
-
-#[test]
-fn a_failing_sample_rolls_back_the_trial() {
-    let (mut store, s, c, w) = sample();
-    // Two samples with the same (phase, metric) violate the primary key.
-    let m = [
-        Metric::new("p", "rate", Unit::OpsPerSec, 1.0),
-        Metric::new("p", "rate", Unit::OpsPerSec, 2.0),
-    ];
-    assert!(store.record_trial(&NewTrial::counted(c, w, 1, &m)).is_err());
-    assert!(store.trials(s).unwrap().is_empty());
 }
 
 #[test]

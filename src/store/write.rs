@@ -59,11 +59,7 @@ impl Store {
 
     /// Set the final (or current) status of a study.
     pub fn set_study_status(&self, study: i64, status: StudyStatus) -> Result<()> {
-        let finished = if status == StudyStatus::Running {
-            None
-        } else {
-            Some(now())
-        };
+        let finished = (status != StudyStatus::Running).then(now);
         self.exec(
             "UPDATE study SET status = ?2, finished_at = ?3 WHERE id = ?1",
             params![study, status, finished],
