@@ -21,11 +21,9 @@ fn report(warnings: Vec<ReportWarning>, mode: WarningsMode, sources: Vec<Source>
         schema: SCHEMA,
         title: "t".into(),
         sources,
-        options: OptionsEcho {
-            baseline: None,
-            metrics: Vec::new(),
-            error_bars: ErrorBars::Ci,
+        options: crate::report::ReportOptions {
             warnings: mode,
+            ..Default::default()
         },
         factors: Vec::new(),
         cells: Vec::new(),
