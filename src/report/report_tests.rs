@@ -970,8 +970,7 @@ fn disturbed_pair(reps: u32, disturbed: impl Fn(usize, u32) -> Option<String>) -
 fn a_busy_machine_is_named_and_not_answered_with_more_repetitions() {
     let load =
         "other processes used 3.10 CPU-s (77.0% of all CPUs); 9 other runnable tasks on 2 CPUs";
-    let (store, id) = disturbed_pair(4, |c, _| (c == 0).then(|| load.to_string()));
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
+    let r = default_report(disturbed_pair(4, |c, _| (c == 0).then(|| load.to_string())));
     let w = of_kind(&r, WarningKind::Interference);
     assert_eq!(w.len(), 1, "{w:?}");
     starts(
