@@ -182,6 +182,14 @@ pub(super) fn of_kind(r: &ReportData, k: WarningKind) -> Vec<&ReportWarning> {
     r.warnings.iter().filter(|w| w.kind == k).collect()
 }
 
+/// The one warning of kind `k`, asserting that there is exactly one.
+#[track_caller]
+pub(super) fn only_of_kind(r: &ReportData, k: WarningKind) -> &ReportWarning {
+    let ws = of_kind(r, k);
+    assert_eq!(ws.len(), 1, "{k:?}: {:#?}", r.warnings);
+    ws[0]
+}
+
 /// The report as `format` renders it.
 pub(super) fn rendered(r: &ReportData, format: Format) -> String {
     String::from_utf8(exporter(format).render(r).unwrap()).unwrap()
@@ -653,9 +661,7 @@ fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
     let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
     assert_eq!(texts.len(), 1, "{texts:?}");
     starts(texts[0], "Journal 1GB instead of 16MB");
-    let mc = of_kind(&r, WarningKind::MultipleComparisons);
-    assert_eq!(mc.len(), 1);
-    let m = &mc[0].message;
+    let m = &only_of_kind(&r, WarningKind::MultipleComparisons).message;
     has(
         m,
         "2 of its 3 headline comparisons have p < 0.05, 1 after adjusting",
@@ -940,10 +946,9 @@ fn disturbed_repetitions_left_out_are_counted_and_named_not_averaged() {
         (r.series[0].ok, r.series[0].discarded, r.series[0].rerun),
         (3, 0, 1)
     );
-    let w = of_kind(&r, WarningKind::Interference);
-    assert_eq!(w.len(), 1, "{w:?}");
+    let w = only_of_kind(&r, WarningKind::Interference);
     assert_eq!(
-        w[0].subject,
+        w.subject,
         "journal=16MB fs=ext4: 1 disturbed repetition re-run (the worst, repetition 2: 2.4 GiB of other I/O on vda)"
     );
     let text = rendered(&r, Format::Table);
@@ -971,14 +976,13 @@ fn a_busy_machine_is_named_and_not_answered_with_more_repetitions() {
     let load =
         "other processes used 3.10 CPU-s (77.0% of all CPUs); 9 other runnable tasks on 2 CPUs";
     let r = default_report(disturbed_pair(4, |c, _| (c == 0).then(|| load.to_string())));
-    let w = of_kind(&r, WarningKind::Interference);
-    assert_eq!(w.len(), 1, "{w:?}");
+    let w = only_of_kind(&r, WarningKind::Interference);
     starts(
-        &w[0].message,
+        &w.message,
         "the machine was busy: 4 of 4 repetitions disturbed; repetition",
     );
-    has(&w[0].message, "9 other runnable tasks");
-    starts(&w[0].advice, "quiet the machine");
+    has(&w.message, "9 other runnable tasks");
+    starts(&w.advice, "quiet the machine");
     let c = &r.workloads[0].comparisons[0];
     assert!(c.verdict.starts_with("inconclusive"), "{}", c.verdict);
     assert_eq!(c.more.as_deref(), Some(super::disturbed::BUSY_MORE));

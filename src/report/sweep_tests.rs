@@ -6,7 +6,7 @@
 use super::*;
 use crate::metric::{Metric, Unit};
 use crate::report::tests::{
-    default_report, has, new_study, of_kind, options, rendered, report, starts,
+    default_report, has, new_study, of_kind, only_of_kind, options, rendered, report, starts,
 };
 use crate::report::Format;
 use crate::stats::adaptive::StopReason;
@@ -196,9 +196,7 @@ fn html_of_a_sweep_draws_heatmaps_not_a_bar_per_point() {
 #[test]
 fn many_points_with_one_repetition_are_one_short_warning() {
     let r = default_report(sweep(1, "1000000000000"));
-    let few = of_kind(&r, WarningKind::FewRepetitions);
-    assert_eq!(few.len(), 1);
-    let m = &few[0].message;
+    let m = &only_of_kind(&r, WarningKind::FewRepetitions).message;
     starts(
         m,
         "only one repetition in all 34 configurations (file_size=64 KiB record_size=4 KiB, ",
