@@ -2,7 +2,8 @@
 //! once, no outlier rule below five values, grouped output; and intervals that stay positive.
 
 use super::super::tests::{
-    default_report, has, lacks, of_kind, only_of_kind, rendered, starts, study_of, Workload,
+    default_report, has, lacks, no_warning, of_kind, only_of_kind, rendered, starts, study_of,
+    Workload,
 };
 use crate::metric::{Metric, Unit};
 use crate::report::model::*;
@@ -57,7 +58,7 @@ fn noisy(wl: &Workload) -> ReportData {
 #[test]
 fn an_fdtree_study_gets_tree_advice_and_no_page_cache_warning() {
     let r = noisy(&fdtree("cold"));
-    assert!(of_kind(&r, WarningKind::CacheDataset).is_empty());
+    no_warning(&r, WarningKind::CacheDataset);
     let short = only_of_kind(&r, WarningKind::TooShort);
     has(
         &short.advice,
@@ -77,7 +78,7 @@ fn an_iozone_phase_gets_no_tree_advice_and_one_page_cache_warning() {
     }
     // The data set (1 MiB) is under 2× RAM and the reads beat the device: one warning.
     let cache = only_of_kind(&r, WarningKind::CacheDataset);
-    assert!(of_kind(&r, WarningKind::CacheDevice).is_empty());
+    no_warning(&r, WarningKind::CacheDevice);
     has(
         &cache.message,
         "reads in 2 of 2 configurations are faster than the device",
@@ -134,7 +135,7 @@ fn no_outliers_among_three_values() {
         vec![Metric::new("file_create", "rate", Unit::FilesPerSec, v)]
     }));
     assert!(r.workloads[0].stats[0].outliers.is_empty());
-    assert!(of_kind(&r, WarningKind::Outlier).is_empty());
+    no_warning(&r, WarningKind::Outlier);
 }
 
 #[test]
@@ -236,5 +237,5 @@ fn more_clients_than_cpus_is_said_once_naming_the_configurations() {
     has(m, "use at most 2 clients or threads per host");
     // Enough CPUs: nothing to say.
     let r = clients_study(&levels, "16");
-    assert!(of_kind(&r, WarningKind::Oversubscribed).is_empty());
+    no_warning(&r, WarningKind::Oversubscribed);
 }

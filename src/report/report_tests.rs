@@ -182,6 +182,12 @@ pub(super) fn of_kind(r: &ReportData, k: WarningKind) -> Vec<&ReportWarning> {
     r.warnings.iter().filter(|w| w.kind == k).collect()
 }
 
+/// Asserts that `r` has no warning of kind `k`, listing its warnings when it has.
+#[track_caller]
+pub(super) fn no_warning(r: &ReportData, k: WarningKind) {
+    assert!(of_kind(r, k).is_empty(), "{k:?}: {:#?}", r.warnings);
+}
+
 /// The one warning of kind `k`, asserting that there is exactly one.
 #[track_caller]
 pub(super) fn only_of_kind(r: &ReportData, k: WarningKind) -> &ReportWarning {
@@ -481,7 +487,7 @@ fn warnings_name_each_problem() {
     );
     // fdtree's tree is not weighed against the RAM (CacheDataset is for IOzone).
     has(&msg(CacheDevice), "reads at 1.9 GiB/s");
-    assert!(!r.warnings.iter().any(|w| w.kind == CacheDataset));
+    no_warning(&r, CacheDataset);
     assert!(msg(StopReason).contains("time budget after 6 repetitions"));
     // The outlier is flagged, never dropped: n stays 6.
     let s = r.workloads[0].stat(0, "a", "rate").unwrap();
@@ -514,11 +520,7 @@ fn a_slow_first_repetition_is_named_only_when_the_workload_shows_it_beyond_chanc
             base(i, rep) + 1.0
         }
     });
-    assert!(
-        kinds_of(&one, WarningKind::FirstSlower).is_empty(),
-        "{:#?}",
-        one.warnings
-    );
+    no_warning(&one, WarningKind::FirstSlower);
     // Every phase's first is the slowest (20–35% worse): (1/5)^4 by chance. Each is named,
     // with the pattern and its chance.
     let all = phases_study(4, 5, |i, rep| {
@@ -548,11 +550,7 @@ fn drift_is_named_only_when_the_workload_drifts_beyond_chance() {
             flat[rep as usize - 1] + i as f64
         }
     });
-    assert!(
-        kinds_of(&one, WarningKind::Drift).is_empty(),
-        "{:#?}",
-        one.warnings
-    );
+    no_warning(&one, WarningKind::Drift);
     // All four fall together, as on a machine getting slower: named, each with the combined
     // test over the four series.
     let all = phases_study(4, 5, |i, rep| 110.0 - 5.0 * f64::from(rep) + i as f64);
@@ -693,8 +691,7 @@ fn one_difference_that_does_not_hold_up_among_four_is_left_to_its_verdict() {
     let c64 = cs.iter().find(|c| c.to == "64MB").unwrap();
     has(&c64.verdict, "but not after adjusting for 4 tests");
     assert!(r.observations.is_empty());
-    let mc = of_kind(&r, WarningKind::MultipleComparisons);
-    assert!(mc.is_empty(), "{:#?}", r.warnings);
+    no_warning(&r, WarningKind::MultipleComparisons);
     // "No significant differences" would contradict 64MB's verdict: the note says they are
     // none after the adjustment, and how many had p < 0.05 before it.
     let note = r.observations_note.as_deref().unwrap();
