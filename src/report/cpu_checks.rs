@@ -189,12 +189,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn env(pairs: &[(&str, &str)]) -> Environment {
-        Environment::of(pairs)
-    }
-
     #[test]
     fn cpus_come_from_the_usable_count_or_the_cpu_entry() {
+        let env = Environment::of;
         assert_eq!(usable_cpus(&[env(&[("cpus_usable", "16")])]), Some(16));
         assert_eq!(
             usable_cpus(&[env(&[("cpu", "AMD EPYC (2 CPUs)")])]),
@@ -247,6 +244,7 @@ mod tests {
 
     #[test]
     fn shared_tables_come_from_the_environment() {
+        let env = Environment::of;
         assert_eq!(
             shared_tables(&[env(&[("worker_file_tables", "own")])]),
             None
