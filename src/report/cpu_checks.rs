@@ -120,16 +120,13 @@ pub fn warnings(
     let (Some(cpus), Some(kind)) = (cpus, WorkloadKind::of(&w.kind)) else {
         return Vec::new();
     };
-    let mut over: Vec<(&CellInfo, u64)> = Vec::new();
-    for (ci, cell) in cells.iter().enumerate() {
-        if !w.stats.iter().any(|s| s.cell == ci) {
-            continue;
-        }
-        let n = workers_per_host(kind, &w.params_in(cell, wi));
-        if n > cpus {
-            over.push((cell, n));
-        }
-    }
+    let over: Vec<(&CellInfo, u64)> = cells
+        .iter()
+        .enumerate()
+        .filter(|&(ci, _)| w.stats.iter().any(|s| s.cell == ci))
+        .map(|(_, cell)| (cell, workers_per_host(kind, &w.params_in(cell, wi))))
+        .filter(|&(_, n)| n > cpus)
+        .collect();
     let Some(&(_, most)) = over.iter().max_by_key(|(_, n)| *n) else {
         return Vec::new();
     };
