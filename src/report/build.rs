@@ -175,12 +175,7 @@ pub fn build(input: &Input<'_>, opts: &ReportOptions) -> Result<ReportData> {
         schema: SCHEMA,
         title: input.title.clone(),
         sources: input.sources.clone(),
-        options: OptionsEcho {
-            baseline: opts.baseline.clone(),
-            metrics: opts.metrics.clone(),
-            error_bars: opts.error_bars,
-            warnings: opts.warnings,
-        },
+        options: opts.clone(),
         factors,
         cells,
         workloads,

@@ -433,12 +433,10 @@ mod tests {
             &[57_000.0, 58_000.0, 58_700.0],
             &[3_250.0, 3_300.0, 3_350.0],
         );
-        let xfs = row(
-            "xfs",
-            Unit::FilesPerSec,
-            &[47_000.0, 47_070.0, 47_140.0],
-            &[3_180.0, 3_235.0, 3_290.0],
-        );
+        // xfs as the host measured it, against what a guest measured.
+        let xfs_host = [47_000.0, 47_070.0, 47_140.0];
+        let xfs_in = |guest: &[f64]| row("xfs", Unit::FilesPerSec, &xfs_host, guest);
+        let xfs = xfs_in(&[3_180.0, 3_235.0, 3_290.0]);
         let r = RatioRow::of(&xfs, &ext4);
         let c = GuestCalibration {
             host_study: 1,
@@ -485,12 +483,7 @@ mod tests {
         assert!(!advice(Some(&c)).starts_with("compare its configurations"));
 
         // A guest that keeps a clear difference ranks, and says so with its interval.
-        let xfs_kept = row(
-            "xfs",
-            Unit::FilesPerSec,
-            &[47_000.0, 47_070.0, 47_140.0],
-            &[2_700.0, 2_720.0, 2_740.0],
-        );
+        let xfs_kept = xfs_in(&[2_700.0, 2_720.0, 2_740.0]);
         let k = RatioRow::of(&xfs_kept, &ext4);
         assert!(k.ranks(), "{:?}", k.kept_ci);
         let c2 = GuestCalibration {
@@ -550,21 +543,16 @@ mod tests {
     fn the_kept_interval_needs_two_repetitions_a_side_and_is_reproducible() {
         let a = [1.0, 1.1];
         assert_eq!(kept_interval(&a, &a, &a, &[1.0]), None);
-        let i = kept_interval(
-            &[2.0, 2.1, 1.9],
-            &[1.0, 1.05, 0.95],
-            &[1.5, 1.6, 1.4],
-            &[1.0, 1.0, 1.0],
-        );
-        assert_eq!(
-            i,
+        let interval = || {
             kept_interval(
                 &[2.0, 2.1, 1.9],
                 &[1.0, 1.05, 0.95],
                 &[1.5, 1.6, 1.4],
-                &[1.0, 1.0, 1.0]
+                &[1.0, 1.0, 1.0],
             )
-        );
+        };
+        let i = interval();
+        assert_eq!(i, interval());
         let (lo, hi) = i.unwrap();
         // ln 1.5 / ln 2 = 0.58: inside, and the guest clearly keeps some of it.
         assert!(lo > 0.0 && lo < 0.58 && hi > 0.58, "{lo} {hi}");

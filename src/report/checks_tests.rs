@@ -2,7 +2,8 @@
 //! once, no outlier rule below five values, grouped output; and intervals that stay positive.
 
 use super::super::tests::{
-    default_report, has, lacks, of_kind, rendered, starts, study_of, Workload,
+    default_report, has, lacks, no_warning, of_kind, only_of_kind, rendered, starts, study_of,
+    Workload,
 };
 use crate::metric::{Metric, Unit};
 use crate::report::model::*;
@@ -57,11 +58,10 @@ fn noisy(wl: &Workload) -> ReportData {
 #[test]
 fn an_fdtree_study_gets_tree_advice_and_no_page_cache_warning() {
     let r = noisy(&fdtree("cold"));
-    assert!(of_kind(&r, WarningKind::CacheDataset).is_empty());
-    let short = of_kind(&r, WarningKind::TooShort);
-    assert_eq!(short.len(), 1);
+    no_warning(&r, WarningKind::CacheDataset);
+    let short = only_of_kind(&r, WarningKind::TooShort);
     has(
-        &short[0].advice,
+        &short.advice,
         "more files or levels (files, levels in the study)",
     );
 }
@@ -77,15 +77,14 @@ fn an_iozone_phase_gets_no_tree_advice_and_one_page_cache_warning() {
         has(&w.advice, "larger files (file_size in the study)");
     }
     // The data set (1 MiB) is under 2× RAM and the reads beat the device: one warning.
-    let cache = of_kind(&r, WarningKind::CacheDataset);
-    assert_eq!(cache.len(), 1);
-    assert!(of_kind(&r, WarningKind::CacheDevice).is_empty());
+    let cache = only_of_kind(&r, WarningKind::CacheDataset);
+    no_warning(&r, WarningKind::CacheDevice);
     has(
-        &cache[0].message,
+        &cache.message,
         "reads in 2 of 2 configurations are faster than the device",
     );
-    assert!(cache[0].advice.starts_with("nothing drops the page cache"));
-    assert!(cache[0].advice.contains("cache = \"cold\""));
+    assert!(cache.advice.starts_with("nothing drops the page cache"));
+    assert!(cache.advice.contains("cache = \"cold\""));
 }
 
 /// A study under `policy`, which leaves nothing of the data cached when a repetition starts,
@@ -136,7 +135,7 @@ fn no_outliers_among_three_values() {
         vec![Metric::new("file_create", "rate", Unit::FilesPerSec, v)]
     }));
     assert!(r.workloads[0].stats[0].outliers.is_empty());
-    assert!(of_kind(&r, WarningKind::Outlier).is_empty());
+    no_warning(&r, WarningKind::Outlier);
 }
 
 #[test]
@@ -228,9 +227,7 @@ fn more_clients_than_cpus_is_said_once_naming_the_configurations() {
         &[("clients", "16")],
     ];
     let r = clients_study(&levels, "2");
-    let over = of_kind(&r, WarningKind::Oversubscribed);
-    assert_eq!(over.len(), 1, "{:#?}", r.warnings);
-    let m = &over[0].message;
+    let m = &only_of_kind(&r, WarningKind::Oversubscribed).message;
     assert!(m.contains("clients=4, clients=16"), "{m}");
     assert!(!m.contains("clients=1,"), "{m}");
     has(
@@ -240,5 +237,5 @@ fn more_clients_than_cpus_is_said_once_naming_the_configurations() {
     has(m, "use at most 2 clients or threads per host");
     // Enough CPUs: nothing to say.
     let r = clients_study(&levels, "16");
-    assert!(of_kind(&r, WarningKind::Oversubscribed).is_empty());
+    no_warning(&r, WarningKind::Oversubscribed);
 }

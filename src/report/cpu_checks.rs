@@ -120,16 +120,13 @@ pub fn warnings(
     let (Some(cpus), Some(kind)) = (cpus, WorkloadKind::of(&w.kind)) else {
         return Vec::new();
     };
-    let mut over: Vec<(&CellInfo, u64)> = Vec::new();
-    for (ci, cell) in cells.iter().enumerate() {
-        if !w.stats.iter().any(|s| s.cell == ci) {
-            continue;
-        }
-        let n = workers_per_host(kind, &w.params_in(cell, wi));
-        if n > cpus {
-            over.push((cell, n));
-        }
-    }
+    let over: Vec<(&CellInfo, u64)> = cells
+        .iter()
+        .enumerate()
+        .filter(|&(ci, _)| w.stats.iter().any(|s| s.cell == ci))
+        .map(|(_, cell)| (cell, workers_per_host(kind, &w.params_in(cell, wi))))
+        .filter(|&(_, n)| n > cpus)
+        .collect();
     let Some(&(_, most)) = over.iter().max_by_key(|(_, n)| *n) else {
         return Vec::new();
     };
@@ -189,12 +186,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn env(pairs: &[(&str, &str)]) -> Environment {
-        Environment::of(pairs)
-    }
-
     #[test]
     fn cpus_come_from_the_usable_count_or_the_cpu_entry() {
+        let env = Environment::of;
         assert_eq!(usable_cpus(&[env(&[("cpus_usable", "16")])]), Some(16));
         assert_eq!(
             usable_cpus(&[env(&[("cpu", "AMD EPYC (2 CPUs)")])]),
@@ -247,6 +241,7 @@ mod tests {
 
     #[test]
     fn shared_tables_come_from_the_environment() {
+        let env = Environment::of;
         assert_eq!(
             shared_tables(&[env(&[("worker_file_tables", "own")])]),
             None

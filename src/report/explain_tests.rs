@@ -10,19 +10,27 @@ use crate::report::tests::{
 
 const TWO: [&[(&str, &str)]; 2] = [&[("journal", "16MB")], &[("journal", "256MB")]];
 
+/// The telemetry of a phase in one repetition: (metric, unit, value) each.
+type Tele = Vec<(&'static str, Unit, f64)>;
+
 /// The report of a two-cell fio study of four repetitions, `metrics(cell, rep)` each.
 fn fio_report(metrics: impl Fn(usize, u32) -> Vec<Metric>) -> ReportData {
     let fio = Workload::cold("fio", serde_json::json!({}));
     default_report(study_of(&fio, &TWO, 4, &[], metrics))
 }
 
+/// [`explained_disturbed`] with no repetition disturbed.
+fn explained(wl: &Workload, phase: &str, tele: impl Fn(usize, u32) -> Tele) -> Option<String> {
+    explained_disturbed(wl, phase, tele, |_, _| false)
+}
+
 /// The explanation of the one comparison of a two-cell study whose cell 1 is faster, with
 /// `tele(cell, rep)` as the telemetry of the phase, `disturbed(cell, rep)` marking
 /// repetitions.
-fn explained(
+fn explained_disturbed(
     wl: &Workload,
     phase: &str,
-    tele: impl Fn(usize, u32) -> Vec<(&'static str, Unit, f64)>,
+    tele: impl Fn(usize, u32) -> Tele,
     disturbed: impl Fn(usize, u32) -> bool,
 ) -> Option<String> {
     let r = default_report(study_disturbed(
@@ -56,9 +64,7 @@ fn explained(
     c.explanation.clone()
 }
 
-fn commits(
-    fewer_on_the_faster_side: bool,
-) -> impl Fn(usize, u32) -> Vec<(&'static str, Unit, f64)> {
+fn commits(fewer_on_the_faster_side: bool) -> impl Fn(usize, u32) -> Tele {
     move |c, rep| {
         let base = if (c == 1) == fewer_on_the_faster_side {
             5.0
@@ -75,7 +81,7 @@ fn commits(
 
 #[test]
 fn fewer_journal_commits_explain_a_faster_metadata_phase() {
-    let e = explained(&fdtree(), "file_create", commits(true), |_, _| false);
+    let e = explained(&fdtree(), "file_create", commits(true));
     assert_eq!(
         e.as_deref(),
         Some("journal commits 21 in file_create at 16MB vs 5.60 at 256MB")
@@ -84,10 +90,7 @@ fn fewer_journal_commits_explain_a_faster_metadata_phase() {
 
 #[test]
 fn telemetry_pointing_the_other_way_explains_nothing() {
-    assert_eq!(
-        explained(&fdtree(), "file_create", commits(false), |_, _| false),
-        None
-    );
+    assert_eq!(explained(&fdtree(), "file_create", commits(false)), None);
 }
 
 #[test]
@@ -96,10 +99,7 @@ fn a_difference_that_is_not_significant_explains_nothing() {
         let v = [[20.0, 5.0, 30.0, 8.0, 12.0], [10.0, 25.0, 6.0, 18.0, 7.0]][c][rep as usize - 1];
         vec![("fs.journal.transactions", Unit::Count, v)]
     };
-    assert_eq!(
-        explained(&fdtree(), "file_create", noisy, |_, _| false),
-        None
-    );
+    assert_eq!(explained(&fdtree(), "file_create", noisy), None);
 }
 
 #[test]
@@ -111,9 +111,12 @@ fn disturbed_repetitions_are_left_out() {
         vec![("fs.journal.transactions", Unit::Count, v)]
     };
     let disturbed = |c: usize, rep: u32| c == 0 && rep > 1;
-    assert_eq!(explained(&fdtree(), "file_create", tele, disturbed), None);
+    assert_eq!(
+        explained_disturbed(&fdtree(), "file_create", tele, disturbed),
+        None
+    );
     // The same numbers, undisturbed, explain.
-    assert!(explained(&fdtree(), "file_create", tele, |_, _| false).is_some());
+    assert!(explained(&fdtree(), "file_create", tele).is_some());
 }
 
 #[test]
@@ -126,19 +129,16 @@ fn writes_never_explain_a_read_and_the_backing_device_explains_nothing() {
             ("dev.data.write_bytes", Unit::Bytes, big),
         ]
     };
-    assert_eq!(
-        explained(&iozone, "random_read", writes, |_, _| false),
-        None
-    );
+    assert_eq!(explained(&iozone, "random_read", writes), None);
     // Writes can explain a write.
-    let e = explained(&iozone, "random_write", writes, |_, _| false).unwrap();
+    let e = explained(&iozone, "random_write", writes).unwrap();
     starts(&e, "data device wrote 858.3 MiB in random_write");
     // Reads the device had to serve explain a read.
     let reads = |c: usize, rep: u32| {
         let v = if c == 0 { 400e6 } else { 100e6 } + f64::from(rep) * 1e6;
         vec![("dev.data.read_bytes", Unit::Bytes, v)]
     };
-    let e = explained(&iozone, "random_read", reads, |_, _| false).unwrap();
+    let e = explained(&iozone, "random_read", reads).unwrap();
     starts(&e, "data device read 384.3 MiB in random_read at 16MB");
 }
 
@@ -155,7 +155,7 @@ fn a_timed_run_is_judged_per_unit_of_work() {
             vec![("fs.journal.transactions", Unit::Count, per_mb * r * 10.0)]
         }
     };
-    let e = explained(&dbench, "total", commits([0.012, 0.009]), |_, _| false).unwrap();
+    let e = explained(&dbench, "total", commits([0.012, 0.009])).unwrap();
     assert_eq!(
         e,
         "journal commits 25% fewer per unit of work in total at 256MB than at 16MB"
@@ -163,10 +163,7 @@ fn a_timed_run_is_judged_per_unit_of_work() {
     // More commits per unit of work on the faster side: no line, although its larger total
     // would have pointed the "right" way for a fixed amount of work.
     let fewer_in_total = commits([0.012, 0.016]);
-    assert_eq!(
-        explained(&dbench, "total", fewer_in_total, |_, _| false),
-        None
-    );
+    assert_eq!(explained(&dbench, "total", fewer_in_total), None);
 }
 
 #[test]

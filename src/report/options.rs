@@ -5,8 +5,8 @@
 use super::model::{ErrorBars, WarningsMode};
 use crate::stats::Thresholds;
 
-/// Choices that shape a report.
-#[derive(Debug, Clone, Default)]
+/// Choices that shape a report, echoed into it (the model's `options`) but for the skipped.
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct ReportOptions {
     /// `--baseline`: a cell label, `factor=level`, or a level of one factor.
     pub baseline: Option<String>,
@@ -15,8 +15,10 @@ pub struct ReportOptions {
     /// What error bars show.
     pub error_bars: ErrorBars,
     /// Warning thresholds (short phases, high variation).
+    #[serde(skip)]
     pub thresholds: Thresholds,
     /// Restrict comparisons to these factors (`fslab compare` uses its `source` factor).
+    #[serde(skip)]
     pub compare_factors: Option<Vec<String>>,
     /// How the text formats list warnings (`--warnings`).
     pub warnings: WarningsMode,

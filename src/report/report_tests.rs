@@ -182,6 +182,20 @@ pub(super) fn of_kind(r: &ReportData, k: WarningKind) -> Vec<&ReportWarning> {
     r.warnings.iter().filter(|w| w.kind == k).collect()
 }
 
+/// Asserts that `r` has no warning of kind `k`, listing its warnings when it has.
+#[track_caller]
+pub(super) fn no_warning(r: &ReportData, k: WarningKind) {
+    assert!(of_kind(r, k).is_empty(), "{k:?}: {:#?}", r.warnings);
+}
+
+/// The one warning of kind `k`, asserting that there is exactly one.
+#[track_caller]
+pub(super) fn only_of_kind(r: &ReportData, k: WarningKind) -> &ReportWarning {
+    let ws = of_kind(r, k);
+    assert_eq!(ws.len(), 1, "{k:?}: {:#?}", r.warnings);
+    ws[0]
+}
+
 /// The report as `format` renders it.
 pub(super) fn rendered(r: &ReportData, format: Format) -> String {
     String::from_utf8(exporter(format).render(r).unwrap()).unwrap()
@@ -473,7 +487,7 @@ fn warnings_name_each_problem() {
     );
     // fdtree's tree is not weighed against the RAM (CacheDataset is for IOzone).
     has(&msg(CacheDevice), "reads at 1.9 GiB/s");
-    assert!(!r.warnings.iter().any(|w| w.kind == CacheDataset));
+    no_warning(&r, CacheDataset);
     assert!(msg(StopReason).contains("time budget after 6 repetitions"));
     // The outlier is flagged, never dropped: n stays 6.
     let s = r.workloads[0].stat(0, "a", "rate").unwrap();
@@ -506,11 +520,7 @@ fn a_slow_first_repetition_is_named_only_when_the_workload_shows_it_beyond_chanc
             base(i, rep) + 1.0
         }
     });
-    assert!(
-        kinds_of(&one, WarningKind::FirstSlower).is_empty(),
-        "{:#?}",
-        one.warnings
-    );
+    no_warning(&one, WarningKind::FirstSlower);
     // Every phase's first is the slowest (20–35% worse): (1/5)^4 by chance. Each is named,
     // with the pattern and its chance.
     let all = phases_study(4, 5, |i, rep| {
@@ -540,11 +550,7 @@ fn drift_is_named_only_when_the_workload_drifts_beyond_chance() {
             flat[rep as usize - 1] + i as f64
         }
     });
-    assert!(
-        kinds_of(&one, WarningKind::Drift).is_empty(),
-        "{:#?}",
-        one.warnings
-    );
+    no_warning(&one, WarningKind::Drift);
     // All four fall together, as on a machine getting slower: named, each with the combined
     // test over the four series.
     let all = phases_study(4, 5, |i, rep| 110.0 - 5.0 * f64::from(rep) + i as f64);
@@ -653,9 +659,7 @@ fn observations_hold_up_after_adjusting_for_multiple_comparisons() {
     let texts: Vec<&str> = r.observations.iter().map(|o| o.text.as_str()).collect();
     assert_eq!(texts.len(), 1, "{texts:?}");
     starts(texts[0], "Journal 1GB instead of 16MB");
-    let mc = of_kind(&r, WarningKind::MultipleComparisons);
-    assert_eq!(mc.len(), 1);
-    let m = &mc[0].message;
+    let m = &only_of_kind(&r, WarningKind::MultipleComparisons).message;
     has(
         m,
         "2 of its 3 headline comparisons have p < 0.05, 1 after adjusting",
@@ -687,8 +691,7 @@ fn one_difference_that_does_not_hold_up_among_four_is_left_to_its_verdict() {
     let c64 = cs.iter().find(|c| c.to == "64MB").unwrap();
     has(&c64.verdict, "but not after adjusting for 4 tests");
     assert!(r.observations.is_empty());
-    let mc = of_kind(&r, WarningKind::MultipleComparisons);
-    assert!(mc.is_empty(), "{:#?}", r.warnings);
+    no_warning(&r, WarningKind::MultipleComparisons);
     // "No significant differences" would contradict 64MB's verdict: the note says they are
     // none after the adjustment, and how many had p < 0.05 before it.
     let note = r.observations_note.as_deref().unwrap();
@@ -940,10 +943,9 @@ fn disturbed_repetitions_left_out_are_counted_and_named_not_averaged() {
         (r.series[0].ok, r.series[0].discarded, r.series[0].rerun),
         (3, 0, 1)
     );
-    let w = of_kind(&r, WarningKind::Interference);
-    assert_eq!(w.len(), 1, "{w:?}");
+    let w = only_of_kind(&r, WarningKind::Interference);
     assert_eq!(
-        w[0].subject,
+        w.subject,
         "journal=16MB fs=ext4: 1 disturbed repetition re-run (the worst, repetition 2: 2.4 GiB of other I/O on vda)"
     );
     let text = rendered(&r, Format::Table);
@@ -970,16 +972,14 @@ fn disturbed_pair(reps: u32, disturbed: impl Fn(usize, u32) -> Option<String>) -
 fn a_busy_machine_is_named_and_not_answered_with_more_repetitions() {
     let load =
         "other processes used 3.10 CPU-s (77.0% of all CPUs); 9 other runnable tasks on 2 CPUs";
-    let (store, id) = disturbed_pair(4, |c, _| (c == 0).then(|| load.to_string()));
-    let r = report(&store, id, &ReportOptions::default()).unwrap();
-    let w = of_kind(&r, WarningKind::Interference);
-    assert_eq!(w.len(), 1, "{w:?}");
+    let r = default_report(disturbed_pair(4, |c, _| (c == 0).then(|| load.to_string())));
+    let w = only_of_kind(&r, WarningKind::Interference);
     starts(
-        &w[0].message,
+        &w.message,
         "the machine was busy: 4 of 4 repetitions disturbed; repetition",
     );
-    has(&w[0].message, "9 other runnable tasks");
-    starts(&w[0].advice, "quiet the machine");
+    has(&w.message, "9 other runnable tasks");
+    starts(&w.advice, "quiet the machine");
     let c = &r.workloads[0].comparisons[0];
     assert!(c.verdict.starts_with("inconclusive"), "{}", c.verdict);
     assert_eq!(c.more.as_deref(), Some(super::disturbed::BUSY_MORE));

@@ -281,21 +281,24 @@ mod tests {
     use super::*;
     use crate::report::tests::{ends, starts};
 
-    fn reps() -> Vec<Vec<Metric>> {
-        (0..3)
-            .map(|i| {
-                let (elapsed, rate) = (0.5 + i as f64 * 0.01, 100.0 + i as f64);
-                vec![
-                    Metric::new("dir_create", "elapsed", Unit::Seconds, elapsed),
-                    Metric::new("dir_create", "rate", Unit::DirsPerSec, rate),
-                ]
-            })
-            .collect()
+    /// The summaries of one repetition per value, `rep(value)` its metrics.
+    fn summarized(values: &[f64], rep: impl Fn(f64) -> Vec<Metric>) -> Vec<MetricSummary> {
+        summarize_reps(&values.iter().map(|&v| rep(v)).collect::<Vec<_>>())
+    }
+
+    fn three() -> Vec<MetricSummary> {
+        summarized(&[0.0, 1.0, 2.0], |i| {
+            let (elapsed, rate) = (0.5 + i * 0.01, 100.0 + i);
+            vec![
+                Metric::new("dir_create", "elapsed", Unit::Seconds, elapsed),
+                Metric::new("dir_create", "rate", Unit::DirsPerSec, rate),
+            ]
+        })
     }
 
     #[test]
     fn groups_by_metric_in_order() {
-        let s = summarize_reps(&reps());
+        let s = three();
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].name, "elapsed");
         assert_eq!(s[1].values, vec![100.0, 101.0, 102.0]);
@@ -304,7 +307,7 @@ mod tests {
 
     #[test]
     fn table_and_json_carry_the_numbers() {
-        let s = summarize_reps(&reps());
+        let s = three();
         let t = render_table(&s);
         assert!(t.contains("dir_create"));
         assert!(t.contains("101.0"), "{t}");
@@ -316,25 +319,22 @@ mod tests {
     #[test]
     fn a_short_phase_warns_when_its_time_varies() {
         // 0.5 s repeating within 2%: timed well enough.
-        let s = summarize_reps(&reps());
+        let s = three();
         assert!(warnings(&s, &Thresholds::default()).is_empty());
         // The same mean varying by 40%: too short to trust.
-        let noisy: Vec<Vec<Metric>> = [0.3, 0.5, 0.7]
-            .iter()
-            .map(|e| vec![Metric::new("dir_create", "elapsed", Unit::Seconds, *e)])
-            .collect();
-        let w = warnings(&summarize_reps(&noisy), &Thresholds::default());
+        let noisy = summarized(&[0.3, 0.5, 0.7], |e| {
+            vec![Metric::new("dir_create", "elapsed", Unit::Seconds, e)]
+        });
+        let w = warnings(&noisy, &Thresholds::default());
         assert!(matches!(w.as_slice(), [Warning::TooShort { .. }]), "{w:?}");
     }
 
     #[test]
     fn intervals_of_positive_metrics_stay_positive_and_say_so() {
         // Rates of 100, 5000 and 200 dirs/s: the Student-t interval would start at -4800.
-        let reps: Vec<Vec<Metric>> = [100.0, 5000.0, 200.0]
-            .iter()
-            .map(|r| vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, *r)])
-            .collect();
-        let s = summarize_reps(&reps);
+        let s = summarized(&[100.0, 5000.0, 200.0], |r| {
+            vec![Metric::new("dir_create", "rate", Unit::DirsPerSec, r)]
+        });
         assert!(s[0].summary.ci95.unwrap().0 > 0.0);
         let j = to_json(&s);
         assert_eq!(j[0]["ci95_method"], "log_t");
@@ -375,37 +375,30 @@ mod tests {
         let (lo, _) = s[0].summary.ci95.unwrap();
         assert!(lo > 0.0);
         assert!(!render_table(&s).contains("none from fewer"));
-        let wide: Vec<Vec<Metric>> = [0.4812345, 7.123456, 1.0098765]
-            .iter()
-            .map(|&k| {
-                let job = "random-read-job/read";
-                vec![
-                    Metric::new(job, "clat_mean", Unit::Millis, k),
-                    Metric::new(job, "throughput", Unit::KiBPerSec, 1e7 * k),
-                ]
-            })
-            .collect();
-        let t = render_table(&summarize_reps(&wide));
+        let wide = summarized(&[0.4812345, 7.123456, 1.0098765], |k| {
+            let job = "random-read-job/read";
+            vec![
+                Metric::new(job, "clat_mean", Unit::Millis, k),
+                Metric::new(job, "throughput", Unit::KiBPerSec, 1e7 * k),
+            ]
+        });
+        let t = render_table(&wide);
         assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
     }
 
     /// Four short, noisy phases of an engine run.
     fn noisy_reps(phases: &[&str], unit: Unit, name: &str) -> Vec<MetricSummary> {
-        let reps: Vec<Vec<Metric>> = [1.0, 2.0, 0.5]
-            .iter()
-            .map(|k| {
-                phases
-                    .iter()
-                    .flat_map(|p| {
-                        [
-                            Metric::new(*p, "elapsed", Unit::Seconds, 0.2 * k),
-                            Metric::new(*p, name, unit, 1000.0 / k),
-                        ]
-                    })
-                    .collect()
-            })
-            .collect();
-        summarize_reps(&reps)
+        summarized(&[1.0, 2.0, 0.5], |k| {
+            phases
+                .iter()
+                .flat_map(|p| {
+                    [
+                        Metric::new(*p, "elapsed", Unit::Seconds, 0.2 * k),
+                        Metric::new(*p, name, unit, 1000.0 / k),
+                    ]
+                })
+                .collect()
+        })
     }
 
     #[test]

@@ -48,16 +48,13 @@ fn split_spec(spec: &str) -> (&str, Option<CellSel>) {
 }
 
 fn recent(store: &Store, only_with_results: bool) -> Result<String> {
-    let mut shown = Vec::new();
-    for s in store.list_studies()? {
-        if shown.len() >= 8 {
-            break;
-        }
-        if only_with_results && s.status == StudyStatus::Failed {
-            continue;
-        }
-        shown.push(format!("{} {} ({})", s.id, s.name, s.kind));
-    }
+    let shown: Vec<String> = store
+        .list_studies()?
+        .into_iter()
+        .filter(|s| !(only_with_results && s.status == StudyStatus::Failed))
+        .take(8)
+        .map(|s| format!("{} {} ({})", s.id, s.name, s.kind))
+        .collect();
     Ok(shown.join(", "))
 }
 

@@ -40,7 +40,7 @@ pub fn mark(factors: &mut [Factor]) {
     for f in factors.iter_mut() {
         f.sweep = long(f);
     }
-    if let Some((a, b)) = axes_of(factors) {
+    if let Some((a, b)) = axes(factors) {
         let either = factors[a].sweep || factors[b].sweep;
         factors[a].sweep = either;
         factors[b].sweep = either;
@@ -52,11 +52,7 @@ pub fn mark(factors: &mut [Factor]) {
 
 /// The two numeric factors of at least three levels a heatmap or matrix lays out (rows,
 /// columns): the first two in plan order.
-pub fn axes(r: &ReportData) -> Option<(usize, usize)> {
-    axes_of(&r.factors)
-}
-
-fn axes_of(factors: &[Factor]) -> Option<(usize, usize)> {
+pub fn axes(factors: &[Factor]) -> Option<(usize, usize)> {
     let mut numeric = factors
         .iter()
         .enumerate()
@@ -68,7 +64,7 @@ fn axes_of(factors: &[Factor]) -> Option<(usize, usize)> {
 /// The axes when the report is a sweep: two numeric factors of three or more levels of which
 /// at least one is a sweep ([`Factor::sweep`]). A 3 × 3 study keeps its configuration rows.
 pub fn matrix_axes(r: &ReportData) -> Option<(usize, usize)> {
-    axes(r).filter(|&(a, b)| r.factors[a].sweep || r.factors[b].sweep)
+    axes(&r.factors).filter(|&(a, b)| r.factors[a].sweep || r.factors[b].sweep)
 }
 
 /// The combinations of the other factors' levels (one matrix each), in plan order.

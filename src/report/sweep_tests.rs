@@ -5,7 +5,9 @@
 
 use super::*;
 use crate::metric::{Metric, Unit};
-use crate::report::tests::{has, new_study, of_kind, options, rendered, report, starts};
+use crate::report::tests::{
+    default_report, has, new_study, of_kind, only_of_kind, options, rendered, report, starts,
+};
 use crate::report::Format;
 use crate::stats::adaptive::StopReason;
 use crate::store::{NewCell, NewTrial, SeriesStatus, Store};
@@ -113,11 +115,10 @@ fn a_small_study_keeps_its_comparisons() {
         .flat_map(|j| ["1", "2", "4"].map(|c| [("journal", *j), ("clients", c)]))
         .collect();
     let slices: Vec<&[(&str, &str)]> = cells.iter().map(|c| c.as_slice()).collect();
-    let (store, id) = crate::report::tests::study(&slices, 3, &[], |c, rep| {
+    let r = default_report(crate::report::tests::study(&slices, 3, &[], |c, rep| {
         let v = 1000.0 + 10.0 * c as f64 + f64::from(rep);
         vec![Metric::new("file_create", "rate", Unit::FilesPerSec, v)]
-    });
-    let r = report(&store, id, &options(None)).unwrap();
+    }));
     assert!(r.factors.iter().all(|f| !f.sweep && f.baseline.is_some()));
     assert_eq!(r.workloads[0].comparisons.len(), 6 + 6);
     assert!(matrix_axes(&r).is_none());
@@ -127,8 +128,7 @@ fn a_small_study_keeps_its_comparisons() {
 
 #[test]
 fn a_sweep_reads_as_one_matrix_per_phase() {
-    let (store, id) = sweep(3, "1000000000000");
-    let r = report(&store, id, &options(None)).unwrap();
+    let r = default_report(sweep(3, "1000000000000"));
     let w = &r.workloads[0];
     let t = w.tables.iter().find(|t| t.metric == "throughput").unwrap();
     let ms = matrices(&r, w, t);
@@ -182,8 +182,7 @@ fn a_sweep_reads_as_one_matrix_per_phase() {
 
 #[test]
 fn html_of_a_sweep_draws_heatmaps_not_a_bar_per_point() {
-    let (store, id) = sweep(3, "1000000000000");
-    let r = report(&store, id, &options(None)).unwrap();
+    let r = default_report(sweep(3, "1000000000000"));
     assert!(!r.workloads[0].telemetry.is_empty());
     let html = rendered(&r, Format::Html);
     let count = |k: &str| html.matches(&format!("class=\"chart chart-{k}\"")).count();
@@ -196,11 +195,8 @@ fn html_of_a_sweep_draws_heatmaps_not_a_bar_per_point() {
 
 #[test]
 fn many_points_with_one_repetition_are_one_short_warning() {
-    let (store, id) = sweep(1, "1000000000000");
-    let r = report(&store, id, &options(None)).unwrap();
-    let few = of_kind(&r, WarningKind::FewRepetitions);
-    assert_eq!(few.len(), 1);
-    let m = &few[0].message;
+    let r = default_report(sweep(1, "1000000000000"));
+    let m = &only_of_kind(&r, WarningKind::FewRepetitions).message;
     starts(
         m,
         "only one repetition in all 34 configurations (file_size=64 KiB record_size=4 KiB, ",
@@ -212,13 +208,11 @@ fn many_points_with_one_repetition_are_one_short_warning() {
 #[test]
 fn the_data_set_is_the_largest_points() {
     // 1 GiB of RAM: every point (up to 1 MiB) fits; the run's -s (512 KiB) is not the figure.
-    let (store, id) = sweep(3, "1073741824");
-    let r = report(&store, id, &options(None)).unwrap();
+    let r = default_report(sweep(3, "1073741824"));
     let w = of_kind(&r, WarningKind::CacheDataset)[0];
     has(&w.message, "data set up to 1.0 MiB, RAM 1.0 GiB");
     // 512 KiB of RAM: the 1 MiB points are not under twice the RAM, though the run's -s is.
-    let (store, id) = sweep(3, "524288");
-    let r = report(&store, id, &options(None)).unwrap();
+    let r = default_report(sweep(3, "524288"));
     let cache = of_kind(&r, WarningKind::CacheDataset);
     assert!(cache.is_empty(), "the 1 MiB points are twice the RAM");
 }

@@ -21,11 +21,9 @@ fn report(warnings: Vec<ReportWarning>, mode: WarningsMode, sources: Vec<Source>
         schema: SCHEMA,
         title: "t".into(),
         sources,
-        options: OptionsEcho {
-            baseline: None,
-            metrics: Vec::new(),
-            error_bars: ErrorBars::Ci,
+        options: crate::report::ReportOptions {
             warnings: mode,
+            ..Default::default()
         },
         factors: Vec::new(),
         cells: Vec::new(),
@@ -44,29 +42,17 @@ fn report(warnings: Vec<ReportWarning>, mode: WarningsMode, sources: Vec<Source>
 
 #[test]
 fn one_line_per_kind_and_advice_with_a_count_and_the_cells() {
-    let mut ws: Vec<ReportWarning> = (0..5)
-        .map(|i| {
-            warning(
-                HighCv,
-                "w",
-                &format!("cell{i} · a.rate (12.0%)"),
-                "run more",
-            )
-        })
+    let cv = |i| {
+        let subject = format!("cell{i} · a.rate (12.0%)");
+        warning(HighCv, "w", &subject, "run more")
+    };
+    let ws: Vec<ReportWarning> = std::iter::once(warning(Failed, "w", "cell3 · w", "fix it"))
+        .chain((0..5).map(cv))
+        .chain([
+            warning(Outlier, "w", "cell0 · a.rate (repetition 2)", "look"),
+            warning(HighCv, "w", "cell9 · a.rate (30.0%)", "other advice"),
+        ])
         .collect();
-    ws.push(warning(
-        Outlier,
-        "w",
-        "cell0 · a.rate (repetition 2)",
-        "look",
-    ));
-    ws.push(warning(
-        HighCv,
-        "w",
-        "cell9 · a.rate (30.0%)",
-        "other advice",
-    ));
-    ws.insert(0, warning(Failed, "w", "cell3 · w", "fix it"));
     let g = group(&ws, &Thresholds::default());
     let kinds: Vec<(WarningKind, usize)> = g.iter().map(|g| (g.kind, g.count)).collect();
     assert_eq!(

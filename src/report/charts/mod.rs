@@ -302,7 +302,7 @@ pub fn workload_charts_for(
     let mut phases = super::distinct(bars.map(|s| (s.phase.as_str(), s.name.as_str())));
     // A sweep over two numeric factors (IOzone's -a): one heatmap per phase instead of
     // bars, lines and strips for each.
-    if let Some(axes) = heatmap::axes(r) {
+    if let Some(axes) = heatmap::axes(&r.factors) {
         for (phase, name) in &phases {
             for fixed in heatmap::others(r, axes) {
                 out.push(heatmap::chart(r, w, phase, name, axes, &fixed)?);

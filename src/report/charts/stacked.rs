@@ -34,13 +34,10 @@ const CPU: Kind = Kind {
 
 /// The stacked telemetry charts of a workload (device writes, CPU), those it has data for.
 pub fn charts(r: &ReportData, w: &WorkloadReport) -> anyhow::Result<Vec<Chart>> {
-    let mut out = Vec::new();
-    for k in [&WRITES, &CPU] {
-        if let Some(c) = chart(r, w, k)? {
-            out.push(c);
-        }
-    }
-    Ok(out)
+    [&WRITES, &CPU]
+        .into_iter()
+        .filter_map(|k| chart(r, w, k).transpose())
+        .collect()
 }
 
 fn chart(r: &ReportData, w: &WorkloadReport, k: &Kind) -> anyhow::Result<Option<Chart>> {

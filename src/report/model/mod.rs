@@ -50,7 +50,7 @@ pub struct ReportData {
     /// What was reported: one study or run, or the two sides of a comparison.
     pub sources: Vec<Source>,
     /// Options that shaped the report.
-    pub options: OptionsEcho,
+    pub options: crate::report::ReportOptions,
     /// Factors of the study, in plan order.
     pub factors: Vec<Factor>,
     /// Configurations (cells), in plan order.
@@ -80,19 +80,6 @@ pub struct ReportData {
     /// The guest's measured cost (`[guest] calibrate`), for a study measured in a guest.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guest_calibration: Option<crate::report::calibration::GuestCalibration>,
-}
-
-/// Options echoed into the report.
-#[derive(Debug, Clone, Serialize)]
-pub struct OptionsEcho {
-    /// `--baseline`, if given.
-    pub baseline: Option<String>,
-    /// `--metric` selections, if any.
-    pub metrics: Vec<String>,
-    /// What error bars show.
-    pub error_bars: ErrorBars,
-    /// How the text formats list warnings.
-    pub warnings: WarningsMode,
 }
 
 /// A factor and its levels.
