@@ -114,13 +114,7 @@ impl Dbench {
 
     /// Top-level entries of the target that the clients create (`clients`, usually).
     pub fn top_level_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .client_ids()
-            .flat_map(|n| self.params.loadfile.top_level_names(n))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
+        self.params.loadfile.top_level_names(self.client_ids())
     }
 
     /// Run one repetition in `dir`.
