@@ -286,9 +286,8 @@ pub fn parse_args(args: &[String]) -> Result<Vec<ArgOpt>, String> {
         let takes_value =
             !FLAGS.contains(&typed.as_str()) && !resolved.is_some_and(|r| FLAGS.contains(&r));
         let value = match value {
-            Some(v) => Some(v),
             None if takes_value => it.next().cloned(),
-            None => None,
+            v => v,
         };
         out.push(ArgOpt {
             typed,
