@@ -321,9 +321,7 @@ pub fn check_args(args: &[String], allowed: Allowed<'_>) -> Result<(), String> {
         }
         let value = o.value.as_deref().unwrap_or("");
         if r == "name" {
-            if let Some(why) = bad_job_name(value) {
-                return Err(why);
-            }
+            bad_job_name(value).map_or(Ok(()), Err)?;
             continue;
         }
         let why = if r == "aux-path" {
