@@ -116,6 +116,26 @@ pub struct Creates {
     pub detail: serde_json::Value,
 }
 
+impl Creates {
+    /// An entry at each of `paths`, all made by `engine`, of `kind` and with `detail`.
+    pub fn each(
+        engine: &'static str,
+        kind: crate::vocab::EntryKind,
+        detail: serde_json::Value,
+        paths: impl IntoIterator<Item = PathBuf>,
+    ) -> Vec<Creates> {
+        paths
+            .into_iter()
+            .map(|path| Creates {
+                path,
+                engine,
+                kind,
+                detail: detail.clone(),
+            })
+            .collect()
+    }
+}
+
 /// A native workload engine.
 pub trait Workload {
     /// Stable id used in study files, the store and reports (`fdtree`, `iozone`, `dbench`,

@@ -139,6 +139,46 @@ pub fn in_words(e: anyhow::Error, words: Words) -> anyhow::Error {
     }
 }
 
+/// The field names a type's `Deserialize` asks for (its study keys), read from serde itself:
+/// a deserializer that records the field list of `deserialize_struct` and stops. So a study
+/// can ask whether a workload kind has a parameter without parsing error texts; `&[]` for a
+/// type that is not a struct.
+pub fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
+    let mut probe = FieldProbe(None);
+    let _ = T::deserialize(&mut probe);
+    probe.0.unwrap_or(&[])
+}
+
+struct FieldProbe(Option<&'static [&'static str]>);
+
+/// What stops the probe once it has read the field names (or found no struct): serde's own
+/// error type, never shown.
+type Probed = serde::de::value::Error;
+
+impl<'de> serde::Deserializer<'de> for &mut FieldProbe {
+    type Error = Probed;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Probed> {
+        Err(serde::de::Error::custom("field names read"))
+    }
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _: &'static str,
+        fields: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value, Probed> {
+        self.0 = Some(fields);
+        Err(serde::de::Error::custom("field names read"))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,58 +242,5 @@ mod tests {
         assert!(e.is::<crate::error::UsageError>());
         let other = in_words(anyhow::anyhow!("disk on fire"), Words::Keys);
         assert_eq!(other.to_string(), "disk on fire");
-    }
-}
-
-/// The field names a type's `Deserialize` asks for (its study keys), read from serde itself:
-/// a deserializer that records the field list of `deserialize_struct` and stops. So a study
-/// can ask whether a workload kind has a parameter without parsing error texts; `&[]` for a
-/// type that is not a struct.
-pub fn fields_of<'de, T: serde::Deserialize<'de>>() -> &'static [&'static str] {
-    let mut probe = FieldProbe(None);
-    let _ = T::deserialize(&mut probe);
-    probe.0.unwrap_or(&[])
-}
-
-struct FieldProbe(Option<&'static [&'static str]>);
-
-#[derive(Debug)]
-struct Probed;
-
-impl fmt::Display for Probed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("field names read")
-    }
-}
-
-impl std::error::Error for Probed {}
-
-impl serde::de::Error for Probed {
-    fn custom<M: fmt::Display>(_: M) -> Self {
-        Probed
-    }
-}
-
-impl<'de> serde::Deserializer<'de> for &mut FieldProbe {
-    type Error = Probed;
-
-    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Probed> {
-        Err(Probed)
-    }
-
-    fn deserialize_struct<V: serde::de::Visitor<'de>>(
-        self,
-        _: &'static str,
-        fields: &'static [&'static str],
-        _: V,
-    ) -> Result<V::Value, Probed> {
-        self.0 = Some(fields);
-        Err(Probed)
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
-        ignored_any
     }
 }

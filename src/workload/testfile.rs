@@ -184,12 +184,11 @@ pub fn release(tf: &TestFile, keep: bool) -> Result<()> {
 
 fn unlink(path: &Path) -> Result<()> {
     match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(anyhow::anyhow!(
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(anyhow::anyhow!(
             "could not remove test file {}: {e}",
             path.display()
         )),
+        _ => Ok(()),
     }
 }
 

@@ -30,13 +30,10 @@ pub(crate) struct Console {
 
 impl Observer for Console {
     fn message(&self, msg: &str) {
-        if self.quiet {
-            return;
-        }
-        if self.json {
-            eprintln!("{msg}");
-        } else {
-            crate::outln!("{msg}");
+        match (self.quiet, self.json) {
+            (true, _) => {}
+            (false, true) => eprintln!("{msg}"),
+            (false, false) => crate::outln!("{msg}"),
         }
     }
 }

@@ -159,10 +159,8 @@ pub fn run(a: FioArgs, db: Option<PathBuf>) -> Result<()> {
     let mut versions: Vec<String> = Vec::new();
     let mut fio_json: Vec<serde_json::Value> = Vec::new();
     let mut on_rep = |rep: u32, m: &[Metric], w: &Fio| {
-        if let Some(r) = &w.last {
-            if !versions.contains(&r.version) {
-                versions.push(r.version.clone());
-            }
+        if let Some(r) = w.last.as_ref().filter(|r| !versions.contains(&r.version)) {
+            versions.push(r.version.clone());
         }
         if a.run.json {
             fio_json.push(fio_document(w));

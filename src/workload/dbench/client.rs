@@ -290,15 +290,13 @@ impl<'a> Client<'a> {
             (OpKind::WriteX, Args::Io(io)) => {
                 let fd = self.handle_fd(op, io.handle)?;
                 let r = pwrite_or_errno(fd, &self.wbuf[..io.size as usize], io.offset);
-                if let Ok(n) = r {
-                    if n != io.ret as usize {
-                        // Still short without an errno: a full file system all the same.
-                        let short = n < io.size as usize;
-                        let full = short && lacks_space(fd, u64::from(io.size) - n as u64);
-                        let said = format!("wrote {n} bytes, the loadfile expects {}", io.ret);
-                        let errno = full.then_some(libc::ENOSPC);
-                        return Err(self.fail(op, hname(io.handle), said, errno));
-                    }
+                if let Some(n) = r.ok().filter(|&n| n != io.ret as usize) {
+                    // Still short without an errno: a full file system all the same.
+                    let short = n < io.size as usize;
+                    let full = short && lacks_space(fd, u64::from(io.size) - n as u64);
+                    let said = format!("wrote {n} bytes, the loadfile expects {}", io.ret);
+                    let errno = full.then_some(libc::ENOSPC);
+                    return Err(self.fail(op, hname(io.handle), said, errno));
                 }
                 self.check(op, || hname(io.handle), r.map(|_| ()))?;
                 if self.opts.fsync {
@@ -313,14 +311,13 @@ impl<'a> Client<'a> {
                     return Ok(0);
                 };
                 let r = rustix::io::pread(&f.fd, &mut self.rbuf[..io.size as usize], io.offset);
-                if let Ok(n) = r {
-                    if n != io.ret as usize && op.expect == Expect::Success {
-                        let said = format!(
-                            "read {n} bytes at offset {}, the loadfile expects {}",
-                            io.offset, io.ret
-                        );
-                        return Err(self.fail(op, hname(io.handle), said, None));
-                    }
+                let success = op.expect == Expect::Success;
+                if let Some(n) = r.ok().filter(|&n| n != io.ret as usize && success) {
+                    let said = format!(
+                        "read {n} bytes at offset {}, the loadfile expects {}",
+                        io.offset, io.ret
+                    );
+                    return Err(self.fail(op, hname(io.handle), said, None));
                 }
                 self.check(op, || hname(io.handle), r.map(|_| ()))?;
                 return Ok(u64::from(io.size));

@@ -17,6 +17,7 @@ use super::ops::OpKind;
 use super::worker::{run_client, Gate, Slot};
 use super::DbenchParams;
 use crate::metric::{Histogram as StoredHistogram, Metric, Unit};
+use crate::vocab::EntryKind;
 use crate::workload::workers::FirstError;
 use crate::workload::{Creates, Observer, Requirements, Shortfall, Target, Workload};
 use anyhow::{anyhow, Result};
@@ -113,13 +114,7 @@ impl Dbench {
 
     /// Top-level entries of the target that the clients create (`clients`, usually).
     pub fn top_level_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .client_ids()
-            .flat_map(|n| self.params.loadfile.top_level_names(n))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
+        self.params.loadfile.top_level_names(self.client_ids())
     }
 
     /// Run one repetition in `dir`.
@@ -379,15 +374,9 @@ impl Workload for Dbench {
     }
 
     fn creates(&self, target: &Target) -> Vec<Creates> {
-        self.top_level_names()
-            .into_iter()
-            .map(|n| Creates {
-                path: target.dir().join(n),
-                engine: super::NAME,
-                kind: crate::vocab::EntryKind::Dir,
-                detail: serde_json::Value::Null,
-            })
-            .collect()
+        let dir = target.dir();
+        let paths = self.top_level_names().into_iter().map(|n| dir.join(n));
+        Creates::each(super::NAME, EntryKind::Dir, serde_json::Value::Null, paths)
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {

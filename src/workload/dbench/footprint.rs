@@ -53,19 +53,16 @@ pub fn footprint(lf: &Loadfile) -> Footprint {
                 handles.insert(c.handle, c.path);
             }
             (OpKind::WriteX, Args::Io(io)) => {
-                if let Some(&p) = handles.get(&io.handle) {
-                    if let Some(cur) = files.get_mut(&p) {
-                        let new = (*cur).max(io.offset + u64::from(io.size));
-                        bytes = bytes - blocks(*cur) + blocks(new);
-                        *cur = new;
-                    }
+                if let Some(cur) = handles.get(&io.handle).and_then(|p| files.get_mut(p)) {
+                    let new = (*cur).max(io.offset + u64::from(io.size));
+                    bytes = bytes - blocks(*cur) + blocks(new);
+                    *cur = new;
                 }
             }
             (OpKind::Rename, Args::Rename(from, to)) if ok => {
-                if let Some(sz) = files.remove(&from) {
-                    if let Some(old) = files.insert(to, sz) {
-                        bytes -= blocks(old);
-                    }
+                // A file renamed over another replaces it.
+                if let Some(old) = files.remove(&from).and_then(|sz| files.insert(to, sz)) {
+                    bytes -= blocks(old);
                 }
             }
             (OpKind::Unlink, Args::Path(p)) if ok => {

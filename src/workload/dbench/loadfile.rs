@@ -293,17 +293,15 @@ impl Loadfile {
             .sum()
     }
 
-    /// The distinct first components of all paths for client `n` (what cleanup removes).
-    pub fn top_level_names(&self, n: usize) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .paths
-            .iter()
-            .filter(|p| !p.is_root())
-            .filter_map(|p| p.for_client(n).split('/').next().map(str::to_string))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
+    /// The distinct first components of all paths for `clients` (what cleanup removes), sorted.
+    pub fn top_level_names(&self, clients: std::ops::Range<usize>) -> Vec<String> {
+        let mut names = std::collections::BTreeSet::new();
+        for n in clients {
+            for p in self.paths.iter().filter(|p| !p.is_root()) {
+                names.extend(p.for_client(n).split('/').next().map(str::to_string));
+            }
+        }
+        names.into_iter().collect()
     }
 }
 

@@ -101,9 +101,11 @@ fn client1_components_are_rewritten_per_client_only() {
     assert_eq!(p.for_client(1), p.text);
     let lf =
         parsed("Deltree \"\\clients\\client1\" NT_STATUS_OK\nMkdir \"\\clients\" NT_STATUS_OK\n");
-    assert_eq!(lf.top_level_names(3), vec!["clients".to_string()]);
+    assert_eq!(lf.top_level_names(3..4), vec!["clients".to_string()]);
     let other = parsed("Mkdir \"\\client1\\x\" NT_STATUS_OK\n");
-    assert_eq!(other.top_level_names(4), vec!["client4".to_string()]);
+    assert_eq!(other.top_level_names(4..5), vec!["client4".to_string()]);
+    assert_eq!(lf.top_level_names(0..3), ["clients"]);
+    assert_eq!(other.top_level_names(4..6), ["client4", "client5"]);
 }
 
 #[test]

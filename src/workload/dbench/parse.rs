@@ -151,14 +151,11 @@ impl Builder {
     }
 
     fn handle(&mut self, n: u64) -> HandleId {
-        let n = n as i64;
-        if let Some(&id) = self.handle_ids.get(&n) {
-            return id;
-        }
-        let id = self.lf.handles.len() as HandleId;
-        self.lf.handles.push(n);
-        self.handle_ids.insert(n, id);
-        id
+        let handles = &mut self.lf.handles;
+        *self.handle_ids.entry(n as i64).or_insert_with(|| {
+            handles.push(n as i64);
+            (handles.len() - 1) as HandleId
+        })
     }
 
     /// Parse one line; `Ok(None)` for lines that carry no operation.

@@ -49,10 +49,7 @@ pub fn lacks_space(fd: impl AsFd, need: u64) -> bool {
 /// The last component of a rendered path (trailing `/` ignored).
 pub fn base_of(p: &[u8]) -> &[u8] {
     let p = p.strip_suffix(b"/").unwrap_or(p);
-    match p.iter().rposition(|&b| b == b'/') {
-        Some(i) => &p[i + 1..],
-        None => p,
-    }
+    p.rsplit(|&b| b == b'/').next().unwrap_or(p)
 }
 
 /// Case-insensitive match with SMB wildcards: `*` and `<` any run, `?` and `>` one

@@ -156,18 +156,16 @@ pub(super) fn run_client(
                 }
                 break 'run;
             }
-            if p.timestamps {
-                if let Some(t) = op.time {
-                    let target = pass_start + Duration::from_secs_f64(t);
-                    let now = Instant::now();
-                    if target > now {
-                        std::thread::sleep(target.min(end) - now);
-                        if Instant::now() >= end {
-                            break 'run;
-                        }
-                    } else {
-                        max_lag = max_lag.max(now - target);
+            if let Some(t) = op.time.filter(|_| p.timestamps) {
+                let target = pass_start + Duration::from_secs_f64(t);
+                let now = Instant::now();
+                if target > now {
+                    std::thread::sleep(target.min(end) - now);
+                    if Instant::now() >= end {
+                        break 'run;
                     }
+                } else {
+                    max_lag = max_lag.max(now - target);
                 }
             }
             let s = Instant::now();

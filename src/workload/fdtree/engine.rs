@@ -488,15 +488,8 @@ impl Workload for Fdtree {
             "size_blocks": self.params.size_blocks,
             "levels": self.params.levels,
         });
-        self.root_names()
-            .into_iter()
-            .map(|n| Creates {
-                path: target.dir().join(n),
-                engine: super::NAME,
-                kind: crate::vocab::EntryKind::Tree,
-                detail: detail.clone(),
-            })
-            .collect()
+        let paths = self.root_names().into_iter().map(|n| target.dir().join(n));
+        Creates::each(super::NAME, crate::vocab::EntryKind::Tree, detail, paths)
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {

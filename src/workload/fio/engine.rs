@@ -12,6 +12,7 @@ use super::{FioParams, JobFile};
 use crate::metric::{Histogram, Metric};
 use crate::process::{RealSpawn, Spawn};
 use crate::safe::cage::Cage;
+use crate::vocab::EntryKind;
 use crate::workload::{Creates, Observer, Requirements, Target, Workload};
 use anyhow::{anyhow, Result};
 use std::path::{Path, PathBuf};
@@ -351,12 +352,8 @@ impl Workload for Fio {
     }
 
     fn creates(&self, target: &Target) -> Vec<Creates> {
-        vec![Creates {
-            path: Self::work_dir(target),
-            engine: super::NAME,
-            kind: crate::vocab::EntryKind::Dir,
-            detail: serde_json::Value::Null,
-        }]
+        let dir = [Self::work_dir(target)];
+        Creates::each(super::NAME, EntryKind::Dir, serde_json::Value::Null, dir)
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {

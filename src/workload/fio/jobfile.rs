@@ -94,24 +94,20 @@ impl JobFile {
 
     fn parse_in(text: &str, base: Option<&Path>, budget: &mut u64) -> Result<JobFile, String> {
         let mut jf = JobFile::default();
-        for (n, raw) in text.lines().enumerate() {
+        for (n, raw) in (1usize..).zip(text.lines()) {
             let content = content(raw);
             if let Some(file) = include_target(content) {
                 let Some(s) = jf.sections.last_mut() else {
                     return Err(format!(
-                        "line {}: include outside any [section]; fio reads include lines only inside a section",
-                        n + 1
+                        "line {n}: include outside any [section]; fio reads include lines only inside a section"
                     ));
                 };
-                include(s, file, base, 0, budget).map_err(|e| format!("line {}: {e}", n + 1))?;
+                include(s, file, base, 0, budget).map_err(|e| format!("line {n}: {e}"))?;
                 continue;
             }
             if content.starts_with('[') {
                 let Some(name) = content.strip_prefix('[').and_then(|c| c.strip_suffix(']')) else {
-                    return Err(format!(
-                        "line {}: section header '{content}' has no ']'",
-                        n + 1
-                    ));
+                    return Err(format!("line {n}: section header '{content}' has no ']'"));
                 };
                 jf.sections.push(Section::new(name.trim()));
                 continue;
@@ -120,8 +116,7 @@ impl JobFile {
                 jf.preamble.push(raw.to_string());
                 if !content.is_empty() {
                     return Err(format!(
-                        "line {}: option '{content}' is outside any [section]; put it under [global] or a job",
-                        n + 1
+                        "line {n}: option '{content}' is outside any [section]; put it under [global] or a job"
                     ));
                 }
                 continue;
@@ -277,13 +272,12 @@ fn include(
     s.lines
         .push(format!("; fslab: include {} (inlined)", path.display()));
     let inner_base = path.parent().map(Path::to_path_buf);
-    for (n, raw) in text.lines().enumerate() {
+    for (n, raw) in (1usize..).zip(text.lines()) {
         let content = content(raw);
         if content.starts_with('[') {
             return Err(format!(
-                "included file {} line {}: a [section]; fio allows only options in included files",
-                path.display(),
-                n + 1
+                "included file {} line {n}: a [section]; fio allows only options in included files",
+                path.display()
             ));
         }
         if let Some(f) = include_target(content) {

@@ -403,10 +403,8 @@ impl FioRun {
     /// Call the disk fio names `device` (the device under the target, e.g. `loop3`) `data`,
     /// so every configuration's figure has the same name whichever device it got.
     pub fn name_data_disk(&mut self, device: &str) {
-        for d in &mut self.disks {
-            if d.0 == device {
-                d.0 = DATA_DISK.into();
-            }
+        for d in self.disks.iter_mut().filter(|d| d.0 == device) {
+            d.0 = DATA_DISK.into();
         }
     }
 

@@ -202,24 +202,17 @@ pub fn bad_job_name(name: &str) -> Option<String> {
 /// Every problem of the job file's own lines, as (section, message): paths outside the
 /// cell and job names that are paths.
 pub fn check_job(job: &JobFile, allowed: Allowed<'_>) -> Option<(String, String)> {
-    for s in &job.sections {
-        if !s.is_global() {
-            if let Some(why) = bad_job_name(&s.name) {
-                return Some((s.name.clone(), why));
-            }
-        }
-        for o in &s.opts {
-            if o.key == "name" {
-                if let Some(why) = o.value.as_deref().and_then(bad_job_name) {
-                    return Some((s.name.clone(), why));
-                }
-            }
-            if let Some(why) = outside(&o.key, o.value.as_deref().unwrap_or(""), allowed) {
-                return Some((s.name.clone(), why));
-            }
-        }
-    }
-    None
+    job.sections.iter().find_map(|s| {
+        let job_name = Some(s.name.as_str()).filter(|_| !s.is_global());
+        let why = job_name.and_then(bad_job_name).or_else(|| {
+            s.opts.iter().find_map(|o| {
+                let value = o.value.as_deref();
+                let named = value.filter(|_| o.key == "name").and_then(bad_job_name);
+                named.or_else(|| outside(&o.key, value.unwrap_or(""), allowed))
+            })
+        });
+        why.map(|why| (s.name.clone(), why))
+    })
 }
 
 /// One option given on fio's command line, as fio reads it.
@@ -293,9 +286,8 @@ pub fn parse_args(args: &[String]) -> Result<Vec<ArgOpt>, String> {
         let takes_value =
             !FLAGS.contains(&typed.as_str()) && !resolved.is_some_and(|r| FLAGS.contains(&r));
         let value = match value {
-            Some(v) => Some(v),
             None if takes_value => it.next().cloned(),
-            None => None,
+            v => v,
         };
         out.push(ArgOpt {
             typed,
@@ -329,9 +321,7 @@ pub fn check_args(args: &[String], allowed: Allowed<'_>) -> Result<(), String> {
         }
         let value = o.value.as_deref().unwrap_or("");
         if r == "name" {
-            if let Some(why) = bad_job_name(value) {
-                return Err(why);
-            }
+            bad_job_name(value).map_or(Ok(()), Err)?;
             continue;
         }
         let why = if r == "aux-path" {
@@ -347,17 +337,13 @@ pub fn check_args(args: &[String], allowed: Allowed<'_>) -> Result<(), String> {
 }
 
 fn split_unescaped(v: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let b = v.as_bytes();
-    for i in 0..b.len() {
-        if b[i] == b':' && (i == 0 || b[i - 1] != b'\\') {
-            out.push(&v[start..i]);
-            start = i + 1;
-        }
-    }
-    out.push(&v[start..]);
-    out
+    let mut escaped = false;
+    v.split(|c| {
+        let cut = c == ':' && !escaped;
+        escaped = c == '\\';
+        cut
+    })
+    .collect()
 }
 
 #[cfg(test)]

@@ -66,12 +66,6 @@ impl FsOps {
         }
     }
 
-    /// Flush every file system's dirty data to its device (`sync(2)`, what the `sync`
-    /// command does).
-    pub fn sync_all() {
-        rustix::fs::sync();
-    }
-
     /// Open a directory path as an `O_PATH` descriptor (the start of every walk).
     pub fn open_path(path: &std::path::Path) -> io::Result<OwnedFd> {
         Ok(rustix::fs::open(
@@ -209,6 +203,6 @@ impl Ops for FsOps {
     }
 
     fn sync(&mut self) {
-        FsOps::sync_all();
+        rustix::fs::sync();
     }
 }

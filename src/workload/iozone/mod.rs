@@ -36,6 +36,7 @@ pub use passes::{PassResult, Test};
 pub use spec::{parse_file_kib, parse_kib_size, IozoneSpec};
 
 use crate::metric::{Metric, Unit};
+use crate::vocab::EntryKind;
 use crate::workload::testfile::{self, TestFile};
 use crate::workload::{Creates, Observer, Requirements, Target, Workload};
 use anyhow::{Context, Result};
@@ -495,16 +496,9 @@ impl Workload for Iozone {
     }
 
     fn creates(&self, _target: &Target) -> Vec<Creates> {
-        self.claims
-            .iter()
-            .filter(|c| c.prior == testfile::Prior::Absent)
-            .map(|c| Creates {
-                path: c.path.clone(),
-                engine: NAME,
-                kind: crate::vocab::EntryKind::File,
-                detail: serde_json::Value::Null,
-            })
-            .collect()
+        let absent = |c: &&TestFile| c.prior == testfile::Prior::Absent;
+        let paths = self.claims.iter().filter(absent).map(|c| c.path.clone());
+        Creates::each(NAME, EntryKind::File, serde_json::Value::Null, paths)
     }
 
     fn cleanup(&mut self, _target: &Target) -> Result<()> {

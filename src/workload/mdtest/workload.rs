@@ -130,17 +130,14 @@ impl<T: Team> Workload for Mdtest<T> {
             return Vec::new();
         }
         let name = test_dir(self.next);
-        vec![Creates {
-            path: target.dir().join(&name),
-            engine: super::NAME,
-            kind: crate::vocab::EntryKind::Tree,
-            detail: serde_json::json!({
-                "record": super::record::path(target.dir(), &name),
-                "items_per_dir": self.lay.items_per_dir,
-                "depth": self.lay.depth,
-                "branching": self.lay.branching,
-            }),
-        }]
+        let detail = serde_json::json!({
+            "record": super::record::path(target.dir(), &name),
+            "items_per_dir": self.lay.items_per_dir,
+            "depth": self.lay.depth,
+            "branching": self.lay.branching,
+        });
+        let path = target.dir().join(&name);
+        Creates::each(super::NAME, crate::vocab::EntryKind::Tree, detail, [path])
     }
 }
 

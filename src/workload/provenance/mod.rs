@@ -174,15 +174,12 @@ pub fn prove<R: Record>(dir: &Path, name: &str, purpose: Purpose) -> Result<R> {
         Err(e) => crate::bail_usage!("{e:#}; fslab will not {verb} {}", p.display()),
     };
     match rec.made() {
-        Some((dev, ino)) => {
-            if dev != md.dev() || ino != md.ino() {
-                crate::bail_usage!(
-                    "{} is not the directory fslab made (its inode differs from the record {}); fslab will not {verb} it",
-                    p.display(),
-                    path::<R>(dir, name).display()
-                );
-            }
-        }
+        Some((dev, ino)) if dev != md.dev() || ino != md.ino() => crate::bail_usage!(
+            "{} is not the directory fslab made (its inode differs from the record {}); fslab will not {verb} it",
+            p.display(),
+            path::<R>(dir, name).display()
+        ),
+        Some(_) => {}
         None => born_after_record(dir, &rec, verb)?,
     }
     if let Some(m) = mount_inside(&p) {
