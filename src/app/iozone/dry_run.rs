@@ -33,43 +33,72 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool, rate: Rate) -> Result<
     let free = crate::sysinfo::free_space(s.target.dir())?;
     let secs = moved as f64 / rate.bytes_per_sec + pause * rows.len() as f64 * f64::from(repeat);
     let names: Vec<&str> = passes.iter().map(|t| t.phase()).collect();
-    if json {
-        let needs = Needs {
-            bytes: needs,
-            inodes: None,
+    if !json {
+        let e = Estimate {
+            names,
+            workers,
+            pause,
+            rows,
+            moved,
+            needs,
+            free_bytes: free.bytes,
+            secs,
         };
-        return rundoc::print_dry_run(
-            JSON_SCHEMA,
-            super::subject(s, repeat)?,
-            Planned::new(needs, Some(free), Some(secs)),
-            IozonePlanPart {
-                tests: &s.base.tests,
-                passes: names,
-                workers,
-                points: s
-                    .plan
-                    .points
-                    .iter()
-                    .zip(&rows)
-                    .map(|(p, r)| PlanPoint {
-                        at: *p,
-                        bytes_moved: r.2,
-                    })
-                    .collect(),
-                bytes_moved: moved,
-                estimate_basis: rate.basis(),
-            },
-        );
+        say(s, repeat, rate, e);
+        return Ok(());
     }
-    // The dry run in words.
-    let fits = needs <= free.bytes;
+    let needs = Needs {
+        bytes: needs,
+        inodes: None,
+    };
+    rundoc::print_dry_run(
+        JSON_SCHEMA,
+        super::subject(s, repeat)?,
+        Planned::new(needs, Some(free), Some(secs)),
+        IozonePlanPart {
+            tests: &s.base.tests,
+            passes: names,
+            workers,
+            points: s
+                .plan
+                .points
+                .iter()
+                .zip(&rows)
+                .map(|(p, r)| PlanPoint {
+                    at: *p,
+                    bytes_moved: r.2,
+                })
+                .collect(),
+            bytes_moved: moved,
+            estimate_basis: rate.basis(),
+        },
+    )
+}
+
+/// What a dry run works out from the sweep, for its words.
+struct Estimate<'a> {
+    names: Vec<&'a str>,
+    workers: u64,
+    /// Seconds of pauses per point.
+    pause: f64,
+    /// Per point: file bytes, record bytes, bytes moved.
+    rows: Vec<(u64, u64, u64)>,
+    moved: u64,
+    needs: u64,
+    free_bytes: u64,
+    secs: f64,
+}
+
+/// The dry run in words.
+fn say(s: &Setup, repeat: u32, rate: Rate, e: Estimate) {
+    let fits = e.needs <= e.free_bytes;
     crate::outln!(
         "iozone dry run: nothing written ({} point(s), {} worker(s), --repeat {repeat})",
-        rows.len(),
-        workers
+        e.rows.len(),
+        e.workers
     );
-    crate::outln!("  tests        {}", names.join(", "));
-    for (f, r, m) in &rows {
+    crate::outln!("  tests        {}", e.names.join(", "));
+    for (f, r, m) in &e.rows {
         crate::outln!(
             "  file {:>10}  record {:>6}  moves {} per repetition",
             fmt_bytes(*f),
@@ -79,21 +108,20 @@ pub(super) fn dry_run(s: &Setup, repeat: u32, json: bool, rate: Rate) -> Result<
     }
     crate::outln!(
         "  needs        {} free in {} ({} free{})",
-        fmt_bytes(needs),
+        fmt_bytes(e.needs),
         s.target.dir().display(),
-        fmt_bytes(free.bytes),
+        fmt_bytes(e.free_bytes),
         if fits { "" } else { ": does not fit" }
     );
-    crate::outln!("  moves        {} in all", fmt_bytes(moved));
+    crate::outln!("  moves        {} in all", fmt_bytes(e.moved));
     crate::outln!(
         "  takes about  {} (at {}{})",
-        fmt_duration(duration_from_secs_saturating(secs)),
+        fmt_duration(duration_from_secs_saturating(e.secs)),
         rate.words(),
-        if pause > 0.0 {
-            format!("; plus {:.0} s of pauses per point", pause)
+        if e.pause > 0.0 {
+            format!("; plus {:.0} s of pauses per point", e.pause)
         } else {
             String::new()
         }
     );
-    Ok(())
 }
