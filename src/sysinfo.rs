@@ -85,9 +85,10 @@ fn unescape_mount_field(s: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         let octal = (b[i] == b'\\').then(|| b.get(i + 1..i + 4)).flatten();
-        match octal.filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c))) {
+        // A byte's escape: \000 to \377.
+        match octal.filter(|d| d[0] <= b'3' && d.iter().all(|c| (b'0'..=b'7').contains(c))) {
             Some(d) => {
-                out.push(d.iter().fold(0u16, |v, c| v * 8 + u16::from(c - b'0')) as u8);
+                out.push(d.iter().fold(0, |v, c| v * 8 + (c - b'0')));
                 i += 4;
             }
             None => {
@@ -331,6 +332,9 @@ mod tests {
         assert_eq!(m[1].fs_type, "tmpfs");
         assert_eq!(m[2].mount_point, PathBuf::from("/mnt/with space"));
         assert_eq!(m[2].options, "rw,noatime,logbufs=8");
+        // Above \377 is no byte: kept as written (the kernel writes a backslash as \134).
+        let odd = parse_mountinfo("41 22 7:0 / /x\\777 rw - xfs /dev/loop0 rw\n");
+        assert_eq!(odd[0].mount_point, PathBuf::from("/x\\777"));
     }
 
     #[test]

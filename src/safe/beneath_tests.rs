@@ -101,6 +101,8 @@ fn mountinfo_escapes_are_read_back() {
     assert_eq!(unescape("/a\\040b\\011c"), "/a b\tc");
     assert_eq!(unescape("/plain"), "/plain");
     assert_eq!(unescape("/end\\"), "/end\\");
+    // Above \377 is no byte: kept as written (the kernel writes a backslash as \134).
+    assert_eq!(unescape("/x\\777"), "/x\\777");
 }
 
 /// Make `depth` directories, each inside the last, below `dir/name` (one descriptor at a
